@@ -1,0 +1,39 @@
+# The two commands of the README, each doing its own set-up on a fresh machine:
+#   make demo   generate a population and run the whole nightly job on it
+#   make test   run the test suite (what .ci/run runs)
+PYTHON ?= python3.11
+VENV   ?= .venv
+BIN     = $(VENV)/bin
+export RAILBIRD_HOME ?= $(CURDIR)/var
+export DAGSTER_HOME  ?= $(CURDIR)/var/dagster
+
+.PHONY: demo test venv browser bench clean
+
+$(BIN)/railbird: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[test]'
+	touch $@
+
+venv: $(BIN)/railbird
+
+# Debian's Chromium drives the browser tests (Playwright's own browser download
+# cannot reach its host from these machines).
+browser:
+	@command -v chromium >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
+	  else echo "chromium missing: browser tests will be skipped (sudo apt-get install chromium)"; fi; }
+
+demo: venv
+	$(BIN)/railbird run
+
+test: venv browser
+	$(BIN)/python -m pytest -q
+
+bench: venv
+	$(BIN)/python benchmarks/ingest_bench.py
+	$(BIN)/python benchmarks/generate_bench.py
+	$(BIN)/python benchmarks/detect_bench.py
+
+clean:
+	rm -rf var .pytest_cache

@@ -1,0 +1,118 @@
+"""The one contract every railbird detector follows.
+
+A detector is an estimator in the scikit-learn sense, but its input is the
+warehouse (a DuckDB connection with the tables of ``pipelines/lib/schema.sql``)
+rather than a matrix:
+
+``fit(con)``
+    learn what the detector needs from the population itself: each player's own
+    baselines, the population's rates, the null distributions. Never labels.
+``score(con)``
+    a Polars frame, one row per candidate (a pair, a group, an account-event),
+    with at least the columns ``accounts`` (list[str]), ``tournaments``
+    (list[str]), ``score`` (float) and ``p_value`` (float or null).
+``threshold(scores)``
+    the same frame with a boolean ``flagged`` column: the detector's own
+    decision rule (false-discovery control across candidates, a floor on the
+    evidence, ...).
+``explain(con, row)``
+    one :class:`Signal` for one candidate row: the evidence in numbers an
+    investigator can check, the evidence hands strongest first, the benign
+    explanation considered.
+``detect(con)``
+    all of the above in order; what the pipeline calls.
+
+Sign convention (one for the whole package): **higher score = more
+suspicious**, and scores are comparable within one kind. Randomness (e.g.
+permutation tests) is seeded through ``random_state``.
+"""
+
+from __future__ import annotations
+
+import abc
+from dataclasses import asdict, dataclass, field
+from typing import Any, ClassVar
+
+import duckdb
+import polars as pl
+
+KINDS = (
+    "soft_play",
+    "chip_dumping",
+    "coordinated_sitout",
+    "bounty_collusion",
+    "multi_accounting",
+    "seat_handoff",
+)
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """One checkable figure behind a signal.
+
+    ``value`` is what the accused did, ``baseline`` what the same player (or the
+    population, where said) does otherwise, ``n`` the sample it rests on, ``sql``
+    a query over the warehouse that reproduces ``value``.
+    """
+
+    name: str
+    value: float | None
+    baseline: float | None = None
+    n: int | None = None
+    p_value: float | None = None
+    text: str = ""
+    sql: str | None = None
+
+
+@dataclass
+class Signal:
+    """What a detector says about one group of accounts."""
+
+    kind: str
+    accounts: list[str]
+    score: float
+    flagged: bool
+    summary: str
+    tournaments: list[str] = field(default_factory=list)
+    hands: list[str] = field(default_factory=list)  # evidence hands, strongest first
+    evidence: list[Evidence] = field(default_factory=list)
+    benign: str = ""  # the innocent explanation considered, and why it does or does not hold
+    missing: list[str] = field(default_factory=list)  # tests not made for lack of data
+    p_value: float | None = None
+    detector: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)  # e.g. graph edges for the report
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+class Detector(abc.ABC):
+    """Base class: subclasses set ``kind`` and implement the four steps."""
+
+    kind: ClassVar[str]
+
+    def __init__(self, *, alpha: float = 0.01, random_state: int = 0) -> None:
+        self.alpha = alpha  # false-discovery rate across candidates
+        self.random_state = random_state
+        self.missing_: list[str] = []  # filled by fit: tests the data does not allow
+
+    @abc.abstractmethod
+    def fit(self, con: duckdb.DuckDBPyConnection) -> "Detector": ...
+
+    @abc.abstractmethod
+    def score(self, con: duckdb.DuckDBPyConnection) -> pl.DataFrame: ...
+
+    @abc.abstractmethod
+    def threshold(self, scores: pl.DataFrame) -> pl.DataFrame: ...
+
+    @abc.abstractmethod
+    def explain(self, con: duckdb.DuckDBPyConnection, row: dict[str, Any]) -> Signal: ...
+
+    def detect(self, con: duckdb.DuckDBPyConnection) -> list[Signal]:
+        """Fit, score, threshold and explain every candidate, flagged or not."""
+        scored = self.threshold(self.fit(con).score(con))
+        signals = [self.explain(con, row) for row in scored.iter_rows(named=True)]
+        for s in signals:
+            s.detector = s.detector or type(self).__name__
+            s.missing = sorted(set(s.missing) | set(self.missing_))
+        return sorted(signals, key=lambda s: -s.score)

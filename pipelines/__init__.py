@@ -1,0 +1,1 @@
+"""railbird's pipeline: the Dagster code location, the CLI and the web app."""

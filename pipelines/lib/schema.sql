@@ -233,3 +233,20 @@ CREATE TABLE IF NOT EXISTS ingest_log (
     started_at    TIMESTAMP NOT NULL,
     finished_at   TIMESTAMP
 );
+
+-- ---------------------------------------------------------------- detection output (rebuilt by each run)
+
+CREATE TABLE IF NOT EXISTS signals (
+    kind         VARCHAR NOT NULL,         -- one of the six kinds
+    detector     VARCHAR NOT NULL,
+    accounts     VARCHAR[] NOT NULL,
+    tournaments  VARCHAR[] NOT NULL,
+    score        DOUBLE NOT NULL,          -- higher = more suspicious; comparable within a kind
+    p_value      DOUBLE,
+    flagged      BOOLEAN NOT NULL,
+    hands        VARCHAR[] NOT NULL,       -- evidence hands, strongest first
+    summary      VARCHAR NOT NULL,
+    payload      JSON NOT NULL,            -- the whole detectors.base.Signal as JSON
+    run_id       VARCHAR,
+    created_at   TIMESTAMP NOT NULL
+);

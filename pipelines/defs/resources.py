@@ -1,0 +1,30 @@
+"""Resources every stage shares.
+
+- ``warehouse``: the live DuckDB warehouse (dagster-duckdb's resource); only
+  pipeline runs open it, one process at a time.
+- ``settings``: where this run reads and writes (landing folder, output folder,
+  published snapshot, review store).
+"""
+
+from __future__ import annotations
+
+import dagster as dg
+from dagster_duckdb import DuckDBResource
+
+from pipelines.lib import paths
+
+
+class RailbirdSettings(dg.ConfigurableResource):
+    """Folders and files of one deployment; defaults come from ``RAILBIRD_HOME``."""
+
+    landing_dir: str = str(paths.home() / "landing")
+    out_dir: str = str(paths.home() / "out")
+    snapshot_path: str = str(paths.snapshot_path())
+    review_db: str = str(paths.review_store_path())
+
+
+def default_resources() -> dict[str, object]:
+    return {
+        "warehouse": DuckDBResource(database=str(paths.warehouse_path())),
+        "settings": RailbirdSettings(),
+    }

@@ -1,0 +1,89 @@
+"""detectors.stats on known distributions: BH, shrinkage, own-baseline tests."""
+
+import numpy as np
+import pytest
+from scipy import stats as st
+
+from detectors import stats
+
+
+def test_bh_matches_reference_order_and_values():
+    p = np.array([0.01, 0.04, 0.03, 0.005, np.nan, 0.5])
+    q = stats.bh_qvalues(p)
+    # m = 5 tests made; sorted p: .005 .01 .03 .04 .5 -> p*m/rank: .025 .025 .05 .05 .5
+    assert np.isnan(q[4])
+    np.testing.assert_allclose(q[[3, 0, 2, 1, 5]], [0.025, 0.025, 0.05, 0.05, 0.5])
+    assert stats.bh_reject(p, 0.03).tolist() == [True, False, False, True, False, False]
+
+
+def test_bh_controls_fdr_on_nulls():
+    rng = np.random.default_rng(1)
+    fdr_hits = 0
+    for _ in range(200):
+        p = rng.uniform(size=500)
+        fdr_hits += stats.bh_reject(p, 0.05).any()
+    # all nulls: P(any rejection) <= alpha (BH = FWER control under the global null)
+    assert fdr_hits / 200 < 0.1
+
+
+def test_beta_prior_recovers_spread_and_shrinks_small_samples():
+    rng = np.random.default_rng(2)
+    true = rng.beta(8, 32, size=3000)  # mean 0.2, strength 40
+    n = rng.integers(20, 400, size=3000)
+    k = rng.binomial(n, true)
+    a, b = stats.fit_beta_prior(k, n)
+    assert a / (a + b) == pytest.approx(0.2, abs=0.01)
+    assert 25 < a + b < 60
+    r = stats.shrink_rate([3, 300], [3, 300], a, b)
+    assert r[0] < 0.3  # 3/3 pulled hard towards 0.2
+    assert r[1] > 0.88  # 300/300 keeps most of its own rate
+
+
+def test_baseline_tail_is_calibrated_under_null_and_powerful_under_alternative():
+    rng = np.random.default_rng(3)
+    m = 4000
+    rate = rng.beta(6, 14, size=m)
+    n0 = rng.integers(50, 500, size=m)
+    k0 = rng.binomial(n0, rate)
+    n = rng.integers(10, 60, size=m)
+    k_null = rng.binomial(n, rate)
+    a, b = stats.fit_beta_prior(k0, n0)
+    p = stats.baseline_tail(k_null, n, k0, n0, a, b, side="less")
+    assert (p < 0.01).mean() < 0.015  # conservative for discrete data
+    k_alt = rng.binomial(n, rate * 0.2)  # passive towards the partner
+    p_alt = stats.baseline_tail(k_alt, n, k0, n0, a, b, side="less")
+    assert (p_alt < 0.01).mean() > 0.5
+
+
+def test_fisher_tail_matches_scipy():
+    ours = stats.fisher_tail([8], [10], [2], [10], side="greater")[0]
+    ref = st.fisher_exact([[8, 2], [2, 8]], alternative="greater").pvalue
+    assert ours == pytest.approx(ref)
+    ours_less = stats.fisher_tail([1], [20], [10], [20], side="less")[0]
+    ref_less = st.fisher_exact([[1, 19], [10, 10]], alternative="less").pvalue
+    assert ours_less == pytest.approx(ref_less)
+
+
+def test_binom_and_mean_tests():
+    assert stats.binom_tail([5], [5], [0.5])[0] == pytest.approx(1 / 32)
+    assert np.isnan(stats.binom_tail([0], [0], [0.5])[0])
+    # mean well above the baseline: small p; equal: about one half
+    p = stats.weighted_mean_test([50.0, 0.0], [60.0, 100.0], [50, 50], [0.0, 0.0], [1.0, 2.0], [1000, 1000])
+    assert p[0] < 1e-6 and 0.3 < p[1] < 0.7
+
+
+def test_permutation_is_seeded_and_detects_shift():
+    x = np.r_[np.zeros(30), np.ones(30)]
+    lab = np.r_[np.zeros(30), np.ones(30)].astype(bool)
+    stat = lambda v, l: v[l].mean() - v[~l].mean()  # noqa: E731
+    p1 = stats.permutation_pvalue(x, lab, stat, n_perm=199, random_state=5)
+    p2 = stats.permutation_pvalue(x, lab, stat, n_perm=199, random_state=5)
+    assert p1 == p2 == pytest.approx(1 / 200)
+
+
+def test_combine_and_score():
+    c = stats.fisher_combine([0.01, np.nan], [0.01, np.nan])
+    assert c[0] < 0.01 and np.isnan(c[1])
+    s = stats.score_from_q([1e-5, 1.0, np.nan, 0.0])
+    assert s.tolist() == [pytest.approx(5.0), 0.0, 0.0, 30.0]
+    assert stats.min_p_bonferroni([0.01, 0.5], [0.2, np.nan])[0] == pytest.approx(0.02)

@@ -1,0 +1,400 @@
+"""The rules of poker's cards: card codes, hand evaluation, equity.
+
+Card codes
+----------
+A card is an int ``0..51`` equal to ``rank * 4 + suit`` where ``rank`` is
+``0 = '2'`` .. ``8 = 'T'``, ``9 = 'J'``, ``10 = 'Q'``, ``11 = 'K'``, ``12 = 'A'``
+and ``suit`` is ``0 = 'c'``, ``1 = 'd'``, ``2 = 'h'``, ``3 = 's'`` (the
+alphabetical order, which is also the PokerStars tie-break order for high
+card draws: clubs < diamonds < hearts < spades). So ``card >> 2`` is the rank
+and ``card & 3`` the suit; ``parse_card('Ah') == 50``.
+
+Hand values
+-----------
+:func:`evaluate` returns an int; a higher value is a better hand, equal values
+tie exactly. The value is ``category << 20`` plus up to five 4-bit rank
+nibbles (most significant first) that break ties inside the category:
+
+====  ================  ==========================================
+cat   class             nibbles
+====  ================  ==========================================
+0     high card         five ranks, high to low
+1     pair              pair rank, three kickers
+2     two pair          high pair, low pair, kicker
+3     three of a kind   trips rank, two kickers
+4     straight          top rank (the wheel A-2-3-4-5 has top '5')
+5     flush             five ranks, high to low
+6     full house        trips rank, pair rank
+7     four of a kind    quads rank, kicker
+8     straight flush    top rank
+====  ================  ==========================================
+
+Method: two lookup tables built once at import.  Hands without a flush are
+valued from the multiset of their ranks alone: the key
+``sum(5 ** rank)`` is unique for any multiset with at most four cards of a
+rank (base-5 digits), so one dict maps every 5-, 6- and 7-card rank multiset
+(74k entries) to its best non-flush value.  Flushes are valued from the
+13-bit rank mask of the flush suit through an 8192-entry table (best straight
+flush or best five flush cards).  The suit counts are packed in 4-bit nibbles
+(``sum(1 << 4 * suit)``); a nibble reaches 5 exactly when
+``(counts + 0x3333) & 0x8888`` has that nibble's top bit set.  With at most
+seven cards only one suit can hold five, and then the hand is the better of
+the flush-table and non-flush values (quads and full houses beat a flush;
+a straight flush beats everything), so both tables are consulted and the
+maximum taken.  :func:`evaluate_batch` does the same with numpy arrays
+(``np.searchsorted`` on the sorted key table instead of the dict).
+"""
+
+from __future__ import annotations
+
+from itertools import combinations, combinations_with_replacement
+from math import comb
+from typing import Sequence
+
+import numpy as np
+
+RANKS = "23456789TJQKA"
+SUITS = "cdhs"
+
+HAND_CLASSES = (
+    "high card",
+    "pair",
+    "two pair",
+    "three of a kind",
+    "straight",
+    "flush",
+    "full house",
+    "four of a kind",
+    "straight flush",
+)
+HIGH_CARD, PAIR, TWO_PAIR, TRIPS, STRAIGHT, FLUSH, FULL_HOUSE, QUADS, STRAIGHT_FLUSH = range(9)
+
+_CARD_STR = [RANKS[c >> 2] + SUITS[c & 3] for c in range(52)]
+_CARD_INT = {s: i for i, s in enumerate(_CARD_STR)}
+
+
+def card_str(c: int) -> str:
+    """Text of card ``c``: rank letter then suit letter, e.g. ``'Ah'``."""
+    return _CARD_STR[c]
+
+
+def parse_card(s: str) -> int:
+    """Card code of ``'Ah'``-style text (rank ``23456789TJQKA``, suit ``cdhs``; ``10`` accepted for T)."""
+    s = s.strip()
+    if s[:2] == "10":
+        s = "T" + s[2:]
+    try:
+        return _CARD_INT[s[0].upper() + s[1].lower()]
+    except (KeyError, IndexError):
+        raise ValueError(f"not a card: {s!r}") from None
+
+
+def parse_cards(s: str) -> list[int]:
+    """Cards of a space-separated text such as ``'Ah Kd 7c'`` (brackets allowed)."""
+    return [parse_card(t) for t in s.replace("[", " ").replace("]", " ").split()]
+
+
+def cards_str(cards: Sequence[int]) -> str:
+    """Space-separated text of ``cards``, e.g. ``'Ah Kd'``."""
+    return " ".join(_CARD_STR[c] for c in cards)
+
+
+def hand_class(rank: int) -> str:
+    """Class name of a hand value from :func:`evaluate`: ``'high card'`` .. ``'straight flush'``."""
+    return HAND_CLASSES[rank >> 20]
+
+
+def hand_category(rank: int) -> int:
+    """Category number 0 (high card) .. 8 (straight flush) of a hand value."""
+    return rank >> 20
+
+
+# ----------------------------------------------------------------------------
+# Table construction
+
+
+def _pack(cat: int, ranks: Sequence[int]) -> int:
+    v = cat
+    for i in range(5):
+        v = (v << 4) | (ranks[i] if i < len(ranks) else 0)
+    return v
+
+
+def _straight_top(mask: int) -> int:
+    """Top rank of the best straight inside a 13-bit rank mask, or -1."""
+    for top in range(12, 3, -1):
+        m = 0b11111 << (top - 4)
+        if mask & m == m:
+            return top
+    if mask & 0b1000000001111 == 0b1000000001111:  # A-2-3-4-5
+        return 3
+    return -1
+
+
+def _value_nonflush(counts: Sequence[int]) -> int:
+    """Best non-flush value of a rank multiset (counts per rank, 5..7 cards)."""
+    present = [r for r in range(12, -1, -1) if counts[r]]
+    quads = [r for r in present if counts[r] == 4]
+    trips = [r for r in present if counts[r] == 3]
+    pairs = [r for r in present if counts[r] == 2]
+    if quads:
+        q = quads[0]
+        return _pack(QUADS, [q, next(r for r in present if r != q)])
+    if trips and (len(trips) >= 2 or pairs):
+        t = trips[0]
+        p = max([r for r in trips[1:]] + pairs)
+        return _pack(FULL_HOUSE, [t, p])
+    mask = 0
+    for r in present:
+        mask |= 1 << r
+    top = _straight_top(mask)
+    if top >= 0:
+        return _pack(STRAIGHT, [top])
+    if trips:
+        t = trips[0]
+        return _pack(TRIPS, [t] + [r for r in present if r != t][:2])
+    if len(pairs) >= 2:
+        p1, p2 = pairs[0], pairs[1]
+        return _pack(TWO_PAIR, [p1, p2, next(r for r in present if r != p1 and r != p2)])
+    if pairs:
+        p = pairs[0]
+        return _pack(PAIR, [p] + [r for r in present if r != p][:3])
+    return _pack(HIGH_CARD, present[:5])
+
+
+def _value_flush_mask(mask: int) -> int:
+    top = _straight_top(mask)
+    if top >= 0:
+        return _pack(STRAIGHT_FLUSH, [top])
+    return _pack(FLUSH, [r for r in range(12, -1, -1) if mask >> r & 1][:5])
+
+
+def _build_tables():
+    nf: dict[int, int] = {}
+    for n in (5, 6, 7):
+        for combo in combinations_with_replacement(range(13), n):
+            counts = [0] * 13
+            for r in combo:
+                counts[r] += 1
+            if max(counts) > 4:
+                continue
+            key = sum(5**r for r in combo)
+            nf[key] = _value_nonflush(counts)
+    fl = [0] * 8192
+    for mask in range(8192):
+        if mask.bit_count() >= 5:
+            fl[mask] = _value_flush_mask(mask)
+    return nf, fl
+
+
+_NF, _FL = _build_tables()
+_RK = [5 ** (c >> 2) for c in range(52)]
+_SK = [1 << (4 * (c & 3)) for c in range(52)]
+_RBIT = [1 << (c >> 2) for c in range(52)]
+
+# numpy versions for the batch evaluator
+_NF_KEYS = np.array(sorted(_NF), dtype=np.int64)
+_NF_VALS = np.array([_NF[k] for k in _NF_KEYS.tolist()], dtype=np.int32)
+_FL_ARR = np.array(_FL, dtype=np.int32)
+_RK_ARR = np.array(_RK, dtype=np.int64)
+_SK_ARR = np.array(_SK, dtype=np.int64)
+
+
+# ----------------------------------------------------------------------------
+# Evaluation
+
+
+def evaluate(cards: Sequence[int]) -> int:
+    """Value of the best five-card hold'em hand among 5, 6 or 7 cards (higher is better).
+
+    Two table lookups (see the module docstring); about a microsecond a call.
+    """
+    k = 0
+    s = 0
+    for c in cards:
+        k += _RK[c]
+        s += _SK[c]
+    v = _NF[k]
+    t = (s + 0x3333) & 0x8888
+    if t:
+        suit = (t.bit_length() - 4) >> 2
+        mask = 0
+        for c in cards:
+            if c & 3 == suit:
+                mask |= _RBIT[c]
+        fv = _FL[mask]
+        if fv > v:
+            v = fv
+    return v
+
+
+_OMAHA_HOLE_IDX = {h: list(combinations(range(h), 2)) for h in (4, 5, 6)}
+_BOARD_IDX = {b: list(combinations(range(b), 3)) for b in (3, 4, 5)}
+
+
+def evaluate_omaha(hole: Sequence[int], board: Sequence[int]) -> int:
+    """Value of the best Omaha high hand: exactly two of the 4-6 hole cards and three board cards.
+
+    Enumerates every (2 hole, 3 board) choice (60 for PLO on a full board)
+    and takes the best five-card value from :func:`evaluate`.
+    """
+    best = -1
+    hs = [(hole[i], hole[j]) for i, j in _OMAHA_HOLE_IDX[len(hole)]]
+    bs = [(board[i], board[j], board[k]) for i, j, k in _BOARD_IDX[len(board)]]
+    for a, b in hs:
+        ka = _RK[a] + _RK[b]
+        sa = _SK[a] + _SK[b]
+        for x, y, z in bs:
+            k = ka + _RK[x] + _RK[y] + _RK[z]
+            s = sa + _SK[x] + _SK[y] + _SK[z]
+            v = _NF[k]
+            if (s + 0x3333) & 0x8888:
+                v = _FL[_RBIT[a] | _RBIT[b] | _RBIT[x] | _RBIT[y] | _RBIT[z]]
+            if v > best:
+                best = v
+    return best
+
+
+def evaluate_batch(cards: np.ndarray) -> np.ndarray:
+    """Hold'em values of many hands at once: ``(n, k)`` card codes, ``k`` in 5..7 -> ``(n,)`` int32.
+
+    Vectorised form of :func:`evaluate`: the rank key is ``sum(5 ** rank)``
+    over the row, looked up with ``np.searchsorted`` in the sorted key table;
+    rows with five or more cards of one suit also look up the rank mask of
+    that suit in the flush table, and the larger value wins.  Equal to
+    ``evaluate`` row by row.
+    """
+    cards = np.asarray(cards)
+    if cards.ndim != 2 or not 5 <= cards.shape[1] <= 7:
+        raise ValueError("evaluate_batch wants an (n, 5..7) array of card codes")
+    cards = cards.astype(np.int64, copy=False)
+    key = _RK_ARR[cards].sum(axis=1)
+    vals = _NF_VALS[np.searchsorted(_NF_KEYS, key)]
+    scount = _SK_ARR[cards].sum(axis=1)
+    t = (scount + 0x3333) & 0x8888
+    fl_rows = np.nonzero(t)[0]
+    if fl_rows.size:
+        tt = t[fl_rows]
+        # nibble index of the set flag bit: 0x8 -> 0, 0x80 -> 1, ...
+        suit = np.where(tt & 0x8, 0, np.where(tt & 0x80, 1, np.where(tt & 0x800, 2, 3)))
+        sub = cards[fl_rows]
+        bits = np.where((sub & 3) == suit[:, None], np.left_shift(1, sub >> 2), 0)
+        mask = np.bitwise_or.reduce(bits, axis=1)
+        fv = _FL_ARR[mask]
+        vals[fl_rows] = np.maximum(vals[fl_rows], fv)
+    return vals.astype(np.int32, copy=False)
+
+
+def evaluate_omaha_batch(hole: np.ndarray, board: np.ndarray) -> np.ndarray:
+    """Omaha high values of many hands: ``hole`` ``(n, 4..6)``, ``board`` ``(n, 3..5)`` -> ``(n,)``.
+
+    For each of the C(h,2) x C(b,3) two-plus-three choices, evaluates the
+    five-card hands with :func:`evaluate_batch` and keeps the row maximum.
+    """
+    hole = np.asarray(hole, dtype=np.int64)
+    board = np.asarray(board, dtype=np.int64)
+    best = np.full(hole.shape[0], -1, dtype=np.int32)
+    for i, j in _OMAHA_HOLE_IDX[hole.shape[1]]:
+        for a, b, c in _BOARD_IDX[board.shape[1]]:
+            five = np.stack([hole[:, i], hole[:, j], board[:, a], board[:, b], board[:, c]], axis=1)
+            np.maximum(best, evaluate_batch(five), out=best)
+    return best
+
+
+# ----------------------------------------------------------------------------
+# Descriptions in the PokerStars wording
+
+_RANK_NAME = ["Deuce", "Three", "Four", "Five", "Six", "Seven", "Eight", "Nine", "Ten",
+              "Jack", "Queen", "King", "Ace"]
+_RANK_PLURAL = ["Deuces", "Threes", "Fours", "Fives", "Sixes", "Sevens", "Eights", "Nines",
+                "Tens", "Jacks", "Queens", "Kings", "Aces"]
+
+
+def value_ranks(rank: int) -> list[int]:
+    """The five rank nibbles of a hand value, most significant first."""
+    return [(rank >> (16 - 4 * i)) & 15 for i in range(5)]
+
+
+def describe(rank: int) -> str:
+    """PokerStars' words for a hand value, as in ``shows [..] (two pair, Kings and Deuces)``."""
+    cat = rank >> 20
+    r = value_ranks(rank)
+    if cat == HIGH_CARD:
+        return f"high card {_RANK_NAME[r[0]]}"
+    if cat == PAIR:
+        return f"a pair of {_RANK_PLURAL[r[0]]}"
+    if cat == TWO_PAIR:
+        return f"two pair, {_RANK_PLURAL[r[0]]} and {_RANK_PLURAL[r[1]]}"
+    if cat == TRIPS:
+        return f"three of a kind, {_RANK_PLURAL[r[0]]}"
+    if cat == STRAIGHT:
+        low = r[0] - 4 if r[0] != 3 else 12
+        return f"a straight, {_RANK_NAME[low]} to {_RANK_NAME[r[0]]}"
+    if cat == FLUSH:
+        return f"a flush, {_RANK_NAME[r[0]]} high"
+    if cat == FULL_HOUSE:
+        return f"a full house, {_RANK_PLURAL[r[0]]} full of {_RANK_PLURAL[r[1]]}"
+    if cat == QUADS:
+        return f"four of a kind, {_RANK_PLURAL[r[0]]}"
+    if r[0] == 12:
+        return "a Royal Flush"
+    low = r[0] - 4 if r[0] != 3 else 12
+    return f"a straight flush, {_RANK_NAME[low]} to {_RANK_NAME[r[0]]}"
+
+
+# ----------------------------------------------------------------------------
+# Equity
+
+
+def equity(
+    hole_cards_by_player: Sequence[Sequence[int]],
+    board: Sequence[int],
+    rng: np.random.Generator | None = None,
+    n: int = 2000,
+    *,
+    game: str = "holdem",
+    dead: Sequence[int] = (),
+    exact_limit: int = 2000,
+) -> np.ndarray:
+    """Each player's share of the pot if the board were run out: ``(players,)`` floats summing to 1.
+
+    Ties split the share equally.  The missing board cards are enumerated
+    exactly when there are at most ``exact_limit`` run-outs (always on the
+    turn and river, and on the flop: C(45,2) = 990), otherwise ``n`` run-outs
+    are drawn at random without replacement from the unseen cards (Monte
+    Carlo, preflop).  All run-outs are valued at once with
+    :func:`evaluate_batch` (or :func:`evaluate_omaha_batch` when ``game`` is
+    ``'omaha'``/``'omaha5'``, or when the hole cards have four or more cards).
+    """
+    holes = [list(h) for h in hole_cards_by_player]
+    board = list(board)
+    used = set(board) | set(dead)
+    for h in holes:
+        used.update(h)
+    deck = np.array([c for c in range(52) if c not in used], dtype=np.int64)
+    k = 5 - len(board)
+    if k < 0:
+        raise ValueError("board has more than five cards")
+    if k == 0:
+        runs = np.empty((1, 0), dtype=np.int64)
+    elif comb(len(deck), k) <= exact_limit:
+        runs = np.array(list(combinations(range(len(deck)), k)), dtype=np.int64)
+        runs = deck[runs]
+    else:
+        if rng is None:
+            rng = np.random.default_rng()
+        runs = deck[np.argsort(rng.random((n, len(deck))), axis=1)[:, :k]]
+    m = runs.shape[0]
+    full_board = np.concatenate([np.broadcast_to(np.array(board, dtype=np.int64), (m, len(board))), runs], axis=1)
+    omaha = game in ("omaha", "omaha5") or any(len(h) >= 4 for h in holes)
+    vals = np.empty((len(holes), m), dtype=np.int64)
+    for i, h in enumerate(holes):
+        hh = np.broadcast_to(np.array(h, dtype=np.int64), (m, len(h)))
+        if omaha:
+            vals[i] = evaluate_omaha_batch(hh, full_board)
+        else:
+            vals[i] = evaluate_batch(np.concatenate([hh, full_board], axis=1))
+    best = vals.max(axis=0)
+    win = vals == best
+    share = win / win.sum(axis=0)
+    return share.mean(axis=1)

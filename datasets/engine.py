@@ -666,6 +666,12 @@ def play_hand(
                 if to_call > st:
                     to_call = st
                 others_live = any(can_act[j] and j != i for j in range(n))
+                if to_call == 0 and not others_live:
+                    # everyone else is all-in or folded: nothing left to decide
+                    need[i] = False
+                    n_need -= 1
+                    i = (i + 1) % n
+                    continue
                 can_raise = reopen[i] and st > to_call and others_live
                 if fixed:
                     if n_bets >= cap:

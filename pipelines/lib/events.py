@@ -1,0 +1,225 @@
+"""Platform events (``*.jsonl``) and ``accounts.csv`` → warehouse frames + quarantine.
+
+Method
+------
+Events: the file is decoded like a hand history (BOMs, UTF-16, cp1252 →
+text with ``\\n`` ends), split into lines, and the lines go into DuckDB as one
+column; everything after that is set-based SQL: ``json_valid`` and
+``json_type = 'OBJECT'`` pick the JSON objects, ``->>`` extracts the fields,
+``TRY_CAST(ts AS TIMESTAMPTZ)`` parses ISO-8601 (``Z`` or an offset) to UTC.
+A line that is not a JSON object, lacks a non-empty ``ts``/``type``/``account``,
+has a ``ts`` that does not parse, or lacks the fields its type needs
+(``session`` for login/logout, ``tournament`` for register/unregister,
+``hand``/``action``/``ms`` as integers for decision, ``to``/``amount`` for
+transfer) is quarantined with its file, 1-based line number, raw text and a
+reason.  Blank lines are skipped.  Types map to tables: login/logout →
+``session_events`` (paired into ``sessions`` by the loader), sit_out/sit_in →
+``sit_events``, register/unregister → ``registrations``, decision →
+``decisions``, transfer → ``transfers``, anything else → ``other_events``
+with the whole event kept as JSON.
+
+Accounts: the header names the columns; ``account, created_at, country,
+payment`` are stored, further columns go to ``extra`` as a JSON object.  A row
+with the wrong number of fields, an empty account, an unparseable
+``created_at`` or an account already seen earlier in the file is quarantined
+with its line.  Rows are split with the C ``csv`` reader (quoted fields may
+hold commas); the checks and the JSON of ``extra`` are vectorised in Polars.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from pathlib import Path
+
+import duckdb
+import polars as pl
+
+from pipelines.lib.warehouse import Batch, empty_quarantine
+
+
+def decode(data: bytes) -> str:
+    """Decode bytes like the hand-history parser does (BOMs, UTF-16, cp1252)."""
+    try:
+        from pipelines.lib.handhistory import decode_bytes
+    except ImportError:
+        from pipelines.lib.handhistory.decode import decode_bytes
+    return decode_bytes(data)
+
+
+_EVENTS_SQL = r"""
+WITH src AS (
+    SELECT line_no, raw,
+           coalesce(CASE WHEN json_valid(raw) THEN json_type(raw) = 'OBJECT' END, false) AS is_obj
+    FROM _railbird_lines WHERE trim(raw) <> ''
+), obj AS (
+    SELECT line_no, raw, is_obj,
+           CASE WHEN is_obj THEN raw::JSON END AS j
+    FROM src
+), f AS (
+    SELECT line_no, raw, is_obj, j,
+           j->>'ts' AS ts_raw, j->>'type' AS type, j->>'account' AS account,
+           TRY_CAST(j->>'ts' AS TIMESTAMPTZ) AT TIME ZONE 'UTC' AS ts
+    FROM obj
+)
+SELECT line_no, raw, j::VARCHAR AS payload, ts, type, account,
+       j->>'session' AS session, j->>'ip' AS ip, j->>'device' AS device,
+       j->>'table' AS table_name, j->>'tournament' AS tournament_id,
+       j->>'hand' AS hand_id, TRY_CAST(j->>'action' AS INTEGER) AS seq, TRY_CAST(j->>'ms' AS INTEGER) AS ms,
+       j->>'to' AS to_account, TRY_CAST(j->>'amount' AS DECIMAL(18,2)) AS amount, j->>'currency' AS currency,
+       CASE
+         WHEN NOT is_obj THEN 'not a JSON object'
+         WHEN coalesce(trim(ts_raw), '') = '' OR coalesce(trim(type), '') = '' OR coalesce(trim(account), '') = ''
+              THEN 'missing field'
+         WHEN ts IS NULL THEN 'bad ts'
+         WHEN type IN ('login', 'logout') AND coalesce(j->>'session', '') = '' THEN 'missing field'
+         WHEN type IN ('register', 'unregister') AND coalesce(j->>'tournament', '') = '' THEN 'missing field'
+         WHEN type = 'decision' AND (coalesce(j->>'hand', '') = '' OR TRY_CAST(j->>'action' AS INTEGER) IS NULL
+                                     OR TRY_CAST(j->>'ms' AS INTEGER) IS NULL) THEN 'missing field'
+         WHEN type = 'transfer' AND (coalesce(j->>'to', '') = '' OR TRY_CAST(j->>'amount' AS DECIMAL(18,2)) IS NULL)
+              THEN 'missing field'
+       END AS reason,
+       CASE
+         WHEN NOT is_obj THEN 'line is not a JSON object'
+         WHEN coalesce(trim(ts_raw), '') = '' OR coalesce(trim(type), '') = '' OR coalesce(trim(account), '') = ''
+              THEN 'an event needs ts, type and account'
+         WHEN ts IS NULL THEN 'ts is not an ISO-8601 timestamp: ' || ts_raw
+         ELSE 'a ' || type || ' event lacks a field it needs'
+       END AS detail
+FROM f
+"""
+
+
+def parse_events_text(text: str, source_file: str) -> Batch:
+    """Parse the text of one ``*.jsonl`` events file into event frames + quarantine."""
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    frame = pl.DataFrame({"line_no": pl.int_range(1, len(lines) + 1, eager=True, dtype=pl.Int64),
+                          "raw": pl.Series(lines, dtype=pl.String)})
+    con = duckdb.connect()
+    try:
+        con.register("_railbird_lines", frame)
+        ev = con.sql(_EVENTS_SQL).pl()
+    finally:
+        con.close()
+    ev = ev.with_columns(pl.lit(source_file).alias("_file"), pl.col("line_no").alias("_line"))
+    bad = ev.filter(pl.col("reason").is_not_null())
+    good = ev.filter(pl.col("reason").is_null())
+    quarantine = bad.select(
+        pl.lit(source_file).alias("source_file"), pl.col("line_no").alias("position"), pl.lit("event").alias("input_kind"),
+        pl.lit(None, dtype=pl.String).alias("hand_id"), "reason", "detail", "raw",
+    )
+    t = pl.col("type")
+    tables = {
+        "session_events": good.filter(t.is_in(["login", "logout"])).select(
+            "account", "session", pl.col("type").alias("kind"), "ts", "ip", "device", "_file", "_line"),
+        "sit_events": good.filter(t.is_in(["sit_out", "sit_in"])).select(
+            "account", "ts", pl.col("type").alias("kind"), "table_name", "tournament_id", "_file", "_line"),
+        "registrations": good.filter(t.is_in(["register", "unregister"])).select(
+            "account", "ts", pl.col("type").alias("kind"), "tournament_id", "_file", "_line"),
+        "decisions": good.filter(t == "decision").select("hand_id", "seq", "account", "ms", "ts", "_file", "_line"),
+        "transfers": good.filter(t == "transfer").select("ts", "account", "to_account", "amount", "currency", "_file", "_line"),
+        "other_events": good.filter(~t.is_in(["login", "logout", "sit_out", "sit_in", "register", "unregister",
+                                              "decision", "transfer"])).select("ts", "type", "account", "payload", "_file", "_line"),
+    }
+    return Batch(tables=tables, quarantine=quarantine)
+
+
+def parse_events_file(path: str | Path) -> Batch:
+    path = Path(path)
+    return parse_events_text(decode(path.read_bytes()), str(path))
+
+
+ACCOUNT_COLUMNS = ["account", "created_at", "country", "payment"]
+
+
+def _account_quarantine(source_file: str, rows: list[tuple[int, str, str, str]]) -> pl.DataFrame:
+    if not rows:
+        return empty_quarantine()
+    pos, reason, detail, raw = zip(*rows)
+    return pl.DataFrame({
+        "source_file": [source_file] * len(rows), "position": list(pos), "input_kind": ["account"] * len(rows),
+        "hand_id": [None] * len(rows), "reason": list(reason), "detail": list(detail), "raw": list(raw),
+    }, schema=empty_quarantine().schema)
+
+
+def parse_accounts_text(text: str, source_file: str) -> Batch:
+    """Parse ``accounts.csv`` text into an ``accounts`` frame (extra columns as JSON) + quarantine."""
+    lines = text.split("\n")
+    reader = csv.reader(io.StringIO(text, newline=""))
+    try:
+        header = [h.strip() for h in next(reader)]
+    except StopIteration:
+        return Batch(tables={"accounts": pl.DataFrame()}, quarantine=empty_quarantine())
+    bad: list[tuple[int, str, str, str]] = []
+    if "account" not in header:
+        bad.append((1, "bad header", "accounts.csv header has no 'account' column", lines[0] if lines else ""))
+        return Batch(tables={"accounts": pl.DataFrame()}, quarantine=_account_quarantine(source_file, bad))
+    width = len(header)
+    rows: list[list[str]] = []
+    line_nos: list[int] = []
+    start = reader.line_num + 1
+    for row in reader:  # the C reader yields rows; per-row work here is one length check
+        line = start
+        start = reader.line_num + 1
+        if not row or (len(row) == 1 and not row[0].strip()):
+            continue
+        if len(row) != width:
+            bad.append((line, "wrong column count", f"expected {width} fields, found {len(row)}",
+                        "\n".join(lines[line - 1:reader.line_num])))
+            continue
+        rows.append(row)
+        line_nos.append(line)
+    names = [h if h else f"column_{i + 1}" for i, h in enumerate(header)]
+    df = pl.DataFrame(rows, schema={n: pl.String for n in names}, orient="row") if rows else pl.DataFrame(
+        schema={n: pl.String for n in names})
+    df = df.with_columns(pl.Series("_line", line_nos, dtype=pl.Int64),
+                         pl.Series("_raw", [lines[i - 1] for i in line_nos], dtype=pl.String))
+    for c in ACCOUNT_COLUMNS:
+        if c not in df.columns:
+            df = df.with_columns(pl.lit(None, dtype=pl.String).alias(c))
+    created = pl.col("created_at").str.strip_chars()
+    df = df.with_columns(
+        pl.col("account").str.strip_chars(),
+        pl.coalesce(
+            created.str.to_datetime("%Y-%m-%dT%H:%M:%S%.fZ", strict=False, time_unit="us"),
+            created.str.to_datetime("%Y-%m-%dT%H:%M:%S%.f%z", strict=False, time_unit="us").dt.convert_time_zone("UTC").dt.replace_time_zone(None),
+            created.str.to_datetime("%Y-%m-%d %H:%M:%S%.f", strict=False, time_unit="us"),
+            created.str.to_datetime("%Y-%m-%dT%H:%M:%S%.f", strict=False, time_unit="us"),
+            created.str.to_date("%Y-%m-%d", strict=False).cast(pl.Datetime("us")),
+        ).alias("_created"),
+    )
+    reason = (
+        pl.when(pl.col("account").fill_null("") == "").then(pl.lit("missing field"))
+        .when(created.fill_null("").ne("") & pl.col("_created").is_null()).then(pl.lit("bad date"))
+        .when(pl.col("account").is_duplicated() & (pl.int_range(pl.len()).over("account") > 0)).then(pl.lit("duplicate"))
+    )
+    df = df.with_columns(reason.alias("_reason"))
+    qdf = df.filter(pl.col("_reason").is_not_null()).select(
+        pl.lit(source_file).alias("source_file"), pl.col("_line").alias("position"), pl.lit("account").alias("input_kind"),
+        pl.lit(None, dtype=pl.String).alias("hand_id"), pl.col("_reason").alias("reason"),
+        pl.when(pl.col("_reason") == "bad date").then(pl.format("created_at is not a date: {}", "created_at"))
+        .when(pl.col("_reason") == "duplicate").then(pl.format("account {} appears earlier in the file", "account"))
+        .otherwise(pl.lit("empty account")).alias("detail"),
+        pl.col("_raw").alias("raw"),
+    )
+    good = df.filter(pl.col("_reason").is_null())
+    extra_cols = [c for c in names if c not in ACCOUNT_COLUMNS]
+    extra = (pl.struct(extra_cols).struct.json_encode() if extra_cols else pl.lit(None, dtype=pl.String)).alias("extra")
+    accounts = good.select(
+        "account",
+        pl.col("_created").alias("created_at"),
+        pl.col("country").str.strip_chars().replace("", None),
+        pl.col("payment").str.strip_chars().replace("", None),
+        extra,
+        pl.lit(source_file).alias("_file"),
+        pl.col("_line"),
+    )
+    quarantine = pl.concat([_account_quarantine(source_file, bad), qdf.cast(empty_quarantine().schema)], how="vertical_relaxed")
+    return Batch(tables={"accounts": accounts}, quarantine=quarantine)
+
+
+def parse_accounts_file(path: str | Path) -> Batch:
+    path = Path(path)
+    return parse_accounts_text(decode(path.read_bytes()), str(path))

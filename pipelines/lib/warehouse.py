@@ -1,0 +1,547 @@
+"""The warehouse: open it, load a batch into it in one transaction, publish a snapshot.
+
+Method
+------
+* ``connect`` opens (creating if needed) a DuckDB file and runs ``schema.sql``
+  (tables and their ``COMMENT ON``) and ``views.sql`` (analyst views), both
+  idempotent, so every open brings an old file up to the current contract.
+* ``load`` writes one :class:`Batch` (parsed hands, platform events, accounts,
+  quarantined input, the files' log rows) inside a single ``BEGIN … COMMIT``;
+  any exception rolls the whole run back, so a run that dies midway leaves the
+  warehouse exactly as it was.  Frames go in through Arrow (``con.register``
+  + ``INSERT … SELECT``), never row by row.
+* Hands dedupe on ``hand_id``.  Each incoming hand is classified against the
+  stored hands and against earlier copies in the same batch: unseen → stored;
+  same ``content_hash`` as the stored/first copy → counted as *duplicate*;
+  different ``content_hash`` → quarantined with reason ``conflict`` (the stored
+  or first copy is kept) with its raw text cut from the source file.  Child
+  rows (seats, actions, …) are inserted only for stored hands; when a batch
+  holds several copies of one new hand, the first copy's text is parsed alone
+  so its child rows are exactly its own.
+* Tournaments merge: first/last hand times take min/max, other attributes keep
+  the first non-null value.
+* Events have no id: each event table dedupes on the whole normalised row
+  (``EXCEPT`` against what is stored), ``decisions`` on its key.  Login and
+  logout lines are kept in ``session_events`` and ``sessions`` is recomputed
+  for the touched (account, session) pairs, so a logout that arrives before
+  its login (another file, another night) still pairs up.
+* Quarantine rows dedupe on (file, position, kind, reason, raw): re-reading a
+  growing or changed file does not repeat them.
+* ``publish_snapshot`` copies the database into ``snap.tmp`` with
+  ``COPY FROM DATABASE`` and ``os.replace``-s it over the published file;
+  readers only ever open the snapshot.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import os
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+import duckdb
+import polars as pl
+
+from pipelines.lib.errors import RailbirdError
+
+HERE = Path(__file__).resolve().parent
+SCHEMA_SQL = HERE / "schema.sql"
+VIEWS_SQL = HERE / "views.sql"
+
+HAND_TABLES = [
+    "hands", "seats", "actions", "hole_cards", "boards", "pots", "collections",
+    "table_events", "tournaments", "tournament_finishes", "bounties",
+]
+#: hand child tables (keyed by hand_id) and the key used for ``ON CONFLICT DO NOTHING``
+CHILD_TABLES = {
+    "seats": ("hand_id", "seat"),
+    "actions": ("hand_id", "seq"),
+    "hole_cards": ("hand_id", "player"),
+    "boards": ("hand_id", "run"),
+    "pots": ("hand_id", "pot"),
+    "collections": None,
+    "table_events": ("hand_id", "line"),
+    "tournament_finishes": ("tournament_id", "player"),
+    "bounties": None,
+}
+EVENT_TABLES = ["session_events", "sit_events", "registrations", "decisions", "transfers", "other_events"]
+FILE_TABLES = ["accounts", "quarantine", "ingest_log"]
+#: every table the ingest stage writes (the Dagster asset keys), in load order
+INGEST_TABLES = HAND_TABLES + ["sessions"] + EVENT_TABLES + FILE_TABLES
+
+QUARANTINE_COLUMNS = ["source_file", "position", "input_kind", "hand_id", "reason", "detail", "raw"]
+
+
+def empty_quarantine() -> pl.DataFrame:
+    return pl.DataFrame(
+        schema={"source_file": pl.String, "position": pl.Int64, "input_kind": pl.String, "hand_id": pl.String,
+                "reason": pl.String, "detail": pl.String, "raw": pl.String}
+    )
+
+
+@dataclass
+class Batch:
+    """Everything one run brings to the warehouse.
+
+    ``tables`` maps a warehouse table name to a frame with (a subset of) its
+    columns; event frames may carry ``_file``/``_line`` provenance columns,
+    which are not stored.  ``files`` holds one ``ingest_log`` row per file
+    (without run_id / counts, filled in by :func:`load`).
+    """
+
+    tables: dict[str, pl.DataFrame] = field(default_factory=dict)
+    quarantine: pl.DataFrame = field(default_factory=empty_quarantine)
+    files: pl.DataFrame | None = None
+    headers_seen: int = 0
+
+    def extend(self, other: "Batch") -> "Batch":
+        for name, df in other.tables.items():
+            if name in self.tables and self.tables[name].height:
+                self.tables[name] = pl.concat([self.tables[name], df], how="diagonal_relaxed") if df.height else self.tables[name]
+            else:
+                self.tables[name] = df
+        self.quarantine = pl.concat([self.quarantine, _as_quarantine(other.quarantine)], how="diagonal_relaxed")
+        if other.files is not None:
+            self.files = other.files if self.files is None else pl.concat([self.files, other.files], how="diagonal_relaxed")
+        self.headers_seen += other.headers_seen
+        return self
+
+
+@dataclass
+class LoadResult:
+    """What one load did, with per-file counts for ``ingest_log``."""
+
+    run_id: str
+    hands_stored: int = 0
+    duplicates: int = 0
+    quarantined: int = 0
+    quarantine_reasons: Counter = field(default_factory=Counter)
+    events_stored: int = 0
+    accounts_stored: int = 0
+    rows: dict[str, int] = field(default_factory=dict)
+    days: list[str] = field(default_factory=list)
+    per_file: dict[str, dict[str, int]] = field(default_factory=dict)
+
+    def summary(self, seconds: float | None = None) -> str:
+        reasons = ", ".join(f"{r}: {n}" for r, n in self.quarantine_reasons.most_common())
+        q = f"quarantined {self.quarantined}" + (f" ({reasons})" if reasons else "")
+        line = f"hands stored {self.hands_stored} / duplicate {self.duplicates} / {q} · events {self.events_stored} · accounts {self.accounts_stored}"
+        if seconds is not None:
+            rate = (self.hands_stored + self.duplicates) / seconds if seconds > 0 else 0.0
+            line += f" · {rate:,.0f} hands/s"
+        return line
+
+
+# ---------------------------------------------------------------- connections
+
+
+def connect(path: str | os.PathLike | None = None, *, read_only: bool = False) -> duckdb.DuckDBPyConnection:
+    """Open the warehouse at ``path`` (``:memory:`` if None); create/upgrade its schema unless read-only."""
+    target = ":memory:" if path is None else str(path)
+    if target != ":memory:" and not read_only:
+        Path(target).parent.mkdir(parents=True, exist_ok=True)
+    if read_only and not Path(target).exists():
+        raise RailbirdError(f"no warehouse at {target}: run `railbird ingest` or `railbird run` first")
+    try:
+        con = duckdb.connect(target, read_only=read_only)
+    except duckdb.IOException as exc:
+        raise RailbirdError(f"cannot open warehouse {target}: {exc}") from None
+    if not read_only:
+        ensure_schema(con)
+    return con
+
+
+def ensure_schema(con: duckdb.DuckDBPyConnection) -> None:
+    """Run schema.sql (tables + comments) and views.sql; both are idempotent."""
+    con.execute(SCHEMA_SQL.read_text(encoding="utf-8")).fetchall()
+    if VIEWS_SQL.exists():
+        con.execute(VIEWS_SQL.read_text(encoding="utf-8")).fetchall()
+
+
+def table_columns(con: duckdb.DuckDBPyConnection, table: str) -> list[str]:
+    rows = con.execute(
+        "SELECT column_name FROM duckdb_columns() WHERE table_name = ? AND schema_name = 'main' ORDER BY column_index",
+        [table],
+    ).fetchall()
+    return [r[0] for r in rows]
+
+
+def publish_snapshot(con_or_path: duckdb.DuckDBPyConnection | str | os.PathLike, snapshot_path: str | os.PathLike) -> Path:
+    """Copy the warehouse to ``snapshot_path`` atomically (ATTACH tmp, COPY FROM DATABASE, DETACH, os.replace)."""
+    snapshot = Path(snapshot_path).resolve()
+    snapshot.parent.mkdir(parents=True, exist_ok=True)
+    tmp = snapshot.with_name(snapshot.name + ".tmp")
+    for stale in (tmp, Path(str(tmp) + ".wal")):
+        if stale.exists():
+            stale.unlink()
+    own = not isinstance(con_or_path, duckdb.DuckDBPyConnection)
+    con = connect(con_or_path) if own else con_or_path
+    try:
+        db = con.execute("SELECT current_database()").fetchall()[0][0]
+        con.execute("ATTACH ? AS railbird_snapshot", [str(tmp)]).fetchall()
+        try:
+            con.execute(f'COPY FROM DATABASE "{db}" TO railbird_snapshot').fetchall()
+        finally:
+            con.execute("DETACH railbird_snapshot").fetchall()
+    finally:
+        if own:
+            con.close()
+    os.replace(tmp, snapshot)
+    return snapshot
+
+
+# ---------------------------------------------------------------- helpers
+
+
+def _as_quarantine(df: pl.DataFrame | None) -> pl.DataFrame:
+    if df is None or df.height == 0:
+        return empty_quarantine()
+    out = df.with_columns([pl.lit(None, dtype=pl.String).alias(c) for c in QUARANTINE_COLUMNS if c not in df.columns])
+    return out.select(
+        pl.col("source_file").cast(pl.String), pl.col("position").cast(pl.Int64), pl.col("input_kind").cast(pl.String),
+        pl.col("hand_id").cast(pl.String), pl.col("reason").cast(pl.String), pl.col("detail").cast(pl.String),
+        pl.col("raw").cast(pl.String).fill_null(""),
+    )
+
+
+def _insert(con, table: str, df: pl.DataFrame, *, conflict: str = "", except_existing: bool = False) -> int:
+    """Insert the columns of ``df`` that ``table`` has; returns the rows inserted."""
+    if df is None or df.height == 0:
+        return 0
+    cols = [c for c in table_columns(con, table) if c in df.columns]
+    collist = ", ".join(f'"{c}"' for c in cols)
+    con.register("_railbird_in", df.select(cols))
+    try:
+        before = con.execute(f'SELECT count(*) FROM "{table}"').fetchall()[0][0]
+        if except_existing:
+            src = f'SELECT {collist} FROM _railbird_in EXCEPT SELECT {collist} FROM "{table}"'
+        else:
+            src = f"SELECT {collist} FROM _railbird_in"
+        con.execute(f'INSERT INTO "{table}" ({collist}) {src} {conflict}').fetchall()
+        after = con.execute(f'SELECT count(*) FROM "{table}"').fetchall()[0][0]
+    finally:
+        con.unregister("_railbird_in")
+    return after - before
+
+
+class _RawText:
+    """Cuts a hand's raw text out of its source file (for conflicts and re-parsing)."""
+
+    def __init__(self) -> None:
+        self._lines: dict[str, list[str]] = {}
+
+    def lines(self, source_file: str) -> list[str]:
+        if source_file not in self._lines:
+            try:
+                from pipelines.lib.handhistory import decode_bytes
+
+                self._lines[source_file] = decode_bytes(Path(source_file).read_bytes()).splitlines()
+            except (OSError, ImportError):
+                self._lines[source_file] = []
+        return self._lines[source_file]
+
+    def hand(self, source_file: str, line: int) -> str:
+        lines = self.lines(source_file)
+        if not lines or line < 1 or line > len(lines):
+            return ""
+        out = [lines[line - 1]]
+        for text in lines[line:]:
+            if _is_header(text):
+                break
+            out.append(text)
+        while out and not out[-1].strip():
+            out.pop()
+        return "\n".join(out)
+
+
+def _is_header(line: str) -> bool:
+    s = line.lstrip("\ufeff")
+    return s.startswith("PokerStars ") and (" Hand #" in s or " Game #" in s)
+
+
+# ---------------------------------------------------------------- hands
+
+
+def _classify_hands(con, hands: pl.DataFrame) -> pl.DataFrame:
+    """Add ``_status`` ∈ new / duplicate / conflict and ``_copies`` to the incoming hands."""
+    h = hands.with_row_index("_ord").with_columns(
+        pl.col("content_hash").first().over("hand_id", order_by="_ord").alias("_first_hash"),
+        pl.col("_ord").rank("ordinal").over("hand_id").alias("_occ"),
+        pl.len().over("hand_id").alias("_copies"),
+    )
+    con.register("_railbird_ids", h.select("hand_id").unique())
+    try:
+        stored = con.sql(
+            "SELECT s.hand_id, s.content_hash AS _stored_hash FROM hands s JOIN _railbird_ids USING (hand_id)"
+        ).pl()
+    finally:
+        con.unregister("_railbird_ids")
+    h = h.join(stored, on="hand_id", how="left")
+    return h.with_columns(
+        pl.when(pl.col("_stored_hash").is_not_null())
+        .then(pl.when(pl.col("_stored_hash") == pl.col("content_hash")).then(pl.lit("duplicate")).otherwise(pl.lit("conflict")))
+        .when(pl.col("_occ") == 1).then(pl.lit("new"))
+        .when(pl.col("content_hash") == pl.col("_first_hash")).then(pl.lit("duplicate"))
+        .otherwise(pl.lit("conflict"))
+        .alias("_status")
+    )
+
+
+def _reparse_children(new_multi: pl.DataFrame, raw: _RawText) -> dict[str, pl.DataFrame]:
+    """Parse, alone, the first copy of each new hand that the batch holds several times."""
+    from pipelines.lib.handhistory import parse_text
+
+    frames: dict[str, list[pl.DataFrame]] = {}
+    for source_file, line in new_multi.select("source_file", "source_line").iter_rows():
+        text = raw.hand(source_file, int(line))
+        if not text:
+            continue
+        parsed = parse_text(text + "\n", source_file)
+        for name, df in parsed.tables.items():
+            if df.height:
+                if "source_line" in df.columns:
+                    df = df.with_columns((pl.col("source_line") + int(line) - 1).alias("source_line"))
+                frames.setdefault(name, []).append(df)
+    return {k: pl.concat(v, how="diagonal_relaxed") for k, v in frames.items()}
+
+
+def _load_hands(con, batch: Batch, result: LoadResult, quarantine: list[pl.DataFrame], raw: _RawText) -> pl.DataFrame:
+    """Store new hands and their child rows; returns the hands classification (for per-file counts)."""
+    hands = batch.tables.get("hands")
+    if hands is None or hands.height == 0:
+        for name in ("tournaments",):
+            _merge_tournaments(con, batch.tables.get(name), result)
+        return pl.DataFrame()
+    h = _classify_hands(con, hands)
+    new = h.filter(pl.col("_status") == "new")
+    conflicts = h.filter(pl.col("_status") == "conflict")
+    result.duplicates += h.filter(pl.col("_status") == "duplicate").height
+
+    if conflicts.height:
+        raws = [raw.hand(f, int(line)) for f, line in conflicts.select("source_file", "source_line").iter_rows()]
+        quarantine.append(
+            conflicts.select(
+                "source_file", pl.col("source_line").alias("position"), pl.lit("hand").alias("input_kind"), "hand_id",
+                pl.lit("conflict").alias("reason"),
+                pl.format("hand {} already stored with different content (kept the stored copy)", "hand_id").alias("detail"),
+            ).with_columns(pl.Series("raw", raws, dtype=pl.String))
+        )
+
+    result.rows["hands"] = _insert(con, "hands", new.drop([c for c in new.columns if c.startswith("_")]),
+                                   conflict="ON CONFLICT DO NOTHING")
+    result.hands_stored += result.rows["hands"]
+
+    single_ids = new.filter(pl.col("_copies") == 1).select("hand_id")
+    multi = new.filter(pl.col("_copies") > 1)
+    reparsed = _reparse_children(multi, raw) if multi.height else {}
+    multi_ids = multi.select("hand_id")
+    for name, key in CHILD_TABLES.items():
+        df = batch.tables.get(name)
+        parts = []
+        if df is not None and df.height:
+            parts.append(df.join(single_ids, on="hand_id", how="semi"))
+        if name in reparsed:
+            parts.append(reparsed[name].join(multi_ids, on="hand_id", how="semi"))
+        if not parts:
+            result.rows.setdefault(name, 0)
+            continue
+        rows = pl.concat(parts, how="diagonal_relaxed")
+        conflict = "ON CONFLICT DO NOTHING" if key else ""
+        result.rows[name] = result.rows.get(name, 0) + _insert(con, name, rows, conflict=conflict)
+    _merge_tournaments(con, batch.tables.get("tournaments"), result)
+    result.days = sorted({d.isoformat() for d in new.get_column("day").unique().to_list() if d is not None}) if new.height else []
+    return h
+
+
+def _merge_tournaments(con, df: pl.DataFrame | None, result: LoadResult) -> None:
+    if df is None or df.height == 0:
+        result.rows.setdefault("tournaments", 0)
+        return
+    cols = [c for c in table_columns(con, "tournaments") if c in df.columns]
+    aggs = []
+    for c in cols:
+        if c == "tournament_id":
+            continue
+        if c == "first_hand_at":
+            aggs.append(f'min("{c}") AS "{c}"')
+        elif c == "last_hand_at":
+            aggs.append(f'max("{c}") AS "{c}"')
+        else:
+            aggs.append(f'first("{c}" ORDER BY "{c}" IS NULL) AS "{c}"')
+    sets = []
+    for c in cols:
+        if c == "tournament_id":
+            continue
+        if c == "first_hand_at":
+            sets.append(f'"{c}" = least(tournaments."{c}", excluded."{c}")')
+        elif c == "last_hand_at":
+            sets.append(f'"{c}" = greatest(tournaments."{c}", excluded."{c}")')
+        elif c == "bounty_kind":
+            sets.append(f"\"{c}\" = CASE WHEN tournaments.\"{c}\" = 'none' THEN excluded.\"{c}\" ELSE tournaments.\"{c}\" END")
+        else:
+            sets.append(f'"{c}" = coalesce(tournaments."{c}", excluded."{c}")')
+    collist = ", ".join(f'"{c}"' for c in cols)
+    con.register("_railbird_t", df.select(cols))
+    try:
+        before = con.execute("SELECT count(*) FROM tournaments").fetchall()[0][0]
+        con.execute(
+            f"INSERT INTO tournaments ({collist}) SELECT tournament_id, {', '.join(aggs)} FROM _railbird_t "
+            f"WHERE tournament_id IS NOT NULL GROUP BY tournament_id "
+            f"ON CONFLICT (tournament_id) DO UPDATE SET {', '.join(sets)}"
+        ).fetchall()
+        result.rows["tournaments"] = result.rows.get("tournaments", 0) + con.execute("SELECT count(*) FROM tournaments").fetchall()[0][0] - before
+    finally:
+        con.unregister("_railbird_t")
+
+
+# ---------------------------------------------------------------- events and accounts
+
+
+def _load_events(con, batch: Batch, result: LoadResult) -> None:
+    for name in EVENT_TABLES:
+        df = batch.tables.get(name)
+        if df is None or df.height == 0:
+            result.rows.setdefault(name, 0)
+            continue
+        if name == "decisions":
+            cols = [c for c in table_columns(con, name) if c in df.columns]
+            n = _insert(con, name, df.select(cols).unique(subset=["hand_id", "seq"], keep="first", maintain_order=True),
+                        conflict="ON CONFLICT DO NOTHING")
+        else:
+            n = _insert(con, name, df, except_existing=True)
+        result.rows[name] = n
+        result.events_stored += n
+    ev = batch.tables.get("session_events")
+    before = con.execute("SELECT count(*) FROM sessions").fetchall()[0][0]
+    if ev is not None and ev.height:
+        con.register("_railbird_keys", ev.select("account", "session").unique())
+        try:
+            con.execute(
+                """
+                INSERT INTO sessions (account, session, ip, device, login_at, logout_at)
+                SELECT e.account, e.session,
+                       arg_min(e.ip, e.ts) FILTER (WHERE e.kind = 'login'),
+                       arg_min(e.device, e.ts) FILTER (WHERE e.kind = 'login'),
+                       min(e.ts) FILTER (WHERE e.kind = 'login'),
+                       max(e.ts) FILTER (WHERE e.kind = 'logout')
+                FROM session_events e SEMI JOIN _railbird_keys k ON e.account = k.account AND e.session = k.session
+                GROUP BY e.account, e.session
+                HAVING count(*) FILTER (WHERE e.kind = 'login') > 0
+                ON CONFLICT (account, session) DO UPDATE SET
+                    ip = excluded.ip, device = excluded.device,
+                    login_at = excluded.login_at, logout_at = excluded.logout_at
+                """
+            ).fetchall()
+        finally:
+            con.unregister("_railbird_keys")
+    result.rows["sessions"] = con.execute("SELECT count(*) FROM sessions").fetchall()[0][0] - before
+
+
+def _load_accounts(con, batch: Batch, result: LoadResult) -> None:
+    df = batch.tables.get("accounts")
+    if df is None or df.height == 0:
+        result.rows.setdefault("accounts", 0)
+        return
+    cols = [c for c in table_columns(con, "accounts") if c in df.columns]
+    df = df.select(cols).unique(subset=["account"], keep="last", maintain_order=True)
+    collist = ", ".join(f'"{c}"' for c in cols)
+    sets = ", ".join(f'"{c}" = excluded."{c}"' for c in cols if c != "account")
+    con.register("_railbird_acc", df)
+    try:
+        changed = con.execute(
+            f"SELECT count(*) FROM (SELECT {collist} FROM _railbird_acc EXCEPT SELECT {collist} FROM accounts)"
+        ).fetchall()[0][0]
+        con.execute(
+            f"INSERT INTO accounts ({collist}) SELECT {collist} FROM _railbird_acc "
+            f"ON CONFLICT (account) DO UPDATE SET {sets}"
+        ).fetchall()
+    finally:
+        con.unregister("_railbird_acc")
+    result.rows["accounts"] = changed
+    result.accounts_stored += changed
+
+
+# ---------------------------------------------------------------- the load
+
+
+def load(
+    con: duckdb.DuckDBPyConnection,
+    batch: Batch,
+    *,
+    run_id: str,
+    started_at: _dt.datetime | None = None,
+    fail_hook: Callable[[str], None] | None = None,
+) -> LoadResult:
+    """Write ``batch`` in one transaction; on any error roll back and re-raise.
+
+    ``fail_hook(stage)`` is called between stages (tests inject failures with it).
+    """
+    result = LoadResult(run_id=run_id)
+    now = _dt.datetime.now(_dt.UTC).replace(tzinfo=None)
+    started_at = started_at or now
+    raw = _RawText()
+    hook = fail_hook or (lambda stage: None)
+    con.execute("BEGIN TRANSACTION").fetchall()
+    try:
+        quarantine: list[pl.DataFrame] = [_as_quarantine(batch.quarantine)]
+        classified = _load_hands(con, batch, result, quarantine, raw)
+        hook("hands")
+        _load_events(con, batch, result)
+        hook("events")
+        _load_accounts(con, batch, result)
+        hook("accounts")
+
+        q = pl.concat([_as_quarantine(x) for x in quarantine], how="vertical_relaxed")
+        if q.height:
+            q = q.unique(subset=["source_file", "position", "input_kind", "reason", "raw"], keep="first", maintain_order=True)
+            q_new = q.join(
+                con.sql("SELECT source_file, position::BIGINT AS position, input_kind, reason, raw FROM quarantine").pl(),
+                on=["source_file", "position", "input_kind", "reason", "raw"], how="anti", nulls_equal=True,
+            ) if con.execute("SELECT count(*) FROM quarantine").fetchall()[0][0] else q
+            q_new = q_new.with_columns(pl.lit(run_id).alias("run_id"), pl.lit(now).alias("quarantined_at"))
+            result.rows["quarantine"] = _insert(con, "quarantine", q_new)
+            result.quarantined = q_new.height
+            result.quarantine_reasons.update(dict(q_new.group_by("reason").len().iter_rows()))
+        else:
+            result.rows["quarantine"] = 0
+        hook("quarantine")
+
+        _per_file_counts(batch, classified, q if q.height else None, result)
+        if batch.files is not None and batch.files.height:
+            files = batch.files.with_columns(
+                pl.lit(run_id).alias("run_id"),
+                pl.col("source_file").replace_strict({k: v["stored"] for k, v in result.per_file.items()}, default=0, return_dtype=pl.Int32).alias("stored"),
+                pl.col("source_file").replace_strict({k: v["duplicates"] for k, v in result.per_file.items()}, default=0, return_dtype=pl.Int32).alias("duplicates"),
+                pl.col("source_file").replace_strict({k: v["quarantined"] for k, v in result.per_file.items()}, default=0, return_dtype=pl.Int32).alias("quarantined"),
+                pl.lit(started_at).alias("started_at"),
+                pl.lit(_dt.datetime.now(_dt.UTC).replace(tzinfo=None)).alias("finished_at"),
+            )
+            result.rows["ingest_log"] = _insert(con, "ingest_log", files)
+        else:
+            result.rows["ingest_log"] = 0
+        hook("ingest_log")
+        con.execute("COMMIT").fetchall()
+    except BaseException:
+        con.execute("ROLLBACK").fetchall()
+        raise
+    return result
+
+
+def _per_file_counts(batch: Batch, classified: pl.DataFrame, quarantine: pl.DataFrame | None, result: LoadResult) -> None:
+    per: dict[str, dict[str, int]] = {}
+
+    def add(df: pl.DataFrame | None, col: str, key: str) -> None:
+        if df is None or df.height == 0 or col not in df.columns:
+            return
+        for f, n in df.group_by(col).len().iter_rows():
+            per.setdefault(f, {"stored": 0, "duplicates": 0, "quarantined": 0})[key] += n
+
+    if classified.height:
+        add(classified.filter(pl.col("_status") == "new"), "source_file", "stored")
+        add(classified.filter(pl.col("_status") == "duplicate"), "source_file", "duplicates")
+    for name in EVENT_TABLES + ["accounts"]:
+        add(batch.tables.get(name), "_file", "stored")
+    add(quarantine, "source_file", "quarantined")
+    result.per_file = per

@@ -1,0 +1,116 @@
+"""Shared fixtures: every test session gets its own RAILBIRD_HOME and DAGSTER_HOME.
+
+Set before anything imports ``pipelines``, so module-level defaults (the
+Dagster resources' folders) point into the temporary home, and Dagster never
+writes into the checkout or phones home.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+import pytest
+
+_SESSION_HOME = Path(tempfile.mkdtemp(prefix="railbird-test-"))
+os.environ["RAILBIRD_HOME"] = str(_SESSION_HOME / "var")
+os.environ["DAGSTER_HOME"] = str(_SESSION_HOME / "var" / "dagster")
+os.environ["DAGSTER_DISABLE_TELEMETRY"] = "1"
+for _k in ("RAILBIRD_WAREHOUSE", "RAILBIRD_SNAPSHOT", "RAILBIRD_REVIEW_DB"):
+    os.environ.pop(_k, None)
+
+from pipelines.lib.paths import ensure_dagster_home  # noqa: E402
+
+ensure_dagster_home()
+
+CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpora" / "pokerstars"
+if not CORPUS.exists():
+    CORPUS = Path("/work/shared/corpora/pokerstars")
+
+
+def pytest_sessionfinish(session, exitstatus):
+    shutil.rmtree(_SESSION_HOME, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def railbird_home() -> Path:
+    """The session's RAILBIRD_HOME (a temporary folder)."""
+    return Path(os.environ["RAILBIRD_HOME"])
+
+
+@pytest.fixture
+def tmp_warehouse(tmp_path) -> Path:
+    """Path of a fresh, empty warehouse file (created on first connect)."""
+    return tmp_path / "wh.duckdb"
+
+
+@pytest.fixture(scope="session")
+def corpus_dir() -> Path:
+    """The real PokerStars hand histories (read-only); tests skip without them."""
+    if not CORPUS.exists():
+        pytest.skip("real PokerStars corpus not found beside the checkout")
+    return CORPUS
+
+
+def build_hand(hand_id: str, *, content_hash: str = "h", day: str = "2026-03-04", table: str = "T1",
+               big_blind: str = "0.10", source_file: str = "/landing/a.txt", source_line: int = 1,
+               seats=None, actions=None, board=None, tournament_id: str | None = None):
+    """A parsed hand built by hand (a ``Batch`` with hands/seats/actions/boards), columns as schema.sql.
+
+    ``seats``: [(seat, player, stack, put_in, collected, position)];
+    ``actions``: [(street, player, action, amount)] in order (seq = index).
+    """
+    import datetime as dt
+    from decimal import Decimal
+
+    import polars as pl
+
+    from pipelines.lib.warehouse import Batch
+
+    seats = seats or [(1, "amy", "10", "0.10", "0.15", "BB"), (2, "bob", "10", "0.05", "0", "SB")]
+    actions = actions or [("preflop", "bob", "post_sb", "0.05"), ("preflop", "amy", "post_bb", "0.10"),
+                          ("preflop", "bob", "fold", "0")]
+    started = dt.datetime.fromisoformat(day + "T20:00:00")
+    dec = pl.Decimal(18, 2)
+    total = sum(Decimal(s[3]) for s in seats)
+    hands = pl.DataFrame({
+        "hand_id": [hand_id], "site": ["PokerStars"], "is_zoom": [False], "game": ["holdem"], "hi_lo": [False],
+        "limit_type": ["no_limit"], "currency": ["CHIPS" if tournament_id else "USD"],
+        "is_tournament": [tournament_id is not None], "tournament_id": [tournament_id], "tournament_level": [None],
+        "small_blind": [Decimal(big_blind) / 2], "big_blind": [Decimal(big_blind)], "ante": [None],
+        "started_at": [started], "started_at_local": [None], "day": [started.date()], "table_name": [table],
+        "max_seats": [6], "button_seat": [2], "n_players": [len(seats)], "total_pot": [total],
+        "rake": [Decimal("0")], "run_it_twice": [False], "all_cards_known": [False], "hero": [None],
+        "source_file": [source_file], "source_line": [source_line], "content_hash": [content_hash],
+    }, schema_overrides={"small_blind": dec, "big_blind": dec, "ante": dec, "total_pot": dec, "rake": dec,
+                         "tournament_id": pl.String, "tournament_level": pl.String, "started_at_local": pl.String,
+                         "hero": pl.String})
+    seat_df = pl.DataFrame({
+        "hand_id": [hand_id] * len(seats), "seat": [s[0] for s in seats], "player": [s[1] for s in seats],
+        "stack_start": [Decimal(s[2]) for s in seats], "bounty": [None] * len(seats),
+        "sitting_out": [False] * len(seats), "dealt_in": [True] * len(seats), "position": [s[5] for s in seats],
+        "put_in": [Decimal(s[3]) for s in seats], "returned": [Decimal(0)] * len(seats),
+        "collected": [Decimal(s[4]) for s in seats],
+        "net": [Decimal(s[4]) - Decimal(s[3]) for s in seats],
+        "stack_end": [Decimal(s[2]) - Decimal(s[3]) + Decimal(s[4]) for s in seats], "is_hero": [False] * len(seats),
+    }, schema_overrides={"stack_start": dec, "bounty": dec, "put_in": dec, "returned": dec, "collected": dec,
+                         "net": dec, "stack_end": dec})
+    act_df = pl.DataFrame({
+        "hand_id": [hand_id] * len(actions), "seq": list(range(len(actions))), "street": [a[0] for a in actions],
+        "player": [a[1] for a in actions], "action": [a[2] for a in actions],
+        "amount": [Decimal(a[3]) for a in actions], "raise_to": [None] * len(actions),
+        "is_all_in": [False] * len(actions), "pot_before": [Decimal(0)] * len(actions),
+        "to_call": [Decimal(0)] * len(actions), "n_active": [len(seats)] * len(actions),
+    }, schema_overrides={"amount": dec, "raise_to": dec, "pot_before": dec, "to_call": dec})
+    tables = {"hands": hands, "seats": seat_df, "actions": act_df}
+    if board:
+        tables["boards"] = pl.DataFrame({"hand_id": [hand_id], "run": [1], "cards": [board]})
+    return Batch(tables=tables)
+
+
+@pytest.fixture
+def hand_builder():
+    """``build_hand`` as a fixture (see its docstring)."""
+    return build_hand

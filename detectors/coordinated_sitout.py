@@ -1,0 +1,344 @@
+"""Coordinated sit-outs: players of one event who agree to sit out together.
+
+Method
+------
+1. **Sit-out starts** per account and tournament, from the platform events
+   (``sit_events`` ``sit_out``) and from the hands (``seats.sitting_out`` and the
+   table events ``sitting_out`` / ``timed_out`` / ``timed_out_disconnected``: the
+   first hand of a run of hands sat out). Starts of one account closer than
+   ``merge_s`` are one start.
+2. **Waves are not coordination.** A start shared by a large share of the
+   field (``wave_share``, or at least ``wave_min`` players within the window) is
+   a scheduled break or a disconnect wave and is dropped before testing.
+3. **Co-occurrence.** Two players of one event co-occur when their sit-out
+   starts fall within ``window_s`` of each other. Candidate pairs co-occur at
+   least ``min_cooccur`` times over all events.
+4. **Null: a permutation test** (seeded): each player's sit-out starts are
+   re-drawn uniformly within the span the player was in that event (keeping
+   each player's own sit-out count, i.e. their own rate); the statistic is the
+   number of co-occurrences summed over the events the pair shared. The p-value
+   is (b + 1) / (B + 1) (Phipson & Smyth, SAGMB 9, 2010). Benjamini-Hochberg
+   (1995) controls the false-discovery rate over the candidate pairs.
+5. **Bubble weight.** Each co-occurrence is weighted by how close the event was
+   to the money when it happened (paid places over players remaining, from
+   ``tournament_finishes``): sitting out near the bubble is where it pays. The
+   score is -log10(p) times (1 + mean bubble proximity); flagged pairs join into
+   groups (connected components).
+
+The permutation (conditional Monte Carlo) test of co-occurring point events
+follows the spike-train synchrony literature (e.g. Grün, Diesmann & Aertsen,
+"Unitary event analysis", Neural Computation 14, 2002, with per-unit rates).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import duckdb
+import networkx as nx
+import numpy as np
+import polars as pl
+
+from detectors.base import Detector, Evidence, Signal
+from detectors.features import identity as idf
+
+
+def _lit(s: str) -> str:
+    return "'" + str(s).replace("'", "''") + "'"
+
+
+_STARTS_SQL = """
+WITH ev AS (
+  SELECT account, tournament_id, ts, 'event' AS source, NULL AS hand_id
+  FROM sit_events WHERE kind = 'sit_out' AND tournament_id IS NOT NULL
+),
+flag AS (
+  SELECT s.player AS account, h.tournament_id, h.started_at, s.hand_id,
+         s.sitting_out OR coalesce(te.out, FALSE) AS is_out
+  FROM seats s JOIN hands h USING (hand_id)
+  LEFT JOIN (SELECT hand_id, player, TRUE AS out FROM table_events
+             WHERE event IN ('sitting_out', 'timed_out', 'timed_out_disconnected')
+             GROUP BY ALL) te ON te.hand_id = s.hand_id AND te.player = s.player
+  WHERE h.is_tournament AND h.tournament_id IS NOT NULL
+),
+runs AS (
+  SELECT *, lag(is_out) OVER (PARTITION BY account, tournament_id ORDER BY started_at, hand_id) AS prev_out
+  FROM flag
+),
+hs AS (
+  SELECT account, tournament_id, started_at AS ts, 'hands' AS source, hand_id
+  FROM runs WHERE is_out AND NOT coalesce(prev_out, FALSE)
+),
+allx AS (SELECT * FROM ev UNION ALL SELECT * FROM hs),
+ordered AS (
+  SELECT *, lag(ts) OVER (PARTITION BY account, tournament_id ORDER BY ts, source) AS prev_ts
+  FROM allx
+),
+kept AS (
+  SELECT account, tournament_id, ts, source, hand_id
+  FROM ordered WHERE prev_ts IS NULL OR epoch(ts) - epoch(prev_ts) > ?
+),
+hh AS (
+  SELECT s.player AS account, h.tournament_id, h.started_at, h.hand_id
+  FROM seats s JOIN hands h USING (hand_id) WHERE h.is_tournament AND h.tournament_id IS NOT NULL
+)
+-- the first hand the player sat out (events carry no hand: the next hand of that player)
+SELECT k.account, k.tournament_id, k.ts, k.source, coalesce(k.hand_id, hh.hand_id) AS hand_id
+FROM kept k ASOF LEFT JOIN hh
+  ON k.account = hh.account AND k.tournament_id = hh.tournament_id AND hh.started_at >= k.ts
+"""
+
+_SPAN_SQL = """
+SELECT s.player AS account, h.tournament_id, min(h.started_at) AS t0, max(h.started_at) AS t1,
+       count(*) AS n_hands
+FROM seats s JOIN hands h USING (hand_id)
+WHERE h.is_tournament AND h.tournament_id IS NOT NULL
+GROUP BY ALL
+"""
+
+
+class CoordinatedSitoutDetector(Detector):
+    """Pairs/groups of players who sit out together far more than chance allows."""
+
+    kind = "coordinated_sitout"
+
+    def __init__(
+        self,
+        *,
+        alpha: float = 0.01,
+        random_state: int = 0,
+        window_s: float = 90.0,
+        merge_s: float = 180.0,
+        wave_share: float = 0.25,
+        wave_min: int = 4,
+        min_cooccur: int = 2,
+        n_perm: int = 999,
+    ) -> None:
+        super().__init__(alpha=alpha, random_state=random_state)
+        self.window_s = window_s
+        self.merge_s = merge_s
+        self.wave_share = wave_share
+        self.wave_min = wave_min
+        self.min_cooccur = min_cooccur
+        self.n_perm = n_perm
+
+    # ------------------------------------------------------------------ fit
+    def fit(self, con: duckdb.DuckDBPyConnection) -> "CoordinatedSitoutDetector":
+        self.missing_ = []
+        self.has_events_ = idf.table_rows(con, "sit_events") > 0
+        if not self.has_events_:
+            self.missing_.append("platform sit_out/sit_in events (sit-outs read from the hands only, to the hand)")
+        if idf.table_rows(con, "tournament_finishes") == 0:
+            self.missing_.append("bubble weighting (no tournament finishes)")
+        starts = con.sql(_STARTS_SQL, params=[self.merge_s]).pl()
+        spans = con.sql(_SPAN_SQL).pl()
+        # field size over time: entrants minus finishers whose finishing hand came earlier
+        fin = con.sql("""
+          SELECT f.tournament_id, f.player AS account, f.place, f.prize, h.started_at AS out_at
+          FROM tournament_finishes f LEFT JOIN hands h USING (hand_id)""").pl()
+        self.starts_all_ = starts
+        self.spans_ = spans
+        self.finishes_ = fin
+        # waves: starts shared by a large share of the field
+        starts = starts.join(spans.select("account", "tournament_id"), on=["account", "tournament_id"], how="inner")
+        field = spans.group_by("tournament_id").agg(field=pl.len())
+        s = starts.with_columns(t=pl.col("ts").dt.epoch("ms") / 1000.0).sort("tournament_id", "t")
+        s = s.join(field, on="tournament_id", how="left")
+        waves = self._wave_counts(s)
+        s = s.with_columns(crowd=pl.Series(waves))
+        self.starts_ = s
+        self.waves_ = s.filter(pl.col("crowd") >= pl.max_horizontal(pl.lit(self.wave_min), pl.col("field") * self.wave_share))
+        self.kept_ = s.filter(pl.col("crowd") < pl.max_horizontal(pl.lit(self.wave_min), pl.col("field") * self.wave_share))
+        return self
+
+    def _wave_counts(self, s: pl.DataFrame) -> np.ndarray:
+        """Distinct players of the same event starting a sit-out within the window of each start."""
+        out = np.zeros(s.height, dtype=int)
+        if s.height == 0:
+            return out
+        tid = s["tournament_id"].to_numpy()
+        t = s["t"].to_numpy()
+        # per tournament, two-pointer counts via searchsorted on sorted times
+        bounds = np.flatnonzero(np.r_[True, tid[1:] != tid[:-1], True])
+        for i0, i1 in zip(bounds[:-1], bounds[1:]):
+            tt = t[i0:i1]
+            lo = np.searchsorted(tt, tt - self.window_s, side="left")
+            hi = np.searchsorted(tt, tt + self.window_s, side="right")
+            out[i0:i1] = hi - lo  # starts (≈ players; one start per player per merge window)
+        return out
+
+    # ------------------------------------------------------------------ score
+    def score(self, con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
+        schema = {"accounts": pl.List(pl.Utf8), "tournaments": pl.List(pl.Utf8), "score": pl.Float64,
+                  "p_value": pl.Float64}
+        k = self.kept_
+        if k.height == 0:
+            self.pairs_ = pl.DataFrame()
+            return pl.DataFrame(schema=schema)
+        x = k.select("account", "tournament_id", "t", "ts", "hand_id")
+        # co-occurring starts of two players in one event (a band join in DuckDB)
+        con.register("_rb_starts", x)
+        co = con.sql("""
+          SELECT a.account AS a, b.account AS b, a.tournament_id, a.ts AS ts_a, b.ts AS ts_b,
+                 a.t AS t_a, b.t AS t_b, coalesce(a.hand_id, b.hand_id) AS hand_id
+          FROM _rb_starts a JOIN _rb_starts b
+            ON a.tournament_id = b.tournament_id AND a.account < b.account
+           AND b.t BETWEEN a.t - ? AND a.t + ?
+        """, params=[self.window_s, self.window_s]).pl()
+        con.unregister("_rb_starts")
+        if co.height == 0:
+            self.pairs_ = pl.DataFrame()
+            return pl.DataFrame(schema=schema)
+        cnt = co.group_by("a", "b").agg(n_co=pl.len(), n_events=pl.col("tournament_id").n_unique())
+        cand = cnt.filter(pl.col("n_co") >= self.min_cooccur)
+        if cand.height == 0:
+            self.pairs_ = pl.DataFrame()
+            return pl.DataFrame(schema=schema)
+        co = co.join(cand.select("a", "b"), on=["a", "b"], how="inner")
+        co = self._bubble(co)
+        # the permutation test, per candidate pair over the events both were in
+        rng = np.random.default_rng(self.random_state)
+        starts = {key: g["t"].to_numpy() for key, g in x.partition_by(["account", "tournament_id"], as_dict=True).items()}
+        sp = self.spans_.with_columns(t0=pl.col("t0").dt.epoch("ms") / 1000.0, t1=pl.col("t1").dt.epoch("ms") / 1000.0)
+        span = {(r[0], r[1]): (r[2], r[3]) for r in sp.select("account", "tournament_id", "t0", "t1").iter_rows()}
+        ev_of = {key[0]: set() for key in starts}
+        for (acc, tid) in starts:
+            ev_of[acc].add(tid)
+        rows = []
+        for r in cand.iter_rows(named=True):
+            a, b = r["a"], r["b"]
+            shared = sorted(ev_of.get(a, set()) & ev_of.get(b, set()))
+            null = np.zeros(self.n_perm)
+            obs = 0
+            exp = 0.0
+            for tid in shared:
+                ta, tb = starts[(a, tid)], starts[(b, tid)]
+                obs += int((np.abs(ta[:, None] - tb[None, :]) <= self.window_s).sum())
+                a0, a1 = span.get((a, tid), (ta.min(), ta.max()))
+                b0, b1 = span.get((b, tid), (tb.min(), tb.max()))
+                ra = rng.uniform(a0, max(a1, a0 + 1), size=(self.n_perm, ta.size))
+                rb = rng.uniform(b0, max(b1, b0 + 1), size=(self.n_perm, tb.size))
+                null += (np.abs(ra[:, :, None] - rb[:, None, :]) <= self.window_s).sum(axis=(1, 2))
+                ov = max(0.0, min(a1, b1) - max(a0, b0))
+                exp += ta.size * tb.size * min(1.0, 2 * self.window_s * ov / max((a1 - a0) * (b1 - b0), 1.0))
+            p = (1 + int((null >= obs).sum())) / (self.n_perm + 1)
+            rows.append({"a": a, "b": b, "n_co_obs": obs, "expected": float(null.mean()), "expected_analytic": exp,
+                         "p_perm": p, "shared_events": shared,
+                         "n_starts_a": int(sum(starts[(a, t)].size for t in shared)),
+                         "n_starts_b": int(sum(starts[(b, t)].size for t in shared))})
+        pairs = pl.DataFrame(rows).join(cand, on=["a", "b"], how="left")
+        bub = co.group_by("a", "b").agg(
+            bubble=pl.col("proximity").mean(),
+            co_tournaments=pl.col("tournament_id").unique().sort(),
+        )
+        pairs = pairs.join(bub, on=["a", "b"], how="left").with_columns(
+            score=(-pl.col("p_perm").log10() * (1 + pl.col("bubble").fill_null(0.0))),
+        )
+        self.co_ = co
+        self.pairs_ = pairs
+        return pairs.with_columns(
+            accounts=pl.concat_list("a", "b"), tournaments=pl.col("co_tournaments"), p_value=pl.col("p_perm"),
+        )
+
+    def _bubble(self, co: pl.DataFrame) -> pl.DataFrame:
+        """Proximity to the money at each co-occurrence: paid places over players remaining."""
+        fin = self.finishes_
+        if fin.height == 0:
+            return co.with_columns(remaining=pl.lit(None, pl.Int64), paid=pl.lit(None, pl.Int64), proximity=pl.lit(0.0))
+        paid = fin.group_by("tournament_id").agg(paid=pl.col("prize").is_not_null().sum().cast(pl.Int64),
+                                                 entrants=pl.len())
+        fx = fin.filter(pl.col("out_at").is_not_null()).select("tournament_id", "out_at").sort("tournament_id", "out_at")
+        co = co.with_columns(t_co=pl.min_horizontal("ts_a", "ts_b")).join(paid, on="tournament_id", how="left")
+        # finished before t: count via a join-asof-like aggregation in polars
+        gone = (co.select("a", "b", "tournament_id", "t_co").unique()
+                .join(fx, on="tournament_id", how="left")
+                .group_by("a", "b", "tournament_id", "t_co")
+                .agg(gone=(pl.col("out_at") < pl.col("t_co")).sum()))
+        co = co.join(gone, on=["a", "b", "tournament_id", "t_co"], how="left").with_columns(
+            remaining=(pl.col("entrants").cast(pl.Int64) - pl.col("gone").fill_null(0).cast(pl.Int64)),
+        ).with_columns(
+            proximity=pl.when(pl.col("remaining") > pl.col("paid"))
+            .then((pl.col("paid") / pl.col("remaining")).clip(0, 1))
+            .otherwise(0.0).fill_null(0.0),
+        )
+        return co
+
+    # ------------------------------------------------------------------ threshold
+    def threshold(self, scores: pl.DataFrame) -> pl.DataFrame:
+        if scores.height == 0:
+            self.groups_ = []
+            return scores.with_columns(flagged=pl.lit(False), group=pl.lit(0, pl.Int64))
+        q = idf.benjamini_hochberg(scores["p_value"].to_numpy())
+        pairs = scores.with_columns(q_value=pl.Series(q), pair_flagged=pl.Series(q <= self.alpha))
+        self.pairs_ = pairs
+        g = nx.Graph()
+        for r in pairs.filter(pl.col("pair_flagged")).iter_rows(named=True):
+            g.add_edge(r["a"], r["b"])
+        groups: list[dict[str, Any]] = []
+        for comp in nx.connected_components(g):
+            sub = pairs.filter(pl.col("pair_flagged") & pl.col("a").is_in(list(comp)) & pl.col("b").is_in(list(comp)))
+            groups.append({"accounts": sorted(comp), "pairs": sub, "flagged": True})
+        for r in pairs.filter(~pl.col("pair_flagged")).sort("score", descending=True).head(200).iter_rows(named=True):
+            groups.append({"accounts": [r["a"], r["b"]],
+                           "pairs": pairs.filter((pl.col("a") == r["a"]) & (pl.col("b") == r["b"])), "flagged": False})
+        self.groups_ = groups
+        return pl.DataFrame({
+            "group": list(range(len(groups))),
+            "accounts": [g_["accounts"] for g_ in groups],
+            "tournaments": [sorted({t for ts in g_["pairs"]["tournaments"].to_list() for t in ts}) for g_ in groups],
+            "score": [float(g_["pairs"]["score"].max()) for g_ in groups],
+            "p_value": [float(g_["pairs"]["p_value"].min()) for g_ in groups],
+            "flagged": [g_["flagged"] for g_ in groups],
+        }, schema={"group": pl.Int64, "accounts": pl.List(pl.Utf8), "tournaments": pl.List(pl.Utf8),
+                   "score": pl.Float64, "p_value": pl.Float64, "flagged": pl.Boolean})
+
+    # ------------------------------------------------------------------ explain
+    def explain(self, con: duckdb.DuckDBPyConnection, row: dict[str, Any]) -> Signal:
+        grp = self.groups_[row["group"]]
+        accs = grp["accounts"]
+        pairs: pl.DataFrame = grp["pairs"]
+        co = self.co_.filter(pl.col("a").is_in(accs) & pl.col("b").is_in(accs)).sort("ts_a")
+        ev: list[Evidence] = []
+        for r in pairs.sort("score", descending=True).iter_rows(named=True):
+            a, b = r["a"], r["b"]
+            ev.append(Evidence(
+                name=f"sit-outs started together: {a} & {b}", value=float(r["n_co_obs"]),
+                baseline=round(float(r["expected"]), 3), n=int(min(r["n_starts_a"], r["n_starts_b"])),
+                p_value=float(r["p_value"]),
+                text=(f"{a} ({r['n_starts_a']} sit-outs) and {b} ({r['n_starts_b']}) started sitting out within "
+                      f"{self.window_s:.0f} s of each other {r['n_co_obs']} times in {len(r['co_tournaments'])} "
+                      f"tournaments; {r['expected']:.2f} expected when each player's sit-outs are shuffled within "
+                      f"the event ({self.n_perm} permutations, seed {self.random_state}); mean bubble proximity "
+                      f"{(r['bubble'] or 0):.2f}"),
+                sql=(f"SELECT x.tournament_id, x.ts AS {_ident('ts_' + a)}, y.ts AS {_ident('ts_' + b)} FROM sit_events x "
+                     f"JOIN sit_events y ON x.tournament_id = y.tournament_id AND y.kind = 'sit_out' "
+                     f"AND abs(epoch(y.ts) - epoch(x.ts)) <= {self.window_s:.0f} "
+                     f"WHERE x.kind = 'sit_out' AND x.account = {_lit(a)} AND y.account = {_lit(b)} ORDER BY x.ts"),
+            ))
+        times = [f"{r['tournament_id']} {r['ts_a']:%H:%M:%S}/{r['ts_b']:%H:%M:%S}" for r in co.head(12).iter_rows(named=True)]
+        ev.append(Evidence(
+            name="co-occurring sit-outs (tournament, times)", value=float(co.height), n=co.height,
+            text="; ".join(times),
+            sql=("SELECT account, tournament_id, kind, ts FROM sit_events WHERE account IN ("
+                 + ", ".join(_lit(a) for a in accs) + ") ORDER BY tournament_id, ts"),
+        ))
+        n_waves = self.waves_.filter(pl.col("account").is_in(accs)).height
+        tourns = sorted(set(co["tournament_id"].to_list()))
+        benign = (f"Scheduled breaks and disconnect waves take many players out at once: {n_waves} sit-outs of these "
+                  f"accounts fell in such waves (≥{self.wave_share:.0%} of the field or ≥{self.wave_min} players) and "
+                  "were left out. ")
+        benign += ("The remaining co-occurrences are far beyond what each player's own sit-out rate explains."
+                   if row["flagged"] else "What remains is within chance: not flagged.")
+        hands = [h for h in co.sort("proximity", descending=True)["hand_id"].to_list() if h][:20]
+        return Signal(
+            kind=self.kind, accounts=accs, tournaments=tourns, score=float(row["score"]), flagged=bool(row["flagged"]),
+            summary=f"{', '.join(accs)} sat out together {co.height} times in {len(tourns)} tournaments",
+            hands=hands, evidence=ev, benign=benign, p_value=float(row["p_value"]), detector=type(self).__name__,
+            extra={"cooccurrences": [
+                {"tournament": r["tournament_id"], "a": r["a"], "b": r["b"], "ts_a": str(r["ts_a"]), "ts_b": str(r["ts_b"]),
+                 "remaining": r["remaining"], "paid": r["paid"]} for r in co.head(100).iter_rows(named=True)]},
+        )
+
+
+def _ident(s: str) -> str:
+    return '"' + s.replace('"', '""') + '"'

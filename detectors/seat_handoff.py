@@ -1,0 +1,413 @@
+"""Seat hand-off: someone else takes over an account's seat in mid-event.
+
+Method
+------
+Per account and tournament, candidate change points come from the platform
+sessions: a login during the account's play in that event from a device or
+network the previous session did not use (and, more telling, one the account
+had never used before). The change-point hand is the account's first hand in
+the event after that login. Where there are no sessions (hand histories only)
+every split of the account's hand sequence is a candidate and the split
+maximising the action-mix chi-square is taken, with a Bonferroni correction
+over the splits scanned (binary-segmentation change-point detection, Scott &
+Knott, Biometrics 30, 1974; Killick, Fearnhead & Eckley, JASA 107, 2012 for
+the wider family).
+
+Before and after the change point the account's play is compared with two-sample
+tests:
+
+* decision timing: Mann-Whitney U on log decision times (Mann & Whitney, Ann.
+  Math. Stat. 18, 1947) and the Kolmogorov-Smirnov distance;
+* style: chi-square homogeneity of the action mix (fold/check/call/bet/raise)
+  and Mann-Whitney on bet sizes as fractions of the pot;
+* against the account's own history outside this event: the after-segment's
+  action mix and timing against everything else the account played.
+
+A hand-off needs the new device or network **and** a shift in style **and** in
+timing: an honest move from phone to desktop changes the device and, a little,
+the speed, but not the action mix. Style and timing p-values are combined with
+Fisher's method; Benjamini-Hochberg controls the false-discovery rate over the
+candidates.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import duckdb
+import numpy as np
+import polars as pl
+from scipy import stats as sps
+
+from detectors.base import Detector, Evidence, Signal
+from detectors.features import identity as idf
+
+ACTS = ("fold", "check", "call", "bet", "raise")
+
+
+def _lit(s: str) -> str:
+    return "'" + str(s).replace("'", "''") + "'"
+
+
+# per (account, tournament, hand) action counts and bet sizes of voluntary actions
+_HAND_ROWS_SQL = """
+SELECT h.tournament_id, a.player AS account, a.hand_id, h.started_at,
+       count(*) FILTER (WHERE a.action = 'fold')  AS n_fold,
+       count(*) FILTER (WHERE a.action = 'check') AS n_check,
+       count(*) FILTER (WHERE a.action = 'call')  AS n_call,
+       count(*) FILTER (WHERE a.action = 'bet')   AS n_bet,
+       count(*) FILTER (WHERE a.action = 'raise') AS n_raise,
+       max(CASE WHEN a.street = 'preflop' AND a.action IN ('call','bet','raise') THEN 1 ELSE 0 END) AS vpip,
+       list(a.amount / a.pot_before) FILTER (WHERE a.action IN ('bet','raise') AND a.pot_before > 0) AS sizes
+FROM actions a JOIN hands h USING (hand_id)
+JOIN _rb_at t ON t.account = a.player AND t.tournament_id = h.tournament_id
+LEFT JOIN seats s ON s.hand_id = a.hand_id AND s.player = a.player
+WHERE a.action NOT LIKE 'post%' AND NOT coalesce(s.sitting_out, FALSE)
+GROUP BY ALL
+"""
+
+_DECISIONS_SQL = """
+SELECT h.tournament_id, d.account, d.hand_id, h.started_at, ln(greatest(d.ms, 1)) AS log_ms
+FROM decisions d JOIN hands h USING (hand_id)
+JOIN _rb_at t ON t.account = d.account AND t.tournament_id = h.tournament_id
+"""
+
+# the account's own history outside the event: action mix and timing
+_HISTORY_SQL = """
+WITH acc AS (SELECT DISTINCT account FROM _rb_at)
+SELECT a.player AS account, h.tournament_id,
+       count(*) FILTER (WHERE a.action = 'fold')  AS n_fold,
+       count(*) FILTER (WHERE a.action = 'check') AS n_check,
+       count(*) FILTER (WHERE a.action = 'call')  AS n_call,
+       count(*) FILTER (WHERE a.action = 'bet')   AS n_bet,
+       count(*) FILTER (WHERE a.action = 'raise') AS n_raise
+FROM actions a JOIN hands h USING (hand_id) JOIN acc ON acc.account = a.player
+WHERE a.action NOT LIKE 'post%'
+GROUP BY ALL
+"""
+
+
+def _chi2_p(t: np.ndarray) -> float:
+    """Chi-square homogeneity p of a 2 x k count table (columns with no counts dropped)."""
+    t = t[:, t.sum(axis=0) > 0]
+    if t.shape[1] < 2 or (t.sum(axis=1) == 0).any():
+        return float("nan")
+    return float(sps.chi2_contingency(t, correction=False)[1])
+
+
+def _mwu_p(x: np.ndarray, y: np.ndarray) -> float:
+    if len(x) < 5 or len(y) < 5:
+        return float("nan")
+    return float(sps.mannwhitneyu(x, y, alternative="two-sided").pvalue)
+
+
+class SeatHandoffDetector(Detector):
+    """Account, tournament and change-point hand of a mid-event seat hand-off."""
+
+    kind = "seat_handoff"
+
+    def __init__(
+        self,
+        *,
+        alpha: float = 0.01,
+        random_state: int = 0,
+        min_segment: int = 8,
+        signal_p: float = 0.05,
+        min_scan_hands: int = 30,
+    ) -> None:
+        super().__init__(alpha=alpha, random_state=random_state)
+        self.min_segment = min_segment  # hands needed on each side of a change point
+        self.signal_p = signal_p  # style and timing must each shift below this p
+        self.min_scan_hands = min_scan_hands
+
+    # ------------------------------------------------------------------ fit
+    def fit(self, con: duckdb.DuckDBPyConnection) -> "SeatHandoffDetector":
+        self.missing_ = []
+        self.has_sessions_ = idf.table_rows(con, "sessions") > 0
+        self.has_decisions_ = idf.table_rows(con, "decisions") > 0
+        if not self.has_sessions_:
+            self.missing_.append("device and network changes (no sessions): change points scanned from play alone")
+        if not self.has_decisions_:
+            self.missing_.append("decision timing (no decisions)")
+        return self
+
+    # ------------------------------------------------------------------ candidates
+    def _session_candidates(self, con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
+        """Logins during an account's play in an event from a changed device or network."""
+        q = f"""
+        WITH s AS (
+          SELECT account, session, ip, device, login_at,
+                 CASE WHEN regexp_matches(coalesce(ip, ''), '^\\d+\\.\\d+\\.\\d+\\.\\d+$')
+                      THEN regexp_extract(ip, '^(\\d+\\.\\d+\\.\\d+)\\.', 1) ELSE ip END AS net
+          FROM sessions
+        ),
+        s2 AS (
+          SELECT *,
+            lag(device) OVER w AS prev_device, lag(net) OVER w AS prev_net,
+            login_at = min(login_at) OVER (PARTITION BY account, device) AS new_device,
+            login_at = min(login_at) OVER (PARTITION BY account, net) AS new_net,
+            count(*) OVER (PARTITION BY account, device) AS device_sessions,
+            count(*) OVER (PARTITION BY account) AS account_sessions
+          FROM s WINDOW w AS (PARTITION BY account ORDER BY login_at)
+        ),
+        acct AS (
+          SELECT s.player AS account, h.tournament_id,
+                 min(h.started_at) AS t_first, max(h.started_at) AS t_last, count(*) AS n_hands
+          FROM seats s JOIN hands h USING (hand_id)
+          WHERE h.is_tournament AND h.tournament_id IS NOT NULL AND s.dealt_in AND NOT s.sitting_out
+          GROUP BY ALL
+        )
+        SELECT acct.account, acct.tournament_id, s2.session, s2.login_at, s2.device, s2.ip,
+               s2.prev_device, s2.prev_net, s2.net,
+               s2.device IS DISTINCT FROM s2.prev_device AS device_changed,
+               s2.net IS DISTINCT FROM s2.prev_net AS net_changed,
+               s2.new_device, s2.new_net, s2.device_sessions, s2.account_sessions, acct.n_hands
+        FROM acct JOIN s2 ON s2.account = acct.account
+          AND s2.login_at > acct.t_first AND s2.login_at <= acct.t_last
+        WHERE s2.prev_device IS NOT NULL
+          AND (s2.device IS DISTINCT FROM s2.prev_device OR s2.net IS DISTINCT FROM s2.prev_net)
+        """
+        return con.sql(q).pl()
+
+    def _scan_candidates(self, con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
+        q = """
+        SELECT s.player AS account, h.tournament_id, count(*) AS n_hands
+        FROM seats s JOIN hands h USING (hand_id)
+        WHERE h.is_tournament AND h.tournament_id IS NOT NULL AND s.dealt_in AND NOT s.sitting_out
+        GROUP BY ALL HAVING count(*) >= ?
+        """
+        return con.sql(q, params=[self.min_scan_hands]).pl()
+
+    # ------------------------------------------------------------------ score
+    def score(self, con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
+        if self.has_sessions_:
+            cand = self._session_candidates(con)
+        else:
+            cand = self._scan_candidates(con)
+        self.cand_ = cand
+        out_schema = {"accounts": pl.List(pl.Utf8), "tournaments": pl.List(pl.Utf8), "score": pl.Float64,
+                      "p_value": pl.Float64}
+        if cand.height == 0:
+            self.rows_ = []
+            return pl.DataFrame(schema=out_schema)
+        con.register("_rb_at", cand.select("account", "tournament_id").unique())
+        hands = con.sql(_HAND_ROWS_SQL).pl().sort("account", "tournament_id", "started_at", "hand_id")
+        dec = con.sql(_DECISIONS_SQL).pl() if self.has_decisions_ else None
+        hist = con.sql(_HISTORY_SQL).pl()
+        hist_dec = None
+        if self.has_decisions_:
+            hist_dec = con.sql("""
+              SELECT d.account, h.tournament_id, ln(greatest(d.ms, 1)) AS log_ms
+              FROM decisions d JOIN hands h USING (hand_id)
+              WHERE d.account IN (SELECT DISTINCT account FROM _rb_at)""").pl()
+        con.unregister("_rb_at")
+
+        by_at = {k: g for k, g in hands.partition_by(["account", "tournament_id"], as_dict=True).items()}
+        dec_at = {k: g for k, g in dec.partition_by(["account", "tournament_id"], as_dict=True).items()} if dec is not None else {}
+        hist_by_acc = {k[0]: g for k, g in hist.partition_by(["account"], as_dict=True).items()}
+        hdec_by_acc = {k[0]: g for k, g in hist_dec.partition_by(["account"], as_dict=True).items()} if hist_dec is not None else {}
+
+        rows: list[dict[str, Any]] = []
+        for c in cand.iter_rows(named=True):
+            key = (c["account"], c["tournament_id"])
+            h = by_at.get(key)
+            if h is None or h.height < 2 * self.min_segment:
+                continue
+            t = h["started_at"].to_numpy()
+            counts = h.select([f"n_{a}" for a in ACTS]).to_numpy().astype(float)
+            if self.has_sessions_:
+                k = int(np.searchsorted(t, np.datetime64(c["login_at"], "us"), side="left"))
+                n_splits = 1
+            else:
+                k, n_splits = self._best_split(counts)
+            if k < self.min_segment or h.height - k < self.min_segment:
+                continue
+            r = self._compare(c, h, k, counts, dec_at.get(key), hist_by_acc.get(c["account"]),
+                              hdec_by_acc.get(c["account"]))
+            r["n_splits"] = n_splits
+            rows.append(r)
+        if not rows:
+            self.rows_ = []
+            return pl.DataFrame(schema=out_schema)
+        df = pl.DataFrame(rows)
+        p_style = idf.fisher_combine(np.column_stack([df["p_mix"].to_numpy(), df["p_size"].to_numpy()]))
+        p_time = df["p_time"].to_numpy().astype(float)
+        p_all = idf.fisher_combine(np.column_stack([p_style, p_time]))
+        # scanned split points: Bonferroni over the splits tried
+        p_all = np.minimum(1.0, p_all * df["n_splits"].to_numpy())
+        novelty = (df["new_device"].cast(pl.Int8).to_numpy() + df["new_net"].cast(pl.Int8).to_numpy())
+        df = df.with_columns(
+            p_style=pl.Series(p_style),
+            p_value=pl.Series(p_all),
+            novelty=pl.Series(novelty),
+        ).with_columns(
+            score=(-pl.col("p_value").clip(1e-300, 1).log10() + 2.0 * pl.col("novelty")),
+            accounts=pl.concat_list("account"),
+            tournaments=pl.concat_list("tournament_id"),
+        )
+        # one row per account-tournament: its strongest change point
+        df = df.sort("score", descending=True).unique(["account", "tournament_id"], keep="first", maintain_order=True)
+        self.rows_ = df.to_dicts()
+        return df.with_row_index("cand").with_columns(pl.col("cand").cast(pl.Int64))
+
+    def _best_split(self, counts: np.ndarray) -> tuple[int, int]:
+        """Split maximising the action-mix chi-square (vectorised over splits)."""
+        n = counts.shape[0]
+        m = self.min_segment
+        cs = np.cumsum(counts, axis=0)
+        tot = cs[-1]
+        ks = np.arange(m, n - m + 1)
+        if ks.size == 0:
+            return 0, 1
+        before = cs[ks - 1]
+        after = tot - before
+        nb = before.sum(axis=1, keepdims=True)
+        na = after.sum(axis=1, keepdims=True)
+        col = tot / max(tot.sum(), 1)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            eb = nb * col
+            ea = na * col
+            chi = np.nansum(np.where(eb > 0, (before - eb) ** 2 / eb, 0) + np.where(ea > 0, (after - ea) ** 2 / ea, 0), axis=1)
+        return int(ks[int(np.argmax(chi))]), int(ks.size)
+
+    def _compare(self, c, h: pl.DataFrame, k: int, counts: np.ndarray, dec: pl.DataFrame | None,
+                 hist: pl.DataFrame | None, hdec: pl.DataFrame | None) -> dict[str, Any]:
+        cp_hand = h["hand_id"][k]
+        cp_time = h["started_at"][k]
+        before, after = counts[:k].sum(axis=0), counts[k:].sum(axis=0)
+        p_mix = _chi2_p(np.vstack([before, after]))
+        sizes = h["sizes"].to_list()
+        sb = np.array([x for s in sizes[:k] for x in (s or []) if x is not None], dtype=float)
+        sa = np.array([x for s in sizes[k:] for x in (s or []) if x is not None], dtype=float)
+        p_size = _mwu_p(sb, sa)
+        vpip = h["vpip"].to_numpy()
+        p_time = float("nan")
+        ks_d = float("nan")
+        med_b = med_a = float("nan")
+        n_db = n_da = 0
+        if dec is not None and dec.height:
+            after_mask = dec["started_at"].to_numpy() >= np.datetime64(cp_time, "us")
+            lm = dec["log_ms"].to_numpy()
+            xb, xa = lm[~after_mask], lm[after_mask]
+            n_db, n_da = len(xb), len(xa)
+            p_time = _mwu_p(xb, xa)
+            if n_db and n_da:
+                ks_d = float(sps.ks_2samp(xb, xa).statistic)
+                med_b, med_a = float(np.exp(np.median(xb))), float(np.exp(np.median(xa)))
+        # after-segment against the account's history outside this event
+        p_hist_mix = p_hist_time = float("nan")
+        if hist is not None:
+            other = hist.filter(pl.col("tournament_id").is_null() | (pl.col("tournament_id") != c["tournament_id"]))
+            if other.height:
+                hc = other.select([f"n_{a}" for a in ACTS]).sum().to_numpy()[0].astype(float)
+                if hc.sum() >= 20:
+                    p_hist_mix = _chi2_p(np.vstack([hc, after]))
+        if hdec is not None and dec is not None and dec.height:
+            other = hdec.filter(pl.col("tournament_id").is_null() | (pl.col("tournament_id") != c["tournament_id"]))
+            if other.height >= 20:
+                after_mask = dec["started_at"].to_numpy() >= np.datetime64(cp_time, "us")
+                p_hist_time = _mwu_p(other["log_ms"].to_numpy(), dec["log_ms"].to_numpy()[after_mask])
+        return {
+            "account": c["account"], "tournament_id": c["tournament_id"],
+            "cp_hand": cp_hand, "cp_time": cp_time, "k": k, "n_hands": h.height,
+            "hands_after": h["hand_id"].to_list()[k:k + 25],
+            "session": c.get("session"), "device": c.get("device"), "ip": c.get("ip"),
+            "prev_device": c.get("prev_device"),
+            "device_changed": bool(c.get("device_changed") or False), "net_changed": bool(c.get("net_changed") or False),
+            "new_device": bool(c.get("new_device") or False), "new_net": bool(c.get("new_net") or False),
+            "p_mix": p_mix, "p_size": p_size, "p_time": p_time, "ks_d": ks_d,
+            "p_hist_mix": p_hist_mix, "p_hist_time": p_hist_time,
+            "vpip_before": float(vpip[:k].mean()), "vpip_after": float(vpip[k:].mean()),
+            "aggr_before": _aggr(before), "aggr_after": _aggr(after),
+            "fold_before": _share(before, 0), "fold_after": _share(after, 0),
+            "size_before": float(np.median(sb)) if sb.size else float("nan"),
+            "size_after": float(np.median(sa)) if sa.size else float("nan"),
+            "med_ms_before": med_b, "med_ms_after": med_a, "n_dec_before": n_db, "n_dec_after": n_da,
+        }
+
+    # ------------------------------------------------------------------ threshold
+    def threshold(self, scores: pl.DataFrame) -> pl.DataFrame:
+        if scores.height == 0:
+            return scores.with_columns(flagged=pl.lit(False))
+        q = idf.benjamini_hochberg(scores["p_value"].to_numpy())
+        style_ok = scores["p_style"].fill_nan(1.0).fill_null(1.0).to_numpy() < self.signal_p
+        if self.has_decisions_:
+            time_ok = scores["p_time"].fill_nan(1.0).fill_null(1.0).to_numpy() < self.signal_p
+        else:
+            time_ok = np.ones(scores.height, dtype=bool)
+        changed = (scores["device_changed"] | scores["net_changed"]).to_numpy() if self.has_sessions_ else np.ones(scores.height, bool)
+        flagged = (q <= self.alpha) & style_ok & time_ok & changed
+        for r, qq, f in zip(self.rows_, q, flagged):
+            r["q_value"] = float(qq)
+        return scores.with_columns(q_value=pl.Series(q), flagged=pl.Series(flagged))
+
+    # ------------------------------------------------------------------ explain
+    def explain(self, con: duckdb.DuckDBPyConnection, row: dict[str, Any]) -> Signal:
+        r = self.rows_[row["cand"]]
+        acc, tid = r["account"], r["tournament_id"]
+        hsql = ("SELECT h.hand_id, h.started_at FROM seats s JOIN hands h USING (hand_id) "
+                f"WHERE s.player = {_lit(acc)} AND h.tournament_id = {_lit(tid)} ORDER BY h.started_at")
+        ev = []
+        if self.has_sessions_:
+            ev.append(Evidence(
+                name="login from a changed device/network", value=float(r["new_device"]) + float(r["new_net"]),
+                baseline=0.0, n=1,
+                text=(f"session {r['session']} at {r['cp_time']}: device {r['device']} (before {r['prev_device']}), "
+                      f"ip {r['ip']}; device {'never' if r['new_device'] else 'already'} used by {acc} before, "
+                      f"network {'new' if r['new_net'] else 'seen before'}"),
+                sql=f"SELECT session, login_at, logout_at, ip, device FROM sessions WHERE account = {_lit(acc)} ORDER BY login_at",
+            ))
+        ev.append(Evidence(
+            name="decision time shift (median ms, after vs before)", value=_nz(r["med_ms_after"]), baseline=_nz(r["med_ms_before"]),
+            n=int(r["n_dec_after"]), p_value=_nz(r["p_time"]),
+            text=(f"median decision {r['med_ms_before']:.0f} ms on {r['n_dec_before']} decisions before hand {r['cp_hand']}, "
+                  f"{r['med_ms_after']:.0f} ms on {r['n_dec_after']} after; KS distance {r['ks_d']:.2f}; "
+                  f"Mann-Whitney p {r['p_time']:.2g}; after vs own history p {r['p_hist_time']:.2g}")
+            if self.has_decisions_ else "no decision times in the warehouse",
+            sql=("SELECT h.started_at >= (SELECT started_at FROM hands WHERE hand_id = " + _lit(r["cp_hand"]) + ") AS after, "
+                 "median(d.ms), count(*) FROM decisions d JOIN hands h USING (hand_id) "
+                 f"WHERE d.account = {_lit(acc)} AND h.tournament_id = {_lit(tid)} GROUP BY 1"),
+        ))
+        ev.append(Evidence(
+            name="action mix shift (VPIP after vs before)", value=r["vpip_after"], baseline=r["vpip_before"],
+            n=int(r["n_hands"] - r["k"]), p_value=_nz(r["p_mix"]),
+            text=(f"VPIP {r['vpip_before']:.2f} -> {r['vpip_after']:.2f}, aggression {r['aggr_before']:.2f} -> "
+                  f"{r['aggr_after']:.2f}, fold share {r['fold_before']:.2f} -> {r['fold_after']:.2f} over "
+                  f"{r['k']} hands before and {r['n_hands'] - r['k']} after; chi-square p {r['p_mix']:.2g}; "
+                  f"after vs own history p {r['p_hist_mix']:.2g}"),
+            sql=("SELECT h.started_at >= (SELECT started_at FROM hands WHERE hand_id = " + _lit(r["cp_hand"]) + ") AS after, "
+                 "a.action, count(*) FROM actions a JOIN hands h USING (hand_id) "
+                 f"WHERE a.player = {_lit(acc)} AND h.tournament_id = {_lit(tid)} AND a.action NOT LIKE 'post%' GROUP BY ALL ORDER BY ALL"),
+        ))
+        ev.append(Evidence(
+            name="bet size shift (median fraction of pot)", value=_nz(r["size_after"]), baseline=_nz(r["size_before"]),
+            p_value=_nz(r["p_size"]), text=f"median bet {r['size_before']:.2f} -> {r['size_after']:.2f} of the pot",
+            sql=hsql,
+        ))
+        benign = ("A player moving from phone to desktop (or to another network) changes device and a little "
+                  "of their speed, but not their game. ")
+        benign += ("Here both the action mix and the timing shift at the login, so the same-person explanation "
+                   "is unlikely." if row["flagged"] else "The shift is not strong enough on both style and timing: not flagged.")
+        return Signal(
+            kind=self.kind, accounts=[acc], tournaments=[tid], score=float(row["score"]), flagged=bool(row["flagged"]),
+            summary=(f"{acc}'s seat in tournament {tid} changes hands at hand {r['cp_hand']}"
+                     + (f" (login from device {r['device']})" if self.has_sessions_ else "")),
+            hands=list(r["hands_after"]), evidence=ev, benign=benign,
+            p_value=float(row["p_value"]), detector=type(self).__name__,
+            extra={"change_point_hand": r["cp_hand"], "change_point_time": str(r["cp_time"]), "q_value": r.get("q_value")},
+        )
+
+
+def _aggr(c: np.ndarray) -> float:
+    d = c[2] + c[3] + c[4]
+    return float((c[3] + c[4]) / d) if d else float("nan")
+
+
+def _share(c: np.ndarray, i: int) -> float:
+    s = c.sum()
+    return float(c[i] / s) if s else float("nan")
+
+
+def _nz(x: Any) -> float | None:
+    return None if x is None or (isinstance(x, float) and math.isnan(x)) else float(x)

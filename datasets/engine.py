@@ -476,13 +476,16 @@ class HandRecord:
 def _position_names(n: int) -> list[str]:
     """Position labels by offset from the button: index 0 = button, 1 = SB, 2 = BB, ... CO last.
 
-    Heads-up the button is also the small blind: ``['BTN', 'BB']``.
+    Heads-up the button is also the small blind: ``['BTN', 'BB']``.  Between
+    the big blind and the button, seats are named from the button backwards
+    ``CO``, ``HJ``, ``LJ`` and the earlier ones ``UTG``, ``UTG1``, ``UTG2``
+    (the same names the hand-history parser gives).
     """
     if n == 2:
         return ["BTN", "BB"]
     rest = n - 3
     tail = ["LJ", "HJ", "CO"][3 - min(rest, 3):] if rest else []
-    head = ["UTG"] + [f"UTG+{i}" for i in range(1, rest - 3)] if rest > 3 else []
+    head = ["UTG"] + [f"UTG{i}" for i in range(1, rest - 3)] if rest > 3 else []
     return ["BTN", "SB", "BB"] + head + tail
 
 
@@ -614,8 +617,8 @@ def play_hand(
         pos_index = [0 if i == sb_i else 1 for i in range(n)]
     elif btn_i is not None:
         pos_index = [(i - btn_i) % n for i in range(n)]
-    else:  # dead button: the first player dealt is one seat past the button
-        pos_index = [i + 1 for i in range(n)]
+    else:  # dead button: the last player in dealing order is still called the button
+        pos_index = [(i + 1) % n for i in range(n)]
     positions = [pos_names[min(p, len(pos_names) - 1)] for p in pos_index]
     tbl = table if table is not None else {}
     pol = [(_AUTO if live[i].sitting_out else policies[names[i]]) for i in range(n)]

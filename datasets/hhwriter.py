@@ -301,7 +301,7 @@ _POST_TEXT = {
     "ante": "posts the ante",
     "small_blind": "posts small blind",
     "big_blind": "posts big blind",
-    "dead_small_blind": "posts small blind",
+    "dead_small_blind": "posts dead blind",
     "small_big_blinds": "posts small & big blinds",
 }
 

@@ -1,0 +1,194 @@
+"""Hand header and table line: game, stakes, tournament, time (vectorised).
+
+The header names the game anywhere in its text ("Hold'em No Limit",
+"5 Card Omaha Pot Limit", or inside a mixed-game wrapper such as
+"8-Game (Razz Limit)" or "Mixed NLH/PLO (Hold'em No Limit, $0.10/$0.20 USD)"):
+the first ``<game> [Hi/Lo] <limit>`` phrase is the game of the hand. Games
+other than Hold'em and the Omaha family are reported as unsupported.
+
+Time: the header carries a local time with its zone and, for non-ET zones, the
+same instant in ET between brackets. The ET time is preferred (America/New_York
+with DST rules, via the IANA database that Polars uses); otherwise the local
+zone is mapped to an IANA zone. Ambiguous times at the autumn DST change take
+the earlier instant; non-existent ones (spring gap) make the time unknown and
+the hand is quarantined as a malformed header.
+"""
+from __future__ import annotations
+
+import polars as pl
+
+from .lines import money_cents
+
+ZONES: dict[str, str] = {
+    "ET": "America/New_York", "EST": "America/New_York", "EDT": "America/New_York",
+    "CT": "America/Chicago", "MT": "America/Denver", "PT": "America/Los_Angeles",
+    "AT": "America/Halifax", "NT": "America/St_Johns", "AKT": "America/Anchorage",
+    "HT": "Pacific/Honolulu", "BRT": "America/Sao_Paulo", "BRST": "America/Sao_Paulo",
+    "ART": "America/Argentina/Buenos_Aires",
+    "UTC": "UTC", "GMT": "UTC", "WET": "Europe/Lisbon", "WEST": "Europe/Lisbon",
+    "CET": "Europe/Paris", "CEST": "Europe/Paris", "EET": "Europe/Helsinki",
+    "EEST": "Europe/Helsinki", "MSK": "Europe/Moscow", "IST": "Asia/Kolkata",
+    "CCT": "Asia/Shanghai", "JST": "Asia/Tokyo", "AEST": "Australia/Sydney",
+    "AEDT": "Australia/Sydney", "ACST": "Australia/Adelaide", "AWST": "Australia/Perth",
+    "NZT": "Pacific/Auckland", "NZST": "Pacific/Auckland", "NZDT": "Pacific/Auckland",
+}
+
+GAME_RE = (
+    r"(?i)(6\+ Hold'em|Split Hold'em|6 Card Omaha|5 Card Omaha|Courchevel|Omaha|Hold'em|"
+    r"7 Card Stud|5 Card Stud|Stud|Razz|5 Card Draw|Single Draw 2-7 Lowball|"
+    r"Triple Draw 2-7 Lowball|Triple Draw A-5 Lowball|Badugi|Badeucey|Badacey|2-7 Triple Draw|"
+    r"Draw)( Hi/Lo)? (Pot Limit Pre-Flop, No Limit Post-Flop|No Limit|Pot Limit|Fixed Limit|Limit)"
+)
+
+_GAME_MAP = {
+    "hold'em": "holdem", "6+ hold'em": "holdem_6plus", "split hold'em": "holdem_split",
+    "omaha": "omaha", "5 card omaha": "omaha5", "6 card omaha": "omaha6",
+    "courchevel": "courchevel",
+}
+_LIMIT_MAP = {
+    "no limit": "no_limit", "pot limit": "pot_limit", "fixed limit": "fixed_limit",
+    "limit": "fixed_limit",
+    "pot limit pre-flop, no limit post-flop": "pot_limit_preflop_no_limit_postflop",
+}
+_SYMBOLS = {"$": "USD", "€": "EUR", "£": "GBP", "₹": "INR", "Rs.": "INR", "¥": "CNY"}
+
+_DT = r"(\d{4})/(\d{1,2})/(\d{1,2})[ -]+(\d{1,2}):(\d{2}):(\d{2})"
+
+
+def _naive(prefix: str) -> pl.Expr:
+    return pl.datetime(
+        pl.col(f"{prefix}_y").cast(pl.Int32, strict=False),
+        pl.col(f"{prefix}_mo").cast(pl.Int32, strict=False),
+        pl.col(f"{prefix}_d").cast(pl.Int32, strict=False),
+        pl.col(f"{prefix}_h").cast(pl.Int32, strict=False),
+        pl.col(f"{prefix}_mi").cast(pl.Int32, strict=False),
+        pl.col(f"{prefix}_s").cast(pl.Int32, strict=False),
+    )
+
+
+def _to_utc(naive: pl.Expr, zone: pl.Expr, zones_present: list[str]) -> pl.Expr:
+    """Local naive datetime + zone abbreviation -> naive UTC datetime (vectorised per zone)."""
+    out = pl.lit(None, dtype=pl.Datetime("us"))
+    for z in zones_present:
+        iana = ZONES.get(z)
+        if iana is None:
+            continue
+        conv = (
+            naive.dt.replace_time_zone(iana, ambiguous="earliest", non_existent="null")
+            .dt.convert_time_zone("UTC")
+            .dt.replace_time_zone(None)
+        )
+        out = pl.when(zone == z).then(conv).otherwise(out)
+    return out
+
+
+def parse_headers(h: pl.DataFrame) -> pl.DataFrame:
+    """``h`` has columns hid, t (header text), table_t (the next line, may be null).
+
+    Returns one row per hid with the hand's header fields (amounts in cents)
+    and ``header_error`` (null when the header is usable).
+    """
+    t = pl.col("t")
+    pre = t.str.extract(r"^(.*?) - \d{4}/\d{1,2}/\d{1,2}", 1).fill_null(t)
+    h = h.with_columns(
+        hand_id=t.str.extract(r"#(\d+)", 1),
+        is_zoom=t.str.contains("Zoom", literal=True),
+        pre=pre,
+        tournament_id=t.str.extract(r"(?i)Tournament #(\d+)", 1),
+        tournament_level=t.str.extract(r"Level ([IVXLCDM]+|\d+)", 1),
+        buyin_s=t.str.extract(
+            r"(?i)Tournament #\d+,?\s+((?:\S*\d[\d.,]*\S*\+)*\S*\d[\d.,]*[^\s+]*(?: [A-Z]{3})?|Freeroll)", 1
+        ),
+        game_m=t.str.extract_groups(GAME_RE),
+        **{f"l_{k}": v for k, v in zip(["y", "mo", "d", "h", "mi", "s", "z"], [
+            t.str.extract(_DT + r"(?: \(?([A-Za-z]+)\)?)?", i) for i in range(1, 8)])},
+        **{f"e_{k}": t.str.extract(r"\[" + _DT + r" ET\]", i) for i, k in enumerate(
+            ["y", "mo", "d", "h", "mi", "s"], start=1)},
+        local_s=t.str.extract(r"(" + _DT + r"(?: \(?[A-Za-z]+\)?)?)", 1),
+    )
+    h = h.with_columns(
+        game_name=pl.col("game_m").struct.field("1").str.to_lowercase(),
+        hi_lo=pl.col("game_m").struct.field("2").is_not_null(),
+        limit_name=pl.col("game_m").struct.field("3").str.to_lowercase(),
+        blinds=pl.col("pre").str.extract_groups(
+            r"\(([^\d(]*?)(\d[\d.,]*)[^/()]*/[^\d/()]*?(\d[\d.,]*)(?:/[^\d/()]*?\d[\d.,]*)?\s*([A-Z]{3})?\)"
+        ),
+        bb_button=pl.col("pre").str.extract(r"Button Blind\D*?(\d[\d.,]*)", 1),
+        ante_hdr=pl.col("pre").str.extract(r"Ante\D*?(\d[\d.,]*)", 1),
+        cur_code=pl.col("pre").str.extract(r"\b([A-Z]{3})\s*\)", 1),
+    )
+    h = h.with_columns(
+        game=pl.col("game_name").replace_strict(_GAME_MAP, default=None),
+        limit_type=pl.col("limit_name").replace_strict(_LIMIT_MAP, default=None),
+        small_blind=money_cents(pl.col("blinds").struct.field("2")),
+        big_blind=money_cents(
+            pl.coalesce(pl.col("blinds").struct.field("3"), pl.col("bb_button"))
+        ),
+        ante_header=money_cents(pl.col("ante_hdr")),
+    )
+    sym = pl.col("pre")
+    cash_currency = pl.coalesce(
+        pl.col("cur_code"),
+        pl.when(sym.str.contains("$", literal=True)).then(pl.lit("USD"))
+        .when(sym.str.contains("€", literal=True)).then(pl.lit("EUR"))
+        .when(sym.str.contains("£", literal=True)).then(pl.lit("GBP"))
+        .when(sym.str.contains("₹", literal=True) | sym.str.contains("Rs.", literal=True)).then(pl.lit("INR"))
+        .when(sym.str.contains("¥", literal=True)).then(pl.lit("CNY"))
+        .when(sym.str.contains(r"\d SC\b")).then(pl.lit("SC"))
+        .otherwise(pl.lit("PLAY")),
+    )
+    h = h.with_columns(
+        is_tournament=pl.col("tournament_id").is_not_null(),
+        currency=pl.when(pl.col("tournament_id").is_not_null()).then(pl.lit("CHIPS")).otherwise(cash_currency),
+    )
+    # Tournament buy-in: "$0.98+$0.02 USD", "$10+$10+$2 USD", "100+10", "90 FPP",
+    # "250 SC", "Freeroll". Three parts = prize pool + bounty + fee.
+    b = pl.col("buyin_s")
+    parts = b.str.replace(r" [A-Z]{3}$", "").str.split("+")
+    nparts = parts.list.len()
+    h = h.with_columns(
+        t_buy_in=pl.when(b == "Freeroll").then(pl.lit(0, pl.Int64)).otherwise(money_cents(parts.list.get(0, null_on_oob=True))),
+        t_bounty=pl.when(nparts == 3).then(money_cents(parts.list.get(1, null_on_oob=True))).otherwise(pl.lit(0, pl.Int64)),
+        t_fee=pl.when(nparts == 3).then(money_cents(parts.list.get(2, null_on_oob=True)))
+        .when(nparts == 2).then(money_cents(parts.list.get(1, null_on_oob=True)))
+        .otherwise(pl.lit(0, pl.Int64)),
+        t_currency=pl.when(b.is_null()).then(None)
+        .when(b == "Freeroll").then(pl.lit("USD"))
+        .when(b.str.contains(r"\b([A-Z]{3})$")).then(b.str.extract(r"\b([A-Z]{3})$", 1))
+        .when(b.str.contains("FPP", literal=True)).then(pl.lit("FPP"))
+        .when(b.str.contains(r"\bSC\b")).then(pl.lit("SC"))
+        .when(b.str.contains("$", literal=True)).then(pl.lit("USD"))
+        .when(b.str.contains("€", literal=True)).then(pl.lit("EUR"))
+        .when(b.str.contains("£", literal=True)).then(pl.lit("GBP"))
+        .when(b.str.contains("₹", literal=True)).then(pl.lit("INR"))
+        .otherwise(pl.lit("PLAY")),
+    )
+    zones = [z for z in h.get_column("l_z").unique().drop_nulls().to_list()]
+    et = _naive("e")
+    local = _naive("l")
+    h = h.with_columns(
+        started_at=pl.coalesce(
+            _to_utc(et, pl.lit("ET"), ["ET"]),
+            _to_utc(local, pl.col("l_z").fill_null("ET"), zones + ["ET"]),
+        ),
+        started_at_local=pl.col("local_s"),
+    )
+    # Table line: "Table 'name' 6-max (Play Money) Seat #3 is the button"
+    tl = pl.col("table_t").str.extract_groups(r"^Table '(.*)'(?: (\d+)-max)?(.*?)(?: Seat #(\d+) is the button)?$")
+    h = h.with_columns(
+        table_name=tl.struct.field("1"),
+        max_seats=tl.struct.field("2").cast(pl.Int32, strict=False),
+        button_seat=tl.struct.field("4").cast(pl.Int32, strict=False),
+        table_extra=tl.struct.field("3"),
+    )
+    h = h.with_columns(
+        currency=pl.when((pl.col("currency") == "PLAY") | pl.col("table_extra").str.contains("Play Money", literal=True))
+        .then(pl.when(pl.col("is_tournament")).then(pl.lit("CHIPS")).otherwise(pl.lit("PLAY")))
+        .otherwise(pl.col("currency")),
+        unsupported=pl.col("game_name").is_null() | pl.col("game").is_null() | pl.col("limit_type").is_null(),
+        header_error=pl.when(pl.col("hand_id").is_null()).then(pl.lit("no hand id"))
+        .when(pl.col("started_at").is_null()).then(pl.lit("no readable date/time zone"))
+        .when(pl.col("table_name").is_null()).then(pl.lit("no table line after the header"))
+        .otherwise(None),
+    )
+    return h.drop("game_m", "blinds")

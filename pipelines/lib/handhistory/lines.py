@@ -1,0 +1,117 @@
+"""Line grammar of the PokerStars text format, as vectorised Polars expressions.
+
+Every pattern here is applied to whole columns of lines (``str.contains``,
+``str.extract_groups``), never line by line in Python. Line classes are first
+told apart with cheap literal prefix/suffix tests, and the full regular
+expression of a class is only run on the lines of that class.
+
+Names are attacker-controlled and may contain ``': '``, ``' said, '``,
+brackets, quotes or unicode, so patterns that start with a name are anchored at
+both ends and the name they extract is afterwards checked against the seat list
+of the same hand (see ``parse.py``).
+"""
+from __future__ import annotations
+
+import polars as pl
+
+# A hand header: any PokerStars header naming a hand ("Hand", "Zoom Hand",
+# "Game", "Home Game Hand").
+HEADER_RE = r"^PokerStars (?:[A-Za-z]+ )*?(?:Hand|Game) #\d+"
+
+# An amount as written: optional currency prefix ("$", "€", "Rs. "), digits
+# with separators, optional currency suffix ("€" on decimal-comma clients).
+AMT = r"(?:Rs\. ?)?[^\s\d()\[\]]{0,3}\d[\d.,]*(?: ?[€$£₹])?"
+
+# --- classes of lines within a hand (all anchored) ---------------------------------
+SEAT_RE = (
+    r"^Seat (\d+): (.+) \(([^()]*?) in chips(?:, ([^()]*?) bounty)?\)(.*)$"
+)
+TABLE_RE = r"^Table '(.*)'(?: (\d+)-max)?(.*?)(?: Seat #(\d+) is the button)?$"
+MARKER_RE = r"^\*\*\* ?(.+?) ?\*\*\*"
+# "NAME: verb..." lines (actions and showdown); the name is greedy, the verb list
+# closed, the tail validated separately.
+VERB_RE = (
+    r"^(.+): (posts small & big blinds|posts small blind|posts big blind|posts the ante|"
+    r"posts ante|posts straddle|posts button blind|posts dead blind|folds|checks|calls|bets|raises|"
+    r"shows|mucks hand|mucks|doesn't show hand|doesn't show|sits out|is sitting out|"
+    r"discards|stands pat|draws|brings in|brings|bring-in)(.*)$"
+)
+ACTION_TAIL_RE = (
+    r"^(?: (" + AMT + r"))?(?: to (" + AMT + r"))?"
+    r"( and is all-in| and has reached the \S+ cap)?(?: \[[^\]]*\])?$"
+)
+DEALT_RE = r"^Dealt to (.+?) \[([^\]]*)\](?: \[([^\]]*)\])?$"
+UNCALLED_RE = r"^Uncalled bet \((" + AMT + r")\) returned to (.+)$"
+COLLECTED_RE = (
+    r"^(.+) collected (" + AMT + r") from (?:(main pot)|side pot(?:-(\d+))?|pot)$"
+)
+CASHOUT_RE = (
+    r"^(.+) cashed out the hand for (" + AMT + r")(?: \| Cash Out Fee (" + AMT + r"))?$"
+)
+CHAT_RE = r'^(.+?) said, "(.*)"$'
+FINISH_RE = (
+    r"^(.+) finished the tournament in (\d+)(?:st|nd|rd|th) place"
+    r"(?: and received (.+?))?\.?$"
+)
+WINS_TOURNEY_RE = (
+    r"^(.+) wins the tournament and receives (" + AMT + r") - congratulations!$"
+)
+BOUNTY_RE = (
+    r"^(.+) wins (?:the )?(" + AMT + r")(?: bounty)? for (?:splitting the elimination of|eliminating) "
+    r"(.+?)(?: and their own bounty increases by (" + AMT + r") to (" + AMT + r"))?$"
+)
+TOTAL_RE = r"^Total pot (" + AMT + r")(.*?)(?:\s*\|\s*Rake (" + AMT + r"))?(.*)$"
+SPLIT_BOUNTY_RE = r"^(.+) split the (" + AMT + r") bounty for eliminating (.+)$"
+BOARD_RE = r"^(?:(FIRST|SECOND) )?Board \[([^\]]*)\]$"
+
+# Table events: (regex with the name as group 1 and optional detail as group 2, event)
+EVENT_PATTERNS: list[tuple[str, str]] = [
+    (r"^(.+) has timed out while (?:being )?disconnected$", "timed_out_disconnected"),
+    (r"^(.+) has timed out$", "timed_out"),
+    (r"^(.+) is disconnected$", "disconnected"),
+    (r"^(.+) is connected$", "connected"),
+    (r"^(.+) has returned$", "returned"),
+    (r"^(.+) joins the table at seat #(\d+)$", "joins"),
+    (r"^(.+) leaves the table$", "leaves"),
+    (r"^(.+) is sitting out$", "sitting_out"),
+    (r"^(.+): (?:sits out|is sitting out)$", "sitting_out"),
+    (r"^(.+) will be allowed to play after the button$", "other"),
+    (r"^(.+) was removed from the table for failing to post$", "other"),
+    (r"^(.+) re-buys and receives (.+)$", "other"),
+    (r"^(.+) takes the add-on and receives (.+)$", "other"),
+    (r"^(.+) has been disconnected and will be removed", "disconnected"),
+    (r"^(.+) is feeling (.+)$", "other"),
+]
+# Lines carrying no player and no money that may appear inside a hand.
+NEUTRAL_RE = (
+    r"^(?:Hand was run twice|Hand was run three times|No low hand qualified|Betting is capped|"
+    r"Pair on board - a double bet is allowed|Board was run twice|"
+    r"The hand was run twice|Dealing .*)$"
+)
+CANCELLED_RE = r"(?i)^hand cancelled$|hand was cancelled|^Hand canceled$"
+
+
+def money_cents(expr: pl.Expr) -> pl.Expr:
+    """An amount string ("$1,234.50", "€0,25", "1500", "Rs. 100") to Int64 cents.
+
+    A comma is a decimal comma when it is the last separator and is followed
+    by one or two digits ("0,25", "1.234,50"); otherwise commas group
+    thousands. Null in, null out.
+    """
+    s = expr.str.replace_all(r"[^\d.,]", "").str.strip_chars(".,")
+    comma_decimal = s.str.contains(r"^\d[\d.]*,\d{1,2}$")
+    s = (
+        pl.when(comma_decimal)
+        .then(s.str.replace_all(r"\.", "").str.replace(",", ".", literal=True))
+        .otherwise(s.str.replace_all(",", "", literal=True))
+    )
+    whole = s.str.extract(r"^(\d*)", 1)
+    frac = s.str.extract(r"\.(\d*)$", 1).fill_null("")
+    frac2 = (frac + "00").str.slice(0, 2)
+    whole_i = pl.when(whole == "").then(pl.lit("0")).otherwise(whole).cast(pl.Int64, strict=False)
+    return pl.when(s.is_null() | (s == "")).then(None).otherwise(whole_i * 100 + frac2.cast(pl.Int64, strict=False))
+
+
+def cents_to_decimal(expr: pl.Expr) -> pl.Expr:
+    """Int64 cents to DECIMAL(18,2), exactly."""
+    return (expr.cast(pl.Decimal(18, 2)) / 100).cast(pl.Decimal(18, 2))

@@ -1,0 +1,779 @@
+"""PokerStars hand histories -> the warehouse hand tables, vectorised with Polars.
+
+Method
+------
+1. All lines of a batch (one or many decoded files) go into one frame
+   ``(file, line number, text)``. A line matching the header pattern starts a
+   hand; hands are numbered by a cumulative sum over header matches, and a line
+   belongs to the hand of the last header *of the same file*.
+2. Section markers (``*** HOLE CARDS ***``, ``*** FLOP ***`` ... ``*** SUMMARY
+   ***``) are forward-filled to give each line its street; the first blank line
+   after the summary ends the hand (text after it and before the next header is
+   not part of any hand).
+3. Every line is classified with literal prefix/suffix tests and one anchored
+   regular expression per class (``lines.py``). Names taken from lines are
+   checked against the seat list of the same hand by a join, so a name that
+   contains ``': '`` or ``' said, '`` or brackets cannot forge an action.
+4. Tables are built with filters, joins and window expressions. Running values
+   of ``actions`` (raise increments, ``pot_before``, ``to_call``,
+   ``n_active``) are cumulative sums/maxima over (hand, street, player)
+   windows: a player's live commitment on a street is the last ``raise ... to
+   Y`` plus later calls; antes and the dead part of "small & big blinds" are
+   not live.
+5. Checks (unsupported game, cancelled, truncated, malformed header, unparsed
+   line, unbalanced) are group-by aggregates; a hand failing any of them goes
+   to the quarantine frame with its raw text, and to no other table.
+
+Balance rule: sum(put_in) + STP (splash-the-pot money added by the room) =
+Total pot = sum(collected from pots) + rake + pots not awarded because the
+winner had cashed out (summary "won ($X) ... (pot not awarded as player
+cashed out)"). Cash-out payments are paid by the room, not by the pot: they
+count in the seat's ``collected`` and ``stack_end`` but not in the pot
+balance. When the summary lists main and side pots, main + sides + STP must
+equal the total pot. Every stack_end and put_in must be >= 0.
+
+Positions: the players dealt in are ordered clockwise from the button seat
+(the first seat after the button first, the button seat last). Heads-up: the
+button seat is 'BTN' (it posts the small blind) and the other player 'BB'.
+With n >= 3: the first two are 'SB', 'BB', the last is 'BTN'; the seats in
+between are named from the button backwards 'CO', 'HJ', 'LJ', and any further
+early seats from the blinds forwards 'UTG', 'UTG1', 'UTG2', 'UTG3'. When the
+button seat is empty (dead button) the last player in that order is still
+named 'BTN'.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Iterable
+
+import duckdb
+import polars as pl
+
+from . import lines as G
+from .header import parse_headers
+
+TABLE_COLUMNS: dict[str, list[str]] = {
+    "hands": [
+        "hand_id", "site", "is_zoom", "game", "hi_lo", "limit_type", "currency", "is_tournament",
+        "tournament_id", "tournament_level", "small_blind", "big_blind", "ante", "started_at",
+        "started_at_local", "day", "table_name", "max_seats", "button_seat", "n_players",
+        "total_pot", "rake", "run_it_twice", "all_cards_known", "hero", "source_file",
+        "source_line", "content_hash",
+    ],
+    "seats": [
+        "hand_id", "seat", "player", "stack_start", "bounty", "sitting_out", "dealt_in", "position",
+        "put_in", "returned", "collected", "net", "stack_end", "is_hero",
+    ],
+    "actions": [
+        "hand_id", "seq", "street", "player", "action", "amount", "raise_to", "is_all_in",
+        "pot_before", "to_call", "n_active",
+    ],
+    "hole_cards": ["hand_id", "player", "cards", "source"],
+    "boards": ["hand_id", "run", "cards"],
+    "pots": ["hand_id", "pot", "amount"],
+    "collections": ["hand_id", "run", "pot", "player", "amount", "kind"],
+    "table_events": ["hand_id", "line", "player", "event", "detail"],
+    "tournaments": [
+        "tournament_id", "buy_in", "bounty", "fee", "currency", "bounty_kind", "game", "limit_type",
+        "first_hand_at", "last_hand_at",
+    ],
+    "tournament_finishes": ["tournament_id", "player", "place", "prize", "hand_id"],
+    "bounties": ["hand_id", "tournament_id", "winner", "eliminated", "amount", "increase", "new_bounty"],
+}
+
+_DEC = pl.Decimal(18, 2)
+_TS = pl.Datetime("us")
+TABLE_SCHEMAS: dict[str, dict[str, pl.DataType]] = {
+    "hands": {
+        "hand_id": pl.String, "site": pl.String, "is_zoom": pl.Boolean, "game": pl.String,
+        "hi_lo": pl.Boolean, "limit_type": pl.String, "currency": pl.String,
+        "is_tournament": pl.Boolean, "tournament_id": pl.String, "tournament_level": pl.String,
+        "small_blind": _DEC, "big_blind": _DEC, "ante": _DEC, "started_at": _TS,
+        "started_at_local": pl.String, "day": pl.Date, "table_name": pl.String,
+        "max_seats": pl.Int32, "button_seat": pl.Int32, "n_players": pl.Int32,
+        "total_pot": _DEC, "rake": _DEC, "run_it_twice": pl.Boolean, "all_cards_known": pl.Boolean,
+        "hero": pl.String, "source_file": pl.String, "source_line": pl.Int32,
+        "content_hash": pl.String,
+    },
+    "seats": {
+        "hand_id": pl.String, "seat": pl.Int32, "player": pl.String, "stack_start": _DEC,
+        "bounty": _DEC, "sitting_out": pl.Boolean, "dealt_in": pl.Boolean, "position": pl.String,
+        "put_in": _DEC, "returned": _DEC, "collected": _DEC, "net": _DEC, "stack_end": _DEC,
+        "is_hero": pl.Boolean,
+    },
+    "actions": {
+        "hand_id": pl.String, "seq": pl.Int32, "street": pl.String, "player": pl.String,
+        "action": pl.String, "amount": _DEC, "raise_to": _DEC, "is_all_in": pl.Boolean,
+        "pot_before": _DEC, "to_call": _DEC, "n_active": pl.Int32,
+    },
+    "hole_cards": {"hand_id": pl.String, "player": pl.String, "cards": pl.List(pl.String), "source": pl.String},
+    "boards": {"hand_id": pl.String, "run": pl.Int32, "cards": pl.List(pl.String)},
+    "pots": {"hand_id": pl.String, "pot": pl.Int32, "amount": _DEC},
+    "collections": {
+        "hand_id": pl.String, "run": pl.Int32, "pot": pl.Int32, "player": pl.String, "amount": _DEC,
+        "kind": pl.String,
+    },
+    "table_events": {
+        "hand_id": pl.String, "line": pl.Int32, "player": pl.String, "event": pl.String,
+        "detail": pl.String,
+    },
+    "tournaments": {
+        "tournament_id": pl.String, "buy_in": _DEC, "bounty": _DEC, "fee": _DEC,
+        "currency": pl.String, "bounty_kind": pl.String, "game": pl.String,
+        "limit_type": pl.String, "first_hand_at": _TS, "last_hand_at": _TS,
+    },
+    "tournament_finishes": {
+        "tournament_id": pl.String, "player": pl.String, "place": pl.Int32, "prize": _DEC,
+        "hand_id": pl.String,
+    },
+    "bounties": {
+        "hand_id": pl.String, "tournament_id": pl.String, "winner": pl.String,
+        "eliminated": pl.String, "amount": _DEC, "increase": _DEC, "new_bounty": _DEC,
+    },
+}
+QUARANTINE_SCHEMA: dict[str, pl.DataType] = {
+    "source_file": pl.String, "position": pl.Int32, "input_kind": pl.String,
+    "hand_id": pl.String, "reason": pl.String, "detail": pl.String, "raw": pl.String,
+}
+
+
+def _empty(schema: dict[str, pl.DataType]) -> pl.DataFrame:
+    return pl.DataFrame(schema=schema)
+
+
+@dataclass
+class ParsedHands:
+    """The hand tables of one batch, the quarantined hands and the header count."""
+
+    tables: dict[str, pl.DataFrame] = field(
+        default_factory=lambda: {k: _empty(v) for k, v in TABLE_SCHEMAS.items()}
+    )
+    quarantine: pl.DataFrame = field(default_factory=lambda: _empty(QUARANTINE_SCHEMA))
+    headers_seen: int = 0
+
+    @property
+    def n_hands(self) -> int:
+        return self.tables["hands"].height
+
+    @staticmethod
+    def concat(others: Iterable["ParsedHands"]) -> "ParsedHands":
+        """Merge batches. ``tournaments`` is re-aggregated per tournament id."""
+        others = list(others)
+        if not others:
+            return ParsedHands()
+        tables = {}
+        for name in TABLE_COLUMNS:
+            tables[name] = pl.concat([o.tables[name] for o in others], how="vertical")
+        t = tables["tournaments"]
+        if t.height:
+            tables["tournaments"] = (
+                t.group_by("tournament_id", maintain_order=True)
+                .agg(
+                    pl.col("buy_in").first(), pl.col("bounty").first(), pl.col("fee").first(),
+                    pl.col("currency").first(),
+                    pl.when((pl.col("bounty_kind") == "progressive").any()).then(pl.lit("progressive"))
+                    .when((pl.col("bounty_kind") == "knockout").any()).then(pl.lit("knockout"))
+                    .otherwise(pl.lit("none")).alias("bounty_kind"),
+                    pl.col("game").first(), pl.col("limit_type").first(),
+                    pl.col("first_hand_at").min(), pl.col("last_hand_at").max(),
+                )
+                .select(TABLE_COLUMNS["tournaments"])
+            )
+        return ParsedHands(
+            tables=tables,
+            quarantine=pl.concat([o.quarantine for o in others], how="vertical"),
+            headers_seen=sum(o.headers_seen for o in others),
+        )
+
+    def reason_counts(self) -> pl.DataFrame:
+        return self.quarantine.group_by("reason").len().sort("len", descending=True)
+
+
+# ----------------------------------------------------------------------------- helpers
+
+def _known(df: pl.DataFrame, names: pl.DataFrame, col: str, flag: str) -> pl.DataFrame:
+    """Add boolean ``flag``: is ``df[col]`` one of the seat names of the same hand."""
+    right = names.select("hid", pl.col("player").alias(col)).unique().with_columns(pl.lit(True).alias(flag))
+    return df.join(right, on=["hid", col], how="left", maintain_order="left").with_columns(
+        pl.col(flag).fill_null(False)
+    )
+
+
+def _issue(df: pl.DataFrame, prio: int, reason: str, detail: pl.Expr) -> pl.DataFrame:
+    return df.select(
+        "hid", pl.lit(prio).alias("prio"), pl.lit(reason).alias("reason"), detail.cast(pl.String).alias("detail")
+    )
+
+
+def _unparsed(df: pl.DataFrame, why: str = "") -> pl.DataFrame:
+    return _issue(
+        df, 5, "unparsed line",
+        pl.format("line {}: {}{}", pl.col("ln") + 1, pl.col("t"), pl.lit(why)),
+    )
+
+
+def _dec(cols: Iterable[str]) -> list[pl.Expr]:
+    return [G.cents_to_decimal(pl.col(c)).alias(c) for c in cols]
+
+
+def _finish(df: pl.DataFrame, name: str) -> pl.DataFrame:
+    schema = TABLE_SCHEMAS[name]
+    return df.select([pl.col(c).cast(schema[c]) for c in TABLE_COLUMNS[name]])
+
+
+_ACTION_CODE = {
+    "posts small blind": "post_sb", "posts big blind": "post_bb", "posts the ante": "post_ante",
+    "posts ante": "post_ante", "posts small & big blinds": "post_sb_bb", "posts straddle": "post_straddle",
+    "posts button blind": "post_bb", "posts dead blind": "post_dead", "folds": "fold", "checks": "check",
+    "calls": "call", "bets": "bet", "raises": "raise",
+}
+_NONFLOP_VERBS = {"discards", "stands pat", "draws", "brings in", "brings", "bring-in"}
+
+
+# ----------------------------------------------------------------------------- core
+
+def _lines_frame(texts: list[str], files: list[str]) -> pl.DataFrame:
+    """One row per line of every text: fidx, lno (1-based), raw."""
+    df = pl.DataFrame({"fidx": pl.Series(range(len(texts)), dtype=pl.Int32), "raw": texts})
+    df = df.with_columns(pl.col("raw").str.split("\n")).explode("raw")
+    return df.with_columns(lno=(pl.int_range(pl.len()).over("fidx") + 1).cast(pl.Int32))
+
+
+def parse_text(text: str, source_file: str) -> ParsedHands:
+    """Parse one decoded text (``decode_bytes`` output or any str) of ``source_file``."""
+    text = text.replace("\r\n", "\n").replace("\r", "\n").replace("\ufeff", "")
+    return _parse_lines(_lines_frame([text], [source_file]), [source_file])
+
+
+def _parse_lines(L: pl.DataFrame, files: list[str]) -> ParsedHands:  # noqa: C901 - one pipeline
+    t = pl.col("t")
+    L = L.with_columns(t=pl.col("raw").str.strip_chars())
+    L = L.with_columns(is_hdr=t.str.contains(G.HEADER_RE))
+    L = L.with_columns(hid=pl.col("is_hdr").cum_sum().cast(pl.Int32))
+    L = L.with_columns(hf=pl.when(pl.col("is_hdr")).then(pl.col("fidx")).forward_fill())
+    L = L.filter((pl.col("hid") > 0) & (pl.col("hf") == pl.col("fidx"))).drop("hf")
+    headers_seen = int(L.get_column("is_hdr").sum())
+    if headers_seen == 0:
+        return ParsedHands()
+    L = L.with_columns(ln=(pl.int_range(pl.len()).over("hid")).cast(pl.Int32))
+
+    # --- sections ------------------------------------------------------------------
+    mk = t.str.extract(G.MARKER_RE, 1)
+    L = L.with_columns(mk=pl.when(t.str.starts_with("***")).then(mk))
+    m = pl.col("mk")
+    sec = (
+        pl.when(m.is_null()).then(None)
+        .when(m.str.contains("SUMMARY")).then(pl.lit("summary"))
+        .when(m.str.contains("SHOW ?DOWN")).then(pl.lit("showdown"))
+        .when(m.str.contains("HOLE CARDS|PRE-FLOP|PREFLOP")).then(pl.lit("preflop"))
+        .when(m.str.contains("RIVER")).then(pl.lit("river"))
+        .when(m.str.contains("TURN")).then(pl.lit("turn"))
+        .when(m.str.contains("FLOP")).then(pl.lit("flop"))
+        .when(m.str.contains("HOLE CARDS|PRE-FLOP|PREFLOP")).then(pl.lit("preflop"))
+        .otherwise(pl.lit("other"))
+    )
+    run = (
+        pl.when(m.str.starts_with("SECOND")).then(pl.lit(2, pl.Int32))
+        .when(m.str.starts_with("THIRD")).then(pl.lit(3, pl.Int32))
+        .when(m.str.starts_with("FIRST")).then(pl.lit(1, pl.Int32))
+    )
+    L = L.with_columns(
+        sec=pl.when(pl.col("is_hdr")).then(pl.lit("setup")).otherwise(sec).forward_fill(),
+        run=pl.when(pl.col("is_hdr")).then(pl.lit(1, pl.Int32)).otherwise(run).forward_fill(),
+        blank=t == "",
+    )
+    L = L.with_columns(
+        trail=((pl.col("blank") & (pl.col("sec") == "summary")).cum_sum().over("hid") > 0)
+    )
+    L = L.filter(~pl.col("trail")).drop("trail")
+
+    # --- per-hand text, hash, raw --------------------------------------------------
+    H = L.group_by("hid", maintain_order=True).agg(
+        fidx=pl.col("fidx").first(),
+        source_line=pl.col("lno").first(),
+        t=pl.col("t").first(),
+        table_t=pl.col("t").filter(~pl.col("blank")).get(1, null_on_oob=True),
+        norm=pl.col("t").filter(~pl.col("blank")).str.join("\n"),
+        has_summary=(pl.col("sec") == "summary").any(),
+        has_total=t.str.starts_with("Total pot").any(),
+        cancelled=t.str.contains(G.CANCELLED_RE).any(),
+        n_seat_lines=((pl.col("sec") == "setup") & t.str.starts_with("Seat ")).sum(),
+    )
+    con = duckdb.connect()
+    try:
+        con.register("hh", H.select("hid", "norm").to_arrow())
+        hashes = con.sql("SELECT hid, md5(norm) AS content_hash FROM hh").pl()
+    finally:
+        con.close()
+    H = H.join(hashes, on="hid", how="left", maintain_order="left").drop("norm")
+    H = parse_headers(H)
+    H = H.with_columns(
+        source_file=pl.col("fidx").replace_strict(
+            list(range(len(files))), files, return_dtype=pl.String
+        )
+    )
+
+    B = L.filter(~pl.col("blank") & ~pl.col("is_hdr")).select("hid", "ln", "t", "sec", "run")
+
+    # --- classify ------------------------------------------------------------------
+    kind = (
+        pl.when(t.str.starts_with("*** ") | t.str.starts_with("***")).then(pl.lit("marker"))
+        .when(t.str.ends_with('"') & t.str.contains(' said, "', literal=True)).then(pl.lit("chat"))
+        .when(pl.col("ln") == 1).then(pl.lit("table"))
+        .when((pl.col("sec") == "setup") & t.str.starts_with("Seat ")).then(pl.lit("seat"))
+        .when(pl.col("sec") == "summary").then(pl.lit("summary"))
+        .when(t.str.starts_with("Dealt to ")).then(pl.lit("dealt"))
+        .when(t.str.starts_with("Uncalled bet (")).then(pl.lit("uncalled"))
+        .otherwise(pl.lit("x"))
+    )
+    B = B.with_columns(kind=kind)
+    issues: list[pl.DataFrame] = []
+
+    # seats
+    S = B.filter(pl.col("kind") == "seat").with_columns(g=t.str.extract_groups(G.SEAT_RE))
+    bad = S.filter(pl.col("g").struct.field("1").is_null())
+    issues.append(_unparsed(bad))
+    S = S.filter(pl.col("g").struct.field("1").is_not_null()).select(
+        "hid",
+        seat=pl.col("g").struct.field("1").cast(pl.Int32),
+        player=pl.col("g").struct.field("2"),
+        stack_start=G.money_cents(pl.col("g").struct.field("3")),
+        bounty=G.money_cents(pl.col("g").struct.field("4")),
+        sitting_out=pl.col("g").struct.field("5").str.contains("sitting out|out of hand"),
+    )
+    dup = S.filter(pl.col("seat").is_duplicated() | pl.col("player").is_duplicated().over("hid"))
+    dup = dup.filter(pl.struct("hid", "seat").is_duplicated() | pl.struct("hid", "player").is_duplicated())
+    issues.append(_issue(dup, 4, "malformed hand", pl.format("duplicate seat or player: {}", pl.col("player"))))
+    names = S.select("hid", "player")
+
+    # verb lines
+    X = B.filter(pl.col("kind") == "x").with_columns(g=t.str.extract_groups(G.VERB_RE))
+    V = X.filter(pl.col("g").struct.field("1").is_not_null()).with_columns(
+        player=pl.col("g").struct.field("1"), verb=pl.col("g").struct.field("2"),
+        tail=pl.col("g").struct.field("3"),
+    ).drop("g")
+    R = X.filter(pl.col("g").struct.field("1").is_null()).drop("g")
+    V = _known(V, names, "player", "known")
+    # "NAME: sits out" may come from a player not in the seat list
+    V_sit = V.filter(pl.col("verb").is_in(["sits out", "is sitting out"]))
+    V = V.filter(~pl.col("verb").is_in(["sits out", "is sitting out"]))
+    issues.append(_unparsed(V.filter(~pl.col("known")), " (name not in the seat list)"))
+    V = V.filter(pl.col("known"))
+    nonflop = V.filter(pl.col("verb").is_in(list(_NONFLOP_VERBS)))
+    issues.append(_unparsed(nonflop, " (draw/stud action)"))
+
+    A = V.filter(pl.col("verb").is_in(list(_ACTION_CODE)) & pl.col("sec").is_in(["setup", "preflop", "flop", "turn", "river"]))
+    issues.append(_unparsed(V.filter(pl.col("verb").is_in(list(_ACTION_CODE)) & ~pl.col("sec").is_in(["setup", "preflop", "flop", "turn", "river"])), " (action outside a betting street)"))
+    A = A.with_columns(tg=pl.col("tail").str.extract_groups(G.ACTION_TAIL_RE), action=pl.col("verb").replace_strict(_ACTION_CODE))
+    A = A.with_columns(
+        amt=G.money_cents(pl.col("tg").struct.field("1")),
+        to=G.money_cents(pl.col("tg").struct.field("2")),
+        is_all_in=pl.col("tg").struct.field("3").fill_null("").str.contains("all-in"),
+        tail_ok=pl.col("tg").struct.field("1").is_not_null() | pl.col("tail").str.contains(G.ACTION_TAIL_RE),
+    )
+    a = pl.col("action")
+    shape_ok = (
+        pl.when(a.is_in(["fold", "check"])).then(pl.col("amt").is_null() & pl.col("tail_ok"))
+        .when(a == "raise").then(pl.col("amt").is_not_null() & pl.col("to").is_not_null())
+        .otherwise(pl.col("amt").is_not_null() & pl.col("to").is_null())
+    )
+    A = A.with_columns(shape_ok=shape_ok.fill_null(False))
+    issues.append(_unparsed(A.filter(~pl.col("shape_ok"))))
+    A = A.filter(pl.col("shape_ok")).drop("tg", "tail_ok", "shape_ok")
+
+    # showdown lines
+    SH = V.filter(pl.col("verb").is_in(["shows", "mucks", "mucks hand", "doesn't show hand", "doesn't show"]))
+    SH = SH.with_columns(cards=pl.col("tail").str.extract(r"^ \[([^\]]*)\]", 1))
+
+    # dealt
+    D = B.filter(pl.col("kind") == "dealt").with_columns(g=t.str.extract_groups(G.DEALT_RE))
+    D = D.with_columns(player=pl.col("g").struct.field("1"), cards=pl.col("g").struct.field("2"), cards2=pl.col("g").struct.field("3"))
+    D = _known(D, names, "player", "known")
+    # greedy fallback for names containing " [": retry with the whole prefix
+    D_bad = D.filter(~pl.col("known") | pl.col("cards").is_null())
+    issues.append(_unparsed(D_bad, " (dealt to an unknown player)"))
+    D = D.filter(pl.col("known") & pl.col("cards").is_not_null())
+
+    # uncalled
+    U = B.filter(pl.col("kind") == "uncalled").with_columns(g=t.str.extract_groups(G.UNCALLED_RE))
+    U = U.with_columns(amt=G.money_cents(pl.col("g").struct.field("1")), player=pl.col("g").struct.field("2"))
+    U = _known(U, names, "player", "known")
+    issues.append(_unparsed(U.filter(~pl.col("known") | pl.col("amt").is_null())))
+    U = U.filter(pl.col("known") & pl.col("amt").is_not_null())
+
+    # the rest: collections, cash-outs, tournament lines, table events
+    R = R.with_columns(
+        coll=t.str.extract_groups(G.COLLECTED_RE),
+        cash=t.str.extract_groups(G.CASHOUT_RE),
+        fin=t.str.extract_groups(G.FINISH_RE),
+        win=t.str.extract_groups(G.WINS_TOURNEY_RE),
+        bty=t.str.extract_groups(G.BOUNTY_RE),
+        sbty=t.str.extract_groups(G.SPLIT_BOUNTY_RE),
+        neutral=t.str.contains(G.NEUTRAL_RE),
+        cancel=t.str.contains(G.CANCELLED_RE),
+    )
+    ev_name = pl.lit(None, pl.String)
+    ev_kind = pl.lit(None, pl.String)
+    ev_detail = pl.lit(None, pl.String)
+    for pat, evname in reversed(G.EVENT_PATTERNS):
+        hit = t.str.contains(pat)
+        ev_name = pl.when(hit).then(t.str.extract(pat, 1)).otherwise(ev_name)
+        ev_kind = pl.when(hit).then(pl.lit(evname)).otherwise(ev_kind)
+        det = t.str.extract(pat, 2) if "(.+)$" in pat[4:] or r"(\d+)" in pat else pl.lit(None, pl.String)
+        ev_detail = pl.when(hit).then(det).otherwise(ev_detail)
+    R = R.with_columns(ev_name=ev_name, ev_kind=ev_kind, ev_detail=ev_detail)
+    f = lambda c, i: pl.col(c).struct.field(str(i))  # noqa: E731
+    R = R.with_columns(
+        rkind=pl.when(f("coll", 1).is_not_null()).then(pl.lit("collected"))
+        .when(f("cash", 1).is_not_null()).then(pl.lit("cash_out"))
+        .when(f("fin", 1).is_not_null()).then(pl.lit("finish"))
+        .when(f("win", 1).is_not_null()).then(pl.lit("win"))
+        .when(f("bty", 1).is_not_null()).then(pl.lit("bounty"))
+        .when(f("sbty", 1).is_not_null()).then(pl.lit("split_bounty"))
+        .when(pl.col("ev_kind").is_not_null()).then(pl.lit("event"))
+        .when(pl.col("neutral")).then(pl.lit("neutral"))
+        .when(pl.col("cancel")).then(pl.lit("cancel"))
+        .otherwise(pl.lit("unknown"))
+    )
+    issues.append(_unparsed(R.filter(pl.col("rkind") == "unknown")))
+
+    C = R.filter(pl.col("rkind") == "collected").select(
+        "hid", "ln", "run", player=f("coll", 1), amt=G.money_cents(f("coll", 2)),
+        pot=pl.when(f("coll", 3).is_not_null()).then(pl.lit(0, pl.Int32))
+        .when(f("coll", 4).is_not_null()).then(f("coll", 4).cast(pl.Int32, strict=False))
+        .when(pl.col("t").str.contains(" from side pot", literal=True)).then(pl.lit(1, pl.Int32))
+        .otherwise(pl.lit(0, pl.Int32)),
+        kind=pl.lit("pot"),
+    )
+    CO = R.filter(pl.col("rkind") == "cash_out").select(
+        "hid", "ln", "run", player=f("cash", 1), amt=G.money_cents(f("cash", 2)),
+        fee=G.money_cents(f("cash", 3)), pot=pl.lit(0, pl.Int32), kind=pl.lit("cash_out"),
+    )
+    CC = pl.concat([C, CO.drop("fee")], how="vertical")
+    CC = _known(CC, names, "player", "known")
+    issues.append(_unparsed(CC.filter(~pl.col("known")).join(B.select("hid", "ln", "t"), on=["hid", "ln"], how="left")))
+    CC = CC.filter(pl.col("known"))
+
+    FIN = pl.concat([
+        R.filter(pl.col("rkind") == "finish").select(
+            "hid", player=f("fin", 1), place=f("fin", 2).cast(pl.Int32, strict=False), prize=G.money_cents(f("fin", 3))),
+        R.filter(pl.col("rkind") == "win").select(
+            "hid", player=f("win", 1), place=pl.lit(1, pl.Int32), prize=G.money_cents(f("win", 2))),
+    ], how="vertical")
+    BTY = R.filter(pl.col("rkind") == "bounty").select(
+        "hid", winner=f("bty", 1), amount=G.money_cents(f("bty", 2)), eliminated=f("bty", 3),
+        increase=G.money_cents(f("bty", 4)), new_bounty=G.money_cents(f("bty", 5)),
+    )
+    # "A, B split the $50 bounty for eliminating C": one row per winner with an
+    # equal share (cents; the remainder goes to the first named winner).
+    SB = R.filter(pl.col("rkind") == "split_bounty").select(
+        "hid", winner=f("sbty", 1).str.split(", "), total=G.money_cents(f("sbty", 2)), eliminated=f("sbty", 3),
+    ).with_columns(nw=pl.col("winner").list.len()).explode("winner").with_columns(
+        i=pl.int_range(pl.len()).over("hid", "eliminated")
+    ).select(
+        "hid", "winner",
+        amount=(pl.col("total") // pl.col("nw")) + pl.when(pl.col("i") == 0).then(pl.col("total") % pl.col("nw")).otherwise(0),
+        eliminated="eliminated", increase=pl.lit(None, pl.Int64), new_bounty=pl.lit(None, pl.Int64),
+    )
+    BTY = pl.concat([BTY, SB], how="vertical")
+
+    # table events
+    chat = B.filter(pl.col("kind") == "chat").with_columns(g=t.str.extract_groups(G.CHAT_RE))
+    chat = chat.select("hid", "ln", player=pl.col("g").struct.field("1"), event=pl.lit("chat"), detail=pl.col("g").struct.field("2"))
+    EV = pl.concat([
+        chat,
+        R.filter(pl.col("rkind") == "event").select("hid", "ln", player=pl.col("ev_name"), event=pl.col("ev_kind"), detail=pl.col("ev_detail")),
+        R.filter(pl.col("rkind") == "neutral").select("hid", "ln", player=pl.lit(None, pl.String), event=pl.lit("other"), detail=pl.col("t")),
+        R.filter(pl.col("rkind") == "cash_out").select("hid", "ln", player=f("cash", 1), event=pl.lit("cashed_out"), detail=f("cash", 2)),
+        V_sit.select("hid", "ln", "player", event=pl.lit("sitting_out"), detail=pl.lit(None, pl.String)),
+    ], how="vertical")
+
+    # --- summary -----------------------------------------------------------------------
+    SM = B.filter(pl.col("kind") == "summary")
+    TOT = SM.filter(t.str.starts_with("Total pot")).with_columns(g=t.str.extract_groups(G.TOTAL_RE))
+    TOT = TOT.select(
+        "hid",
+        total=G.money_cents(pl.col("g").struct.field("1")),
+        rake=G.money_cents(t.str.extract(r"Rake (" + G.AMT + ")", 1)).fill_null(0),
+        mid=t,
+    ).unique("hid", keep="first", maintain_order=True)
+    TOT = TOT.with_columns(
+        main=G.money_cents(pl.col("mid").str.extract(r"Main pot (" + G.AMT + ")", 1)),
+        stp=G.money_cents(pl.col("mid").str.extract(r"STP (" + G.AMT + ")", 1)).fill_null(0),
+        sides=pl.col("mid").str.extract_all(r"Side pot(?:-\d+)? " + G.AMT),
+    )
+    SIDES = TOT.select("hid", "sides").explode("sides").drop_nulls("sides").with_columns(
+        pot=pl.col("sides").str.extract(r"Side pot-(\d+)", 1).cast(pl.Int32, strict=False),
+        amt=G.money_cents(pl.col("sides").str.extract(r"Side pot(?:-\d+)? (" + G.AMT + ")", 1)),
+    )
+    SIDES = SIDES.with_columns(pot=pl.coalesce(pl.col("pot"), pl.int_range(1, pl.len() + 1).over("hid").cast(pl.Int32)))
+    side_sum = SIDES.group_by("hid").agg(side_sum=pl.col("amt").sum())
+    TOT = TOT.join(side_sum, on="hid", how="left").with_columns(pl.col("side_sum").fill_null(0))
+    POTS = pl.concat([
+        TOT.select("hid", pot=pl.lit(0, pl.Int32), amt=pl.coalesce(pl.col("main"), pl.col("total"))),
+        SIDES.select("hid", "pot", "amt"),
+    ], how="vertical")
+
+    BOARD = SM.filter(t.str.contains(G.BOARD_RE)).with_columns(g=t.str.extract_groups(G.BOARD_RE)).select(
+        "hid",
+        run=pl.when(pl.col("g").struct.field("1") == "SECOND").then(pl.lit(2, pl.Int32)).otherwise(pl.lit(1, pl.Int32)),
+        cards=pl.col("g").struct.field("2").str.strip_chars().str.split(" "),
+    ).unique(["hid", "run"], keep="first", maintain_order=True)
+
+    # summary seat lines, anchored on the seat's own name
+    SS = SM.filter(t.str.starts_with("Seat ")).with_columns(seat=t.str.extract(r"^Seat (\d+): ", 1).cast(pl.Int32, strict=False))
+    SS = SS.join(S.select("hid", "seat", "player"), on=["hid", "seat"], how="left", maintain_order="left")
+    prefix = pl.format("Seat {}: {}", pl.col("seat"), pl.col("player"))
+    SS = SS.with_columns(ok=t.str.starts_with(prefix).fill_null(False))
+    SS = SS.with_columns(rest=pl.when(pl.col("ok")).then(t.str.slice(prefix.str.len_chars())))
+    issues.append(_unparsed(SS.filter(~pl.col("ok")), " (summary seat line does not match the seat list)"))
+    SS = SS.filter(pl.col("ok")).with_columns(
+        cards=pl.col("rest").str.extract(r"(?:showed|mucked) \[([^\]]*)\]", 1),
+        not_awarded=G.money_cents(pl.col("rest").str.extract(r"won \((" + G.AMT + r")\)[^(]*\(pot not awarded as player cashed out\)", 1)),
+    )
+    SM_other = SM.filter(
+        ~t.str.starts_with("Seat ") & ~t.str.starts_with("Total pot") & ~t.str.contains(G.BOARD_RE)
+        & ~t.str.contains(G.NEUTRAL_RE)
+    )
+    issues.append(_unparsed(SM_other))
+    hand_run_twice = SM.filter(t.str.contains("run twice", literal=True)).select("hid").unique().with_columns(rit=pl.lit(True))
+
+    # table line problems, markers we do not know
+    MK = B.filter((pl.col("kind") == "marker") & (pl.col("sec") == "other"))
+    issues.append(_unparsed(MK, " (street of a non-flop game)"))
+
+    # --- hand-level issues -----------------------------------------------------------
+    issues.append(_issue(H.filter(pl.col("unsupported")), 0, "unsupported game", pl.col("pre")))
+    issues.append(_issue(H.filter(pl.col("cancelled")), 1, "hand cancelled", pl.lit("the hand text says it was cancelled")))
+    issues.append(_issue(H.filter(pl.col("header_error").is_not_null()), 2, "malformed header", pl.col("header_error")))
+    trunc = H.filter(~pl.col("has_summary") | ~pl.col("has_total") | (pl.col("n_seat_lines") == 0))
+    issues.append(_issue(trunc, 3, "truncated hand", pl.when(~pl.col("has_summary")).then(pl.lit("no *** SUMMARY *** section"))
+                         .when(~pl.col("has_total")).then(pl.lit("no 'Total pot' line")).otherwise(pl.lit("no seat lines"))))
+
+    # --- actions: running values ---------------------------------------------------
+    A = A.with_columns(street=pl.when(pl.col("sec") == "setup").then(pl.lit("preflop")).otherwise(pl.col("sec")))
+    A = A.join(H.select("hid", "big_blind"), on="hid", how="left", maintain_order="left")
+    a = pl.col("action")
+    live_nonraise = (
+        pl.when(a.is_in(["post_ante", "post_dead", "fold", "check", "raise"])).then(pl.lit(0, pl.Int64))
+        .when(a == "post_sb_bb").then(pl.min_horizontal(pl.col("amt"), pl.coalesce(pl.col("big_blind"), pl.col("amt"))))
+        .otherwise(pl.col("amt").fill_null(0))
+    )
+    A = A.with_columns(
+        live_nr=live_nonraise,
+        is_raise=a == "raise",
+        seq=pl.int_range(pl.len()).over("hid").cast(pl.Int32),
+    )
+    grp = ["hid", "street", "player"]
+    A = A.with_columns(seg=pl.col("is_raise").cast(pl.Int32).cum_sum().over(grp))
+    A = A.with_columns(base=pl.when(pl.col("is_raise")).then(pl.col("to")).forward_fill().over(grp).fill_null(0))
+    A = A.with_columns(level_after=pl.col("base") + pl.col("live_nr").cum_sum().over(grp + ["seg"]))
+    A = A.with_columns(level_before=pl.col("level_after").shift(1).over(grp).fill_null(0))
+    A = A.with_columns(
+        amount=pl.when(pl.col("is_raise")).then(pl.col("to") - pl.col("level_before")).otherwise(pl.col("amt").fill_null(0)),
+        street_max_before=pl.col("level_after").cum_max().shift(1).over(["hid", "street"]).fill_null(0),
+    )
+    A = A.with_columns(
+        to_call=pl.when(a.str.starts_with("post")).then(pl.lit(0, pl.Int64))
+        .otherwise(pl.max_horizontal(pl.col("street_max_before") - pl.col("level_before"), pl.lit(0, pl.Int64))),
+        pot_before=pl.col("amount").cum_sum().shift(1).over("hid").fill_null(0),
+        folds_before=(a == "fold").cast(pl.Int32).cum_sum().shift(1).over("hid").fill_null(0),
+    )
+    bad_raise = A.filter(pl.col("amount") < 0)
+    issues.append(_unparsed(bad_raise, " (raise to less than already committed)"))
+
+    # --- seats -----------------------------------------------------------------------
+    acted = pl.concat([A.select("hid", "player"), D.select("hid", "player"), SH.select("hid", "player")]).unique()
+    put = A.group_by("hid", "player").agg(bet=pl.col("amount").sum())
+    ret = U.group_by("hid", "player").agg(returned=pl.col("amt").sum())
+    col = CC.group_by("hid", "player").agg(collected=pl.col("amt").sum())
+    S = (
+        S.join(acted.with_columns(acted=pl.lit(True)), on=["hid", "player"], how="left", maintain_order="left")
+        .join(put, on=["hid", "player"], how="left", maintain_order="left")
+        .join(ret, on=["hid", "player"], how="left", maintain_order="left")
+        .join(col, on=["hid", "player"], how="left", maintain_order="left")
+        .with_columns(
+            pl.col("bet").fill_null(0), pl.col("returned").fill_null(0), pl.col("collected").fill_null(0),
+            dealt_in=~pl.col("sitting_out") & pl.col("acted").fill_null(False),
+        )
+        .with_columns(put_in=pl.col("bet") - pl.col("returned"))
+        .with_columns(net=pl.col("collected") - pl.col("put_in"), stack_end=pl.col("stack_start") - pl.col("put_in") + pl.col("collected"))
+    )
+    # Old clients (2007-era) wrote no "Uncalled bet" line: the pot total then
+    # falls short of what was put in by exactly the top contributor's excess over
+    # the second one, which was returned. Only that exact case is repaired.
+    tot_for_implicit = TOT.select("hid", "total", "stp")
+    top = (
+        S.with_columns(r=pl.col("put_in").rank("ordinal", descending=True).over("hid"))
+        .group_by("hid").agg(
+            top_player=pl.col("player").filter(pl.col("r") == 1).first(),
+            top_put=pl.col("put_in").filter(pl.col("r") == 1).first(),
+            second_put=pl.col("put_in").filter(pl.col("r") == 2).first().fill_null(0),
+            sum_put0=pl.col("put_in").sum(),
+        )
+        .join(tot_for_implicit, on="hid", how="inner")
+        .with_columns(excess=pl.col("top_put") - pl.col("second_put"))
+        .filter((pl.col("excess") > 0) & (pl.col("sum_put0") + pl.col("stp") - pl.col("total") == pl.col("excess")))
+        .join(U.select("hid").unique(), on="hid", how="anti")
+        .select("hid", player=pl.col("top_player"), implicit=pl.col("excess"))
+    )
+    S = (
+        S.join(top, on=["hid", "player"], how="left", maintain_order="left")
+        .with_columns(returned=pl.col("returned") + pl.col("implicit").fill_null(0))
+        .with_columns(put_in=pl.col("bet") - pl.col("returned"))
+        .with_columns(net=pl.col("collected") - pl.col("put_in"), stack_end=pl.col("stack_start") - pl.col("put_in") + pl.col("collected"))
+        .drop("implicit")
+    )
+    S = S.join(H.select("hid", "button_seat", "max_seats"), on="hid", how="left", maintain_order="left")
+    ring = pl.max_horizontal(pl.col("max_seats").fill_null(10), pl.col("seat").max().over("hid"), pl.lit(10))
+    dist = (pl.col("seat") - pl.col("button_seat").fill_null(0)) % ring
+    S = S.with_columns(okey=pl.when(pl.col("dealt_in")).then(pl.when(dist == 0).then(ring).otherwise(dist)))
+    S = S.with_columns(
+        k=(pl.col("okey").rank("ordinal").over("hid") - 1).cast(pl.Int32),
+        n=pl.col("dealt_in").sum().over("hid").cast(pl.Int32),
+    )
+    k, n = pl.col("k"), pl.col("n")
+    from_btn = n - 1 - k
+    position = (
+        pl.when(~pl.col("dealt_in")).then(None)
+        .when(n == 1).then(pl.lit("BTN"))
+        .when(n == 2).then(pl.when(k == 1).then(pl.lit("BTN")).otherwise(pl.lit("BB")))
+        .when(from_btn == 0).then(pl.lit("BTN"))
+        .when(k == 0).then(pl.lit("SB"))
+        .when(k == 1).then(pl.lit("BB"))
+        .when(from_btn == 1).then(pl.lit("CO"))
+        .when(from_btn == 2).then(pl.lit("HJ"))
+        .when(from_btn == 3).then(pl.lit("LJ"))
+        .when(k == 2).then(pl.lit("UTG"))
+        .otherwise(pl.format("UTG{}", k - 2))
+    )
+    S = S.with_columns(position=position)
+
+    # hero / all cards known
+    dealt_players = D.select("hid", "player").unique()
+    dstat = dealt_players.group_by("hid").agg(n_dealt=pl.len(), hero1=pl.col("player").first())
+    nstat = S.group_by("hid").agg(n_players=pl.col("dealt_in").sum().cast(pl.Int32),
+                                  min_stack_end=pl.col("stack_end").min(), min_put=pl.col("put_in").min(),
+                                  sum_put=pl.col("put_in").sum())
+    dealt_in_with_cards = S.filter(pl.col("dealt_in")).join(dealt_players, on=["hid", "player"], how="semi").group_by("hid").agg(n_known=pl.len())
+    H = (
+        H.join(dstat, on="hid", how="left").join(nstat, on="hid", how="left")
+        .join(dealt_in_with_cards, on="hid", how="left").join(TOT, on="hid", how="left")
+        .join(hand_run_twice, on="hid", how="left")
+        .join(A.filter(a == "post_ante").group_by("hid").agg(ante_posted=pl.col("amount").max()), on="hid", how="left")
+        .join(CC.filter(pl.col("kind") == "pot").group_by("hid").agg(coll_pot=pl.col("amt").sum()), on="hid", how="left")
+        .join(SS.group_by("hid").agg(not_awarded=pl.col("not_awarded").sum()), on="hid", how="left")
+        .with_columns(
+            pl.col("n_players").fill_null(0), pl.col("n_dealt").fill_null(0), pl.col("n_known").fill_null(0),
+            pl.col("coll_pot").fill_null(0), pl.col("not_awarded").fill_null(0), pl.col("sum_put").fill_null(0),
+        )
+        .with_columns(
+            hero=pl.when(pl.col("n_dealt") == 1).then(pl.col("hero1")),
+            all_cards_known=(pl.col("n_players") > 0) & (pl.col("n_known") == pl.col("n_players")),
+            run_it_twice=pl.col("rit").fill_null(False),
+            ante=pl.coalesce(pl.col("ante_posted"), pl.col("ante_header")),
+        )
+    )
+    rit2 = BOARD.filter(pl.col("run") == 2).select("hid").unique().with_columns(rit2=pl.lit(True))
+    H = H.join(rit2, on="hid", how="left").with_columns(run_it_twice=pl.col("run_it_twice") | pl.col("rit2").fill_null(False))
+
+    # --- balance -------------------------------------------------------------------------
+    bal_checked = H.filter(pl.col("total").is_not_null())
+    unbalanced = bal_checked.filter(
+        (pl.col("sum_put") + pl.col("stp") != pl.col("total"))
+        | (pl.col("coll_pot") + pl.col("rake") + pl.col("not_awarded") != pl.col("total"))
+        | (pl.col("main").is_not_null()
+           & (pl.col("main") + pl.col("side_sum") + pl.col("stp") != pl.col("total"))
+           & (pl.col("main") + pl.col("side_sum") + pl.col("rake") != pl.col("total")))
+        | (pl.col("min_stack_end") < 0) | (pl.col("min_put") < 0)
+    )
+    fmt = lambda c: G.cents_to_decimal(pl.col(c)).cast(pl.String).fill_null("-")  # noqa: E731  (display only)
+    issues.append(_issue(unbalanced, 6, "unbalanced", pl.format(
+        "put_in {} + STP {} vs total pot {}; collected {} + rake {} + not awarded {}; main {} + sides {}; min stack_end {}; min put_in {}",
+        fmt("sum_put"), fmt("stp"), fmt("total"), fmt("coll_pot"), fmt("rake"), fmt("not_awarded"),
+        fmt("main"), fmt("side_sum"), fmt("min_stack_end"), fmt("min_put"))))
+
+    # --- decide --------------------------------------------------------------------------
+    ISS = pl.concat([i for i in issues if i.height], how="vertical") if any(i.height for i in issues) else pl.DataFrame(schema={"hid": pl.Int32, "prio": pl.Int32, "reason": pl.String, "detail": pl.String})
+    ISS = ISS.with_columns(pl.col("prio").cast(pl.Int32)).sort(["hid", "prio"]).unique("hid", keep="first", maintain_order=True)
+    bad_hids = ISS.select("hid")
+    raw = L.group_by("hid", maintain_order=True).agg(raw=pl.col("raw").str.join("\n")).join(bad_hids, on="hid", how="semi")
+    Q = (
+        ISS.join(H.select("hid", "source_file", "source_line", "hand_id"), on="hid", how="left")
+        .join(raw, on="hid", how="left")
+        .select(
+            "source_file", position=pl.col("source_line"), input_kind=pl.lit("hand"), hand_id="hand_id",
+            reason="reason", detail="detail", raw=pl.col("raw").str.strip_chars_end(),
+        )
+    )
+    Q = Q.select([pl.col(c).cast(QUARANTINE_SCHEMA[c]) for c in QUARANTINE_SCHEMA])
+
+    def good(df: pl.DataFrame) -> pl.DataFrame:
+        return df.join(bad_hids, on="hid", how="anti")
+
+    H = good(H)
+    ids = H.select("hid", "hand_id")
+
+    def with_id(df: pl.DataFrame) -> pl.DataFrame:
+        return df.join(ids, on="hid", how="inner", maintain_order="left")
+
+    hands = H.with_columns(
+        site=pl.lit("PokerStars"), day=pl.col("started_at").dt.date(), total_pot=pl.col("total"),
+        *_dec(["small_blind", "big_blind"]),
+    ).with_columns(*_dec(["total_pot", "rake", "ante"]))
+    tables: dict[str, pl.DataFrame] = {}
+    tables["hands"] = _finish(hands, "hands")
+
+    seats = with_id(S).join(H.select("hid", "hero"), on="hid", how="left", maintain_order="left").with_columns(
+        is_hero=(pl.col("player") == pl.col("hero")).fill_null(False),
+        *_dec(["stack_start", "bounty", "put_in", "returned", "collected", "net", "stack_end"]),
+    )
+    tables["seats"] = _finish(seats, "seats")
+
+    acts = with_id(A).join(S.select("hid", "n"), on="hid", how="left").unique(["hid", "seq"], keep="first", maintain_order=True)
+    acts = acts.with_columns(
+        raise_to=pl.when(pl.col("is_raise")).then(pl.col("to")),
+        n_active=(pl.col("n") - pl.col("folds_before")).cast(pl.Int32),
+    ).sort(["hid", "seq"]).with_columns(*_dec(["amount", "raise_to", "pot_before", "to_call"]))
+    tables["actions"] = _finish(acts, "actions")
+
+    shown = pl.concat([
+        SH.filter(pl.col("cards").is_not_null()).select("hid", "player", "cards", "ln"),
+        SS.filter(pl.col("cards").is_not_null()).select("hid", "player", "cards", "ln"),
+    ], how="vertical").with_columns(source=pl.lit("shown"), pri=pl.lit(1))
+    dealt = D.select("hid", "player", "cards", "ln").with_columns(source=pl.lit("dealt"), pri=pl.lit(0))
+    HC = pl.concat([dealt, shown], how="vertical").with_columns(cards=pl.col("cards").str.strip_chars().str.split(" "))
+    HC = HC.with_columns(nc=pl.col("cards").list.len()).sort(["hid", "player", "pri", "nc"], descending=[False, False, False, True])
+    HC = HC.unique(["hid", "player"], keep="first", maintain_order=True)
+    tables["hole_cards"] = _finish(with_id(HC), "hole_cards")
+    tables["boards"] = _finish(with_id(BOARD), "boards")
+    tables["pots"] = _finish(with_id(POTS).with_columns(*_dec(["amt"])).rename({"amt": "amount"}), "pots")
+    colls = with_id(CC).with_columns(*_dec(["amt"])).rename({"amt": "amount"})
+    tables["collections"] = _finish(colls, "collections")
+    tables["table_events"] = _finish(with_id(EV.sort(["hid", "ln"])).rename({"ln": "line"}), "table_events")
+
+    tid = H.select("hid", "tournament_id").filter(pl.col("tournament_id").is_not_null())
+    fin = FIN.join(tid, on="hid", how="inner").join(ids, on="hid", how="inner").with_columns(*_dec(["prize"]))
+    tables["tournament_finishes"] = _finish(fin, "tournament_finishes")
+    bty = BTY.join(tid, on="hid", how="inner").join(ids, on="hid", how="inner").with_columns(*_dec(["amount", "increase", "new_bounty"]))
+    tables["bounties"] = _finish(bty, "bounties")
+
+    seat_bounty = S.filter(pl.col("bounty").is_not_null()).select("hid").unique()
+    TT = H.filter(pl.col("is_tournament")).with_columns(
+        has_seat_bounty=pl.col("hid").is_in(seat_bounty.get_column("hid").implode()),
+        has_pko=pl.col("hid").is_in(BTY.filter(pl.col("increase").is_not_null()).get_column("hid").implode()),
+        has_ko=pl.col("hid").is_in(BTY.get_column("hid").implode()),
+    )
+    tours = TT.group_by("tournament_id", maintain_order=True).agg(
+        buy_in=pl.col("t_buy_in").first(), bounty=pl.col("t_bounty").first(), fee=pl.col("t_fee").first(),
+        currency=pl.col("t_currency").first(), game=pl.col("game").first(), limit_type=pl.col("limit_type").first(),
+        first_hand_at=pl.col("started_at").min(), last_hand_at=pl.col("started_at").max(),
+        pko=pl.col("has_pko").any(), ko=(pl.col("has_ko") | pl.col("has_seat_bounty")).any(),
+    ).with_columns(
+        bounty_kind=pl.when(pl.col("pko")).then(pl.lit("progressive"))
+        .when(pl.col("ko") | (pl.col("bounty").fill_null(0) > 0)).then(pl.lit("knockout"))
+        .otherwise(pl.lit("none")),
+        *_dec(["buy_in", "bounty", "fee"]),
+    )
+    tables["tournaments"] = _finish(tours, "tournaments")
+    return ParsedHands(tables=tables, quarantine=Q, headers_seen=headers_seen)

@@ -3,7 +3,9 @@
 - ``warehouse``: the live DuckDB warehouse (dagster-duckdb's resource); only
   pipeline runs open it, one process at a time.
 - ``settings``: where this run reads and writes (landing folder, output folder,
-  published snapshot, review store).
+  published snapshot, review store, the ingest staging folder) and the ingest
+  knobs (seconds after which a file counts as finished, the quarantine rate a
+  healthy landing stays below).
 """
 
 from __future__ import annotations
@@ -21,6 +23,9 @@ class RailbirdSettings(dg.ConfigurableResource):
     out_dir: str = str(paths.home() / "out")
     snapshot_path: str = str(paths.snapshot_path())
     review_db: str = str(paths.review_store_path())
+    staging_dir: str = str(paths.home() / "staging")
+    growing_seconds: float = 120.0
+    quarantine_threshold: float = 0.05
 
 
 def default_resources() -> dict[str, object]:

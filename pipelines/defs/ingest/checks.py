@@ -1,0 +1,82 @@
+"""Asset checks of the ingest stage, named as predicates.
+
+- ``hands_balance``: re-verifies every stored hand in SQL, independently of
+  the parser: the chips put in by the seats equal the total pot, the pot
+  equals what was collected plus the rake, and each seat's end stack is
+  ``stack_start - put_in + collected`` and never negative.
+- ``hand_ids_unique``: no hand_id is stored twice.
+- ``quarantine_rate_below_threshold``: quarantined inputs (hands, event lines,
+  account rows) over all inputs seen stays below ``settings.quarantine_threshold``;
+  a failure is a warning (bad input is kept, not lost).
+"""
+
+
+import dagster as dg
+from dagster_duckdb import DuckDBResource
+
+from pipelines.defs.resources import RailbirdSettings
+from pipelines.lib import warehouse as wh
+
+BALANCE_SQL = """
+WITH s AS (
+    SELECT hand_id, sum(put_in) AS put_in, sum(collected) AS collected,
+           bool_or(stack_end <> stack_start - put_in + collected) AS stack_mismatch,
+           bool_or(stack_end < 0) AS negative_stack
+    FROM seats GROUP BY hand_id
+)
+SELECT h.hand_id, h.total_pot, h.rake, s.put_in, s.collected, s.stack_mismatch, s.negative_stack
+FROM hands h LEFT JOIN s USING (hand_id)
+WHERE s.hand_id IS NULL
+   OR s.put_in <> h.total_pot
+   OR s.collected + h.rake <> h.total_pot
+   OR s.stack_mismatch OR s.negative_stack
+ORDER BY h.hand_id
+"""
+
+
+@dg.asset_check(asset="hands", blocking=False,
+                description="Every stored hand balances: put in = total pot = collected + rake; end stacks follow.")
+def hands_balance(warehouse: DuckDBResource) -> dg.AssetCheckResult:
+    with warehouse.get_connection() as con:
+        wh.ensure_schema(con)
+        bad = con.execute(BALANCE_SQL).fetchall()
+        total = con.execute("SELECT count(*) FROM hands").fetchall()[0][0]
+    return dg.AssetCheckResult(
+        passed=not bad,
+        metadata={"hands_checked": int(total), "unbalanced": len(bad),
+                  "examples": [str(r[0]) for r in bad[:20]]},
+    )
+
+
+@dg.asset_check(asset="hands", blocking=False, description="No hand_id is stored twice.")
+def hand_ids_unique(warehouse: DuckDBResource) -> dg.AssetCheckResult:
+    with warehouse.get_connection() as con:
+        wh.ensure_schema(con)
+        dupes = con.execute(
+            "SELECT hand_id, count(*) FROM hands GROUP BY hand_id HAVING count(*) > 1 ORDER BY 2 DESC LIMIT 20"
+        ).fetchall()
+    return dg.AssetCheckResult(passed=not dupes, metadata={"duplicated_ids": len(dupes),
+                                                            "examples": [str(r[0]) for r in dupes]})
+
+
+@dg.asset_check(asset="quarantine", blocking=False,
+                description="Quarantined inputs stay below settings.quarantine_threshold of all inputs seen.")
+def quarantine_rate_below_threshold(warehouse: DuckDBResource, settings: RailbirdSettings) -> dg.AssetCheckResult:
+    with warehouse.get_connection() as con:
+        wh.ensure_schema(con)
+        q = con.execute("SELECT count(*) FROM quarantine").fetchall()[0][0]
+        by_reason = con.execute(
+            "SELECT reason, count(*) FROM quarantine GROUP BY reason ORDER BY 2 DESC LIMIT 15").fetchall()
+        stored = con.execute(
+            "SELECT (SELECT count(*) FROM hands) + (SELECT count(*) FROM session_events) + (SELECT count(*) FROM sit_events)"
+            " + (SELECT count(*) FROM registrations) + (SELECT count(*) FROM decisions) + (SELECT count(*) FROM transfers)"
+            " + (SELECT count(*) FROM other_events) + (SELECT count(*) FROM accounts)").fetchall()[0][0]
+    total = q + stored
+    rate = q / total if total else 0.0
+    return dg.AssetCheckResult(
+        passed=rate < settings.quarantine_threshold,
+        severity=dg.AssetCheckSeverity.WARN,
+        metadata={"quarantined": int(q), "inputs": int(total), "rate": float(round(rate, 6)),
+                  "threshold": float(settings.quarantine_threshold),
+                  **{f"reason: {r}": int(n) for r, n in by_reason}},
+    )

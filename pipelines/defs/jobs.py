@@ -1,0 +1,15 @@
+"""``nightly_job``: every asset of every stage (ingest, detect, cases) in one run.
+
+Selecting everything means assets added under ``pipelines/defs/detect`` and
+``pipelines/defs/cases`` join the nightly run without touching this file.
+Run it over a span of ``hand_days`` keys (partition range tags); unpartitioned
+assets (landing_files, detection, cases) run once per run.
+"""
+
+from __future__ import annotations
+
+import dagster as dg
+
+nightly_job = dg.define_asset_job(
+    "nightly_job", selection=dg.AssetSelection.all(),
+    description="The whole pipeline: stage landing files, load staged days, detect, build cases.")

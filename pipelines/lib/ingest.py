@@ -1,0 +1,370 @@
+"""Ingest: discover a landing folder, read what is new, load it into the warehouse.
+
+Method
+------
+1. **Discover** (:func:`discover`): walk the given files/folders in any
+   sub-folder layout and classify each file by name: ``*.txt`` → hands,
+   ``labels.jsonl`` → labels (ground truth: logged, never loaded), other
+   ``*.jsonl`` → events, ``accounts.csv`` → accounts, anything else →
+   ignored (logged in ``ingest_log``, never fatal).
+2. **Skip what is unchanged**: a file whose last ``ingest_log`` row says
+   ``done``/``ignored`` with the same path, size, mtime and sha256 is not read
+   again (sha256 is only computed when size and mtime already match).
+3. **Read** (:func:`read_files`): hand files are decoded (BOMs, UTF-16,
+   cp1252) and parsed by ``pipelines.lib.handhistory.parse_text``; events and
+   accounts by :mod:`pipelines.lib.events`.  A file is **growing** when it was
+   modified within the last ``growing_seconds`` (default 120 s) or its last
+   hand has no ``*** SUMMARY ***``: its complete hands are read, the trailing
+   hand is left out when it is unfinished (no summary, or the file does not
+   end with a line break while still being written), and the file is logged
+   ``growing`` so the next run reads it again (already stored hands then
+   count as duplicates).  An unreadable file is logged ``failed`` and
+   quarantined as input kind ``file``.
+4. **Load** with :func:`pipelines.lib.warehouse.load`: one transaction for
+   the whole run.
+
+Files are read in batches (by bytes) and each batch's frames are concatenated
+before loading, so the per-file cost is one parse call and a list append.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+import os
+import re
+import sys
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable
+
+import duckdb
+import polars as pl
+
+from pipelines.lib import events as _events
+from pipelines.lib import warehouse as wh
+from pipelines.lib.errors import RailbirdError
+
+GROWING_SECONDS = 120
+_HEADER = re.compile(r"^\ufeff?PokerStars (?:Zoom |Home Game )?(?:Hand|Game) #", re.MULTILINE)
+
+FILES_SCHEMA = {
+    "source_file": pl.String, "file_kind": pl.String, "size_bytes": pl.Int64, "mtime": pl.Datetime("us"),
+    "sha256": pl.String, "status": pl.String,
+}
+
+
+def file_kind(path: Path) -> str:
+    name = path.name.lower()
+    if name == "labels.jsonl":
+        return "labels"
+    if name.endswith(".txt"):
+        return "hands"
+    if name.endswith(".jsonl"):
+        return "events"
+    if name == "accounts.csv":
+        return "accounts"
+    return "ignored"
+
+
+def discover(paths: Iterable[str | os.PathLike]) -> list[Path]:
+    """Every file under ``paths`` (files or folders, any depth), sorted; a missing path is an error."""
+    out: list[Path] = []
+    for p in paths:
+        path = Path(p)
+        if not path.exists():
+            raise RailbirdError(f"no such file or folder: {path}")
+        if path.is_file():
+            out.append(path.resolve())
+            continue
+        for root, dirs, files in os.walk(path):
+            dirs.sort()
+            out.extend(Path(root, f).resolve() for f in sorted(files))
+    return sorted(dict.fromkeys(out))
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def _mtime(st: os.stat_result) -> _dt.datetime:
+    return _dt.datetime(1970, 1, 1) + _dt.timedelta(microseconds=st.st_mtime_ns // 1000)
+
+
+@dataclass
+class FileInfo:
+    path: Path
+    kind: str
+    size: int
+    mtime: _dt.datetime
+    mtime_epoch: float
+    sha256: str | None = None
+
+
+def known_files(con: duckdb.DuckDBPyConnection | None) -> dict[str, tuple]:
+    """The last logged (size, mtime, sha256, status) of every file in ``ingest_log``."""
+    if con is None:
+        return {}
+    rows = con.execute(
+        """SELECT source_file, size_bytes, mtime, sha256, status FROM ingest_log
+           QUALIFY row_number() OVER (PARTITION BY source_file ORDER BY started_at DESC, finished_at DESC NULLS LAST) = 1"""
+    ).fetchall()
+    return {r[0]: tuple(r[1:]) for r in rows}
+
+
+def changed_files(paths: Iterable[Path], known: dict[str, tuple]) -> tuple[list[FileInfo], int]:
+    """Files that are new or changed since their last ``done``/``ignored`` log row; and how many were skipped."""
+    todo: list[FileInfo] = []
+    skipped = 0
+    for path in paths:
+        try:
+            st = path.stat()
+        except OSError:
+            todo.append(FileInfo(path, file_kind(path), -1, _dt.datetime(1970, 1, 1), 0.0))
+            continue
+        info = FileInfo(path, file_kind(path), st.st_size, _mtime(st), st.st_mtime)
+        prev = known.get(str(path))
+        if prev and prev[3] in ("done", "ignored") and prev[0] == info.size and prev[1] == info.mtime:
+            try:
+                info.sha256 = _sha256(path)
+            except OSError:
+                pass
+            if info.sha256 == prev[2]:
+                skipped += 1
+                continue
+        todo.append(info)
+    return todo, skipped
+
+
+def complete_part(text: str, recent: bool) -> tuple[str, bool]:
+    """Cut an unfinished trailing hand off ``text``; return (text to parse, growing?)."""
+    heads = [m.start() for m in _HEADER.finditer(text)]
+    if not heads:
+        return text, recent
+    last = heads[-1]
+    tail = text[last:]
+    if "*** SUMMARY ***" not in tail:
+        return text[:last], True
+    if recent and not text.endswith("\n"):
+        return text[:last], True
+    return text, recent
+
+
+def _parser():
+    try:
+        from pipelines.lib.handhistory import parse_text
+    except ImportError as exc:  # the parser package is another stage's; say so plainly
+        raise RailbirdError(f"the hand-history parser is not available ({exc})") from None
+    return parse_text
+
+
+def _parsed_to_batch(parsed) -> wh.Batch:
+    return wh.Batch(tables=dict(parsed.tables), quarantine=parsed.quarantine, headers_seen=int(parsed.headers_seen))
+
+
+def read_files(files: list[FileInfo], *, growing_seconds: float = GROWING_SECONDS, now: float | None = None,
+               progress: bool | None = None) -> wh.Batch:
+    """Read ``files`` (already known to be new or changed) into one :class:`Batch` with its ``files`` log rows."""
+    now = time.time() if now is None else now
+    batch = wh.Batch()
+    log: list[dict] = []
+    fail_q: list[dict] = []
+    total = sum(max(f.size, 0) for f in files)
+    bar = None
+    if progress is None:
+        progress = sys.stderr.isatty() or total > 256 * 1024 * 1024
+    if progress and files:
+        from tqdm import tqdm
+
+        bar = tqdm(total=total, unit="B", unit_scale=True, desc="ingest", file=sys.stderr, leave=False)
+    parts: list[wh.Batch] = []
+    for info in files:
+        status = "done" if info.kind not in ("ignored", "labels") else "ignored"
+        if info.kind in ("hands", "events", "accounts"):
+            try:
+                data = info.path.read_bytes()
+            except OSError as exc:
+                status = "failed"
+                fail_q.append({"source_file": str(info.path), "position": 0, "input_kind": "file", "hand_id": None,
+                               "reason": "unreadable", "detail": f"{type(exc).__name__}: {exc}", "raw": ""})
+                data = None
+            if data is not None:
+                info.sha256 = hashlib.sha256(data).hexdigest()
+                info.size = len(data)
+                if info.kind == "hands":
+                    text = _events.decode(data)
+                    recent = (now - info.mtime_epoch) < growing_seconds
+                    text, growing = complete_part(text, recent)
+                    if growing:
+                        status = "growing"
+                    if text.strip():
+                        parts.append(_parsed_to_batch(_parser()(text, str(info.path))))
+                elif info.kind == "events":
+                    parts.append(_events.parse_events_text(_events.decode(data), str(info.path)))
+                else:
+                    parts.append(_events.parse_accounts_text(_events.decode(data), str(info.path)))
+        elif info.sha256 is None:
+            try:
+                info.sha256 = _sha256(info.path)
+            except OSError:
+                pass
+        log.append({"source_file": str(info.path), "file_kind": info.kind, "size_bytes": info.size if info.size >= 0 else None,
+                    "mtime": info.mtime, "sha256": info.sha256, "status": status})
+        if bar is not None:
+            bar.update(max(info.size, 0))
+    if bar is not None:
+        bar.close()
+    for part in parts:
+        batch.extend(part)
+    # a hand file with a quarantined trailing hand that was cut off is not quarantined: it comes back next run
+    batch.files = pl.DataFrame(log, schema=FILES_SCHEMA) if log else pl.DataFrame(schema=FILES_SCHEMA)
+    if fail_q:
+        batch.quarantine = pl.concat([batch.quarantine, pl.DataFrame(fail_q, schema=wh.empty_quarantine().schema)],
+                                     how="vertical_relaxed")
+    return batch
+
+
+@dataclass
+class IngestReport:
+    result: wh.LoadResult
+    seconds: float
+    files_read: int
+    files_skipped: int
+    growing: list[str] = field(default_factory=list)
+    ignored: list[str] = field(default_factory=list)
+
+    def summary(self) -> str:
+        return self.result.summary(self.seconds)
+
+
+def ingest(paths: Iterable[str | os.PathLike], warehouse: str | os.PathLike | duckdb.DuckDBPyConnection, *,
+           growing_seconds: float = GROWING_SECONDS, run_id: str | None = None, progress: bool | None = None,
+           fail_hook=None) -> IngestReport:
+    """Discover, read and load ``paths`` into ``warehouse`` (a path or an open connection) in one transaction."""
+    t0 = time.perf_counter()
+    started = _dt.datetime.now(_dt.UTC).replace(tzinfo=None)
+    all_files = discover(paths)
+    own = not isinstance(warehouse, duckdb.DuckDBPyConnection)
+    con = wh.connect(warehouse) if own else warehouse
+    try:
+        todo, skipped = changed_files(all_files, known_files(con))
+        batch = read_files(todo, growing_seconds=growing_seconds, progress=progress)
+        result = wh.load(con, batch, run_id=run_id or f"ingest-{uuid.uuid4().hex[:12]}", started_at=started,
+                         fail_hook=fail_hook)
+    finally:
+        if own:
+            con.close()
+    files = batch.files if batch.files is not None else pl.DataFrame(schema=FILES_SCHEMA)
+    return IngestReport(
+        result=result, seconds=time.perf_counter() - t0, files_read=len(todo), files_skipped=skipped,
+        growing=files.filter(pl.col("status") == "growing").get_column("source_file").to_list(),
+        ignored=files.filter(pl.col("status") == "ignored").get_column("source_file").to_list(),
+    )
+
+
+# ---------------------------------------------------------------- staging (the Dagster path)
+
+
+def _with_days(batch: wh.Batch, today: _dt.date) -> dict[str, pl.DataFrame]:
+    """Every frame of ``batch`` with a ``_day`` column: the hand's day, the event's ts day, else ``today``."""
+    out: dict[str, pl.DataFrame] = {}
+    hands = batch.tables.get("hands")
+    hand_days = hands.select("hand_id", pl.col("day").cast(pl.Date).alias("_day")).unique("hand_id", keep="first") if hands is not None and hands.height else None
+    for name, df in batch.tables.items():
+        if df is None or df.height == 0:
+            continue
+        if name == "hands":
+            df = df.with_columns(pl.col("day").cast(pl.Date).alias("_day"))
+        elif "hand_id" in df.columns and name in wh.CHILD_TABLES and hand_days is not None:
+            df = df.join(hand_days, on="hand_id", how="left").with_columns(pl.col("_day").fill_null(today))
+        elif name == "tournaments":
+            df = df.with_columns(pl.col("first_hand_at").cast(pl.Date).fill_null(today).alias("_day"))
+        elif "ts" in df.columns:
+            df = df.with_columns(pl.col("ts").cast(pl.Date).fill_null(today).alias("_day"))
+        else:
+            df = df.with_columns(pl.lit(today).alias("_day"))
+        out[name] = df
+    out["quarantine"] = wh._as_quarantine(batch.quarantine).with_columns(pl.lit(today).alias("_day"))
+    if batch.files is not None:
+        out["ingest_log"] = batch.files.with_columns(pl.lit(today).alias("_day"))
+    return out
+
+
+def stage(batch: wh.Batch, staging_dir: str | os.PathLike, *, today: _dt.date | None = None) -> tuple[Path, list[str]]:
+    """Write ``batch`` as Parquet under ``staging_dir/<batch id>/``; return the folder and the days it holds."""
+    today = today or _dt.datetime.now(_dt.UTC).date()
+    folder = Path(staging_dir) / f"{_dt.datetime.now(_dt.UTC):%Y%m%dT%H%M%S}-{uuid.uuid4().hex[:8]}"
+    tmp = folder.with_name(folder.name + ".partial")
+    tmp.mkdir(parents=True)
+    days: set[str] = set()
+    for name, df in _with_days(batch, today).items():
+        df.write_parquet(tmp / f"{name}.parquet")
+        days.update(d.isoformat() for d in df.get_column("_day").unique().to_list() if d is not None)
+    os.replace(tmp, folder)
+    return folder, sorted(days)
+
+
+def staged_batches(staging_dir: str | os.PathLike) -> list[Path]:
+    root = Path(staging_dir)
+    if not root.exists():
+        return []
+    return sorted(p for p in root.iterdir() if p.is_dir() and not p.name.endswith(".partial"))
+
+
+def staged_days(staging_dir: str | os.PathLike) -> list[str]:
+    """The days that staged batches still hold rows for."""
+    days: set[str] = set()
+    for folder in staged_batches(staging_dir):
+        for f in folder.glob("*.parquet"):
+            days.update(d.isoformat() for d in pl.scan_parquet(f).select("_day").unique().collect().get_column("_day").to_list())
+    return sorted(days)
+
+
+def staged_files(staging_dir: str | os.PathLike) -> dict[str, tuple]:
+    """(size, mtime, sha256, status) of the files in staged batches: they count as already read."""
+    out: dict[str, tuple] = {}
+    for folder in staged_batches(staging_dir):
+        f = folder / "ingest_log.parquet"
+        if f.exists():
+            for r in pl.read_parquet(f).select("source_file", "size_bytes", "mtime", "sha256", "status").iter_rows():
+                out[r[0]] = tuple(r[1:])
+    return out
+
+
+def load_staged(con: duckdb.DuckDBPyConnection, staging_dir: str | os.PathLike, days: Iterable[str], *, run_id: str,
+                fail_hook=None) -> wh.LoadResult:
+    """Load the staged rows of ``days`` in one transaction, then drop them from the staging folder."""
+    wanted = sorted({_dt.date.fromisoformat(d) for d in days})
+    folders = staged_batches(staging_dir)
+    batch = wh.Batch()
+    for folder in folders:
+        part = wh.Batch()
+        for f in sorted(folder.glob("*.parquet")):
+            df = pl.read_parquet(f).filter(pl.col("_day").is_in(wanted))
+            if df.height == 0:
+                continue
+            name = f.stem
+            if name == "quarantine":
+                part.quarantine = df.drop("_day")
+            elif name == "ingest_log":
+                part.files = df.drop("_day")
+            else:
+                part.tables[name] = df
+        batch.extend(part)
+    result = wh.load(con, batch, run_id=run_id, fail_hook=fail_hook)
+    for folder in folders:  # committed: drop what was loaded
+        for f in folder.glob("*.parquet"):
+            rest = pl.read_parquet(f).filter(~pl.col("_day").is_in(wanted))
+            if rest.height:
+                rest.write_parquet(f)
+            else:
+                f.unlink()
+        if not any(folder.iterdir()):
+            folder.rmdir()
+    return result

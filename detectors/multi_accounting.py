@@ -63,6 +63,8 @@ class MultiAccountingDetector(Detector):
         signal_p: float = 0.05,
         min_signals: int = 2,
         min_hands: int = 30,
+        coentry_p: float = 1e-3,
+        max_unflagged: int = 50,
     ) -> None:
         super().__init__(alpha=alpha, random_state=random_state)
         self.max_share = max_share
@@ -70,6 +72,8 @@ class MultiAccountingDetector(Detector):
         self.signal_p = signal_p  # a behavioural family "agrees" below this p
         self.min_signals = min_signals
         self.min_hands = min_hands
+        self.coentry_p = coentry_p  # hands-only populations: co-entry needed to be a candidate
+        self.max_unflagged = max_unflagged  # unflagged candidates kept (ranked) for the AP
 
     # ------------------------------------------------------------------ fit
     def fit(self, con: duckdb.DuckDBPyConnection) -> "MultiAccountingDetector":
@@ -85,6 +89,7 @@ class MultiAccountingDetector(Detector):
         if not self.has_decisions_:
             self.missing_.append("decision-time likeness (no decisions)")
         self.fingerprints_ = idf.style_fingerprints(con)
+        self.n_accounts_ = max(idf.population_size(con), 2)
         return self
 
     # ------------------------------------------------------------------ score
@@ -102,9 +107,18 @@ class MultiAccountingDetector(Detector):
         FROM e x JOIN e y ON x.tournament_id = y.tournament_id AND x.account < y.account
         GROUP BY ALL HAVING count(*) >= 3
         """
+        # keep pairs whose co-entries are improbable under independent entry
+        # (hypergeometric tail, as in identity.usage_patterns)
         co = con.sql(q).pl()
         if co.height == 0:
             return links
+        n_t = _n_tournaments(con)
+        cnt = con.sql(f"SELECT account, count(*) AS nt FROM {idf.tournament_entries(con)} GROUP BY 1").pl()
+        co = co.join(cnt.rename({"account": "a", "nt": "na"}), on="a").join(cnt.rename({"account": "b", "nt": "nb"}), on="b")
+        from scipy import stats as sps  # noqa: PLC0415
+
+        pco = sps.hypergeom.sf(co["n"].to_numpy() - 1, n_t, co["na"].to_numpy(), co["nb"].to_numpy())
+        co = co.filter(pl.Series(pco <= self.coentry_p))
         co = co.select("a", "b").with_columns(
             w_device=pl.lit(0.0), w_payment=pl.lit(0.0), w_ip=pl.lit(0.0), w_net=pl.lit(0.0),
             n_shared=pl.lit(0, pl.Int64),
@@ -167,7 +181,7 @@ class MultiAccountingDetector(Detector):
                 "score": float(sub["score"].max()), "p_value": float(sub["p_value"].min()),
                 "flagged": True, "pairs": sub,
             })
-        for r in pairs.filter(~pl.col("pair_flagged")).sort("score", descending=True).head(200).iter_rows(named=True):
+        for r in pairs.filter(~pl.col("pair_flagged")).sort("score", descending=True).head(self.max_unflagged).iter_rows(named=True):
             if r["a"] in g and r["b"] in g and nx.has_path(g, r["a"], r["b"]):
                 continue
             rows.append({
@@ -205,7 +219,7 @@ class MultiAccountingDetector(Detector):
                 sql = f"SELECT DISTINCT account FROM sessions WHERE {kind} = {_lit(value)}"
             ev.append(Evidence(
                 name=f"shared {kind}", value=float(n), baseline=2.0, n=n,
-                text=f"{kind} {value} is used by {n} accounts (IDF weight {math.log(max(idf.population_size(con), 2) / n):.2f})",
+                text=f"{kind} {value} is used by {n} accounts (IDF weight {math.log(self.n_accounts_ / n):.2f})",
                 sql=sql,
             ))
         accs_sql = ", ".join(_lit(a) for a in accs)
@@ -264,7 +278,7 @@ class MultiAccountingDetector(Detector):
                        "signals agree beyond chance, so the household explanation is unlikely.")
         else:
             benign += "The behavioural signals do not exclude it: not flagged."
-        hands = _shared_hands(con, accs)
+        hands = _shared_hands(con, accs, list(grp["tournaments"]))
         summary = (f"{', '.join(accs)} look like one person: linked by {', '.join(kinds) or 'co-entries'}; "
                    f"{len(grp['tournaments'])} tournaments entered together")
         return Signal(
@@ -295,13 +309,24 @@ def _n_tournaments(con: duckdb.DuckDBPyConnection) -> int:
     return int(con.execute(f"SELECT count(DISTINCT tournament_id) FROM {idf.tournament_entries(con)}").fetchall()[0][0])
 
 
-def _shared_hands(con: duckdb.DuckDBPyConnection, accounts: list[str], limit: int = 20) -> list[str]:
-    """Hands where two of the accounts sat together (the strongest evidence of
-    one person at two seats), newest first; else each account's own hands."""
+def _shared_hands(con: duckdb.DuckDBPyConnection, accounts: list[str], tournaments: list[str],
+                  limit: int = 20) -> list[str]:
+    """Evidence hands: hands where two of the accounts sat at one table (one
+    person at two seats) first, then each account's first hand in every
+    tournament they entered together."""
     q = """
-    SELECT s.hand_id, max(h.started_at) AS t FROM seats s JOIN hands h USING (hand_id)
-    WHERE list_contains(?, s.player) GROUP BY s.hand_id HAVING count(*) >= 2
-    ORDER BY t LIMIT ?
+    WITH mine AS (
+      SELECT s.hand_id, s.player, h.started_at, h.tournament_id
+      FROM seats s JOIN hands h USING (hand_id) WHERE list_contains(?, s.player)
+    ),
+    together AS (
+      SELECT hand_id, min(started_at) AS t, 0 AS rank FROM mine GROUP BY hand_id HAVING count(*) >= 2
+    ),
+    firsts AS (
+      SELECT arg_min(hand_id, started_at) AS hand_id, min(started_at) AS t, 1 AS rank
+      FROM mine WHERE list_contains(?, tournament_id) GROUP BY player, tournament_id
+    )
+    SELECT hand_id FROM (SELECT * FROM together UNION ALL SELECT * FROM firsts)
+    GROUP BY hand_id ORDER BY min(rank), min(t) LIMIT ?
     """
-    rows = con.execute(q, [accounts, limit]).fetchall()
-    return [r[0] for r in rows]
+    return [r[0] for r in con.execute(q, [accounts, tournaments or [], limit]).fetchall()]

@@ -36,6 +36,7 @@ Methods
 from __future__ import annotations
 
 import math
+import warnings
 
 import duckdb
 import numpy as np
@@ -256,8 +257,10 @@ def style_fingerprints(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
 
 def _standardise(fp: pl.DataFrame, cols: tuple[str, ...]) -> np.ndarray:
     x = fp.select([pl.col(c).cast(pl.Float64) for c in cols]).to_numpy()
-    mu = np.nanmean(x, axis=0) if x.size else np.zeros(len(cols))
-    sd = np.nanstd(x, axis=0) if x.size else np.ones(len(cols))
+    with warnings.catch_warnings():  # a column with no data (no decisions) stays NaN
+        warnings.simplefilter("ignore", RuntimeWarning)
+        mu = np.nanmean(x, axis=0) if x.size else np.zeros(len(cols))
+        sd = np.nanstd(x, axis=0) if x.size else np.ones(len(cols))
     sd = np.where((sd > 0) & np.isfinite(sd), sd, 1.0)
     return (x - mu) / sd
 

@@ -98,7 +98,8 @@ class World:
         n = len(players)
         bust_round = {p: int((i + 1) * n_hands / n) for i, p in enumerate(order[:-1])}
         bust_round[order[-1]] = n_hands + 1
-        tables = [players[i:i + 9] for i in range(0, n, 9)]
+        n_tab = -(-n // 9)
+        tables = [players[i::n_tab] for i in range(n_tab)]  # balanced tables of at most 9
         hand_ids: list[str] = []
         round_hand: dict[int, str] = {}
         if register:

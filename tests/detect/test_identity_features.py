@@ -1,0 +1,118 @@
+"""Identity features on a small planted warehouse: IDF weights, networks,
+payments, style likeness against the population's null, patterns of use."""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+import pytest
+from test_identity_features_world import Style, World, at
+
+from detectors.features import identity as idf
+
+
+@pytest.fixture(scope="module")
+def world():
+    w = World(seed=11)
+    names = [f"u{i:02d}" for i in range(40)]
+    for n in names:
+        w.account(n, payment=f"card-{n}")
+    twin = Style(vpip=0.21, pfr=0.17, aggr=0.62, size=0.7, log_ms=7.6, sd_ms=0.35)
+    w.styles["u01"] = twin
+    w.styles["u02"] = twin
+    # u01/u02: one person, one laptop, alternating (u02 logs in 10 min after u01 logs out)
+    w.session("u01", "81.2.3.4", "laptop-A", at(-60), at(0))
+    w.session("u02", "81.2.3.4", "laptop-A", at(10), at(400))
+    w.session("u01", "81.2.3.9", "laptop-A", at(410), at(500))
+    # u03/u04: housemates on one home IP, own devices, online at once
+    w.session("u03", "90.1.1.7", "pc-3", at(0), at(400))
+    w.session("u04", "90.1.1.7", "pc-4", at(0), at(400))
+    # u05/u06: neighbours in one /24, different addresses
+    w.session("u05", "93.4.5.10", "pc-5", at(0), at(400))
+    w.session("u06", "93.4.5.77", "pc-6", at(0), at(400))
+    # u10..u39: phones behind one carrier NAT address (a crowd)
+    for n in names[10:]:
+        w.session(n, "100.64.0.1", f"phone-{n}", at(0), at(400))
+    # u07/u08: a family card
+    w.rows["accounts"] = [r if r[0] != "u08" else (r[0], r[1], r[2], "card-u07", None) for r in w.rows["accounts"]]
+    rng = np.random.default_rng(2)
+    for t in range(10):
+        players = [p for p in rng.choice(names, 24, replace=False).tolist() if p not in ("u01", "u02")]
+        if t < 8:
+            players += ["u01", "u02"]
+        w.tournament(str(500 + t), players, at(40 * t), n_hands=40)
+    return w
+
+
+@pytest.fixture(scope="module")
+def con(world):
+    c = world.build()
+    yield c
+    c.close()
+
+
+def _pair(df: pl.DataFrame, a: str, b: str) -> dict:
+    a, b = sorted([a, b])
+    rows = df.filter((pl.col("a") == a) & (pl.col("b") == b)).to_dicts()
+    assert len(rows) == 1, f"no link {a}-{b}"
+    return rows[0]
+
+
+def test_idf_weights_rank_rare_identifiers_above_crowds(con):
+    links = idf.identity_links(con, max_share=20)
+    n = idf.population_size(con)
+    twin = _pair(links, "u01", "u02")
+    kinds = {s["kind"]: s for s in twin["shared"]}
+    assert kinds["device"]["n_accounts"] == 2 and kinds["device"]["value"] == "laptop-A"
+    assert twin["w_device"] == pytest.approx(np.log(n / 2))
+    # the carrier NAT address is shared by 30 accounts: above max_share, no link at all
+    assert links.filter(pl.col("a").is_in(["u10", "u11"]) & pl.col("b").is_in(["u10", "u11"])).height == 0
+    # with a higher cap it links them, but weakly (IDF of a crowd)
+    loose = idf.identity_links(con, max_share=100)
+    crowd = _pair(loose, "u10", "u11")
+    assert crowd["w_ip"] == pytest.approx(np.log(n / 30)) and crowd["w_ip"] < twin["w_device"] / 2
+
+
+def test_networks_and_payments_link(con):
+    links = idf.identity_links(con)
+    nb = _pair(links, "u05", "u06")
+    assert nb["w_ip"] == 0 and nb["w_net"] > 0
+    assert [s["value"] for s in nb["shared"]] == ["93.4.5.0/24"]
+    fam = _pair(links, "u07", "u08")
+    assert fam["w_payment"] > 0 and fam["w_device"] == 0 and fam["w_ip"] == 0
+    house = _pair(links, "u03", "u04")
+    assert house["w_ip"] > 0 and house["w_device"] == 0
+
+
+def test_style_likeness_separates_one_person_from_housemates(con):
+    fp = idf.style_fingerprints(con)
+    assert set(fp.columns) >= {"vpip", "pfr", "aggr_freq", "size_1", "log_ms_q50", "n_decisions"}
+    links = idf.identity_links(con)
+    lk = idf.likeness(fp, links, min_hands=20, random_state=0)
+    twin = _pair(lk, "u01", "u02")
+    house = _pair(lk, "u03", "u04")
+    assert twin["p_style"] < 0.05 and twin["p_timing"] < 0.05
+    assert twin["style_dist"] < house["style_dist"]
+    # seeded: the same population gives the same p-values
+    again = idf.likeness(fp, links, min_hands=20, random_state=0)
+    assert _pair(again, "u01", "u02")["p_style"] == twin["p_style"]
+
+
+def test_usage_patterns_handovers_and_co_entries(con):
+    links = idf.identity_links(con)
+    use = idf.usage_patterns(con, links.select("a", "b"))
+    twin = _pair(use, "u01", "u02")
+    assert twin["handovers"] == 2  # u02 after u01, then u01 after u02
+    assert twin["overlap_s"] == 0
+    assert twin["shared_tournaments"] == [str(500 + t) for t in range(8)]
+    # hypergeometric: both entered 8 of the 10 events, all 8 together: 1 / C(10, 8)
+    assert twin["p_coentry"] == pytest.approx(1 / 45)
+    house = _pair(use, "u03", "u04")
+    assert house["concurrency"] == pytest.approx(1.0) and house["handovers"] == 0
+
+
+def test_benjamini_hochberg_and_fisher_helpers():
+    q = idf.benjamini_hochberg(np.array([0.01, 0.04, np.nan, 0.5]))
+    assert q[2] == 1.0 and q[0] == pytest.approx(0.03)
+    f = idf.fisher_combine(np.array([[0.01, 0.01], [np.nan, np.nan]]))
+    assert f[1] == 1.0 and f[0] < 0.01

@@ -1,0 +1,100 @@
+"""MultiAccountingDetector on a planted warehouse: one person with three
+accounts is found with the identifiers and tournaments that bind them;
+housemates, a family card and a carrier NAT crowd are not flagged."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from test_identity_features_world import Style, World, at
+
+from detectors import get_detector
+from detectors.multi_accounting import MultiAccountingDetector
+
+PERSON = ["m1", "m2", "m3"]
+
+
+@pytest.fixture(scope="module")
+def world():
+    w = World(seed=21)
+    names = [f"h{i:02d}" for i in range(57)] + PERSON
+    for n in names:
+        w.account(n, payment=f"card-{n}")
+    me = Style(vpip=0.24, pfr=0.19, aggr=0.66, size=0.72, log_ms=7.4, sd_ms=0.35)
+    for n in PERSON:
+        w.styles[n] = me
+    # one person: home IP, a desktop for m1/m2, a phone for m3 that m1 also used
+    w.session("m1", "84.10.20.30", "desk-M", at(-200), at(-100))
+    w.session("m2", "84.10.20.30", "desk-M", at(-90), at(-10))
+    w.session("m3", "84.10.20.30", "phone-M", at(-5), at(900))
+    w.session("m1", "84.10.20.30", "desk-M", at(-4), at(900))
+    w.session("m2", "84.10.20.30", "desk-M", at(-3), at(900))
+    w.session("m1", "151.3.3.3", "phone-M", at(1000), at(1100))
+    # housemates h01/h02 (and h03, who shares the family card with h02)
+    for n, dev in (("h01", "pc-1"), ("h02", "pc-2"), ("h03", "pc-3")):
+        w.session(n, "77.7.7.7", dev, at(-5), at(900))
+    w.rows["accounts"] = [r if r[0] != "h03" else (r[0], r[1], r[2], "card-h02", None) for r in w.rows["accounts"]]
+    # a carrier-NAT crowd: 30 phones on one address
+    for n in names[10:40]:
+        w.session(n, "100.64.9.9", f"ph-{n}", at(-5), at(900))
+    for i, n in enumerate(names[40:57]):
+        w.session(n, f"62.{i}.1.1", f"pc-{n}", at(-5), at(900))
+    rng = np.random.default_rng(5)
+    honest = [n for n in names if n not in PERSON]
+    for t in range(14):
+        players = rng.choice(honest, 25, replace=False).tolist()
+        if t < 10:
+            players += PERSON
+        w.tournament(str(700 + t), players, at(60 * t), n_hands=45)
+    return w
+
+
+@pytest.fixture(scope="module")
+def signals(world):
+    con = world.build()
+    out = MultiAccountingDetector().detect(con)
+    con.close()
+    return out
+
+
+def test_registered_under_its_kind():
+    assert isinstance(get_detector("multi_accounting"), MultiAccountingDetector)
+
+
+def test_one_person_found_as_one_case(signals):
+    flagged = [s for s in signals if s.flagged]
+    assert [sorted(s.accounts) for s in flagged] == [PERSON]
+    case = flagged[0]
+    assert case.kind == "multi_accounting"
+    assert case.tournaments == [str(700 + t) for t in range(10)]
+    names = {e.name for e in case.evidence}
+    assert {"shared device", "shared ip", "style likeness", "decision-time likeness"} <= names
+    dev = {e.text.split()[1]: e.n for e in case.evidence if e.name == "shared device"}
+    assert dev == {"desk-M": 2, "phone-M": 2}
+    assert all(e.sql for e in case.evidence)
+    assert case.hands, "hands where two of the accounts sat together"
+    assert "Housemates" in case.benign
+    assert case.p_value is not None and case.p_value < 0.01
+
+
+def test_honest_look_alikes_not_flagged(signals):
+    flagged_accounts = {a for s in signals if s.flagged for a in s.accounts}
+    assert flagged_accounts.isdisjoint({"h01", "h02", "h03"})  # housemates + family card
+    assert flagged_accounts.isdisjoint({f"h{i:02d}" for i in range(10, 40)})  # carrier NAT
+    # the housemates are considered (a candidate), just not flagged
+    house = [s for s in signals if set(s.accounts) <= {"h01", "h02", "h03"}]
+    assert house and not any(s.flagged for s in house)
+
+
+def test_hands_only_population_still_runs_and_says_what_it_lacked(world):
+    con = world.build(drop_events=True)
+    con.execute("UPDATE accounts SET payment = NULL")
+    sigs = MultiAccountingDetector().detect(con)
+    con.close()
+    for s in sigs:
+        assert "device and IP links (no sessions)" in s.missing
+        assert "decision-time likeness (no decisions)" in s.missing
+    # the three accounts still stand out on style and co-entries (no identifier at all)
+    top = [s for s in sigs if s.flagged]
+    assert [sorted(s.accounts) for s in top] == [PERSON]
+    assert not any(e.name.startswith("shared") for e in top[0].evidence)

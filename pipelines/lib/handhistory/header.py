@@ -111,7 +111,7 @@ def parse_headers(h: pl.DataFrame) -> pl.DataFrame:
         hi_lo=pl.col("game_m").struct.field("2").is_not_null(),
         limit_name=pl.col("game_m").struct.field("3").str.to_lowercase(),
         blinds=pl.col("pre").str.extract_groups(
-            r"\(([^\d(]*?)(\d[\d.,]*)[^/()]*/[^\d/()]*?(\d[\d.,]*)(?:/[^\d/()]*?\d[\d.,]*)?\s*([A-Z]{3})?\)"
+            r"\(([^\d(]*?)(\d[\d.,]*)[^/()]*/[^\d/()]*?(\d[\d.,]*)"
         ),
         bb_button=pl.col("pre").str.extract(r"Button Blind\D*?(\d[\d.,]*)", 1),
         ante_hdr=pl.col("pre").str.extract(r"Ante\D*?(\d[\d.,]*)", 1),
@@ -185,8 +185,9 @@ def parse_headers(h: pl.DataFrame) -> pl.DataFrame:
         currency=pl.when((pl.col("currency") == "PLAY") | pl.col("table_extra").str.contains("Play Money", literal=True))
         .then(pl.when(pl.col("is_tournament")).then(pl.lit("CHIPS")).otherwise(pl.lit("PLAY")))
         .otherwise(pl.col("currency")),
-        unsupported=pl.col("game_name").is_null() | pl.col("game").is_null() | pl.col("limit_type").is_null(),
+        unsupported=pl.col("game_name").is_not_null() & (pl.col("game").is_null() | pl.col("limit_type").is_null()),
         header_error=pl.when(pl.col("hand_id").is_null()).then(pl.lit("no hand id"))
+        .when(pl.col("game_name").is_null()).then(pl.lit("no game named in the header"))
         .when(pl.col("started_at").is_null()).then(pl.lit("no readable date/time zone"))
         .when(pl.col("table_name").is_null()).then(pl.lit("no table line after the header"))
         .otherwise(None),

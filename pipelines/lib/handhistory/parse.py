@@ -357,7 +357,9 @@ def _parse_lines(L: pl.DataFrame, files: list[str]) -> ParsedHands:  # noqa: C90
     # "NAME: sits out" may come from a player not in the seat list
     V_sit = V.filter(pl.col("verb").is_in(["sits out", "is sitting out"]))
     V = V.filter(~pl.col("verb").is_in(["sits out", "is sitting out"]))
-    issues.append(_unparsed(V.filter(~pl.col("known")), " (name not in the seat list)"))
+    # A verb line whose name is not seated may be another kind of line by a
+    # player whose name contains ": <verb>"; it goes on to the other patterns.
+    R = pl.concat([R, V.filter(~pl.col("known")).select(R.columns)], how="vertical").sort("hid", "ln")
     V = V.filter(pl.col("known"))
     nonflop = V.filter(pl.col("verb").is_in(list(_NONFLOP_VERBS)))
     issues.append(_unparsed(nonflop, " (draw/stud action)"))

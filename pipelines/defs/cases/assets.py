@@ -1,0 +1,115 @@
+"""Cases, their reports and the published snapshot: the end of the nightly job.
+
+``cases`` merges the six detectors' signals into cases (``pipelines.lib.cases``),
+keeps their ids and the investigators' decisions in the review store, writes
+the warehouse tables ``cases``/``case_signals``/``case_hands`` and
+``OUT/cases.jsonl``. ``warehouse_snapshot`` publishes the copy readers use.
+``case_reports`` writes OUT/reports/<case>.html and .json.
+"""
+
+
+import os
+from pathlib import Path
+
+import dagster as dg
+import duckdb
+from dagster_duckdb import DuckDBResource
+
+from detectors.base import KINDS
+from pipelines.defs.resources import RailbirdSettings
+from pipelines.lib import cases as cases_lib
+from pipelines.lib import reports as reports_lib
+from pipelines.lib.review import ReviewStore
+
+SIGNAL_ASSETS = [dg.AssetKey(f"{kind}_signals") for kind in KINDS]
+# Reports for every flagged case, and for the strongest unflagged ones up to this many
+# (a population yields thousands of unflagged candidates; their rows stay in cases.jsonl).
+UNFLAGGED_REPORTS = int(os.environ.get("RAILBIRD_UNFLAGGED_REPORTS", "100"))
+
+
+def publish(con: duckdb.DuckDBPyConnection, snapshot_path: str) -> Path:
+    """Publish through ``pipelines.lib.warehouse.publish_snapshot`` (ATTACH, COPY FROM DATABASE, DETACH, os.replace).
+
+    Until that helper is importable, the same steps are done here.
+    """
+    try:
+        from pipelines.lib.warehouse import publish_snapshot
+    except ImportError:
+        publish_snapshot = None
+    if publish_snapshot is not None:
+        return publish_snapshot(con, snapshot_path)
+    snap = Path(snapshot_path).resolve()
+    snap.parent.mkdir(parents=True, exist_ok=True)
+    tmp = snap.with_name(snap.name + ".tmp")
+    for stale in (tmp, Path(str(tmp) + ".wal")):
+        stale.unlink(missing_ok=True)
+    db = con.execute("SELECT current_database()").fetchone()[0]
+    con.execute("ATTACH ? AS railbird_snapshot", [str(tmp)])
+    try:
+        con.execute(f'COPY FROM DATABASE "{db}" TO railbird_snapshot')  # identifier from DuckDB itself
+    finally:
+        con.execute("DETACH railbird_snapshot")
+    os.replace(tmp, snap)
+    return snap
+
+
+@dg.asset(deps=SIGNAL_ASSETS, group_name="cases", pool="duckdb_writer", kinds={"duckdb"})
+def cases(context: dg.AssetExecutionContext, warehouse: DuckDBResource, settings: RailbirdSettings) -> dg.MaterializeResult:
+    """Merge every detector's signals into ranked cases that keep their ids across runs.
+
+    Signals of one kind whose accounts overlap merge; cases sharing accounts
+    form a ring; the review store (SQLite, never rebuilt) keeps case ids,
+    statuses, notes and the audit trail, marks new evidence hands and reopens
+    a dismissed case only when its evidence grows materially. Writes the
+    warehouse tables cases / case_signals / case_hands and OUT/cases.jsonl.
+    """
+    with ReviewStore(settings.review_db) as store, warehouse.get_connection() as con:
+        result = cases_lib.build_cases(con, store, context.run_id)
+        cases_lib.write_tables(con, result, context.run_id)
+    path = cases_lib.write_jsonl(Path(settings.out_dir) / "cases.jsonl", result)
+    flagged = [c for c in result if c["flagged"]]
+    by_kind = {k: sum(1 for c in flagged if c["kind"] == k) for k in KINDS}
+    return dg.MaterializeResult(metadata={
+        "cases": len(result),
+        "flagged": len(flagged),
+        "new_cases": sum(1 for c in result if c["is_new"]),
+        "reopened": sum(1 for c in result if c["reopened"]),
+        "new_hands": sum(len(c["new_hands"]) for c in result if not c["is_new"]),
+        "flagged_by_kind": dg.MetadataValue.json(by_kind),
+        "cases_jsonl": dg.MetadataValue.path(str(path)),
+        "top": dg.MetadataValue.md(cases_lib.format_ranked(path, limit=10).replace("\n", "  \n")),
+    })
+
+
+@dg.asset(deps=[cases], group_name="cases", pool="duckdb_writer", kinds={"duckdb"})
+def warehouse_snapshot(context: dg.AssetExecutionContext, warehouse: DuckDBResource,
+                       settings: RailbirdSettings) -> dg.MaterializeResult:
+    """Publish the warehouse as the read-only snapshot the web app and ``railbird sql`` open.
+
+    Copied with ATTACH / COPY FROM DATABASE / DETACH into a temporary file
+    that ``os.replace`` puts over the published one, so readers never see a
+    half-written file and never block the next run's writer.
+    """
+    with warehouse.get_connection() as con:
+        path = publish(con, settings.snapshot_path)
+    return dg.MaterializeResult(metadata={"snapshot": dg.MetadataValue.path(str(path)),
+                                          "bytes": os.path.getsize(path)})
+
+
+@dg.asset(deps=[cases], group_name="cases", pool="duckdb_writer", kinds={"html"})
+def case_reports(context: dg.AssetExecutionContext, warehouse: DuckDBResource,
+                 settings: RailbirdSettings) -> dg.MaterializeResult:
+    """One self-contained HTML report and its JSON per case in OUT/reports/.
+
+    Every flagged case, and the strongest unflagged ones (RAILBIRD_UNFLAGGED_REPORTS,
+    default 100): the accusation, the accounts, each signal's evidence against
+    the players' own baselines, replays of the evidence hands, the value-flow /
+    identity graph, the timeline and the SQL behind every figure.
+    """
+    with warehouse.get_connection() as con:
+        ids = [r[0] for r in con.execute(
+            "SELECT case_id FROM cases WHERE flagged UNION ALL "
+            "(SELECT case_id FROM cases WHERE NOT flagged ORDER BY rank LIMIT ?)", [UNFLAGGED_REPORTS]).fetchall()]
+        n = reports_lib.write_reports(con, ids, settings.out_dir)
+    return dg.MaterializeResult(metadata={"reports": n,
+                                          "folder": dg.MetadataValue.path(str(Path(settings.out_dir) / "reports"))})

@@ -1,0 +1,494 @@
+"""Signals -> cases: what an investigator opens.
+
+Method, in the order :func:`build_cases` runs it:
+
+1. **Read the signals** every detector wrote into the warehouse's ``signals``
+   table (per detector, only the rows of its latest run id).
+2. **Merge** signals of one kind into groups: signals with the same account
+   set are one group; sets that overlap as :func:`pipelines.lib.review.overlaps`
+   says (share ``min(2, |a|, |b|)`` accounts: a pair inside a ring, a
+   one-account hand-off inside any group naming the account) are joined with
+   a union-find. Two different pairs never merge: a player who sits with two
+   colluders is not smeared into one case with them; the ring is shown by
+   step 4 instead.
+3. **Money at stake**, in one DuckDB query over the evidence hands: the chips
+   in play (``hands.total_pot``), the chips moved between the accused
+   (per hand ``least(accused losses, accused gains)``) and cashier transfers
+   between the accused.
+4. **Rings**: connected components (networkx) of the flagged cases that share
+   at least one account, whatever their kind; every case lists the flagged
+   cases it shares an account with as ``related``.
+5. **Case ids** come from the review store (:meth:`ReviewStore.register_run`),
+   so the same group keeps its id across nightly runs, new evidence hands are
+   marked new, and dismissed cases stay dismissed unless the evidence grows.
+6. **Rank**: flagged first, then score (strength of evidence), then money at
+   stake.
+
+Outputs: the ``cases``, ``case_signals`` and ``case_hands`` tables in the
+warehouse (rebuilt each run, for analysts and the web app's snapshot) and
+``cases.jsonl`` with exactly the fields of ``evaluation.md``.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import os
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import networkx as nx
+import polars as pl
+
+from pipelines.lib.review import ReviewStore, overlaps
+
+EXPORT_FIELDS = ("case", "kind", "accounts", "tournaments", "score", "flagged", "hands", "summary")
+
+CASES_DDL = """
+CREATE OR REPLACE TABLE cases (
+    case_id     VARCHAR PRIMARY KEY,
+    rank        INTEGER NOT NULL,
+    kind        VARCHAR NOT NULL,
+    accounts    VARCHAR[] NOT NULL,
+    tournaments VARCHAR[] NOT NULL,
+    score       DOUBLE NOT NULL,
+    p_value     DOUBLE,
+    flagged     BOOLEAN NOT NULL,
+    hands       VARCHAR[] NOT NULL,
+    new_hands   VARCHAR[] NOT NULL,
+    is_new      BOOLEAN NOT NULL,
+    reopened    BOOLEAN NOT NULL,
+    status      VARCHAR NOT NULL,
+    summary     VARCHAR NOT NULL,
+    ring        VARCHAR,
+    related     VARCHAR[] NOT NULL,
+    n_signals   INTEGER NOT NULL,
+    pot_total   DECIMAL(18,2) NOT NULL,
+    moved       DECIMAL(18,2) NOT NULL,
+    transfers   DECIMAL(18,2) NOT NULL,
+    stake       DECIMAL(18,2) NOT NULL,
+    run_id      VARCHAR,
+    created_at  TIMESTAMP NOT NULL
+);
+CREATE OR REPLACE TABLE case_signals (
+    case_id     VARCHAR NOT NULL,
+    idx         INTEGER NOT NULL,
+    kind        VARCHAR NOT NULL,
+    detector    VARCHAR NOT NULL,
+    accounts    VARCHAR[] NOT NULL,
+    tournaments VARCHAR[] NOT NULL,
+    score       DOUBLE NOT NULL,
+    p_value     DOUBLE,
+    flagged     BOOLEAN NOT NULL,
+    hands       VARCHAR[] NOT NULL,
+    summary     VARCHAR NOT NULL,
+    payload     JSON NOT NULL
+);
+CREATE OR REPLACE TABLE case_hands (
+    case_id  VARCHAR NOT NULL,
+    hand_id  VARCHAR NOT NULL,
+    rank     INTEGER NOT NULL,
+    is_new   BOOLEAN NOT NULL
+);
+COMMENT ON TABLE cases IS 'One row per case of this run (signals of one kind about one group of accounts), ranked; rebuilt each run. Review decisions live in the review store; status here is a copy at run time.';
+COMMENT ON COLUMN cases.case_id IS 'Case id kept across runs by the review store (c-000123)';
+COMMENT ON COLUMN cases.rank IS '1 = first in the queue: flagged first, then score, then stake';
+COMMENT ON COLUMN cases.kind IS 'One of the six kinds';
+COMMENT ON COLUMN cases.accounts IS 'The accused accounts, sorted';
+COMMENT ON COLUMN cases.tournaments IS 'Tournaments the case is about (may be empty)';
+COMMENT ON COLUMN cases.score IS 'Highest score of its signals; comparable within a kind';
+COMMENT ON COLUMN cases.p_value IS 'Lowest p-value of its signals';
+COMMENT ON COLUMN cases.flagged IS 'Put in front of an investigator (any of its signals flagged)';
+COMMENT ON COLUMN cases.hands IS 'Evidence hands, strongest first';
+COMMENT ON COLUMN cases.new_hands IS 'Evidence hands no earlier run showed for this case';
+COMMENT ON COLUMN cases.is_new IS 'The case was opened by this run';
+COMMENT ON COLUMN cases.reopened IS 'This run reopened a dismissed / closed case because its evidence grew';
+COMMENT ON COLUMN cases.status IS 'Review status at run time (the live one is in the review store)';
+COMMENT ON COLUMN cases.summary IS 'The accusation in one sentence, from the strongest signal';
+COMMENT ON COLUMN cases.ring IS 'Ring id: the lowest case id among flagged cases connected by shared accounts';
+COMMENT ON COLUMN cases.related IS 'Flagged cases sharing at least one account with this one';
+COMMENT ON COLUMN cases.n_signals IS 'Signals merged into the case';
+COMMENT ON COLUMN cases.pot_total IS 'Sum of total_pot over the evidence hands (money or chips in play)';
+COMMENT ON COLUMN cases.moved IS 'Chips or money moved between the accused in the evidence hands: per hand least(accused losses, accused gains)';
+COMMENT ON COLUMN cases.transfers IS 'Cashier transfers between the accused';
+COMMENT ON COLUMN cases.stake IS 'Money at stake used for ranking: moved + transfers, else pot_total';
+COMMENT ON COLUMN cases.run_id IS 'The Dagster run that built the row';
+COMMENT ON COLUMN cases.created_at IS 'When the row was built (UTC)';
+COMMENT ON TABLE case_signals IS 'The signals merged into each case (payload = detectors.base.Signal as JSON); rebuilt each run';
+COMMENT ON COLUMN case_signals.case_id IS 'The case';
+COMMENT ON COLUMN case_signals.idx IS '0 = strongest signal of the case';
+COMMENT ON COLUMN case_signals.kind IS 'Signal kind';
+COMMENT ON COLUMN case_signals.detector IS 'Detector class';
+COMMENT ON COLUMN case_signals.accounts IS 'Accounts of the signal';
+COMMENT ON COLUMN case_signals.tournaments IS 'Tournaments of the signal';
+COMMENT ON COLUMN case_signals.score IS 'Signal score';
+COMMENT ON COLUMN case_signals.p_value IS 'Signal p-value';
+COMMENT ON COLUMN case_signals.flagged IS 'Signal flagged by its detector';
+COMMENT ON COLUMN case_signals.hands IS 'Evidence hands of the signal, strongest first';
+COMMENT ON COLUMN case_signals.summary IS 'Signal summary';
+COMMENT ON COLUMN case_signals.payload IS 'The whole Signal.to_dict() as JSON';
+COMMENT ON TABLE case_hands IS 'Evidence hands of each case, strongest first; rebuilt each run';
+COMMENT ON COLUMN case_hands.case_id IS 'The case';
+COMMENT ON COLUMN case_hands.hand_id IS 'Evidence hand';
+COMMENT ON COLUMN case_hands.rank IS '0 = strongest';
+COMMENT ON COLUMN case_hands.is_new IS 'First shown for this case by this run';
+"""
+
+
+# --------------------------------------------------------------------- signals
+
+def load_signals(con: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
+    """Signals of each detector's latest run, as dicts (the payload merged over the columns)."""
+    exists = con.execute(
+        "SELECT count(*) FROM information_schema.tables WHERE table_name = 'signals'").fetchone()[0]
+    if not exists:
+        return []
+    rows = con.execute(
+        """
+        WITH latest AS (
+            SELECT kind, detector, arg_max(run_id, created_at) AS run_id
+            FROM signals GROUP BY kind, detector
+        )
+        SELECT s.kind, s.detector, s.accounts, s.tournaments, s.score, s.p_value, s.flagged, s.hands,
+               s.summary, CAST(s.payload AS VARCHAR)
+        FROM signals s JOIN latest l
+          ON l.kind = s.kind AND l.detector = s.detector
+         AND (l.run_id IS NOT DISTINCT FROM s.run_id OR l.run_id IS NULL)
+        ORDER BY s.kind, s.score DESC
+        """).fetchall()
+    out = []
+    for kind, det, acc, tours, score, p, flagged, hands, summary, payload in rows:
+        try:
+            extra = json.loads(payload) if payload else {}
+        except ValueError:
+            extra = {}
+        if not isinstance(extra, dict):
+            extra = {}
+        sig = dict(extra)
+        sig.update(kind=kind, detector=det, accounts=list(acc or []), tournaments=list(tours or []),
+                   score=float(score), p_value=p, flagged=bool(flagged), hands=[str(h) for h in (hands or [])],
+                   summary=summary or "")
+        out.append(sig)
+    return out
+
+
+def merge_signals(signals: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Group signals by kind and overlapping account sets (union-find; see module doc).
+
+    Returns groups with kind, accounts (sorted), tournaments (first seen
+    first), score (max), p_value (min), flagged (any), hands (strongest
+    signal's first, no repeats), summary (strongest signal's) and signals
+    (strongest first).
+    """
+    exact: dict[tuple[str, frozenset[str]], list[int]] = {}
+    for i, s in enumerate(signals):
+        acc = frozenset(str(a) for a in s.get("accounts") or [])
+        if acc:
+            exact.setdefault((s["kind"], acc), []).append(i)
+    keys = list(exact)
+    parent = list(range(len(keys)))
+
+    def find(x: int) -> int:
+        while parent[x] != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    index: dict[tuple[str, str], list[int]] = defaultdict(list)
+    for k, (kind, acc) in enumerate(keys):
+        for a in acc:
+            index[(kind, a)].append(k)
+    for k, (kind, acc) in enumerate(keys):
+        if len(acc) == 2:  # two distinct pairs never share two accounts; larger sets reach the pairs
+            continue
+        cand: set[int] = set()
+        for a in acc:
+            cand.update(index[(kind, a)])
+        for j in cand:
+            if j != k and overlaps(acc, keys[j][1]):
+                ra, rb = find(k), find(j)
+                if ra != rb:
+                    parent[max(ra, rb)] = min(ra, rb)
+    comps: dict[int, list[int]] = defaultdict(list)
+    for k in range(len(keys)):
+        comps[find(k)].extend(exact[keys[k]])
+    groups = []
+    for members in comps.values():
+        sigs = sorted((signals[i] for i in members), key=lambda s: (-float(s["score"]), not s.get("flagged")))
+        accounts = sorted({str(a) for s in sigs for a in s["accounts"]})
+        tournaments = list(dict.fromkeys(str(t) for s in sigs for t in s.get("tournaments") or []))
+        hands = list(dict.fromkeys(str(h) for s in sigs for h in s.get("hands") or []))
+        ps = [float(s["p_value"]) for s in sigs if s.get("p_value") is not None]
+        summary = sigs[0].get("summary") or ""
+        if len(sigs) > 1:
+            summary += f" (+{len(sigs) - 1} more {sigs[0]['kind']} signal{'s' if len(sigs) > 2 else ''} on these accounts)"
+        groups.append({
+            "kind": sigs[0]["kind"], "accounts": accounts, "tournaments": tournaments,
+            "score": float(sigs[0]["score"]), "p_value": min(ps) if ps else None,
+            "flagged": any(bool(s.get("flagged")) for s in sigs), "hands": hands,
+            "summary": summary, "signals": sigs,
+        })
+    groups.sort(key=lambda g: (g["kind"], -g["score"], g["accounts"]))
+    return groups
+
+
+# ------------------------------------------------------------------ money at stake
+
+def money_at_stake(con: duckdb.DuckDBPyConnection, groups: list[dict[str, Any]]) -> list[dict[str, float]]:
+    """Per group: pot_total, moved, transfers and stake, in one vectorised query (see module doc)."""
+    zero = [{"pot_total": 0.0, "moved": 0.0, "transfers": 0.0, "stake": 0.0} for _ in groups]
+    if not groups:
+        return zero
+    tables = {r[0] for r in con.execute("SELECT table_name FROM information_schema.tables").fetchall()}
+    ga = pl.DataFrame({"gi": [i for i, g in enumerate(groups) for _ in g["accounts"]],
+                       "account": [a for g in groups for a in g["accounts"]]},
+                      schema={"gi": pl.Int64, "account": pl.Utf8})
+    gh = pl.DataFrame({"gi": [i for i, g in enumerate(groups) for _ in g["hands"]],
+                       "hand_id": [h for g in groups for h in g["hands"]]},
+                      schema={"gi": pl.Int64, "hand_id": pl.Utf8}).unique()
+    parts = []
+    if {"hands", "seats"} <= tables:
+        parts.append("""
+            SELECT gh.gi, sum(h.total_pot) AS pot_total, 0::DECIMAL(18,2) AS moved, 0::DECIMAL(18,2) AS transfers
+            FROM rb_gh gh JOIN hands h ON h.hand_id = gh.hand_id GROUP BY gh.gi
+            UNION ALL
+            SELECT gi, 0, sum(least(loss, gain)), 0 FROM (
+                SELECT gh.gi, gh.hand_id,
+                       coalesce(sum(-s.net) FILTER (WHERE s.net < 0), 0) AS loss,
+                       coalesce(sum(s.net) FILTER (WHERE s.net > 0), 0) AS gain
+                FROM rb_gh gh JOIN seats s ON s.hand_id = gh.hand_id
+                JOIN rb_ga ga ON ga.gi = gh.gi AND ga.account = s.player
+                GROUP BY gh.gi, gh.hand_id) GROUP BY gi""")
+    if "transfers" in tables:
+        parts.append("""
+            SELECT a.gi, 0, 0, sum(t.amount)
+            FROM transfers t JOIN rb_ga a ON a.account = t.account
+            JOIN rb_ga b ON b.gi = a.gi AND b.account = t.to_account GROUP BY a.gi""")
+    if not parts:
+        return zero
+    con.register("rb_ga", ga.to_arrow())
+    con.register("rb_gh", gh.to_arrow())
+    try:
+        res = con.sql(f"""
+            SELECT gi, sum(pot_total)::DOUBLE AS pot_total, sum(moved)::DOUBLE AS moved,
+                   sum(transfers)::DOUBLE AS transfers
+            FROM ({' UNION ALL '.join(parts)}) GROUP BY gi""").pl()
+    finally:
+        con.unregister("rb_ga")
+        con.unregister("rb_gh")
+    for gi, pot, moved, tr in res.iter_rows():
+        pot, moved, tr = float(pot or 0), float(moved or 0), float(tr or 0)
+        zero[gi] = {"pot_total": pot, "moved": moved, "transfers": tr,
+                    "stake": moved + tr if moved + tr > 0 else pot}
+    return zero
+
+
+# ------------------------------------------------------------------------ rings
+
+def link_rings(cases: list[dict[str, Any]]) -> None:
+    """Set ``ring`` and ``related`` on each case (in place).
+
+    ``ring``: connected components of the graph whose nodes are flagged cases
+    and whose edges join cases sharing an account; the ring id is the lowest
+    case id of the component (singletons have a ring too, their own id).
+    ``related``: flagged cases sharing an account with the case, flagged or not.
+    """
+    flagged_by_account: dict[str, list[str]] = defaultdict(list)
+    for c in cases:
+        if c["flagged"]:
+            for a in c["accounts"]:
+                flagged_by_account[a].append(c["case"])
+    g = nx.Graph()
+    g.add_nodes_from(c["case"] for c in cases if c["flagged"])
+    for ids in flagged_by_account.values():
+        g.add_edges_from(zip(ids, ids[1:]))
+    ring_of = {}
+    for comp in nx.connected_components(g):
+        rid = "r-" + min(comp).removeprefix("c-")
+        for cid in comp:
+            ring_of[cid] = rid
+    for c in cases:
+        rel = {cid for a in c["accounts"] for cid in flagged_by_account.get(a, ())} - {c["case"]}
+        c["related"] = sorted(rel)[:100]
+        c["ring"] = ring_of.get(c["case"])
+
+
+# ------------------------------------------------------------------------ build
+
+def build_cases(con: duckdb.DuckDBPyConnection, store: ReviewStore, run_id: str,
+                signals: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
+    """The whole method of the module doc; returns the cases ranked (rank 1 first)."""
+    if signals is None:
+        signals = load_signals(con)
+    groups = merge_signals(signals)
+    for g, m in zip(groups, money_at_stake(con, groups)):
+        g.update(m)
+    registered = store.register_run(run_id, groups)
+    cases = []
+    for g, r in zip(groups, registered):
+        cases.append({**g, "case": r["case"], "is_new": r["is_new_case"], "new_hands": r["new_hands"],
+                      "status": r["status"], "reopened": r["reopened"], "n_signals": len(g["signals"])})
+    link_rings(cases)
+    with store.tx() as scon:
+        scon.executemany("UPDATE cases SET ring = ? WHERE case_id = ?", [(c["ring"], c["case"]) for c in cases])
+    cases.sort(key=lambda c: (not c["flagged"], -c["score"], -c["stake"], c["case"]))
+    for i, c in enumerate(cases, 1):
+        c["rank"] = i
+    return cases
+
+
+def write_tables(con: duckdb.DuckDBPyConnection, cases: list[dict[str, Any]], run_id: str | None) -> None:
+    """Replace the warehouse's ``cases``, ``case_signals`` and ``case_hands`` tables (one transaction)."""
+    now = _dt.datetime.now(_dt.timezone.utc).replace(tzinfo=None)
+    cdf = pl.DataFrame(
+        {
+            "case_id": [c["case"] for c in cases],
+            "rank": [c["rank"] for c in cases],
+            "kind": [c["kind"] for c in cases],
+            "accounts": [c["accounts"] for c in cases],
+            "tournaments": [c["tournaments"] for c in cases],
+            "score": [c["score"] for c in cases],
+            "p_value": [c["p_value"] for c in cases],
+            "flagged": [c["flagged"] for c in cases],
+            "hands": [c["hands"] for c in cases],
+            "new_hands": [c["new_hands"] for c in cases],
+            "is_new": [c["is_new"] for c in cases],
+            "reopened": [c["reopened"] for c in cases],
+            "status": [c["status"] for c in cases],
+            "summary": [c["summary"] for c in cases],
+            "ring": [c["ring"] for c in cases],
+            "related": [c["related"] for c in cases],
+            "n_signals": [c["n_signals"] for c in cases],
+            "pot_total": [c["pot_total"] for c in cases],
+            "moved": [c["moved"] for c in cases],
+            "transfers": [c["transfers"] for c in cases],
+            "stake": [c["stake"] for c in cases],
+        },
+        schema={"case_id": pl.Utf8, "rank": pl.Int32, "kind": pl.Utf8, "accounts": pl.List(pl.Utf8),
+                "tournaments": pl.List(pl.Utf8), "score": pl.Float64, "p_value": pl.Float64,
+                "flagged": pl.Boolean, "hands": pl.List(pl.Utf8), "new_hands": pl.List(pl.Utf8),
+                "is_new": pl.Boolean, "reopened": pl.Boolean, "status": pl.Utf8, "summary": pl.Utf8,
+                "ring": pl.Utf8, "related": pl.List(pl.Utf8), "n_signals": pl.Int32, "pot_total": pl.Float64,
+                "moved": pl.Float64, "transfers": pl.Float64, "stake": pl.Float64},
+    )
+    sig_rows = [(c["case"], i, s) for c in cases for i, s in enumerate(c["signals"])]
+    sdf = pl.DataFrame(
+        {
+            "case_id": [r[0] for r in sig_rows],
+            "idx": [r[1] for r in sig_rows],
+            "kind": [r[2]["kind"] for r in sig_rows],
+            "detector": [str(r[2].get("detector") or "") for r in sig_rows],
+            "accounts": [[str(a) for a in r[2]["accounts"]] for r in sig_rows],
+            "tournaments": [[str(t) for t in r[2].get("tournaments") or []] for r in sig_rows],
+            "score": [float(r[2]["score"]) for r in sig_rows],
+            "p_value": [None if r[2].get("p_value") is None else float(r[2]["p_value"]) for r in sig_rows],
+            "flagged": [bool(r[2].get("flagged")) for r in sig_rows],
+            "hands": [[str(h) for h in r[2].get("hands") or []] for r in sig_rows],
+            "summary": [str(r[2].get("summary") or "") for r in sig_rows],
+            "payload": [json.dumps(r[2], default=str) for r in sig_rows],
+        },
+        schema={"case_id": pl.Utf8, "idx": pl.Int32, "kind": pl.Utf8, "detector": pl.Utf8,
+                "accounts": pl.List(pl.Utf8), "tournaments": pl.List(pl.Utf8), "score": pl.Float64,
+                "p_value": pl.Float64, "flagged": pl.Boolean, "hands": pl.List(pl.Utf8), "summary": pl.Utf8,
+                "payload": pl.Utf8},
+    )
+    ranked = cdf.select("case_id", "hands").explode("hands").drop_nulls("hands").with_columns(
+        pl.int_range(pl.len()).over("case_id").cast(pl.Int32).alias("rank"))
+    fresh = cdf.select("case_id", "new_hands").explode("new_hands").drop_nulls("new_hands").unique().with_columns(
+        pl.lit(True).alias("is_new"))
+    hdf = ranked.join(fresh, left_on=["case_id", "hands"], right_on=["case_id", "new_hands"], how="left").select(
+        "case_id", pl.col("hands").alias("hand_id"), "rank", pl.col("is_new").fill_null(False))
+    con.register("rb_cases", cdf.to_arrow())
+    con.register("rb_case_signals", sdf.to_arrow())
+    con.register("rb_case_hands", hdf.to_arrow())
+    try:
+        con.execute("BEGIN TRANSACTION")
+        con.execute(CASES_DDL)
+        con.execute(
+            "INSERT INTO cases SELECT case_id, rank, kind, accounts, tournaments, score, p_value, flagged, hands,"
+            " new_hands, is_new, reopened, status, summary, ring, related, n_signals, pot_total, moved, transfers,"
+            " stake, ?, ? FROM rb_cases", [run_id, now])
+        con.execute("INSERT INTO case_signals SELECT case_id, idx, kind, detector, accounts, tournaments, score,"
+                    " p_value, flagged, hands, summary, payload::JSON FROM rb_case_signals")
+        con.execute("INSERT INTO case_hands SELECT case_id, hand_id, rank, is_new FROM rb_case_hands")
+        con.execute("COMMIT")
+    except BaseException:
+        con.execute("ROLLBACK")
+        raise
+    finally:
+        for t in ("rb_cases", "rb_case_signals", "rb_case_hands"):
+            con.unregister(t)
+
+
+def export_record(case: dict[str, Any]) -> dict[str, Any]:
+    """The ``cases.jsonl`` line of one case: exactly the fields of evaluation.md, in its order."""
+    return {
+        "case": case["case"],
+        "kind": case["kind"],
+        "accounts": [str(a) for a in case["accounts"]],
+        "tournaments": [str(t) for t in case["tournaments"]],
+        "score": float(case["score"]),
+        "flagged": bool(case["flagged"]),
+        "hands": [str(h) for h in case["hands"]],
+        "summary": str(case["summary"]),
+    }
+
+
+def write_jsonl(path: str | os.PathLike[str], cases: list[dict[str, Any]]) -> Path:
+    """Write ``cases.jsonl`` atomically (temporary file, then ``os.replace``), ranked order."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "w", encoding="utf-8") as f:
+        for c in cases:
+            f.write(json.dumps(export_record(c), ensure_ascii=False) + "\n")
+    os.replace(tmp, path)
+    return path
+
+
+# --------------------------------------------------------------------- terminal
+
+def _clean(text: str, width: int | None = None) -> str:
+    """Replace control characters (terminal escapes included) by '?' and cut to width."""
+    out = "".join("?" if (ord(ch) < 32 or 0x7F <= ord(ch) < 0xA0 or ch in "\u2028\u2029\u202e\u202d") else ch
+                  for ch in str(text))
+    if width is not None and len(out) > width:
+        out = out[: max(width - 1, 0)] + "…"
+    return out
+
+
+def format_ranked(cases_jsonl_path: str | os.PathLike[str], limit: int = 20) -> str:
+    """The ranked cases of a ``cases.jsonl`` as a terminal table, with how to open them.
+
+    Columns: rank, case id, kind, score, flagged, accounts (control
+    characters replaced, so a player name cannot drive the terminal). The
+    file's order is the rank; the last line says how to open a case.
+    """
+    path = Path(cases_jsonl_path)
+    rows = []
+    n_total = n_flagged = 0
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            line = line.strip()
+            if not line:
+                continue
+            rec = json.loads(line)
+            n_total += 1
+            n_flagged += bool(rec.get("flagged"))
+            if len(rows) < limit:
+                rows.append(rec)
+    lines = [f"{n_total} cases, {n_flagged} flagged" + (f"; the first {len(rows)}:" if rows else ".")]
+    if rows:
+        lines.append(f"{'rank':>4}  {'case':<9}  {'kind':<18}  {'score':>8}  {'flagged':<7}  accounts")
+        for i, r in enumerate(rows, 1):
+            accounts = _clean(", ".join(str(a) for a in r.get("accounts", [])), 60)
+            lines.append(f"{i:>4}  {_clean(r.get('case', ''), 9):<9}  {_clean(r.get('kind', ''), 18):<18}  "
+                         f"{float(r.get('score', 0)):>8.3f}  {'yes' if r.get('flagged') else 'no':<7}  {accounts}")
+        first = _clean(rows[0].get("case", "<id>"))
+        lines.append(f"Open them: railbird serve, then http://127.0.0.1:8765/cases/{first} "
+                     f"(any case: http://127.0.0.1:8765/cases/<id>)")
+    else:
+        lines.append("Open the queue: railbird serve, then http://127.0.0.1:8765/cases/<id>")
+    return "\n".join(lines)

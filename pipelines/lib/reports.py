@@ -1,0 +1,429 @@
+"""Case reports: one self-contained HTML page and its JSON per case.
+
+:func:`build_report` gathers, from a warehouse connection (the live warehouse
+in a run, the published snapshot in the web app), everything an
+investigator needs to judge one case:
+
+- the accusation in one paragraph (kind, accounts, score, hands, money);
+- the accounts (``accounts`` table: created, country, payment hash);
+- each signal with its Evidence figures (value against the players' own
+  baseline, n, p), the benign explanation considered, the tests not made;
+- the evidence hands as replays (:mod:`pipelines.lib.replay`);
+- a graph (SVG drawn here: accounts on a circle, edges for the value flow and
+  the shared identifiers): chip flow between the accused in the evidence
+  hands (each loser's loss shared among the hand's winners pro rata),
+  cashier transfers, shared devices / IPs / payment hashes, and any edges a
+  detector put in ``Signal.extra["edges"]``;
+- a timeline (SVG): the accused accounts' sessions (coloured per device),
+  sit-outs / sit-ins, and the evidence hands, over the evidence's time span;
+- the SQL that reproduces each figure (Evidence.sql, graph, timeline and
+  replay queries).
+
+:func:`render_html` renders it with Jinja2 (autoescape on, the JSON embedded
+with ``<``, ``>``, ``&`` escaped), inline CSS and SVG, no external request.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import urllib.parse
+from pathlib import Path
+from typing import Any, Iterable
+
+import duckdb
+import jinja2
+
+from pipelines.lib.replay import load_replays, sql_literal
+
+TEMPLATES = Path(__file__).resolve().parent.parent / "web" / "templates"
+KIND_TEXT = {
+    "soft_play": "soft play (not playing against each other as they play against others)",
+    "chip_dumping": "chip dumping (deliberately losing chips to a partner)",
+    "coordinated_sitout": "coordinated sitting out (agreeing to sit out together)",
+    "bounty_collusion": "bounty collusion (ganging up for, or passing, bounties)",
+    "multi_accounting": "multi-accounting (one person playing several accounts)",
+    "seat_handoff": "seat hand-off (another person playing the account's seat mid-event)",
+}
+DEVICE_COLOURS = ("#4e79a7", "#f28e2b", "#59a14f", "#b07aa1", "#9c755f", "#76b7b2", "#edc948", "#ff9da7")
+
+
+def json_for_html(data: Any) -> str:
+    """JSON safe inside an HTML ``<script type="application/json">``: no ``<``, ``>``, ``&``, ``'`` or line separators."""
+    text = json.dumps(data, default=str, ensure_ascii=False)
+    for ch, esc in (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026"), ("'", "\\u0027"),
+                    ("\u2028", "\\u2028"), ("\u2029", "\\u2029")):
+        text = text.replace(ch, esc)
+    return text
+
+
+def _fmt_num(x: Any, digits: int = 3) -> str:
+    if x is None or x == "":
+        return "–"
+    try:
+        v = float(x)
+    except (TypeError, ValueError):
+        return str(x)
+    if math.isnan(v):
+        return "–"
+    if v == int(v) and abs(v) < 1e12:
+        return f"{int(v):,}"
+    if abs(v) < 1e-3:
+        return f"{v:.2e}"
+    return f"{v:,.{digits}g}" if abs(v) < 1 else f"{v:,.{max(digits - 1, 2)}f}"
+
+
+def jinja_env() -> jinja2.Environment:
+    """The one Jinja environment of reports and web app: autoescape everywhere."""
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(TEMPLATES)), autoescape=True,
+                             undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+    env.filters["num"] = _fmt_num
+    env.filters["json_html"] = json_for_html
+    env.filters["seg"] = lambda v: urllib.parse.quote(str(v), safe="")
+    env.globals["web"] = False
+    return env
+
+
+def _tables(con: duckdb.DuckDBPyConnection) -> set[str]:
+    return {r[0] for r in con.execute("SELECT table_name FROM information_schema.tables").fetchall()}
+
+
+def _dicts(con: duckdb.DuckDBPyConnection, sql: str, params: list[Any]) -> list[dict[str, Any]]:
+    cur = con.execute(sql, params)
+    cols = [d[0] for d in cur.description]
+    return [dict(zip(cols, r)) for r in cur.fetchall()]
+
+
+def case_row(con: duckdb.DuckDBPyConnection, case_id: str) -> dict[str, Any] | None:
+    if "cases" not in _tables(con):
+        return None
+    rows = _dicts(con, "SELECT * FROM cases WHERE case_id = ?", [case_id])
+    return rows[0] if rows else None
+
+
+def case_signals(con: duckdb.DuckDBPyConnection, case_id: str) -> list[dict[str, Any]]:
+    if "case_signals" not in _tables(con):
+        return []
+    out = []
+    for r in _dicts(con, "SELECT idx, CAST(payload AS VARCHAR) AS payload FROM case_signals WHERE case_id = ? "
+                         "ORDER BY idx", [case_id]):
+        try:
+            p = json.loads(r["payload"])
+        except ValueError:
+            p = {}
+        out.append(p if isinstance(p, dict) else {})
+    return out
+
+
+# ------------------------------------------------------------------------ graph
+
+def _signal_edges(signals: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Edges a detector gave in Signal.extra['edges'] (dicts with src/dst or from/to, or [a, b, w] lists)."""
+    out = []
+    for s in signals:
+        edges = (s.get("extra") or {}).get("edges") or []
+        if not isinstance(edges, list):
+            continue
+        for e in edges[:200]:
+            if isinstance(e, dict):
+                a = e.get("src", e.get("from", e.get("source", e.get("a"))))
+                b = e.get("dst", e.get("to", e.get("target", e.get("b"))))
+                w = e.get("amount", e.get("weight", e.get("value")))
+                label = e.get("label") or e.get("via") or e.get("kind") or ""
+            elif isinstance(e, (list, tuple)) and len(e) >= 2:
+                a, b = e[0], e[1]
+                w = e[2] if len(e) > 2 else None
+                label = ""
+            else:
+                continue
+            if a is None or b is None:
+                continue
+            try:
+                w = float(w) if w is not None else None
+            except (TypeError, ValueError):
+                w = None
+            out.append({"src": str(a), "dst": str(b), "amount": w, "kind": "signal", "label": str(label),
+                        "directed": isinstance(e, dict) and ("src" in e or "from" in e)})
+    return out
+
+
+def graph_edges(con: duckdb.DuckDBPyConnection, accounts: list[str], hands: list[str],
+                signals: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[str]]:
+    """All edges between the accused (see module doc) and the SQL that reproduces them."""
+    tables = _tables(con)
+    edges: list[dict[str, Any]] = []
+    sqls: list[str] = []
+    acc_lit = "[" + ", ".join(sql_literal(a) for a in accounts) + "]"
+    hand_lit = "[" + ", ".join(sql_literal(h) for h in hands) + "]"
+    flow_sql = """
+        WITH s AS (SELECT hand_id, player, net FROM seats WHERE hand_id IN (SELECT unnest({h}::VARCHAR[]))),
+        w AS (SELECT hand_id, sum(net) AS won FROM s WHERE net > 0 GROUP BY hand_id)
+        SELECT l.player AS src, g.player AS dst, sum(-l.net * g.net / w.won)::DOUBLE AS amount,
+               count(DISTINCT l.hand_id) AS n
+        FROM s l JOIN s g ON g.hand_id = l.hand_id AND g.net > 0 AND l.net < 0
+        JOIN w ON w.hand_id = l.hand_id
+        WHERE l.player IN (SELECT unnest({a}::VARCHAR[])) AND g.player IN (SELECT unnest({a}::VARCHAR[]))
+        GROUP BY 1, 2 ORDER BY 3 DESC"""
+    if hands and {"seats"} <= tables:
+        for r in _dicts(con, flow_sql.format(h="?", a="?"), [hands, accounts, accounts]):
+            edges.append({"src": r["src"], "dst": r["dst"], "amount": r["amount"], "kind": "chips",
+                          "label": f"{_fmt_num(r['amount'])} chips in {r['n']} hands", "directed": True})
+        sqls.append("-- chip flow between the accused in the evidence hands\n"
+                    + flow_sql.format(h=hand_lit, a=acc_lit).strip())
+    if "transfers" in tables:
+        tr_sql = ("SELECT account AS src, to_account AS dst, sum(amount)::DOUBLE AS amount, count(*) AS n, "
+                  "any_value(currency) AS currency FROM transfers WHERE account IN (SELECT unnest({a}::VARCHAR[])) "
+                  "AND to_account IN (SELECT unnest({a}::VARCHAR[])) GROUP BY 1, 2")
+        for r in _dicts(con, tr_sql.format(a="?"), [accounts, accounts]):
+            edges.append({"src": r["src"], "dst": r["dst"], "amount": r["amount"], "kind": "transfer",
+                          "label": f"{r['n']} transfers, {_fmt_num(r['amount'])} {r['currency'] or ''}".strip(),
+                          "directed": True})
+        sqls.append("-- cashier transfers between the accused\n" + tr_sql.format(a=acc_lit))
+    if "sessions" in tables:
+        for col in ("device", "ip"):
+            id_sql = (f"SELECT a.account AS src, b.account AS dst, a.{col} AS value, count(*) AS n FROM sessions a "
+                      f"JOIN sessions b ON b.{col} = a.{col} AND a.account < b.account "
+                      "WHERE a.account IN (SELECT unnest({a}::VARCHAR[])) AND b.account IN (SELECT unnest({a}::VARCHAR[])) "
+                      "GROUP BY 1, 2, 3 ORDER BY 4 DESC LIMIT 50")
+            for r in _dicts(con, id_sql.format(a="?"), [accounts, accounts]):
+                edges.append({"src": r["src"], "dst": r["dst"], "amount": None, "kind": "identity",
+                              "label": f"same {col} {r['value']}", "directed": False})
+            sqls.append(f"-- shared {col}s between the accused\n" + id_sql.format(a=acc_lit))
+    if "accounts" in tables:
+        pay_sql = ("SELECT a.account AS src, b.account AS dst, a.payment AS value FROM accounts a "
+                   "JOIN accounts b ON b.payment = a.payment AND a.account < b.account "
+                   "WHERE a.account IN (SELECT unnest({a}::VARCHAR[])) AND b.account IN (SELECT unnest({a}::VARCHAR[]))")
+        for r in _dicts(con, pay_sql.format(a="?"), [accounts, accounts]):
+            edges.append({"src": r["src"], "dst": r["dst"], "amount": None, "kind": "identity",
+                          "label": f"same payment {r['value']}", "directed": False})
+        sqls.append("-- shared payment instruments between the accused\n" + pay_sql.format(a=acc_lit))
+    edges.extend(_signal_edges(signals))
+    return edges, sqls
+
+
+def layout_graph(accounts: list[str], edges: list[dict[str, Any]], size: int = 420) -> dict[str, Any]:
+    """Accounts on a circle (accused first), edges as lines whose width grows with the amount."""
+    names = list(dict.fromkeys([*accounts, *(e["src"] for e in edges), *(e["dst"] for e in edges)]))[:24]
+    n = len(names)
+    c, r = size / 2, size / 2 - 70
+    pos = {}
+    for i, name in enumerate(names):
+        ang = -math.pi / 2 + 2 * math.pi * i / max(n, 1)
+        pos[name] = (round(c + (r if n > 1 else 0) * math.cos(ang), 1), round(c + (r if n > 1 else 0) * math.sin(ang), 1))
+    amounts = [abs(e["amount"]) for e in edges if e.get("amount")]
+    top = max(amounts) if amounts else 1.0
+    drawn = []
+    pair_seen: dict[tuple[str, str], int] = {}
+    for e in edges:
+        if e["src"] not in pos or e["dst"] not in pos or e["src"] == e["dst"]:
+            continue
+        key = tuple(sorted((e["src"], e["dst"])))
+        k = pair_seen[key] = pair_seen.get(key, -1) + 1
+        (x1, y1), (x2, y2) = pos[e["src"]], pos[e["dst"]]
+        dx, dy = x2 - x1, y2 - y1
+        d = math.hypot(dx, dy) or 1.0
+        off = 8 * k  # parallel edges side by side
+        ox, oy = -dy / d * off, dx / d * off
+        shrink = 26 / d
+        drawn.append({
+            **e,
+            "x1": round(x1 + dx * shrink + ox, 1), "y1": round(y1 + dy * shrink + oy, 1),
+            "x2": round(x2 - dx * shrink + ox, 1), "y2": round(y2 - dy * shrink + oy, 1),
+            "lx": round((x1 + x2) / 2 + ox * 1.5, 1), "ly": round((y1 + y2) / 2 + oy * 1.5, 1),
+            "width": round(1.5 + 5 * (abs(e["amount"]) / top if e.get("amount") else 0), 1),
+        })
+    nodes = [{"name": nm, "x": pos[nm][0], "y": pos[nm][1], "accused": nm in accounts} for nm in names]
+    return {"size": size, "nodes": nodes, "edges": drawn}
+
+
+# --------------------------------------------------------------------- timeline
+
+def timeline(con: duckdb.DuckDBPyConnection, accounts: list[str], hands: list[str],
+             width: int = 900) -> tuple[dict[str, Any] | None, list[str]]:
+    """Sessions (by device), sit-outs / sit-ins and evidence hands of the accused over the evidence span."""
+    tables = _tables(con)
+    if "hands" not in tables or not hands:
+        return None, []
+    span = con.execute("SELECT min(started_at), max(started_at) FROM hands WHERE hand_id IN (SELECT unnest(?::VARCHAR[]))",
+                       [hands]).fetchone()
+    if span[0] is None:
+        return None, []
+    import datetime as dt
+
+    t0, t1 = span[0] - dt.timedelta(minutes=30), span[1] + dt.timedelta(minutes=30)
+    total = (t1 - t0).total_seconds() or 1.0
+    left, right = 150, 20
+    scale = (width - left - right) / total
+
+    def x(t: Any) -> float:
+        t = min(max(t, t0), t1)
+        return round(left + (t - t0).total_seconds() * scale, 1)
+
+    acc_lit = "[" + ", ".join(sql_literal(a) for a in accounts) + "]"
+    sqls = []
+    rows = []
+    devices: dict[str, str] = {}
+    sess = []
+    if "sessions" in tables:
+        q = ("SELECT account, session, device, ip, login_at, logout_at FROM sessions "
+             "WHERE account IN (SELECT unnest({a}::VARCHAR[])) AND login_at <= {t1} AND coalesce(logout_at, {t1}) >= {t0} "
+             "ORDER BY account, login_at")
+        sess = _dicts(con, q.format(a="?", t0="?", t1="?"), [accounts, t1, t1, t0])
+        sqls.append("-- sessions of the accused over the evidence span\n"
+                    + q.format(a=acc_lit, t0=f"TIMESTAMP '{t0}'", t1=f"TIMESTAMP '{t1}'"))
+    sits = []
+    if "sit_events" in tables:
+        q = ("SELECT account, ts, kind, table_name, tournament_id FROM sit_events "
+             "WHERE account IN (SELECT unnest({a}::VARCHAR[])) AND ts BETWEEN {t0} AND {t1} ORDER BY ts")
+        sits = _dicts(con, q.format(a="?", t0="?", t1="?"), [accounts, t0, t1])
+        sqls.append("-- sit-outs and sit-ins of the accused\n"
+                    + q.format(a=acc_lit, t0=f"TIMESTAMP '{t0}'", t1=f"TIMESTAMP '{t1}'"))
+    hq = ("SELECT h.hand_id, h.started_at, list(s.player ORDER BY s.seat) AS players FROM hands h "
+          "JOIN seats s ON s.hand_id = h.hand_id AND s.player IN (SELECT unnest({a}::VARCHAR[])) "
+          "WHERE h.hand_id IN (SELECT unnest({h}::VARCHAR[])) GROUP BY 1, 2 ORDER BY 2")
+    hrows = _dicts(con, hq.format(a="?", h="?"), [accounts, hands]) if "seats" in tables else []
+    sqls.append("-- the evidence hands in time\n"
+                + hq.format(a=acc_lit, h="[" + ", ".join(sql_literal(h) for h in hands) + "]"))
+    for i, a in enumerate(accounts[:16]):
+        y = 30 + i * 34
+        bars = []
+        for s in (r for r in sess if r["account"] == a):
+            dev = s["device"] or "?"
+            colour = devices.setdefault(dev, DEVICE_COLOURS[len(devices) % len(DEVICE_COLOURS)])
+            x1, x2 = x(s["login_at"]), x(s["logout_at"] or t1)
+            bars.append({"x": x1, "w": max(x2 - x1, 2), "colour": colour,
+                         "title": f"session {s['session']} device {dev} ip {s['ip'] or '?'} "
+                                  f"{s['login_at']} – {s['logout_at'] or 'no logout seen'}"})
+        ticks = [{"x": x(e["ts"]), "kind": e["kind"], "title": f"{e['kind']} {e['ts']} "
+                  f"{e['table_name'] or ''} {e['tournament_id'] or ''}".strip()} for e in sits if e["account"] == a]
+        dots = [{"x": x(h["started_at"]), "title": f"hand {h['hand_id']} {h['started_at']}"}
+                for h in hrows if a in h["players"]]
+        rows.append({"label": a, "y": y, "bars": bars, "ticks": ticks, "dots": dots})
+    axis = [{"x": round(left + k * (width - left - right) / 4, 1),
+             "label": (t0 + dt.timedelta(seconds=total * k / 4)).strftime("%Y-%m-%d %H:%M")} for k in range(5)]
+    height = 30 + len(rows) * 34 + 30
+    return {"width": width, "height": height, "rows": rows, "axis": axis, "left": left,
+            "devices": [{"device": d, "colour": c} for d, c in devices.items()],
+            "from": str(t0), "to": str(t1), "sessions": [{k: str(v) if v is not None else "" for k, v in s.items()} for s in sess],
+            "sits": [{k: str(v) if v is not None else "" for k, v in s.items()} for s in sits]}, sqls
+
+
+# ----------------------------------------------------------------------- report
+
+def accusation(case: dict[str, Any], n_signals: int) -> str:
+    """The accusation in one paragraph (plain text; templates escape it)."""
+    accounts = list(case["accounts"])
+    who = accounts[0] if len(accounts) == 1 else ", ".join(accounts[:-1]) + " and " + accounts[-1]
+    what = KIND_TEXT.get(case["kind"], case["kind"])
+    p = case.get("p_value")
+    hands = list(case.get("hands") or [])
+    text = (f"{who} {'is' if len(accounts) == 1 else 'are'} suspected of {what}. {case['summary']} "
+            f"The case rests on {n_signals} signal{'s' if n_signals != 1 else ''} "
+            f"(strongest score {_fmt_num(case['score'])}"
+            + (f", p = {_fmt_num(p)}" if p is not None else "") + f") and {len(hands)} evidence hand"
+            + ("s" if len(hands) != 1 else ""))
+    if case.get("tournaments"):
+        text += f" in tournament{'s' if len(case['tournaments']) > 1 else ''} {', '.join(case['tournaments'][:5])}"
+    stake = float(case.get("stake") or 0)
+    if stake:
+        text += f"; {_fmt_num(stake)} at stake (chips moved between them {_fmt_num(case.get('moved'))}, " \
+                f"transfers {_fmt_num(case.get('transfers'))}, in play {_fmt_num(case.get('pot_total'))})"
+    return text + "."
+
+
+def build_report(con: duckdb.DuckDBPyConnection, case_id: str, *, max_replays: int = 10) -> dict[str, Any] | None:
+    """Everything the report shows about one case (a JSON-able dict), or None if the case is unknown."""
+    case = case_row(con, case_id)
+    if case is None:
+        return None
+    for k in ("accounts", "tournaments", "hands", "new_hands", "related"):
+        case[k] = [str(x) for x in (case.get(k) or [])]
+    for k in ("pot_total", "moved", "transfers", "stake"):
+        case[k] = float(case[k]) if case.get(k) is not None else 0.0
+    case["created_at"] = str(case.get("created_at"))
+    signals = case_signals(con, case_id)
+    accounts = case["accounts"]
+    tables = _tables(con)
+    acc_info = {}
+    if "accounts" in tables:
+        for r in _dicts(con, "SELECT account, created_at, country, payment FROM accounts "
+                             "WHERE account IN (SELECT unnest(?::VARCHAR[]))", [accounts]):
+            acc_info[r["account"]] = {k: (str(v) if v is not None else "") for k, v in r.items()}
+    played = {}
+    if "seats" in tables:
+        for r in _dicts(con, "SELECT player, count(*) AS hands, sum(net)::DOUBLE AS net FROM seats "
+                             "WHERE player IN (SELECT unnest(?::VARCHAR[])) GROUP BY 1", [accounts]):
+            played[r["player"]] = r
+    acc_rows = [{"account": a, **acc_info.get(a, {"created_at": "", "country": "", "payment": ""}),
+                 "hands": int(played.get(a, {}).get("hands") or 0), "net": played.get(a, {}).get("net")}
+                for a in accounts]
+    marks: dict[str, dict[int, str]] = {}
+    for s in signals:
+        for d in (s.get("extra") or {}).get("decisions") or []:
+            if isinstance(d, dict) and d.get("hand") is not None and d.get("seq") is not None:
+                try:
+                    marks.setdefault(str(d["hand"]), {})[int(d["seq"])] = str(d.get("why") or "marked by the detector")
+                except (TypeError, ValueError):
+                    continue
+    replays = load_replays(con, case["hands"][:max_replays], kind=case["kind"], accused=accounts, marks=marks)
+    new = set(case["new_hands"])
+    for r in replays:
+        r["new"] = r["hand_id"] in new
+    edges, graph_sql = graph_edges(con, accounts, case["hands"], signals)
+    tl, tl_sql = timeline(con, accounts, case["hands"])
+    sig_out = []
+    for s in signals:
+        ev = []
+        for e in s.get("evidence") or []:
+            if isinstance(e, dict):
+                ev.append({k: e.get(k) for k in ("name", "value", "baseline", "n", "p_value", "text", "sql")})
+        sig_out.append({
+            "kind": s.get("kind", ""), "detector": s.get("detector", ""), "accounts": [str(a) for a in s.get("accounts") or []],
+            "tournaments": [str(t) for t in s.get("tournaments") or []], "score": s.get("score"),
+            "p_value": s.get("p_value"), "flagged": bool(s.get("flagged")), "summary": s.get("summary", ""),
+            "benign": s.get("benign", ""), "missing": [str(m) for m in s.get("missing") or []], "evidence": ev,
+            "n_hands": len(s.get("hands") or []),
+        })
+    return {
+        "case": case,
+        "accusation": accusation(case, len(signals)),
+        "accounts": acc_rows,
+        "signals": sig_out,
+        "replays": replays,
+        "more_hands": case["hands"][max_replays:],
+        "graph": layout_graph(accounts, edges),
+        "graph_edges": [{k: e[k] for k in ("src", "dst", "amount", "kind", "label")} for e in edges],
+        "timeline": tl,
+        "sql": {"case": f"SELECT * FROM cases WHERE case_id = {sql_literal(case_id)};\n"
+                        f"SELECT idx, detector, score, p_value, payload FROM case_signals WHERE case_id = "
+                        f"{sql_literal(case_id)} ORDER BY idx;",
+                "graph": graph_sql, "timeline": tl_sql},
+    }
+
+
+def render_html(report: dict[str, Any]) -> str:
+    """The standalone report page: inline CSS and SVG, no external request, everything escaped."""
+    return jinja_env().get_template("report_standalone.html").render(r=report)
+
+
+def write_reports(con: duckdb.DuckDBPyConnection, case_ids: Iterable[str], out_dir: str | os.PathLike[str],
+                  *, max_replays: int = 10) -> int:
+    """Write OUT/reports/<case>.html and .json for each case id (atomic per file); returns how many."""
+    folder = Path(out_dir) / "reports"
+    folder.mkdir(parents=True, exist_ok=True)
+    env = jinja_env()
+    tpl = env.get_template("report_standalone.html")
+    n = 0
+    for cid in case_ids:
+        rep = build_report(con, cid, max_replays=max_replays)
+        if rep is None:
+            continue
+        safe = "".join(ch for ch in cid if ch.isalnum() or ch in "-_")
+        for suffix, text in ((".json", json.dumps(rep, default=str, indent=1, ensure_ascii=False)),
+                             (".html", tpl.render(r=rep))):
+            tmp = folder / f"{safe}{suffix}.tmp"
+            tmp.write_text(text, encoding="utf-8")
+            os.replace(tmp, folder / f"{safe}{suffix}")
+        n += 1
+    return n

@@ -1,0 +1,632 @@
+"""The review store: investigators' decisions, kept apart from the warehouse.
+
+The nightly run rebuilds the DuckDB warehouse; nothing an investigator decides
+may live there. This module keeps it in its own SQLite file
+(``settings.review_db``), opened in WAL mode so the web app can read while a
+run registers its cases, with every change made inside one ``BEGIN
+IMMEDIATE`` transaction.
+
+Tables:
+
+- ``cases``: the case registry. The run writes the evidence columns (kind,
+  accounts, score, hands, ...) and the case id it keeps from run to run; the
+  investigators own the workflow columns (status, assignee, the pending
+  confirmation). A run never touches the workflow columns except to reopen a
+  dismissed case whose evidence grew materially, and then it says so in the
+  audit trail.
+- ``case_accounts``: one row per (case, account), the index used to match a
+  run's groups to known cases by kind and shared accounts.
+- ``case_hands``: every evidence hand a case has ever shown, with the run that
+  first showed it (what makes a hand ``new``).
+- ``notes`` and ``audit``: append-only; triggers abort any UPDATE or DELETE.
+- ``users`` and ``sessions``: sign-in. Passwords are hashed with scrypt and a
+  per-user random salt; sessions are random tokens stored as SHA-256 hashes,
+  with an expiry and a per-session CSRF token.
+
+The two-person rule: ``confirmed`` is never set directly. One user proposes
+confirmation (:meth:`ReviewStore.propose_confirmation`); a different user with
+the ``reviewer`` (or ``admin``) role approves it
+(:meth:`ReviewStore.approve_confirmation`).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+import hmac
+import json
+import os
+import secrets
+import sqlite3
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Iterable, Iterator
+
+from pipelines.lib.errors import RailbirdError
+
+STATUSES = ("new", "in_review", "confirmed", "dismissed", "closed_insufficient_evidence")
+STATUS_LABELS = {
+    "new": "new",
+    "in_review": "in review",
+    "confirmed": "confirmed",
+    "dismissed": "dismissed (false positive)",
+    "closed_insufficient_evidence": "closed: insufficient evidence",
+}
+ROLES = ("investigator", "reviewer", "admin")
+CLOSED_STATUSES = ("dismissed", "closed_insufficient_evidence")
+SESSION_TTL_SECONDS = 8 * 3600
+SCRYPT_N, SCRYPT_R, SCRYPT_P = 2**14, 8, 1
+
+# A dismissed / closed case is reopened only when its evidence grows materially:
+# score up by at least max(REOPEN_SCORE_ABS, REOPEN_SCORE_REL * |old score|), or
+# evidence hands up by at least REOPEN_HANDS_GROWTH (50 %).
+REOPEN_SCORE_ABS = 0.1
+REOPEN_SCORE_REL = 0.1
+REOPEN_HANDS_GROWTH = 0.5
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS users (
+    name        TEXT PRIMARY KEY,
+    role        TEXT NOT NULL CHECK (role IN ('investigator', 'reviewer', 'admin')),
+    salt        BLOB NOT NULL,
+    pw_hash     BLOB NOT NULL,
+    created_at  TEXT NOT NULL,
+    disabled    INTEGER NOT NULL DEFAULT 0
+);
+CREATE TABLE IF NOT EXISTS sessions (
+    token_hash  TEXT PRIMARY KEY,
+    user        TEXT NOT NULL REFERENCES users(name),
+    csrf        TEXT NOT NULL,
+    created_at  REAL NOT NULL,
+    expires_at  REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS cases (
+    case_id        TEXT PRIMARY KEY,
+    kind           TEXT NOT NULL,
+    accounts       TEXT NOT NULL,          -- JSON list
+    tournaments    TEXT NOT NULL,          -- JSON list
+    score          REAL NOT NULL,
+    flagged        INTEGER NOT NULL,
+    stake          REAL NOT NULL DEFAULT 0,
+    n_hands        INTEGER NOT NULL DEFAULT 0,
+    summary        TEXT NOT NULL DEFAULT '',
+    ring           TEXT,
+    present        INTEGER NOT NULL DEFAULT 1, -- seen in the last run
+    first_run      TEXT,
+    first_seen_at  TEXT NOT NULL,
+    last_run       TEXT,
+    last_seen_at   TEXT NOT NULL,
+    status         TEXT NOT NULL DEFAULT 'new',
+    assignee       TEXT,
+    confirm_proposed_by TEXT,
+    decided_score  REAL,                   -- evidence when dismissed / closed
+    decided_hands  INTEGER,
+    reopened       INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX IF NOT EXISTS cases_kind ON cases(kind);
+CREATE TABLE IF NOT EXISTS case_accounts (
+    case_id  TEXT NOT NULL REFERENCES cases(case_id),
+    account  TEXT NOT NULL,
+    PRIMARY KEY (case_id, account)
+);
+CREATE INDEX IF NOT EXISTS case_accounts_account ON case_accounts(account);
+CREATE TABLE IF NOT EXISTS case_hands (
+    case_id    TEXT NOT NULL REFERENCES cases(case_id),
+    hand_id    TEXT NOT NULL,
+    first_run  TEXT,
+    first_at   TEXT NOT NULL,
+    PRIMARY KEY (case_id, hand_id)
+);
+CREATE TABLE IF NOT EXISTS runs (
+    run_id  TEXT PRIMARY KEY,
+    at      TEXT NOT NULL,
+    n_cases INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS notes (
+    id       INTEGER PRIMARY KEY AUTOINCREMENT,
+    case_id  TEXT NOT NULL,
+    author   TEXT NOT NULL,
+    at       TEXT NOT NULL,
+    body     TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS audit (
+    id       INTEGER PRIMARY KEY AUTOINCREMENT,
+    at       TEXT NOT NULL,
+    actor    TEXT NOT NULL,
+    case_id  TEXT,
+    action   TEXT NOT NULL,
+    field    TEXT,
+    old      TEXT,
+    new      TEXT,
+    detail   TEXT
+);
+CREATE TRIGGER IF NOT EXISTS audit_no_update BEFORE UPDATE ON audit
+BEGIN SELECT RAISE(ABORT, 'the audit trail is append-only'); END;
+CREATE TRIGGER IF NOT EXISTS audit_no_delete BEFORE DELETE ON audit
+BEGIN SELECT RAISE(ABORT, 'the audit trail is append-only'); END;
+CREATE TRIGGER IF NOT EXISTS notes_no_update BEFORE UPDATE ON notes
+BEGIN SELECT RAISE(ABORT, 'notes are append-only'); END;
+CREATE TRIGGER IF NOT EXISTS notes_no_delete BEFORE DELETE ON notes
+BEGIN SELECT RAISE(ABORT, 'notes are append-only'); END;
+"""
+
+
+def now_iso() -> str:
+    return _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def hash_password(password: str, salt: bytes) -> bytes:
+    """scrypt (N=2^14, r=8, p=1) of the UTF-8 password with the user's salt."""
+    return hashlib.scrypt(password.encode("utf-8"), salt=salt, n=SCRYPT_N, r=SCRYPT_R, p=SCRYPT_P, dklen=32)
+
+
+def _token_hash(token: str) -> str:
+    return hashlib.sha256(token.encode("utf-8")).hexdigest()
+
+
+def overlaps(a: Iterable[str], b: Iterable[str]) -> bool:
+    """Whether two account sets of one kind describe the same group.
+
+    They must share at least ``min(2, |a|, |b|)`` accounts: two pairs are the
+    same group only when equal, a pair belongs to a ring that contains both
+    its accounts, and a one-account case (a seat hand-off) to any case of its
+    kind that names the account.
+    """
+    sa, sb = set(a), set(b)
+    if not sa or not sb:
+        return False
+    return len(sa & sb) >= min(2, len(sa), len(sb))
+
+
+class ReviewStore:
+    """One SQLite review store; every public method is one transaction."""
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.con = sqlite3.connect(str(self.path), timeout=30, isolation_level=None, check_same_thread=False)
+        self.con.row_factory = sqlite3.Row
+        self.con.execute("PRAGMA journal_mode=WAL")
+        self.con.execute("PRAGMA foreign_keys=ON")
+        self.con.execute("PRAGMA busy_timeout=30000")
+        self.con.executescript(SCHEMA)
+
+    def close(self) -> None:
+        self.con.close()
+
+    def __enter__(self) -> "ReviewStore":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @contextmanager
+    def tx(self) -> Iterator[sqlite3.Connection]:
+        """``BEGIN IMMEDIATE`` ... ``COMMIT``, rolled back on any error."""
+        self.con.execute("BEGIN IMMEDIATE")
+        try:
+            yield self.con
+        except BaseException:
+            self.con.execute("ROLLBACK")
+            raise
+        self.con.execute("COMMIT")
+
+    # ------------------------------------------------------------------ audit
+
+    @staticmethod
+    def _audit(con: sqlite3.Connection, actor: str, case_id: str | None, action: str,
+               field: str | None = None, old: Any = None, new: Any = None, detail: str | None = None) -> None:
+        con.execute(
+            "INSERT INTO audit(at, actor, case_id, action, field, old, new, detail) VALUES (?,?,?,?,?,?,?,?)",
+            [now_iso(), actor, case_id, action, field,
+             None if old is None else str(old), None if new is None else str(new), detail],
+        )
+
+    def audit(self, case_id: str | None = None) -> list[dict[str, Any]]:
+        if case_id is None:
+            rows = self.con.execute("SELECT * FROM audit ORDER BY id").fetchall()
+        else:
+            rows = self.con.execute("SELECT * FROM audit WHERE case_id = ? ORDER BY id", [case_id]).fetchall()
+        return [dict(r) for r in rows]
+
+    # ------------------------------------------------------------------ users
+
+    def add_user(self, name: str, role: str, password: str, actor: str = "cli") -> None:
+        if role not in ROLES:
+            raise RailbirdError(f"unknown role {role!r}: one of {', '.join(ROLES)}")
+        if not name or len(name) > 64 or any(c.isspace() or ord(c) < 32 for c in name):
+            raise RailbirdError(f"bad user name {name!r}: 1-64 characters, no spaces or control characters")
+        if len(password) < 8:
+            raise RailbirdError("password too short: at least 8 characters")
+        salt = secrets.token_bytes(16)
+        with self.tx() as con:
+            if con.execute("SELECT 1 FROM users WHERE name = ?", [name]).fetchone():
+                raise RailbirdError(f"user {name!r} exists")
+            con.execute("INSERT INTO users(name, role, salt, pw_hash, created_at) VALUES (?,?,?,?,?)",
+                        [name, role, salt, hash_password(password, salt), now_iso()])
+            self._audit(con, actor, None, "user_added", "role", None, role, name)
+
+    def set_password(self, name: str, password: str, actor: str = "cli") -> None:
+        if len(password) < 8:
+            raise RailbirdError("password too short: at least 8 characters")
+        salt = secrets.token_bytes(16)
+        with self.tx() as con:
+            if con.execute("UPDATE users SET salt = ?, pw_hash = ? WHERE name = ?",
+                           [salt, hash_password(password, salt), name]).rowcount != 1:
+                raise RailbirdError(f"no user {name!r}")
+            con.execute("DELETE FROM sessions WHERE user = ?", [name])
+            self._audit(con, actor, None, "password_set", None, None, None, name)
+
+    def set_role(self, name: str, role: str, actor: str = "cli") -> None:
+        if role not in ROLES:
+            raise RailbirdError(f"unknown role {role!r}: one of {', '.join(ROLES)}")
+        with self.tx() as con:
+            row = con.execute("SELECT role FROM users WHERE name = ?", [name]).fetchone()
+            if row is None:
+                raise RailbirdError(f"no user {name!r}")
+            con.execute("UPDATE users SET role = ? WHERE name = ?", [role, name])
+            self._audit(con, actor, None, "role_set", "role", row["role"], role, name)
+
+    def users(self) -> list[dict[str, Any]]:
+        return [dict(r) for r in self.con.execute(
+            "SELECT name, role, created_at, disabled FROM users ORDER BY name").fetchall()]
+
+    def user(self, name: str) -> dict[str, Any] | None:
+        row = self.con.execute("SELECT name, role, disabled FROM users WHERE name = ?", [name]).fetchone()
+        return dict(row) if row else None
+
+    def verify_password(self, name: str, password: str) -> bool:
+        """Constant-time comparison of the scrypt hash; unknown users cost the same."""
+        row = self.con.execute("SELECT salt, pw_hash, disabled FROM users WHERE name = ?", [name]).fetchone()
+        salt, stored = (row["salt"], row["pw_hash"]) if row else (b"\0" * 16, b"\0" * 32)
+        ok = hmac.compare_digest(hash_password(password, salt), stored)
+        return bool(row) and ok and not row["disabled"]
+
+    # --------------------------------------------------------------- sessions
+
+    def create_session(self, user: str, ttl: float = SESSION_TTL_SECONDS) -> tuple[str, str]:
+        """A new session: returns (token for the cookie, CSRF token for forms)."""
+        import time
+
+        token, csrf = secrets.token_urlsafe(32), secrets.token_urlsafe(32)
+        t = time.time()
+        with self.tx() as con:
+            con.execute("DELETE FROM sessions WHERE expires_at < ?", [t])
+            con.execute("INSERT INTO sessions(token_hash, user, csrf, created_at, expires_at) VALUES (?,?,?,?,?)",
+                        [_token_hash(token), user, csrf, t, t + ttl])
+        return token, csrf
+
+    def session(self, token: str | None) -> dict[str, Any] | None:
+        """The live session of a cookie token (user, role, csrf), or None."""
+        import time
+
+        if not token:
+            return None
+        row = self.con.execute(
+            "SELECT s.user, s.csrf, s.expires_at, u.role, u.disabled FROM sessions s JOIN users u ON u.name = s.user "
+            "WHERE s.token_hash = ?", [_token_hash(token)]).fetchone()
+        if row is None or row["expires_at"] < time.time() or row["disabled"]:
+            return None
+        return dict(row)
+
+    def end_session(self, token: str | None) -> None:
+        if token:
+            with self.tx() as con:
+                con.execute("DELETE FROM sessions WHERE token_hash = ?", [_token_hash(token)])
+
+    # ------------------------------------------------------------------ cases
+
+    def case(self, case_id: str) -> dict[str, Any] | None:
+        row = self.con.execute("SELECT * FROM cases WHERE case_id = ?", [case_id]).fetchone()
+        return _case_row(row) if row else None
+
+    def cases_of_account(self, account: str) -> list[dict[str, Any]]:
+        rows = self.con.execute(
+            "SELECT c.* FROM cases c JOIN case_accounts a ON a.case_id = c.case_id WHERE a.account = ? "
+            "ORDER BY c.score DESC", [account]).fetchall()
+        return [_case_row(r) for r in rows]
+
+    def case_hands(self, case_id: str) -> list[dict[str, Any]]:
+        return [dict(r) for r in self.con.execute(
+            "SELECT hand_id, first_run, first_at FROM case_hands WHERE case_id = ? ORDER BY first_at, hand_id",
+            [case_id]).fetchall()]
+
+    def notes(self, case_id: str) -> list[dict[str, Any]]:
+        return [dict(r) for r in self.con.execute(
+            "SELECT * FROM notes WHERE case_id = ? ORDER BY id", [case_id]).fetchall()]
+
+    def queue(self, *, kind: str | None = None, status: str | None = None, assignee: str | None = None,
+              score_min: float | None = None, score_max: float | None = None,
+              date_from: str | None = None, date_to: str | None = None, flagged: bool | None = True,
+              account: str | None = None, sort: str = "rank", desc: bool = True, limit: int = 500) -> list[dict[str, Any]]:
+        """The case queue, filtered and sorted in SQL with bound parameters.
+
+        ``date_from`` / ``date_to`` (YYYY-MM-DD) bound the day a case was last
+        seen by a run. ``sort`` is one of rank (flagged, score, stake), score,
+        stake, case, last_seen, status, kind, hands.
+        """
+        where, params = ["present = 1"], []
+        for col, val in (("kind", kind), ("status", status)):
+            if val:
+                where.append(f"{col} = ?")
+                params.append(val)
+        if assignee == "-":
+            where.append("assignee IS NULL")
+        elif assignee:
+            where.append("assignee = ?")
+            params.append(assignee)
+        if score_min is not None:
+            where.append("score >= ?")
+            params.append(score_min)
+        if score_max is not None:
+            where.append("score <= ?")
+            params.append(score_max)
+        if date_from:
+            where.append("substr(last_seen_at, 1, 10) >= ?")
+            params.append(date_from)
+        if date_to:
+            where.append("substr(last_seen_at, 1, 10) <= ?")
+            params.append(date_to)
+        if flagged is not None:
+            where.append("flagged = ?")
+            params.append(int(flagged))
+        if account:
+            where.append("case_id IN (SELECT case_id FROM case_accounts WHERE account = ?)")
+            params.append(account)
+        direction = "DESC" if desc else "ASC"
+        orders = {
+            "rank": f"flagged {direction}, score {direction}, stake {direction}",
+            "score": f"score {direction}",
+            "stake": f"stake {direction}",
+            "case": f"case_id {direction}",
+            "last_seen": f"last_seen_at {direction}",
+            "status": f"status {direction}",
+            "kind": f"kind {direction}",
+            "hands": f"n_hands {direction}",
+        }
+        order = orders.get(sort, orders["rank"])  # fixed strings only: never the request's text
+        rows = self.con.execute(
+            f"SELECT * FROM cases WHERE {' AND '.join(where)} ORDER BY {order}, case_id LIMIT ?",
+            [*params, int(limit)]).fetchall()
+        return [_case_row(r) for r in rows]
+
+    def assignees(self) -> list[str]:
+        return [r[0] for r in self.con.execute(
+            "SELECT DISTINCT assignee FROM cases WHERE assignee IS NOT NULL ORDER BY 1").fetchall()]
+
+    # --------------------------------------------------------------- workflow
+
+    def _get_case(self, con: sqlite3.Connection, case_id: str) -> sqlite3.Row:
+        row = con.execute("SELECT * FROM cases WHERE case_id = ?", [case_id]).fetchone()
+        if row is None:
+            raise RailbirdError(f"no case {case_id!r}")
+        return row
+
+    def _role(self, con: sqlite3.Connection, user: str) -> str:
+        row = con.execute("SELECT role FROM users WHERE name = ?", [user]).fetchone()
+        if row is None:
+            raise RailbirdError(f"no user {user!r}")
+        return row["role"]
+
+    def set_status(self, case_id: str, status: str, actor: str, note: str | None = None) -> None:
+        """Move a case to a status other than ``confirmed`` (which needs two people)."""
+        if status not in STATUSES:
+            raise RailbirdError(f"unknown status {status!r}")
+        if status == "confirmed":
+            raise RailbirdError("a case is confirmed only by a second reviewer: propose confirmation instead")
+        with self.tx() as con:
+            self._role(con, actor)
+            row = self._get_case(con, case_id)
+            if row["status"] == "confirmed" and self._role(con, actor) not in ("reviewer", "admin"):
+                raise RailbirdError("only a reviewer can reopen a confirmed case")
+            if note:
+                self._note(con, case_id, actor, note)
+            if row["status"] == status:
+                return
+            decided = (row["score"], row["n_hands"]) if status in CLOSED_STATUSES else (None, None)
+            con.execute("UPDATE cases SET status = ?, confirm_proposed_by = NULL, decided_score = ?, decided_hands = ?, "
+                        "reopened = 0 WHERE case_id = ?", [status, *decided, case_id])
+            self._audit(con, actor, case_id, "status", "status", row["status"], status, note)
+            if row["confirm_proposed_by"]:
+                self._audit(con, actor, case_id, "confirmation_withdrawn", "confirm_proposed_by",
+                            row["confirm_proposed_by"], None, None)
+
+    def assign(self, case_id: str, assignee: str | None, actor: str) -> None:
+        assignee = assignee or None
+        with self.tx() as con:
+            if assignee is not None:
+                self._role(con, assignee)
+            row = self._get_case(con, case_id)
+            if row["assignee"] == assignee:
+                return
+            con.execute("UPDATE cases SET assignee = ? WHERE case_id = ?", [assignee, case_id])
+            self._audit(con, actor, case_id, "assign", "assignee", row["assignee"], assignee)
+
+    def _note(self, con: sqlite3.Connection, case_id: str, actor: str, body: str) -> None:
+        body = body.strip()
+        if not body:
+            return
+        con.execute("INSERT INTO notes(case_id, author, at, body) VALUES (?,?,?,?)", [case_id, actor, now_iso(), body])
+        self._audit(con, actor, case_id, "note", "notes", None, body[:200])
+
+    def add_note(self, case_id: str, actor: str, body: str) -> None:
+        with self.tx() as con:
+            self._role(con, actor)
+            self._get_case(con, case_id)
+            self._note(con, case_id, actor, body)
+
+    def propose_confirmation(self, case_id: str, actor: str, note: str | None = None) -> None:
+        """First half of the two-person rule: the case waits, in review, for a second reviewer."""
+        with self.tx() as con:
+            self._role(con, actor)
+            row = self._get_case(con, case_id)
+            if row["status"] == "confirmed":
+                raise RailbirdError(f"case {case_id} is already confirmed")
+            if note:
+                self._note(con, case_id, actor, note)
+            con.execute("UPDATE cases SET status = 'in_review', confirm_proposed_by = ? WHERE case_id = ?",
+                        [actor, case_id])
+            if row["status"] != "in_review":
+                self._audit(con, actor, case_id, "status", "status", row["status"], "in_review", note)
+            self._audit(con, actor, case_id, "confirmation_proposed", "confirm_proposed_by",
+                        row["confirm_proposed_by"], actor, note)
+
+    def approve_confirmation(self, case_id: str, actor: str, note: str | None = None) -> None:
+        """Second half: a reviewer other than the proposer confirms the case."""
+        with self.tx() as con:
+            role = self._role(con, actor)
+            row = self._get_case(con, case_id)
+            if not row["confirm_proposed_by"]:
+                raise RailbirdError(f"case {case_id}: nobody has proposed confirmation")
+            if role not in ("reviewer", "admin"):
+                raise RailbirdError("only a reviewer can approve a confirmation")
+            if row["confirm_proposed_by"] == actor:
+                raise RailbirdError("two-person rule: the approving reviewer must not be the proposer")
+            if note:
+                self._note(con, case_id, actor, note)
+            con.execute("UPDATE cases SET status = 'confirmed', confirm_proposed_by = NULL WHERE case_id = ?", [case_id])
+            self._audit(con, actor, case_id, "status", "status", row["status"], "confirmed",
+                        f"approved; proposed by {row['confirm_proposed_by']}")
+
+    def reject_confirmation(self, case_id: str, actor: str, note: str | None = None) -> None:
+        with self.tx() as con:
+            role = self._role(con, actor)
+            row = self._get_case(con, case_id)
+            if not row["confirm_proposed_by"]:
+                raise RailbirdError(f"case {case_id}: nobody has proposed confirmation")
+            if role not in ("reviewer", "admin") and actor != row["confirm_proposed_by"]:
+                raise RailbirdError("only a reviewer or the proposer can withdraw a confirmation")
+            if note:
+                self._note(con, case_id, actor, note)
+            con.execute("UPDATE cases SET confirm_proposed_by = NULL WHERE case_id = ?", [case_id])
+            self._audit(con, actor, case_id, "confirmation_rejected", "confirm_proposed_by",
+                        row["confirm_proposed_by"], None, note)
+
+    # ------------------------------------------------------ nightly registration
+
+    def register_run(self, run_id: str, groups: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Give each of a run's case groups its lasting case id, in one transaction.
+
+        Each group (``kind``, ``accounts``, ``tournaments``, ``score``,
+        ``flagged``, ``hands``, ``stake``, ``summary``, ``ring_key``) is
+        matched to a known case of the same kind whose accounts overlap
+        (:func:`overlaps`); where several match, the pair with the highest
+        Jaccard similarity of accounts wins, greedily, so one known case goes
+        to one group. Unmatched groups get new ids ``c-000001``, ...
+
+        Returns, per group in input order: ``case`` (id), ``is_new_case``,
+        ``new_hands`` (evidence hands no earlier run showed), ``status``,
+        ``reopened`` (this run reopened a dismissed case). Cases not seen in
+        this run stay in the store with ``present = 0``; decisions, notes and
+        audit rows are never touched except to reopen.
+        """
+        at = now_iso()
+        with self.tx() as con:
+            if con.execute("SELECT 1 FROM runs WHERE run_id = ?", [run_id]).fetchone():
+                run_id = f"{run_id}#{secrets.token_hex(3)}"  # a run materialised twice: still distinct
+            by_account: dict[tuple[str, str], set[str]] = {}
+            for r in con.execute("SELECT c.case_id, c.kind, a.account FROM cases c "
+                                 "JOIN case_accounts a ON a.case_id = c.case_id").fetchall():
+                by_account.setdefault((r["kind"], r["account"]), set()).add(r["case_id"])
+            accounts_of: dict[str, frozenset[str]] = {}
+            for r in con.execute("SELECT case_id, accounts FROM cases").fetchall():
+                accounts_of[r["case_id"]] = frozenset(json.loads(r["accounts"]))
+            candidates: list[tuple[float, int, str]] = []
+            for gi, g in enumerate(groups):
+                acc = frozenset(g["accounts"])
+                seen: set[str] = set()
+                for a in acc:
+                    seen |= by_account.get((g["kind"], a), set())
+                for cid in seen:
+                    other = accounts_of[cid]
+                    if overlaps(acc, other):
+                        candidates.append((len(acc & other) / len(acc | other), gi, cid))
+            candidates.sort(key=lambda t: (-t[0], t[1], t[2]))
+            match: dict[int, str] = {}
+            taken: set[str] = set()
+            for _, gi, cid in candidates:
+                if gi not in match and cid not in taken:
+                    match[gi] = cid
+                    taken.add(cid)
+            seq = int((con.execute("SELECT value FROM meta WHERE key = 'case_seq'").fetchone() or ["0"])[0])
+            con.execute("UPDATE cases SET present = 0")
+            out = []
+            actor = f"run:{run_id}"
+            for gi, g in enumerate(groups):
+                hands = list(dict.fromkeys(g.get("hands") or []))
+                cid = match.get(gi)
+                reopened = False
+                if cid is None:
+                    seq += 1
+                    cid = f"c-{seq:06d}"
+                    con.execute(
+                        "INSERT INTO cases(case_id, kind, accounts, tournaments, score, flagged, stake, n_hands, summary,"
+                        " ring, present, first_run, first_seen_at, last_run, last_seen_at, status) "
+                        "VALUES (?,?,?,?,?,?,?,?,?,?,1,?,?,?,?,'new')",
+                        [cid, g["kind"], json.dumps(sorted(g["accounts"])), json.dumps(sorted(g.get("tournaments") or [])),
+                         float(g["score"]), int(bool(g["flagged"])), float(g.get("stake") or 0), len(hands),
+                         g.get("summary") or "", g.get("ring"), run_id, at, run_id, at])
+                    self._audit(con, actor, cid, "opened", "status", None, "new",
+                                f"{len(hands)} evidence hands, score {float(g['score']):.4g}")
+                    status, is_new = "new", True
+                else:
+                    row = self._get_case(con, cid)
+                    old_hands = {r[0] for r in con.execute("SELECT hand_id FROM case_hands WHERE case_id = ?", [cid])}
+                    n_total = len(old_hands | set(hands))
+                    status, is_new = row["status"], False
+                    if status in CLOSED_STATUSES and row["decided_score"] is not None:
+                        reasons = []
+                        margin = max(REOPEN_SCORE_ABS, REOPEN_SCORE_REL * abs(row["decided_score"]))
+                        if float(g["score"]) >= row["decided_score"] + margin:
+                            reasons.append(f"score {row['decided_score']:.4g} -> {float(g['score']):.4g}")
+                        if row["decided_hands"] is not None and n_total >= max(
+                                row["decided_hands"] + 1, row["decided_hands"] * (1 + REOPEN_HANDS_GROWTH)):
+                            reasons.append(f"evidence hands {row['decided_hands']} -> {n_total}")
+                        if reasons:
+                            reopened = True
+                            self._audit(con, actor, cid, "reopened", "status", status, "in_review",
+                                        "evidence grew materially since it was " + STATUS_LABELS[status] + ": "
+                                        + "; ".join(reasons))
+                            status = "in_review"
+                    if set(g["accounts"]) != set(json.loads(row["accounts"])):
+                        self._audit(con, actor, cid, "accounts", "accounts", row["accounts"],
+                                    json.dumps(sorted(g["accounts"])), "the group changed between runs")
+                    con.execute(
+                        "UPDATE cases SET accounts = ?, tournaments = ?, score = ?, flagged = ?, stake = ?, n_hands = ?,"
+                        " summary = ?, ring = ?, present = 1, last_run = ?, last_seen_at = ?, status = ?,"
+                        " reopened = CASE WHEN ? THEN 1 ELSE reopened END,"
+                        " decided_score = CASE WHEN ? THEN NULL ELSE decided_score END,"
+                        " decided_hands = CASE WHEN ? THEN NULL ELSE decided_hands END WHERE case_id = ?",
+                        [json.dumps(sorted(g["accounts"])), json.dumps(sorted(g.get("tournaments") or [])),
+                         float(g["score"]), int(bool(g["flagged"])), float(g.get("stake") or 0), n_total,
+                         g.get("summary") or "", g.get("ring"), run_id, at, status,
+                         reopened, reopened, reopened, cid])
+                    con.execute("DELETE FROM case_accounts WHERE case_id = ?", [cid])
+                con.executemany("INSERT INTO case_accounts(case_id, account) VALUES (?, ?)",
+                                [(cid, a) for a in sorted(set(g["accounts"]))])
+                before = {r[0] for r in con.execute("SELECT hand_id FROM case_hands WHERE case_id = ?", [cid])}
+                new_hands = [h for h in hands if h not in before]
+                con.executemany("INSERT INTO case_hands(case_id, hand_id, first_run, first_at) VALUES (?,?,?,?)",
+                                [(cid, h, run_id, at) for h in new_hands])
+                if new_hands and not is_new:
+                    self._audit(con, actor, cid, "evidence", "hands", len(before), len(before) + len(new_hands),
+                                f"{len(new_hands)} new evidence hands")
+                out.append({"case": cid, "is_new_case": is_new, "new_hands": new_hands if not is_new else hands,
+                            "status": status, "reopened": reopened})
+            con.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('case_seq', ?)", [str(seq)])
+            con.execute("INSERT INTO runs(run_id, at, n_cases) VALUES (?,?,?)", [run_id, at, len(groups)])
+        return out
+
+
+def _case_row(row: sqlite3.Row) -> dict[str, Any]:
+    d = dict(row)
+    d["accounts"] = json.loads(d["accounts"])
+    d["tournaments"] = json.loads(d["tournaments"])
+    d["flagged"] = bool(d["flagged"])
+    d["status_label"] = STATUS_LABELS.get(d["status"], d["status"])
+    return d
+
+
+def open_store(path: str | os.PathLike[str]) -> ReviewStore:
+    return ReviewStore(path)

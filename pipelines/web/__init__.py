@@ -1,0 +1,1 @@
+"""The investigators' web app: ``railbird serve`` (see ``pipelines.web.app``)."""

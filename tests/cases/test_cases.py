@@ -1,0 +1,160 @@
+"""Signals -> cases: merging, ids across nights, new evidence, reopening, rings, the export."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+
+from cases_world import XSS1, XSS2
+from conftest import PASSWORD, nightly
+from pipelines.defs.cases.checks import export_problems
+from pipelines.lib.cases import EXPORT_FIELDS, format_ranked, merge_signals
+from pipelines.lib.review import ReviewStore
+
+
+def sig(kind, accounts, score, hands=(), flagged=True, tournaments=()):
+    return {"kind": kind, "accounts": list(accounts), "score": score, "flagged": flagged, "hands": list(hands),
+            "tournaments": list(tournaments), "summary": f"{kind} {'/'.join(accounts)}", "p_value": None}
+
+
+def by_accounts(cases):
+    return {(c["kind"], tuple(c["accounts"])): c for c in cases}
+
+
+def test_merge_joins_a_pair_into_its_ring_but_not_two_pairs_sharing_one_player():
+    groups = merge_signals([
+        sig("soft_play", ["a", "b"], 0.5, ["1"]),
+        sig("soft_play", ["b", "c"], 0.4, ["2"]),
+        sig("soft_play", ["x", "y", "z"], 0.9, ["3"]),
+        sig("soft_play", ["x", "y"], 0.3, ["4", "3"]),
+        sig("chip_dumping", ["a", "b"], 0.7, ["5"]),
+        sig("seat_handoff", ["e"], 0.6, ["6"], tournaments=["T1"]),
+        sig("seat_handoff", ["e"], 0.8, ["7"], tournaments=["T2"]),
+    ])
+    got = {(g["kind"], tuple(g["accounts"])): g for g in groups}
+    assert set(got) == {("soft_play", ("a", "b")), ("soft_play", ("b", "c")), ("soft_play", ("x", "y", "z")),
+                        ("chip_dumping", ("a", "b")), ("seat_handoff", ("e",))}
+    ring = got[("soft_play", ("x", "y", "z"))]
+    assert ring["score"] == 0.9 and ring["hands"] == ["3", "4"] and len(ring["signals"]) == 2
+    handoff = got[("seat_handoff", ("e",))]
+    assert handoff["score"] == 0.8 and handoff["tournaments"] == ["T2", "T1"] and handoff["hands"] == ["7", "6"]
+
+
+def test_two_nights_keep_ids_decisions_notes_and_mark_new_evidence(tmp_path):
+    first = by_accounts(nightly(tmp_path, 1, "run1"))
+    dump1 = first[("chip_dumping", ("amy", "bob"))]
+    soft1 = first[("soft_play", ("carl", "dan"))]
+    multi1 = first[("multi_accounting", tuple(sorted([XSS1, XSS2])))]
+    assert all(c["is_new"] for c in first.values())
+    assert dump1["hands"] == ["1001", "1002"]
+    with ReviewStore(tmp_path / "review.sqlite") as st:
+        st.add_user("ivy", "investigator", PASSWORD)
+        st.set_status(dump1["case"], "in_review", "ivy", "looks like a dump")
+        st.assign(dump1["case"], "ivy", "ivy")
+        st.set_status(soft1["case"], "dismissed", "ivy", "regulars who play tight")
+        st.set_status(multi1["case"], "dismissed", "ivy", "a couple sharing a flat")
+
+    second = nightly(tmp_path, 2, "run2")
+    got = by_accounts(second)
+    dump2 = got[("chip_dumping", ("amy", "bob"))]
+    assert dump2["case"] == dump1["case"] and not dump2["is_new"]
+    assert dump2["new_hands"] == ["1007", "1008"] and dump2["hands"][0] == "1007"
+    assert dump2["status"] == "in_review"
+    # the soft-play pair grew into a three-account ring: same case, reopened because its hands grew 2 -> 3
+    soft2 = got[("soft_play", ("carl", "dan", "frank"))]
+    assert soft2["case"] == soft1["case"] and soft2["reopened"] and soft2["status"] == "in_review"
+    # the multi-accounting case brought nothing new: it stays dismissed
+    multi2 = got[("multi_accounting", tuple(sorted([XSS1, XSS2])))]
+    assert multi2["case"] == multi1["case"] and not multi2["reopened"] and multi2["status"] == "dismissed"
+    bounty = got[("bounty_collusion", ("bob", "dan"))]
+    assert bounty["is_new"] and bounty["case"] not in {c["case"] for c in first.values()}
+    # bob links the dumping and bounty cases, dan the bounty and soft-play ring: one ring
+    assert dump2["ring"] == bounty["ring"] == soft2["ring"]
+    assert bounty["case"] in dump2["related"]
+    with ReviewStore(tmp_path / "review.sqlite") as st:
+        assert st.case(dump1["case"])["assignee"] == "ivy"
+        assert [n["body"] for n in st.notes(dump1["case"])] == ["looks like a dump"]
+        reopen = [a for a in st.audit(soft1["case"]) if a["action"] == "reopened"]
+        assert len(reopen) == 1 and "evidence hands 2 -> 3" in reopen[0]["detail"] and reopen[0]["old"] == "dismissed"
+        assert st.case(multi1["case"])["status"] == "dismissed"
+        hands = {h["hand_id"]: h["first_run"] for h in st.case_hands(dump1["case"])}
+        assert hands == {"1001": "run1", "1002": "run1", "1007": "run2", "1008": "run2"}
+
+
+def test_score_growth_reopens_a_dismissed_case(tmp_path):
+    from pipelines.lib.review import ReviewStore as RS
+
+    with RS(tmp_path / "r.sqlite") as st:
+        st.add_user("ivy", "investigator", PASSWORD)
+        g = sig("soft_play", ["a", "b"], 0.50, ["1", "2", "3", "4"])
+        cid = st.register_run("n1", [g])[0]["case"]
+        st.set_status(cid, "dismissed", "ivy")
+        small = st.register_run("n2", [sig("soft_play", ["a", "b"], 0.55, ["1", "2", "3", "4", "5"])])[0]
+        assert not small["reopened"] and st.case(cid)["status"] == "dismissed"
+        big = st.register_run("n3", [sig("soft_play", ["a", "b"], 0.65, ["1", "2", "3", "4", "5"])])[0]
+        assert big["reopened"] and big["case"] == cid and st.case(cid)["status"] == "in_review"
+        assert "score 0.5 -> 0.65" in [a for a in st.audit(cid) if a["action"] == "reopened"][0]["detail"]
+
+
+def test_review_store_survives_a_warehouse_rebuild(tmp_path):
+    first = by_accounts(nightly(tmp_path, 1, "run1"))
+    cid = first[("chip_dumping", ("amy", "bob"))]["case"]
+    with ReviewStore(tmp_path / "review.sqlite") as st:
+        st.add_user("ivy", "investigator", PASSWORD)
+        st.add_user("rex", "reviewer", PASSWORD)
+        st.propose_confirmation(cid, "ivy", "aces folded into a partner")
+        st.approve_confirmation(cid, "rex", "agreed")
+        n_audit = len(st.audit())
+    (tmp_path / "warehouse.duckdb").unlink()
+    shutil.rmtree(tmp_path / "snapshot")
+    again = by_accounts(nightly(tmp_path, 1, "run-after-rebuild"))
+    assert again[("chip_dumping", ("amy", "bob"))]["case"] == cid
+    assert again[("chip_dumping", ("amy", "bob"))]["status"] == "confirmed"
+    assert {c["case"] for c in again.values()} == {c["case"] for c in first.values()}
+    with ReviewStore(tmp_path / "review.sqlite") as st:
+        assert st.case(cid)["status"] == "confirmed"
+        assert [n["body"] for n in st.notes(cid)] == ["aces folded into a partner", "agreed"]
+        assert len(st.audit()) >= n_audit
+
+
+def test_cases_jsonl_has_exactly_the_fields_of_evaluation_md(tmp_path):
+    nightly(tmp_path, 2, "run1")
+    lines = (tmp_path / "out" / "cases.jsonl").read_text(encoding="utf-8").splitlines()
+    assert len(lines) == 6  # the carl-dan pair and the carl-dan-frank ring are one case
+    recs = [json.loads(x) for x in lines]
+    assert EXPORT_FIELDS == ("case", "kind", "accounts", "tournaments", "score", "flagged", "hands", "summary")
+    for r in recs:
+        assert list(r) == list(EXPORT_FIELDS)
+        assert isinstance(r["score"], float) and isinstance(r["flagged"], bool)
+        assert all(isinstance(h, str) for h in r["hands"]) and all(isinstance(a, str) for a in r["accounts"])
+    handoff = next(r for r in recs if r["kind"] == "seat_handoff")
+    assert handoff["accounts"] == ["eve"] and handoff["tournaments"] == ["T1"]
+    assert [r["flagged"] for r in recs] == sorted((r["flagged"] for r in recs), reverse=True)
+    assert export_problems(tmp_path / "out" / "cases.jsonl") == []
+
+
+def test_format_ranked_strips_control_characters(tmp_path):
+    path = tmp_path / "cases.jsonl"
+    rows = [{"case": "c-000002", "kind": "soft_play", "accounts": ["a\x1b[31mred", "b"], "tournaments": [],
+             "score": 0.9, "flagged": True, "hands": [], "summary": ""},
+            {"case": "c-000001", "kind": "chip_dumping", "accounts": ["c", "d"], "tournaments": [],
+             "score": 0.1, "flagged": False, "hands": [], "summary": ""}]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    text = format_ranked(path, limit=1)
+    assert "\x1b" not in text and "a?[31mred" in text
+    lines = text.splitlines()
+    assert lines[0] == "2 cases, 1 flagged; the first 1:"
+    assert lines[2].split()[:4] == ["1", "c-000002", "soft_play", "0.900"]
+    assert "c-000001" not in text
+    assert lines[-1].startswith("Open them: railbird serve, then http://127.0.0.1:8765/cases/c-000002")
+
+
+@pytest.mark.parametrize("missing", ["hands", "flagged"])
+def test_export_check_catches_a_missing_field(tmp_path, missing):
+    rec = {"case": "c-1", "kind": "soft_play", "accounts": [], "tournaments": [], "score": 1.0, "flagged": True,
+           "hands": [], "summary": ""}
+    del rec[missing]
+    (tmp_path / "c.jsonl").write_text(json.dumps(rec) + "\n")
+    assert export_problems(tmp_path / "c.jsonl") == [f"line 1: missing ['{missing}']"]

@@ -156,12 +156,26 @@ def complete_part(text: str, recent: bool) -> tuple[str, bool]:
     return text, recent
 
 
-def _parser():
+def parse_texts(texts: list[str], names: list[str]):
+    """Parse several decoded texts in one vectorised pass of the hand-history parser.
+
+    Uses the parser's batch entry (the one ``parse_files`` uses) so a batch of
+    files costs one pipeline run instead of one per file; falls back to
+    ``parse_text`` per file if that entry is not there.
+    """
     try:
-        from pipelines.lib.handhistory import parse_text
+        from pipelines.lib.handhistory import ParsedHands, parse_text
     except ImportError as exc:  # the parser package is another stage's; say so plainly
         raise RailbirdError(f"the hand-history parser is not available ({exc})") from None
-    return parse_text
+    try:
+        from pipelines.lib.handhistory.parse import _lines_frame, _parse_lines
+    except ImportError:
+        return ParsedHands.concat([parse_text(t, n) for t, n in zip(texts, names)])
+    texts = [t.replace("\r\n", "\n").replace("\r", "\n").replace("\ufeff", "") for t in texts]
+    return _parse_lines(_lines_frame(texts, names), names)
+
+
+PARSE_BATCH_BYTES = 24 * 1024 * 1024
 
 
 def _parsed_to_batch(parsed) -> wh.Batch:
@@ -184,6 +198,15 @@ def read_files(files: list[FileInfo], *, growing_seconds: float = GROWING_SECOND
 
         bar = tqdm(total=total, unit="B", unit_scale=True, desc="ingest", file=sys.stderr, leave=False)
     parts: list[wh.Batch] = []
+    pending: tuple[list[str], list[str]] = ([], [])
+    pending_bytes = 0
+
+    def flush() -> None:
+        nonlocal pending, pending_bytes
+        if pending[0]:
+            parts.append(_parsed_to_batch(parse_texts(*pending)))
+        pending, pending_bytes = ([], []), 0
+
     for info in files:
         status = "done" if info.kind not in ("ignored", "labels") else "ignored"
         if info.kind in ("hands", "events", "accounts"):
@@ -204,7 +227,11 @@ def read_files(files: list[FileInfo], *, growing_seconds: float = GROWING_SECOND
                     if growing:
                         status = "growing"
                     if text.strip():
-                        parts.append(_parsed_to_batch(_parser()(text, str(info.path))))
+                        pending[0].append(text)
+                        pending[1].append(str(info.path))
+                        pending_bytes += len(text)
+                        if pending_bytes >= PARSE_BATCH_BYTES:
+                            flush()
                 elif info.kind == "events":
                     parts.append(_events.parse_events_text(_events.decode(data), str(info.path)))
                 else:
@@ -218,6 +245,7 @@ def read_files(files: list[FileInfo], *, growing_seconds: float = GROWING_SECOND
                     "mtime": info.mtime, "sha256": info.sha256, "status": status})
         if bar is not None:
             bar.update(max(info.size, 0))
+    flush()
     if bar is not None:
         bar.close()
     for part in parts:

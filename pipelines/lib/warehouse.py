@@ -290,21 +290,23 @@ def _classify_hands(con, hands: pl.DataFrame) -> pl.DataFrame:
 
 
 def _reparse_children(new_multi: pl.DataFrame, raw: _RawText) -> dict[str, pl.DataFrame]:
-    """Parse, alone, the first copy of each new hand that the batch holds several times."""
-    from pipelines.lib.handhistory import parse_text
+    """Parse, alone, the first copy of each new hand that the batch holds several times.
 
-    frames: dict[str, list[pl.DataFrame]] = {}
+    All those hand texts go through the parser in one batch; each text holds
+    one hand, so the child rows of a hand_id are exactly that copy's.
+    """
+    from pipelines.lib.ingest import parse_texts
+
+    texts, names = [], []
     for source_file, line in new_multi.select("source_file", "source_line").iter_rows():
         text = raw.hand(source_file, int(line))
-        if not text:
-            continue
-        parsed = parse_text(text + "\n", source_file)
-        for name, df in parsed.tables.items():
-            if df.height:
-                if "source_line" in df.columns:
-                    df = df.with_columns((pl.col("source_line") + int(line) - 1).alias("source_line"))
-                frames.setdefault(name, []).append(df)
-    return {k: pl.concat(v, how="diagonal_relaxed") for k, v in frames.items()}
+        if text:
+            texts.append(text + "\n")
+            names.append(source_file)
+    if not texts:
+        return {}
+    parsed = parse_texts(texts, names)
+    return {name: df for name, df in parsed.tables.items() if df.height}
 
 
 def _load_hands(con, batch: Batch, result: LoadResult, quarantine: list[pl.DataFrame], raw: _RawText) -> pl.DataFrame:

@@ -1,0 +1,142 @@
+"""``railbird run [LANDING] --out DIR``: the nightly job over a landing folder, in-process through Dagster.
+
+With no LANDING, a demo population is generated (``datasets.generate``) into
+``$RAILBIRD_HOME/landing/demo`` (once; re-used while it exists) and used.
+
+Method: the same definitions ``dagster dev`` shows, on the persistent
+instance in ``DAGSTER_HOME`` (so the runs appear in the UI), executed in two
+in-process runs: ``landing_job`` parses new files into a staged batch and
+registers their days; then ``nightly_job`` (every asset of every stage:
+ingest tables, detectors, cases) runs over the span of the staged days.
+Afterwards the ranked cases of ``DIR/cases.jsonl`` are printed if the cases
+stage wrote one.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+
+from pipelines.lib import paths
+from pipelines.lib.errors import RailbirdError
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("landing", nargs="?", metavar="LANDING",
+                        help="landing folder (default: generate a demo population into $RAILBIRD_HOME/landing/demo)")
+    parser.add_argument("--out", metavar="DIR", help="output folder for cases.jsonl and reports "
+                                                     "(default: $RAILBIRD_HOME/out)")
+    parser.add_argument("--seed", type=int, default=7, help="seed of the generated demo population (default: 7)")
+    parser.add_argument("--top", type=int, default=15, help="how many cases to print (default: 15)")
+
+
+def demo_landing(seed: int = 7) -> Path:
+    """The embedded default landing folder: a generated demo population (generated once)."""
+    target = paths.home() / "landing" / "demo"
+    if target.exists() and any(target.rglob("*.txt")):
+        return target
+    try:
+        from datasets.generate import generate
+    except ImportError as exc:
+        raise RailbirdError(f"no LANDING given and the demo generator is not available ({exc}); "
+                            "pass a landing folder: railbird run PATH") from None
+    target.mkdir(parents=True, exist_ok=True)
+    print(f"generating the demo population into {target} …", file=sys.stderr)
+    generate(target, preset="demo", seed=seed, progress=sys.stderr.isatty())
+    return target
+
+
+def build_definitions(landing: str, out_dir: str):
+    """Every stage's definitions with the settings of this run."""
+    import dagster as dg
+    from dagster_duckdb import DuckDBResource
+
+    import pipelines.defs
+    from pipelines.defs.resources import RailbirdSettings
+
+    settings = RailbirdSettings(landing_dir=landing, out_dir=out_dir, snapshot_path=str(paths.snapshot_path()),
+                                review_db=str(paths.review_store_path()),
+                                staging_dir=str(paths.home() / "staging"))
+    return dg.Definitions.merge(
+        dg.load_defs(pipelines.defs),
+        dg.Definitions(resources={"warehouse": DuckDBResource(database=str(paths.warehouse_path())),
+                                  "settings": settings}),
+    ), settings
+
+
+def _failure(result) -> str:
+    for event in result.all_events:
+        if event.is_step_failure:
+            err = event.event_specific_data.error
+            msg = (err.message or "").strip().splitlines()
+            return f"step {event.step_key} failed: {msg[-1] if msg else err.cls_name}"
+    return "the run failed"
+
+
+def execute(landing: str, out_dir: str, *, instance=None) -> dict:
+    """Stage ``landing`` and run ``nightly_job`` over the staged days; returns what happened."""
+    import dagster as dg
+
+    from pipelines.defs.ingest.assets import day_range, range_tags
+    from pipelines.lib import ingest as _ingest
+
+    defs, settings = build_definitions(landing, out_dir)
+    instance = instance or dg.DagsterInstance.get()
+    staged = defs.resolve_job_def("landing_job").execute_in_process(instance=instance, raise_on_error=False)
+    if not staged.success:
+        raise RailbirdError(f"staging {landing}: {_failure(staged)}")
+    days = _ingest.staged_days(settings.staging_dir)
+    span = day_range(instance, days)
+    if span is None:
+        keys = instance.get_dynamic_partitions("hand_days")
+        if not keys:
+            raise RailbirdError(f"nothing to load: no hand histories, events or accounts found in {landing}")
+        span = (keys[-1], keys[-1])
+    result = defs.resolve_job_def("nightly_job").execute_in_process(
+        instance=instance, tags=range_tags(*span), raise_on_error=False)
+    if not result.success:
+        raise RailbirdError(f"nightly_job over {span[0]}..{span[1]}: {_failure(result)}")
+    summary = None
+    for m in result.get_asset_materialization_events():
+        mat = m.event_specific_data.materialization
+        if mat.asset_key.path == ["hands"] and "summary" in mat.metadata:
+            summary = mat.metadata["summary"].value
+    return {"span": span, "summary": summary, "run_id": result.run_id}
+
+
+def print_cases(out_dir: Path, top: int) -> None:
+    cases_file = out_dir / "cases.jsonl"
+    if not cases_file.exists():
+        print(f"no cases.jsonl in {out_dir} (the cases stage has not run)")
+        return
+    cases = []
+    with open(cases_file, encoding="utf-8") as fh:
+        for line in fh:
+            if line.strip():
+                cases.append(json.loads(line))
+    cases.sort(key=lambda c: (not c.get("flagged", False), -float(c.get("score", 0.0))))
+    flagged = sum(1 for c in cases if c.get("flagged"))
+    print(f"{len(cases)} cases, {flagged} flagged ({cases_file})")
+    for c in cases[:top]:
+        mark = "*" if c.get("flagged") else " "
+        accounts = ", ".join(c.get("accounts", []))
+        print(f"{mark} {c.get('case', '?'):<10} {c.get('kind', '?'):<20} {float(c.get('score', 0)):7.3f}  {accounts}")
+    print("open them: railbird serve")
+
+
+def main(args: argparse.Namespace) -> int:
+    landing = Path(args.landing) if args.landing else demo_landing(args.seed)
+    if not landing.exists():
+        raise RailbirdError(f"no such landing folder: {landing}")
+    out_dir = Path(args.out or paths.home() / "out").resolve()
+    out_dir.mkdir(parents=True, exist_ok=True)
+    info = execute(str(landing.resolve()), str(out_dir))
+    print(f"nightly_job over {info['span'][0]}..{info['span'][1]} (run {info['run_id']})")
+    if info["summary"]:
+        print(info["summary"])
+    print(f"warehouse snapshot: {paths.snapshot_path()}  (query it: railbird sql \"SELECT * FROM player_stats\")")
+    print_cases(out_dir, args.top)
+    return 0

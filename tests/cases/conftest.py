@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import sys
 from pathlib import Path
 
@@ -36,12 +37,20 @@ def nightly(folder: Path, stage: int, run_id: str) -> list[dict]:
     return result
 
 
-@pytest.fixture
-def published(tmp_path: Path) -> Path:
-    """A folder with a stage-1 warehouse, published snapshot, review store and three users."""
-    nightly(tmp_path, 1, "run1")
-    with ReviewStore(tmp_path / "review.sqlite") as store:
+@pytest.fixture(scope="session")
+def _published_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("published")
+    nightly(folder, 1, "run1")
+    with ReviewStore(folder / "review.sqlite") as store:
         store.add_user("ivy", "investigator", PASSWORD)
         store.add_user("rex", "reviewer", PASSWORD)
         store.add_user("ada", "admin", PASSWORD)
-    return tmp_path
+    return folder
+
+
+@pytest.fixture
+def published(_published_template: Path, tmp_path: Path) -> Path:
+    """A folder with a stage-1 warehouse, published snapshot, review store and three users (a fresh copy per test)."""
+    dest = tmp_path / "pub"
+    shutil.copytree(_published_template, dest)
+    return dest

@@ -11,14 +11,20 @@ Method
    field (``wave_share``, or at least ``wave_min`` players within the window) is
    a scheduled break or a disconnect wave and is dropped before testing.
 3. **Co-occurrence.** Two players of one event co-occur when their sit-out
-   starts fall within ``window_s`` of each other. Candidate pairs co-occur at
-   least ``min_cooccur`` times over all events.
+   starts fall within the sum of their timing tolerances of each other
+   (``tol_event_s`` for a platform event, ``tol_hand_s`` for a start seen only
+   as the next hand's start). Candidate pairs co-occur at least
+   ``min_cooccur`` times over all events.
 4. **Null: a permutation test** (seeded): each player's sit-out starts are
    re-drawn uniformly within the span the player was in that event (keeping
    each player's own sit-out count, i.e. their own rate); the statistic is the
-   number of co-occurrences summed over the events the pair shared. The p-value
-   is (b + 1) / (B + 1) (Phipson & Smyth, SAGMB 9, 2010). Benjamini-Hochberg
-   (1995) controls the false-discovery rate over the candidate pairs.
+   number of co-occurrences summed over the events the pair shared. The
+   permutation p-value is (b + 1) / (B + 1) (Phipson & Smyth, SAGMB 9, 2010);
+   since B draws cannot resolve the tiny p-values a search over thousands of
+   pairs needs, the decision uses the Poisson tail with the permutation null's
+   mean (co-occurrences are sums of rare, nearly independent coincidences).
+   Benjamini-Hochberg (1995) controls the false-discovery rate over the whole
+   family tested: every pair of players with a sit-out in a shared event.
 5. **Bubble weight.** Each co-occurrence is weighted by how close the event was
    to the money when it happened (paid places over players remaining, from
    ``tournament_finishes``): sitting out near the bubble is where it pays. The
@@ -38,6 +44,7 @@ import duckdb
 import networkx as nx
 import numpy as np
 import polars as pl
+from scipy import stats as sps
 
 from detectors.base import Detector, Evidence, Signal
 from detectors.features import identity as idf
@@ -107,7 +114,8 @@ class CoordinatedSitoutDetector(Detector):
         *,
         alpha: float = 0.01,
         random_state: int = 0,
-        window_s: float = 90.0,
+        tol_event_s: float = 15.0,
+        tol_hand_s: float = 60.0,
         merge_s: float = 180.0,
         wave_share: float = 0.25,
         wave_min: int = 4,
@@ -115,7 +123,9 @@ class CoordinatedSitoutDetector(Detector):
         n_perm: int = 999,
     ) -> None:
         super().__init__(alpha=alpha, random_state=random_state)
-        self.window_s = window_s
+        self.tol_event_s = tol_event_s  # timing precision of a platform sit_out event
+        self.tol_hand_s = tol_hand_s  # of a sit-out seen only in the hands (the next hand's start)
+        self.window_s = 2 * max(tol_event_s, tol_hand_s)  # widest window (waves, band join)
         self.merge_s = merge_s
         self.wave_share = wave_share
         self.wave_min = wave_min
@@ -162,8 +172,8 @@ class CoordinatedSitoutDetector(Detector):
         bounds = np.flatnonzero(np.r_[True, tid[1:] != tid[:-1], True])
         for i0, i1 in zip(bounds[:-1], bounds[1:]):
             tt = t[i0:i1]
-            lo = np.searchsorted(tt, tt - self.window_s, side="left")
-            hi = np.searchsorted(tt, tt + self.window_s, side="right")
+            lo = np.searchsorted(tt, tt - self.tol_hand_s, side="left")
+            hi = np.searchsorted(tt, tt + self.tol_hand_s, side="right")
             out[i0:i1] = hi - lo  # starts (≈ players; one start per player per merge window)
         return out
 
@@ -175,7 +185,9 @@ class CoordinatedSitoutDetector(Detector):
         if k.height == 0:
             self.pairs_ = pl.DataFrame()
             return pl.DataFrame(schema=schema)
-        x = k.select("account", "tournament_id", "t", "ts", "hand_id")
+        x = k.select("account", "tournament_id", "t", "ts", "hand_id").with_columns(
+            tol=pl.when(k["source"] == "event").then(pl.lit(self.tol_event_s)).otherwise(pl.lit(self.tol_hand_s))
+        )
         # co-occurring starts of two players in one event (a band join in DuckDB)
         con.register("_rb_starts", x)
         co = con.sql("""
@@ -183,14 +195,14 @@ class CoordinatedSitoutDetector(Detector):
                  a.t AS t_a, b.t AS t_b, coalesce(a.hand_id, b.hand_id) AS hand_id
           FROM _rb_starts a JOIN _rb_starts b
             ON a.tournament_id = b.tournament_id AND a.account < b.account
-           AND b.t BETWEEN a.t - ? AND a.t + ?
-        """, params=[self.window_s, self.window_s]).pl()
+           AND abs(b.t - a.t) <= a.tol + b.tol
+        """).pl()
         con.unregister("_rb_starts")
         if co.height == 0:
             self.pairs_ = pl.DataFrame()
             return pl.DataFrame(schema=schema)
         cnt = co.group_by("a", "b").agg(n_co=pl.len(), n_events=pl.col("tournament_id").n_unique())
-        cand = cnt.filter(pl.col("n_co") >= self.min_cooccur)
+        cand = cnt.filter(pl.col("n_co") >= self.min_cooccur).sort("a", "b")  # fixed order: seeded draws
         if cand.height == 0:
             self.pairs_ = pl.DataFrame()
             return pl.DataFrame(schema=schema)
@@ -198,32 +210,35 @@ class CoordinatedSitoutDetector(Detector):
         co = self._bubble(co)
         # the permutation test, per candidate pair over the events both were in
         rng = np.random.default_rng(self.random_state)
-        starts = {key: g["t"].to_numpy() for key, g in x.partition_by(["account", "tournament_id"], as_dict=True).items()}
+        parts = x.sort("account", "tournament_id", "t").partition_by(["account", "tournament_id"], as_dict=True)
+        starts = {key: g["t"].to_numpy() for key, g in parts.items()}
+        tols = {key: g["tol"].to_numpy() for key, g in parts.items()}
         sp = self.spans_.with_columns(t0=pl.col("t0").dt.epoch("ms") / 1000.0, t1=pl.col("t1").dt.epoch("ms") / 1000.0)
         span = {(r[0], r[1]): (r[2], r[3]) for r in sp.select("account", "tournament_id", "t0", "t1").iter_rows()}
-        ev_of = {key[0]: set() for key in starts}
+        ev_of: dict[str, set] = {}
         for (acc, tid) in starts:
-            ev_of[acc].add(tid)
+            ev_of.setdefault(acc, set()).add(tid)
         rows = []
         for r in cand.iter_rows(named=True):
             a, b = r["a"], r["b"]
             shared = sorted(ev_of.get(a, set()) & ev_of.get(b, set()))
             null = np.zeros(self.n_perm)
             obs = 0
-            exp = 0.0
             for tid in shared:
                 ta, tb = starts[(a, tid)], starts[(b, tid)]
-                obs += int((np.abs(ta[:, None] - tb[None, :]) <= self.window_s).sum())
+                win = tols[(a, tid)][:, None] + tols[(b, tid)][None, :]
+                obs += int((np.abs(ta[:, None] - tb[None, :]) <= win).sum())
                 a0, a1 = span.get((a, tid), (ta.min(), ta.max()))
                 b0, b1 = span.get((b, tid), (tb.min(), tb.max()))
                 ra = rng.uniform(a0, max(a1, a0 + 1), size=(self.n_perm, ta.size))
                 rb = rng.uniform(b0, max(b1, b0 + 1), size=(self.n_perm, tb.size))
-                null += (np.abs(ra[:, :, None] - rb[:, None, :]) <= self.window_s).sum(axis=(1, 2))
-                ov = max(0.0, min(a1, b1) - max(a0, b0))
-                exp += ta.size * tb.size * min(1.0, 2 * self.window_s * ov / max((a1 - a0) * (b1 - b0), 1.0))
-            p = (1 + int((null >= obs).sum())) / (self.n_perm + 1)
-            rows.append({"a": a, "b": b, "n_co_obs": obs, "expected": float(null.mean()), "expected_analytic": exp,
-                         "p_perm": p, "shared_events": shared,
+                null += (np.abs(ra[:, :, None] - rb[:, None, :]) <= win[None]).sum(axis=(1, 2))
+            p_perm = (1 + int((null >= obs).sum())) / (self.n_perm + 1)
+            lam = max(float(null.mean()), 0.5 / self.n_perm)
+            # the permutation null's mean, with a Poisson tail beyond the resolution of B draws
+            p = float(sps.poisson.sf(obs - 1, lam))
+            rows.append({"a": a, "b": b, "n_co_obs": obs, "expected": float(null.mean()), "p_perm": p_perm,
+                         "p_poisson": p, "shared_events": shared,
                          "n_starts_a": int(sum(starts[(a, t)].size for t in shared)),
                          "n_starts_b": int(sum(starts[(b, t)].size for t in shared))})
         pairs = pl.DataFrame(rows).join(cand, on=["a", "b"], how="left")
@@ -232,12 +247,18 @@ class CoordinatedSitoutDetector(Detector):
             co_tournaments=pl.col("tournament_id").unique().sort(),
         )
         pairs = pairs.join(bub, on=["a", "b"], how="left").with_columns(
-            score=(-pl.col("p_perm").log10() * (1 + pl.col("bubble").fill_null(0.0))),
+            p_value=pl.max_horizontal(pl.col("p_poisson"), pl.lit(1e-300)),
+        ).with_columns(
+            score=(-pl.col("p_value").log10() * (1 + pl.col("bubble").fill_null(0.0))),
         )
+        # the family tested: every pair of players with a sit-out in a shared event
+        # (pairs that never co-occurred have p = 1 but count for the FDR)
+        k_t = x.group_by("tournament_id").agg(k=pl.col("account").n_unique())["k"].to_numpy()
+        self.family_ = int(max((k_t * (k_t - 1) // 2).sum(), pairs.height))
         self.co_ = co
         self.pairs_ = pairs
         return pairs.with_columns(
-            accounts=pl.concat_list("a", "b"), tournaments=pl.col("co_tournaments"), p_value=pl.col("p_perm"),
+            accounts=pl.concat_list("a", "b"), tournaments=pl.col("co_tournaments"),
         )
 
     def _bubble(self, co: pl.DataFrame) -> pl.DataFrame:
@@ -268,7 +289,9 @@ class CoordinatedSitoutDetector(Detector):
         if scores.height == 0:
             self.groups_ = []
             return scores.with_columns(flagged=pl.lit(False), group=pl.lit(0, pl.Int64))
-        q = idf.benjamini_hochberg(scores["p_value"].to_numpy())
+        p = scores["p_value"].to_numpy()
+        fam = getattr(self, "family_", len(p))
+        q = idf.benjamini_hochberg(np.r_[p, np.ones(max(fam - len(p), 0))])[: len(p)]
         pairs = scores.with_columns(q_value=pl.Series(q), pair_flagged=pl.Series(q <= self.alpha))
         self.pairs_ = pairs
         g = nx.Graph()
@@ -305,19 +328,28 @@ class CoordinatedSitoutDetector(Detector):
                 name=f"sit-outs started together: {a} & {b}", value=float(r["n_co_obs"]),
                 baseline=round(float(r["expected"]), 3), n=int(min(r["n_starts_a"], r["n_starts_b"])),
                 p_value=float(r["p_value"]),
-                text=(f"{a} ({r['n_starts_a']} sit-outs) and {b} ({r['n_starts_b']}) started sitting out within "
-                      f"{self.window_s:.0f} s of each other {r['n_co_obs']} times in {len(r['co_tournaments'])} "
-                      f"tournaments; {r['expected']:.2f} expected when each player's sit-outs are shuffled within "
-                      f"the event ({self.n_perm} permutations, seed {self.random_state}); mean bubble proximity "
+                text=(f"{a} ({r['n_starts_a']} sit-outs) and {b} ({r['n_starts_b']}) started sitting out together "
+                      f"(within {2 * self.tol_event_s:.0f} s by the events, {2 * self.tol_hand_s:.0f} s by the hands) "
+                      f"{r['n_co_obs']} times in {len(r['co_tournaments'])} tournaments; {r['expected']:.2f} expected "
+                      f"when each player's sit-outs are shuffled within the event ({self.n_perm} permutations, seed "
+                      f"{self.random_state}; permutation p {r['p_perm']:.3g}, Poisson tail p {r['p_poisson']:.3g}, "
+                      f"q {r['q_value']:.3g} over {getattr(self, 'family_', 0)} pairs); mean bubble proximity "
                       f"{(r['bubble'] or 0):.2f}"),
                 sql=(f"SELECT x.tournament_id, x.ts AS {_ident('ts_' + a)}, y.ts AS {_ident('ts_' + b)} FROM sit_events x "
                      f"JOIN sit_events y ON x.tournament_id = y.tournament_id AND y.kind = 'sit_out' "
-                     f"AND abs(epoch(y.ts) - epoch(x.ts)) <= {self.window_s:.0f} "
+                     f"AND abs(epoch(y.ts) - epoch(x.ts)) <= {2 * self.tol_event_s:.0f} "
                      f"WHERE x.kind = 'sit_out' AND x.account = {_lit(a)} AND y.account = {_lit(b)} ORDER BY x.ts"),
             ))
-        times = [f"{r['tournament_id']} {r['ts_a']:%H:%M:%S}/{r['ts_b']:%H:%M:%S}" for r in co.head(12).iter_rows(named=True)]
+        per_event = (
+            pl.concat([co.select(pl.col("tournament_id"), pl.col("a").alias("acc"), pl.col("ts_a").alias("ts")),
+                       co.select(pl.col("tournament_id"), pl.col("b").alias("acc"), pl.col("ts_b").alias("ts"))])
+            .unique().sort("tournament_id", "ts")
+            .group_by("tournament_id", maintain_order=True)
+            .agg(txt=pl.format("{} {}", pl.col("acc"), pl.col("ts").dt.strftime("%H:%M:%S")))
+        )
+        times = [f"{r['tournament_id']}: " + ", ".join(r["txt"]) for r in per_event.iter_rows(named=True)]
         ev.append(Evidence(
-            name="co-occurring sit-outs (tournament, times)", value=float(co.height), n=co.height,
+            name="co-occurring sit-outs (tournament, times)", value=float(per_event.height), n=co.height,
             text="; ".join(times),
             sql=("SELECT account, tournament_id, kind, ts FROM sit_events WHERE account IN ("
                  + ", ".join(_lit(a) for a in accs) + ") ORDER BY tournament_id, ts"),

@@ -83,16 +83,20 @@ class World:
         events: bool = True,
         register: bool = True,
         bust_order: list[str] | None = None,
+        timeouts: dict[str, list[tuple[int, int]]] | None = None,
     ) -> list[str]:
         """Play ``n_hands`` rounds of hands at tables of up to 9; returns hand ids.
 
         ``styles_from[acc] = (round, style)`` switches the account's play from
         that round on (a seat hand-off); ``sitouts[acc] = [(r0, r1), ...]`` has
-        the account sit out rounds r0..r1-1 (events and hand lines).
+        the account sit out rounds r0..r1-1 (events and hand lines);
+        ``timeouts`` likewise but seen only in the hands, as
+        ``timed_out_disconnected`` lines (a disconnect: no platform event).
         """
         rng = self.rng
         styles_from = styles_from or {}
         sitouts = sitouts or {}
+        self._timeouts = timeouts or {}
         order = bust_order or list(rng.permutation(players))
         # bust: the first len-1 of `order` are eliminated evenly over the event
         n = len(players)
@@ -155,6 +159,9 @@ class World:
             if out:
                 self.rows["table_events"].append((hid, line, p, "sitting_out", None))
                 line += 1
+            if any(a <= r < b for a, b in self._timeouts.get(p, [])):
+                self.rows["table_events"].append((hid, line, p, "timed_out_disconnected", None))
+                line += 1
         # blinds
         for i, (p, amt, a) in enumerate([(live[0], 10, "post_sb"), (live[1], 20, "post_bb")]):
             acts.append((hid, seq, "preflop", p, a, amt, None, False, pot, 0, k))
@@ -164,7 +171,7 @@ class World:
         in_hand = []
         for p in live[2:] + live[:2]:
             st = self._style(p, r, styles_from)
-            out = any(a <= r < b for a, b in sitouts.get(p, []))
+            out = any(a <= r < b for a, b in sitouts.get(p, []) + self._timeouts.get(p, []))
             u = rng.random()
             if out or u > st.vpip:
                 a, amt, rt = "fold", 0.0, None

@@ -1,0 +1,107 @@
+"""CoordinatedSitoutDetector on planted events: a trio that sits out together
+near the bubble in five events is found with its tournaments and times;
+scheduled breaks, a disconnect wave and a player who sits out a lot are not."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from test_identity_features_world import World, at
+
+from detectors import get_detector
+from detectors.coordinated_sitout import CoordinatedSitoutDetector
+
+TRIO = ["c1", "c2", "c3"]
+PLANTED = ["600", "601", "603", "604", "606"]
+
+
+@pytest.fixture(scope="module")
+def world():
+    w = World(seed=41)
+    honest = [f"n{i:02d}" for i in range(45)]
+    for n in honest + TRIO:
+        w.account(n)
+    rng = np.random.default_rng(9)
+    for t in range(8):
+        tid = str(600 + t)
+        players = rng.choice(honest, 24, replace=False).tolist() + TRIO
+        so: dict[str, list[tuple[int, int]]] = {}
+        for p in players:  # honest, independent sit-outs (about one per player per event)
+            if rng.random() < 0.6:
+                r0 = int(rng.integers(2, 70))
+                so[p] = [(r0, r0 + int(rng.integers(1, 4)))]
+        if "n00" in players:  # a player who sits out all the time
+            so["n00"] = [(r, r + 1) for r in range(3, 75, 6)]
+        for c in TRIO:
+            so[c] = []
+            if tid in PLANTED:  # the trio near the bubble (few players left, 3 paid)
+                so[c] = [(62, 66)]
+        for p in players:  # a scheduled break for everyone at round 30
+            if not any(a <= 30 < b for a, b in so.get(p, [])):
+                so[p] = so.get(p, []) + [(30, 31)]
+        # a disconnect wave in event 602: nine players time out at once at round 45
+        # (players[15:24] are still in at round 45: the field busts in list order)
+        timeouts = {p: [(45, 47)] for p in players[15:24]} if tid == "602" else None
+        order = [p for p in players if p not in TRIO] + TRIO
+        w.tournament(tid, players, at(90 * t), n_hands=80, every_s=45, sitouts=so,
+                     timeouts=timeouts, bust_order=order)
+    return w
+
+
+@pytest.fixture(scope="module")
+def con(world):
+    c = world.build()
+    yield c
+    c.close()
+
+
+def test_registered_under_its_kind():
+    assert isinstance(get_detector("coordinated_sitout"), CoordinatedSitoutDetector)
+
+
+def test_trio_found_with_its_events(con):
+    sigs = CoordinatedSitoutDetector().detect(con)
+    flagged = [s for s in sigs if s.flagged]
+    assert [s.accounts for s in flagged] == [TRIO]
+    s = flagged[0]
+    assert s.tournaments == PLANTED
+    ev = [e for e in s.evidence if e.name.startswith("sit-outs started together")]
+    assert len(ev) == 3  # every pair of the trio
+    for e in ev:
+        assert e.value == 5 and e.baseline < 1 and e.p_value < 0.01 and e.sql
+    times = next(e for e in s.evidence if e.name.startswith("co-occurring"))
+    assert all(t in times.text for t in PLANTED)
+    # near the bubble: proximity (paid / remaining) counted into the score
+    assert "bubble proximity" in ev[0].text and float(ev[0].text.rsplit(" ", 1)[1]) > 0.2
+    assert s.hands, "first hands sat out"
+    assert "Scheduled breaks" in s.benign
+
+
+def test_breaks_waves_and_frequent_sitter_not_flagged(con):
+    det = CoordinatedSitoutDetector()
+    sigs = det.detect(con)
+    flagged = {a for s in sigs if s.flagged for a in s.accounts}
+    assert flagged == set(TRIO)
+    # the breaks and the disconnect wave were recognised as waves and set aside
+    waves = det.waves_
+    assert set(waves["tournament_id"].unique().to_list()) == {str(600 + t) for t in range(8)}
+    timed_out = {r[0] for r in con.execute(
+        "SELECT DISTINCT te.player FROM table_events te JOIN hands h USING (hand_id) "
+        "WHERE te.event = 'timed_out_disconnected' AND h.tournament_id = '602'").fetchall()}
+    assert len(timed_out) >= 5
+    assert timed_out <= set(waves.filter(waves["tournament_id"] == "602")["account"].to_list())
+
+
+def test_seeded(con):
+    a = CoordinatedSitoutDetector(random_state=3).detect(con)
+    b = CoordinatedSitoutDetector(random_state=3).detect(con)
+    assert [(s.accounts, s.p_value) for s in a] == [(s.accounts, s.p_value) for s in b]
+
+
+def test_hands_only_runs_and_finds_the_trio(world):
+    con = world.build(drop_events=True)
+    sigs = CoordinatedSitoutDetector().detect(con)
+    con.close()
+    assert all(any("sit_out/sit_in events" in m for m in s.missing) for s in sigs)
+    flagged = [s for s in sigs if s.flagged]
+    assert [s.accounts for s in flagged] == [TRIO]

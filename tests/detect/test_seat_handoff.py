@@ -1,0 +1,113 @@
+"""SeatHandoffDetector on a planted event: a hand-off (new device and network,
+another person's style and timing) is found at the right hand; an honest
+phone-to-desktop move (new device, a little faster, same game) and a plain
+reconnect are not flagged."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+from test_identity_features_world import Style, World, at
+
+from detectors import get_detector
+from detectors.seat_handoff import SeatHandoffDetector
+
+EVERY_S = 45
+CP_ROUND = 30
+
+
+@pytest.fixture(scope="module")
+def world():
+    w = World(seed=31)
+    names = [f"s{i:02d}" for i in range(27)]
+    for n in names:
+        w.account(n)
+    for i, n in enumerate(names):
+        w.session(n, f"10.{i}.0.1", f"dev-{n}", at(-5), at(600))
+    w.styles["s05"] = Style(vpip=0.19, pfr=0.15, aggr=0.65, size=0.66, log_ms=7.9, sd_ms=0.4)
+    w.styles["s06"] = Style(vpip=0.19, pfr=0.15, aggr=0.65, size=0.66, log_ms=8.2, sd_ms=0.4)
+    w.styles["s07"] = Style(vpip=0.30, pfr=0.12, aggr=0.40, size=0.5, log_ms=8.4, sd_ms=0.4)
+    helper = Style(vpip=0.48, pfr=0.08, aggr=0.22, size=1.1, log_ms=8.9, sd_ms=0.45)
+    t_login = at(CP_ROUND * EVERY_S / 60 - 0.5)
+    # the original sessions of s05/s06/s07 end before the change
+    w.rows["sessions"] = [r if r[0] not in ("s05", "s06", "s07") else (*r[:5], at(CP_ROUND * EVERY_S / 60 - 1))
+                          for r in w.rows["sessions"]]
+    # s05: hand-off, a helper logs in from his own machine and network
+    w.session("s05", "88.99.1.2", "helper-pc", t_login, at(600))
+    # s06: honest, moves from phone to his desktop (used before), same game, a bit faster
+    w.session("s06", "10.6.0.1", "desk-s06", at(-3000), at(-2900))
+    w.session("s06", "10.6.0.1", "desk-s06", t_login, at(600))
+    # s07: honest reconnect on his phone through the mobile network
+    w.session("s07", "100.70.3.3", "dev-s07", t_login, at(600))
+    order = [n for n in names if n not in ("s05", "s06", "s07")] + ["s07", "s06", "s05"]
+    w.hands_ = w.tournament(
+        "800", names, at(0), n_hands=100, every_s=EVERY_S, bust_order=order,
+        styles_from={"s05": (CP_ROUND, helper), "s06": (CP_ROUND, replace(w.styles["s06"], log_ms=7.9))},
+    )
+    # a second event without any change, for the accounts' own history
+    w.tournament("801", names, at(120), n_hands=60, every_s=EVERY_S)
+    return w
+
+
+@pytest.fixture(scope="module")
+def con(world):
+    c = world.build()
+    yield c
+    c.close()
+
+
+def _first_hand_from(con, account: str, tid: str, round_: int) -> str:
+    q = """SELECT h.hand_id FROM seats s JOIN hands h USING (hand_id)
+           WHERE s.player = ? AND h.tournament_id = ? ORDER BY h.started_at"""
+    return [r[0] for r in con.execute(q, [account, tid]).fetchall()][round_]
+
+
+def test_registered_under_its_kind():
+    assert isinstance(get_detector("seat_handoff"), SeatHandoffDetector)
+
+
+def test_handoff_found_at_the_change_point_hand(con):
+    sigs = SeatHandoffDetector().detect(con)
+    flagged = [s for s in sigs if s.flagged]
+    assert [(s.accounts, s.tournaments) for s in flagged] == [(["s05"], ["800"])]
+    s = flagged[0]
+    cp = _first_hand_from(con, "s05", "800", CP_ROUND)
+    assert s.hands[0] == cp and s.extra["change_point_hand"] == cp
+    assert len(s.hands) > 5
+    ev = {e.name: e for e in s.evidence}
+    login = ev["login from a changed device/network"]
+    assert "helper-pc" in login.text and "never used" in login.text
+    timing = ev["decision time shift (median ms, after vs before)"]
+    assert timing.value > 1.5 * timing.baseline and timing.p_value < 1e-3
+    mix = ev["action mix shift (VPIP after vs before)"]
+    assert mix.value > mix.baseline and mix.p_value < 0.05
+    assert all(e.sql for e in s.evidence)
+    assert "phone to desktop" in s.benign
+
+
+def test_phone_to_desktop_and_reconnect_not_flagged(con):
+    sigs = {s.accounts[0]: s for s in SeatHandoffDetector().detect(con) if s.tournaments == ["800"]}
+    # both are candidates (a login from a changed device / network mid-event) ...
+    assert {"s06", "s07"} <= set(sigs)
+    # ... and neither is flagged: the game did not change
+    assert not sigs["s06"].flagged and not sigs["s07"].flagged
+    ev6 = {e.name: e for e in sigs["s06"].evidence}
+    assert ev6["action mix shift (VPIP after vs before)"].p_value > 0.05
+
+
+def test_no_candidates_without_a_login_change(con):
+    sigs = SeatHandoffDetector().detect(con)
+    assert {s.accounts[0] for s in sigs} <= {"s05", "s06", "s07"}
+
+
+def test_hands_only_runs_and_says_what_it_lacked(world):
+    con = world.build(drop_events=True)
+    sigs = SeatHandoffDetector().detect(con)
+    con.close()
+    assert sigs, "change points are still scanned from the hands"
+    for s in sigs:
+        assert any("no sessions" in m for m in s.missing)
+        assert "decision timing (no decisions)" in s.missing
+    # without timing and logins the detector stays cautious: honest accounts are not flagged
+    assert {a for s in sigs if s.flagged for a in s.accounts} <= {"s05"}

@@ -1,0 +1,665 @@
+"""Write a synthetic population: hand histories, events, accounts and labels.
+
+Method. :func:`generate` plans the whole world in the parent process from
+one seeded RNG: the persons and accounts (:mod:`datasets.population`), the
+planted groups (:func:`datasets.collusion.plant_groups`), the cash sessions
+and table-days (:mod:`datasets.cash`), the sit-and-gos and multi-table
+tournaments and who enters them (:mod:`datasets.tournaments`). Each table-day
+and tournament is a *unit* with its own RNG stream derived from
+``(seed, unit number)``; units are grouped into *chunks* of roughly equal
+size, and a process pool of two plays the chunks, each writing its own
+``hands/chunk-NNNN.txt`` and ``events/chunk-NNNN-k.jsonl`` as it goes, so
+memory does not grow with the number of hands and the bytes written do not
+depend on scheduling: the same seed gives byte-identical files. The parent
+then writes the planner's events (logins, registrations, transfers),
+``accounts.csv`` and ``labels.jsonl`` from the hits the units reported
+(only hands in which collusion actually happened).
+
+Layout written under ``out_dir``::
+
+    hands/chunk-0000.txt ...       PokerStars text, operator view by default
+    events/chunk-0000-0.jsonl ...  decisions, sessions, sit-outs, registrations
+    events/platform-0.jsonl ...    planner sessions, transfers
+    accounts.csv
+    labels.jsonl
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+import os
+import random
+import shutil
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import numpy as np
+
+from datasets.cash import (DAY_MS, MIN_MS, CashPlanner, CashTablePlan, DayDevices, make_buckets, person_buckets,
+                           play_cash_table, session_minutes, session_start)
+from datasets.collusion import Group, links_for, make_policy, plant_groups
+from datasets.events import EventLog, HandSink, iso_s, to_ms, write_events
+from datasets.policies import DecisionLog
+from datasets.population import WORLD_START, Population, derive_seed, jitter_style, make_population
+from datasets.presets import PRESETS, Preset
+from datasets.tournaments import Entry, TournamentPlan, play_tournament
+
+HAND_ID_BASE = 230_000_000_000
+HANDS_PER_UNIT = 100_000
+TOURNAMENT_ID_BASE = 3_400_000_000
+SNG_HANDS_EST = 105
+MTT_HANDS_PER_ENTRANT = 9.0
+
+
+@dataclass
+class World:
+    """Everything a worker needs to play units (inherited by forked workers)."""
+
+    seed: int
+    pop: Population
+    groups: list[Group]
+    account_style: dict
+    devices: DayDevices
+    t0_ms: int
+    view: str
+    ma_accounts: dict  # account -> group (multi-accounting)
+    handoff: dict      # account -> group
+
+
+_WORLD: World | None = None
+
+
+# ----------------------------------------------------------------------------
+# Worker side
+
+
+class UnitContext:
+    """Per-chunk services for the unit players (policies, ids, events, labels)."""
+
+    def __init__(self, world: World, sink: HandSink, events: EventLog):
+        self.w = world
+        self.sink = sink
+        self.events = events
+        self.decisions = DecisionLog()
+        self.table_info: dict = {}
+        self.current_hand = ("", 0, None)
+        self._coin_hand = None
+        self._coins: dict = {}
+        self.unit = 0
+        self._hand_seq = 0
+        self._sess_seq = 0
+        self.rng = random.Random(0)
+        self.np_rng = np.random.default_rng(0)
+        self.results: list = []
+        self._sitout_active: dict = {}
+        self._handoff_active: set = set()
+
+    def start_unit(self, unit: int) -> None:
+        self.unit = unit
+        self._hand_seq = 0
+        self._sess_seq = 0
+        self.rng = random.Random(derive_seed(self.w.seed, "unit", unit))
+        self.np_rng = np.random.default_rng(derive_seed(self.w.seed, "deck", unit))
+        self.table_info = {}
+        self._sitout_active = {}
+        self._handoff_active = set()
+
+    def next_hand_id(self) -> str:
+        self._hand_seq += 1
+        return str(HAND_ID_BASE + self.unit * HANDS_PER_UNIT + self._hand_seq)
+
+    def new_session_id(self) -> str:
+        self._sess_seq += 1
+        return f"u{self.unit}-{self._sess_seq}"
+
+    def to_dt(self, ms: int) -> datetime:
+        return datetime.fromtimestamp(ms / 1000, tz=timezone.utc)
+
+    def coin(self, gid: str, hand_id: str, strength: float) -> bool:
+        """One throw per (group, hand): does the group collude in this hand?"""
+        if self._coin_hand != hand_id:
+            self._coin_hand = hand_id
+            self._coins = {}
+        c = self._coins.get(gid)
+        if c is None:
+            c = self.rng.random() < strength
+            self._coins[gid] = c
+        return c
+
+    def hit(self, gid: str) -> None:
+        hid, t, tid = self.current_hand
+        self.sink.hit(gid, hid, t, tid)
+
+    def policy_for(self, account: str, pid: int, mobile: bool, table, tid, person: bool = False):
+        w = self.w
+        p = w.pop.persons[pid]
+        style = p.style if person else w.account_style.get(account, p.style)
+        links = [] if person else links_for(w.groups, account)
+        return make_policy(account, style, p.timing, self.rng, self.decisions, mobile, links, self)
+
+    def device_of(self, pid: int, account: str, ms: int, person_only: bool = False) -> tuple[str, str, bool]:
+        """Device and IP of whoever plays ``account`` now.
+
+        A person's second account uses the same device and IP as the first
+        only some of the time (else another device of theirs, a VPN address).
+        """
+        w = self.w
+        day = int((ms - w.t0_ms) // DAY_MS)
+        p = w.pop.persons[pid]
+        if person_only:
+            return p.home_ip, p.devices[0].fingerprint, False
+        ip, dev, mobile = w.devices.get(pid, day)
+        if account != p.accounts[0]:
+            r = random.Random(derive_seed(w.seed, "ma", account, day))
+            if r.random() < 0.5:
+                ip = f"{r.randint(5, 95)}.{r.randint(0, 255)}.{r.randint(0, 255)}.{r.randint(1, 254)}"  # VPN exit
+            if r.random() < 0.5:
+                others = [d for d in p.devices if d.fingerprint != dev]
+                dev = others[0].fingerprint if others else "%016x" % r.getrandbits(64)
+        return ip, dev, mobile
+
+    def seat_together(self, plan: TournamentPlan) -> list[list[str]]:
+        accs = {e.account for e in plan.entries}
+        out = []
+        for g in self.w.groups:
+            if g.kind == "bounty_collusion" and sum(a in accs for a in g.accounts) >= 2:
+                out.append([a for a in g.accounts if a in accs])
+        return out
+
+    def plan_sitouts(self, plan, tables, remaining, bubble_at, sitting, sitout_log, coord_done, clock) -> None:
+        """Planted coordinated sit-outs (near the bubble, and once earlier) and honest single sit-outs."""
+        rng = self.rng
+        seat_of = {acc: tb for tb in tables for acc in tb.seats.values()}
+        for gid, accounts, strength in plan.sitout_groups:
+            present = [a for a in accounts if a in seat_of]
+            if len(present) < 2:
+                continue
+            done = coord_done.get(gid, 0)
+            # opportunities: the first quarter of the field gone, then the bubble
+            n0 = len(plan.entries)
+            stage = 0 if remaining > bubble_at else 1
+            if done & (1 << stage):
+                continue
+            trigger = (stage == 0 and remaining <= n0 * 0.75) or (stage == 1 and remaining <= bubble_at)
+            if not trigger:
+                continue
+            coord_done[gid] = done | (1 << stage)
+            if rng.random() >= strength:
+                continue
+            k = rng.randint(3, 6)
+            t0 = max(clock[seat_of[a].name] for a in present)
+            for a in present:
+                if a in sitting:
+                    continue
+                sitting[a] = k
+                sitout_log[a] = (gid, seat_of[a].name)
+                self.events.sit_out(t0 - rng.randrange(0, 4_000), a, seat_of[a].name, plan.tid)
+                self._sitout_active[a] = gid
+        # honest sit-outs: someone steps away for a hand or three
+        for acc, tb in seat_of.items():
+            if acc not in sitting and rng.random() < 0.0015:
+                sitting[acc] = rng.randint(1, 3)
+                sitout_log[acc] = (None, tb.name)
+                self.events.sit_out(clock[tb.name] - rng.randrange(0, 20_000), acc, tb.name, plan.tid)
+
+    def handoff_started(self, account: str, tid: str) -> None:
+        self._handoff_active.add(account)
+
+    def after_hand(self, rec, t: int) -> None:
+        """Label hits decided by what happened in the hand (tournament kinds)."""
+        w = self.w
+        dealt = rec.dealt
+        tid = rec.tournament.tournament_id if rec.tournament else None
+        if w.ma_accounts:
+            seen: dict[str, int] = {}
+            for a in dealt:
+                g = w.ma_accounts.get(a)
+                if g is not None:
+                    seen[g.gid] = seen.get(g.gid, 0) + 1
+            for gid, c in seen.items():
+                if c >= 2:
+                    self.sink.hit(gid, rec.hand_id, t, tid)
+        if self._handoff_active:
+            for a in dealt:
+                if a in self._handoff_active:
+                    self.sink.hit(w.handoff[a].gid, rec.hand_id, t, tid)
+        if self._sitout_active:
+            out = {s.player for s in rec.seats if s.sitting_out}
+            for a, gid in list(self._sitout_active.items()):
+                if a in out:
+                    self.sink.hit(gid, rec.hand_id, t, tid)
+                elif a not in out and a not in {s.player for s in rec.seats if not s.sitting_out}:
+                    pass
+            for a in list(self._sitout_active):
+                if a not in out and any(s.player == a for s in rec.seats):
+                    del self._sitout_active[a]
+
+    def finished(self, tid, account, place, amount, own_bounty=0) -> None:
+        self.results.append(("finish", tid, account, place, amount))
+
+    def tournament_done(self, plan, place_of, bounty_cash) -> None:
+        self.results.append(("tournament", plan.tid, plan.kind, len(plan.entries), plan.buy_in, plan.bounty,
+                             plan.progressive, sum(bounty_cash.values())))
+
+
+def _run_chunk(args) -> dict:
+    """Play one chunk of units into its own files (runs in a worker)."""
+    chunk_no, units, out_dir, on_record = args
+    w = _WORLD
+    out = Path(out_dir)
+    events = EventLog()
+    with open(out / "hands" / f"chunk-{chunk_no:04d}.txt", "w", encoding="utf-8", newline="\n") as fh:
+        sink = HandSink(fh, events, w.view, random.Random(derive_seed(w.seed, "view", chunk_no)), on_record=on_record)
+        ctx = UnitContext(w, sink, events)
+        for kind, unit_no, plan in units:
+            ctx.start_unit(unit_no)
+            if kind == "cash":
+                play_cash_table(plan, ctx)
+            else:
+                play_tournament(plan, ctx)
+    write_events(events.rows, out / "events", f"chunk-{chunk_no:04d}", random.Random(derive_seed(w.seed, "ev", chunk_no)))
+    return {"chunk": chunk_no, "hands": sink.hands, "hits": sink.hits, "results": ctx.results}
+
+
+# ----------------------------------------------------------------------------
+# Planning
+
+
+def _poisson(rng: random.Random, lam: float) -> int:
+    if lam <= 0:
+        return 0
+    L = math.exp(-lam)
+    k, p = 0, 1.0
+    while True:
+        p *= rng.random()
+        if p <= L:
+            return k
+        k += 1
+
+
+def _plan_cash(world: World, planner: CashPlanner, target: int, rng: random.Random, events: EventLog,
+               groups: list[Group], max_days: int = 400) -> tuple[list[CashTablePlan], int]:
+    """Sessions day by day until the tables' estimated hands reach ``target``."""
+    pop = world.pop
+    pids = [p.pid for p in pop.persons if p.activity > 0 and p.accounts]
+    cash_people = [pid for pid in pids if pop.persons[pid].favourite == "cash" or rng.random() < 0.25]
+    fav = {pid: person_buckets(pop.persons[pid], planner.buckets, rng) for pid in cash_people}
+    cash_groups = [g for g in groups if g.venue == "cash"]
+    for g in cash_groups:
+        for pid in g.pids:
+            if pid not in fav:
+                fav[pid] = person_buckets(pop.persons[pid], planner.buckets, rng)
+    in_group = {pid for g in cash_groups for pid in g.pids}
+    est = 0
+    day = 0
+    if target <= 0:
+        return [], 0
+    while est < target and day < max_days:
+        reqs = []
+        for pid in cash_people:
+            if pid in in_group:
+                continue
+            p = pop.persons[pid]
+            for _ in range(_poisson(rng, p.activity * 0.9)):
+                reqs.append((session_start(p, day, rng, world.t0_ms), "solo", pid))
+        for g in cash_groups:
+            if rng.random() < 0.85:
+                lead = pop.persons[g.pids[0]]
+                reqs.append((session_start(lead, day, rng, world.t0_ms), "group", g))
+            # group members also play alone (their honest baseline)
+            for pid in g.pids:
+                if rng.random() < 0.6:
+                    reqs.append((session_start(pop.persons[pid], day, rng, world.t0_ms), "solo", pid))
+        reqs.sort(key=lambda r: (r[0], r[1], r[2] if isinstance(r[2], int) else -1))
+        # the last day is thinned so the world stops near the target
+        day_est = len(reqs) * (85.0 / 60.0) * 1.6 * 95.0 / 5.5
+        if est + day_est > target:
+            keep = max(0.05, (target - est) / day_est)
+            reqs = [r for r in reqs if r[1] == "group" or rng.random() < keep]
+        for start, what, who in reqs:
+            if what == "solo":
+                p = pop.persons[who]
+                n_tab = max(1, min(4, p.multi_table + rng.choice([-1, 0, 0, 0, 1])))
+                planner.add_session(p.accounts[0], who, day, start, session_minutes(rng), n_tab, fav[who], events)
+            else:
+                g = who
+                minutes = session_minutes(rng) * 1.3
+                lead_pid = g.pids[0]
+                lead_acc = g.accounts[0]
+                n_tab = rng.choice([1, 1, 2])
+                tabs = planner.add_session(lead_acc, lead_pid, day, start, minutes, n_tab, fav[lead_pid], events)
+                for acc, pid in zip(g.accounts[1:], g.pids[1:]):
+                    s2 = start + rng.randrange(0, 4 * MIN_MS)
+                    planner.add_session(acc, pid, day, s2, minutes - 4, len(tabs), fav[lead_pid], events,
+                                        with_tables=tabs)
+        est = sum(t.estimated_hands() for t in planner.tables)
+        day += 1
+    tables = [t for t in planner.tables if len(t.seats) >= 2]
+    return tables, day
+
+
+_BUYINS = [(100, 10), (500, 50), (1000, 100), (2000, 200), (300, 30), (1000, 90)]
+
+
+def _pick_entrants(pool: list[int], weights: list[float], k: int, rng: random.Random, exclude: set[int]) -> list[int]:
+    out: list[int] = []
+    seen = set(exclude)
+    tries = 0
+    while len(out) < k and tries < k * 30:
+        tries += 1
+        pid = rng.choices(pool, weights=weights)[0]
+        if pid not in seen:
+            seen.add(pid)
+            out.append(pid)
+    return out
+
+
+def _plan_tournaments(world: World, sng_target: int, mtt_target: int, days: int, rng: random.Random,
+                      groups: list[Group], first_unit: int) -> list[TournamentPlan]:
+    """Sit-and-gos and multi-table tournaments over the world's days, with the groups entered."""
+    pop = world.pop
+    people = [p.pid for p in pop.persons if p.activity > 0 and p.accounts]
+    w_sng = [pop.persons[pid].activity * (3.0 if pop.persons[pid].favourite == "sng" else 0.5) + 0.05 for pid in people]
+    w_mtt = [pop.persons[pid].activity * (3.0 if pop.persons[pid].favourite == "mtt" else 0.5) + 0.05 for pid in people]
+    group_pids = {pid for g in groups for pid in g.pids}
+    plans: list[TournamentPlan] = []
+    tid_seq = 0
+    n_sng = int(round(sng_target / SNG_HANDS_EST))
+    entrants_cap = max(18, min(180, len(people) // 3))
+    mtt_entrants = []
+    budget = mtt_target
+    while budget > 0:
+        e = rng.randint(max(18, entrants_cap // 2), entrants_cap)
+        mtt_entrants.append(e)
+        budget -= e * MTT_HANDS_PER_ENTRANT
+    span = max(1, days) * DAY_MS
+
+    def new_tid() -> str:
+        nonlocal tid_seq
+        tid_seq += 1
+        return str(TOURNAMENT_ID_BASE + tid_seq * 7919 + rng.randrange(7000))
+
+    for _ in range(n_sng):
+        start = world.t0_ms + rng.randrange(span) // 60_000 * 60_000
+        bi, fee = rng.choice(_BUYINS[:4])
+        pl = TournamentPlan(unit=-1, tid=new_tid(), kind="sng", start_ms=start, buy_in=bi, fee=fee, stack=1500)
+        pids = _pick_entrants(people, w_sng, 9, rng, group_pids)
+        pl.entries = [Entry(pop.persons[pid].accounts[0], pid, start - rng.randrange(10_000, 40 * MIN_MS)) for pid in pids]
+        plans.append(pl)
+    for e in mtt_entrants:
+        start = world.t0_ms + (rng.randrange(span) // (15 * MIN_MS)) * 15 * MIN_MS
+        typ = rng.choices(["freeze", "ko", "pko"], weights=[0.4, 0.3, 0.3])[0]
+        bi, fee = rng.choice(_BUYINS)
+        bounty = None
+        if typ != "freeze":
+            bounty = bi // 2
+            bi = bi - bounty
+        pl = TournamentPlan(unit=-1, tid=new_tid(), kind="mtt", start_ms=start, buy_in=bi, fee=fee, bounty=bounty,
+                            progressive=typ == "pko", stack=rng.choice([1500, 3000]))
+        pids = _pick_entrants(people, w_mtt, e, rng, group_pids)
+        pl.entries = [Entry(pop.persons[pid].accounts[0], pid, start - rng.randrange(10_000, 6 * 60 * MIN_MS)) for pid in pids]
+        for _ in range(rng.randint(0, max(1, e // 20))):
+            pid = rng.choice(people)
+            if pid not in pids and pid not in group_pids:
+                pl.unregistered.append((pop.persons[pid].accounts[0], pid, start - rng.randrange(11 * MIN_MS, 120 * MIN_MS)))
+        plans.append(pl)
+    # the groups: each enters a few events of its venue together
+    sngs = [p for p in plans if p.kind == "sng"]
+    mtts = [p for p in plans if p.kind == "mtt"]
+    kos = [p for p in mtts if p.bounty]
+    for g in groups:
+        if g.kind in ("soft_play", "chip_dumping") and g.venue == "sng" and sngs:
+            events = rng.sample(sngs, min(len(sngs), rng.randint(4, 8)))
+        elif g.kind == "bounty_collusion":
+            events = rng.sample(kos or mtts, min(len(kos or mtts), rng.randint(3, 5))) if (kos or mtts) else []
+        elif g.kind == "coordinated_sitout":
+            events = rng.sample(mtts, min(len(mtts), rng.randint(3, 5))) if mtts else []
+        elif g.kind == "multi_accounting":
+            pool = (sngs if g.venue == "sng" else mtts) or sngs or mtts
+            events = rng.sample(pool, min(len(pool), rng.randint(4, 7))) if pool else []
+        elif g.kind == "seat_handoff":
+            events = rng.sample(mtts, min(len(mtts), rng.randint(2, 4))) if mtts else []
+        else:
+            events = []
+        for pl in events:
+            _enter_group(pl, g, rng, world)
+    for i, pl in enumerate(sorted(plans, key=lambda p: (p.start_ms, p.tid))):
+        pl.unit = first_unit + i
+        pl.name = pl.tid
+    return sorted(plans, key=lambda p: p.unit)
+
+
+def _enter_group(pl: TournamentPlan, g: Group, rng: random.Random, world: World) -> None:
+    """Put a group's accounts into a tournament (replacing random honest entrants in a full SNG)."""
+    if g.kind == "multi_accounting":
+        k = len(g.accounts) if rng.random() < g.strength else 1  # together only at the group's strength
+        accs = g.accounts[:]
+        rng.shuffle(accs)
+        chosen = accs[:k]
+        pids = [g.pids[0]] * k
+    elif g.kind == "seat_handoff":
+        chosen = [g.accounts[0]]
+        pids = [g.pids[0]]
+    else:
+        chosen = list(g.accounts)
+        pids = list(g.pids)
+    taken = {e.account for e in pl.entries}
+    if any(a in taken for a in chosen):
+        return
+    new = []
+    for acc, pid in zip(chosen, pids):
+        e = Entry(acc, pid, pl.start_ms - rng.randrange(10_000, 30 * MIN_MS))
+        if g.kind == "seat_handoff" and rng.random() < g.strength:
+            e.handoff_hand = rng.randint(15, 60)
+            e.handoff_pid = g.pids[1]
+        new.append(e)
+    if pl.kind == "sng":
+        for _ in new:
+            pl.entries.pop(rng.randrange(len(pl.entries)))
+    pl.entries.extend(new)
+    g.tournaments.append(pl.tid)
+    if g.kind == "coordinated_sitout":
+        pl.sitout_groups.append((g.gid, list(chosen), g.strength))
+
+
+def _transfers(groups: list[Group], world: World, days: int, rng: random.Random, events: EventLog) -> list:
+    """Cashier transfers: some chip-dumping receivers pass money back; honest friends and family send some too."""
+    out = []
+    span = max(1, days) * DAY_MS
+    for g in groups:
+        if g.kind == "chip_dumping" and rng.random() < 0.6:
+            recv = [a for a in g.accounts if g.roles.get(a) == "receiver"]
+            feed = [a for a in g.accounts if g.roles.get(a) == "feeder"]
+            for _ in range(rng.randint(1, 3)):
+                a, b = rng.choice(recv), rng.choice(feed)
+                ts = world.t0_ms + rng.randrange(span)
+                events.add(ts, "transfer", a, to=b, amount=round(rng.uniform(20, 400), 2), currency="USD")
+    pop = world.pop
+    households: dict[int, list[str]] = {}
+    for p in pop.persons:
+        if p.household is not None and p.accounts:
+            households.setdefault(p.household, []).append(p.accounts[0])
+    for accs in households.values():
+        if len(accs) >= 2 and rng.random() < 0.4:
+            a, b = rng.sample(accs, 2)
+            events.add(world.t0_ms + rng.randrange(span), "transfer", a, to=b, amount=round(rng.uniform(10, 200), 2), currency="USD")
+    names = [p.accounts[0] for p in pop.persons if p.accounts]
+    for _ in range(max(1, len(names) // 60)):
+        a, b = rng.sample(names, 2)
+        events.add(world.t0_ms + rng.randrange(span), "transfer", a, to=b, amount=round(rng.uniform(5, 100), 2), currency="USD")
+    return out
+
+
+def _chunks(units: list[tuple[str, int, object, int]], per_chunk: int) -> list[list[tuple[str, int, object]]]:
+    out: list[list] = []
+    cur: list = []
+    size = 0
+    for kind, unit_no, plan, est in units:
+        cur.append((kind, unit_no, plan))
+        size += est
+        if size >= per_chunk:
+            out.append(cur)
+            cur, size = [], 0
+    if cur:
+        out.append(cur)
+    return out
+
+
+def plan_world(*, preset: str | Preset = "demo", seed: int = 7, accounts: int | None = None, hands: int | None = None,
+               mix: dict[str, int] | None = None, view: str = "operator"):
+    """The planned world and its units (no hands played yet)."""
+    spec = PRESETS[preset] if isinstance(preset, str) else preset
+    n_accounts = accounts if accounts is not None else spec.accounts
+    n_hands = hands if hands is not None else spec.hands
+    mix = dict(spec.mix if mix is None else mix)
+    rng = random.Random(derive_seed(seed, "world"))
+    n_extra_guess = sum(mix.get("multi_accounting", 0) for _ in [0]) * 1
+    pop = make_population(max(10, n_accounts - int(n_extra_guess * 1.3)), rng)
+    groups = plant_groups(pop, mix, spec.strength, rng)
+    # the multi-accounters' other accounts: the person's style up to noise
+    account_style = {}
+    for g in groups:
+        if g.kind == "multi_accounting":
+            p = pop.persons[g.pids[0]]
+            for acc in g.accounts[1:]:
+                account_style[acc] = jitter_style(p.style, random.Random(derive_seed(seed, "style", acc)))
+    t0 = to_ms(WORLD_START)
+    devices = DayDevices(pop, seed)
+    world = World(seed=seed, pop=pop, groups=groups, account_style=account_style, devices=devices, t0_ms=t0, view=view,
+                  ma_accounts={a: g for g in groups if g.kind == "multi_accounting" for a in g.accounts},
+                  handoff={g.accounts[0]: g for g in groups if g.kind == "seat_handoff"})
+    cash_share, sng_share, mtt_share = spec.shares
+    planner_events = EventLog()
+    buckets = make_buckets(sum(1 for p in pop.persons if p.favourite == "cash"), rng)
+    planner = CashPlanner(pop, buckets, devices, t0, rng)
+    cash_tables, days = _plan_cash(world, planner, int(n_hands * cash_share), rng, planner_events, groups)
+    days = max(days, 2)
+    units: list[tuple[str, int, object, int]] = []
+    for t in sorted(cash_tables, key=lambda t: (t.start_ms, t.name)):
+        units.append(("cash", 0, t, t.estimated_hands()))
+    tplans = _plan_tournaments(world, int(n_hands * sng_share), int(n_hands * mtt_share), days, rng, groups, 0)
+    for pl in tplans:
+        est = SNG_HANDS_EST if pl.kind == "sng" else int(len(pl.entries) * MTT_HANDS_PER_ENTRANT)
+        units.append(("sng" if pl.kind == "sng" else "mtt", 0, pl, est))
+    # unit numbers in start-time order (hand ids grow roughly with time)
+    units.sort(key=lambda u: (u[2].start_ms, u[0], getattr(u[2], "name", "")))
+    numbered = []
+    for i, (kind, _, plan, est) in enumerate(units):
+        plan.unit = i
+        numbered.append((kind, i, plan, est))
+    _transfers(groups, world, days, rng, planner_events)
+    return world, numbered, planner_events, days
+
+
+def generate(out_dir, *, preset: str = "demo", seed: int = 7, accounts: int | None = None, hands: int | None = None,
+             mix: dict[str, int] | None = None, view: str = "operator", progress: bool = True, workers: int | None = None,
+             chunk_hands: int = 4000, on_record=None) -> Path:
+    """Write a population under ``out_dir`` (see the module docstring); returns the path.
+
+    ``workers`` defaults to 2 (a process pool); 1 plays everything in this
+    process. ``on_record`` (tests) is called with every ``HandRecord`` and
+    forces ``workers=1``.
+    """
+    global _WORLD
+    if view not in ("operator", "player"):
+        raise ValueError("view must be 'operator' or 'player'")
+    out = Path(out_dir)
+    world, units, planner_events, days = plan_world(preset=preset, seed=seed, accounts=accounts, hands=hands, mix=mix,
+                                                    view=view)
+    for sub in ("hands", "events"):
+        if (out / sub).exists():
+            shutil.rmtree(out / sub)
+        (out / sub).mkdir(parents=True, exist_ok=True)
+    chunks = _chunks(units, chunk_hands)
+    _WORLD = world
+    n_workers = 1 if on_record is not None else (workers or 2)
+    tasks = [(i, ch, str(out), on_record) for i, ch in enumerate(chunks)]
+    results = []
+    bar = None
+    if progress:
+        from tqdm import tqdm
+
+        bar = tqdm(total=sum(u[3] for u in units), unit="hand", desc="generate", dynamic_ncols=True)
+    try:
+        if n_workers <= 1 or len(tasks) <= 1:
+            for task in tasks:
+                r = _run_chunk(task)
+                results.append(r)
+                if bar:
+                    bar.update(sum(u[3] for u in units if u[1] in {x[1] for x in task[1]}))
+        else:
+            import multiprocessing as mp
+
+            ctx = mp.get_context("fork")
+            with ctx.Pool(n_workers) as pool:
+                for r in pool.imap_unordered(_run_chunk, tasks):
+                    results.append(r)
+                    if bar:
+                        bar.update(sum(x[3] for x in units if x[1] in {y[1] for y in chunks[r["chunk"]]}))
+    finally:
+        if bar:
+            bar.close()
+        _WORLD = None
+    results.sort(key=lambda r: r["chunk"])
+    write_events(planner_events.rows, out / "events", "platform", random.Random(derive_seed(seed, "platform")), parts=2)
+    _write_accounts(world, out / "accounts.csv")
+    _write_labels(world, results, out / "labels.jsonl")
+    total = sum(r["hands"] for r in results)
+    (out / "hands").mkdir(exist_ok=True)
+    _write_manifest(out, world, total, days, seed, preset)
+    return out
+
+
+def _write_accounts(world: World, path: Path) -> None:
+    rows = sorted(world.pop.accounts.values(), key=lambda a: (a.created_at, a.name))
+    with open(path, "w", encoding="utf-8", newline="") as fh:
+        w = csv.writer(fh, lineterminator="\n")
+        w.writerow(["account", "created_at", "country", "payment"])
+        for a in rows:
+            w.writerow([a.name, a.created_at.strftime("%Y-%m-%dT%H:%M:%SZ"), a.country, a.payment])
+
+
+def _write_labels(world: World, results: list[dict], path: Path) -> None:
+    """One line per planted group: the hands where it actually colluded, its events and time span."""
+    hits: dict[str, list] = {}
+    for r in results:
+        for gid, lst in r["hits"].items():
+            hits.setdefault(gid, []).extend(lst)
+    with open(path, "w", encoding="utf-8", newline="\n") as fh:
+        for g in world.groups:
+            lst = sorted(hits.get(g.gid, []), key=lambda x: (x[1], x[0]))
+            hands = []
+            seen = set()
+            for hid, _, _ in lst:
+                if hid not in seen:
+                    seen.add(hid)
+                    hands.append(hid)
+            tours = sorted({tid for _, _, tid in lst if tid})
+            if g.kind in ("coordinated_sitout", "multi_accounting", "seat_handoff", "bounty_collusion"):
+                tours = sorted(set(tours) | ({t for t in g.tournaments} if g.kind != "seat_handoff" else set(tours)))
+            obj = {
+                "group": g.gid, "kind": g.kind, "accounts": list(g.accounts), "tournaments": tours, "hands": hands,
+                "from": iso_s(lst[0][1]) if lst else None, "to": iso_s(lst[-1][1]) if lst else None,
+                "strength": g.strength,
+            }
+            if g.roles:
+                obj["roles"] = dict(g.roles)
+            fh.write(json.dumps(obj) + "\n")
+
+
+def _write_manifest(out: Path, world: World, total: int, days: int, seed: int, preset) -> None:
+    del out, world, total, days, seed, preset  # figures are printed by the CLI; nothing else is written
+
+
+def env_workers() -> int:
+    try:
+        return max(1, int(os.environ.get("RAILBIRD_GENERATE_WORKERS", "2")))
+    except ValueError:
+        return 2
+
+
+__all__ = ["generate", "plan_world"]
+del timedelta

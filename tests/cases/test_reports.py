@@ -1,0 +1,63 @@
+"""Case reports: self-contained, every hole card, the marked decision, graph, timeline, SQL; all escaped."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import duckdb
+
+from cases_world import XSS1, XSS2
+from pipelines.lib.reports import build_report, json_for_html, write_reports
+
+
+def test_report_of_the_chip_dumpers(published):
+    con = duckdb.connect(str(published / "snapshot" / "warehouse.duckdb"), read_only=True)
+    try:
+        n = write_reports(con, ["c-000001", "c-000002"], published / "out")
+        rep = build_report(con, "c-000001")
+    finally:
+        con.close()
+    assert n == 2
+    assert rep["case"]["accounts"] == ["amy", "bob"]
+    assert rep["accusation"].startswith("amy and bob are suspected of chip dumping")
+    hand = rep["replays"][0]
+    assert hand["hand_id"] == "1001"
+    assert {s["player"]: s["cards"] for s in hand["seats"]} == {"zed": ["7♣", "2♦"], "amy": ["A♥", "A♦"],
+                                                                "bob": ["9♠", "8♠"]}
+    assert [st["street"] for st in hand["streets"]] == ["preflop", "flop", "turn", "river"]
+    marked = [a for st in hand["streets"] for a in st["actions"] if a["marked"]]
+    assert [(a["seq"], a["player"], a["text"]) for a in marked] == [(6, "amy", "bets 100 and is all-in")]
+    flows = {(e["src"], e["dst"], e["kind"]): e["amount"] for e in rep["graph_edges"]}
+    assert flows[("amy", "bob", "chips")] == 400.0 and flows[("amy", "bob", "transfer")] == 50.0
+    ev = rep["signals"][0]["evidence"][0]
+    assert (ev["value"], ev["baseline"], ev["n"], ev["p_value"]) == (200.0, 3.5, 2, 0.001)
+    html = (published / "out" / "reports" / "c-000001.html").read_text()
+    assert "<svg" in html and "variance: rejected" in html and "SELECT avg(-net) FROM seats" in html
+    assert "FROM actions WHERE hand_id = &#39;1001&#39;" in html  # autoescaped quotes
+    assert not re.search(r"""(src|href)\s*=\s*["']?(https?:)?//""", html)  # nothing fetched from anywhere
+    data = json.loads(re.search(r'<script type="application/json" id="case-data">(.*?)</script>', html, re.S).group(1))
+    assert data["case"]["case_id"] == "c-000001"
+    assert json.loads((published / "out" / "reports" / "c-000001.json").read_text())["case"]["case_id"] == "c-000001"
+
+
+def test_hostile_names_are_escaped_in_html_svg_and_inline_json(published):
+    con = duckdb.connect(str(published / "snapshot" / "warehouse.duckdb"), read_only=True)
+    try:
+        write_reports(con, ["c-000002"], published / "out")
+    finally:
+        con.close()
+    html = (published / "out" / "reports" / "c-000002.html").read_text()
+    assert XSS1 not in html and XSS2 not in html
+    assert "<img" not in html and html.count("<script") == 1  # only the inert application/json block
+    svg = html[html.index("<svg"):html.index("</svg>")]
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in svg
+    blob = re.search(r'<script type="application/json" id="case-data">(.*?)</script>', html, re.S).group(1)
+    assert "<" not in blob and ">" not in blob
+    assert XSS1 in json.loads(blob)["case"]["accounts"]
+
+
+def test_json_for_html_escapes_closing_tags():
+    text = json_for_html({"a": "</script><script>alert(1)</script>", "b": "\u2028&'"})
+    assert "<" not in text and ">" not in text and "&" not in text and "'" not in text and "\u2028" not in text
+    assert json.loads(text)["a"] == "</script><script>alert(1)</script>"

@@ -294,7 +294,9 @@ class DecisionView:
     full minimum).  ``history`` is the hand's action list so far (shared; do
     not modify).  ``stacks`` maps every dealt-in player to their current
     stack, ``bets`` to their current street bet, ``in_hand`` lists players not
-    folded.  ``facing_player`` made the last bet/raise this street (pre-flop
+    folded.  ``history``, ``stacks``, ``bets`` and ``in_hand`` are live views
+    of the hand (the engine updates them in place): read them inside
+    ``act()``, copy what you keep.  ``facing_player`` made the last bet/raise this street (pre-flop
     the big blind until someone raises; None if none).  ``n_bets`` counts
     bets and full raises this street (pre-flop the big blind is the first).  ``table`` is the dict passed to :func:`play_hand`, for the world.
     """
@@ -628,6 +630,12 @@ def play_hand(
     uncalled: tuple[str, int] | None = None
     streets_seen = 0
     ended_by_fold = False
+    # Live views handed to policies (updated in place as the hand goes on).
+    stacks_d = dict(zip(names, stack))
+    bets_d = dict(zip(names, bet))
+    in_hand = list(names)
+    pot_total = sum(put)
+    game = config.game
 
     for street in range(4):
         if street == FLOP:
@@ -641,18 +649,19 @@ def play_hand(
         n_can = sum(can_act)
         if street == PREFLOP:
             current = max(max(bet), bb_amt)
-            min_inc = bb_amt
             n_bets = 1
             first = (bb_i + 1) % n
             last_aggr = names[bb_i]
         else:
             for i in range(n):
                 bet[i] = 0
+            for q in names:
+                bets_d[q] = 0
             current = 0
-            min_inc = bb_amt
             n_bets = 0
             first = 0
             last_aggr = None
+        min_inc = bb_amt
         unit = bb_amt if street < TURN else 2 * bb_amt
         # Betting is skipped when at most one player can act and owes nothing.
         if not (n_can == 0 or (n_can == 1 and all(bet[i] >= current for i in range(n) if can_act[i]))):
@@ -665,10 +674,11 @@ def play_hand(
                     i = (i + 1) % n
                     continue
                 st = stack[i]
-                to_call = current - bet[i]
+                bi = bet[i]
+                to_call = current - bi
                 if to_call > st:
                     to_call = st
-                others_live = any(can_act[j] and j != i for j in range(n))
+                others_live = n_can - 1 > 0  # i itself can act (need implies can_act)
                 if to_call == 0 and not others_live:
                     # everyone else is all-in or folded: nothing left to decide
                     need[i] = False
@@ -676,133 +686,118 @@ def play_hand(
                     i = (i + 1) % n
                     continue
                 can_raise = reopen[i] and st > to_call and others_live
+                all_in_to = bi + st
                 if fixed:
                     if n_bets >= cap:
                         can_raise = False
-                    target = current + unit
-                    mn = mx = min(target, bet[i] + st)
+                    mn = current + unit
+                    if mn > all_in_to:
+                        mn = all_in_to
+                    mx = mn
                 else:
-                    mn = current + min_inc if current else max(bb_amt, 1)
-                    all_in_to = bet[i] + st
+                    mn = current + min_inc if current else bb_amt
                     if pot_limit:
-                        pot_now = sum(put)
-                        mx = current + pot_now + (current - bet[i]) if current else pot_now
+                        mx = current + pot_total + (current - bi) if current else pot_total
                         if mx < mn:
                             mx = mn
+                        if mx > all_in_to:
+                            mx = all_in_to
                     else:
-                        mx = all_in_to
-                    if mx > all_in_to:
                         mx = all_in_to
                     if mn > all_in_to:
                         mn = all_in_to
-                view = DecisionView(
-                    hand_id, names[i], seat_no[i], positions[i], pos_index[i], holes[i], board, street,
-                    sum(put), to_call, current, bet[i], mn, mx, st, to_call == 0, to_call > 0,
-                    can_raise, n_in, n, acts, {names[j]: stack[j] for j in range(n)},
-                    {names[j]: bet[j] for j in range(n)},
-                    [names[j] for j in range(n) if not folded[j]], last_aggr,
-                    is_tour, bb_amt, limit, config.game, n_bets, tbl,
-                )
-                a = pol[i].act(view)
+                name = names[i]
+                a = pol[i].act(DecisionView(
+                    hand_id, name, seat_no[i], positions[i], pos_index[i], holes[i], board, street,
+                    pot_total, to_call, current, bi, mn, mx, st, to_call == 0, to_call > 0,
+                    can_raise, n_in, n, acts, stacks_d, bets_d, in_hand, last_aggr,
+                    is_tour, bb_amt, limit, game, n_bets, tbl,
+                ))
                 kind = a.kind
                 # --- correct illegal choices
-                if kind == "check" and to_call > 0:
-                    kind = "fold"
-                elif kind == "call" and to_call == 0:
-                    kind = "check"
-                elif kind in ("bet", "raise"):
+                if kind == "check":
+                    if to_call > 0:
+                        kind = "fold"
+                elif kind == "call":
+                    if to_call == 0:
+                        kind = "check"
+                elif kind == "bet" or kind == "raise":
                     if not can_raise:
                         kind = "call" if to_call > 0 else "check"
-                    else:
-                        kind = "raise" if current > 0 else "bet"
-                elif kind != "fold" and kind != "check" and kind != "call":
+                elif kind != "fold":
                     kind = "fold" if to_call > 0 else "check"
+                need[i] = False
+                n_need -= 1
                 if kind == "fold":
                     folded[i] = True
                     can_act[i] = False
-                    need[i] = False
-                    n_need -= 1
+                    n_can -= 1
                     n_in -= 1
-                    folded_street[names[i]] = street
-                    acts.append(ActionRecord(seq, street, names[i], "fold", 0, bet[i], False, a.timed_out))
+                    in_hand.remove(name)
+                    folded_street[name] = street
+                    acts.append(ActionRecord(seq, street, name, "fold", 0, bi, False, a.timed_out))
                     seq += 1
                     if n_in == 1:
                         ended_by_fold = True
                         break
                 elif kind == "check":
-                    need[i] = False
-                    n_need -= 1
                     reopen[i] = False
-                    acts.append(ActionRecord(seq, street, names[i], "check", 0, bet[i], False, a.timed_out))
+                    acts.append(ActionRecord(seq, street, name, "check", 0, bi, False, a.timed_out))
                     seq += 1
-                elif kind == "call":
-                    stack[i] -= to_call
-                    put[i] += to_call
-                    bet[i] += to_call
-                    need[i] = False
-                    n_need -= 1
+                else:
+                    if kind == "call":
+                        add = to_call
+                        to = bi + add
+                    else:
+                        to = a.amount_to
+                        if fixed or to < mn:
+                            to = mn
+                        elif to > mx:
+                            to = mx
+                        add = to - bi
+                        if add >= st:
+                            add = st
+                            to = all_in_to
+                        if to <= current:
+                            kind = "call"  # an all-in that does not exceed the bet
+                    st -= add
+                    stack[i] = st
+                    stacks_d[name] = st
+                    put[i] += add
+                    pot_total += add
+                    bet[i] = to
+                    bets_d[name] = to
                     reopen[i] = False
-                    ai = stack[i] == 0
+                    ai = st == 0
                     if ai:
                         allin[i] = True
                         can_act[i] = False
-                    acts.append(ActionRecord(seq, street, names[i], "call", to_call, bet[i], ai, a.timed_out))
-                    seq += 1
-                else:
-                    to = a.amount_to
-                    if fixed or to < mn:
-                        to = mn
-                    elif to > mx:
-                        to = mx
-                    add = to - bet[i]
-                    if add >= st:
-                        add = st
-                        to = bet[i] + st
-                    if to <= current:
-                        # all-in that does not even exceed the bet: a call
-                        stack[i] -= add
-                        put[i] += add
-                        bet[i] += add
-                        need[i] = False
-                        n_need -= 1
-                        reopen[i] = False
-                        ai = stack[i] == 0
-                        if ai:
-                            allin[i] = True
-                            can_act[i] = False
-                        acts.append(ActionRecord(seq, street, names[i], "call", add, bet[i], ai, a.timed_out))
+                        n_can -= 1
+                    if kind == "call":
+                        acts.append(ActionRecord(seq, street, name, "call", add, to, ai, a.timed_out))
                         seq += 1
                     else:
                         inc = to - current
                         full = inc >= (unit if fixed else min_inc)
-                        stack[i] -= add
-                        put[i] += add
-                        bet[i] = to
-                        ai = stack[i] == 0
-                        if ai:
-                            allin[i] = True
-                            can_act[i] = False
-                        kind = "raise" if current > 0 else "bet"
-                        acts.append(ActionRecord(seq, street, names[i], kind, add, to, ai, a.timed_out, inc))
+                        acts.append(ActionRecord(seq, street, name, "raise" if current else "bet", add, to, ai,
+                                                 a.timed_out, inc))
                         seq += 1
                         current = to
-                        last_aggr = names[i]
-                        need[i] = False
-                        reopen[i] = False
+                        last_aggr = name
                         if full:
                             n_bets += 1
                             if not fixed:
                                 min_inc = inc
+                        n_need = 0
                         for j in range(n):
-                            if j != i and can_act[j]:
+                            if can_act[j] and j != i:
                                 need[j] = True
+                                n_need += 1
                                 if full:
                                     reopen[j] = True
-                        n_need = sum(need)
                 i = (i + 1) % n
         if ended_by_fold:
             break
-        n_can = sum(1 for i in range(n) if not folded[i] and not allin[i])
         if street == RIVER:
             break
         if n_can <= 1:
@@ -989,3 +984,51 @@ def play_hand(
         eliminated=eliminated,
         bounty_awards=awards,
     )
+
+
+def _benchmark(n_hands: int = 20000) -> None:
+    """Print hands/s of play_hand + write_hand with a trivial random policy (CPU time of this process)."""
+    import random
+    import time
+    from datetime import timezone
+
+    from datasets.hhwriter import write_hand
+
+    class _Random:
+        def __init__(self, seed: int):
+            self.r = random.Random(seed)
+
+        def act(self, v: DecisionView) -> Action:
+            x = self.r.random()
+            if x < 0.3:
+                return Action("fold")
+            if x < 0.8:
+                return Action("call" if v.to_call else "check")
+            return Action("raise", v.min_raise_to + int(self.r.random() * (v.max_raise_to - v.min_raise_to) * 0.3))
+
+    for game, limit, n in [("holdem", "no_limit", 6), ("holdem", "no_limit", 9), ("holdem", "no_limit", 2),
+                           ("omaha", "pot_limit", 6), ("holdem", "fixed_limit", 9)]:
+        rng = np.random.default_rng(0)
+        pol = _Random(1)
+        cfg = GameConfig(game, limit, 5, 10, 0, rake_rule_for(5, 10, limit))
+        seats = [SeatState(i + 1, f"player{i}", 1000 + 37 * i) for i in range(n)]
+        pols = {s.player: pol for s in seats}
+        t = datetime(2026, 3, 4, tzinfo=timezone.utc)
+        play_s = write_s = 0.0
+        for h in range(n_hands):
+            a = time.process_time()
+            rec = play_hand(cfg, seats, 1 + h % n, pols, rng, str(h), t, "Juno", 9)
+            b = time.process_time()
+            write_hand(rec)
+            c = time.process_time()
+            play_s += b - a
+            write_s += c - b
+        tot = play_s + write_s
+        print(f"{game:7s} {limit:12s} {n} players: {n_hands / tot:7.0f} hands/s   "
+              f"play_hand {play_s / n_hands * 1e6:6.1f} us   write_hand {write_s / n_hands * 1e6:6.1f} us")
+
+
+if __name__ == "__main__":
+    import sys
+
+    _benchmark(int(sys.argv[1]) if len(sys.argv) > 1 else 20000)

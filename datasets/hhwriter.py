@@ -81,6 +81,9 @@ def et_time(ts: datetime) -> str:
     return f"{t.year}/{t.month:02d}/{t.day:02d} {t.hour}:{t.minute:02d}:{t.second:02d} ET"
 
 
+_MONEY_CACHE: dict[str, dict[int, str]] = {}
+
+
 def _cards(cs) -> str:
     return " ".join([_CARD_STR[c] for c in cs])
 
@@ -98,11 +101,15 @@ def write_hand(record: HandRecord, *, view: str = "operator", hero: str | None =
     tour = r.tournament
     if tour is None:
         sym = CURRENCY_SYMBOL.get(cfg.currency, "$")
+        cache = _MONEY_CACHE.get(sym)
+        if cache is None:
+            cache = _MONEY_CACHE[sym] = {}
 
         def amt(x: int) -> str:
-            if x % 100 == 0:
-                return f"{sym}{x // 100}"
-            return f"{sym}{x // 100}.{x % 100:02d}"
+            t = cache.get(x)
+            if t is None:
+                t = cache[x] = money(x, sym)
+            return t
     else:
         sym = CURRENCY_SYMBOL.get(tour.currency, "$")
         amt = str  # chips

@@ -468,7 +468,7 @@ class HandRecord:
             back = self.collected(p) + (ret if self.uncalled and self.uncalled[0] == p else 0)
             assert fin == start[p] - self.put_in.get(p, 0) + back, p
             assert fin >= 0
-        assert sum(start.values()) - self.rake == sum(self.final_stacks.values())
+        assert sum(start[p] for p in self.final_stacks) - self.rake == sum(self.final_stacks.values())
 
 
 # ----------------------------------------------------------------------------

@@ -169,6 +169,11 @@ def test_random_hands_balance_and_follow_the_rules(game, limit):
         seats = [SeatState(s, f"p{s}", st, bounty=(100 if tour else None),
                            posts_dead=None if tour or rng.random() < 0.85 else str(rng.choice(["bb", "sb", "sb_bb"])))
                  for s, st in zip(seat_nos, stacks)]
+        for seat in seats:  # some sit out: not dealt in cash, dealt and folded in tournaments
+            seat.sitting_out = bool(rng.random() < 0.08)
+        if sum(not x.sitting_out for x in seats) < 2:
+            for seat in seats:
+                seat.sitting_out = False
         button = int(rng.choice(seat_nos))
         ti = TournamentInfo("77", 500, 50, 1, 100, bool(h % 2)) if tour else None
         rec = play(cfg, seats, button, pol, tournament=ti, rng=rng)

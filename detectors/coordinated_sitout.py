@@ -15,24 +15,27 @@ Method
    (``tol_event_s`` for a platform event, ``tol_hand_s`` for a start seen only
    as the next hand's start). Candidate pairs co-occur at least
    ``min_cooccur`` times over all events.
-4. **Null: a permutation test** (seeded): each player's sit-out starts are
-   re-drawn uniformly within the span the player was in that event (keeping
-   each player's own sit-out count, i.e. their own rate); the statistic is the
-   number of co-occurrences summed over the events the pair shared. The
-   permutation p-value is (b + 1) / (B + 1) (Phipson & Smyth, SAGMB 9, 2010);
-   since B draws cannot resolve the tiny p-values a search over thousands of
-   pairs needs, the decision uses the Poisson tail with the permutation null's
-   mean (co-occurrences are sums of rare, nearly independent coincidences).
+4. **Null: each player's own sit-out rate in the event.** Under independence
+   the sit-out starts of two players are uniform over the span both were in
+   the event, so the closest of their ``n_a * n_b`` start pairs falls within
+   ``g`` seconds with probability ``1 - exp(-2 g n_a n_b / T)`` (``g`` floored
+   at the timing resolution of the source). These per-event p-values are
+   combined over the events the pair shared with Fisher's method, and
    Benjamini-Hochberg (1995) controls the false-discovery rate over the whole
-   family tested: every pair of players with a sit-out in a shared event.
+   family tested: every pair of players with a sit-out in a shared event. A
+   seeded permutation test (each player's starts re-drawn uniformly within
+   their own span in the event, statistic = co-occurrences; p = (b + 1) / (B +
+   1), Phipson & Smyth, SAGMB 9, 2010) is reported alongside for the most
+   suspicious pairs: B draws cannot resolve the p-values a search over
+   thousands of pairs needs, the closed form can.
 5. **Bubble weight.** Each co-occurrence is weighted by how close the event was
    to the money when it happened (paid places over players remaining, from
    ``tournament_finishes``): sitting out near the bubble is where it pays. The
    score is -log10(p) times (1 + mean bubble proximity); flagged pairs join into
    groups (connected components).
 
-The permutation (conditional Monte Carlo) test of co-occurring point events
-follows the spike-train synchrony literature (e.g. Grün, Diesmann & Aertsen,
+The test of near-coincident point events against each unit's own rate follows
+the spike-train synchrony literature (e.g. Grün, Diesmann & Aertsen,
 "Unitary event analysis", Neural Computation 14, 2002, with per-unit rates).
 """
 
@@ -115,7 +118,10 @@ class CoordinatedSitoutDetector(Detector):
         alpha: float = 0.01,
         random_state: int = 0,
         tol_event_s: float = 15.0,
+        res_event_s: float = 1.0,
         tol_hand_s: float = 60.0,
+        res_hand_s: float = 5.0,
+        max_perm_pairs: int = 300,
         merge_s: float = 180.0,
         wave_share: float = 0.25,
         wave_min: int = 4,
@@ -124,7 +130,10 @@ class CoordinatedSitoutDetector(Detector):
     ) -> None:
         super().__init__(alpha=alpha, random_state=random_state)
         self.tol_event_s = tol_event_s  # timing precision of a platform sit_out event
+        self.res_event_s = res_event_s  # resolution of event times: closer gaps count as this
         self.tol_hand_s = tol_hand_s  # of a sit-out seen only in the hands (the next hand's start)
+        self.res_hand_s = res_hand_s  # resolution of hand times (whole seconds, tables drift)
+        self.max_perm_pairs = max_perm_pairs
         self.window_s = 2 * max(tol_event_s, tol_hand_s)  # widest window (waves, band join)
         self.merge_s = merge_s
         self.wave_share = wave_share
@@ -182,12 +191,17 @@ class CoordinatedSitoutDetector(Detector):
         schema = {"accounts": pl.List(pl.Utf8), "tournaments": pl.List(pl.Utf8), "score": pl.Float64,
                   "p_value": pl.Float64}
         k = self.kept_
+        self.family_ = 0
         if k.height == 0:
             self.pairs_ = pl.DataFrame()
             return pl.DataFrame(schema=schema)
         x = k.select("account", "tournament_id", "t", "ts", "hand_id").with_columns(
-            tol=pl.when(k["source"] == "event").then(pl.lit(self.tol_event_s)).otherwise(pl.lit(self.tol_hand_s))
+            tol=pl.when(k["source"] == "event").then(pl.lit(self.tol_event_s)).otherwise(pl.lit(self.tol_hand_s)),
+            res=pl.when(k["source"] == "event").then(pl.lit(self.res_event_s)).otherwise(pl.lit(self.res_hand_s)),
         )
+        # the family tested: every pair of players with a sit-out in a shared event
+        k_t = x.group_by("tournament_id").agg(k=pl.col("account").n_unique())["k"].to_numpy()
+        self.family_ = int((k_t * (k_t - 1) // 2).sum())
         # co-occurring starts of two players in one event (a band join in DuckDB)
         con.register("_rb_starts", x)
         co = con.sql("""
@@ -197,34 +211,85 @@ class CoordinatedSitoutDetector(Detector):
             ON a.tournament_id = b.tournament_id AND a.account < b.account
            AND abs(b.t - a.t) <= a.tol + b.tol
         """).pl()
-        con.unregister("_rb_starts")
         if co.height == 0:
+            con.unregister("_rb_starts")
             self.pairs_ = pl.DataFrame()
             return pl.DataFrame(schema=schema)
-        cnt = co.group_by("a", "b").agg(n_co=pl.len(), n_events=pl.col("tournament_id").n_unique())
-        cand = cnt.filter(pl.col("n_co") >= self.min_cooccur).sort("a", "b")  # fixed order: seeded draws
-        if cand.height == 0:
-            self.pairs_ = pl.DataFrame()
-            return pl.DataFrame(schema=schema)
+        cand = co.group_by("a", "b").agg(n_co=pl.len(), n_events=pl.col("tournament_id").n_unique()).sort("a", "b")
+        # per candidate pair and shared event: the closest pair of starts (floored at the
+        # timing resolution of the sources), each player's number of starts, the span both were in
+        sp = self.spans_.with_columns(t0=pl.col("t0").dt.epoch("ms") / 1000.0, t1=pl.col("t1").dt.epoch("ms") / 1000.0)
+        con.register("_rb_cand", cand.select("a", "b"))
+        con.register("_rb_spans", sp.select("account", "tournament_id", "t0", "t1"))
+        per_event = con.sql("""
+          WITH n AS (SELECT account, tournament_id, count(*) AS n FROM _rb_starts GROUP BY ALL)
+          SELECT c.a, c.b, x.tournament_id,
+                 min(greatest(abs(x.t - y.t), greatest(x.res, y.res))) AS gap,
+                 any_value(na.n) AS n_a, any_value(nb.n) AS n_b,
+                 greatest(least(any_value(sa.t1), any_value(sb.t1)) - greatest(any_value(sa.t0), any_value(sb.t0)),
+                          60.0) AS overlap
+          FROM _rb_cand c
+          JOIN _rb_starts x ON x.account = c.a
+          JOIN _rb_starts y ON y.account = c.b AND y.tournament_id = x.tournament_id
+          JOIN n na ON na.account = c.a AND na.tournament_id = x.tournament_id
+          JOIN n nb ON nb.account = c.b AND nb.tournament_id = x.tournament_id
+          LEFT JOIN _rb_spans sa ON sa.account = c.a AND sa.tournament_id = x.tournament_id
+          LEFT JOIN _rb_spans sb ON sb.account = c.b AND sb.tournament_id = x.tournament_id
+          GROUP BY ALL
+        """).pl()
+        for v in ("_rb_starts", "_rb_cand", "_rb_spans"):
+            con.unregister(v)
+        # P(closest of n_a*n_b independent uniform pairs within gap) under each player's own rate
+        per_event = per_event.with_columns(
+            p_event=(1 - (-(pl.col("n_a") * pl.col("n_b") * 2 * pl.col("gap") / pl.col("overlap"))).exp()).clip(1e-300, 1.0)
+        )
+        fish = per_event.group_by("a", "b").agg(
+            stat=-2 * pl.col("p_event").log().sum(), dof=2 * pl.len(),
+            shared_events=pl.col("tournament_id").sort(),
+            n_starts_a=pl.col("n_a").sum(), n_starts_b=pl.col("n_b").sum(),
+            min_gap=pl.col("gap").min(),
+        )
+        fish = fish.with_columns(p_gap=pl.Series(sps.chi2.sf(fish["stat"].to_numpy(), fish["dof"].to_numpy())))
+        pairs = cand.join(fish, on=["a", "b"], how="left")
         co = co.join(cand.select("a", "b"), on=["a", "b"], how="inner")
         co = self._bubble(co)
-        # the permutation test, per candidate pair over the events both were in
+        # a seeded permutation test (co-occurrence counts) for the most suspicious pairs
+        pairs = pairs.sort("p_gap", "a", "b")
+        perm = self._permutation(x, pairs.head(self.max_perm_pairs).select("a", "b", "shared_events"))
+        pairs = pairs.join(perm, on=["a", "b"], how="left")
+        bub = co.group_by("a", "b").agg(
+            bubble=pl.col("proximity").mean(),
+            co_tournaments=pl.col("tournament_id").unique().sort(),
+        )
+        pairs = pairs.join(bub, on=["a", "b"], how="left").with_columns(
+            p_value=pl.max_horizontal(pl.col("p_gap"), pl.lit(1e-300)),
+        ).with_columns(
+            score=(-pl.col("p_value").log10() * (1 + pl.col("bubble").fill_null(0.0))),
+        )
+        self.family_ = max(self.family_, pairs.height)
+        self.co_ = co
+        self.per_event_ = per_event
+        self.pairs_ = pairs
+        return pairs.with_columns(accounts=pl.concat_list("a", "b"), tournaments=pl.col("co_tournaments"))
+
+    def _permutation(self, x: pl.DataFrame, pairs: pl.DataFrame) -> pl.DataFrame:
+        """Seeded permutation test: each player's sit-out starts re-drawn uniformly
+        within the span they were in the event; statistic = co-occurrences."""
         rng = np.random.default_rng(self.random_state)
-        parts = x.sort("account", "tournament_id", "t").partition_by(["account", "tournament_id"], as_dict=True)
+        need = set(pairs["a"].to_list()) | set(pairs["b"].to_list())
+        xs = x.filter(pl.col("account").is_in(list(need))).sort("account", "tournament_id", "t")
+        parts = xs.partition_by(["account", "tournament_id"], as_dict=True)
         starts = {key: g["t"].to_numpy() for key, g in parts.items()}
         tols = {key: g["tol"].to_numpy() for key, g in parts.items()}
-        sp = self.spans_.with_columns(t0=pl.col("t0").dt.epoch("ms") / 1000.0, t1=pl.col("t1").dt.epoch("ms") / 1000.0)
+        sp = self.spans_.filter(pl.col("account").is_in(list(need))).with_columns(
+            t0=pl.col("t0").dt.epoch("ms") / 1000.0, t1=pl.col("t1").dt.epoch("ms") / 1000.0)
         span = {(r[0], r[1]): (r[2], r[3]) for r in sp.select("account", "tournament_id", "t0", "t1").iter_rows()}
-        ev_of: dict[str, set] = {}
-        for (acc, tid) in starts:
-            ev_of.setdefault(acc, set()).add(tid)
         rows = []
-        for r in cand.iter_rows(named=True):
+        for r in pairs.iter_rows(named=True):
             a, b = r["a"], r["b"]
-            shared = sorted(ev_of.get(a, set()) & ev_of.get(b, set()))
             null = np.zeros(self.n_perm)
             obs = 0
-            for tid in shared:
+            for tid in r["shared_events"] or []:
                 ta, tb = starts[(a, tid)], starts[(b, tid)]
                 win = tols[(a, tid)][:, None] + tols[(b, tid)][None, :]
                 obs += int((np.abs(ta[:, None] - tb[None, :]) <= win).sum())
@@ -233,33 +298,10 @@ class CoordinatedSitoutDetector(Detector):
                 ra = rng.uniform(a0, max(a1, a0 + 1), size=(self.n_perm, ta.size))
                 rb = rng.uniform(b0, max(b1, b0 + 1), size=(self.n_perm, tb.size))
                 null += (np.abs(ra[:, :, None] - rb[:, None, :]) <= win[None]).sum(axis=(1, 2))
-            p_perm = (1 + int((null >= obs).sum())) / (self.n_perm + 1)
-            lam = max(float(null.mean()), 0.5 / self.n_perm)
-            # the permutation null's mean, with a Poisson tail beyond the resolution of B draws
-            p = float(sps.poisson.sf(obs - 1, lam))
-            rows.append({"a": a, "b": b, "n_co_obs": obs, "expected": float(null.mean()), "p_perm": p_perm,
-                         "p_poisson": p, "shared_events": shared,
-                         "n_starts_a": int(sum(starts[(a, t)].size for t in shared)),
-                         "n_starts_b": int(sum(starts[(b, t)].size for t in shared))})
-        pairs = pl.DataFrame(rows).join(cand, on=["a", "b"], how="left")
-        bub = co.group_by("a", "b").agg(
-            bubble=pl.col("proximity").mean(),
-            co_tournaments=pl.col("tournament_id").unique().sort(),
-        )
-        pairs = pairs.join(bub, on=["a", "b"], how="left").with_columns(
-            p_value=pl.max_horizontal(pl.col("p_poisson"), pl.lit(1e-300)),
-        ).with_columns(
-            score=(-pl.col("p_value").log10() * (1 + pl.col("bubble").fill_null(0.0))),
-        )
-        # the family tested: every pair of players with a sit-out in a shared event
-        # (pairs that never co-occurred have p = 1 but count for the FDR)
-        k_t = x.group_by("tournament_id").agg(k=pl.col("account").n_unique())["k"].to_numpy()
-        self.family_ = int(max((k_t * (k_t - 1) // 2).sum(), pairs.height))
-        self.co_ = co
-        self.pairs_ = pairs
-        return pairs.with_columns(
-            accounts=pl.concat_list("a", "b"), tournaments=pl.col("co_tournaments"),
-        )
+            rows.append({"a": a, "b": b, "n_co_obs": obs, "expected": float(null.mean()),
+                         "p_perm": (1 + int((null >= obs).sum())) / (self.n_perm + 1)})
+        return pl.DataFrame(rows, schema={"a": pl.Utf8, "b": pl.Utf8, "n_co_obs": pl.Int64, "expected": pl.Float64,
+                                          "p_perm": pl.Float64})
 
     def _bubble(self, co: pl.DataFrame) -> pl.DataFrame:
         """Proximity to the money at each co-occurrence: paid places over players remaining."""
@@ -292,7 +334,8 @@ class CoordinatedSitoutDetector(Detector):
         p = scores["p_value"].to_numpy()
         fam = getattr(self, "family_", len(p))
         q = idf.benjamini_hochberg(np.r_[p, np.ones(max(fam - len(p), 0))])[: len(p)]
-        pairs = scores.with_columns(q_value=pl.Series(q), pair_flagged=pl.Series(q <= self.alpha))
+        repeated = scores["n_co"].to_numpy() >= self.min_cooccur
+        pairs = scores.with_columns(q_value=pl.Series(q), pair_flagged=pl.Series((q <= self.alpha) & repeated))
         self.pairs_ = pairs
         g = nx.Graph()
         for r in pairs.filter(pl.col("pair_flagged")).iter_rows(named=True):
@@ -324,17 +367,20 @@ class CoordinatedSitoutDetector(Detector):
         ev: list[Evidence] = []
         for r in pairs.sort("score", descending=True).iter_rows(named=True):
             a, b = r["a"], r["b"]
+            perm = ("" if r.get("p_perm") is None else
+                    f"; {r['expected']:.2f} co-occurrences expected when each player's sit-outs are shuffled "
+                    f"within the event ({self.n_perm} permutations, seed {self.random_state}), permutation p "
+                    f"{r['p_perm']:.3g}")
             ev.append(Evidence(
-                name=f"sit-outs started together: {a} & {b}", value=float(r["n_co_obs"]),
-                baseline=round(float(r["expected"]), 3), n=int(min(r["n_starts_a"], r["n_starts_b"])),
+                name=f"sit-outs started together: {a} & {b}", value=float(r["n_co"]),
+                baseline=None if r.get("expected") is None else round(float(r["expected"]), 3),
+                n=int(min(r["n_starts_a"], r["n_starts_b"])),
                 p_value=float(r["p_value"]),
-                text=(f"{a} ({r['n_starts_a']} sit-outs) and {b} ({r['n_starts_b']}) started sitting out together "
-                      f"(within {2 * self.tol_event_s:.0f} s by the events, {2 * self.tol_hand_s:.0f} s by the hands) "
-                      f"{r['n_co_obs']} times in {len(r['co_tournaments'])} tournaments; {r['expected']:.2f} expected "
-                      f"when each player's sit-outs are shuffled within the event ({self.n_perm} permutations, seed "
-                      f"{self.random_state}; permutation p {r['p_perm']:.3g}, Poisson tail p {r['p_poisson']:.3g}, "
-                      f"q {r['q_value']:.3g} over {getattr(self, 'family_', 0)} pairs); mean bubble proximity "
-                      f"{(r['bubble'] or 0):.2f}"),
+                text=(f"{a} ({r['n_starts_a']} sit-outs) and {b} ({r['n_starts_b']}) in {len(r['shared_events'])} "
+                      f"shared events started sitting out together {r['n_co']} times in {len(r['co_tournaments'])} "
+                      f"tournaments, closest {r['min_gap']:.1f} s apart; closest-gap test against each player's own "
+                      f"sit-out rate p {r['p_gap']:.3g} (q {r['q_value']:.3g} over {self.family_} pairs){perm}; "
+                      f"mean bubble proximity {(r['bubble'] or 0):.2f}"),
                 sql=(f"SELECT x.tournament_id, x.ts AS {_ident('ts_' + a)}, y.ts AS {_ident('ts_' + b)} FROM sit_events x "
                      f"JOIN sit_events y ON x.tournament_id = y.tournament_id AND y.kind = 'sit_out' "
                      f"AND abs(epoch(y.ts) - epoch(x.ts)) <= {2 * self.tol_event_s:.0f} "

@@ -90,6 +90,7 @@ class MultiAccountingDetector(Detector):
             self.missing_.append("decision-time likeness (no decisions)")
         self.fingerprints_ = idf.style_fingerprints(con)
         self.n_accounts_ = max(idf.population_size(con), 2)
+        self.n_tournaments_ = _n_tournaments(con)
         return self
 
     # ------------------------------------------------------------------ score
@@ -252,7 +253,7 @@ class MultiAccountingDetector(Detector):
         if best.get("p_coentry") is not None and not _nan(best["p_coentry"]):
             ev.append(Evidence(
                 name="tournaments entered together", value=float(best["n_shared_t"]),
-                baseline=float(best["n_tourn_a"] * best["n_tourn_b"]) / max(1, _n_tournaments(con)),
+                baseline=float(best["n_tourn_a"] * best["n_tourn_b"]) / max(1, self.n_tournaments_),
                 n=int(min(best["n_tourn_a"], best["n_tourn_b"])), p_value=float(best["p_coentry"]),
                 text=f"{a} and {b} both entered {best['n_shared_t']} tournaments ({best['n_tourn_a']} and {best['n_tourn_b']} each)",
                 sql=("SELECT DISTINCT h.tournament_id FROM seats x JOIN seats y ON x.hand_id = y.hand_id "

@@ -585,7 +585,7 @@ def play_hand(
     def post(i: int, kind: str, amount: int, live_part: int) -> None:
         nonlocal seq
         amt = min(amount, stack[i])
-        lv = min(live_part, amt) if kind != "small_big_blinds" else max(0, min(live_part, amt - (amount - live_part)))
+        lv = min(live_part, amt)  # a short "small & big blinds" post is live first, like readers assume
         stack[i] -= amt
         put[i] += amt
         bet[i] += lv

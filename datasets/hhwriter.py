@@ -19,8 +19,10 @@ as in the real files under ``shared/corpora/pokerstars``:
   player dealt in, in dealing order; player view: only the hero), actions,
   street headers, ``Uncalled bet (X) returned to NAME``, ``*** SHOW DOWN ***``
   with ``shows [..] (description)`` / ``mucks hand``, ``collected X from
-  pot`` / ``main pot`` / ``side pot`` / ``side pot-N``, bounty and finish
-  lines, ``*** SUMMARY ***`` with ``Total pot X Main pot Y. Side pot-1 Z. |
+  pot`` / ``main pot`` / ``side pot`` / ``side pot-N``, bounty lines
+  (``wins the $X bounty for eliminating``; progressive ``wins $X for
+  eliminating .. and their own bounty increases by $Y to $Z``, ``for
+  splitting the elimination of`` when tied winners share it), finish lines, ``*** SUMMARY ***`` with ``Total pot X Main pot Y. Side pot-1 Z. |
   Rake R``, ``Board [..]`` and one summary line per player dealt in.
 
 Money is written like the client: ``$0.05``, ``$1``, ``$10.50`` (whole
@@ -232,7 +234,8 @@ def write_hand(record: HandRecord, *, view: str = "operator", hero: str | None =
     if r.bounty_awards:
         for b in r.bounty_awards:
             if b.new_bounty is not None:
-                out.append(f"{b.winner} wins {money(b.cash, sym)} for eliminating {b.eliminated} and their own "
+                how = "splitting the elimination of" if b.split > 1 else "eliminating"
+                out.append(f"{b.winner} wins {money(b.cash, sym)} for {how} {b.eliminated} and their own "
                            f"bounty increases by {money(b.increase, sym)} to {money(b.new_bounty, sym)}")
             else:
                 out.append(f"{b.winner} wins the {money(b.cash, sym)} bounty for eliminating {b.eliminated}")

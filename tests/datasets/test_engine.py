@@ -113,7 +113,7 @@ def check_legal(rec):
         if a.kind in ("ante", "dead_small_blind"):
             assert a.amount == min(cfg.ante if a.kind == "ante" else cfg.small_blind, stack[a.player])
         elif a.kind in ("small_blind", "big_blind", "small_big_blinds"):
-            live = a.amount if a.kind != "small_big_blinds" else max(0, a.amount - cfg.small_blind)
+            live = a.amount if a.kind != "small_big_blinds" else min(a.amount, cfg.big_blind)
             bet[a.player] += live
         elif a.kind == "call":
             assert a.amount == min(current - bet[a.player], stack[a.player]) and a.amount > 0

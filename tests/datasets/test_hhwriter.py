@@ -169,6 +169,22 @@ def test_progressive_bounty_and_win_lines():
         assert f"{winner} wins the tournament and receives $25 - congratulations!" in text
 
 
+def test_split_progressive_bounty_line():
+    cfg = GameConfig("holdem", "no_limit", 5, 10)
+    tour = TournamentInfo("9", 500, 50, 1, 1000, progressive=True)
+    seats = [SeatState(1, "amy", 300, bounty=1000), SeatState(2, "bob", 40, bounty=1001),
+             SeatState(3, "cat", 300, bounty=1000)]
+    deck = deck_for(["7c 2d", "Ah 3h", "Ac 3d"], "Ts Js Qs Kd 4c")  # bob, cat, amy: cat and amy chop
+    s = Script({p: [Action("raise", 10**6)] for p in ("amy", "bob", "cat")})
+    rec = play_hand(cfg, seats, 1, {p.player: s for p in seats}, np.random.default_rng(0), "5", T0, "9 1", 9,
+                    tournament=tour, deck=deck)
+    text = write_hand(rec)
+    assert ("cat wins $2.51 for splitting the elimination of bob and their own bounty increases by $2.50 to $12.50"
+            in text)
+    assert ("amy wins $2.50 for splitting the elimination of bob and their own bounty increases by $2.50 to $12.50"
+            in text)
+
+
 def test_fixed_limit_header_uses_small_and_big_bet():
     cfg = GameConfig("omaha", "fixed_limit", 5, 10, rake=rake_rule_for(5, 10, "fixed_limit"))
     seats = [SeatState(1, "amy", 1000), SeatState(2, "bob", 1000)]

@@ -216,7 +216,7 @@ def accounts_in_warehouse(path: str | Path) -> int:
         raise RailbirdError(f"warehouse not found: {p}")
     con = duckdb.connect(str(p), read_only=True)
     try:
-        return int(con.execute("SELECT count(DISTINCT player) FROM seats").fetchone()[0])
+        return int(con.execute("SELECT count(DISTINCT player) FROM seats").fetchall()[0][0])
     finally:
         con.close()
 

@@ -1,0 +1,271 @@
+"""Planted and known data for the gameplay detectors: small warehouses built row by row.
+
+:func:`build_world` plays a small cash-game world straight into a DuckDB
+warehouse with the schema of ``pipelines/lib/schema.sql`` (operator view: all
+hole cards). Honest players follow a simple card-driven policy with their own
+style (tight/loose, passive/aggressive); planted groups deviate only against
+their partners and only in a share ``rate`` of their chances:
+
+- ``soft``: pairs/rings who, in soft-mode hands, never bet or raise each other;
+- ``dump``: (dumper, receiver) pairs; in dump-mode hands the dumper bets the pot
+  with any cards, the receiver raises, the dumper folds;
+- ``regulars``: honest pairs seated together at every hand of their table.
+
+Everything is seeded; the labels are returned for the assertions.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import random
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import duckdb
+import numpy as np
+import pytest
+
+from datasets import cards as C
+from detectors.features import gameplay as gp
+
+SCHEMA = Path(__file__).resolve().parents[2] / "pipelines" / "lib" / "schema.sql"
+
+
+def new_warehouse() -> duckdb.DuckDBPyConnection:
+    con = duckdb.connect(":memory:")
+    con.execute(SCHEMA.read_text())
+    return con
+
+
+@dataclass
+class World:
+    con: duckdb.DuckDBPyConnection
+    soft: list[tuple[str, ...]] = field(default_factory=list)
+    dump: list[tuple[str, str]] = field(default_factory=list)
+    regulars: list[tuple[str, str]] = field(default_factory=list)
+    soft_hands: dict = field(default_factory=dict)  # frozenset(pair) -> hand ids where soft play happened
+    dump_hands: dict = field(default_factory=dict)
+
+
+class _Hand:
+    def __init__(self, hid, players, start):
+        self.hid, self.players, self.start = hid, players, start
+        self.actions: list[tuple] = []
+        self.put = {p: 0.0 for p in players}
+        self.street_put = {p: 0.0 for p in players}
+        self.folded: set[str] = set()
+        self.pot = 0.0
+
+    def act(self, street, p, action, amount=0.0, to_call=0.0, raise_to=None):
+        n_active = len(self.players) - len(self.folded)
+        self.actions.append((self.hid, len(self.actions), street, p, action, round(amount, 2), raise_to,
+                             False, round(self.pot, 2), round(to_call, 2), n_active))
+        self.pot += amount
+        self.put[p] += amount
+        self.street_put[p] += amount
+        if action == "fold":
+            self.folded.add(p)
+
+
+def build_world(
+    *,
+    n_players: int = 36,
+    n_hands: int = 5000,
+    soft: list[tuple[tuple[str, ...], float]] = (),
+    dump: list[tuple[tuple[str, str], float]] = (),
+    regulars: list[tuple[str, str]] = (),
+    seed: int = 7,
+) -> World:
+    rng = random.Random(seed)
+    nrng = np.random.default_rng(seed)
+    names = [f"p{i:02d}" for i in range(n_players)]
+    style = {p: (rng.uniform(0.42, 0.56), rng.uniform(0.55, 0.75), rng.uniform(0.03, 0.12)) for p in names}
+    soft_of: dict[frozenset, float] = {}
+    for grp, rate in soft:
+        for i, a in enumerate(grp):
+            for b in grp[i + 1:]:
+                soft_of[frozenset((a, b))] = rate
+    dump_of = {(d, r): rate for (d, r), rate in dump}
+    world = World(new_warehouse(), [g for g, _ in soft], [p for p, _ in dump], list(regulars))
+    special = sorted({p for g, _ in soft for p in g} | {p for pr, _ in dump for p in pr} | {p for pr in regulars for p in pr})
+    t0 = dt.datetime(2026, 3, 4, 18, 0)
+    # deal all cards first and value them vectorised (policy input only)
+    deals = np.argsort(nrng.random((n_hands, 52)), axis=1)[:, :17].astype(np.int64)  # 6 x 2 hole + 5 board
+    hole = deals[:, :12].reshape(n_hands, 6, 2)
+    board = deals[:, 12:]
+    H = hole.reshape(-1, 2)
+    B = np.repeat(board, 6, axis=0)
+    strength = {}
+    for street, L in (("preflop", 0), ("flop", 3), ("turn", 4), ("river", 5)):
+        s, _ = gp.card_values(H, np.full_like(H, -1), B, np.full(len(H), L), samples=16, random_state=seed + L)
+        strength[street] = s.reshape(n_hands, 6)
+    hands_rows, seat_rows, hole_rows, board_rows = [], [], [], []
+    acts = []
+    for h in range(n_hands):
+        hid = str(100000 + h)
+        # table roster: specials sit together often
+        if special and rng.random() < 0.5:
+            group = rng.sample(special, min(len(special), rng.choice([2, 3])))
+            others = [p for p in names if p not in group]
+            players = group + rng.sample(others, 6 - len(group))
+            rng.shuffle(players)
+        else:
+            players = rng.sample(names, 6)
+        for a, b in regulars:
+            if a in players and b not in players:
+                players[(players.index(a) + 1) % 6] = b if b not in players else players[(players.index(a) + 1) % 6]
+        if len(set(players)) < 6:
+            players = list(dict.fromkeys(players)) + [p for p in names if p not in players][: 6 - len(set(players))]
+        idx = {p: i for i, p in enumerate(players)}
+        st = {k: {p: float(v[h, idx[p]]) for p in players} for k, v in strength.items()}
+        hd = _Hand(hid, players, t0 + dt.timedelta(seconds=40 * h))
+        hd.act("preflop", players[1], "post_sb", 0.5)
+        hd.act("preflop", players[2], "post_bb", 1.0)
+        entrants = []
+        for p in players[3:] + players[:3]:
+            want = st["preflop"][p] >= style[p][0]
+            if want and len(entrants) < 2:
+                if not entrants:
+                    hd.act("preflop", p, "raise", 3.0 - hd.street_put[p], to_call=1.0 - hd.street_put[p], raise_to=3.0)
+                else:
+                    hd.act("preflop", p, "call", 3.0 - hd.street_put[p], to_call=3.0 - hd.street_put[p])
+                entrants.append(p)
+            else:
+                if p == players[2] and not entrants:
+                    continue  # walk: BB keeps the blinds
+                hd.act("preflop", p, "fold", to_call=max(0.0, (3.0 if entrants else 1.0) - hd.street_put[p]))
+        winner = None
+        reached = 0
+        if len(entrants) < 2:
+            winner = entrants[0] if entrants else players[2]
+        else:
+            x, y = sorted(entrants, key=lambda p: (idx[p] - 1) % 6)  # x acts first postflop
+            pair = frozenset((x, y))
+            soft_mode = pair in soft_of and rng.random() < soft_of[pair]
+            dumper = next(((d, r) for (d, r) in dump_of if {d, r} == {x, y}), None)
+            dump_mode = dumper is not None and rng.random() < dump_of[dumper]
+            if soft_mode:
+                world.soft_hands.setdefault(pair, []).append(hid)
+            if dump_mode:
+                world.dump_hands.setdefault(pair, []).append(hid)
+            for street, L in (("flop", 3), ("turn", 4), ("river", 5)):
+                reached = L
+                hd.street_put = {p: 0.0 for p in players}
+                if dump_mode:
+                    d, r = dumper
+                    first, second = (d, r) if x == d else (r, d)
+                    if first == r:
+                        hd.act(street, r, "check")
+                    bet = round(hd.pot, 2)
+                    hd.act(street, d, "bet", bet)
+                    hd.act(street, r, "raise", 2 * bet, to_call=bet, raise_to=3 * bet)
+                    hd.act(street, d, "fold", to_call=2 * bet)
+                    winner = r
+                    break
+
+                def aggressive(p, q, facing=False):
+                    if soft_mode:
+                        return False
+                    s = st[street][p]
+                    thr = style[p][1] + (0.15 if facing else 0.0)
+                    return s >= thr and rng.random() < 0.85 or rng.random() < style[p][2]
+
+                def respond(p, bettor, bet):
+                    s = st[street][p]
+                    odds = bet / (hd.pot + bet)
+                    if aggressive(p, bettor, facing=True) and st[street][p] >= 0.8:
+                        hd.act(street, p, "raise", 3 * bet, to_call=bet, raise_to=3 * bet)
+                        s2 = st[street][bettor]
+                        if s2 >= 0.6:
+                            hd.act(street, bettor, "call", 2 * bet, to_call=2 * bet)
+                            return None
+                        hd.act(street, bettor, "fold", to_call=2 * bet)
+                        return p
+                    if s >= odds + 0.25 or (soft_mode and s >= 0.5):
+                        hd.act(street, p, "call", bet, to_call=bet)
+                        return None
+                    hd.act(street, p, "fold", to_call=bet)
+                    return bettor
+
+                if aggressive(x, y):
+                    bet = round(0.66 * hd.pot, 2)
+                    hd.act(street, x, "bet", bet)
+                    winner = respond(y, x, bet)
+                else:
+                    hd.act(street, x, "check")
+                    if aggressive(y, x):
+                        bet = round(0.66 * hd.pot, 2)
+                        hd.act(street, y, "bet", bet)
+                        winner = respond(x, y, bet)
+                    else:
+                        hd.act(street, y, "check")
+                if winner is not None:
+                    break
+            if winner is None:  # showdown
+                vx = C.evaluate(list(hole[h, idx[x]]) + list(board[h]))
+                vy = C.evaluate(list(hole[h, idx[y]]) + list(board[h]))
+                winner = x if vx > vy else y if vy > vx else None
+                if winner is None:
+                    winner = (x, y)
+        winners = winner if isinstance(winner, tuple) else (winner,)
+        collected = {p: 0.0 for p in players}
+        for w in winners:
+            collected[w] += round(hd.pot / len(winners), 2)
+        acts.extend(hd.actions)
+        hands_rows.append((hid, "PokerStars", False, "holdem", False, "no_limit", "USD", False, None, None, 0.5, 1.0, None,
+                           hd.start, None, hd.start.date(), f"T{h % 7}", 6, 1, 6, round(hd.pot, 2), 0.0, False, True,
+                           None, "planted.txt", h + 1, hid))
+        for i, p in enumerate(players):
+            put = round(hd.put[p], 2)
+            seat_rows.append((hid, i + 1, p, 100.0, None, False, True, None, put, 0.0, collected[p],
+                              round(collected[p] - put, 2), round(100 - put + collected[p], 2), False))
+            hole_rows.append((hid, p, [C.card_str(int(c)) for c in hole[h, i]], "dealt"))
+        if reached:
+            board_rows.append((hid, 1, [C.card_str(int(c)) for c in board[h, :reached]]))
+    con = world.con
+    _insert(con, "hands", hands_rows)
+    _insert(con, "seats", seat_rows)
+    _insert(con, "actions", acts)
+    _insert(con, "hole_cards", hole_rows)
+    _insert(con, "boards", board_rows)
+    return world
+
+
+def _insert(con: duckdb.DuckDBPyConnection, table: str, rows: list[tuple]) -> None:
+    """Bulk insert through an Arrow table (DuckDB's executemany is row by row)."""
+    import pyarrow as pa
+
+    if not rows:
+        return
+    cols = [r[0] for r in con.execute(f"DESCRIBE {table}").fetchall()]
+    arr = pa.table({c: [r[i] for r in rows] for i, c in enumerate(cols)})
+    con.register("_rows", arr)
+    con.execute(f"INSERT INTO {table} SELECT * FROM _rows")
+    con.unregister("_rows")
+
+
+def to_player_view(con: duckdb.DuckDBPyConnection) -> None:
+    """Forget every hole card except the first seat's (the hero) and those at showdown."""
+    con.execute("UPDATE hands SET all_cards_known = false")
+    con.execute(
+        """
+        DELETE FROM hole_cards WHERE (hand_id, player) NOT IN (
+            SELECT hand_id, player FROM seats WHERE seat = 1
+            UNION ALL
+            SELECT s.hand_id, s.player FROM seats s
+            WHERE s.player NOT IN (SELECT player FROM actions a WHERE a.hand_id = s.hand_id AND a.action = 'fold')
+              AND s.hand_id IN (SELECT hand_id FROM boards WHERE len(cards) = 5))
+        """
+    )
+
+
+@pytest.fixture(scope="session")
+def planted_world() -> World:
+    return build_world(
+        n_players=36,
+        n_hands=6000,
+        soft=[(("p01", "p02"), 0.6), (("p03", "p04", "p05"), 0.6)],
+        dump=[(("p06", "p07"), 0.5)],
+        regulars=[("p10", "p11")],
+        seed=11,
+    )

@@ -92,43 +92,49 @@ DECISION_KINDS = ("fold", "check", "call", "bet", "raise")
 class RakeRule:
     """Cash-game rake: ``percent_bp`` basis points of the pot (450 = 4.5 %), capped.
 
-    ``caps`` are the caps in cents for 2, 3-4 and 5+ players dealt in (the
-    house rules' tables).  ``rounding`` is ``'half_even'`` (the house rules:
-    "a true percentage using the round half to even method") or ``'down'``.
+    ``percent_bp`` is one int, or three for 2, 3-4 and 5+ players dealt in
+    (the house rules' fixed-limit table varies the percentage too).
+    ``caps`` are the caps in cents for 2, 3-4 and 5+ players dealt in.
+    ``rounding`` is ``'half_even'`` (the house rules: "a true percentage
+    using the round half to even method") or ``'down'``.
     """
 
-    percent_bp: int
+    percent_bp: int | tuple[int, int, int]
     caps: tuple[int, int, int]
     rounding: str = "half_even"
     no_flop_no_drop: bool = True
 
+    @staticmethod
+    def _bucket(n_dealt: int) -> int:
+        return 0 if n_dealt <= 2 else 1 if n_dealt <= 4 else 2
+
     def cap_for(self, n_dealt: int) -> int:
         """The cap for a hand with ``n_dealt`` players dealt in."""
-        if n_dealt <= 2:
-            return self.caps[0]
-        if n_dealt <= 4:
-            return self.caps[1]
-        return self.caps[2]
+        return self.caps[self._bucket(n_dealt)]
+
+    def percent_for(self, n_dealt: int) -> int:
+        """The percentage (basis points) for a hand with ``n_dealt`` players dealt in."""
+        p = self.percent_bp
+        return p if isinstance(p, int) else p[self._bucket(n_dealt)]
 
     def rake(self, pot: int, n_dealt: int, saw_flop: bool) -> int:
         """Rake in cents of a ``pot`` (cents): percent, rounded, capped; 0 without a flop."""
         if self.no_flop_no_drop and not saw_flop:
             return 0
-        q, r = divmod(pot * self.percent_bp, 10000)
+        q, r = divmod(pot * self.percent_for(n_dealt), 10000)
         if self.rounding == "half_even":
             if 2 * r > 10000 or (2 * r == 10000 and q & 1):
                 q += 1
         return min(q, self.cap_for(n_dealt))
 
 
-# House rules' USD ring-game rake, No Limit / Pot Limit Hold'em & Omaha (the
-# first table): (small blind, big blind) in cents -> (basis points, caps).
+# The house rules' USD ring-game rake tables: (small, big) in cents -> (basis
+# points, caps for 2 / 3-4 / 5+ players).  No Limit / Pot Limit (first table
+# and its $5/$10-and-above continuation):
 _NLPL_USD = [
     ((1, 2), 350, (30, 30, 30)),
     ((2, 5), 415, (50, 50, 100)),
     ((5, 10), 450, (50, 100, 150)),
-    ((6, 12), 450, (50, 100, 150)),
-    ((8, 16), 450, (50, 100, 150)),
     ((10, 25), 450, (50, 100, 200)),
     ((25, 50), 500, (75, 75, 200)),
     ((50, 100), 500, (100, 100, 250)),
@@ -142,44 +148,48 @@ _NLPL_USD = [
     ((5000, 10000), 450, (250, 300, 500)),
     ((10000, 20000), 450, (300, 500, 500)),
 ]
-# Fixed Limit table: big blind ranges by the table's small/big bet.
+# No Limit / Pot Limit Omaha micro stakes (the table the first one excludes):
+_PLO_MICRO_USD = [
+    ((1, 2), 330, (30, 30, 30)),
+    ((2, 5), 390, (50, 50, 100)),
+    ((5, 10), 425, (50, 100, 150)),
+    ((10, 25), 425, (50, 100, 200)),
+]
+# Fixed Limit, keyed by small bet / big bet:
 _FL_USD = [
     ((2, 4), 450, (1, 1, 1)),
     ((4, 8), 450, (4, 4, 4)),
-    ((5, 10), 450, (4, 4, 4)),
     ((10, 20), 450, (10, 10, 10)),
     ((25, 50), 450, (16, 16, 16)),
     ((50, 100), 450, (40, 40, 40)),
-    ((100, 200), 200, (50, 70, 80)),  # 2.0 / 3.0 / 4.0 % by players: see rake_rule_for
-    ((200, 400), 200, (50, 70, 125)),
-    ((300, 600), 200, (50, 200, 300)),
-    ((500, 1000), 200, (50, 200, 300)),
-    ((1000, 2000), 200, (50, 200, 300)),
-    ((1500, 3000), 200, (100, 200, 300)),
+    ((100, 200), (200, 300, 400), (50, 70, 80)),
+    ((200, 400), (200, 300, 300), (50, 70, 125)),
+    ((300, 600), (200, 300, 300), (50, 200, 300)),
+    ((1000, 2000), (200, 250, 250), (50, 200, 300)),
+    ((1500, 3000), (200, 200, 200), (100, 200, 300)),
     ((2000, 4000), 100, (100, 200, 300)),
-    ((10000, 20000), 100, (100, 200, 300)),
     ((15000, 30000), 100, (200, 500, 500)),
 ]
 
 
-def rake_rule_for(small_blind: int, big_blind: int, limit: str = "no_limit") -> RakeRule:
-    """The house rules' USD rake rule for a stake (cents), the nearest listed stake at or below.
+def rake_rule_for(small_blind: int, big_blind: int, limit: str = "no_limit", game: str = "holdem") -> RakeRule:
+    """The house rules' USD rake rule for a stake in cents: the listed stake at or below it.
 
-    No-limit and pot-limit games use the first NL/PL table; fixed-limit games
-    the Fixed Limit table keyed by small bet/big bet (``big_blind``,
-    ``2*big_blind``).  Fixed-limit rows whose percentage differs by player
-    count use the 5+ player percentage (the tables' 2-player and 3-4 player
-    caps still apply).
+    No-limit and pot-limit games use the NL/PL table (Omaha at the micro
+    stakes up to $0.10/$0.25 its own lower percentages); fixed-limit games
+    the Fixed Limit table keyed by small bet / big bet (``big_blind``,
+    ``2 * big_blind``).  Stakes between two rows take the lower row (e.g.
+    $0.06/$0.12 is in the "$0.05/$0.10 to $0.08/$0.16" row).
     """
     if limit == "fixed_limit":
-        key = (big_blind, 2 * big_blind)
+        key = 2 * big_blind
         table = _FL_USD
     else:
-        key = (small_blind, big_blind)
-        table = _NLPL_USD
+        key = big_blind
+        table = _PLO_MICRO_USD if game != "holdem" and big_blind <= 25 else _NLPL_USD
     chosen = table[0]
     for row in table:
-        if row[0][1] <= key[1]:
+        if row[0][1] <= key:
             chosen = row
     return RakeRule(chosen[1], chosen[2])
 

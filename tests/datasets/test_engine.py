@@ -371,6 +371,12 @@ def test_house_rake_table_lookup():
     assert (r.percent_bp, r.caps) == (450, (50, 100, 150))
     r = rake_rule_for(100, 200)
     assert (r.percent_bp, r.caps) == (500, (125, 125, 275))
+    assert rake_rule_for(8, 16).caps == (50, 100, 150)  # "$0.05/$0.10 to $0.08/$0.16"
+    assert rake_rule_for(5, 10, "pot_limit", "omaha").percent_bp == 425  # Omaha micro stakes table
+    assert rake_rule_for(50, 100, "pot_limit", "omaha").percent_bp == 500
+    fl = rake_rule_for(50, 100, "fixed_limit")  # $1/$2 limit: 2 % / 3 % / 4 % with caps 0.50 / 0.70 / 0.80
+    assert [fl.rake(5000, n, True) for n in (2, 3, 9)] == [50, 70, 80]
+    assert [fl.rake(1000, n, True) for n in (2, 4, 5)] == [20, 30, 40]
 
 
 def test_missed_blinds_posts():

@@ -198,11 +198,27 @@ def graph_edges(con: duckdb.DuckDBPyConnection, accounts: list[str], hands: list
             edges.append({"src": r["src"], "dst": r["dst"], "amount": None, "kind": "identity",
                           "label": f"same payment {r['value']}", "directed": False})
         sqls.append("-- shared payment instruments between the accused\n" + pay_sql.format(a=acc_lit))
+    if len(accounts) == 1 and "sessions" in tables:
+        # one account (a seat hand-off): its identity graph, the devices and IPs it used
+        own_sql = ("SELECT account, device, ip, count(*) AS n, min(login_at) AS first FROM sessions "
+                   "WHERE account = {a} GROUP BY 1, 2, 3 ORDER BY first LIMIT 12")
+        for r in _dicts(con, own_sql.format(a="?"), [accounts[0]]):
+            for col in ("device", "ip"):
+                if r[col]:
+                    edges.append({"src": r["account"], "dst": f"{col} {r[col]}", "amount": None, "kind": "identity",
+                                  "label": f"{r['n']}× from {r['first']:%H:%M}", "directed": False})
+        sqls.append("-- devices and IPs of the account\n" + own_sql.format(a=sql_literal(accounts[0])))
     edges.extend(_signal_edges(signals))
-    return edges, sqls
+    seen, unique = set(), []
+    for e in edges:
+        key = (e["src"], e["dst"], e["kind"], e["label"])
+        if key not in seen:
+            seen.add(key)
+            unique.append(e)
+    return unique, sqls
 
 
-def layout_graph(accounts: list[str], edges: list[dict[str, Any]], size: int = 420) -> dict[str, Any]:
+def layout_graph(accounts: list[str], edges: list[dict[str, Any]], size: int = 480) -> dict[str, Any]:
     """Accounts on a circle (accused first), edges as lines whose width grows with the amount."""
     names = list(dict.fromkeys([*accounts, *(e["src"] for e in edges), *(e["dst"] for e in edges)]))[:24]
     n = len(names)
@@ -230,7 +246,7 @@ def layout_graph(accounts: list[str], edges: list[dict[str, Any]], size: int = 4
             **e,
             "x1": round(x1 + dx * shrink + ox, 1), "y1": round(y1 + dy * shrink + oy, 1),
             "x2": round(x2 - dx * shrink + ox, 1), "y2": round(y2 - dy * shrink + oy, 1),
-            "lx": round((x1 + x2) / 2 + ox * 1.5, 1), "ly": round((y1 + y2) / 2 + oy * 1.5, 1),
+            "lx": round(x1 + 0.62 * dx + ox * 1.5, 1), "ly": round(y1 + 0.62 * dy + oy * 1.5, 1),
             "width": round(1.5 + 5 * (abs(e["amount"]) / top if e.get("amount") else 0), 1),
         })
     nodes = [{"name": nm, "x": pos[nm][0], "y": pos[nm][1], "accused": nm in accounts} for nm in names]
@@ -318,17 +334,22 @@ def accusation(case: dict[str, Any], n_signals: int) -> str:
     what = KIND_TEXT.get(case["kind"], case["kind"])
     p = case.get("p_value")
     hands = list(case.get("hands") or [])
-    text = (f"{who} {'is' if len(accounts) == 1 else 'are'} suspected of {what}. {case['summary']} "
+    summary = str(case["summary"]).strip()
+    if summary and summary[-1] not in ".!?)":
+        summary += "."
+    text = (f"{who} {'is' if len(accounts) == 1 else 'are'} suspected of {what}. {summary} "
             f"The case rests on {n_signals} signal{'s' if n_signals != 1 else ''} "
             f"(strongest score {_fmt_num(case['score'])}"
             + (f", p = {_fmt_num(p)}" if p is not None else "") + f") and {len(hands)} evidence hand"
             + ("s" if len(hands) != 1 else ""))
     if case.get("tournaments"):
         text += f" in tournament{'s' if len(case['tournaments']) > 1 else ''} {', '.join(case['tournaments'][:5])}"
-    stake = float(case.get("stake") or 0)
-    if stake:
-        text += f"; {_fmt_num(stake)} at stake (chips moved between them {_fmt_num(case.get('moved'))}, " \
-                f"transfers {_fmt_num(case.get('transfers'))}, in play {_fmt_num(case.get('pot_total'))})"
+    moved, transfers = float(case.get("moved") or 0), float(case.get("transfers") or 0)
+    if moved or transfers:
+        text += f"; {_fmt_num(moved + transfers)} moved between them ({_fmt_num(moved)} at the tables, " \
+                f"{_fmt_num(transfers)} by cashier transfer)"
+    if case.get("pot_total"):
+        text += f"; {_fmt_num(case['pot_total'])} in play in the evidence hands"
     return text + "."
 
 

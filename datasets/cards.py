@@ -267,6 +267,15 @@ def evaluate_batch(cards: np.ndarray) -> np.ndarray:
     cards = np.asarray(cards)
     if cards.ndim != 2 or not 5 <= cards.shape[1] <= 7:
         raise ValueError("evaluate_batch wants an (n, 5..7) array of card codes")
+    if cards.shape[0] > _CHUNK:  # bound the temporaries on very large inputs
+        return np.concatenate([_evaluate_rows(cards[i:i + _CHUNK]) for i in range(0, cards.shape[0], _CHUNK)])
+    return _evaluate_rows(cards)
+
+
+_CHUNK = 1 << 20
+
+
+def _evaluate_rows(cards: np.ndarray) -> np.ndarray:
     cards = cards.astype(np.int64, copy=False)
     key = _RK_ARR[cards].sum(axis=1)
     vals = _NF_VALS[np.searchsorted(_NF_KEYS, key)]

@@ -302,7 +302,8 @@ class DecisionView:
     ``min_raise_to``/``max_raise_to`` bound a bet or raise (street totals; the
     same value in fixed limit; ``min_raise_to`` may be an all-in below the
     full minimum).  ``history`` is the hand's action list so far (shared; do
-    not modify).  ``stacks`` maps every dealt-in player to their current
+    not modify); ``len(history)`` is the ``seq`` the line of this decision
+    will get (the ``action`` number of its platform ``decision`` event).  ``stacks`` maps every dealt-in player to their current
     stack, ``bets`` to their current street bet, ``in_hand`` lists players not
     folded.  ``history``, ``stacks``, ``bets`` and ``in_hand`` are live views
     of the hand (the engine updates them in place): read them inside
@@ -760,6 +761,11 @@ def play_hand(
                         to = bi + add
                     else:
                         to = a.amount_to
+                        if type(to) is not int:
+                            try:
+                                to = int(to)
+                            except (TypeError, ValueError, OverflowError):
+                                to = mn
                         if fixed or to < mn:
                             to = mn
                         elif to > mx:

@@ -200,3 +200,13 @@ def test_equity_monte_carlo_preflop():
     e = equity([parse_cards("Ah Ad"), parse_cards("Kc Kd")], [], rng, n=20000)
     assert e.sum() == pytest.approx(1.0)
     assert 0.80 < e[0] < 0.84  # AA vs KK is about 82 %
+
+
+def test_batch_in_chunks_equals_one_pass(monkeypatch):
+    import datasets.cards as C
+
+    rng = np.random.default_rng(3)
+    hands = np.array([rng.permutation(52)[:7] for _ in range(5000)], dtype=np.int8)
+    whole = C.evaluate_batch(hands)
+    monkeypatch.setattr(C, "_CHUNK", 777)
+    assert C.evaluate_batch(hands).tolist() == whole.tolist()

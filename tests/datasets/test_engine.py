@@ -451,3 +451,14 @@ def test_illegal_actions_are_corrected_not_raised():
     assert next(a for a in rec.actions if a.player == "p1" and a.seq >= 2).kind == "raise"
     assert kinds["p3"] in ("check", "fold")
     rec.check_balance()
+
+
+def test_odd_amount_types_are_corrected():
+    s = Script({"p4": [Action("raise", None)], "p1": [Action("raise", 7.9)], "p2": [Action("raise", "lots")],
+                "p3": [Action("fold")]})
+    rec = play(NL, seats_of([100] * 4), 1, s)
+    raises = [(a.player, a.to) for a in rec.actions if a.kind == "raise"]
+    assert raises[0] == ("p4", 4)  # None -> the minimum raise
+    assert raises[1] == ("p1", 7)  # 7.9 -> 7 (truncated, at least the minimum 6)
+    assert raises[2][0] == "p2" and raises[2][1] == 10  # unreadable -> minimum (7 + 3)
+    rec.check_balance()

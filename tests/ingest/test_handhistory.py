@@ -599,3 +599,30 @@ def test_empty_and_headerless_input():
     assert one("").headers_seen == 0
     r = one("PokerStars Tournament #1, No Limit Hold'em\nBuy-In: $1/$0.10\n")
     assert r.headers_seen == 0 and r.tables["hands"].height == 0 and r.quarantine.height == 0
+
+
+def test_every_single_line_deletion_is_parsed_or_quarantined():
+    """Robustness: drop each line of two hands in turn; nothing crashes, nothing vanishes,
+    and a stored hand still balances (a deletion that keeps a hand consistent is fine)."""
+    texts = []
+    for base in (CASH, SIDE, PKO):
+        lines = base.split("\n")
+        for i in range(len(lines)):
+            texts.append("\n".join(lines[:i] + lines[i + 1:]))
+    r = one("\n\n".join(texts))
+    expected_headers = len(texts) - 3  # deleting a header line removes that hand
+    assert r.headers_seen == expected_headers == r.tables["hands"].height + r.quarantine.height
+    assert r.quarantine["reason"].null_count() == 0
+    s = r.tables["seats"]
+    assert (s["stack_end"] >= 0).all()
+
+
+def test_truncated_at_every_line_never_crashes():
+    lines = CASH.split("\n")
+    pieces = ["\n".join(lines[:i]) for i in range(1, len(lines))]
+    r = one("\n\n".join(pieces))
+    assert r.headers_seen == len(pieces) == r.tables["hands"].height + r.quarantine.height
+    # a hand is complete once its summary has the "Total pot" line (the summary seat lines are optional)
+    assert r.tables["hands"].height == sum("Total pot" in p for p in pieces)
+    assert set(r.quarantine["reason"]) <= {"truncated hand", "malformed header", "unbalanced", "unparsed line"}
+    assert r.quarantine.filter(pl.col("reason") == "truncated hand").height >= len(pieces) - 6

@@ -90,7 +90,7 @@ def parse_headers(h: pl.DataFrame) -> pl.DataFrame:
     """
     t = pl.col("t")
     pre = t.str.extract(r"^(.*?) - \d{4}/\d{1,2}/\d{1,2}", 1).fill_null(t)
-    h = h.with_columns(
+    h = h.lazy().with_columns(
         hand_id=t.str.extract(r"#(\d+)", 1),
         is_zoom=t.str.contains("Zoom", literal=True),
         pre=pre,
@@ -105,8 +105,8 @@ def parse_headers(h: pl.DataFrame) -> pl.DataFrame:
         **{f"e_{k}": t.str.extract(r"\[" + _DT + r" ET\]", i) for i, k in enumerate(
             ["y", "mo", "d", "h", "mi", "s"], start=1)},
         local_s=t.str.extract(r"(" + _DT + r"(?: \(?[A-Za-z]+\)?)?)", 1),
-    )
-    h = h.with_columns(
+    ).collect()
+    h = h.lazy().with_columns(
         game_name=pl.col("game_m").struct.field("1").str.to_lowercase(),
         hi_lo=pl.col("game_m").struct.field("2").is_not_null(),
         limit_name=pl.col("game_m").struct.field("3").str.to_lowercase(),
@@ -116,8 +116,8 @@ def parse_headers(h: pl.DataFrame) -> pl.DataFrame:
         bb_button=pl.col("pre").str.extract(r"Button Blind\D*?(\d[\d.,]*)", 1),
         ante_hdr=pl.col("pre").str.extract(r"Ante\D*?(\d[\d.,]*)", 1),
         cur_code=pl.col("pre").str.extract(r"\b([A-Z]{3})\s*\)", 1),
-    )
-    h = h.with_columns(
+    ).collect()
+    h = h.lazy().with_columns(
         game=pl.col("game_name").replace_strict(_GAME_MAP, default=None),
         limit_type=pl.col("limit_name").replace_strict(_LIMIT_MAP, default=None),
         small_blind=money_cents(pl.col("blinds").struct.field("2")),
@@ -125,7 +125,7 @@ def parse_headers(h: pl.DataFrame) -> pl.DataFrame:
             pl.coalesce(pl.col("blinds").struct.field("3"), pl.col("bb_button"))
         ),
         ante_header=money_cents(pl.col("ante_hdr")),
-    )
+    ).collect()
     sym = pl.col("pre")
     cash_currency = pl.coalesce(
         pl.col("cur_code"),
@@ -137,16 +137,16 @@ def parse_headers(h: pl.DataFrame) -> pl.DataFrame:
         .when(sym.str.contains(r"\d SC\b")).then(pl.lit("SC"))
         .otherwise(pl.lit("PLAY")),
     )
-    h = h.with_columns(
+    h = h.lazy().with_columns(
         is_tournament=pl.col("tournament_id").is_not_null(),
         currency=pl.when(pl.col("tournament_id").is_not_null()).then(pl.lit("CHIPS")).otherwise(cash_currency),
-    )
+    ).collect()
     # Tournament buy-in: "$0.98+$0.02 USD", "$10+$10+$2 USD", "100+10", "90 FPP",
     # "250 SC", "Freeroll". Three parts = prize pool + bounty + fee.
     b = pl.col("buyin_s")
     parts = b.str.replace(r" [A-Z]{3}$", "").str.split("+")
     nparts = parts.list.len()
-    h = h.with_columns(
+    h = h.lazy().with_columns(
         t_buy_in=pl.when(b == "Freeroll").then(pl.lit(0, pl.Int64)).otherwise(money_cents(parts.list.get(0, null_on_oob=True))),
         t_bounty=pl.when(nparts == 3).then(money_cents(parts.list.get(1, null_on_oob=True))).otherwise(pl.lit(0, pl.Int64)),
         t_fee=pl.when(nparts == 3).then(money_cents(parts.list.get(2, null_on_oob=True)))
@@ -162,26 +162,26 @@ def parse_headers(h: pl.DataFrame) -> pl.DataFrame:
         .when(b.str.contains("£", literal=True)).then(pl.lit("GBP"))
         .when(b.str.contains("₹", literal=True)).then(pl.lit("INR"))
         .otherwise(pl.lit("PLAY")),
-    )
+    ).collect()
     zones = [z for z in h.get_column("l_z").unique().drop_nulls().to_list()]
     et = _naive("e")
     local = _naive("l")
-    h = h.with_columns(
+    h = h.lazy().with_columns(
         started_at=pl.coalesce(
             _to_utc(et, pl.lit("ET"), ["ET"]),
             _to_utc(local, pl.col("l_z").fill_null("ET"), zones + ["ET"]),
         ),
         started_at_local=pl.col("local_s"),
-    )
+    ).collect()
     # Table line: "Table 'name' 6-max (Play Money) Seat #3 is the button"
     tl = pl.col("table_t").str.extract_groups(r"^Table '(.*)'(?: (\d+)-max)?(.*?)(?: Seat #(\d+) is the button)?$")
-    h = h.with_columns(
+    h = h.lazy().with_columns(
         table_name=tl.struct.field("1"),
         max_seats=tl.struct.field("2").cast(pl.Int32, strict=False),
         button_seat=tl.struct.field("4").cast(pl.Int32, strict=False),
         table_extra=tl.struct.field("3"),
-    )
-    h = h.with_columns(
+    ).collect()
+    h = h.lazy().with_columns(
         currency=pl.when((pl.col("currency") == "PLAY") | pl.col("table_extra").str.contains("Play Money", literal=True))
         .then(pl.when(pl.col("is_tournament")).then(pl.lit("CHIPS")).otherwise(pl.lit("PLAY")))
         .otherwise(pl.col("currency")),
@@ -191,5 +191,5 @@ def parse_headers(h: pl.DataFrame) -> pl.DataFrame:
         .when(pl.col("started_at").is_null()).then(pl.lit("no readable date/time zone"))
         .when(pl.col("table_name").is_null()).then(pl.lit("no table line after the header"))
         .otherwise(None),
-    )
+    ).collect()
     return h.drop("game_m", "blinds")

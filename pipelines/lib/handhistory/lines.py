@@ -12,6 +12,8 @@ of the same hand (see ``parse.py``).
 """
 from __future__ import annotations
 
+import re
+
 import polars as pl
 
 # A hand header: any PokerStars header naming a hand ("Hand", "Zoom Hand",
@@ -36,6 +38,15 @@ VERB_RE = (
     r"shows|mucks hand|mucks|doesn't show hand|doesn't show|sits out|is sitting out|"
     r"discards|stands pat|draws|brings in|brings|bring-in)(.*)$"
 )
+VERBS = [
+    "posts small & big blinds", "posts small blind", "posts big blind", "posts the ante", "posts ante",
+    "posts straddle", "posts button blind", "posts dead blind", "folds", "checks", "calls", "bets", "raises",
+    "shows", "mucks hand", "mucks", "doesn't show hand", "doesn't show", "sits out", "is sitting out",
+    "discards", "stands pat", "draws", "brings in", "brings", "bring-in",
+]
+# Leftmost ": <verb>" followed by a space or the end: removing it leaves the name.
+VERB_SUFFIX_RE = r": (?:" + "|".join(re.escape(v) for v in VERBS) + r")(?: .*)?$"
+TAIL_SUFFIX_RE = r"(?: and is all-in| and has reached the \S+ cap)?(?: \[[^\]]*\])?$"
 ACTION_TAIL_RE = (
     r"^(?: (" + AMT + r"))?(?: to (" + AMT + r"))?"
     r"( and is all-in| and has reached the \S+ cap)?(?: \[[^\]]*\])?$"
@@ -96,17 +107,17 @@ def money_cents(expr: pl.Expr) -> pl.Expr:
 
     A comma is a decimal comma when it is the last separator and is followed
     by one or two digits ("0,25", "1.234,50"); otherwise commas group
-    thousands. Null in, null out.
+    thousands. Null in, null out. Only capture-free regex operations (fast).
     """
     s = expr.str.replace_all(r"[^\d.,]", "").str.strip_chars(".,")
     comma_decimal = s.str.contains(r"^\d[\d.]*,\d{1,2}$")
     s = (
         pl.when(comma_decimal)
-        .then(s.str.replace_all(r"\.", "").str.replace(",", ".", literal=True))
+        .then(s.str.replace_all(".", "", literal=True).str.replace(",", ".", literal=True))
         .otherwise(s.str.replace_all(",", "", literal=True))
     )
-    whole = s.str.extract(r"^(\d*)", 1)
-    frac = s.str.extract(r"\.(\d*)$", 1).fill_null("")
+    whole = s.str.replace(r"\..*$", "")
+    frac = pl.when(s.str.contains(".", literal=True)).then(s.str.replace(r"^[^.]*\.", "")).otherwise(pl.lit(""))
     frac2 = (frac + "00").str.slice(0, 2)
     whole_i = pl.when(whole == "").then(pl.lit("0")).otherwise(whole).cast(pl.Int64, strict=False)
     return pl.when(s.is_null() | (s == "")).then(None).otherwise(whole_i * 100 + frac2.cast(pl.Int64, strict=False))

@@ -193,7 +193,10 @@ class ParsedHands:
 
 def _known(df: pl.DataFrame, names: pl.DataFrame, col: str, flag: str) -> pl.DataFrame:
     """Add boolean ``flag``: is ``df[col]`` one of the seat names of the same hand."""
-    right = names.select("hid", pl.col("player").alias(col)).unique().with_columns(pl.lit(True).alias(flag))
+    right = (
+        names.select("hid", pl.col("player").alias(col), pl.col("seat").alias(f"{flag}_seat"))
+        .unique(["hid", col], keep="first").with_columns(pl.lit(True).alias(flag))
+    )
     return df.join(right, on=["hid", col], how="left", maintain_order="left").with_columns(
         pl.col(flag).fill_null(False)
     )
@@ -230,13 +233,43 @@ _ACTION_CODE = {
 _NONFLOP_VERBS = {"discards", "stands pat", "draws", "brings in", "brings", "bring-in"}
 
 
+
+# Group-wise running values over frames whose groups are contiguous runs of
+# rows (``start`` marks each group's first row). These are plain cumulative
+# sums with a per-group offset: O(n), no hashing, much faster than ``over``
+# on many small groups.
+
+def _starts(key: str) -> pl.Expr:
+    return (pl.col(key) != pl.col(key).shift(1)).fill_null(True)
+
+
+def _g_cumsum(x: pl.Expr, start: pl.Expr) -> pl.Expr:
+    cs = x.cum_sum()
+    return cs - pl.when(start).then(cs - x).forward_fill()
+
+
+def _g_shift(x: pl.Expr, start: pl.Expr, fill) -> pl.Expr:
+    return pl.when(start).then(pl.lit(fill)).otherwise(x.shift(1))
+
+
+def _g_index(start: pl.Expr) -> pl.Expr:
+    i = pl.int_range(pl.len(), dtype=pl.Int64)
+    return i - pl.when(start).then(i).forward_fill()
+
+
+def _g_cummax_nonneg(x: pl.Expr, start: pl.Expr) -> pl.Expr:
+    """Running max within contiguous groups of values in [0, 2**40)."""
+    gi = start.cast(pl.Int64).cum_sum()
+    big = 1 << 40
+    return (x + gi * big).cum_max() - gi * big
+
 # ----------------------------------------------------------------------------- core
 
 def _lines_frame(texts: list[str], files: list[str]) -> pl.DataFrame:
     """One row per line of every text: fidx, lno (1-based), raw."""
     df = pl.DataFrame({"fidx": pl.Series(range(len(texts)), dtype=pl.Int32), "raw": texts})
     df = df.with_columns(pl.col("raw").str.split("\n")).explode("raw")
-    return df.with_columns(lno=(pl.int_range(pl.len()).over("fidx") + 1).cast(pl.Int32))
+    return df.with_columns(lno=(_g_index(_starts("fidx")) + 1).cast(pl.Int32))
 
 
 def parse_text(text: str, source_file: str) -> ParsedHands:
@@ -255,7 +288,7 @@ def _parse_lines(L: pl.DataFrame, files: list[str]) -> ParsedHands:  # noqa: C90
     headers_seen = int(L.get_column("is_hdr").sum())
     if headers_seen == 0:
         return ParsedHands()
-    L = L.with_columns(ln=(pl.int_range(pl.len()).over("hid")).cast(pl.Int32))
+    L = L.with_columns(ln=_g_index(_starts("hid")).cast(pl.Int32))
 
     # --- sections ------------------------------------------------------------------
     mk = t.str.extract(G.MARKER_RE, 1)
@@ -283,7 +316,7 @@ def _parse_lines(L: pl.DataFrame, files: list[str]) -> ParsedHands:  # noqa: C90
         blank=t == "",
     )
     L = L.with_columns(
-        trail=((pl.col("blank") & (pl.col("sec") == "summary")).cum_sum().over("hid") > 0)
+        trail=(_g_cumsum((pl.col("blank") & (pl.col("sec") == "summary")).cast(pl.Int32), _starts("hid")) > 0)
     )
     L = L.filter(~pl.col("trail")).drop("trail")
 
@@ -301,7 +334,7 @@ def _parse_lines(L: pl.DataFrame, files: list[str]) -> ParsedHands:  # noqa: C90
     )
     con = duckdb.connect()
     try:
-        con.register("hh", H.select("hid", "norm").to_arrow())
+        con.register("hh", H.select("hid", "norm").to_arrow(compat_level=pl.CompatLevel.newest()))
         hashes = con.sql("SELECT hid, md5(norm) AS content_hash FROM hh").pl()
     finally:
         con.close()
@@ -344,15 +377,26 @@ def _parse_lines(L: pl.DataFrame, files: list[str]) -> ParsedHands:  # noqa: C90
     dup = S.filter(pl.col("seat").is_duplicated() | pl.col("player").is_duplicated().over("hid"))
     dup = dup.filter(pl.struct("hid", "seat").is_duplicated() | pl.struct("hid", "player").is_duplicated())
     issues.append(_issue(dup, 4, "malformed hand", pl.format("duplicate seat or player: {}", pl.col("player"))))
-    names = S.select("hid", "player")
+    names = S.select("hid", "player", "seat")
 
-    # verb lines
-    X = B.filter(pl.col("kind") == "x").with_columns(g=t.str.extract_groups(G.VERB_RE))
-    V = X.filter(pl.col("g").struct.field("1").is_not_null()).with_columns(
-        player=pl.col("g").struct.field("1"), verb=pl.col("g").struct.field("2"),
-        tail=pl.col("g").struct.field("3"),
-    ).drop("g")
-    R = X.filter(pl.col("g").struct.field("1").is_null()).drop("g")
+    # verb lines. Fast path: the name is what precedes the leftmost ": <verb>"
+    # (capture-free regex); lines whose name so found is not seated are tried
+    # again with the greedy pattern (names that themselves contain ": <verb>").
+    X = B.filter(pl.col("kind") == "x").with_columns(hit=t.str.contains(G.VERB_SUFFIX_RE))
+    R = X.filter(~pl.col("hit")).drop("hit")
+    V = X.filter(pl.col("hit")).drop("hit").with_columns(player=t.str.replace(G.VERB_SUFFIX_RE, ""))
+    V = V.with_columns(rest=t.str.slice(pl.col("player").str.len_chars() + 2))
+    rest = pl.col("rest")
+    verb = pl.lit(None, pl.String)
+    for v in reversed(G.VERBS):
+        verb = pl.when(rest.str.starts_with(v)).then(pl.lit(v)).otherwise(verb)
+    V = V.with_columns(verb=verb).with_columns(tail=rest.str.slice(pl.col("verb").str.len_chars())).drop("rest")
+    V = _known(V, names, "player", "known")
+    slow = V.filter(~pl.col("known")).drop("player", "verb", "tail", "known", "known_seat").with_columns(
+        g=t.str.extract_groups(G.VERB_RE))
+    slow = slow.with_columns(player=pl.col("g").struct.field("1"), verb=pl.col("g").struct.field("2"),
+                             tail=pl.col("g").struct.field("3")).drop("g")
+    V = pl.concat([V.filter(pl.col("known")).drop("known", "known_seat"), slow], how="vertical").sort("hid", "ln")
     V = _known(V, names, "player", "known")
     # "NAME: sits out" may come from a player not in the seat list
     V_sit = V.filter(pl.col("verb").is_in(["sits out", "is sitting out"]))
@@ -366,22 +410,29 @@ def _parse_lines(L: pl.DataFrame, files: list[str]) -> ParsedHands:  # noqa: C90
 
     A = V.filter(pl.col("verb").is_in(list(_ACTION_CODE)) & pl.col("sec").is_in(["setup", "preflop", "flop", "turn", "river"]))
     issues.append(_unparsed(V.filter(pl.col("verb").is_in(list(_ACTION_CODE)) & ~pl.col("sec").is_in(["setup", "preflop", "flop", "turn", "river"])), " (action outside a betting street)"))
-    A = A.with_columns(tg=pl.col("tail").str.extract_groups(G.ACTION_TAIL_RE), action=pl.col("verb").replace_strict(_ACTION_CODE))
-    A = A.with_columns(
-        amt=G.money_cents(pl.col("tg").struct.field("1")),
-        to=G.money_cents(pl.col("tg").struct.field("2")),
-        is_all_in=pl.col("tg").struct.field("3").fill_null("").str.contains("all-in"),
-        tail_ok=pl.col("tg").struct.field("1").is_not_null() | pl.col("tail").str.contains(G.ACTION_TAIL_RE),
-    )
+    A = A.with_columns(action=pl.col("verb").replace_strict(_ACTION_CODE))
+    tail = pl.col("tail")
+    core = tail.str.replace(G.TAIL_SUFFIX_RE, "").str.strip_chars()
+    is_r = pl.col("action") == "raise"
+    A = A.with_columns(core=core)
+    core = pl.col("core")
+    A = A.with_columns(amt_s=pl.when(is_r).then(core.str.replace(r" to .*$", "")).otherwise(core),
+                       to_s=pl.when(is_r & core.str.contains(" to ", literal=True)).then(core.str.replace(r"^.* to ", "")))
+    A = A.lazy().with_columns(
+        tail_ok=tail.str.contains(G.ACTION_TAIL_RE),
+        is_all_in=tail.str.contains(" and is all-in", literal=True),
+        amt=G.money_cents(pl.col("amt_s")),
+        to=G.money_cents(pl.col("to_s")),
+    ).collect().drop("core", "amt_s", "to_s")
     a = pl.col("action")
     shape_ok = (
         pl.when(a.is_in(["fold", "check"])).then(pl.col("amt").is_null() & pl.col("tail_ok"))
         .when(a == "raise").then(pl.col("amt").is_not_null() & pl.col("to").is_not_null())
         .otherwise(pl.col("amt").is_not_null() & pl.col("to").is_null())
-    )
+    ) & pl.col("tail_ok")
     A = A.with_columns(shape_ok=shape_ok.fill_null(False))
     issues.append(_unparsed(A.filter(~pl.col("shape_ok"))))
-    A = A.filter(pl.col("shape_ok")).drop("tg", "tail_ok", "shape_ok")
+    A = A.filter(pl.col("shape_ok")).drop("tail_ok", "shape_ok")
 
     # showdown lines
     SH = V.filter(pl.col("verb").is_in(["shows", "mucks", "mucks hand", "doesn't show hand", "doesn't show"]))
@@ -564,22 +615,35 @@ def _parse_lines(L: pl.DataFrame, files: list[str]) -> ParsedHands:  # noqa: C90
     A = A.with_columns(
         live_nr=live_nonraise,
         is_raise=a == "raise",
-        seq=pl.int_range(pl.len()).over("hid").cast(pl.Int32),
+        seq=_g_index(_starts("hid")).cast(pl.Int32),
     )
-    grp = ["hid", "street", "player"]
-    A = A.with_columns(seg=pl.col("is_raise").cast(pl.Int32).cum_sum().over(grp))
-    A = A.with_columns(base=pl.when(pl.col("is_raise")).then(pl.col("to")).forward_fill().over(grp).fill_null(0))
-    A = A.with_columns(level_after=pl.col("base") + pl.col("live_nr").cum_sum().over(grp + ["seg"]))
-    A = A.with_columns(level_before=pl.col("level_after").shift(1).over(grp).fill_null(0))
+    # window keys as single integers: (hand, street) and (hand, street, seat)
+    street_i = pl.col("street").replace_strict({"preflop": 0, "flop": 1, "turn": 2, "river": 3}, return_dtype=pl.Int64)
+    A = A.with_columns(
+        k_hs=pl.col("hid").cast(pl.Int64) * 4 + street_i,
+    ).with_columns(k_hsp=pl.col("k_hs") * 1024 + pl.col("known_seat").cast(pl.Int64))
+    # per player and street: live level after each line = last "raise to" + later live chips
+    P = A.select(
+        row=pl.int_range(pl.len(), dtype=pl.Int64), k="k_hsp", is_raise="is_raise",
+        to=pl.col("to").fill_null(0), live_nr="live_nr",
+    ).sort("k", maintain_order=True)
+    st = _starts("k")
+    P = P.with_columns(
+        base=pl.when(pl.col("is_raise")).then(pl.col("to")).when(st).then(pl.lit(0, pl.Int64)).forward_fill(),
+        run_live=_g_cumsum(pl.col("live_nr"), st | pl.col("is_raise")),
+    ).with_columns(level_after=pl.col("base") + pl.col("run_live"))
+    P = P.with_columns(level_before=_g_shift(pl.col("level_after"), st, 0)).sort("row")
+    A = A.with_columns(level_after=P["level_after"], level_before=P["level_before"])
+    st_street = _starts("k_hs")
     A = A.with_columns(
         amount=pl.when(pl.col("is_raise")).then(pl.col("to") - pl.col("level_before")).otherwise(pl.col("amt").fill_null(0)),
-        street_max_before=pl.col("level_after").cum_max().shift(1).over(["hid", "street"]).fill_null(0),
+        street_max_before=_g_shift(_g_cummax_nonneg(pl.col("level_after"), st_street), st_street, 0),
     )
     A = A.with_columns(
         to_call=pl.when(a.str.starts_with("post")).then(pl.lit(0, pl.Int64))
         .otherwise(pl.max_horizontal(pl.col("street_max_before") - pl.col("level_before"), pl.lit(0, pl.Int64))),
-        pot_before=pl.col("amount").cum_sum().shift(1).over("hid").fill_null(0),
-        folds_before=(a == "fold").cast(pl.Int32).cum_sum().shift(1).over("hid").fill_null(0),
+        pot_before=_g_shift(_g_cumsum(pl.col("amount"), _starts("hid")), _starts("hid"), 0),
+        folds_before=_g_shift(_g_cumsum((a == "fold").cast(pl.Int32), _starts("hid")), _starts("hid"), 0),
     )
     bad_raise = A.filter(pl.col("amount") < 0)
     issues.append(_unparsed(bad_raise, " (raise to less than already committed)"))
@@ -732,11 +796,12 @@ def _parse_lines(L: pl.DataFrame, files: list[str]) -> ParsedHands:  # noqa: C90
     )
     tables["seats"] = _finish(seats, "seats")
 
-    acts = with_id(A).join(S.select("hid", "n"), on="hid", how="left").unique(["hid", "seq"], keep="first", maintain_order=True)
+    n_by_hand = H.select("hid", "hand_id", n=pl.col("n_players"))
+    acts = A.join(n_by_hand, on="hid", how="inner", maintain_order="left")
     acts = acts.with_columns(
         raise_to=pl.when(pl.col("is_raise")).then(pl.col("to")),
         n_active=(pl.col("n") - pl.col("folds_before")).cast(pl.Int32),
-    ).sort(["hid", "seq"]).with_columns(*_dec(["amount", "raise_to", "pot_before", "to_call"]))
+    ).with_columns(*_dec(["amount", "raise_to", "pot_before", "to_call"]))
     tables["actions"] = _finish(acts, "actions")
 
     shown = pl.concat([

@@ -1,0 +1,91 @@
+"""Parser speed: decode + parse of >= 200,000 real hands, next to a plain read.
+
+Builds a temporary folder with the real PokerStars corpus files repeated, each
+copy with new hand ids (the header's ``#<id>`` gets a copy prefix), until at
+least ``--hands`` hand headers are there. Then times, in this order:
+
+1. a plain read of every file (bytes, no decoding);
+2. ``parse_files`` (read + decode + parse, process pool of ``--workers``).
+
+Prints hands/s, MB/s and peak resident memory (``resource.getrusage``: this
+process and, separately, the largest worker).
+
+    .venv/bin/python benchmarks/parse_bench.py [--hands 200000] [--workers 2]
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import resource
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from pipelines.lib.handhistory import decode_bytes, parse_files  # noqa: E402
+
+CORPORA = Path(os.environ.get("RAILBIRD_CORPORA") or Path(__file__).resolve().parents[1].parent / "shared" / "corpora")
+HEADER = re.compile(r"^(PokerStars (?:[A-Za-z]+ )*?(?:Hand|Game) #)(\d+)", re.M)
+
+
+def build(folder: Path, want: int) -> tuple[list[Path], int]:
+    sources = []
+    for p in sorted((CORPORA / "pokerstars").rglob("*.txt")):
+        text = decode_bytes(p.read_bytes())
+        n = len(HEADER.findall(text))
+        if n:
+            sources.append((p.name, text, n))
+    per_copy = sum(n for _, _, n in sources)
+    copies = -(-want // per_copy)
+    files, total = [], 0
+    for k in range(copies):
+        d = folder / f"copy{k:03d}"
+        d.mkdir()
+        for i, (name, text, n) in enumerate(sources):
+            new = HEADER.sub(lambda m: f"{m.group(1)}{k + 1}{m.group(2)}", text)
+            out = d / f"{i:04d}.txt"
+            out.write_text(new, encoding="utf-8")
+            files.append(out)
+            total += n
+    return files, total
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--hands", type=int, default=200_000)
+    ap.add_argument("--workers", type=int, default=2)
+    args = ap.parse_args()
+    tmp = Path(tempfile.mkdtemp(prefix="railbird-bench-"))
+    try:
+        t0 = time.perf_counter()
+        files, headers = build(tmp, args.hands)
+        size = sum(f.stat().st_size for f in files)
+        print(f"built {len(files)} files, {headers} hand headers, {size / 1e6:.0f} MB in {time.perf_counter() - t0:.1f}s")
+
+        t0 = time.perf_counter()
+        n = 0
+        for f in files:
+            n += len(f.read_bytes())
+        read_s = time.perf_counter() - t0
+        print(f"plain read:          {read_s:6.2f}s  {size / 1e6 / read_s:8.0f} MB/s  {headers / read_s:10.0f} hands/s")
+
+        t0 = time.perf_counter()
+        r = parse_files(files, workers=args.workers)
+        parse_s = time.perf_counter() - t0
+        assert r.headers_seen == headers, (r.headers_seen, headers)
+        stored = r.tables["hands"].height
+        print(f"decode+parse:        {parse_s:6.2f}s  {size / 1e6 / parse_s:8.0f} MB/s  {headers / parse_s:10.0f} hands/s "
+              f"({stored} stored, {r.quarantine.height} quarantined, workers={args.workers})")
+        me = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        kids = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+        print(f"peak RSS: this process {me:.0f} MB, largest worker {kids:.0f} MB")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

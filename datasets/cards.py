@@ -311,6 +311,70 @@ def evaluate_omaha_batch(hole: np.ndarray, board: np.ndarray) -> np.ndarray:
 
 
 # ----------------------------------------------------------------------------
+# Eight-or-better low (Omaha Hi/Lo)
+
+NO_LOW = -1
+_LOW_RANK = [((c >> 2) + 1) % 13 for c in range(52)]  # A -> 0, 2 -> 1, ..., 8 -> 7, 9.. -> 8..
+
+
+def _low_value(ranks_desc: Sequence[int]) -> int:
+    # lower cards are better: invert each low rank (0..7) so a higher value is a better low
+    v = 0
+    for r in ranks_desc:
+        v = (v << 4) | (7 - r)
+    return v
+
+
+def evaluate_low8(cards: Sequence[int]) -> int:
+    """Eight-or-better low value of the best five of 5-7 cards (higher is better), or ``NO_LOW`` (-1).
+
+    A low needs five different ranks from A-8 (aces low; straights and
+    flushes do not count against it).  Method: take the distinct low ranks
+    present; with five or more, the best low is the five smallest.  Lows
+    compare from the highest card down (8-6-4-3-2 beats 8-7-3-2-A).  The
+    value packs the inverted ranks
+    so that a larger int is a better low; the wheel 5-4-3-2-A is the best.
+    """
+    m = 0
+    for c in cards:
+        r = _LOW_RANK[c]
+        if r < 8:
+            m |= 1 << r
+    if m.bit_count() < 5:
+        return NO_LOW
+    ranks = [r for r in range(8) if m >> r & 1][:5]
+    return _low_value(ranks[::-1])
+
+
+def evaluate_omaha_low8(hole: Sequence[int], board: Sequence[int]) -> int:
+    """Omaha eight-or-better low: exactly two hole cards and three board cards, or ``NO_LOW``.
+
+    Enumerates the two-plus-three choices and keeps the best five-distinct
+    low (see :func:`evaluate_low8`).
+    """
+    best = NO_LOW
+    lh = [_LOW_RANK[c] for c in hole]
+    lb = [_LOW_RANK[c] for c in board]
+    for i, j in _OMAHA_HOLE_IDX[len(hole)]:
+        a, b = lh[i], lh[j]
+        if a >= 8 or b >= 8 or a == b:
+            continue
+        for x, y, z in _BOARD_IDX[len(board)]:
+            rs = {a, b, lb[x], lb[y], lb[z]}
+            if len(rs) == 5 and max(rs) < 8:
+                v = _low_value(sorted(rs, reverse=True))
+                if v > best:
+                    best = v
+    return best
+
+
+def describe_low(value: int) -> str:
+    """PokerStars' words for a low, e.g. ``'8,6,4,3,A'`` (as in ``shows [..] (Lo: 8,6,4,3,A)``)."""
+    names = "A2345678"
+    return ",".join(names[7 - ((value >> (16 - 4 * i)) & 15)] for i in range(5))
+
+
+# ----------------------------------------------------------------------------
 # Descriptions in the PokerStars wording
 
 _RANK_NAME = ["Deuce", "Three", "Four", "Five", "Six", "Seven", "Eight", "Nine", "Ten",

@@ -210,3 +210,39 @@ def test_batch_in_chunks_equals_one_pass(monkeypatch):
     whole = C.evaluate_batch(hands)
     monkeypatch.setattr(C, "_CHUNK", 777)
     assert C.evaluate_batch(hands).tolist() == whole.tolist()
+
+
+def ref_low(five):
+    """A qualifying 8-or-better low of exactly five cards as its descending ranks (lower is better), or None."""
+    r = sorted({((c // 4) + 1) % 13 for c in five}, reverse=True)
+    if len(r) == 5 and r[0] < 8:
+        return tuple(r)
+    return None
+
+
+def test_low8_against_reference():
+    from datasets.cards import NO_LOW, describe_low, evaluate_low8, evaluate_omaha_low8
+
+    assert describe_low(evaluate_low8(parse_cards("5c 4d 3h 2s Ac Kd Kc"))) == "5,4,3,2,A"
+    assert evaluate_low8(parse_cards("9c 9d Th 2s Ac Kd Kc")) == NO_LOW
+    assert evaluate_low8(parse_cards("8c 6d 4h 3s 2c")) > evaluate_low8(parse_cards("8c 7d 2h 3s Ac"))
+    rng = np.random.default_rng(21)
+    for _ in range(800):
+        hand = rng.permutation(52)[:7].tolist()
+        lows = [x for x in (ref_low(c) for c in combinations(hand, 5)) if x]
+        v = evaluate_low8(hand)
+        if not lows:
+            assert v == NO_LOW
+        else:
+            assert describe_low(v) == ",".join("A2345678"[r] for r in min(lows))
+    for _ in range(400):
+        d = rng.permutation(52).tolist()
+        hole, board = d[:4], d[4:9]
+        lows = [x for x in (ref_low(h + b) for h in combinations(hole, 2) for b in combinations(board, 3)) if x]
+        v = evaluate_omaha_low8(hole, board)
+        if not lows:
+            assert v == NO_LOW
+        else:
+            assert describe_low(v) == ",".join("A2345678"[r] for r in min(lows))
+    # Omaha: a low needs two hole cards; three low board cards + one low hole card is no low
+    assert evaluate_omaha_low8(parse_cards("Ac Kd Qh Js"), parse_cards("2c 3d 4h 9s Tc")) == NO_LOW

@@ -26,7 +26,9 @@ as in the real files under ``shared/corpora/pokerstars``:
   Rake R``, ``Board [..]`` and one summary line per player dealt in.
 
 Money is written like the client: ``$0.05``, ``$1``, ``$10.50`` (whole
-amounts without cents); tournament chips as integers.
+amounts without cents) for stakes, stacks, pots and bounties; tournament
+prizes always with cents (``received $40.00.``); tournament chips as
+integers.
 """
 
 from __future__ import annotations
@@ -73,6 +75,11 @@ def money(cents: int, symbol: str = "$") -> str:
     neg = "-" if cents < 0 else ""
     c = abs(cents)
     return f"{neg}{symbol}{c // 100}.{c % 100:02d}"
+
+
+def prize(cents: int, symbol: str = "$") -> str:
+    """A tournament prize as the client writes it, always with cents: ``$40.00``, ``$141.51``."""
+    return f"{symbol}{cents // 100}.{cents % 100:02d}"
 
 
 def et_time(ts: datetime) -> str:
@@ -242,12 +249,12 @@ def write_hand(record: HandRecord, *, view: str = "operator", hero: str | None =
     for f in r.finishes:
         if f.place == 1:
             if f.prize:
-                out.append(f"{f.player} wins the tournament and receives {money(f.prize, sym)} - congratulations!")
+                out.append(f"{f.player} wins the tournament and receives {prize(f.prize, sym)} - congratulations!")
             else:
                 out.append(f"{f.player} wins the tournament")
         elif f.prize:
             out.append(f"{f.player} finished the tournament in {ordinal(f.place)} place and received "
-                       f"{money(f.prize, sym)}.")
+                       f"{prize(f.prize, sym)}.")
         else:
             out.append(f"{f.player} finished the tournament in {ordinal(f.place)} place")
 

@@ -150,23 +150,20 @@ def test_progressive_bounty_and_win_lines():
     cfg = GameConfig("holdem", "no_limit", 50, 100)
     tour = TournamentInfo("3456789012", 500, 100, 4, 500, progressive=True)
     seats = [SeatState(1, "amy", 5000, bounty=750), SeatState(2, "bob", 400, bounty=501)]
-    deck = deck_for(["7c 2d", "Ah Ad"], "Qs 9h 4s 3c 8d")  # heads-up: amy button/SB, bob BB
+    # heads-up: amy is button and small blind; dealing starts left of the button (bob)
+    deck = deck_for(["7c 2d", "Ah Ad"], "Qs 9h 4s 3c 8d")
     s = Script({p: [Action("raise", 10**6)] for p in ("amy", "bob")})
     rec = play_hand(cfg, seats, 1, {p.player: s for p in seats}, np.random.default_rng(0), "250000000002", T0,
-                    "3456789012 1", 9, tournament=tour, deck=[c for c in deck])
-    # amy is dealt first (left of the button is bob... heads-up dealing starts left of the button)
-    winner = max(rec.final_stacks, key=rec.final_stacks.get)
-    rec.finishes = [Finish(p, 2, 1000) for p in rec.eliminated] + [Finish(winner, 1, 2500)]
-    text = write_hand(rec)
-    if rec.eliminated:
-        loser = rec.eliminated[0]
-        b = 501 if loser == "bob" else 750
-        cash, inc = b - b // 2, b // 2
-        own = 750 if winner == "amy" else 501
-        assert (f"{winner} wins {money(cash)} for eliminating {loser} and their own bounty increases by "
-                f"{money(inc)} to {money(own + inc)}") in text
-        assert f"{loser} finished the tournament in 2nd place and received $10." in text
-        assert f"{winner} wins the tournament and receives $25 - congratulations!" in text
+                    "3456789012 1", 9, tournament=tour, deck=deck)
+    assert rec.hole["amy"] == parse_cards("Ah Ad") and rec.eliminated == ["bob"]
+    rec.finishes = [Finish("bob", 2, 1000), Finish("amy", 1, 2500)]
+    lines = write_hand(rec).split("\n")
+    i = lines.index("*** SUMMARY ***")
+    assert lines[i - 3:i] == [
+        "amy wins $2.51 for eliminating bob and their own bounty increases by $2.50 to $10",
+        "bob finished the tournament in 2nd place and received $10.00.",
+        "amy wins the tournament and receives $25.00 - congratulations!",
+    ]
 
 
 def test_split_progressive_bounty_line():

@@ -79,14 +79,23 @@ hs AS (
   SELECT account, tournament_id, started_at AS ts, 'hands' AS source, hand_id
   FROM runs WHERE is_out AND NOT coalesce(prev_out, FALSE)
 ),
-allx AS (SELECT * FROM ev UNION ALL SELECT * FROM hs),
+-- a start seen in the hands is dropped when the platform logged that sit-out
+-- (an event of the same player and event within merge_s: tables keep their own
+-- clocks, the event time is the precise one)
+hs_only AS (
+  SELECT hs.* FROM hs
+  WHERE NOT EXISTS (
+    SELECT 1 FROM ev WHERE ev.account = hs.account AND ev.tournament_id = hs.tournament_id
+      AND abs(epoch(ev.ts) - epoch(hs.ts)) <= $merge)
+),
+allx AS (SELECT * FROM ev UNION ALL SELECT * FROM hs_only),
 ordered AS (
   SELECT *, lag(ts) OVER (PARTITION BY account, tournament_id ORDER BY ts, source) AS prev_ts
   FROM allx
 ),
 kept AS (
   SELECT account, tournament_id, ts, source, hand_id
-  FROM ordered WHERE prev_ts IS NULL OR epoch(ts) - epoch(prev_ts) > ?
+  FROM ordered WHERE prev_ts IS NULL OR epoch(ts) - epoch(prev_ts) > $merge
 ),
 hh AS (
   SELECT s.player AS account, h.tournament_id, h.started_at, h.hand_id
@@ -149,7 +158,7 @@ class CoordinatedSitoutDetector(Detector):
             self.missing_.append("platform sit_out/sit_in events (sit-outs read from the hands only, to the hand)")
         if idf.table_rows(con, "tournament_finishes") == 0:
             self.missing_.append("bubble weighting (no tournament finishes)")
-        starts = con.sql(_STARTS_SQL, params=[self.merge_s]).pl()
+        starts = con.sql(_STARTS_SQL, params={"merge": self.merge_s}).pl()
         spans = con.sql(_SPAN_SQL).pl()
         # field size over time: entrants minus finishers whose finishing hand came earlier
         fin = con.sql("""

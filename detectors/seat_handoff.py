@@ -134,8 +134,10 @@ class SeatHandoffDetector(Detector):
 
     # ------------------------------------------------------------------ candidates
     def _session_candidates(self, con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
-        """Logins during an account's play in an event from a changed device or network."""
-        q = f"""
+        """Logins during an account's play in an event from a device or network other
+        than the one it started the event on (the last login before its first hand:
+        an account may play several events at once, each with its own session)."""
+        q = """
         WITH s AS (
           SELECT account, session, ip, device, login_at,
                  CASE WHEN regexp_matches(coalesce(ip, ''), '^\\d+\\.\\d+\\.\\d+\\.\\d+$')
@@ -144,12 +146,11 @@ class SeatHandoffDetector(Detector):
         ),
         s2 AS (
           SELECT *,
-            lag(device) OVER w AS prev_device, lag(net) OVER w AS prev_net,
             login_at = min(login_at) OVER (PARTITION BY account, device) AS new_device,
             login_at = min(login_at) OVER (PARTITION BY account, net) AS new_net,
             count(*) OVER (PARTITION BY account, device) AS device_sessions,
             count(*) OVER (PARTITION BY account) AS account_sessions
-          FROM s WINDOW w AS (PARTITION BY account ORDER BY login_at)
+          FROM s
         ),
         acct AS (
           SELECT s.player AS account, h.tournament_id,
@@ -157,16 +158,22 @@ class SeatHandoffDetector(Detector):
           FROM seats s JOIN hands h USING (hand_id)
           WHERE h.is_tournament AND h.tournament_id IS NOT NULL AND s.dealt_in AND NOT s.sitting_out
           GROUP BY ALL
+        ),
+        init AS (
+          SELECT acct.account, acct.tournament_id,
+                 arg_max(s2.device, s2.login_at) AS dev0, arg_max(s2.net, s2.login_at) AS net0
+          FROM acct JOIN s2 ON s2.account = acct.account AND s2.login_at <= acct.t_first
+          GROUP BY ALL
         )
         SELECT acct.account, acct.tournament_id, s2.session, s2.login_at, s2.device, s2.ip,
-               s2.prev_device, s2.prev_net, s2.net,
-               s2.device IS DISTINCT FROM s2.prev_device AS device_changed,
-               s2.net IS DISTINCT FROM s2.prev_net AS net_changed,
+               init.dev0 AS prev_device, init.net0 AS prev_net, s2.net,
+               s2.device IS DISTINCT FROM init.dev0 AS device_changed,
+               s2.net IS DISTINCT FROM init.net0 AS net_changed,
                s2.new_device, s2.new_net, s2.device_sessions, s2.account_sessions, acct.n_hands
-        FROM acct JOIN s2 ON s2.account = acct.account
-          AND s2.login_at > acct.t_first AND s2.login_at <= acct.t_last
-        WHERE s2.prev_device IS NOT NULL
-          AND (s2.device IS DISTINCT FROM s2.prev_device OR s2.net IS DISTINCT FROM s2.prev_net)
+        FROM acct JOIN init USING (account, tournament_id)
+        JOIN s2 ON s2.account = acct.account AND s2.login_at > acct.t_first AND s2.login_at <= acct.t_last
+        WHERE s2.device IS DISTINCT FROM init.dev0 OR s2.net IS DISTINCT FROM init.net0
+        ORDER BY acct.account, acct.tournament_id, s2.login_at
         """
         return con.sql(q).pl()
 
@@ -230,7 +237,8 @@ class SeatHandoffDetector(Detector):
         if not rows:
             self.rows_ = []
             return pl.DataFrame(schema=out_schema)
-        df = pl.DataFrame(rows)
+        rows = self._pool(rows)
+        df = pl.DataFrame([{k: v for k, v in r.items() if not k.startswith("_")} for r in rows])
         p_style = idf.fisher_combine(np.column_stack([df["p_mix"].to_numpy(), df["p_size"].to_numpy()]))
         p_time = df["p_time"].to_numpy().astype(float)
         p_all = idf.fisher_combine(np.column_stack([p_style, p_time]))
@@ -250,6 +258,32 @@ class SeatHandoffDetector(Detector):
         df = df.sort("score", descending=True).unique(["account", "tournament_id"], keep="first", maintain_order=True)
         self.rows_ = df.to_dicts()
         return df.with_row_index("cand").with_columns(pl.col("cand").cast(pl.Int64))
+
+    def _pool(self, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Pool the before/after samples of one account's mid-event logins from the
+        same device: a helper who takes the seat in several events brings the
+        same machine each time, and the pooled test has the power a single
+        short event lacks. Per-event figures stay in ``*_event`` columns."""
+        groups: dict[tuple, list[dict[str, Any]]] = {}
+        for r in rows:
+            key = (r["account"], r["device"]) if self.has_sessions_ and r["device"] is not None else (id(r),)
+            groups.setdefault(key, []).append(r)
+        for g in groups.values():
+            for r in g:
+                for k in ("p_mix", "p_size", "p_time"):
+                    r[k + "_event"] = r[k]
+                r["n_pooled"] = len(g)
+                r["pooled_tournaments"] = sorted({x["tournament_id"] for x in g})
+            if len(g) < 2:
+                continue
+            cb = np.sum([r["_cb"] for r in g], axis=0)
+            ca = np.sum([r["_ca"] for r in g], axis=0)
+            p_mix = _chi2_p(np.vstack([cb, ca]))
+            p_size = _mwu_p(np.concatenate([r["_sb"] for r in g]), np.concatenate([r["_sa"] for r in g]))
+            p_time = _mwu_p(np.concatenate([r["_xb"] for r in g]), np.concatenate([r["_xa"] for r in g]))
+            for r in g:
+                r["p_mix"], r["p_size"], r["p_time"] = p_mix, p_size, p_time
+        return rows
 
     def _best_split(self, counts: np.ndarray) -> tuple[int, int]:
         """Split maximising the action-mix chi-square (vectorised over splits)."""
@@ -286,6 +320,7 @@ class SeatHandoffDetector(Detector):
         ks_d = float("nan")
         med_b = med_a = float("nan")
         n_db = n_da = 0
+        xb = xa = np.array([], dtype=float)
         if dec is not None and dec.height:
             after_mask = dec["started_at"].to_numpy() >= np.datetime64(cp_time, "us")
             lm = dec["log_ms"].to_numpy()
@@ -324,6 +359,7 @@ class SeatHandoffDetector(Detector):
             "size_before": float(np.median(sb)) if sb.size else float("nan"),
             "size_after": float(np.median(sa)) if sa.size else float("nan"),
             "med_ms_before": med_b, "med_ms_after": med_a, "n_dec_before": n_db, "n_dec_after": n_da,
+            "_cb": before, "_ca": after, "_sb": sb, "_sa": sa, "_xb": xb, "_xa": xa,
         }
 
     # ------------------------------------------------------------------ threshold
@@ -332,12 +368,10 @@ class SeatHandoffDetector(Detector):
             return scores.with_columns(flagged=pl.lit(False))
         q = idf.benjamini_hochberg(scores["p_value"].to_numpy())
         style_ok = scores["p_style"].fill_nan(1.0).fill_null(1.0).to_numpy() < self.signal_p
-        if self.has_decisions_:
-            time_ok = scores["p_time"].fill_nan(1.0).fill_null(1.0).to_numpy() < self.signal_p
-        else:
-            time_ok = np.ones(scores.height, dtype=bool)
         changed = (scores["device_changed"] | scores["net_changed"]).to_numpy() if self.has_sessions_ else np.ones(scores.height, bool)
-        flagged = (q <= self.alpha) & style_ok & time_ok & changed
+        # the style must shift (an honest device switch changes speed, not the game);
+        # timing adds to the combined p-value but is not required on its own
+        flagged = (q <= self.alpha) & style_ok & changed
         for r, qq, f in zip(self.rows_, q, flagged):
             r["q_value"] = float(qq)
         return scores.with_columns(q_value=pl.Series(q), flagged=pl.Series(flagged))
@@ -355,7 +389,10 @@ class SeatHandoffDetector(Detector):
                 baseline=0.0, n=1,
                 text=(f"session {r['session']} at {r['cp_time']}: device {r['device']} (before {r['prev_device']}), "
                       f"ip {r['ip']}; device {'never' if r['new_device'] else 'already'} used by {acc} before, "
-                      f"network {'new' if r['new_net'] else 'seen before'}"),
+                      f"network {'new' if r['new_net'] else 'seen before'}"
+                      + (f"; the same device logged in mid-event in {r['n_pooled']} events "
+                         f"({', '.join(r['pooled_tournaments'])}): their before/after samples are pooled"
+                         if r["n_pooled"] > 1 else "")),
                 sql=f"SELECT session, login_at, logout_at, ip, device FROM sessions WHERE account = {_lit(acc)} ORDER BY login_at",
             ))
         ev.append(Evidence(
@@ -363,7 +400,8 @@ class SeatHandoffDetector(Detector):
             n=int(r["n_dec_after"]), p_value=_nz(r["p_time"]),
             text=(f"median decision {r['med_ms_before']:.0f} ms on {r['n_dec_before']} decisions before hand {r['cp_hand']}, "
                   f"{r['med_ms_after']:.0f} ms on {r['n_dec_after']} after; KS distance {r['ks_d']:.2f}; "
-                  f"Mann-Whitney p {r['p_time']:.2g}; after vs own history p {r['p_hist_time']:.2g}")
+                  f"Mann-Whitney p {r['p_time_event']:.2g} in this event, {r['p_time']:.2g} pooled; "
+                  f"after vs own history p {r['p_hist_time']:.2g}")
             if self.has_decisions_ else "no decision times in the warehouse",
             sql=("SELECT h.started_at >= (SELECT started_at FROM hands WHERE hand_id = " + _lit(r["cp_hand"]) + ") AS after, "
                  "median(d.ms), count(*) FROM decisions d JOIN hands h USING (hand_id) "
@@ -374,7 +412,8 @@ class SeatHandoffDetector(Detector):
             n=int(r["n_hands"] - r["k"]), p_value=_nz(r["p_mix"]),
             text=(f"VPIP {r['vpip_before']:.2f} -> {r['vpip_after']:.2f}, aggression {r['aggr_before']:.2f} -> "
                   f"{r['aggr_after']:.2f}, fold share {r['fold_before']:.2f} -> {r['fold_after']:.2f} over "
-                  f"{r['k']} hands before and {r['n_hands'] - r['k']} after; chi-square p {r['p_mix']:.2g}; "
+                  f"{r['k']} hands before and {r['n_hands'] - r['k']} after; chi-square p {r['p_mix_event']:.2g} "
+                  f"in this event, {r['p_mix']:.2g} pooled; "
                   f"after vs own history p {r['p_hist_mix']:.2g}"),
             sql=("SELECT h.started_at >= (SELECT started_at FROM hands WHERE hand_id = " + _lit(r["cp_hand"]) + ") AS after, "
                  "a.action, count(*) FROM actions a JOIN hands h USING (hand_id) "

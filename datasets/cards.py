@@ -43,6 +43,11 @@ the flush-table and non-flush values (quads and full houses beat a flush;
 a straight flush beats everything), so both tables are consulted and the
 maximum taken.  :func:`evaluate_batch` does the same with numpy arrays
 (``np.searchsorted`` on the sorted key table instead of the dict).
+
+Also here: Omaha's exactly-two-hole-cards rule (:func:`evaluate_omaha`,
+:func:`evaluate_omaha_batch`), eight-or-better lows for Omaha Hi/Lo
+(:func:`evaluate_low8`, :func:`evaluate_omaha_low8`), PokerStars' hand
+descriptions (:func:`describe`) and all-in equity (:func:`equity`).
 """
 
 from __future__ import annotations

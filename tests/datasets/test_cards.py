@@ -246,3 +246,16 @@ def test_low8_against_reference():
             assert describe_low(v) == ",".join("A2345678"[r] for r in min(lows))
     # Omaha: a low needs two hole cards; three low board cards + one low hole card is no low
     assert evaluate_omaha_low8(parse_cards("Ac Kd Qh Js"), parse_cards("2c 3d 4h 9s Tc")) == NO_LOW
+
+
+def test_omaha_equity_on_the_turn_matches_enumeration():
+    hole_a, hole_b = parse_cards("Ah Ad Kc Qd"), parse_cards("Js Ts 9h 8h")
+    board = parse_cards("2s 7s Jd 3c")
+    e = equity([hole_a, hole_b], board)
+    seen = set(hole_a + hole_b + board)
+    wins = 0.0
+    rivers = [c for c in range(52) if c not in seen]
+    for r in rivers:
+        va, vb = evaluate_omaha(hole_a, board + [r]), evaluate_omaha(hole_b, board + [r])
+        wins += 1.0 if va > vb else 0.5 if va == vb else 0.0
+    assert e[0] == pytest.approx(wins / len(rivers))

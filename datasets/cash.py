@@ -84,6 +84,7 @@ class SeatPlan:
     breaks: list[tuple[int, int]] = field(default_factory=list)
     wait_for_bb: bool = False
     seat: int = 0
+    keep: bool = False  # planted partners stay together (not trimmed off a short table)
 
 
 @dataclass
@@ -127,7 +128,7 @@ def make_buckets(n_cash_persons: int, rng: random.Random) -> list[Bucket]:
     Small worlds get few lines so tables fill; the mix includes 9-max,
     PL Omaha, some fixed-limit hold'em and a little PL hold'em.
     """
-    n = max(3, min(14, n_cash_persons // 35))
+    n = max(3, min(14, n_cash_persons // 60))
     low = [0, 1, 2]
     buckets = [Bucket("holdem", "NL", 6, 2), Bucket("holdem", "NL", 9, 1), Bucket("omaha", "PL", 6, 2)]
     extra = [Bucket("holdem", "FL", 9, 2), Bucket("holdem", "NL", 6, 3), Bucket("holdem", "NL", 6, 1),
@@ -159,8 +160,8 @@ def person_buckets(p: Person, buckets: list[Bucket], rng: random.Random) -> list
 
 def session_start(p: Person, day: int, rng: random.Random, t0_ms: int) -> int:
     """A session start: mostly local evening, sometimes any time of day."""
-    if rng.random() < 0.8:
-        local_h = rng.gauss(20.5, 2.2)
+    if rng.random() < 0.9:
+        local_h = rng.gauss(20.5, 1.8)
     else:
         local_h = rng.uniform(8, 26)
     utc_h = (local_h - p.utc_offset) % 24
@@ -233,7 +234,8 @@ class CashPlanner:
         return "s%07d" % self.session_seq
 
     def seat(self, account: str, pid: int, bucket_idx: int, day: int, start: int, end: int, mobile: bool,
-             together_with: CashTablePlan | None = None, exclude: set | None = None, need: int = 1) -> CashTablePlan:
+             together_with: CashTablePlan | None = None, exclude: set | None = None, need: int = 1,
+             keep: bool = False) -> CashTablePlan:
         """Seat ``account`` for [start, end) at a table of the bucket (or ``together_with``)."""
         rng = self.rng
         cands = []
@@ -246,7 +248,7 @@ class CashPlanner:
                 free = sum(1 for f in t.free_from if f <= start)
                 if free >= need and not any(s.account == account and s.end_ms > start for s in t.seats):
                     occupied = len(t.free_from) - free
-                    cands.append((occupied + rng.random() * 2.5, t))
+                    cands.append((occupied + rng.random() * 0.6, t))
             cands = [max(cands, key=lambda x: x[0])[1]] if cands else []
         table = cands[0] if cands else self._new_table(bucket_idx, day)
         free_slots = [i for i, f in enumerate(table.free_from) if f <= start]
@@ -262,11 +264,13 @@ class CashPlanner:
             breaks.append((bs, min(end - MIN_MS, bs + int(rng.uniform(1.5, 12) * MIN_MS))))
         table.seats.append(SeatPlan(account=account, pid=pid, start_ms=start, end_ms=end,
                                     buyin_bb=rng.choice([40, 60, 80, 100, 100, 100, 100]) if b.limit != "FL" else 50,
-                                    mobile=mobile, breaks=breaks, wait_for_bb=rng.random() < 0.3, seat=slot + 1))
+                                    mobile=mobile, breaks=breaks, wait_for_bb=rng.random() < 0.3, seat=slot + 1,
+                                    keep=keep))
         return table
 
     def add_session(self, account: str, pid: int, day: int, start: int, minutes: float, n_tables: int,
-                    bucket_idxs: list[int], events, with_tables: list[CashTablePlan] | None = None) -> list[CashTablePlan]:
+                    bucket_idxs: list[int], events, with_tables: list[CashTablePlan] | None = None,
+                    need: int = 1) -> list[CashTablePlan]:
         """Plan one session: login/logout events and seats at ``n_tables`` tables."""
         rng = self.rng
         end = start + int(minutes * MIN_MS)
@@ -290,15 +294,45 @@ class CashPlanner:
         excl: set = set()
         for k in range(n_tables):
             if with_tables is not None and k < len(with_tables):
-                t = self.seat(account, pid, bucket_idxs[0], day, start, end, mobile, together_with=with_tables[k])
+                t = self.seat(account, pid, bucket_idxs[0], day, start, end, mobile, together_with=with_tables[k],
+                              keep=True)
             else:
                 bi = bucket_idxs[k % len(bucket_idxs)]
                 s_k = start + (0 if k == 0 else rng.randrange(0, 10 * MIN_MS))
                 e_k = end - (0 if k == 0 else rng.randrange(0, int(max(1, (end - s_k) * 0.4))))
-                t = self.seat(account, pid, bi, day, s_k, max(s_k + 10 * MIN_MS, e_k), mobile, exclude=excl)
+                t = self.seat(account, pid, bi, day, s_k, max(s_k + 10 * MIN_MS, e_k), mobile, exclude=excl, need=need,
+                              keep=need > 1)
             excl.add(id(t))
             used.append(t)
         return used
+
+
+def trim_short_tables(table: CashTablePlan, rng: random.Random) -> None:
+    """Players leave tables that have gone heads-up for a while (most look for a fuller game).
+
+    Sweep the table's occupancy; when exactly two players stay alone together
+    for more than 15 minutes, with probability 0.7 both leave 3-12 minutes
+    into that stretch (their seat intervals end; their sessions go on).
+    """
+    for _ in range(6):
+        pts = sorted([(sp.start_ms, 1, id(sp)) for sp in table.seats] + [(sp.end_ms, -1, id(sp)) for sp in table.seats])
+        n = 0
+        seg_start = None
+        changed = False
+        for t, d, _ in pts:
+            if n == 2 and seg_start is not None and t - seg_start > 15 * MIN_MS:
+                if rng.random() < 0.7:
+                    cut = seg_start + int(rng.uniform(3, 12) * MIN_MS)
+                    for sp in table.seats:
+                        if sp.start_ms <= seg_start < sp.end_ms and not sp.keep:
+                            sp.end_ms = max(sp.start_ms + MIN_MS, cut)
+                            sp.breaks = [(a, z) for a, z in sp.breaks if z < sp.end_ms]
+                    changed = True
+                    break
+            n += d
+            seg_start = t if n == 2 else None
+        if not changed:
+            return
 
 
 def session_minutes(rng: random.Random) -> float:

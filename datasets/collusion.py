@@ -11,8 +11,9 @@ colluder first computes the honest decision (:class:`~datasets.policies.HonestPo
 and then applies the kind's deviation:
 
 * ``soft_play``: never raise a partner's bet or 3-bet a partner's open (call
-  instead, or fold a strong hand); when only partners remain, check it down
-  and fold more to a partner's bet.
+  instead, or fold a strong hand); half the time leave the partner's raised
+  pot alone instead of calling; when only partners remain, check it down and
+  fold more to a partner's bet.
 * ``chip_dumping``: the *feeder* puts chips in against the *receiver* with
   any two cards (calls, small raises, a flop bet) and then folds to the
   receiver's bet on the turn or river whatever it holds; the receiver bets
@@ -113,8 +114,8 @@ class ColludingPolicy(HonestPolicy):
         facing_partner = view.facing_player in link.partners and view.n_bets >= (2 if view.street == 0 else 1)
         if facing_partner and a.kind in ("raise", "bet"):
             return Action("fold") if (not others and self.rng.random() < 0.5) else Action("call")
-        if facing_partner and not others and a.kind == "call" and self.rng.random() < 0.4:
-            return Action("fold")
+        if facing_partner and a.kind == "call" and (not others or view.street == 0) and self.rng.random() < 0.5:
+            return Action("fold")  # don't contest the partner's pot
         if not others and view.to_call <= 0 and a.kind in ("bet", "raise"):
             return Action("check")
         return a
@@ -166,7 +167,7 @@ class ColludingPolicy(HonestPolicy):
         for p in view.in_hand:
             if p == view.player or p in link.partners:
                 continue
-            if bounties.get(p) and starts.get(p, 10**12) <= 12 * bb:
+            if bounties.get(p) and starts.get(p, 10**12) <= 15 * bb:
                 best = p
         return best
 
@@ -174,10 +175,13 @@ class ColludingPolicy(HonestPolicy):
         target_allin = view.stacks.get(target, 1) == 0
         partners_in = [p for p in view.in_hand if p in link.partners]
         if view.street == 0:
-            if view.to_call > 0 and a.kind == "fold" and view.to_call <= max(view.stack * 0.35, 12 * view.big_blind):
+            if view.to_call > 0 and a.kind == "fold" and view.to_call <= max(view.stack * 0.35, 15 * view.big_blind):
                 pct = self.preflop_pct(view)
-                if pct < 0.75:
+                if pct < (0.85 if target_allin else 0.6):
                     return Action("call")
+            if view.to_call <= 0 and a.kind == "check" and not target_allin and view.can_raise:
+                # isolate the short stack: put them to a decision for their chips
+                return Action("raise", view.min_raise_to)
             if view.to_call > 0 and a.kind == "raise" and target_allin and partners_in:
                 return Action("call")  # keep the partner in
             return a

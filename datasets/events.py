@@ -65,9 +65,27 @@ class EventLog:
         self.rows.extend(other.rows)
 
 
+_SEC_CACHE: dict[int, str] = {}
+
+
+def _iso_fast(ms: int) -> str:
+    sec, milli = divmod(int(ms), 1000)
+    base = _SEC_CACHE.get(sec)
+    if base is None:
+        if len(_SEC_CACHE) > 100_000:
+            _SEC_CACHE.clear()
+        base = datetime.fromtimestamp(sec, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%S")
+        _SEC_CACHE[sec] = base
+    return f"{base}.{milli:03d}Z"
+
+
 def event_line(row: tuple) -> str:
+    """One JSON line; decisions (most of the volume) are formatted directly."""
     ts, type_, account, fields = row
-    obj = {"ts": iso_ms(ts), "type": type_, "account": account}
+    if type_ == "decision":
+        return (f'{{"ts":"{_iso_fast(ts)}","type":"decision","account":{json.dumps(account)},'
+                f'"hand":"{fields["hand"]}","action":{fields["action"]},"ms":{fields["ms"]}}}')
+    obj = {"ts": _iso_fast(ts), "type": type_, "account": account}
     obj.update(fields)
     return json.dumps(obj, separators=(",", ":"))
 

@@ -29,7 +29,6 @@ from __future__ import annotations
 import csv
 import json
 import math
-import os
 import random
 import shutil
 from dataclasses import dataclass
@@ -39,7 +38,7 @@ from pathlib import Path
 import numpy as np
 
 from datasets.cash import (DAY_MS, MIN_MS, CashPlanner, CashTablePlan, DayDevices, make_buckets, person_buckets,
-                           play_cash_table, session_minutes, session_start)
+                           play_cash_table, session_minutes, session_start, trim_short_tables)
 from datasets.collusion import Group, links_for, make_policy, plant_groups
 from datasets.events import EventLog, HandSink, iso_s, to_ms, write_events
 from datasets.policies import DecisionLog
@@ -330,11 +329,14 @@ def _plan_cash(world: World, planner: CashPlanner, target: int, rng: random.Rand
                 lead_pid = g.pids[0]
                 lead_acc = g.accounts[0]
                 n_tab = rng.choice([1, 1, 2])
-                tabs = planner.add_session(lead_acc, lead_pid, day, start, minutes, n_tab, fav[lead_pid], events)
+                tabs = planner.add_session(lead_acc, lead_pid, day, start, minutes, n_tab, fav[lead_pid], events,
+                                           need=len(g.accounts) + 1)
                 for acc, pid in zip(g.accounts[1:], g.pids[1:]):
                     s2 = start + rng.randrange(0, 4 * MIN_MS)
                     planner.add_session(acc, pid, day, s2, minutes - 4, len(tabs), fav[lead_pid], events,
                                         with_tables=tabs)
+        for t in planner.day_tables.get(day, []):
+            trim_short_tables(t, rng)
         est = sum(t.estimated_hands() for t in planner.tables)
         day += 1
     tables = [t for t in planner.tables if len(t.seats) >= 2]
@@ -453,12 +455,16 @@ def _enter_group(pl: TournamentPlan, g: Group, rng: random.Random, world: World)
     for acc, pid in zip(chosen, pids):
         e = Entry(acc, pid, pl.start_ms - rng.randrange(10_000, 30 * MIN_MS))
         if g.kind == "seat_handoff" and rng.random() < g.strength:
-            e.handoff_hand = rng.randint(15, 60)
+            e.handoff_hand = rng.randint(8, 40)
             e.handoff_pid = g.pids[1]
         new.append(e)
     if pl.kind == "sng":
+        planted = {a for gg in world.groups for a in gg.accounts}
+        if sum(e.account not in planted for e in pl.entries) < len(new):
+            return
         for _ in new:
-            pl.entries.pop(rng.randrange(len(pl.entries)))
+            honest = [i for i, e in enumerate(pl.entries) if e.account not in planted]
+            pl.entries.pop(rng.choice(honest))
     pl.entries.extend(new)
     g.tournaments.append(pl.tid)
     if g.kind == "coordinated_sitout":
@@ -556,12 +562,13 @@ def plan_world(*, preset: str | Preset = "demo", seed: int = 7, accounts: int | 
 
 def generate(out_dir, *, preset: str = "demo", seed: int = 7, accounts: int | None = None, hands: int | None = None,
              mix: dict[str, int] | None = None, view: str = "operator", progress: bool = True, workers: int | None = None,
-             chunk_hands: int = 4000, on_record=None) -> Path:
+             chunk_hands: int = 4000, on_record=None, results_out: list | None = None) -> Path:
     """Write a population under ``out_dir`` (see the module docstring); returns the path.
 
     ``workers`` defaults to 2 (a process pool); 1 plays everything in this
     process. ``on_record`` (tests) is called with every ``HandRecord`` and
-    forces ``workers=1``.
+    forces ``workers=1``; ``results_out`` (tests) receives the units'
+    tournament results (finishes, prize pools, bounties paid).
     """
     global _WORLD
     if view not in ("operator", "player"):
@@ -604,12 +611,15 @@ def generate(out_dir, *, preset: str = "demo", seed: int = 7, accounts: int | No
             bar.close()
         _WORLD = None
     results.sort(key=lambda r: r["chunk"])
+    if results_out is not None:
+        for r in results:
+            results_out.extend(r["results"])
     write_events(planner_events.rows, out / "events", "platform", random.Random(derive_seed(seed, "platform")), parts=2)
     _write_accounts(world, out / "accounts.csv")
     _write_labels(world, results, out / "labels.jsonl")
     total = sum(r["hands"] for r in results)
     (out / "hands").mkdir(exist_ok=True)
-    _write_manifest(out, world, total, days, seed, preset)
+    del total
     return out
 
 
@@ -648,17 +658,6 @@ def _write_labels(world: World, results: list[dict], path: Path) -> None:
             if g.roles:
                 obj["roles"] = dict(g.roles)
             fh.write(json.dumps(obj) + "\n")
-
-
-def _write_manifest(out: Path, world: World, total: int, days: int, seed: int, preset) -> None:
-    del out, world, total, days, seed, preset  # figures are printed by the CLI; nothing else is written
-
-
-def env_workers() -> int:
-    try:
-        return max(1, int(os.environ.get("RAILBIRD_GENERATE_WORKERS", "2")))
-    except ValueError:
-        return 2
 
 
 __all__ = ["generate", "plan_world"]

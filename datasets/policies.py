@@ -22,7 +22,10 @@ button and cut-off and narrowed in early position (more so for skilled
 players); facing a raise they continue with a narrower range, 3-bet with the
 top of it (their 3-bet share), and weigh the price (pot odds). Short stacks
 in tournaments play push/fold with ranges that widen as the stack shrinks.
-Postflop the multiway-adjusted strength (``hs ** opponents`` plus draws) is
+Honest habits that look like collusion to a naive eye are kept on
+purpose: a dry side pot is checked down when a third player is all-in, and
+short stacks with a bounty get looser calls in knockouts. Postflop the
+multiway-adjusted strength (``hs ** opponents`` plus draws) is
 compared with thresholds set by aggression; weak hands are bet as bluffs with
 the player's bluff frequency; facing a bet the player calls when
 strength (plus stickiness) beats the pot odds, raises strong hands with their
@@ -182,8 +185,14 @@ def postflop_strength(hole, board, rng: random.Random, n: int = 16, omaha: bool 
         mine = evaluate(list(hole) + list(board))
     wins = 0.0
     board_l = list(board)
+    m = len(deck)
+    rand = rng.random
     for _ in range(n):
-        opp = rng.sample(deck, k)
+        # k distinct cards by partial Fisher-Yates on the remaining deck
+        for j in range(k):
+            r = j + int(rand() * (m - j))
+            deck[j], deck[r] = deck[r], deck[j]
+        opp = deck[:k]
         theirs = evaluate_omaha(opp, board) if omaha else evaluate(opp + board_l)
         if mine > theirs:
             wins += 1
@@ -247,7 +256,7 @@ class HonestPolicy:
         if self._cache_key != key:
             self._cache_key = key
             omaha = view.game != "holdem"
-            self._cache_val = postflop_strength(view.hole, view.board, self.rng, n=10 if omaha else 16, omaha=omaha)
+            self._cache_val = postflop_strength(view.hole, view.board, self.rng, n=8 if omaha else 14, omaha=omaha)
         return self._cache_val
 
     # -- timing
@@ -348,6 +357,9 @@ class HonestPolicy:
                     return Action("raise", view.max_raise_to)
                 return Action("check") if view.can_check else Action("fold")
             call_range = push * (0.6 + s.sticky * 0.5)
+            bounties = view.table.get("bounties") if view.table else None
+            if bounties and view.facing_player and bounties.get(view.facing_player):
+                call_range *= 1.4  # the bounty pays for a loose call (honest and common in knockouts)
             if view.to_call * 2 <= bb and pct < 0.7:
                 return Action("call")
             return Action("call") if pct < call_range else Action("fold")
@@ -389,6 +401,11 @@ class HonestPolicy:
         eq = hs ** (1 + 0.7 * (opp - 1)) + draw * (0.7 + 0.3 * s.skill)
         eq += rng.gauss(0.0, 0.06 * (1.2 - s.skill))
         if view.to_call <= 0:
+            if len(view.in_hand) >= 3 and any(view.stacks.get(p, 1) == 0 for p in view.in_hand if p != view.player):
+                # a third player is all-in: the side pot is checked down unless we hold the nuts (everyone does)
+                if eq > 0.93 and rng.random() < 0.5 and view.can_raise:
+                    return Action("bet", self._size_to(view, s.bet_size))
+                return Action("check")
             value_line = 0.78 - 0.22 * s.aggression
             if eq > value_line and rng.random() < 0.45 + 0.5 * s.aggression and view.can_raise:
                 return Action("bet", self._size_to(view, s.bet_size * (1.15 if eq > 0.9 else 1.0)))

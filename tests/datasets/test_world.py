@@ -1,0 +1,178 @@
+"""The synthetic world plays by the house rules (measured from its own hand records)."""
+
+from __future__ import annotations
+
+import random
+from collections import Counter, defaultdict
+
+from test_world_data import small_world
+
+from datasets.population import make_population
+from datasets.tournaments import (SNG_LEVELS, TourTable, first_button_by_high_card, mtt_payouts, sng_payouts,
+                                  split_prizes)
+
+
+def test_every_hand_balances():
+    w = small_world()
+    for h in w.hands:
+        ret = h.uncalled[1] if h.uncalled else 0
+        assert sum(h.put_in.values()) - ret == h.total_pot, h.hand_id
+        assert sum(h.collected.values()) + h.rake == h.total_pot, h.hand_id
+        start = {p: st for _, p, st, _ in h.seats}
+        for p in h.dealt:
+            back = h.collected.get(p, 0) + (ret if h.uncalled and h.uncalled[0] == p else 0)
+            assert h.final[p] == start[p] - h.put_in[p] + back >= 0
+        if h.tid:
+            assert h.rake == 0
+    cash = [h for h in w.hands if h.tid is None]
+    assert any(h.rake > 0 for h in cash)
+    # no flop, no drop
+    assert all(h.rake == 0 for h in cash if h.streets_seen == 0)
+
+
+def test_sng_structure_follows_the_house_rules():
+    w = small_world()
+    by_t = defaultdict(list)
+    for h in w.hands:
+        if h.tid:
+            by_t[h.tid].append(h)
+    sngs = {t: hs for t, hs in by_t.items() if len(hs[0].seats) == 9 and hs[0].table.endswith(" 1")
+            and len({x.table for x in hs}) == 1 and all(x.ante == 0 for x in hs) and hs[0].awards == []
+            and hs[0].bounty_of[hs[0].seats[0][1]] is None}
+    assert len(sngs) >= 3
+    pools = {r[1]: r[3] * r[4] for r in w.results if r[0] == "tournament"}
+    for tid, hs in sngs.items():
+        assert {st for _, _, st, _ in hs[0].seats} == {1500}
+        for k, h in enumerate(hs):
+            lvl = min(k // 10, 7)
+            assert (h.sb, h.bb) == SNG_LEVELS[lvl], (tid, k)
+            assert h.level == lvl + 1
+        fin = [f for h in hs for f in h.finishes]
+        assert len(fin) == 9 and len({p for p, _, _ in fin}) == 9
+        pool = pools[tid]
+        assert sum(prize or 0 for _, _, prize in fin) == pool
+        paid = {place: prize for _, place, prize in fin if prize}
+        if sorted(paid) == [1, 2, 3]:  # no tie for a paid place
+            assert (paid[1], paid[2], paid[3]) == (pool // 2, pool * 3 // 10, pool // 5)
+        # heads-up: the button posts the small blind
+        for h in hs:
+            if len(h.dealt) == 2:
+                sb_post = [a for a in h.actions if a[3] == "small_blind"]
+                btn_player = {s: p for s, p, _, _ in h.seats}.get(h.button)
+                assert sb_post and sb_post[0][2] == btn_player
+
+
+def test_first_button_by_high_card_uses_suit_order():
+    rng = random.Random(3)
+    for _ in range(50):
+        seats = [1, 2, 3, 4, 5, 6, 7, 8, 9]
+        button, drawn = first_button_by_high_card(seats, rng)
+        best = max(drawn.values())
+        assert drawn[button] == best
+        # the card code orders rank first then clubs < diamonds < hearts < spades
+        assert all((c >> 2, c & 3) <= (best >> 2, best & 3) for c in drawn.values())
+
+
+def test_dead_button_rule():
+    t = TourTable("t", 9)
+    t.seats = {1: "a", 3: "b", 5: "c", 7: "d", 9: "e"}
+    t.button = 1
+    assert t.next_blinds(random.Random(1)) == (1, (3, 5))
+    assert t.next_blinds(random.Random(1)) == (3, (5, 7))
+    # the small blind (seat 5) busts: the big blind moves on, last hand's big blind posts the
+    # small blind and the button goes to the empty seat 5 (dead button)
+    del t.seats[5]
+    assert t.next_blinds(random.Random(1)) == (5, (7, 9))
+    # the big blind (seat 9) busts: the big blind moves to seat 1, no small blind this hand
+    del t.seats[9]
+    assert t.next_blinds(random.Random(1)) == (7, (None, 1))
+    # then play goes on normally
+    assert t.next_blinds(random.Random(1)) == (9, (1, 3))
+    # heads-up: the engine places the blinds (button on the small blind)
+    del t.seats[7]
+    btn, blinds = t.next_blinds(random.Random(1))
+    assert blinds is None and btn in (1, 3)
+
+
+def test_prize_tables_and_ties():
+    assert sng_payouts(9000) == {1: 4500, 2: 2700, 3: 1800}
+    p = mtt_payouts(100, 100_000)
+    assert sum(p.values()) == 100_000 and len(p) == 15
+    assert all(p[k] >= p[k + 1] for k in range(1, 15))
+    assert split_prizes([2, 3], {1: 5, 2: 3, 3: 2}) == [3, 2]
+
+
+def test_mtt_bounties_conserve_money():
+    w = small_world()
+    tours = [r for r in w.results if r[0] == "tournament" and r[2] == "mtt" and r[5]]
+    assert tours, "the small world has knockout events"
+    for _, tid, kind, n, buy_in, bounty, progressive, paid in tours:
+        assert paid == n * bounty, (tid, paid, n * bounty)
+    # progressive knockouts: half in cash, half onto the winner's head
+    pko = [h for h in w.hands if any(a[4] is not None for a in h.awards)]
+    for h in pko:
+        for winner, elim, cash, inc, new in h.awards:
+            assert new == h.bounty_of[winner] + inc or new >= inc
+            assert abs(cash - inc) <= 1 or len([a for a in h.awards if a[1] == elim]) > 1
+
+
+def test_mtt_tables_balance_and_finish():
+    w = small_world()
+    by_t = defaultdict(list)
+    for h in w.hands:
+        if h.tid:
+            by_t[h.tid].append(h)
+    mtts = {t: hs for t, hs in by_t.items() if len({h.table for h in hs}) > 1}
+    assert mtts
+    for tid, hs in mtts.items():
+        places = Counter(place for h in hs for _, place, _ in h.finishes)
+        entrants = {p for h in hs for _, p, _, _ in h.seats}
+        assert places[1] == 1
+        assert sum(places.values()) == len(entrants)
+        # at most 9 at a table, and the last hands are played at a single final table
+        assert all(len(h.seats) <= 9 for h in hs)
+        assert len({h.table for h in hs[-5:]}) == 1
+
+
+def test_cash_posting_and_missed_blinds():
+    w = small_world()
+    kinds = Counter(a[3] for h in w.hands if h.tid is None for a in h.actions)
+    assert kinds["dead_small_blind"] + kinds["small_big_blinds"] > 0, kinds
+    # a new player posts a big blind out of position at least sometimes
+    out_of_pos = 0
+    for h in w.hands:
+        if h.tid is None:
+            bbs = [a for a in h.actions if a[3] == "big_blind"]
+            out_of_pos += len(bbs) > 1
+    assert out_of_pos > 0
+    sizes = Counter(len(h.seats) for h in w.hands if h.tid is None)
+    assert max(sizes) >= 6
+
+
+def test_styles_are_varied_and_persistent():
+    w = small_world()
+    vp = defaultdict(lambda: [0, 0])
+    for h in w.hands:
+        if h.tid is not None:
+            continue
+        vol = {a[2] for a in h.actions if a[1] == 0 and a[3] in ("call", "raise", "bet")}
+        for p in h.dealt:
+            vp[p][0] += 1
+            vp[p][1] += p in vol
+    rates = sorted(v / n for n, v in vp.values() if n >= 150)
+    assert len(rates) >= 10
+    assert rates[-1] - rates[0] > 0.15  # tight and loose players
+
+
+def test_households_share_an_ip_but_not_devices():
+    pop = make_population(400, random.Random(4))
+    houses = defaultdict(list)
+    for p in pop.persons:
+        if p.household is not None:
+            houses[p.household].append(p)
+    assert houses
+    for members in houses.values():
+        assert len({m.home_ip for m in members}) == 1
+        devs = [d.fingerprint for m in members for d in m.devices]
+        assert len(devs) == len(set(devs))
+    assert len({a for a in pop.accounts}) == len(pop.accounts)

@@ -24,9 +24,10 @@ Rules implemented (from ``shared/house-rules``):
   clockwise after the button (heads-up the big blind).
 * No-limit / pot-limit: a bet is at least the big blind; a raise at least the
   size of the previous full bet or raise on the street.  An all-in for less
-  does not reopen the betting: players who already acted since the last full
-  raise may then only call or fold (a short all-in raise does not change the
-  minimum raise increment).  Pot-limit caps a raise at
+  does not reopen the betting: a player who already acted may raise again
+  only when facing at least a full raise over the bet they last acted on
+  (short all-ins that add up to a full raise do reopen, as the TDA rules
+  say); a short all-in does not change the minimum raise increment.  Pot-limit caps a raise at
   ``current bet + pot after calling``.
 * Fixed limit: bets and raises of one small bet (pre-flop, flop = big blind)
   or big bet (turn, river = two big blinds); at most ``fl_cap`` bets a street
@@ -677,7 +678,7 @@ def play_hand(
         # Betting is skipped when at most one player can act and owes nothing.
         if not (n_can == 0 or (n_can == 1 and all(bet[i] >= current for i in range(n) if can_act[i]))):
             need = list(can_act)
-            reopen = list(can_act)
+            acted_at = [-1] * n  # the bet level each player last acted at this street (-1: not yet)
             n_need = n_can
             i = first
             while n_need:
@@ -696,7 +697,8 @@ def play_hand(
                     n_need -= 1
                     i = (i + 1) % n
                     continue
-                can_raise = reopen[i] and st > to_call and others_live
+                lv = acted_at[i]
+                can_raise = (lv < 0 or current - lv >= (unit if fixed else min_inc)) and st > to_call and others_live
                 all_in_to = bi + st
                 if fixed:
                     if n_bets >= cap:
@@ -752,7 +754,7 @@ def play_hand(
                         ended_by_fold = True
                         break
                 elif kind == "check":
-                    reopen[i] = False
+                    acted_at[i] = current
                     acts.append(ActionRecord(seq, street, name, "check", 0, bi, False, a.timed_out))
                     seq += 1
                 else:
@@ -783,7 +785,6 @@ def play_hand(
                     pot_total += add
                     bet[i] = to
                     bets_d[name] = to
-                    reopen[i] = False
                     ai = st == 0
                     if ai:
                         allin[i] = True
@@ -809,8 +810,7 @@ def play_hand(
                             if can_act[j] and j != i:
                                 need[j] = True
                                 n_need += 1
-                                if full:
-                                    reopen[j] = True
+                    acted_at[i] = current
                 i = (i + 1) % n
         if ended_by_fold:
             break

@@ -103,13 +103,13 @@ def check_legal(rec):
     n_bets = 1
     cap = cfg.fl_cap_heads_up if len(rec.dealt) == 2 else cfg.fl_cap
     pot = 0
-    acted_since_full = set()
+    acted_at = {}  # player -> bet level they last acted on this street
     for a in rec.actions:
         if a.street != street:
             street = a.street
             bet = {p: 0 for p in rec.dealt}
             current, last_inc, n_bets = 0, cfg.big_blind, 0
-            acted_since_full = set()
+            acted_at = {}
         if a.kind in ("ante", "dead_small_blind"):
             assert a.amount == min(cfg.ante if a.kind == "ante" else cfg.small_blind, stack[a.player])
         elif a.kind in ("small_blind", "big_blind", "small_big_blinds"):
@@ -118,16 +118,18 @@ def check_legal(rec):
         elif a.kind == "call":
             assert a.amount == min(current - bet[a.player], stack[a.player]) and a.amount > 0
             bet[a.player] += a.amount
-            acted_since_full.add(a.player)
+            acted_at[a.player] = current
         elif a.kind == "check":
             assert bet[a.player] == current
-            acted_since_full.add(a.player)
+            acted_at[a.player] = current
         elif a.kind in ("bet", "raise"):
-            assert a.player not in acted_since_full, "raised although the betting was not reopened"
+            unit = cfg.big_blind if street < 2 else 2 * cfg.big_blind
+            full_size = unit if cfg.limit == "fixed_limit" else last_inc
+            if a.player in acted_at:  # may raise again only facing a full raise over what they acted on
+                assert current - acted_at[a.player] >= full_size, "raised although the betting was not reopened"
             assert (a.kind == "bet") == (current == 0)
             inc = a.to - current
             assert a.to - bet[a.player] == a.amount
-            unit = cfg.big_blind if street < 2 else 2 * cfg.big_blind
             if cfg.limit == "fixed_limit":
                 assert inc == unit or (a.all_in and inc < unit)
                 assert n_bets < cap
@@ -135,14 +137,13 @@ def check_legal(rec):
                 assert inc >= last_inc or a.all_in
                 if cfg.limit == "pot_limit":
                     assert a.to <= current + pot + (current - bet[a.player])
-            if inc >= (unit if cfg.limit == "fixed_limit" else last_inc):
+            if inc >= full_size:
                 n_bets += 1
                 if cfg.limit != "fixed_limit":
                     last_inc = inc
-                acted_since_full = set()
-            acted_since_full.add(a.player)
             bet[a.player] = a.to
             current = a.to
+            acted_at[a.player] = current
         stack[a.player] -= a.amount
         pot += a.amount
         assert stack[a.player] >= 0
@@ -268,6 +269,23 @@ def test_short_all_in_does_not_reopen_betting():
     assert v1.can_raise and not v2.can_raise
     assert v1.min_raise_to == 50  # the short all-in did not change the minimum raise size (20)
     rec.check_balance()
+
+
+@pytest.mark.parametrize("p3_stack,reopened", [(22, True), (20, False)])
+def test_short_all_ins_that_add_up_to_a_full_raise_reopen(p3_stack, reopened):
+    # 1/2, button p4; everyone limps. Flop: p1 bets 10, p2 all-in 15 (short), p3 all-in for
+    # 20 (two short raises adding up to a full raise over p1's 10) or 18 (not a full raise).
+    s = Script({"p1": [Action("call"), Action("bet", 10), Action("raise", 100)],
+                "p2": [Action("check"), Action("raise", 100)], "p3": [Action("call"), Action("raise", 100)],
+                "p4": [Action("call"), Action("call")]})
+    rec = play(NL, seats_of([200, 17, p3_stack, 200]), 4, s)
+    v1 = [v for v in s.views if v.player == "p1" and v.street == 1]
+    assert v1[-1].current_bet == p3_stack - 2
+    assert v1[-1].can_raise == reopened
+    last = [a for a in rec.actions if a.player == "p1" and a.street == 1][-1]
+    assert last.kind == ("raise" if reopened else "call")
+    rec.check_balance()
+    check_legal(rec)
 
 
 def test_short_all_in_lets_players_yet_to_act_raise():

@@ -49,8 +49,8 @@ def demo_landing(seed: int = 7) -> Path:
     return target
 
 
-def build_definitions(landing: str, out_dir: str):
-    """Every stage's definitions with the settings of this run."""
+def build_definitions(landing: str, out_dir: str, modules=None):
+    """Every stage's definitions (or those of ``modules``) with the settings of this run."""
     import dagster as dg
     from dagster_duckdb import DuckDBResource
 
@@ -60,8 +60,9 @@ def build_definitions(landing: str, out_dir: str):
     settings = RailbirdSettings(landing_dir=landing, out_dir=out_dir, snapshot_path=str(paths.snapshot_path()),
                                 review_db=str(paths.review_store_path()),
                                 staging_dir=str(paths.home() / "staging"))
+    loaded = [dg.load_defs(m) for m in modules] if modules else [dg.load_defs(pipelines.defs)]
     return dg.Definitions.merge(
-        dg.load_defs(pipelines.defs),
+        *loaded,
         dg.Definitions(resources={"warehouse": DuckDBResource(database=str(paths.warehouse_path())),
                                   "settings": settings}),
     ), settings
@@ -76,14 +77,14 @@ def _failure(result) -> str:
     return "the run failed"
 
 
-def execute(landing: str, out_dir: str, *, instance=None) -> dict:
+def execute(landing: str, out_dir: str, *, instance=None, modules=None) -> dict:
     """Stage ``landing`` and run ``nightly_job`` over the staged days; returns what happened."""
     import dagster as dg
 
     from pipelines.defs.ingest.assets import day_range, range_tags
     from pipelines.lib import ingest as _ingest
 
-    defs, settings = build_definitions(landing, out_dir)
+    defs, settings = build_definitions(landing, out_dir, modules)
     instance = instance or dg.DagsterInstance.get()
     staged = defs.resolve_job_def("landing_job").execute_in_process(instance=instance, raise_on_error=False)
     if not staged.success:

@@ -3,7 +3,9 @@
 - ``hands_balance``: re-verifies every stored hand in SQL, independently of
   the parser: the chips put in by the seats equal the total pot, the pot
   equals what was collected plus the rake, and each seat's end stack is
-  ``stack_start - put_in + collected`` and never negative.
+  ``stack_start - put_in + collected`` and never negative.  Hands where a
+  player cashed out (run-it-once insurance: the room pays the cash-out and
+  settles the pot itself) are exempt from the collected + rake rule only.
 - ``hand_ids_unique``: no hand_id is stored twice.
 - ``quarantine_rate_below_threshold``: quarantined inputs (hands, event lines,
   account rows) over all inputs seen stays below ``settings.quarantine_threshold``;
@@ -23,12 +25,14 @@ WITH s AS (
            bool_or(stack_end <> stack_start - put_in + collected) AS stack_mismatch,
            bool_or(stack_end < 0) AS negative_stack
     FROM seats GROUP BY hand_id
+), c AS (
+    SELECT hand_id, bool_or(kind = 'cash_out') AS cash_out FROM collections GROUP BY hand_id
 )
 SELECT h.hand_id, h.total_pot, h.rake, s.put_in, s.collected, s.stack_mismatch, s.negative_stack
-FROM hands h LEFT JOIN s USING (hand_id)
+FROM hands h LEFT JOIN s USING (hand_id) LEFT JOIN c USING (hand_id)
 WHERE s.hand_id IS NULL
    OR s.put_in <> h.total_pot
-   OR s.collected + h.rake <> h.total_pot
+   OR (s.collected + h.rake <> h.total_pot AND NOT coalesce(c.cash_out, false))
    OR s.stack_mismatch OR s.negative_stack
 ORDER BY h.hand_id
 """

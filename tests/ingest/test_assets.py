@@ -1,0 +1,144 @@
+"""The ingest stage through Dagster: assets materialised against a temporary DuckDB, checks, sensor, schedule."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import re
+import time
+
+import dagster as dg
+import duckdb
+import pytest
+from dagster_duckdb import DuckDBResource
+
+from pipelines.defs.ingest import assets, checks, schedules, sensors
+from pipelines.defs.resources import RailbirdSettings
+
+SAMPLE = "ChazDazzle__fpdb-chaz/pyfpdb/regression-test-files/cash/Stars/Flop/NLHE-6max-USD-0.05-0.10-200911.txt"
+
+
+@pytest.fixture
+def setup(tmp_path, corpus_dir):
+    """A landing folder with real hands of two days (the second day re-dated with new ids) and a few events."""
+    text = (corpus_dir / SAMPLE).read_text(encoding="utf-8")
+    hands = [p.strip("\n") for p in re.split(r"\n\s*\n(?=PokerStars )", text) if p.strip()][:6]
+    day2 = [re.sub(r"Game #(\d+)", lambda m: f"Game #9{m.group(1)}", h).replace("2009/11/25", "2009/11/27")
+            for h in hands[:2]]
+    land = tmp_path / "landing"
+    land.mkdir()
+    (tmp_path / "dagster").mkdir()
+    (land / "a.txt").write_text("\n\n".join(hands) + "\n\n", encoding="utf-8")
+    (land / "b.txt").write_text("\n\n".join(day2) + "\n\n", encoding="utf-8")
+    (land / "e.jsonl").write_text('{"ts":"2009-11-27T12:00:00Z","type":"transfer","account":"Hero","to":"x","amount":3}\n'
+                                  "garbage\n", encoding="utf-8")
+    old = time.time() - 3600
+    for p in land.iterdir():
+        os.utime(p, (old, old))
+    settings = RailbirdSettings(landing_dir=str(land), out_dir=str(tmp_path / "out"),
+                                snapshot_path=str(tmp_path / "snap" / "warehouse.duckdb"),
+                                review_db=str(tmp_path / "review.sqlite"), staging_dir=str(tmp_path / "staging"))
+    resources = {"warehouse": DuckDBResource(database=str(tmp_path / "wh.duckdb")), "settings": settings}
+    return {"tmp": tmp_path, "land": land, "settings": settings, "resources": resources,
+            "instance": dg.DagsterInstance.ephemeral()}
+
+
+def _count(setup, q):
+    con = duckdb.connect(str(setup["tmp"] / "wh.duckdb"), read_only=True)
+    try:
+        return con.execute(q).fetchall()[0][0]
+    finally:
+        con.close()
+
+
+def test_stage_then_load_one_day_at_a_time(setup):
+    inst = setup["instance"]
+    r = dg.materialize([assets.landing_files], resources=setup["resources"], instance=inst)
+    assert r.success
+    days = inst.get_dynamic_partitions("hand_days")
+    assert {"2009-11-25", "2009-11-27"} <= set(days)
+    meta = r.asset_materializations_for_node("landing_files")[0].metadata
+    assert meta["files_staged"].value == 3 and meta["hands_parsed"].value == 8
+
+    everything = [assets.warehouse_tables, checks.hands_balance, checks.hand_ids_unique,
+                  checks.quarantine_rate_below_threshold]
+    r = dg.materialize(everything, resources=setup["resources"], instance=inst, partition_key="2009-11-25")
+    assert r.success
+    assert _count(setup, "SELECT count(*) FROM hands") == 6  # only that day's hands
+    keys = {m.asset_key.path[0] for m in r.get_asset_materialization_events() and
+            [e.event_specific_data.materialization for e in r.get_asset_materialization_events()]}
+    assert {"hands", "seats", "actions", "sessions", "transfers", "quarantine", "ingest_log"} <= keys
+    checks_passed = {e.check_name: e.passed for e in r.get_asset_check_evaluations()}
+    assert checks_passed["hands_balance"] and checks_passed["hand_ids_unique"]
+
+    r = dg.materialize(everything, resources=setup["resources"], instance=inst, partition_key="2009-11-27")
+    assert r.success
+    assert _count(setup, "SELECT count(*) FROM hands") == 8
+    assert _count(setup, "SELECT count(*) FROM transfers") == 1
+    # the snapshot was published for readers
+    snap = duckdb.connect(setup["settings"].snapshot_path, read_only=True)
+    assert snap.execute("SELECT count(*) FROM hands").fetchall()[0][0] in (6, 8)
+    snap.close()
+    # file-level rows belong to the staging day: load it and the staging folder is empty
+    today = dt.datetime.now(dt.UTC).date().isoformat()
+    r = dg.materialize(everything, resources=setup["resources"], instance=inst, partition_key=today)
+    assert r.success
+    assert _count(setup, "SELECT count(*) FROM ingest_log") == 3
+    assert _count(setup, "SELECT count(*) FROM quarantine WHERE reason = 'not a JSON object'") == 1
+    assert not list((setup["tmp"] / "staging").glob("*/*.parquet"))
+    rate = {e.check_name: e for e in r.get_asset_check_evaluations()}["quarantine_rate_below_threshold"]
+    assert rate.metadata["quarantined"].value == 1
+
+    # nothing new: staging again stages nothing
+    r = dg.materialize([assets.landing_files], resources=setup["resources"], instance=inst)
+    assert r.asset_materializations_for_node("landing_files")[0].metadata["files_staged"].value == 0
+
+
+def test_sensor_requests_staging_then_loading(setup):
+    inst = setup["instance"]
+    ctx = dg.build_sensor_context(instance=inst, resources={"settings": setup["settings"]})
+    result = sensors.landing_sensor(ctx)
+    assert [rr.job_name for rr in result.run_requests] == ["landing_job"]
+    cursor = json.loads(result.cursor)
+    assert len(cursor) == 3
+    # same files, cursor given: nothing to do
+    ctx = dg.build_sensor_context(instance=inst, cursor=result.cursor, resources={"settings": setup["settings"]})
+    assert isinstance(sensors.landing_sensor(ctx), dg.SkipReason)
+    # once staged, the sensor asks for a load over the staged days
+    dg.materialize([assets.landing_files], resources=setup["resources"], instance=inst)
+    ctx = dg.build_sensor_context(instance=inst, cursor=result.cursor, resources={"settings": setup["settings"]})
+    result = sensors.landing_sensor(ctx)
+    (load,) = result.run_requests
+    assert load.job_name == "ingest_job"
+    assert load.tags["dagster/asset_partition_range_start"] == "2009-11-25"
+    # a changed file is requested again
+    (setup["land"] / "a.txt").write_text("changed\n")
+    ctx = dg.build_sensor_context(instance=inst, cursor=result.cursor, resources={"settings": setup["settings"]})
+    assert "landing_job" in [rr.job_name for rr in sensors.landing_sensor(ctx).run_requests]
+
+
+def test_schedule_runs_nightly_job_over_the_staged_days(setup):
+    inst = dg.DagsterInstance.local_temp(str(setup["tmp"] / "dagster"))  # schedule contexts need a persistent one
+    when = dt.datetime(2026, 3, 5, 3, tzinfo=dt.UTC)
+    ctx = dg.build_schedule_context(instance=inst, scheduled_execution_time=when, resources={"settings": setup["settings"]})
+    assert isinstance(schedules.nightly_schedule(ctx), dg.SkipReason)
+    dg.materialize([assets.landing_files], resources=setup["resources"], instance=inst)
+    ctx = dg.build_schedule_context(instance=inst, scheduled_execution_time=when, resources={"settings": setup["settings"]})
+    req = schedules.nightly_schedule(ctx)
+    assert req.run_key == "nightly-2026-03-05"
+    keys = inst.get_dynamic_partitions("hand_days")
+    assert (req.tags["dagster/asset_partition_range_start"], req.tags["dagster/asset_partition_range_end"]) == (
+        keys[0], keys[-1])
+    assert schedules.nightly_schedule.job_name == "nightly_job"
+
+
+def test_nightly_job_selects_every_asset_of_every_stage():
+    from pipelines.definitions import defs
+
+    with dg.instance_for_test():  # loading definitions consults the current instance
+        d = defs()
+    job = d.resolve_job_def("nightly_job")
+    all_keys = {k for k in d.resolve_asset_graph().get_all_asset_keys()}
+    assert {k.path[0] for k in all_keys} >= {"landing_files", "hands", "quarantine", "ingest_log"}
+    assert set(job.asset_layer.executable_asset_keys) == {k for k in all_keys if d.resolve_asset_graph().get(k).is_executable}

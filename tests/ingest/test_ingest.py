@@ -1,0 +1,162 @@
+"""Landing-folder ingest end to end with the real parser on real PokerStars hands."""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+
+import pytest
+
+from pipelines.lib import ingest
+from pipelines.lib import warehouse as wh
+
+SAMPLE = "ChazDazzle__fpdb-chaz/pyfpdb/regression-test-files/cash/Stars/Flop/NLHE-6max-USD-0.05-0.10-200911.txt"
+
+
+@pytest.fixture(scope="module")
+def real_hands(corpus_dir):
+    """The hands of one real cash-game file, as separate texts (read from the corpus at test time)."""
+    text = (corpus_dir / SAMPLE).read_text(encoding="utf-8")
+    parts = [p.strip("\n") for p in re.split(r"\n\s*\n(?=PokerStars )", text) if p.strip()]
+    assert len(parts) > 10
+    return parts
+
+
+def _old(path, seconds=3600):
+    t = time.time() - seconds
+    os.utime(path, (t, t))
+
+
+def _landing(tmp_path, real_hands):
+    land = tmp_path / "landing"
+    (land / "club" / "day1").mkdir(parents=True)
+    (land / "events").mkdir()
+    (land / "club" / "day1" / "a.txt").write_text("\n\n\n".join(real_hands[:5]) + "\n\n\n", encoding="utf-8")
+    (land / "b.txt").write_bytes(("\ufeff" + "\r\n\r\n".join(real_hands[5:8]).replace("\n", "\r\n") + "\r\n").encode("utf-8"))
+    (land / "events" / "platform.jsonl").write_text(
+        '{"ts":"2009-11-25T11:00:00Z","type":"login","account":"Hero","session":"s1","ip":"10.0.0.1","device":"d1"}\n'
+        "this is not json\n"
+        '{"ts":"2009-11-25T11:05:00Z","type":"sit_out","account":"Hero","table":"May IV","tournament":null}\n'
+        '{"type":"login","account":"Hero","session":"s2"}\n'
+        '{"ts":"2009-11-25T13:00:00Z","type":"logout","account":"Hero","session":"s1"}\n', encoding="utf-8")
+    (land / "accounts.csv").write_text("account,created_at,country,payment,vip,referrer\n"
+                                       "Hero,2009-01-02,DE,abc,gold,\nGles65,2009-02-03,FR,,silver,Hero\n"
+                                       "broken,2009-02-03\n", encoding="utf-8")
+    (land / "labels.jsonl").write_text('{"group":"g1","kind":"soft_play","accounts":["a","b"]}\n')
+    (land / "README.md").write_text("notes\n")
+    for p in land.rglob("*"):
+        if p.is_file():
+            _old(p)
+    return land
+
+
+def test_landing_folder_ingests_everything_once(tmp_path, real_hands):
+    land = _landing(tmp_path, real_hands)
+    con = wh.connect(tmp_path / "wh.duckdb")
+    r1 = ingest.ingest([land], con, progress=False)
+    assert (r1.result.hands_stored, r1.result.duplicates) == (8, 0)
+    assert r1.result.events_stored == 3 and r1.result.accounts_stored == 2
+    assert r1.result.quarantine_reasons == {"not a JSON object": 1, "missing field": 1, "wrong column count": 1}
+    assert re.fullmatch(r"hands stored 8 / duplicate 0 / quarantined 3 \(.*\) · events 3 · accounts 2 · [\d,]+ hands/s",
+                        r1.summary())
+    log = dict(con.execute("SELECT regexp_extract(source_file, '[^/]+$'), file_kind || '/' || status FROM ingest_log").fetchall())
+    assert log == {"a.txt": "hands/done", "b.txt": "hands/done", "platform.jsonl": "events/done",
+                   "accounts.csv": "accounts/done", "labels.jsonl": "labels/ignored", "README.md": "ignored/ignored"}
+    assert con.execute("SELECT count(*) FROM other_events").fetchall()[0][0] == 0  # labels are never loaded
+    # quarantined lines keep file, line number and raw text
+    assert con.execute("SELECT regexp_extract(source_file, '[^/]+$'), position, raw FROM quarantine "
+                       "WHERE input_kind = 'event' ORDER BY position").fetchall() == [
+        ("platform.jsonl", 2, "this is not json"),
+        ("platform.jsonl", 4, '{"type":"login","account":"Hero","session":"s2"}')]
+    assert con.execute("SELECT position, raw FROM quarantine WHERE input_kind = 'account'").fetchall() == [
+        (4, "broken,2009-02-03")]
+    assert con.execute("SELECT account, extra FROM accounts ORDER BY account").fetchall() == [
+        ("Gles65", '{"vip":"silver","referrer":"Hero"}'), ("Hero", '{"vip":"gold","referrer":""}')]
+    assert con.execute("SELECT login_at, logout_at FROM sessions").fetchall()[0][1] is not None
+    # the BOM/CRLF file gives the same hands as the plain text does
+    assert con.execute("SELECT count(*) FROM hands WHERE source_file LIKE '%b.txt'").fetchall()[0][0] == 3
+
+    before = {t: con.execute(f'SELECT count(*) FROM "{t}"').fetchall()[0][0] for t in wh.INGEST_TABLES if t != "ingest_log"}
+    r2 = ingest.ingest([land], con, progress=False)
+    assert r2.files_read == 0 and r2.files_skipped == 6
+    assert r2.result.hands_stored == 0 and r2.result.quarantined == 0
+    assert before == {t: con.execute(f'SELECT count(*) FROM "{t}"').fetchall()[0][0] for t in before}
+
+    # a changed file is read again: its old hands count as duplicates, the new one is stored
+    a = land / "club" / "day1" / "a.txt"
+    a.write_text(a.read_text(encoding="utf-8") + real_hands[8] + "\n\n\n", encoding="utf-8")
+    _old(a, 1800)
+    r3 = ingest.ingest([land], con, progress=False)
+    assert (r3.files_read, r3.result.hands_stored, r3.result.duplicates) == (1, 1, 5)
+
+
+def test_growing_file_is_read_up_to_its_last_complete_hand_and_again_later(tmp_path, real_hands):
+    land = tmp_path / "landing"
+    land.mkdir()
+    f = land / "live.txt"
+    partial = real_hands[2].split("*** SUMMARY ***")[0]
+    f.write_text("\n\n".join(real_hands[:2]) + "\n\n" + partial, encoding="utf-8")
+    _old(f)
+    con = wh.connect(None)
+    r1 = ingest.ingest([land], con, progress=False)
+    assert r1.growing == [str(f.resolve())]
+    assert (r1.result.hands_stored, r1.result.quarantined) == (2, 0)
+    assert con.execute("SELECT status FROM ingest_log").fetchall() == [("growing",)]
+    # unchanged but still growing: read again (nothing new)
+    r2 = ingest.ingest([land], con, progress=False)
+    assert r2.files_read == 1 and r2.result.duplicates == 2 and r2.result.hands_stored == 0
+    # the client finishes the hand
+    f.write_text("\n\n".join(real_hands[:3]) + "\n\n", encoding="utf-8")
+    _old(f)
+    r3 = ingest.ingest([land], con, progress=False)
+    assert (r3.result.hands_stored, r3.result.duplicates, r3.growing) == (1, 2, [])
+    assert con.execute("SELECT status FROM ingest_log ORDER BY started_at DESC LIMIT 1").fetchall() == [("done",)]
+
+
+def test_recently_modified_file_counts_as_growing(tmp_path, real_hands):
+    land = tmp_path / "landing"
+    land.mkdir()
+    (land / "now.txt").write_text("\n\n".join(real_hands[:2]) + "\n\n", encoding="utf-8")
+    con = wh.connect(None)
+    r = ingest.ingest([land], con, progress=False, growing_seconds=120)
+    assert r.result.hands_stored == 2 and len(r.growing) == 1
+    r = ingest.ingest([land], con, progress=False, growing_seconds=0)
+    assert r.result.duplicates == 2 and r.growing == []
+
+
+def test_same_hand_in_two_files_of_one_run(tmp_path, real_hands):
+    """A hand in two files of one batch: stored once with its own child rows, the copy counted as duplicate."""
+    land = tmp_path / "landing"
+    land.mkdir()
+    (land / "one.txt").write_text("\n\n".join(real_hands[:3]) + "\n\n", encoding="utf-8")
+    (land / "two.txt").write_text("\n\n".join(real_hands[2:4]) + "\n\n", encoding="utf-8")
+    con = wh.connect(None)
+    r = ingest.ingest([land], con, progress=False, growing_seconds=0)
+    assert (r.result.hands_stored, r.result.duplicates) == (4, 1)
+    hid = con.execute("SELECT hand_id FROM hands ORDER BY started_at LIMIT 1 OFFSET 2").fetchall()[0][0]
+    single = wh.connect(None)
+    ingest.ingest([land / "one.txt"], single, progress=False, growing_seconds=0)
+    for t in ("seats", "actions", "collections"):
+        q = f"SELECT * EXCLUDE (hand_id) FROM {t} WHERE hand_id = ? ORDER BY ALL"
+        assert con.execute(q, [hid]).fetchall() == single.execute(q, [hid]).fetchall()
+
+
+def test_missing_path_is_a_railbird_error(tmp_path):
+    from pipelines.lib.errors import RailbirdError
+
+    with pytest.raises(RailbirdError, match="no such file or folder: .*nowhere"):
+        ingest.ingest([tmp_path / "nowhere"], wh.connect(None))
+
+
+def test_whole_corpus_balances_and_reingests_to_nothing(tmp_path, corpus_dir):
+    """Every real file: nothing fatal, what is stored balances, a second run adds nothing."""
+    con = wh.connect(tmp_path / "wh.duckdb")
+    r1 = ingest.ingest([corpus_dir], con, progress=False)
+    assert r1.result.hands_stored > 5000
+    from pipelines.defs.ingest.checks import BALANCE_SQL
+
+    assert con.execute(BALANCE_SQL).fetchall() == []
+    r2 = ingest.ingest([corpus_dir], con, progress=False)
+    assert r2.result.hands_stored == 0 and r2.result.quarantined == 0
+    assert con.execute("SELECT count(*) FROM hands").fetchall()[0][0] == r1.result.hands_stored

@@ -59,9 +59,16 @@ Rules implemented (from ``shared/house-rules``):
 * Cash players ``sitting_out`` are not dealt in; tournament players sitting
   out are dealt in, post, and are checked/folded by the engine.
 
-Balancing: for every record ``sum(put in) == sum(pots) + rake`` and
-``sum(collected) == sum(pots)``; ``final stacks == start - put in + returned
-+ collected`` (see :meth:`HandRecord.check_balance`).
+* Pre-flop every player owes a full big blind, even when the big blind was
+  posted short (all-in) or not at all (all-in on the ante).
+* Eliminations (tournaments) are listed best finisher first: more chips at
+  the start of the hand first, equal stacks by seat order from the button
+  (the first left of the button ahead); the world decides places and ties.
+
+Balancing: for every record ``sum(put in) - uncalled == total pot`` (rake
+included), ``sum(collected) + rake == total pot``, and ``final stack ==
+start - put in + returned + collected`` for every player dealt in (see
+:meth:`HandRecord.check_balance`).
 """
 
 from __future__ import annotations

@@ -627,3 +627,12 @@ def test_truncated_at_every_line_never_crashes():
     # the header alone has no table line (malformed header); every other cut is a truncated hand
     assert r.quarantine["reason"].value_counts().sort("reason").rows() == [
         ("malformed header", 1), ("truncated hand", len(pieces) - r.tables["hands"].height - 1)]
+
+
+def test_names_with_brackets_and_said_in_dealt_and_chat_lines():
+    text = CASH.replace("amy", "a [b] c").replace("bob", 'bo said, "b')
+    r = one(text)
+    assert r.quarantine.height == 0, r.quarantine["detail"].to_list()
+    assert r.tables["hole_cards"].rows() == [("1001", "a [b] c", ["Ah", "Kd"], "dealt")]
+    chat = row(r.tables["table_events"], event="chat")
+    assert chat["player"] == 'bo said, "b' and chat["detail"] == "cat: raises $99 to $100"

@@ -92,7 +92,7 @@ def parse_headers(h: pl.DataFrame) -> pl.DataFrame:
     pre = t.str.extract(r"^(.*?) - \d{4}/\d{1,2}/\d{1,2}", 1).fill_null(t)
     h = h.lazy().with_columns(
         hand_id=t.str.extract(r"#(\d+)", 1),
-        is_zoom=t.str.contains("Zoom", literal=True),
+        is_zoom=t.str.contains(r"^PokerStars Zoom |Zoom Tournament #"),
         pre=pre,
         tournament_id=t.str.extract(r"(?i)Tournament #(\d+)", 1),
         tournament_level=t.str.extract(r"Level ([IVXLCDM]+|\d+)", 1),

@@ -441,6 +441,13 @@ def _parse_lines(L: pl.DataFrame, files: list[str]) -> ParsedHands:  # noqa: C90
     # dealt
     D = B.filter(pl.col("kind") == "dealt").with_columns(g=t.str.extract_groups(G.DEALT_RE))
     D = D.with_columns(player=pl.col("g").struct.field("1"), cards=pl.col("g").struct.field("2"), cards2=pl.col("g").struct.field("3"))
+    D = _known(D, names, "player", "known").drop("known_seat")
+    # names containing " [": retry the unknown ones with a greedy name
+    D_retry = D.filter(~pl.col("known")).with_columns(g=t.str.extract_groups(r"^Dealt to (.+) \[([^\]]*)\]$")).with_columns(
+        player=pl.col("g").struct.field("1"), cards=pl.col("g").struct.field("2"), cards2=pl.lit(None, pl.String)
+    ).drop("known")
+    D = pl.concat([D.filter(pl.col("known")).drop("known"), _known(D_retry, names, "player", "known").drop("known", "known_seat")],
+                  how="vertical_relaxed")
     D = _known(D, names, "player", "known")
     # greedy fallback for names containing " [": retry with the whole prefix
     D_bad = D.filter(~pl.col("known") | pl.col("cards").is_null())
@@ -454,43 +461,39 @@ def _parse_lines(L: pl.DataFrame, files: list[str]) -> ParsedHands:  # noqa: C90
     issues.append(_unparsed(U.filter(~pl.col("known") | pl.col("amt").is_null())))
     U = U.filter(pl.col("known") & pl.col("amt").is_not_null())
 
-    # the rest: collections, cash-outs, tournament lines, table events
-    R = R.with_columns(
-        coll=t.str.extract_groups(G.COLLECTED_RE),
-        cash=t.str.extract_groups(G.CASHOUT_RE),
-        fin=t.str.extract_groups(G.FINISH_RE),
-        win=t.str.extract_groups(G.WINS_TOURNEY_RE),
-        bty=t.str.extract_groups(G.BOUNTY_RE),
-        sbty=t.str.extract_groups(G.SPLIT_BOUNTY_RE),
-        neutral=t.str.contains(G.NEUTRAL_RE),
-        cancel=t.str.contains(G.CANCELLED_RE),
-    )
-    ev_name = pl.lit(None, pl.String)
-    ev_kind = pl.lit(None, pl.String)
-    ev_detail = pl.lit(None, pl.String)
-    for pat, evname in reversed(G.EVENT_PATTERNS):
-        hit = t.str.contains(pat)
-        ev_name = pl.when(hit).then(t.str.extract(pat, 1)).otherwise(ev_name)
-        ev_kind = pl.when(hit).then(pl.lit(evname)).otherwise(ev_kind)
-        det = t.str.extract(pat, 2) if "(.+)$" in pat[4:] or r"(\d+)" in pat else pl.lit(None, pl.String)
-        ev_detail = pl.when(hit).then(det).otherwise(ev_detail)
-    R = R.with_columns(ev_name=ev_name, ev_kind=ev_kind, ev_detail=ev_detail)
+    # the rest: collections, cash-outs, tournament lines, table events.
+    # Classified with capture-free tests first; groups are extracted only from
+    # the lines of each class.
+    kinds = [
+        ("collected", G.COLLECTED_RE), ("cash_out", G.CASHOUT_RE), ("finish", G.FINISH_RE),
+        ("win", G.WINS_TOURNEY_RE), ("bounty", G.BOUNTY_RE), ("split_bounty", G.SPLIT_BOUNTY_RE),
+    ] + [(f"ev{i}", pat) for i, (pat, _) in enumerate(G.EVENT_PATTERNS)] + [
+        ("neutral", G.NEUTRAL_RE), ("cancel", G.CANCELLED_RE),
+    ]
+    rk = pl.lit("unknown")
+    for name, pat in reversed(kinds):
+        rk = pl.when(t.str.contains(pat)).then(pl.lit(name)).otherwise(rk)
+    R = R.with_columns(rkind=rk)
+    R_ev = []
+    for i, (pat, evname) in enumerate(G.EVENT_PATTERNS):
+        sub = R.filter(pl.col("rkind") == f"ev{i}")
+        if sub.height:
+            g = sub.with_columns(gg=t.str.extract_groups(pat))
+            fields = g.schema["gg"].fields
+            R_ev.append(g.select(
+                "hid", "ln", ev_name=pl.col("gg").struct.field("1"), ev_kind=pl.lit(evname),
+                ev_detail=pl.col("gg").struct.field("2") if len(fields) > 1 else pl.lit(None, pl.String),
+            ))
+    R_ev = pl.concat(R_ev, how="vertical") if R_ev else pl.DataFrame(
+        schema={"hid": pl.Int32, "ln": pl.Int32, "ev_name": pl.String, "ev_kind": pl.String, "ev_detail": pl.String})
+    R = R.with_columns(rkind=pl.when(pl.col("rkind").str.starts_with("ev")).then(pl.lit("event")).otherwise(pl.col("rkind")))
+    ext = {"collected": ("coll", G.COLLECTED_RE), "cash_out": ("cash", G.CASHOUT_RE), "finish": ("fin", G.FINISH_RE),
+           "win": ("win", G.WINS_TOURNEY_RE), "bounty": ("bty", G.BOUNTY_RE), "split_bounty": ("sbty", G.SPLIT_BOUNTY_RE)}
+    sub = {k: R.filter(pl.col("rkind") == k).with_columns(t.str.extract_groups(pat).alias(col)) for k, (col, pat) in ext.items()}
     f = lambda c, i: pl.col(c).struct.field(str(i))  # noqa: E731
-    R = R.with_columns(
-        rkind=pl.when(f("coll", 1).is_not_null()).then(pl.lit("collected"))
-        .when(f("cash", 1).is_not_null()).then(pl.lit("cash_out"))
-        .when(f("fin", 1).is_not_null()).then(pl.lit("finish"))
-        .when(f("win", 1).is_not_null()).then(pl.lit("win"))
-        .when(f("bty", 1).is_not_null()).then(pl.lit("bounty"))
-        .when(f("sbty", 1).is_not_null()).then(pl.lit("split_bounty"))
-        .when(pl.col("ev_kind").is_not_null()).then(pl.lit("event"))
-        .when(pl.col("neutral")).then(pl.lit("neutral"))
-        .when(pl.col("cancel")).then(pl.lit("cancel"))
-        .otherwise(pl.lit("unknown"))
-    )
     issues.append(_unparsed(R.filter(pl.col("rkind") == "unknown")))
 
-    C = R.filter(pl.col("rkind") == "collected").select(
+    C = sub["collected"].select(
         "hid", "ln", "run", player=f("coll", 1), amt=G.money_cents(f("coll", 2)),
         pot=pl.when(f("coll", 3).is_not_null()).then(pl.lit(0, pl.Int32))
         .when(f("coll", 4).is_not_null()).then(f("coll", 4).cast(pl.Int32, strict=False))
@@ -498,7 +501,7 @@ def _parse_lines(L: pl.DataFrame, files: list[str]) -> ParsedHands:  # noqa: C90
         .otherwise(pl.lit(0, pl.Int32)),
         kind=pl.lit("pot"),
     )
-    CO = R.filter(pl.col("rkind") == "cash_out").select(
+    CO = sub["cash_out"].select(
         "hid", "ln", "run", player=f("cash", 1), amt=G.money_cents(f("cash", 2)),
         fee=G.money_cents(f("cash", 3)), pot=pl.lit(0, pl.Int32), kind=pl.lit("cash_out"),
     )
@@ -508,18 +511,18 @@ def _parse_lines(L: pl.DataFrame, files: list[str]) -> ParsedHands:  # noqa: C90
     CC = CC.filter(pl.col("known"))
 
     FIN = pl.concat([
-        R.filter(pl.col("rkind") == "finish").select(
+        sub["finish"].select(
             "hid", player=f("fin", 1), place=f("fin", 2).cast(pl.Int32, strict=False), prize=G.money_cents(f("fin", 3))),
-        R.filter(pl.col("rkind") == "win").select(
+        sub["win"].select(
             "hid", player=f("win", 1), place=pl.lit(1, pl.Int32), prize=G.money_cents(f("win", 2))),
     ], how="vertical")
-    BTY = R.filter(pl.col("rkind") == "bounty").select(
+    BTY = sub["bounty"].select(
         "hid", winner=f("bty", 1), amount=G.money_cents(f("bty", 2)), eliminated=f("bty", 3),
         increase=G.money_cents(f("bty", 4)), new_bounty=G.money_cents(f("bty", 5)),
     )
     # "A, B split the $50 bounty for eliminating C": one row per winner with an
     # equal share (cents; the remainder goes to the first named winner).
-    SB = R.filter(pl.col("rkind") == "split_bounty").select(
+    SB = sub["split_bounty"].select(
         "hid", winner=f("sbty", 1).str.split(", "), total=G.money_cents(f("sbty", 2)), eliminated=f("sbty", 3),
     ).with_columns(nw=pl.col("winner").list.len()).explode("winner").with_columns(
         i=pl.int_range(pl.len()).over("hid", "eliminated")
@@ -531,13 +534,25 @@ def _parse_lines(L: pl.DataFrame, files: list[str]) -> ParsedHands:  # noqa: C90
     BTY = pl.concat([BTY, SB], how="vertical")
 
     # table events
-    chat = B.filter(pl.col("kind") == "chat").with_columns(g=t.str.extract_groups(G.CHAT_RE))
-    chat = chat.select("hid", "ln", player=pl.col("g").struct.field("1"), event=pl.lit("chat"), detail=pl.col("g").struct.field("2"))
+    # chat: the speaker is the shortest prefix before ' said, "' unless only the
+    # longest one is a seated name (a name that itself contains ' said, "')
+    chat = B.filter(pl.col("kind") == "chat").with_columns(
+        g=t.str.extract_groups(G.CHAT_RE), g2=t.str.extract_groups(r'^(.+) said, "(.*)"$'))
+    chat = chat.with_columns(player=pl.col("g").struct.field("1"))
+    chat = _known(chat, names, "player", "k1").with_columns(player=pl.col("g2").struct.field("1"))
+    chat = _known(chat, names, "player", "k2")
+    use2 = ~pl.col("k1") & pl.col("k2")
+    chat = chat.select(
+        "hid", "ln",
+        player=pl.when(use2).then(pl.col("g2").struct.field("1")).otherwise(pl.col("g").struct.field("1")),
+        event=pl.lit("chat"),
+        detail=pl.when(use2).then(pl.col("g2").struct.field("2")).otherwise(pl.col("g").struct.field("2")),
+    )
     EV = pl.concat([
         chat,
-        R.filter(pl.col("rkind") == "event").select("hid", "ln", player=pl.col("ev_name"), event=pl.col("ev_kind"), detail=pl.col("ev_detail")),
+        R_ev.select("hid", "ln", player=pl.col("ev_name"), event=pl.col("ev_kind"), detail=pl.col("ev_detail")),
         R.filter(pl.col("rkind") == "neutral").select("hid", "ln", player=pl.lit(None, pl.String), event=pl.lit("other"), detail=pl.col("t")),
-        R.filter(pl.col("rkind") == "cash_out").select("hid", "ln", player=f("cash", 1), event=pl.lit("cashed_out"), detail=f("cash", 2)),
+        sub["cash_out"].select("hid", "ln", player=f("cash", 1), event=pl.lit("cashed_out"), detail=f("cash", 2)),
         V_sit.select("hid", "ln", "player", event=pl.lit("sitting_out"), detail=pl.lit(None, pl.String)),
     ], how="vertical")
 

@@ -41,6 +41,7 @@ from typing import Any
 import duckdb
 import networkx as nx
 import polars as pl
+import pyarrow as pa
 
 from pipelines.lib.review import ReviewStore, overlaps
 
@@ -242,23 +243,21 @@ def money_at_stake(con: duckdb.DuckDBPyConnection, groups: list[dict[str, Any]])
     if not groups:
         return zero
     tables = {r[0] for r in con.execute("SELECT table_name FROM information_schema.tables").fetchall()}
-    ga = pl.DataFrame({"gi": [i for i, g in enumerate(groups) for _ in g["accounts"]],
-                       "account": [a for g in groups for a in g["accounts"]]},
-                      schema={"gi": pl.Int64, "account": pl.Utf8})
-    gh = pl.DataFrame({"gi": [i for i, g in enumerate(groups) for _ in g["hands"]],
-                       "hand_id": [h for g in groups for h in g["hands"]]},
-                      schema={"gi": pl.Int64, "hand_id": pl.Utf8}).unique()
+    ga = pa.table({"gi": pa.array([i for i, g in enumerate(groups) for _ in g["accounts"]], pa.int64()),
+                   "account": pa.array([a for g in groups for a in g["accounts"]], pa.string())})
+    gh = pa.table({"gi": pa.array([i for i, g in enumerate(groups) for _ in g["hands"]], pa.int64()),
+                   "hand_id": pa.array([h for g in groups for h in g["hands"]], pa.string())})
     parts = []
     if {"hands", "seats"} <= tables:
         parts.append("""
             SELECT gh.gi, sum(h.total_pot) AS pot_total, 0::DECIMAL(18,2) AS moved, 0::DECIMAL(18,2) AS transfers
-            FROM rb_gh gh JOIN hands h ON h.hand_id = gh.hand_id GROUP BY gh.gi
+            FROM (SELECT DISTINCT gi, hand_id FROM rb_gh) gh JOIN hands h ON h.hand_id = gh.hand_id GROUP BY gh.gi
             UNION ALL
             SELECT gi, 0, sum(least(loss, gain)), 0 FROM (
                 SELECT gh.gi, gh.hand_id,
                        coalesce(sum(-s.net) FILTER (WHERE s.net < 0), 0) AS loss,
                        coalesce(sum(s.net) FILTER (WHERE s.net > 0), 0) AS gain
-                FROM rb_gh gh JOIN seats s ON s.hand_id = gh.hand_id
+                FROM (SELECT DISTINCT gi, hand_id FROM rb_gh) gh JOIN seats s ON s.hand_id = gh.hand_id
                 JOIN rb_ga ga ON ga.gi = gh.gi AND ga.account = s.player
                 GROUP BY gh.gi, gh.hand_id) GROUP BY gi""")
     if "transfers" in tables:
@@ -268,8 +267,8 @@ def money_at_stake(con: duckdb.DuckDBPyConnection, groups: list[dict[str, Any]])
             JOIN rb_ga b ON b.gi = a.gi AND b.account = t.to_account GROUP BY a.gi""")
     if not parts:
         return zero
-    con.register("rb_ga", ga.to_arrow())
-    con.register("rb_gh", gh.to_arrow())
+    con.register("rb_ga", ga)
+    con.register("rb_gh", gh)
     try:
         res = con.sql(f"""
             SELECT gi, sum(pot_total)::DOUBLE AS pot_total, sum(moved)::DOUBLE AS moved,
@@ -342,66 +341,56 @@ def build_cases(con: duckdb.DuckDBPyConnection, store: ReviewStore, run_id: str,
 def write_tables(con: duckdb.DuckDBPyConnection, cases: list[dict[str, Any]], run_id: str | None) -> None:
     """Replace the warehouse's ``cases``, ``case_signals`` and ``case_hands`` tables (one transaction)."""
     now = _dt.datetime.now(_dt.timezone.utc).replace(tzinfo=None)
-    cdf = pl.DataFrame(
-        {
-            "case_id": [c["case"] for c in cases],
-            "rank": [c["rank"] for c in cases],
-            "kind": [c["kind"] for c in cases],
-            "accounts": [c["accounts"] for c in cases],
-            "tournaments": [c["tournaments"] for c in cases],
-            "score": [c["score"] for c in cases],
-            "p_value": [c["p_value"] for c in cases],
-            "flagged": [c["flagged"] for c in cases],
-            "hands": [c["hands"] for c in cases],
-            "new_hands": [c["new_hands"] for c in cases],
-            "is_new": [c["is_new"] for c in cases],
-            "reopened": [c["reopened"] for c in cases],
-            "status": [c["status"] for c in cases],
-            "summary": [c["summary"] for c in cases],
-            "ring": [c["ring"] for c in cases],
-            "related": [c["related"] for c in cases],
-            "n_signals": [c["n_signals"] for c in cases],
-            "pot_total": [c["pot_total"] for c in cases],
-            "moved": [c["moved"] for c in cases],
-            "transfers": [c["transfers"] for c in cases],
-            "stake": [c["stake"] for c in cases],
-        },
-        schema={"case_id": pl.Utf8, "rank": pl.Int32, "kind": pl.Utf8, "accounts": pl.List(pl.Utf8),
-                "tournaments": pl.List(pl.Utf8), "score": pl.Float64, "p_value": pl.Float64,
-                "flagged": pl.Boolean, "hands": pl.List(pl.Utf8), "new_hands": pl.List(pl.Utf8),
-                "is_new": pl.Boolean, "reopened": pl.Boolean, "status": pl.Utf8, "summary": pl.Utf8,
-                "ring": pl.Utf8, "related": pl.List(pl.Utf8), "n_signals": pl.Int32, "pot_total": pl.Float64,
-                "moved": pl.Float64, "transfers": pl.Float64, "stake": pl.Float64},
-    )
+    strs, f64 = pa.list_(pa.string()), pa.float64()
+    cols = {  # Arrow built column by column: Polars' list construction from Python lists is far slower
+        "case_id": (pa.string(), [c["case"] for c in cases]),
+        "rank": (pa.int32(), [c["rank"] for c in cases]),
+        "kind": (pa.string(), [c["kind"] for c in cases]),
+        "accounts": (strs, [c["accounts"] for c in cases]),
+        "tournaments": (strs, [c["tournaments"] for c in cases]),
+        "score": (f64, [c["score"] for c in cases]),
+        "p_value": (f64, [c["p_value"] for c in cases]),
+        "flagged": (pa.bool_(), [c["flagged"] for c in cases]),
+        "hands": (strs, [c["hands"] for c in cases]),
+        "new_hands": (strs, [c["new_hands"] for c in cases]),
+        "is_new": (pa.bool_(), [c["is_new"] for c in cases]),
+        "reopened": (pa.bool_(), [c["reopened"] for c in cases]),
+        "status": (pa.string(), [c["status"] for c in cases]),
+        "summary": (pa.string(), [c["summary"] for c in cases]),
+        "ring": (pa.string(), [c["ring"] for c in cases]),
+        "related": (strs, [c["related"] for c in cases]),
+        "n_signals": (pa.int32(), [c["n_signals"] for c in cases]),
+        "pot_total": (f64, [c["pot_total"] for c in cases]),
+        "moved": (f64, [c["moved"] for c in cases]),
+        "transfers": (f64, [c["transfers"] for c in cases]),
+        "stake": (f64, [c["stake"] for c in cases]),
+    }
+    ctab = pa.table({k: pa.array(v, type=t) for k, (t, v) in cols.items()})
     sig_rows = [(c["case"], i, s) for c in cases for i, s in enumerate(c["signals"])]
-    sdf = pl.DataFrame(
-        {
-            "case_id": [r[0] for r in sig_rows],
-            "idx": [r[1] for r in sig_rows],
-            "kind": [r[2]["kind"] for r in sig_rows],
-            "detector": [str(r[2].get("detector") or "") for r in sig_rows],
-            "accounts": [[str(a) for a in r[2]["accounts"]] for r in sig_rows],
-            "tournaments": [[str(t) for t in r[2].get("tournaments") or []] for r in sig_rows],
-            "score": [float(r[2]["score"]) for r in sig_rows],
-            "p_value": [None if r[2].get("p_value") is None else float(r[2]["p_value"]) for r in sig_rows],
-            "flagged": [bool(r[2].get("flagged")) for r in sig_rows],
-            "hands": [[str(h) for h in r[2].get("hands") or []] for r in sig_rows],
-            "summary": [str(r[2].get("summary") or "") for r in sig_rows],
-            "payload": [json.dumps(r[2], default=str) for r in sig_rows],
-        },
-        schema={"case_id": pl.Utf8, "idx": pl.Int32, "kind": pl.Utf8, "detector": pl.Utf8,
-                "accounts": pl.List(pl.Utf8), "tournaments": pl.List(pl.Utf8), "score": pl.Float64,
-                "p_value": pl.Float64, "flagged": pl.Boolean, "hands": pl.List(pl.Utf8), "summary": pl.Utf8,
-                "payload": pl.Utf8},
-    )
+    scols = {
+        "case_id": (pa.string(), [r[0] for r in sig_rows]),
+        "idx": (pa.int32(), [r[1] for r in sig_rows]),
+        "kind": (pa.string(), [r[2]["kind"] for r in sig_rows]),
+        "detector": (pa.string(), [str(r[2].get("detector") or "") for r in sig_rows]),
+        "accounts": (strs, [[str(a) for a in r[2]["accounts"]] for r in sig_rows]),
+        "tournaments": (strs, [[str(t) for t in r[2].get("tournaments") or []] for r in sig_rows]),
+        "score": (f64, [float(r[2]["score"]) for r in sig_rows]),
+        "p_value": (f64, [None if r[2].get("p_value") is None else float(r[2]["p_value"]) for r in sig_rows]),
+        "flagged": (pa.bool_(), [bool(r[2].get("flagged")) for r in sig_rows]),
+        "hands": (strs, [[str(h) for h in r[2].get("hands") or []] for r in sig_rows]),
+        "summary": (pa.string(), [str(r[2].get("summary") or "") for r in sig_rows]),
+        "payload": (pa.string(), [json.dumps(r[2], default=str) for r in sig_rows]),
+    }
+    stab = pa.table({k: pa.array(v, type=t) for k, (t, v) in scols.items()})
+    cdf = pl.from_arrow(ctab.select(["case_id", "hands", "new_hands"]))
     ranked = cdf.select("case_id", "hands").explode("hands").drop_nulls("hands").with_columns(
         pl.int_range(pl.len()).over("case_id").cast(pl.Int32).alias("rank"))
     fresh = cdf.select("case_id", "new_hands").explode("new_hands").drop_nulls("new_hands").unique().with_columns(
         pl.lit(True).alias("is_new"))
     hdf = ranked.join(fresh, left_on=["case_id", "hands"], right_on=["case_id", "new_hands"], how="left").select(
         "case_id", pl.col("hands").alias("hand_id"), "rank", pl.col("is_new").fill_null(False))
-    con.register("rb_cases", cdf.to_arrow())
-    con.register("rb_case_signals", sdf.to_arrow())
+    con.register("rb_cases", ctab)
+    con.register("rb_case_signals", stab)
     con.register("rb_case_hands", hdf.to_arrow())
     try:
         con.execute("BEGIN TRANSACTION")

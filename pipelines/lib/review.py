@@ -346,7 +346,8 @@ class ReviewStore:
         seen by a run. ``sort`` is one of rank (flagged, score, stake), score,
         stake, case, last_seen, status, kind, hands.
         """
-        where, params = ["present = 1"], []
+        # cases of the last run, and every case someone has worked on even if the last run no longer shows it
+        where, params = ["(present = 1 OR status <> 'new' OR assignee IS NOT NULL)"], []
         for col, val in (("kind", kind), ("status", status)):
             if val:
                 where.append(f"{col} = ?")
@@ -530,8 +531,13 @@ class ReviewStore:
                                  "JOIN case_accounts a ON a.case_id = c.case_id").fetchall():
                 by_account.setdefault((r["kind"], r["account"]), set()).add(r["case_id"])
             accounts_of: dict[str, frozenset[str]] = {}
-            for r in con.execute("SELECT case_id, accounts FROM cases").fetchall():
+            rows_of: dict[str, sqlite3.Row] = {}
+            for r in con.execute("SELECT * FROM cases").fetchall():
                 accounts_of[r["case_id"]] = frozenset(json.loads(r["accounts"]))
+                rows_of[r["case_id"]] = r
+            hands_of: dict[str, set[str]] = {}
+            for cid_, hid_ in con.execute("SELECT case_id, hand_id FROM case_hands").fetchall():
+                hands_of.setdefault(cid_, set()).add(hid_)
             candidates: list[tuple[float, int, str]] = []
             for gi, g in enumerate(groups):
                 acc = frozenset(g["accounts"])
@@ -552,6 +558,9 @@ class ReviewStore:
             seq = int((con.execute("SELECT value FROM meta WHERE key = 'case_seq'").fetchone() or ["0"])[0])
             con.execute("UPDATE cases SET present = 0")
             out = []
+            stale_accounts: list[tuple[str]] = []
+            account_rows: list[tuple[str, str]] = []
+            hand_rows: list[tuple[str, str, str, str]] = []
             actor = f"run:{run_id}"
             for gi, g in enumerate(groups):
                 hands = list(dict.fromkeys(g.get("hands") or []))
@@ -571,8 +580,8 @@ class ReviewStore:
                                 f"{len(hands)} evidence hands, score {float(g['score']):.4g}")
                     status, is_new = "new", True
                 else:
-                    row = self._get_case(con, cid)
-                    old_hands = {r[0] for r in con.execute("SELECT hand_id FROM case_hands WHERE case_id = ?", [cid])}
+                    row = rows_of[cid]
+                    old_hands = hands_of.get(cid, set())
                     n_total = len(old_hands | set(hands))
                     status, is_new = row["status"], False
                     if status in CLOSED_STATUSES and row["decided_score"] is not None:
@@ -602,18 +611,19 @@ class ReviewStore:
                          float(g["score"]), int(bool(g["flagged"])), float(g.get("stake") or 0), n_total,
                          g.get("summary") or "", g.get("ring"), run_id, at, status,
                          reopened, reopened, reopened, cid])
-                    con.execute("DELETE FROM case_accounts WHERE case_id = ?", [cid])
-                con.executemany("INSERT INTO case_accounts(case_id, account) VALUES (?, ?)",
-                                [(cid, a) for a in sorted(set(g["accounts"]))])
-                before = {r[0] for r in con.execute("SELECT hand_id FROM case_hands WHERE case_id = ?", [cid])}
+                    stale_accounts.append((cid,))
+                account_rows.extend((cid, a) for a in sorted(set(g["accounts"])))
+                before = hands_of.get(cid, set())
                 new_hands = [h for h in hands if h not in before]
-                con.executemany("INSERT INTO case_hands(case_id, hand_id, first_run, first_at) VALUES (?,?,?,?)",
-                                [(cid, h, run_id, at) for h in new_hands])
+                hand_rows.extend((cid, h, run_id, at) for h in new_hands)
                 if new_hands and not is_new:
                     self._audit(con, actor, cid, "evidence", "hands", len(before), len(before) + len(new_hands),
                                 f"{len(new_hands)} new evidence hands")
                 out.append({"case": cid, "is_new_case": is_new, "new_hands": new_hands if not is_new else hands,
                             "status": status, "reopened": reopened})
+            con.executemany("DELETE FROM case_accounts WHERE case_id = ?", stale_accounts)
+            con.executemany("INSERT INTO case_accounts(case_id, account) VALUES (?, ?)", account_rows)
+            con.executemany("INSERT INTO case_hands(case_id, hand_id, first_run, first_at) VALUES (?,?,?,?)", hand_rows)
             con.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('case_seq', ?)", [str(seq)])
             con.execute("INSERT INTO runs(run_id, at, n_cases) VALUES (?,?,?)", [run_id, at, len(groups)])
         return out

@@ -636,3 +636,11 @@ def test_names_with_brackets_and_said_in_dealt_and_chat_lines():
     assert r.tables["hole_cards"].rows() == [("1001", "a [b] c", ["Ah", "Kd"], "dealt")]
     chat = row(r.tables["table_events"], event="chat")
     assert chat["player"] == 'bo said, "b' and chat["detail"] == "cat: raises $99 to $100"
+
+
+def test_a_side_pot_paying_more_than_it_held_is_unbalanced():
+    text = SIDE.replace("p2 collected $39 from side pot\np1 collected $29 from main pot",
+                        "p2 collected $40 from side pot\np1 collected $28 from main pot")
+    r = one(text)
+    q = r.quarantine.row(0, named=True)
+    assert q["reason"] == "unbalanced" and "pot paid out more" in q["detail"]

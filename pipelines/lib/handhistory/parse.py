@@ -768,6 +768,16 @@ def _parse_lines(L: pl.DataFrame, files: list[str]) -> ParsedHands:  # noqa: C90
            & (pl.col("main") + pl.col("side_sum") + pl.col("rake") != pl.col("total")))
         | (pl.col("min_stack_end") < 0) | (pl.col("min_put") < 0)
     )
+    # per pot, when the summary states the pots and the collect lines name them:
+    # no pot pays out more than the summary says it held
+    per_pot = (
+        CC.filter(pl.col("kind") == "pot").group_by("hid", "pot").agg(got=pl.col("amt").sum())
+        .join(POTS.join(TOT.filter(pl.col("main").is_not_null()).select("hid"), on="hid", how="semi"),
+              on=["hid", "pot"], how="inner")
+        .filter(pl.col("got") > pl.col("amt"))
+    )
+    over_paid = H.join(per_pot.select("hid").unique(), on="hid", how="semi")
+    issues.append(_issue(over_paid, 6, "unbalanced", pl.lit("a pot paid out more than the summary states it held")))
     fmt = lambda c: G.cents_to_decimal(pl.col(c)).cast(pl.String).fill_null("-")  # noqa: E731  (display only)
     issues.append(_issue(unbalanced, 6, "unbalanced", pl.format(
         "put_in {} + STP {} vs total pot {}; collected {} + rake {} + not awarded {}; main {} + sides {}; min stack_end {}; min put_in {}",

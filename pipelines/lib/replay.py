@@ -131,7 +131,7 @@ def load_replays(con: duckdb.DuckDBPyConnection, hand_ids: Iterable[str], *, kin
                 "street": st,
                 "board": [card_text(c) for c in shown],
                 "actions": [{
-                    "seq": a["seq"], "player": a["player"], "accused": a["player"] in accused,
+                    "seq": a["seq"], "player": a["player"], "accused": a["player"] in accused, "action": a["action"],
                     "text": _action_text(a), "pot_before": _fmt(a["pot_before"]),
                     "marked": a["seq"] in marked, "why": marked.get(a["seq"], ""),
                 } for a in acts],

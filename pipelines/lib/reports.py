@@ -130,11 +130,13 @@ def _signal_edges(signals: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 a = e.get("src", e.get("from", e.get("source", e.get("a"))))
                 b = e.get("dst", e.get("to", e.get("target", e.get("b"))))
                 w = e.get("amount", e.get("weight", e.get("value")))
-                label = e.get("label") or e.get("via") or e.get("kind") or ""
+                sigs = e.get("signals")
+                label = e.get("label") or e.get("via") or (", ".join(map(str, sigs)) if isinstance(sigs, list) else "") \
+                    or e.get("kind") or ""
             elif isinstance(e, (list, tuple)) and len(e) >= 2:
                 a, b = e[0], e[1]
                 w = e[2] if len(e) > 2 else None
-                label = ""
+                label = "flagged flow" if s.get("kind") == "chip_dumping" else f"flagged {s.get('kind', '')} pair"
             else:
                 continue
             if a is None or b is None:
@@ -143,8 +145,9 @@ def _signal_edges(signals: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 w = float(w) if w is not None else None
             except (TypeError, ValueError):
                 w = None
+            directed = ("src" in e or "from" in e) if isinstance(e, dict) else s.get("kind") == "chip_dumping"
             out.append({"src": str(a), "dst": str(b), "amount": w, "kind": "signal", "label": str(label),
-                        "directed": isinstance(e, dict) and ("src" in e or "from" in e)})
+                        "directed": directed})
     return out
 
 
@@ -389,8 +392,16 @@ def build_report(con: duckdb.DuckDBPyConnection, case_id: str, *, max_replays: i
                     continue
     replays = load_replays(con, case["hands"][:max_replays], kind=case["kind"], accused=accounts, marks=marks)
     new = set(case["new_hands"])
+    change_points = {str((s.get("extra") or {}).get("change_point_hand")) for s in signals
+                     if (s.get("extra") or {}).get("change_point_hand") is not None}
     for r in replays:
         r["new"] = r["hand_id"] in new
+        if r["hand_id"] in change_points:  # seat hand-off: the first hand the other person played
+            first = next((a for st in r["streets"] for a in st["actions"]
+                          if a["accused"] and not a["action"].startswith("post")), None)
+            if first is not None and not first["marked"]:
+                first["marked"] = True
+                first["why"] = "first decision after the change point: the detector's first hand by the other person"
     edges, graph_sql = graph_edges(con, accounts, case["hands"], signals)
     tl, tl_sql = timeline(con, accounts, case["hands"])
     sig_out = []

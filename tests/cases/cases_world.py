@@ -148,7 +148,8 @@ def signals(stage: int) -> list[Signal]:
                summary=f"{XSS1} and {XSS2} share device dev-x", hands=["1005"], detector="MultiAccounting",
                extra={"edges": [[XSS1, XSS2, 1]]}),
         Signal(kind="seat_handoff", accounts=["eve"], tournaments=["T1"], score=0.60, flagged=True,
-               summary="eve's seat changed device mid-event in T1", hands=["1006"], detector="SeatHandoff"),
+               summary="eve's seat changed device mid-event in T1", hands=["1006"], detector="SeatHandoff",
+               extra={"change_point_hand": "1006"}),
     ]
     if stage >= 2:
         s[0] = Signal(kind="chip_dumping", accounts=["amy", "bob"], score=0.95, flagged=True, p_value=0.0001,

@@ -61,3 +61,18 @@ def test_json_for_html_escapes_closing_tags():
     text = json_for_html({"a": "</script><script>alert(1)</script>", "b": "\u2028&'"})
     assert "<" not in text and ">" not in text and "&" not in text and "'" not in text and "\u2028" not in text
     assert json.loads(text)["a"] == "</script><script>alert(1)</script>"
+
+
+def test_seat_handoff_report_marks_the_change_point_and_draws_the_devices(published):
+    con = duckdb.connect(str(published / "snapshot" / "warehouse.duckdb"), read_only=True)
+    try:
+        rep = build_report(con, "c-000003")
+    finally:
+        con.close()
+    assert rep["case"]["kind"] == "seat_handoff" and rep["case"]["accounts"] == ["eve"]
+    marked = [a for st in rep["replays"][0]["streets"] for a in st["actions"] if a["marked"]]
+    assert [(a["player"], a["text"]) for a in marked] == [("eve", "calls 1")]
+    assert "change point" in marked[0]["why"]
+    assert {e["dst"] for e in rep["graph_edges"]} == {"device dev-eve", "device dev-other", "ip 10.0.0.5", "ip 10.0.0.6"}
+    devices = [b["title"].split(" device ")[1].split(" ")[0] for row in rep["timeline"]["rows"] for b in row["bars"]]
+    assert devices == ["dev-eve", "dev-other"]

@@ -114,3 +114,6 @@ def test_queue_filters_and_sorts_with_bound_parameters(store):
     assert [c["case_id"] for c in store.queue(assignee="ivy")] == [store.cid]
     assert [c["kind"] for c in store.queue(assignee="-")] == ["soft_play"]
     assert [c["case_id"] for c in store.queue(account="amy")] == [store.cid]
+    today = store.case(store.cid)["last_seen_at"][:10]
+    assert len(store.queue(date_from=today, date_to=today)) == 2
+    assert store.queue(date_to="2000-01-01") == [] and store.queue(date_from="2999-01-01") == []

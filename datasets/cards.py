@@ -47,7 +47,8 @@ maximum taken.  :func:`evaluate_batch` does the same with numpy arrays
 Also here: Omaha's exactly-two-hole-cards rule (:func:`evaluate_omaha`,
 :func:`evaluate_omaha_batch`), eight-or-better lows for Omaha Hi/Lo
 (:func:`evaluate_low8`, :func:`evaluate_omaha_low8`), PokerStars' hand
-descriptions (:func:`describe`) and all-in equity (:func:`equity`).
+descriptions (:func:`describe`) and all-in equity (:func:`equity`, and
+:func:`equity_batch` for many hands at once).
 """
 
 from __future__ import annotations
@@ -476,3 +477,80 @@ def equity(
     win = vals == best
     share = win / win.sum(axis=0)
     return share.mean(axis=1)
+
+
+def equity_batch(
+    holes: np.ndarray,
+    boards: np.ndarray,
+    rng: np.random.Generator | None = None,
+    n: int = 500,
+    *,
+    game: str = "holdem",
+    exact_max_cards: int = 1,
+    max_rows: int = 2_000_000,
+) -> np.ndarray:
+    """All-in pot shares of many hands at once: ``(m, players, h)`` hole cards, ``(m, b)`` boards -> ``(m, players)``.
+
+    Every hand of a call has the same number of players, hole cards and board
+    cards ``b`` (group hands by street before calling).  With at most
+    ``exact_max_cards`` cards to come (default: turn and river) every run-out
+    of the unseen cards is enumerated; otherwise ``n`` run-outs per hand are
+    drawn without replacement (random keys on the unseen cards, sorted).  The
+    unseen cards of each hand are found from a used-card mask; all run-outs
+    of all hands are valued with :func:`evaluate_batch` /
+    :func:`evaluate_omaha_batch` in chunks of at most ``max_rows`` rows; ties
+    split the share.  Row ``i`` equals ``equity(holes[i], boards[i])`` for
+    the exact cases and estimates it otherwise.
+    """
+    holes = np.asarray(holes, dtype=np.int64)
+    boards = np.asarray(boards, dtype=np.int64).reshape(holes.shape[0], -1)
+    m, p, h = holes.shape
+    b = boards.shape[1]
+    k = 5 - b
+    if k < 0:
+        raise ValueError("boards have more than five cards")
+    omaha = game in ("omaha", "omaha5") or h >= 4
+    used = np.zeros((m, 52), dtype=bool)
+    rows = np.arange(m)[:, None]
+    used[rows, holes.reshape(m, -1)] = True
+    if b:
+        used[rows, boards] = True
+    n_unseen = 52 - p * h - b
+    # unseen cards of each hand, ascending: stable sort puts unused (False) first
+    unseen = np.argsort(used, axis=1, kind="stable")[:, :n_unseen]
+    if k == 0:
+        runs_idx = None
+        per = 1
+    elif k <= exact_max_cards:
+        runs_idx = np.array(list(combinations(range(n_unseen), k)), dtype=np.int64)
+        per = runs_idx.shape[0]
+    else:
+        runs_idx = None
+        per = n
+        if rng is None:
+            rng = np.random.default_rng()
+    out = np.zeros((m, p), dtype=np.float64)
+    step = max(1, max_rows // per)
+    for lo in range(0, m, step):
+        hi = min(m, lo + step)
+        mm = hi - lo
+        if k == 0:
+            run_cards = np.empty((mm, 1, 0), dtype=np.int64)
+        elif runs_idx is not None:
+            run_cards = unseen[lo:hi][:, runs_idx]  # (mm, per, k)
+        else:
+            order = np.argsort(rng.random((mm, per, n_unseen)), axis=2)[:, :, :k]
+            run_cards = np.take_along_axis(unseen[lo:hi][:, None, :].repeat(per, axis=1), order, axis=2)
+        full_board = np.concatenate(
+            [np.broadcast_to(boards[lo:hi][:, None, :], (mm, per, b)), run_cards], axis=2).reshape(mm * per, 5)
+        vals = np.empty((p, mm * per), dtype=np.int64)
+        for j in range(p):
+            hj = np.broadcast_to(holes[lo:hi, j][:, None, :], (mm, per, h)).reshape(mm * per, h)
+            if omaha:
+                vals[j] = evaluate_omaha_batch(hj, full_board)
+            else:
+                vals[j] = evaluate_batch(np.concatenate([hj, full_board], axis=1))
+        win = vals == vals.max(axis=0)
+        share = win / win.sum(axis=0)
+        out[lo:hi] = share.reshape(p, mm, per).mean(axis=2).T
+    return out

@@ -259,3 +259,30 @@ def test_omaha_equity_on_the_turn_matches_enumeration():
         va, vb = evaluate_omaha(hole_a, board + [r]), evaluate_omaha(hole_b, board + [r])
         wins += 1.0 if va > vb else 0.5 if va == vb else 0.0
     assert e[0] == pytest.approx(wins / len(rivers))
+
+
+def test_equity_batch_equals_equity_exactly_on_turn_and_river():
+    from datasets.cards import equity_batch
+
+    rng = np.random.default_rng(4)
+    for b, game, h in ((5, "holdem", 2), (4, "holdem", 2), (4, "omaha", 4), (3, "holdem", 2)):
+        holes, boards = [], []
+        for _ in range(40):
+            d = rng.permutation(52)
+            holes.append(d[:3 * h].reshape(3, h))
+            boards.append(d[3 * h:3 * h + b])
+        holes, boards = np.array(holes), np.array(boards)
+        got = equity_batch(holes, boards, game=game, exact_max_cards=2, max_rows=5000)
+        for i in range(len(holes)):
+            want = equity([x.tolist() for x in holes[i]], boards[i].tolist(), game=game)
+            assert got[i] == pytest.approx(want)
+
+
+def test_equity_batch_monte_carlo_preflop():
+    from datasets.cards import equity_batch
+
+    holes = np.array([[parse_cards("Ah Ad"), parse_cards("Kc Kd")]] * 20)
+    e = equity_batch(holes, np.empty((20, 0), dtype=int), np.random.default_rng(1), n=1000)
+    assert e.shape == (20, 2)
+    assert np.allclose(e.sum(axis=1), 1.0)
+    assert 0.80 < e[:, 0].mean() < 0.84

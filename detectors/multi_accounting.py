@@ -11,7 +11,7 @@ Method
 2. **Behavioural likeness** of each linked pair, each as a p-value against the
    population's own null: style fingerprint (VPIP, PFR, aggression, bet sizes as
    fractions of the pot), decision-time distribution (from ``decisions``) and
-   co-entry into tournaments (hypergeometric tail). Patterns of use (online at
+   co-entry into tournaments (configuration-model null). Patterns of use (online at
    once, hand-overs) are reported as evidence.
 3. **Decision.** Behavioural p-values are combined with Fisher's method and
    controlled for false discoveries across candidate pairs with
@@ -59,7 +59,7 @@ class MultiAccountingDetector(Detector):
         alpha: float = 0.01,
         random_state: int = 0,
         max_share: int = 50,
-        min_link: float = 2.0,
+        max_link_share: int = 10,
         signal_p: float = 0.05,
         min_signals: int = 2,
         min_hands: int = 30,
@@ -68,7 +68,7 @@ class MultiAccountingDetector(Detector):
     ) -> None:
         super().__init__(alpha=alpha, random_state=random_state)
         self.max_share = max_share
-        self.min_link = min_link  # IDF weight an identity link needs to count
+        self.max_link_share = max_link_share  # a candidate shares an identifier with at most this many accounts
         self.signal_p = signal_p  # a behavioural family "agrees" below this p
         self.min_signals = min_signals
         self.min_hands = min_hands
@@ -97,7 +97,7 @@ class MultiAccountingDetector(Detector):
     def _candidates(self, con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
         links = idf.identity_links(con, max_share=self.max_share)
         if links.height:
-            links = links.filter(pl.col("weight") >= self.min_link)
+            links = links.filter(pl.col("min_share") <= self.max_link_share)
         if self.has_sessions_ or self.has_payment_:
             return links
         # hands only: candidate pairs are accounts that keep entering the same
@@ -108,20 +108,16 @@ class MultiAccountingDetector(Detector):
         FROM e x JOIN e y ON x.tournament_id = y.tournament_id AND x.account < y.account
         GROUP BY ALL HAVING count(*) >= 3
         """
-        # keep pairs whose co-entries are improbable under independent entry
-        # (hypergeometric tail, as in identity.usage_patterns)
         co = con.sql(q).pl()
         if co.height == 0:
             return links
-        n_t = _n_tournaments(con)
-        cnt = con.sql(f"SELECT account, count(*) AS nt FROM {idf.tournament_entries(con)} GROUP BY 1").pl()
-        co = co.join(cnt.rename({"account": "a", "nt": "na"}), on="a").join(cnt.rename({"account": "b", "nt": "nb"}), on="b")
-        from scipy import stats as sps  # noqa: PLC0415
-
-        pco = sps.hypergeom.sf(co["n"].to_numpy() - 1, n_t, co["na"].to_numpy(), co["nb"].to_numpy())
-        co = co.filter(pl.Series(pco <= self.coentry_p))
+        # keep pairs whose co-entries are improbable (configuration-model null,
+        # as in identity.usage_patterns)
+        use = idf.usage_patterns(con, co.select("a", "b"))
+        co = use.filter(pl.col("p_coentry") <= self.coentry_p)
         co = co.select("a", "b").with_columns(
             w_device=pl.lit(0.0), w_payment=pl.lit(0.0), w_ip=pl.lit(0.0), w_net=pl.lit(0.0),
+            idf_device=pl.lit(0.0), idf_payment=pl.lit(0.0), min_share=pl.lit(None, pl.Int64),
             n_shared=pl.lit(0, pl.Int64),
             shared=pl.lit(None, links.schema.get("shared", pl.List(pl.Struct({"kind": pl.Utf8})))),
             weight=pl.lit(0.0),
@@ -138,18 +134,28 @@ class MultiAccountingDetector(Detector):
         pairs = idf.likeness(self.fingerprints_, cand, min_hands=self.min_hands,
                              random_state=self.random_state)
         pairs = idf.usage_patterns(con, pairs)
-        P = np.column_stack([
-            pairs["p_style"].to_numpy(), pairs["p_timing"].to_numpy(), pairs["p_coentry"].to_numpy(),
+        # identifier p-values: the chance that an unrelated account carries this
+        # device / card, n_sharing / N (the IDF weight is -log of it). A shared
+        # device separates one person from housemates (who keep their own
+        # devices); a card does not (families share one), so it adds evidence
+        # but never counts as an agreeing signal on its own.
+        p_dev = np.where(pairs["idf_device"].to_numpy() > 0, np.exp(-pairs["idf_device"].to_numpy()), np.nan)
+        p_pay = np.where(pairs["idf_payment"].to_numpy() > 0, np.exp(-pairs["idf_payment"].to_numpy()), np.nan)
+        B = np.column_stack([
+            p_dev, pairs["p_style"].to_numpy(), pairs["p_timing"].to_numpy(), pairs["p_coentry"].to_numpy(),
         ]).astype(float)
         pairs = pairs.with_columns(
-            p_behaviour=pl.Series(idf.fisher_combine(P)),
-            n_agree=pl.Series((np.nan_to_num(P, nan=1.0) < self.signal_p).sum(axis=1)),
-            id_strong=(pl.col("weight") >= self.min_link),
+            p_device=pl.Series(p_dev),
+            p_payment=pl.Series(p_pay),
+            p_behaviour=pl.Series(idf.fisher_combine(np.column_stack([B, p_pay]))),
+            n_agree=pl.Series((np.nan_to_num(B, nan=1.0) < self.signal_p).sum(axis=1)),
+            id_strong=(pl.col("min_share") <= self.max_link_share).fill_null(False),
         )
-        # the score: identity evidence (bits of IDF weight) plus behavioural evidence
+        # the score: -log10 of the combined p-value, plus the IP/network link as
+        # a tie-breaker (the one identifier left out of the p-value)
         pairs = pairs.with_columns(
-            score=(pl.col("weight").clip(0, 20) / 2.0
-                   - pl.col("p_behaviour").clip(1e-300, 1).log10()),
+            score=(-pl.col("p_behaviour").clip(1e-300, 1).log10()
+                   + 0.1 * pl.max_horizontal("w_ip", "w_net")),
         )
         self.pairs_ = pairs
         return pairs.with_columns(
@@ -290,7 +296,7 @@ class MultiAccountingDetector(Detector):
             extra={"edges": [
                 {"a": r["a"], "b": r["b"], "weight": float(r["weight"]), "score": float(r["score"]),
                  "q_value": float(r["q_value"]),
-                 "signals": [k for k, p in (("style", r["p_style"]), ("timing", r["p_timing"]),
+                 "signals": [k for k, p in (("device", r["p_device"]), ("style", r["p_style"]), ("timing", r["p_timing"]),
                                             ("co-entry", r["p_coentry"])) if p is not None and not _nan(p) and p < self.signal_p]
                  + [s["kind"] for s in (r["shared"] or []) if s["weight"] > 0]}
                 for r in pairs.iter_rows(named=True)

@@ -30,7 +30,10 @@ Methods
   based on manifold learning", NetGames 2008).
 * **Patterns of use.** For candidate pairs only: seconds both were online at
   once, hand-overs (one logs in shortly after the other logs out), tournaments
-  entered together, with a hypergeometric p-value for that overlap.
+  entered together, with a p-value for that overlap under a configuration
+  model (entries fall into events in proportion to field size; Newman,
+  "Networks", 2nd ed., 2018, ch. 12, applied to the account-event bipartite
+  graph).
 """
 
 from __future__ import annotations
@@ -136,7 +139,9 @@ def identity_links(
     """Pairs of accounts sharing at least one identifier, with IDF weights.
 
     Columns: ``a``, ``b`` (a < b), ``w_device``, ``w_payment``, ``w_ip``,
-    ``w_net``, ``weight`` (device + payment + max(ip, net)), ``n_shared`` and
+    ``w_net`` (time-weighted), ``idf_device`` / ``idf_payment`` (the rarest shared
+    device / card, unweighted), ``min_share`` (accounts behind the rarest shared
+    identifier), ``weight`` (device + payment + max(ip, net)), ``n_shared`` and
     ``shared``: a list of structs (kind, value, n_accounts, weight, close).
     """
     n = max(population_size(con), 2)
@@ -165,6 +170,9 @@ def identity_links(
       sum(CASE WHEN kind = 'payment' THEN idf ELSE 0 END) AS w_payment,
       sum(CASE WHEN kind = 'ip'      THEN idf * CASE WHEN close THEN 1 ELSE 0.5 END ELSE 0 END) AS w_ip,
       max(CASE WHEN kind = 'net'     THEN idf * CASE WHEN close THEN 1 ELSE 0.5 END ELSE 0 END) AS w_net,
+      max(CASE WHEN kind = 'device' THEN idf ELSE 0 END) AS idf_device,
+      max(CASE WHEN kind = 'payment' THEN idf ELSE 0 END) AS idf_payment,
+      min(n_accounts) AS min_share,
       count(*) AS n_shared,
       list({'kind': kind, 'value': value, 'n_accounts': n_accounts,
             'weight': round(idf, 3), 'close': close} ORDER BY idf DESC) AS shared
@@ -195,11 +203,18 @@ WITH dealt AS (
   SELECT player AS account, count(*) AS n_hands
   FROM seats WHERE dealt_in GROUP BY 1
 ),
+a AS (
+  SELECT hand_id, seq, player, street, action, amount, pot_before, to_call, is_all_in,
+         -- raises before this line on the same street: facing a raise preflop = 3-bet spot
+         coalesce(sum(CASE WHEN action = 'raise' THEN 1 ELSE 0 END)
+           OVER (PARTITION BY hand_id, street ORDER BY seq ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS raises_before
+  FROM actions WHERE action NOT LIKE 'post%'
+),
 pf AS (
   SELECT player AS account, hand_id,
          max(CASE WHEN action IN ('call','bet','raise') THEN 1 ELSE 0 END) AS vpip,
          max(CASE WHEN action IN ('bet','raise') THEN 1 ELSE 0 END) AS pfr
-  FROM actions WHERE street = 'preflop' GROUP BY ALL
+  FROM a WHERE street = 'preflop' GROUP BY ALL
 ),
 pfs AS (SELECT account, sum(vpip) AS n_vpip, sum(pfr) AS n_pfr FROM pf GROUP BY 1),
 act AS (
@@ -208,70 +223,152 @@ act AS (
          count(*) FILTER (WHERE action = 'call') AS n_call,
          count(*) FILTER (WHERE action = 'fold') AS n_fold,
          count(*) FILTER (WHERE action = 'check') AS n_check,
+         count(*) FILTER (WHERE street = 'preflop' AND raises_before > 0) AS n_3b_spot,
+         count(*) FILTER (WHERE street = 'preflop' AND raises_before > 0 AND action = 'raise') AS n_3b,
+         count(*) FILTER (WHERE street = 'preflop' AND raises_before > 0 AND action = 'fold') AS n_f3b,
+         count(*) FILTER (WHERE street <> 'preflop' AND to_call > 0) AS n_facing,
+         count(*) FILTER (WHERE street <> 'preflop' AND to_call > 0 AND action = 'fold') AS n_facing_fold,
+         count(*) FILTER (WHERE street <> 'preflop' AND to_call > 0 AND action = 'raise') AS n_facing_raise,
+         count(*) FILTER (WHERE street <> 'preflop' AND to_call = 0) AS n_open,
+         count(*) FILTER (WHERE street <> 'preflop' AND to_call = 0 AND action = 'bet') AS n_open_bet,
+         count(*) FILTER (WHERE street = 'river' AND to_call > 0 AND action = 'call') AS n_river_call,
+         count(*) FILTER (WHERE street = 'river' AND to_call > 0) AS n_river_facing,
          count(*) FILTER (WHERE action IN ('bet','raise') AND pot_before > 0) AS n_sized,
          avg(ln(amount / pot_before)) FILTER (WHERE action IN ('bet','raise') AND pot_before > 0 AND amount > 0) AS log_size,
+         stddev_samp(ln(amount / pot_before)) FILTER (WHERE action = 'bet' AND pot_before > 0 AND amount > 0) AS log_size_sd,
+         stddev_samp(ln(amount / pot_before)) FILTER (WHERE action IN ('bet','raise') AND pot_before > 0 AND amount > 0) AS log_size_all_sd,
          count(*) FILTER (WHERE action IN ('bet','raise') AND pot_before > 0 AND amount / pot_before < ?) AS s1,
          count(*) FILTER (WHERE action IN ('bet','raise') AND pot_before > 0 AND amount / pot_before >= ? AND amount / pot_before < ?) AS s2,
          count(*) FILTER (WHERE action IN ('bet','raise') AND pot_before > 0 AND amount / pot_before >= ? AND amount / pot_before < ?) AS s3,
          count(*) FILTER (WHERE action IN ('bet','raise') AND pot_before > 0 AND amount / pot_before >= ? AND amount / pot_before < ?) AS s4,
          count(*) FILTER (WHERE action IN ('bet','raise') AND pot_before > 0 AND amount / pot_before >= ?) AS s5
-  FROM actions WHERE action NOT LIKE 'post%' GROUP BY 1
+  FROM a GROUP BY 1
 ),
 tm AS (
-  SELECT account, count(*) AS n_decisions,
-         avg(ln(greatest(ms, 1))) AS log_ms_mean,
-         stddev_samp(ln(greatest(ms, 1))) AS log_ms_sd,
-         quantile_cont(ln(greatest(ms, 1)), 0.1) AS log_ms_q10,
-         quantile_cont(ln(greatest(ms, 1)), 0.5) AS log_ms_q50,
-         quantile_cont(ln(greatest(ms, 1)), 0.9) AS log_ms_q90
-  FROM decisions GROUP BY 1
+  SELECT d.account, count(*) AS n_decisions,
+         avg(ln(greatest(d.ms, 1))) AS log_ms_mean,
+         stddev_samp(ln(greatest(d.ms, 1))) AS log_ms_sd,
+         quantile_cont(ln(greatest(d.ms, 1)), 0.1) AS log_ms_q10,
+         quantile_cont(ln(greatest(d.ms, 1)), 0.5) AS log_ms_q50,
+         quantile_cont(ln(greatest(d.ms, 1)), 0.9) AS log_ms_q90,
+         -- the person's own shape: fast easy folds, slow big decisions
+         avg(ln(greatest(d.ms, 1))) FILTER (WHERE cat = 'fold') AS log_ms_fold,
+         stddev_samp(ln(greatest(d.ms, 1))) FILTER (WHERE cat = 'fold') AS log_ms_fold_sd,
+         count(*) FILTER (WHERE cat = 'fold') AS n_ms_fold,
+         avg(ln(greatest(d.ms, 1))) FILTER (WHERE cat = 'play') AS log_ms_play,
+         stddev_samp(ln(greatest(d.ms, 1))) FILTER (WHERE cat = 'play') AS log_ms_play_sd,
+         count(*) FILTER (WHERE cat = 'play') AS n_ms_play,
+         avg(ln(greatest(d.ms, 1))) FILTER (WHERE cat = 'big') AS log_ms_big,
+         stddev_samp(ln(greatest(d.ms, 1))) FILTER (WHERE cat = 'big') AS log_ms_big_sd,
+         count(*) FILTER (WHERE cat = 'big') AS n_ms_big
+  FROM (
+    SELECT d.account, d.ms,
+           CASE WHEN x.is_all_in OR x.amount >= greatest(x.pot_before, 1)
+                     OR x.to_call >= greatest(x.pot_before, 1) / 2 THEN 'big'
+                WHEN x.street = 'preflop' AND x.action = 'fold' THEN 'fold'
+                ELSE 'play' END AS cat
+    FROM decisions d LEFT JOIN actions x ON x.hand_id = d.hand_id AND x.seq = d.seq
+  ) d
+  GROUP BY 1
 )
-SELECT d.account, d.n_hands,
+SELECT d.account, d.n_hands, act.*  EXCLUDE (account, log_size, log_size_sd, s1, s2, s3, s4, s5, n_sized),
+       coalesce(pfs.n_vpip, 0) AS n_vpip, coalesce(pfs.n_pfr, 0) AS n_pfr,
+       act.log_size_all_sd,
        coalesce(pfs.n_vpip, 0) / d.n_hands AS vpip,
        coalesce(pfs.n_pfr, 0) / d.n_hands AS pfr,
        act.n_aggr / nullif(act.n_aggr + act.n_call, 0) AS aggr_freq,
        act.n_fold / nullif(act.n_fold + act.n_call + act.n_check + act.n_aggr, 0) AS fold_freq,
-       act.n_sized, act.log_size,
+       act.n_3b / nullif(act.n_3b_spot, 0) AS three_bet,
+       act.n_f3b / nullif(act.n_3b_spot, 0) AS fold_to_raise,
+       act.n_facing_fold / nullif(act.n_facing, 0) AS fold_to_bet,
+       act.n_facing_raise / nullif(act.n_facing, 0) AS raise_to_bet,
+       act.n_open_bet / nullif(act.n_open, 0) AS bet_when_checked,
+       act.n_river_call / nullif(act.n_river_facing, 0) AS river_call,
+       act.n_sized, act.log_size, act.log_size_sd,
        act.s1 / nullif(act.n_sized, 0) AS size_1, act.s2 / nullif(act.n_sized, 0) AS size_2,
        act.s3 / nullif(act.n_sized, 0) AS size_3, act.s4 / nullif(act.n_sized, 0) AS size_4,
        act.s5 / nullif(act.n_sized, 0) AS size_5,
        coalesce(tm.n_decisions, 0) AS n_decisions,
-       tm.log_ms_mean, tm.log_ms_sd, tm.log_ms_q10, tm.log_ms_q50, tm.log_ms_q90
+       tm.log_ms_mean, tm.log_ms_sd, tm.log_ms_q10, tm.log_ms_q50, tm.log_ms_q90,
+       tm.log_ms_fold, tm.log_ms_play, tm.log_ms_big, tm.log_ms_fold_sd, tm.log_ms_play_sd, tm.log_ms_big_sd,
+       tm.n_ms_fold, tm.n_ms_play, tm.n_ms_big,
+       tm.log_ms_big - tm.log_ms_play AS log_ms_big_ratio,
+       tm.log_ms_fold - tm.log_ms_play AS log_ms_fold_ratio
 FROM dealt d
 LEFT JOIN pfs USING (account)
 LEFT JOIN act USING (account)
 LEFT JOIN tm USING (account)
 """
 
-STYLE_COLS = ("vpip", "pfr", "aggr_freq", "fold_freq", "log_size", "size_1", "size_2", "size_3", "size_4", "size_5")
-TIMING_COLS = ("log_ms_mean", "log_ms_sd", "log_ms_q10", "log_ms_q50", "log_ms_q90")
 
 
 def style_fingerprints(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
-    """One row per account: VPIP, PFR, aggression, fold frequency, bet sizes
-    (mean log fraction of pot and a 5-bin histogram), decision-time summary."""
+    """One row per account: VPIP, PFR, aggression, fold frequency, 3-bet and
+    fold-to-raise preflop, fold/raise facing a bet and betting when checked to
+    postflop, river calls, bet sizes (mean and spread of the log fraction of
+    pot and a 5-bin histogram) and the decision-time distribution (quantiles,
+    and how much slower big decisions and faster easy folds are)."""
     b = SIZE_BINS
     params = [b[1], b[1], b[2], b[2], b[3], b[3], b[4], b[4]]
     return con.sql(STYLE_SQL, params=params).pl()
 
 
-def _standardise(fp: pl.DataFrame, cols: tuple[str, ...]) -> np.ndarray:
-    x = fp.select([pl.col(c).cast(pl.Float64) for c in cols]).to_numpy()
-    with warnings.catch_warnings():  # a column with no data (no decisions) stays NaN
-        warnings.simplefilter("ignore", RuntimeWarning)
-        mu = np.nanmean(x, axis=0) if x.size else np.zeros(len(cols))
-        sd = np.nanstd(x, axis=0) if x.size else np.ones(len(cols))
-    sd = np.where((sd > 0) & np.isfinite(sd), sd, 1.0)
-    return (x - mu) / sd
+# rate features: (name, successes, trials)
+RATE_FEATURES = (
+    ("vpip", "n_vpip", "n_hands"),
+    ("pfr", "n_pfr", "n_hands"),
+    ("aggr_freq", "n_aggr", "n_aggr_call"),
+    ("three_bet", "n_3b", "n_3b_spot"),
+    ("fold_to_raise", "n_f3b", "n_3b_spot"),
+    ("fold_to_bet", "n_facing_fold", "n_facing"),
+    ("raise_to_bet", "n_facing_raise", "n_facing"),
+    ("bet_when_checked", "n_open_bet", "n_open"),
+    ("river_call", "n_river_call", "n_river_facing"),
+)
+# continuous style features: (name, mean, sd, n)
+SIZE_FEATURES = (("log_size", "log_size", "log_size_all_sd", "n_sized"),)
+# decision-time features: (name, mean, sd, n)
+TIME_FEATURES = (
+    ("time_all", "log_ms_mean", "log_ms_sd", "n_decisions"),
+    ("time_fold", "log_ms_fold", "log_ms_fold_sd", "n_ms_fold"),
+    ("time_play", "log_ms_play", "log_ms_play_sd", "n_ms_play"),
+    ("time_big", "log_ms_big", "log_ms_big_sd", "n_ms_big"),
+)
 
 
-def _pair_dist(z: np.ndarray, ia: np.ndarray, ib: np.ndarray) -> np.ndarray:
-    d = z[ia] - z[ib]
-    ok = ~np.isnan(d)
+def _columns(fp: pl.DataFrame) -> dict[str, np.ndarray]:
+    cols = {c: fp[c].cast(pl.Float64).fill_null(np.nan).to_numpy()
+            for c in fp.columns if c != "account" and fp[c].dtype.is_numeric()}
+    cols["n_aggr_call"] = np.nan_to_num(cols["n_aggr"]) + np.nan_to_num(cols["n_call"])
+    return cols
+
+
+def _z2(C: dict[str, np.ndarray], ia: np.ndarray, ib: np.ndarray, rates, conts, min_n: int = 8) -> np.ndarray:
+    """Mean squared z of per-feature differences between two accounts, each z
+    scaled by its own sampling error: about 1 when both accounts are one player
+    (same underlying rates), large for two different players."""
+    zs = []
+    for _, k, n in rates:
+        K, N = C[k], C[n]
+        ka, na, kb, nb = K[ia], N[ia], K[ib], N[ib]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            pa, pb = ka / na, kb / nb
+            pp = np.clip((ka + kb) / (na + nb), 0.02, 0.98)
+            se = np.sqrt(pp * (1 - pp) * (1 / na + 1 / nb))
+            z = (pa - pb) / se
+        zs.append(np.where((na >= min_n) & (nb >= min_n), z, np.nan))
+    for _, m, sd, n in conts:
+        M, S, N = C[m], C[sd], C[n]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            se = np.sqrt(np.maximum(S[ia], 0.05) ** 2 / N[ia] + np.maximum(S[ib], 0.05) ** 2 / N[ib])
+            z = (M[ia] - M[ib]) / se
+        zs.append(np.where((N[ia] >= min_n) & (N[ib] >= min_n), z, np.nan))
+    Z = np.column_stack(zs) if zs else np.full((len(ia), 1), np.nan)
+    ok = ~np.isnan(Z)
     k = ok.sum(axis=1)
-    ss = np.where(ok, d * d, 0.0).sum(axis=1)
     out = np.full(len(ia), np.nan)
-    out[k > 0] = np.sqrt(ss[k > 0] / k[k > 0])
+    ss = np.where(ok, Z * Z, 0.0).sum(axis=1)
+    out[k > 0] = ss[k > 0] / k[k > 0]
     return out
 
 
@@ -281,26 +378,30 @@ def likeness(
     *,
     min_hands: int = 30,
     min_decisions: int = 30,
-    null_pairs: int = 200_000,
+    null_pairs: int = 100_000,
     random_state: int = 0,
 ) -> pl.DataFrame:
     """Style and timing likeness of account pairs against an empirical null.
 
-    For each pair (columns ``a``, ``b``) adds ``style_dist`` and ``timing_dist``
-    (root-mean-square of standardised differences) and ``p_style`` /
+    For each pair (columns ``a``, ``b``) adds ``style_dist`` and
+    ``timing_dist``: the mean squared z of the feature differences, each z
+    scaled by its sampling error (a homogeneity statistic: about 1 for one
+    player behind both accounts, large for two players); and ``p_style`` /
     ``p_timing``: the share of random pairs of the population (accounts with
-    enough hands) at least as close, i.e. the probability that two unrelated
-    accounts are this alike. NaN where either account has too little data.
+    enough data; ``null_pairs`` drawn with ``random_state``) at least as alike,
+    i.e. how often two unrelated accounts look this much like one player. NaN
+    where either account has too little data.
     """
     rng = np.random.default_rng(random_state)
     fp = fp.filter(pl.col("n_hands") >= 1)
+    C = _columns(fp)
     idx = {a: i for i, a in enumerate(fp["account"].to_list())}
-    zs = _standardise(fp, STYLE_COLS)
-    zt = _standardise(fp, TIMING_COLS)
-    enough_s = (fp["n_hands"].to_numpy() >= min_hands)
-    enough_t = (fp["n_decisions"].to_numpy() >= min_decisions)
+    enough_s = C["n_hands"] >= min_hands
+    enough_t = C["n_decisions"] >= min_decisions
+    style_f = (RATE_FEATURES, SIZE_FEATURES)
+    time_f = ((), TIME_FEATURES)
 
-    def null(z: np.ndarray, enough: np.ndarray) -> np.ndarray:
+    def null(enough: np.ndarray, feats) -> np.ndarray:
         pool = np.flatnonzero(enough)
         if pool.size < 3:
             return np.array([])
@@ -308,27 +409,24 @@ def likeness(
         ia = rng.choice(pool, m)
         ib = rng.choice(pool, m)
         keep = ia != ib
-        d = _pair_dist(z, ia[keep], ib[keep])
+        d = _z2(C, ia[keep], ib[keep], *feats)
         return np.sort(d[~np.isnan(d)])
 
-    null_s = null(zs, enough_s)
-    null_t = null(zt, enough_t)
-    a = pairs["a"].to_list()
-    b = pairs["b"].to_list()
-    ia = np.array([idx.get(x, -1) for x in a], dtype=int)
-    ib = np.array([idx.get(x, -1) for x in b], dtype=int)
+    null_s = null(enough_s, style_f)
+    null_t = null(enough_t, time_f)
+    ia = np.array([idx.get(x, -1) for x in pairs["a"].to_list()], dtype=int)
+    ib = np.array([idx.get(x, -1) for x in pairs["b"].to_list()], dtype=int)
     known = (ia >= 0) & (ib >= 0)
-    sd = np.full(len(a), np.nan)
-    td = np.full(len(a), np.nan)
+    sd = np.full(len(ia), np.nan)
+    td = np.full(len(ia), np.nan)
     if known.any():
-        sd[known] = _pair_dist(zs, ia[known], ib[known])
-        td[known] = _pair_dist(zt, ia[known], ib[known])
-        ok_s = known.copy()
-        ok_s[known] = enough_s[ia[known]] & enough_s[ib[known]]
-        ok_t = known.copy()
-        ok_t[known] = enough_t[ia[known]] & enough_t[ib[known]]
-        sd[~ok_s] = np.nan
-        td[~ok_t] = np.nan
+        ka, kb = ia[known], ib[known]
+        s_ = _z2(C, ka, kb, *style_f)
+        t_ = _z2(C, ka, kb, *time_f)
+        s_[~(enough_s[ka] & enough_s[kb])] = np.nan
+        t_[~(enough_t[ka] & enough_t[kb])] = np.nan
+        sd[known] = s_
+        td[known] = t_
 
     def pv(d: np.ndarray, nd: np.ndarray) -> np.ndarray:
         out = np.full(d.shape, np.nan)
@@ -379,8 +477,10 @@ def usage_patterns(
     shorter account's online time), ``handovers`` (sessions of one starting
     within ``handover_minutes`` after the other's ended, on any identifier),
     ``shared_tournaments`` (list), ``n_tourn_a``, ``n_tourn_b``, ``n_shared_t``
-    and ``p_coentry`` (hypergeometric upper tail of the shared count given how
-    many tournaments each entered out of all tournaments).
+    ``exp_shared_t`` and ``p_coentry``: the Poisson upper tail of the shared
+    count under a configuration-model null (entries land in events in
+    proportion to their field size, per format), so regulars of big fields are
+    expected to meet.
     """
     if pairs.height == 0:
         return pairs.with_columns(
@@ -434,31 +534,46 @@ def usage_patterns(
         GROUP BY p.a, p.b
         """
         use = con.sql(q_use, params=[bucket_minutes, bucket_minutes, bucket_minutes]).pl()
+    # co-entry null (a configuration model per format): an entry of account a
+    # lands in tournament j with probability size_j / sum(size) among events of
+    # that format (sit-and-go: at most 10 entrants, else multi-table), so the
+    # expected shared entries are n_a * n_b * sum(size^2) / sum(size)^2 per format;
+    # big fields and regulars who enter everything are expected to meet.
     q_t = f"""
     WITH e AS {tournament_entries(con)},
-    cnt AS (SELECT account, count(*) AS nt FROM e GROUP BY 1)
-    SELECT p.a, p.b,
-      list(DISTINCT x.tournament_id ORDER BY x.tournament_id) FILTER (WHERE y.account IS NOT NULL) AS shared_tournaments,
-      coalesce(any_value(ca.nt), 0) AS n_tourn_a, coalesce(any_value(cb.nt), 0) AS n_tourn_b,
-      count(y.account) AS n_shared_t
-    FROM _rb_pairs p
-    LEFT JOIN e x ON x.account = p.a
-    LEFT JOIN e y ON y.account = p.b AND y.tournament_id = x.tournament_id
-    LEFT JOIN cnt ca ON ca.account = p.a LEFT JOIN cnt cb ON cb.account = p.b
-    GROUP BY p.a, p.b
+    sz AS (SELECT tournament_id, count(*) AS sz FROM e GROUP BY 1),
+    fmt AS (SELECT tournament_id, sz, CASE WHEN sz <= 10 THEN 'sng' ELSE 'mtt' END AS f FROM sz),
+    mom AS (SELECT f, sum(sz)::DOUBLE AS s1, sum(sz * sz)::DOUBLE AS s2 FROM fmt GROUP BY 1),
+    acc AS (SELECT e.account, fmt.f, count(*) AS n FROM e JOIN fmt USING (tournament_id) GROUP BY ALL),
+    expct AS (
+      SELECT p.a, p.b, sum(xa.n * xb.n * m.s2 / (m.s1 * m.s1)) AS exp_shared_t
+      FROM _rb_pairs p JOIN acc xa ON xa.account = p.a
+      JOIN acc xb ON xb.account = p.b AND xb.f = xa.f JOIN mom m ON m.f = xa.f
+      GROUP BY ALL
+    ),
+    cnt AS (SELECT account, count(*) AS nt FROM e GROUP BY 1),
+    shared AS (
+      SELECT p.a, p.b,
+        list(DISTINCT x.tournament_id ORDER BY x.tournament_id) FILTER (WHERE y.account IS NOT NULL) AS shared_tournaments,
+        coalesce(any_value(ca.nt), 0) AS n_tourn_a, coalesce(any_value(cb.nt), 0) AS n_tourn_b,
+        count(y.account) AS n_shared_t
+      FROM _rb_pairs p
+      LEFT JOIN e x ON x.account = p.a
+      LEFT JOIN e y ON y.account = p.b AND y.tournament_id = x.tournament_id
+      LEFT JOIN cnt ca ON ca.account = p.a LEFT JOIN cnt cb ON cb.account = p.b
+      GROUP BY p.a, p.b
+    )
+    SELECT shared.*, coalesce(expct.exp_shared_t, 0.0) AS exp_shared_t
+    FROM shared LEFT JOIN expct USING (a, b)
     """
     tt = con.sql(q_t).pl()
-    n_t = int(con.execute(f"SELECT count(DISTINCT tournament_id) FROM {tournament_entries(con)}").fetchall()[0][0])
     con.unregister("_rb_pairs")
     out = pairs.join(use, on=["a", "b"], how="left").join(tt, on=["a", "b"], how="left")
     k = out["n_shared_t"].fill_null(0).to_numpy()
+    lam = out["exp_shared_t"].fill_null(0.0).to_numpy()
     na = out["n_tourn_a"].fill_null(0).to_numpy()
     nb = out["n_tourn_b"].fill_null(0).to_numpy()
-    p = np.where(
-        (n_t > 0) & (na > 0) & (nb > 0),
-        sps.hypergeom.sf(k - 1, max(n_t, 1), np.minimum(na, n_t), np.minimum(nb, n_t)),
-        np.nan,
-    )
+    p = np.where((na > 0) & (nb > 0), sps.poisson.sf(k - 1, np.maximum(lam, 1e-9)), np.nan)
     conc = out["overlap_s"].fill_null(0).to_numpy() / np.maximum(out["min_online_s"].fill_null(0).to_numpy(), 1.0)
     return out.with_columns(
         shared_tournaments=pl.col("shared_tournaments").fill_null(pl.lit([], pl.List(pl.Utf8))),

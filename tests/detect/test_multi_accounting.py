@@ -86,15 +86,37 @@ def test_honest_look_alikes_not_flagged(signals):
     assert house and not any(s.flagged for s in house)
 
 
-def test_hands_only_population_still_runs_and_says_what_it_lacked(world):
-    con = world.build(drop_events=True)
+@pytest.fixture(scope="module")
+def sng_world():
+    """Sit-and-gos only, hand histories only: the person's three accounts sit
+    down together in 12 of 60 nine-seat events; everyone else enters at random."""
+    w = World(seed=22)
+    names = [f"h{i:02d}" for i in range(57)] + PERSON
+    for n in names:
+        w.account(n)
+    me = Style(vpip=0.24, pfr=0.19, aggr=0.66, size=0.72, log_ms=7.4, sd_ms=0.35)
+    for n in PERSON:
+        w.styles[n] = me
+    rng = np.random.default_rng(6)
+    honest = [n for n in names if n not in PERSON]
+    for t in range(60):
+        k = 6 if t < 12 else 9
+        players = rng.choice(honest, k, replace=False).tolist() + (PERSON if t < 12 else [])
+        w.tournament(str(900 + t), players, at(30 * t), n_hands=30)
+    return w
+
+
+def test_hands_only_population_still_runs_and_says_what_it_lacked(sng_world):
+    con = sng_world.build(drop_events=True)
     con.execute("UPDATE accounts SET payment = NULL")
     sigs = MultiAccountingDetector().detect(con)
     con.close()
+    assert sigs
     for s in sigs:
         assert "device and IP links (no sessions)" in s.missing
         assert "decision-time likeness (no decisions)" in s.missing
-    # the three accounts still stand out on style and co-entries (no identifier at all)
+    # no identifier at all: the three accounts stand out on co-entries and style
     top = [s for s in sigs if s.flagged]
     assert [sorted(s.accounts) for s in top] == [PERSON]
     assert not any(e.name.startswith("shared") for e in top[0].evidence)
+    assert top[0].tournaments == [str(900 + t) for t in range(12)]

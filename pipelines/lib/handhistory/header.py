@@ -100,12 +100,14 @@ def parse_headers(h: pl.DataFrame) -> pl.DataFrame:
             r"(?i)Tournament #\d+,?\s+((?:\S*\d[\d.,]*\S*\+)*\S*\d[\d.,]*[^\s+]*(?: [A-Z]{3})?|Freeroll)", 1
         ),
         game_m=t.str.extract_groups(GAME_RE),
-        **{f"l_{k}": v for k, v in zip(["y", "mo", "d", "h", "mi", "s", "z"], [
-            t.str.extract(_DT + r"(?: \(?([A-Za-z]+)\)?)?", i) for i in range(1, 8)])},
-        **{f"e_{k}": t.str.extract(r"\[" + _DT + r" ET\]", i) for i, k in enumerate(
-            ["y", "mo", "d", "h", "mi", "s"], start=1)},
+        l_g=t.str.extract_groups(_DT + r"(?: \(?([A-Za-z]+)\)?)?"),
+        e_g=t.str.extract_groups(r"\[" + _DT + r" ET\]"),
         local_s=t.str.extract(r"(" + _DT + r"(?: \(?[A-Za-z]+\)?)?)", 1),
     ).collect()
+    h = h.with_columns(
+        **{f"l_{k}": pl.col("l_g").struct.field(str(i)) for i, k in enumerate(["y", "mo", "d", "h", "mi", "s", "z"], start=1)},
+        **{f"e_{k}": pl.col("e_g").struct.field(str(i)) for i, k in enumerate(["y", "mo", "d", "h", "mi", "s"], start=1)},
+    ).drop("l_g", "e_g")
     h = h.lazy().with_columns(
         game_name=pl.col("game_m").struct.field("1").str.to_lowercase(),
         hi_lo=pl.col("game_m").struct.field("2").is_not_null(),

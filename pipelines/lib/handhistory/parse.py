@@ -280,19 +280,23 @@ def parse_text(text: str, source_file: str) -> ParsedHands:
 
 def _parse_lines(L: pl.DataFrame, files: list[str]) -> ParsedHands:  # noqa: C901 - one pipeline
     t = pl.col("t")
-    L = L.with_columns(t=pl.col("raw").str.strip_chars())
-    L = L.with_columns(is_hdr=t.str.contains(G.HEADER_RE))
-    L = L.with_columns(hid=pl.col("is_hdr").cum_sum().cast(pl.Int32))
-    L = L.with_columns(hf=pl.when(pl.col("is_hdr")).then(pl.col("fidx")).forward_fill())
-    L = L.filter((pl.col("hid") > 0) & (pl.col("hf") == pl.col("fidx"))).drop("hf")
+    L = (
+        L.lazy()
+        .with_columns(t=pl.col("raw").str.strip_chars())
+        .with_columns(is_hdr=t.str.contains(G.HEADER_RE))
+        .with_columns(hid=pl.col("is_hdr").cum_sum().cast(pl.Int32))
+        .with_columns(hf=pl.when(pl.col("is_hdr")).then(pl.col("fidx")).forward_fill())
+        .filter((pl.col("hid") > 0) & (pl.col("hf") == pl.col("fidx"))).drop("hf")
+        .collect()
+    )
     headers_seen = int(L.get_column("is_hdr").sum())
     if headers_seen == 0:
         return ParsedHands()
     L = L.with_columns(ln=_g_index(_starts("hid")).cast(pl.Int32))
 
     # --- sections ------------------------------------------------------------------
-    mk = t.str.extract(G.MARKER_RE, 1)
-    L = L.with_columns(mk=pl.when(t.str.starts_with("***")).then(mk))
+    # marker text: "*** FLOP *** [..]" -> "FLOP *** [..]" (only its words are tested)
+    L = L.with_columns(mk=pl.when(t.str.starts_with("***")).then(t.str.strip_chars_start("* ")))
     m = pl.col("mk")
     sec = (
         pl.when(m.is_null()).then(None)
@@ -310,15 +314,19 @@ def _parse_lines(L: pl.DataFrame, files: list[str]) -> ParsedHands:  # noqa: C90
         .when(m.str.starts_with("THIRD")).then(pl.lit(3, pl.Int32))
         .when(m.str.starts_with("FIRST")).then(pl.lit(1, pl.Int32))
     )
-    L = L.with_columns(
-        sec=pl.when(pl.col("is_hdr")).then(pl.lit("setup")).otherwise(sec).forward_fill(),
-        run=pl.when(pl.col("is_hdr")).then(pl.lit(1, pl.Int32)).otherwise(run).forward_fill(),
-        blank=t == "",
+    L = (
+        L.lazy()
+        .with_columns(
+            sec=pl.when(pl.col("is_hdr")).then(pl.lit("setup")).otherwise(sec).forward_fill(),
+            run=pl.when(pl.col("is_hdr")).then(pl.lit(1, pl.Int32)).otherwise(run).forward_fill(),
+            blank=t == "",
+        )
+        .with_columns(
+            trail=(_g_cumsum((pl.col("blank") & (pl.col("sec") == "summary")).cast(pl.Int32), _starts("hid")) > 0)
+        )
+        .filter(~pl.col("trail")).drop("trail")
+        .collect()
     )
-    L = L.with_columns(
-        trail=(_g_cumsum((pl.col("blank") & (pl.col("sec") == "summary")).cast(pl.Int32), _starts("hid")) > 0)
-    )
-    L = L.filter(~pl.col("trail")).drop("trail")
 
     # --- per-hand text, hash, raw --------------------------------------------------
     H = L.group_by("hid", maintain_order=True).agg(
@@ -396,7 +404,9 @@ def _parse_lines(L: pl.DataFrame, files: list[str]) -> ParsedHands:  # noqa: C90
         g=t.str.extract_groups(G.VERB_RE))
     slow = slow.with_columns(player=pl.col("g").struct.field("1"), verb=pl.col("g").struct.field("2"),
                              tail=pl.col("g").struct.field("3")).drop("g")
-    V = pl.concat([V.filter(pl.col("known")).drop("known", "known_seat"), slow], how="vertical").sort("hid", "ln")
+    V = V.filter(pl.col("known")).drop("known", "known_seat")
+    if slow.height:
+        V = pl.concat([V, slow], how="vertical").sort("hid", "ln")
     V = _known(V, names, "player", "known")
     # "NAME: sits out" may come from a player not in the seat list
     V_sit = V.filter(pl.col("verb").is_in(["sits out", "is sitting out"]))
@@ -507,7 +517,9 @@ def _parse_lines(L: pl.DataFrame, files: list[str]) -> ParsedHands:  # noqa: C90
     )
     CC = pl.concat([C, CO.drop("fee")], how="vertical")
     CC = _known(CC, names, "player", "known")
-    issues.append(_unparsed(CC.filter(~pl.col("known")).join(B.select("hid", "ln", "t"), on=["hid", "ln"], how="left")))
+    cc_bad = CC.filter(~pl.col("known"))
+    if cc_bad.height:
+        issues.append(_unparsed(cc_bad.join(B.select("hid", "ln", "t"), on=["hid", "ln"], how="left")))
     CC = CC.filter(pl.col("known"))
 
     FIN = pl.concat([
@@ -788,7 +800,8 @@ def _parse_lines(L: pl.DataFrame, files: list[str]) -> ParsedHands:  # noqa: C90
     ISS = pl.concat([i for i in issues if i.height], how="vertical") if any(i.height for i in issues) else pl.DataFrame(schema={"hid": pl.Int32, "prio": pl.Int32, "reason": pl.String, "detail": pl.String})
     ISS = ISS.with_columns(pl.col("prio").cast(pl.Int32)).sort(["hid", "prio"]).unique("hid", keep="first", maintain_order=True)
     bad_hids = ISS.select("hid")
-    raw = L.group_by("hid", maintain_order=True).agg(raw=pl.col("raw").str.join("\n")).join(bad_hids, on="hid", how="semi")
+    raw = L.join(bad_hids, on="hid", how="semi", maintain_order="left").group_by("hid", maintain_order=True).agg(
+        raw=pl.col("raw").str.join("\n"))
     Q = (
         ISS.join(H.select("hid", "source_file", "source_line", "hand_id"), on="hid", how="left")
         .join(raw, on="hid", how="left")

@@ -57,6 +57,7 @@ def build_definitions(landing: str, out_dir: str, modules=None):
     import pipelines.defs
     from pipelines.defs.resources import RailbirdSettings
 
+    paths.warehouse_path().parent.mkdir(parents=True, exist_ok=True)
     settings = RailbirdSettings(landing_dir=landing, out_dir=out_dir, snapshot_path=str(paths.snapshot_path()),
                                 review_db=str(paths.review_store_path()),
                                 staging_dir=str(paths.home() / "staging"))
@@ -72,6 +73,8 @@ def _failure(result) -> str:
     for event in result.all_events:
         if event.is_step_failure:
             err = event.event_specific_data.error
+            while err.cause is not None:  # the user's error is the innermost one
+                err = err.cause
             msg = (err.message or "").strip().splitlines()
             return f"step {event.step_key} failed: {msg[-1] if msg else err.cls_name}"
     return "the run failed"

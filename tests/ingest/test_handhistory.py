@@ -644,3 +644,76 @@ def test_a_side_pot_paying_more_than_it_held_is_unbalanced():
     r = one(text)
     q = r.quarantine.row(0, named=True)
     assert q["reason"] == "unbalanced" and "pot paid out more" in q["detail"]
+
+
+HEADER_CASES = [
+    # header, game, limit, hi_lo, currency, sb, bb, started_at (UTC), is_zoom, tournament id
+    ("PokerStars Zoom Hand #1:  Hold'em No Limit ($0.05/$0.10) - 2020/04/16 9:00:00 ET",
+     "holdem", "no_limit", False, "USD", "0.05", "0.10", dt.datetime(2020, 4, 16, 13, 0), True, None),
+    ("PokerStars Hand #2:  Hold'em No Limit (£1/£2 GBP) - 2023/06/01 20:00:00 WET [2023/06/01 15:00:00 ET]",
+     "holdem", "no_limit", False, "GBP", "1", "2", dt.datetime(2023, 6, 1, 19, 0), False, None),
+    ("PokerStars Hand #3:  Hold'em No Limit (₹1/₹2 INR) - 2023/06/01 20:00:00 IST",
+     "holdem", "no_limit", False, "INR", "1", "2", dt.datetime(2023, 6, 1, 14, 30), False, None),
+    ("PokerStars Hand #4:  5 Card Omaha Hi/Lo Pot Limit ($1/$2 USD) - 2023/01/10 10:00:00 AEST [2023/01/09 18:00:00 ET]",
+     "omaha5", "pot_limit", True, "USD", "1", "2", dt.datetime(2023, 1, 9, 23, 0), False, None),
+    ("PokerStars Game #5: Tournament #42, 90 FPP Hold'em Limit - Level III (30/60) - 2010/07/26 8:19:43 ET",
+     "holdem", "fixed_limit", False, "CHIPS", "30", "60", dt.datetime(2010, 7, 26, 12, 19, 43), False, "42"),
+    ("PokerStars Game #6: Tournament #43, $5.00+$0.50 Hold'em No Limit - Level IV (50/100) - 2007/10/15 - 06:07:54 (ET)",
+     "holdem", "no_limit", False, "CHIPS", "50", "100", dt.datetime(2007, 10, 15, 10, 7, 54), False, "43"),
+    ("PokerStars Hand #7:  Mixed NLH/PLO (Omaha Pot Limit, $0.10/$0.20 USD) - 2012/04/01 10:00:00 ET",
+     "omaha", "pot_limit", False, "USD", "0.10", "0.20", dt.datetime(2012, 4, 1, 14, 0), False, None),
+    ("PokerStars Hand #8:  Hold'em No Limit (1,000/2,000) - 2012/11/04 1:30:00 ET",  # DST fold: earlier (EDT)
+     "holdem", "no_limit", False, "PLAY", "1000", "2000", dt.datetime(2012, 11, 4, 5, 30), False, None),
+    ("PokerStars Hand #9: Zoom Tournament #44, $2+$0.20 USD 6 Card Omaha Pot Limit - Level II (10/20) - 2021/05/25 19:46:24 MSK [2021/05/25 12:46:24 ET]",
+     "omaha6", "pot_limit", False, "CHIPS", "10", "20", dt.datetime(2021, 5, 25, 16, 46, 24), True, "44"),
+]
+
+
+@pytest.mark.parametrize("case", HEADER_CASES, ids=lambda c: c[0].split("#")[1].split(":")[0])
+def test_headers(case):
+    header, game, limit, hilo, cur, sb, bb, at, zoom, tid = case
+    body = CASH.split("\n", 1)[1]
+    # amounts in the body are irrelevant to the header fields; keep the hand balanced
+    r = one(header + "\n" + body)
+    assert r.quarantine.height == 0, r.quarantine["detail"].to_list()
+    h = r.tables["hands"].row(0, named=True)
+    assert (h["game"], h["limit_type"], h["hi_lo"], h["currency"]) == (game, limit, hilo, cur)
+    assert (h["small_blind"], h["big_blind"]) == (D(sb), D(bb))
+    assert h["started_at"] == at and h["day"] == at.date()
+    assert h["is_zoom"] == zoom and h["tournament_id"] == tid and h["is_tournament"] == (tid is not None)
+
+
+def test_blind_variants_straddle_dead_blind_button_blind():
+    text = """PokerStars Hand #9101:  Hold'em No Limit ($1/$2 USD) - 2020/04/01 10:00:00 ET
+Table 'V' 6-max Seat #1 is the button
+Seat 1: a ($100 in chips)
+Seat 2: b ($100 in chips)
+Seat 3: c ($100 in chips)
+Seat 4: d ($100 in chips)
+b: posts small blind $1
+c: posts big blind $2
+d: posts small & big blinds $3
+a: posts straddle $4
+*** HOLE CARDS ***
+d: calls $2
+a: raises $8 to $12
+b: folds
+c: folds
+d: folds
+Uncalled bet ($8) returned to a
+a collected $12 from pot
+*** SUMMARY ***
+Total pot $12 | Rake $0
+Seat 1: a (button) collected ($12)
+"""
+    r = one(text)
+    assert r.quarantine.height == 0, r.quarantine["detail"].to_list()
+    a = r.tables["actions"]
+    assert a["action"].to_list()[:4] == ["post_sb", "post_bb", "post_sb_bb", "post_straddle"]
+    # d's live blind is the big blind part ($2) of $3: calling the $4 straddle adds $2
+    assert row(a, player="d", action="call")["to_call"] == D("2")
+    # a raises to $12 over its own live $4 straddle: adds $8
+    assert row(a, player="a", action="raise")["amount"] == D("8")
+    s = r.tables["seats"]
+    assert row(s, player="d")["put_in"] == D("5") and row(s, player="a")["put_in"] == D("4")
+    assert row(s, player="a")["stack_end"] == D("108")

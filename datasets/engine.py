@@ -40,6 +40,10 @@ Rules implemented (from ``shared/house-rules``):
   a raise when raising is closed becomes a call.  ``fold`` is always allowed.
 * An uncalled bet (the part of the largest street bet nobody matched) is
   returned before the pots are settled.
+* Omaha Hi/Lo (``GameConfig.hi_lo``): each pot is halved between the best
+  high hand and the best eight-or-better low (odd chip to the high half),
+  each half split as below; no qualifying low: the high hand takes all.
+  Bounties follow the high hand.
 * Pots are layered by total contributions (antes and dead blinds included):
   main pot then side pots, each with the players still in the hand who
   contributed to that layer.  Each pot goes to its best eligible hand; split
@@ -79,7 +83,7 @@ from typing import Any, Mapping, Protocol, Sequence
 
 import numpy as np
 
-from datasets.cards import evaluate, evaluate_omaha
+from datasets.cards import NO_LOW, evaluate, evaluate_omaha, evaluate_omaha_low8
 
 STREETS = ("preflop", "flop", "turn", "river")
 PREFLOP, FLOP, TURN, RIVER = 0, 1, 2, 3
@@ -210,7 +214,10 @@ class GameConfig:
     tournaments.  In fixed limit the small bet is ``big_blind`` and the big
     bet ``2 * big_blind``.  ``fl_cap`` counts bets a street (bet + 3 raises);
     ``fl_cap_heads_up`` applies when only two players are dealt in.
-    ``currency`` is used by the writer for cash games.
+    ``currency`` is used by the writer for cash games.  ``hi_lo`` deals
+    Omaha Hi/Lo (eight or better): each pot is split between the best high
+    hand and the best qualifying low, the odd chip to the high half; without
+    a qualifying low the high hand takes it all.
     """
 
     game: str = "holdem"
@@ -222,12 +229,15 @@ class GameConfig:
     fl_cap: int = 4
     fl_cap_heads_up: int = 6
     currency: str = "USD"
+    hi_lo: bool = False
 
     def __post_init__(self):
         if self.game not in HOLE_CARDS:
             raise ValueError(f"unknown game {self.game!r}")
         if self.limit not in LIMITS:
             raise ValueError(f"unknown limit {self.limit!r}")
+        if self.hi_lo and self.game == "holdem":
+            raise ValueError("hi/lo is dealt for Omaha only")
 
 
 @dataclass(slots=True)
@@ -361,22 +371,30 @@ class Policy(Protocol):
 
 @dataclass(slots=True)
 class Pot:
-    """A main (index 0) or side pot: ``amount`` before rake, ``rake`` taken from it, eligible players."""
+    """A main (index 0) or side pot: ``amount`` before rake, ``rake`` taken from it, eligible players.
+
+    ``winners``/``shares``: the (high) hand winners and what each got;
+    ``low_winners``/``low_shares`` the low half in hi/lo games (empty when
+    no low qualified).
+    """
 
     amount: int
     eligible: list[str]
     rake: int = 0
     winners: list[str] = field(default_factory=list)
     shares: list[int] = field(default_factory=list)
+    low_winners: list[str] = field(default_factory=list)
+    low_shares: list[int] = field(default_factory=list)
 
 
 @dataclass(slots=True)
 class Collection:
-    """``player`` collected ``amount`` from pot number ``pot`` (0 = main)."""
+    """``player`` collected ``amount`` from pot number ``pot`` (0 = main); ``low`` for a low half."""
 
     player: str
     amount: int
     pot: int
+    low: bool = False
 
 
 @dataclass(slots=True)
@@ -458,6 +476,7 @@ class HandRecord:
     shown: list[str]
     mucked: list[str]
     values: dict[str, int]
+    low_values: dict[str, int]
     put_in: dict[str, int]
     final_stacks: dict[str, int]
     folded_street: dict[str, int]
@@ -878,6 +897,7 @@ def play_hand(
 
     # --- settle
     values: dict[str, int] = {}
+    low_values: dict[str, int] = {}
     collections: list[Collection] = []
     shown: list[str] = []
     mucked: list[str] = []
@@ -900,18 +920,40 @@ def play_hand(
         else:
             for j in contenders:
                 values[names[j]] = evaluate_omaha(holes[j], board)
+        hi_lo = config.hi_lo
+        if hi_lo:
+            for j in contenders:
+                low_values[names[j]] = evaluate_omaha_low8(holes[j], board)
         for pi, p in enumerate(pots):
             net = p.amount - p.rake
+            low_net = 0
+            has_low = False
+            if hi_lo:
+                low_best = max(low_values[q] for q in p.eligible)
+                if low_best != NO_LOW:
+                    has_low = True
+                    low_net = net // 2  # the odd chip goes to the high half
+            high_net = net - low_net
             best = max(values[q] for q in p.eligible)
             winners = [q for q in p.eligible if values[q] == best]
             winners.sort(key=lambda q: idx_of_name[q])  # clockwise from the button
-            share, odd = divmod(net, len(winners))
+            share, odd = divmod(high_net, len(winners))
             p.winners = winners
             p.shares = [share + (1 if wi < odd else 0) for wi in range(len(winners))]
             for q, amt in zip(winners, p.shares):
                 if amt:
                     collections.append(Collection(q, amt, pi))
                 stack[idx_of_name[q]] += amt
+            if has_low:
+                lw = [q for q in p.eligible if low_values[q] == low_best]
+                lw.sort(key=lambda q: idx_of_name[q])
+                share, odd = divmod(low_net, len(lw))
+                p.low_winners = lw
+                p.low_shares = [share + (1 if wi < odd else 0) for wi in range(len(lw))]
+                for q, amt in zip(lw, p.low_shares):
+                    if amt:
+                        collections.append(Collection(q, amt, pi, True))
+                    stack[idx_of_name[q]] += amt
         # showing order: last aggressor on the last betting street, else first left of the button
         any_allin = any(allin[j] for j in contenders)
         last_street_aggr = None
@@ -928,7 +970,8 @@ def play_hand(
         best_shown = -1
         for j in order:
             v = values[names[j]]
-            if any_allin or v >= best_shown or any(names[j] in p.winners for p in pots):
+            if (any_allin or v >= best_shown or config.hi_lo
+                    or any(names[j] in p.winners for p in pots)):
                 shown.append(names[j])
                 if v > best_shown:
                     best_shown = v
@@ -1001,6 +1044,7 @@ def play_hand(
         shown=shown,
         mucked=mucked,
         values=values,
+        low_values=low_values,
         put_in={names[j]: put[j] for j in range(n)},
         final_stacks={names[j]: stack[j] for j in range(n)},
         folded_street=folded_street,

@@ -7,6 +7,8 @@ as in the real files under ``shared/corpora/pokerstars``:
 
 * header: cash ``PokerStars Hand #<id>:  Hold'em No Limit ($0.05/$0.10 USD) -
   2026/03/04 16:15:20 ET`` (two spaces after the colon, as the client writes);
+  Omaha Hi/Lo is ``Omaha Hi/Lo Pot Limit`` with ``(HI: ..; LO: 8,6,4,3,A)``
+  descriptions and one ``collected`` line per half, high first;
   tournaments ``PokerStars Hand #<id>: Tournament #<tid>, $10+$1 USD Hold'em No
   Limit - Level II (15/30) - ...`` with ``$5+$5+$1`` for bounty events and
   ``Freeroll`` for freerolls.  Fixed-limit stakes are written as small bet /
@@ -36,7 +38,7 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from zoneinfo import ZoneInfo
 
-from datasets.cards import _CARD_STR, describe
+from datasets.cards import _CARD_STR, NO_LOW, describe, describe_low
 from datasets.engine import FLOP, PREFLOP, RIVER, TURN, HandRecord
 
 ET = ZoneInfo("America/New_York")
@@ -123,7 +125,7 @@ def write_hand(record: HandRecord, *, view: str = "operator", hero: str | None =
         sym = CURRENCY_SYMBOL.get(tour.currency, "$")
         amt = str  # chips
 
-    game = f"{GAME_NAME[cfg.game]} {LIMIT_NAME[cfg.limit]}"
+    game = f"{GAME_NAME[cfg.game]}{' Hi/Lo' if cfg.hi_lo else ''} {LIMIT_NAME[cfg.limit]}"
     if cfg.limit == "fixed_limit":
         lo, hi = cfg.big_blind, 2 * cfg.big_blind
     else:
@@ -226,10 +228,21 @@ def write_hand(record: HandRecord, *, view: str = "operator", hero: str | None =
         return "side pot" if len(pots) == 2 else f"side pot-{i}"
 
     values = r.values
+    if cfg.hi_lo:
+        lows = r.low_values
+
+        def desc_of(p: str) -> str:
+            lo = lows.get(p, NO_LOW)
+            if lo == NO_LOW:
+                return f"HI: {describe(values[p])}"
+            return f"HI: {describe(values[p])}; LO: {describe_low(lo)}"
+    else:
+        def desc_of(p: str) -> str:
+            return describe(values[p])
     if r.showdown:
         out.append("*** SHOW DOWN ***")
         for p in r.shown:
-            out.append(f"{p}: shows [{_cards(hole[p])}] ({describe(values[p])})")
+            out.append(f"{p}: shows [{_cards(hole[p])}] ({desc_of(p)})")
         for p in r.mucked:
             out.append(f"{p}: mucks hand")
         for c in sorted(r.collections, key=lambda c: -c.pot):
@@ -300,7 +313,7 @@ def write_hand(record: HandRecord, *, view: str = "operator", hero: str | None =
         elif not r.showdown:
             tail = f"collected ({amt(won.get(p, 0))})"
         elif p in shown:
-            desc = describe(values[p])
+            desc = desc_of(p)
             if p in won:
                 tail = f"showed [{_cards(hole[p])}] and won ({amt(won[p])}) with {desc}"
             else:

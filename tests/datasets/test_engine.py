@@ -5,7 +5,7 @@ from datetime import datetime, timezone
 import numpy as np
 import pytest
 
-from datasets.cards import evaluate, evaluate_omaha, parse_cards
+from datasets.cards import NO_LOW, evaluate, evaluate_omaha, evaluate_omaha_low8, parse_cards
 from datasets.engine import (
     HOLE_CARDS,
     LIMITS,
@@ -150,12 +150,13 @@ def check_legal(rec):
         assert a.all_in == (stack[a.player] == 0 and a.kind != "fold" and a.kind != "check")
 
 
-COMBOS = [(g, lim) for g in HOLE_CARDS for lim in LIMITS]
+COMBOS = [(g, lim, False) for g in HOLE_CARDS for lim in LIMITS] + [
+    ("omaha", "pot_limit", True), ("omaha5", "no_limit", True), ("omaha", "fixed_limit", True)]
 
 
-@pytest.mark.parametrize("game,limit", COMBOS)
-def test_random_hands_balance_and_follow_the_rules(game, limit):
-    rng = np.random.default_rng(hash((game, limit)) % 2**32)
+@pytest.mark.parametrize("game,limit,hi_lo", COMBOS)
+def test_random_hands_balance_and_follow_the_rules(game, limit, hi_lo):
+    rng = np.random.default_rng(abs(hash((game, limit, hi_lo))) % 2**32)
     pol = RandomPolicy(rng)
     for h in range(400):
         tour = h % 3 == 0
@@ -163,7 +164,7 @@ def test_random_hands_balance_and_follow_the_rules(game, limit):
         bb = 2 * sb
         ante = int(rng.choice([0, 0, sb // 2 or 1])) if tour else 0
         rake = None if tour else rake_rule_for(sb, bb, limit)
-        cfg = GameConfig(game, limit, sb, bb, ante, rake)
+        cfg = GameConfig(game, limit, sb, bb, ante, rake, hi_lo=hi_lo)
         n = int(rng.integers(2, 10))
         stacks = [int(rng.choice([rng.integers(1, 4 * bb), rng.integers(1, 200 * bb)])) for _ in range(n)]
         seat_nos = sorted(rng.choice(np.arange(1, 10), n, replace=False).tolist())
@@ -188,6 +189,17 @@ def test_random_hands_balance_and_follow_the_rules(game, limit):
                 best = max(vals.values())
                 assert sorted(p.winners) == sorted(q for q in p.eligible if vals[q] == best)
                 assert max(p.shares) - min(p.shares) <= 1
+                net = p.amount - p.rake
+                if hi_lo:
+                    lows = {q: evaluate_omaha_low8(rec.hole[q], rec.board) for q in p.eligible}
+                    best_low = max(lows.values())
+                    if best_low == NO_LOW:
+                        assert not p.low_winners and sum(p.shares) == net
+                    else:
+                        assert sorted(p.low_winners) == sorted(q for q in p.eligible if lows[q] == best_low)
+                        assert sum(p.low_shares) == net // 2 and sum(p.shares) == net - net // 2
+                else:
+                    assert sum(p.shares) == net and not p.low_winners
                 assert p.shares == sorted(p.shares, reverse=True)  # odd chips to the earliest seats
                 order = [rec.dealt.index(q) for q in p.winners]
                 assert order == sorted(order)
@@ -480,3 +492,22 @@ def test_odd_amount_types_are_corrected():
     assert raises[1] == ("p1", 7)  # 7.9 -> 7 (truncated, at least the minimum 6)
     assert raises[2][0] == "p2" and raises[2][1] == 10  # unreadable -> minimum (7 + 3)
     rec.check_balance()
+
+
+def test_omaha_hi_lo_splits_high_and_low_halves():
+    cfg = GameConfig("omaha", "pot_limit", 1, 2, hi_lo=True)
+    seats = [SeatState(2, "ann", 100), SeatState(3, "ben", 100), SeatState(5, "cy", 100)]
+    # dealt ann, ben, cy (button cy); ann and ben tie for the low 6-5-4-2-A, cy has the flush
+    deck = deck_for(["7c 6s 7h As", "Ah 2h Kh 2s", "Ks Qd Kd Kc"], "5h 4d 2d Jd 6h")
+    rec = play(cfg, seats, 5, Script({}), deck=deck)
+    pot = rec.pots[0]
+    assert pot.amount == 6
+    assert (pot.winners, pot.shares) == (["cy"], [3])
+    assert (pot.low_winners, pot.low_shares) == (["ann", "ben"], [2, 1])  # odd chip left of the button
+    assert [(c.player, c.amount, c.low) for c in rec.collections] == [("cy", 3, False), ("ann", 2, True),
+                                                                     ("ben", 1, True)]
+    rec.check_balance()
+    # no qualifying low: the high hand scoops
+    deck = deck_for(["7c 6s 7h As", "Ah 2h Kh 2s", "Ks Qd Kd Kc"], "Th 9d 2d Jd Qh")
+    rec = play(cfg, seats, 5, Script({}), deck=deck)
+    assert not rec.pots[0].low_winners and sum(rec.pots[0].shares) == 6

@@ -206,7 +206,8 @@ def _population(seed=7, n_hands=300, tour_sitting_out=False, fl_dead_posts=False
         sb = int(rng.choice([1, 2, 5, 10, 25, 50]))
         bb = 2 * sb
         ante = int(rng.choice([0, sb // 2])) if tour else 0
-        cfg = GameConfig(game, limit, sb, bb, ante, None if tour else rake_rule_for(sb, bb, limit))
+        cfg = GameConfig(game, limit, sb, bb, ante, None if tour else rake_rule_for(sb, bb, limit, game),
+                         hi_lo=game != "holdem" and rng.random() < 0.3)
         n = int(rng.integers(2, 10))
         max_seats = 9 if n > 6 else int(rng.choice([6, 9]))
         seat_nos = sorted(rng.choice(np.arange(1, max_seats + 1), n, replace=False).tolist())
@@ -284,6 +285,7 @@ def test_parser_reads_generated_hands_back_exactly():
         H = hands[hid]
         assert H["is_tournament"] == (not cash)
         assert H["game"] == r.config.game and H["limit_type"] == r.config.limit
+        assert H["hi_lo"] == r.config.hi_lo
         assert H["total_pot"] == unit(r.total_pot) and H["rake"] == unit(r.rake)
         assert H["button_seat"] == r.button_seat and H["max_seats"] == r.max_seats
         assert H["table_name"] == r.table_name and H["n_players"] == len(r.dealt)
@@ -322,7 +324,7 @@ def test_parser_reads_generated_hands_back_exactly():
         else:
             assert hid not in boards or not boards[hid]
         # collections per pot
-        want_c = sorted((c.pot, c.player, unit(c.amount)) for c in r.collections)
+        want_c = sorted((c.pot, c.player, unit(c.amount)) for c in r.collections)  # hi/lo: one row per half
         assert sorted(colls.get(hid, [])) == want_c
         # bounties and finishes
         want_b = [(b.winner, b.eliminated, _d(b.cash), _d(b.increase) if b.new_bounty is not None else None,
@@ -334,6 +336,7 @@ def test_parser_reads_generated_hands_back_exactly():
     assert sum(1 for r in by_id.values() if len(r.pots) > 1) >= 20
     assert sum(1 for r in by_id.values() if len(r.pots) > 1 and r.rake) >= 10  # pots listed after rake
     assert sum(1 for r in by_id.values() if r.bounty_awards) >= 5
+    assert sum(1 for r in by_id.values() if any(p.low_winners for p in r.pots)) >= 3
     assert sum(1 for r in by_id.values() if any(a.kind == "small_big_blinds" for a in r.actions)) >= 3
 
 
@@ -365,3 +368,24 @@ def test_parser_reads_fixed_limit_dead_blind_posts():
     assert recs
     parsed = hh.parse_text(write_hands(recs), "fl_dead.txt")
     assert parsed.quarantine.height == 0
+
+
+def test_omaha_hi_lo_lines_like_the_client():
+    cfg = GameConfig("omaha", "pot_limit", 1, 2, hi_lo=True)
+    seats = [SeatState(2, "ann", 100), SeatState(3, "ben", 100), SeatState(5, "cy", 100)]
+    deck = deck_for(["7c 6s 7h As", "Ah 2h Kh 2s", "Ks Qd Kd Kc"], "5h 4d 2d Jd 6h")
+    rec = play_hand(cfg, seats, 5, {p.player: Script({}) for p in seats}, np.random.default_rng(0), "7", T0, "T", 6,
+                    deck=deck)
+    lines = write_hand(rec).split("\n")
+    assert lines[0].startswith("PokerStars Hand #7:  Omaha Hi/Lo Pot Limit ($0.01/$0.02 USD) - ")
+    i = lines.index("*** SHOW DOWN ***")
+    assert lines[i + 1:i + 7] == [
+        "ann: shows [7c 6s 7h As] (HI: a pair of Sevens; LO: 6,5,4,2,A)",
+        "ben: shows [Ah 2h Kh 2s] (HI: three of a kind, Deuces; LO: 6,5,4,2,A)",
+        "cy: shows [Ks Qd Kd Kc] (HI: a flush, King high)",
+        "cy collected $0.03 from pot",
+        "ann collected $0.02 from pot",
+        "ben collected $0.01 from pot",
+    ]
+    assert lines[-3] == ("Seat 2: ann (small blind) showed [7c 6s 7h As] and won ($0.02) with HI: a pair of Sevens; "
+                         "LO: 6,5,4,2,A")

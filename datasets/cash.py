@@ -488,6 +488,9 @@ def play_cash_table(plan: CashTablePlan, ctx) -> int:
                     o.missed_sb = True
                 else:
                     o.missed_bb = True
+        disc, conn_lines = ctx.connection(t, {o.plan.account: o.plan.pid for o in occ.values()}, plan.name, None,
+                                          ends={o.plan.account: o.plan.end_ms for o in occ.values()})
+        ctx.table_info["disconnected"] = disc
         hid = ctx.next_hand_id()
         log.clear()
         ctx.current_hand = (hid, t, None)
@@ -496,7 +499,7 @@ def play_cash_table(plan: CashTablePlan, ctx) -> int:
                         table=ctx.table_info)
         for line in join_lines:
             rec.extra_lines.append((-1, line))
-        for line in leave_lines:
+        for line in leave_lines + conn_lines:
             rec.extra_lines.append((-1, line))
         dur = ctx.sink.record(rec, t, log.rows)
         ctx.after_hand(rec, t)

@@ -79,6 +79,8 @@ class ColludingPolicy(HonestPolicy):
         self.ctx = ctx
 
     def act(self, view: DecisionView) -> Action:
+        if view.table and view.player in view.table.get("disconnected", ()):
+            return self.time_out(view)
         honest = self.decide(view)
         a = honest
         in_hand = view.in_hand

@@ -65,18 +65,20 @@ class EventLog:
         self.rows.extend(other.rows)
 
 
-_SEC_CACHE: dict[int, str] = {}
+_DAY_CACHE: dict[int, str] = {}
 
 
 def _iso_fast(ms: int) -> str:
-    sec, milli = divmod(int(ms), 1000)
-    base = _SEC_CACHE.get(sec)
+    """``iso_ms`` with the date part cached per day and the clock computed by integer arithmetic."""
+    day, rem = divmod(int(ms), 86_400_000)
+    base = _DAY_CACHE.get(day)
     if base is None:
-        if len(_SEC_CACHE) > 100_000:
-            _SEC_CACHE.clear()
-        base = datetime.fromtimestamp(sec, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%S")
-        _SEC_CACHE[sec] = base
-    return f"{base}.{milli:03d}Z"
+        base = datetime.fromtimestamp(day * 86_400, tz=timezone.utc).strftime("%Y-%m-%dT")
+        _DAY_CACHE[day] = base
+    sec, milli = divmod(rem, 1000)
+    h, sec = divmod(sec, 3600)
+    m, sec = divmod(sec, 60)
+    return f"{base}{h:02d}:{m:02d}:{sec:02d}.{milli:03d}Z"
 
 
 def event_line(row: tuple) -> str:

@@ -27,6 +27,7 @@ Layout written under ``out_dir``::
 from __future__ import annotations
 
 import csv
+import itertools
 import json
 import math
 import random
@@ -66,6 +67,7 @@ class World:
     view: str
     ma_accounts: dict  # account -> group (multi-accounting)
     handoff: dict      # account -> group
+    waves: list        # disconnect waves: (start ms, end ms, IP prefix)
 
 
 _WORLD: World | None = None
@@ -105,6 +107,47 @@ class UnitContext:
         self.table_info = {}
         self._sitout_active = {}
         self._handoff_active = set()
+        self._offline = {}
+
+    def connection(self, t: int, players: dict, table: str, tid, sessions: dict | None = None,
+                   ends: dict | None = None) -> tuple[set, list[str]]:
+        """Who is disconnected at ``t`` (a wave hit their network) and the table lines it causes.
+
+        A player whose IP of the day starts with a wave's prefix loses the
+        connection for the wave: ``NAME is disconnected`` in the first hand,
+        timed-out decisions meanwhile, ``NAME is connected`` and a new
+        ``login`` (new session, same device and IP) when it is back. In
+        tournaments (``sessions`` given) the dropped session is closed at the
+        disconnect; at cash tables the new session ends when the seat does
+        (``ends``).
+        """
+        lines: list[str] = []
+        active = [wv for wv in self.w.waves if wv[0] <= t < wv[1]]
+        now: set = set()
+        if active:
+            for acc, pid in players.items():
+                ip = self.device_of(pid, acc, t)[0]
+                if any(ip.startswith(wv[2]) for wv in active):
+                    now.add(acc)
+        for acc in now:
+            if acc not in self._offline:
+                self._offline[acc] = players[acc]
+                lines.append(f"{acc} is disconnected")
+                if sessions is not None and acc in sessions:
+                    self.events.logout(t - self.rng.randrange(1_000, 30_000), acc, sessions[acc])
+        for acc in list(self._offline):
+            if acc not in now and acc in players:
+                pid = self._offline.pop(acc)
+                ip, dev, _ = self.device_of(pid, acc, t)
+                sid = self.new_session_id()
+                self.events.login(t - self.rng.randrange(1_000, 20_000), acc, sid, ip, dev)
+                if sessions is not None:
+                    sessions[acc] = sid
+                else:
+                    end = (ends or {}).get(acc, t + 30 * MIN_MS)
+                    self.events.logout(max(end, t) + self.rng.randrange(5_000, 60_000), acc, sid)
+                lines.append(f"{acc} is connected")
+        return now, lines
 
     def next_hand_id(self) -> str:
         self._hand_seq += 1
@@ -151,7 +194,7 @@ class UnitContext:
         if person_only:
             return p.home_ip, p.devices[0].fingerprint, False
         ip, dev, mobile = w.devices.get(pid, day)
-        if account != p.accounts[0]:
+        if p.accounts and account != p.accounts[0]:
             r = random.Random(derive_seed(w.seed, "ma", account, day))
             if r.random() < 0.5:
                 ip = f"{r.randint(5, 95)}.{r.randint(0, 255)}.{r.randint(0, 255)}.{r.randint(1, 254)}"  # VPN exit
@@ -292,6 +335,15 @@ def _plan_cash(world: World, planner: CashPlanner, target: int, rng: random.Rand
             if pid not in fav:
                 fav[pid] = person_buckets(pop.persons[pid], planner.buckets, rng)
     in_group = {pid for g in cash_groups for pid in g.pids}
+    house: dict[int, list[int]] = {}
+    for pid in pids:
+        h = pop.persons[pid].household
+        if h is not None:
+            house.setdefault(h, []).append(pid)
+    for members in house.values():
+        for pid in members:
+            if pid not in fav:
+                fav[pid] = person_buckets(pop.persons[pid], planner.buckets, rng)
     est = 0
     day = 0
     if target <= 0:
@@ -303,7 +355,12 @@ def _plan_cash(world: World, planner: CashPlanner, target: int, rng: random.Rand
                 continue
             p = pop.persons[pid]
             for _ in range(_poisson(rng, p.activity * 0.9)):
-                reqs.append((session_start(p, day, rng, world.t0_ms), "solo", pid))
+                st = session_start(p, day, rng, world.t0_ms)
+                reqs.append((st, "solo", pid))
+                # housemates often play the same evening from the same home IP (own devices, own game)
+                for mate in house.get(p.household, ()) if p.household is not None else ():
+                    if mate != pid and rng.random() < 0.4:
+                        reqs.append((st + rng.randrange(-20 * MIN_MS, 20 * MIN_MS), "solo", mate))
         for g in cash_groups:
             if rng.random() < 0.85:
                 lead = pop.persons[g.pids[0]]
@@ -337,7 +394,7 @@ def _plan_cash(world: World, planner: CashPlanner, target: int, rng: random.Rand
                                         with_tables=tabs)
         for t in planner.day_tables.get(day, []):
             trim_short_tables(t, rng)
-        est = sum(t.estimated_hands() for t in planner.tables)
+        est += sum(t.estimated_hands() for t in planner.day_tables.get(day, []))
         day += 1
     tables = [t for t in planner.tables if len(t.seats) >= 2]
     return tables, day
@@ -346,13 +403,14 @@ def _plan_cash(world: World, planner: CashPlanner, target: int, rng: random.Rand
 _BUYINS = [(100, 10), (500, 50), (1000, 100), (2000, 200), (300, 30), (1000, 90)]
 
 
-def _pick_entrants(pool: list[int], weights: list[float], k: int, rng: random.Random, exclude: set[int]) -> list[int]:
+def _pick_entrants(pool: list[int], cum_weights: list[float], k: int, rng: random.Random, exclude: set[int]) -> list[int]:
+    """``k`` distinct persons drawn by weight (activity and taste for the format)."""
     out: list[int] = []
     seen = set(exclude)
     tries = 0
     while len(out) < k and tries < k * 30:
         tries += 1
-        pid = rng.choices(pool, weights=weights)[0]
+        pid = rng.choices(pool, cum_weights=cum_weights)[0]
         if pid not in seen:
             seen.add(pid)
             out.append(pid)
@@ -366,6 +424,8 @@ def _plan_tournaments(world: World, sng_target: int, mtt_target: int, days: int,
     people = [p.pid for p in pop.persons if p.activity > 0 and p.accounts]
     w_sng = [pop.persons[pid].activity * (3.0 if pop.persons[pid].favourite == "sng" else 0.5) + 0.05 for pid in people]
     w_mtt = [pop.persons[pid].activity * (3.0 if pop.persons[pid].favourite == "mtt" else 0.5) + 0.05 for pid in people]
+    w_sng = list(itertools.accumulate(w_sng))
+    w_mtt = list(itertools.accumulate(w_mtt))
     group_pids = {pid for g in groups for pid in g.pids}
     plans: list[TournamentPlan] = []
     tid_seq = 0
@@ -536,7 +596,7 @@ def plan_world(*, preset: str | Preset = "demo", seed: int = 7, accounts: int | 
     devices = DayDevices(pop, seed)
     world = World(seed=seed, pop=pop, groups=groups, account_style=account_style, devices=devices, t0_ms=t0, view=view,
                   ma_accounts={a: g for g in groups if g.kind == "multi_accounting" for a in g.accounts},
-                  handoff={g.accounts[0]: g for g in groups if g.kind == "seat_handoff"})
+                  handoff={g.accounts[0]: g for g in groups if g.kind == "seat_handoff"}, waves=[])
     cash_share, sng_share, mtt_share = spec.shares
     planner_events = EventLog()
     buckets = make_buckets(sum(1 for p in pop.persons if p.favourite == "cash"), rng)
@@ -557,6 +617,17 @@ def plan_world(*, preset: str | Preset = "demo", seed: int = 7, accounts: int | 
         plan.unit = i
         numbered.append((kind, i, plan, est))
     _transfers(groups, world, days, rng, planner_events)
+    # disconnect waves: an ISP or a mobile carrier drops for one to four minutes, once or twice a day
+    for day in range(days):
+        for _ in range(rng.randint(1, 2)):
+            start = t0 + day * DAY_MS + int(rng.uniform(17, 24) * 3_600_000)
+            if rng.random() < 0.7:
+                ip = rng.choice(pop.persons).home_ip
+            else:
+                ip = rng.choice(pop.mobile_ips)
+            prefix = ".".join(ip.split(".")[:2]) + "."
+            world.waves.append((start, start + int(rng.uniform(1, 4) * MIN_MS), prefix))
+    world.waves.sort()
     return world, numbered, planner_events, days
 
 

@@ -36,7 +36,8 @@ Method, timing. Each decision takes ``median * exp(sigma * z)`` ms from the
 player's own lognormal (:class:`~datasets.population.Timing`), times ``fast``
 for easy preflop folds, ``big`` for big decisions (facing or making a bet of
 a third of the stack or more), ``mobile`` on a phone; clipped to
-250 ms .. 30 s (the time bank).
+250 ms .. 30 s (the time bank). A disconnected player times out after 15-30 s
+and is checked or folded.
 """
 
 from __future__ import annotations
@@ -174,10 +175,14 @@ def _draw_bonus(hole, board) -> float:
     return bonus
 
 
+_DECK = tuple(range(52))
+
+
 def postflop_strength(hole, board, rng: random.Random, n: int = 16, omaha: bool = False) -> tuple[float, float]:
     """``(hs, draw)``: share of ``n`` random opponent hands beaten on ``board`` and the draw bonus."""
-    dead = set(hole) | set(board)
-    deck = [c for c in range(52) if c not in dead]
+    dead = set(hole)
+    dead.update(board)
+    deck = [c for c in _DECK if c not in dead]
     k = len(hole)
     if omaha:
         mine = evaluate_omaha(hole, board)
@@ -256,7 +261,7 @@ class HonestPolicy:
         if self._cache_key != key:
             self._cache_key = key
             omaha = view.game != "holdem"
-            self._cache_val = postflop_strength(view.hole, view.board, self.rng, n=8 if omaha else 14, omaha=omaha)
+            self._cache_val = postflop_strength(view.hole, view.board, self.rng, n=6 if omaha else 10, omaha=omaha)
         return self._cache_val
 
     # -- timing
@@ -275,9 +280,16 @@ class HonestPolicy:
         return int(250 if ms < 250 else 30000 if ms > 30000 else ms)
 
     def act(self, view: DecisionView) -> Action:
+        if view.table and view.player in view.table.get("disconnected", ()):
+            return self.time_out(view)
         a = self.decide(view)
         self.log.rows.append((len(view.history), view.player, self.think_ms(view, a)))
         return a
+
+    def time_out(self, view: DecisionView) -> Action:
+        """A disconnected player: the clock and the time bank run out, then check or fold."""
+        self.log.rows.append((len(view.history), view.player, int(self.rng.uniform(15_000, 30_000))))
+        return Action("check" if view.can_check else "fold", timed_out=True)
 
     # -- sizing
     def _size_to(self, view: DecisionView, frac: float) -> int:

@@ -321,6 +321,10 @@ def play_tournament(plan: TournamentPlan, ctx) -> int:
                     policies[acc] = ctx.policy_for(acc, e.handoff_pid, mobile, None, tid, person=True)
                     ctx.handoff_started(acc, tid)
             table_info["start_stacks"] = start_stacks
+            players = {acc: (by_acc[acc].handoff_pid if handed_off.get(acc) else by_acc[acc].pid) for acc in tb.seats.values()}
+            disc, conn_lines = ctx.connection(t, players, tb.name, tid, sessions=sessions)
+            table_info["disconnected"] = disc
+            extra.extend(conn_lines)
             hid = ctx.next_hand_id()
             ctx.decisions.clear()
             ctx.current_hand = (hid, t, tid)

@@ -91,7 +91,7 @@ def test_chip_dumping_moves_chips_from_feeder_to_receiver():
     dump = [sum(net[(f, r)] for f, rf in g["roles"].items() if rf == "feeder"
                 for r, rr in g["roles"].items() if rr == "receiver") for g in groups]
     typical = statistics.median(v for v in net.values() if v > 0)
-    assert min(dump) > 10 * typical, (dump, typical)
+    assert min(dump) > 5 * typical, (dump, typical)
 
 
 def test_collusion_hands_are_only_hands_where_it_happened():
@@ -100,15 +100,22 @@ def test_collusion_hands_are_only_hands_where_it_happened():
         for hid in g["hands"]:
             h = w.by_id[hid]
             assert sum(a in h.dealt for a in g["accounts"]) >= 2
-    # a soft-play pair at strength 1 never bets into the partner when heads-up with them
+    # a soft-play pair at strength 1 never bets into the partner once only partners are left postflop
     groups = [g for g in _labels(w) if g["kind"] == "soft_play"]
+    checked = 0
     for g in groups:
         accs = set(g["accounts"])
         for h in w.hands:
-            live = set(h.dealt) - {a[2] for a in h.actions if a[3] == "fold"}
-            if live and live <= accs and len(live) >= 2 and h.streets_seen >= 1:
-                # they check it down unless someone was all-in preflop or a pre-flop raise war
-                assert not any(a[1] >= 1 and a[3] in ("bet", "raise") for a in h.actions), h.hand_id
+            if sum(a in h.dealt for a in accs) < 2:
+                continue
+            live = set(h.dealt)
+            for seq, street, player, kind, amount, to, all_in in h.actions:
+                if kind == "fold":
+                    live.discard(player)
+                elif street >= 1 and live <= accs and len(live) >= 2:
+                    checked += 1
+                    assert kind not in ("bet", "raise"), (h.hand_id, player, kind)
+    assert checked > 0
 
 
 def test_coordinated_sitouts_start_together():

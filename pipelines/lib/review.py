@@ -388,7 +388,9 @@ class ReviewStore:
         }
         order = orders.get(sort, orders["rank"])  # fixed strings only: never the request's text
         rows = self.con.execute(
-            f"SELECT * FROM cases WHERE {' AND '.join(where)} ORDER BY {order}, case_id LIMIT ?",
+            "SELECT *, (SELECT count(*) FROM case_hands h WHERE h.case_id = cases.case_id AND h.first_run = cases.last_run"
+            " AND cases.first_run <> cases.last_run) AS new_hands"
+            f" FROM cases WHERE {' AND '.join(where)} ORDER BY {order}, case_id LIMIT ?",
             [*params, int(limit)]).fetchall()
         return [_case_row(r) for r in rows]
 

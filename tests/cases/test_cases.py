@@ -79,6 +79,8 @@ def test_two_nights_keep_ids_decisions_notes_and_mark_new_evidence(tmp_path):
         reopen = [a for a in st.audit(soft1["case"]) if a["action"] == "reopened"]
         assert len(reopen) == 1 and "evidence hands 2 -> 3" in reopen[0]["detail"] and reopen[0]["old"] == "dismissed"
         assert st.case(multi1["case"])["status"] == "dismissed"
+        fresh = {c["case_id"]: c["new_hands"] for c in st.queue(flagged=None)}
+        assert fresh[dump1["case"]] == 2 and fresh[multi1["case"]] == 0 and fresh[bounty["case"]] == 0
         hands = {h["hand_id"]: h["first_run"] for h in st.case_hands(dump1["case"])}
         assert hands == {"1001": "run1", "1002": "run1", "1007": "run2", "1008": "run2"}
 

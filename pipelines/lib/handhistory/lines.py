@@ -102,25 +102,31 @@ NEUTRAL_RE = (
 CANCELLED_RE = r"(?i)^hand cancelled$|hand was cancelled|^Hand canceled$"
 
 
+def _money_series(s: pl.Series) -> pl.Series:
+    s = s.cast(pl.String).str.replace_all(r"[^\d.,]", "").str.strip_chars(".,")
+    comma_decimal = s.str.contains(r"^\d[\d.]*,\d{1,2}$").fill_null(False)
+    if comma_decimal.any():
+        s = pl.select(
+            pl.when(comma_decimal)
+            .then(s.str.replace_all(".", "", literal=True).str.replace(",", ".", literal=True))
+            .otherwise(s.str.replace_all(",", "", literal=True))
+        ).to_series()
+    else:
+        s = s.str.replace_all(",", "", literal=True)
+    s = s.set(s == "", None) if s.len() else s
+    return (s.str.to_decimal(scale=2) * 100).cast(pl.Int64)
+
+
 def money_cents(expr: pl.Expr) -> pl.Expr:
     """An amount string ("$1,234.50", "€0,25", "1500", "Rs. 100") to Int64 cents.
 
-    A comma is a decimal comma when it is the last separator and is followed
-    by one or two digits ("0,25", "1.234,50"); otherwise commas group
-    thousands. Null in, null out. Only capture-free regex operations (fast).
+    Everything but digits and separators is dropped; a comma is a decimal
+    comma when it is the last separator and is followed by one or two digits
+    ("0,25", "1.234,50"), otherwise commas group thousands; the result is
+    read as a decimal with two places. Evaluated once per column (Series
+    operations, no per-row Python). Null in, null out.
     """
-    s = expr.str.replace_all(r"[^\d.,]", "").str.strip_chars(".,")
-    comma_decimal = s.str.contains(r"^\d[\d.]*,\d{1,2}$")
-    s = (
-        pl.when(comma_decimal)
-        .then(s.str.replace_all(".", "", literal=True).str.replace(",", ".", literal=True))
-        .otherwise(s.str.replace_all(",", "", literal=True))
-    )
-    whole = s.str.replace(r"\..*$", "")
-    frac = pl.when(s.str.contains(".", literal=True)).then(s.str.replace(r"^[^.]*\.", "")).otherwise(pl.lit(""))
-    frac2 = (frac + "00").str.slice(0, 2)
-    whole_i = pl.when(whole == "").then(pl.lit("0")).otherwise(whole).cast(pl.Int64, strict=False)
-    return pl.when(s.is_null() | (s == "")).then(None).otherwise(whole_i * 100 + frac2.cast(pl.Int64, strict=False))
+    return expr.map_batches(_money_series, return_dtype=pl.Int64)
 
 
 def cents_to_decimal(expr: pl.Expr) -> pl.Expr:

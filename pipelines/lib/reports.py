@@ -338,7 +338,7 @@ def accusation(case: dict[str, Any], n_signals: int) -> str:
     p = case.get("p_value")
     hands = list(case.get("hands") or [])
     summary = str(case["summary"]).strip()
-    if summary and summary[-1] not in ".!?)":
+    if summary and summary[-1] not in ".!?":
         summary += "."
     text = (f"{who} {'is' if len(accounts) == 1 else 'are'} suspected of {what}. {summary} "
             f"The case rests on {n_signals} signal{'s' if n_signals != 1 else ''} "

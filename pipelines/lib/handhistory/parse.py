@@ -406,7 +406,8 @@ def _parse_lines(L: pl.DataFrame, files: list[str]) -> ParsedHands:  # noqa: C90
                              tail=pl.col("g").struct.field("3")).drop("g")
     V = V.filter(pl.col("known")).drop("known", "known_seat")
     if slow.height:
-        V = pl.concat([V, slow], how="vertical").sort("hid", "ln")
+        key = (pl.col("hid").cast(pl.Int64) * (1 << 24) + pl.col("ln")).alias("_k")
+        V = V.with_columns(key).merge_sorted(slow.select(V.columns).with_columns(key).sort("_k"), key="_k").drop("_k")
     V = _known(V, names, "player", "known")
     # "NAME: sits out" may come from a player not in the seat list
     V_sit = V.filter(pl.col("verb").is_in(["sits out", "is sitting out"]))
@@ -504,7 +505,7 @@ def _parse_lines(L: pl.DataFrame, files: list[str]) -> ParsedHands:  # noqa: C90
     issues.append(_unparsed(R.filter(pl.col("rkind") == "unknown")))
 
     C = sub["collected"].select(
-        "hid", "ln", "run", player=f("coll", 1), amt=G.money_cents(f("coll", 2)),
+        "hid", "ln", "run", "t", player=f("coll", 1), amt=G.money_cents(f("coll", 2)),
         pot=pl.when(f("coll", 3).is_not_null()).then(pl.lit(0, pl.Int32))
         .when(f("coll", 4).is_not_null()).then(f("coll", 4).cast(pl.Int32, strict=False))
         .when(pl.col("t").str.contains(" from side pot", literal=True)).then(pl.lit(1, pl.Int32))
@@ -512,14 +513,14 @@ def _parse_lines(L: pl.DataFrame, files: list[str]) -> ParsedHands:  # noqa: C90
         kind=pl.lit("pot"),
     )
     CO = sub["cash_out"].select(
-        "hid", "ln", "run", player=f("cash", 1), amt=G.money_cents(f("cash", 2)),
+        "hid", "ln", "run", "t", player=f("cash", 1), amt=G.money_cents(f("cash", 2)),
         fee=G.money_cents(f("cash", 3)), pot=pl.lit(0, pl.Int32), kind=pl.lit("cash_out"),
     )
     CC = pl.concat([C, CO.drop("fee")], how="vertical")
     CC = _known(CC, names, "player", "known")
     cc_bad = CC.filter(~pl.col("known"))
     if cc_bad.height:
-        issues.append(_unparsed(cc_bad.join(B.select("hid", "ln", "t"), on=["hid", "ln"], how="left")))
+        issues.append(_unparsed(cc_bad))
     CC = CC.filter(pl.col("known"))
 
     FIN = pl.concat([

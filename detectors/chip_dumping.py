@@ -59,12 +59,14 @@ class ChipDumpingDetector(Detector):
         random_state: int = 0,
         min_hu_hands: int = 5,
         min_flow_bb: float = 20.0,
-        samples: int = 24,
+        min_value_n: int = 10,
+        samples: int = 16,
         max_unflagged: int = 300,
     ) -> None:
         super().__init__(alpha=alpha, random_state=random_state)
         self.min_hu_hands = min_hu_hands
         self.min_flow_bb = min_flow_bb
+        self.min_value_n = min_value_n
         self.samples = samples
         self.max_unflagged = max_unflagged
 
@@ -85,7 +87,7 @@ class ChipDumpingDetector(Detector):
             return pl.DataFrame(schema={"accounts": pl.List(pl.Utf8), "tournaments": pl.List(pl.Utf8),
                                         "score": pl.Float64, "p_value": pl.Float64})
         me = pf.group_by("player").agg(
-            S=pl.col("value_given_bb").sum(), S2=pl.col("value_sq").sum(), N=pl.col("value_n").sum()
+            S=pl.col("value_w").sum(), S2=pl.col("value_sq").sum(), N=pl.col("value_n").sum()
         )
         rev = pf.select(
             pl.col("opponent").alias("player"), pl.col("player").alias("opponent"), pl.col("flow_bb").alias("flow_back_bb")
@@ -93,15 +95,15 @@ class ChipDumpingDetector(Detector):
         t = pf.join(me, on="player", how="left").join(rev, on=["player", "opponent"], how="left")
         t = t.with_columns(
             n0=pl.col("N") - pl.col("value_n"),
-            s0=pl.col("S") - pl.col("value_given_bb"),
+            s0=pl.col("S") - pl.col("value_w"),
             q0=pl.col("S2") - pl.col("value_sq"),
             net_flow_bb=pl.col("flow_bb") - pl.col("flow_back_bb").fill_null(0.0),
         )
         t = t.with_columns(mean0=pl.col("s0") / pl.col("n0").clip(1))
         t = t.with_columns(var0=(pl.col("q0") / pl.col("n0").clip(1) - pl.col("mean0") ** 2).clip(1e-6))
         p_val = stats.weighted_mean_test(
-            t["value_given_bb"].fill_null(0).to_numpy(), t["value_sq"].fill_null(0).to_numpy(),
-            t["value_n"].fill_null(0).to_numpy(), t["mean0"].fill_null(0).to_numpy(),
+            t["value_w"].fill_null(0).to_numpy(), t["value_sq"].fill_null(0).to_numpy(),
+            np.where(t["value_n"].fill_null(0).to_numpy() >= self.min_value_n, t["value_n"].fill_null(0).to_numpy(), 0), t["mean0"].fill_null(0).to_numpy(),
             t["var0"].fill_null(1).to_numpy(), t["n0"].fill_null(0).to_numpy(), side="greater",
         )
         t = t.with_columns(pl.Series("value_p", p_val, nan_to_null=True))
@@ -114,7 +116,7 @@ class ChipDumpingDetector(Detector):
             pl.Series("score", stats.score_from_q(q)),
             accounts=pl.concat_list("player", "opponent"),
             tournaments=pl.lit([], pl.List(pl.Utf8)),
-            value_mean=pl.col("value_given_bb") / pl.col("value_n").clip(1),
+            value_mean=pl.col("value_w") / pl.col("value_n").clip(1),
         )
         return t.sort("score", descending=True)
 
@@ -169,9 +171,9 @@ class ChipDumpingDetector(Detector):
         vm, m0, n = row.get("value_mean") or 0.0, row.get("mean0") or 0.0, int(row.get("value_n") or 0)
         ev = [
             Evidence(
-                name=f"value {a} gave {b} per heads-up decision (bb, cards known)",
+                name=f"value {a} gave {b} per heads-up hand (bb, cards known)",
                 value=vm, baseline=m0, n=n, p_value=row.get("value_p"),
-                text=f"{a} gave {b} {vm:+.2f} bb per decision over {n} decisions; {a} gives others {m0:+.2f} bb",
+                text=f"{a} gave {b} {vm:+.2f} bb per hand over {n} heads-up hands (winsorised mean); {a} gives others {m0:+.2f} bb",
                 sql=None,
             ),
             Evidence(
@@ -209,8 +211,8 @@ class ChipDumpingDetector(Detector):
         else:
             head = f"{a} -> {b}"
         summary = (
-            f"{head}: {a} gave {b} {vm:+.2f} bb per heads-up decision with the cards known "
-            f"(own baseline {m0:+.2f}) over {n} decisions; net {row.get('net_flow_bb') or 0:.0f} bb moved; q = {row.get('q_value') or 1:.2g}"
+            f"{head}: {a} gave {b} {vm:+.2f} bb per heads-up hand with the cards known "
+            f"(own baseline {m0:+.2f}) over {n} hands; net {row.get('net_flow_bb') or 0:.0f} bb moved; q = {row.get('q_value') or 1:.2g}"
         )
         return Signal(
             kind=self.kind,

@@ -59,7 +59,7 @@ class SoftPlayDetector(Detector):
         random_state: int = 0,
         min_hu_hands: int = 8,
         max_ratio: float = 0.75,
-        samples: int = 24,
+        samples: int = 16,
         max_unflagged: int = 300,
     ) -> None:
         super().__init__(alpha=alpha, random_state=random_state)

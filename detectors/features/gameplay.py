@@ -13,11 +13,13 @@ the values are summed per ordered pair and compared with the player's own
 baseline.
 
 :func:`hu_decisions` takes every voluntary action (fold, check, call, bet,
-raise) taken when exactly two players are left in the hand (``n_active = 2``),
-names the one opponent, and computes from the hole cards:
+raise) that is aimed at one opponent: facing a bet or raise, the player who
+made the last one on the street; with exactly two players left
+(``n_active = 2``), the other one. It names that opponent and computes from the
+hole cards:
 
 ``strength``
-    what the acting player knew: the share of random opponent holdings their
+    what the acting player knew (Hold'em and Omaha): the share of random opponent holdings their
     hand beats now (ties half) on the current board, by Monte Carlo; preflop,
     the all-in equity of the starting hand against one random hand (a table of
     the 169 classes built once, seeded). Luck cancels because decisions are
@@ -26,7 +28,8 @@ names the one opponent, and computes from the hole cards:
     the share of the pot the player would win against the opponent's actual
     cards if the board were run out (exact on the river, Monte Carlo before).
 ``value_given``
-    what the decision hands the opponent, in big blinds, with the cards known:
+    (heads-up decisions only) what the decision hands the opponent, in big
+    blinds, with the cards known:
     a fold facing ``to_call`` into ``pot_before`` gives
     ``equity*(pot_before+to_call) - to_call`` (the value of calling it gave
     up); chips ``x`` put in by a call, bet or raise give ``x*(1-2*equity)``
@@ -40,7 +43,8 @@ the sum of the player's own rates *against everyone else* in the same bins
 and the observed count is tested against it with a normal approximation whose
 variance carries both the binomial noise and the uncertainty of the rates.
 
-Player view: hole cards exist only for the hero and showdowns. Decisions whose
+Omaha: strength only (``omaha_strength``), equity and value given are left
+null. Player view: hole cards exist only for the hero and showdowns. Decisions whose
 cards are unknown get null strength/equity and are left out of the card-aware
 tests (the detectors say so in ``missing``).
 """
@@ -55,6 +59,7 @@ from datasets import cards as _cards
 from detectors import stats
 
 STRENGTH_BINS = [0.0, 0.3, 0.5, 0.65, 0.8, 1.01]
+VALUE_CAP = 15.0  # bb per hand, for the value-given tests
 CARD_INDEX = {_cards.card_str(i): i for i in range(52)}
 
 HU_DECISIONS_SQL = """
@@ -62,26 +67,40 @@ WITH folds AS (
     SELECT hand_id, player, min(seq) AS fold_seq FROM actions WHERE action = 'fold' GROUP BY ALL
 ), dec AS (
     SELECT * FROM actions
-    WHERE n_active = 2 AND action IN ('fold', 'check', 'call', 'bet', 'raise')
+    WHERE action IN ('fold', 'check', 'call', 'bet', 'raise') AND (n_active = 2 OR to_call > 0)
+), aggressor AS (
+    -- facing a bet or raise: the one who made the last one on this street
+    SELECT d.hand_id, d.seq, arg_max(a.player, a.seq) AS aggressor
+    FROM dec d JOIN actions a ON a.hand_id = d.hand_id AND a.street = d.street AND a.seq < d.seq
+         AND a.action IN ('bet', 'raise') AND a.player <> d.player
+    WHERE d.to_call > 0
+    GROUP BY d.hand_id, d.seq
 ), opp AS (
+    -- heads-up: the one other player still in the hand
     SELECT d.hand_id, d.seq, any_value(s.player) AS opponent, count(*) AS n_opp
     FROM dec d
     JOIN seats s ON s.hand_id = d.hand_id AND s.dealt_in AND s.player <> d.player
     LEFT JOIN folds f ON f.hand_id = s.hand_id AND f.player = s.player
-    WHERE coalesce(f.fold_seq, 2147483647) > d.seq
+    WHERE d.n_active = 2 AND coalesce(f.fold_seq, 2147483647) > d.seq
     GROUP BY d.hand_id, d.seq
+), target AS (
+    SELECT d.hand_id, d.seq,
+           coalesce(g.aggressor, CASE WHEN o.n_opp = 1 THEN o.opponent END) AS opponent
+    FROM dec d
+    LEFT JOIN aggressor g ON g.hand_id = d.hand_id AND g.seq = d.seq
+    LEFT JOIN opp o ON o.hand_id = d.hand_id AND o.seq = d.seq
 )
-SELECT d.hand_id, d.seq, d.street, d.player, o.opponent, d.action,
+SELECT d.hand_id, d.seq, d.street, d.player, t.opponent, d.action, d.n_active,
        CAST(d.amount AS DOUBLE) AS amount, CAST(d.to_call AS DOUBLE) AS to_call,
        CAST(d.pot_before AS DOUBLE) AS pot_before, d.is_all_in,
        h.is_tournament, h.tournament_id, h.table_name, h.started_at, h.game,
        CAST(coalesce(nullif(h.big_blind, 0), 1) AS DOUBLE) AS bb,
        hp.cards AS hole, ho.cards AS opp_hole, b.cards AS board
 FROM dec d
-JOIN opp o ON o.hand_id = d.hand_id AND o.seq = d.seq AND o.n_opp = 1
+JOIN target t ON t.hand_id = d.hand_id AND t.seq = d.seq AND t.opponent IS NOT NULL
 JOIN hands h ON h.hand_id = d.hand_id
 LEFT JOIN hole_cards hp ON hp.hand_id = d.hand_id AND hp.player = d.player
-LEFT JOIN hole_cards ho ON ho.hand_id = d.hand_id AND ho.player = o.opponent
+LEFT JOIN hole_cards ho ON ho.hand_id = d.hand_id AND ho.player = t.opponent
 LEFT JOIN boards b ON b.hand_id = d.hand_id AND b.run = 1
 """
 
@@ -231,10 +250,45 @@ def card_values(
     return strength, equity
 
 
+def omaha_strength(
+    hole: np.ndarray, board: np.ndarray, board_len: np.ndarray, *, samples: int = 6, random_state: int = 0,
+    chunk: int = 4000,
+) -> np.ndarray:
+    """Omaha high ``strength``: share of random holdings (same number of cards) beaten.
+
+    Postflop on the current board; preflop, all-in against a random holding on
+    a random board. Monte Carlo with ``samples`` draws per row, evaluated with
+    :func:`datasets.cards.evaluate_omaha_batch`. ``hole`` (n, k) with k = 4..6.
+    """
+    n, k = hole.shape
+    out = np.full(n, np.nan)
+    rng = np.random.default_rng(random_state + 7919)
+    known = (hole >= 0).all(axis=1)
+    for L in (0, 3, 4, 5):
+        rows_all = np.nonzero(known & (board_len == L))[0]
+        for start in range(0, rows_all.size, chunk):
+            rows = rows_all[start:start + chunk]
+            m = rows.size
+            rep = np.repeat(np.arange(m), samples)
+            h = hole[rows]
+            bvis = board[rows, :L]
+            draw = _sample_excluding(np.concatenate([h, bvis], axis=1)[rep], k + (5 - L if L == 0 else 0), rng)
+            if L == 0:
+                bfull = draw[:, k:]
+                me = _cards.evaluate_omaha_batch(h[rep], bfull)
+            else:
+                bfull = bvis[rep]
+                me = np.repeat(_cards.evaluate_omaha_batch(h, bvis), samples)
+            ro = _cards.evaluate_omaha_batch(draw[:, :k], bfull)
+            res = np.where(me > ro, 1.0, np.where(me == ro, 0.5, 0.0)).reshape(m, samples)
+            out[rows] = res.mean(axis=1)
+    return out
+
+
 # ------------------------------------------------------------------ decisions
 
 
-def hu_decisions(con: duckdb.DuckDBPyConnection, *, samples: int = 24, random_state: int = 0) -> pl.DataFrame:
+def hu_decisions(con: duckdb.DuckDBPyConnection, *, samples: int = 16, random_state: int = 0) -> pl.DataFrame:
     """Every heads-up voluntary decision with its opponent, cards, strength, equity and value given."""
     df = con.sql(HU_DECISIONS_SQL).pl()
     if df.is_empty():
@@ -247,19 +301,34 @@ def hu_decisions(con: duckdb.DuckDBPyConnection, *, samples: int = 24, random_st
             pl.lit(False).alias("facing"),
             pl.lit(False).alias("fold"),
             pl.lit(False).alias("commit"),
+            pl.lit(False).alias("preflop"),
+            pl.lit(False).alias("hu"),
         )
     df = df.sort(["hand_id", "seq"])
     holdem = (df["game"] == "holdem").to_numpy()
+    games = df["game"].to_numpy()
+    blen = df["street"].replace_strict(_BOARD_LEN, default=0, return_dtype=pl.Int64).to_numpy()
+    board_all = _card_matrix(df["board"], 5)
+    omaha_strength_col = np.full(len(df), np.nan)
+    for game, width in (("omaha", 4), ("omaha5", 5), ("omaha6", 6)):
+        rows = np.nonzero(games == game)[0]
+        if rows.size:
+            oh = _card_matrix(df["hole"][rows], width)
+            ok_b = ((np.arange(5)[None, :] >= blen[rows][:, None]) | (board_all[rows] >= 0)).all(axis=1)
+            oh[~ok_b] = -1
+            omaha_strength_col[rows] = omaha_strength(oh, board_all[rows], blen[rows], random_state=random_state)
     hole = _card_matrix(df["hole"], 2)
     opp = _card_matrix(df["opp_hole"], 2)
     # Omaha and other games: not judged by cards here (4+ hole cards)
     hole[~holdem] = -1
     opp[~holdem] = -1
-    board = _card_matrix(df["board"], 5)
-    blen = df["street"].replace_strict(_BOARD_LEN, default=0, return_dtype=pl.Int64).to_numpy()
+    board = board_all
     board_ok = (np.arange(5)[None, :] >= blen[:, None]) | (board >= 0)
     hole[~board_ok.all(axis=1)] = -1
+    # equity against the actual hand feeds only the heads-up value given: skip it elsewhere
+    opp[(df["n_active"] != 2).to_numpy()] = -1
     strength, equity = card_values(hole, opp, board, blen, samples=samples, random_state=random_state)
+    strength = np.where(holdem, strength, omaha_strength_col)
     df = df.with_columns(
         pl.Series("strength", strength, nan_to_null=True),
         pl.Series("equity", equity, nan_to_null=True),
@@ -271,10 +340,13 @@ def hu_decisions(con: duckdb.DuckDBPyConnection, *, samples: int = 24, random_st
         fold=a == "fold",
         commit=a.is_in(["call", "bet", "raise"]),
         preflop=pl.col("street") == "preflop",
+        hu=pl.col("n_active") == 2,
         sbin=pl.when(pl.col("strength").is_null()).then(None).otherwise(
             sum((pl.col("strength") >= t).cast(pl.Int8) for t in STRENGTH_BINS[1:-1])
         ).cast(pl.Int8),
-        value_given=pl.when(a == "fold")
+        value_given=pl.when(pl.col("n_active") != 2)
+        .then(None)
+        .when(a == "fold")
         .then(pl.col("equity") * (pl.col("pot_before") + pl.col("to_call")) - pl.col("to_call"))
         .when(a.is_in(["call", "bet", "raise"]))
         .then(pl.col("amount") * (1 - 2 * pl.col("equity")))
@@ -289,7 +361,7 @@ def own_baseline(
     y: str,
     *,
     where: pl.Expr | None = None,
-    bins: tuple[str, ...] = ("preflop", "facing", "sbin"),
+    bins: tuple[str, ...] = ("preflop", "facing", "hu", "sbin"),
     side: str = "less",
 ) -> pl.DataFrame:
     """Own-baseline test of indicator ``y`` per ordered pair (player, opponent).
@@ -340,9 +412,13 @@ def own_baseline(
         rate_own=pl.col("expected") / pl.col("n"),
         z=(sign * (pl.col("observed") - pl.col("expected")) - 0.5) / pl.col("var").clip(1e-9).sqrt(),
     )
-    from scipy.stats import norm
+    from scipy.stats import norm, poisson
 
     p = norm.sf(g["z"].to_numpy())
+    if side == "greater":
+        # rare events (expected near zero): the normal tail is far too small; the Poisson tail is not
+        p_pois = poisson.sf(g["observed"].to_numpy() - 1, np.maximum(g["expected"].to_numpy(), 1e-9))
+        p = np.maximum(p, p_pois)
     return g.with_columns(p_value=pl.Series(np.clip(p, 1e-300, 1.0))).select(cols)
 
 
@@ -392,11 +468,26 @@ def pair_features(con: duckdb.DuckDBPyConnection, dec: pl.DataFrame | None = Non
     if dec is None:
         dec = hu_decisions(con, **kw)
     base = dec.group_by(["player", "opponent"]).agg(
-        hu_hands=pl.col("hand_id").n_unique(),
+        hu_hands=pl.col("hand_id").filter(pl.col("hu")).n_unique(),
+        hands_targeted=pl.col("hand_id").n_unique(),
         hu_decisions=pl.len(),
-        value_given_bb=pl.col("value_given").sum(),
-        value_sq=(pl.col("value_given") ** 2).sum(),
-        value_n=pl.col("value_given").is_not_null().sum(),
+    )
+    # value given per hand (the decisions of one hand are not independent), winsorised at
+    # +-VALUE_CAP bb a hand for the tests: one honest cooler must not decide a pair
+    per_hand = (
+        dec.filter(pl.col("value_given").is_not_null())
+        .group_by(["player", "opponent", "hand_id"])
+        .agg(v=pl.col("value_given").sum())
+        .group_by(["player", "opponent"])
+        .agg(
+            value_given_bb=pl.col("v").sum(),
+            value_w=pl.col("v").clip(-VALUE_CAP, VALUE_CAP).sum(),
+            value_sq=(pl.col("v").clip(-VALUE_CAP, VALUE_CAP) ** 2).sum(),
+            value_n=pl.len(),
+        )
+    )
+    base = base.join(per_hand, on=["player", "opponent"], how="left").with_columns(
+        pl.col("value_given_bb", "value_w", "value_sq").fill_null(0.0), pl.col("value_n").fill_null(0)
     )
     aggr = own_baseline(dec, "aggr", where=pl.col("sbin") >= 2, side="less")
     fold = own_baseline(dec, "fold", where=pl.col("facing") & (pl.col("sbin") >= 2), side="greater")
@@ -434,7 +525,7 @@ def _fingerprint(con: duckdb.DuckDBPyConnection) -> tuple:
 
 
 def cached_pair_features(
-    con: duckdb.DuckDBPyConnection, *, samples: int = 24, random_state: int = 0
+    con: duckdb.DuckDBPyConnection, *, samples: int = 16, random_state: int = 0
 ) -> tuple[pl.DataFrame, pl.DataFrame]:
     """(hu_decisions, pair_features) for this warehouse state, computed once per process.
 
@@ -504,3 +595,127 @@ def unordered(pf: pl.DataFrame) -> pl.DataFrame:
     if not only_rev.is_empty():
         both = pl.concat([both, only_rev], how="diagonal_relaxed")
     return both
+
+
+# ------------------------------------------------------------------ knockouts
+
+BOUNTY_SPOTS_SQL = """
+WITH ko AS (
+    SELECT DISTINCT s.hand_id FROM seats s WHERE s.bounty IS NOT NULL AND s.bounty > 0
+), allin AS (
+    SELECT a.hand_id, a.player AS target, min(a.seq) AS s_c
+    FROM actions a JOIN ko USING (hand_id) WHERE a.is_all_in GROUP BY ALL
+), folds AS (
+    SELECT hand_id, player, min(seq) AS fold_seq FROM actions WHERE action = 'fold' GROUP BY ALL
+), vol AS (
+    SELECT hand_id, player, bool_or(action IN ('call', 'bet', 'raise')) AS vol,
+           min(seq) FILTER (WHERE action IN ('call', 'bet', 'raise')) AS first_vol
+    FROM actions GROUP BY ALL
+), post AS (
+    SELECT ai.hand_id, ai.target, a.player, count(*) AS post_bets
+    FROM allin ai JOIN actions a ON a.hand_id = ai.hand_id AND a.seq > ai.s_c
+         AND a.street <> 'preflop' AND a.action IN ('bet', 'raise')
+    GROUP BY ALL
+)
+SELECT ai.hand_id, h.tournament_id, ai.target, s.player,
+       (coalesce(v.vol, false) AND f.fold_seq IS NULL) AS contested,
+       coalesce(p.post_bets, 0) AS post_bets,
+       coalesce(len(bd.cards), 0) >= 3 AS saw_flop,
+       bo.winner AS bounty_winner,
+       s.stack_start::DOUBLE / coalesce(nullif(h.big_blind, 0), 1)::DOUBLE AS stack_bb,
+       ts.stack_start::DOUBLE / coalesce(nullif(h.big_blind, 0), 1)::DOUBLE AS target_bb,
+       hc.cards AS hole, h.game
+FROM allin ai
+JOIN hands h ON h.hand_id = ai.hand_id
+JOIN seats s ON s.hand_id = ai.hand_id AND s.dealt_in AND s.player <> ai.target
+JOIN seats ts ON ts.hand_id = ai.hand_id AND ts.player = ai.target
+LEFT JOIN folds f ON f.hand_id = s.hand_id AND f.player = s.player
+LEFT JOIN vol v ON v.hand_id = s.hand_id AND v.player = s.player
+LEFT JOIN post p ON p.hand_id = ai.hand_id AND p.target = ai.target AND p.player = s.player
+LEFT JOIN boards bd ON bd.hand_id = ai.hand_id AND bd.run = 1
+LEFT JOIN (SELECT hand_id, eliminated, any_value(winner) AS winner FROM bounties GROUP BY ALL) bo
+       ON bo.hand_id = ai.hand_id AND bo.eliminated = ai.target
+LEFT JOIN hole_cards hc ON hc.hand_id = ai.hand_id AND hc.player = s.player
+WHERE coalesce(f.fold_seq, 2147483647) > ai.s_c OR coalesce(v.first_vol, 2147483647) < coalesce(f.fold_seq, 2147483647)
+"""
+
+
+def bounty_spots(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
+    """One row per (knockout hand, all-in target, other player who could contest it).
+
+    ``contested``: the player put chips in voluntarily and never folded;
+    ``post_bets``: their bets/raises after the target's all-in, after the flop
+    (0 = the side pot was checked down); ``strength``: preflop all-in equity
+    of their hole cards against one random hand (Hold'em, cards known).
+    """
+    df = con.sql(BOUNTY_SPOTS_SQL).pl()
+    if df.is_empty():
+        return df.with_columns(pl.lit(None, pl.Float64).alias("strength")).drop("hole")
+    hole = _card_matrix(df["hole"], 2)
+    hole[(df["game"] != "holdem").to_numpy()] = -1
+    ok = (hole >= 0).all(axis=1)
+    strength = np.full(len(df), np.nan)
+    if ok.any():
+        strength[ok] = _preflop_strength(hole[ok])
+    return df.drop("hole").with_columns(pl.Series("strength", strength, nan_to_null=True))
+
+
+def bounty_pairs(spots: pl.DataFrame) -> pl.DataFrame:
+    """Per unordered pair: joint contests of all-in targets against independence, check-downs, bounties.
+
+    Each player's contest rate (shrunk to the population's) is rescaled per
+    spot so the rates of the players who could contest sum to the number who
+    did (a tiny shove is called by more players: no pair gains from that);
+    the expected joint contests of a pair is the sum over spots of the product
+    of the two rescaled rates.
+    """
+    cols = ["player", "opponent", "spots", "joint", "expected", "weak_joint", "weak_expected",
+            "joint_postflop", "checked_down", "bounties_won", "tournaments", "hands"]
+    if spots.is_empty():
+        return pl.DataFrame(schema={c: pl.Float64 for c in cols})
+    me = spots.group_by("player").agg(n=pl.len(), k=pl.col("contested").cast(pl.Int64).sum())
+    a, b = stats.fit_beta_prior(me["k"].to_numpy(), me["n"].to_numpy())
+    me = me.with_columns(rate=(pl.col("k") + a) / (pl.col("n") + a + b))
+    weak_me = spots.filter(pl.col("contested") & pl.col("strength").is_not_null()).group_by("player").agg(
+        weak_rate=((pl.col("strength") < 0.5).cast(pl.Float64).sum() + 0.5) / (pl.len() + 2.0)
+    )
+    s = spots.join(me.select("player", "rate"), on="player").join(weak_me, on="player", how="left")
+    s = s.with_columns(pl.col("weak_rate").fill_null(0.25))
+    s = s.with_columns(
+        rate_s=(pl.col("rate") * pl.col("contested").cast(pl.Float64).sum().over(["hand_id", "target"])
+                / pl.col("rate").sum().over(["hand_id", "target"])).clip(0.0, 0.99)
+    )
+    left = s.select("hand_id", "tournament_id", "target", "player", "contested", "post_bets", "saw_flop",
+                    "bounty_winner", "rate_s", "strength", "weak_rate")
+    right = left.select("hand_id", "target", pl.col("player").alias("opponent"), pl.col("contested").alias("contested_r"),
+                        pl.col("post_bets").alias("post_bets_r"), pl.col("rate_s").alias("rate_s_r"),
+                        pl.col("strength").alias("strength_r"), pl.col("weak_rate").alias("weak_rate_r"))
+    j = left.join(right, on=["hand_id", "target"]).filter(pl.col("player") < pl.col("opponent"))
+    j = j.with_columns(
+        joint=pl.col("contested") & pl.col("contested_r"),
+        e=pl.col("rate_s") * pl.col("rate_s_r"),
+    )
+    j = j.with_columns(
+        weak=pl.col("joint") & ((pl.col("strength") < 0.5) | (pl.col("strength_r") < 0.5)).fill_null(False),
+        e_weak=pl.col("joint").cast(pl.Float64)
+        * (1 - (1 - pl.col("weak_rate")) * (1 - pl.col("weak_rate_r"))),
+        jp=pl.col("joint") & pl.col("saw_flop"),
+        cd=pl.col("joint") & pl.col("saw_flop") & (pl.col("post_bets") + pl.col("post_bets_r") == 0),
+        won=pl.col("joint") & pl.col("bounty_winner").is_in([None]).not_()
+        & ((pl.col("bounty_winner") == pl.col("player")) | (pl.col("bounty_winner") == pl.col("opponent"))).fill_null(False),
+    )
+    return j.group_by("player", "opponent").agg(
+        spots=pl.len(),
+        joint=pl.col("joint").sum(),
+        expected=pl.col("e").sum(),
+        var=(pl.col("e") * (1 - pl.col("e"))).sum(),
+        weak_joint=pl.col("weak").sum(),
+        weak_expected=pl.col("e_weak").sum(),
+        joint_postflop=pl.col("jp").sum(),
+        checked_down=pl.col("cd").sum(),
+        bounties_won=pl.col("won").sum(),
+        tournaments=pl.col("tournament_id").filter(pl.col("joint")).unique().sort(),
+        hands=pl.col("hand_id").filter(pl.col("joint")).unique().sort(),
+        won_hands=pl.col("hand_id").filter(pl.col("won")).unique().sort(),
+        cd_hands=pl.col("hand_id").filter(pl.col("cd")).unique().sort(),
+    )

@@ -122,8 +122,9 @@ def build_world(
         hd.act("preflop", players[1], "post_sb", 0.5)
         hd.act("preflop", players[2], "post_bb", 1.0)
         entrants = []
+        forced = next(((d, r) for (d, r), rate in dump_of.items() if d in players and r in players and rng.random() < rate), None)
         for p in players[3:] + players[:3]:
-            want = st["preflop"][p] >= style[p][0]
+            want = (p in forced) if forced else st["preflop"][p] >= style[p][0]
             if want and len(entrants) < 2:
                 if not entrants:
                     hd.act("preflop", p, "raise", 3.0 - hd.street_put[p], to_call=1.0 - hd.street_put[p], raise_to=3.0)
@@ -143,7 +144,7 @@ def build_world(
             pair = frozenset((x, y))
             soft_mode = pair in soft_of and rng.random() < soft_of[pair]
             dumper = next(((d, r) for (d, r) in dump_of if {d, r} == {x, y}), None)
-            dump_mode = dumper is not None and rng.random() < dump_of[dumper]
+            dump_mode = dumper is not None and forced == dumper
             if soft_mode:
                 world.soft_hands.setdefault(pair, []).append(hid)
             if dump_mode:
@@ -156,7 +157,7 @@ def build_world(
                     first, second = (d, r) if x == d else (r, d)
                     if first == r:
                         hd.act(street, r, "check")
-                    bet = round(hd.pot, 2)
+                    bet = round(2 * hd.pot, 2)  # an overbet with any two cards
                     hd.act(street, d, "bet", bet)
                     hd.act(street, r, "raise", 2 * bet, to_call=bet, raise_to=3 * bet)
                     hd.act(street, d, "fold", to_call=2 * bet)
@@ -269,3 +270,120 @@ def planted_world() -> World:
         regulars=[("p10", "p11")],
         seed=11,
     )
+
+
+def build_ko_world(*, n_players: int = 30, n_hands: int = 3000, colluders: tuple[str, str] = ("k01", "k02"),
+                   rate: float = 0.5, regulars: tuple[str, str] = ("k10", "k11"), seed: int = 5) -> World:
+    """Knockout hands: a short stack shoves; callers contest it; colluders call together and check down.
+
+    Honest callers call the shove with a good hand (preflop equity >= 0.58) and
+    check the dry side pot down 70 % of the time; the regulars sit together at
+    every hand they play. In a share ``rate`` of the hands where both
+    colluders are dealt in, both call whatever they hold and check down.
+    """
+    rng = random.Random(seed)
+    names = [f"k{i:02d}" for i in range(n_players)]
+    world = World(new_warehouse(), soft=[], dump=[], regulars=[regulars])
+    world.ko = [colluders]
+    world.ko_hands = []
+    t0 = dt.datetime(2026, 3, 5, 18, 0)
+    hands_rows, seat_rows, acts, hole_rows, board_rows, bounty_rows, tour_rows = [], [], [], [], [], [], []
+    table = gp.preflop_equity_table()
+    for h in range(n_hands):
+        hid, tid = str(500000 + h), str(9000 + h // 50)
+        if h % 50 == 0:
+            tour_rows.append((tid, 10.0, 5.0, 1.0, "USD", "knockout", "holdem", "no_limit", None, None))
+        players = rng.sample(names, 6)
+        if rng.random() < 0.4 and colluders[0] not in players:
+            players[0] = colluders[0]
+        if rng.random() < 0.4 and colluders[1] not in players:
+            players[1] = colluders[1]
+        if regulars[0] in players and regulars[1] not in players:
+            players[(players.index(regulars[0]) + 1) % 6] = regulars[1]
+        rng.shuffle(players)
+        deck = rng.sample(range(52), 17)
+        hole = {p: deck[2 * i: 2 * i + 2] for i, p in enumerate(players)}
+        board = deck[12:17]
+
+        def eq(p):
+            a, b = hole[p]
+            hi, lo = max(a >> 2, b >> 2), min(a >> 2, b >> 2)
+            return table[lo, hi] if (a & 3) == (b & 3) and hi != lo else table[hi, lo]
+
+        target = next(p for p in players if p not in colluders and p not in regulars)
+        stacks = {p: 3000.0 for p in players}
+        stacks[target] = 600.0
+        hd = _Hand(hid, players, t0 + dt.timedelta(seconds=60 * h))
+        hd.act("preflop", players[1], "post_sb", 50.0)
+        hd.act("preflop", players[2], "post_bb", 100.0)
+        order = players[3:] + players[:3]
+        order.remove(target)
+        order.insert(0, target)
+        hd.actions.append((hid, len(hd.actions), "preflop", target, "raise", 600.0, 600.0, True, hd.pot, 100.0, 6))
+        hd.pot += 600.0
+        hd.put[target] += 600.0
+        gang = colluders[0] in players and colluders[1] in players and rng.random() < rate
+        if gang:
+            world.ko_hands.append(hid)
+        callers = []
+        for p in order[1:]:
+            owe = 600.0 - hd.put[p]
+            if (gang and p in colluders) or (not (gang and p not in colluders) and eq(p) >= 0.58 and len(callers) < 2):
+                hd.act("preflop", p, "call", owe, to_call=owe)
+                callers.append(p)
+            else:
+                hd.act("preflop", p, "fold", to_call=owe)
+        reached = 0
+        live = [target] + callers
+        if len(callers) >= 2:
+            a, b = callers[:2]
+            check_down = gang or rng.random() < 0.7
+            for street, L in (("flop", 3), ("turn", 4), ("river", 5)):
+                reached = L
+                if check_down or a not in live or b not in live:
+                    for p in (a, b):
+                        if p in live:
+                            hd.act(street, p, "check")
+                else:
+                    strong = a if C.evaluate(hole[a] + board[:L]) >= C.evaluate(hole[b] + board[:L]) else b
+                    weak = b if strong == a else a
+                    hd.act(street, strong, "bet", 300.0)
+                    hd.act(street, weak, "fold", to_call=300.0)
+                    live.remove(weak)
+        elif callers:
+            reached = 5
+        else:
+            live = [target]
+        vals = {p: C.evaluate(hole[p] + board) for p in live}
+        best = max(vals.values())
+        winners = [p for p in live if vals[p] == best]
+        collected = {p: 0.0 for p in players}
+        for w in winners:
+            collected[w] += round(hd.pot / len(winners), 2)
+        if target not in winners:
+            bounty_rows.append((hid, tid, winners[0], target, 5.0, None, None))
+        acts.extend(hd.actions)
+        hands_rows.append((hid, "PokerStars", False, "holdem", False, "no_limit", "CHIPS", True, tid, "I", 50.0, 100.0, None,
+                           hd.start, None, hd.start.date(), f"{tid} 1", 6, 1, 6, round(hd.pot, 2), 0.0, False, True,
+                           None, "ko.txt", h + 1, hid))
+        for i, p in enumerate(players):
+            put = round(hd.put[p], 2)
+            seat_rows.append((hid, i + 1, p, stacks[p], 5.0, False, True, None, put, 0.0, collected[p],
+                              round(collected[p] - put, 2), round(stacks[p] - put + collected[p], 2), False))
+            hole_rows.append((hid, p, [C.card_str(c) for c in hole[p]], "dealt"))
+        if reached:
+            board_rows.append((hid, 1, [C.card_str(c) for c in board[:reached]]))
+    con = world.con
+    _insert(con, "tournaments", tour_rows)
+    _insert(con, "hands", hands_rows)
+    _insert(con, "seats", seat_rows)
+    _insert(con, "actions", acts)
+    _insert(con, "hole_cards", hole_rows)
+    _insert(con, "boards", board_rows)
+    _insert(con, "bounties", bounty_rows)
+    return world
+
+
+@pytest.fixture(scope="session")
+def ko_world() -> World:
+    return build_ko_world()

@@ -1,0 +1,216 @@
+"""Bounty collusion: partners ganging up on short stacks in knockout tournaments.
+
+Method
+------
+House rules forbid agreeing to eliminate a player for the bounty. The
+pattern: when a short stack with a bounty is all-in, the partners both call
+it (often with hands that could not call alone), then check the side pot down
+between themselves so that the best of their two hands takes the pot and the
+bounty.
+
+For each knockout hand and each all-in player (the *target*), every other
+player who could still act is an *opportunity*; they *contest* when they put
+chips in and never fold (:func:`detectors.features.gameplay.bounty_spots`).
+Per unordered pair of players three tests are made:
+
+1. *joint contests*: how often both contested the same target, against the
+   expectation if each contested independently at their own rate (shrunk to
+   the population's rate, rescaled per spot so a tiny shove that everyone
+   calls favours no pair); Poisson tail;
+2. *weak joint contests* (cards known): joint contests in which one of them
+   held a hand with less than 50 % all-in equity against a random hand,
+   against the expectation from each player's own weak-call rate;
+3. *checked-down side pots*: among joint contests that saw a flop, how often
+   neither bet after the target's all-in, against the population's own rate
+   of checking dry side pots down (everyone does it often: this test only
+   adds weight when it is near-universal for the pair).
+
+Fisher's method combines them; Benjamini–Hochberg controls the false-discovery
+rate over the pairs; a pair is flagged when q <= alpha, they contested at
+least ``min_joint`` targets together and one of them took at least one of
+those bounties. Flagged pairs are grouped into rings (:mod:`detectors.graphs`).
+This is the "collusive opportunity" analysis of Smed, Knuutila & Hakonen
+("Can we prevent collusion in multiplayer online games?", 2006) made into a
+pairwise own-baseline test.
+
+Benign look-alikes considered: dry side pots checked down (compared with the
+population's own check-down rate), regulars who meet at many final tables
+(the expectation uses each player's own contest rate at the same spots), and
+tiny all-ins everyone calls (per-spot rescaling).
+
+Score: −log10 q, comparable within the kind.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import numpy as np
+import polars as pl
+from scipy import stats as _st
+
+import duckdb
+from detectors import graphs, stats
+from detectors.base import Detector, Evidence, Signal
+from detectors.features import gameplay as gp
+
+SPOTS_EVIDENCE_SQL = """
+-- knockout hands where $player and $opponent both called an all-in target and never folded
+WITH allin AS (
+    SELECT a.hand_id, a.player AS target, min(a.seq) AS s_c FROM actions a
+    WHERE a.is_all_in AND a.player NOT IN ($player, $opponent) GROUP BY ALL
+), vol AS (
+    SELECT hand_id, player, bool_or(action IN ('call', 'bet', 'raise')) AND NOT bool_or(action = 'fold') AS contested
+    FROM actions GROUP BY ALL
+)
+SELECT ai.hand_id, ai.target, bo.winner AS bounty_winner
+FROM allin ai
+JOIN vol a ON a.hand_id = ai.hand_id AND a.player = $player AND a.contested
+JOIN vol b ON b.hand_id = ai.hand_id AND b.player = $opponent AND b.contested
+LEFT JOIN bounties bo ON bo.hand_id = ai.hand_id AND bo.eliminated = ai.target
+WHERE ai.hand_id IN (SELECT hand_id FROM seats WHERE bounty > 0)
+ORDER BY ai.hand_id
+"""
+
+
+class BountyCollusionDetector(Detector):
+    """Pairs that jointly contest all-in bounty targets beyond chance, weakly, and check the side pot down."""
+
+    kind = "bounty_collusion"
+
+    def __init__(self, *, alpha: float = 0.01, random_state: int = 0, min_joint: int = 3, max_unflagged: int = 300) -> None:
+        super().__init__(alpha=alpha, random_state=random_state)
+        self.min_joint = min_joint
+        self.max_unflagged = max_unflagged
+
+    def fit(self, con: duckdb.DuckDBPyConnection) -> "BountyCollusionDetector":
+        self.spots_ = gp.bounty_spots(con)
+        self.pairs_ = gp.bounty_pairs(self.spots_)
+        self.missing_ = []
+        if self.spots_.is_empty():
+            self.missing_.append("no knockout hands with an all-in: nothing to test")
+        else:
+            known = self.spots_["strength"].is_not_null().mean() or 0.0
+            if known < 0.5:
+                self.missing_.append(
+                    f"weak-call test: hole cards known for only {known:.0%} of the players at all-in spots (player view)"
+                )
+        jp = self.pairs_["joint_postflop"].sum() if not self.pairs_.is_empty() else 0
+        cd = self.pairs_["checked_down"].sum() if not self.pairs_.is_empty() else 0
+        self.checkdown_rate_ = float((cd + 1) / (jp + 2))
+        return self
+
+    def score(self, con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
+        t = self.pairs_.filter(pl.col("joint") > 0) if not self.pairs_.is_empty() else self.pairs_
+        if t.is_empty():
+            return pl.DataFrame(schema={"accounts": pl.List(pl.Utf8), "tournaments": pl.List(pl.Utf8),
+                                        "score": pl.Float64, "p_value": pl.Float64, "player": pl.Utf8,
+                                        "opponent": pl.Utf8, "q_value": pl.Float64, "joint": pl.Int64,
+                                        "bounties_won": pl.Int64})
+        f = lambda c: t[c].to_numpy(allow_copy=True).astype(float)  # noqa: E731
+        p_joint = np.clip(_st.poisson.sf(f("joint") - 1, np.maximum(f("expected"), 1e-9)), 1e-300, 1)
+        wj, we = f("weak_joint"), f("weak_expected")
+        p_weak = np.where(we > 0, np.clip(_st.poisson.sf(wj - 1, np.maximum(we, 1e-9)), 1e-300, 1), np.nan)
+        p_weak = np.where(np.isnan(wj), np.nan, p_weak)
+        jp = f("joint_postflop")
+        p_cd = np.where(jp > 0, stats.binom_tail(f("checked_down"), jp, self.checkdown_rate_), np.nan)
+        p = stats.fisher_combine(p_joint, p_weak, p_cd)
+        q = stats.bh_qvalues(p)
+        return t.with_columns(
+            pl.Series("p_joint", p_joint), pl.Series("p_weak", p_weak, nan_to_null=True),
+            pl.Series("p_checkdown", p_cd, nan_to_null=True),
+            pl.Series("p_value", p, nan_to_null=True), pl.Series("q_value", q, nan_to_null=True),
+            pl.Series("score", stats.score_from_q(q)),
+            accounts=pl.concat_list("player", "opponent"),
+        ).sort("score", descending=True)
+
+    def threshold(self, scores: pl.DataFrame) -> pl.DataFrame:
+        if scores.is_empty():
+            return scores.with_columns(pl.lit(False).alias("flagged"), pl.lit("pair").alias("shape"), pl.lit("[]").alias("edges"))
+        s = scores.with_columns(
+            flagged=(pl.col("q_value").fill_null(1.0) <= self.alpha)
+            & (pl.col("joint") >= self.min_joint)
+            & (pl.col("bounties_won") >= 1),
+            shape=pl.lit("pair"),
+            edges=pl.format('[["{}", "{}"]]', "player", "opponent"),
+        )
+        flagged = s.filter(pl.col("flagged"))
+        by_pair = {(r["player"], r["opponent"]): r for r in flagged.iter_rows(named=True)}
+        g = graphs.suspicion_graph((a, b, r["score"]) for (a, b), r in by_pair.items())
+        rows = []
+        for grp in graphs.groups(g):
+            members = [by_pair[e] for e in grp.edges if e in by_pair]
+            best = dict(max(members, key=lambda r: r["score"]))
+            best["accounts"] = grp.accounts
+            best["shape"] = grp.shape
+            best["edges"] = json.dumps([list(e) for e in grp.edges])
+            best["p_value"] = min(r["p_value"] for r in members)
+            best["tournaments"] = sorted({x for r in members for x in r["tournaments"]})
+            best["hands"] = sorted({x for r in members for x in r["hands"]})
+            best["won_hands"] = sorted({x for r in members for x in r["won_hands"]})
+            best["cd_hands"] = sorted({x for r in members for x in r["cd_hands"]})
+            rows.append(best)
+        rest = s.filter(~pl.col("flagged")).head(self.max_unflagged)
+        parts = [rest]
+        if rows:
+            parts.insert(0, pl.DataFrame(rows, schema=rest.schema))
+        return pl.concat(parts, how="vertical").sort("score", descending=True)
+
+    def explain(self, con: duckdb.DuckDBPyConnection, row: dict[str, Any]) -> Signal:
+        a, b = row["player"], row["opponent"]
+        accounts = list(row["accounts"])
+        joint, exp = int(row["joint"]), float(row["expected"])
+        # strongest first: bounty taken by the pair and side pot checked down, then bounty, then the rest
+        won, cd, allh = set(row.get("won_hands") or []), set(row.get("cd_hands") or []), list(row.get("hands") or [])
+        hands = sorted(allh, key=lambda h: (-(h in won) - (h in cd), h))
+        ev = [
+            Evidence(
+                name="all-in targets contested together", value=float(joint), baseline=exp, n=int(row["spots"]),
+                p_value=row.get("p_joint"),
+                text=f"{a} and {b} both called {joint} all-in short stacks in {int(row['spots'])} spots where both could; "
+                     f"their own calling rates predict {exp:.1f}",
+                sql=SPOTS_EVIDENCE_SQL,
+            ),
+            Evidence(
+                name="joint contests with a weak hand", value=float(row.get("weak_joint") or 0),
+                baseline=float(row.get("weak_expected") or 0), n=joint, p_value=row.get("p_weak"),
+                text=f"{int(row.get('weak_joint') or 0)} of those with one of them holding under 50% equity against a random hand; "
+                     f"their own weak-call rates predict {row.get('weak_expected') or 0:.1f}",
+            ),
+            Evidence(
+                name="side pots checked down", value=float(row.get("checked_down") or 0),
+                baseline=self.checkdown_rate_ * float(row.get("joint_postflop") or 0), n=int(row.get("joint_postflop") or 0),
+                p_value=row.get("p_checkdown"),
+                text=f"side pot checked down in {int(row.get('checked_down') or 0)} of {int(row.get('joint_postflop') or 0)} that saw a flop; "
+                     f"population rate {self.checkdown_rate_:.0%}",
+            ),
+            Evidence(
+                name="bounties taken by the pair", value=float(row.get("bounties_won") or 0), n=joint,
+                text=f"one of them took the bounty in {int(row.get('bounties_won') or 0)} of the {joint}",
+            ),
+        ]
+        who = " and ".join(accounts) if len(accounts) == 2 else f"ring of {len(accounts)} ({', '.join(accounts)})"
+        summary = (
+            f"{who}: both called {joint} all-in bounty targets together (expected {exp:.1f} from their own rates), "
+            f"{int(row.get('weak_joint') or 0)} with a weak hand, side pot checked down {int(row.get('checked_down') or 0)}/"
+            f"{int(row.get('joint_postflop') or 0)}, bounty taken {int(row.get('bounties_won') or 0)} times; q = {row.get('q_value') or 1:.2g}"
+        )
+        return Signal(
+            kind=self.kind,
+            accounts=accounts,
+            score=float(row["score"]),
+            flagged=bool(row["flagged"]),
+            summary=summary,
+            tournaments=list(row.get("tournaments") or []),
+            hands=hands[:25],
+            evidence=ev,
+            benign=(
+                "Dry side pots are checked down by everyone and regulars meet at many final tables: the check-down rate "
+                f"is compared with the population's ({self.checkdown_rate_:.0%}) and joint calls with each player's own "
+                "calling rate at the same spots."
+            ),
+            p_value=row.get("p_value"),
+            extra={"shape": row.get("shape", "pair"), "edges": json.loads(row["edges"]) if row.get("edges") else [],
+                   "q_value": row.get("q_value"), "sql_params": {"player": a, "opponent": b}},
+        )

@@ -197,6 +197,8 @@ class MultiAccountingDetector(Detector):
                 "flagged": False, "pairs": pairs.filter((pl.col("a") == r["a"]) & (pl.col("b") == r["b"])),
             })
         self.groups_ = rows
+        if hasattr(self, "hands_"):
+            del self.hands_
         return pl.DataFrame({
             "group": list(range(len(rows))),
             "accounts": [r["accounts"] for r in rows],
@@ -285,7 +287,9 @@ class MultiAccountingDetector(Detector):
                        "signals agree beyond chance, so the household explanation is unlikely.")
         else:
             benign += "The behavioural signals do not exclude it: not flagged."
-        hands = _shared_hands(con, accs, list(grp["tournaments"]))
+        if not hasattr(self, "hands_"):
+            self.hands_ = _evidence_hands(con, self.groups_)
+        hands = self.hands_.get(row["group"], [])
         summary = (f"{', '.join(accs)} look like one person: linked by {', '.join(kinds) or 'co-entries'}; "
                    f"{len(grp['tournaments'])} tournaments entered together")
         return Signal(
@@ -316,24 +320,38 @@ def _n_tournaments(con: duckdb.DuckDBPyConnection) -> int:
     return int(con.execute(f"SELECT count(DISTINCT tournament_id) FROM {idf.tournament_entries(con)}").fetchall()[0][0])
 
 
-def _shared_hands(con: duckdb.DuckDBPyConnection, accounts: list[str], tournaments: list[str],
-                  limit: int = 20) -> list[str]:
-    """Evidence hands: hands where two of the accounts sat at one table (one
-    person at two seats) first, then each account's first hand in every
-    tournament they entered together."""
+def _evidence_hands(con: duckdb.DuckDBPyConnection, groups: list[dict[str, Any]], limit: int = 20) -> dict[int, list[str]]:
+    """Evidence hands of every group in one query: hands where two of a group's
+    accounts sat at one table (one person at two seats) first, then each
+    account's first hand in every tournament the group entered together."""
+    ga = pl.DataFrame({"g": [i for i, g in enumerate(groups) for _ in g["accounts"]],
+                       "account": [a for g in groups for a in g["accounts"]]},
+                      schema={"g": pl.Int64, "account": pl.Utf8})
+    gt = pl.DataFrame({"g": [i for i, g in enumerate(groups) for _ in g["tournaments"]],
+                       "tournament_id": [t for g in groups for t in g["tournaments"]]},
+                      schema={"g": pl.Int64, "tournament_id": pl.Utf8})
+    con.register("_rb_ga", ga)
+    con.register("_rb_gt", gt)
     q = """
     WITH mine AS (
-      SELECT s.hand_id, s.player, h.started_at, h.tournament_id
-      FROM seats s JOIN hands h USING (hand_id) WHERE list_contains(?, s.player)
+      SELECT ga.g, s.hand_id, s.player, h.started_at, h.tournament_id
+      FROM seats s JOIN _rb_ga ga ON ga.account = s.player JOIN hands h USING (hand_id)
     ),
     together AS (
-      SELECT hand_id, min(started_at) AS t, 0 AS rank FROM mine GROUP BY hand_id HAVING count(*) >= 2
+      SELECT g, hand_id, min(started_at) AS t, 0 AS rank FROM mine GROUP BY g, hand_id HAVING count(*) >= 2
     ),
     firsts AS (
-      SELECT arg_min(hand_id, started_at) AS hand_id, min(started_at) AS t, 1 AS rank
-      FROM mine WHERE list_contains(?, tournament_id) GROUP BY player, tournament_id
+      SELECT m.g, arg_min(m.hand_id, m.started_at) AS hand_id, min(m.started_at) AS t, 1 AS rank
+      FROM mine m JOIN _rb_gt gt ON gt.g = m.g AND gt.tournament_id = m.tournament_id
+      GROUP BY m.g, m.player, m.tournament_id
+    ),
+    ranked AS (
+      SELECT g, hand_id, min(rank) AS rank, min(t) AS t FROM (SELECT * FROM together UNION ALL SELECT * FROM firsts)
+      GROUP BY g, hand_id
     )
-    SELECT hand_id FROM (SELECT * FROM together UNION ALL SELECT * FROM firsts)
-    GROUP BY hand_id ORDER BY min(rank), min(t) LIMIT ?
+    SELECT g, list(hand_id ORDER BY rank, t)[1:?] AS hands FROM ranked GROUP BY g
     """
-    return [r[0] for r in con.execute(q, [accounts, tournaments or [], limit]).fetchall()]
+    rows = con.execute(q, [limit]).fetchall()
+    con.unregister("_rb_ga")
+    con.unregister("_rb_gt")
+    return {int(g): list(h) for g, h in rows}

@@ -204,11 +204,10 @@ WITH dealt AS (
   FROM seats WHERE dealt_in GROUP BY 1
 ),
 a AS (
-  SELECT hand_id, seq, player, street, action, amount, pot_before, to_call, is_all_in,
-         -- raises before this line on the same street: facing a raise preflop = 3-bet spot
-         coalesce(sum(CASE WHEN action = 'raise' THEN 1 ELSE 0 END)
-           OVER (PARTITION BY hand_id, street ORDER BY seq ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS raises_before
-  FROM actions WHERE action NOT LIKE 'post%'
+  SELECT x.hand_id, x.seq, x.player, x.street, x.action, x.amount, x.pot_before, x.to_call, x.is_all_in,
+         -- facing a raise preflop (a 3-bet spot): more than a big blind to call
+         CASE WHEN x.street = 'preflop' AND x.to_call > coalesce(h.big_blind, 0) THEN 1 ELSE 0 END AS raises_before
+  FROM actions x JOIN hands h USING (hand_id) WHERE x.action NOT LIKE 'post%'
 ),
 pf AS (
   SELECT player AS account, hand_id,
@@ -248,9 +247,7 @@ tm AS (
   SELECT d.account, count(*) AS n_decisions,
          avg(ln(greatest(d.ms, 1))) AS log_ms_mean,
          stddev_samp(ln(greatest(d.ms, 1))) AS log_ms_sd,
-         quantile_cont(ln(greatest(d.ms, 1)), 0.1) AS log_ms_q10,
-         quantile_cont(ln(greatest(d.ms, 1)), 0.5) AS log_ms_q50,
-         quantile_cont(ln(greatest(d.ms, 1)), 0.9) AS log_ms_q90,
+         median(ln(greatest(d.ms, 1))) AS log_ms_q50,
          -- the person's own shape: fast easy folds, slow big decisions
          avg(ln(greatest(d.ms, 1))) FILTER (WHERE cat = 'fold') AS log_ms_fold,
          stddev_samp(ln(greatest(d.ms, 1))) FILTER (WHERE cat = 'fold') AS log_ms_fold_sd,
@@ -289,7 +286,7 @@ SELECT d.account, d.n_hands, act.*  EXCLUDE (account, log_size, log_size_sd, s1,
        act.s3 / nullif(act.n_sized, 0) AS size_3, act.s4 / nullif(act.n_sized, 0) AS size_4,
        act.s5 / nullif(act.n_sized, 0) AS size_5,
        coalesce(tm.n_decisions, 0) AS n_decisions,
-       tm.log_ms_mean, tm.log_ms_sd, tm.log_ms_q10, tm.log_ms_q50, tm.log_ms_q90,
+       tm.log_ms_mean, tm.log_ms_sd, tm.log_ms_q50,
        tm.log_ms_fold, tm.log_ms_play, tm.log_ms_big, tm.log_ms_fold_sd, tm.log_ms_play_sd, tm.log_ms_big_sd,
        tm.n_ms_fold, tm.n_ms_play, tm.n_ms_big,
        tm.log_ms_big - tm.log_ms_play AS log_ms_big_ratio,

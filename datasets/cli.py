@@ -24,6 +24,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--view", default="operator", choices=["operator", "player"],
                         help="operator: every player's hole cards; player: one player's client view per hand")
     parser.add_argument("--workers", type=int, default=2, help="worker processes (default: 2)")
+    parser.add_argument("--chunk-hands", type=int, default=4000,
+                        help="about this many hands per hands/*.txt file (default: 4000)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
 
 
@@ -46,7 +48,8 @@ def main(args: argparse.Namespace) -> int:
         raise RailbirdError(f"--out {out} exists and is not a folder")
     t0 = time.perf_counter()
     generate(out, preset=args.preset, seed=args.seed, accounts=args.accounts, hands=args.hands, mix=mix,
-             view=args.view, progress=not args.no_progress, workers=max(1, args.workers))
+             view=args.view, progress=not args.no_progress, workers=max(1, args.workers),
+             chunk_hands=max(100, args.chunk_hands))
     dt = time.perf_counter() - t0
     n_hands = 0
     for f in sorted((out / "hands").glob("*.txt")):

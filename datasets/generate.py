@@ -430,6 +430,8 @@ def _plan_tournaments(world: World, sng_target: int, mtt_target: int, days: int,
     plans: list[TournamentPlan] = []
     tid_seq = 0
     n_sng = int(round(sng_target / SNG_HANDS_EST))
+    # enough sit-and-gos for the groups that play them to have a few events each without crowding
+    n_sng = max(n_sng, 2 * sum(1 for g in groups if g.venue == "sng"))
     entrants_cap = max(18, min(180, len(people) // 3))
     mtt_entrants = []
     budget = mtt_target
@@ -451,9 +453,12 @@ def _plan_tournaments(world: World, sng_target: int, mtt_target: int, days: int,
         pids = _pick_entrants(people, w_sng, 9, rng, group_pids)
         pl.entries = [Entry(pop.persons[pid].accounts[0], pid, start - rng.randrange(10_000, 40 * MIN_MS)) for pid in pids]
         plans.append(pl)
-    for e in mtt_entrants:
+    need_mtt = any(g.venue == "mtt" for g in groups)
+    while need_mtt and len(mtt_entrants) < 3:
+        mtt_entrants.append(max(18, entrants_cap // 2))
+    for k_mtt, e in enumerate(mtt_entrants):
         start = world.t0_ms + (rng.randrange(span) // (15 * MIN_MS)) * 15 * MIN_MS
-        typ = rng.choices(["freeze", "ko", "pko"], weights=[0.4, 0.3, 0.3])[0]
+        typ = rng.choices(["freeze", "ko", "pko"], weights=[0.4, 0.3, 0.3])[0] if k_mtt >= 2 else ("ko", "pko")[k_mtt]
         bi, fee = rng.choice(_BUYINS)
         bounty = None
         if typ != "freeze":
@@ -472,29 +477,36 @@ def _plan_tournaments(world: World, sng_target: int, mtt_target: int, days: int,
     sngs = [p for p in plans if p.kind == "sng"]
     mtts = [p for p in plans if p.kind == "mtt"]
     kos = [p for p in mtts if p.bounty]
+    planted_in: dict[str, int] = {}
+
+    def pick(pool: list[TournamentPlan], k: int) -> list[TournamentPlan]:
+        """``k`` events of ``pool``, preferring those with the fewest planted entrants so far."""
+        order = sorted(pool, key=lambda p: (planted_in.get(p.tid, 0), rng.random()))
+        return order[:k]
+
     for g in groups:
-        if g.kind in ("soft_play", "chip_dumping") and g.venue == "sng" and sngs:
-            events = rng.sample(sngs, min(len(sngs), rng.randint(4, 8)))
+        if g.kind in ("soft_play", "chip_dumping") and g.venue == "sng":
+            events = pick(sngs, rng.randint(4, 8))
         elif g.kind == "bounty_collusion":
-            events = rng.sample(kos or mtts, min(len(kos or mtts), rng.randint(3, 5))) if (kos or mtts) else []
+            events = pick(kos or mtts, rng.randint(3, 5))
         elif g.kind == "coordinated_sitout":
-            events = rng.sample(mtts, min(len(mtts), rng.randint(3, 5))) if mtts else []
+            events = pick(mtts, rng.randint(3, 5))
         elif g.kind == "multi_accounting":
-            pool = (sngs if g.venue == "sng" else mtts) or sngs or mtts
-            events = rng.sample(pool, min(len(pool), rng.randint(4, 7))) if pool else []
+            events = pick((sngs if g.venue == "sng" else mtts) or sngs or mtts, rng.randint(4, 7))
         elif g.kind == "seat_handoff":
-            events = rng.sample(mtts, min(len(mtts), rng.randint(2, 4))) if mtts else []
+            events = pick(mtts, rng.randint(2, 4))
         else:
             events = []
         for pl in events:
-            _enter_group(pl, g, rng, world)
+            if _enter_group(pl, g, rng, world):
+                planted_in[pl.tid] = planted_in.get(pl.tid, 0) + len(g.accounts)
     for i, pl in enumerate(sorted(plans, key=lambda p: (p.start_ms, p.tid))):
         pl.unit = first_unit + i
         pl.name = pl.tid
     return sorted(plans, key=lambda p: p.unit)
 
 
-def _enter_group(pl: TournamentPlan, g: Group, rng: random.Random, world: World) -> None:
+def _enter_group(pl: TournamentPlan, g: Group, rng: random.Random, world: World) -> bool:
     """Put a group's accounts into a tournament (replacing random honest entrants in a full SNG)."""
     if g.kind == "multi_accounting":
         k = len(g.accounts) if rng.random() < g.strength else 1  # together only at the group's strength
@@ -510,18 +522,18 @@ def _enter_group(pl: TournamentPlan, g: Group, rng: random.Random, world: World)
         pids = list(g.pids)
     taken = {e.account for e in pl.entries}
     if any(a in taken for a in chosen):
-        return
+        return False
     new = []
     for acc, pid in zip(chosen, pids):
         e = Entry(acc, pid, pl.start_ms - rng.randrange(10_000, 30 * MIN_MS))
         if g.kind == "seat_handoff" and rng.random() < g.strength:
-            e.handoff_hand = rng.randint(8, 40)
+            e.handoff_hand = rng.randint(5, 25)
             e.handoff_pid = g.pids[1]
         new.append(e)
     if pl.kind == "sng":
         planted = {a for gg in world.groups for a in gg.accounts}
         if sum(e.account not in planted for e in pl.entries) < len(new):
-            return
+            return False
         for _ in new:
             honest = [i for i, e in enumerate(pl.entries) if e.account not in planted]
             pl.entries.pop(rng.choice(honest))
@@ -529,6 +541,7 @@ def _enter_group(pl: TournamentPlan, g: Group, rng: random.Random, world: World)
     g.tournaments.append(pl.tid)
     if g.kind == "coordinated_sitout":
         pl.sitout_groups.append((g.gid, list(chosen), g.strength))
+    return True
 
 
 def _transfers(groups: list[Group], world: World, days: int, rng: random.Random, events: EventLog) -> list:

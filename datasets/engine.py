@@ -316,18 +316,22 @@ class ActionRecord:
 class DecisionView:
     """What a policy sees when it must act (its own cards only, plus public state).
 
-    Amounts are in the game's unit.  ``to_call`` is capped by the stack.
-    ``min_raise_to``/``max_raise_to`` bound a bet or raise (street totals; the
-    same value in fixed limit; ``min_raise_to`` may be an all-in below the
-    full minimum).  ``history`` is the hand's action list so far (shared; do
-    not modify); ``len(history)`` is the ``seq`` the line of this decision
-    will get (the ``action`` number of its platform ``decision`` event).  ``stacks`` maps every dealt-in player to their current
-    stack, ``bets`` to their current street bet, ``in_hand`` lists players not
-    folded.  ``history``, ``stacks``, ``bets`` and ``in_hand`` are live views
-    of the hand (the engine updates them in place): read them inside
-    ``act()``, copy what you keep.  ``facing_player`` made the last bet/raise this street (pre-flop
-    the big blind until someone raises; None if none).  ``n_bets`` counts
-    bets and full raises this street (pre-flop the big blind is the first).  ``table`` is the dict passed to :func:`play_hand`, for the world.
+    Amounts are in the game's unit.  ``pot`` is every chip put in so far this
+    hand (antes, blinds and this street's bets included).  ``to_call`` is
+    capped by the stack.  ``min_raise_to``/``max_raise_to`` bound a bet or
+    raise (street totals; the same value in fixed limit; ``min_raise_to`` may
+    be an all-in below the full minimum).  ``history`` is the hand's action
+    list so far (do not modify); ``len(history)`` is the ``seq`` the line of
+    this decision will get (the ``action`` number of its platform
+    ``decision`` event).  ``stacks`` maps every dealt-in player to their
+    current stack, ``bets`` to their current street bet, ``in_hand`` lists
+    the players not folded.  ``history``, ``stacks``, ``bets`` and
+    ``in_hand`` are live views of the hand (the engine updates them in
+    place): read them inside ``act()``, copy what you keep.
+    ``facing_player`` made the last bet/raise this street (pre-flop the big
+    blind until someone raises; None if none).  ``n_bets`` counts bets and
+    full raises this street (pre-flop the big blind is the first).
+    ``table`` is the dict passed to :func:`play_hand`, for the world.
     """
 
     hand_id: str

@@ -717,3 +717,12 @@ Seat 1: a (button) collected ($12)
     s = r.tables["seats"]
     assert row(s, player="d")["put_in"] == D("5") and row(s, player="a")["put_in"] == D("4")
     assert row(s, player="a")["stack_end"] == D("108")
+
+
+def test_names_that_look_like_markers_or_totals():
+    text = CASH.replace("cat", "*** SUMMARY ***").replace("amy", "Total pot $5 | Rake $0")
+    r = one(text)
+    assert r.quarantine.height == 0, r.quarantine["detail"].to_list()
+    h = r.tables["hands"].row(0, named=True)
+    assert h["total_pot"] == D("37") and h["hero"] == "Total pot $5 | Rake $0"
+    assert row(r.tables["seats"], player="*** SUMMARY ***")["put_in"] == D("1")

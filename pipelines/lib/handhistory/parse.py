@@ -296,7 +296,8 @@ def _parse_lines(L: pl.DataFrame, files: list[str]) -> ParsedHands:  # noqa: C90
 
     # --- sections ------------------------------------------------------------------
     # marker text: "*** FLOP *** [..]" -> "FLOP *** [..]" (only its words are tested)
-    L = L.with_columns(mk=pl.when(t.str.starts_with("***")).then(t.str.strip_chars_start("* ")))
+    # (a player named "***Ace***" is not a marker: the words between the stars are checked)
+    L = L.with_columns(mk=pl.when(t.str.contains(r"^\*\*\* [A-Za-z0-9 '-]+ \*\*\*(?: |$)")).then(t.str.strip_chars_start("* ")))
     m = pl.col("mk")
     sec = (
         pl.when(m.is_null()).then(None)
@@ -306,7 +307,6 @@ def _parse_lines(L: pl.DataFrame, files: list[str]) -> ParsedHands:  # noqa: C90
         .when(m.str.contains("RIVER")).then(pl.lit("river"))
         .when(m.str.contains("TURN")).then(pl.lit("turn"))
         .when(m.str.contains("FLOP")).then(pl.lit("flop"))
-        .when(m.str.contains("HOLE CARDS|PRE-FLOP|PREFLOP")).then(pl.lit("preflop"))
         .otherwise(pl.lit("other"))
     )
     run = (
@@ -354,11 +354,11 @@ def _parse_lines(L: pl.DataFrame, files: list[str]) -> ParsedHands:  # noqa: C90
         )
     )
 
-    B = L.filter(~pl.col("blank") & ~pl.col("is_hdr")).select("hid", "ln", "t", "sec", "run")
+    B = L.filter(~pl.col("blank") & ~pl.col("is_hdr")).select("hid", "ln", "t", "sec", "run", is_mk=pl.col("mk").is_not_null())
 
     # --- classify ------------------------------------------------------------------
     kind = (
-        pl.when(t.str.starts_with("*** ") | t.str.starts_with("***")).then(pl.lit("marker"))
+        pl.when(pl.col("is_mk")).then(pl.lit("marker"))
         .when(t.str.ends_with('"') & t.str.contains(' said, "', literal=True)).then(pl.lit("chat"))
         .when(pl.col("ln") == 1).then(pl.lit("table"))
         .when((pl.col("sec") == "setup") & t.str.starts_with("Seat ")).then(pl.lit("seat"))

@@ -5,6 +5,7 @@
 """
 from __future__ import annotations
 
+import multiprocessing
 import os
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
@@ -30,7 +31,8 @@ def _parse_batch(paths: list[str]) -> ParsedHands:
 def parse_files(paths: Iterable[str | Path], workers: int | None = None) -> ParsedHands:
     """Read, decode and parse files. Large inputs are cut into batches of about
     24 MB parsed by a process pool (2 workers by default, or RAILBIRD_PARSE_WORKERS);
-    small inputs are parsed in-process as one batch."""
+    small inputs are parsed in-process as one batch. Worker processes are
+    spawned (not forked)."""
     paths = [str(p) for p in paths]
     if not paths:
         return ParsedHands()
@@ -47,5 +49,7 @@ def parse_files(paths: Iterable[str | Path], workers: int | None = None) -> Pars
         workers = int(os.environ.get("RAILBIRD_PARSE_WORKERS", "2"))
     if len(batches) == 1 or workers <= 1:
         return ParsedHands.concat([_parse_batch(b) for b in batches])
-    with ProcessPoolExecutor(max_workers=min(workers, len(batches))) as ex:
+    # "spawn", not fork: forking a process whose Polars thread pool is running can deadlock
+    ctx = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(max_workers=min(workers, len(batches)), mp_context=ctx) as ex:
         return ParsedHands.concat(list(ex.map(_parse_batch, batches)))

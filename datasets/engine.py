@@ -643,7 +643,7 @@ def play_hand(
         post(sb_i, "small_blind", sb_amt, sb_amt)
     if not allin[bb_i]:
         post(bb_i, "big_blind", bb_amt, bb_amt)
-    if not is_tour:
+    if not is_tour and any(s.posts_dead for s in live):
         for i in sorted(range(n), key=lambda j: seat_no[j]):
             pd = live[i].posts_dead
             if not pd or i == sb_i or i == bb_i or allin[i]:
@@ -675,6 +675,7 @@ def play_hand(
     # Live views handed to policies (updated in place as the hand goes on).
     stacks_d = dict(zip(names, stack))
     bets_d = dict(zip(names, bet))
+    zero_bets = dict.fromkeys(names, 0)
     in_hand = list(names)
     pot_total = sum(put)
     game = config.game
@@ -695,10 +696,8 @@ def play_hand(
             first = (bb_i + 1) % n
             last_aggr = names[bb_i]
         else:
-            for i in range(n):
-                bet[i] = 0
-            for q in names:
-                bets_d[q] = 0
+            bet = [0] * n
+            bets_d.update(zero_bets)
             current = 0
             n_bets = 0
             first = 0
@@ -853,8 +852,9 @@ def play_hand(
             break
 
     # --- uncalled bet: the largest street bet above everyone else's
-    top = max(range(n), key=lambda j: bet[j])
-    second = max((bet[j] for j in range(n) if j != top), default=0)
+    top_bet = max(bet)
+    top = bet.index(top_bet)
+    second = max(bet[:top] + bet[top + 1:], default=0)
     if bet[top] > second:
         back = bet[top] - second
         stack[top] += back
@@ -1036,7 +1036,7 @@ def play_hand(
         seats=[SeatRecord(s.seat, s.player, s.stack, s.sitting_out, s.bounty, s.player in idx_of_name)
                for s in sorted(seats, key=lambda s: s.seat)],
         dealt=names,
-        hole={names[j]: holes[j] for j in range(n)},
+        hole=dict(zip(names, holes)),
         actions=acts,
         board=board,
         streets_seen=streets_seen,
@@ -1049,8 +1049,8 @@ def play_hand(
         mucked=mucked,
         values=values,
         low_values=low_values,
-        put_in={names[j]: put[j] for j in range(n)},
-        final_stacks={names[j]: stack[j] for j in range(n)},
+        put_in=dict(zip(names, put)),
+        final_stacks=dict(zip(names, stack)),
         folded_street=folded_street,
         eliminated=eliminated,
         bounty_awards=awards,

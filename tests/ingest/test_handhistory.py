@@ -726,3 +726,21 @@ def test_names_that_look_like_markers_or_totals():
     h = r.tables["hands"].row(0, named=True)
     assert h["total_pot"] == D("37") and h["hero"] == "Total pot $5 | Rake $0"
     assert row(r.tables["seats"], player="*** SUMMARY ***")["put_in"] == D("1")
+
+
+def test_parallel_batches_give_the_same_tables(tmp_path, monkeypatch):
+    import pipelines.lib.handhistory as hh
+
+    paths = []
+    for i in range(4):
+        p = tmp_path / f"f{i}.txt"
+        p.write_text(CASH.replace("#1001", f"#10{i}1") + "\n\n" + PKO.replace("#6001", f"#60{i}1"), encoding="utf-8")
+        paths.append(p)
+    serial = parse_files(paths, workers=1)
+    monkeypatch.setattr(hh, "_BATCH_BYTES", 3000)  # about one file per batch
+    par = hh.parse_files(paths, workers=2)
+    assert par.headers_seen == serial.headers_seen == 8
+    for name in serial.tables:
+        key = [c for c in ("hand_id", "seq", "seat", "player", "line", "run", "pot") if c in serial.tables[name].columns] or ["tournament_id"]
+        assert par.tables[name].sort(key).equals(serial.tables[name].sort(key)), name
+    assert par.tables["tournaments"]["tournament_id"].to_list() == ["777"]

@@ -38,7 +38,7 @@ import time
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable
+from typing import Iterable, Iterator
 
 import duckdb
 import polars as pl
@@ -182,31 +182,13 @@ def _parsed_to_batch(parsed) -> wh.Batch:
     return wh.Batch(tables=dict(parsed.tables), quarantine=parsed.quarantine, headers_seen=int(parsed.headers_seen))
 
 
-def read_files(files: list[FileInfo], *, growing_seconds: float = GROWING_SECONDS, now: float | None = None,
-               progress: bool | None = None) -> wh.Batch:
-    """Read ``files`` (already known to be new or changed) into one :class:`Batch` with its ``files`` log rows."""
-    now = time.time() if now is None else now
-    batch = wh.Batch()
+def _read_chunk(files: list[FileInfo], growing_seconds: float, now: float) -> wh.Batch:
+    """Read one chunk of files (decode, growing check, parse in one batch) into a Batch with its log rows."""
+    texts: list[str] = []
+    names: list[str] = []
+    parts: list[wh.Batch] = []
     log: list[dict] = []
     fail_q: list[dict] = []
-    total = sum(max(f.size, 0) for f in files)
-    bar = None
-    if progress is None:
-        progress = sys.stderr.isatty() or total > 256 * 1024 * 1024
-    if progress and files:
-        from tqdm import tqdm
-
-        bar = tqdm(total=total, unit="B", unit_scale=True, desc="ingest", file=sys.stderr, leave=False)
-    parts: list[wh.Batch] = []
-    pending: tuple[list[str], list[str]] = ([], [])
-    pending_bytes = 0
-
-    def flush() -> None:
-        nonlocal pending, pending_bytes
-        if pending[0]:
-            parts.append(_parsed_to_batch(parse_texts(*pending)))
-        pending, pending_bytes = ([], []), 0
-
     for info in files:
         status = "done" if info.kind not in ("ignored", "labels") else "ignored"
         if info.kind in ("hands", "events", "accounts"):
@@ -221,17 +203,12 @@ def read_files(files: list[FileInfo], *, growing_seconds: float = GROWING_SECOND
                 info.sha256 = hashlib.sha256(data).hexdigest()
                 info.size = len(data)
                 if info.kind == "hands":
-                    text = _events.decode(data)
-                    recent = (now - info.mtime_epoch) < growing_seconds
-                    text, growing = complete_part(text, recent)
+                    text, growing = complete_part(_events.decode(data), (now - info.mtime_epoch) < growing_seconds)
                     if growing:
                         status = "growing"
                     if text.strip():
-                        pending[0].append(text)
-                        pending[1].append(str(info.path))
-                        pending_bytes += len(text)
-                        if pending_bytes >= PARSE_BATCH_BYTES:
-                            flush()
+                        texts.append(text)
+                        names.append(str(info.path))
                 elif info.kind == "events":
                     parts.append(_events.parse_events_text(_events.decode(data), str(info.path)))
                 else:
@@ -243,18 +220,90 @@ def read_files(files: list[FileInfo], *, growing_seconds: float = GROWING_SECOND
                 pass
         log.append({"source_file": str(info.path), "file_kind": info.kind, "size_bytes": info.size if info.size >= 0 else None,
                     "mtime": info.mtime, "sha256": info.sha256, "status": status})
-        if bar is not None:
-            bar.update(max(info.size, 0))
-    flush()
-    if bar is not None:
-        bar.close()
+    batch = wh.Batch()
+    if texts:
+        batch.extend(_parsed_to_batch(parse_texts(texts, names)))
     for part in parts:
         batch.extend(part)
-    # a hand file with a quarantined trailing hand that was cut off is not quarantined: it comes back next run
     batch.files = pl.DataFrame(log, schema=FILES_SCHEMA) if log else pl.DataFrame(schema=FILES_SCHEMA)
     if fail_q:
         batch.quarantine = pl.concat([batch.quarantine, pl.DataFrame(fail_q, schema=wh.empty_quarantine().schema)],
                                      how="vertical_relaxed")
+    return batch
+
+
+def chunks(files: list[FileInfo], chunk_bytes: int = PARSE_BATCH_BYTES) -> list[list[FileInfo]]:
+    """Cut the file list into chunks of about ``chunk_bytes`` (a file is never split)."""
+    out: list[list[FileInfo]] = [[]]
+    acc = 0
+    for f in files:
+        if acc and acc + max(f.size, 0) > chunk_bytes:
+            out.append([])
+            acc = 0
+        out[-1].append(f)
+        acc += max(f.size, 0)
+    return [c for c in out if c]
+
+
+def iter_batches(files: list[FileInfo], *, growing_seconds: float = GROWING_SECONDS, now: float | None = None,
+                 progress: bool | None = None, workers: int | None = None,
+                 chunk_bytes: int = PARSE_BATCH_BYTES) -> Iterator[wh.Batch]:
+    """Read ``files`` chunk by chunk, in order; with several chunks, parse them in a process pool.
+
+    At most ``workers + 1`` chunks are in flight, so memory stays bounded by
+    the chunk size whatever the input size; the caller loads each batch while
+    the next ones are parsed.
+    """
+    now = time.time() if now is None else now
+    parts = chunks(files, chunk_bytes)
+    total = sum(max(f.size, 0) for f in files)
+    if progress is None:
+        progress = sys.stderr.isatty() or total > 256 * 1024 * 1024
+    bar = None
+    if progress and files:
+        from tqdm import tqdm
+
+        bar = tqdm(total=total, unit="B", unit_scale=True, desc="ingest", file=sys.stderr, leave=False)
+    if workers is None:
+        workers = int(os.environ.get("RAILBIRD_PARSE_WORKERS", "2"))
+    try:
+        if workers <= 1 or len(parts) <= 1:
+            for part in parts:
+                batch = _read_chunk(part, growing_seconds, now)
+                if bar is not None:
+                    bar.update(sum(max(f.size, 0) for f in part))
+                yield batch
+            return
+        import multiprocessing as mp
+        from concurrent.futures import ProcessPoolExecutor
+
+        with ProcessPoolExecutor(max_workers=workers, mp_context=mp.get_context("spawn")) as ex:
+            pending = []
+            it = iter(parts)
+            for part in it:
+                pending.append((part, ex.submit(_read_chunk, part, growing_seconds, now)))
+                if len(pending) > workers:
+                    break
+            while pending:
+                part, fut = pending.pop(0)
+                nxt = next(it, None)
+                if nxt is not None:
+                    pending.append((nxt, ex.submit(_read_chunk, nxt, growing_seconds, now)))
+                batch = fut.result()
+                if bar is not None:
+                    bar.update(sum(max(f.size, 0) for f in part))
+                yield batch
+    finally:
+        if bar is not None:
+            bar.close()
+
+
+def read_files(files: list[FileInfo], *, growing_seconds: float = GROWING_SECONDS, now: float | None = None,
+               progress: bool | None = None, workers: int | None = None) -> wh.Batch:
+    """Read ``files`` (already known to be new or changed) into one :class:`Batch` with its ``files`` log rows."""
+    batch = wh.Batch(files=pl.DataFrame(schema=FILES_SCHEMA))
+    for part in iter_batches(files, growing_seconds=growing_seconds, now=now, progress=progress, workers=workers):
+        batch.extend(part)
     return batch
 
 
@@ -273,7 +322,7 @@ class IngestReport:
 
 def ingest(paths: Iterable[str | os.PathLike], warehouse: str | os.PathLike | duckdb.DuckDBPyConnection, *,
            growing_seconds: float = GROWING_SECONDS, run_id: str | None = None, progress: bool | None = None,
-           fail_hook=None) -> IngestReport:
+           fail_hook=None, workers: int | None = None) -> IngestReport:
     """Discover, read and load ``paths`` into ``warehouse`` (a path or an open connection) in one transaction."""
     t0 = time.perf_counter()
     started = _dt.datetime.now(_dt.UTC).replace(tzinfo=None)
@@ -282,13 +331,20 @@ def ingest(paths: Iterable[str | os.PathLike], warehouse: str | os.PathLike | du
     con = wh.connect(warehouse) if own else warehouse
     try:
         todo, skipped = changed_files(all_files, known_files(con))
-        batch = read_files(todo, growing_seconds=growing_seconds, progress=progress)
-        result = wh.load(con, batch, run_id=run_id or f"ingest-{uuid.uuid4().hex[:12]}", started_at=started,
-                         fail_hook=fail_hook)
+        logs: list[pl.DataFrame] = []
+
+        def stream():
+            for batch in iter_batches(todo, growing_seconds=growing_seconds, progress=progress, workers=workers):
+                if batch.files is not None:
+                    logs.append(batch.files)
+                yield batch
+
+        result = wh.load_many(con, stream(), run_id=run_id or f"ingest-{uuid.uuid4().hex[:12]}", started_at=started,
+                              fail_hook=fail_hook)
     finally:
         if own:
             con.close()
-    files = batch.files if batch.files is not None else pl.DataFrame(schema=FILES_SCHEMA)
+    files = pl.concat(logs) if logs else pl.DataFrame(schema=FILES_SCHEMA)
     return IngestReport(
         result=result, seconds=time.perf_counter() - t0, files_read=len(todo), files_skipped=skipped,
         growing=files.filter(pl.col("status") == "growing").get_column("source_file").to_list(),

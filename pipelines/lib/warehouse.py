@@ -39,7 +39,7 @@ import os
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterable
 
 import duckdb
 import polars as pl
@@ -123,6 +123,23 @@ class LoadResult:
     rows: dict[str, int] = field(default_factory=dict)
     days: list[str] = field(default_factory=list)
     per_file: dict[str, dict[str, int]] = field(default_factory=dict)
+
+    def merge(self, other: "LoadResult") -> "LoadResult":
+        """Add another part's counts to this one (parts of one run)."""
+        self.hands_stored += other.hands_stored
+        self.duplicates += other.duplicates
+        self.quarantined += other.quarantined
+        self.quarantine_reasons.update(other.quarantine_reasons)
+        self.events_stored += other.events_stored
+        self.accounts_stored += other.accounts_stored
+        for k, v in other.rows.items():
+            self.rows[k] = self.rows.get(k, 0) + v
+        self.days = sorted(set(self.days) | set(other.days))
+        for f, c in other.per_file.items():
+            mine = self.per_file.setdefault(f, {"stored": 0, "duplicates": 0, "quarantined": 0})
+            for k, v in c.items():
+                mine[k] += v
+        return self
 
     def summary(self, seconds: float | None = None) -> str:
         reasons = ", ".join(f"{r}: {n}" for r, n in self.quarantine_reasons.most_common())
@@ -331,8 +348,7 @@ def _load_hands(con, batch: Batch, result: LoadResult, quarantine: list[pl.DataF
             ).with_columns(pl.Series("raw", raws, dtype=pl.String))
         )
 
-    result.rows["hands"] = _insert(con, "hands", new.drop([c for c in new.columns if c.startswith("_")]),
-                                   conflict="ON CONFLICT DO NOTHING")
+    result.rows["hands"] = _insert(con, "hands", new.drop([c for c in new.columns if c.startswith("_")]))
     result.hands_stored += result.rows["hands"]
 
     single_ids = new.filter(pl.col("_copies") == 1).select("hand_id")
@@ -350,7 +366,12 @@ def _load_hands(con, batch: Batch, result: LoadResult, quarantine: list[pl.DataF
             result.rows.setdefault(name, 0)
             continue
         rows = pl.concat(parts, how="diagonal_relaxed")
-        conflict = "ON CONFLICT DO NOTHING" if key else ""
+        conflict = ""
+        if key:
+            # hand-keyed rows of new hands cannot collide with stored rows: dedupe the batch itself and use a
+            # plain INSERT (ON CONFLICT costs an index probe per row); finishes are keyed by tournament
+            rows = rows.unique(subset=list(key), keep="first", maintain_order=True)
+            conflict = "ON CONFLICT DO NOTHING" if key[0] != "hand_id" else ""
         result.rows[name] = result.rows.get(name, 0) + _insert(con, name, rows, conflict=conflict)
     _merge_tournaments(con, batch.tables.get("tournaments"), result)
     result.days = sorted({d.isoformat() for d in new.get_column("day").unique().to_list() if d is not None}) if new.height else []
@@ -480,54 +501,84 @@ def load(
 
     ``fail_hook(stage)`` is called between stages (tests inject failures with it).
     """
+    return load_many(con, [batch], run_id=run_id, started_at=started_at, fail_hook=fail_hook)
+
+
+def load_many(
+    con: duckdb.DuckDBPyConnection,
+    batches: Iterable[Batch],
+    *,
+    run_id: str,
+    started_at: _dt.datetime | None = None,
+    fail_hook: Callable[[str], None] | None = None,
+) -> LoadResult:
+    """Write a stream of batches in **one** transaction (memory stays at one batch).
+
+    Each batch is deduplicated against everything stored before it, earlier
+    batches of the same run included (they are visible inside the transaction).
+    Any error, in loading or in producing the next batch, rolls everything back.
+    """
     result = LoadResult(run_id=run_id)
-    now = _dt.datetime.now(_dt.UTC).replace(tzinfo=None)
-    started_at = started_at or now
+    started_at = started_at or _dt.datetime.now(_dt.UTC).replace(tzinfo=None)
     raw = _RawText()
     hook = fail_hook or (lambda stage: None)
     con.execute("BEGIN TRANSACTION").fetchall()
     try:
-        quarantine: list[pl.DataFrame] = [_as_quarantine(batch.quarantine)]
-        classified = _load_hands(con, batch, result, quarantine, raw)
-        hook("hands")
-        _load_events(con, batch, result)
-        hook("events")
-        _load_accounts(con, batch, result)
-        hook("accounts")
-
-        q = pl.concat([_as_quarantine(x) for x in quarantine], how="vertical_relaxed")
-        if q.height:
-            q = q.unique(subset=["source_file", "position", "input_kind", "reason", "raw"], keep="first", maintain_order=True)
-            q_new = q.join(
-                con.sql("SELECT source_file, position::BIGINT AS position, input_kind, reason, raw FROM quarantine").pl(),
-                on=["source_file", "position", "input_kind", "reason", "raw"], how="anti", nulls_equal=True,
-            ) if con.execute("SELECT count(*) FROM quarantine").fetchall()[0][0] else q
-            q_new = q_new.with_columns(pl.lit(run_id).alias("run_id"), pl.lit(now).alias("quarantined_at"))
-            result.rows["quarantine"] = _insert(con, "quarantine", q_new)
-            result.quarantined = q_new.height
-            result.quarantine_reasons.update(dict(q_new.group_by("reason").len().iter_rows()))
-        else:
-            result.rows["quarantine"] = 0
-        hook("quarantine")
-
-        _per_file_counts(batch, classified, q if q.height else None, result)
-        if batch.files is not None and batch.files.height:
-            files = batch.files.with_columns(
-                pl.lit(run_id).alias("run_id"),
-                pl.col("source_file").replace_strict({k: v["stored"] for k, v in result.per_file.items()}, default=0, return_dtype=pl.Int32).alias("stored"),
-                pl.col("source_file").replace_strict({k: v["duplicates"] for k, v in result.per_file.items()}, default=0, return_dtype=pl.Int32).alias("duplicates"),
-                pl.col("source_file").replace_strict({k: v["quarantined"] for k, v in result.per_file.items()}, default=0, return_dtype=pl.Int32).alias("quarantined"),
-                pl.lit(started_at).alias("started_at"),
-                pl.lit(_dt.datetime.now(_dt.UTC).replace(tzinfo=None)).alias("finished_at"),
-            )
-            result.rows["ingest_log"] = _insert(con, "ingest_log", files)
-        else:
-            result.rows["ingest_log"] = 0
-        hook("ingest_log")
+        for batch in batches:
+            result.merge(_load_part(con, batch, run_id=run_id, started_at=started_at, raw=raw, hook=hook))
+        hook("commit")
         con.execute("COMMIT").fetchall()
     except BaseException:
         con.execute("ROLLBACK").fetchall()
         raise
+    return result
+
+
+def _load_part(con, batch: Batch, *, run_id: str, started_at: _dt.datetime, raw: _RawText, hook) -> LoadResult:
+    result = LoadResult(run_id=run_id)
+    now = _dt.datetime.now(_dt.UTC).replace(tzinfo=None)
+    quarantine: list[pl.DataFrame] = [_as_quarantine(batch.quarantine)]
+    classified = _load_hands(con, batch, result, quarantine, raw)
+    hook("hands")
+    _load_events(con, batch, result)
+    hook("events")
+    _load_accounts(con, batch, result)
+    hook("accounts")
+
+    q = pl.concat([_as_quarantine(x) for x in quarantine], how="vertical_relaxed")
+    if q.height:
+        keys = ["source_file", "position", "input_kind", "reason", "raw"]
+        q = q.unique(subset=keys, keep="first", maintain_order=True)
+        con.register("_railbird_qf", q.select("source_file").unique())
+        try:
+            stored = con.sql("SELECT source_file, position::BIGINT AS position, input_kind, reason, raw FROM quarantine "
+                             "WHERE source_file IN (SELECT source_file FROM _railbird_qf)").pl()
+        finally:
+            con.unregister("_railbird_qf")
+        q_new = q.join(stored, on=keys, how="anti", nulls_equal=True) if stored.height else q
+        q_new = q_new.with_columns(pl.lit(run_id).alias("run_id"), pl.lit(now).alias("quarantined_at"))
+        result.rows["quarantine"] = _insert(con, "quarantine", q_new)
+        result.quarantined = q_new.height
+        result.quarantine_reasons.update(dict(q_new.group_by("reason").len().iter_rows()))
+    else:
+        result.rows["quarantine"] = 0
+    hook("quarantine")
+
+    _per_file_counts(batch, classified, q if q.height else None, result)
+    if batch.files is not None and batch.files.height:
+        counts = {k: {kk: result.per_file[k][kk] for kk in ("stored", "duplicates", "quarantined")} for k in result.per_file}
+        files = batch.files.with_columns(
+            pl.lit(run_id).alias("run_id"),
+            *[pl.col("source_file").replace_strict({k: v[c] for k, v in counts.items()}, default=0,
+                                                   return_dtype=pl.Int32).alias(c)
+              for c in ("stored", "duplicates", "quarantined")],
+            pl.lit(started_at).alias("started_at"),
+            pl.lit(_dt.datetime.now(_dt.UTC).replace(tzinfo=None)).alias("finished_at"),
+        )
+        result.rows["ingest_log"] = _insert(con, "ingest_log", files)
+    else:
+        result.rows["ingest_log"] = 0
+    hook("ingest_log")
     return result
 
 

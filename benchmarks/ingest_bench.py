@@ -1,0 +1,131 @@
+"""Ingest speed and memory, end to end: landing files → fresh DuckDB warehouse.
+
+Builds a temporary landing folder from the real PokerStars corpus, repeated
+with new hand ids (each copy prefixes the header's ``#<id>`` with its copy
+number) until at least ``--hands`` hand headers are there.  Then, for each
+size (default: half and all of the files), in a fresh subprocess so peak
+memory is its own:
+
+1. a plain read of the same files (bytes only);
+2. ``pipelines.lib.ingest.ingest`` into a new DuckDB file: discover,
+   fingerprint, decode, parse (process pool of ``--workers``), dedupe and load
+   in one transaction.
+
+Prints hands/s end to end, MB/s, the plain-read time, and peak resident
+memory of the main process and of the largest parse worker, so the two sizes
+show whether memory stays flat as input grows.
+
+    .venv/bin/python benchmarks/ingest_bench.py [--hands 200000] [--workers 2]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+CORPUS = Path(os.environ.get("RAILBIRD_CORPORA") or ROOT.parent / "shared" / "corpora") / "pokerstars"
+HEADER = re.compile(r"^(PokerStars (?:[A-Za-z]+ )*?(?:Hand|Game) #)(\d+)", re.M)
+
+
+def build(folder: Path, want: int) -> tuple[list[Path], int]:
+    """Write copies of the corpus's hand files with fresh hand ids until ``want`` headers exist."""
+    from pipelines.lib.handhistory import decode_bytes
+
+    sources = []
+    for p in sorted(CORPUS.rglob("*.txt")):
+        text = decode_bytes(p.read_bytes())
+        n = len(HEADER.findall(text))
+        if n:
+            sources.append((text, n))
+    per_copy = sum(n for _, n in sources)
+    copies = -(-want // per_copy)
+    files, total = [], 0
+    old = time.time() - 3600
+    for k in range(copies):
+        d = folder / f"copy{k:03d}"
+        d.mkdir(parents=True)
+        for i, (text, n) in enumerate(sources):
+            out = d / f"{i:04d}.txt"
+            out.write_text(HEADER.sub(lambda m: f"{m.group(1)}{k + 1}{m.group(2)}", text), encoding="utf-8")
+            os.utime(out, (old, old))  # finished files, not growing ones
+            files.append(out)
+            total += n
+    return files, total
+
+
+def one(files_list: Path, workers: int) -> dict:
+    """Measure one size (run in its own process)."""
+    from pipelines.lib import ingest
+    from pipelines.lib import warehouse as wh
+
+    files = [Path(x) for x in files_list.read_text().splitlines()]
+    size = sum(f.stat().st_size for f in files)
+    t0 = time.perf_counter()
+    for f in files:
+        f.read_bytes()
+    plain = time.perf_counter() - t0
+    db = files_list.with_suffix(".duckdb")
+    con = wh.connect(db)
+    t0 = time.perf_counter()
+    report = ingest.ingest(files, con, progress=False, workers=workers)
+    elapsed = time.perf_counter() - t0
+    con.close()
+    return {
+        "files": len(files), "mb": size / 1e6, "plain_read_s": plain, "ingest_s": elapsed,
+        "hands_read": report.result.hands_stored + report.result.duplicates,
+        "hands_stored": report.result.hands_stored, "quarantined": report.result.quarantined,
+        "summary": report.summary(),
+        "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        "peak_worker_rss_mb": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024,
+        "warehouse_mb": db.stat().st_size / 1e6,
+    }
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--hands", type=int, default=200_000, help="at least this many hand headers (default: 200000)")
+    ap.add_argument("--workers", type=int, default=2, help="parse processes (default: 2)")
+    ap.add_argument("--keep", action="store_true", help="keep the temporary folder")
+    ap.add_argument("--one", type=Path, help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.one:
+        print(json.dumps(one(args.one, args.workers)))
+        return
+    tmp = Path(tempfile.mkdtemp(prefix="railbird-ingest-bench-"))
+    try:
+        t0 = time.perf_counter()
+        files, headers = build(tmp / "landing", args.hands)
+        print(f"built {len(files)} files, {headers:,} hand headers in {time.perf_counter() - t0:.1f} s ({tmp})")
+        sizes = [("half", files[: len(files) // 2]), ("all", files)]
+        for label, chosen in sizes:
+            lst = tmp / f"{label}.txt"
+            lst.write_text("\n".join(str(f) for f in chosen))
+            out = subprocess.run([sys.executable, __file__, "--one", str(lst), "--workers", str(args.workers)],
+                                 capture_output=True, text=True, check=True)
+            r = json.loads(out.stdout.strip().splitlines()[-1])
+            rate = r["hands_read"] / r["ingest_s"]
+            print(f"[{label}] {r['files']} files, {r['mb']:.0f} MB, {r['hands_read']:,} hands read "
+                  f"({r['hands_stored']:,} stored, {r['quarantined']:,} quarantined)")
+            print(f"    ingest end to end: {r['ingest_s']:.1f} s = {rate:,.0f} hands/s, {r['mb'] / r['ingest_s']:.1f} MB/s"
+                  f"   | plain read of the same files: {r['plain_read_s']:.2f} s")
+            print(f"    peak RSS: main {r['peak_rss_mb']:.0f} MB, largest parse worker {r['peak_worker_rss_mb']:.0f} MB"
+                  f"   | warehouse file {r['warehouse_mb']:.0f} MB")
+            print(f"    {r['summary']}")
+    finally:
+        if not args.keep:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

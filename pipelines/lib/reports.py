@@ -34,6 +34,7 @@ from typing import Any, Iterable
 
 import duckdb
 import jinja2
+import networkx as nx
 
 from pipelines.lib.replay import load_replays, sql_literal
 
@@ -221,9 +222,10 @@ def graph_edges(con: duckdb.DuckDBPyConnection, accounts: list[str], hands: list
     return unique, sqls
 
 
-def layout_graph(accounts: list[str], edges: list[dict[str, Any]], size: int = 480) -> dict[str, Any]:
-    """Accounts on a circle (accused first), edges as lines whose width grows with the amount."""
-    names = list(dict.fromkeys([*accounts, *(e["src"] for e in edges), *(e["dst"] for e in edges)]))[:24]
+def layout_graph(accounts: list[str], edges: list[dict[str, Any]], size: int = 480,
+                 order: list[str] | None = None) -> dict[str, Any]:
+    """Accounts on a circle (``order``, else accused first), edges as lines whose width grows with the amount."""
+    names = list(dict.fromkeys([*(order or []), *accounts, *(e["src"] for e in edges), *(e["dst"] for e in edges)]))[:24]
     n = len(names)
     c, r = size / 2, size / 2 - 70
     pos = {}
@@ -254,6 +256,46 @@ def layout_graph(accounts: list[str], edges: list[dict[str, Any]], size: int = 4
         })
     nodes = [{"name": nm, "x": pos[nm][0], "y": pos[nm][1], "accused": nm in accounts} for nm in names]
     return {"size": size, "nodes": nodes, "edges": drawn}
+
+
+def ring_picture(con: duckdb.DuckDBPyConnection, case: dict[str, Any]) -> dict[str, Any] | None:
+    """The whole ring a case belongs to as one graph: accounts as nodes, each flagged case of the ring as edges.
+
+    A case over two accounts is one edge; over more, edges join every pair
+    (up to five accounts) or go round the group. Returns None for a ring of
+    one case.
+    """
+    if not case.get("ring"):
+        return None
+    rows = _dicts(con, "SELECT case_id, kind, accounts, score FROM cases WHERE ring = ? AND flagged ORDER BY rank",
+                  [case["ring"]])
+    if len(rows) < 2:
+        return None
+    edges = []
+    for r in rows[:60]:
+        accs = [str(a) for a in r["accounts"]]
+        if len(accs) <= 5:
+            pairs = [(a, b) for i, a in enumerate(accs) for b in accs[i + 1:]]
+        else:
+            pairs = list(zip(accs, accs[1:] + accs[:1]))
+        for a, b in pairs:
+            edges.append({"src": a, "dst": b, "amount": None, "kind": "case", "directed": False,
+                          "label": f"{r['case_id']} {r['kind']}", "case": r["case_id"]})
+    g = nx.Graph()
+    g.add_edges_from((e["src"], e["dst"]) for e in edges)
+    start = case["accounts"][0] if case["accounts"][0] in g else next(iter(g))
+    order = list(nx.dfs_preorder_nodes(g, start))  # neighbours side by side on the circle
+    labelled: set[str] = set()
+    for e in edges:  # one label per case
+        if e["case"] in labelled:
+            e["label"] = ""
+        labelled.add(e["case"])
+    pic = layout_graph([a for a in order if a in set(case["accounts"])], edges, size=520, order=order)
+    pic["cases"] = [{"case_id": r["case_id"], "kind": r["kind"], "accounts": [str(a) for a in r["accounts"]],
+                     "score": r["score"]} for r in rows]
+    pic["sql"] = (f"SELECT case_id, kind, accounts, score FROM cases WHERE ring = {sql_literal(case['ring'])} "
+                  "AND flagged ORDER BY rank;")
+    return pic
 
 
 # --------------------------------------------------------------------- timeline
@@ -425,6 +467,7 @@ def build_report(con: duckdb.DuckDBPyConnection, case_id: str, *, max_replays: i
         "replays": replays,
         "more_hands": case["hands"][max_replays:],
         "graph": layout_graph(accounts, edges),
+        "ring": ring_picture(con, case),
         "graph_edges": [{k: e[k] for k in ("src", "dst", "amount", "kind", "label")} for e in edges],
         "timeline": tl,
         "sql": {"case": f"SELECT * FROM cases WHERE case_id = {sql_literal(case_id)};\n"

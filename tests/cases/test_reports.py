@@ -76,3 +76,18 @@ def test_seat_handoff_report_marks_the_change_point_and_draws_the_devices(publis
     assert {e["dst"] for e in rep["graph_edges"]} == {"device dev-eve", "device dev-other", "ip 10.0.0.5", "ip 10.0.0.6"}
     devices = [b["title"].split(" device ")[1].split(" ")[0] for row in rep["timeline"]["rows"] for b in row["bars"]]
     assert devices == ["dev-eve", "dev-other"]
+
+
+def test_a_ring_shows_as_one_picture(tmp_path):
+    from conftest import nightly
+
+    cases = {c["kind"]: c for c in nightly(tmp_path, 2, "run1") if c["kind"] in ("chip_dumping", "bounty_collusion")}
+    con = duckdb.connect(str(tmp_path / "snapshot" / "warehouse.duckdb"), read_only=True)
+    try:
+        rep = build_report(con, cases["chip_dumping"]["case"])
+    finally:
+        con.close()
+    ring = rep["ring"]
+    assert {x["kind"] for x in ring["cases"]} == {"chip_dumping", "bounty_collusion", "soft_play"}
+    assert {n["name"] for n in ring["nodes"]} == {"amy", "bob", "carl", "dan", "frank"}
+    assert {(e["src"], e["dst"]) for e in ring["edges"] if e["case"] == cases["bounty_collusion"]["case"]} == {("bob", "dan")}

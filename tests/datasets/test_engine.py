@@ -178,7 +178,9 @@ def test_random_hands_balance_and_follow_the_rules(game, limit, hi_lo):
                 seat.sitting_out = False
         button = int(rng.choice(seat_nos))
         ti = TournamentInfo("77", 500, 50, 1, 100, bool(h % 2)) if tour else None
+        before = [(x.seat, x.player, x.stack, x.sitting_out, x.bounty, x.posts_dead) for x in seats]
         rec = play(cfg, seats, button, pol, tournament=ti, rng=rng)
+        assert before == [(x.seat, x.player, x.stack, x.sitting_out, x.bounty, x.posts_dead) for x in seats]
         rec.check_balance()
         check_legal(rec)
         got = [(p.amount, sorted(p.eligible)) for p in rec.pots]

@@ -585,6 +585,8 @@ def play_hand(
     start = [s.stack for s in live]
     stack = list(start)
     k = HOLE_CARDS[config.game]
+    if n * k + 5 > 52:
+        raise ValueError(f"{n} players cannot be dealt {config.game}: {n * k} hole cards + 5 board cards > 52")
     if deck is None:
         deck = rng.permutation(52).tolist()
     else:

@@ -513,3 +513,8 @@ def test_omaha_hi_lo_splits_high_and_low_halves():
     deck = deck_for(["7c 6s 7h As", "Ah 2h Kh 2s", "Ks Qd Kd Kc"], "Th 9d 2d Jd Qh")
     rec = play(cfg, seats, 5, Script({}), deck=deck)
     assert not rec.pots[0].low_winners and sum(rec.pots[0].shares) == 6
+
+
+def test_too_many_players_for_five_card_omaha_is_refused():
+    with pytest.raises(ValueError):
+        play(GameConfig("omaha5", "pot_limit", 1, 2), seats_of([100] * 10), 1, Script({}))

@@ -656,8 +656,10 @@ HEADER_CASES = [
      "holdem", "no_limit", False, "INR", "1", "2", dt.datetime(2023, 6, 1, 14, 30), False, None),
     ("PokerStars Hand #4:  5 Card Omaha Hi/Lo Pot Limit ($1/$2 USD) - 2023/01/10 10:00:00 AEST [2023/01/09 18:00:00 ET]",
      "omaha5", "pot_limit", True, "USD", "1", "2", dt.datetime(2023, 1, 9, 23, 0), False, None),
+    # fixed limit: the header states the bets (30/60); the big blind is the small bet and the
+    # small blind what the hand's small blind posted (0.50 in the shared test body)
     ("PokerStars Game #5: Tournament #42, 90 FPP Hold'em Limit - Level III (30/60) - 2010/07/26 8:19:43 ET",
-     "holdem", "fixed_limit", False, "CHIPS", "30", "60", dt.datetime(2010, 7, 26, 12, 19, 43), False, "42"),
+     "holdem", "fixed_limit", False, "CHIPS", "0.50", "30", dt.datetime(2010, 7, 26, 12, 19, 43), False, "42"),
     ("PokerStars Game #6: Tournament #43, $5.00+$0.50 Hold'em No Limit - Level IV (50/100) - 2007/10/15 - 06:07:54 (ET)",
      "holdem", "no_limit", False, "CHIPS", "50", "100", dt.datetime(2007, 10, 15, 10, 7, 54), False, "43"),
     ("PokerStars Hand #7:  Mixed NLH/PLO (Omaha Pot Limit, $0.10/$0.20 USD) - 2012/04/01 10:00:00 ET",
@@ -744,3 +746,41 @@ def test_parallel_batches_give_the_same_tables(tmp_path, monkeypatch):
         key = [c for c in ("hand_id", "seq", "seat", "player", "line", "run", "pot") if c in serial.tables[name].columns] or ["tournament_id"]
         assert par.tables[name].sort(key).equals(serial.tables[name].sort(key)), name
     assert par.tables["tournaments"]["tournament_id"].to_list() == ["777"]
+
+
+def test_short_big_blind_still_sets_the_preflop_call():
+    text = """PokerStars Hand #9201: Tournament #9, $1+$0.10 USD Hold'em No Limit - Level V (15/30) - 2020/04/01 10:00:00 ET
+Table '9 1' 9-max Seat #1 is the button
+Seat 1: a (1000 in chips)
+Seat 2: b (1000 in chips)
+Seat 3: c (20 in chips)
+b: posts small blind 15
+c: posts big blind 20 and is all-in
+*** HOLE CARDS ***
+a: calls 30
+b: calls 15
+*** FLOP *** [2c 3d 4h]
+b: checks
+a: checks
+*** TURN *** [2c 3d 4h] [5s]
+b: checks
+a: checks
+*** RIVER *** [2c 3d 4h 5s] [Kd]
+b: checks
+a: checks
+*** SHOW DOWN ***
+a: shows [Kh Ks] (three of a kind, Kings)
+b: shows [2h 2s] (three of a kind, Deuces)
+c: shows [Ah 7d] (a straight, Ace to Five)
+a collected 20 from side pot
+c collected 60 from main pot
+*** SUMMARY ***
+Total pot 80 Main pot 60. Side pot 20. | Rake 0
+Board [2c 3d 4h 5s Kd]
+"""
+    r = one(text)
+    assert r.quarantine.height == 0, r.quarantine["detail"].to_list()
+    a = r.tables["actions"]
+    assert row(a, player="a", action="call")["to_call"] == D("30")
+    assert row(a, player="b", action="call")["to_call"] == D("15")
+    assert r.tables["hands"]["big_blind"].to_list() == [D("30")]

@@ -633,6 +633,12 @@ def _parse_lines(L: pl.DataFrame, files: list[str]) -> ParsedHands:  # noqa: C90
 
     # --- actions: running values ---------------------------------------------------
     A = A.with_columns(street=pl.when(pl.col("sec") == "setup").then(pl.lit("preflop")).otherwise(pl.col("sec")))
+    # Fixed limit headers state the bets ("$1/$2"): the big blind is the small
+    # bet, the small blind what the hand's small blind posted (else half).
+    H = H.with_columns(
+        big_blind=pl.when(pl.col("limit_type") == "fixed_limit").then(pl.col("small_blind")).otherwise(pl.col("big_blind")),
+        small_blind_hdr=pl.col("small_blind"),
+    )
     A = A.join(H.select("hid", "big_blind"), on="hid", how="left", maintain_order="left")
     a = pl.col("action")
     live_nonraise = (
@@ -668,8 +674,15 @@ def _parse_lines(L: pl.DataFrame, files: list[str]) -> ParsedHands:  # noqa: C90
         street_max_before=_g_shift(_g_cummax_nonneg(pl.col("level_after"), st_street), st_street, 0),
     )
     A = A.with_columns(
+        # preflop a player must call at least the big blind, even when the big
+        # blind itself was posted short (all-in)
         to_call=pl.when(a.str.starts_with("post")).then(pl.lit(0, pl.Int64))
-        .otherwise(pl.max_horizontal(pl.col("street_max_before") - pl.col("level_before"), pl.lit(0, pl.Int64))),
+        .otherwise(pl.max_horizontal(
+            pl.when(pl.col("street") == "preflop")
+            .then(pl.max_horizontal(pl.col("street_max_before"), pl.col("big_blind").fill_null(0)))
+            .otherwise(pl.col("street_max_before"))
+            - pl.col("level_before"),
+            pl.lit(0, pl.Int64))),
         pot_before=_g_shift(_g_cumsum(pl.col("amount"), _starts("hid")), _starts("hid"), 0),
         folds_before=_g_shift(_g_cumsum((a == "fold").cast(pl.Int32), _starts("hid")), _starts("hid"), 0),
     )
@@ -755,6 +768,8 @@ def _parse_lines(L: pl.DataFrame, files: list[str]) -> ParsedHands:  # noqa: C90
         .join(dealt_in_with_cards, on="hid", how="left").join(TOT, on="hid", how="left")
         .join(hand_run_twice, on="hid", how="left")
         .join(A.filter(a == "post_ante").group_by("hid").agg(ante_posted=pl.col("amount").max()), on="hid", how="left")
+        .join(A.filter((a == "post_sb") & ~pl.col("is_all_in")).group_by("hid").agg(sb_posted=pl.col("amount").max()),
+              on="hid", how="left")
         .join(CC.filter(pl.col("kind") == "pot").group_by("hid").agg(coll_pot=pl.col("amt").sum()), on="hid", how="left")
         .join(SS.group_by("hid").agg(not_awarded=pl.col("not_awarded").sum()), on="hid", how="left")
         .with_columns(
@@ -766,6 +781,9 @@ def _parse_lines(L: pl.DataFrame, files: list[str]) -> ParsedHands:  # noqa: C90
             all_cards_known=(pl.col("n_players") > 0) & (pl.col("n_known") == pl.col("n_players")),
             run_it_twice=pl.col("rit").fill_null(False),
             ante=pl.coalesce(pl.col("ante_posted"), pl.col("ante_header")),
+            small_blind=pl.when(pl.col("limit_type") == "fixed_limit")
+            .then(pl.coalesce(pl.col("sb_posted"), pl.col("small_blind_hdr") // 2))
+            .otherwise(pl.col("small_blind")),
         )
     )
     rit2 = BOARD.filter(pl.col("run") == 2).select("hid").unique().with_columns(rit2=pl.lit(True))

@@ -339,7 +339,8 @@ class ReviewStore:
     def queue(self, *, kind: str | None = None, status: str | None = None, assignee: str | None = None,
               score_min: float | None = None, score_max: float | None = None,
               date_from: str | None = None, date_to: str | None = None, flagged: bool | None = True,
-              account: str | None = None, sort: str = "rank", desc: bool = True, limit: int = 500) -> list[dict[str, Any]]:
+              account: str | None = None, ring: str | None = None, sort: str = "rank", desc: bool = True,
+              limit: int = 500) -> list[dict[str, Any]]:
         """The case queue, filtered and sorted in SQL with bound parameters.
 
         ``date_from`` / ``date_to`` (YYYY-MM-DD) bound the day a case was last
@@ -375,6 +376,9 @@ class ReviewStore:
         if account:
             where.append("case_id IN (SELECT case_id FROM case_accounts WHERE account = ?)")
             params.append(account)
+        if ring:
+            where.append("ring = ?")
+            params.append(ring)
         direction = "DESC" if desc else "ASC"
         orders = {
             "rank": f"flagged {direction}, score {direction}, stake {direction}",

@@ -12,6 +12,7 @@ Security:
   the ``sessions`` table, expiring after ``session_ttl`` seconds);
 - every page but /login needs a session: GET without one redirects to
   /login, anything else is answered 401;
+- at most five failed sign-ins per user and client in five minutes (then 429);
 - every POST checks the ``Origin`` (and, without it, the ``Referer``)
   against the app's own origin, and a CSRF token: the session's token in
   every form (before sign-in, a double-submit cookie); a mismatch is 403;
@@ -23,6 +24,7 @@ from __future__ import annotations
 
 import hmac
 import secrets
+import time
 import urllib.parse
 from dataclasses import dataclass
 from pathlib import Path
@@ -43,6 +45,7 @@ from pipelines.web.sql import SqlRefused, open_snapshot, run_query
 COOKIE = "rb_session"
 LOGIN_COOKIE = "rb_login_csrf"
 KINDS = ("soft_play", "chip_dumping", "coordinated_sitout", "bounty_collusion", "multi_accounting", "seat_handoff")
+LOGIN_MAX_FAILURES, LOGIN_WINDOW = 5, 300.0  # at most 5 failed sign-ins per user and client in 5 minutes
 CSP = ("default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; form-action 'self'; "
        "frame-ancestors 'none'; base-uri 'none'")
 
@@ -71,6 +74,8 @@ def create_app(settings: WebSettings | None = None) -> FastAPI:
     env = jinja_env()
     env.globals["web"] = True
     env.globals["STATUS_LABELS"] = STATUS_LABELS
+
+    failures: dict[tuple[str, str], list[float]] = {}  # failed sign-ins per (user, client), for throttling
 
     def store() -> ReviewStore:
         return ReviewStore(cfg.review_db)
@@ -164,14 +169,21 @@ def create_app(settings: WebSettings | None = None) -> FastAPI:
         if not cookie or not hmac.compare_digest(form.get("csrf", ""), cookie):
             raise Refused(403, "missing or wrong CSRF token")
         name, password = form.get("username", ""), form.get("password", "")
+        key = (name, request.client.host if request.client else "")
+        now = time.monotonic()
+        recent = [t for t in failures.get(key, []) if now - t < LOGIN_WINDOW]
+        if len(recent) >= LOGIN_MAX_FAILURES:
+            raise Refused(429, "too many failed sign-ins: wait a few minutes")
         nxt = form.get("next", "/cases")
         if not nxt.startswith("/") or nxt.startswith("//") or "\\" in nxt:
             nxt = "/cases"
         with store() as st:
             if not st.verify_password(name, password):
+                failures[key] = [*recent, now]
                 return render(request, "login.html", status_code=401, csrf=cookie, next=nxt, user=None,
                               err="wrong user name or password")
             token, _ = st.create_session(name, ttl=cfg.session_ttl)
+        failures.pop(key, None)
         resp = RedirectResponse(nxt, status_code=303)
         resp.set_cookie(COOKIE, token, httponly=True, samesite="strict", secure=cfg.secure_cookie,
                         max_age=int(cfg.session_ttl), path="/")
@@ -226,6 +238,7 @@ def create_app(settings: WebSettings | None = None) -> FastAPI:
             "date_from": day("date_from"), "date_to": day("date_to"),
             "flagged": {"1": True, "0": False}.get(flagged_q),
             "account": q.get("account") or None,
+            "ring": q.get("ring") or None,
         }
         sort = q.get("sort", "rank")
         desc = q.get("order", "desc") != "asc"
@@ -234,7 +247,7 @@ def create_app(settings: WebSettings | None = None) -> FastAPI:
             assignees = [u["name"] for u in st.users()]
         snap_exists = Path(cfg.snapshot_path).exists()
         shown = {k: q.get(k, "") for k in ("kind", "status", "assignee", "score_min", "score_max", "date_from",
-                                            "date_to", "account")}
+                                            "date_to", "account", "ring")}
         return render(request, "queue.html", rows=rows, q=shown, kinds=KINDS, statuses=STATUSES,
                       assignees=assignees, sort=sort, desc=desc, flagged_q=flagged_q, problems=problems,
                       snap_exists=snap_exists)

@@ -151,3 +151,20 @@ def test_missing_snapshot_says_no_run_published(tmp_path):
     assert r.status_code == 503 and "No run published yet" in r.text
     assert "No run published yet" in c.get("/cases").text
     assert c.get("/cases/c-000001").status_code == 503
+
+
+def test_sign_in_is_throttled_after_five_failures(published):
+    c = TestClient(app_for(published), base_url=BASE)
+    tok = re.search(r'name="csrf" value="([^"]+)"', c.get("/login").text).group(1)
+    codes = [c.post("/login", data={"csrf": tok, "username": "ivy", "password": f"guess {i}"}).status_code
+             for i in range(6)]
+    assert codes == [401] * 5 + [429]
+    assert c.post("/login", data={"csrf": tok, "username": "ivy", "password": PASSWORD}).status_code == 429
+
+
+def test_queue_filters_by_ring(published):
+    c = signed_in(app_for(published))
+    with ReviewStore(published / "review.sqlite") as st:
+        ring = st.case("c-000001")["ring"]
+    page = c.get("/cases", params={"ring": ring, "flagged": ""})
+    assert re.findall(r'data-case="([^"]+)"', page.text) == ["c-000001"]

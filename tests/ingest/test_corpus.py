@@ -124,6 +124,12 @@ def test_stored_hands_satisfy_the_invariants(corpus):
           FROM actions WINDOW w AS (PARTITION BY hand_id ORDER BY seq)) WHERE seq <> rn OR pot_before <> pb
     """).fetchone()[0]
     assert seq_bad == 0
+    # betting logic: nobody checks or bets facing a bet, a call never adds more than
+    # what was owed, a raise adds more than what was owed
+    a = t["actions"]
+    assert a.filter((pl.col("action").is_in(["check", "bet"])) & (pl.col("to_call") > 0)).height == 0
+    assert a.filter((pl.col("action") == "call") & (pl.col("amount") > pl.col("to_call"))).height == 0
+    assert a.filter((pl.col("action") == "raise") & (pl.col("amount") <= pl.col("to_call"))).height == 0
     h = t["hands"]
     assert h["started_at"].null_count() == 0 and h["day"].null_count() == 0
     assert (h["day"] == h["started_at"].dt.date()).all()

@@ -784,3 +784,16 @@ Board [2c 3d 4h 5s Kd]
     assert row(a, player="a", action="call")["to_call"] == D("30")
     assert row(a, player="b", action="call")["to_call"] == D("15")
     assert r.tables["hands"]["big_blind"].to_list() == [D("30")]
+
+
+def test_dead_small_blind_of_a_returning_player_is_not_live():
+    text = CASH.replace("cat: posts big blind $1\n", "cat: posts big blind $1\namy: posts small blind $0.50\n").replace(
+        "amy: raises $2 to $3", "amy: raises $2.50 to $3").replace("Total pot $37 |", "Total pot $37.50 |").replace(
+        "bob collected $36.50", "bob collected $37")
+    r = one(text)
+    assert r.quarantine.height == 0, r.quarantine["detail"].to_list()
+    a = r.tables["actions"]
+    assert row(a, seq=2)["action"] == "post_dead"
+    # the dead $0.50 does not count toward amy's raise to $3: she adds $3
+    assert row(a, player="amy", action="raise")["amount"] == D("3")
+    assert row(r.tables["seats"], player="amy")["put_in"] == D("18.50")

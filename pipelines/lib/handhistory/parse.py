@@ -633,6 +633,12 @@ def _parse_lines(L: pl.DataFrame, files: list[str]) -> ParsedHands:  # noqa: C90
 
     # --- actions: running values ---------------------------------------------------
     A = A.with_columns(street=pl.when(pl.col("sec") == "setup").then(pl.lit("preflop")).otherwise(pl.col("sec")))
+    # A "posts small blind" after the big blind was posted is a returning
+    # player's dead small blind: it goes to the pot but is not a live bet.
+    st_h = _starts("hid")
+    bb_before = _g_shift(_g_cumsum((pl.col("action") == "post_bb").cast(pl.Int32), st_h), st_h, 0)
+    A = A.with_columns(action=pl.when((pl.col("action") == "post_sb") & (bb_before > 0))
+                       .then(pl.lit("post_dead")).otherwise(pl.col("action")))
     # Fixed limit headers state the bets ("$1/$2"): the big blind is the small
     # bet, the small blind what the hand's small blind posted (else half).
     H = H.with_columns(

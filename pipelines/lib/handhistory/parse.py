@@ -32,6 +32,20 @@ count in the seat's ``collected`` and ``stack_end`` but not in the pot
 balance. When the summary lists main and side pots, main + sides + STP must
 equal the total pot. Every stack_end and put_in must be >= 0.
 
+Blinds: a "posts small blind" after the big blind was posted is a returning
+player's dead small blind (``post_dead``, not live); the dead part of "posts
+small & big blinds" is the amount above the big blind. Preflop, ``to_call``
+is at least the big blind (a short all-in big blind does not lower it).
+Fixed-limit headers state the bets ("$1/$2"): ``big_blind`` is the small bet
+and ``small_blind`` what the hand's small blind posted (else half the small
+bet). Old clients (2007) wrote no "Uncalled bet" line: when the pot falls
+short of what was put in by exactly the top contributor's excess over the
+second, that excess is recorded as returned.
+
+``content_hash``: MD5 (DuckDB ``md5``) of the hand's lines with surrounding
+whitespace removed and blank lines dropped, joined by ``\n``: the same hand
+written with ``\r\n``, trailing spaces or another encoding has one hash.
+
 Positions: the players dealt in are ordered clockwise from the button seat
 (the first seat after the button first, the button seat last). Heads-up: the
 button seat is 'BTN' (it posts the small blind) and the other player 'BB'.

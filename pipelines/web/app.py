@@ -23,6 +23,7 @@ Security:
 from __future__ import annotations
 
 import hmac
+import json
 import secrets
 import time
 import urllib.parse
@@ -38,7 +39,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from pipelines.lib import paths
 from pipelines.lib.errors import RailbirdError
 from pipelines.lib.replay import load_replays
-from pipelines.lib.reports import build_report, jinja_env
+from pipelines.lib.reports import build_report, jinja_env, render_html
 from pipelines.lib.review import SESSION_TTL_SECONDS, STATUS_LABELS, STATUSES, ReviewStore
 from pipelines.web.sql import SqlRefused, open_snapshot, run_query
 
@@ -276,6 +277,28 @@ def create_app(settings: WebSettings | None = None) -> FastAPI:
             raise Refused(404, f"no case {case_id}")
         return render(request, "case.html", case_id=case_id, review=review, report=report, r=report, notes=notes,
                       audit=audit, users=users, statuses=[s for s in STATUSES if s != "confirmed"])
+
+    @app.get("/cases/{case_id}/report.{fmt}")
+    def case_report_file(request: Request, case_id: str, fmt: str) -> Response:
+        """The case report as the standalone HTML page or its JSON, built from the published snapshot."""
+        require_user(request)
+        if fmt not in ("html", "json"):
+            raise Refused(404, "report.html or report.json")
+        con = snapshot()
+        if con is None:
+            return no_run(request)
+        try:
+            report = build_report(con, case_id)
+        finally:
+            con.close()
+        if report is None:
+            raise Refused(404, f"no case {case_id} in the published snapshot")
+        safe = "".join(ch for ch in case_id if ch.isalnum() or ch in "-_")
+        headers = {"Content-Disposition": f'attachment; filename="{safe}.{fmt}"'}
+        if fmt == "json":
+            return Response(json.dumps(report, default=str, ensure_ascii=False), media_type="application/json",
+                            headers=headers)
+        return HTMLResponse(render_html(report), headers=headers)
 
     def _case_action(path_fn):  # type: ignore[no-untyped-def]
         async def handler(request: Request, case_id: str) -> Response:

@@ -168,3 +168,15 @@ def test_queue_filters_by_ring(published):
         ring = st.case("c-000001")["ring"]
     page = c.get("/cases", params={"ring": ring, "flagged": ""})
     assert re.findall(r'data-case="([^"]+)"', page.text) == ["c-000001"]
+
+
+def test_report_downloads(published):
+    c = signed_in(app_for(published))
+    r = c.get("/cases/c-000002/report.json")
+    assert r.status_code == 200 and r.json()["case"]["accounts"] == sorted([XSS1, XSS2])
+    r = c.get("/cases/c-000002/report.html")
+    assert r.status_code == 200 and "attachment" in r.headers["content-disposition"]
+    assert "<img" not in r.text and "&lt;script&gt;alert(1)&lt;/script&gt;" in r.text
+    assert c.get("/cases/c-000002/report.exe").status_code == 404
+    assert TestClient(app_for(published), base_url=BASE).get("/cases/c-000002/report.json",
+                                                             follow_redirects=False).status_code == 303

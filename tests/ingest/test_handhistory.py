@@ -797,3 +797,12 @@ def test_dead_small_blind_of_a_returning_player_is_not_live():
     # the dead $0.50 does not count toward amy's raise to $3: she adds $3
     assert row(a, player="amy", action="raise")["amount"] == D("3")
     assert row(r.tables["seats"], player="amy")["put_in"] == D("18.50")
+
+
+def test_sitting_out_tournament_player_who_posts_is_dealt_in():
+    text = PKO.replace("Seat 3: Max (2000 in chips, $10 bounty)", "Seat 3: Max (2000 in chips, $10 bounty) is sitting out")
+    r = one(text)
+    assert r.quarantine.height == 0, r.quarantine["detail"].to_list()
+    m = row(r.tables["seats"], player="Max")
+    assert m["sitting_out"] and m["dealt_in"] and m["position"] == "BB"
+    assert r.tables["hands"]["n_players"].to_list() == [3]

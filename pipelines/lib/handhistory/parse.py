@@ -721,7 +721,9 @@ def _parse_lines(L: pl.DataFrame, files: list[str]) -> ParsedHands:  # noqa: C90
         .join(col, on=["hid", "player"], how="left", maintain_order="left")
         .with_columns(
             pl.col("bet").fill_null(0), pl.col("returned").fill_null(0), pl.col("collected").fill_null(0),
-            dealt_in=~pl.col("sitting_out") & pl.col("acted").fill_null(False),
+            # dealt in = has an action, a Dealt to or a showdown line; a tournament
+            # player marked "is sitting out" is still dealt in (posts and is folded)
+            dealt_in=pl.col("acted").fill_null(False),
         )
         .with_columns(put_in=pl.col("bet") - pl.col("returned"))
         .with_columns(net=pl.col("collected") - pl.col("put_in"), stack_end=pl.col("stack_start") - pl.col("put_in") + pl.col("collected"))

@@ -87,8 +87,10 @@ def independent_pots(rec):
         pots.append((amt, sorted(p for p in alive if contrib[p] >= lv)))
         prev = lv
     over = sum(max(0, c - prev) for c in contrib.values())  # folded money above every live level
-    if over:
+    if over and pots:
         pots[-1] = (pots[-1][0] + over, pots[-1][1])
+    elif over:  # only dead money in the pot (the survivor's whole bet came back)
+        pots = [(over, sorted(alive))]
     return pots
 
 
@@ -178,8 +180,13 @@ def test_random_hands_balance_and_follow_the_rules(game, limit, hi_lo):
                 seat.sitting_out = False
         button = int(rng.choice(seat_nos))
         ti = TournamentInfo("77", 500, 50, 1, 100, bool(h % 2)) if tour else None
+        blinds = None  # sometimes the world places the blinds (dead button: maybe no small blind)
+        dealt = sorted((x for x in seats if (tour or not x.sitting_out) and x.stack > 0),
+                       key=lambda x: (x.seat - button - 1) % 9)
+        if len(dealt) >= 3 and rng.random() < 0.2:
+            blinds = (None if rng.random() < 0.5 else dealt[0].seat, dealt[1].seat)
         before = [(x.seat, x.player, x.stack, x.sitting_out, x.bounty, x.posts_dead) for x in seats]
-        rec = play(cfg, seats, button, pol, tournament=ti, rng=rng)
+        rec = play(cfg, seats, button, pol, tournament=ti, rng=rng, blinds=blinds)
         assert before == [(x.seat, x.player, x.stack, x.sitting_out, x.bounty, x.posts_dead) for x in seats]
         rec.check_balance()
         check_legal(rec)

@@ -23,8 +23,12 @@ Method
 4. **Load** with :func:`pipelines.lib.warehouse.load`: one transaction for
    the whole run.
 
-Files are read in batches (by bytes) and each batch's frames are concatenated
-before loading, so the per-file cost is one parse call and a list append.
+Files are read in chunks of about 24 MB: a chunk's hand texts go through the
+parser in one vectorised pass; with several chunks a process pool parses the
+next chunks while the current one is loaded, and every chunk is loaded inside
+the run's single transaction, so memory stays at a few chunks whatever the
+size of the landing folder.  A growing events file is read up to its last
+complete line.
 """
 
 from __future__ import annotations
@@ -210,7 +214,12 @@ def _read_chunk(files: list[FileInfo], growing_seconds: float, now: float) -> wh
                         texts.append(text)
                         names.append(str(info.path))
                 elif info.kind == "events":
-                    parts.append(_events.parse_events_text(_events.decode(data), str(info.path)))
+                    text = _events.decode(data)
+                    if (now - info.mtime_epoch) < growing_seconds:
+                        status = "growing"
+                        if not text.endswith("\n"):  # a line still being written: read it next time
+                            text = text[: text.rfind("\n") + 1]
+                    parts.append(_events.parse_events_text(text, str(info.path)))
                 else:
                     parts.append(_events.parse_accounts_text(_events.decode(data), str(info.path)))
         elif info.sha256 is None:
@@ -423,25 +432,31 @@ def staged_files(staging_dir: str | os.PathLike) -> dict[str, tuple]:
 
 def load_staged(con: duckdb.DuckDBPyConnection, staging_dir: str | os.PathLike, days: Iterable[str], *, run_id: str,
                 fail_hook=None) -> wh.LoadResult:
-    """Load the staged rows of ``days`` in one transaction, then drop them from the staging folder."""
+    """Load the staged rows of ``days`` in one transaction, then drop them from the staging folder.
+
+    Staged batches are read and loaded one at a time (memory stays at one
+    batch), all inside the same transaction.
+    """
     wanted = sorted({_dt.date.fromisoformat(d) for d in days})
     folders = staged_batches(staging_dir)
-    batch = wh.Batch()
-    for folder in folders:
-        part = wh.Batch()
-        for f in sorted(folder.glob("*.parquet")):
-            df = pl.read_parquet(f).filter(pl.col("_day").is_in(wanted))
-            if df.height == 0:
-                continue
-            name = f.stem
-            if name == "quarantine":
-                part.quarantine = df.drop("_day")
-            elif name == "ingest_log":
-                part.files = df.drop("_day")
-            else:
-                part.tables[name] = df
-        batch.extend(part)
-    result = wh.load(con, batch, run_id=run_id, fail_hook=fail_hook)
+
+    def batches():
+        for folder in folders:
+            part = wh.Batch()
+            for f in sorted(folder.glob("*.parquet")):
+                df = pl.read_parquet(f).filter(pl.col("_day").is_in(wanted))
+                if df.height == 0:
+                    continue
+                name = f.stem
+                if name == "quarantine":
+                    part.quarantine = df.drop("_day")
+                elif name == "ingest_log":
+                    part.files = df.drop("_day")
+                else:
+                    part.tables[name] = df
+            yield part
+
+    result = wh.load_many(con, batches(), run_id=run_id, fail_hook=fail_hook)
     for folder in folders:  # committed: drop what was loaded
         for f in folder.glob("*.parquet"):
             rest = pl.read_parquet(f).filter(~pl.col("_day").is_in(wanted))

@@ -160,3 +160,20 @@ def test_whole_corpus_balances_and_reingests_to_nothing(tmp_path, corpus_dir):
     r2 = ingest.ingest([corpus_dir], con, progress=False)
     assert r2.result.hands_stored == 0 and r2.result.quarantined == 0
     assert con.execute("SELECT count(*) FROM hands").fetchall()[0][0] == r1.result.hands_stored
+
+
+def test_growing_events_file_keeps_its_partial_last_line_for_later(tmp_path):
+    land = tmp_path / "landing"
+    land.mkdir()
+    f = land / "live.jsonl"
+    done = '{"ts":"2026-03-04T20:00:00Z","type":"sit_out","account":"amy","table":"T1","tournament":null}\n'
+    f.write_text(done + '{"ts":"2026-03-04T20:01:00Z","type":"sit_in","acc', encoding="utf-8")
+    con = wh.connect(None)
+    r = ingest.ingest([land], con, progress=False, growing_seconds=600)
+    assert (r.result.events_stored, r.result.quarantined, len(r.growing)) == (1, 0, 1)
+    f.write_text(done + '{"ts":"2026-03-04T20:01:00Z","type":"sit_in","account":"amy","table":"T1","tournament":null}\n',
+                 encoding="utf-8")
+    _old(f)
+    r = ingest.ingest([land], con, progress=False, growing_seconds=600)
+    assert (r.result.events_stored, r.result.quarantined, r.growing) == (1, 0, [])
+    assert con.execute("SELECT kind FROM sit_events ORDER BY ts").fetchall() == [("sit_out",), ("sit_in",)]

@@ -97,19 +97,28 @@ def landing_files(context: dg.AssetExecutionContext, warehouse: DuckDBResource,
     todo, skipped = _ingest.changed_files(files, known)
     if not todo:
         return dg.MaterializeResult(metadata={"files_seen": len(files), "files_staged": 0, "files_skipped": skipped})
-    batch = _ingest.read_files(todo, growing_seconds=settings.growing_seconds, progress=False)
-    folder, days = _ingest.stage(batch, settings.staging_dir)
-    new = register_days(context.instance, days)
-    kinds = batch.files.group_by("file_kind").len().sort("file_kind").iter_rows() if batch.files is not None else []
-    hands = batch.tables.get("hands")
+    days: set[str] = set()
+    kinds: dict[str, int] = {}
+    hands = quarantined = 0
+    folders = []
+    for batch in _ingest.iter_batches(todo, growing_seconds=settings.growing_seconds, progress=False):
+        folder, batch_days = _ingest.stage(batch, settings.staging_dir)  # one staged batch per chunk
+        folders.append(folder)
+        days.update(batch_days)
+        for k, n in batch.files.group_by("file_kind").len().iter_rows():
+            kinds[k] = kinds.get(k, 0) + int(n)
+        hands += batch.tables["hands"].height if "hands" in batch.tables else 0
+        quarantined += batch.quarantine.height
+    day_list = sorted(days)
+    new = register_days(context.instance, day_list)
     return dg.MaterializeResult(metadata={
         "files_seen": len(files), "files_staged": len(todo), "files_skipped": skipped,
-        "files_by_kind": {k: int(n) for k, n in kinds},
-        "hands_parsed": 0 if hands is None else hands.height,
-        "quarantined": batch.quarantine.height,
-        "days": days[:50] if len(days) <= 50 else days[:25] + ["…"] + days[-24:],
+        "files_by_kind": dict(sorted(kinds.items())),
+        "hands_parsed": hands,
+        "quarantined": quarantined,
+        "days": day_list if len(day_list) <= 50 else day_list[:25] + ["…"] + day_list[-24:],
         "new_days": len(new),
-        "staged_batch": dg.MetadataValue.path(str(folder)),
+        "staged_batches": [str(f) for f in folders],
     })
 
 

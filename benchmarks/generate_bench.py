@@ -1,7 +1,8 @@
 """Throughput and memory of ``railbird generate`` at two sizes.
 
 Prints hands written per second (wall clock, the default pool of two worker
-processes) and the peak resident memory of the parent and of the largest
+processes), hands per CPU-second (what the wall figure would be per core on an
+idle machine) and the peak resident memory of the parent and of the largest
 worker, for a small and a ten-times larger population, so that memory that
 grows with the number of hands would show. Usage::
 
@@ -29,7 +30,9 @@ import pathlib
 for f in pathlib.Path(out, "hands").glob("*.txt"):
     with open(f, encoding="utf-8") as fh:
         n += sum(1 for line in fh if line.startswith("PokerStars Hand #"))
-print(json.dumps({"hands": n, "seconds": dt,
+ru_s, ru_c = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+cpu = ru_s.ru_utime + ru_s.ru_stime + ru_c.ru_utime + ru_c.ru_stime
+print(json.dumps({"hands": n, "seconds": dt, "cpu_seconds": cpu,
                   "rss_parent_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
                   "rss_worker_mb": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024}))
 """
@@ -55,7 +58,8 @@ def main() -> int:
     for hands in args.sizes:
         r = run(hands, args.workers)
         print(f"target {hands:>9,} hands: wrote {r['hands']:,} hands ({r['accounts']} accounts, {r['mb_written']:.0f} MB) "
-              f"in {r['seconds']:.1f}s = {r['hands'] / r['seconds']:,.0f} hands/s with {args.workers} workers; "
+              f"in {r['seconds']:.1f}s = {r['hands'] / r['seconds']:,.0f} hands/s with {args.workers} workers "
+              f"({r['hands'] / r['cpu_seconds']:,.0f} hands per CPU-second, {r['cpu_seconds']:.0f} CPU-s); "
               f"peak RSS parent {r['rss_parent_mb']:.0f} MB, largest worker {r['rss_worker_mb']:.0f} MB")
     return 0
 

@@ -424,9 +424,6 @@ def play_cash_table(plan: CashTablePlan, ctx) -> int:
             elif not brk and o.on_break:
                 o.on_break = False
                 ctx.events.sit_in(t - rng.randrange(500, 8000), sp.account, plan.name, None)
-                if o.missed_sb and o.missed_bb:
-                    o.sitting_out = False
-                o.sitting_out = False
             o.sitting_out = o.on_break
         # top-ups and rebuys between hands
         for o in occ.values():

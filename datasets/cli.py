@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import time
 from pathlib import Path
 
@@ -29,23 +30,28 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
 
 
-def main(args: argparse.Namespace) -> int:
-    from pipelines.lib.errors import RailbirdError
+def _fail(msg: str) -> int:
+    """A mistake the user can fix: one line, exit status 2 (as the dispatcher does for its own errors;
+    ``datasets`` never imports ``pipelines``)."""
+    print(f"railbird generate: {msg}", file=sys.stderr)
+    return 2
 
+
+def main(args: argparse.Namespace) -> int:
     from datasets.generate import generate
     from datasets.presets import parse_mix
 
     try:
         mix = parse_mix(args.mix)
     except ValueError as exc:
-        raise RailbirdError(str(exc)) from None
+        return _fail(str(exc))
     if args.accounts is not None and args.accounts < 20:
-        raise RailbirdError("--accounts must be at least 20")
+        return _fail("--accounts must be at least 20")
     if args.hands is not None and args.hands < 100:
-        raise RailbirdError("--hands must be at least 100")
+        return _fail("--hands must be at least 100")
     out = Path(args.out)
     if out.exists() and not out.is_dir():
-        raise RailbirdError(f"--out {out} exists and is not a folder")
+        return _fail(f"--out {out} exists and is not a folder")
     t0 = time.perf_counter()
     generate(out, preset=args.preset, seed=args.seed, accounts=args.accounts, hands=args.hands, mix=mix,
              view=args.view, progress=not args.no_progress, workers=max(1, args.workers),

@@ -233,7 +233,8 @@ def plant_groups(pop, mix: dict[str, int], strength: tuple[float, float], rng: r
 
     Strengths of the groups of one kind are spread evenly over the range
     (then shuffled), so every kind spans blatant to subtle. Colluders are
-    persons with some activity; a person joins at most one group. Chip
+    persons with some activity (in-hand kinds: players with a VPIP of at
+    least 18 %, who actually contest pots); a person joins at most one group. Chip
     dumping groups are stars (one feeder and 2-3 receivers, or the reverse)
     a third of the time. Multi-accounting gives one person 1-2 extra
     accounts; a seat hand-off adds a person with no account who takes over.
@@ -269,7 +270,15 @@ def plant_groups(pop, mix: dict[str, int], strength: tuple[float, float], rng: r
                 take = 1
             if len(free) < take:
                 break
-            pids = [free.pop(rng.randrange(min(len(free), 40))) for _ in range(take)]
+            if kind in ("soft_play", "chip_dumping", "bounty_collusion"):
+                # in-hand colluders are people who play pots (not the tightest nits)
+                cands = [i for i, pid in enumerate(free[:80]) if pop.persons[pid].style.vpip >= 0.18]
+                if len(cands) < take:
+                    cands = list(range(min(len(free), 40)))
+                idx = sorted(rng.sample(cands, take), reverse=True)
+                pids = [free.pop(i) for i in idx]
+            else:
+                pids = [free.pop(rng.randrange(min(len(free), 40))) for _ in range(take)]
             for pid in pids:
                 p = pop.persons[pid]
                 p.activity = max(p.activity, 0.6)

@@ -133,8 +133,9 @@ class UnitContext:
             if acc not in self._offline:
                 self._offline[acc] = players[acc]
                 lines.append(f"{acc} is disconnected")
-                if sessions is not None and acc in sessions:
+                if sessions is not None and sessions.get(acc):
                     self.events.logout(t - self.rng.randrange(1_000, 30_000), acc, sessions[acc])
+                    sessions[acc] = ""  # closed by the server; a new one opens on reconnect
         for acc in list(self._offline):
             if acc not in now and acc in players:
                 pid = self._offline.pop(acc)
@@ -734,11 +735,11 @@ def _write_labels(world: World, results: list[dict], path: Path) -> None:
             tours = sorted({tid for _, _, tid in lst if tid})
             if g.kind in ("coordinated_sitout", "multi_accounting", "seat_handoff", "bounty_collusion"):
                 tours = sorted(set(tours) | ({t for t in g.tournaments} if g.kind != "seat_handoff" else set(tours)))
-            obj = {
-                "group": g.gid, "kind": g.kind, "accounts": list(g.accounts), "tournaments": tours, "hands": hands,
-                "from": iso_s(lst[0][1]) if lst else None, "to": iso_s(lst[-1][1]) if lst else None,
-                "strength": g.strength,
-            }
+            obj = {"group": g.gid, "kind": g.kind, "accounts": list(g.accounts), "tournaments": tours, "hands": hands}
+            if lst:  # a group that never acted has no time span: the keys are absent (inputs.md allows it)
+                obj["from"] = iso_s(lst[0][1])
+                obj["to"] = iso_s(lst[-1][1])
+            obj["strength"] = g.strength
             if g.roles:
                 obj["roles"] = dict(g.roles)
             fh.write(json.dumps(obj) + "\n")

@@ -313,7 +313,8 @@ def play_tournament(plan: TournamentPlan, ctx) -> int:
                 e = by_acc[acc]
                 if e.handoff_pid >= 0 and not handed_off.get(acc) and tour_hands_of.get(acc, 0) >= e.handoff_hand:
                     handed_off[acc] = True
-                    ev.logout(t - rng.randrange(20_000, 90_000), acc, sessions[acc])
+                    if sessions[acc]:
+                        ev.logout(t - rng.randrange(20_000, 90_000), acc, sessions[acc])
                     ip, device, mobile = ctx.device_of(e.handoff_pid, acc, t, person_only=True)
                     sid = ctx.new_session_id()
                     ev.login(t - rng.randrange(2_000, 15_000), acc, sid, ip, device)
@@ -396,7 +397,8 @@ def play_tournament(plan: TournamentPlan, ctx) -> int:
                 tour_hands_of[acc] = tour_hands_of.get(acc, 0) + 1
         end_t = max(clock.values())
         for _, _, acc, tb, rec in busted:
-            ev.logout(clock[tb.name] + rng.randrange(3_000, 180_000), acc, sessions[acc])
+            if sessions[acc]:
+                ev.logout(clock[tb.name] + rng.randrange(3_000, 180_000), acc, sessions[acc])
         # sit-outs count down; those coming back send sit_in
         for acc in list(sitting):
             sitting[acc] -= 1
@@ -412,7 +414,8 @@ def play_tournament(plan: TournamentPlan, ctx) -> int:
     if remaining == 1 and hands:
         winner = next(a for tb in tables for a in tb.seats.values())
         tname = next(tb.name for tb in tables if winner in tb.seats.values())
-        ev.logout(clock[tname] + rng.randrange(10_000, 300_000), winner, sessions[winner])
+        if sessions[winner]:
+            ev.logout(clock[tname] + rng.randrange(10_000, 300_000), winner, sessions[winner])
     ctx.tournament_done(plan, place_of, bounty_cash)
     return hands
 

@@ -340,6 +340,16 @@ def timeline(con: duckdb.DuckDBPyConnection, accounts: list[str], hands: list[st
         sits = _dicts(con, q.format(a="?", t0="?", t1="?"), [accounts, t0, t1])
         sqls.append("-- sit-outs and sit-ins of the accused\n"
                     + q.format(a=acc_lit, t0=f"TIMESTAMP '{t0}'", t1=f"TIMESTAMP '{t1}'"))
+    if "table_events" in tables:
+        # what the hand histories themselves say: sitting out, time-outs, disconnections, returns
+        q = ("SELECT e.player AS account, h.started_at AS ts, e.event AS kind, h.table_name, h.tournament_id "
+             "FROM table_events e JOIN hands h ON h.hand_id = e.hand_id "
+             "WHERE e.player IN (SELECT unnest({a}::VARCHAR[])) AND h.started_at BETWEEN {t0} AND {t1} "
+             "AND e.event IN ('sitting_out', 'timed_out', 'timed_out_disconnected', 'disconnected', 'connected', "
+             "'returned') ORDER BY h.started_at LIMIT 2000")
+        sits += _dicts(con, q.format(a="?", t0="?", t1="?"), [accounts, t0, t1])
+        sqls.append("-- sitting out, time-outs and disconnections in the hand histories\n"
+                    + q.format(a=acc_lit, t0=f"TIMESTAMP '{t0}'", t1=f"TIMESTAMP '{t1}'"))
     hq = ("SELECT h.hand_id, h.started_at, list(s.player ORDER BY s.seat) AS players FROM hands h "
           "JOIN seats s ON s.hand_id = h.hand_id AND s.player IN (SELECT unnest({a}::VARCHAR[])) "
           "WHERE h.hand_id IN (SELECT unnest({h}::VARCHAR[])) GROUP BY 1, 2 ORDER BY 2")
@@ -458,6 +468,7 @@ def build_report(con: duckdb.DuckDBPyConnection, case_id: str, *, max_replays: i
             "p_value": s.get("p_value"), "flagged": bool(s.get("flagged")), "summary": s.get("summary", ""),
             "benign": s.get("benign", ""), "missing": [str(m) for m in s.get("missing") or []], "evidence": ev,
             "n_hands": len(s.get("hands") or []),
+            "extra": json.dumps(s.get("extra") or {}, default=str, ensure_ascii=False, indent=1)[:20000],
         })
     return {
         "case": case,

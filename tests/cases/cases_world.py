@@ -73,7 +73,7 @@ def _hand(hid: str, minute: int, table: str, loser: str, winner: str, other: str
                        (hid, winner, ["9s", "8s"], "dealt")],
         "boards": [(hid, 1, ["Ks", "Qs", "2s", "3h", "4d"])],
         "collections": [(hid, 1, 0, winner, pot, "pot")],
-        "table_events": [(hid, 20, other, "chat", f"gl {XSS1}")],
+        "table_events": [(hid, 20, other, "chat", f"gl {XSS1}"), (hid, 21, other, "sitting_out", None)],
     }
 
 

@@ -76,6 +76,17 @@ def test_seat_handoff_report_marks_the_change_point_and_draws_the_devices(publis
     assert {e["dst"] for e in rep["graph_edges"]} == {"device dev-eve", "device dev-other", "ip 10.0.0.5", "ip 10.0.0.6"}
     devices = [b["title"].split(" device ")[1].split(" ")[0] for row in rep["timeline"]["rows"] for b in row["bars"]]
     assert devices == ["dev-eve", "dev-other"]
+    assert "change_point_hand" in rep["signals"][0]["extra"]
+
+
+def test_timeline_shows_platform_and_hand_history_sit_outs(published):
+    con = duckdb.connect(str(published / "snapshot" / "warehouse.duckdb"), read_only=True)
+    try:
+        rep = build_report(con, "c-000005")  # amy and carl (unflagged soft play), hand 1006 where amy sat out
+    finally:
+        con.close()
+    ticks = {row["label"]: [k["kind"] for k in row["ticks"]] for row in rep["timeline"]["rows"]}
+    assert ticks == {"amy": ["sitting_out"], "carl": ["sit_out", "sit_in"]}
 
 
 def test_a_ring_shows_as_one_picture(tmp_path):

@@ -61,7 +61,7 @@ def test_every_header_is_accounted_for(corpus):
     # per file: stored + quarantined rows per source file = headers in that file
     got = Counter(r.tables["hands"]["source_file"].to_list()) + Counter(r.quarantine["source_file"].to_list())
     assert {k: v for k, v in got.items() if v} == {k: v for k, v in per_file.items() if v}
-    assert elapsed < 45, elapsed
+    # the parse time is printed, not asserted: benchmarks are never timed tests (DEVELOPERS.md)
 
 
 def test_holdem_and_omaha_parse_rate(corpus):

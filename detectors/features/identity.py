@@ -476,8 +476,8 @@ def usage_patterns(
     ``shared_tournaments`` (list), ``n_tourn_a``, ``n_tourn_b``, ``n_shared_t``
     ``exp_shared_t`` and ``p_coentry``: the Poisson upper tail of the shared
     count under a configuration-model null (entries land in events in
-    proportion to their field size, per format), so regulars of big fields are
-    expected to meet.
+    proportion to their field size, per format and day), so regulars of big
+    fields and of the same days are expected to meet.
     """
     if pairs.height == 0:
         return pairs.with_columns(
@@ -531,15 +531,21 @@ def usage_patterns(
         GROUP BY p.a, p.b
         """
         use = con.sql(q_use, params=[bucket_minutes, bucket_minutes, bucket_minutes]).pl()
-    # co-entry null (a configuration model per format): an entry of account a
-    # lands in tournament j with probability size_j / sum(size) among events of
-    # that format (sit-and-go: at most 10 entrants, else multi-table), so the
-    # expected shared entries are n_a * n_b * sum(size^2) / sum(size)^2 per format;
-    # big fields and regulars who enter everything are expected to meet.
+    # co-entry null (a configuration model per format and day): an entry of
+    # account a on a day lands in tournament j with probability size_j /
+    # sum(size) among that day's events of that format (sit-and-go: at most 10
+    # entrants, else multi-table), so the expected shared entries are
+    # sum over (format, day) of n_a * n_b * sum(size^2) / sum(size)^2: big
+    # fields, regulars who enter everything and players of the same days are
+    # expected to meet.
     q_t = f"""
     WITH e AS {tournament_entries(con)},
     sz AS (SELECT tournament_id, count(*) AS sz FROM e GROUP BY 1),
-    fmt AS (SELECT tournament_id, sz, CASE WHEN sz <= 10 THEN 'sng' ELSE 'mtt' END AS f FROM sz),
+    tday AS (SELECT tournament_id, min(started_at)::DATE AS day FROM hands
+             WHERE tournament_id IS NOT NULL GROUP BY 1),
+    fmt AS (SELECT sz.tournament_id, sz.sz,
+                   (CASE WHEN sz.sz <= 10 THEN 'sng' ELSE 'mtt' END) || coalesce(CAST(tday.day AS VARCHAR), '') AS f
+            FROM sz LEFT JOIN tday USING (tournament_id)),
     mom AS (SELECT f, sum(sz)::DOUBLE AS s1, sum(sz * sz)::DOUBLE AS s2 FROM fmt GROUP BY 1),
     acc AS (SELECT e.account, fmt.f, count(*) AS n FROM e JOIN fmt USING (tournament_id) GROUP BY ALL),
     expct AS (

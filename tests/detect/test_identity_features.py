@@ -108,10 +108,17 @@ def test_usage_patterns_handovers_and_co_entries(con):
     assert twin["handovers"] == 2  # u02 after u01, then u01 after u02
     assert twin["overlap_s"] == 0
     assert twin["shared_tournaments"] == [str(500 + t) for t in range(8)]
-    # configuration-model null: E = n_a n_b sum(size^2) / sum(size)^2, Poisson tail of 8
-    sizes = np.array([r[0] for r in con.execute(
-        "SELECT count(DISTINCT s.player) FROM seats s JOIN hands h USING (hand_id) GROUP BY h.tournament_id").fetchall()])
-    expected = 8 * 8 * (sizes**2).sum() / sizes.sum() ** 2
+    # configuration-model null per day: E = sum over days of n_a n_b sum(size^2) / sum(size)^2
+    rows = con.execute(
+        "SELECT h.tournament_id, min(h.started_at)::DATE, count(DISTINCT s.player), "
+        "bool_or(s.player = 'u01'), bool_or(s.player = 'u02') "
+        "FROM seats s JOIN hands h USING (hand_id) GROUP BY 1").fetchall()
+    expected = 0.0
+    for day in {r[1] for r in rows}:
+        sz = np.array([r[2] for r in rows if r[1] == day], dtype=float)
+        na = sum(r[3] for r in rows if r[1] == day)
+        nb = sum(r[4] for r in rows if r[1] == day)
+        expected += na * nb * (sz**2).sum() / sz.sum() ** 2
     assert twin["exp_shared_t"] == pytest.approx(expected)
     from scipy import stats
 

@@ -10,7 +10,7 @@ bounty.
 
 For each knockout hand and each all-in player (the *target*), every other
 player who could still act is an *opportunity*; they *contest* when they put
-chips in and never fold (:func:`detectors.features.gameplay.bounty_spots`).
+chips in voluntarily (folding later in the side pot still counts) (:func:`detectors.features.gameplay.bounty_spots`).
 Per unordered pair of players three tests are made:
 
 1. *joint contests*: how often both contested the same target, against the
@@ -56,12 +56,14 @@ from detectors.base import Detector, Evidence, Signal
 from detectors.features import gameplay as gp
 
 SPOTS_EVIDENCE_SQL = """
--- knockout hands where $player and $opponent both called an all-in target and never folded
+-- knockout hands where $player and $opponent both put chips in against an all-in target
 WITH allin AS (
     SELECT a.hand_id, a.player AS target, min(a.seq) AS s_c FROM actions a
     WHERE a.is_all_in AND a.player NOT IN ($player, $opponent) GROUP BY ALL
 ), vol AS (
-    SELECT hand_id, player, bool_or(action IN ('call', 'bet', 'raise')) AND NOT bool_or(action = 'fold') AS contested
+    SELECT hand_id, player,
+           coalesce(min(seq) FILTER (WHERE action IN ('call', 'bet', 'raise')), 2147483647)
+             < coalesce(min(seq) FILTER (WHERE action = 'fold'), 2147483647) AS contested
     FROM actions GROUP BY ALL
 )
 SELECT ai.hand_id, ai.target, bo.winner AS bounty_winner

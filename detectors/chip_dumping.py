@@ -118,7 +118,8 @@ class ChipDumpingDetector(Detector):
             tournaments=pl.lit([], pl.List(pl.Utf8)),
             value_mean=pl.col("value_w") / pl.col("value_n").clip(1),
         )
-        return t.sort("score", descending=True)
+        # a direction in which the chips did not move is no candidate (the reverse row carries the pair)
+        return t.filter(pl.col("net_flow_bb") > 0).sort("score", descending=True)
 
     def threshold(self, scores: pl.DataFrame) -> pl.DataFrame:
         if scores.is_empty():

@@ -16,7 +16,7 @@ Bowling, AAAI 2013, summed per ordered pair), this module builds:
   of the suspicion graph is split into communities by greedy modularity
   maximisation (Clauset, Newman & Moore, Phys. Rev. E 2004) when it is large;
   a community of three or more accounts that is dense (at least half of its
-  possible edges flagged) is a *ring*; a node with flagged edges to three or
+  possible edges flagged, every member tied to two others) is a *ring*; a node with flagged edges to three or
   more accounts that are not connected among themselves is a *star* (one
   account feeding many, or many feeding one); everything else stays a pair.
 """
@@ -79,7 +79,12 @@ def groups(g: nx.Graph, *, max_component: int = 8, min_ring_density: float = 0.5
         covered: set[frozenset] = set()
         for part in parts:
             sub = g.subgraph(part)
-            if len(part) >= 3 and _density(g, part) >= min_ring_density:
+            ring = (
+                len(part) >= 3
+                and _density(g, part) >= min_ring_density
+                and min(d for _, d in sub.degree()) >= 2  # a star (hub and leaves) is not a ring
+            )
+            if ring:
                 out.append(Group("ring", part, sorted(tuple(sorted(e)) for e in sub.edges())))
                 covered |= {frozenset(e) for e in sub.edges()}
                 continue

@@ -152,18 +152,27 @@ class SoftPlayDetector(Detector):
 
     # ---------------------------------------------------------------- explain
     def _evidence_hands(self, accounts: list[str], limit: int = 25) -> list[str]:
-        d = self.dec_.filter(
-            pl.col("player").is_in(accounts) & pl.col("opponent").is_in(accounts) & pl.col("sbin").is_not_null()
-        )
-        d = d.filter(((pl.col("sbin") >= 2) & ~pl.col("aggr")) | (pl.col("fold") & pl.col("facing") & (pl.col("sbin") >= 2)))
+        """Hands where they spared each other, most surprising first.
+
+        Each passive decision (check, call or fold) towards a partner with a
+        good hand weighs the player's own probability of betting or raising in
+        that spot against everyone else (same street type, facing a bet or not,
+        heads-up or not, strength bin); a hand's weight is the sum.
+        """
+        bins = ["preflop", "facing", "hu", "sbin"]
+        d = self.dec_.filter(pl.col("player").is_in(accounts) & pl.col("sbin").is_not_null())
         if d.is_empty():
             return []
-        h = (
-            d.with_columns(w=pl.col("strength") + pl.col("fold").cast(pl.Float64) * 0.5)
-            .group_by("hand_id")
-            .agg(w=pl.col("w").max(), n=pl.len())
-            .sort(["w", "n", "hand_id"], descending=[True, True, False])
+        partner = pl.col("opponent").is_in(accounts)
+        rates = d.filter(~partner).group_by(["player", *bins]).agg(r=(pl.col("aggr").cast(pl.Float64).sum() + 0.5) / (pl.len() + 1.0))
+        x = (
+            d.filter(partner & (pl.col("sbin") >= 2) & ~pl.col("aggr"))
+            .join(rates, on=["player", *bins], how="left")
+            .with_columns(pl.col("r").fill_null(0.3))
         )
+        if x.is_empty():
+            return []
+        h = x.group_by("hand_id").agg(w=pl.col("r").sum()).sort(["w", "hand_id"], descending=[True, False])
         return h["hand_id"].head(limit).to_list()
 
     def explain(self, con: duckdb.DuckDBPyConnection, row: dict[str, Any]) -> Signal:

@@ -517,11 +517,13 @@ _CACHE: dict[tuple, tuple[pl.DataFrame, pl.DataFrame]] = {}
 
 
 def _fingerprint(con: duckdb.DuckDBPyConnection) -> tuple:
+    files = con.execute("SELECT path FROM duckdb_databases() WHERE database_name = current_database()").fetchall()
+    where = files[0][0] if files and files[0][0] else id(con)  # a file: any connection to it; in memory: this one
     row = con.execute(
         "SELECT (SELECT count(*) FROM actions), (SELECT max(hand_id) FROM hands), "
         "(SELECT count(*) FROM hole_cards), (SELECT count(*) FROM hands)"
     ).fetchall()[0]
-    return (id(con), *row)
+    return (where, *row)
 
 
 def cached_pair_features(
@@ -618,7 +620,7 @@ WITH ko AS (
     GROUP BY ALL
 )
 SELECT ai.hand_id, h.tournament_id, ai.target, s.player,
-       (coalesce(v.vol, false) AND f.fold_seq IS NULL) AS contested,
+       (coalesce(v.vol, false) AND coalesce(f.fold_seq, 2147483647) > v.first_vol) AS contested,
        coalesce(p.post_bets, 0) AS post_bets,
        coalesce(len(bd.cards), 0) >= 3 AS saw_flop,
        bo.winner AS bounty_winner,
@@ -643,7 +645,7 @@ WHERE coalesce(f.fold_seq, 2147483647) > ai.s_c OR coalesce(v.first_vol, 2147483
 def bounty_spots(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
     """One row per (knockout hand, all-in target, other player who could contest it).
 
-    ``contested``: the player put chips in voluntarily and never folded;
+    ``contested``: the player put chips in voluntarily (a fold may come later, in the side pot);
     ``post_bets``: their bets/raises after the target's all-in, after the flop
     (0 = the side pot was checked down); ``strength``: preflop all-in equity
     of their hole cards against one random hand (Hold'em, cards known).

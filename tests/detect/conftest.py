@@ -262,14 +262,25 @@ def to_player_view(con: duckdb.DuckDBPyConnection) -> None:
 
 @pytest.fixture(scope="session")
 def planted_world() -> World:
+    """Soft pair p01-p02 and ring p03-p04-p05 (60 % of their chances), dumper p06 -> p07
+    (half the hands they share), a dumping star p20 -> p21, p22, p23, regulars p10-p11."""
     return build_world(
         n_players=36,
-        n_hands=6000,
+        n_hands=5000,
         soft=[(("p01", "p02"), 0.6), (("p03", "p04", "p05"), 0.6)],
-        dump=[(("p06", "p07"), 0.5)],
+        dump=[(("p06", "p07"), 0.5), (("p20", "p21"), 0.5), (("p20", "p22"), 0.5), (("p20", "p23"), 0.5)],
         regulars=[("p10", "p11")],
         seed=11,
     )
+
+
+@pytest.fixture(scope="session")
+def planted_signals(planted_world):
+    from detectors.chip_dumping import ChipDumpingDetector
+    from detectors.soft_play import SoftPlayDetector
+
+    con = planted_world.con
+    return {"soft_play": SoftPlayDetector().detect(con), "chip_dumping": ChipDumpingDetector().detect(con)}
 
 
 def build_ko_world(*, n_players: int = 30, n_hands: int = 3000, colluders: tuple[str, str] = ("k01", "k02"),

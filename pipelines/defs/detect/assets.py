@@ -12,7 +12,6 @@ engineer's unfinished module does not break the code location); any other
 import error is raised.
 """
 
-from __future__ import annotations
 
 import datetime as _dt
 import importlib
@@ -132,7 +131,7 @@ def make_signals_asset(kind: str, detector_cls: type[Detector]) -> dg.AssetsDefi
         with warehouse.get_connection() as con:
             detector = detector_cls()
             signals = detector.detect(con)
-            n = write_signals(con, kind, signals, context.run_id)
+            n = write_signals(con, kind, signals, context.run.run_id)
         flagged = [s for s in signals if s.flagged]
         return dg.MaterializeResult(
             metadata={

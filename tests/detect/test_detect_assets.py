@@ -1,0 +1,69 @@
+"""The detect stage's Dagster assets, materialised against a temporary DuckDB warehouse."""
+
+import json
+import sys
+
+import dagster as dg
+import duckdb
+import pytest
+from dagster_duckdb import DuckDBResource
+
+from detectors import REGISTRY
+from pipelines.defs.detect import assets as A
+
+
+@pytest.fixture(scope="module")
+def warehouse_file(tmp_path_factory, planted_world):
+    path = tmp_path_factory.mktemp("wh") / "warehouse.duckdb"
+    con = planted_world.con
+    con.execute("ATTACH ? AS out", [str(path)])
+    try:
+        con.execute("COPY FROM DATABASE memory TO out")
+    finally:
+        con.execute("DETACH out")
+    return str(path)
+
+
+def by_name(name):
+    return next(a for a in A.signals_assets + [A.pair_features] if a.key == dg.AssetKey(name))
+
+
+def test_one_asset_per_registry_entry_with_description_and_deps():
+    keys = {a.key.to_user_string() for a in A.signals_assets}
+    assert keys == {f"{k}_signals" for k in REGISTRY}
+    sp = by_name("soft_play_signals")
+    assert "soft" in sp.descriptions_by_key[sp.key].lower()
+    deps = {d.to_user_string() for d in sp.asset_deps[sp.key]}
+    assert {"hands", "seats", "actions", "hole_cards", "boards", "bounties"} <= deps
+
+
+def test_materialise_writes_and_replaces_signals(warehouse_file):
+    assets = [by_name("soft_play_signals"), by_name("chip_dumping_signals"), by_name("pair_features")]
+    res = {"warehouse": DuckDBResource(database=warehouse_file)}
+    for _ in range(2):  # a second run replaces, never appends
+        result = dg.materialize(assets, resources=res)
+        assert result.success
+    con = duckdb.connect(warehouse_file, read_only=True)
+    try:
+        rows = con.execute("SELECT kind, count(*), count(DISTINCT run_id), sum(flagged::INT) FROM signals GROUP BY kind ORDER BY kind").fetchall()
+        kinds = {r[0]: r for r in rows}
+        assert set(kinds) == {"chip_dumping", "soft_play"}
+        assert all(r[2] == 1 for r in rows) and all(r[3] >= 1 for r in rows)
+        payload, accounts = con.execute(
+            "SELECT payload, accounts FROM signals WHERE kind = 'soft_play' AND flagged ORDER BY score DESC LIMIT 1"
+        ).fetchall()[0]
+        sig = json.loads(payload)
+        assert sig["accounts"] == accounts and sig["evidence"] and sig["hands"]
+        assert con.execute("SELECT count(*) FROM pair_features").fetchall()[0][0] > 100
+    finally:
+        con.close()
+
+
+def test_factory_skips_missing_modules_but_raises_real_import_errors(monkeypatch, tmp_path):
+    monkeypatch.setitem(REGISTRY, "soft_play", "detectors.not_written_yet:Nope")
+    assert "soft_play_signals" not in {a.key.to_user_string() for a in A.build_signals_assets()}
+    (tmp_path / "rb_broken_detector.py").write_text("import a_dependency_that_does_not_exist\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setitem(REGISTRY, "soft_play", "rb_broken_detector:X")
+    with pytest.raises(ModuleNotFoundError, match="a_dependency_that_does_not_exist"):
+        A.build_signals_assets()

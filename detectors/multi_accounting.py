@@ -180,6 +180,9 @@ class MultiAccountingDetector(Detector):
         # weights average 1, so the FDR stays at alpha.
         w = (1.0 + self.device_weight * (scores["idf_device"].fill_null(0).to_numpy() > 0)
              + self.card_weight * (scores["idf_payment"].fill_null(0).to_numpy() > 0))
+        # ... and by how specific the rarest shared identifier is (2 accounts: full
+        # weight; an address behind 9 accounts is a café or a carrier, not a home)
+        w = w * 2.0 / np.maximum(scores["min_share"].fill_null(2).to_numpy().astype(float), 2.0)
         w = w / w.mean()
         q = idf.benjamini_hochberg(np.minimum(1.0, scores["p_value"].to_numpy() / w))
         linked = scores["id_strong"].to_numpy() | (scores["weight"].to_numpy() == 0)

@@ -43,6 +43,7 @@ import networkx as nx
 import polars as pl
 import pyarrow as pa
 
+from detectors.base import KINDS
 from pipelines.lib.review import ReviewStore, overlaps
 
 EXPORT_FIELDS = ("case", "kind", "accounts", "tournaments", "score", "flagged", "hands", "summary")
@@ -141,7 +142,7 @@ COMMENT ON COLUMN case_hands.is_new IS 'First shown for this case by this run';
 # --------------------------------------------------------------------- signals
 
 def load_signals(con: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
-    """Signals of each detector's latest run, as dicts (the payload merged over the columns)."""
+    """Signals of each detector's latest run, as dicts (the payload merged over the columns); unknown kinds skipped."""
     exists = con.execute(
         "SELECT count(*) FROM information_schema.tables WHERE table_name = 'signals'").fetchone()[0]
     if not exists:
@@ -161,6 +162,8 @@ def load_signals(con: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
         """).fetchall()
     out = []
     for kind, det, acc, tours, score, p, flagged, hands, summary, payload in rows:
+        if kind not in KINDS:  # evaluation.md knows six kinds; anything else is not a case
+            continue
         try:
             extra = json.loads(payload) if payload else {}
         except ValueError:

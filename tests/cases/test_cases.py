@@ -160,3 +160,20 @@ def test_export_check_catches_a_missing_field(tmp_path, missing):
     del rec[missing]
     (tmp_path / "c.jsonl").write_text(json.dumps(rec) + "\n")
     assert export_problems(tmp_path / "c.jsonl") == [f"line 1: missing ['{missing}']"]
+
+
+def test_load_signals_keeps_each_detectors_latest_run_and_known_kinds(tmp_path):
+    import datetime as dt
+
+    from cases_world import insert, new_warehouse
+    from pipelines.lib.cases import load_signals
+
+    con = new_warehouse(tmp_path / "w.duckdb")
+    row = lambda kind, det, acc, run, day: (kind, det, acc, [], 0.5, None, True, ["1"], f"{det} {run}",  # noqa: E731
+                                            json.dumps({"extra": {"run": run}}), run, dt.datetime(2026, 3, day))
+    insert(con, "signals", [row("soft_play", "SoftPlay", ["a", "b"], "old", 1),
+                            row("soft_play", "SoftPlay", ["c", "d"], "new", 2),
+                            row("chip_dumping", "ChipDumping", ["a", "b"], "old", 1),
+                            row("mystery", "Mystery", ["x", "y"], "new", 2)])
+    got = sorted((s["kind"], s["summary"], s["extra"]["run"]) for s in load_signals(con))
+    assert got == [("chip_dumping", "ChipDumping old", "old"), ("soft_play", "SoftPlay new", "new")]

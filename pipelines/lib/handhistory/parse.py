@@ -368,7 +368,8 @@ def _parse_lines(L: pl.DataFrame, files: list[str]) -> ParsedHands:  # noqa: C90
         )
     )
 
-    B = L.filter(~pl.col("blank") & ~pl.col("is_hdr")).select("hid", "ln", "t", "sec", "run", is_mk=pl.col("mk").is_not_null())
+    B = L.select("hid", "ln", "t", "sec", "run", "blank", "is_hdr", is_mk=pl.col("mk").is_not_null()).filter(
+        ~pl.col("blank") & ~pl.col("is_hdr")).drop("blank", "is_hdr")
 
     # --- classify ------------------------------------------------------------------
     kind = (

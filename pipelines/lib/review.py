@@ -19,6 +19,8 @@ Tables:
 - ``case_hands``: every evidence hand a case has ever shown, with the run that
   first showed it (what makes a hand ``new``).
 - ``notes`` and ``audit``: append-only; triggers abort any UPDATE or DELETE.
+  Triggers also forbid deleting a case or an evidence hand: nothing a run
+  or a user does can lose a case.
 - ``users`` and ``sessions``: sign-in. Passwords are hashed with scrypt and a
   per-user random salt; sessions are random tokens stored as SHA-256 hashes,
   with an expiry and a per-session CSRF token.
@@ -145,6 +147,10 @@ CREATE TRIGGER IF NOT EXISTS audit_no_update BEFORE UPDATE ON audit
 BEGIN SELECT RAISE(ABORT, 'the audit trail is append-only'); END;
 CREATE TRIGGER IF NOT EXISTS audit_no_delete BEFORE DELETE ON audit
 BEGIN SELECT RAISE(ABORT, 'the audit trail is append-only'); END;
+CREATE TRIGGER IF NOT EXISTS cases_no_delete BEFORE DELETE ON cases
+BEGIN SELECT RAISE(ABORT, 'cases are never deleted from the review store'); END;
+CREATE TRIGGER IF NOT EXISTS case_hands_no_delete BEFORE DELETE ON case_hands
+BEGIN SELECT RAISE(ABORT, 'evidence hands are never deleted from the review store'); END;
 CREATE TRIGGER IF NOT EXISTS notes_no_update BEFORE UPDATE ON notes
 BEGIN SELECT RAISE(ABORT, 'notes are append-only'); END;
 CREATE TRIGGER IF NOT EXISTS notes_no_delete BEFORE DELETE ON notes

@@ -31,6 +31,9 @@ def test_store_is_wal_and_audit_and_notes_are_append_only(store):
                 "UPDATE notes SET body = 'nothing here'", "DELETE FROM notes"):
         with pytest.raises(sqlite3.DatabaseError, match="append-only"):
             store.con.execute(sql)
+    for sql in ("DELETE FROM cases", "DELETE FROM case_hands"):
+        with pytest.raises(sqlite3.DatabaseError, match="never deleted"):
+            store.con.execute(sql)
     assert store.notes(store.cid)[0]["body"] == "first look"
     assert [a["action"] for a in store.audit(store.cid)] == ["opened", "note"]
 

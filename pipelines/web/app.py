@@ -249,8 +249,13 @@ def create_app(settings: WebSettings | None = None) -> FastAPI:
         snap_exists = Path(cfg.snapshot_path).exists()
         shown = {k: q.get(k, "") for k in ("kind", "status", "assignee", "score_min", "score_max", "date_from",
                                             "date_to", "account", "ring")}
+        base_q = {**{k: v for k, v in shown.items() if v}, "flagged": flagged_q}
+        sort_links = {key: "/cases?" + urllib.parse.urlencode(
+            {**base_q, "sort": key, "order": "asc" if (sort == key and desc) else "desc"})
+            for key in ("case", "kind", "score", "stake", "hands", "status", "last_seen")}
         return render(request, "queue.html", rows=rows, q=shown, kinds=KINDS, statuses=STATUSES,
                       assignees=assignees, sort=sort, desc=desc, flagged_q=flagged_q, problems=problems,
+                      sort_links=sort_links,
                       snap_exists=snap_exists)
 
     # ---------------------------------------------------------------- case

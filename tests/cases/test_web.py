@@ -180,3 +180,13 @@ def test_report_downloads(published):
     assert c.get("/cases/c-000002/report.exe").status_code == 404
     assert TestClient(app_for(published), base_url=BASE).get("/cases/c-000002/report.json",
                                                              follow_redirects=False).status_code == 303
+
+
+def test_queue_sorts_by_column_links(published):
+    c = signed_in(app_for(published))
+    page = c.get("/cases", params={"kind": "soft_play", "flagged": ""})
+    link = re.search(r'<a href="([^"]+)">score</a>', page.text).group(1).replace("&amp;", "&")
+    assert "kind=soft_play" in link and "sort=score" in link and "order=desc" in link
+    asc = c.get(link.replace("order=desc", "order=asc"))
+    assert re.findall(r'data-case="([^"]+)"', asc.text) == ["c-000005", "c-000004"]
+    assert re.findall(r'data-case="([^"]+)"', c.get(link).text) == ["c-000004", "c-000005"]

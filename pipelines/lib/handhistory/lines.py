@@ -46,6 +46,7 @@ VERBS = [
 ]
 # Leftmost ": <verb>" followed by a space or the end: removing it leaves the name.
 VERB_SUFFIX_RE = r": (?:" + "|".join(re.escape(v) for v in VERBS) + r")(?: .*)?$"
+VERB_PREFIX_RE = r"^(" + "|".join(re.escape(v) for v in VERBS) + r")"
 TAIL_SUFFIX_RE = r"(?: and is all-in| and has reached the \S+ cap)?(?: \[[^\]]*\])?$"
 ACTION_TAIL_RE = (
     r"^(?: (" + AMT + r"))?(?: to (" + AMT + r"))?"

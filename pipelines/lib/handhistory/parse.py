@@ -410,10 +410,8 @@ def _parse_lines(L: pl.DataFrame, files: list[str]) -> ParsedHands:  # noqa: C90
     V = X.filter(pl.col("hit")).drop("hit").with_columns(player=t.str.replace(G.VERB_SUFFIX_RE, ""))
     V = V.with_columns(rest=t.str.slice(pl.col("player").str.len_chars() + 2))
     rest = pl.col("rest")
-    verb = pl.lit(None, pl.String)
-    for v in reversed(G.VERBS):
-        verb = pl.when(rest.str.starts_with(v)).then(pl.lit(v)).otherwise(verb)
-    V = V.with_columns(verb=verb).with_columns(tail=rest.str.slice(pl.col("verb").str.len_chars())).drop("rest")
+    # one anchored alternation (leftmost-first: longer verbs are listed first)
+    V = V.with_columns(verb=rest.str.extract(G.VERB_PREFIX_RE, 1)).with_columns(tail=rest.str.slice(pl.col("verb").str.len_chars())).drop("rest")
     V = _known(V, names, "player", "known")
     slow = V.filter(~pl.col("known")).drop("player", "verb", "tail", "known", "known_seat").with_columns(
         g=t.str.extract_groups(G.VERB_RE))

@@ -806,3 +806,11 @@ def test_sitting_out_tournament_player_who_posts_is_dealt_in():
     m = row(r.tables["seats"], player="Max")
     assert m["sitting_out"] and m["dealt_in"] and m["position"] == "BB"
     assert r.tables["hands"]["n_players"].to_list() == [3]
+
+
+def test_unknown_time_zone_without_et_is_a_malformed_header():
+    r = one(CASH.replace("2024/01/15 20:30:00 CET [2024/01/15 14:30:00 ET]", "2024/01/15 20:30:00 XYZ"))
+    q = r.quarantine.row(0, named=True)
+    assert (q["reason"], q["detail"]) == ("malformed header", "no readable date/time zone")
+    # the same with the ET time in brackets is fine
+    assert one(CASH.replace(" CET [", " XYZ [")).tables["hands"]["started_at"].to_list() == [dt.datetime(2024, 1, 15, 19, 30)]

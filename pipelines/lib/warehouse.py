@@ -166,6 +166,9 @@ def connect(path: str | os.PathLike | None = None, *, read_only: bool = False) -
     except duckdb.IOException as exc:
         raise RailbirdError(f"cannot open warehouse {target}: {exc}") from None
     if not read_only:
+        # a run is one transaction: cap DuckDB's memory so a big run spills to disk instead of growing
+        con.execute("SET memory_limit = ?", [os.environ.get("RAILBIRD_DUCKDB_MEMORY", "1GB")]).fetchall()
+        con.execute("SET preserve_insertion_order = false").fetchall()
         ensure_schema(con)
     return con
 
@@ -524,6 +527,7 @@ def load_many(
     try:
         for batch in batches:
             result.merge(_load_part(con, batch, run_id=run_id, started_at=started_at, raw=raw, hook=hook))
+            raw = _RawText()  # decoded source files are only needed for the part that cited them
         hook("commit")
         con.execute("COMMIT").fetchall()
     except BaseException:

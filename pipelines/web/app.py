@@ -34,6 +34,7 @@ from typing import Any
 import duckdb
 from fastapi import FastAPI, Request
 from fastapi.responses import HTMLResponse, PlainTextResponse, RedirectResponse, Response
+from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from pipelines.lib import paths
@@ -139,7 +140,7 @@ def create_app(settings: WebSettings | None = None) -> FastAPI:
         sess = require_user(request)
         check_origin(request)
         form = {k: str(v) for k, v in (await request.form()).items()}
-        if not hmac.compare_digest(form.get("csrf", ""), sess["csrf"]):
+        if not _same(form.get("csrf", ""), sess["csrf"]):
             raise Refused(403, "missing or wrong CSRF token")
         return sess, form
 
@@ -167,7 +168,7 @@ def create_app(settings: WebSettings | None = None) -> FastAPI:
         check_origin(request)
         form = {k: str(v) for k, v in (await request.form()).items()}
         cookie = request.cookies.get(LOGIN_COOKIE, "")
-        if not cookie or not hmac.compare_digest(form.get("csrf", ""), cookie):
+        if not cookie or not _same(form.get("csrf", ""), cookie):
             raise Refused(403, "missing or wrong CSRF token")
         name, password = form.get("username", ""), form.get("password", "")
         key = (name, request.client.host if request.client else "")
@@ -179,7 +180,7 @@ def create_app(settings: WebSettings | None = None) -> FastAPI:
         if not nxt.startswith("/") or nxt.startswith("//") or "\\" in nxt:
             nxt = "/cases"
         with store() as st:
-            if not st.verify_password(name, password):
+            if not await run_in_threadpool(st.verify_password, name, password):  # scrypt off the event loop
                 failures[key] = [*recent, now]
                 return render(request, "login.html", status_code=401, csrf=cookie, next=nxt, user=None,
                               err="wrong user name or password")
@@ -393,6 +394,11 @@ def create_app(settings: WebSettings | None = None) -> FastAPI:
         return "ok"
 
     return app
+
+
+def _same(a: str, b: str) -> bool:
+    """Constant-time comparison of two tokens (bytes, so non-ASCII input cannot raise)."""
+    return hmac.compare_digest(a.encode("utf-8"), b.encode("utf-8"))
 
 
 def _has(con: duckdb.DuckDBPyConnection, table: str) -> bool:

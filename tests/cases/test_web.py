@@ -74,6 +74,7 @@ def test_forged_forms_are_refused(published):
     url = "/cases/c-000001/status"
     assert c.post(url, data={"status": "dismissed"}).status_code == 403
     assert c.post(url, data={"status": "dismissed", "csrf": tok[:-1] + ("B" if tok.endswith("A") else "A")}).status_code == 403
+    assert c.post(url, data={"status": "dismissed", "csrf": "jeton-volé-é"}).status_code == 403  # non-ASCII
     r = c.post(url, data={"status": "dismissed", "csrf": tok}, headers={"Origin": "http://evil.example"})
     assert r.status_code == 403
     r = c.post(url, data={"status": "dismissed", "csrf": tok}, headers={"Referer": "http://evil.example/x"})

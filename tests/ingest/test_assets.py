@@ -142,3 +142,19 @@ def test_nightly_job_selects_every_asset_of_every_stage():
     all_keys = {k for k in d.resolve_asset_graph().get_all_asset_keys()}
     assert {k.path[0] for k in all_keys} >= {"landing_files", "hands", "quarantine", "ingest_log"}
     assert set(job.asset_layer.executable_asset_keys) == {k for k in all_keys if d.resolve_asset_graph().get(k).is_executable}
+
+
+def test_hands_balance_finds_a_hand_that_does_not_add_up(tmp_path, hand_builder):
+    from pipelines.lib import warehouse as wh
+
+    con = wh.connect(tmp_path / "wh.duckdb")
+    wh.load(con, hand_builder("1"), run_id="r")  # balanced: put in 0.15, collected 0.15
+    bad = hand_builder("2", seats=[(1, "amy", "10", "0.10", "0.25", "BB"), (2, "bob", "10", "0.05", "0", "SB")])
+    wh.load(con, bad, run_id="r")  # collected 0.25 out of a 0.15 pot
+    assert [r[0] for r in con.execute(checks.BALANCE_SQL).fetchall()] == ["2"]
+    con.close()
+    res = dg.materialize([dg.AssetSpec("hands"), checks.hands_balance],
+                         resources={"warehouse": DuckDBResource(database=str(tmp_path / "wh.duckdb"))},
+                         selection=dg.AssetSelection.checks(checks.hands_balance), raise_on_error=False)
+    (evaluation,) = res.get_asset_check_evaluations()
+    assert not evaluation.passed and evaluation.metadata["unbalanced"].value == 1

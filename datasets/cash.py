@@ -311,18 +311,18 @@ def trim_short_tables(table: CashTablePlan, rng: random.Random) -> None:
     """Players leave tables that have gone heads-up for a while (most look for a fuller game).
 
     Sweep the table's occupancy; when exactly two players stay alone together
-    for more than 15 minutes, with probability 0.7 both leave 3-12 minutes
+    for more than 6 minutes, with probability 0.85 both leave 1-5 minutes
     into that stretch (their seat intervals end; their sessions go on).
     """
-    for _ in range(6):
+    for _ in range(40):
         pts = sorted([(sp.start_ms, 1, id(sp)) for sp in table.seats] + [(sp.end_ms, -1, id(sp)) for sp in table.seats])
         n = 0
         seg_start = None
         changed = False
         for t, d, _ in pts:
-            if n == 2 and seg_start is not None and t - seg_start > 15 * MIN_MS:
-                if rng.random() < 0.7:
-                    cut = seg_start + int(rng.uniform(3, 12) * MIN_MS)
+            if n == 2 and seg_start is not None and t - seg_start > 6 * MIN_MS:
+                if rng.random() < 0.85:
+                    cut = seg_start + int(rng.uniform(1, 5) * MIN_MS)
                     for sp in table.seats:
                         if sp.start_ms <= seg_start < sp.end_ms and not sp.keep:
                             sp.end_ms = max(sp.start_ms + MIN_MS, cut)

@@ -20,7 +20,7 @@ and then applies the kind's deviation:
   and raises into the feeder. Stars are groups with one feeder and several
   receivers or the reverse.
 * ``bounty_collusion``: when a short stack with a bounty is all-in or nearly
-  (at most 12 big blinds), partners call it much wider, and once the target
+  (at most 20 big blinds at the start of the hand), partners call it much wider, raise to isolate it, and once the target
   is all-in they check the side pot down between themselves so the best of
   their hands takes the pot and the bounty.
 * ``multi_accounting`` accounts soft-play each other where natural (same
@@ -169,7 +169,7 @@ class ColludingPolicy(HonestPolicy):
         for p in view.in_hand:
             if p == view.player or p in link.partners:
                 continue
-            if bounties.get(p) and starts.get(p, 10**12) <= 15 * bb:
+            if bounties.get(p) and starts.get(p, 10**12) <= 20 * bb:
                 best = p
         return best
 

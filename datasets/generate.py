@@ -324,8 +324,8 @@ def _poisson(rng: random.Random, lam: float) -> int:
 
 
 def _plan_cash(world: World, planner: CashPlanner, target: int, rng: random.Random, events: EventLog,
-               groups: list[Group], max_days: int = 400) -> tuple[list[CashTablePlan], int]:
-    """Sessions day by day until the tables' estimated hands reach ``target``."""
+               groups: list[Group], min_days: int = 1, max_days: int = 400) -> tuple[list[CashTablePlan], int]:
+    """Sessions day by day until the tables' estimated hands reach ``target``, over at least ``min_days``."""
     pop = world.pop
     pids = [p.pid for p in pop.persons if p.activity > 0 and p.accounts]
     cash_people = [pid for pid in pids if pop.persons[pid].favourite == "cash" or rng.random() < 0.25]
@@ -349,13 +349,17 @@ def _plan_cash(world: World, planner: CashPlanner, target: int, rng: random.Rand
     day = 0
     if target <= 0:
         return [], 0
+    # spread the target over at least ``min_days`` days: scale everyone's activity down if needed
+    per_session = (85.0 / 60.0) * 1.6 * 95.0 / 5.5
+    day_est0 = sum(pop.persons[pid].activity * 0.9 for pid in cash_people if pid not in in_group) * 1.1 * per_session
+    scale = max(0.6, min(1.0, target / max(1.0, min_days * day_est0)))  # but keep tables populated
     while est < target and day < max_days:
         reqs = []
         for pid in cash_people:
             if pid in in_group:
                 continue
             p = pop.persons[pid]
-            for _ in range(_poisson(rng, p.activity * 0.9)):
+            for _ in range(_poisson(rng, p.activity * 0.9 * scale)):
                 st = session_start(p, day, rng, world.t0_ms)
                 reqs.append((st, "solo", pid))
                 # housemates often play the same evening from the same home IP (own devices, own game)
@@ -372,7 +376,7 @@ def _plan_cash(world: World, planner: CashPlanner, target: int, rng: random.Rand
                     reqs.append((session_start(pop.persons[pid], day, rng, world.t0_ms), "solo", pid))
         reqs.sort(key=lambda r: (r[0], r[1], r[2] if isinstance(r[2], int) else -1))
         # the last day is thinned so the world stops near the target
-        day_est = len(reqs) * (85.0 / 60.0) * 1.6 * 95.0 / 5.5
+        day_est = len(reqs) * per_session
         if est + day_est > target:
             keep = max(0.05, (target - est) / day_est)
             reqs = [r for r in reqs if r[1] == "group" or rng.random() < keep]
@@ -489,7 +493,7 @@ def _plan_tournaments(world: World, sng_target: int, mtt_target: int, days: int,
         if g.kind in ("soft_play", "chip_dumping") and g.venue == "sng":
             events = pick(sngs, rng.randint(4, 8))
         elif g.kind == "bounty_collusion":
-            events = pick(kos or mtts, rng.randint(3, 5))
+            events = pick(kos or mtts, rng.randint(4, 7))
         elif g.kind == "coordinated_sitout":
             events = pick(mtts, rng.randint(3, 5))
         elif g.kind == "multi_accounting":
@@ -539,7 +543,8 @@ def _enter_group(pl: TournamentPlan, g: Group, rng: random.Random, world: World)
             honest = [i for i, e in enumerate(pl.entries) if e.account not in planted]
             pl.entries.pop(rng.choice(honest))
     pl.entries.extend(new)
-    g.tournaments.append(pl.tid)
+    if g.kind != "multi_accounting" or len(new) >= 2:
+        g.tournaments.append(pl.tid)
     if g.kind == "coordinated_sitout":
         pl.sitout_groups.append((g.gid, list(chosen), g.strength))
     return True
@@ -615,7 +620,8 @@ def plan_world(*, preset: str | Preset = "demo", seed: int = 7, accounts: int | 
     planner_events = EventLog()
     buckets = make_buckets(sum(1 for p in pop.persons if p.favourite == "cash"), rng)
     planner = CashPlanner(pop, buckets, devices, t0, rng)
-    cash_tables, days = _plan_cash(world, planner, int(n_hands * cash_share), rng, planner_events, groups)
+    cash_tables, days = _plan_cash(world, planner, int(n_hands * cash_share), rng, planner_events, groups,
+                                   min_days=spec.days)
     days = max(days, 2)
     units: list[tuple[str, int, object, int]] = []
     for t in sorted(cash_tables, key=lambda t: (t.start_ms, t.name)):
@@ -733,8 +739,8 @@ def _write_labels(world: World, results: list[dict], path: Path) -> None:
                     seen.add(hid)
                     hands.append(hid)
             tours = sorted({tid for _, _, tid in lst if tid})
-            if g.kind in ("coordinated_sitout", "multi_accounting", "seat_handoff", "bounty_collusion"):
-                tours = sorted(set(tours) | ({t for t in g.tournaments} if g.kind != "seat_handoff" else set(tours)))
+            if g.kind == "multi_accounting":  # entering one event on several accounts is the act itself
+                tours = sorted(set(tours) | set(g.tournaments))
             obj = {"group": g.gid, "kind": g.kind, "accounts": list(g.accounts), "tournaments": tours, "hands": hands}
             if lst:  # a group that never acted has no time span: the keys are absent (inputs.md allows it)
                 obj["from"] = iso_s(lst[0][1])

@@ -23,14 +23,15 @@ class Preset:
     mix: dict[str, int] = field(default_factory=dict)
     strength: tuple[float, float] = (0.5, 1.0)
     shares: tuple[float, float, float] = (0.55, 0.15, 0.30)  # cash, sit-and-go, multi-table hands
+    days: int = 1  # at least this many days of play (activity is scaled down to spread the hands)
 
 
 PRESETS: dict[str, Preset] = {
     "demo": Preset(300, 25_000, {"soft_play": 3, "chip_dumping": 3, "bounty_collusion": 2, "coordinated_sitout": 2,
-                                  "multi_accounting": 2, "seat_handoff": 2}, (0.5, 1.0)),
-    "honest": Preset(300, 25_000, {}, (0.5, 1.0)),
-    "mixed": Preset(600, 60_000, {k: 5 for k in KINDS}, (0.25, 1.0)),
-    "subtle": Preset(600, 60_000, {k: 5 for k in KINDS}, (0.05, 0.25)),
+                                  "multi_accounting": 2, "seat_handoff": 2}, (0.5, 1.0), days=4),
+    "honest": Preset(300, 25_000, {}, (0.5, 1.0), days=4),
+    "mixed": Preset(600, 60_000, {k: 5 for k in KINDS}, (0.25, 1.0), days=6),
+    "subtle": Preset(600, 60_000, {k: 5 for k in KINDS}, (0.05, 0.25), days=6),
 }
 
 

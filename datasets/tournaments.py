@@ -410,7 +410,7 @@ def play_tournament(plan: TournamentPlan, ctx) -> int:
         level_hands = max(tb.hands for tb in tables)
         # break and balance tables
         if plan.kind == "mtt":
-            _rebalance(tables, clock, rng)
+            _rebalance(tables, clock, rng, together)
     if remaining == 1 and hands:
         winner = next(a for tb in tables for a in tb.seats.values())
         tname = next(tb.name for tb in tables if winner in tb.seats.values())
@@ -420,9 +420,18 @@ def play_tournament(plan: TournamentPlan, ctx) -> int:
     return hands
 
 
-def _rebalance(tables: list[TourTable], clock: dict[str, int], rng: random.Random) -> None:
+def _rebalance(tables: list[TourTable], clock: dict[str, int], rng: random.Random, together: list | None = None) -> None:
     """Break the shortest table when the players fit in one fewer; move one player at a time
-    from the fullest to the shortest table while they differ by two or more."""
+    from the fullest to the shortest table while they differ by two or more.
+
+    ``together`` (planted bounty partners) are kept at one table where the
+    seats allow: a broken table's partner joins the table of their partner,
+    and partners are not the ones picked to balance.
+    """
+    partner_of: dict[str, set] = {}
+    for grp in together or []:
+        for a in grp:
+            partner_of[a] = set(grp) - {a}
     live = [tb for tb in tables if tb.seats]
     total = sum(len(tb.seats) for tb in live)
     need = max(1, -(-total // 9))
@@ -430,7 +439,12 @@ def _rebalance(tables: list[TourTable], clock: dict[str, int], rng: random.Rando
         victim = min(live, key=lambda tb: (len(tb.seats), tb.name))
         live.remove(victim)
         for s_no, acc in sorted(victim.seats.items()):
-            dest = min(live, key=lambda tb: (len(tb.seats), tb.name))
+            dest = None
+            for tb in live:
+                if tb.free_seats() and partner_of.get(acc, set()) & set(tb.seats.values()):
+                    dest = tb
+            if dest is None:
+                dest = min(live, key=lambda tb: (len(tb.seats), tb.name))
             dest.seats[rng.choice(dest.free_seats())] = acc
         victim.seats.clear()
     while True:
@@ -438,9 +452,10 @@ def _rebalance(tables: list[TourTable], clock: dict[str, int], rng: random.Rando
         short = min(live, key=lambda tb: len(tb.seats))
         if len(full.seats) - len(short.seats) < 2:
             break
-        # move the player who would be big blind next (similar position: they posted it where they land)
-        cands = [s for s in full.seats if s != full.last_bb and s != full.last_sb] or list(full.seats)
-        s_no = full.clockwise(full.last_bb or 0)[0] if full.last_bb else rng.choice(cands)
+        # move the player who would be big blind next (similar position), unless a planted partner
+        cands = [s for s in full.seats if full.seats[s] not in partner_of] or list(full.seats)
+        nxt = full.clockwise(full.last_bb)[0] if full.last_bb else None
+        s_no = nxt if nxt in cands else rng.choice(cands)
         acc = full.seats.pop(s_no)
         short.seats[rng.choice(short.free_seats())] = acc
     tables[:] = [tb for tb in tables if tb.seats]

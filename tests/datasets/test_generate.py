@@ -207,3 +207,18 @@ def test_the_world_never_imports_its_judges():
                 names = [node.module]
             for n in names:
                 assert not n.startswith(("detectors", "pipelines")), (f.name, n)
+
+
+def test_committed_sample_is_small_and_consistent():
+    root = Path(__file__).resolve().parents[2] / "datasets" / "sample"
+    files = [p for p in root.rglob("*") if p.is_file()]
+    assert files and all(p.stat().st_size < 2_000_000 for p in files)
+    ids = set()
+    for f in (root / "hands").glob("*.txt"):
+        ids.update(m.group(1) for m in map(HEADER.match, f.read_text(encoding="utf-8").splitlines()) if m)
+    assert len(ids) >= 2000
+    accounts = {r.split(",")[0] for r in (root / "accounts.csv").read_text().splitlines()[1:]}
+    groups = [json.loads(x) for x in (root / "labels.jsonl").read_text().splitlines()]
+    assert {g["kind"] for g in groups} == set(KINDS)
+    for g in groups:
+        assert set(g["accounts"]) <= accounts and set(g["hands"]) <= ids

@@ -18,16 +18,25 @@ tests:
 
 * decision timing: Mann-Whitney U on log decision times (Mann & Whitney, Ann.
   Math. Stat. 18, 1947) and the Kolmogorov-Smirnov distance;
-* style: chi-square homogeneity of the action mix (fold/check/call/bet/raise)
-  and Mann-Whitney on bet sizes as fractions of the pot;
+* style: the action mix (fold/check/call/bet/raise) before and after, judged
+  against the rest of the field over the same two periods (the three-way
+  interaction of a who x period x action table, G2 by iterative proportional
+  fitting), so the event's own drift (blinds up, stacks short) is not taken for
+  a new player; and Mann-Whitney on bet sizes (all-ins left out) as fractions
+  of the pot;
 * against the account's own history outside this event: the after-segment's
-  action mix and timing against everything else the account played.
+  action mix and timing against everything else the account played (reported).
 
-A hand-off needs the new device or network **and** a shift in style **and** in
-timing: an honest move from phone to desktop changes the device and, a little,
-the speed, but not the action mix. Style and timing p-values are combined with
+The samples of one helper device are pooled over every event it took over
+(independent events: the G2 statistics and their degrees of freedom add up).
+A hand-off needs the login from a changed device or network **and** a style
+shift, or a timing shift at a login from a device the account had never used:
+an honest move from phone to desktop brings the player's own, known desktop and
+changes speed, not the game. Style and timing p-values are combined with
 Fisher's method; Benjamini-Hochberg controls the false-discovery rate over the
-candidates.
+candidates. With hand histories only (no logins, no timing) change points are
+scanned and ranked but never flagged: a player's own stack and table change
+their play as much as a new player would.
 """
 
 from __future__ import annotations
@@ -59,11 +68,27 @@ SELECT h.tournament_id, a.player AS account, a.hand_id, h.started_at,
        count(*) FILTER (WHERE a.action = 'bet')   AS n_bet,
        count(*) FILTER (WHERE a.action = 'raise') AS n_raise,
        max(CASE WHEN a.street = 'preflop' AND a.action IN ('call','bet','raise') THEN 1 ELSE 0 END) AS vpip,
-       list(a.amount / a.pot_before) FILTER (WHERE a.action IN ('bet','raise') AND a.pot_before > 0) AS sizes
+       list(a.amount / a.pot_before) FILTER (WHERE a.action IN ('bet','raise') AND a.pot_before > 0
+                                             AND NOT a.is_all_in) AS sizes
 FROM actions a JOIN hands h USING (hand_id)
 JOIN _rb_at t ON t.account = a.player AND t.tournament_id = h.tournament_id
 LEFT JOIN seats s ON s.hand_id = a.hand_id AND s.player = a.player
 WHERE a.action NOT LIKE 'post%' AND NOT coalesce(s.sitting_out, FALSE)
+GROUP BY ALL
+"""
+
+# every player's voluntary actions per hand in the candidates' tournaments (the field)
+_FIELD_SQL = """
+SELECT h.tournament_id, h.started_at, a.player AS account,
+       count(*) FILTER (WHERE a.action = 'fold')  AS n_fold,
+       count(*) FILTER (WHERE a.action = 'check') AS n_check,
+       count(*) FILTER (WHERE a.action = 'call')  AS n_call,
+       count(*) FILTER (WHERE a.action = 'bet')   AS n_bet,
+       count(*) FILTER (WHERE a.action = 'raise') AS n_raise
+FROM actions a JOIN hands h USING (hand_id)
+LEFT JOIN seats s ON s.hand_id = a.hand_id AND s.player = a.player
+WHERE a.action NOT LIKE 'post%' AND NOT coalesce(s.sitting_out, FALSE)
+  AND h.tournament_id IN (SELECT DISTINCT tournament_id FROM _rb_at)
 GROUP BY ALL
 """
 
@@ -86,6 +111,28 @@ FROM actions a JOIN hands h USING (hand_id) JOIN acc ON acc.account = a.player
 WHERE a.action NOT LIKE 'post%'
 GROUP BY ALL
 """
+
+
+def _g2_interaction(T: np.ndarray, iters: int = 50) -> tuple[float, int]:
+    """Likelihood-ratio G2 of the three-way interaction in a who x period x action
+    table (who: the account / the rest of the field; period: before / after the
+    change point): does the account's play change more than the field's does as
+    the event moves on (blinds up, stacks short)? The no-three-way-interaction
+    model is fitted by iterative proportional fitting (Deming & Stephan 1940;
+    Bishop, Fienberg & Holland, *Discrete Multivariate Analysis*, 1975, ch. 3);
+    dof = (actions - 1) for a 2 x 2 x k table."""
+    T = T[:, :, T.sum(axis=(0, 1)) > 0].astype(float)
+    k = T.shape[2]
+    if k < 2 or (T.sum(axis=2) == 0).any():
+        return 0.0, 0
+    E = np.ones_like(T)
+    for _ in range(iters):
+        E *= (T.sum(axis=2) / np.maximum(E.sum(axis=2), 1e-300))[:, :, None]
+        E *= (T.sum(axis=1) / np.maximum(E.sum(axis=1), 1e-300))[:, None, :]
+        E *= (T.sum(axis=0) / np.maximum(E.sum(axis=0), 1e-300))[None, :, :]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        g2 = 2.0 * np.nansum(np.where(T > 0, T * np.log(T / E), 0.0))
+    return float(max(g2, 0.0)), int(k - 1)
 
 
 def _chi2_p(t: np.ndarray) -> float:
@@ -115,11 +162,13 @@ class SeatHandoffDetector(Detector):
         min_segment: int = 8,
         signal_p: float = 0.05,
         min_scan_hands: int = 30,
+        max_scan: int = 200,
     ) -> None:
         super().__init__(alpha=alpha, random_state=random_state)
         self.min_segment = min_segment  # hands needed on each side of a change point
         self.signal_p = signal_p  # style and timing must each shift below this p
         self.min_scan_hands = min_scan_hands
+        self.max_scan = max_scan  # hands only: account-events fully compared (strongest splits)
 
     # ------------------------------------------------------------------ fit
     def fit(self, con: duckdb.DuckDBPyConnection) -> "SeatHandoffDetector":
@@ -127,7 +176,8 @@ class SeatHandoffDetector(Detector):
         self.has_sessions_ = idf.table_rows(con, "sessions") > 0
         self.has_decisions_ = idf.table_rows(con, "decisions") > 0
         if not self.has_sessions_:
-            self.missing_.append("device and network changes (no sessions): change points scanned from play alone")
+            self.missing_.append("device and network changes (no sessions): change points scanned from play alone, "
+                                 "ranked but never flagged (a player's own stack and table shift play as much)")
         if not self.has_decisions_:
             self.missing_.append("decision timing (no decisions)")
         return self
@@ -202,6 +252,10 @@ class SeatHandoffDetector(Detector):
         hands = con.sql(_HAND_ROWS_SQL).pl().sort("account", "tournament_id", "started_at", "hand_id")
         dec = con.sql(_DECISIONS_SQL).pl() if self.has_decisions_ else None
         hist = con.sql(_HISTORY_SQL).pl()
+        field = con.sql(_FIELD_SQL).pl().sort("tournament_id", "started_at")
+        self.field_ = {k[0]: (g["started_at"].to_numpy(), g["account"].to_numpy(),
+                              g.select([f"n_{a}" for a in ACTS]).to_numpy().astype(float))
+                       for k, g in field.partition_by(["tournament_id"], as_dict=True).items()}
         hist_dec = None
         if self.has_decisions_:
             hist_dec = con.sql("""
@@ -215,7 +269,7 @@ class SeatHandoffDetector(Detector):
         hist_by_acc = {k[0]: g for k, g in hist.partition_by(["account"], as_dict=True).items()}
         hdec_by_acc = {k[0]: g for k, g in hist_dec.partition_by(["account"], as_dict=True).items()} if hist_dec is not None else {}
 
-        rows: list[dict[str, Any]] = []
+        plans = []
         for c in cand.iter_rows(named=True):
             key = (c["account"], c["tournament_id"])
             h = by_at.get(key)
@@ -225,11 +279,17 @@ class SeatHandoffDetector(Detector):
             counts = h.select([f"n_{a}" for a in ACTS]).to_numpy().astype(float)
             if self.has_sessions_:
                 k = int(np.searchsorted(t, np.datetime64(c["login_at"], "us"), side="left"))
-                n_splits = 1
+                n_splits, stat = 1, 0.0
             else:
-                k, n_splits = self._best_split(counts)
+                k, n_splits, stat = self._best_split(counts)
             if k < self.min_segment or h.height - k < self.min_segment:
                 continue
+            plans.append((stat, c, key, h, k, counts, n_splits))
+        if not self.has_sessions_:
+            # hands only: the full comparison for the strongest splits only
+            plans = sorted(plans, key=lambda x: -x[0])[: self.max_scan]
+        rows: list[dict[str, Any]] = []
+        for _, c, key, h, k, counts, n_splits in plans:
             r = self._compare(c, h, k, counts, dec_at.get(key), hist_by_acc.get(c["account"]),
                               hdec_by_acc.get(c["account"]))
             r["n_splits"] = n_splits
@@ -274,18 +334,29 @@ class SeatHandoffDetector(Detector):
                     r[k + "_event"] = r[k]
                 r["n_pooled"] = len(g)
                 r["pooled_tournaments"] = sorted({x["tournament_id"] for x in g})
+                r["group_new_device"] = any(x["new_device"] for x in g)
             if len(g) < 2:
                 continue
-            cb = np.sum([r["_cb"] for r in g], axis=0)
-            ca = np.sum([r["_ca"] for r in g], axis=0)
-            p_mix = _chi2_p(np.vstack([cb, ca]))
+            # events are independent strata: their interaction statistics add up
+            g2 = float(sum(r["_g2"] for r in g))
+            dof = int(sum(r["_dof"] for r in g))
+            p_mix = float(sps.chi2.sf(g2, dof)) if dof > 0 else float("nan")
             p_size = _mwu_p(np.concatenate([r["_sb"] for r in g]), np.concatenate([r["_sa"] for r in g]))
             p_time = _mwu_p(np.concatenate([r["_xb"] for r in g]), np.concatenate([r["_xa"] for r in g]))
             for r in g:
                 r["p_mix"], r["p_size"], r["p_time"] = p_mix, p_size, p_time
         return rows
 
-    def _best_split(self, counts: np.ndarray) -> tuple[int, int]:
+    def _field_counts(self, tid: str, account: str, cp_time) -> tuple[np.ndarray, np.ndarray]:
+        """The other players' action counts in the event before / after a time."""
+        if tid not in self.field_:
+            return np.zeros(len(ACTS)), np.zeros(len(ACTS))
+        t, acc, X = self.field_[tid]
+        others = acc != account
+        after = t >= np.datetime64(cp_time, "us")
+        return X[others & ~after].sum(axis=0), X[others & after].sum(axis=0)
+
+    def _best_split(self, counts: np.ndarray) -> tuple[int, int, float]:
         """Split maximising the action-mix chi-square (vectorised over splits)."""
         n = counts.shape[0]
         m = self.min_segment
@@ -293,7 +364,7 @@ class SeatHandoffDetector(Detector):
         tot = cs[-1]
         ks = np.arange(m, n - m + 1)
         if ks.size == 0:
-            return 0, 1
+            return 0, 1, 0.0
         before = cs[ks - 1]
         after = tot - before
         nb = before.sum(axis=1, keepdims=True)
@@ -303,14 +374,16 @@ class SeatHandoffDetector(Detector):
             eb = nb * col
             ea = na * col
             chi = np.nansum(np.where(eb > 0, (before - eb) ** 2 / eb, 0) + np.where(ea > 0, (after - ea) ** 2 / ea, 0), axis=1)
-        return int(ks[int(np.argmax(chi))]), int(ks.size)
+        return int(ks[int(np.argmax(chi))]), int(ks.size), float(np.max(chi))
 
     def _compare(self, c, h: pl.DataFrame, k: int, counts: np.ndarray, dec: pl.DataFrame | None,
                  hist: pl.DataFrame | None, hdec: pl.DataFrame | None) -> dict[str, Any]:
         cp_hand = h["hand_id"][k]
         cp_time = h["started_at"][k]
         before, after = counts[:k].sum(axis=0), counts[k:].sum(axis=0)
-        p_mix = _chi2_p(np.vstack([before, after]))
+        field_b, field_a = self._field_counts(c["tournament_id"], c["account"], cp_time)
+        g2, dof = _g2_interaction(np.array([[before, after], [field_b, field_a]]))
+        p_mix = float(sps.chi2.sf(g2, dof)) if dof > 0 else float("nan")
         sizes = h["sizes"].to_list()
         sb = np.array([x for s in sizes[:k] for x in (s or []) if x is not None], dtype=float)
         sa = np.array([x for s in sizes[k:] for x in (s or []) if x is not None], dtype=float)
@@ -359,7 +432,8 @@ class SeatHandoffDetector(Detector):
             "size_before": float(np.median(sb)) if sb.size else float("nan"),
             "size_after": float(np.median(sa)) if sa.size else float("nan"),
             "med_ms_before": med_b, "med_ms_after": med_a, "n_dec_before": n_db, "n_dec_after": n_da,
-            "_cb": before, "_ca": after, "_sb": sb, "_sa": sa, "_xb": xb, "_xa": xa,
+            "_cb": before, "_ca": after, "_sb": sb, "_sa": sa, "_xb": xb, "_xa": xa, "_g2": g2, "_dof": dof,
+            "p_mix_raw": _chi2_p(np.vstack([before, after])),
         }
 
     # ------------------------------------------------------------------ threshold
@@ -369,9 +443,16 @@ class SeatHandoffDetector(Detector):
         q = idf.benjamini_hochberg(scores["p_value"].to_numpy())
         style_ok = scores["p_style"].fill_nan(1.0).fill_null(1.0).to_numpy() < self.signal_p
         changed = (scores["device_changed"] | scores["net_changed"]).to_numpy() if self.has_sessions_ else np.ones(scores.height, bool)
-        # the style must shift (an honest device switch changes speed, not the game);
-        # timing adds to the combined p-value but is not required on its own
-        flagged = (q <= self.alpha) & style_ok & changed
+        # the style must shift (an honest device switch changes speed, not the game),
+        # or the timing must shift at a login from a device the account had never
+        # used (a phone-to-desktop move brings the player's own, known desktop)
+        time_ok = scores["p_time"].fill_nan(1.0).fill_null(1.0).to_numpy() < self.signal_p
+        new_dev = scores["group_new_device"].to_numpy() if "group_new_device" in scores.columns else np.zeros(scores.height, bool)
+        flagged = (q <= self.alpha) & changed & (style_ok | (time_ok & new_dev))
+        if not self.has_sessions_:
+            # hands only: a player's own stack and table change their play as much as
+            # a new player would; without logins or timing the scan ranks, never accuses
+            flagged = np.zeros(scores.height, dtype=bool)
         for r, qq, f in zip(self.rows_, q, flagged):
             r["q_value"] = float(qq)
         return scores.with_columns(q_value=pl.Series(q), flagged=pl.Series(flagged))

@@ -118,7 +118,8 @@ def parse_events_text(text: str, source_file: str) -> Batch:
             "account", "ts", pl.col("type").alias("kind"), "table_name", "tournament_id", "_file", "_line"),
         "registrations": good.filter(t.is_in(["register", "unregister"])).select(
             "account", "ts", pl.col("type").alias("kind"), "tournament_id", "_file", "_line"),
-        "decisions": good.filter(t == "decision").select("hand_id", "seq", "account", "ms", "ts", "_file", "_line"),
+        "decisions": good.filter(t == "decision").select("hand_id", "seq", "account", "ms", "ts", "_file", "_line",
+                                                         pl.col("raw").alias("_raw")),
         "transfers": good.filter(t == "transfer").select("ts", "account", "to_account", "amount", "currency", "_file", "_line"),
         "other_events": good.filter(~t.is_in(["login", "logout", "sit_out", "sit_in", "register", "unregister",
                                               "decision", "transfer"])).select("ts", "type", "account", "payload", "_file", "_line"),

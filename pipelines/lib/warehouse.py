@@ -423,16 +423,49 @@ def _merge_tournaments(con, df: pl.DataFrame | None, result: LoadResult) -> None
 # ---------------------------------------------------------------- events and accounts
 
 
-def _load_events(con, batch: Batch, result: LoadResult) -> None:
+def _load_decisions(con, df: pl.DataFrame, quarantine: list[pl.DataFrame]) -> int:
+    """Decisions are keyed by (hand_id, seq): an identical repeat is a duplicate; a different one is a conflict.
+
+    A conflicting line (same hand and action, other account/ms/ts than the stored
+    or first one) is quarantined with its file, line and raw text.
+    """
+    key = ["hand_id", "seq"]
+    d = df.with_row_index("_ord")
+    first = d.sort("_ord").unique(subset=key, keep="first", maintain_order=True)
+    con.register("_railbird_dk", first.select(key))
+    try:
+        stored = con.sql("SELECT hand_id, seq, account AS _s_account, ms AS _s_ms, ts AS _s_ts FROM decisions "
+                         "SEMI JOIN _railbird_dk USING (hand_id, seq)").pl()
+    finally:
+        con.unregister("_railbird_dk")
+    ref = first.select(*key, pl.col("account").alias("_r_account"), pl.col("ms").alias("_r_ms"), pl.col("ts").alias("_r_ts"))
+    if stored.height:
+        ref = ref.join(stored.with_columns(pl.col("seq").cast(ref.schema["seq"])), on=key, how="left").select(
+            *key, pl.coalesce("_s_account", "_r_account").alias("_r_account"), pl.coalesce("_s_ms", "_r_ms").alias("_r_ms"),
+            pl.coalesce("_s_ts", "_r_ts").alias("_r_ts"))
+    d = d.join(ref, on=key, how="left")
+    differs = (pl.col("account") != pl.col("_r_account")) | (pl.col("ms") != pl.col("_r_ms")) | (pl.col("ts") != pl.col("_r_ts"))
+    bad = d.filter(differs)
+    if bad.height and "_file" in bad.columns:
+        quarantine.append(bad.select(
+            pl.col("_file").alias("source_file"), pl.col("_line").alias("position"), pl.lit("event").alias("input_kind"),
+            "hand_id", pl.lit("conflict").alias("reason"),
+            pl.format("decision for hand {} action {} already known with other values", "hand_id", "seq").alias("detail"),
+            pl.col("_raw").fill_null("").alias("raw") if "_raw" in bad.columns else pl.lit("").alias("raw"),
+        ))
+    cols = [c for c in table_columns(con, "decisions") if c in df.columns]
+    return _insert(con, "decisions", first.select(cols), conflict="ON CONFLICT DO NOTHING")
+
+
+def _load_events(con, batch: Batch, result: LoadResult, quarantine: list[pl.DataFrame] | None = None) -> None:
+    quarantine = quarantine if quarantine is not None else []
     for name in EVENT_TABLES:
         df = batch.tables.get(name)
         if df is None or df.height == 0:
             result.rows.setdefault(name, 0)
             continue
         if name == "decisions":
-            cols = [c for c in table_columns(con, name) if c in df.columns]
-            n = _insert(con, name, df.select(cols).unique(subset=["hand_id", "seq"], keep="first", maintain_order=True),
-                        conflict="ON CONFLICT DO NOTHING")
+            n = _load_decisions(con, df, quarantine)
         else:
             n = _insert(con, name, df, except_existing=True)
         result.rows[name] = n
@@ -542,7 +575,7 @@ def _load_part(con, batch: Batch, *, run_id: str, started_at: _dt.datetime, raw:
     quarantine: list[pl.DataFrame] = [_as_quarantine(batch.quarantine)]
     classified = _load_hands(con, batch, result, quarantine, raw)
     hook("hands")
-    _load_events(con, batch, result)
+    _load_events(con, batch, result, quarantine)
     hook("events")
     _load_accounts(con, batch, result)
     hook("accounts")

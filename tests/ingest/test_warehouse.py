@@ -213,3 +213,14 @@ def test_views_three_bet_opportunity_and_showdown(hand_builder):
         "SELECT player, hands, vpip_pct, pfr_pct, three_bet_pct, wtsd_pct, wsd_pct FROM player_stats").fetchall()}
     assert stats["btn"] == (1, 100.0, 100.0, None, 100.0, 100.0)
     assert stats["bb"] == (1, 100.0, 0.0, 0.0, 100.0, 0.0)
+
+
+def test_a_decision_repeated_with_other_values_is_a_conflict():
+    con = wh.connect(None)
+    line = '{"ts":"2026-03-04T20:01:00Z","type":"decision","account":"amy","hand":"5","action":3,"ms":%d}\n'
+    wh.load(con, ev.parse_events_text(line % 900, "a.jsonl"), run_id="1")
+    r = wh.load(con, ev.parse_events_text(line % 900 + line % 4000 + line % 4000, "b.jsonl"), run_id="2")
+    assert (r.events_stored, r.quarantine_reasons) == (0, {"conflict": 2})
+    assert con.execute("SELECT ms FROM decisions").fetchall() == [(900,)]
+    assert con.execute("SELECT source_file, position, raw FROM quarantine ORDER BY position").fetchall() == [
+        ("b.jsonl", 2, (line % 4000).strip()), ("b.jsonl", 3, (line % 4000).strip())]

@@ -8,20 +8,28 @@ Method
    1972), and by time (logins close in time count in full): see
    :func:`detectors.features.identity.identity_links`. This gives a sparse
    candidate graph (networkx); identifiers shared by a crowd are dropped.
-2. **Behavioural likeness** of each linked pair, each as a p-value against the
-   population's own null: style fingerprint (VPIP, PFR, aggression, bet sizes as
-   fractions of the pot), decision-time distribution (from ``decisions``) and
-   co-entry into tournaments (configuration-model null). Patterns of use (online at
-   once, hand-overs) are reported as evidence.
-3. **Decision.** Behavioural p-values are combined with Fisher's method and
-   controlled for false discoveries across candidate pairs with weighted
-   Benjamini-Hochberg (Benjamini & Hochberg 1995; weights from the identity
-   link, Genovese, Roeder & Wasserman 2006) at a 5% false-discovery rate. A pair is flagged when its identity link is strong
-   enough, the combined p-value survives FDR control, and at least
-   ``min_signals`` behavioural families agree on their own: a shared household
-   IP alone (housemates: different devices, different styles, online at once,
-   separate entries) is never enough. Flagged pairs are joined into groups
-   (connected components): one case per person.
+2. **Evidence per linked pair**, each as a p-value: a shared device or card
+   (``n_sharing / N``, the chance an unrelated account carries it), the style
+   fingerprint (VPIP, PFR, aggression, 3-bet, fold to raise / bet, betting when
+   checked to, river calls, bet sizes as fractions of the pot) and the
+   decision-time distribution (from ``decisions``), each compared with a
+   sampling-error-scaled homogeneity statistic whose significance is its rank
+   among random pairs of the same population, and co-entry into tournaments
+   (Poisson tail under a configuration-model null per format and day).
+   Patterns of use (online at once, hand-overs) are reported as evidence.
+3. **Decision.** The p-values are combined with Fisher's method and controlled
+   for false discoveries across candidate pairs with weighted Benjamini-Hochberg
+   (Benjamini & Hochberg 1995; Genovese, Roeder & Wasserman, Biometrika 93(3),
+   2006: the identity link is the prior weight, higher for a shared device or
+   card and for identifiers shared by fewer accounts) at a 5% false-discovery
+   rate. A pair is flagged when it survives FDR control and at least
+   ``min_signals`` of device / style / timing / co-entry agree on their own
+   (p < ``signal_p``): a shared household IP or family card alone (housemates:
+   own devices, own styles, online at once, separate entries) is never enough.
+   Flagged pairs are joined into groups (connected components of the networkx
+   graph): one case per person, listing the tournaments they entered together.
+   Without sessions or payments (hand histories only) candidates are pairs that
+   keep entering the same events far beyond the configuration model.
 
 This follows the record-linkage view of account matching (Fellegi & Sunter,
 "A theory for record linkage", JASA 64(328), 1969: independent agreement

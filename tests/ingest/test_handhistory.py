@@ -814,3 +814,19 @@ def test_unknown_time_zone_without_et_is_a_malformed_header():
     assert (q["reason"], q["detail"]) == ("malformed header", "no readable date/time zone")
     # the same with the ET time in brackets is fine
     assert one(CASH.replace(" CET [", " XYZ [")).tables["hands"]["started_at"].to_list() == [dt.datetime(2024, 1, 15, 19, 30)]
+
+
+def test_a_large_file_is_parsed_in_pieces_with_true_line_numbers(tmp_path, monkeypatch):
+    import pipelines.lib.handhistory as hh
+
+    hands = [CASH.replace("#1001", f"#{5000 + i}") for i in range(12)]
+    p = tmp_path / "big.txt"
+    p.write_text("header junk\n\n" + "\n\n\n".join(hands), encoding="utf-8")
+    whole = parse_files([p])
+    monkeypatch.setattr(hh, "_BATCH_BYTES", 2500)  # a few hands per piece
+    assert len(hh._pieces(p.read_text(encoding="utf-8"), 2500)) > 3
+    cut = hh.parse_files([p], workers=1)
+    assert cut.headers_seen == whole.headers_seen == 12
+    assert cut.tables["hands"].select("hand_id", "source_line").equals(whole.tables["hands"].select("hand_id", "source_line"))
+    assert cut.tables["hands"]["source_line"].to_list()[1] == 3 + CASH.count("\n") + 3
+    assert cut.tables["actions"].equals(whole.tables["actions"])

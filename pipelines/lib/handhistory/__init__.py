@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import re
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Iterable
@@ -20,12 +21,48 @@ __all__ = ["decode_bytes", "parse_text", "parse_files", "ParsedHands", "TABLE_CO
 _BATCH_BYTES = 24 * 1024 * 1024
 
 
+_HEADER_LINE = re.compile(r"^PokerStars (?:[A-Za-z]+ )*?(?:Hand|Game) #\d+", re.M)
+
+
+def _pieces(text: str, max_chars: int) -> list[tuple[str, int]]:
+    """Cut a long text at hand-header lines into pieces of about ``max_chars``;
+    return (piece, number of lines before it). Short texts come back whole."""
+    if len(text) <= max_chars:
+        return [(text, 0)]
+    out: list[tuple[str, int]] = []
+    start, lines_before = 0, 0
+    for m in _HEADER_LINE.finditer(text):
+        cut = m.start()
+        if cut - start >= max_chars:
+            out.append((text[start:cut], lines_before))
+            lines_before += text.count("\n", start, cut)
+            start = cut
+    out.append((text[start:], lines_before))
+    return out
+
+
 def _parse_batch(paths: list[str]) -> ParsedHands:
-    texts = []
+    """Decode and parse files; a file larger than the batch size is parsed in
+    pieces cut at hand headers, so memory stays bounded by the batch size."""
+    texts: list[str] = []
+    names: list[str] = []
+    offsets: list[int] = []
+    parts: list[ParsedHands] = []
+    size = 0
     for p in paths:
         with open(p, "rb") as fh:
-            texts.append(decode_bytes(fh.read()))
-    return _parse_lines(_lines_frame(texts, paths), paths)
+            text = decode_bytes(fh.read())
+        for piece, before in _pieces(text, _BATCH_BYTES):
+            if texts and size + len(piece) > _BATCH_BYTES:
+                parts.append(_parse_lines(_lines_frame(texts, names, offsets), names))
+                texts, names, offsets, size = [], [], [], 0
+            texts.append(piece)
+            names.append(p)
+            offsets.append(before)
+            size += len(piece)
+    if texts:
+        parts.append(_parse_lines(_lines_frame(texts, names, offsets), names))
+    return ParsedHands.concat(parts)
 
 
 def parse_files(paths: Iterable[str | Path], workers: int | None = None) -> ParsedHands:

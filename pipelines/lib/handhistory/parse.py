@@ -279,11 +279,18 @@ def _g_cummax_nonneg(x: pl.Expr, start: pl.Expr) -> pl.Expr:
 
 # ----------------------------------------------------------------------------- core
 
-def _lines_frame(texts: list[str], files: list[str]) -> pl.DataFrame:
-    """One row per line of every text: fidx, lno (1-based), raw."""
-    df = pl.DataFrame({"fidx": pl.Series(range(len(texts)), dtype=pl.Int32), "raw": texts})
+def _lines_frame(texts: list[str], files: list[str], line_offsets: list[int] | None = None) -> pl.DataFrame:
+    """One row per line of every text: fidx, lno (1-based line in its file), raw.
+
+    ``line_offsets`` (optional) gives, per text, how many lines of its file come
+    before it (a large file parsed in pieces)."""
+    offsets = line_offsets if line_offsets is not None else [0] * len(texts)
+    df = pl.DataFrame({
+        "fidx": pl.Series(range(len(texts)), dtype=pl.Int32), "raw": texts,
+        "off": pl.Series(offsets, dtype=pl.Int32),
+    })
     df = df.with_columns(pl.col("raw").str.split("\n")).explode("raw")
-    return df.with_columns(lno=(_g_index(_starts("fidx")) + 1).cast(pl.Int32))
+    return df.with_columns(lno=(_g_index(_starts("fidx")) + 1 + pl.col("off")).cast(pl.Int32)).drop("off")
 
 
 def parse_text(text: str, source_file: str) -> ParsedHands:

@@ -155,7 +155,7 @@ def parse_headers(h: pl.DataFrame) -> pl.DataFrame:
         .when(nparts == 2).then(money_cents(parts.list.get(1, null_on_oob=True)))
         .otherwise(pl.lit(0, pl.Int64)),
         t_currency=pl.when(b.is_null()).then(None)
-        .when(b == "Freeroll").then(pl.lit("USD"))
+        .when(b == "Freeroll").then(pl.lit(None, pl.String))
         .when(b.str.contains(r"\b([A-Z]{3})$")).then(b.str.extract(r"\b([A-Z]{3})$", 1))
         .when(b.str.contains("FPP", literal=True)).then(pl.lit("FPP"))
         .when(b.str.contains(r"\bSC\b")).then(pl.lit("SC"))

@@ -90,65 +90,63 @@ def parse_headers(h: pl.DataFrame) -> pl.DataFrame:
     """
     t = pl.col("t")
     pre = t.str.extract(r"^(.*?) - \d{4}/\d{1,2}/\d{1,2}", 1).fill_null(t)
+    # per hand: ids and times
     h = h.lazy().with_columns(
         hand_id=t.str.extract(r"#(\d+)", 1),
         is_zoom=t.str.contains(r"^PokerStars Zoom |Zoom Tournament #"),
         pre=pre,
         tournament_id=t.str.extract(r"(?i)Tournament #(\d+)", 1),
-        tournament_level=t.str.extract(r"Level ([IVXLCDM]+|\d+)", 1),
-        buyin_s=t.str.extract(
-            r"(?i)Tournament #\d+,?\s+((?:\S*\d[\d.,]*\S*\+)*\S*\d[\d.,]*[^\s+]*(?: [A-Z]{3})?|Freeroll)", 1
-        ),
-        game_m=t.str.extract_groups(GAME_RE),
         l_g=t.str.extract_groups(_DT + r"(?: \(?([A-Za-z]+)\)?)?"),
         e_g=t.str.extract_groups(r"\[" + _DT + r" ET\]"),
         local_s=t.str.extract(r"(" + _DT + r"(?: \(?[A-Za-z]+\)?)?)", 1),
-    ).collect()
+    ).with_columns(key=pl.col("pre").str.replace_all(r"#\d+", "#")).collect()
     h = h.with_columns(
         **{f"l_{k}": pl.col("l_g").struct.field(str(i)) for i, k in enumerate(["y", "mo", "d", "h", "mi", "s", "z"], start=1)},
         **{f"e_{k}": pl.col("e_g").struct.field(str(i)) for i, k in enumerate(["y", "mo", "d", "h", "mi", "s"], start=1)},
     ).drop("l_g", "e_g")
-    h = h.lazy().with_columns(
+    # per distinct header text (ids blanked): game, stakes, buy-in. A session's
+    # hands share a handful of these, so the heavy patterns run once per kind.
+    u = h.select("key", "pre").unique("key", keep="first", maintain_order=True)
+    P = pl.col("pre")
+    u = u.lazy().with_columns(
+        tournament_level=P.str.extract(r"Level ([IVXLCDM]+|\d+)", 1),
+        buyin_s=P.str.extract(
+            r"(?i)Tournament #\d+,?\s+((?:\S*\d[\d.,]*\S*\+)*\S*\d[\d.,]*[^\s+]*(?: [A-Z]{3})?|Freeroll)", 1
+        ),
+        game_m=P.str.extract_groups(GAME_RE),
+        blinds=P.str.extract_groups(r"\(([^\d(]*?)(\d[\d.,]*)[^/()]*/[^\d/()]*?(\d[\d.,]*)"),
+        bb_button=P.str.extract(r"Button Blind\D*?(\d[\d.,]*)", 1),
+        ante_hdr=P.str.extract(r"Ante\D*?(\d[\d.,]*)", 1),
+        cur_code=P.str.extract(r"\b([A-Z]{3})\s*\)", 1),
+    ).collect()
+    u = u.lazy().with_columns(
         game_name=pl.col("game_m").struct.field("1").str.to_lowercase(),
         hi_lo=pl.col("game_m").struct.field("2").is_not_null(),
         limit_name=pl.col("game_m").struct.field("3").str.to_lowercase(),
-        blinds=pl.col("pre").str.extract_groups(
-            r"\(([^\d(]*?)(\d[\d.,]*)[^/()]*/[^\d/()]*?(\d[\d.,]*)"
+        small_blind=money_cents(pl.col("blinds").struct.field("2")),
+        big_blind=money_cents(pl.coalesce(pl.col("blinds").struct.field("3"), pl.col("bb_button"))),
+        ante_header=money_cents(pl.col("ante_hdr")),
+        cash_currency=pl.coalesce(
+            pl.col("cur_code"),
+            pl.when(P.str.contains("$", literal=True)).then(pl.lit("USD"))
+            .when(P.str.contains("€", literal=True)).then(pl.lit("EUR"))
+            .when(P.str.contains("£", literal=True)).then(pl.lit("GBP"))
+            .when(P.str.contains("₹", literal=True) | P.str.contains("Rs.", literal=True)).then(pl.lit("INR"))
+            .when(P.str.contains("¥", literal=True)).then(pl.lit("CNY"))
+            .when(P.str.contains(r"\d SC\b")).then(pl.lit("SC"))
+            .otherwise(pl.lit("PLAY")),
         ),
-        bb_button=pl.col("pre").str.extract(r"Button Blind\D*?(\d[\d.,]*)", 1),
-        ante_hdr=pl.col("pre").str.extract(r"Ante\D*?(\d[\d.,]*)", 1),
-        cur_code=pl.col("pre").str.extract(r"\b([A-Z]{3})\s*\)", 1),
     ).collect()
-    h = h.lazy().with_columns(
+    u = u.with_columns(
         game=pl.col("game_name").replace_strict(_GAME_MAP, default=None),
         limit_type=pl.col("limit_name").replace_strict(_LIMIT_MAP, default=None),
-        small_blind=money_cents(pl.col("blinds").struct.field("2")),
-        big_blind=money_cents(
-            pl.coalesce(pl.col("blinds").struct.field("3"), pl.col("bb_button"))
-        ),
-        ante_header=money_cents(pl.col("ante_hdr")),
-    ).collect()
-    sym = pl.col("pre")
-    cash_currency = pl.coalesce(
-        pl.col("cur_code"),
-        pl.when(sym.str.contains("$", literal=True)).then(pl.lit("USD"))
-        .when(sym.str.contains("€", literal=True)).then(pl.lit("EUR"))
-        .when(sym.str.contains("£", literal=True)).then(pl.lit("GBP"))
-        .when(sym.str.contains("₹", literal=True) | sym.str.contains("Rs.", literal=True)).then(pl.lit("INR"))
-        .when(sym.str.contains("¥", literal=True)).then(pl.lit("CNY"))
-        .when(sym.str.contains(r"\d SC\b")).then(pl.lit("SC"))
-        .otherwise(pl.lit("PLAY")),
     )
-    h = h.lazy().with_columns(
-        is_tournament=pl.col("tournament_id").is_not_null(),
-        currency=pl.when(pl.col("tournament_id").is_not_null()).then(pl.lit("CHIPS")).otherwise(cash_currency),
-    ).collect()
     # Tournament buy-in: "$0.98+$0.02 USD", "$10+$10+$2 USD", "100+10", "90 FPP",
     # "250 SC", "Freeroll". Three parts = prize pool + bounty + fee.
     b = pl.col("buyin_s")
     parts = b.str.replace(r" [A-Z]{3}$", "").str.split("+")
     nparts = parts.list.len()
-    h = h.lazy().with_columns(
+    u = u.lazy().with_columns(
         t_buy_in=pl.when(b == "Freeroll").then(pl.lit(0, pl.Int64)).otherwise(money_cents(parts.list.get(0, null_on_oob=True))),
         t_bounty=pl.when(nparts == 3).then(money_cents(parts.list.get(1, null_on_oob=True))).otherwise(pl.lit(0, pl.Int64)),
         t_fee=pl.when(nparts == 3).then(money_cents(parts.list.get(2, null_on_oob=True)))
@@ -165,6 +163,11 @@ def parse_headers(h: pl.DataFrame) -> pl.DataFrame:
         .when(b.str.contains("₹", literal=True)).then(pl.lit("INR"))
         .otherwise(pl.lit("PLAY")),
     ).collect()
+    h = h.join(u.drop("pre", "game_m", "blinds"), on="key", how="left", maintain_order="left").drop("key")
+    h = h.with_columns(
+        is_tournament=pl.col("tournament_id").is_not_null(),
+        currency=pl.when(pl.col("tournament_id").is_not_null()).then(pl.lit("CHIPS")).otherwise(pl.col("cash_currency")),
+    )
     zones = [z for z in h.get_column("l_z").unique().drop_nulls().to_list()]
     et = _naive("e")
     local = _naive("l")
@@ -194,4 +197,4 @@ def parse_headers(h: pl.DataFrame) -> pl.DataFrame:
         .when(pl.col("table_name").is_null()).then(pl.lit("no table line after the header"))
         .otherwise(None),
     ).collect()
-    return h.drop("game_m", "blinds")
+    return h

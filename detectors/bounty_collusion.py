@@ -18,7 +18,7 @@ Per unordered pair of players three tests are made:
    the population's rate, rescaled per spot so a tiny shove that everyone
    calls favours no pair); Poisson tail;
 2. *weak joint contests* (cards known): joint contests in which one of them
-   held a hand with less than 50 % all-in equity against a random hand,
+   held a starting hand in the bottom half (percentile of all-in equity),
    against the expectation from each player's own weak-call rate;
 3. *checked-down side pots*: among joint contests that saw a flop, how often
    neither bet after the target's all-in, against the population's own rate
@@ -26,7 +26,8 @@ Per unordered pair of players three tests are made:
    adds weight when it is near-universal for the pair).
 
 Fisher's method combines them; Benjamini–Hochberg controls the false-discovery
-rate over the pairs; a pair is flagged when q <= alpha, they contested at
+rate over the pairs that could both contest at least ``min_spots`` targets
+(independent filtering); a pair is flagged when q <= alpha, they contested at
 least ``min_joint`` targets together and one of them took at least one of
 those bounties. Flagged pairs are grouped into rings (:mod:`detectors.graphs`).
 This is the "collusive opportunity" analysis of Smed, Knuutila & Hakonen
@@ -81,8 +82,10 @@ class BountyCollusionDetector(Detector):
 
     kind = "bounty_collusion"
 
-    def __init__(self, *, alpha: float = 0.01, random_state: int = 0, min_joint: int = 3, max_unflagged: int = 300) -> None:
+    def __init__(self, *, alpha: float = 0.01, random_state: int = 0, min_joint: int = 3, max_unflagged: int = 300,
+                 min_spots: int = 3) -> None:
         super().__init__(alpha=alpha, random_state=random_state)
+        self.min_spots = min_spots
         self.min_joint = min_joint
         self.max_unflagged = max_unflagged
 
@@ -118,7 +121,8 @@ class BountyCollusionDetector(Detector):
         jp = f("joint_postflop")
         p_cd = np.where(jp > 0, stats.binom_tail(f("checked_down"), jp, self.checkdown_rate_), np.nan)
         p = stats.fisher_combine(p_joint, p_weak, p_cd)
-        q = stats.bh_qvalues(p)
+        # independent filtering: only pairs that could both contest at least min_spots targets
+        q = stats.bh_qvalues(np.where(f("spots") >= self.min_spots, p, np.nan))
         return t.with_columns(
             pl.Series("p_joint", p_joint), pl.Series("p_weak", p_weak, nan_to_null=True),
             pl.Series("p_checkdown", p_cd, nan_to_null=True),
@@ -177,7 +181,7 @@ class BountyCollusionDetector(Detector):
             Evidence(
                 name="joint contests with a weak hand", value=float(row.get("weak_joint") or 0),
                 baseline=float(row.get("weak_expected") or 0), n=joint, p_value=row.get("p_weak"),
-                text=f"{int(row.get('weak_joint') or 0)} of those with one of them holding under 50% equity against a random hand; "
+                text=f"{int(row.get('weak_joint') or 0)} of those with one of them holding a bottom-half starting hand; "
                      f"their own weak-call rates predict {row.get('weak_expected') or 0:.1f}",
             ),
             Evidence(

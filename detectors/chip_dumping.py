@@ -14,11 +14,13 @@ own-baseline tests are made against A's play towards everyone else:
    swings, which A also has against others, do not count);
 2. *junk commitment*: A calls, bets or raises B with a weak hand (strength
    < 0.3) more than A's own rate in the same bins predicts;
-3. *folding the winner*: A folds a good hand (strength >= 0.5) to B's bets
-   more than A's own rate predicts.
+3. *folding to the receiver*: A folds to B's bets more than A's own rates
+   with the same cards predict.
 
 The p-values are combined with Fisher's method, Benjamini–Hochberg controls
-the false-discovery rate over all ordered pairs, and a pair is flagged when
+the false-discovery rate over the ordered pairs with at least
+``min_test_hands`` heads-up hands (independent filtering, blind to the
+p-values), and a pair is flagged when
 q <= alpha, the chips actually moved (net flow A -> B of at least
 ``min_flow_bb`` big blinds) and they met heads-up at least ``min_hu_hands``
 times. Flagged edges form a directed value-flow graph
@@ -60,6 +62,7 @@ class ChipDumpingDetector(Detector):
         min_hu_hands: int = 5,
         min_flow_bb: float = 20.0,
         min_value_n: int = 10,
+        min_test_hands: int = 10,
         samples: int = 16,
         max_unflagged: int = 300,
     ) -> None:
@@ -67,6 +70,7 @@ class ChipDumpingDetector(Detector):
         self.min_hu_hands = min_hu_hands
         self.min_flow_bb = min_flow_bb
         self.min_value_n = min_value_n
+        self.min_test_hands = min_test_hands
         self.samples = samples
         self.max_unflagged = max_unflagged
 
@@ -109,7 +113,10 @@ class ChipDumpingDetector(Detector):
         t = t.with_columns(pl.Series("value_p", p_val, nan_to_null=True))
         f = lambda c: t[c].to_numpy(allow_copy=True).astype(float)  # noqa: E731
         p = stats.fisher_combine(f("value_p"), f("junk_p"), f("fold_p"))
-        q = stats.bh_qvalues(p)
+        # independent filtering (Bourgon, Gentleman & Huber, PNAS 2010): test only ordered pairs
+        # that played enough heads-up hands; the filter ignores the p-values
+        testable = t["hu_hands"].fill_null(0).to_numpy() >= self.min_test_hands
+        q = stats.bh_qvalues(np.where(testable, p, np.nan))
         t = t.with_columns(
             pl.Series("p_value", p, nan_to_null=True),
             pl.Series("q_value", q, nan_to_null=True),
@@ -195,10 +202,10 @@ class ChipDumpingDetector(Detector):
             ))
         if row.get("fold_n"):
             ev.append(Evidence(
-                name=f"{a} folds a good hand to {b}",
+                name=f"{a} folds to {b}'s bets",
                 value=float(row.get("fold_obs") or 0), baseline=float(row.get("fold_exp") or 0),
                 n=int(row["fold_n"]), p_value=row.get("fold_p"),
-                text=f"{a} folded a good hand to {b}'s bet {int(row.get('fold_obs') or 0)} times in {int(row['fold_n'])} good-hand spots; "
+                text=f"{a} folded to {b}'s bet {int(row.get('fold_obs') or 0)} times in {int(row['fold_n'])} spots; "
                      f"own rate predicts {row.get('fold_exp') or 0:.1f}",
                 sql=gp.HU_COUNTS_SQL,
             ))

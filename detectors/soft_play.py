@@ -9,16 +9,18 @@ beaten on the current board, so luck cancels). For every ordered pair
 else* in the same strength / street / facing-a-bet bins as the null
 (empirical-Bayes shrunk, :mod:`detectors.stats`):
 
-1. *passivity*: A bets or raises B less often with a good hand (strength bin
-   >= 0.5) than A's own rate predicts;
-2. *folding*: A folds to B's bets with a good hand more often than A's own
-   rate predicts.
+1. *passivity*: A bets or raises B less often than A's own rates predict
+   (every spot aimed at B, weighted by the score test so a missing raise
+   with a hand A nearly always raises counts most);
+2. *folding*: A folds to B's bets more often than A's own rates predict.
 
 This is the pairwise "play against this partner vs play against others"
 comparison of Mazrooei, Archibald & Bowling (AAAI 2013) reduced to
 interpretable counts. The four p-values of a pair (both directions, both
 tests) are combined with Fisher's method; Benjamini–Hochberg controls the
-false-discovery rate across all pairs that met heads-up; a pair is flagged
+false-discovery rate across the pairs with at least ``min_spots`` decisions
+aimed at each other (independent filtering: the filter never looks at the
+p-values); a pair is flagged
 when q <= alpha, they met heads-up at least ``min_hu_hands`` times and the
 observed aggression is materially below the expected (``max_ratio``).
 Flagged pairs form a suspicion graph whose dense communities are rings
@@ -61,9 +63,11 @@ class SoftPlayDetector(Detector):
         max_ratio: float = 0.75,
         samples: int = 16,
         max_unflagged: int = 300,
+        min_spots: int = 30,
     ) -> None:
         super().__init__(alpha=alpha, random_state=random_state)
         self.min_hu_hands = min_hu_hands
+        self.min_spots = min_spots
         self.max_ratio = max_ratio
         self.samples = samples
         self.max_unflagged = max_unflagged
@@ -106,7 +110,11 @@ class SoftPlayDetector(Detector):
             fold_o=pl.col("fold_obs").fill_null(0) + pl.col("fold_obs_r").fill_null(0),
             fold_e=pl.col("fold_exp").fill_null(0) + pl.col("fold_exp_r").fill_null(0),
         )
-        q = stats.bh_qvalues(u["p_value"].to_numpy(allow_copy=True).astype(float))
+        # independent filtering (Bourgon, Gentleman & Huber, PNAS 2010): only pairs with enough
+        # decisions aimed at each other can be tested; the filter ignores the p-values
+        spots = (u["aggr_n"].fill_null(0) + u["aggr_n_r"].fill_null(0)).to_numpy()  # decisions aimed at each other
+        ptest = np.where(spots >= self.min_spots, u["p_value"].to_numpy(allow_copy=True).astype(float), np.nan)
+        q = stats.bh_qvalues(ptest)
         u = u.with_columns(pl.Series("q_value", q, nan_to_null=True))
         u = u.with_columns(
             score=pl.Series(stats.score_from_q(q)),
@@ -186,30 +194,29 @@ class SoftPlayDetector(Detector):
                 obs, exp = row.get(f"aggr_obs{sfx}") or 0, row.get(f"aggr_exp{sfx}") or 0
                 ev.append(
                     Evidence(
-                        name=f"{x} bets or raises {y} with a good hand",
+                        name=f"{x} bets or raises {y}",
                         value=obs / n,
                         baseline=exp / n,
                         n=int(n),
                         p_value=row.get(f"aggr_p{sfx}"),
                         text=(
-                            f"{x} bet or raised in {int(obs)} of {int(n)} heads-up decisions against {y} holding a good hand "
-                            f"(strength >= 0.5); {x}'s own rate against others with the same cards predicts {exp:.1f} "
-                            f"({exp / n:.0%})"
+                            f"{x} bet or raised in {int(obs)} of {int(n)} decisions aimed at {y} (facing {y}'s bet, or heads-up); "
+                            f"{x}'s own rates against others with equally strong cards predict {exp:.1f} ({exp / n:.0%})"
                         ),
                         sql=gp.HU_COUNTS_SQL,
                     )
                 )
-                texts.append(f"{x} bet/raised {y} in {int(obs)} of {int(n)} good-hand spots (own rate vs others {exp / n:.0%})")
+                texts.append(f"{x} bet/raised {y} in {int(obs)} of {int(n)} spots (own rate vs others with the same cards {exp / n:.0%})")
             fo, fe = row.get(f"fold_obs{sfx}"), row.get(f"fold_exp{sfx}")
             if fe is not None and (fo or 0) + fe > 0:
                 ev.append(
                     Evidence(
-                        name=f"{x} folds a good hand to {y}'s bets",
+                        name=f"{x} folds to {y}'s bets",
                         value=float(fo or 0),
                         baseline=float(fe),
                         n=None,
                         p_value=row.get(f"fold_p{sfx}"),
-                        text=f"{x} folded a good hand to {y}'s bet {int(fo or 0)} times; own rate predicts {fe:.1f}",
+                        text=f"{x} folded to {y}'s bet {int(fo or 0)} times; own rates with the same cards predict {fe:.1f}",
                         sql=gp.HU_COUNTS_SQL,
                     )
                 )

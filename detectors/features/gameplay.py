@@ -187,8 +187,32 @@ def _sample_excluding(used: np.ndarray, k: int, rng: np.random.Generator) -> np.
     return out
 
 
-def _preflop_strength(hole: np.ndarray) -> np.ndarray:
+_PREFLOP_PCT: np.ndarray | None = None
+
+
+def preflop_percentile_table() -> np.ndarray:
+    """13x13 (same layout as :func:`preflop_equity_table`): share of the 1,326 starting
+    combinations with lower all-in equity against a random hand (ties count half).
+
+    Preflop strength is this percentile, so strength bins mean the same share of
+    hands on every street (equity against a random hand only spans 0.32..0.85 preflop).
+    """
+    global _PREFLOP_PCT
+    if _PREFLOP_PCT is not None:
+        return _PREFLOP_PCT
     t = preflop_equity_table()
+    w = np.array([[6.0 if i == j else (12.0 if i > j else 4.0) for j in range(13)] for i in range(13)])
+    eq, wt = t.ravel(), w.ravel()
+    order = np.argsort(eq)
+    cum = np.cumsum(wt[order])
+    below = np.empty_like(eq)
+    below[order] = cum - wt[order] / 2.0
+    _PREFLOP_PCT = (below / wt.sum()).reshape(13, 13)
+    return _PREFLOP_PCT
+
+
+def _preflop_strength(hole: np.ndarray) -> np.ndarray:
+    t = preflop_percentile_table()
     r1, r2 = hole[:, 0] >> 2, hole[:, 1] >> 2
     hi, lo = np.maximum(r1, r2), np.minimum(r1, r2)
     suited = ((hole[:, 0] & 3) == (hole[:, 1] & 3)) & (hi != lo)
@@ -288,6 +312,30 @@ def omaha_strength(
 # ------------------------------------------------------------------ decisions
 
 
+def _card_columns(u: pl.DataFrame, *, samples: int, random_state: int) -> tuple[np.ndarray, np.ndarray]:
+    """strength and equity for rows with game, hole, opp_hole, board, street, _hu columns."""
+    holdem = (u["game"] == "holdem").to_numpy()
+    games = u["game"].to_numpy()
+    blen = u["street"].replace_strict(_BOARD_LEN, default=0, return_dtype=pl.Int64).to_numpy()
+    board = _card_matrix(u["board"], 5)
+    board_ok = ((np.arange(5)[None, :] >= blen[:, None]) | (board >= 0)).all(axis=1)
+    omaha_col = np.full(len(u), np.nan)
+    for game, width in (("omaha", 4), ("omaha5", 5), ("omaha6", 6)):
+        rows = np.nonzero(games == game)[0]
+        if rows.size:
+            oh = _card_matrix(u["hole"][rows], width)
+            oh[~board_ok[rows]] = -1
+            omaha_col[rows] = omaha_strength(oh, board[rows], blen[rows], random_state=random_state)
+    hole = _card_matrix(u["hole"], 2)
+    opp = _card_matrix(u["opp_hole"], 2)
+    hole[~holdem | ~board_ok] = -1  # Omaha: strength above, no equity here
+    opp[~holdem] = -1
+    # equity against the actual hand feeds only the heads-up value given: skip it elsewhere
+    opp[~u["_hu"].to_numpy()] = -1
+    strength, equity = card_values(hole, opp, board, blen, samples=samples, random_state=random_state)
+    return np.where(holdem, strength, omaha_col), equity
+
+
 def hu_decisions(con: duckdb.DuckDBPyConnection, *, samples: int = 16, random_state: int = 0) -> pl.DataFrame:
     """Every heads-up voluntary decision with its opponent, cards, strength, equity and value given."""
     df = con.sql(HU_DECISIONS_SQL).pl()
@@ -304,35 +352,17 @@ def hu_decisions(con: duckdb.DuckDBPyConnection, *, samples: int = 16, random_st
             pl.lit(False).alias("preflop"),
             pl.lit(False).alias("hu"),
         )
-    df = df.sort(["hand_id", "seq"])
-    holdem = (df["game"] == "holdem").to_numpy()
-    games = df["game"].to_numpy()
-    blen = df["street"].replace_strict(_BOARD_LEN, default=0, return_dtype=pl.Int64).to_numpy()
-    board_all = _card_matrix(df["board"], 5)
-    omaha_strength_col = np.full(len(df), np.nan)
-    for game, width in (("omaha", 4), ("omaha5", 5), ("omaha6", 6)):
-        rows = np.nonzero(games == game)[0]
-        if rows.size:
-            oh = _card_matrix(df["hole"][rows], width)
-            ok_b = ((np.arange(5)[None, :] >= blen[rows][:, None]) | (board_all[rows] >= 0)).all(axis=1)
-            oh[~ok_b] = -1
-            omaha_strength_col[rows] = omaha_strength(oh, board_all[rows], blen[rows], random_state=random_state)
-    hole = _card_matrix(df["hole"], 2)
-    opp = _card_matrix(df["opp_hole"], 2)
-    # Omaha and other games: not judged by cards here (4+ hole cards)
-    hole[~holdem] = -1
-    opp[~holdem] = -1
-    board = board_all
-    board_ok = (np.arange(5)[None, :] >= blen[:, None]) | (board >= 0)
-    hole[~board_ok.all(axis=1)] = -1
-    # equity against the actual hand feeds only the heads-up value given: skip it elsewhere
-    opp[(df["n_active"] != 2).to_numpy()] = -1
-    strength, equity = card_values(hole, opp, board, blen, samples=samples, random_state=random_state)
-    strength = np.where(holdem, strength, omaha_strength_col)
-    df = df.with_columns(
+    df = df.sort(["hand_id", "seq"]).with_columns(_hu=pl.col("n_active") == 2)
+    # the cards are the same for every decision of a player against one opponent on one street:
+    # value each (hand, player, opponent, street) once
+    keys = ["hand_id", "player", "opponent", "street", "_hu"]
+    u = df.select(*keys, "game", "hole", "opp_hole", "board").unique(subset=keys, keep="first", maintain_order=True)
+    strength, equity = _card_columns(u, samples=samples, random_state=random_state)
+    u = u.select(keys).with_columns(
         pl.Series("strength", strength, nan_to_null=True),
         pl.Series("equity", equity, nan_to_null=True),
-    ).drop(["hole", "opp_hole", "board"])
+    )
+    df = df.drop(["hole", "opp_hole", "board"]).join(u, on=keys, how="left", maintain_order="left").drop("_hu")
     a = pl.col("action")
     df = df.with_columns(
         aggr=a.is_in(["bet", "raise"]),
@@ -368,8 +398,11 @@ def own_baseline(
 
     Among decisions selected by ``where`` with known strength, the expected
     count of ``y`` towards the opponent is the sum over bins of the pair's
-    decisions times the player's shrunk rate in that bin against *everyone
-    else*. Returns player, opponent, n, observed, expected, z and p_value
+    decisions times the player's shrunk rate r in that bin against *everyone
+    else*. The test is the score test for one multiplier on all of the
+    player's rates (weights 1/(1-r): a missing raise where the player nearly
+    always raises counts most), its variance including the uncertainty of the
+    rates. Returns player, opponent, n, observed, expected, z and p_value
     (``side="less"``: fewer than expected; ``"greater"``: more).
     """
     d = dec.filter(pl.col("sbin").is_not_null())
@@ -393,15 +426,20 @@ def own_baseline(
         r=(pl.col("k0") + pl.col("pa")) / (pl.col("n0") + pl.col("pa") + pl.col("pb")),
         s=pl.col("n0") + pl.col("pa") + pl.col("pb"),
     )
+    # score test for a common multiplier theta on the player's rates (H0: theta = 1):
+    # U = sum (k - n r) / (1 - r), Var U = sum n r / (1 - r), plus the uncertainty of r
+    # (Beta posterior with strength s): spots where the player nearly always acts weigh most
     t = t.with_columns(
         e=pl.col("n") * pl.col("r"),
-        v=pl.col("n") * pl.col("r") * (1 - pl.col("r"))
-        + pl.col("n") ** 2 * pl.col("r") * (1 - pl.col("r")) / (pl.col("s") + 1),
+        u=(pl.col("k") - pl.col("n") * pl.col("r")) / (1 - pl.col("r")),
+        v=pl.col("n") * pl.col("r") / (1 - pl.col("r"))
+        + pl.col("n") ** 2 * pl.col("r") / ((1 - pl.col("r")) * (pl.col("s") + 1)),
     )
     g = t.group_by(["player", "opponent"]).agg(
         n=pl.col("n").sum(),
         observed=pl.col("k").sum(),
         expected=pl.col("e").sum(),
+        score_u=pl.col("u").sum(),
         var=pl.col("v").sum(),
         n0=pl.col("n0").sum(),
         k0=pl.col("k0").sum(),
@@ -410,7 +448,7 @@ def own_baseline(
     g = g.with_columns(
         rate_pair=pl.col("observed") / pl.col("n"),
         rate_own=pl.col("expected") / pl.col("n"),
-        z=(sign * (pl.col("observed") - pl.col("expected")) - 0.5) / pl.col("var").clip(1e-9).sqrt(),
+        z=(sign * pl.col("score_u") - 0.5) / pl.col("var").clip(1e-9).sqrt(),
     )
     from scipy.stats import norm, poisson
 
@@ -489,8 +527,8 @@ def pair_features(con: duckdb.DuckDBPyConnection, dec: pl.DataFrame | None = Non
     base = base.join(per_hand, on=["player", "opponent"], how="left").with_columns(
         pl.col("value_given_bb", "value_w", "value_sq").fill_null(0.0), pl.col("value_n").fill_null(0)
     )
-    aggr = own_baseline(dec, "aggr", where=pl.col("sbin") >= 2, side="less")
-    fold = own_baseline(dec, "fold", where=pl.col("facing") & (pl.col("sbin") >= 2), side="greater")
+    aggr = own_baseline(dec, "aggr", side="less")
+    fold = own_baseline(dec, "fold", where=pl.col("facing"), side="greater")
     junk = own_baseline(dec, "commit", where=pl.col("sbin") <= 0, side="greater")
     out = base
     for name, t in (("aggr", aggr), ("fold", fold), ("junk", junk)):

@@ -244,14 +244,15 @@ def layout_graph(accounts: list[str], edges: list[dict[str, Any]], size: int = 4
         (x1, y1), (x2, y2) = pos[e["src"]], pos[e["dst"]]
         dx, dy = x2 - x1, y2 - y1
         d = math.hypot(dx, dy) or 1.0
-        off = 8 * k  # parallel edges side by side
+        off = 10 * k  # parallel edges side by side, their labels staggered along the line
+        t = (0.62, 0.42, 0.78, 0.3, 0.88)[k % 5]
         ox, oy = -dy / d * off, dx / d * off
         shrink = 26 / d
         drawn.append({
             **e,
             "x1": round(x1 + dx * shrink + ox, 1), "y1": round(y1 + dy * shrink + oy, 1),
             "x2": round(x2 - dx * shrink + ox, 1), "y2": round(y2 - dy * shrink + oy, 1),
-            "lx": round(x1 + 0.62 * dx + ox * 1.5, 1), "ly": round(y1 + 0.62 * dy + oy * 1.5, 1),
+            "lx": round(x1 + t * dx + ox * 1.5, 1), "ly": round(y1 + t * dy + oy * 1.5, 1),
             "width": round(1.5 + 5 * (abs(e["amount"]) / top if e.get("amount") else 0), 1),
         })
     nodes = [{"name": nm, "x": pos[nm][0], "y": pos[nm][1], "accused": nm in accounts} for nm in names]

@@ -67,3 +67,15 @@ def test_factory_skips_missing_modules_but_raises_real_import_errors(monkeypatch
     monkeypatch.setitem(REGISTRY, "soft_play", "rb_broken_detector:X")
     with pytest.raises(ModuleNotFoundError, match="a_dependency_that_does_not_exist"):
         A.build_signals_assets()
+
+
+def test_well_formed_checks_pass_after_materialisation(warehouse_file):
+    from pipelines.defs.detect.checks import signals_checks
+
+    names = {c.check_specs_by_output_name[next(iter(c.check_specs_by_output_name))].name for c in signals_checks}
+    assert "soft_play_signals_well_formed" in names
+    asset = by_name("chip_dumping_signals")
+    check = next(c for c in signals_checks if "chip_dumping_signals_well_formed" in {s.name for s in c.check_specs})
+    result = dg.materialize([asset, check], resources={"warehouse": DuckDBResource(database=warehouse_file)})
+    evals = result.get_asset_check_evaluations()
+    assert evals and all(e.passed for e in evals)

@@ -55,6 +55,7 @@ class Group:
     roles: dict[str, str] = field(default_factory=dict)  # chip dumping: feeder / receiver
     venue: str = "cash"  # where it mostly operates: cash | sng | mtt
     tournaments: list[str] = field(default_factory=list)
+    starts: dict = field(default_factory=dict)  # tournament -> start ms (for the label's time span)
 
 
 @dataclass(frozen=True)

@@ -545,6 +545,7 @@ def _enter_group(pl: TournamentPlan, g: Group, rng: random.Random, world: World)
     pl.entries.extend(new)
     if g.kind != "multi_accounting" or len(new) >= 2:
         g.tournaments.append(pl.tid)
+        g.starts[pl.tid] = pl.start_ms
     if g.kind == "coordinated_sitout":
         pl.sitout_groups.append((g.gid, list(chosen), g.strength))
     return True
@@ -745,6 +746,11 @@ def _write_labels(world: World, results: list[dict], path: Path) -> None:
             if lst:  # a group that never acted has no time span: the keys are absent (inputs.md allows it)
                 obj["from"] = iso_s(lst[0][1])
                 obj["to"] = iso_s(lst[-1][1])
+            elif g.kind == "multi_accounting" and tours:  # entered together, never met at one table
+                starts = [g.starts[t] for t in tours if t in g.starts]
+                if starts:
+                    obj["from"] = iso_s(min(starts))
+                    obj["to"] = iso_s(max(starts))
             obj["strength"] = g.strength
             if g.roles:
                 obj["roles"] = dict(g.roles)

@@ -347,8 +347,6 @@ def _bounties_equal(want, got):
     return norm(want) == norm(got)
 
 
-@pytest.mark.xfail(strict=False, reason="parser counts a tournament seat 'is sitting out' as not dealt in, "
-                   "though such players are dealt cards, post and are folded (as in the corpus)")
 def test_parser_counts_sitting_out_tournament_players_as_dealt_in():
     hh = pytest.importorskip("pipelines.lib.handhistory")
     recs = [r for r in _population(seed=10, n_hands=150, tour_sitting_out=True)
@@ -359,8 +357,6 @@ def test_parser_counts_sitting_out_tournament_players_as_dealt_in():
     assert all(n[r.hand_id] == len(r.dealt) for r in recs)
 
 
-@pytest.mark.xfail(strict=False, reason="parser takes a fixed-limit header's small bet/big bet as the blinds, "
-                   "so the live part of 'posts small & big blinds' comes out wrong")
 def test_parser_reads_fixed_limit_dead_blind_posts():
     hh = pytest.importorskip("pipelines.lib.handhistory")
     recs = [r for r in _population(seed=11, n_hands=300, fl_dead_posts=True)

@@ -15,6 +15,8 @@ from pathlib import Path
 import duckdb
 
 from detectors.base import Evidence, Signal
+from pipelines.lib import cases as cases_lib
+from pipelines.lib.review import ReviewStore
 
 SCHEMA = Path(__file__).resolve().parents[2] / "pipelines" / "lib" / "schema.sql"
 XSS1 = "<script>alert(1)</script>"
@@ -183,3 +185,24 @@ def build(path: Path, stage: int, run_id: str = "run1") -> None:
         write_signals(con, signals(stage), run_id)
     finally:
         con.close()
+
+
+PASSWORD = "correct horse battery"
+
+
+def nightly(folder: Path, stage: int, run_id: str) -> list[dict]:
+    """What the cases and warehouse_snapshot assets do, without Dagster: build cases, write tables, publish."""
+    from pipelines.defs.cases.assets import publish
+
+    wh = folder / "warehouse.duckdb"
+    build(wh, stage, run_id)
+    con = duckdb.connect(str(wh))
+    try:
+        with ReviewStore(folder / "review.sqlite") as store:
+            result = cases_lib.build_cases(con, store, run_id)
+        cases_lib.write_tables(con, result, run_id)
+        cases_lib.write_jsonl(folder / "out" / "cases.jsonl", result)
+        publish(con, folder / "snapshot" / "warehouse.duckdb")
+    finally:
+        con.close()
+    return result

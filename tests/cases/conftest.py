@@ -6,35 +6,13 @@ import shutil
 import sys
 from pathlib import Path
 
-import duckdb
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import cases_world  # noqa: E402
+from cases_world import PASSWORD, nightly  # noqa: E402,F401
 
-from pipelines.lib import cases as cases_lib  # noqa: E402
 from pipelines.lib.review import ReviewStore  # noqa: E402
-
-PASSWORD = "correct horse battery"
-
-
-def nightly(folder: Path, stage: int, run_id: str) -> list[dict]:
-    """What the cases and warehouse_snapshot assets do, without Dagster: build cases, write tables, publish."""
-    from pipelines.defs.cases.assets import publish
-
-    wh = folder / "warehouse.duckdb"
-    cases_world.build(wh, stage, run_id)
-    con = duckdb.connect(str(wh))
-    try:
-        with ReviewStore(folder / "review.sqlite") as store:
-            result = cases_lib.build_cases(con, store, run_id)
-        cases_lib.write_tables(con, result, run_id)
-        cases_lib.write_jsonl(folder / "out" / "cases.jsonl", result)
-        publish(con, folder / "snapshot" / "warehouse.duckdb")
-    finally:
-        con.close()
-    return result
 
 
 @pytest.fixture(scope="session")

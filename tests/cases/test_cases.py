@@ -8,7 +8,7 @@ import shutil
 import pytest
 
 from cases_world import XSS1, XSS2
-from conftest import PASSWORD, nightly
+from cases_world import PASSWORD, nightly
 from pipelines.defs.cases.checks import export_problems
 from pipelines.lib.cases import EXPORT_FIELDS, format_ranked, merge_signals
 from pipelines.lib.review import ReviewStore

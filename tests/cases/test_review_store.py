@@ -6,7 +6,7 @@ import sqlite3
 
 import pytest
 
-from conftest import PASSWORD
+from cases_world import PASSWORD
 from pipelines.lib.errors import RailbirdError
 from pipelines.lib.review import ReviewStore
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import io
 
-from conftest import PASSWORD
+from cases_world import PASSWORD
 from pipelines.cli import main
 from pipelines.lib.cases import format_ranked
 from pipelines.lib.review import ReviewStore

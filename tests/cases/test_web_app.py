@@ -8,7 +8,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from cases_world import XSS1, XSS2
-from conftest import PASSWORD
+from cases_world import PASSWORD
 from pipelines.lib.review import ReviewStore
 from pipelines.web.app import WebSettings, create_app
 from pipelines.web.sql import SqlRefused, check_query

@@ -90,7 +90,7 @@ def test_timeline_shows_platform_and_hand_history_sit_outs(published):
 
 
 def test_a_ring_shows_as_one_picture(tmp_path):
-    from conftest import nightly
+    from cases_world import nightly
 
     cases = {c["kind"]: c for c in nightly(tmp_path, 2, "run1") if c["kind"] in ("chip_dumping", "bounty_collusion")}
     con = duckdb.connect(str(tmp_path / "snapshot" / "warehouse.duckdb"), read_only=True)

@@ -15,7 +15,7 @@ import time
 import pytest
 
 from cases_world import XSS1, XSS2
-from conftest import PASSWORD
+from cases_world import PASSWORD
 from pipelines.lib.review import ReviewStore
 
 CHROMIUM = "/usr/bin/chromium"

@@ -345,12 +345,12 @@ class ReviewStore:
     def queue(self, *, kind: str | None = None, status: str | None = None, assignee: str | None = None,
               score_min: float | None = None, score_max: float | None = None,
               date_from: str | None = None, date_to: str | None = None, flagged: bool | None = True,
-              account: str | None = None, ring: str | None = None, sort: str = "rank", desc: bool = True,
-              limit: int = 500) -> list[dict[str, Any]]:
+              account: str | None = None, ring: str | None = None, date_field: str = "last_seen",
+              sort: str = "rank", desc: bool = True, limit: int = 500) -> list[dict[str, Any]]:
         """The case queue, filtered and sorted in SQL with bound parameters.
 
         ``date_from`` / ``date_to`` (YYYY-MM-DD) bound the day a case was last
-        seen by a run. ``sort`` is one of rank (flagged, score, stake), score,
+        seen by a run (``date_field="first_seen"``: the day it was opened). ``sort`` is one of rank (flagged, score, stake), score,
         stake, case, last_seen, status, kind, hands.
         """
         # cases of the last run, and every case someone has worked on even if the last run no longer shows it
@@ -370,11 +370,12 @@ class ReviewStore:
         if score_max is not None:
             where.append("score <= ?")
             params.append(score_max)
+        day_col = "first_seen_at" if date_field == "first_seen" else "last_seen_at"  # a fixed column name
         if date_from:
-            where.append("substr(last_seen_at, 1, 10) >= ?")
+            where.append(f"substr({day_col}, 1, 10) >= ?")
             params.append(date_from)
         if date_to:
-            where.append("substr(last_seen_at, 1, 10) <= ?")
+            where.append(f"substr({day_col}, 1, 10) <= ?")
             params.append(date_to)
         if flagged is not None:
             where.append("flagged = ?")

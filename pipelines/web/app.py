@@ -241,6 +241,7 @@ def create_app(settings: WebSettings | None = None) -> FastAPI:
             "flagged": {"1": True, "0": False}.get(flagged_q),
             "account": q.get("account") or None,
             "ring": q.get("ring") or None,
+            "date_field": "first_seen" if q.get("date_field") == "first_seen" else "last_seen",
         }
         sort = q.get("sort", "rank")
         desc = q.get("order", "desc") != "asc"
@@ -249,7 +250,7 @@ def create_app(settings: WebSettings | None = None) -> FastAPI:
             assignees = [u["name"] for u in st.users()]
         snap_exists = Path(cfg.snapshot_path).exists()
         shown = {k: q.get(k, "") for k in ("kind", "status", "assignee", "score_min", "score_max", "date_from",
-                                            "date_to", "account", "ring")}
+                                            "date_to", "account", "ring", "date_field")}
         base_q = {**{k: v for k, v in shown.items() if v}, "flagged": flagged_q}
         sort_links = {key: "/cases?" + urllib.parse.urlencode(
             {**base_q, "sort": key, "order": "asc" if (sort == key and desc) else "desc"})

@@ -120,3 +120,4 @@ def test_queue_filters_and_sorts_with_bound_parameters(store):
     today = store.case(store.cid)["last_seen_at"][:10]
     assert len(store.queue(date_from=today, date_to=today)) == 2
     assert store.queue(date_to="2000-01-01") == [] and store.queue(date_from="2999-01-01") == []
+    assert len(store.queue(date_field="first_seen", date_from=today)) == 2

@@ -300,7 +300,8 @@ class CashPlanner:
                 bi = bucket_idxs[k % len(bucket_idxs)]
                 s_k = start + (0 if k == 0 else rng.randrange(0, 10 * MIN_MS))
                 e_k = end - (0 if k == 0 else rng.randrange(0, int(max(1, (end - s_k) * 0.4))))
-                t = self.seat(account, pid, bi, day, s_k, max(s_k + 10 * MIN_MS, e_k), mobile, exclude=excl, need=need,
+                t = self.seat(account, pid, bi, day, s_k, min(end, max(s_k + 10 * MIN_MS, e_k)), mobile, exclude=excl,
+                              need=need,
                               keep=need > 1)
             excl.add(id(t))
             used.append(t)

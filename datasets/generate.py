@@ -134,7 +134,7 @@ class UnitContext:
                 self._offline[acc] = players[acc]
                 lines.append(f"{acc} is disconnected")
                 if sessions is not None and sessions.get(acc):
-                    self.events.logout(t - self.rng.randrange(1_000, 30_000), acc, sessions[acc])
+                    self.events.logout(t - self.rng.randrange(500, 5_000), acc, sessions[acc])
                     sessions[acc] = ""  # closed by the server; a new one opens on reconnect
         for acc in list(self._offline):
             if acc not in now and acc in players:

@@ -313,11 +313,12 @@ def play_tournament(plan: TournamentPlan, ctx) -> int:
                 e = by_acc[acc]
                 if e.handoff_pid >= 0 and not handed_off.get(acc) and tour_hands_of.get(acc, 0) >= e.handoff_hand:
                     handed_off[acc] = True
+                    # between hands (the last decision is at least 6 s before the next deal)
                     if sessions[acc]:
-                        ev.logout(t - rng.randrange(20_000, 90_000), acc, sessions[acc])
+                        ev.logout(t - rng.randrange(4_000, 5_500), acc, sessions[acc])
                     ip, device, mobile = ctx.device_of(e.handoff_pid, acc, t, person_only=True)
                     sid = ctx.new_session_id()
-                    ev.login(t - rng.randrange(2_000, 15_000), acc, sid, ip, device)
+                    ev.login(t - rng.randrange(300, 3_000), acc, sid, ip, device)
                     sessions[acc] = sid
                     policies[acc] = ctx.policy_for(acc, e.handoff_pid, mobile, None, tid, person=True)
                     ctx.handoff_started(acc, tid)
@@ -424,8 +425,9 @@ def _rebalance(tables: list[TourTable], clock: dict[str, int], rng: random.Rando
     """Break the shortest table when the players fit in one fewer; move one player at a time
     from the fullest to the shortest table while they differ by two or more.
 
-    ``together`` (planted bounty partners) are kept at one table where the
-    seats allow: a broken table's partner joins the table of their partner,
+    A table receiving a player waits until that player's old table's clock
+    (nobody's timeline runs backwards). ``together`` (planted bounty partners)
+    are kept at one table where the seats allow: a broken table's partner joins the table of their partner,
     and partners are not the ones picked to balance.
     """
     partner_of: dict[str, set] = {}
@@ -446,6 +448,8 @@ def _rebalance(tables: list[TourTable], clock: dict[str, int], rng: random.Rando
             if dest is None:
                 dest = min(live, key=lambda tb: (len(tb.seats), tb.name))
             dest.seats[rng.choice(dest.free_seats())] = acc
+            # a moved player never goes back in time: the table waits for them
+            clock[dest.name] = max(clock[dest.name], clock[victim.name])
         victim.seats.clear()
     while True:
         full = max(live, key=lambda tb: len(tb.seats))
@@ -458,4 +462,5 @@ def _rebalance(tables: list[TourTable], clock: dict[str, int], rng: random.Rando
         s_no = nxt if nxt in cands else rng.choice(cands)
         acc = full.seats.pop(s_no)
         short.seats[rng.choice(short.free_seats())] = acc
+        clock[short.name] = max(clock[short.name], clock[full.name])
     tables[:] = [tb for tb in tables if tb.seats]

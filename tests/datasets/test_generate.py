@@ -222,3 +222,28 @@ def test_committed_sample_is_small_and_consistent():
     assert {g["kind"] for g in groups} == set(KINDS)
     for g in groups:
         assert set(g["accounts"]) <= accounts and set(g["hands"]) <= ids
+
+
+def test_players_are_logged_in_when_they_decide():
+    """Every decision falls inside a login..logout session of its account, except timed-out ones
+    (a disconnected player's session was closed by the server)."""
+    from datetime import datetime
+
+    w = small_world()
+
+    def t(x):
+        return datetime.strptime(x, "%Y-%m-%dT%H:%M:%S.%fZ").timestamp()
+
+    sessions: dict = {}
+    decisions = []
+    for e in _events(w.out):
+        if e["type"] in ("login", "logout"):
+            sessions.setdefault(e["session"], {})[e["type"]] = e
+        elif e["type"] == "decision":
+            decisions.append(e)
+    spans: dict = {}
+    for s in sessions.values():
+        spans.setdefault(s["login"]["account"], []).append((t(s["login"]["ts"]), t(s["logout"]["ts"])))
+    outside = [e for e in decisions if e["ms"] < 15_000
+               and not any(a <= t(e["ts"]) <= b for a, b in spans.get(e["account"], []))]
+    assert not outside, (len(outside), len(decisions), outside[:3])

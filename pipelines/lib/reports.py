@@ -25,6 +25,7 @@ with ``<``, ``>``, ``&`` escaped), inline CSS and SVG, no external request.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import os
@@ -75,14 +76,18 @@ def _fmt_num(x: Any, digits: int = 3) -> str:
     return f"{v:,.{digits}g}" if abs(v) < 1 else f"{v:,.{max(digits - 1, 2)}f}"
 
 
-def jinja_env() -> jinja2.Environment:
-    """The one Jinja environment of reports and web app: autoescape everywhere."""
+@functools.lru_cache(maxsize=2)
+def jinja_env(web: bool = False) -> jinja2.Environment:
+    """The Jinja environment of the reports (``web=False``) or the web app (links on): autoescape everywhere.
+
+    Cached, so each template is compiled once per process.
+    """
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(TEMPLATES)), autoescape=True,
                              undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
     env.filters["num"] = _fmt_num
     env.filters["json_html"] = json_for_html
     env.filters["seg"] = lambda v: urllib.parse.quote(str(v), safe="")
-    env.globals["web"] = False
+    env.globals["web"] = web
     return env
 
 

@@ -73,8 +73,7 @@ def create_app(settings: WebSettings | None = None) -> FastAPI:
     """Build the app for one snapshot and one review store."""
     cfg = settings or WebSettings()
     app = FastAPI(title="railbird", docs_url=None, redoc_url=None, openapi_url=None)
-    env = jinja_env()
-    env.globals["web"] = True
+    env = jinja_env(web=True)
     env.globals["STATUS_LABELS"] = STATUS_LABELS
 
     failures: dict[tuple[str, str], list[float]] = {}  # failed sign-ins per (user, client), for throttling

@@ -17,18 +17,20 @@ from pipelines.lib.review import ROLES, ReviewStore
 
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--review-db", default=None, help="review store (default: RAILBIRD_HOME/review.sqlite)")
+    common = argparse.ArgumentParser(add_help=False)  # so --review-db may also follow the action
+    common.add_argument("--review-db", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
     sub = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
-    add = sub.add_parser("add", help="add a user")
+    add = sub.add_parser("add", help="add a user", parents=[common])
     add.add_argument("name")
     add.add_argument("--role", choices=ROLES, default="investigator")
     add.add_argument("--password-stdin", action="store_true", help="read the password from standard input")
-    pw = sub.add_parser("passwd", help="set a user's password (ends their sessions)")
+    pw = sub.add_parser("passwd", help="set a user's password (ends their sessions)", parents=[common])
     pw.add_argument("name")
     pw.add_argument("--password-stdin", action="store_true", help="read the password from standard input")
-    role = sub.add_parser("role", help="change a user's role")
+    role = sub.add_parser("role", help="change a user's role", parents=[common])
     role.add_argument("name")
     role.add_argument("role", choices=ROLES)
-    sub.add_parser("list", help="list users and roles")
+    sub.add_parser("list", help="list users and roles", parents=[common])
 
 
 def _password(args: argparse.Namespace) -> str:

@@ -17,7 +17,7 @@ def test_users_add_from_stdin_and_roles(tmp_path, monkeypatch, capsys):
     monkeypatch.setattr("sys.stdin", io.StringIO("short\n"))
     assert main(["users", "--review-db", db, "add", "tim", "--password-stdin"]) == 2
     assert "password too short" in capsys.readouterr().err
-    assert main(["users", "--review-db", db, "role", "rex", "admin"]) == 0
+    assert main(["users", "role", "rex", "admin", "--review-db", db]) == 0
     with ReviewStore(db) as st:
         assert st.verify_password("rex", PASSWORD) and st.user("rex")["role"] == "admin"
         assert st.user("tim") is None

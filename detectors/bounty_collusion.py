@@ -20,7 +20,12 @@ Per unordered pair of players three tests are made:
 2. *weak joint contests* (cards known): joint contests in which one of them
    held a starting hand in the bottom half (percentile of all-in equity),
    against the expectation from each player's own weak-call rate;
-3. *checked-down side pots*: among joint contests that saw a flop, how often
+3. *wide calls in the partner's presence* (cards known): how often each of
+   them put chips in against an all-in target with a bottom-half hand in the
+   spots where the other could also contest, against the same player's rate
+   in every other spot (beta-binomial own-baseline test; the better of the
+   two directions, Bonferroni-corrected);
+4. *checked-down side pots*: among joint contests that saw a flop, how often
    neither bet after the target's all-in, against the population's own rate
    of checking dry side pots down (everyone does it often: this test only
    adds weight when it is near-universal for the pair).
@@ -120,12 +125,13 @@ class BountyCollusionDetector(Detector):
         p_weak = np.where(np.isnan(wj), np.nan, p_weak)
         jp = f("joint_postflop")
         p_cd = np.where(jp > 0, stats.binom_tail(f("checked_down"), jp, self.checkdown_rate_), np.nan)
-        p = stats.fisher_combine(p_joint, p_weak, p_cd)
+        p_wide = stats.min_p_bonferroni(f("wide_a_p"), f("wide_b_p"))
+        p = stats.fisher_combine(p_joint, p_weak, p_cd, p_wide)
         # independent filtering: only pairs that could both contest at least min_spots targets
         q = stats.bh_qvalues(np.where(f("spots") >= self.min_spots, p, np.nan))
         return t.with_columns(
             pl.Series("p_joint", p_joint), pl.Series("p_weak", p_weak, nan_to_null=True),
-            pl.Series("p_checkdown", p_cd, nan_to_null=True),
+            pl.Series("p_checkdown", p_cd, nan_to_null=True), pl.Series("p_wide", p_wide, nan_to_null=True),
             pl.Series("p_value", p, nan_to_null=True), pl.Series("q_value", q, nan_to_null=True),
             pl.Series("score", stats.score_from_q(q)),
             accounts=pl.concat_list("player", "opponent"),
@@ -157,7 +163,7 @@ class BountyCollusionDetector(Detector):
             best["won_hands"] = sorted({x for r in members for x in r["won_hands"]})
             best["cd_hands"] = sorted({x for r in members for x in r["cd_hands"]})
             rows.append(best)
-        rest = s.filter(~pl.col("flagged")).head(self.max_unflagged)
+        rest = s.filter(~pl.col("flagged")).sort(["score", "p_value"], descending=[True, False], nulls_last=True).head(self.max_unflagged)
         parts = [rest]
         if rows:
             parts.insert(0, pl.DataFrame(rows, schema=rest.schema))
@@ -183,6 +189,20 @@ class BountyCollusionDetector(Detector):
                 baseline=float(row.get("weak_expected") or 0), n=joint, p_value=row.get("p_weak"),
                 text=f"{int(row.get('weak_joint') or 0)} of those with one of them holding a bottom-half starting hand; "
                      f"their own weak-call rates predict {row.get('weak_expected') or 0:.1f}",
+            ),
+            Evidence(
+                name=f"{a} calls all-ins with a bottom-half hand when {b} is in",
+                value=float(row.get("wide_a") or 0) / max(1, int(row.get("wide_a_n") or 0)),
+                baseline=row.get("wide_a_base"), n=int(row.get("wide_a_n") or 0), p_value=row.get("wide_a_p"),
+                text=f"{a} contested with a bottom-half hand in {int(row.get('wide_a') or 0)} of {int(row.get('wide_a_n') or 0)} spots "
+                     f"with {b} in; {a}'s rate elsewhere {100 * (row.get('wide_a_base') or 0):.0f}%",
+            ),
+            Evidence(
+                name=f"{b} calls all-ins with a bottom-half hand when {a} is in",
+                value=float(row.get("wide_b") or 0) / max(1, int(row.get("wide_b_n") or 0)),
+                baseline=row.get("wide_b_base"), n=int(row.get("wide_b_n") or 0), p_value=row.get("wide_b_p"),
+                text=f"{b} contested with a bottom-half hand in {int(row.get('wide_b') or 0)} of {int(row.get('wide_b_n') or 0)} spots "
+                     f"with {a} in; {b}'s rate elsewhere {100 * (row.get('wide_b_base') or 0):.0f}%",
             ),
             Evidence(
                 name="side pots checked down", value=float(row.get("checked_down") or 0),

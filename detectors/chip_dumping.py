@@ -151,7 +151,7 @@ class ChipDumpingDetector(Detector):
             best["p_value"] = min(r["p_value"] for r in members)
             best["net_flow_bb"] = sum(r["net_flow_bb"] for r in members)
             rows.append(best)
-        rest = s.filter(~pl.col("flagged")).head(self.max_unflagged)
+        rest = s.filter(~pl.col("flagged")).sort(["score", "p_value"], descending=[True, False], nulls_last=True).head(self.max_unflagged)
         parts = [rest]
         if rows:
             parts.insert(0, pl.DataFrame(rows, schema=rest.schema))

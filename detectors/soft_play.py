@@ -148,7 +148,7 @@ class SoftPlayDetector(Detector):
             if grp.shape != "pair":
                 row["p_value"] = min(r["p_value"] for r in members)
             rows.append(row)
-        rest = s.filter(~pl.col("flagged")).head(self.max_unflagged)
+        rest = s.filter(~pl.col("flagged")).sort(["score", "p_value"], descending=[True, False], nulls_last=True).head(self.max_unflagged)
         rest = rest.with_columns(
             edges=pl.format('[["{}", "{}"]]', "player", "opponent")
         )

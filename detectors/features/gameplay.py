@@ -744,8 +744,24 @@ def bounty_pairs(spots: pl.DataFrame) -> pl.DataFrame:
         won=pl.col("joint") & pl.col("bounty_winner").is_in([None]).not_()
         & ((pl.col("bounty_winner") == pl.col("player")) | (pl.col("bounty_winner") == pl.col("opponent"))).fill_null(False),
     )
-    return j.group_by("player", "opponent").agg(
+    # wide calls: each player's contests with a bottom-half hand when the other is in the spot too,
+    # against the same player's rate in every other spot (own baseline)
+    s_known = s.filter(pl.col("strength").is_not_null()).with_columns(
+        wide=(pl.col("contested") & (pl.col("strength") < 0.5)).cast(pl.Int64)
+    )
+    tot = s_known.group_by("player").agg(N=pl.len(), K=pl.col("wide").sum())
+    j = j.with_columns(
+        wide_a=(pl.col("contested") & (pl.col("strength") < 0.5)).cast(pl.Int64),
+        wide_b=(pl.col("contested_r") & (pl.col("strength_r") < 0.5)).cast(pl.Int64),
+        known_a=pl.col("strength").is_not_null().cast(pl.Int64),
+        known_b=pl.col("strength_r").is_not_null().cast(pl.Int64),
+    )
+    out = j.group_by("player", "opponent").agg(
         spots=pl.len(),
+        wide_a=pl.col("wide_a").sum(),
+        wide_a_n=pl.col("known_a").sum(),
+        wide_b=pl.col("wide_b").sum(),
+        wide_b_n=pl.col("known_b").sum(),
         joint=pl.col("joint").sum(),
         expected=pl.col("e").sum(),
         var=(pl.col("e") * (1 - pl.col("e"))).sum(),
@@ -758,4 +774,19 @@ def bounty_pairs(spots: pl.DataFrame) -> pl.DataFrame:
         hands=pl.col("hand_id").filter(pl.col("joint")).unique().sort(),
         won_hands=pl.col("hand_id").filter(pl.col("won")).unique().sort(),
         cd_hands=pl.col("hand_id").filter(pl.col("cd")).unique().sort(),
+    )
+    if tot.is_empty():
+        return out.with_columns(pl.lit(None, pl.Float64).alias(c) for c in ("wide_a_p", "wide_b_p", "wide_a_base", "wide_b_base"))
+    pa, pb = stats.fit_beta_prior(tot["K"].to_numpy(), tot["N"].to_numpy())
+    out = out.join(tot.rename({"player": "player", "N": "Na", "K": "Ka"}), on="player", how="left").join(
+        tot.rename({"player": "opponent", "N": "Nb", "K": "Kb"}), on="opponent", how="left"
+    )
+    f = lambda c: out[c].fill_null(0).to_numpy().astype(float)  # noqa: E731
+    pa_ = stats.baseline_tail(f("wide_a"), f("wide_a_n"), f("Ka") - f("wide_a"), f("Na") - f("wide_a_n"), pa, pb)
+    pb_ = stats.baseline_tail(f("wide_b"), f("wide_b_n"), f("Kb") - f("wide_b"), f("Nb") - f("wide_b_n"), pa, pb)
+    return out.with_columns(
+        pl.Series("wide_a_p", pa_, nan_to_null=True),
+        pl.Series("wide_b_p", pb_, nan_to_null=True),
+        wide_a_base=(pl.col("Ka") - pl.col("wide_a") + pa) / (pl.col("Na") - pl.col("wide_a_n") + pa + pb),
+        wide_b_base=(pl.col("Kb") - pl.col("wide_b") + pa) / (pl.col("Nb") - pl.col("wide_b_n") + pa + pb),
     )

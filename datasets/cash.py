@@ -397,7 +397,7 @@ def play_cash_table(plan: CashTablePlan, ctx) -> int:
         still = []
         for sp in pending:
             if sp.start_ms <= t:
-                if sp.end_ms <= t:
+                if sp.end_ms - 240_000 <= t:
                     continue
                 if sp.seat in occ:  # seat still busy (late leaver): try next hand
                     still.append(sp)
@@ -414,7 +414,7 @@ def play_cash_table(plan: CashTablePlan, ctx) -> int:
         for seat_no in list(occ):
             o = occ[seat_no]
             sp = o.plan
-            if sp.end_ms <= t or o.left:
+            if sp.end_ms - 240_000 <= t or o.left:  # no new hand in the last minutes: the session ends after
                 leave_lines.append(f"{sp.account} leaves the table")
                 del occ[seat_no]
                 continue

@@ -27,7 +27,8 @@ purpose: a dry side pot is checked down when a third player is all-in, and
 short stacks with a bounty get looser calls in knockouts. Postflop the
 multiway-adjusted strength (``hs ** opponents`` plus draws) is
 compared with thresholds set by aggression; weak hands are bet as bluffs with
-the player's bluff frequency; facing a bet the player calls when
+the player's bluff frequency; the preflop raiser continuation-bets the flop
+with much of their range; facing a bet the player calls when
 strength (plus stickiness) beats the pot odds, raises strong hands with their
 aggression, folds otherwise. Bet sizes are the player's mean fraction of the
 pot with their own spread. Every choice carries some randomness.
@@ -405,6 +406,16 @@ class HonestPolicy:
             return Action("call")
         return Action("fold")
 
+    @staticmethod
+    def _was_preflop_aggressor(view: DecisionView) -> bool:
+        last = None
+        for a in view.history:
+            if a.street > 0:
+                break
+            if a.kind == "raise":
+                last = a.player
+        return last == view.player
+
     def _postflop(self, view: DecisionView) -> Action:
         s = self.style
         rng = self.rng
@@ -418,10 +429,14 @@ class HonestPolicy:
                 if eq > 0.93 and rng.random() < 0.5 and view.can_raise:
                     return Action("bet", self._size_to(view, s.bet_size))
                 return Action("check")
-            value_line = 0.78 - 0.22 * s.aggression
+            value_line = 0.70 - 0.2 * s.aggression
             if eq > value_line and rng.random() < 0.45 + 0.5 * s.aggression and view.can_raise:
                 return Action("bet", self._size_to(view, s.bet_size * (1.15 if eq > 0.9 else 1.0)))
-            if eq < 0.35 and rng.random() < s.bluff * (1.3 if opp == 1 else 0.5) and view.can_raise:
+            if view.street == 1 and view.can_raise and opp <= 2 and self._was_preflop_aggressor(view):
+                # continuation bet: the preflop raiser bets the flop with much of their range
+                if rng.random() < 0.25 + 0.5 * s.aggression:
+                    return Action("bet", self._size_to(view, s.bet_size * 0.85))
+            if eq < 0.35 and rng.random() < s.bluff * (1.6 if opp == 1 else 0.6) and view.can_raise:
                 return Action("bet", self._size_to(view, s.bet_size))
             if draw > 0 and rng.random() < s.aggression * 0.5 and view.can_raise:
                 return Action("bet", self._size_to(view, s.bet_size))
@@ -432,8 +447,8 @@ class HonestPolicy:
             return Action("raise", self._size_to(view, s.bet_size * 1.1))
         if eq < 0.3 and view.can_raise and opp == 1 and rng.random() < s.bluff * 0.25:
             return Action("raise", self._size_to(view, s.bet_size))
-        need = price + 0.08 * (1 - s.skill) + (0.08 if big else 0.0)
-        if eq + 0.18 * s.sticky > need + 0.1:
+        need = price + 0.12 + 0.05 * view.street + 0.08 * (1 - s.skill) + (0.08 if big else 0.0)
+        if eq + 0.15 * s.sticky > need:
             return Action("call")
         if view.limit == "fixed_limit" and eq + 0.25 * s.sticky > price:
             return Action("call")

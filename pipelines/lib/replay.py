@@ -88,10 +88,11 @@ def _tables(con: duckdb.DuckDBPyConnection) -> set[str]:
 
 
 def load_replays(con: duckdb.DuckDBPyConnection, hand_ids: Iterable[str], *, kind: str = "",
-                 accused: Iterable[str] = (), marks: dict[str, dict[int, str]] | None = None) -> list[dict[str, Any]]:
+                 accused: Iterable[str] = (), marks: dict[str, dict[int, str]] | None = None,
+                 tables: set[str] | None = None) -> list[dict[str, Any]]:
     """Replays of the given hands, in the order given (hands missing from the warehouse are skipped)."""
     ids = list(dict.fromkeys(str(h) for h in hand_ids))
-    if not ids or "hands" not in _tables(con):
+    if not ids or "hands" not in (tables if tables is not None else _tables(con)):
         return []
     sel = "WHERE hand_id IN (SELECT unnest(?::VARCHAR[]))"
     hands = {r["hand_id"]: r for r in _rows(con, f"SELECT * FROM hands {sel}", ids)}

@@ -101,15 +101,16 @@ def _dicts(con: duckdb.DuckDBPyConnection, sql: str, params: list[Any]) -> list[
     return [dict(zip(cols, r)) for r in cur.fetchall()]
 
 
-def case_row(con: duckdb.DuckDBPyConnection, case_id: str) -> dict[str, Any] | None:
-    if "cases" not in _tables(con):
+def case_row(con: duckdb.DuckDBPyConnection, case_id: str, tables: set[str] | None = None) -> dict[str, Any] | None:
+    if "cases" not in (tables if tables is not None else _tables(con)):
         return None
     rows = _dicts(con, "SELECT * FROM cases WHERE case_id = ?", [case_id])
     return rows[0] if rows else None
 
 
-def case_signals(con: duckdb.DuckDBPyConnection, case_id: str) -> list[dict[str, Any]]:
-    if "case_signals" not in _tables(con):
+def case_signals(con: duckdb.DuckDBPyConnection, case_id: str,
+                 tables: set[str] | None = None) -> list[dict[str, Any]]:
+    if "case_signals" not in (tables if tables is not None else _tables(con)):
         return []
     out = []
     for r in _dicts(con, "SELECT idx, CAST(payload AS VARCHAR) AS payload FROM case_signals WHERE case_id = ? "
@@ -158,9 +159,9 @@ def _signal_edges(signals: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def graph_edges(con: duckdb.DuckDBPyConnection, accounts: list[str], hands: list[str],
-                signals: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[str]]:
+                signals: list[dict[str, Any]], tables: set[str] | None = None) -> tuple[list[dict[str, Any]], list[str]]:
     """All edges between the accused (see module doc) and the SQL that reproduces them."""
-    tables = _tables(con)
+    tables = tables if tables is not None else _tables(con)
     edges: list[dict[str, Any]] = []
     sqls: list[str] = []
     acc_lit = "[" + ", ".join(sql_literal(a) for a in accounts) + "]"
@@ -307,9 +308,9 @@ def ring_picture(con: duckdb.DuckDBPyConnection, case: dict[str, Any]) -> dict[s
 # --------------------------------------------------------------------- timeline
 
 def timeline(con: duckdb.DuckDBPyConnection, accounts: list[str], hands: list[str],
-             width: int = 900) -> tuple[dict[str, Any] | None, list[str]]:
+             width: int = 900, tables: set[str] | None = None) -> tuple[dict[str, Any] | None, list[str]]:
     """Sessions (by device), sit-outs / sit-ins and evidence hands of the accused over the evidence span."""
-    tables = _tables(con)
+    tables = tables if tables is not None else _tables(con)
     if "hands" not in tables or not hands:
         return None, []
     span = con.execute("SELECT min(started_at), max(started_at) FROM hands WHERE hand_id IN (SELECT unnest(?::VARCHAR[]))",
@@ -416,7 +417,8 @@ def accusation(case: dict[str, Any], n_signals: int) -> str:
 
 def build_report(con: duckdb.DuckDBPyConnection, case_id: str, *, max_replays: int = 10) -> dict[str, Any] | None:
     """Everything the report shows about one case (a JSON-able dict), or None if the case is unknown."""
-    case = case_row(con, case_id)
+    tables = _tables(con)  # once per report: each information_schema query costs as much as a small scan
+    case = case_row(con, case_id, tables)
     if case is None:
         return None
     for k in ("accounts", "tournaments", "hands", "new_hands", "related"):
@@ -424,9 +426,8 @@ def build_report(con: duckdb.DuckDBPyConnection, case_id: str, *, max_replays: i
     for k in ("pot_total", "moved", "transfers", "stake"):
         case[k] = float(case[k]) if case.get(k) is not None else 0.0
     case["created_at"] = str(case.get("created_at"))
-    signals = case_signals(con, case_id)
+    signals = case_signals(con, case_id, tables)
     accounts = case["accounts"]
-    tables = _tables(con)
     acc_info = {}
     if "accounts" in tables:
         for r in _dicts(con, "SELECT account, created_at, country, payment FROM accounts "
@@ -448,7 +449,8 @@ def build_report(con: duckdb.DuckDBPyConnection, case_id: str, *, max_replays: i
                     marks.setdefault(str(d["hand"]), {})[int(d["seq"])] = str(d.get("why") or "marked by the detector")
                 except (TypeError, ValueError):
                     continue
-    replays = load_replays(con, case["hands"][:max_replays], kind=case["kind"], accused=accounts, marks=marks)
+    replays = load_replays(con, case["hands"][:max_replays], kind=case["kind"], accused=accounts, marks=marks,
+                           tables=tables)
     new = set(case["new_hands"])
     change_points = {str((s.get("extra") or {}).get("change_point_hand")) for s in signals
                      if (s.get("extra") or {}).get("change_point_hand") is not None}
@@ -460,8 +462,8 @@ def build_report(con: duckdb.DuckDBPyConnection, case_id: str, *, max_replays: i
             if first is not None and not first["marked"]:
                 first["marked"] = True
                 first["why"] = "first decision after the change point: the detector's first hand by the other person"
-    edges, graph_sql = graph_edges(con, accounts, case["hands"], signals)
-    tl, tl_sql = timeline(con, accounts, case["hands"])
+    edges, graph_sql = graph_edges(con, accounts, case["hands"], signals, tables)
+    tl, tl_sql = timeline(con, accounts, case["hands"], tables=tables)
     sig_out = []
     for s in signals:
         ev = []

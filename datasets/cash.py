@@ -129,14 +129,12 @@ def make_buckets(n_cash_persons: int, rng: random.Random) -> list[Bucket]:
     PL Omaha, some fixed-limit hold'em and a little PL hold'em.
     """
     n = max(3, min(14, n_cash_persons // 60))
-    low = [0, 1, 2]
     buckets = [Bucket("holdem", "NL", 6, 2), Bucket("holdem", "NL", 9, 1), Bucket("omaha", "PL", 6, 2)]
     extra = [Bucket("holdem", "FL", 9, 2), Bucket("holdem", "NL", 6, 3), Bucket("holdem", "NL", 6, 1),
              Bucket("omaha", "PL", 6, 3), Bucket("holdem", "PL", 6, 2), Bucket("holdem", "NL", 9, 2),
              Bucket("holdem", "NL", 6, 4), Bucket("holdem", "FL", 6, 3), Bucket("omaha", "PL", 9, 1),
              Bucket("holdem", "NL", 6, 5), Bucket("omaha", "PL", 6, 4)]
     buckets += extra[: n - 3]
-    del low
     return buckets
 
 

@@ -240,7 +240,7 @@ def plant_groups(pop, mix: dict[str, int], strength: tuple[float, float], rng: r
     a third of the time. Multi-accounting gives one person 1-2 extra
     accounts; a seat hand-off adds a person with no account who takes over.
     """
-    from datasets.population import NameMaker, add_multi_accounts, jitter_style, new_person
+    from datasets.population import NameMaker, add_multi_accounts, new_person
 
     groups: list[Group] = []
     free = [p.pid for p in pop.persons if p.household is None]
@@ -299,7 +299,6 @@ def plant_groups(pop, mix: dict[str, int], strength: tuple[float, float], rng: r
                 pop.persons[pids[0]].favourite = "mtt"
             g = Group(f"g{gid}", kind, accounts, round(strengths[k], 3), pids=pids, roles=roles, venue=venue)
             groups.append(g)
-    del jitter_style
     return groups
 
 

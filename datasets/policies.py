@@ -44,10 +44,13 @@ and is checked or folded.
 from __future__ import annotations
 
 import bisect
+import math as _math
 import random
 from itertools import combinations
 
 from datasets.cards import evaluate, evaluate_omaha
+from datasets.engine import Action, DecisionView
+from datasets.population import Style, Timing
 
 
 def _chen(r1: int, r2: int, suited: bool) -> float:
@@ -210,10 +213,6 @@ def postflop_strength(hole, board, rng: random.Random, n: int = 16, omaha: bool 
 # ----------------------------------------------------------------------------
 # Decisions
 
-import math as _math
-
-from datasets.engine import Action, DecisionView
-from datasets.population import Style, Timing
 
 
 class DecisionLog:

@@ -191,3 +191,16 @@ def test_queue_sorts_by_column_links(published):
     asc = c.get(link.replace("order=desc", "order=asc"))
     assert re.findall(r'data-case="([^"]+)"', asc.text) == ["c-000005", "c-000004"]
     assert re.findall(r'data-case="([^"]+)"', c.get(link).text) == ["c-000004", "c-000005"]
+
+
+def test_a_new_snapshot_is_picked_up_without_restart(published):
+    from cases_world import nightly
+
+    c = signed_in(app_for(published))
+    assert c.get("/hands/1010").status_code == 404  # not played yet on night 1
+    with ReviewStore(published / "review.sqlite") as st:
+        st.set_status("c-000001", "in_review", "ivy", "night-1 note")
+    nightly(published, 2, "run2")  # the next night publishes over the snapshot the app reads
+    assert c.get("/hands/1010").status_code == 200
+    page = c.get("/cases/c-000001")
+    assert "night-1 note" in page.text and 'id="status">in review' in page.text and "1007" in page.text

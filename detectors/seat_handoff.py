@@ -29,10 +29,11 @@ tests:
 
 The samples of one helper device are pooled over every event it took over
 (independent events: the G2 statistics and their degrees of freedom add up).
-A hand-off needs the login from a changed device or network **and** a style
-shift, or a timing shift at a login from a device the account had never used:
-an honest move from phone to desktop brings the player's own, known desktop and
-changes speed, not the game. Style and timing p-values are combined with
+A hand-off needs the login from a changed device or network that the account
+had never used **and** a shift in style or timing; from a device the account
+already used (its owner's other machine) the style alone must shift, at a much
+stricter level (``known_device_p``): an honest move from phone to desktop
+brings the player's own, known desktop and changes speed, not the game. Style and timing p-values are combined with
 Fisher's method; Benjamini-Hochberg controls the false-discovery rate over the
 candidates. With hand histories only (no logins, no timing) change points are
 scanned and ranked but never flagged: a player's own stack and table change
@@ -163,12 +164,14 @@ class SeatHandoffDetector(Detector):
         signal_p: float = 0.05,
         min_scan_hands: int = 30,
         max_scan: int = 200,
+        known_device_p: float = 0.001,
     ) -> None:
         super().__init__(alpha=alpha, random_state=random_state)
         self.min_segment = min_segment  # hands needed on each side of a change point
         self.signal_p = signal_p  # style and timing must each shift below this p
         self.min_scan_hands = min_scan_hands
         self.max_scan = max_scan  # hands only: account-events fully compared (strongest splits)
+        self.known_device_p = known_device_p  # style p needed when the device is one the account already used
 
     # ------------------------------------------------------------------ fit
     def fit(self, con: duckdb.DuckDBPyConnection) -> "SeatHandoffDetector":
@@ -448,7 +451,11 @@ class SeatHandoffDetector(Detector):
         # used (a phone-to-desktop move brings the player's own, known desktop)
         time_ok = scores["p_time"].fill_nan(1.0).fill_null(1.0).to_numpy() < self.signal_p
         new_dev = scores["group_new_device"].to_numpy() if "group_new_device" in scores.columns else np.zeros(scores.height, bool)
-        flagged = (q <= self.alpha) & changed & (style_ok | (time_ok & new_dev))
+        # a login from a device the account had used before (its owner's other
+        # machine) is no evidence of another person: then the style alone must
+        # carry the case, at a much stricter level
+        strong_style = scores["p_style"].fill_nan(1.0).fill_null(1.0).to_numpy() < self.known_device_p
+        flagged = (q <= self.alpha) & changed & ((new_dev & (style_ok | time_ok)) | (~new_dev & strong_style))
         if not self.has_sessions_:
             # hands only: a player's own stack and table change their play as much as
             # a new player would; without logins or timing the scan ranks, never accuses

@@ -42,7 +42,7 @@ bet). Old clients (2007) wrote no "Uncalled bet" line: when the pot falls
 short of what was put in by exactly the top contributor's excess over the
 second, that excess is recorded as returned.
 
-``content_hash``: MD5 (DuckDB ``md5``) of the hand's lines with surrounding
+``content_hash``: MD5 (hex, as DuckDB's ``md5``) of the hand's lines with surrounding
 whitespace removed and blank lines dropped, joined by ``\n``: the same hand
 written with ``\r\n``, trailing spaces or another encoding has one hash.
 
@@ -60,7 +60,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Iterable
 
-import duckdb
+import hashlib
+
 import polars as pl
 
 from . import lines as G
@@ -205,15 +206,37 @@ class ParsedHands:
 
 # ----------------------------------------------------------------------------- helpers
 
-def _known(df: pl.DataFrame, names: pl.DataFrame, col: str, flag: str) -> pl.DataFrame:
-    """Add boolean ``flag``: is ``df[col]`` one of the seat names of the same hand."""
-    right = (
-        names.select("hid", pl.col("player").alias(col), pl.col("seat").alias(f"{flag}_seat"))
-        .unique(["hid", col], keep="first").with_columns(pl.lit(True).alias(flag))
-    )
-    return df.join(right, on=["hid", col], how="left", maintain_order="left").with_columns(
-        pl.col(flag).fill_null(False)
-    )
+class _Names:
+    """The seat names of each hand, ready for lookups: ``(hid, player) -> seat``
+    (the first seat of a name). Looked up through one 64-bit hash key per
+    (hand, name) instead of a join on (int, string); every hit is verified
+    against the name and hand themselves, so a hash collision can only make
+    the lookup fall back to the exact join, never change its answer."""
+
+    def __init__(self, names: pl.DataFrame):
+        self.exact = names.select("hid", "player", "seat").unique(["hid", "player"], keep="first", maintain_order=True)
+        keyed = self.exact.select(_k=_name_key("player"), _h="hid", _p="player", _s="seat")
+        self.keyed = None if keyed.get_column("_k").is_duplicated().any() else keyed
+
+
+def _name_key(col: str) -> pl.Expr:
+    return pl.col(col).hash(0x5EED) ^ pl.col("hid").hash(0xB0B)
+
+
+def _known(df: pl.DataFrame, names: _Names, col: str, flag: str) -> pl.DataFrame:
+    """Add boolean ``flag``: is ``df[col]`` one of the seat names of the same hand
+    (and ``{flag}_seat``, its seat)."""
+    if names.keyed is None:
+        right = names.exact.select(
+            "hid", pl.col("player").alias(col), pl.col("seat").alias(f"{flag}_seat")
+        ).with_columns(pl.lit(True).alias(flag))
+        return df.join(right, on=["hid", col], how="left", maintain_order="left").with_columns(
+            pl.col(flag).fill_null(False)
+        )
+    j = df.with_columns(_k=_name_key(col)).join(names.keyed, on="_k", how="left", maintain_order="left")
+    ok = ((pl.col(col) == pl.col("_p")) & (pl.col("hid") == pl.col("_h"))).fill_null(False)
+    return j.with_columns(pl.when(ok).then(pl.col("_s")).alias(f"{flag}_seat"), ok.alias(flag)).drop(
+        "_k", "_h", "_p", "_s")
 
 
 def _issue(df: pl.DataFrame, prio: int, reason: str, detail: pl.Expr) -> pl.DataFrame:
@@ -361,13 +384,11 @@ def _parse_lines(L: pl.DataFrame, files: list[str]) -> ParsedHands:  # noqa: C90
         cancelled=t.str.contains(G.CANCELLED_RE).any(),
         n_seat_lines=((pl.col("sec") == "setup") & t.str.starts_with("Seat ")).sum(),
     )
-    con = duckdb.connect()
-    try:
-        con.register("hh", H.select("hid", "norm").to_arrow(compat_level=pl.CompatLevel.newest()))
-        hashes = con.sql("SELECT hid, md5(norm) AS content_hash FROM hh").pl()
-    finally:
-        con.close()
-    H = H.join(hashes, on="hid", how="left", maintain_order="left").drop("norm")
+    # MD5 of each hand's normalised text (same digest as DuckDB's md5 of the
+    # UTF-8 text): one hashlib call per hand is cheaper than a DuckDB round trip
+    H = H.with_columns(content_hash=pl.Series(
+        [hashlib.md5(s.encode("utf-8")).hexdigest() for s in H.get_column("norm").to_list()], dtype=pl.String,
+    )).drop("norm")
     H = parse_headers(H)
     H = H.with_columns(
         source_file=pl.col("fidx").replace_strict(
@@ -407,7 +428,7 @@ def _parse_lines(L: pl.DataFrame, files: list[str]) -> ParsedHands:  # noqa: C90
     dup = S.filter(pl.col("seat").is_duplicated() | pl.col("player").is_duplicated().over("hid"))
     dup = dup.filter(pl.struct("hid", "seat").is_duplicated() | pl.struct("hid", "player").is_duplicated())
     issues.append(_issue(dup, 4, "malformed hand", pl.format("duplicate seat or player: {}", pl.col("player"))))
-    names = S.select("hid", "player", "seat")
+    names = _Names(S)
 
     # verb lines. Fast path: the name is what precedes the leftmost ": <verb>"
     # (capture-free regex); lines whose name so found is not seated are tried
@@ -501,9 +522,21 @@ def _parse_lines(L: pl.DataFrame, files: list[str]) -> ParsedHands:  # noqa: C90
     ] + [(f"ev{i}", pat) for i, (pat, _) in enumerate(G.EVENT_PATTERNS)] + [
         ("neutral", G.NEUTRAL_RE), ("cancel", G.CANCELLED_RE),
     ]
-    rk = pl.lit("unknown")
-    for name, pat in reversed(kinds):
-        rk = pl.when(t.str.contains(pat)).then(pl.lit(name)).otherwise(rk)
+    # first matching pattern wins; each pattern only runs on the lines that no
+    # earlier pattern matched
+    rest_t = R.get_column("t")
+    rest_i = pl.Series("i", range(R.height), dtype=pl.Int64)
+    got_i, got_k = [], []
+    for name, pat in kinds:
+        if not rest_t.len():
+            break
+        m = rest_t.str.contains(pat)
+        got_i.append(rest_i.filter(m))
+        got_k.append(pl.repeat(name, int(m.sum()), dtype=pl.String, eager=True))
+        rest_t, rest_i = rest_t.filter(~m), rest_i.filter(~m)
+    got_i.append(rest_i)
+    got_k.append(pl.repeat("unknown", rest_i.len(), dtype=pl.String, eager=True))
+    rk = pl.DataFrame({"i": pl.concat(got_i), "rkind": pl.concat(got_k)}).sort("i").get_column("rkind")
     R = R.with_columns(rkind=rk)
     R_ev = []
     for i, (pat, evname) in enumerate(G.EVENT_PATTERNS):
@@ -847,7 +880,7 @@ def _parse_lines(L: pl.DataFrame, files: list[str]) -> ParsedHands:  # noqa: C90
     ISS = pl.concat([i for i in issues if i.height], how="vertical") if any(i.height for i in issues) else pl.DataFrame(schema={"hid": pl.Int32, "prio": pl.Int32, "reason": pl.String, "detail": pl.String})
     ISS = ISS.with_columns(pl.col("prio").cast(pl.Int32)).sort(["hid", "prio"]).unique("hid", keep="first", maintain_order=True)
     bad_hids = ISS.select("hid")
-    raw = L.join(bad_hids, on="hid", how="semi", maintain_order="left").group_by("hid", maintain_order=True).agg(
+    raw = L.filter(pl.col("hid").is_in(bad_hids.get_column("hid").implode())).group_by("hid", maintain_order=True).agg(
         raw=pl.col("raw").str.join("\n"))
     Q = (
         ISS.join(H.select("hid", "source_file", "source_line", "hand_id"), on="hid", how="left")

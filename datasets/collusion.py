@@ -38,7 +38,7 @@ import random
 from dataclasses import dataclass, field
 
 from datasets.engine import Action, DecisionView
-from datasets.policies import HonestPolicy
+from datasets.policies import HonestPolicy, capped
 
 KINDS = ("soft_play", "chip_dumping", "bounty_collusion", "coordinated_sitout", "multi_accounting", "seat_handoff")
 
@@ -82,7 +82,7 @@ class ColludingPolicy(HonestPolicy):
     def act(self, view: DecisionView) -> Action:
         if view.table and view.player in view.table.get("disconnected", ()):
             return self.time_out(view)
-        honest = self.decide(view)
+        honest = capped(view, self.decide(view))
         a = honest
         in_hand = view.in_hand
         for link in self.links:
@@ -105,6 +105,7 @@ class ColludingPolicy(HonestPolicy):
                     a = self._soft(view, a, link)
                 elif link.kind == "chip_dumping":
                     a = self._dump(view, a, link)
+            a = capped(view, a)
             if a.kind != honest.kind or a.amount_to != honest.amount_to:
                 self.ctx.hit(link.gid)
                 break

@@ -215,6 +215,16 @@ def postflop_strength(hole, board, rng: random.Random, n: int = 16, omaha: bool 
 
 
 
+def capped(view: DecisionView, a: Action) -> Action:
+    """A raise past the table's raise cap (``table['raise_cap']`` = bets a round, heads-up) becomes a call."""
+    cap = view.table.get("raise_cap") if view.table else None
+    if cap and a.kind in ("bet", "raise"):
+        limit = cap[1] if view.n_players == 2 else cap[0]
+        if view.n_bets >= limit:
+            return Action("call" if view.to_call > 0 else "check")
+    return a
+
+
 class DecisionLog:
     """Decision times of one hand: ``(seq, player, ms)`` for each policy call."""
 
@@ -282,7 +292,7 @@ class HonestPolicy:
     def act(self, view: DecisionView) -> Action:
         if view.table and view.player in view.table.get("disconnected", ()):
             return self.time_out(view)
-        a = self.decide(view)
+        a = capped(view, self.decide(view))
         self.log.rows.append((len(view.history), view.player, self.think_ms(view, a)))
         return a
 

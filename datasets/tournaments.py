@@ -5,7 +5,8 @@ Method, by the house rules (``shared/house-rules``):
 * **Sit-and-go**: nine seats, 1,500 chips, no-limit hold'em; blinds rise every
   10 hands over 8 levels (the 8th lasts until the end); the first button goes
   to the high card (suit order spades, hearts, diamonds, clubs); prizes are
-  50/30/20 % of the prize pool; no breaks.
+  50/30/20 % of the prize pool; at most three raises a betting round (five
+  heads-up), kept by the players' policies; no breaks.
 * **Multi-table**: 9-max tables, 1,500 or 3,000 chips, levels by hands
   played at the tournament's busiest table (a proxy for the clock), antes from
   level 4; players are seated at random, tables are balanced (a player moves
@@ -262,6 +263,9 @@ def play_tournament(plan: TournamentPlan, ctx) -> int:
     table_info.clear()
     if bounty:
         table_info["bounties"] = bounty
+    if plan.kind == "sng":
+        # house rule 11: at most three raises (four bets) a round, five raises (six bets) heads-up
+        table_info["raise_cap"] = (4, 6)
     while remaining > 1:
         lvl = min(level_hands // (SNG_HANDS_PER_LEVEL if plan.kind == "sng" else MTT_HANDS_PER_LEVEL),
                   (len(SNG_LEVELS) if plan.kind == "sng" else len(MTT_LEVELS)) - 1)

@@ -209,3 +209,21 @@ def test_households_share_an_ip_but_not_devices():
         devs = [d.fingerprint for m in members for d in m.devices]
         assert len(devs) == len(set(devs))
     assert len({a for a in pop.accounts}) == len(pop.accounts)
+
+
+def test_sng_raise_cap():
+    """House rule: at most three raises (four bets) a round in a sit-and-go, five raises heads-up."""
+    w = small_world()
+    sng_tids = {r[1] for r in w.results if r[0] == "tournament" and r[2] == "sng"}
+    assert sng_tids
+    worst = 0
+    for h in w.hands:
+        if h.tid not in sng_tids:
+            continue
+        for street in range(4):
+            bets = sum(1 for a in h.actions if a[1] == street and a[3] in ("bet", "raise"))
+            bets += 1 if street == 0 else 0  # the big blind is the first bet
+            limit = 6 if len(h.dealt) == 2 else 4
+            assert bets <= limit, (h.hand_id, street, bets)
+            worst = max(worst, bets)
+    assert worst >= 3

@@ -26,7 +26,7 @@ def test_soft_pair_found_with_its_hands(planted_world, planted_signals):
     assert any("bets or raises" in n for n in names)
     agg = next(e for e in s.evidence if "bets or raises" in e.name)
     assert agg.value < agg.baseline and agg.n >= 20 and agg.sql
-    assert "0." not in s.summary[:2] and "p01" in s.summary and "p02" in s.summary
+    assert "p01" in s.summary and "p02" in s.summary and "spots" in s.summary
 
 
 def test_ring_members_are_accused_together(planted_signals):
@@ -34,11 +34,21 @@ def test_ring_members_are_accused_together(planted_signals):
     assert any(len(set(s.accounts) & ring) >= 2 for s in flagged(planted_signals["soft_play"]))
 
 
-def test_honest_lookalikes_not_flagged(planted_signals):
+def test_honest_lookalikes_not_flagged(planted_world, planted_signals):
     for s in flagged(planted_signals["soft_play"]):
         assert len(set(s.accounts) - HONEST) >= 2, f"honest accounts accused: {s.accounts}"
         assert not {"p10", "p11"} <= set(s.accounts)  # regulars who sit together at every hand
-    assert any({"p10", "p11"} == set(s.accounts) for s in planted_signals["soft_play"]) or True
+    # the regulars are tested (they meet in many spots) and cleared, not skipped
+    import polars as pl
+
+    from detectors.soft_play import SoftPlayDetector
+
+    det = SoftPlayDetector()
+    scores = det.fit(planted_world.con).score(planted_world.con)
+    reg = scores.filter((pl.col("player") == "p10") & (pl.col("opponent") == "p11"))
+    assert reg.height == 1
+    row = reg.row(0, named=True)
+    assert row["aggr_n"] + row["aggr_n_r"] >= det.min_spots and row["q_value"] > det.alpha
 
 
 def test_groups_ring_star_pair():

@@ -114,3 +114,21 @@ def build_hand(hand_id: str, *, content_hash: str = "h", day: str = "2026-03-04"
 def hand_builder():
     """``build_hand`` as a fixture (see its docstring)."""
     return build_hand
+
+
+@pytest.fixture(autouse=True)
+def _no_stale_dagster_state_storage():
+    """Each test starts with no current Dagster defs-state storage.
+
+    A DagsterInstance puts its storage in a process-wide context variable when
+    created; once that instance is gone, loading definitions in a later test
+    fails with "undefined DagsterInstance weakref". Clearing it per test keeps
+    tests independent of each other's instances.
+    """
+    try:
+        from dagster._core.storage.defs_state.base import set_defs_state_storage
+    except ImportError:  # another Dagster release: nothing to clear
+        yield
+        return
+    with set_defs_state_storage(None):
+        yield

@@ -40,8 +40,9 @@ def setup(tmp_path, corpus_dir):
                                 snapshot_path=str(tmp_path / "snap" / "warehouse.duckdb"),
                                 review_db=str(tmp_path / "review.sqlite"), staging_dir=str(tmp_path / "staging"))
     resources = {"warehouse": DuckDBResource(database=str(tmp_path / "wh.duckdb")), "settings": settings}
-    return {"tmp": tmp_path, "land": land, "settings": settings, "resources": resources,
-            "instance": dg.DagsterInstance.ephemeral()}
+    instance = dg.DagsterInstance.ephemeral()
+    yield {"tmp": tmp_path, "land": land, "settings": settings, "resources": resources, "instance": instance}
+    instance.dispose()  # an undisposed instance leaves its storage in a process-wide context variable
 
 
 def _count(setup, q):
@@ -119,7 +120,12 @@ def test_sensor_requests_staging_then_loading(setup):
 
 
 def test_schedule_runs_nightly_job_over_the_staged_days(setup):
-    inst = dg.DagsterInstance.local_temp(str(setup["tmp"] / "dagster"))  # schedule contexts need a persistent one
+    # schedule contexts need a persistent instance; dispose it after (it sets a process-wide context variable)
+    with dg.instance_for_test(temp_dir=str(setup["tmp"] / "dagster")) as inst:
+        _check_schedule(setup, inst)
+
+
+def _check_schedule(setup, inst):
     when = dt.datetime(2026, 3, 5, 3, tzinfo=dt.UTC)
     ctx = dg.build_schedule_context(instance=inst, scheduled_execution_time=when, resources={"settings": setup["settings"]})
     assert isinstance(schedules.nightly_schedule(ctx), dg.SkipReason)
@@ -134,14 +140,25 @@ def test_schedule_runs_nightly_job_over_the_staged_days(setup):
 
 
 def test_nightly_job_selects_every_asset_of_every_stage():
-    from pipelines.definitions import defs
+    """Loads the real code location in a fresh process (as ``dagster dev`` does) and compares key sets."""
+    import subprocess
+    import sys
 
-    with dg.instance_for_test():  # loading definitions consults the current instance
-        d = defs()
-    job = d.resolve_job_def("nightly_job")
-    all_keys = {k for k in d.resolve_asset_graph().get_all_asset_keys()}
-    assert {k.path[0] for k in all_keys} >= {"landing_files", "hands", "quarantine", "ingest_log"}
-    assert set(job.asset_layer.executable_asset_keys) == {k for k in all_keys if d.resolve_asset_graph().get(k).is_executable}
+    script = (
+        "import json\n"
+        "from pipelines.definitions import defs\n"
+        "d = defs()\n"
+        "g = d.resolve_asset_graph()\n"
+        "job = d.resolve_job_def('nightly_job')\n"
+        "print(json.dumps({'all': sorted(k.to_user_string() for k in g.get_all_asset_keys() if g.get(k).is_executable),\n"
+        "                  'job': sorted(k.to_user_string() for k in job.asset_layer.executable_asset_keys)}))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300,
+                         cwd=os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+    assert out.returncode == 0, out.stderr[-2000:]
+    keys = json.loads(out.stdout.strip().splitlines()[-1])
+    assert {"landing_files", "hands", "quarantine", "ingest_log", "sessions"} <= set(keys["all"])
+    assert keys["job"] == keys["all"]
 
 
 def test_hands_balance_finds_a_hand_that_does_not_add_up(tmp_path, hand_builder):

@@ -104,8 +104,11 @@ def test_run_stages_and_runs_the_nightly_job_over_a_landing_folder(monkeypatch, 
         + json.dumps({"case": "c-2", "kind": "chip_dumping", "accounts": ["c", "d"], "score": 0.9, "flagged": True}) + "\n")
     (tmp_path / "dagster").mkdir()
     instance = dg.DagsterInstance.ephemeral()
-    info = run_cmd.execute(str(landing), str(out), instance=instance,
-                           modules=[pipelines.defs.ingest])  # its schedule brings nightly_job
+    try:
+        info = run_cmd.execute(str(landing), str(out), instance=instance,
+                               modules=[pipelines.defs.ingest])  # its schedule brings nightly_job
+    finally:
+        instance.dispose()
     assert info["summary"].startswith("hands stored 4 / duplicate 0")
     assert info["span"][0] == "2009-11-25"  # the hands' day, then the staging day of the file-level rows
     import duckdb

@@ -1,0 +1,73 @@
+"""Platform events and accounts.csv: per-line quarantine, type mapping, encodings, extra columns."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from pipelines.lib import events as ev
+
+LINES = (
+    '{"ts":"2026-03-04T21:15:20.120Z","type":"login","account":"amy","session":"s1","ip":"1.2.3.4","device":"d"}\n'
+    "not json\n"
+    "[1, 2]\n"
+    "\n"
+    '{"ts":"yesterday","type":"login","account":"amy","session":"s2"}\n'
+    '{"ts":"2026-03-04T22:15:20+01:00","type":"decision","account":"amy","hand":"12","action":3,"ms":1200}\n'
+    '{"ts":"2026-03-04T21:15:20Z","type":"weird","account":"amy","x":1}\n'
+    '{"ts":"2026-03-04T21:15:20Z","type":"decision","account":"amy"}\n'
+    '{"ts":"2026-03-04T21:16:00Z","type":"register","account":"bob","tournament":"99"}\n'
+    '{"ts":"2026-03-04T21:17:00Z","type":"transfer","account":"bob","to":"amy","amount":12.5,"currency":"USD"}\n'
+    '{"ts":"2026-03-04T21:18:00Z","type":"sit_out","account":"bob","table":"T1","tournament":null}\n'
+    '{"ts":"2026-03-04T21:19:00Z","type":"logout","account":"amy"}\n'
+)
+
+
+def test_each_bad_line_is_quarantined_with_its_number_and_text():
+    b = ev.parse_events_text(LINES, "/l/e.jsonl")
+    q = b.quarantine.sort("position").select("position", "reason", "raw").rows()
+    assert q == [(2, "not a JSON object", "not json"), (3, "not a JSON object", "[1, 2]"),
+                 (5, "bad ts", '{"ts":"yesterday","type":"login","account":"amy","session":"s2"}'),
+                 (8, "missing field", '{"ts":"2026-03-04T21:15:20Z","type":"decision","account":"amy"}'),
+                 (12, "missing field", '{"ts":"2026-03-04T21:19:00Z","type":"logout","account":"amy"}')]
+    assert set(b.quarantine.get_column("source_file")) == {"/l/e.jsonl"}
+
+
+def test_types_go_to_their_tables_with_utc_times():
+    t = ev.parse_events_text(LINES, "e.jsonl").tables
+    assert t["session_events"].select("account", "session", "kind", "ts", "ip", "device").rows() == [
+        ("amy", "s1", "login", dt.datetime(2026, 3, 4, 21, 15, 20, 120000), "1.2.3.4", "d")]
+    assert t["decisions"].select("hand_id", "seq", "ms", "ts").rows() == [("12", 3, 1200, dt.datetime(2026, 3, 4, 21, 15, 20))]
+    assert t["registrations"].select("account", "kind", "tournament_id").rows() == [("bob", "register", "99")]
+    assert t["transfers"].select("account", "to_account", "currency").rows() == [("bob", "amy", "USD")]
+    assert str(t["transfers"].get_column("amount")[0]) == "12.50"
+    assert t["sit_events"].select("kind", "table_name", "tournament_id").rows() == [("sit_out", "T1", None)]
+    assert t["other_events"].select("type", "_line").rows() == [("weird", 7)]
+
+
+def test_encodings_like_hand_histories(tmp_path):
+    f = tmp_path / "e.jsonl"
+    f.write_bytes(LINES.replace("amy", "Zoë").encode("utf-16"))  # UTF-16 with a byte-order mark
+    b = ev.parse_events_file(f)
+    assert b.tables["session_events"].get_column("account").to_list() == ["Zoë"]
+    a = tmp_path / "accounts.csv"
+    a.write_bytes("account,created_at,country,payment\nJosé,2026-01-02,ES,\n".encode("cp1252"))
+    assert ev.parse_accounts_file(a).tables["accounts"].get_column("account").to_list() == ["José"]
+    a.write_bytes(b"\xef\xbb\xbfaccount,created_at,country,payment\r\nann,2026-01-02T10:00:00Z,DE,h1\r\n")
+    acc = ev.parse_accounts_file(a).tables["accounts"]
+    assert acc.select("account", "created_at", "payment").rows() == [("ann", dt.datetime(2026, 1, 2, 10), "h1")]
+
+
+def test_accounts_keep_further_columns_and_quarantine_bad_rows():
+    text = ("account,created_at,country,payment,vip,referrer\n"
+            "amy,2026-01-02,DE,,gold,\n"
+            ",2026-01-02,DE,,x,\n"
+            "bob,notadate,FR,h,y,\n"
+            "cid,2026-01-02,US\n"
+            "amy,2026-01-03,DE,,z,\n"
+            '"d,e",2025-12-01 10:00:00,"X",p,q,amy\n')
+    b = ev.parse_accounts_text(text, "accounts.csv")
+    assert b.tables["accounts"].select("account", "payment", "extra").rows() == [
+        ("amy", None, '{"vip":"gold","referrer":""}'), ("d,e", "p", '{"vip":"q","referrer":"amy"}')]
+    assert sorted(b.quarantine.select("position", "reason").rows()) == [
+        (3, "missing field"), (4, "bad date"), (5, "wrong column count"), (6, "duplicate")]
+    assert dict(b.quarantine.select("position", "raw").rows())[5] == "cid,2026-01-02,US"

@@ -89,7 +89,9 @@ def parse_headers(h: pl.DataFrame) -> pl.DataFrame:
     and ``header_error`` (null when the header is usable).
     """
     t = pl.col("t")
-    pre = t.str.extract(r"^(.*?) - \d{4}/\d{1,2}/\d{1,2}", 1).fill_null(t)
+    # the text before the first " - <date>" (all of it when there is none);
+    # a capture-free replace is several times cheaper than a lazy extract
+    pre = t.str.replace(r" - \d{4}/\d{1,2}/\d{1,2}.*$", "")
     # per hand: ids and times
     h = h.lazy().with_columns(
         hand_id=t.str.extract(r"#(\d+)", 1),

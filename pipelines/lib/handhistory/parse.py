@@ -267,6 +267,7 @@ _ACTION_CODE = {
     "posts button blind": "post_bb", "posts dead blind": "post_dead", "folds": "fold", "checks": "check",
     "calls": "call", "bets": "bet", "raises": "raise",
 }
+_K = {k: i for i, k in enumerate(["marker", "chat", "table", "seat", "summary", "dealt", "uncalled", "x"])}
 _NONFLOP_VERBS = {"discards", "stands pat", "draws", "brings in", "brings", "bring-in"}
 
 
@@ -343,16 +344,19 @@ def _parse_lines(L: pl.DataFrame, files: list[str]) -> ParsedHands:  # noqa: C90
     # (a player named "***Ace***" is not a marker: the words between the stars are checked)
     L = L.with_columns(mk=pl.when(t.str.contains(r"^\*\*\* [A-Za-z0-9 '-]+ \*\*\*(?: |$)")).then(t.str.strip_chars_start("* ")))
     m = pl.col("mk")
+    # sections as small integer codes, forward-filled, then named once
+    sec_names = ["setup", "summary", "showdown", "preflop", "river", "turn", "flop", "other"]
     sec = (
-        pl.when(m.is_null()).then(None)
-        .when(m.str.contains("SUMMARY")).then(pl.lit("summary"))
-        .when(m.str.contains("SHOW ?DOWN")).then(pl.lit("showdown"))
-        .when(m.str.contains("HOLE CARDS|PRE-FLOP|PREFLOP")).then(pl.lit("preflop"))
-        .when(m.str.contains("RIVER")).then(pl.lit("river"))
-        .when(m.str.contains("TURN")).then(pl.lit("turn"))
-        .when(m.str.contains("FLOP")).then(pl.lit("flop"))
-        .otherwise(pl.lit("other"))
-    )
+        pl.when(pl.col("is_hdr")).then(pl.lit(0, pl.UInt8))
+        .when(m.is_null()).then(None)
+        .when(m.str.contains("SUMMARY")).then(pl.lit(1, pl.UInt8))
+        .when(m.str.contains("SHOW ?DOWN")).then(pl.lit(2, pl.UInt8))
+        .when(m.str.contains("HOLE CARDS|PRE-FLOP|PREFLOP")).then(pl.lit(3, pl.UInt8))
+        .when(m.str.contains("RIVER")).then(pl.lit(4, pl.UInt8))
+        .when(m.str.contains("TURN")).then(pl.lit(5, pl.UInt8))
+        .when(m.str.contains("FLOP")).then(pl.lit(6, pl.UInt8))
+        .otherwise(pl.lit(7, pl.UInt8))
+    ).forward_fill().replace_strict(list(range(len(sec_names))), sec_names, return_dtype=pl.String)
     run = (
         pl.when(m.str.starts_with("SECOND")).then(pl.lit(2, pl.Int32))
         .when(m.str.starts_with("THIRD")).then(pl.lit(3, pl.Int32))
@@ -361,7 +365,7 @@ def _parse_lines(L: pl.DataFrame, files: list[str]) -> ParsedHands:  # noqa: C90
     L = (
         L.lazy()
         .with_columns(
-            sec=pl.when(pl.col("is_hdr")).then(pl.lit("setup")).otherwise(sec).forward_fill(),
+            sec=sec,
             run=pl.when(pl.col("is_hdr")).then(pl.lit(1, pl.Int32)).otherwise(run).forward_fill(),
             blank=t == "",
         )
@@ -400,21 +404,22 @@ def _parse_lines(L: pl.DataFrame, files: list[str]) -> ParsedHands:  # noqa: C90
         ~pl.col("blank") & ~pl.col("is_hdr")).drop("blank", "is_hdr")
 
     # --- classify ------------------------------------------------------------------
+    # line kinds as small integer codes (cheaper to build and compare than strings)
     kind = (
-        pl.when(pl.col("is_mk")).then(pl.lit("marker"))
-        .when(t.str.ends_with('"') & t.str.contains(' said, "', literal=True)).then(pl.lit("chat"))
-        .when(pl.col("ln") == 1).then(pl.lit("table"))
-        .when((pl.col("sec") == "setup") & t.str.starts_with("Seat ")).then(pl.lit("seat"))
-        .when(pl.col("sec") == "summary").then(pl.lit("summary"))
-        .when(t.str.starts_with("Dealt to ")).then(pl.lit("dealt"))
-        .when(t.str.starts_with("Uncalled bet (")).then(pl.lit("uncalled"))
-        .otherwise(pl.lit("x"))
+        pl.when(pl.col("is_mk")).then(pl.lit(_K["marker"], pl.UInt8))
+        .when(t.str.ends_with('"') & t.str.contains(' said, "', literal=True)).then(pl.lit(_K["chat"], pl.UInt8))
+        .when(pl.col("ln") == 1).then(pl.lit(_K["table"], pl.UInt8))
+        .when((pl.col("sec") == "setup") & t.str.starts_with("Seat ")).then(pl.lit(_K["seat"], pl.UInt8))
+        .when(pl.col("sec") == "summary").then(pl.lit(_K["summary"], pl.UInt8))
+        .when(t.str.starts_with("Dealt to ")).then(pl.lit(_K["dealt"], pl.UInt8))
+        .when(t.str.starts_with("Uncalled bet (")).then(pl.lit(_K["uncalled"], pl.UInt8))
+        .otherwise(pl.lit(_K["x"], pl.UInt8))
     )
     B = B.with_columns(kind=kind)
     issues: list[pl.DataFrame] = []
 
     # seats
-    S = B.filter(pl.col("kind") == "seat").with_columns(g=t.str.extract_groups(G.SEAT_RE))
+    S = B.filter(pl.col("kind") == _K["seat"]).with_columns(g=t.str.extract_groups(G.SEAT_RE))
     bad = S.filter(pl.col("g").struct.field("1").is_null())
     issues.append(_unparsed(bad))
     S = S.filter(pl.col("g").struct.field("1").is_not_null()).select(
@@ -425,15 +430,14 @@ def _parse_lines(L: pl.DataFrame, files: list[str]) -> ParsedHands:  # noqa: C90
         bounty=G.money_cents(pl.col("g").struct.field("4")),
         sitting_out=pl.col("g").struct.field("5").str.contains("sitting out|out of hand"),
     )
-    dup = S.filter(pl.col("seat").is_duplicated() | pl.col("player").is_duplicated().over("hid"))
-    dup = dup.filter(pl.struct("hid", "seat").is_duplicated() | pl.struct("hid", "player").is_duplicated())
+    dup = S.filter(pl.struct("hid", "seat").is_duplicated() | pl.struct("hid", "player").is_duplicated())
     issues.append(_issue(dup, 4, "malformed hand", pl.format("duplicate seat or player: {}", pl.col("player"))))
     names = _Names(S)
 
     # verb lines. Fast path: the name is what precedes the leftmost ": <verb>"
     # (capture-free regex); lines whose name so found is not seated are tried
     # again with the greedy pattern (names that themselves contain ": <verb>").
-    X = B.filter(pl.col("kind") == "x").with_columns(hit=t.str.contains(G.VERB_SUFFIX_RE))
+    X = B.filter(pl.col("kind") == _K["x"]).with_columns(hit=t.str.contains(G.VERB_SUFFIX_RE))
     R = X.filter(~pl.col("hit")).drop("hit")
     V = X.filter(pl.col("hit")).drop("hit").with_columns(player=t.str.replace(G.VERB_SUFFIX_RE, ""))
     V = V.with_columns(rest=t.str.slice(pl.col("player").str.len_chars() + 2))
@@ -491,7 +495,7 @@ def _parse_lines(L: pl.DataFrame, files: list[str]) -> ParsedHands:  # noqa: C90
     SH = SH.with_columns(cards=pl.col("tail").str.extract(r"^ \[([^\]]*)\]", 1))
 
     # dealt
-    D = B.filter(pl.col("kind") == "dealt").with_columns(g=t.str.extract_groups(G.DEALT_RE))
+    D = B.filter(pl.col("kind") == _K["dealt"]).with_columns(g=t.str.extract_groups(G.DEALT_RE))
     D = D.with_columns(player=pl.col("g").struct.field("1"), cards=pl.col("g").struct.field("2"), cards2=pl.col("g").struct.field("3"))
     D = _known(D, names, "player", "known").drop("known_seat")
     # names containing " [": retry the unknown ones with a greedy name
@@ -507,7 +511,7 @@ def _parse_lines(L: pl.DataFrame, files: list[str]) -> ParsedHands:  # noqa: C90
     D = D.filter(pl.col("known") & pl.col("cards").is_not_null())
 
     # uncalled
-    U = B.filter(pl.col("kind") == "uncalled").with_columns(g=t.str.extract_groups(G.UNCALLED_RE))
+    U = B.filter(pl.col("kind") == _K["uncalled"]).with_columns(g=t.str.extract_groups(G.UNCALLED_RE))
     U = U.with_columns(amt=G.money_cents(pl.col("g").struct.field("1")), player=pl.col("g").struct.field("2"))
     U = _known(U, names, "player", "known")
     issues.append(_unparsed(U.filter(~pl.col("known") | pl.col("amt").is_null())))
@@ -602,7 +606,7 @@ def _parse_lines(L: pl.DataFrame, files: list[str]) -> ParsedHands:  # noqa: C90
     # table events
     # chat: the speaker is the shortest prefix before ' said, "' unless only the
     # longest one is a seated name (a name that itself contains ' said, "')
-    chat = B.filter(pl.col("kind") == "chat").with_columns(
+    chat = B.filter(pl.col("kind") == _K["chat"]).with_columns(
         g=t.str.extract_groups(G.CHAT_RE), g2=t.str.extract_groups(r'^(.+) said, "(.*)"$'))
     chat = chat.with_columns(player=pl.col("g").struct.field("1"))
     chat = _known(chat, names, "player", "k1").with_columns(player=pl.col("g2").struct.field("1"))
@@ -623,7 +627,7 @@ def _parse_lines(L: pl.DataFrame, files: list[str]) -> ParsedHands:  # noqa: C90
     ], how="vertical")
 
     # --- summary -----------------------------------------------------------------------
-    SM = B.filter(pl.col("kind") == "summary")
+    SM = B.filter(pl.col("kind") == _K["summary"])
     TOT = SM.filter(t.str.starts_with("Total pot")).with_columns(g=t.str.extract_groups(G.TOTAL_RE))
     TOT = TOT.select(
         "hid",
@@ -673,7 +677,7 @@ def _parse_lines(L: pl.DataFrame, files: list[str]) -> ParsedHands:  # noqa: C90
     hand_run_twice = SM.filter(t.str.contains("run twice", literal=True)).select("hid").unique().with_columns(rit=pl.lit(True))
 
     # table line problems, markers we do not know
-    MK = B.filter((pl.col("kind") == "marker") & (pl.col("sec") == "other"))
+    MK = B.filter((pl.col("kind") == _K["marker"]) & (pl.col("sec") == "other"))
     issues.append(_unparsed(MK, " (street of a non-flop game)"))
 
     # --- hand-level issues -----------------------------------------------------------
@@ -749,15 +753,18 @@ def _parse_lines(L: pl.DataFrame, files: list[str]) -> ParsedHands:  # noqa: C90
     issues.append(_unparsed(bad_raise, " (raise to less than already committed)"))
 
     # --- seats -----------------------------------------------------------------------
-    acted = pl.concat([A.select("hid", "player"), D.select("hid", "player"), SH.select("hid", "player")]).unique()
-    put = A.group_by("hid", "player").agg(bet=pl.col("amount").sum())
-    ret = U.group_by("hid", "player").agg(returned=pl.col("amt").sum())
-    col = CC.group_by("hid", "player").agg(collected=pl.col("amt").sum())
+    # keyed by the seat each name was matched to (integers, not name strings);
+    # a name seated twice makes the hand malformed (quarantined) anyway
+    by_seat = lambda df: df.select("hid", seat=pl.col("known_seat"))  # noqa: E731
+    acted = pl.concat([by_seat(A), by_seat(D), by_seat(SH)]).unique()
+    put = A.group_by("hid", seat="known_seat").agg(bet=pl.col("amount").sum())
+    ret = U.group_by("hid", seat="known_seat").agg(returned=pl.col("amt").sum())
+    col = CC.group_by("hid", seat="known_seat").agg(collected=pl.col("amt").sum())
     S = (
-        S.join(acted.with_columns(acted=pl.lit(True)), on=["hid", "player"], how="left", maintain_order="left")
-        .join(put, on=["hid", "player"], how="left", maintain_order="left")
-        .join(ret, on=["hid", "player"], how="left", maintain_order="left")
-        .join(col, on=["hid", "player"], how="left", maintain_order="left")
+        S.join(acted.with_columns(acted=pl.lit(True)), on=["hid", "seat"], how="left", maintain_order="left")
+        .join(put, on=["hid", "seat"], how="left", maintain_order="left")
+        .join(ret, on=["hid", "seat"], how="left", maintain_order="left")
+        .join(col, on=["hid", "seat"], how="left", maintain_order="left")
         .with_columns(
             pl.col("bet").fill_null(0), pl.col("returned").fill_null(0), pl.col("collected").fill_null(0),
             # dealt in = has an action, a Dealt to or a showdown line; a tournament

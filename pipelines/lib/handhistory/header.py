@@ -182,12 +182,14 @@ def parse_headers(h: pl.DataFrame) -> pl.DataFrame:
     ).collect()
     # Table line: "Table 'name' 6-max (Play Money) Seat #3 is the button"
     tl = pl.col("table_t").str.extract_groups(r"^Table '(.*)'(?: (\d+)-max)?(.*?)(?: Seat #(\d+) is the button)?$")
-    h = h.lazy().with_columns(
+    # a table's line repeats from hand to hand: parse each distinct line once
+    tu = h.select("table_t").unique(maintain_order=True).drop_nulls().lazy().with_columns(
         table_name=tl.struct.field("1"),
         max_seats=tl.struct.field("2").cast(pl.Int32, strict=False),
         button_seat=tl.struct.field("4").cast(pl.Int32, strict=False),
         table_extra=tl.struct.field("3"),
     ).collect()
+    h = h.join(tu, on="table_t", how="left", maintain_order="left")
     h = h.lazy().with_columns(
         currency=pl.when((pl.col("currency") == "PLAY") | pl.col("table_extra").str.contains("Play Money", literal=True))
         .then(pl.when(pl.col("is_tournament")).then(pl.lit("CHIPS")).otherwise(pl.lit("PLAY")))

@@ -437,9 +437,12 @@ def _parse_lines(L: pl.DataFrame, files: list[str]) -> ParsedHands:  # noqa: C90
     # verb lines. Fast path: the name is what precedes the leftmost ": <verb>"
     # (capture-free regex); lines whose name so found is not seated are tried
     # again with the greedy pattern (names that themselves contain ": <verb>").
-    X = B.filter(pl.col("kind") == _K["x"]).with_columns(hit=t.str.contains(G.VERB_SUFFIX_RE))
-    R = X.filter(~pl.col("hit")).drop("hit")
-    V = X.filter(pl.col("hit")).drop("hit").with_columns(player=t.str.replace(G.VERB_SUFFIX_RE, ""))
+    # (one pass: a match always removes at least ": " and a verb, so a line
+    # matched iff the replace shortened it)
+    X = B.filter(pl.col("kind") == _K["x"]).with_columns(player=t.str.replace(G.VERB_SUFFIX_RE, ""))
+    hit = pl.col("player").str.len_bytes() != t.str.len_bytes()
+    R = X.filter(~hit).drop("player")
+    V = X.filter(hit)
     V = V.with_columns(rest=t.str.slice(pl.col("player").str.len_chars() + 2))
     rest = pl.col("rest")
     # one anchored alternation (leftmost-first: longer verbs are listed first)
@@ -830,7 +833,8 @@ def _parse_lines(L: pl.DataFrame, files: list[str]) -> ParsedHands:  # noqa: C90
     nstat = S.group_by("hid").agg(n_players=pl.col("dealt_in").sum().cast(pl.Int32),
                                   min_stack_end=pl.col("stack_end").min(), min_put=pl.col("put_in").min(),
                                   sum_put=pl.col("put_in").sum())
-    dealt_in_with_cards = S.filter(pl.col("dealt_in")).join(dealt_players, on=["hid", "player"], how="semi").group_by("hid").agg(n_known=pl.len())
+    dealt_in_with_cards = S.filter(pl.col("dealt_in")).join(
+        D.select("hid", seat=pl.col("known_seat")), on=["hid", "seat"], how="semi").group_by("hid").agg(n_known=pl.len())
     H = (
         H.join(dstat, on="hid", how="left").join(nstat, on="hid", how="left")
         .join(dealt_in_with_cards, on="hid", how="left").join(TOT, on="hid", how="left")

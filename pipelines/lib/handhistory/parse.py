@@ -385,11 +385,13 @@ def _parse_lines(L: pl.DataFrame, files: list[str]) -> ParsedHands:  # noqa: C90
         norm=pl.col("t").filter(~pl.col("blank")).str.join("\n"),
         has_summary=(pl.col("sec") == "summary").any(),
         has_total=t.str.starts_with("Total pot").any(),
-        cancelled=t.str.contains(G.CANCELLED_RE).any(),
         n_seat_lines=((pl.col("sec") == "setup") & t.str.starts_with("Seat ")).sum(),
     )
     # MD5 of each hand's normalised text (same digest as DuckDB's md5 of the
     # UTF-8 text): one hashlib call per hand is cheaper than a DuckDB round trip
+    # "cancelled": any line of the hand matches; tested once on the hand's
+    # joined lines (multi-line mode: ^ and $ at line ends; blank lines never match)
+    H = H.with_columns(cancelled=pl.col("norm").str.contains("(?m)" + G.CANCELLED_RE))
     H = H.with_columns(content_hash=pl.Series(
         [hashlib.md5(s.encode("utf-8")).hexdigest() for s in H.get_column("norm").to_list()], dtype=pl.String,
     )).drop("norm")

@@ -80,6 +80,10 @@ def _failure(result) -> str:
     return "the run failed"
 
 
+# Dagster's console logger prints every step event at DEBUG; the terminal gets warnings and our summary.
+QUIET = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
+
+
 def execute(landing: str, out_dir: str, *, instance=None, modules=None) -> dict:
     """Stage ``landing`` and run ``nightly_job`` over the staged days; returns what happened."""
     import dagster as dg
@@ -89,7 +93,8 @@ def execute(landing: str, out_dir: str, *, instance=None, modules=None) -> dict:
 
     defs, settings = build_definitions(landing, out_dir, modules)
     instance = instance or dg.DagsterInstance.get()
-    staged = defs.resolve_job_def("landing_job").execute_in_process(instance=instance, raise_on_error=False)
+    staged = defs.resolve_job_def("landing_job").execute_in_process(instance=instance, raise_on_error=False,
+                                                                    run_config=QUIET)
     if not staged.success:
         raise RailbirdError(f"staging {landing}: {_failure(staged)}")
     days = _ingest.staged_days(settings.staging_dir)
@@ -100,7 +105,7 @@ def execute(landing: str, out_dir: str, *, instance=None, modules=None) -> dict:
             raise RailbirdError(f"nothing to load: no hand histories, events or accounts found in {landing}")
         span = (keys[-1], keys[-1])
     result = defs.resolve_job_def("nightly_job").execute_in_process(
-        instance=instance, tags=range_tags(*span), raise_on_error=False)
+        instance=instance, tags=range_tags(*span), raise_on_error=False, run_config=QUIET)
     if not result.success:
         raise RailbirdError(f"nightly_job over {span[0]}..{span[1]}: {_failure(result)}")
     summary = None
@@ -112,23 +117,15 @@ def execute(landing: str, out_dir: str, *, instance=None, modules=None) -> dict:
 
 
 def print_cases(out_dir: Path, top: int) -> None:
+    """The ranked cases (the cases stage's own formatting, control characters stripped) or why there are none."""
+    from pipelines.lib.cases import format_ranked
+
     cases_file = out_dir / "cases.jsonl"
     if not cases_file.exists():
         print(f"no cases.jsonl in {out_dir} (the cases stage has not run)")
         return
-    cases = []
-    with open(cases_file, encoding="utf-8") as fh:
-        for line in fh:
-            if line.strip():
-                cases.append(json.loads(line))
-    cases.sort(key=lambda c: (not c.get("flagged", False), -float(c.get("score", 0.0))))
-    flagged = sum(1 for c in cases if c.get("flagged"))
-    print(f"{len(cases)} cases, {flagged} flagged ({cases_file})")
-    for c in cases[:top]:
-        mark = "*" if c.get("flagged") else " "
-        accounts = ", ".join(c.get("accounts", []))
-        print(f"{mark} {c.get('case', '?'):<10} {c.get('kind', '?'):<20} {float(c.get('score', 0)):7.3f}  {accounts}")
-    print("open them: railbird serve")
+    print(format_ranked(cases_file, limit=top))
+    print("First time? Create a sign-in: railbird users add NAME --role admin")
 
 
 def main(args: argparse.Namespace) -> int:

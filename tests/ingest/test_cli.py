@@ -99,9 +99,9 @@ def test_run_stages_and_runs_the_nightly_job_over_a_landing_folder(monkeypatch, 
     monkeypatch.setenv("RAILBIRD_HOME", str(tmp_path / "home"))
     out = tmp_path / "out"
     out.mkdir()
-    (out / "cases.jsonl").write_text(
-        json.dumps({"case": "c-1", "kind": "soft_play", "accounts": ["a", "b"], "score": 0.4, "flagged": False}) + "\n"
-        + json.dumps({"case": "c-2", "kind": "chip_dumping", "accounts": ["c", "d"], "score": 0.9, "flagged": True}) + "\n")
+    (out / "cases.jsonl").write_text(  # the cases stage writes them ranked; a name tries to drive the terminal
+        json.dumps({"case": "c-2", "kind": "chip_dumping", "accounts": ["c", "d\x1b[2J"], "score": 0.9, "flagged": True}) + "\n"
+        + json.dumps({"case": "c-1", "kind": "soft_play", "accounts": ["a", "b"], "score": 0.4, "flagged": False}) + "\n")
     (tmp_path / "dagster").mkdir()
     instance = dg.DagsterInstance.ephemeral()
     try:
@@ -117,10 +117,13 @@ def test_run_stages_and_runs_the_nightly_job_over_a_landing_folder(monkeypatch, 
     assert con.execute("SELECT count(*) FROM hands").fetchall()[0][0] == 4
     con.close()
     run_cmd.print_cases(out, top=5)
-    printed = capsys.readouterr().out.splitlines()
+    text = capsys.readouterr().out
+    printed = text.splitlines()
     assert printed[0].startswith("2 cases, 1 flagged")
-    assert printed[1].split()[:3] == ["*", "c-2", "chip_dumping"]  # flagged first, then by score
-    assert printed[-1] == "open them: railbird serve"
+    assert printed[2].split()[:3] == ["1", "c-2", "chip_dumping"] and "yes" in printed[2]
+    assert printed[3].split()[:3] == ["2", "c-1", "soft_play"]
+    assert "\x1b" not in text
+    assert "railbird serve" in text and "http://127.0.0.1:8765/cases/c-2" in text
 
 
 def test_dev_execs_dagster_dev_with_the_workspace(railbird, monkeypatch):

@@ -377,12 +377,15 @@ def _parse_lines(L: pl.DataFrame, files: list[str]) -> ParsedHands:  # noqa: C90
     )
 
     # --- per-hand text, hash, raw --------------------------------------------------
-    H = L.group_by("hid", maintain_order=True).agg(
+    # blank lines are dropped once: a hand starts with its (non-blank) header,
+    # and no blank line is left in a summary (the first one ended the hand)
+    NB = L.filter(~pl.col("blank"))
+    H = NB.group_by("hid", maintain_order=True).agg(
         fidx=pl.col("fidx").first(),
         source_line=pl.col("lno").first(),
         t=pl.col("t").first(),
-        table_t=pl.col("t").filter(~pl.col("blank")).get(1, null_on_oob=True),
-        norm=pl.col("t").filter(~pl.col("blank")).str.join("\n"),
+        table_t=pl.col("t").get(1, null_on_oob=True),
+        norm=pl.col("t").str.join("\n"),
         has_summary=(pl.col("sec") == "summary").any(),
         has_total=t.str.starts_with("Total pot").any(),
         n_seat_lines=((pl.col("sec") == "setup") & t.str.starts_with("Seat ")).sum(),
@@ -402,8 +405,8 @@ def _parse_lines(L: pl.DataFrame, files: list[str]) -> ParsedHands:  # noqa: C90
         )
     )
 
-    B = L.select("hid", "ln", "t", "sec", "run", "blank", "is_hdr", is_mk=pl.col("mk").is_not_null()).filter(
-        ~pl.col("blank") & ~pl.col("is_hdr")).drop("blank", "is_hdr")
+    B = NB.select("hid", "ln", "t", "sec", "run", "is_hdr", is_mk=pl.col("mk").is_not_null()).filter(
+        ~pl.col("is_hdr")).drop("is_hdr")
 
     # --- classify ------------------------------------------------------------------
     # line kinds as small integer codes (cheaper to build and compare than strings)

@@ -23,16 +23,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from detectors.base import KINDS  # the six kinds of inputs.md, defined once
 from pipelines.lib.errors import RailbirdError
 
-KINDS = (
-    "soft_play",
-    "chip_dumping",
-    "coordinated_sitout",
-    "bounty_collusion",
-    "multi_accounting",
-    "seat_handoff",
-)
 # label fields that grade how blatant a group is (the first one present is used)
 STRENGTH_FIELDS = ("strength", "rate", "intensity", "collusion_rate", "p")
 

@@ -44,7 +44,7 @@ population's own check-down rate), regulars who meet at many final tables
 (the expectation uses each player's own contest rate at the same spots), and
 tiny all-ins everyone calls (per-spot rescaling).
 
-Score: −log10 q, comparable within the kind.
+Score: −log10 q (ties broken by the p-value, at most +0.01), comparable within the kind.
 """
 
 from __future__ import annotations
@@ -88,15 +88,18 @@ class BountyCollusionDetector(Detector):
     kind = "bounty_collusion"
 
     def __init__(self, *, alpha: float = 0.01, random_state: int = 0, min_joint: int = 3, max_unflagged: int = 300,
-                 min_spots: int = 3) -> None:
+                 min_spots: int = 3, min_decisions: int = 20, short_bb: float = 20.0) -> None:
         super().__init__(alpha=alpha, random_state=random_state)
         self.min_spots = min_spots
+        self.min_decisions = min_decisions
+        self.short_bb = short_bb
         self.min_joint = min_joint
         self.max_unflagged = max_unflagged
 
     def fit(self, con: duckdb.DuckDBPyConnection) -> "BountyCollusionDetector":
         self.spots_ = gp.bounty_spots(con)
         self.pairs_ = gp.bounty_pairs(self.spots_)
+        self.presence_ = gp.bounty_presence_unordered(gp.bounty_presence_pairs(gp.bounty_presence(con, max_bb=self.short_bb)))
         self.missing_ = []
         if self.spots_.is_empty():
             self.missing_.append("no knockout hands with an all-in: nothing to test")
@@ -111,29 +114,58 @@ class BountyCollusionDetector(Detector):
         self.checkdown_rate_ = float((cd + 1) / (jp + 2))
         return self
 
-    def score(self, con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
+    def _candidates(self) -> pl.DataFrame:
+        """Pairs with a joint all-in contest, outer-joined with pairs with enough decisions together (presence test)."""
         t = self.pairs_.filter(pl.col("joint") > 0) if not self.pairs_.is_empty() else self.pairs_
+        pres = self.presence_.filter(pl.col("pres_n") >= self.min_decisions)
+        if pres.is_empty():
+            return t
+        if t.is_empty():
+            t = pres
+        else:
+            t = t.join(pres, on=["player", "opponent"], how="full", coalesce=True)
+        zeros = ["spots", "joint", "expected", "weak_joint", "weak_expected", "joint_postflop", "checked_down", "bounties_won"]
+        lists = ["tournaments", "hands", "won_hands", "cd_hands", "pres_tournaments", "pres_hands"]
+        t = t.with_columns(
+            [pl.col(c).fill_null(0) if c in t.columns else pl.lit(0).alias(c) for c in zeros]
+            + [pl.col(c).fill_null(pl.lit([], pl.List(pl.Utf8))) if c in t.columns else pl.lit([], pl.List(pl.Utf8)).alias(c) for c in lists]
+            + [pl.lit(None, pl.Float64).alias(c) for c in ("wide_a_p", "wide_b_p", "wide_a", "wide_a_n", "wide_b",
+                                                           "wide_b_n", "wide_a_base", "wide_b_base") if c not in t.columns]
+        )
+        # the case's tournaments: where they contested together, else where the presence test saw them
+        return t.with_columns(tournaments=pl.when(pl.col("tournaments").list.len() > 0).then("tournaments")
+                              .otherwise("pres_tournaments"))
+
+    def score(self, con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
+        t = self._candidates()
         if t.is_empty():
             return pl.DataFrame(schema={"accounts": pl.List(pl.Utf8), "tournaments": pl.List(pl.Utf8),
                                         "score": pl.Float64, "p_value": pl.Float64, "player": pl.Utf8,
                                         "opponent": pl.Utf8, "q_value": pl.Float64, "joint": pl.Int64,
                                         "bounties_won": pl.Int64})
-        f = lambda c: t[c].to_numpy(allow_copy=True).astype(float)  # noqa: E731
-        p_joint = np.clip(_st.poisson.sf(f("joint") - 1, np.maximum(f("expected"), 1e-9)), 1e-300, 1)
+        f = lambda c: (t[c] if c in t.columns else pl.Series([None] * len(t), dtype=pl.Float64)).cast(pl.Float64).to_numpy(allow_copy=True)  # noqa: E731
+        p_joint = np.where(f("joint") > 0, np.clip(_st.poisson.sf(f("joint") - 1, np.maximum(f("expected"), 1e-9)), 1e-300, 1), np.nan)
         wj, we = f("weak_joint"), f("weak_expected")
         p_weak = np.where(we > 0, np.clip(_st.poisson.sf(wj - 1, np.maximum(we, 1e-9)), 1e-300, 1), np.nan)
         p_weak = np.where(np.isnan(wj), np.nan, p_weak)
         jp = f("joint_postflop")
         p_cd = np.where(jp > 0, stats.binom_tail(f("checked_down"), jp, self.checkdown_rate_), np.nan)
         p_wide = stats.min_p_bonferroni(f("wide_a_p"), f("wide_b_p"))
-        p = stats.fisher_combine(p_joint, p_weak, p_cd, p_wide)
-        # independent filtering: only pairs that could both contest at least min_spots targets
-        q = stats.bh_qvalues(np.where(f("spots") >= self.min_spots, p, np.nan))
+        pn = np.nan_to_num(f("pres_n"))
+        p_pres = np.where(pn >= self.min_decisions, f("pres_p"), np.nan)
+        # the all-in tests (Fisher) and the presence test are two views of one deviation: the better of the two,
+        # Bonferroni-corrected (a pair seen only by one of them keeps that one's p-value)
+        p = stats.min_p_bonferroni(stats.fisher_combine(p_joint, p_weak, p_cd, p_wide), p_pres)
+        # independent filtering: only pairs that could both contest at least min_spots targets, or that
+        # faced at least min_decisions preflop decisions with the other still in against a short bounty target
+        q = stats.bh_qvalues(np.where((f("spots") >= self.min_spots) | (pn >= self.min_decisions), p, np.nan))
         return t.with_columns(
             pl.Series("p_joint", p_joint), pl.Series("p_weak", p_weak, nan_to_null=True),
             pl.Series("p_checkdown", p_cd, nan_to_null=True), pl.Series("p_wide", p_wide, nan_to_null=True),
+            pl.Series("p_presence", p_pres, nan_to_null=True),
             pl.Series("p_value", p, nan_to_null=True), pl.Series("q_value", q, nan_to_null=True),
-            pl.Series("score", stats.score_from_q(q)),
+            # −log10 q, ties (BH q-values saturate at 1) broken by the p-value: at most +0.01
+            pl.Series("score", stats.score_from_q(q) + 0.01 * np.nan_to_num(np.minimum(-np.log10(np.clip(p, 1e-30, 1.0)), 30.0)) / 30.0),
             accounts=pl.concat_list("player", "opponent"),
         ).sort("score", descending=True)
 
@@ -142,8 +174,8 @@ class BountyCollusionDetector(Detector):
             return scores.with_columns(pl.lit(False).alias("flagged"), pl.lit("pair").alias("shape"), pl.lit("[]").alias("edges"))
         s = scores.with_columns(
             flagged=(pl.col("q_value").fill_null(1.0) <= self.alpha)
-            & (pl.col("joint") >= self.min_joint)
-            & (pl.col("bounties_won") >= 1),
+            & (((pl.col("joint") >= self.min_joint) & (pl.col("bounties_won") >= 1))
+               | ((pl.col("pres_k").fill_null(0) - pl.col("pres_e").fill_null(0)) >= self.min_joint)),
             shape=pl.lit("pair"),
             edges=pl.format('[["{}", "{}"]]', "player", "opponent"),
         )
@@ -162,6 +194,7 @@ class BountyCollusionDetector(Detector):
             best["hands"] = sorted({x for r in members for x in r["hands"]})
             best["won_hands"] = sorted({x for r in members for x in r["won_hands"]})
             best["cd_hands"] = sorted({x for r in members for x in r["cd_hands"]})
+            best["pres_hands"] = sorted({x for r in members for x in (r.get("pres_hands") or [])})
             rows.append(best)
         rest = s.filter(~pl.col("flagged")).sort(["score", "p_value"], descending=[True, False], nulls_last=True).head(self.max_unflagged)
         parts = [rest]
@@ -175,7 +208,11 @@ class BountyCollusionDetector(Detector):
         joint, exp = int(row["joint"]), float(row["expected"])
         # strongest first: bounty taken by the pair and side pot checked down, then bounty, then the rest
         won, cd, allh = set(row.get("won_hands") or []), set(row.get("cd_hands") or []), list(row.get("hands") or [])
-        hands = sorted(allh, key=lambda h: (-(h in won) - (h in cd), h))
+        joint_hands = set(allh)
+        # then the hands where one of them kept playing against a short bounty target with the other still in
+        allh = sorted(joint_hands | set(row.get("pres_hands") or []))
+        hands = sorted(allh, key=lambda h: (-(h in won) - (h in cd) - (h in joint_hands), h))
+        g = lambda c: float(row.get(c) or 0.0)  # noqa: E731
         ev = [
             Evidence(
                 name="all-in targets contested together", value=float(joint), baseline=exp, n=int(row["spots"]),
@@ -215,12 +252,34 @@ class BountyCollusionDetector(Detector):
                 name="bounties taken by the pair", value=float(row.get("bounties_won") or 0), n=joint,
                 text=f"one of them took the bounty in {int(row.get('bounties_won') or 0)} of the {joint}",
             ),
+            Evidence(
+                name="preflop continuations against a short bounty target with the partner still in",
+                value=g("pres_k"), baseline=g("pres_e"), n=int(g("pres_n")), p_value=row.get("p_presence"),
+                text=f"facing a bet with a bounty target of at most {self.short_bb:.0f} big blinds still in, they called or "
+                     f"raised {int(g('pres_k'))} times in {int(g('pres_n'))} decisions with the other still in the hand; "
+                     f"their own rates with other players still in, at the same hand strength and price, predict {g('pres_e'):.1f}",
+                sql=gp.BOUNTY_PRESENCE_SQL,
+            ),
+            Evidence(
+                name=f"{a} keeps playing against short bounty targets when {b} is still in",
+                value=g("a_k") / max(1.0, g("a_n")), baseline=g("a_e") / max(1.0, g("a_n")), n=int(g("a_n")),
+                text=f"{a}: {int(g('a_k'))} of {int(g('a_n'))} with {b} in (own rate elsewhere {100 * g('a_own'):.0f}%, "
+                     f"{g('a_e'):.1f} expected at equal strength and price)",
+            ),
+            Evidence(
+                name=f"{b} keeps playing against short bounty targets when {a} is still in",
+                value=g("b_k") / max(1.0, g("b_n")), baseline=g("b_e") / max(1.0, g("b_n")), n=int(g("b_n")),
+                text=f"{b}: {int(g('b_k'))} of {int(g('b_n'))} with {a} in (own rate elsewhere {100 * g('b_own'):.0f}%, "
+                     f"{g('b_e'):.1f} expected at equal strength and price)",
+            ),
         ]
         who = " and ".join(accounts) if len(accounts) == 2 else f"ring of {len(accounts)} ({', '.join(accounts)})"
         summary = (
             f"{who}: both called {joint} all-in bounty targets together (expected {exp:.1f} from their own rates), "
             f"{int(row.get('weak_joint') or 0)} with a weak hand, side pot checked down {int(row.get('checked_down') or 0)}/"
-            f"{int(row.get('joint_postflop') or 0)}, bounty taken {int(row.get('bounties_won') or 0)} times; q = {row.get('q_value') or 1:.2g}"
+            f"{int(row.get('joint_postflop') or 0)}, bounty taken {int(row.get('bounties_won') or 0)} times; "
+            f"kept playing against short bounty targets with the other in {int(g('pres_k'))}/{int(g('pres_n'))} "
+            f"(expected {g('pres_e'):.1f}); q = {row.get('q_value') or 1:.2g}"
         )
         return Signal(
             kind=self.kind,
@@ -234,7 +293,9 @@ class BountyCollusionDetector(Detector):
             benign=(
                 "Dry side pots are checked down by everyone and regulars meet at many final tables: the check-down rate "
                 f"is compared with the population's ({self.checkdown_rate_:.0%}) and joint calls with each player's own "
-                "calling rate at the same spots."
+                "calling rate at the same spots. Players loosen up against short stacks with a bounty anyway: "
+                "continuations with the partner in are compared with the same player's with other players in, "
+                "at the same hand strength and price."
             ),
             p_value=row.get("p_value"),
             extra={"shape": row.get("shape", "pair"), "edges": json.loads(row["edges"]) if row.get("edges") else [],

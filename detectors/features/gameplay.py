@@ -790,3 +790,172 @@ def bounty_pairs(spots: pl.DataFrame) -> pl.DataFrame:
         wide_a_base=(pl.col("Ka") - pl.col("wide_a") + pa) / (pl.col("Na") - pl.col("wide_a_n") + pa + pb),
         wide_b_base=(pl.col("Kb") - pl.col("wide_b") + pa) / (pl.col("Nb") - pl.col("wide_b_n") + pa + pb),
     )
+
+
+BOUNTY_PRESENCE_SQL = """
+-- preflop decisions facing a bet in knockout hands while a short-stacked bounty target (<= $max_bb big blinds
+-- at the start of the hand) is still in, one row per other player still in the hand at that moment (the 'partner')
+WITH ko AS (
+    SELECT DISTINCT hand_id FROM seats WHERE bounty IS NOT NULL AND bounty > 0
+), folds AS (
+    SELECT hand_id, player, min(seq) AS fold_seq FROM actions WHERE action = 'fold' GROUP BY ALL
+), targets AS (
+    SELECT s.hand_id, s.player AS target, coalesce(f.fold_seq, 2147483647) AS t_fold
+    FROM seats s JOIN ko USING (hand_id) JOIN hands h USING (hand_id)
+    LEFT JOIN folds f ON f.hand_id = s.hand_id AND f.player = s.player
+    WHERE s.dealt_in AND s.bounty > 0 AND s.stack_start <= $max_bb * h.big_blind
+), dec AS (
+    SELECT a.hand_id, h.tournament_id, a.seq, a.player, a.action <> 'fold' AS cont,
+           a.to_call::DOUBLE / coalesce(nullif(h.big_blind, 0), 1)::DOUBLE AS to_call_bb, h.game
+    FROM actions a JOIN ko USING (hand_id) JOIN hands h USING (hand_id)
+    WHERE a.street = 'preflop' AND a.action IN ('fold', 'call', 'raise') AND a.to_call > 0
+), live AS (
+    SELECT d.hand_id, d.seq, list(t.target) AS tgts
+    FROM dec d JOIN targets t ON t.hand_id = d.hand_id AND t.target <> d.player AND t.t_fold > d.seq
+    GROUP BY ALL
+)
+SELECT d.hand_id, d.tournament_id, d.seq, d.player, s.player AS partner, d.cont, d.to_call_bb, d.game,
+       hc.cards AS hole
+FROM dec d
+JOIN live l ON l.hand_id = d.hand_id AND l.seq = d.seq
+JOIN seats s ON s.hand_id = d.hand_id AND s.dealt_in AND s.player <> d.player
+LEFT JOIN folds f ON f.hand_id = s.hand_id AND f.player = s.player
+LEFT JOIN hole_cards hc ON hc.hand_id = d.hand_id AND hc.player = d.player
+WHERE coalesce(f.fold_seq, 2147483647) > d.seq
+  AND len(list_filter(l.tgts, lambda x: x <> s.player)) > 0
+"""
+
+
+def bounty_presence(con: duckdb.DuckDBPyConnection, *, max_bb: float = 20.0) -> pl.DataFrame:
+    """One row per (preflop decision facing a bet with a short bounty target still in, other player still in).
+
+    ``cont``: the decision was a call or raise (not a fold); ``strength``: the
+    percentile of the starting hand (Hold'em, cards known); ``cbin``: the price
+    (to call, in big blinds: <= 2, <= 6, <= 15, more). The 'partner' is every
+    other player not yet folded at that moment who is not the only target.
+    """
+    df = con.sql(BOUNTY_PRESENCE_SQL, params={"max_bb": float(max_bb)}).pl()
+    if df.is_empty():
+        return df.drop("hole").with_columns(pl.lit(None, pl.Float64).alias("strength"), pl.lit(None, pl.Int8).alias("sbin"),
+                                            pl.lit(None, pl.Int8).alias("cbin"))
+    hole = _card_matrix(df["hole"], 2)
+    hole[(df["game"] != "holdem").to_numpy()] = -1
+    ok = (hole >= 0).all(axis=1)
+    strength = np.full(len(df), np.nan)
+    if ok.any():
+        strength[ok] = _preflop_strength(hole[ok])
+    return df.drop("hole").with_columns(pl.Series("strength", strength, nan_to_null=True)).with_columns(
+        sbin=(pl.col("strength") * 5).floor().clip(0, 4).cast(pl.Int8),
+        cbin=pl.when(pl.col("to_call_bb") <= 2).then(0).when(pl.col("to_call_bb") <= 6).then(1)
+        .when(pl.col("to_call_bb") <= 15).then(2).otherwise(3).cast(pl.Int8),
+    )
+
+
+def bounty_presence_pairs(rows: pl.DataFrame) -> pl.DataFrame:
+    """Per ordered pair (player, partner): the player's continuations with the partner still in, against own baseline.
+
+    Decisions are binned by starting-hand strength (quintile) and price. The
+    expected count is the sum over the pair's decisions of the player's rate in
+    the same bin when *other* players were still in (empirical-Bayes shrunk to
+    the population's rate in the bin). A decision appears once per other player
+    still in, so the baseline's sample is counted in decisions, not rows
+    (scaled by the player's distinct decisions over rows). Test: the score test
+    for one multiplier on the player's rates (as :func:`own_baseline`), one-sided
+    (more continuations with the partner in). Returns player, partner, n,
+    observed, expected, base_strength, rate_pair, rate_own, p_value (the score test's normal
+    approximation: use :func:`bounty_presence_unordered` for small samples), tournaments, hands.
+    """
+    cols = {"player": pl.Utf8, "partner": pl.Utf8, "n": pl.Float64, "observed": pl.Float64, "expected": pl.Float64,
+            "base_strength": pl.Float64, "score_u": pl.Float64, "score_var": pl.Float64,
+            "rate_pair": pl.Float64, "rate_own": pl.Float64, "z": pl.Float64, "p_value": pl.Float64,
+            "tournaments": pl.List(pl.Utf8), "hands": pl.List(pl.Utf8)}
+    d = rows.filter(pl.col("sbin").is_not_null()) if not rows.is_empty() else rows
+    if d.is_empty():
+        return pl.DataFrame(schema=cols)
+    d = d.with_columns(pl.col("cont").cast(pl.Int64).alias("_y"))
+    bins = ["sbin", "cbin"]
+    pair = d.group_by(["player", "partner", *bins]).agg(n=pl.len(), k=pl.col("_y").sum())
+    me = d.group_by(["player", *bins]).agg(N=pl.len(), K=pl.col("_y").sum(), D=pl.struct("hand_id", "seq").n_unique())
+    dec = d.unique(["hand_id", "seq"]).group_by(["player", *bins]).agg(Dn=pl.len(), Dk=pl.col("_y").sum())
+    priors = []
+    for key, grp in dec.group_by(bins):
+        a, b = stats.fit_beta_prior(grp["Dk"].to_numpy(), grp["Dn"].to_numpy())
+        priors.append({**dict(zip(bins, key)), "pa": a, "pb": b})
+    pri = pl.DataFrame(priors).cast({b: me.schema[b] for b in bins})
+    t = pair.join(me, on=["player", *bins]).join(pri, on=bins)
+    t = t.with_columns(scale=pl.col("D") / pl.col("N"))
+    t = t.with_columns(n0=(pl.col("N") - pl.col("n")) * pl.col("scale"), k0=(pl.col("K") - pl.col("k")) * pl.col("scale"))
+    t = t.with_columns(
+        r=((pl.col("k0") + pl.col("pa")) / (pl.col("n0") + pl.col("pa") + pl.col("pb"))).clip(1e-4, 1 - 1e-4),
+        s=pl.col("n0") + pl.col("pa") + pl.col("pb"),
+    )
+    t = t.with_columns(
+        e=pl.col("n") * pl.col("r"),
+        u=(pl.col("k") - pl.col("n") * pl.col("r")) / (1 - pl.col("r")),
+        v=pl.col("n") * pl.col("r") / (1 - pl.col("r"))
+        + pl.col("n") ** 2 * pl.col("r") / ((1 - pl.col("r")) * (pl.col("s") + 1)),
+    )
+    g = t.group_by(["player", "partner"]).agg(
+        n=pl.col("n").sum().cast(pl.Float64), observed=pl.col("k").sum().cast(pl.Float64), expected=pl.col("e").sum(),
+        u=pl.col("u").sum(), v=pl.col("v").sum(), n0=pl.col("n0").sum(), k0=pl.col("k0").sum(),
+        # the baseline's weight (Beta posterior strength), averaged over the pair's decisions
+        base_strength=(pl.col("n") * pl.col("s")).sum() / pl.col("n").sum(),
+    )
+    g = g.rename({"u": "score_u", "v": "score_var"})
+    z = (g["score_u"] / g["score_var"].sqrt()).to_numpy()
+    p = np.where(np.isfinite(z), np.clip(_sf(z), 1e-300, 1.0), np.nan)
+    where = d.filter(pl.col("cont")).group_by(["player", "partner"]).agg(
+        tournaments=pl.col("tournament_id").unique().sort(), hands=pl.col("hand_id").unique().sort())
+    return g.with_columns(
+        pl.Series("z", z), pl.Series("p_value", p, nan_to_null=True),
+        rate_pair=pl.col("observed") / pl.col("n"),
+        rate_own=pl.col("k0") / pl.col("n0").clip(1e-9, None),
+    ).join(where, on=["player", "partner"], how="left").select(list(cols))
+
+
+def _sf(z: np.ndarray) -> np.ndarray:
+    from scipy.stats import norm
+
+    return norm.sf(z)
+
+
+def bounty_presence_unordered(pairs: pl.DataFrame) -> pl.DataFrame:
+    """Both directions of :func:`bounty_presence_pairs` summed per unordered pair (``player`` < ``opponent``).
+
+    Partners loosen up in both directions, so the pair's continuations with the
+    other still in are added up: ``pres_k`` observed of ``pres_n`` decisions
+    against ``pres_e`` expected from each player's own rates. ``pres_p`` is the
+    larger of two one-sided p-values: the score test of
+    :func:`bounty_presence_pairs` pooled over both directions (it carries the
+    uncertainty of the baseline rates) and the exact binomial tail at the mean
+    expected rate (the normal approximation is too kind to a few decisions). Per-direction figures are kept for the
+    evidence (``a_*``: ``player`` with ``opponent`` in, ``b_*`` the reverse).
+    """
+    schema = {"player": pl.Utf8, "opponent": pl.Utf8, "pres_n": pl.Float64, "pres_k": pl.Float64, "pres_e": pl.Float64,
+              "pres_p": pl.Float64, "a_n": pl.Float64, "a_k": pl.Float64, "a_e": pl.Float64, "a_own": pl.Float64,
+              "b_n": pl.Float64, "b_k": pl.Float64, "b_e": pl.Float64, "b_own": pl.Float64,
+              "pres_tournaments": pl.List(pl.Utf8), "pres_hands": pl.List(pl.Utf8)}
+    if pairs.is_empty():
+        return pl.DataFrame(schema=schema)
+    lo = pl.min_horizontal("player", "partner")
+    d = pairs.with_columns(x=lo, y=pl.max_horizontal("player", "partner"), fwd=pl.col("player") == lo)
+    g = d.group_by(pl.col("x").alias("player"), pl.col("y").alias("opponent")).agg(
+        pres_n=pl.col("n").sum(), pres_k=pl.col("observed").sum(), pres_e=pl.col("expected").sum(),
+        u=pl.col("score_u").sum(), v=pl.col("score_var").sum(),
+        a_n=pl.col("n").filter("fwd").sum(), a_k=pl.col("observed").filter("fwd").sum(),
+        a_e=pl.col("expected").filter("fwd").sum(), a_own=pl.col("rate_own").filter("fwd").first(),
+        b_n=pl.col("n").filter(~pl.col("fwd")).sum(), b_k=pl.col("observed").filter(~pl.col("fwd")).sum(),
+        b_e=pl.col("expected").filter(~pl.col("fwd")).sum(), b_own=pl.col("rate_own").filter(~pl.col("fwd")).first(),
+        pres_tournaments=pl.col("tournaments").list.explode(keep_nulls=False, empty_as_null=False).drop_nulls().unique().sort(),
+        pres_hands=pl.col("hands").list.explode(keep_nulls=False, empty_as_null=False).drop_nulls().unique().sort(),
+    )
+    f = lambda c: g[c].to_numpy().astype(float)  # noqa: E731
+    n, k, e = f("pres_n"), f("pres_k"), f("pres_e")
+    r = np.clip(e / np.maximum(n, 1e-9), 1e-4, 1 - 1e-4)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        z = f("u") / np.sqrt(f("v"))
+    p_score = np.where(np.isfinite(z), _sf(z), np.nan)
+    # the larger of the pooled score test (carries the baselines' uncertainty) and the exact binomial tail at
+    # the mean expected rate (exact for few decisions, where the normal approximation is too kind)
+    p = np.fmax(p_score, stats.binom_tail(k, n, r))
+    return g.drop("u", "v").with_columns(pl.Series("pres_p", p, nan_to_null=True)).select(list(schema))

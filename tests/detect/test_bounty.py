@@ -41,3 +41,52 @@ def test_subtle_gang_ranks_first_even_when_rare():
     sigs = BountyCollusionDetector().detect(w.con)
     assert sigs[0].accounts == ["k01", "k02"]
     assert not any(s.flagged and s.accounts != ["k01", "k02"] for s in sigs)
+
+
+def _loosen(con, players, *, only_with=None):
+    """Turn the preflop folds of ``players`` into calls (optionally only while ``only_with`` is still in the hand).
+
+    Returns the hands changed. The detectors read the action lines, not the chip accounting.
+    """
+    cond = ""
+    params = [list(players)]
+    if only_with is not None:
+        cond = """AND EXISTS (SELECT 1 FROM seats s WHERE s.hand_id = a.hand_id AND s.player = ? AND s.player <> a.player
+                  AND NOT EXISTS (SELECT 1 FROM actions f WHERE f.hand_id = a.hand_id AND f.player = s.player
+                                  AND f.action = 'fold' AND f.seq < a.seq))"""
+        params.append(only_with)
+    hands = con.execute(f"""SELECT DISTINCT hand_id FROM actions a WHERE list_contains(?, a.player)
+                            AND a.street = 'preflop' AND a.action = 'fold' {cond}""", params).fetchall()
+    con.execute(f"""UPDATE actions a SET action = 'call', amount = to_call WHERE list_contains(?, a.player)
+                    AND a.street = 'preflop' AND a.action = 'fold' {cond}""", params)
+    return {h for (h,) in hands}
+
+
+def test_gang_that_loosens_up_with_the_partner_in_found_with_its_hands():
+    """No planted joint calls: k03 and k04 only stop folding to short-stack shoves while the other is still in."""
+    from tests.detect.conftest import build_ko_world
+
+    w = build_ko_world(n_hands=2000, rate=0.0, seed=11)
+    changed = _loosen(w.con, ["k03"], only_with="k04") | _loosen(w.con, ["k04"], only_with="k03")
+    sigs = BountyCollusionDetector().detect(w.con)
+    flagged = [s for s in sigs if s.flagged]
+    assert [s.accounts for s in flagged] == [["k03", "k04"]]
+    s = flagged[0]
+    assert set(s.hands[:10]) <= changed
+    pres = next(e for e in s.evidence if e.name.startswith("preflop continuations"))
+    assert pres.value > 1.5 * pres.baseline and pres.n >= 20 and pres.p_value < 1e-3 and pres.sql
+    assert "kept playing against short bounty targets" in s.summary
+    assert "same hand strength and price" in s.benign
+
+
+def test_loose_bounty_callers_with_everyone_not_flagged():
+    """Two honest maniacs who call every short-stack shove, whoever else is in: their own baseline absorbs it."""
+    from tests.detect.conftest import build_ko_world
+
+    w = build_ko_world(n_hands=2000, rate=0.0, seed=11)
+    _loosen(w.con, ["k05", "k06"])
+    sigs = BountyCollusionDetector().detect(w.con)
+    assert not any(s.flagged for s in sigs)
+    top = next(s for s in sigs if {"k05", "k06"} <= set(s.accounts))
+    pres = next(e for e in top.evidence if e.name.startswith("preflop continuations"))
+    assert pres.value <= pres.baseline + 3

@@ -192,7 +192,7 @@ PASSWORD = "correct horse battery"
 
 def nightly(folder: Path, stage: int, run_id: str) -> list[dict]:
     """What the cases and warehouse_snapshot assets do, without Dagster: build cases, write tables, publish."""
-    from pipelines.defs.cases.assets import publish
+    from pipelines.lib.warehouse import publish_snapshot as publish
 
     wh = folder / "warehouse.duckdb"
     build(wh, stage, run_id)

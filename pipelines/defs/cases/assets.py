@@ -12,7 +12,6 @@ import os
 from pathlib import Path
 
 import dagster as dg
-import duckdb
 from dagster_duckdb import DuckDBResource
 
 from detectors.base import KINDS
@@ -20,37 +19,12 @@ from pipelines.defs.resources import RailbirdSettings
 from pipelines.lib import cases as cases_lib
 from pipelines.lib import reports as reports_lib
 from pipelines.lib.review import ReviewStore
+from pipelines.lib.warehouse import publish_snapshot
 
 SIGNAL_ASSETS = [dg.AssetKey(f"{kind}_signals") for kind in KINDS]
 # Reports for every flagged case, and for the strongest unflagged ones up to this many
 # (a population yields thousands of unflagged candidates; their rows stay in cases.jsonl).
 UNFLAGGED_REPORTS = int(os.environ.get("RAILBIRD_UNFLAGGED_REPORTS", "100"))
-
-
-def publish(con: duckdb.DuckDBPyConnection, snapshot_path: str) -> Path:
-    """Publish through ``pipelines.lib.warehouse.publish_snapshot`` (ATTACH, COPY FROM DATABASE, DETACH, os.replace).
-
-    Until that helper is importable, the same steps are done here.
-    """
-    try:
-        from pipelines.lib.warehouse import publish_snapshot
-    except ImportError:
-        publish_snapshot = None
-    if publish_snapshot is not None:
-        return publish_snapshot(con, snapshot_path)
-    snap = Path(snapshot_path).resolve()
-    snap.parent.mkdir(parents=True, exist_ok=True)
-    tmp = snap.with_name(snap.name + ".tmp")
-    for stale in (tmp, Path(str(tmp) + ".wal")):
-        stale.unlink(missing_ok=True)
-    db = con.execute("SELECT current_database()").fetchone()[0]
-    con.execute("ATTACH ? AS railbird_snapshot", [str(tmp)])
-    try:
-        con.execute(f'COPY FROM DATABASE "{db}" TO railbird_snapshot')  # identifier from DuckDB itself
-    finally:
-        con.execute("DETACH railbird_snapshot")
-    os.replace(tmp, snap)
-    return snap
 
 
 @dg.asset(deps=SIGNAL_ASSETS, group_name="cases", pool="duckdb_writer", kinds={"duckdb"})
@@ -91,7 +65,7 @@ def warehouse_snapshot(context: dg.AssetExecutionContext, warehouse: DuckDBResou
     half-written file and never block the next run's writer.
     """
     with warehouse.get_connection() as con:
-        path = publish(con, settings.snapshot_path)
+        path = publish_snapshot(con, settings.snapshot_path)
     return dg.MaterializeResult(metadata={"snapshot": dg.MetadataValue.path(str(path)),
                                           "bytes": os.path.getsize(path)})
 

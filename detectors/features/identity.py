@@ -39,7 +39,6 @@ Methods
 from __future__ import annotations
 
 import math
-import warnings
 
 import duckdb
 import numpy as np

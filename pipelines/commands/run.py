@@ -15,8 +15,6 @@ stage wrote one.
 from __future__ import annotations
 
 import argparse
-import json
-import os
 import sys
 from pathlib import Path
 

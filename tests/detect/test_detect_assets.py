@@ -1,7 +1,6 @@
 """The detect stage's Dagster assets, materialised against a temporary DuckDB warehouse."""
 
 import json
-import sys
 
 import dagster as dg
 import duckdb

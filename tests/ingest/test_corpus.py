@@ -20,7 +20,7 @@ import duckdb
 import polars as pl
 import pytest
 
-from pipelines.lib.handhistory import ParsedHands, decode_bytes, parse_files
+from pipelines.lib.handhistory import decode_bytes, parse_files
 from pipelines.lib.handhistory.parse import TABLE_COLUMNS
 
 CORPORA = Path(os.environ.get("RAILBIRD_CORPORA") or Path(__file__).resolve().parents[2].parent / "shared" / "corpora")

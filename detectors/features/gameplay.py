@@ -386,6 +386,23 @@ def hu_decisions(con: duckdb.DuckDBPyConnection, *, samples: int = 16, random_st
     return df
 
 
+def score_test_terms() -> list[pl.Expr]:
+    """Per-row terms of the score test for a common multiplier theta on a player's own rates (H0: theta = 1).
+
+    Rows carry ``n`` decisions, ``k`` of them the behaviour tested, ``r`` the
+    player's own shrunk rate elsewhere and ``s`` the strength of r's Beta
+    posterior. U = sum (k - n r) / (1 - r); Var U = sum n r / (1 - r) plus
+    n^2 r / ((1 - r)(s + 1)) for the uncertainty of r, so spots where the
+    player nearly always acts weigh most. ``e`` is the expected count n r.
+    """
+    n, k, r, s = pl.col("n"), pl.col("k"), pl.col("r"), pl.col("s")
+    return [
+        (n * r).alias("e"),
+        ((k - n * r) / (1 - r)).alias("u"),
+        (n * r / (1 - r) + n**2 * r / ((1 - r) * (s + 1))).alias("v"),
+    ]
+
+
 def own_baseline(
     dec: pl.DataFrame,
     y: str,
@@ -426,15 +443,7 @@ def own_baseline(
         r=(pl.col("k0") + pl.col("pa")) / (pl.col("n0") + pl.col("pa") + pl.col("pb")),
         s=pl.col("n0") + pl.col("pa") + pl.col("pb"),
     )
-    # score test for a common multiplier theta on the player's rates (H0: theta = 1):
-    # U = sum (k - n r) / (1 - r), Var U = sum n r / (1 - r), plus the uncertainty of r
-    # (Beta posterior with strength s): spots where the player nearly always acts weigh most
-    t = t.with_columns(
-        e=pl.col("n") * pl.col("r"),
-        u=(pl.col("k") - pl.col("n") * pl.col("r")) / (1 - pl.col("r")),
-        v=pl.col("n") * pl.col("r") / (1 - pl.col("r"))
-        + pl.col("n") ** 2 * pl.col("r") / ((1 - pl.col("r")) * (pl.col("s") + 1)),
-    )
+    t = t.with_columns(score_test_terms())
     g = t.group_by(["player", "opponent"]).agg(
         n=pl.col("n").sum(),
         observed=pl.col("k").sum(),
@@ -889,12 +898,7 @@ def bounty_presence_pairs(rows: pl.DataFrame) -> pl.DataFrame:
         r=((pl.col("k0") + pl.col("pa")) / (pl.col("n0") + pl.col("pa") + pl.col("pb"))).clip(1e-4, 1 - 1e-4),
         s=pl.col("n0") + pl.col("pa") + pl.col("pb"),
     )
-    t = t.with_columns(
-        e=pl.col("n") * pl.col("r"),
-        u=(pl.col("k") - pl.col("n") * pl.col("r")) / (1 - pl.col("r")),
-        v=pl.col("n") * pl.col("r") / (1 - pl.col("r"))
-        + pl.col("n") ** 2 * pl.col("r") / ((1 - pl.col("r")) * (pl.col("s") + 1)),
-    )
+    t = t.with_columns(score_test_terms())
     g = t.group_by(["player", "partner"]).agg(
         n=pl.col("n").sum().cast(pl.Float64), observed=pl.col("k").sum().cast(pl.Float64), expected=pl.col("e").sum(),
         u=pl.col("u").sum(), v=pl.col("v").sum(), n0=pl.col("n0").sum(), k0=pl.col("k0").sum(),

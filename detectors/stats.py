@@ -229,7 +229,7 @@ def min_p_bonferroni(*pvalues) -> np.ndarray:
     P = np.vstack([_arr(p) for p in pvalues])
     ok = ~np.isnan(P)
     m = ok.sum(axis=0)
-    mn = np.where(ok, P, np.inf).min(axis=0)
+    mn = np.where(ok, P, 1.0).min(axis=0)  # columns with no test made are masked below (no inf * 0)
     return np.where(m > 0, np.minimum(mn * m, 1.0), np.nan)
 
 

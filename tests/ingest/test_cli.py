@@ -134,3 +134,31 @@ def test_dev_execs_dagster_dev_with_the_workspace(railbird, monkeypatch):
     assert argv[1:4] == ["dev", "-w", argv[3]] and argv[3].endswith("dagster_workspace.yaml")
     assert "3999" in argv
     assert os.path.exists(os.path.join(os.environ["DAGSTER_HOME"], "dagster.yaml"))
+
+
+def test_run_reads_a_freshly_written_landing_folder_once(monkeypatch, tmp_path, landing):
+    """Files written moments ago count as growing; one ``railbird run`` must still stage them once, not twice."""
+    import dagster as dg
+
+    import pipelines.defs.ingest
+    from pipelines.commands import run as run_cmd
+
+    for p in landing.iterdir():
+        os.utime(p, None)  # modified now: still being written, as far as railbird can tell
+    monkeypatch.setenv("RAILBIRD_HOME", str(tmp_path / "home"))
+    out = tmp_path / "out"
+    out.mkdir()
+    instance = dg.DagsterInstance.ephemeral()
+    try:
+        info = run_cmd.execute(str(landing), str(out), instance=instance, modules=[pipelines.defs.ingest])
+    finally:
+        instance.dispose()
+    assert info["summary"].startswith("hands stored 4 / duplicate 0")
+    import duckdb
+
+    con = duckdb.connect(str(tmp_path / "home" / "snapshot" / "warehouse.duckdb"), read_only=True)
+    try:
+        assert con.execute("SELECT status, sum(stored), sum(duplicates) FROM ingest_log "
+                           "WHERE file_kind = 'hands' GROUP BY ALL").fetchall() == [("growing", 4, 0)]
+    finally:
+        con.close()

@@ -23,8 +23,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import re
 import resource
 import shutil
 import subprocess
@@ -35,34 +33,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-CORPUS = Path(os.environ.get("RAILBIRD_CORPORA") or ROOT.parent / "shared" / "corpora") / "pokerstars"
-HEADER = re.compile(r"^(PokerStars (?:[A-Za-z]+ )*?(?:Hand|Game) #)(\d+)", re.M)
-
-
-def build(folder: Path, want: int) -> tuple[list[Path], int]:
-    """Write copies of the corpus's hand files with fresh hand ids until ``want`` headers exist."""
-    from pipelines.lib.handhistory import decode_bytes
-
-    sources = []
-    for p in sorted(CORPUS.rglob("*.txt")):
-        text = decode_bytes(p.read_bytes())
-        n = len(HEADER.findall(text))
-        if n:
-            sources.append((text, n))
-    per_copy = sum(n for _, n in sources)
-    copies = -(-want // per_copy)
-    files, total = [], 0
-    old = time.time() - 3600
-    for k in range(copies):
-        d = folder / f"copy{k:03d}"
-        d.mkdir(parents=True)
-        for i, (text, n) in enumerate(sources):
-            out = d / f"{i:04d}.txt"
-            out.write_text(HEADER.sub(lambda m: f"{m.group(1)}{k + 1}{m.group(2)}", text), encoding="utf-8")
-            os.utime(out, (old, old))  # finished files, not growing ones
-            files.append(out)
-            total += n
-    return files, total
+from corpus import replicate  # noqa: E402  (benchmarks/corpus.py)
 
 
 def one(files_list: Path, workers: int) -> dict:
@@ -108,7 +79,7 @@ def main() -> None:
     tmp = Path(tempfile.mkdtemp(prefix="railbird-ingest-bench-"))
     try:
         t0 = time.perf_counter()
-        files, headers = build(tmp / "landing", args.hands)
+        files, headers = replicate(tmp / "landing", args.hands)
         print(f"built {len(files)} files, {headers:,} hand headers in {time.perf_counter() - t0:.1f} s ({tmp})")
         sizes = [("half", files[: len(files) // 2]), ("all", files)]
         for label, chosen in sizes:

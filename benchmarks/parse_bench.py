@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 import resource
 import shutil
 import sys
@@ -27,33 +26,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from pipelines.lib.handhistory import decode_bytes, parse_files  # noqa: E402
-
-CORPORA = Path(os.environ.get("RAILBIRD_CORPORA") or Path(__file__).resolve().parents[1].parent / "shared" / "corpora")
-HEADER = re.compile(r"^(PokerStars (?:[A-Za-z]+ )*?(?:Hand|Game) #)(\d+)", re.M)
-
-
-def build(folder: Path, want: int) -> tuple[list[Path], int]:
-    sources = []
-    for p in sorted((CORPORA / "pokerstars").rglob("*.txt")):
-        text = decode_bytes(p.read_bytes())
-        n = len(HEADER.findall(text))
-        if n:
-            sources.append((p.name, text, n))
-    per_copy = sum(n for _, _, n in sources)
-    copies = -(-want // per_copy)
-    files, total = [], 0
-    for k in range(copies):
-        d = folder / f"copy{k:03d}"
-        d.mkdir()
-        for i, (name, text, n) in enumerate(sources):
-            new = HEADER.sub(lambda m: f"{m.group(1)}{k + 1}{m.group(2)}", text)
-            out = d / f"{i:04d}.txt"
-            out.write_text(new, encoding="utf-8")
-            files.append(out)
-            total += n
-    return files, total
-
+from corpus import replicate  # noqa: E402  (benchmarks/corpus.py)
+from pipelines.lib.handhistory import parse_files  # noqa: E402
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -63,7 +37,7 @@ def main() -> None:
     tmp = Path(tempfile.mkdtemp(prefix="railbird-bench-"))
     try:
         t0 = time.perf_counter()
-        files, headers = build(tmp, args.hands)
+        files, headers = replicate(tmp, args.hands)
         size = sum(f.stat().st_size for f in files)
         print(f"built {len(files)} files, {headers} hand headers, {size / 1e6:.0f} MB in {time.perf_counter() - t0:.1f}s")
 

@@ -394,6 +394,12 @@ def value_ranks(rank: int) -> list[int]:
     return [(rank >> (16 - 4 * i)) & 15 for i in range(5)]
 
 
+def _straight_span(top: int) -> str:
+    """'Six to Ten' for a straight topped by *top* (the wheel, top Five, starts at the Ace)."""
+    low = top - 4 if top != 3 else 12
+    return f"{_RANK_NAME[low]} to {_RANK_NAME[top]}"
+
+
 def describe(rank: int) -> str:
     """PokerStars' words for a hand value, as in ``shows [..] (two pair, Kings and Deuces)``."""
     cat = rank >> 20
@@ -407,8 +413,7 @@ def describe(rank: int) -> str:
     if cat == TRIPS:
         return f"three of a kind, {_RANK_PLURAL[r[0]]}"
     if cat == STRAIGHT:
-        low = r[0] - 4 if r[0] != 3 else 12
-        return f"a straight, {_RANK_NAME[low]} to {_RANK_NAME[r[0]]}"
+        return f"a straight, {_straight_span(r[0])}"
     if cat == FLUSH:
         return f"a flush, {_RANK_NAME[r[0]]} high"
     if cat == FULL_HOUSE:
@@ -417,8 +422,7 @@ def describe(rank: int) -> str:
         return f"four of a kind, {_RANK_PLURAL[r[0]]}"
     if r[0] == 12:
         return "a Royal Flush"
-    low = r[0] - 4 if r[0] != 3 else 12
-    return f"a straight flush, {_RANK_NAME[low]} to {_RANK_NAME[r[0]]}"
+    return f"a straight flush, {_straight_span(r[0])}"
 
 
 # ----------------------------------------------------------------------------

@@ -173,13 +173,6 @@ class ChipDumpingDetector(Detector):
         )
         return h["hand_id"].head(limit).to_list()
 
-    def _tournaments(self, hands: list[str]) -> list[str]:
-        """Tournaments of the evidence hands (empty for cash games)."""
-        if not hands:
-            return []
-        t = self.dec_.filter(pl.col("hand_id").is_in(hands) & pl.col("tournament_id").is_not_null())["tournament_id"]
-        return sorted(set(t.to_list()))
-
     def explain(self, con: duckdb.DuckDBPyConnection, row: dict[str, Any]) -> Signal:
         edges = json.loads(row["edges"]) if row.get("edges") else [[row["player"], row["opponent"]]]
         a, b = row["player"], row["opponent"]
@@ -235,7 +228,7 @@ class ChipDumpingDetector(Detector):
             score=float(row["score"]),
             flagged=bool(row["flagged"]),
             summary=summary,
-            tournaments=self._tournaments(hands := self._evidence_hands(edges)),
+            tournaments=gp.tournaments_of(self.dec_, hands := self._evidence_hands(edges)),
             hands=hands,
             evidence=ev,
             benign=(

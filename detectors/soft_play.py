@@ -183,13 +183,6 @@ class SoftPlayDetector(Detector):
         h = x.group_by("hand_id").agg(w=pl.col("r").sum()).sort(["w", "hand_id"], descending=[True, False])
         return h["hand_id"].head(limit).to_list()
 
-    def _tournaments(self, hands: list[str]) -> list[str]:
-        """Tournaments of the evidence hands (empty for cash games)."""
-        if not hands:
-            return []
-        t = self.dec_.filter(pl.col("hand_id").is_in(hands) & pl.col("tournament_id").is_not_null())["tournament_id"]
-        return sorted(set(t.to_list()))
-
     def explain(self, con: duckdb.DuckDBPyConnection, row: dict[str, Any]) -> Signal:
         a, b = row["player"], row["opponent"]
         accounts = list(row["accounts"])
@@ -247,7 +240,7 @@ class SoftPlayDetector(Detector):
             score=float(row["score"]),
             flagged=bool(row["flagged"]),
             summary=summary,
-            tournaments=self._tournaments(hands),
+            tournaments=gp.tournaments_of(self.dec_, hands),
             hands=hands,
             evidence=ev,
             benign=(

@@ -590,6 +590,14 @@ def cached_pair_features(
     return _CACHE[key]
 
 
+def tournaments_of(dec: pl.DataFrame, hands: list[str]) -> list[str]:
+    """Tournaments of the given hands in a :func:`hu_decisions` frame (empty for cash games)."""
+    if not hands:
+        return []
+    t = dec.filter(pl.col("hand_id").is_in(hands) & pl.col("tournament_id").is_not_null())["tournament_id"]
+    return sorted(set(t.to_list()))
+
+
 def card_coverage(con: duckdb.DuckDBPyConnection) -> float:
     """Share of hands whose every dealt-in player's hole cards are known (operator view = 1)."""
     row = con.execute("SELECT avg(CASE WHEN all_cards_known THEN 1.0 ELSE 0.0 END) FROM hands").fetchall()[0]

@@ -28,8 +28,22 @@ class RailbirdSettings(dg.ConfigurableResource):
     quarantine_threshold: float = 0.05
 
 
-def default_resources() -> dict[str, object]:
+def default_resources(**settings: object) -> dict[str, object]:
+    """``warehouse`` and ``settings`` for ``RAILBIRD_HOME`` as it is now (not when this module was imported).
+
+    Keyword arguments override single settings, e.g. ``landing_dir`` and
+    ``out_dir`` for one ``railbird run``.
+    """
+    home = paths.home()
+    values: dict[str, object] = {
+        "landing_dir": str(home / "landing"),
+        "out_dir": str(home / "out"),
+        "snapshot_path": str(paths.snapshot_path()),
+        "review_db": str(paths.review_store_path()),
+        "staging_dir": str(home / "staging"),
+    }
+    values.update(settings)
     return {
         "warehouse": DuckDBResource(database=str(paths.warehouse_path())),
-        "settings": RailbirdSettings(),
+        "settings": RailbirdSettings(**values),
     }

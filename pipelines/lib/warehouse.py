@@ -384,28 +384,22 @@ def _merge_tournaments(con, df: pl.DataFrame | None, result: LoadResult) -> None
         result.rows.setdefault("tournaments", 0)
         return
     cols = [c for c in table_columns(con, "tournaments") if c in df.columns]
-    aggs = []
+    aggs, sets = [], []
     for c in cols:
         if c == "tournament_id":
             continue
         if c == "first_hand_at":
             aggs.append(f'min("{c}") AS "{c}"')
-        elif c == "last_hand_at":
-            aggs.append(f'max("{c}") AS "{c}"')
-        else:
-            aggs.append(f'first("{c}" ORDER BY "{c}" IS NULL) AS "{c}"')
-    sets = []
-    for c in cols:
-        if c == "tournament_id":
-            continue
-        if c == "first_hand_at":
             sets.append(f'"{c}" = least(tournaments."{c}", excluded."{c}")')
         elif c == "last_hand_at":
+            aggs.append(f'max("{c}") AS "{c}"')
             sets.append(f'"{c}" = greatest(tournaments."{c}", excluded."{c}")')
-        elif c == "bounty_kind":
-            sets.append(f"\"{c}\" = CASE WHEN tournaments.\"{c}\" = 'none' THEN excluded.\"{c}\" ELSE tournaments.\"{c}\" END")
         else:
-            sets.append(f'"{c}" = coalesce(tournaments."{c}", excluded."{c}")')
+            aggs.append(f'first("{c}" ORDER BY "{c}" IS NULL) AS "{c}"')
+            if c == "bounty_kind":
+                sets.append(f"\"{c}\" = CASE WHEN tournaments.\"{c}\" = 'none' THEN excluded.\"{c}\" ELSE tournaments.\"{c}\" END")
+            else:
+                sets.append(f'"{c}" = coalesce(tournaments."{c}", excluded."{c}")')
     collist = ", ".join(f'"{c}"' for c in cols)
     con.register("_railbird_t", df.select(cols))
     try:

@@ -46,6 +46,12 @@ KINDS = (
 )
 
 
+def sql_literal(s: str) -> str:
+    """A SQL string literal for the reproduction queries shown to investigators
+    (quotes doubled; the detectors themselves never run these)."""
+    return "'" + str(s).replace("'", "''") + "'"
+
+
 @dataclass(frozen=True)
 class Evidence:
     """One checkable figure behind a signal.

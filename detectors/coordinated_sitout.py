@@ -50,12 +50,8 @@ import numpy as np
 import polars as pl
 from scipy import stats as sps
 
-from detectors.base import Detector, Evidence, Signal
+from detectors.base import Detector, Evidence, Signal, sql_literal as _lit
 from detectors.features import identity as idf
-
-
-def _lit(s: str) -> str:
-    return "'" + str(s).replace("'", "''") + "'"
 
 
 _STARTS_SQL = """

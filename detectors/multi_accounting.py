@@ -47,14 +47,8 @@ import networkx as nx
 import numpy as np
 import polars as pl
 
-from detectors.base import Detector, Evidence, Signal
+from detectors.base import Detector, Evidence, Signal, sql_literal as _lit
 from detectors.features import identity as idf
-
-
-def _lit(s: str) -> str:
-    """A SQL string literal for the reproduction queries shown to investigators
-    (quotes doubled; the detector itself never runs these)."""
-    return "'" + str(s).replace("'", "''") + "'"
 
 
 class MultiAccountingDetector(Detector):

@@ -50,14 +50,10 @@ import numpy as np
 import polars as pl
 from scipy import stats as sps
 
-from detectors.base import Detector, Evidence, Signal
+from detectors.base import Detector, Evidence, Signal, sql_literal as _lit
 from detectors.features import identity as idf
 
 ACTS = ("fold", "check", "call", "bet", "raise")
-
-
-def _lit(s: str) -> str:
-    return "'" + str(s).replace("'", "''") + "'"
 
 
 # per (account, tournament, hand) action counts and bet sizes of voluntary actions

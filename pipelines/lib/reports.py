@@ -496,6 +496,11 @@ def build_report(con: duckdb.DuckDBPyConnection, case_id: str, *, max_replays: i
     }
 
 
+def file_stem(case_id: str) -> str:
+    """The case id cut to letters, digits, '-' and '_': safe as a file name and inside a Content-Disposition header."""
+    return "".join(ch for ch in case_id if ch.isalnum() or ch in "-_")
+
+
 def render_html(report: dict[str, Any]) -> str:
     """The standalone report page: inline CSS and SVG, no external request, everything escaped."""
     return jinja_env().get_template("report_standalone.html").render(r=report)
@@ -513,7 +518,7 @@ def write_reports(con: duckdb.DuckDBPyConnection, case_ids: Iterable[str], out_d
         rep = build_report(con, cid, max_replays=max_replays)
         if rep is None:
             continue
-        safe = "".join(ch for ch in cid if ch.isalnum() or ch in "-_")
+        safe = file_stem(cid)
         for suffix, text in ((".json", json.dumps(rep, default=str, indent=1, ensure_ascii=False)),
                              (".html", tpl.render(r=rep))):
             tmp = folder / f"{safe}{suffix}.tmp"

@@ -40,7 +40,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from pipelines.lib import paths
 from pipelines.lib.errors import RailbirdError
 from pipelines.lib.replay import load_replays
-from pipelines.lib.reports import build_report, jinja_env, render_html
+from pipelines.lib.reports import build_report, file_stem, jinja_env, render_html
 from pipelines.lib.review import SESSION_TTL_SECONDS, STATUS_LABELS, STATUSES, ReviewStore
 from pipelines.web.sql import SqlRefused, open_snapshot, run_query
 
@@ -299,8 +299,7 @@ def create_app(settings: WebSettings | None = None) -> FastAPI:
             con.close()
         if report is None:
             raise Refused(404, f"no case {case_id} in the published snapshot")
-        safe = "".join(ch for ch in case_id if ch.isalnum() or ch in "-_")
-        headers = {"Content-Disposition": f'attachment; filename="{safe}.{fmt}"'}
+        headers = {"Content-Disposition": f'attachment; filename="{file_stem(case_id)}.{fmt}"'}
         if fmt == "json":
             return Response(json.dumps(report, default=str, ensure_ascii=False), media_type="application/json",
                             headers=headers)

@@ -44,6 +44,7 @@ import polars as pl
 import pyarrow as pa
 
 from detectors.base import KINDS
+from pipelines.lib.replay import table_names
 from pipelines.lib.review import ReviewStore, overlaps
 
 EXPORT_FIELDS = ("case", "kind", "accounts", "tournaments", "score", "flagged", "hands", "summary")
@@ -245,7 +246,7 @@ def money_at_stake(con: duckdb.DuckDBPyConnection, groups: list[dict[str, Any]])
     zero = [{"pot_total": 0.0, "moved": 0.0, "transfers": 0.0, "stake": 0.0} for _ in groups]
     if not groups:
         return zero
-    tables = {r[0] for r in con.execute("SELECT table_name FROM information_schema.tables").fetchall()}
+    tables = table_names(con)
     ga = pa.table({"gi": pa.array([i for i, g in enumerate(groups) for _ in g["accounts"]], pa.int64()),
                    "account": pa.array([a for g in groups for a in g["accounts"]], pa.string())})
     gh = pa.table({"gi": pa.array([i for i, g in enumerate(groups) for _ in g["hands"]], pa.int64()),

@@ -83,7 +83,8 @@ def _rows(con: duckdb.DuckDBPyConnection, sql: str, ids: list[str]) -> list[dict
     return [dict(zip(cols, r)) for r in cur.fetchall()]
 
 
-def _tables(con: duckdb.DuckDBPyConnection) -> set[str]:
+def table_names(con: duckdb.DuckDBPyConnection) -> set[str]:
+    """The tables and views of the warehouse (one information_schema query; callers pass the set along)."""
     return {r[0] for r in con.execute("SELECT table_name FROM information_schema.tables").fetchall()}
 
 
@@ -92,7 +93,7 @@ def load_replays(con: duckdb.DuckDBPyConnection, hand_ids: Iterable[str], *, kin
                  tables: set[str] | None = None) -> list[dict[str, Any]]:
     """Replays of the given hands, in the order given (hands missing from the warehouse are skipped)."""
     ids = list(dict.fromkeys(str(h) for h in hand_ids))
-    if not ids or "hands" not in (tables if tables is not None else _tables(con)):
+    if not ids or "hands" not in (tables if tables is not None else table_names(con)):
         return []
     sel = "WHERE hand_id IN (SELECT unnest(?::VARCHAR[]))"
     hands = {r["hand_id"]: r for r in _rows(con, f"SELECT * FROM hands {sel}", ids)}

@@ -37,7 +37,7 @@ import duckdb
 import jinja2
 import networkx as nx
 
-from pipelines.lib.replay import load_replays, sql_literal
+from pipelines.lib.replay import load_replays, sql_literal, table_names
 
 TEMPLATES = Path(__file__).resolve().parent.parent / "web" / "templates"
 KIND_TEXT = {
@@ -91,10 +91,6 @@ def jinja_env(web: bool = False) -> jinja2.Environment:
     return env
 
 
-def _tables(con: duckdb.DuckDBPyConnection) -> set[str]:
-    return {r[0] for r in con.execute("SELECT table_name FROM information_schema.tables").fetchall()}
-
-
 def _dicts(con: duckdb.DuckDBPyConnection, sql: str, params: list[Any]) -> list[dict[str, Any]]:
     cur = con.execute(sql, params)
     cols = [d[0] for d in cur.description]
@@ -102,7 +98,7 @@ def _dicts(con: duckdb.DuckDBPyConnection, sql: str, params: list[Any]) -> list[
 
 
 def case_row(con: duckdb.DuckDBPyConnection, case_id: str, tables: set[str] | None = None) -> dict[str, Any] | None:
-    if "cases" not in (tables if tables is not None else _tables(con)):
+    if "cases" not in (tables if tables is not None else table_names(con)):
         return None
     rows = _dicts(con, "SELECT * FROM cases WHERE case_id = ?", [case_id])
     return rows[0] if rows else None
@@ -110,7 +106,7 @@ def case_row(con: duckdb.DuckDBPyConnection, case_id: str, tables: set[str] | No
 
 def case_signals(con: duckdb.DuckDBPyConnection, case_id: str,
                  tables: set[str] | None = None) -> list[dict[str, Any]]:
-    if "case_signals" not in (tables if tables is not None else _tables(con)):
+    if "case_signals" not in (tables if tables is not None else table_names(con)):
         return []
     out = []
     for r in _dicts(con, "SELECT idx, CAST(payload AS VARCHAR) AS payload FROM case_signals WHERE case_id = ? "
@@ -161,7 +157,7 @@ def _signal_edges(signals: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def graph_edges(con: duckdb.DuckDBPyConnection, accounts: list[str], hands: list[str],
                 signals: list[dict[str, Any]], tables: set[str] | None = None) -> tuple[list[dict[str, Any]], list[str]]:
     """All edges between the accused (see module doc) and the SQL that reproduces them."""
-    tables = tables if tables is not None else _tables(con)
+    tables = tables if tables is not None else table_names(con)
     edges: list[dict[str, Any]] = []
     sqls: list[str] = []
     acc_lit = "[" + ", ".join(sql_literal(a) for a in accounts) + "]"
@@ -310,7 +306,7 @@ def ring_picture(con: duckdb.DuckDBPyConnection, case: dict[str, Any]) -> dict[s
 def timeline(con: duckdb.DuckDBPyConnection, accounts: list[str], hands: list[str],
              width: int = 900, tables: set[str] | None = None) -> tuple[dict[str, Any] | None, list[str]]:
     """Sessions (by device), sit-outs / sit-ins and evidence hands of the accused over the evidence span."""
-    tables = tables if tables is not None else _tables(con)
+    tables = tables if tables is not None else table_names(con)
     if "hands" not in tables or not hands:
         return None, []
     span = con.execute("SELECT min(started_at), max(started_at) FROM hands WHERE hand_id IN (SELECT unnest(?::VARCHAR[]))",
@@ -417,7 +413,7 @@ def accusation(case: dict[str, Any], n_signals: int) -> str:
 
 def build_report(con: duckdb.DuckDBPyConnection, case_id: str, *, max_replays: int = 10) -> dict[str, Any] | None:
     """Everything the report shows about one case (a JSON-able dict), or None if the case is unknown."""
-    tables = _tables(con)  # once per report: each information_schema query costs as much as a small scan
+    tables = table_names(con)  # once per report: each information_schema query costs as much as a small scan
     case = case_row(con, case_id, tables)
     if case is None:
         return None

@@ -52,6 +52,16 @@ def sql_literal(s: str) -> str:
     return "'" + str(s).replace("'", "''") + "'"
 
 
+def with_top_unflagged(flagged_rows: list[dict[str, Any]], scored: pl.DataFrame, max_unflagged: int) -> pl.DataFrame:
+    """The (grouped) flagged rows and the ``max_unflagged`` strongest unflagged
+    candidates of ``scored``, one frame by score: what ``threshold`` returns."""
+    rest = scored.filter(~pl.col("flagged")).sort(["score", "p_value"], descending=[True, False], nulls_last=True).head(max_unflagged)
+    parts = [rest]
+    if flagged_rows:
+        parts.insert(0, pl.DataFrame(flagged_rows, schema=rest.schema))
+    return pl.concat(parts, how="vertical").sort("score", descending=True)
+
+
 @dataclass(frozen=True)
 class Evidence:
     """One checkable figure behind a signal.

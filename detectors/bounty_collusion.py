@@ -58,7 +58,7 @@ from scipy import stats as _st
 
 import duckdb
 from detectors import graphs, stats
-from detectors.base import Detector, Evidence, Signal
+from detectors.base import Detector, Evidence, Signal, with_top_unflagged
 from detectors.features import gameplay as gp
 
 SPOTS_EVIDENCE_SQL = """
@@ -196,11 +196,7 @@ class BountyCollusionDetector(Detector):
             best["cd_hands"] = sorted({x for r in members for x in r["cd_hands"]})
             best["pres_hands"] = sorted({x for r in members for x in (r.get("pres_hands") or [])})
             rows.append(best)
-        rest = s.filter(~pl.col("flagged")).sort(["score", "p_value"], descending=[True, False], nulls_last=True).head(self.max_unflagged)
-        parts = [rest]
-        if rows:
-            parts.insert(0, pl.DataFrame(rows, schema=rest.schema))
-        return pl.concat(parts, how="vertical").sort("score", descending=True)
+        return with_top_unflagged(rows, s, self.max_unflagged)
 
     def explain(self, con: duckdb.DuckDBPyConnection, row: dict[str, Any]) -> Signal:
         a, b = row["player"], row["opponent"]

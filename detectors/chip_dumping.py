@@ -45,7 +45,7 @@ import polars as pl
 
 import duckdb
 from detectors import graphs, stats
-from detectors.base import Detector, Evidence, Signal
+from detectors.base import Detector, Evidence, Signal, with_top_unflagged
 from detectors.features import gameplay as gp
 
 
@@ -151,11 +151,7 @@ class ChipDumpingDetector(Detector):
             best["p_value"] = min(r["p_value"] for r in members)
             best["net_flow_bb"] = sum(r["net_flow_bb"] for r in members)
             rows.append(best)
-        rest = s.filter(~pl.col("flagged")).sort(["score", "p_value"], descending=[True, False], nulls_last=True).head(self.max_unflagged)
-        parts = [rest]
-        if rows:
-            parts.insert(0, pl.DataFrame(rows, schema=rest.schema))
-        return pl.concat(parts, how="vertical").sort("score", descending=True)
+        return with_top_unflagged(rows, s, self.max_unflagged)
 
     def _evidence_hands(self, edges: list[list[str]], limit: int = 25) -> list[str]:
         d = None

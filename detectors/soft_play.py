@@ -45,7 +45,7 @@ import polars as pl
 
 import duckdb
 from detectors import graphs, stats
-from detectors.base import Detector, Evidence, Signal
+from detectors.base import Detector, Evidence, Signal, with_top_unflagged
 from detectors.features import gameplay as gp
 
 
@@ -133,6 +133,7 @@ class SoftPlayDetector(Detector):
             & (pl.col("hu") >= self.min_hu_hands)
             & ((pl.col("aggr_ratio") <= self.max_ratio) | (pl.col("fold_ratio") >= 1 / self.max_ratio)),
             shape=pl.lit("pair"),
+            edges=pl.format('[["{}", "{}"]]', "player", "opponent"),
         )
         flagged = s.filter(pl.col("flagged"))
         g = graphs.suspicion_graph(zip(flagged["player"], flagged["opponent"], flagged["score"]))
@@ -148,15 +149,7 @@ class SoftPlayDetector(Detector):
             if grp.shape != "pair":
                 row["p_value"] = min(r["p_value"] for r in members)
             rows.append(row)
-        rest = s.filter(~pl.col("flagged")).sort(["score", "p_value"], descending=[True, False], nulls_last=True).head(self.max_unflagged)
-        rest = rest.with_columns(
-            edges=pl.format('[["{}", "{}"]]', "player", "opponent")
-        )
-        parts = [rest]
-        if rows:
-            parts.insert(0, pl.DataFrame(rows, schema=rest.schema))
-        out = pl.concat(parts, how="vertical")
-        return out.sort("score", descending=True)
+        return with_top_unflagged(rows, s, self.max_unflagged)
 
     # ---------------------------------------------------------------- explain
     def _evidence_hands(self, accounts: list[str], limit: int = 25) -> list[str]:

@@ -35,16 +35,8 @@ from pathlib import Path
 import duckdb
 import polars as pl
 
+from pipelines.lib.handhistory import decode_bytes
 from pipelines.lib.warehouse import Batch, empty_quarantine
-
-
-def decode(data: bytes) -> str:
-    """Decode bytes like the hand-history parser does (BOMs, UTF-16, cp1252)."""
-    try:
-        from pipelines.lib.handhistory import decode_bytes
-    except ImportError:
-        from pipelines.lib.handhistory.decode import decode_bytes
-    return decode_bytes(data)
 
 
 _EVENTS_SQL = r"""
@@ -129,7 +121,7 @@ def parse_events_text(text: str, source_file: str) -> Batch:
 
 def parse_events_file(path: str | Path) -> Batch:
     path = Path(path)
-    return parse_events_text(decode(path.read_bytes()), str(path))
+    return parse_events_text(decode_bytes(path.read_bytes()), str(path))
 
 
 ACCOUNT_COLUMNS = ["account", "created_at", "country", "payment"]
@@ -223,4 +215,4 @@ def parse_accounts_text(text: str, source_file: str) -> Batch:
 
 def parse_accounts_file(path: str | Path) -> Batch:
     path = Path(path)
-    return parse_accounts_text(decode(path.read_bytes()), str(path))
+    return parse_accounts_text(decode_bytes(path.read_bytes()), str(path))

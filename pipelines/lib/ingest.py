@@ -50,6 +50,7 @@ import polars as pl
 from pipelines.lib import events as _events
 from pipelines.lib import warehouse as wh
 from pipelines.lib.errors import RailbirdError
+from pipelines.lib.handhistory import _lines_frame, _parse_lines, decode_bytes
 
 GROWING_SECONDS = 120
 _HEADER = re.compile(r"^\ufeff?PokerStars (?:Zoom |Home Game )?(?:Hand|Game) #", re.MULTILINE)
@@ -164,17 +165,8 @@ def parse_texts(texts: list[str], names: list[str]):
     """Parse several decoded texts in one vectorised pass of the hand-history parser.
 
     Uses the parser's batch entry (the one ``parse_files`` uses) so a batch of
-    files costs one pipeline run instead of one per file; falls back to
-    ``parse_text`` per file if that entry is not there.
+    files costs one pipeline run instead of one per file.
     """
-    try:
-        from pipelines.lib.handhistory import ParsedHands, parse_text
-    except ImportError as exc:  # the parser package is another stage's; say so plainly
-        raise RailbirdError(f"the hand-history parser is not available ({exc})") from None
-    try:
-        from pipelines.lib.handhistory.parse import _lines_frame, _parse_lines
-    except ImportError:
-        return ParsedHands.concat([parse_text(t, n) for t, n in zip(texts, names)])
     texts = [t.replace("\r\n", "\n").replace("\r", "\n").replace("\ufeff", "") for t in texts]
     return _parse_lines(_lines_frame(texts, names), names)
 
@@ -207,21 +199,21 @@ def _read_chunk(files: list[FileInfo], growing_seconds: float, now: float) -> wh
                 info.sha256 = hashlib.sha256(data).hexdigest()
                 info.size = len(data)
                 if info.kind == "hands":
-                    text, growing = complete_part(_events.decode(data), (now - info.mtime_epoch) < growing_seconds)
+                    text, growing = complete_part(decode_bytes(data), (now - info.mtime_epoch) < growing_seconds)
                     if growing:
                         status = "growing"
                     if text.strip():
                         texts.append(text)
                         names.append(str(info.path))
                 elif info.kind == "events":
-                    text = _events.decode(data)
+                    text = decode_bytes(data)
                     if (now - info.mtime_epoch) < growing_seconds:
                         status = "growing"
                         if not text.endswith("\n"):  # a line still being written: read it next time
                             text = text[: text.rfind("\n") + 1]
                     parts.append(_events.parse_events_text(text, str(info.path)))
                 else:
-                    parts.append(_events.parse_accounts_text(_events.decode(data), str(info.path)))
+                    parts.append(_events.parse_accounts_text(decode_bytes(data), str(info.path)))
         elif info.sha256 is None:
             try:
                 info.sha256 = _sha256(info.path)

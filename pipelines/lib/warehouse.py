@@ -45,6 +45,7 @@ import duckdb
 import polars as pl
 
 from pipelines.lib.errors import RailbirdError
+from pipelines.lib.handhistory import decode_bytes
 
 HERE = Path(__file__).resolve().parent
 SCHEMA_SQL = HERE / "schema.sql"
@@ -253,10 +254,8 @@ class _RawText:
     def lines(self, source_file: str) -> list[str]:
         if source_file not in self._lines:
             try:
-                from pipelines.lib.handhistory import decode_bytes
-
                 self._lines[source_file] = decode_bytes(Path(source_file).read_bytes()).splitlines()
-            except (OSError, ImportError):
+            except OSError:
                 self._lines[source_file] = []
         return self._lines[source_file]
 

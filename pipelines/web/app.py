@@ -39,7 +39,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from pipelines.lib import paths
 from pipelines.lib.errors import RailbirdError
-from pipelines.lib.replay import load_replays
+from pipelines.lib.replay import load_replays, table_names
 from pipelines.lib.reports import build_report, file_stem, jinja_env, render_html
 from pipelines.lib.review import SESSION_TTL_SECONDS, STATUS_LABELS, STATUSES, ReviewStore
 from pipelines.web.sql import SqlRefused, open_snapshot, run_query
@@ -338,12 +338,13 @@ def create_app(settings: WebSettings | None = None) -> FastAPI:
         if con is None:
             return no_run(request)
         try:
+            tables = table_names(con)
             in_cases = con.execute(
                 "SELECT c.case_id, c.kind, c.accounts FROM case_hands h JOIN cases c ON c.case_id = h.case_id "
-                "WHERE h.hand_id = ? ORDER BY c.rank", [hand_id]).fetchall() if _has(con, "case_hands") else []
+                "WHERE h.hand_id = ? ORDER BY c.rank", [hand_id]).fetchall() if "case_hands" in tables else []
             accused = {a for _, _, accs in in_cases for a in accs}
             kind = in_cases[0][1] if in_cases else ""
-            replays = load_replays(con, [hand_id], kind=kind, accused=accused)
+            replays = load_replays(con, [hand_id], kind=kind, accused=accused, tables=tables)
         finally:
             con.close()
         if not replays:
@@ -400,10 +401,6 @@ def _same(a: str, b: str) -> bool:
     return hmac.compare_digest(a.encode("utf-8"), b.encode("utf-8"))
 
 
-def _has(con: duckdb.DuckDBPyConnection, table: str) -> bool:
-    return bool(con.execute("SELECT count(*) FROM information_schema.tables WHERE table_name = ?", [table]).fetchone()[0])
-
-
 def _rows(con: duckdb.DuckDBPyConnection, sql: str, params: list[Any]) -> list[dict[str, Any]]:
     cur = con.execute(sql, params)
     cols = [d[0] for d in cur.description]
@@ -413,31 +410,32 @@ def _rows(con: duckdb.DuckDBPyConnection, sql: str, params: list[Any]) -> list[d
 def _account_facts(con: duckdb.DuckDBPyConnection, account: str) -> dict[str, Any]:
     """Identity links (signals and shared identifiers) and results (seats, finishes) of one account."""
     out: dict[str, Any] = {"profile": None, "signals": [], "shared": [], "results": [], "finishes": [], "recent": []}
-    if _has(con, "accounts"):
+    tables = table_names(con)  # once: each information_schema query costs as much as a small scan
+    if "accounts" in tables:
         prof = _rows(con, "SELECT account, created_at, country, payment FROM accounts WHERE account = ?", [account])
         out["profile"] = prof[0] if prof else None
-    if _has(con, "case_signals"):
+    if "case_signals" in tables:
         out["signals"] = _rows(con, "SELECT case_id, kind, detector, accounts, score, flagged, summary FROM case_signals "
                                     "WHERE list_contains(accounts, ?) ORDER BY score DESC LIMIT 200", [account])
-    if _has(con, "sessions"):
+    if "sessions" in tables:
         for col in ("device", "ip"):
             out["shared"] += _rows(con, f"""
                 SELECT '{col}' AS via, b.{col} AS value, b.account AS other, count(*) AS sessions
                 FROM sessions a JOIN sessions b ON b.{col} = a.{col} AND b.account <> a.account
                 WHERE a.account = ? AND a.{col} IS NOT NULL GROUP BY 1, 2, 3 ORDER BY 4 DESC LIMIT 100""", [account])
-    if _has(con, "accounts"):
+    if "accounts" in tables:
         out["shared"] += _rows(con, """
             SELECT 'payment' AS via, b.payment AS value, b.account AS other, 1 AS sessions
             FROM accounts a JOIN accounts b ON b.payment = a.payment AND b.account <> a.account
             WHERE a.account = ? AND a.payment IS NOT NULL LIMIT 100""", [account])
-    if _has(con, "transfers"):
+    if "transfers" in tables:
         out["shared"] += _rows(con, """
             SELECT CASE WHEN account = ? THEN 'transfer to' ELSE 'transfer from' END AS via,
                    sum(amount)::VARCHAR || ' ' || coalesce(any_value(currency), '') AS value,
                    CASE WHEN account = ? THEN to_account ELSE account END AS other, count(*) AS sessions
             FROM transfers WHERE account = ? OR to_account = ? GROUP BY 1, 3 ORDER BY 4 DESC LIMIT 100""",
             [account, account, account, account])
-    if _has(con, "seats") and _has(con, "hands"):
+    if "seats" in tables and "hands" in tables:
         out["results"] = _rows(con, """
             SELECT h.currency, h.is_tournament, count(*) AS hands, sum(s.net) AS net, min(h.started_at) AS first,
                    max(h.started_at) AS last
@@ -446,7 +444,7 @@ def _account_facts(con: duckdb.DuckDBPyConnection, account: str) -> dict[str, An
         out["recent"] = _rows(con, """
             SELECT h.hand_id, h.started_at, h.table_name, s.net FROM seats s JOIN hands h ON h.hand_id = s.hand_id
             WHERE s.player = ? ORDER BY h.started_at DESC LIMIT 50""", [account])
-    if _has(con, "tournament_finishes"):
+    if "tournament_finishes" in tables:
         out["finishes"] = _rows(con, "SELECT tournament_id, place, prize FROM tournament_finishes WHERE player = ? "
                                      "ORDER BY tournament_id", [account])
     return out

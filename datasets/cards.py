@@ -377,7 +377,7 @@ def evaluate_omaha_low8(hole: Sequence[int], board: Sequence[int]) -> int:
 def describe_low(value: int) -> str:
     """PokerStars' words for a low, e.g. ``'8,6,4,3,A'`` (as in ``shows [..] (Lo: 8,6,4,3,A)``)."""
     names = "A2345678"
-    return ",".join(names[7 - ((value >> (16 - 4 * i)) & 15)] for i in range(5))
+    return ",".join(names[7 - r] for r in value_ranks(value))
 
 
 # ----------------------------------------------------------------------------

@@ -437,7 +437,8 @@ def _load_decisions(con, df: pl.DataFrame, quarantine: list[pl.DataFrame]) -> in
             *key, pl.coalesce("_s_account", "_r_account").alias("_r_account"), pl.coalesce("_s_ms", "_r_ms").alias("_r_ms"),
             pl.coalesce("_s_ts", "_r_ts").alias("_r_ts"))
     d = d.join(ref, on=key, how="left")
-    differs = (pl.col("account") != pl.col("_r_account")) | (pl.col("ms") != pl.col("_r_ms")) | (pl.col("ts") != pl.col("_r_ts"))
+    # ne_missing: a value on one side and null on the other is a difference too (``!=`` gives null and drops the row)
+    differs = pl.any_horizontal(pl.col(c).ne_missing(pl.col(f"_r_{c}")) for c in ("account", "ms", "ts"))
     bad = d.filter(differs)
     if bad.height and "_file" in bad.columns:
         quarantine.append(bad.select(

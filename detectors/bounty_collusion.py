@@ -223,19 +223,15 @@ class BountyCollusionDetector(Detector):
                 text=f"{int(row.get('weak_joint') or 0)} of those with one of them holding a bottom-half starting hand; "
                      f"their own weak-call rates predict {row.get('weak_expected') or 0:.1f}",
             ),
-            Evidence(
-                name=f"{a} calls all-ins with a bottom-half hand when {b} is in",
-                value=float(row.get("wide_a") or 0) / max(1, int(row.get("wide_a_n") or 0)),
-                baseline=row.get("wide_a_base"), n=int(row.get("wide_a_n") or 0), p_value=row.get("wide_a_p"),
-                text=f"{a} contested with a bottom-half hand in {int(row.get('wide_a') or 0)} of {int(row.get('wide_a_n') or 0)} spots "
-                     f"with {b} in; {a}'s rate elsewhere {100 * (row.get('wide_a_base') or 0):.0f}%",
-            ),
-            Evidence(
-                name=f"{b} calls all-ins with a bottom-half hand when {a} is in",
-                value=float(row.get("wide_b") or 0) / max(1, int(row.get("wide_b_n") or 0)),
-                baseline=row.get("wide_b_base"), n=int(row.get("wide_b_n") or 0), p_value=row.get("wide_b_p"),
-                text=f"{b} contested with a bottom-half hand in {int(row.get('wide_b') or 0)} of {int(row.get('wide_b_n') or 0)} spots "
-                     f"with {a} in; {b}'s rate elsewhere {100 * (row.get('wide_b_base') or 0):.0f}%",
+            *(
+                Evidence(
+                    name=f"{x} calls all-ins with a bottom-half hand when {y} is in",
+                    value=float(row.get(f"wide_{k}") or 0) / max(1, int(row.get(f"wide_{k}_n") or 0)),
+                    baseline=row.get(f"wide_{k}_base"), n=int(row.get(f"wide_{k}_n") or 0), p_value=row.get(f"wide_{k}_p"),
+                    text=f"{x} contested with a bottom-half hand in {int(row.get(f'wide_{k}') or 0)} of {int(row.get(f'wide_{k}_n') or 0)} spots "
+                         f"with {y} in; {x}'s rate elsewhere {100 * (row.get(f'wide_{k}_base') or 0):.0f}%",
+                )
+                for x, y, k in ((a, b, "a"), (b, a, "b"))
             ),
             Evidence(
                 name="side pots checked down", value=float(row.get("checked_down") or 0),
@@ -256,17 +252,14 @@ class BountyCollusionDetector(Detector):
                      f"their own rates with other players still in, at the same hand strength and price, predict {g('pres_e'):.1f}",
                 sql=gp.BOUNTY_PRESENCE_SQL,
             ),
-            Evidence(
-                name=f"{a} keeps playing against short bounty targets when {b} is still in",
-                value=g("a_k") / max(1.0, g("a_n")), baseline=g("a_e") / max(1.0, g("a_n")), n=int(g("a_n")),
-                text=f"{a}: {int(g('a_k'))} of {int(g('a_n'))} with {b} in (own rate elsewhere {100 * g('a_own'):.0f}%, "
-                     f"{g('a_e'):.1f} expected at equal strength and price)",
-            ),
-            Evidence(
-                name=f"{b} keeps playing against short bounty targets when {a} is still in",
-                value=g("b_k") / max(1.0, g("b_n")), baseline=g("b_e") / max(1.0, g("b_n")), n=int(g("b_n")),
-                text=f"{b}: {int(g('b_k'))} of {int(g('b_n'))} with {a} in (own rate elsewhere {100 * g('b_own'):.0f}%, "
-                     f"{g('b_e'):.1f} expected at equal strength and price)",
+            *(
+                Evidence(
+                    name=f"{x} keeps playing against short bounty targets when {y} is still in",
+                    value=g(f"{k}_k") / max(1.0, g(f"{k}_n")), baseline=g(f"{k}_e") / max(1.0, g(f"{k}_n")), n=int(g(f"{k}_n")),
+                    text=f"{x}: {int(g(f'{k}_k'))} of {int(g(f'{k}_n'))} with {y} in (own rate elsewhere {100 * g(f'{k}_own'):.0f}%, "
+                         f"{g(f'{k}_e'):.1f} expected at equal strength and price)",
+                )
+                for x, y, k in ((a, b, "a"), (b, a, "b"))
             ),
         ]
         who = " and ".join(accounts) if len(accounts) == 2 else f"ring of {len(accounts)} ({', '.join(accounts)})"

@@ -77,8 +77,9 @@ def _fmt(x: Any) -> str:
     return f"{v:,.0f}" if v == int(v) else f"{v:,.2f}"
 
 
-def _rows(con: duckdb.DuckDBPyConnection, sql: str, ids: list[str]) -> list[dict[str, Any]]:
-    cur = con.execute(sql, [ids])
+def dict_rows(con: duckdb.DuckDBPyConnection, sql: str, params: list[Any]) -> list[dict[str, Any]]:
+    """The rows of a parameterised query as dicts keyed by column name."""
+    cur = con.execute(sql, params)
     cols = [d[0] for d in cur.description]
     return [dict(zip(cols, r)) for r in cur.fetchall()]
 
@@ -96,11 +97,11 @@ def load_replays(con: duckdb.DuckDBPyConnection, hand_ids: Iterable[str], *, kin
     if not ids or "hands" not in (tables if tables is not None else table_names(con)):
         return []
     sel = "WHERE hand_id IN (SELECT unnest(?::VARCHAR[]))"
-    hands = {r["hand_id"]: r for r in _rows(con, f"SELECT * FROM hands {sel}", ids)}
+    hands = {r["hand_id"]: r for r in dict_rows(con, f"SELECT * FROM hands {sel}", [ids])}
     per: dict[str, dict[str, list[dict[str, Any]]]] = defaultdict(lambda: defaultdict(list))
     for table, order in (("seats", "seat"), ("hole_cards", "player"), ("actions", "seq"), ("boards", "run"),
                          ("collections", "run, pot"), ("table_events", "line")):
-        for r in _rows(con, f"SELECT * FROM {table} {sel} ORDER BY hand_id, {order}", ids):
+        for r in dict_rows(con, f"SELECT * FROM {table} {sel} ORDER BY hand_id, {order}", [ids]):
             per[r["hand_id"]][table].append(r)
     accused = set(accused)
     out = []

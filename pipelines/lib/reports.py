@@ -37,7 +37,7 @@ import duckdb
 import jinja2
 import networkx as nx
 
-from pipelines.lib.replay import load_replays, sql_literal, table_names
+from pipelines.lib.replay import dict_rows, load_replays, sql_literal, table_names
 
 TEMPLATES = Path(__file__).resolve().parent.parent / "web" / "templates"
 KIND_TEXT = {
@@ -91,16 +91,10 @@ def jinja_env(web: bool = False) -> jinja2.Environment:
     return env
 
 
-def _dicts(con: duckdb.DuckDBPyConnection, sql: str, params: list[Any]) -> list[dict[str, Any]]:
-    cur = con.execute(sql, params)
-    cols = [d[0] for d in cur.description]
-    return [dict(zip(cols, r)) for r in cur.fetchall()]
-
-
 def case_row(con: duckdb.DuckDBPyConnection, case_id: str, tables: set[str] | None = None) -> dict[str, Any] | None:
     if "cases" not in (tables if tables is not None else table_names(con)):
         return None
-    rows = _dicts(con, "SELECT * FROM cases WHERE case_id = ?", [case_id])
+    rows = dict_rows(con, "SELECT * FROM cases WHERE case_id = ?", [case_id])
     return rows[0] if rows else None
 
 
@@ -109,7 +103,7 @@ def case_signals(con: duckdb.DuckDBPyConnection, case_id: str,
     if "case_signals" not in (tables if tables is not None else table_names(con)):
         return []
     out = []
-    for r in _dicts(con, "SELECT idx, CAST(payload AS VARCHAR) AS payload FROM case_signals WHERE case_id = ? "
+    for r in dict_rows(con, "SELECT idx, CAST(payload AS VARCHAR) AS payload FROM case_signals WHERE case_id = ? "
                          "ORDER BY idx", [case_id]):
         try:
             p = json.loads(r["payload"])
@@ -172,7 +166,7 @@ def graph_edges(con: duckdb.DuckDBPyConnection, accounts: list[str], hands: list
         WHERE l.player IN (SELECT unnest({a}::VARCHAR[])) AND g.player IN (SELECT unnest({a}::VARCHAR[]))
         GROUP BY 1, 2 ORDER BY 3 DESC"""
     if hands and {"seats"} <= tables:
-        for r in _dicts(con, flow_sql.format(h="?", a="?"), [hands, accounts, accounts]):
+        for r in dict_rows(con, flow_sql.format(h="?", a="?"), [hands, accounts, accounts]):
             edges.append({"src": r["src"], "dst": r["dst"], "amount": r["amount"], "kind": "chips",
                           "label": f"{_fmt_num(r['amount'])} chips in {r['n']} hands", "directed": True})
         sqls.append("-- chip flow between the accused in the evidence hands\n"
@@ -181,7 +175,7 @@ def graph_edges(con: duckdb.DuckDBPyConnection, accounts: list[str], hands: list
         tr_sql = ("SELECT account AS src, to_account AS dst, sum(amount)::DOUBLE AS amount, count(*) AS n, "
                   "any_value(currency) AS currency FROM transfers WHERE account IN (SELECT unnest({a}::VARCHAR[])) "
                   "AND to_account IN (SELECT unnest({a}::VARCHAR[])) GROUP BY 1, 2")
-        for r in _dicts(con, tr_sql.format(a="?"), [accounts, accounts]):
+        for r in dict_rows(con, tr_sql.format(a="?"), [accounts, accounts]):
             edges.append({"src": r["src"], "dst": r["dst"], "amount": r["amount"], "kind": "transfer",
                           "label": f"{r['n']} transfers, {_fmt_num(r['amount'])} {r['currency'] or ''}".strip(),
                           "directed": True})
@@ -192,7 +186,7 @@ def graph_edges(con: duckdb.DuckDBPyConnection, accounts: list[str], hands: list
                       f"JOIN sessions b ON b.{col} = a.{col} AND a.account < b.account "
                       "WHERE a.account IN (SELECT unnest({a}::VARCHAR[])) AND b.account IN (SELECT unnest({a}::VARCHAR[])) "
                       "GROUP BY 1, 2, 3 ORDER BY 4 DESC LIMIT 50")
-            for r in _dicts(con, id_sql.format(a="?"), [accounts, accounts]):
+            for r in dict_rows(con, id_sql.format(a="?"), [accounts, accounts]):
                 edges.append({"src": r["src"], "dst": r["dst"], "amount": None, "kind": "identity",
                               "label": f"same {col} {r['value']}", "directed": False})
             sqls.append(f"-- shared {col}s between the accused\n" + id_sql.format(a=acc_lit))
@@ -200,7 +194,7 @@ def graph_edges(con: duckdb.DuckDBPyConnection, accounts: list[str], hands: list
         pay_sql = ("SELECT a.account AS src, b.account AS dst, a.payment AS value FROM accounts a "
                    "JOIN accounts b ON b.payment = a.payment AND a.account < b.account "
                    "WHERE a.account IN (SELECT unnest({a}::VARCHAR[])) AND b.account IN (SELECT unnest({a}::VARCHAR[]))")
-        for r in _dicts(con, pay_sql.format(a="?"), [accounts, accounts]):
+        for r in dict_rows(con, pay_sql.format(a="?"), [accounts, accounts]):
             edges.append({"src": r["src"], "dst": r["dst"], "amount": None, "kind": "identity",
                           "label": f"same payment {r['value']}", "directed": False})
         sqls.append("-- shared payment instruments between the accused\n" + pay_sql.format(a=acc_lit))
@@ -208,7 +202,7 @@ def graph_edges(con: duckdb.DuckDBPyConnection, accounts: list[str], hands: list
         # one account (a seat hand-off): its identity graph, the devices and IPs it used
         own_sql = ("SELECT account, device, ip, count(*) AS n, min(login_at) AS first FROM sessions "
                    "WHERE account = {a} GROUP BY 1, 2, 3 ORDER BY first LIMIT 12")
-        for r in _dicts(con, own_sql.format(a="?"), [accounts[0]]):
+        for r in dict_rows(con, own_sql.format(a="?"), [accounts[0]]):
             for col in ("device", "ip"):
                 if r[col]:
                     edges.append({"src": r["account"], "dst": f"{col} {r[col]}", "amount": None, "kind": "identity",
@@ -270,7 +264,7 @@ def ring_picture(con: duckdb.DuckDBPyConnection, case: dict[str, Any]) -> dict[s
     """
     if not case.get("ring"):
         return None
-    rows = _dicts(con, "SELECT case_id, kind, accounts, score FROM cases WHERE ring = ? AND flagged ORDER BY rank",
+    rows = dict_rows(con, "SELECT case_id, kind, accounts, score FROM cases WHERE ring = ? AND flagged ORDER BY rank",
                   [case["ring"]])
     if len(rows) < 2:
         return None
@@ -333,14 +327,14 @@ def timeline(con: duckdb.DuckDBPyConnection, accounts: list[str], hands: list[st
         q = ("SELECT account, session, device, ip, login_at, logout_at FROM sessions "
              "WHERE account IN (SELECT unnest({a}::VARCHAR[])) AND login_at <= {t1} AND coalesce(logout_at, {t1}) >= {t0} "
              "ORDER BY account, login_at")
-        sess = _dicts(con, q.format(a="?", t0="?", t1="?"), [accounts, t1, t1, t0])
+        sess = dict_rows(con, q.format(a="?", t0="?", t1="?"), [accounts, t1, t1, t0])
         sqls.append("-- sessions of the accused over the evidence span\n"
                     + q.format(a=acc_lit, t0=f"TIMESTAMP '{t0}'", t1=f"TIMESTAMP '{t1}'"))
     sits = []
     if "sit_events" in tables:
         q = ("SELECT account, ts, kind, table_name, tournament_id FROM sit_events "
              "WHERE account IN (SELECT unnest({a}::VARCHAR[])) AND ts BETWEEN {t0} AND {t1} ORDER BY ts")
-        sits = _dicts(con, q.format(a="?", t0="?", t1="?"), [accounts, t0, t1])
+        sits = dict_rows(con, q.format(a="?", t0="?", t1="?"), [accounts, t0, t1])
         sqls.append("-- sit-outs and sit-ins of the accused\n"
                     + q.format(a=acc_lit, t0=f"TIMESTAMP '{t0}'", t1=f"TIMESTAMP '{t1}'"))
     if "table_events" in tables:
@@ -350,13 +344,13 @@ def timeline(con: duckdb.DuckDBPyConnection, accounts: list[str], hands: list[st
              "WHERE e.player IN (SELECT unnest({a}::VARCHAR[])) AND h.started_at BETWEEN {t0} AND {t1} "
              "AND e.event IN ('sitting_out', 'timed_out', 'timed_out_disconnected', 'disconnected', 'connected', "
              "'returned') ORDER BY h.started_at LIMIT 2000")
-        sits += _dicts(con, q.format(a="?", t0="?", t1="?"), [accounts, t0, t1])
+        sits += dict_rows(con, q.format(a="?", t0="?", t1="?"), [accounts, t0, t1])
         sqls.append("-- sitting out, time-outs and disconnections in the hand histories\n"
                     + q.format(a=acc_lit, t0=f"TIMESTAMP '{t0}'", t1=f"TIMESTAMP '{t1}'"))
     hq = ("SELECT h.hand_id, h.started_at, list(s.player ORDER BY s.seat) AS players FROM hands h "
           "JOIN seats s ON s.hand_id = h.hand_id AND s.player IN (SELECT unnest({a}::VARCHAR[])) "
           "WHERE h.hand_id IN (SELECT unnest({h}::VARCHAR[])) GROUP BY 1, 2 ORDER BY 2")
-    hrows = _dicts(con, hq.format(a="?", h="?"), [accounts, hands]) if "seats" in tables else []
+    hrows = dict_rows(con, hq.format(a="?", h="?"), [accounts, hands]) if "seats" in tables else []
     sqls.append("-- the evidence hands in time\n"
                 + hq.format(a=acc_lit, h="[" + ", ".join(sql_literal(h) for h in hands) + "]"))
     for i, a in enumerate(accounts[:16]):
@@ -426,12 +420,12 @@ def build_report(con: duckdb.DuckDBPyConnection, case_id: str, *, max_replays: i
     accounts = case["accounts"]
     acc_info = {}
     if "accounts" in tables:
-        for r in _dicts(con, "SELECT account, created_at, country, payment FROM accounts "
+        for r in dict_rows(con, "SELECT account, created_at, country, payment FROM accounts "
                              "WHERE account IN (SELECT unnest(?::VARCHAR[]))", [accounts]):
             acc_info[r["account"]] = {k: (str(v) if v is not None else "") for k, v in r.items()}
     played = {}
     if "seats" in tables:
-        for r in _dicts(con, "SELECT player, count(*) AS hands, sum(net)::DOUBLE AS net FROM seats "
+        for r in dict_rows(con, "SELECT player, count(*) AS hands, sum(net)::DOUBLE AS net FROM seats "
                              "WHERE player IN (SELECT unnest(?::VARCHAR[])) GROUP BY 1", [accounts]):
             played[r["player"]] = r
     acc_rows = [{"account": a, **acc_info.get(a, {"created_at": "", "country": "", "payment": ""}),

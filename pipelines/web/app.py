@@ -39,7 +39,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from pipelines.lib import paths
 from pipelines.lib.errors import RailbirdError
-from pipelines.lib.replay import load_replays, table_names
+from pipelines.lib.replay import dict_rows, load_replays, table_names
 from pipelines.lib.reports import build_report, file_stem, jinja_env, render_html
 from pipelines.lib.review import SESSION_TTL_SECONDS, STATUS_LABELS, STATUSES, ReviewStore
 from pipelines.web.sql import SqlRefused, open_snapshot, run_query
@@ -401,51 +401,45 @@ def _same(a: str, b: str) -> bool:
     return hmac.compare_digest(a.encode("utf-8"), b.encode("utf-8"))
 
 
-def _rows(con: duckdb.DuckDBPyConnection, sql: str, params: list[Any]) -> list[dict[str, Any]]:
-    cur = con.execute(sql, params)
-    cols = [d[0] for d in cur.description]
-    return [dict(zip(cols, r)) for r in cur.fetchall()]
-
-
 def _account_facts(con: duckdb.DuckDBPyConnection, account: str) -> dict[str, Any]:
     """Identity links (signals and shared identifiers) and results (seats, finishes) of one account."""
     out: dict[str, Any] = {"profile": None, "signals": [], "shared": [], "results": [], "finishes": [], "recent": []}
     tables = table_names(con)  # once: each information_schema query costs as much as a small scan
     if "accounts" in tables:
-        prof = _rows(con, "SELECT account, created_at, country, payment FROM accounts WHERE account = ?", [account])
+        prof = dict_rows(con, "SELECT account, created_at, country, payment FROM accounts WHERE account = ?", [account])
         out["profile"] = prof[0] if prof else None
     if "case_signals" in tables:
-        out["signals"] = _rows(con, "SELECT case_id, kind, detector, accounts, score, flagged, summary FROM case_signals "
+        out["signals"] = dict_rows(con, "SELECT case_id, kind, detector, accounts, score, flagged, summary FROM case_signals "
                                     "WHERE list_contains(accounts, ?) ORDER BY score DESC LIMIT 200", [account])
     if "sessions" in tables:
         for col in ("device", "ip"):
-            out["shared"] += _rows(con, f"""
+            out["shared"] += dict_rows(con, f"""
                 SELECT '{col}' AS via, b.{col} AS value, b.account AS other, count(*) AS sessions
                 FROM sessions a JOIN sessions b ON b.{col} = a.{col} AND b.account <> a.account
                 WHERE a.account = ? AND a.{col} IS NOT NULL GROUP BY 1, 2, 3 ORDER BY 4 DESC LIMIT 100""", [account])
     if "accounts" in tables:
-        out["shared"] += _rows(con, """
+        out["shared"] += dict_rows(con, """
             SELECT 'payment' AS via, b.payment AS value, b.account AS other, 1 AS sessions
             FROM accounts a JOIN accounts b ON b.payment = a.payment AND b.account <> a.account
             WHERE a.account = ? AND a.payment IS NOT NULL LIMIT 100""", [account])
     if "transfers" in tables:
-        out["shared"] += _rows(con, """
+        out["shared"] += dict_rows(con, """
             SELECT CASE WHEN account = ? THEN 'transfer to' ELSE 'transfer from' END AS via,
                    sum(amount)::VARCHAR || ' ' || coalesce(any_value(currency), '') AS value,
                    CASE WHEN account = ? THEN to_account ELSE account END AS other, count(*) AS sessions
             FROM transfers WHERE account = ? OR to_account = ? GROUP BY 1, 3 ORDER BY 4 DESC LIMIT 100""",
             [account, account, account, account])
     if "seats" in tables and "hands" in tables:
-        out["results"] = _rows(con, """
+        out["results"] = dict_rows(con, """
             SELECT h.currency, h.is_tournament, count(*) AS hands, sum(s.net) AS net, min(h.started_at) AS first,
                    max(h.started_at) AS last
             FROM seats s JOIN hands h ON h.hand_id = s.hand_id WHERE s.player = ? GROUP BY 1, 2 ORDER BY 3 DESC""",
             [account])
-        out["recent"] = _rows(con, """
+        out["recent"] = dict_rows(con, """
             SELECT h.hand_id, h.started_at, h.table_name, s.net FROM seats s JOIN hands h ON h.hand_id = s.hand_id
             WHERE s.player = ? ORDER BY h.started_at DESC LIMIT 50""", [account])
     if "tournament_finishes" in tables:
-        out["finishes"] = _rows(con, "SELECT tournament_id, place, prize FROM tournament_finishes WHERE player = ? "
+        out["finishes"] = dict_rows(con, "SELECT tournament_id, place, prize FROM tournament_finishes WHERE player = ? "
                                      "ORDER BY tournament_id", [account])
     return out
 

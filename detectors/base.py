@@ -62,6 +62,20 @@ def with_top_unflagged(flagged_rows: list[dict[str, Any]], scored: pl.DataFrame,
     return pl.concat(parts, how="vertical").sort("score", descending=True)
 
 
+def groups_frame(groups: list[dict[str, Any]]) -> pl.DataFrame:
+    """``threshold``'s frame for detectors that keep their groups aside (``self.groups_``):
+    one row per group, ``group`` its index, with accounts, tournaments, score, p_value and flagged."""
+    return pl.DataFrame({
+        "group": list(range(len(groups))),
+        "accounts": [g["accounts"] for g in groups],
+        "tournaments": [g["tournaments"] for g in groups],
+        "score": [g["score"] for g in groups],
+        "p_value": [g["p_value"] for g in groups],
+        "flagged": [g["flagged"] for g in groups],
+    }, schema={"group": pl.Int64, "accounts": pl.List(pl.Utf8), "tournaments": pl.List(pl.Utf8),
+               "score": pl.Float64, "p_value": pl.Float64, "flagged": pl.Boolean})
+
+
 @dataclass(frozen=True)
 class Evidence:
     """One checkable figure behind a signal.

@@ -50,7 +50,7 @@ import numpy as np
 import polars as pl
 from scipy import stats as sps
 
-from detectors.base import Detector, Evidence, Signal, sql_literal as _lit
+from detectors.base import Detector, Evidence, Signal, groups_frame, sql_literal as _lit
 from detectors.features import identity as idf
 
 
@@ -353,16 +353,12 @@ class CoordinatedSitoutDetector(Detector):
         for r in pairs.filter(~pl.col("pair_flagged")).sort("score", descending=True).head(200).iter_rows(named=True):
             groups.append({"accounts": [r["a"], r["b"]],
                            "pairs": pairs.filter((pl.col("a") == r["a"]) & (pl.col("b") == r["b"])), "flagged": False})
+        for g_ in groups:
+            g_["tournaments"] = sorted({t for ts in g_["pairs"]["tournaments"].to_list() for t in ts})
+            g_["score"] = float(g_["pairs"]["score"].max())
+            g_["p_value"] = float(g_["pairs"]["p_value"].min())
         self.groups_ = groups
-        return pl.DataFrame({
-            "group": list(range(len(groups))),
-            "accounts": [g_["accounts"] for g_ in groups],
-            "tournaments": [sorted({t for ts in g_["pairs"]["tournaments"].to_list() for t in ts}) for g_ in groups],
-            "score": [float(g_["pairs"]["score"].max()) for g_ in groups],
-            "p_value": [float(g_["pairs"]["p_value"].min()) for g_ in groups],
-            "flagged": [g_["flagged"] for g_ in groups],
-        }, schema={"group": pl.Int64, "accounts": pl.List(pl.Utf8), "tournaments": pl.List(pl.Utf8),
-                   "score": pl.Float64, "p_value": pl.Float64, "flagged": pl.Boolean})
+        return groups_frame(groups)
 
     # ------------------------------------------------------------------ explain
     def explain(self, con: duckdb.DuckDBPyConnection, row: dict[str, Any]) -> Signal:

@@ -47,7 +47,7 @@ import networkx as nx
 import numpy as np
 import polars as pl
 
-from detectors.base import Detector, Evidence, Signal, sql_literal as _lit
+from detectors.base import Detector, Evidence, Signal, groups_frame, sql_literal as _lit
 from detectors.features import identity as idf
 
 
@@ -216,15 +216,7 @@ class MultiAccountingDetector(Detector):
         self.groups_ = rows
         if hasattr(self, "hands_"):
             del self.hands_
-        return pl.DataFrame({
-            "group": list(range(len(rows))),
-            "accounts": [r["accounts"] for r in rows],
-            "tournaments": [r["tournaments"] for r in rows],
-            "score": [r["score"] for r in rows],
-            "p_value": [r["p_value"] for r in rows],
-            "flagged": [r["flagged"] for r in rows],
-        }, schema={"group": pl.Int64, "accounts": pl.List(pl.Utf8), "tournaments": pl.List(pl.Utf8),
-                   "score": pl.Float64, "p_value": pl.Float64, "flagged": pl.Boolean})
+        return groups_frame(rows)
 
     # ------------------------------------------------------------------ explain
     def explain(self, con: duckdb.DuckDBPyConnection, row: dict[str, Any]) -> Signal:

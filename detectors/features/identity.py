@@ -38,7 +38,6 @@ Methods
 
 from __future__ import annotations
 
-import math
 
 import duckdb
 import numpy as np
@@ -582,10 +581,3 @@ def usage_patterns(
         p_coentry=pl.Series(p),
         concurrency=pl.Series(np.clip(conc, 0, 1)),
     )
-
-
-def log10p(p: float | None) -> float:
-    """-log10 of a p-value, 0 for missing."""
-    if p is None or (isinstance(p, float) and math.isnan(p)):
-        return 0.0
-    return -math.log10(max(p, 1e-300))

@@ -86,8 +86,7 @@ def execute(landing: str, out_dir: str, *, instance=None, modules=None) -> dict:
     """Stage ``landing`` and run ``nightly_job`` over the staged days; returns what happened."""
     import dagster as dg
 
-    from pipelines.defs.ingest.assets import day_range, range_tags
-    from pipelines.lib import ingest as _ingest
+    from pipelines.defs.ingest.assets import range_tags, staged_span
 
     defs, settings = build_definitions(landing, out_dir, modules)
     instance = instance or dg.DagsterInstance.get()
@@ -95,13 +94,9 @@ def execute(landing: str, out_dir: str, *, instance=None, modules=None) -> dict:
                                                                     run_config=QUIET)
     if not staged.success:
         raise RailbirdError(f"staging {landing}: {_failure(staged)}")
-    days = _ingest.staged_days(settings.staging_dir)
-    span = day_range(instance, days)
+    span = staged_span(instance, settings.staging_dir)
     if span is None:
-        keys = instance.get_dynamic_partitions("hand_days")
-        if not keys:
-            raise RailbirdError(f"nothing to load: no hand histories, events or accounts found in {landing}")
-        span = (keys[-1], keys[-1])
+        raise RailbirdError(f"nothing to load: no hand histories, events or accounts found in {landing}")
     # landing_job has just staged the folder: the rest of nightly_job runs without staging it again
     # (freshly written files still count as growing and would be read twice)
     nightly = defs.resolve_job_def("nightly_job")

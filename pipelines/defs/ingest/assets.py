@@ -70,6 +70,15 @@ def day_range(instance: dg.DagsterInstance, days: list[str]) -> tuple[str, str] 
     return keys[idx[0]], keys[idx[-1]]
 
 
+def staged_span(instance: dg.DagsterInstance, staging_dir: str) -> tuple[str, str] | None:
+    """The span of ``hand_days`` keys the staged batches hold, else the latest day; None while there is no day."""
+    span = day_range(instance, _ingest.staged_days(staging_dir))
+    if span is None:
+        keys = instance.get_dynamic_partitions(HAND_DAYS.name)
+        span = (keys[-1], keys[-1]) if keys else None
+    return span
+
+
 def range_tags(first: str, last: str) -> dict[str, str]:
     return {"dagster/asset_partition_range_start": first, "dagster/asset_partition_range_end": last}
 

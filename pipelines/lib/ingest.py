@@ -10,8 +10,8 @@ Method
 2. **Skip what is unchanged**: a file whose last ``ingest_log`` row says
    ``done``/``ignored`` with the same path, size, mtime and sha256 is not read
    again (sha256 is only computed when size and mtime already match).
-3. **Read** (:func:`read_files`): hand files are decoded (BOMs, UTF-16,
-   cp1252) and parsed by ``pipelines.lib.handhistory.parse_text``; events and
+3. **Read** (:func:`iter_batches`): hand files are decoded (BOMs, UTF-16,
+   cp1252) and parsed by the hand-history parser, a chunk of files at a time; events and
    accounts by :mod:`pipelines.lib.events`.  A file is **growing** when it was
    modified within the last ``growing_seconds`` (default 120 s) or its last
    hand has no ``*** SUMMARY ***``: its complete hands are read, the trailing
@@ -297,15 +297,6 @@ def iter_batches(files: list[FileInfo], *, growing_seconds: float = GROWING_SECO
     finally:
         if bar is not None:
             bar.close()
-
-
-def read_files(files: list[FileInfo], *, growing_seconds: float = GROWING_SECONDS, now: float | None = None,
-               progress: bool | None = None, workers: int | None = None) -> wh.Batch:
-    """Read ``files`` (already known to be new or changed) into one :class:`Batch` with its ``files`` log rows."""
-    batch = wh.Batch(files=pl.DataFrame(schema=FILES_SCHEMA))
-    for part in iter_batches(files, growing_seconds=growing_seconds, now=now, progress=progress, workers=workers):
-        batch.extend(part)
-    return batch
 
 
 @dataclass

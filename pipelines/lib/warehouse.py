@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import os
+import re
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -46,6 +47,7 @@ import polars as pl
 
 from pipelines.lib.errors import RailbirdError
 from pipelines.lib.handhistory import decode_bytes
+from pipelines.lib.handhistory.lines import HEADER_RE
 
 HERE = Path(__file__).resolve().parent
 SCHEMA_SQL = HERE / "schema.sql"
@@ -273,9 +275,12 @@ class _RawText:
         return "\n".join(out)
 
 
+_HEADER = re.compile(HEADER_RE)
+
+
 def _is_header(line: str) -> bool:
-    s = line.lstrip("\ufeff")
-    return s.startswith("PokerStars ") and (" Hand #" in s or " Game #" in s)
+    """A hand header line, by the parser's own grammar."""
+    return _HEADER.match(line.lstrip("\ufeff")) is not None
 
 
 # ---------------------------------------------------------------- hands

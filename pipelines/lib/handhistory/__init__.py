@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Iterable
 
 from .decode import decode_bytes
+from .lines import HEADER_RE
 from .parse import ParsedHands, TABLE_COLUMNS, TABLE_SCHEMAS, _lines_frame, _parse_lines, parse_text
 
 __all__ = ["decode_bytes", "parse_text", "parse_files", "ParsedHands", "TABLE_COLUMNS", "TABLE_SCHEMAS"]
@@ -21,7 +22,7 @@ __all__ = ["decode_bytes", "parse_text", "parse_files", "ParsedHands", "TABLE_CO
 _BATCH_BYTES = 24 * 1024 * 1024
 
 
-_HEADER_LINE = re.compile(r"^PokerStars (?:[A-Za-z]+ )*?(?:Hand|Game) #\d+", re.M)
+_HEADER_LINE = re.compile(HEADER_RE, re.M)
 
 
 def _pieces(text: str, max_chars: int) -> list[tuple[str, int]]:

@@ -50,21 +50,14 @@ def demo_landing(seed: int = 7) -> Path:
 def build_definitions(landing: str, out_dir: str, modules=None):
     """Every stage's definitions (or those of ``modules``) with the settings of this run."""
     import dagster as dg
-    from dagster_duckdb import DuckDBResource
 
     import pipelines.defs
-    from pipelines.defs.resources import RailbirdSettings
+    from pipelines.defs.resources import default_resources
 
     paths.warehouse_path().parent.mkdir(parents=True, exist_ok=True)
-    settings = RailbirdSettings(landing_dir=landing, out_dir=out_dir, snapshot_path=str(paths.snapshot_path()),
-                                review_db=str(paths.review_store_path()),
-                                staging_dir=str(paths.home() / "staging"))
+    resources = default_resources(landing_dir=landing, out_dir=out_dir)
     loaded = [dg.load_defs(m) for m in modules] if modules else [dg.load_defs(pipelines.defs)]
-    return dg.Definitions.merge(
-        *loaded,
-        dg.Definitions(resources={"warehouse": DuckDBResource(database=str(paths.warehouse_path())),
-                                  "settings": settings}),
-    ), settings
+    return dg.Definitions.merge(*loaded, dg.Definitions(resources=resources)), resources["settings"]
 
 
 def _failure(result) -> str:

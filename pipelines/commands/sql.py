@@ -1,8 +1,9 @@
 """``railbird sql "SELECT …" [--format table|csv|json] [--limit N]``: read-only SQL over the published snapshot.
 
-The connection is opened ``read_only`` on the snapshot (never the live
-warehouse), so a write is refused by DuckDB itself; the refusal is reported
-as one line.
+The same walls as the web app's SQL page (``pipelines.lib.readonly_sql``):
+one SELECT / WITH / EXPLAIN only, checked with DuckDB's own parser, on a
+``read_only`` connection to the snapshot (never the live warehouse) without
+file-system access. A refusal is reported as one line.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import duckdb
 
 from pipelines.lib import paths
 from pipelines.lib.errors import RailbirdError
+from pipelines.lib.readonly_sql import SqlRefused, check_query, open_snapshot
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -67,23 +69,22 @@ def render(columns: list[str], rows: list[tuple], fmt: str, out=None) -> None:
 def main(args: argparse.Namespace) -> int:
     db = args.database or str(paths.snapshot_path())
     try:
-        con = duckdb.connect(db, read_only=True)
+        check_query(args.query)
+    except SqlRefused as exc:
+        raise RailbirdError(f"refused: the snapshot is read-only: {exc}") from None
+    try:
+        con = open_snapshot(db)
     except duckdb.Error as exc:
-        import os
-
-        if not os.path.exists(db):
-            raise RailbirdError(f"no published warehouse snapshot at {db}: run `railbird ingest` or `railbird run` first") from None
         raise RailbirdError(f"cannot open {db}: {exc}") from None
+    if con is None:
+        raise RailbirdError(f"no published warehouse snapshot at {db}: run `railbird ingest` or `railbird run` first")
     try:
         try:
             cur = con.execute(args.query)
             columns = [d[0] for d in cur.description] if cur.description else []
             rows = cur.fetchmany(args.limit) if args.limit is not None else cur.fetchall()
         except duckdb.Error as exc:
-            msg = str(exc).splitlines()[0]
-            if "read-only" in msg.lower() or "read only" in msg.lower():
-                raise RailbirdError(f"refused: the snapshot is read-only ({msg})") from None
-            raise RailbirdError(f"query failed: {msg}") from None
+            raise RailbirdError(f"query failed: {str(exc).splitlines()[0]}") from None
     finally:
         con.close()
     render(columns, rows, args.format)

@@ -42,7 +42,7 @@ from pipelines.lib.errors import RailbirdError
 from pipelines.lib.replay import dict_rows, load_replays, table_names
 from pipelines.lib.reports import build_report, file_stem, jinja_env, render_html
 from pipelines.lib.review import SESSION_TTL_SECONDS, STATUS_LABELS, STATUSES, ReviewStore
-from pipelines.web.sql import SqlRefused, open_snapshot, run_query
+from pipelines.lib.readonly_sql import SqlRefused, open_snapshot, run_query
 
 COOKIE = "rb_session"
 LOGIN_COOKIE = "rb_login_csrf"

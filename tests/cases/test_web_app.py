@@ -11,7 +11,7 @@ from cases_world import XSS1, XSS2
 from cases_world import PASSWORD
 from pipelines.lib.review import ReviewStore
 from pipelines.web.app import WebSettings, create_app
-from pipelines.web.sql import SqlRefused, check_query
+from pipelines.lib.readonly_sql import SqlRefused, check_query
 
 BASE = "http://testserver"
 

@@ -66,6 +66,12 @@ def test_sql_refuses_writes(railbird, landing, capsys):
     err = capsys.readouterr().err
     assert err.startswith("railbird sql: refused: the snapshot is read-only")
     assert "Traceback" not in err and len(err.strip().splitlines()) == 1
+    out_file = landing.parent / "exfiltrated.csv"
+    for sneaky in (f"COPY (SELECT * FROM hands) TO '{out_file}'", "ATTACH ':memory:' AS m",
+                   "SELECT 1; DROP TABLE hands", f"SELECT * FROM read_csv('{landing / 'a.txt'}')"):
+        assert railbird("sql", sneaky) == 2, sneaky
+        assert capsys.readouterr().err.startswith("railbird sql: "), sneaky
+    assert not out_file.exists()
     assert railbird("sql", "SELECT count(*) FROM hands", "--format", "csv") == 0
     assert capsys.readouterr().out.endswith("\n4\n")
 

@@ -1,4 +1,4 @@
-"""Read-only SQL over the published snapshot, for investigators.
+"""Read-only SQL over the published snapshot, for investigators (web SQL page) and analysts (`railbird sql`).
 
 Four walls, each enough on its own to stop a write:
 

@@ -62,7 +62,7 @@ def test_stage_then_load_one_day_at_a_time(setup):
     meta = r.asset_materializations_for_node("landing_files")[0].metadata
     assert meta["files_staged"].value == 3 and meta["hands_parsed"].value == 8
 
-    everything = [assets.warehouse_tables, checks.hands_balance, checks.hand_ids_unique,
+    everything = [assets.warehouse_tables, checks.hands_balance, checks.events_stored_once,
                   checks.quarantine_rate_below_threshold]
     r = dg.materialize(everything, resources=setup["resources"], instance=inst, partition_key="2009-11-25")
     assert r.success
@@ -70,7 +70,7 @@ def test_stage_then_load_one_day_at_a_time(setup):
     keys = {e.event_specific_data.materialization.asset_key.path[0] for e in r.get_asset_materialization_events()}
     assert {"hands", "seats", "actions", "sessions", "transfers", "quarantine", "ingest_log"} <= keys
     checks_passed = {e.check_name: e.passed for e in r.get_asset_check_evaluations()}
-    assert checks_passed["hands_balance"] and checks_passed["hand_ids_unique"]
+    assert checks_passed["hands_balance"] and checks_passed["events_stored_once"]
 
     r = dg.materialize(everything, resources=setup["resources"], instance=inst, partition_key="2009-11-27")
     assert r.success
@@ -174,3 +174,27 @@ def test_hands_balance_finds_a_hand_that_does_not_add_up(tmp_path, hand_builder)
                          selection=dg.AssetSelection.checks(checks.hands_balance), raise_on_error=False)
     (evaluation,) = res.get_asset_check_evaluations()
     assert not evaluation.passed and evaluation.metadata["unbalanced"].value == 1
+
+
+def test_events_stored_once_finds_a_doubled_transfer(tmp_path):
+    from pipelines.lib import warehouse as wh
+
+    con = wh.connect(tmp_path / "wh.duckdb")
+    row = ["2026-03-04 21:15:20", "amy", "bob", "25.00", "USD"]
+    con.execute("INSERT INTO transfers (ts, account, to_account, amount, currency) VALUES (?, ?, ?, ?, ?)", row)
+    con.close()
+    resources = {"warehouse": DuckDBResource(database=str(tmp_path / "wh.duckdb"))}
+
+    def evaluations():
+        res = dg.materialize([*(dg.AssetSpec(t) for t in checks.KEYLESS_EVENT_TABLES), checks.events_stored_once],
+                             resources=resources, selection=dg.AssetSelection.checks(checks.events_stored_once),
+                             raise_on_error=False)
+        return {e.asset_key.path[0]: e for e in res.get_asset_check_evaluations()}
+
+    assert all(e.passed for e in evaluations().values())
+    con = wh.connect(tmp_path / "wh.duckdb")
+    con.execute("INSERT INTO transfers (ts, account, to_account, amount, currency) VALUES (?, ?, ?, ?, ?)", row)
+    con.close()
+    ev = evaluations()
+    assert not ev["transfers"].passed and ev["transfers"].metadata["rows_stored_twice"].value == 1
+    assert ev["sit_events"].passed

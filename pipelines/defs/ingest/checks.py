@@ -6,7 +6,8 @@
   ``stack_start - put_in + collected`` and never negative.  Hands where a
   player cashed out (run-it-once insurance: the room pays the cash-out and
   settles the pot itself) are exempt from the collected + rake rule only.
-- ``hand_ids_unique``: no hand_id is stored twice.
+- ``events_stored_once``: no row of the key-less event tables (session events,
+  sit-outs, registrations, transfers) is stored twice; hand tables have keys.
 - ``quarantine_rate_below_threshold``: quarantined inputs (hands, event lines,
   account rows) over all inputs seen stays below ``settings.quarantine_threshold``;
   a failure is a warning (bad input is kept, not lost).
@@ -52,15 +53,27 @@ def hands_balance(warehouse: DuckDBResource) -> dg.AssetCheckResult:
     )
 
 
-@dg.asset_check(asset="hands", blocking=False, description="No hand_id is stored twice.")
-def hand_ids_unique(warehouse: DuckDBResource) -> dg.AssetCheckResult:
+# Event tables without a key: the loader dedupes each event on its whole content, so a row
+# stored twice means a load doubled it (hands, seats, actions, decisions... have primary keys).
+KEYLESS_EVENT_TABLES = ("session_events", "sit_events", "registrations", "transfers")
+STORED_ONCE_SQL = " UNION ALL ".join(
+    f"SELECT '{t}' AS tbl, count(*) - (SELECT count(*) FROM (SELECT DISTINCT * FROM {t})) AS extra FROM {t}"
+    for t in KEYLESS_EVENT_TABLES
+)
+
+
+@dg.multi_asset_check(
+    specs=[dg.AssetCheckSpec("events_stored_once", asset=t, blocking=False,
+                             description="No event row of this key-less table is stored twice.")
+           for t in KEYLESS_EVENT_TABLES],
+)
+def events_stored_once(warehouse: DuckDBResource):
     with warehouse.get_connection() as con:
         wh.ensure_schema(con)
-        dupes = con.execute(
-            "SELECT hand_id, count(*) FROM hands GROUP BY hand_id HAVING count(*) > 1 ORDER BY 2 DESC LIMIT 20"
-        ).fetchall()
-    return dg.AssetCheckResult(passed=not dupes, metadata={"duplicated_ids": len(dupes),
-                                                            "examples": [str(r[0]) for r in dupes]})
+        extra = dict(con.execute(STORED_ONCE_SQL).fetchall())
+    for t in KEYLESS_EVENT_TABLES:
+        yield dg.AssetCheckResult(asset_key=t, check_name="events_stored_once", passed=extra[t] == 0,
+                                  metadata={"rows_stored_twice": int(extra[t])})
 
 
 @dg.asset_check(asset="quarantine", blocking=False,

@@ -7,7 +7,9 @@ actually did, not what a detector thinks of it.
 
 from __future__ import annotations
 
+import atexit
 import functools
+import shutil
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -81,6 +83,7 @@ def _build(name: str, **kw) -> World:
     from datasets.generate import generate
 
     out = Path(tempfile.mkdtemp(prefix=f"railbird-world-{name}-"))
+    atexit.register(shutil.rmtree, out, True)  # cached for the session, removed when pytest exits
     w = World(out)
     generate(out, progress=False, on_record=_keep(w), results_out=w.results, **kw)
     return w

@@ -4,8 +4,12 @@ Method. A :class:`Group` is a set of accounts of one kind with a
 ``strength`` in (0, 1]: the share of its *opportunities* in which it colludes
 (blatant at 1.0, subtle at 0.05). An opportunity is a hand in which the
 partners are dealt in together (soft play, chip dumping, bounty
-collusion), a tournament they enter together (coordinated sit-outs,
-multi-accounting) or a tournament the account plays (seat hand-off). For
+collusion), a stage of a tournament they play together (coordinated
+sit-outs: 15 % and 40 % of the field gone, then the bubble), a tournament
+they enter together (multi-accounting) or a tournament the account plays
+(seat hand-off). Groups enter enough events of their venue for the strength
+to show (sit-and-go soft play and dumping 10-16, bounty gangs 7-10 knockout
+events, sit-out groups 6-9, hand-offs 4-7). For
 in-hand kinds the coin is thrown once per hand and group; when it falls, the
 colluder first computes the honest decision (:class:`~datasets.policies.HonestPolicy`)
 and then applies the kind's deviation:

@@ -213,7 +213,7 @@ class UnitContext:
         return out
 
     def plan_sitouts(self, plan, tables, remaining, bubble_at, sitting, sitout_log, coord_done, clock) -> None:
-        """Planted coordinated sit-outs (near the bubble, and once earlier) and honest single sit-outs."""
+        """Planted coordinated sit-outs (at the bubble, and twice earlier) and honest single sit-outs."""
         rng = self.rng
         seat_of = {acc: tb for tb in tables for acc in tb.seats.values()}
         for gid, accounts, strength in plan.sitout_groups:
@@ -221,15 +221,16 @@ class UnitContext:
             if len(present) < 2:
                 continue
             done = coord_done.get(gid, 0)
-            # opportunities: the first quarter of the field gone, then the bubble
+            # opportunities: 15 % of the field gone, 40 % gone, then the bubble (a stage passed while
+            # a partner was away or sitting is a missed opportunity, not a later one)
             n0 = len(plan.entries)
-            stage = 0 if remaining > bubble_at else 1
+            reached = [i for i, level in enumerate((n0 * 0.85, n0 * 0.6, bubble_at)) if remaining <= level]
+            if not reached:
+                continue
+            stage = max(reached)
             if done & (1 << stage):
                 continue
-            trigger = (stage == 0 and remaining <= n0 * 0.75) or (stage == 1 and remaining <= bubble_at)
-            if not trigger:
-                continue
-            coord_done[gid] = done | (1 << stage)
+            coord_done[gid] = done | ((1 << (stage + 1)) - 1)
             if rng.random() >= strength:
                 continue
             k = rng.randint(3, 6)
@@ -489,17 +490,20 @@ def _plan_tournaments(world: World, sng_target: int, mtt_target: int, days: int,
         order = sorted(pool, key=lambda p: (planted_in.get(p.tid, 0), rng.random()))
         return order[:k]
 
+    # Colluders play regularly (that is how collusion pays): each group enters enough events of its
+    # venue for its behaviour to have chances at its strength; how often it then acts is the strength's
+    # coin in each opportunity (a hand dealt together, a sit-out stage, an event entered).
     for g in groups:
         if g.kind in ("soft_play", "chip_dumping") and g.venue == "sng":
-            events = pick(sngs, rng.randint(4, 8))
+            events = pick(sngs, rng.randint(10, 16))
         elif g.kind == "bounty_collusion":
-            events = pick(kos or mtts, rng.randint(4, 7))
+            events = pick(kos or mtts, rng.randint(7, 10))
         elif g.kind == "coordinated_sitout":
-            events = pick(mtts, rng.randint(3, 5))
+            events = pick(mtts, rng.randint(6, 9))
         elif g.kind == "multi_accounting":
             events = pick((sngs if g.venue == "sng" else mtts) or sngs or mtts, rng.randint(4, 7))
         elif g.kind == "seat_handoff":
-            events = pick(mtts, rng.randint(2, 4))
+            events = pick(mtts, rng.randint(4, 7))
         else:
             events = []
         for pl in events:

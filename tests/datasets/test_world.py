@@ -227,3 +227,30 @@ def test_sng_raise_cap():
             assert bets <= limit, (h.hand_id, street, bets)
             worst = max(worst, bets)
     assert worst >= 3
+
+
+def test_planted_groups_get_enough_opportunities():
+    """Colluders play regularly: tournament groups enter several events of their venue together, so a
+    group's strength (its share of opportunities taken) is measurable, not lost to a lack of chances."""
+    from datasets.generate import plan_world
+
+    world, units, _, _ = plan_world(preset="mixed", seed=3)
+    plans = {u[2].tid: u[2] for u in units if u[0] in ("sng", "mtt")}
+    entered = defaultdict(int)
+    for plan in plans.values():
+        accs = {e.account for e in plan.entries}
+        for g in world.groups:
+            if sum(a in accs for a in g.accounts) >= min(2, len(g.accounts)):
+                entered[g.gid] += 1
+    floors = {"bounty_collusion": 5, "coordinated_sitout": 5, "seat_handoff": 4}
+    for g in world.groups:
+        if g.kind in floors:
+            assert entered[g.gid] >= floors[g.kind], (g.gid, g.kind, entered[g.gid])
+            assert all(plans[t].kind == "mtt" for t in g.tournaments)
+        if g.kind in ("soft_play", "chip_dumping") and g.venue == "sng":
+            assert entered[g.gid] >= 10, (g.gid, entered[g.gid])
+    # sit-out groups are handed to the tournaments they entered, with their strength
+    for g in world.groups:
+        if g.kind == "coordinated_sitout":
+            with_group = [p for p in plans.values() if any(gid == g.gid for gid, _, _ in p.sitout_groups)]
+            assert len(with_group) == len(g.tournaments) >= 5

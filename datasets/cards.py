@@ -41,8 +41,13 @@ flush or best five flush cards).  The suit counts are packed in 4-bit nibbles
 seven cards only one suit can hold five, and then the hand is the better of
 the flush-table and non-flush values (quads and full houses beat a flush;
 a straight flush beats everything), so both tables are consulted and the
-maximum taken.  :func:`evaluate_batch` does the same with numpy arrays
-(``np.searchsorted`` on the sorted key table instead of the dict).
+maximum taken.  :func:`evaluate_batch` does the same with numpy arrays on
+an additive *state* per hand (:func:`hand_state`: the rank key split in two
+fields, ranks 2-8 and 9-A, plus the suit counts in one int64, and the cards as
+a suit-major bit set in another); the non-flush value is one lookup in a
+dense table indexed by the two compacted rank fields (a few MB), the flush
+suit's rank mask is a shift of the bit set.  States add, so a board's state is
+built once and the cards drawn to it are added (:func:`evaluate_state`).
 
 Also here: Omaha's exactly-two-hole-cards rule (:func:`evaluate_omaha`,
 :func:`evaluate_omaha_batch`), eight-or-better lows for Omaha Hi/Lo
@@ -198,12 +203,38 @@ _RK = [5 ** (c >> 2) for c in range(52)]
 _SK = [1 << (4 * (c & 3)) for c in range(52)]
 _RBIT = [1 << (c >> 2) for c in range(52)]
 
-# numpy versions for the batch evaluator
-_NF_KEYS = np.array(sorted(_NF), dtype=np.int64)
-_NF_VALS = np.array([_NF[k] for k in _NF_KEYS.tolist()], dtype=np.int32)
+# numpy versions for the batch evaluator: a hand's *state* is two additive int64 words, so the
+# state of a hand plus one card is the sum of the two states (see :func:`hand_state`)
+_LO_BITS, _LO_RANKS = 17, 7  # ranks 2..8 in the low field (base-5 key < 5**7 < 2**17), 9..A above
+_STATE_SHIFT = 32  # suit-count nibbles above both rank fields
+STATE_KEY = np.array(
+    [(5 ** (c >> 2) if (c >> 2) < _LO_RANKS else 5 ** ((c >> 2) - _LO_RANKS) << _LO_BITS) + (_SK[c] << _STATE_SHIFT)
+     for c in range(52)], dtype=np.int64)
+# suit-major card bit (13 * suit + rank): a suit's rank mask is one shift and mask away
+STATE_BIT = np.array([1 << (13 * (c & 3) + (c >> 2)) for c in range(52)], dtype=np.int64)
+
+
+def _nf_table():
+    """Non-flush values indexed by (compact low-rank key, compact high-rank key), and the two compactions."""
+    keys = np.array(sorted(_NF), dtype=np.int64)
+    vals = np.array([_NF[k] for k in keys.tolist()], dtype=np.int32)
+    lo, hi = keys % 5 ** _LO_RANKS, keys // 5 ** _LO_RANKS
+    lo_u, lo_i = np.unique(lo, return_inverse=True)
+    hi_u, hi_i = np.unique(hi, return_inverse=True)
+    lo_idx = np.zeros(1 << _LO_BITS, dtype=np.int32)  # the whole field: an impossible state reads 0, never fails
+    lo_idx[lo_u] = np.arange(lo_u.size) * hi_u.size
+    hi_idx = np.zeros(1 << 15, dtype=np.int32)
+    hi_idx[hi_u] = np.arange(hi_u.size)
+    table = np.zeros(lo_u.size * hi_u.size, dtype=np.int32)
+    table[lo_i * hi_u.size + hi_i] = vals
+    return lo_idx, hi_idx, table
+
+
+_NF_LO, _NF_HI, _NF_TAB = _nf_table()
 _FL_ARR = np.array(_FL, dtype=np.int32)
-_RK_ARR = np.array(_RK, dtype=np.int64)
-_SK_ARR = np.array(_SK, dtype=np.int64)
+# flag nibbles of (suit counts + 0x3333) & 0x8888, shifted right by 3 -> shift of that suit's 13 rank bits
+_FL_SHIFT = np.zeros(0x1001, dtype=np.int64)
+_FL_SHIFT[[0x1, 0x10, 0x100, 0x1000]] = [0, 13, 26, 39]
 
 
 # ----------------------------------------------------------------------------
@@ -264,11 +295,10 @@ def evaluate_omaha(hole: Sequence[int], board: Sequence[int]) -> int:
 def evaluate_batch(cards: np.ndarray) -> np.ndarray:
     """Hold'em values of many hands at once: ``(n, k)`` card codes, ``k`` in 5..7 -> ``(n,)`` int32.
 
-    Vectorised form of :func:`evaluate`: the rank key is ``sum(5 ** rank)``
-    over the row, looked up with ``np.searchsorted`` in the sorted key table;
-    rows with five or more cards of one suit also look up the rank mask of
-    that suit in the flush table, and the larger value wins.  Equal to
-    ``evaluate`` row by row.
+    Vectorised form of :func:`evaluate`: the row's state (:func:`hand_state`)
+    is valued by :func:`evaluate_state`: the rank key in the dense non-flush
+    table, and the flush suit's rank mask (if a suit holds five) in the flush
+    table, the larger value winning.  Equal to ``evaluate`` row by row.
     """
     cards = np.asarray(cards)
     if cards.ndim != 2 or not 5 <= cards.shape[1] <= 7:
@@ -282,37 +312,60 @@ _CHUNK = 1 << 20
 
 
 def _evaluate_rows(cards: np.ndarray) -> np.ndarray:
-    cards = cards.astype(np.int64, copy=False)
-    key = _RK_ARR[cards].sum(axis=1)
-    vals = _NF_VALS[np.searchsorted(_NF_KEYS, key)]
-    scount = _SK_ARR[cards].sum(axis=1)
-    t = (scount + 0x3333) & 0x8888
-    fl_rows = np.nonzero(t)[0]
-    if fl_rows.size:
-        tt = t[fl_rows]
-        # nibble index of the set flag bit: 0x8 -> 0, 0x80 -> 1, ...
-        suit = np.where(tt & 0x8, 0, np.where(tt & 0x80, 1, np.where(tt & 0x800, 2, 3)))
-        sub = cards[fl_rows]
-        bits = np.where((sub & 3) == suit[:, None], np.left_shift(1, sub >> 2), 0)
-        mask = np.bitwise_or.reduce(bits, axis=1)
-        fv = _FL_ARR[mask]
-        vals[fl_rows] = np.maximum(vals[fl_rows], fv)
-    return vals.astype(np.int32, copy=False)
+    key, bits = hand_state(cards)
+    return evaluate_state(key, bits)
+
+
+def hand_state(cards: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The additive state ``(key, bits)`` of ``(n, k)`` card codes (-1 entries count as no card).
+
+    ``key`` packs the base-5 rank key in two fields (ranks 2-8 and 9-A) and the
+    suit counts; ``bits`` is the set of cards, suit-major. Both are sums over
+    the cards (``STATE_KEY[c]``, ``STATE_BIT[c]``), so the state of a hand plus
+    more cards is the sum of the states: a board's state is built once and
+    each drawn card added to it. :func:`evaluate_state` values a state of 5-7 cards.
+    """
+    cards = np.asarray(cards)
+    c = cards.astype(np.intp, copy=False)
+    absent = c < 0
+    key = STATE_KEY[c]
+    bits = STATE_BIT[c]
+    if absent.any():
+        key[absent] = 0
+        bits[absent] = 0
+    return key.sum(axis=1), bits.sum(axis=1)
+
+
+def evaluate_state(key: np.ndarray, bits: np.ndarray) -> np.ndarray:
+    """Hold'em values (as :func:`evaluate`) of hand states from :func:`hand_state` holding 5-7 cards.
+
+    The non-flush value is one lookup in a table indexed by the compacted low-
+    and high-rank fields of the key; the flush suit (if any) is read from the
+    suit-count nibbles and its 13-bit rank mask from ``bits``, valued in the
+    flush table (0 when no suit holds five: fewer than five bits); the larger wins.
+    """
+    nf = _NF_TAB[_NF_LO[key & ((1 << _LO_BITS) - 1)] + _NF_HI[(key >> _LO_BITS) & ((1 << 15) - 1)]]
+    t = (((key >> _STATE_SHIFT) + 0x3333) & 0x8888) >> 3
+    fl = _FL_ARR[(bits >> _FL_SHIFT[t]) & 0x1FFF]
+    return np.maximum(nf, fl)
 
 
 def evaluate_omaha_batch(hole: np.ndarray, board: np.ndarray) -> np.ndarray:
     """Omaha high values of many hands: ``hole`` ``(n, 4..6)``, ``board`` ``(n, 3..5)`` -> ``(n,)``.
 
     For each of the C(h,2) x C(b,3) two-plus-three choices, evaluates the
-    five-card hands with :func:`evaluate_batch` and keeps the row maximum.
+    five-card hands (sums of the cards' states, :func:`evaluate_state`) and keeps the row maximum.
     """
-    hole = np.asarray(hole, dtype=np.int64)
-    board = np.asarray(board, dtype=np.int64)
+    hole = np.asarray(hole, dtype=np.intp)
+    board = np.asarray(board, dtype=np.intp)
+    hk, hb = STATE_KEY[hole], STATE_BIT[hole]
+    bk, bb = STATE_KEY[board], STATE_BIT[board]
     best = np.full(hole.shape[0], -1, dtype=np.int32)
     for i, j in _OMAHA_HOLE_IDX[hole.shape[1]]:
+        k2, b2 = hk[:, i] + hk[:, j], hb[:, i] + hb[:, j]
         for a, b, c in _BOARD_IDX[board.shape[1]]:
-            five = np.stack([hole[:, i], hole[:, j], board[:, a], board[:, b], board[:, c]], axis=1)
-            np.maximum(best, evaluate_batch(five), out=best)
+            np.maximum(best, evaluate_state(k2 + bk[:, a] + bk[:, b] + bk[:, c], b2 + bb[:, a] + bb[:, b] + bb[:, c]),
+                       out=best)
     return best
 
 

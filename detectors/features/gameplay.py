@@ -20,13 +20,16 @@ hole cards:
 
 ``strength``
     what the acting player knew (Hold'em and Omaha): the share of random opponent holdings their
-    hand beats now (ties half) on the current board, by Monte Carlo; preflop,
-    the all-in equity of the starting hand against one random hand (a table of
+    hand beats now (ties half) on the current board, by Monte Carlo (``samples``
+    random holdings per row, 16 in the detectors); preflop, the percentile of
+    the starting hand's all-in equity against one random hand (a table of
     the 169 classes built once, seeded). Luck cancels because decisions are
     compared *at equal strength*.
 ``equity``
     the share of the pot the player would win against the opponent's actual
-    cards if the board were run out (exact on the river, Monte Carlo before).
+    cards if the board were run out: exact on the river (one comparison) and
+    on the turn (all 44 river cards), Monte Carlo before (``samples`` run-outs
+    of the flop's two cards or the whole board, both hands on the same boards).
 ``value_given``
     (heads-up decisions only) what the decision hands the opponent, in big
     blinds, with the cards known:
@@ -42,6 +45,10 @@ the sum of the player's own rates *against everyone else* in the same bins
 (empirical-Bayes shrunk to the population's bin rate, :mod:`detectors.stats`),
 and the observed count is tested against it with a normal approximation whose
 variance carries both the binomial noise and the uncertainty of the rates.
+
+Cards are valued once per (hand, player, opponent, street), not per decision,
+as additive hand states (:func:`datasets.cards.hand_state`): the known cards'
+state is built once and each drawn card's state added to it.
 
 Omaha: strength only (``omaha_strength``), equity and value given are left
 null. Player view: hole cards exist only for the hero and showdowns. Decisions whose
@@ -115,13 +122,9 @@ def _card_matrix(col: pl.Series, width: int) -> np.ndarray:
     out = np.full((len(col), width), -1, dtype=np.int64)
     if len(col) == 0:
         return out
-    lens = col.list.len().fill_null(0).to_numpy()
-    flat = col.explode().drop_nulls()
-    codes = flat.replace_strict(CARD_INDEX, default=-1, return_dtype=pl.Int64).to_numpy()
-    rows = np.repeat(np.arange(len(col)), lens)
-    pos = np.concatenate([np.arange(k) for k in lens]) if len(rows) else np.array([], dtype=int)
-    keep = pos < width
-    out[rows[keep], pos[keep]] = codes[keep]
+    for j in range(width):
+        cj = col.list.get(j, null_on_oob=True).replace_strict(CARD_INDEX, default=-1, return_dtype=pl.Int64)
+        out[:, j] = cj.fill_null(-1).to_numpy()
     return out
 
 
@@ -163,18 +166,29 @@ def preflop_equity_table(samples: int = 1500, random_state: int = 12345) -> np.n
 
 
 def _sample_excluding(used: np.ndarray, k: int, rng: np.random.Generator) -> np.ndarray:
-    """For each row, ``k`` distinct cards not in ``used`` (-1 entries ignored).
+    """For each row, ``k`` distinct cards not in ``used`` (-1 entries ignored)."""
+    return _draw_excluding(_card_mask(used), k, rng)
 
-    Vectorised rejection sampling on a 52-bit mask of the cards already out:
-    each column is drawn for all rows, and only the rows that hit a used card
-    are drawn again.
-    """
-    n = used.shape[0]
+
+def _card_mask(cards: np.ndarray) -> np.ndarray:
+    """52-bit mask (bit ``c`` for card ``c``) of each row's cards, -1 entries ignored."""
     one = np.int64(1)
-    mask = np.zeros(n, dtype=np.int64)
-    for j in range(used.shape[1]):
-        c = used[:, j]
+    mask = np.zeros(cards.shape[0], dtype=np.int64)
+    for j in range(cards.shape[1]):
+        c = cards[:, j]
         mask |= np.where(c >= 0, np.left_shift(one, np.clip(c, 0, 51)), 0)
+    return mask
+
+
+def _draw_excluding(mask: np.ndarray, k: int, rng: np.random.Generator) -> np.ndarray:
+    """For each row, ``k`` distinct cards whose bits are not set in the 52-bit ``mask``.
+
+    Vectorised rejection sampling: each column is drawn for all rows, and only
+    the rows that hit a card already out are drawn again.
+    """
+    n = mask.shape[0]
+    one = np.int64(1)
+    mask = mask.copy()
     out = np.empty((n, k), dtype=np.int64)
     for j in range(k):
         col = rng.integers(0, 52, size=n)
@@ -219,6 +233,11 @@ def _preflop_strength(hole: np.ndarray) -> np.ndarray:
     return np.where(suited, t[lo, hi], t[hi, lo])
 
 
+def _share(mine: np.ndarray, theirs: np.ndarray) -> np.ndarray:
+    """1 where ``mine`` wins, 0.5 on a tie, 0 where it loses."""
+    return ((mine > theirs).astype(np.float64) + (mine >= theirs)) * 0.5
+
+
 def card_values(
     hole: np.ndarray,
     opp: np.ndarray,
@@ -227,12 +246,17 @@ def card_values(
     *,
     samples: int = 24,
     random_state: int = 0,
-    chunk: int = 20000,
+    chunk: int = 50000,
 ) -> tuple[np.ndarray, np.ndarray]:
     """``strength`` and ``equity`` (see the module docstring) for Hold'em decision rows.
 
     ``hole``/``opp``: (n, 2) card codes (-1 unknown); ``board``: (n, 5), of
     which the first ``board_len`` cards are out. NaN where cards are unknown.
+    Equity is exact on the river (one comparison) and on the turn (every one
+    of the 44 river cards), Monte Carlo with ``samples`` run-outs on the flop
+    and preflop; postflop strength is Monte Carlo with ``samples`` random
+    holdings. Hands are valued as additive states (:func:`datasets.cards.hand_state`):
+    the known cards' state is built once per row and each drawn card's added.
     """
     n = hole.shape[0]
     strength = np.full(n, np.nan)
@@ -242,36 +266,62 @@ def card_values(
     pre = known & (board_len == 0)
     if pre.any():
         strength[pre] = _preflop_strength(hole[pre])
+    vis = np.where(np.arange(5)[None, :] < board_len[:, None], board, -1)
     # equity against the actual opponent: rows where both hands are known
-    eq_rows = np.nonzero(known & (opp >= 0).all(axis=1))[0]
-    for start in range(0, eq_rows.size, chunk):
-        rows = eq_rows[start:start + chunk]
-        h, o, b, bl = hole[rows], opp[rows], board[rows], board_len[rows]
-        m = rows.size
-        bmask = np.arange(5)[None, :] < bl[:, None]
-        bvis = np.where(bmask, b, -1)
-        rep = np.repeat(np.arange(m), samples)
-        draw = _sample_excluding(np.concatenate([h, o, bvis], axis=1)[rep], 5, rng)
-        full_board = np.where(bmask[rep], bvis[rep], draw)
-        mine = _cards.evaluate_batch(np.concatenate([h[rep], full_board], axis=1))
-        theirs = _cards.evaluate_batch(np.concatenate([o[rep], full_board], axis=1))
-        share = np.where(mine > theirs, 1.0, np.where(mine == theirs, 0.5, 0.0)).reshape(m, samples)
-        equity[rows] = share.mean(axis=1)
+    both = known & (opp >= 0).all(axis=1)
+    for L in (0, 3, 4, 5):
+        rows_all = np.nonzero(both & (board_len == L))[0]
+        for start in range(0, rows_all.size, chunk):
+            rows = rows_all[start:start + chunk]
+            equity[rows] = _equity_rows(hole[rows], opp[rows], vis[rows], samples, rng)
     # strength now against a random holding, on the current board (postflop)
     for L in (3, 4, 5):
-        st_rows = np.nonzero(known & (board_len == L))[0]
-        for start in range(0, st_rows.size, chunk):
-            rows = st_rows[start:start + chunk]
-            m = rows.size
-            h, bb = hole[rows], board[rows, :L]
-            rep = np.repeat(np.arange(m), samples)
-            # the random holding avoids the player's cards and the board (not the opponent's: unknown to the player)
-            draw = _sample_excluding(np.concatenate([h, bb], axis=1)[rep], 2, rng)
-            me = np.repeat(_cards.evaluate_batch(np.concatenate([h, bb], axis=1)), samples)
-            ro = _cards.evaluate_batch(np.concatenate([draw, bb[rep]], axis=1))
-            res = np.where(me > ro, 1.0, np.where(me == ro, 0.5, 0.0)).reshape(m, samples)
-            strength[rows] = res.mean(axis=1)
+        rows_all = np.nonzero(known & (board_len == L))[0]
+        for start in range(0, rows_all.size, chunk):
+            rows = rows_all[start:start + chunk]
+            strength[rows] = _strength_rows(hole[rows], vis[rows, :L], samples, rng)
     return strength, equity
+
+
+def _equity_rows(h: np.ndarray, o: np.ndarray, vis: np.ndarray, samples: int, rng: np.random.Generator) -> np.ndarray:
+    """Pot share of ``h`` against ``o`` on boards ``vis`` (-1 = to come; every row the same number out)."""
+    m = h.shape[0]
+    hk, hb = _cards.hand_state(h)
+    ok, ob = _cards.hand_state(o)
+    bk, bb = _cards.hand_state(vis)
+    hk, hb, ok, ob = hk + bk, hb + bb, ok + bk, ob + bb
+    to_come = int((vis < 0).sum(axis=1).max()) if m else 0
+    if to_come == 0:  # river: exact, one comparison
+        return _share(_cards.evaluate_state(hk, hb), _cards.evaluate_state(ok, ob))
+    used = _card_mask(np.concatenate([h, o, vis], axis=1))
+    if to_come == 1:  # turn: exact, every river card not out
+        total = np.zeros(m)
+        count = np.zeros(m)
+        for c in range(52):
+            free = (np.right_shift(used, c) & 1) == 0
+            ck, cb = _cards.STATE_KEY[c], _cards.STATE_BIT[c]
+            sh = _share(_cards.evaluate_state(hk + ck, hb + cb), _cards.evaluate_state(ok + ck, ob + cb))
+            total += np.where(free, sh, 0.0)
+            count += free
+        return total / count
+    # flop and preflop: Monte Carlo over run-outs, both hands on the same boards
+    dk, db = _cards.hand_state(_draw_excluding(np.repeat(used, samples), to_come, rng))
+    mine = _cards.evaluate_state(np.repeat(hk, samples) + dk, np.repeat(hb, samples) + db)
+    theirs = _cards.evaluate_state(np.repeat(ok, samples) + dk, np.repeat(ob, samples) + db)
+    return _share(mine, theirs).reshape(m, samples).mean(axis=1)
+
+
+def _strength_rows(h: np.ndarray, bvis: np.ndarray, samples: int, rng: np.random.Generator) -> np.ndarray:
+    """Share of ``samples`` random holdings that ``h`` beats on the board ``bvis`` (ties half)."""
+    m = h.shape[0]
+    hk, hb = _cards.hand_state(h)
+    bk, bb = _cards.hand_state(bvis)
+    me = _cards.evaluate_state(hk + bk, hb + bb)
+    # the random holding avoids the player's cards and the board (not the opponent's: unknown to the player)
+    used = _card_mask(np.concatenate([h, bvis], axis=1))
+    dk, db = _cards.hand_state(_draw_excluding(np.repeat(used, samples), 2, rng))
+    ro = _cards.evaluate_state(np.repeat(bk, samples) + dk, np.repeat(bb, samples) + db)
+    return _share(np.repeat(me, samples), ro).reshape(m, samples).mean(axis=1)
 
 
 def omaha_strength(

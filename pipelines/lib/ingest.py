@@ -147,12 +147,27 @@ def changed_files(paths: Iterable[Path], known: dict[str, tuple]) -> tuple[list[
     return todo, skipped
 
 
+def _last_header(text: str) -> int:
+    """Start of the last hand-header line of ``text`` (-1 when there is none).
+
+    Searched backwards from the end (usually one ``rfind``) instead of listing
+    every header of the file."""
+    end = len(text)
+    while True:
+        i = text.rfind("PokerStars ", 0, end)
+        if i < 0:
+            return -1
+        for start in (i, i - 1):
+            if start >= 0 and _HEADER.match(text, start):
+                return start
+        end = i
+
+
 def complete_part(text: str, recent: bool) -> tuple[str, bool]:
     """Cut an unfinished trailing hand off ``text``; return (text to parse, growing?)."""
-    heads = [m.start() for m in _HEADER.finditer(text)]
-    if not heads:
+    last = _last_header(text)
+    if last < 0:
         return text, recent
-    last = heads[-1]
     tail = text[last:]
     if "*** SUMMARY ***" not in tail:
         return text[:last], True

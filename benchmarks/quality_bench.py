@@ -1,0 +1,132 @@
+"""Detection quality over several held-out populations, pooled per kind.
+
+One population has five groups per kind: too few for a recall figure to mean
+much. This script builds several populations (``railbird generate``, then the
+nightly job ``railbird run`` with its own RAILBIRD_HOME), scores each run's
+``cases.jsonl`` with the evaluation of ``../shared/spec/evaluation.md``
+(``pipelines.lib.evaluation``) and pools the counts per kind: groups found,
+flagged cases, false flags, recall by strength. It also splits recall by
+whether a group acted at all (labels list the hands where its behaviour
+actually happened; a group whose coin never fell has none).
+
+    python benchmarks/quality_bench.py --work /tmp/quality --seeds 505 606 1111 --honest 303 404
+
+Seeds used to tune the detectors (mixed 101-103, honest 202) must not be
+reported as results. ``--reuse`` keeps populations already generated in
+``--work`` (same preset and seed) and runs the pipeline on them again;
+``--reuse-runs`` keeps their runs too (scoring only).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from pipelines.lib import evaluation as ev  # noqa: E402
+
+RAILBIRD = [sys.executable, "-m", "pipelines.cli"]
+
+
+def build(work: Path, preset: str, seed: int, reuse: bool, reuse_runs: bool) -> Path:
+    """Generate and run one population; returns its folder (pop/, home/, out/)."""
+    d = work / f"{preset}-{seed}"
+    d.mkdir(parents=True, exist_ok=True)
+    env = {**os.environ, "RAILBIRD_HOME": str(d / "home")}
+    t = time.perf_counter()
+    if not (reuse and (d / "pop" / "labels.jsonl").is_file()):
+        subprocess.run([*RAILBIRD, "generate", "--out", str(d / "pop"), "--preset", preset, "--seed", str(seed),
+                        "--no-progress"], check=True, cwd=ROOT, env=env, stdout=subprocess.DEVNULL)
+    if not (reuse_runs and (d / "out" / "cases.jsonl").is_file()):
+        shutil.rmtree(d / "home", ignore_errors=True)  # a fresh warehouse: the run ingests everything again
+        shutil.rmtree(d / "out", ignore_errors=True)
+        subprocess.run([*RAILBIRD, "run", str(d / "pop"), "--out", str(d / "out"), "--top", "0"], check=True,
+                       cwd=ROOT, env=env, stdout=subprocess.DEVNULL)
+    print(f"{d.name} ready in {time.perf_counter() - t:.0f} s", file=sys.stderr)
+    return d
+
+
+def score(d: Path) -> tuple[ev.Evaluation, list[dict], list[dict]]:
+    cases = ev.read_jsonl(d / "out" / "cases.jsonl", "cases")
+    labels = ev.read_jsonl(d / "pop" / "labels.jsonl", "labels")
+    seen = ev.accounts_in_warehouse(d / "home" / "snapshot" / "warehouse.duckdb")
+    return ev.evaluate(cases, labels, seen), cases, labels
+
+
+def acted(group: dict) -> bool:
+    return bool(group.get("hands")) or (group.get("kind") == "multi_accounting" and bool(group.get("tournaments")))
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--work", required=True, help="folder for the populations and runs")
+    ap.add_argument("--preset", default="mixed", help="preset of the populations with collusion (default mixed)")
+    ap.add_argument("--seeds", type=int, nargs="+", default=[505, 606, 1111])
+    ap.add_argument("--honest", type=int, nargs="*", default=[303, 404], help="seeds of honest-only populations")
+    ap.add_argument("--reuse", action="store_true", help="reuse populations already generated in --work")
+    ap.add_argument("--reuse-runs", action="store_true", help="also reuse their runs (cases.jsonl) instead of running again")
+    ap.add_argument("--json", action="store_true", help="print the pooled figures as JSON")
+    args = ap.parse_args(argv)
+    work = Path(args.work)
+    pooled: dict[str, dict] = {}
+    for seed in args.seeds:
+        d = build(work, args.preset, seed, args.reuse, args.reuse_runs)
+        e, cases, labels = score(d)
+        for kind in ev.KINDS:
+            p = pooled.setdefault(kind, {"groups": 0, "found": 0, "flagged": 0, "false": 0, "matching_any": 0,
+                                         "acted": 0, "acted_found": 0, "ap": [], "by_strength": {}})
+            f = e.kinds.get(kind)
+            if f is None:
+                continue
+            p["groups"] += f.groups
+            p["found"] += f.groups_found
+            p["flagged"] += f.flagged
+            p["false"] += f.false_flags
+            p["matching_any"] += f.flagged_matching_any
+            if f.average_precision is not None:
+                p["ap"].append(f.average_precision)
+            for b, r in f.recall_by_strength.items():
+                s = p["by_strength"].setdefault(b, [0, 0])
+                s[0] += r["groups"]
+                s[1] += r["found"]
+            flagged = [c for c in cases if c.get("kind") == kind and c.get("flagged")]
+            for g in labels:
+                if g.get("kind") == kind and acted(g):
+                    p["acted"] += 1
+                    p["acted_found"] += any(ev.matches(c, g) for c in flagged)
+        print(f"{args.preset} seed {seed}: accounts {e.accounts_seen}, recall " + ", ".join(
+            f"{k} {f.groups_found}/{f.groups}" for k, f in e.kinds.items()) + f", false flags {e.false_flags}")
+    honest_accounts = honest_false = 0
+    for seed in args.honest:
+        d = build(work, "honest", seed, args.reuse, args.reuse_runs)
+        e, _, _ = score(d)
+        honest_accounts += e.accounts_seen
+        honest_false += e.false_flags
+        print(f"honest seed {seed}: accounts {e.accounts_seen}, flagged cases {e.false_flags}")
+    if args.json:
+        print(json.dumps({"pooled": pooled, "honest_accounts": honest_accounts, "honest_flags": honest_false}))
+        return 0
+    print(f"\n{'kind':<20}{'recall':>12}{'acted':>12}{'precision':>12}{'mean AP':>9}  recall by strength")
+    for kind, p in pooled.items():
+        if not p["groups"]:
+            continue
+        prec = f"{p['matching_any']}/{p['flagged']}" if p["flagged"] else "-"
+        ap_ = f"{sum(p['ap']) / len(p['ap']):.2f}" if p["ap"] else "-"
+        strength = "; ".join(f"{b}: {k}/{n}" for b, (n, k) in sorted(p["by_strength"].items()))
+        print(f"{kind:<20}{p['found']:>5}/{p['groups']:<6}{p['acted_found']:>5}/{p['acted']:<6}{prec:>12}{ap_:>9}  {strength}")
+    if args.honest:
+        rate = 1e4 * honest_false / honest_accounts if honest_accounts else float("nan")
+        print(f"honest-only: {honest_false} flagged cases over {honest_accounts} accounts = {rate:.2f} per 10,000")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

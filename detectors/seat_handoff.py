@@ -16,20 +16,31 @@ the wider family).
 Before and after the change point the account's play is compared with two-sample
 tests:
 
-* decision timing: Mann-Whitney U on log decision times (Mann & Whitney, Ann.
-  Math. Stat. 18, 1947) and the Kolmogorov-Smirnov distance;
+* decision timing: the after-segment against the account's own decisions
+  played under its other devices (this event before the change point, its
+  other events and its cash games: hundreds of decisions where the event alone
+  has a few dozen before a hand-off early in the event), Mann-Whitney U on log
+  decision times (Mann & Whitney, Ann. Math. Stat. 18, 1947) within each
+  decision class (quick preflop folds, ordinary decisions, big decisions over a
+  third of the stack), the classes combined with Fisher's method, so that a
+  new player's different mix of decisions is not taken for different speed;
+  the within-event before/after test and the Kolmogorov-Smirnov distance are
+  reported;
 * style: the action mix (fold/check/call/bet/raise) before and after, judged
   against the rest of the field over the same two periods (the three-way
   interaction of a who x period x action table, G2 by iterative proportional
   fitting), so the event's own drift (blinds up, stacks short) is not taken for
   a new player; and Mann-Whitney on bet sizes (all-ins left out) as fractions
   of the pot;
-* against the account's own history outside this event: the after-segment's
-  action mix and timing against everything else the account played (reported).
+* the after-segment's action mix against the account's own tournament hands
+  under its other devices (chi-square); the mix counts as shifted by the smaller
+  of this and the field-relative p, Bonferroni-corrected for the two looks.
 
 The samples of one helper device are pooled over every event it took over
 (independent events: the G2 statistics and their degrees of freedom add up).
-A hand-off needs the login from a changed device or network that the account
+A device is new to the account when its first login came in the middle of one
+of the account's events (a helper's machine appears as a take-over, never at the
+start of the owner's own play). A hand-off needs the login from a changed device or network that the account
 had never used **and** a shift in style or timing; from a device the account
 already used (its owner's other machine) the style alone must shift, at a much
 stricter level (``known_device_p``): an honest move from phone to desktop
@@ -95,18 +106,49 @@ FROM decisions d JOIN hands h USING (hand_id)
 JOIN _rb_at t ON t.account = d.account AND t.tournament_id = h.tournament_id
 """
 
-# the account's own history outside the event: action mix and timing
+# every decision time of the candidate accounts (cash and tournaments), with its
+# decision class and the device of the session it was played under (the latest
+# login of the account before the hand): the account's own timing history.
+# Classes follow how decision times are made: a preflop fold is quick, a decision
+# over a third of the stack or more (all-in, a big call or bet) is slow, the rest
+# in between; the classes are compared separately.
+_TIMING_SQL = """
+WITH acc AS (SELECT DISTINCT account FROM _rb_at),
+d AS (
+  SELECT d.account, d.hand_id, h.tournament_id, h.started_at, ln(greatest(d.ms, 1)) AS log_ms,
+         CASE WHEN a.street = 'preflop' AND a.action = 'fold' THEN 0
+              WHEN a.is_all_in OR (s.stack_start > 0 AND (a.to_call * 3 >= s.stack_start
+                   OR (a.action IN ('bet', 'raise') AND coalesce(a.raise_to, a.amount) * 3 >= s.stack_start))) THEN 2
+              ELSE 1 END AS cls
+  FROM decisions d JOIN acc ON acc.account = d.account
+  JOIN hands h USING (hand_id)
+  JOIN actions a ON a.hand_id = d.hand_id AND a.seq = d.seq
+  LEFT JOIN seats s ON s.hand_id = d.hand_id AND s.player = d.account
+  WHERE a.action NOT LIKE 'post%'
+),
+ss AS (SELECT account, login_at, device FROM sessions WHERE account IN (SELECT account FROM acc))
+SELECT d.*, ss.device FROM d ASOF LEFT JOIN ss ON d.account = ss.account AND d.started_at >= ss.login_at
+"""
+
+# the account's own tournament play, hand by hand, with the device of the session
+# it was played under: the action-mix history (tournament hands only: cash stacks
+# are deeper and change the mix)
 _HISTORY_SQL = """
-WITH acc AS (SELECT DISTINCT account FROM _rb_at)
-SELECT a.player AS account, h.tournament_id,
-       count(*) FILTER (WHERE a.action = 'fold')  AS n_fold,
-       count(*) FILTER (WHERE a.action = 'check') AS n_check,
-       count(*) FILTER (WHERE a.action = 'call')  AS n_call,
-       count(*) FILTER (WHERE a.action = 'bet')   AS n_bet,
-       count(*) FILTER (WHERE a.action = 'raise') AS n_raise
-FROM actions a JOIN hands h USING (hand_id) JOIN acc ON acc.account = a.player
-WHERE a.action NOT LIKE 'post%'
-GROUP BY ALL
+WITH acc AS (SELECT DISTINCT account FROM _rb_at),
+x AS (
+  SELECT a.player AS account, a.hand_id, h.tournament_id, h.started_at,
+         count(*) FILTER (WHERE a.action = 'fold')  AS n_fold,
+         count(*) FILTER (WHERE a.action = 'check') AS n_check,
+         count(*) FILTER (WHERE a.action = 'call')  AS n_call,
+         count(*) FILTER (WHERE a.action = 'bet')   AS n_bet,
+         count(*) FILTER (WHERE a.action = 'raise') AS n_raise
+  FROM actions a JOIN hands h USING (hand_id) JOIN acc ON acc.account = a.player
+  LEFT JOIN seats s ON s.hand_id = a.hand_id AND s.player = a.player
+  WHERE a.action NOT LIKE 'post%' AND h.is_tournament AND NOT coalesce(s.sitting_out, FALSE)
+  GROUP BY ALL
+),
+ss AS (SELECT account, login_at, device FROM sessions WHERE account IN (SELECT account FROM acc))
+SELECT x.*, ss.device FROM x ASOF LEFT JOIN ss ON x.account = ss.account AND x.started_at >= ss.login_at
 """
 
 
@@ -146,6 +188,24 @@ def _mwu_p(x: np.ndarray, y: np.ndarray) -> float:
     return float(sps.mannwhitneyu(x, y, alternative="two-sided").pvalue)
 
 
+def _strat_mwu(xa: np.ndarray, ca: np.ndarray, xb: np.ndarray, cb: np.ndarray, min_n: int = 5) -> tuple[float, int]:
+    """Stratified two-sample test of decision times: Mann-Whitney U within each
+    decision class (quick preflop folds, ordinary decisions, big decisions), the
+    classes' p-values combined with Fisher's method (disjoint samples, so
+    independent tests). A change in how often each class arises (a looser player
+    folds less) then does not pass for a change in speed. Returns (p, classes tested)."""
+    ps = []
+    for k in (0, 1, 2):
+        a, b = xa[ca == k], xb[cb == k]
+        if len(a) >= min_n and len(b) >= min_n:
+            ps.append(float(sps.mannwhitneyu(a, b, alternative="two-sided").pvalue))
+    if not ps:
+        return float("nan"), 0
+    if len(ps) == 1:
+        return ps[0], 1
+    return float(sps.chi2.sf(-2.0 * np.sum(np.log(np.clip(ps, 1e-300, 1.0))), 2 * len(ps))), len(ps)
+
+
 class SeatHandoffDetector(Detector):
     """Account, tournament and change-point hand of a mid-event seat hand-off."""
 
@@ -157,13 +217,16 @@ class SeatHandoffDetector(Detector):
         alpha: float = 0.01,
         random_state: int = 0,
         min_segment: int = 8,
+        min_before: int = 3,
         signal_p: float = 0.05,
         min_scan_hands: int = 30,
         max_scan: int = 200,
         known_device_p: float = 0.001,
     ) -> None:
         super().__init__(alpha=alpha, random_state=random_state)
-        self.min_segment = min_segment  # hands needed on each side of a change point
+        self.min_segment = min_segment  # hands needed after a change point (and each side of a scanned split)
+        self.min_before = min_before  # hands needed before a login change point: the account's own
+        # history outside the hand-off is the timing baseline, so a hand-off a few hands in is still tested
         self.signal_p = signal_p  # style and timing must each shift below this p
         self.min_scan_hands = min_scan_hands
         self.max_scan = max_scan  # hands only: account-events fully compared (strongest splits)
@@ -208,6 +271,15 @@ class SeatHandoffDetector(Detector):
           WHERE h.is_tournament AND h.tournament_id IS NOT NULL AND s.dealt_in AND NOT s.sitting_out
           GROUP BY ALL
         ),
+        -- a device is new to the account when its first login came in the middle of one of the
+        -- account's events (this one or an earlier take-over), not at the start of its own play
+        first_dev AS (
+          SELECT account, device, min(login_at) AS first_login FROM s GROUP BY ALL
+        ),
+        mid_first AS (
+          SELECT DISTINCT f.account, f.device FROM first_dev f
+          JOIN acct ON acct.account = f.account AND f.first_login > acct.t_first AND f.first_login <= acct.t_last
+        ),
         init AS (
           SELECT acct.account, acct.tournament_id,
                  arg_max(s2.device, s2.login_at) AS dev0, arg_max(s2.net, s2.login_at) AS net0
@@ -218,9 +290,11 @@ class SeatHandoffDetector(Detector):
                init.dev0 AS prev_device, init.net0 AS prev_net, s2.net,
                s2.device IS DISTINCT FROM init.dev0 AS device_changed,
                s2.net IS DISTINCT FROM init.net0 AS net_changed,
-               s2.new_device, s2.new_net, s2.device_sessions, s2.account_sessions, acct.n_hands
+               s2.new_device OR mf.device IS NOT NULL AS new_device,
+               s2.new_net, s2.device_sessions, s2.account_sessions, acct.n_hands
         FROM acct JOIN init USING (account, tournament_id)
         JOIN s2 ON s2.account = acct.account AND s2.login_at > acct.t_first AND s2.login_at <= acct.t_last
+        LEFT JOIN mid_first mf ON mf.account = acct.account AND mf.device IS NOT DISTINCT FROM s2.device
         WHERE s2.device IS DISTINCT FROM init.dev0 OR s2.net IS DISTINCT FROM init.net0
         ORDER BY acct.account, acct.tournament_id, s2.login_at
         """
@@ -257,10 +331,7 @@ class SeatHandoffDetector(Detector):
                        for k, g in field.partition_by(["tournament_id"], as_dict=True).items()}
         hist_dec = None
         if self.has_decisions_:
-            hist_dec = con.sql("""
-              SELECT d.account, h.tournament_id, ln(greatest(d.ms, 1)) AS log_ms
-              FROM decisions d JOIN hands h USING (hand_id)
-              WHERE d.account IN (SELECT DISTINCT account FROM _rb_at)""").pl()
+            hist_dec = con.sql(_TIMING_SQL).pl()
         con.unregister("_rb_at")
 
         by_at = {k: g for k, g in hands.partition_by(["account", "tournament_id"], as_dict=True).items()}
@@ -281,7 +352,7 @@ class SeatHandoffDetector(Detector):
                 n_splits, stat = 1, 0.0
             else:
                 k, n_splits, stat = self._best_split(counts)
-            if k < self.min_segment or h.height - k < self.min_segment:
+            if k < (self.min_before if self.has_sessions_ else self.min_segment) or h.height - k < self.min_segment:
                 continue
             plans.append((stat, c, key, h, k, counts, n_splits))
         if not self.has_sessions_:
@@ -298,7 +369,7 @@ class SeatHandoffDetector(Detector):
             return pl.DataFrame(schema=out_schema)
         rows = self._pool(rows)
         df = pl.DataFrame([{k: v for k, v in r.items() if not k.startswith("_")} for r in rows])
-        p_style = idf.fisher_combine(np.column_stack([df["p_mix"].to_numpy(), df["p_size"].to_numpy()]))
+        p_style = idf.fisher_combine(np.column_stack([df["p_mix_any"].to_numpy(), df["p_size"].to_numpy()]))
         p_time = df["p_time"].to_numpy().astype(float)
         p_all = idf.fisher_combine(np.column_stack([p_style, p_time]))
         # scanned split points: Bonferroni over the splits tried
@@ -341,9 +412,24 @@ class SeatHandoffDetector(Detector):
             dof = int(sum(r["_dof"] for r in g))
             p_mix = float(sps.chi2.sf(g2, dof)) if dof > 0 else float("nan")
             p_size = _mwu_p(np.concatenate([r["_sb"] for r in g]), np.concatenate([r["_sa"] for r in g]))
-            p_time = _mwu_p(np.concatenate([r["_xb"] for r in g]), np.concatenate([r["_xa"] for r in g]))
+            if any(r["_tb"].size for r in g):
+                base = max(g, key=lambda r: r["_tb"].size)  # the same account and device: one baseline
+                p_time, _ = _strat_mwu(np.concatenate([r["_ta"] for r in g]), np.concatenate([r["_cta"] for r in g]),
+                                       base["_tb"], base["_ctb"])
+            else:
+                p_time = _mwu_p(np.concatenate([r["_xb"] for r in g]), np.concatenate([r["_xa"] for r in g]))
+            base = max(g, key=lambda r: r["_hc"].sum())
+            p_hist_mix = (_chi2_p(np.vstack([base["_hc"], np.sum([r["_ca"] for r in g], axis=0)]))
+                          if base["_hc"].sum() >= 20 else float("nan"))
             for r in g:
-                r["p_mix"], r["p_size"], r["p_time"] = p_mix, p_size, p_time
+                r["p_hist_mix_event"] = r["p_hist_mix"]
+                r["p_mix"], r["p_size"], r["p_time"], r["p_hist_mix"] = p_mix, p_size, p_time, p_hist_mix
+        for r in rows:
+            r.setdefault("p_hist_mix_event", r["p_hist_mix"])
+            # the action mix counts if it shifts against the field in the event or against the
+            # account's own history: the smaller p, Bonferroni-corrected for the two looks
+            ps = [p for p in (r["p_mix"], r["p_hist_mix"]) if not math.isnan(p)]
+            r["p_mix_any"] = min(1.0, len(ps) * min(ps)) if ps else float("nan")
         return rows
 
     def _field_counts(self, tid: str, account: str, cp_time) -> tuple[np.ndarray, np.ndarray]:
@@ -403,18 +489,35 @@ class SeatHandoffDetector(Detector):
                 ks_d = float(sps.ks_2samp(xb, xa).statistic)
                 med_b, med_a = float(np.exp(np.median(xb))), float(np.exp(np.median(xa)))
         # after-segment against the account's history outside this event
+        # (the account's tournament hands under its other devices, this event's
+        # hands before the change point included)
         p_hist_mix = p_hist_time = float("nan")
-        if hist is not None:
-            other = hist.filter(pl.col("tournament_id").is_null() | (pl.col("tournament_id") != c["tournament_id"]))
-            if other.height:
-                hc = other.select([f"n_{a}" for a in ACTS]).sum().to_numpy()[0].astype(float)
-                if hc.sum() >= 20:
-                    p_hist_mix = _chi2_p(np.vstack([hc, after]))
-        if hdec is not None and dec is not None and dec.height:
-            other = hdec.filter(pl.col("tournament_id").is_null() | (pl.col("tournament_id") != c["tournament_id"]))
-            if other.height >= 20:
-                after_mask = dec["started_at"].to_numpy() >= np.datetime64(cp_time, "us")
-                p_hist_time = _mwu_p(other["log_ms"].to_numpy(), dec["log_ms"].to_numpy()[after_mask])
+        hc = np.zeros(len(ACTS))
+        if hist is not None and hist.height:
+            same_event = (hist["tournament_id"] == c["tournament_id"]).fill_null(False).to_numpy()
+            after_t = hist["started_at"].to_numpy() >= np.datetime64(cp_time, "us")
+            dev = hist["device"].to_numpy()
+            keep = ~(same_event & after_t) & ((dev != c.get("device")) if c.get("device") is not None else True)
+            hc = hist.select([f"n_{a}" for a in ACTS]).to_numpy().astype(float)[keep].sum(axis=0)
+            if hc.sum() >= 20:
+                p_hist_mix = _chi2_p(np.vstack([hc, after]))
+        # timing after the change point against the account's own decisions played
+        # under its other devices (this event before the change point, its other
+        # events and cash games), class by class
+        ta = tb = np.array([], dtype=float)
+        cta = ctb = np.array([], dtype=np.int64)
+        n_hist = 0
+        if hdec is not None and hdec.height:
+            same_event = (hdec["tournament_id"] == c["tournament_id"]).fill_null(False).to_numpy()
+            after_t = hdec["started_at"].to_numpy() >= np.datetime64(cp_time, "us")
+            a_mask = same_event & after_t
+            dev = hdec["device"].to_numpy()
+            cand_dev = c.get("device")
+            b_mask = ~a_mask & ((dev != cand_dev) if cand_dev is not None else np.ones(hdec.height, bool))
+            lm, cl = hdec["log_ms"].to_numpy(), hdec["cls"].to_numpy()
+            ta, cta, tb, ctb = lm[a_mask], cl[a_mask], lm[b_mask], cl[b_mask]
+            n_hist = int(b_mask.sum())
+            p_hist_time, _ = _strat_mwu(ta, cta, tb, ctb)
         return {
             "account": c["account"], "tournament_id": c["tournament_id"],
             "cp_hand": cp_hand, "cp_time": cp_time, "k": k, "n_hands": h.height,
@@ -423,7 +526,9 @@ class SeatHandoffDetector(Detector):
             "prev_device": c.get("prev_device"),
             "device_changed": bool(c.get("device_changed") or False), "net_changed": bool(c.get("net_changed") or False),
             "new_device": bool(c.get("new_device") or False), "new_net": bool(c.get("new_net") or False),
-            "p_mix": p_mix, "p_size": p_size, "p_time": p_time, "ks_d": ks_d,
+            "p_mix": p_mix, "p_size": p_size, "ks_d": ks_d, "p_time_in": p_time,
+            # the timing test that counts: against the account's own history where it has one
+            "p_time": p_hist_time if not math.isnan(p_hist_time) else p_time,
             "p_hist_mix": p_hist_mix, "p_hist_time": p_hist_time,
             "vpip_before": float(vpip[:k].mean()), "vpip_after": float(vpip[k:].mean()),
             "aggr_before": _aggr(before), "aggr_after": _aggr(after),
@@ -431,7 +536,9 @@ class SeatHandoffDetector(Detector):
             "size_before": float(np.median(sb)) if sb.size else float("nan"),
             "size_after": float(np.median(sa)) if sa.size else float("nan"),
             "med_ms_before": med_b, "med_ms_after": med_a, "n_dec_before": n_db, "n_dec_after": n_da,
+            "n_hist_dec": n_hist, "med_ms_hist": float(np.exp(np.median(tb))) if tb.size else float("nan"),
             "_cb": before, "_ca": after, "_sb": sb, "_sa": sa, "_xb": xb, "_xa": xa, "_g2": g2, "_dof": dof,
+            "_ta": ta, "_cta": cta, "_tb": tb, "_ctb": ctb, "_hc": hc,
             "p_mix_raw": _chi2_p(np.vstack([before, after])),
         }
 
@@ -484,8 +591,10 @@ class SeatHandoffDetector(Detector):
             n=int(r["n_dec_after"]), p_value=_nz(r["p_time"]),
             text=(f"median decision {r['med_ms_before']:.0f} ms on {r['n_dec_before']} decisions before hand {r['cp_hand']}, "
                   f"{r['med_ms_after']:.0f} ms on {r['n_dec_after']} after; KS distance {r['ks_d']:.2f}; "
-                  f"Mann-Whitney p {r['p_time_event']:.2g} in this event, {r['p_time']:.2g} pooled; "
-                  f"after vs own history p {r['p_hist_time']:.2g}")
+                  f"Mann-Whitney p {r['p_time_in']:.2g} after vs before in this event; against {acc}'s own "
+                  f"{r['n_hist_dec']} decisions under other devices (median {r['med_ms_hist']:.0f} ms), class by class "
+                  f"(preflop folds, ordinary, big decisions), p {r['p_hist_time']:.2g} in this event, "
+                  f"{r['p_time']:.2g} pooled over the device's events")
             if self.has_decisions_ else "no decision times in the warehouse",
             sql=("SELECT h.started_at >= (SELECT started_at FROM hands WHERE hand_id = " + _lit(r["cp_hand"]) + ") AS after, "
                  "median(d.ms), count(*) FROM decisions d JOIN hands h USING (hand_id) "

@@ -16,10 +16,18 @@ Method
    as the next hand's start). Candidate pairs co-occur at least
    ``min_cooccur`` times over all events.
 4. **Null: each player's own sit-out rate in the event.** Under independence
-   the sit-out starts of two players are uniform over the span both were in
-   the event, so the closest of their ``n_a * n_b`` start pairs falls within
-   ``g`` seconds with probability ``1 - exp(-2 g n_a n_b / T)`` (``g`` floored
-   at the timing resolution of the source). These per-event p-values are
+   the sit-out starts of two players are uniform over the span ``T`` both were
+   in the event, so coincidences (start pairs within their window ``w``, the
+   sum of the two tolerances) fall as a Poisson count with mean
+   ``lam = sum over start pairs of 2 w / T``, and given a coincidence its gap
+   over ``w`` is uniform (gaps floored at the sources' timing resolution, which
+   only makes the test conservative). Per event the statistic is
+   ``S = sum of -log(gap / w)`` over the coincidences, a marked Poisson
+   (compound Poisson-gamma) variable: ``P(S >= s) = sum_k Pois(k; lam)
+   Gamma_sf(s; k)``. It counts every coincidence of the event by its closeness
+   (three stages sat out together in one event weigh more than the closest
+   one alone); the closest-pair probability ``1 - exp(-2 g n_a n_b / T)`` is
+   reported beside it. These per-event p-values are
    combined over the events the pair shared with Fisher's method, and
    Benjamini-Hochberg (1995) controls the false-discovery rate (5%) over the
    whole family tested: every pair of players with a sit-out in a shared event
@@ -48,6 +56,7 @@ import duckdb
 import networkx as nx
 import numpy as np
 import polars as pl
+from scipy import special as _sp
 from scipy import stats as sps
 
 from detectors.base import Detector, Evidence, Signal, groups_frame, sql_literal as _lit
@@ -212,7 +221,9 @@ class CoordinatedSitoutDetector(Detector):
         con.register("_rb_starts", x)
         co = con.sql("""
           SELECT a.account AS a, b.account AS b, a.tournament_id, a.ts AS ts_a, b.ts AS ts_b,
-                 a.t AS t_a, b.t AS t_b, coalesce(a.hand_id, b.hand_id) AS hand_id
+                 a.t AS t_a, b.t AS t_b, coalesce(a.hand_id, b.hand_id) AS hand_id,
+                 -- the coincidence's closeness: gap over its window, the gap floored at the sources' resolution
+                 least(greatest(abs(b.t - a.t), greatest(a.res, b.res)) / (a.tol + b.tol), 1.0) AS u
           FROM _rb_starts a JOIN _rb_starts b
             ON a.tournament_id = b.tournament_id AND a.account < b.account
            AND abs(b.t - a.t) <= a.tol + b.tol
@@ -228,10 +239,11 @@ class CoordinatedSitoutDetector(Detector):
         con.register("_rb_cand", cand.select("a", "b"))
         con.register("_rb_spans", sp.select("account", "tournament_id", "t0", "t1"))
         per_event = con.sql("""
-          WITH n AS (SELECT account, tournament_id, count(*) AS n FROM _rb_starts GROUP BY ALL)
+          WITH n AS (SELECT account, tournament_id, count(*) AS n, sum(tol) AS sum_tol FROM _rb_starts GROUP BY ALL)
           SELECT c.a, c.b, x.tournament_id,
                  min(greatest(abs(x.t - y.t), greatest(x.res, y.res))) AS gap,
                  any_value(na.n) AS n_a, any_value(nb.n) AS n_b,
+                 any_value(na.sum_tol) AS sum_tol_a, any_value(nb.sum_tol) AS sum_tol_b,
                  greatest(least(any_value(sa.t1), any_value(sb.t1)) - greatest(any_value(sa.t0), any_value(sb.t0)),
                           60.0) AS overlap
           FROM _rb_cand c
@@ -245,17 +257,30 @@ class CoordinatedSitoutDetector(Detector):
         """).pl()
         for v in ("_rb_starts", "_rb_cand", "_rb_spans"):
             con.unregister(v)
-        # P(closest of n_a*n_b independent uniform pairs within gap) under each player's own rate
+        # P(closest of n_a*n_b independent uniform pairs within gap) under each player's own rate (reported);
+        # lam: the expected number of coincidences (start pairs within their window) in the event
         per_event = per_event.with_columns(
-            p_event=(1 - (-(pl.col("n_a") * pl.col("n_b") * 2 * pl.col("gap") / pl.col("overlap"))).exp()).clip(1e-300, 1.0)
+            p_event=(1 - (-(pl.col("n_a") * pl.col("n_b") * 2 * pl.col("gap") / pl.col("overlap"))).exp()).clip(1e-300, 1.0),
+            lam=2 * (pl.col("n_b") * pl.col("sum_tol_a") + pl.col("n_a") * pl.col("sum_tol_b")) / pl.col("overlap"),
         )
+        # per event: every coincidence counts, by its closeness (marked Poisson test)
+        marks = co.group_by("a", "b", "tournament_id").agg(x=pl.len(), s=(-pl.col("u").log()).sum())
+        per_event = per_event.join(marks, on=["a", "b", "tournament_id"], how="left").with_columns(
+            pl.col("x").fill_null(0), pl.col("s").fill_null(0.0))
+        per_event = per_event.with_columns(p_marked=pl.Series(_marked_poisson_sf(
+            per_event["x"].to_numpy(), per_event["s"].to_numpy(), per_event["lam"].to_numpy())))
         fish = per_event.group_by("a", "b").agg(
-            stat=-2 * pl.col("p_event").log().sum(), dof=2 * pl.len(),
+            stat=-2 * pl.col("p_marked").log().sum(), dof=2 * pl.len(),
+            stat_closest=-2 * pl.col("p_event").log().sum(),
             shared_events=pl.col("tournament_id").sort(),
             n_starts_a=pl.col("n_a").sum(), n_starts_b=pl.col("n_b").sum(),
             min_gap=pl.col("gap").min(),
+            lam=pl.col("lam").sum(),
         )
-        fish = fish.with_columns(p_gap=pl.Series(sps.chi2.sf(fish["stat"].to_numpy(), fish["dof"].to_numpy())))
+        fish = fish.with_columns(
+            p_gap=pl.Series(sps.chi2.sf(fish["stat"].to_numpy(), fish["dof"].to_numpy())),
+            p_closest=pl.Series(sps.chi2.sf(fish["stat_closest"].to_numpy(), fish["dof"].to_numpy())),
+        )
         pairs = cand.join(fish, on=["a", "b"], how="left")
         co = co.join(cand.select("a", "b"), on=["a", "b"], how="inner")
         co = self._bubble(co)
@@ -380,8 +405,10 @@ class CoordinatedSitoutDetector(Detector):
                 p_value=float(r["p_value"]),
                 text=(f"{a} ({r['n_starts_a']} sit-outs) and {b} ({r['n_starts_b']}) in {len(r['shared_events'])} "
                       f"shared events started sitting out together {r['n_co']} times in {len(r['co_tournaments'])} "
-                      f"tournaments, closest {r['min_gap']:.1f} s apart; closest-gap test against each player's own "
-                      f"sit-out rate p {r['p_gap']:.3g} (q {r['q_value']:.3g} over {self.family_} pairs){perm}; "
+                      f"tournaments, closest {r['min_gap']:.1f} s apart; {r['lam']:.3g} coincidences expected from "
+                      f"each player's own sit-out rate, coincidence test (count and closeness, events combined) p "
+                      f"{r['p_gap']:.3g} (q {r['q_value']:.3g} over {self.family_} pairs), closest-pair test p "
+                      f"{r['p_closest']:.3g}{perm}; "
                       f"mean bubble proximity {(r['bubble'] or 0):.2f}"),
                 sql=(f"SELECT x.tournament_id, x.ts AS {_ident('ts_' + a)}, y.ts AS {_ident('ts_' + b)} FROM sit_events x "
                      f"JOIN sit_events y ON x.tournament_id = y.tournament_id AND y.kind = 'sit_out' "
@@ -418,6 +445,28 @@ class CoordinatedSitoutDetector(Detector):
                 {"tournament": r["tournament_id"], "a": r["a"], "b": r["b"], "ts_a": str(r["ts_a"]), "ts_b": str(r["ts_b"]),
                  "remaining": r["remaining"], "paid": r["paid"]} for r in co.head(100).iter_rows(named=True)]},
         )
+
+
+def _marked_poisson_sf(x: np.ndarray, s: np.ndarray, lam: np.ndarray, k_max: int = 200) -> np.ndarray:
+    """P(S >= s) for S = sum of -log(U_i) over a Poisson(lam) number of
+    coincidences with independent uniform closeness U_i (gap over window): the
+    null of two players sitting out independently at their own rates, where
+    coincidences fall as a Poisson process and, given one, its gap is uniform
+    within the window. Given K = k, S ~ Gamma(k, 1), so
+    P(S >= s) = sum_k Pois(k; lam) Gamma_sf(s; k) (s > 0), and 1 - exp(-lam) when
+    all coincidences sit at the window's edge (s = 0, x >= 1); 1 with none.
+    Counts and closeness both count: three sit-outs 1 s apart in a window of 30 s
+    are far rarer than one."""
+    x = np.asarray(x, dtype=float)
+    s = np.asarray(s, dtype=float)
+    lam = np.maximum(np.asarray(lam, dtype=float), 1e-12)
+    ks = np.arange(1, k_max + 1, dtype=float)
+    logpois = ks[None, :] * np.log(lam)[:, None] - lam[:, None] - _sp.gammaln(ks + 1)[None, :]
+    gsf = _sp.gammaincc(ks[None, :], np.maximum(s, 0.0)[:, None])
+    with np.errstate(divide="ignore"):
+        p = np.exp(logpois + np.log(np.maximum(gsf, 1e-300))).sum(axis=1)
+    p = np.where(x < 1, 1.0, np.clip(p, 1e-300, 1.0))
+    return p
 
 
 def _ident(s: str) -> str:

@@ -24,7 +24,9 @@ Method
    the whole run.
 
 Files are read in chunks of about 24 MB: a chunk's hand texts go through the
-parser in one vectorised pass; with several chunks a process pool parses the
+parser in one vectorised pass (a file larger than a chunk is parsed in pieces
+of about 24 MB cut at hand headers, with its own line numbers, so one huge
+file costs no more parser memory than a chunk); with several chunks a process pool parses the
 next chunks while the current one is loaded, and every chunk is loaded inside
 the run's single transaction, so memory stays at a few chunks whatever the
 size of the landing folder.  A growing events file is read up to its last
@@ -50,7 +52,8 @@ import polars as pl
 from pipelines.lib import events as _events
 from pipelines.lib import warehouse as wh
 from pipelines.lib.errors import RailbirdError
-from pipelines.lib.handhistory import _lines_frame, _parse_lines, decode_bytes
+from pipelines.lib.handhistory import decode_bytes
+from pipelines.lib.handhistory import parse_texts as _parse_texts
 
 GROWING_SECONDS = 120
 _HEADER = re.compile(r"^\ufeff?PokerStars (?:Zoom |Home Game )?(?:Hand|Game) #", re.MULTILINE)
@@ -176,14 +179,12 @@ def complete_part(text: str, recent: bool) -> tuple[str, bool]:
     return text, recent
 
 
-def parse_texts(texts: list[str], names: list[str]):
-    """Parse several decoded texts in one vectorised pass of the hand-history parser.
-
-    Uses the parser's batch entry (the one ``parse_files`` uses) so a batch of
-    files costs one pipeline run instead of one per file.
-    """
+def parse_texts(texts: list[str], names: list[str], max_chars: int | None = None):
+    """Parse several texts with the hand-history parser's batch entry (the one
+    ``parse_files`` uses): one vectorised pass per ~24 MB, a longer text cut at
+    hand headers into pieces."""
     texts = [t.replace("\r\n", "\n").replace("\r", "\n").replace("\ufeff", "") for t in texts]
-    return _parse_lines(_lines_frame(texts, names), names)
+    return _parse_texts(texts, names, PARSE_BATCH_BYTES if max_chars is None else max_chars)
 
 
 PARSE_BATCH_BYTES = 24 * 1024 * 1024
@@ -193,7 +194,8 @@ def _parsed_to_batch(parsed) -> wh.Batch:
     return wh.Batch(tables=dict(parsed.tables), quarantine=parsed.quarantine, headers_seen=int(parsed.headers_seen))
 
 
-def _read_chunk(files: list[FileInfo], growing_seconds: float, now: float) -> wh.Batch:
+def _read_chunk(files: list[FileInfo], growing_seconds: float, now: float,
+                chunk_bytes: int = PARSE_BATCH_BYTES) -> wh.Batch:
     """Read one chunk of files (decode, growing check, parse in one batch) into a Batch with its log rows."""
     texts: list[str] = []
     names: list[str] = []
@@ -238,7 +240,9 @@ def _read_chunk(files: list[FileInfo], growing_seconds: float, now: float) -> wh
                     "mtime": info.mtime, "sha256": info.sha256, "status": status})
     batch = wh.Batch()
     if texts:
-        batch.extend(_parsed_to_batch(parse_texts(texts, names)))
+        # decode_bytes already normalised line ends and BOMs; a file larger than
+        # the chunk is parsed in pieces cut at hand headers
+        batch.extend(_parsed_to_batch(_parse_texts(texts, names, chunk_bytes)))
     for part in parts:
         batch.extend(part)
     batch.files = pl.DataFrame(log, schema=FILES_SCHEMA) if log else pl.DataFrame(schema=FILES_SCHEMA)
@@ -285,7 +289,7 @@ def iter_batches(files: list[FileInfo], *, growing_seconds: float = GROWING_SECO
     try:
         if workers <= 1 or len(parts) <= 1:
             for part in parts:
-                batch = _read_chunk(part, growing_seconds, now)
+                batch = _read_chunk(part, growing_seconds, now, chunk_bytes)
                 if bar is not None:
                     bar.update(sum(max(f.size, 0) for f in part))
                 yield batch
@@ -297,14 +301,14 @@ def iter_batches(files: list[FileInfo], *, growing_seconds: float = GROWING_SECO
             pending = []
             it = iter(parts)
             for part in it:
-                pending.append((part, ex.submit(_read_chunk, part, growing_seconds, now)))
+                pending.append((part, ex.submit(_read_chunk, part, growing_seconds, now, chunk_bytes)))
                 if len(pending) > workers:
                     break
             while pending:
                 part, fut = pending.pop(0)
                 nxt = next(it, None)
                 if nxt is not None:
-                    pending.append((nxt, ex.submit(_read_chunk, nxt, growing_seconds, now)))
+                    pending.append((nxt, ex.submit(_read_chunk, nxt, growing_seconds, now, chunk_bytes)))
                 batch = fut.result()
                 if bar is not None:
                     bar.update(sum(max(f.size, 0) for f in part))

@@ -10,6 +10,7 @@ import pytest
 
 from pipelines.lib import ingest
 from pipelines.lib import warehouse as wh
+from pipelines.lib.handhistory import _pieces
 
 SAMPLE = "ChazDazzle__fpdb-chaz/pyfpdb/regression-test-files/cash/Stars/Flop/NLHE-6max-USD-0.05-0.10-200911.txt"
 
@@ -177,3 +178,59 @@ def test_growing_events_file_keeps_its_partial_last_line_for_later(tmp_path):
     r = ingest.ingest([land], con, progress=False, growing_seconds=600)
     assert (r.result.events_stored, r.result.quarantined, r.growing) == (1, 0, [])
     assert con.execute("SELECT kind FROM sit_events ORDER BY ts").fetchall() == [("sit_out",), ("sit_in",)]
+
+
+def _file_info(path):
+    st = path.stat()
+    return ingest.FileInfo(path, "hands", st.st_size, ingest._mtime(st), st.st_mtime)
+
+
+def test_a_file_larger_than_a_chunk_is_parsed_in_pieces_with_true_line_numbers(tmp_path, real_hands):
+    p = tmp_path / "big.txt"
+    p.write_text("junk before the first hand\n\n" + "\n\n\n".join(real_hands) + "\n\n", encoding="utf-8")
+    _old(p)
+    whole = ingest._read_chunk([_file_info(p)], growing_seconds=0, now=time.time())
+    cut = ingest._read_chunk([_file_info(p)], growing_seconds=0, now=time.time(), chunk_bytes=3000)
+    assert len(_pieces(p.read_text(encoding="utf-8"), 3000)) > 3
+    assert cut.headers_seen == whole.headers_seen == len(real_hands)
+    key = ["hand_id", "source_line", "content_hash"]
+    assert cut.tables["hands"].select(key).equals(whole.tables["hands"].select(key))
+    for name in ("seats", "actions", "collections"):
+        assert cut.tables[name].equals(whole.tables[name]), name
+
+
+def test_staged_child_rows_load_like_direct_inserts_and_roll_back_on_failure(tmp_path, real_hands, monkeypatch):
+    """Child rows staged as Parquet (every frame, here) end up exactly as direct inserts; a failure after
+    staging leaves the warehouse as it was and no staging folder behind."""
+    land = tmp_path / "landing"
+    land.mkdir()
+    for i in range(3):
+        (land / f"{i}.txt").write_text("\n\n".join(real_hands[4 * i: 4 * i + 5]) + "\n\n", encoding="utf-8")
+        _old(land / f"{i}.txt")
+    files = ingest.discover([land])
+
+    def run(con, **kw):
+        todo, _ = ingest.changed_files(files, {})
+        return wh.load_many(con, ingest.iter_batches(todo, growing_seconds=0, workers=1, chunk_bytes=1), run_id="r", **kw)
+
+    direct = wh.connect(None)
+    run(direct)
+    monkeypatch.setattr(wh, "_STAGE_ROWS", 1)
+    folders = []
+    real_mkdtemp = wh.tempfile.mkdtemp
+    monkeypatch.setattr(wh.tempfile, "mkdtemp", lambda **kw: folders.append(real_mkdtemp(**kw)) or folders[-1])
+
+    def boom(stage):
+        if stage == "staged":
+            raise RuntimeError("disk on fire")
+
+    staged = wh.connect(None)
+    with pytest.raises(RuntimeError, match="disk on fire"):
+        run(staged, fail_hook=boom)
+    assert folders and not any(os.path.exists(f) for f in folders)
+    assert all(staged.execute(f"SELECT count(*) FROM {t}").fetchone()[0] == 0 for t in wh.HAND_TABLES)
+    r = run(staged)
+    assert r.hands_stored == direct.execute("SELECT count(*) FROM hands").fetchone()[0] > 10
+    for t in ("hands", "seats", "actions", "hole_cards", "boards", "pots", "collections", "table_events"):
+        q = f"SELECT * FROM {t} ORDER BY ALL"
+        assert staged.execute(q).fetchall() == direct.execute(q).fetchall(), t

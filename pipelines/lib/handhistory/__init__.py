@@ -1,7 +1,7 @@
 """PokerStars hand-history parser: bytes -> text -> the warehouse hand tables.
 
-``decode_bytes`` (decode.py), ``parse_text`` / ``ParsedHands`` (parse.py) and
-``parse_files`` (below). See parse.py for the method.
+``decode_bytes`` (decode.py), ``parse_text`` / ``ParsedHands`` (parse.py),
+``parse_texts`` and ``parse_files`` (below). See parse.py for the method.
 """
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from .decode import decode_bytes
 from .lines import HEADER_RE
 from .parse import ParsedHands, TABLE_COLUMNS, TABLE_SCHEMAS, _lines_frame, _parse_lines, parse_text
 
-__all__ = ["decode_bytes", "parse_text", "parse_files", "ParsedHands", "TABLE_COLUMNS", "TABLE_SCHEMAS"]
+__all__ = ["decode_bytes", "parse_text", "parse_texts", "parse_files", "ParsedHands", "TABLE_COLUMNS", "TABLE_SCHEMAS"]
 
 # Batches are cut by bytes; a batch bigger than this is worth a second process.
 _BATCH_BYTES = 24 * 1024 * 1024
@@ -42,28 +42,39 @@ def _pieces(text: str, max_chars: int) -> list[tuple[str, int]]:
     return out
 
 
-def _parse_batch(paths: list[str]) -> ParsedHands:
-    """Decode and parse files; a file larger than the batch size is parsed in
-    pieces cut at hand headers, so memory stays bounded by the batch size."""
-    texts: list[str] = []
-    names: list[str] = []
+def parse_texts(texts: list[str], names: list[str], max_chars: int | None = None) -> ParsedHands:
+    """Parse decoded texts (``names[i]`` is the source file of ``texts[i]``) in
+    vectorised batches of about ``max_chars``: short texts share a batch, a text
+    longer than that is cut at hand headers into pieces (line numbers stay
+    those of its file), so memory stays bounded by the batch size (default:
+    24 MB)."""
+    max_chars = _BATCH_BYTES if max_chars is None else max_chars
+    batch: list[str] = []
+    batch_names: list[str] = []
     offsets: list[int] = []
     parts: list[ParsedHands] = []
     size = 0
-    for p in paths:
-        with open(p, "rb") as fh:
-            text = decode_bytes(fh.read())
-        for piece, before in _pieces(text, _BATCH_BYTES):
-            if texts and size + len(piece) > _BATCH_BYTES:
-                parts.append(_parse_lines(_lines_frame(texts, names, offsets), names))
-                texts, names, offsets, size = [], [], [], 0
-            texts.append(piece)
-            names.append(p)
+    for text, name in zip(texts, names):
+        for piece, before in _pieces(text, max_chars):
+            if batch and size + len(piece) > max_chars:
+                parts.append(_parse_lines(_lines_frame(batch, batch_names, offsets), batch_names))
+                batch, batch_names, offsets, size = [], [], [], 0
+            batch.append(piece)
+            batch_names.append(name)
             offsets.append(before)
             size += len(piece)
-    if texts:
-        parts.append(_parse_lines(_lines_frame(texts, names, offsets), names))
+    if batch:
+        parts.append(_parse_lines(_lines_frame(batch, batch_names, offsets), batch_names))
     return ParsedHands.concat(parts)
+
+
+def _parse_batch(paths: list[str]) -> ParsedHands:
+    """Decode and parse files (see :func:`parse_texts`)."""
+    texts: list[str] = []
+    for p in paths:
+        with open(p, "rb") as fh:
+            texts.append(decode_bytes(fh.read()))
+    return parse_texts(texts, paths)
 
 
 def parse_files(paths: Iterable[str | Path], workers: int | None = None) -> ParsedHands:

@@ -102,14 +102,40 @@ SELECT d.hand_id, d.seq, d.street, d.player, t.opponent, d.action, d.n_active,
        CAST(d.pot_before AS DOUBLE) AS pot_before, d.is_all_in,
        h.is_tournament, h.tournament_id, h.table_name, h.started_at, h.game,
        CAST(coalesce(nullif(h.big_blind, 0), 1) AS DOUBLE) AS bb,
-       hp.cards AS hole, ho.cards AS opp_hole, b.cards AS board
+       {cards}
 FROM dec d
 JOIN target t ON t.hand_id = d.hand_id AND t.seq = d.seq AND t.opponent IS NOT NULL
 JOIN hands h ON h.hand_id = d.hand_id
-LEFT JOIN hole_cards hp ON hp.hand_id = d.hand_id AND hp.player = d.player
-LEFT JOIN hole_cards ho ON ho.hand_id = d.hand_id AND ho.player = t.opponent
-LEFT JOIN boards b ON b.hand_id = d.hand_id AND b.run = 1
+LEFT JOIN {hole_codes} hp ON hp.hand_id = d.hand_id AND hp.player = d.player
+LEFT JOIN {hole_codes} ho ON ho.hand_id = d.hand_id AND ho.player = t.opponent
+LEFT JOIN {board_codes} b ON b.hand_id = d.hand_id
 """
+
+
+# every card's text at position 2 * code: a card text (rank then suit, disjoint alphabets) is only found there
+_DECK_TEXT = "".join(_cards.card_str(i) for i in range(52))
+
+
+def _card_codes_sql(cards: str) -> str:
+    """SQL: a list of card texts such as ['Ah', 'Kd'] as TINYINT codes (:mod:`datasets.cards`), -1 where not a card."""
+    pos = f"instr('{_DECK_TEXT}', c)"
+    return f"list_transform({cards}, lambda c: CAST(CASE WHEN length(c) = 2 AND {pos} % 2 = 1 THEN ({pos} - 1) // 2 ELSE -1 END AS TINYINT))"
+
+
+# the cards as small ints, not lists of text: the player's first six hole cards (Hold'em two, Omaha four
+# to six), the opponent's first two and the five board cards of the first run (null where unknown)
+HOLE_COLS = [f"_h{i}" for i in range(6)]
+OPP_COLS = ["_o0", "_o1"]
+BOARD_COLS = [f"_b{i}" for i in range(5)]
+HU_DECISIONS_SQL = (
+    HU_DECISIONS_SQL
+    .replace("{cards}", ", ".join([f"hp.codes[{i + 1}] AS {c}" for i, c in enumerate(HOLE_COLS)]
+                                  + [f"ho.codes[{i + 1}] AS {c}" for i, c in enumerate(OPP_COLS)]
+                                  + [f"b.codes[{i + 1}] AS {c}" for i, c in enumerate(BOARD_COLS)]))
+    .replace("{hole_codes}", f"(SELECT hand_id, player, {_card_codes_sql('cards')} AS codes FROM hole_cards)")
+    .replace("{board_codes}", f"(SELECT hand_id, {_card_codes_sql('cards')} AS codes FROM boards WHERE run = 1)")
+)
+CARD_COLS = HOLE_COLS + OPP_COLS + BOARD_COLS
 
 _BOARD_LEN = {"preflop": 0, "flop": 3, "turn": 4, "river": 5}
 
@@ -362,22 +388,28 @@ def omaha_strength(
 # ------------------------------------------------------------------ decisions
 
 
+def _codes(u: pl.DataFrame, cols: list[str]) -> np.ndarray:
+    """(n, len(cols)) int64 card codes from the TINYINT card columns of :data:`HU_DECISIONS_SQL`."""
+    return np.stack([u[c].fill_null(-1).to_numpy().astype(np.int64) for c in cols], axis=1)
+
+
 def _card_columns(u: pl.DataFrame, *, samples: int, random_state: int) -> tuple[np.ndarray, np.ndarray]:
-    """strength and equity for rows with game, hole, opp_hole, board, street, _hu columns."""
+    """strength and equity for rows with game, street, _hu and the card code columns (:data:`CARD_COLS`)."""
     holdem = (u["game"] == "holdem").to_numpy()
     games = u["game"].to_numpy()
     blen = u["street"].replace_strict(_BOARD_LEN, default=0, return_dtype=pl.Int64).to_numpy()
-    board = _card_matrix(u["board"], 5)
+    board = _codes(u, BOARD_COLS)
     board_ok = ((np.arange(5)[None, :] >= blen[:, None]) | (board >= 0)).all(axis=1)
+    hole6 = _codes(u, HOLE_COLS)
     omaha_col = np.full(len(u), np.nan)
     for game, width in (("omaha", 4), ("omaha5", 5), ("omaha6", 6)):
         rows = np.nonzero(games == game)[0]
         if rows.size:
-            oh = _card_matrix(u["hole"][rows], width)
+            oh = hole6[rows, :width].copy()
             oh[~board_ok[rows]] = -1
             omaha_col[rows] = omaha_strength(oh, board[rows], blen[rows], random_state=random_state)
-    hole = _card_matrix(u["hole"], 2)
-    opp = _card_matrix(u["opp_hole"], 2)
+    hole = hole6[:, :2].copy()
+    opp = _codes(u, OPP_COLS)
     hole[~holdem | ~board_ok] = -1  # Omaha: strength above, no equity here
     opp[~holdem] = -1
     # equity against the actual hand feeds only the heads-up value given: skip it elsewhere
@@ -390,7 +422,7 @@ def hu_decisions(con: duckdb.DuckDBPyConnection, *, samples: int = 16, random_st
     """Every heads-up voluntary decision with its opponent, cards, strength, equity and value given."""
     df = con.sql(HU_DECISIONS_SQL).pl()
     if df.is_empty():
-        return df.with_columns(
+        return df.drop(CARD_COLS).with_columns(
             pl.lit(None, pl.Float64).alias("strength"),
             pl.lit(None, pl.Float64).alias("equity"),
             pl.lit(None, pl.Float64).alias("value_given"),
@@ -406,13 +438,13 @@ def hu_decisions(con: duckdb.DuckDBPyConnection, *, samples: int = 16, random_st
     # the cards are the same for every decision of a player against one opponent on one street:
     # value each (hand, player, opponent, street) once
     keys = ["hand_id", "player", "opponent", "street", "_hu"]
-    u = df.select(*keys, "game", "hole", "opp_hole", "board").unique(subset=keys, keep="first", maintain_order=True)
+    u = df.select(*keys, "game", *CARD_COLS).unique(subset=keys, keep="first", maintain_order=True)
     strength, equity = _card_columns(u, samples=samples, random_state=random_state)
     u = u.select(keys).with_columns(
         pl.Series("strength", strength, nan_to_null=True),
         pl.Series("equity", equity, nan_to_null=True),
     )
-    df = df.drop(["hole", "opp_hole", "board"]).join(u, on=keys, how="left", maintain_order="left").drop("_hu")
+    df = df.drop(CARD_COLS).join(u, on=keys, how="left", maintain_order="left").drop("_hu")
     a = pl.col("action")
     df = df.with_columns(
         aggr=a.is_in(["bet", "raise"]),

@@ -1,16 +1,25 @@
-"""Time and peak memory of the gameplay detectors on a large warehouse.
+"""Time and peak memory of the six detectors on a large warehouse.
 
 A million-hand warehouse is built by replicating a generated one under new ids:
-copy k of every hand gets the hand id ``<id>0<k>``, its tournaments ``<id>0<k>``
-and its players ``<name>#<k>`` (so copies never merge into one population of
-the same accounts; the replica has k times the accounts). Then soft play,
-chip dumping and bounty collusion run one after the other, each timed; the
-process's peak resident memory is read from ``getrusage``.
+copy k of every hand gets the hand id ``<id>0<k>``, its tournaments ``<id>0<k>``,
+its tables ``<name> #<k>`` and its players ``<name>#<k>`` (so copies never merge
+into one population of the same accounts; the replica has k times the accounts).
+The platform's events and accounts are copied the same way for the identity
+detectors: sessions ``<id>0<k>``, devices and payment hashes ``<hash>#<k>``, and
+IPv4 addresses with ``k`` added to the second octet (IPv6: ``x<k>`` appended to
+the first group), so no identifier or /24 (/64) network is shared across copies.
+Then the three game-play detectors (soft play, chip dumping, bounty collusion)
+and the three identity detectors (multi-accounting, seat hand-off, coordinated
+sit-out) run one after the other, each timed in wall-clock and CPU seconds
+(CPU over all threads, DuckDB's included); the process's peak resident memory
+is read from ``getrusage``.
 
-    python benchmarks/detect_bench.py --source /tmp/rb/mixed101.duckdb --hands 1000000
+    python benchmarks/detect_bench.py --source /tmp/rb/mixed101.duckdb --hands 1000000 --keep /tmp/rb/replica1m.duckdb
 
-Without ``--source`` a ``demo`` population is generated and ingested first
-(under /tmp, several minutes). Prints one line per detector and a total.
+``--keep`` keeps the replica; run again with the same ``--keep`` and ``--reuse``
+to time the detectors on it without building it again. Without ``--source`` a
+``demo`` population is generated and ingested first (under /tmp, several
+minutes). Prints one line per detector and a total.
 """
 
 from __future__ import annotations
@@ -30,39 +39,64 @@ import duckdb
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+HAND, PLAYER, TOURNAMENT, TABLE, SUFFIX, IP = "hand", "player", "tournament", "table", "suffix", "ip"
 TABLES = {
-    # table -> (columns holding a hand id, columns holding a player, columns holding a tournament id)
-    "hands": (["hand_id", "content_hash"], ["hero"], ["tournament_id"]),
-    "seats": (["hand_id"], ["player"], []),
-    "actions": (["hand_id"], ["player"], []),
-    "hole_cards": (["hand_id"], ["player"], []),
-    "boards": (["hand_id"], [], []),
-    "pots": (["hand_id"], [], []),
-    "collections": (["hand_id"], ["player"], []),
-    "bounties": (["hand_id"], ["winner", "eliminated"], ["tournament_id"]),
-    "tournaments": ([], [], ["tournament_id"]),
+    # table -> {column: how copy k renames it}; columns not named are copied as they are
+    "hands": {"hand_id": HAND, "content_hash": HAND, "hero": PLAYER, "tournament_id": TOURNAMENT, "table_name": TABLE},
+    "seats": {"hand_id": HAND, "player": PLAYER},
+    "actions": {"hand_id": HAND, "player": PLAYER},
+    "hole_cards": {"hand_id": HAND, "player": PLAYER},
+    "boards": {"hand_id": HAND},
+    "pots": {"hand_id": HAND},
+    "collections": {"hand_id": HAND, "player": PLAYER},
+    "bounties": {"hand_id": HAND, "winner": PLAYER, "eliminated": PLAYER, "tournament_id": TOURNAMENT},
+    "tournaments": {"tournament_id": TOURNAMENT},
+    "tournament_finishes": {"tournament_id": TOURNAMENT, "player": PLAYER, "hand_id": HAND},
+    "table_events": {"hand_id": HAND, "player": PLAYER},
+    # platform events and accounts (the identity detectors)
+    "accounts": {"account": PLAYER, "payment": SUFFIX},
+    "sessions": {"account": PLAYER, "session": HAND, "ip": IP, "device": SUFFIX},
+    "session_events": {"account": PLAYER, "session": HAND, "ip": IP, "device": SUFFIX},
+    "sit_events": {"account": PLAYER, "table_name": TABLE, "tournament_id": TOURNAMENT},
+    "registrations": {"account": PLAYER, "tournament_id": TOURNAMENT},
+    "decisions": {"hand_id": HAND, "account": PLAYER},
+    "transfers": {"account": PLAYER, "to_account": PLAYER},
+    "other_events": {"account": PLAYER},
+}
+
+RENAME = {
+    HAND: "{c} || '0' || k::VARCHAR",
+    TOURNAMENT: "{c} || '0' || k::VARCHAR",
+    PLAYER: "{c} || '#' || k::VARCHAR",
+    SUFFIX: "{c} || '#' || k::VARCHAR",
+    TABLE: "{c} || ' #' || k::VARCHAR",
+    IP: ("CASE WHEN regexp_matches({c}, '^\\d+\\.\\d+\\.\\d+\\.\\d+$') "
+         "THEN split_part({c}, '.', 1) || '.' || ((split_part({c}, '.', 2)::INTEGER + k) % 256)::VARCHAR || '.' "
+         "|| split_part({c}, '.', 3) || '.' || split_part({c}, '.', 4) "
+         "ELSE regexp_replace({c}, '^([^:]*)', '\\1x' || k::VARCHAR) END"),
 }
 
 
 def replicate(source: str, target: str, copies: int) -> int:
-    """Write ``copies`` renamed copies of the source's gameplay tables into ``target``; returns hands."""
+    """Write ``copies`` renamed copies of the source's tables into a new ``target``; returns hands."""
+    if Path(target).exists():
+        raise SystemExit(f"{target} exists: pass --reuse to time the detectors on it, or remove it")
     schema = (ROOT / "pipelines" / "lib" / "schema.sql").read_text()
     con = duckdb.connect(target)
     con.execute(schema)
     con.execute("ATTACH ? AS src (READ_ONLY)", [source])
-    for table, (hand_cols, player_cols, tour_cols) in TABLES.items():
+    for table, renames in TABLES.items():
         cols = [r[0] for r in con.execute(f"DESCRIBE src.{table}").fetchall()]
         exprs = []
         for c in cols:
-            if c in hand_cols or c in tour_cols:
-                exprs.append(f"CASE WHEN {c} IS NULL THEN NULL ELSE {c} || '0' || k::VARCHAR END")
-            elif c in player_cols:
-                exprs.append(f"CASE WHEN {c} IS NULL THEN NULL ELSE {c} || '#' || k::VARCHAR END")
+            if c in renames:
+                exprs.append(f"CASE WHEN {c} IS NULL OR {c} = '' THEN {c} ELSE {RENAME[renames[c]].format(c=c)} END")
             else:
                 exprs.append(c)
         # fixed SQL built from the schema's own column names and a bound copy count; no user text
         con.execute(
-            f"INSERT INTO {table} SELECT {', '.join(exprs)} FROM src.{table}, range(?) AS r(k)", [copies]
+            f"INSERT INTO {table} ({', '.join(cols)}) SELECT {', '.join(exprs)} FROM src.{table}, range(?) AS r(k)",
+            [copies],
         )
     n = con.execute("SELECT count(*) FROM hands").fetchall()[0][0]
     con.execute("DETACH src")
@@ -74,46 +108,63 @@ def peak_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
 
+def cpu_s() -> float:
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--source", help="a generated, ingested warehouse to replicate")
     ap.add_argument("--hands", type=int, default=1_000_000, help="hands to reach (default 1,000,000)")
     ap.add_argument("--keep", help="keep the replica at this path")
+    ap.add_argument("--reuse", action="store_true", help="time the detectors on the replica at --keep as it is")
+    ap.add_argument("--only", help="comma-separated detector kinds to run (default: all six)")
     args = ap.parse_args(argv)
+    if args.reuse and not (args.keep and Path(args.keep).exists()):
+        ap.error("--reuse needs --keep naming an existing replica")
     tmp = Path(tempfile.mkdtemp(prefix="rb_detect_bench_"))
     try:
-        source = args.source
-        if not source:
-            from datasets.generate import generate
-
-            generate(tmp / "pop", preset="demo", seed=1, progress=False)
-            source = str(tmp / "src.duckdb")
-            subprocess.run([sys.executable, "-m", "pipelines.cli", "ingest", str(tmp / "pop"), "--warehouse", source,
-                            "--no-progress", "--growing-seconds", "0"], check=True, cwd=ROOT)
-        src = duckdb.connect(source, read_only=True)
-        base = src.execute("SELECT count(*) FROM hands").fetchall()[0][0]
-        src.close()
-        copies = max(1, math.ceil(args.hands / base))
         target = args.keep or str(tmp / "replica.duckdb")
-        t = time.perf_counter()
-        n = replicate(source, target, copies)
-        print(f"replica: {n:,} hands ({copies} copies of {base:,}) built in {time.perf_counter() - t:.1f} s")
+        if args.reuse:
+            con = duckdb.connect(target, read_only=True)
+            n = con.execute("SELECT count(*) FROM hands").fetchall()[0][0]
+            con.close()
+            print(f"replica: {n:,} hands (reused {target})")
+        else:
+            source = args.source
+            if not source:
+                from datasets.generate import generate
 
-        from detectors.bounty_collusion import BountyCollusionDetector
-        from detectors.chip_dumping import ChipDumpingDetector
-        from detectors.soft_play import SoftPlayDetector
+                generate(tmp / "pop", preset="demo", seed=1, progress=False)
+                source = str(tmp / "src.duckdb")
+                subprocess.run([sys.executable, "-m", "pipelines.cli", "ingest", str(tmp / "pop"), "--warehouse", source,
+                                "--no-progress", "--growing-seconds", "0"], check=True, cwd=ROOT)
+            src = duckdb.connect(source, read_only=True)
+            base = src.execute("SELECT count(*) FROM hands").fetchall()[0][0]
+            src.close()
+            copies = max(1, math.ceil(args.hands / base))
+            t = time.perf_counter()
+            n = replicate(source, target, copies)
+            print(f"replica: {n:,} hands ({copies} copies of {base:,}) built in {time.perf_counter() - t:.1f} s")
 
+        from detectors import get_detector
+
+        kinds = ["soft_play", "chip_dumping", "bounty_collusion", "multi_accounting", "seat_handoff", "coordinated_sitout"]
+        if args.only:
+            kinds = [k for k in kinds if k in args.only.split(",")]
         con = duckdb.connect(target, read_only=True)
         con.execute("SET enable_progress_bar = false")
-        total = 0.0
-        for cls in (SoftPlayDetector, ChipDumpingDetector, BountyCollusionDetector):
-            t = time.perf_counter()
-            signals = cls().detect(con)
-            dt = time.perf_counter() - t
-            total += dt
-            print(f"{cls.kind:<18} {dt:8.1f} s  signals {len(signals):5d}  flagged {sum(s.flagged for s in signals):4d}  "
-                  f"peak RSS {peak_mb():,.0f} MB")
-        print(f"{'total':<18} {total:8.1f} s  on {n:,} hands  (the gameplay features are computed once, in the first detector)")
+        wall = cpu = 0.0
+        for kind in kinds:
+            t, c = time.perf_counter(), cpu_s()
+            signals = get_detector(kind).detect(con)
+            dt, dc = time.perf_counter() - t, cpu_s() - c
+            wall, cpu = wall + dt, cpu + dc
+            print(f"{kind:<19} {dt:7.1f} s wall {dc:7.1f} s CPU  signals {len(signals):5d}  "
+                  f"flagged {sum(s.flagged for s in signals):4d}  peak RSS {peak_mb():,.0f} MB", flush=True)
+        print(f"{'total':<19} {wall:7.1f} s wall {cpu:7.1f} s CPU  on {n:,} hands, peak RSS {peak_mb():,.0f} MB "
+              "(the game-play features are computed once, in the first game-play detector)")
         con.close()
     finally:
         if not args.keep:

@@ -105,3 +105,34 @@ def test_hands_only_runs_and_finds_the_trio(world):
     assert all(any("sit_out/sit_in events" in m for m in s.missing) for s in sigs)
     flagged = [s for s in sigs if s.flagged]
     assert [s.accounts for s in flagged] == [TRIO]
+
+
+def test_coincidence_test_is_calibrated_under_independence():
+    """The marked Poisson null (Poisson count of coincidences, uniform closeness): simulated
+    independent players reject at no more than the nominal level, and not far below it."""
+    from detectors.coordinated_sitout import _marked_poisson_sf
+
+    rng = np.random.default_rng(5)
+    for lam in (0.05, 0.3, 1.5):
+        k = rng.poisson(lam, 40_000)
+        s = np.array([-np.log(rng.uniform(size=n)).sum() for n in k])
+        p = _marked_poisson_sf(k, s, np.full(k.size, lam))
+        for alpha in (0.01, 0.05):
+            rate = float((p <= alpha).mean())
+            assert rate <= alpha * 1.15 + 0.002, (lam, alpha, rate)
+        # no coincidence at all is no evidence
+        assert np.all(p[k == 0] == 1.0)
+    assert float((p <= 0.05).mean()) >= 0.04  # lam 1.5: close to nominal, not wasted
+
+
+def test_every_coincidence_of_an_event_counts():
+    """Three sit-outs 1 s apart in one event (windows of 30 s, 0.1 coincidences expected)
+    weigh far more than the closest one alone, and more than one coincidence."""
+    from detectors.coordinated_sitout import _marked_poisson_sf
+
+    lam, u = 0.1, 1 / 30
+    one, three = _marked_poisson_sf(np.array([1, 3]), np.array([-np.log(u), -3 * np.log(u)]), np.array([lam, lam]))
+    closest_only = 1 - np.exp(-lam * u)  # the closest of the pairs, as the old test had it
+    assert three < 1e-2 * one
+    assert three < 1e-2 * closest_only
+    assert 0.5 * closest_only < one < 2.5 * closest_only

@@ -21,7 +21,7 @@ CP_ROUND = 30
 @pytest.fixture(scope="module")
 def world():
     w = World(seed=31)
-    names = [f"s{i:02d}" for i in range(27)]
+    names = [f"s{i:02d}" for i in range(30)]
     for n in names:
         w.account(n)
     for i, n in enumerate(names):
@@ -44,14 +44,35 @@ def world():
     w.session("s07", "100.70.3.3", "dev-s07", t_login, at(600))
     # s08: hand-off to a friend who plays the same game, only much slower, on his own laptop
     w.session("s08", "91.2.3.4", "friend-laptop", t_login, at(600))
-    order = [n for n in names if n not in ("s05", "s06", "s07", "s08")] + ["s08", "s07", "s06", "s05"]
+    # s27: a friend takes over twice on his own laptop: two hands into event 800 (too early
+    # to be tested there) and 20 hands into event 801; same game, much slower hands
+    w.styles["s27"] = Style(vpip=0.22, pfr=0.14, aggr=0.5, size=0.66, log_ms=7.5, sd_ms=0.4)
+    w.rows["sessions"] = [r if r[0] != "s27" else (*r[:5], at(2 * EVERY_S / 60 - 1)) for r in w.rows["sessions"]]
+    w.session("s27", "92.5.6.7", "friend27-laptop", at(2 * EVERY_S / 60 - 0.5), at(100))
+    w.session("s27", "10.27.0.1", "dev-s27", at(115), at(120 + 20 * EVERY_S / 60 - 1))
+    w.session("s27", "92.5.6.7", "friend27-laptop", at(120 + 20 * EVERY_S / 60 - 0.5), at(600))
+    # s28: hand-off four hands into the event (a handful of hands before the login), another
+    # person's looser game and slower hands from a new machine
+    w.styles["s28"] = Style(vpip=0.18, pfr=0.14, aggr=0.6, size=0.75, log_ms=7.6, sd_ms=0.4)
+    w.rows["sessions"] = [r if r[0] != "s28" else (*r[:5], at(4 * EVERY_S / 60 - 1)) for r in w.rows["sessions"]]
+    w.session("s28", "93.1.1.1", "helper28-pc", at(4 * EVERY_S / 60 - 0.5), at(100))
+    w.session("s28", "10.28.0.1", "dev-s28", at(115), at(600))
+    # s29: honest, his own second machine appears mid-event for the first time; same game, same speed
+    w.styles["s29"] = Style(vpip=0.24, pfr=0.16, aggr=0.45, size=0.66, log_ms=7.8, sd_ms=0.45)
+    w.rows["sessions"] = [r if r[0] != "s29" else (*r[:5], at(CP_ROUND * EVERY_S / 60 - 1)) for r in w.rows["sessions"]]
+    w.session("s29", "10.29.0.1", "laptop-s29", t_login, at(600))
+    late = ["s29", "s28", "s27", "s08", "s07", "s06", "s05"]
+    order = [n for n in names if n not in late] + late
     w.hands_ = w.tournament(
         "800", names, at(0), n_hands=100, every_s=EVERY_S, bust_order=order,
         styles_from={"s05": (CP_ROUND, helper), "s06": (CP_ROUND, replace(w.styles["s06"], log_ms=7.9)),
-                     "s08": (CP_ROUND, replace(w.styles["s08"], log_ms=8.6))},
+                     "s08": (CP_ROUND, replace(w.styles["s08"], log_ms=8.6)),
+                     "s27": (2, replace(w.styles["s27"], log_ms=8.5)),
+                     "s28": (4, Style(vpip=0.45, pfr=0.1, aggr=0.3, size=1.0, log_ms=8.5, sd_ms=0.45))},
     )
-    # a second event without any change, for the accounts' own history
-    w.tournament("801", names, at(120), n_hands=60, every_s=EVERY_S)
+    # a second event, for the accounts' own history (and s27's second take-over)
+    w.tournament("801", names, at(120), n_hands=60, every_s=EVERY_S, bust_order=order,
+                 styles_from={"s27": (20, replace(w.styles["s27"], log_ms=8.5))})
     return w
 
 
@@ -75,7 +96,8 @@ def test_registered_under_its_kind():
 def test_handoff_found_at_the_change_point_hand(con):
     sigs = SeatHandoffDetector().detect(con)
     flagged = [s for s in sigs if s.flagged]
-    assert sorted((s.accounts[0], s.tournaments[0]) for s in flagged) == [("s05", "800"), ("s08", "800")]
+    assert sorted((s.accounts[0], s.tournaments[0]) for s in flagged) == [
+        ("s05", "800"), ("s08", "800"), ("s27", "801"), ("s28", "800")]
     s = next(x for x in flagged if x.accounts == ["s05"])
     cp = _first_hand_from(con, "s05", "800", CP_ROUND)
     assert s.hands[0] == cp and s.extra["change_point_hand"] == cp
@@ -110,7 +132,7 @@ def test_same_game_slower_hands_from_a_never_used_device_is_a_handoff(con):
 
 def test_no_candidates_without_a_login_change(con):
     sigs = SeatHandoffDetector().detect(con)
-    assert {s.accounts[0] for s in sigs} <= {"s05", "s06", "s07", "s08"}
+    assert {s.accounts[0] for s in sigs} <= {"s05", "s06", "s07", "s08", "s27", "s28", "s29"}
 
 
 def test_hands_only_runs_and_says_what_it_lacked(world):
@@ -123,3 +145,30 @@ def test_hands_only_runs_and_says_what_it_lacked(world):
         assert "decision timing (no decisions)" in s.missing
     # without timing and logins the scan ranks change points but accuses nobody
     assert not any(s.flagged for s in sigs)
+
+
+def test_early_handoff_tested_against_the_accounts_own_history(con):
+    """Four hands before the login are too few for a before/after test in the event; the
+    account's own history (its other event) is the baseline."""
+    s = next(x for x in SeatHandoffDetector().detect(con) if x.accounts == ["s28"] and x.tournaments == ["800"])
+    assert s.flagged
+    assert s.hands[0] == _first_hand_from(con, "s28", "800", 4)
+    timing = next(e for e in s.evidence if e.name.startswith("decision time shift"))
+    assert "own" in timing.text and timing.p_value < 1e-6
+
+
+def test_helper_device_first_seen_mid_event_is_new(con):
+    """s27's friend first logged in two hands into event 800 (no test there); in 801 his
+    laptop is still not one of the owner's machines: a timing shift alone flags it."""
+    det = SeatHandoffDetector()
+    sigs = det.detect(con)
+    s = next(x for x in sigs if x.accounts == ["s27"] and x.tournaments == ["801"])
+    assert s.flagged
+    assert "never used" in next(e for e in s.evidence if e.name.startswith("login")).text
+    assert not any(x.accounts == ["s27"] and x.tournaments == ["800"] for x in sigs)
+
+
+def test_own_new_machine_same_game_same_speed_not_flagged(con):
+    sigs = {s.accounts[0]: s for s in SeatHandoffDetector().detect(con) if s.tournaments == ["800"]}
+    assert "s29" in sigs and not sigs["s29"].flagged
+    assert sigs["s29"].p_value > 0.01

@@ -6,7 +6,7 @@ Chip flow alone cannot tell a dump from a cooler, so every heads-up decision
 is valued with the cards known (:mod:`detectors.features.gameplay`, after
 Mazrooei, Archibald & Bowling, AAAI 2013): a fold facing a bet gives the
 opponent ``equity*(pot+to_call) - to_call``; chips put in give
-``amount*(1 - 2*equity)``. For every ordered pair (giver A, receiver B) three
+``amount*(1 - 2*equity)``. For every ordered pair (giver A, receiver B) four
 own-baseline tests are made against A's play towards everyone else:
 
 1. *value given*: A's mean value given per decision to B against A's mean
@@ -15,22 +15,38 @@ own-baseline tests are made against A's play towards everyone else:
 2. *junk commitment*: A calls, bets or raises B with a weak hand (strength
    < 0.3) more than A's own rate in the same bins predicts;
 3. *folding to the receiver*: A folds to B's bets more than A's own rates
-   with the same cards predict.
+   with the same cards predict;
+4. *presence* (:func:`presence_tests`): A calls or raises preflop bets more
+   often when B is dealt in than A does, at the same starting-hand decile,
+   price, stack depth and venue, in the hands without B. A feeder pays to
+   see flops with the receiver at the table, whoever made the bet, and this
+   test needs no heads-up meeting (dumps in multiway pots, Omaha and the
+   player view, where the strength bin is "unknown" and the test stays valid
+   because seating is independent of the cards). Table-mates who merely sit
+   with B inherit B's effect; they are explained away by stratifying on "a
+   first-pass partner other than the tested one is dealt in".
+
+Baselines are robust: a first pass finds the opponents a player treats unlike
+the rest in either direction (a receiver raises its feeders) and the second
+pass leaves them out of that player's baseline
+(:func:`detectors.stats.robust_own_baseline`), so one planted partner does not
+make every honest opponent look favoured by contrast.
 
 The p-values are combined with Fisher's method, Benjamini–Hochberg controls
 the false-discovery rate over the ordered pairs with at least
-``min_test_hands`` heads-up hands (independent filtering, blind to the
-p-values), and a pair is flagged when
-q <= alpha, the chips actually moved (net flow A -> B of at least
-``min_flow_bb`` big blinds) and they met heads-up at least ``min_hu_hands``
-times. Flagged edges form a directed value-flow graph
-(:mod:`detectors.graphs`): one account feeding many (or many feeding one) is
-reported as one *star* signal, dense groups as a ring.
+``min_test_hands`` heads-up hands or ``min_presence_n`` preflop decisions
+together (independent filtering, blind to the p-values), and a pair is flagged
+when q <= alpha and the chips actually moved (net flow A -> B of at least
+``min_flow_bb`` big blinds, lost to B in at least ``min_hu_hands`` hands).
+Flagged edges form a value-flow graph (:mod:`detectors.graphs`): one account
+feeding many (or many feeding one) is reported as one *star* signal, dense
+groups as a ring.
 
 Benign look-alikes considered: big honest losses (coolers: strong hands that
 lose are not junk commitments and give no value in expectation over many
-decisions), a loose player who loses to everyone (own baseline), and a
-regular who happens to be the opponent often (per-decision tests).
+decisions), a loose player who loses to everyone (own baseline), a regular
+who happens to be the opponent often (per-decision tests), and table-mates
+of a receiver (explained away).
 
 Score: −log10 q, comparable within the kind.
 """
@@ -49,6 +65,146 @@ from detectors.base import Detector, Evidence, Signal, with_top_unflagged
 from detectors.features import gameplay as gp
 
 
+PRESENCE_SQL = """
+-- every preflop decision facing a bet (fold / call / raise), with the decider's stack, price and hole cards
+SELECT a.hand_id, a.seq, a.player, a.action <> 'fold' AS cont, h.tournament_id, h.game,
+       a.to_call::DOUBLE / coalesce(nullif(h.big_blind, 0), 1)::DOUBLE AS to_call_bb,
+       s.stack_start::DOUBLE / coalesce(nullif(h.big_blind, 0), 1)::DOUBLE AS stack_bb,
+       h.is_tournament AS tour, hc.cards AS hole
+FROM actions a JOIN hands h USING (hand_id)
+JOIN seats s ON s.hand_id = a.hand_id AND s.player = a.player
+LEFT JOIN hole_cards hc ON hc.hand_id = a.hand_id AND hc.player = a.player
+WHERE a.street = 'preflop' AND a.action IN ('fold', 'call', 'raise') AND a.to_call > 0
+"""
+
+# Reproduces the raw presence counts: $player's preflop continuations facing a bet with $opponent dealt in, and without
+PRESENCE_COUNTS_SQL = """
+SELECT EXISTS (SELECT 1 FROM seats o WHERE o.hand_id = a.hand_id AND o.player = $opponent AND o.dealt_in) AS partner_dealt_in,
+       count(*) AS decisions, avg(CASE WHEN a.action <> 'fold' THEN 1.0 ELSE 0.0 END) AS continue_rate
+FROM actions a
+WHERE a.player = $player AND a.street = 'preflop' AND a.action IN ('fold', 'call', 'raise') AND a.to_call > 0
+GROUP BY ALL ORDER BY partner_dealt_in DESC
+"""
+
+PRESENCE_BINS = ("sbin", "cbin", "short", "tour")
+
+
+def preflop_decisions(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
+    """Every preflop decision facing a bet, binned by what drives an honest continuation.
+
+    ``sbin``: decile of the starting hand's percentile (Hold'em, cards known; -1
+    where they are not: Omaha, player view); ``cbin``: the price in big blinds
+    (<= 1, 2.5, 6, 15, more); ``short``: at most 15 big blinds deep; ``tour``:
+    tournament hand. ``cont``: called or raised rather than folded.
+    """
+    df = con.sql(PRESENCE_SQL).pl()
+    if df.is_empty():
+        return df.drop("hole").with_columns(pl.lit(None, pl.Int8).alias("sbin"), pl.lit(None, pl.Int8).alias("cbin"),
+                                            pl.lit(None, pl.Boolean).alias("short"))
+    hole = gp._card_matrix(df["hole"], 2)
+    hole[(df["game"] != "holdem").to_numpy()] = -1
+    ok = (hole >= 0).all(axis=1)
+    strength = np.full(len(df), np.nan)
+    if ok.any():
+        strength[ok] = gp._preflop_strength(hole[ok])
+    return df.drop("hole").with_columns(pl.Series("strength", strength, nan_to_null=True)).with_columns(
+        sbin=(pl.col("strength") * 10).floor().clip(0, 9).fill_null(-1).cast(pl.Int8),
+        cbin=pl.when(pl.col("to_call_bb") <= 1).then(0).when(pl.col("to_call_bb") <= 2.5).then(1)
+        .when(pl.col("to_call_bb") <= 6).then(2).when(pl.col("to_call_bb") <= 15).then(3).otherwise(4).cast(pl.Int8),
+        short=pl.col("stack_bb") <= 15,
+    )
+
+
+def _presence_pass(rows: pl.DataFrame, totals: pl.DataFrame, priors: pl.DataFrame, bins: list[str]) -> pl.DataFrame:
+    """One pass of the presence score test.
+
+    ``rows``: per (player, partner, bins) the pair's decisions ``n``/``k`` and
+    ``cn``/``ck``, the pair's decisions counted in ``totals`` (player, bins, N,
+    K), so the baseline is the player's decisions in the bin *without* the
+    partner dealt in; ``priors``: the population's Beta prior per bin.
+    """
+    t = rows.join(totals, on=["player", *bins]).join(priors, on=[b for b in bins if b in priors.columns])
+    t = t.with_columns(n0=(pl.col("N") - pl.col("cn")).clip(0), k0=(pl.col("K") - pl.col("ck")).clip(0))
+    t = t.with_columns(r=((pl.col("k0") + pl.col("pa")) / (pl.col("n0") + pl.col("pa") + pl.col("pb"))).clip(1e-4, 1 - 1e-4),
+                       s=pl.col("n0") + pl.col("pa") + pl.col("pb"))
+    # a bin where the player (nearly) always continues cannot show more continuation, and its score-test
+    # weight 1/(1-r) would swamp the rest: left out
+    t = t.filter(pl.col("r") < 0.98).with_columns(gp.score_test_terms())
+    g = t.group_by(["player", "partner"]).agg(
+        pres_n=pl.col("n").sum().cast(pl.Float64), pres_k=pl.col("k").sum().cast(pl.Float64), pres_e=pl.col("e").sum(),
+        u=pl.col("u").sum(), v=pl.col("v").sum(), base_n=pl.col("n0").sum().cast(pl.Float64),
+        base_k=pl.col("k0").sum().cast(pl.Float64))
+    n, k, e = (g[c].to_numpy().astype(float) for c in ("pres_n", "pres_k", "pres_e"))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        z = g["u"].to_numpy() / np.sqrt(g["v"].to_numpy())
+    from scipy.stats import norm
+
+    # the larger of the score test (carries the baseline's uncertainty) and the exact binomial tail at the
+    # mean expected rate (exact for few decisions, where the normal approximation is too kind)
+    p = np.fmax(np.where(np.isfinite(z), norm.sf(z), np.nan),
+                stats.binom_tail(k, n, np.clip(e / np.maximum(n, 1e-9), 1e-4, 1 - 1e-4)))
+    return g.drop("u", "v").with_columns(pl.Series("pres_p", np.clip(p, 1e-300, 1.0), nan_to_null=True))
+
+
+def presence_tests(con: duckdb.DuckDBPyConnection, dec: pl.DataFrame, *, alpha: float = 0.01, min_n: int = 20) -> pl.DataFrame:
+    """Per ordered pair (player, partner): does the player continue preflop more often with the partner dealt in?
+
+    Own baseline: the same player's continuation rate facing a bet, in the same
+    bin (:data:`PRESENCE_BINS`: hand-strength decile, price, stack depth, venue),
+    in the hands *without* the partner, empirical-Bayes shrunk to the
+    population's rate in the bin; one-sided score test for a common multiplier
+    on the player's rates (as :func:`detectors.features.gameplay.own_baseline`),
+    checked against the exact binomial tail. Seating is independent of the
+    cards, so the test stays valid where cards are unknown (bin -1).
+
+    Explaining away: people who sit with the partner (regulars of the same
+    table) inherit the partner's effect. A first pass finds each player's
+    partners S with BH q <= ``alpha``; the second pass tests every partner X
+    stratified by "another member of S is dealt in" (a Mantel-Haenszel-style
+    stratum added to the bins), so X is compared with the hands without X in
+    the same stratum. Returns player, partner, pres_n, pres_k, pres_e, base_n,
+    base_k, pres_p (pairs with at least ``min_n`` decisions together).
+    """
+    bins = list(PRESENCE_BINS)
+    cols = {"player": pl.Utf8, "partner": pl.Utf8, "pres_n": pl.Float64, "pres_k": pl.Float64, "pres_e": pl.Float64,
+            "base_n": pl.Float64, "base_k": pl.Float64, "pres_p": pl.Float64}
+    if dec.is_empty():
+        return pl.DataFrame(schema=cols)
+    d = dec.select("hand_id", "player", pl.col("cont").cast(pl.Int64).alias("y"), *bins).with_row_index("did")
+    seats = con.sql("SELECT hand_id, player AS partner FROM seats WHERE dealt_in").pl()
+    rows = d.join(seats, on="hand_id").filter(pl.col("player") != pl.col("partner"))
+    me = d.group_by(["player", *bins]).agg(N=pl.len(), K=pl.col("y").sum())
+    priors = []
+    for key, grp in me.group_by(bins):
+        a, b = stats.fit_beta_prior(grp["K"].to_numpy(), grp["N"].to_numpy())
+        priors.append({**dict(zip(bins, key)), "pa": a, "pb": b})
+    pri = pl.DataFrame(priors).cast({b: me.schema[b] for b in bins})
+    # independent filtering: pairs with at least min_n decisions together (blind to the outcome)
+    enough = rows.group_by(["player", "partner"]).agg(cnt=pl.len()).filter(pl.col("cnt") >= min_n).select("player", "partner")
+    rows = rows.join(enough, on=["player", "partner"])
+    pair = rows.group_by(["player", "partner", *bins]).agg(n=pl.len(), k=pl.col("y").sum())
+    first = _presence_pass(pair.with_columns(cn=pl.col("n"), ck=pl.col("k")), me, pri, bins)
+    q = stats.bh_qvalues(first["pres_p"].to_numpy())
+    s_set = first.filter(pl.Series(np.nan_to_num(q, nan=1.0) <= alpha)).select("player", "partner", in_s=pl.lit(1))
+    if s_set.is_empty():
+        return first.select(list(cols))
+    # second pass: m = members of S dealt in at each decision; a decision's stratum for partner X is
+    # "a member of S other than X is in" (m - [X in S] > 0); the totals' stratum is m > 0
+    m = rows.join(s_set, on=["player", "partner"]).group_by("did").agg(m=pl.len())
+    d2 = d.join(m, on="did", how="left").with_columns(pl.col("m").fill_null(0)).with_columns(strat=pl.col("m") > 0)
+    r2 = rows.join(d2.select("did", "m"), on="did").join(s_set, on=["player", "partner"], how="left").with_columns(
+        pl.col("in_s").fill_null(0)).with_columns(strat=(pl.col("m") - pl.col("in_s")) > 0, tstrat=pl.col("m") > 0)
+    bins2 = [*bins, "strat"]
+    test = r2.group_by(["player", "partner", *bins2]).agg(n=pl.len(), k=pl.col("y").sum())
+    inT = r2.group_by(["player", "partner", *bins, "tstrat"]).agg(cn=pl.len(), ck=pl.col("y").sum()).rename({"tstrat": "strat"})
+    test = test.join(inT, on=["player", "partner", *bins2], how="left").with_columns(pl.col("cn", "ck").fill_null(0))
+    totals = d2.group_by(["player", *bins2]).agg(N=pl.len(), K=pl.col("y").sum())
+    touched = s_set.select("player").unique()
+    second = _presence_pass(test.join(touched, on="player"), totals, pri, bins2)
+    keep1 = first.join(touched, on="player", how="anti")
+    return pl.concat([keep1.select(list(cols)), second.select(list(cols))], how="vertical")
+
+
 class ChipDumpingDetector(Detector):
     """Ordered pairs where one side gives value to the other, judged by the cards against its own baseline."""
 
@@ -65,8 +221,10 @@ class ChipDumpingDetector(Detector):
         min_test_hands: int = 10,
         samples: int = 16,
         max_unflagged: int = 300,
+        min_presence_n: int = 20,
     ) -> None:
         super().__init__(alpha=alpha, random_state=random_state)
+        self.min_presence_n = min_presence_n
         self.min_hu_hands = min_hu_hands
         self.min_flow_bb = min_flow_bb
         self.min_value_n = min_value_n
@@ -75,47 +233,85 @@ class ChipDumpingDetector(Detector):
         self.max_unflagged = max_unflagged
 
     def fit(self, con: duckdb.DuckDBPyConnection) -> "ChipDumpingDetector":
-        self.dec_, self.pairs_ = gp.cached_pair_features(con, samples=self.samples, random_state=self.random_state)
+        self.dec_, pairs = gp.cached_pair_features(con, samples=self.samples, random_state=self.random_state)
+        # own-baseline tests with each player's outlying partners left out of the baseline (stats.robust_own_baseline)
+        self.pairs_ = stats.replace_baseline_tests(pairs, self.dec_, alpha=self.alpha) if not pairs.is_empty() else pairs
+        self.pdec_ = preflop_decisions(con)
+        self.presence_ = presence_tests(con, self.pdec_, alpha=self.alpha, min_n=self.min_presence_n)
+        self.dealt_ = con.sql("SELECT hand_id, player AS partner FROM seats WHERE dealt_in").pl()
+        self.flow_ = gp.chip_flow(con)
         self.missing_ = []
         known = self.dec_["equity"].is_not_null().mean() if not self.dec_.is_empty() else 0.0
         if (known or 0.0) < 0.5:
             self.missing_.append(
                 "card-aware value given: both players' hole cards known in only "
-                f"{(known or 0.0):.0%} of heads-up decisions (player view); chip flow and showdown hands only"
+                f"{(known or 0.0):.0%} of heads-up decisions (player view); chip flow, presence and showdown hands only"
             )
         return self
 
+    def _value_tests(self, pf: pl.DataFrame) -> pl.DataFrame:
+        """Value given per heads-up hand to each opponent against the giver's own mean to the others.
+
+        Robust baseline: a first pass (two-sided, BH at ``alpha``) finds the
+        opponents a player treats unusually in either direction (a receiver's
+        feeders, say); the second pass leaves them out of the player's baseline
+        mean and variance, so one partner's planted play does not make every
+        honest opponent look odd by contrast.
+        """
+        def test(t: pl.DataFrame, side: str) -> np.ndarray:
+            vn = t["value_n"].fill_null(0).to_numpy()
+            return stats.weighted_mean_test(
+                t["value_w"].fill_null(0).to_numpy(), t["value_sq"].fill_null(0).to_numpy(),
+                np.where(vn >= self.min_value_n, vn, 0), t["mean0"].fill_null(0).to_numpy(),
+                t["var0"].fill_null(1).to_numpy(), t["n0"].fill_null(0).to_numpy(), side=side)
+
+        def baseline(t: pl.DataFrame, me: pl.DataFrame) -> pl.DataFrame:
+            t = t.drop([c for c in ("S", "S2", "N", "n0", "s0", "q0", "mean0", "var0") if c in t.columns])
+            t = t.join(me, on="player", how="left").with_columns(
+                n0=pl.col("N") - pl.when(pl.col("_out")).then(0).otherwise(pl.col("value_n")),
+                s0=pl.col("S") - pl.when(pl.col("_out")).then(0.0).otherwise(pl.col("value_w")),
+                q0=pl.col("S2") - pl.when(pl.col("_out")).then(0.0).otherwise(pl.col("value_sq")),
+            )
+            t = t.with_columns(mean0=pl.col("s0") / pl.col("n0").clip(1))
+            return t.with_columns(var0=(pl.col("q0") / pl.col("n0").clip(1) - pl.col("mean0") ** 2).clip(1e-6))
+
+        t = pf.with_columns(_out=pl.lit(False))
+        me = t.group_by("player").agg(S=pl.col("value_w").sum(), S2=pl.col("value_sq").sum(), N=pl.col("value_n").sum())
+        t = baseline(t, me)
+        p2 = np.fmin(test(t, "greater"), test(t, "less")) * 2
+        out = pl.Series(np.nan_to_num(stats.bh_qvalues(np.clip(p2, 0, 1)), nan=1.0) <= self.alpha)
+        t = t.with_columns(_out=out)
+        me = t.filter(~pl.col("_out")).group_by("player").agg(
+            S=pl.col("value_w").sum(), S2=pl.col("value_sq").sum(), N=pl.col("value_n").sum())
+        t = baseline(t, me)
+        return t.with_columns(pl.Series("value_p", test(t, "greater"), nan_to_null=True)).drop("_out")
+
     def score(self, con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
         pf = self.pairs_
-        if pf.is_empty():
+        pres = self.presence_.rename({"partner": "opponent"})
+        if pf.is_empty() and pres.is_empty():
             return pl.DataFrame(schema={"accounts": pl.List(pl.Utf8), "tournaments": pl.List(pl.Utf8),
                                         "score": pl.Float64, "p_value": pl.Float64})
-        me = pf.group_by("player").agg(
-            S=pl.col("value_w").sum(), S2=pl.col("value_sq").sum(), N=pl.col("value_n").sum()
-        )
-        rev = pf.select(
-            pl.col("opponent").alias("player"), pl.col("player").alias("opponent"), pl.col("flow_bb").alias("flow_back_bb")
-        )
-        t = pf.join(me, on="player", how="left").join(rev, on=["player", "opponent"], how="left")
+        t = self._value_tests(pf) if not pf.is_empty() else pf
+        # candidates: ordered pairs that met heads-up, and pairs seen by the presence test
+        t = t.join(pres, on=["player", "opponent"], how="full", coalesce=True) if not t.is_empty() else pres
+        flow = self.flow_.select("player", "opponent", pl.col("flow_bb").alias("_flow"), pl.col("hands").alias("flow_hands"))
+        rev = self.flow_.select(pl.col("opponent").alias("player"), pl.col("player").alias("opponent"),
+                                pl.col("flow_bb").alias("flow_back_bb"), pl.col("hands").alias("flow_back_hands"))
+        t = t.join(flow, on=["player", "opponent"], how="left").join(rev, on=["player", "opponent"], how="left")
         t = t.with_columns(
-            n0=pl.col("N") - pl.col("value_n"),
-            s0=pl.col("S") - pl.col("value_w"),
-            q0=pl.col("S2") - pl.col("value_sq"),
-            net_flow_bb=pl.col("flow_bb") - pl.col("flow_back_bb").fill_null(0.0),
-        )
-        t = t.with_columns(mean0=pl.col("s0") / pl.col("n0").clip(1))
-        t = t.with_columns(var0=(pl.col("q0") / pl.col("n0").clip(1) - pl.col("mean0") ** 2).clip(1e-6))
-        p_val = stats.weighted_mean_test(
-            t["value_w"].fill_null(0).to_numpy(), t["value_sq"].fill_null(0).to_numpy(),
-            np.where(t["value_n"].fill_null(0).to_numpy() >= self.min_value_n, t["value_n"].fill_null(0).to_numpy(), 0), t["mean0"].fill_null(0).to_numpy(),
-            t["var0"].fill_null(1).to_numpy(), t["n0"].fill_null(0).to_numpy(), side="greater",
-        )
-        t = t.with_columns(pl.Series("value_p", p_val, nan_to_null=True))
+            net_flow_bb=pl.col("_flow").fill_null(0.0) - pl.col("flow_back_bb").fill_null(0.0),
+            flow_hands=pl.col("flow_hands").fill_null(0),
+            hu_hands=pl.col("hu_hands").fill_null(0) if "hu_hands" in t.columns else pl.lit(0),
+        ).drop("_flow")
+        for c in ("value_p", "junk_p", "fold_p", "pres_p", "value_w", "value_n", "mean0"):
+            if c not in t.columns:
+                t = t.with_columns(pl.lit(None, pl.Float64).alias(c))
         f = lambda c: t[c].to_numpy(allow_copy=True).astype(float)  # noqa: E731
-        p = stats.fisher_combine(f("value_p"), f("junk_p"), f("fold_p"))
-        # independent filtering (Bourgon, Gentleman & Huber, PNAS 2010): test only ordered pairs
-        # that played enough heads-up hands; the filter ignores the p-values
-        testable = t["hu_hands"].fill_null(0).to_numpy() >= self.min_test_hands
+        p = stats.fisher_combine(f("value_p"), f("junk_p"), f("fold_p"), f("pres_p"))
+        # independent filtering (Bourgon, Gentleman & Huber, PNAS 2010): test only ordered pairs that played
+        # enough heads-up hands or faced enough preflop decisions together; the filter ignores the p-values
+        testable = (t["hu_hands"].to_numpy() >= self.min_test_hands) | (np.nan_to_num(f("pres_n")) >= self.min_presence_n)
         q = stats.bh_qvalues(np.where(testable, p, np.nan))
         t = t.with_columns(
             pl.Series("p_value", p, nan_to_null=True),
@@ -134,7 +330,7 @@ class ChipDumpingDetector(Detector):
         s = scores.with_columns(
             flagged=(pl.col("q_value").fill_null(1.0) <= self.alpha)
             & (pl.col("net_flow_bb") >= self.min_flow_bb)
-            & (pl.col("hu_hands") >= self.min_hu_hands),
+            & (pl.col("flow_hands") >= self.min_hu_hands),
             shape=pl.lit("pair"),
             edges=pl.format('[["{}", "{}"]]', "player", "opponent"),
         )
@@ -154,20 +350,39 @@ class ChipDumpingDetector(Detector):
         return with_top_unflagged(rows, s, self.max_unflagged)
 
     def _evidence_hands(self, edges: list[list[str]], limit: int = 25) -> list[str]:
+        """The dump hands, strongest first: heads-up hands where the giver handed the receiver at least
+        one big blind of value (cards known), by value; then the giver's preflop calls or raises with
+        the receiver dealt in, weakest starting hand first (the calls the giver folds elsewhere); then
+        the rest of the heads-up hands with positive value."""
         d = None
         for a, b in edges:
             x = self.dec_.filter((pl.col("player") == a) & (pl.col("opponent") == b))
             d = x if d is None else pl.concat([d, x])
-        if d is None or d.is_empty():
-            return []
-        h = (
-            d.filter(pl.col("value_given").is_not_null())
-            .group_by("hand_id")
-            .agg(v=pl.col("value_given").sum())
-            .filter(pl.col("v") > 0)
-            .sort(["v", "hand_id"], descending=[True, False])
-        )
-        return h["hand_id"].head(limit).to_list()
+        out: list[str] = []
+        small: list[str] = []
+        if d is not None and not d.is_empty():
+            h = (
+                d.filter(pl.col("value_given").is_not_null())
+                .group_by("hand_id")
+                .agg(v=pl.col("value_given").sum())
+                .filter(pl.col("v") > 0)
+                .sort(["v", "hand_id"], descending=[True, False])
+            )
+            out = h.filter(pl.col("v") >= 1.0)["hand_id"].to_list()
+            small = h.filter(pl.col("v") < 1.0)["hand_id"].to_list()
+        pres = []
+        if not self.pdec_.is_empty():
+            ed = pl.DataFrame({"player": [a for a, _ in edges], "partner": [b for _, b in edges]})
+            x = (self.pdec_.filter(pl.col("cont")).join(self.dealt_, on="hand_id").join(ed, on=["player", "partner"])
+                 .sort(["strength", "hand_id"], nulls_last=True))
+            pres = x["hand_id"].unique(maintain_order=True).to_list()
+        seen: set[str] = set()
+        ranked = []
+        for hid in [*out, *pres, *small]:
+            if hid not in seen:
+                seen.add(hid)
+                ranked.append(hid)
+        return ranked[:limit]
 
     def explain(self, con: duckdb.DuckDBPyConnection, row: dict[str, Any]) -> Signal:
         edges = json.loads(row["edges"]) if row.get("edges") else [[row["player"], row["opponent"]]]
@@ -205,6 +420,16 @@ class ChipDumpingDetector(Detector):
                      f"own rate predicts {row.get('fold_exp') or 0:.1f}",
                 sql=gp.HU_COUNTS_SQL,
             ))
+        if row.get("pres_n"):
+            pk, pn, pe = float(row.get("pres_k") or 0), float(row["pres_n"]), float(row.get("pres_e") or 0)
+            bn, bk = float(row.get("base_n") or 0), float(row.get("base_k") or 0)
+            ev.append(Evidence(
+                name=f"{a} continues preflop facing a bet with {b} dealt in",
+                value=pk / pn, baseline=pe / pn, n=int(pn), p_value=row.get("pres_p"),
+                text=f"{a} called or raised {int(pk)} of {int(pn)} preflop bets with {b} dealt in; {a}'s own rate without {b}, "
+                     f"at the same hand strength, price and stack ({int(bk)} of {int(bn)} elsewhere), predicts {pe:.1f}",
+                sql=PRESENCE_COUNTS_SQL,
+            ))
         shape = row.get("shape", "pair")
         accounts = list(row["accounts"])
         if shape == "star":
@@ -216,7 +441,10 @@ class ChipDumpingDetector(Detector):
             head = f"{a} -> {b}"
         summary = (
             f"{head}: {a} gave {b} {vm:+.2f} bb per heads-up hand with the cards known "
-            f"(own baseline {m0:+.2f}) over {n} hands; net {row.get('net_flow_bb') or 0:.0f} bb moved; q = {row.get('q_value') or 1:.2g}"
+            f"(own baseline {m0:+.2f}) over {n} hands; "
+            + (f"called/raised {int(row.get('pres_k') or 0)} of {int(row['pres_n'])} preflop bets with {b} dealt in "
+               f"(own rate without {b} predicts {row.get('pres_e') or 0:.1f}); " if row.get("pres_n") else "")
+            + f"net {row.get('net_flow_bb') or 0:.0f} bb moved; q = {row.get('q_value') or 1:.2g}"
         )
         return Signal(
             kind=self.kind,

@@ -14,6 +14,12 @@ else* in the same strength / street / facing-a-bet bins as the null
    with a hand A nearly always raises counts most);
 2. *folding*: A folds to B's bets more often than A's own rates predict.
 
+Both baselines are robust (:func:`detectors.stats.robust_own_baseline`): a
+first pass finds the opponents a player treats unlike the rest, in either
+direction, and the second leaves them out of that player's baseline, so a
+chip-dump receiver who raises its feeders does not look soft against every
+honest opponent by contrast.
+
 This is the pairwise "play against this partner vs play against others"
 comparison of Mazrooei, Archibald & Bowling (AAAI 2013) reduced to
 interpretable counts. The four p-values of a pair (both directions, both
@@ -74,7 +80,9 @@ class SoftPlayDetector(Detector):
 
     # ---------------------------------------------------------------- fit / score
     def fit(self, con: duckdb.DuckDBPyConnection) -> "SoftPlayDetector":
-        self.dec_, self.pairs_ = gp.cached_pair_features(con, samples=self.samples, random_state=self.random_state)
+        self.dec_, pairs = gp.cached_pair_features(con, samples=self.samples, random_state=self.random_state)
+        # own-baseline tests with each player's outlying partners left out of the baseline (stats.robust_own_baseline)
+        self.pairs_ = stats.replace_baseline_tests(pairs, self.dec_, alpha=self.alpha) if not pairs.is_empty() else pairs
         self.coverage_ = gp.card_coverage(con) if not self.dec_.is_empty() else 0.0
         self.missing_ = []
         known = self.dec_["strength"].is_not_null().mean() if not self.dec_.is_empty() else 0.0

@@ -247,3 +247,101 @@ __all__ = [
     "shrink_rate",
     "weighted_mean_test",
 ]
+
+
+# ------------------------------------------------------------------ robust own baseline (polars)
+
+_ROBUST_CACHE: dict[tuple, object] = {}
+
+
+def robust_own_baseline(dec, y: str, *, where=None, bins: tuple[str, ...] = ("preflop", "facing", "hu", "sbin"),
+                        side: str = "less", alpha: float = 0.01):
+    """Own-baseline score test of indicator ``y`` per ordered pair, with the player's outlying partners left out.
+
+    As :func:`detectors.features.gameplay.own_baseline` (expected count from
+    the player's shrunk rate per bin against everyone else; score test for one
+    multiplier on the rates, its variance carrying the rates' uncertainty), in
+    two passes. The first pass tests every pair two-sided and takes the pairs
+    with BH q <= ``alpha`` as outliers: opponents the player treats unlike the
+    rest (a chip-dump receiver raises its feeders, a soft player spares its
+    partner). The second pass leaves the outliers' decisions out of the
+    player's baseline, so one planted partner does not make every honest
+    opponent look soft or favoured by contrast (a robust, trimmed baseline in
+    the spirit of Huber's contamination model). Returns player, opponent, n,
+    observed, expected, rate_pair, rate_own, z, p_value.
+    """
+    import polars as pl
+
+    key = (id(dec), len(dec), y, str(where), bins, side, alpha)
+    if key in _ROBUST_CACHE:
+        return _ROBUST_CACHE[key]
+    d = dec.filter(pl.col("sbin").is_not_null())
+    if where is not None:
+        d = d.filter(where)
+    cols = ["player", "opponent", "n", "observed", "expected", "rate_pair", "rate_own", "z", "p_value"]
+    if d.is_empty():
+        return pl.DataFrame(schema={c: (pl.Utf8 if c in ("player", "opponent") else pl.Float64) for c in cols})
+    bins = list(bins)
+    d = d.with_columns(pl.col(y).cast(pl.Int64).alias("_y"))
+    pair = d.group_by(["player", "opponent", *bins]).agg(n=pl.len(), k=pl.col("_y").sum())
+    me = d.group_by(["player", *bins]).agg(N=pl.len(), K=pl.col("_y").sum())
+    priors = []
+    for kb, grp in me.group_by(bins):
+        a, b = fit_beta_prior(grp["K"].to_numpy(), grp["N"].to_numpy())
+        priors.append({**dict(zip(bins, kb)), "pa": a, "pb": b})
+    pri = pl.DataFrame(priors).cast({b: me.schema[b] for b in bins})
+
+    def one_pass(pair_o, totals):
+        t = pair_o.join(totals, on=["player", *bins]).join(pri, on=bins)
+        t = t.with_columns(
+            n0=(pl.col("N") - pl.when(pl.col("_o")).then(0).otherwise(pl.col("n"))).clip(0),
+            k0=(pl.col("K") - pl.when(pl.col("_o")).then(0).otherwise(pl.col("k"))).clip(0))
+        t = t.with_columns(r=((pl.col("k0") + pl.col("pa")) / (pl.col("n0") + pl.col("pa") + pl.col("pb"))).clip(1e-6, 1 - 1e-6),
+                           s=pl.col("n0") + pl.col("pa") + pl.col("pb"))
+        n, k, r, s = pl.col("n"), pl.col("k"), pl.col("r"), pl.col("s")
+        t = t.with_columns(e=n * r, u=(k - n * r) / (1 - r), v=n * r / (1 - r) + n**2 * r / ((1 - r) * (s + 1)))
+        return t.group_by(["player", "opponent"]).agg(
+            n=pl.col("n").sum(), observed=pl.col("k").sum(), expected=pl.col("e").sum(),
+            score_u=pl.col("u").sum(), var=pl.col("v").sum())
+
+    first = one_pass(pair.with_columns(_o=pl.lit(False)), me)
+    z1 = (first["score_u"] / first["var"].clip(1e-9).sqrt()).to_numpy()
+    p2 = np.clip(2 * _st.norm.sf(np.abs(z1)), _TINY, 1.0)
+    out = first.filter(pl.Series(bh_reject(p2, alpha))).select("player", "opponent", _o=pl.lit(True))
+    pair = pair.join(out, on=["player", "opponent"], how="left").with_columns(pl.col("_o").fill_null(False))
+    removed = pair.filter(pl.col("_o")).group_by(["player", *bins]).agg(rn=pl.col("n").sum(), rk=pl.col("k").sum())
+    clean = me.join(removed, on=["player", *bins], how="left").with_columns(
+        N=pl.col("N") - pl.col("rn").fill_null(0), K=pl.col("K") - pl.col("rk").fill_null(0)).drop("rn", "rk")
+    g = one_pass(pair, clean)
+    sign = -1.0 if side == "less" else 1.0
+    g = g.with_columns(
+        rate_pair=pl.col("observed") / pl.col("n"),
+        rate_own=pl.col("expected") / pl.col("n"),
+        z=(sign * pl.col("score_u") - 0.5) / pl.col("var").clip(1e-9).sqrt(),
+    )
+    p = _st.norm.sf(g["z"].to_numpy())
+    if side == "greater":
+        # rare events (expected near zero): the normal tail is far too small; the Poisson tail is not
+        p = np.maximum(p, _st.poisson.sf(g["observed"].to_numpy() - 1, np.maximum(g["expected"].to_numpy(), 1e-9)))
+    res = g.with_columns(pl.col("n", "observed").cast(pl.Float64), p_value=pl.Series(np.clip(p, _TINY, 1.0))).select(cols)
+    if len(_ROBUST_CACHE) > 16:
+        _ROBUST_CACHE.clear()
+    _ROBUST_CACHE[key] = res
+    return res
+
+
+def replace_baseline_tests(pairs, dec, alpha: float = 0.01):
+    """``pairs`` (gameplay pair features) with the aggr / fold / junk own-baseline columns recomputed by
+    :func:`robust_own_baseline` (same names: ``<name>_n``, ``_obs``, ``_exp``, ``_p``)."""
+    import polars as pl
+
+    out = pairs
+    specs = (("aggr", "aggr", None, "less"), ("fold", "fold", pl.col("facing"), "greater"),
+             ("junk", "commit", pl.col("sbin") <= 0, "greater"))
+    for name, y, where, side in specs:
+        t = robust_own_baseline(dec, y, where=where, side=side, alpha=alpha)
+        out = out.drop([c for c in (f"{name}_n", f"{name}_obs", f"{name}_exp", f"{name}_p") if c in out.columns])
+        out = out.join(t.select("player", "opponent", pl.col("n").alias(f"{name}_n"), pl.col("observed").alias(f"{name}_obs"),
+                                pl.col("expected").alias(f"{name}_exp"), pl.col("p_value").alias(f"{name}_p")),
+                       on=["player", "opponent"], how="left")
+    return out

@@ -87,3 +87,31 @@ def test_combine_and_score():
     s = stats.score_from_q([1e-5, 1.0, np.nan, 0.0])
     assert s.tolist() == [pytest.approx(5.0), 0.0, 0.0, 30.0]
     assert stats.min_p_bonferroni([0.01, 0.5], [0.2, np.nan])[0] == pytest.approx(0.02)
+
+
+def test_robust_own_baseline_leaves_the_planted_partner_out():
+    """A raises partner B in 90 % of 300 spots and eight others in 30 % of 100 each: against the plain baseline
+    (which counts B) honest C looks passive; the robust baseline leaves B out and clears C; B is an outlier (greater)."""
+    import polars as pl
+
+    from detectors.stats import robust_own_baseline
+
+    rng = np.random.default_rng(3)
+    rows = []
+    for opp, rate, n in (("B", 0.9, 300), *((x, 0.3, 100) for x in "CDEFGHIJ")):
+        y = rng.random(n) < rate
+        rows += [{"player": "A", "opponent": opp, "aggr": bool(v), "preflop": False, "facing": False, "hu": True,
+                  "sbin": 2} for v in y]
+    for p in ("C", "D", "E"):  # the others' own decisions, so the population prior has several players
+        rows += [{"player": p, "opponent": "A", "aggr": bool(v), "preflop": False, "facing": False, "hu": True,
+                  "sbin": 2} for v in rng.random(300) < 0.3]
+    dec = pl.DataFrame(rows).with_columns(pl.col("sbin").cast(pl.Int8))
+    from detectors.features.gameplay import own_baseline
+
+    plain = own_baseline(dec, "aggr", side="less").filter((pl.col("player") == "A") & (pl.col("opponent") == "C"))
+    robust = robust_own_baseline(dec, "aggr", side="less").filter((pl.col("player") == "A") & (pl.col("opponent") == "C"))
+    assert plain["p_value"][0] < 0.01  # contaminated: C looks spared
+    assert robust["p_value"][0] > 0.05  # clean: A treats C like D and E
+    assert abs(robust["rate_own"][0] - 0.3) < 0.1 < plain["rate_own"][0] - robust["rate_own"][0]
+    up = robust_own_baseline(dec, "aggr", side="greater").filter(pl.col("opponent") == "B")
+    assert up["p_value"][0] < 1e-10

@@ -276,7 +276,10 @@ class _Stage:
 
     def add(self, con, table: str, df: pl.DataFrame) -> int:
         if self.folder is None:
-            self.folder = Path(tempfile.mkdtemp(prefix="railbird-load-"))
+            # beside the warehouse file (the disk that must hold the rows anyway; /tmp may be in memory)
+            db = con.execute("SELECT path FROM duckdb_databases() WHERE database_name = current_database()").fetchall()
+            where = Path(db[0][0]).parent if db and db[0][0] else None
+            self.folder = Path(tempfile.mkdtemp(prefix=".railbird-load-", dir=where))
         cols = [c for c in table_columns(con, table) if c in df.columns]
         files = self.files.setdefault(table, [])
         path = self.folder / f"{table}-{len(files):05d}.parquet"

@@ -596,18 +596,27 @@ class SeatHandoffDetector(Detector):
                   f"(preflop folds, ordinary, big decisions), p {r['p_hist_time']:.2g} in this event, "
                   f"{r['p_time']:.2g} pooled over the device's events")
             if self.has_decisions_ else "no decision times in the warehouse",
-            sql=("SELECT h.started_at >= (SELECT started_at FROM hands WHERE hand_id = " + _lit(r["cp_hand"]) + ") AS after, "
-                 "median(d.ms), count(*) FROM decisions d JOIN hands h USING (hand_id) "
-                 f"WHERE d.account = {_lit(acc)} AND h.tournament_id = {_lit(tid)} GROUP BY 1"),
+            # each decision under the device of the session it was played in: the new device's
+            # decisions against the account's others
+            sql=("SELECT ss.device, count(*) AS decisions, median(d.ms) AS median_ms "
+                 "FROM decisions d JOIN hands h USING (hand_id) ASOF LEFT JOIN "
+                 f"(SELECT account, login_at, device FROM sessions WHERE account = {_lit(acc)}) ss "
+                 "ON d.account = ss.account AND h.started_at >= ss.login_at "
+                 f"WHERE d.account = {_lit(acc)} GROUP BY ALL ORDER BY decisions DESC")
+            if self.has_sessions_ else
+            ("SELECT h.started_at >= (SELECT started_at FROM hands WHERE hand_id = " + _lit(r["cp_hand"]) + ") AS after, "
+             "median(d.ms), count(*) FROM decisions d JOIN hands h USING (hand_id) "
+             f"WHERE d.account = {_lit(acc)} AND h.tournament_id = {_lit(tid)} GROUP BY 1"),
         ))
         ev.append(Evidence(
             name="action mix shift (VPIP after vs before)", value=r["vpip_after"], baseline=r["vpip_before"],
-            n=int(r["n_hands"] - r["k"]), p_value=_nz(r["p_mix"]),
+            n=int(r["n_hands"] - r["k"]), p_value=_nz(r["p_mix_any"]),
             text=(f"VPIP {r['vpip_before']:.2f} -> {r['vpip_after']:.2f}, aggression {r['aggr_before']:.2f} -> "
                   f"{r['aggr_after']:.2f}, fold share {r['fold_before']:.2f} -> {r['fold_after']:.2f} over "
-                  f"{r['k']} hands before and {r['n_hands'] - r['k']} after; chi-square p {r['p_mix_event']:.2g} "
-                  f"in this event, {r['p_mix']:.2g} pooled; "
-                  f"after vs own history p {r['p_hist_mix']:.2g}"),
+                  f"{r['k']} hands before and {r['n_hands'] - r['k']} after; change against the field's "
+                  f"(G2 interaction) p {r['p_mix_event']:.2g} in this event, {r['p_mix']:.2g} pooled; after vs "
+                  f"{acc}'s own tournament hands under other devices p {r['p_hist_mix_event']:.2g} in this event, "
+                  f"{r['p_hist_mix']:.2g} pooled; the smaller, Bonferroni x2: {r['p_mix_any']:.2g}"),
             sql=("SELECT h.started_at >= (SELECT started_at FROM hands WHERE hand_id = " + _lit(r["cp_hand"]) + ") AS after, "
                  "a.action, count(*) FROM actions a JOIN hands h USING (hand_id) "
                  f"WHERE a.player = {_lit(acc)} AND h.tournament_id = {_lit(tid)} AND a.action NOT LIKE 'post%' GROUP BY ALL ORDER BY ALL"),
@@ -617,10 +626,19 @@ class SeatHandoffDetector(Detector):
             p_value=_nz(r["p_size"]), text=f"median bet {r['size_before']:.2f} -> {r['size_after']:.2f} of the pot",
             sql=hsql,
         ))
+        # strongest first: the login anchors the change point, then the tests by p-value
+        head, tests = ev[:1] if self.has_sessions_ else [], ev[1:] if self.has_sessions_ else ev
+        ev = head + sorted(tests, key=lambda e: 1.0 if e.p_value is None else e.p_value)
+        shifted = [w for w, p in (("style", r.get("p_style")), ("timing", r.get("p_time")))
+                   if p is not None and not math.isnan(p) and p < self.signal_p]
         benign = ("A player moving from phone to desktop (or to another network) changes device and a little "
                   "of their speed, but not their game. ")
-        benign += ("Here both the action mix and the timing shift at the login, so the same-person explanation "
-                   "is unlikely." if row["flagged"] else "The shift is not strong enough on both style and timing: not flagged.")
+        if row["flagged"]:
+            benign += (f"Here the {' and the '.join(shifted) or 'play'} shift{'s' if len(shifted) < 2 else ''} at a login "
+                       f"from a device {acc} {'had never used' if r.get('group_new_device') else 'already used, and the style shift is far beyond chance'}, "
+                       "so the same-person explanation is unlikely.")
+        else:
+            benign += "The shift is not strong enough for the device change: not flagged."
         return Signal(
             kind=self.kind, accounts=[acc], tournaments=[tid], score=float(row["score"]), flagged=bool(row["flagged"]),
             summary=(f"{acc}'s seat in tournament {tid} changes hands at hand {r['cp_hand']}"

@@ -249,6 +249,8 @@ class CashPlanner:
                     cands.append((occupied + rng.random() * 0.6, t))
             cands = [max(cands, key=lambda x: x[0])[1]] if cands else []
         table = cands[0] if cands else self._new_table(bucket_idx, day)
+        if any(s.account == account and s.start_ms < end and s.end_ms > start for s in table.seats):
+            return table  # already seated there (a partner's own session at the lead's table): one seat per account
         free_slots = [i for i, f in enumerate(table.free_from) if f <= start]
         if not free_slots:  # forced togetherness on a full table: the plan gives up the join
             return table

@@ -254,3 +254,20 @@ def test_planted_groups_get_enough_opportunities():
         if g.kind == "coordinated_sitout":
             with_group = [p for p in plans.values() if any(gid == g.gid for gid, _, _ in p.sitout_groups)]
             assert len(with_group) == len(g.tournaments) >= 5
+
+
+def test_no_account_holds_two_seats_at_one_cash_table():
+    """A partner joining the lead's table while already seated there by its own session kept one seat
+    (mixed seed 101 once seated an account twice and the hand it played could not balance)."""
+    from datasets.generate import plan_world
+
+    world, units, _, _ = plan_world(preset="mixed", seed=101)
+    tables = [u[2] for u in units if u[0] == "cash"]
+    assert tables
+    for t in tables:
+        by_acc = defaultdict(list)
+        for s in t.seats:
+            by_acc[s.account].append((s.start_ms, s.end_ms))
+        for acc, spans in by_acc.items():
+            spans.sort()
+            assert all(a_end <= b_start for (_, a_end), (b_start, _) in zip(spans, spans[1:])), (t.name, acc, spans)

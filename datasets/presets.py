@@ -2,8 +2,9 @@
 
 * ``demo``: small (~300 accounts, ~25k hands), every kind of collusion,
   clear strengths (0.5..1.0); a minute or two.
-* ``honest``: the same world with no collusion at all, confounders included
-  (housemates, regulars, dry side pots, device switches, breaks, big losses).
+* ``honest``: the ``mixed`` world's size with no collusion at all, confounders
+  included (housemates, regulars, dry side pots, device switches, breaks, big
+  losses): the population false flags are counted on.
 * ``mixed``: the default for evaluations: 600 accounts, 60k hands, every kind
   at strengths spread evenly from 0.25 to 1.0.
 * ``subtle``: as ``mixed`` with strengths from 0.05 to 0.25.
@@ -29,7 +30,7 @@ class Preset:
 PRESETS: dict[str, Preset] = {
     "demo": Preset(300, 25_000, {"soft_play": 3, "chip_dumping": 3, "bounty_collusion": 2, "coordinated_sitout": 2,
                                   "multi_accounting": 2, "seat_handoff": 2}, (0.5, 1.0), days=4),
-    "honest": Preset(300, 25_000, {}, (0.5, 1.0), days=4),
+    "honest": Preset(600, 60_000, {}, (0.5, 1.0), days=6),
     "mixed": Preset(600, 60_000, {k: 5 for k in KINDS}, (0.25, 1.0), days=6),
     "subtle": Preset(600, 60_000, {k: 5 for k in KINDS}, (0.05, 0.25), days=6),
 }

@@ -139,7 +139,7 @@ def test_labels_reference_real_accounts_hands_and_tournaments():
 
 
 def test_presets_sizes_and_mixes():
-    for name, lo_accounts in (("demo", 250), ("mixed", 500), ("subtle", 500), ("honest", 250)):
+    for name, lo_accounts in (("demo", 250), ("mixed", 500), ("subtle", 500), ("honest", 500)):
         world, units, _, _ = plan_world(preset=name, seed=3)
         spec = PRESETS[name]
         assert len(world.pop.accounts) >= lo_accounts

@@ -356,7 +356,7 @@ class ChipDumpingDetector(Detector):
         the rest of the heads-up hands with positive value."""
         d = None
         for a, b in edges:
-            x = self.dec_.filter((pl.col("player") == a) & (pl.col("opponent") == b))
+            x = gp.decisions_of(self.dec_, [a]).filter(pl.col("opponent") == b)
             d = x if d is None else pl.concat([d, x])
         out: list[str] = []
         small: list[str] = []

@@ -169,7 +169,7 @@ class SoftPlayDetector(Detector):
         heads-up or not, strength bin); a hand's weight is the sum.
         """
         bins = ["preflop", "facing", "hu", "sbin"]
-        d = self.dec_.filter(pl.col("player").is_in(accounts) & pl.col("sbin").is_not_null())
+        d = gp.decisions_of(self.dec_, accounts).filter(pl.col("sbin").is_not_null())
         if d.is_empty():
             return []
         partner = pl.col("opponent").is_in(accounts)

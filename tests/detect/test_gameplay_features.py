@@ -12,6 +12,7 @@ from itertools import combinations
 
 import duckdb
 import numpy as np
+import polars as pl
 import pytest
 
 from datasets import cards as C
@@ -88,3 +89,18 @@ def test_sql_card_codes_match_card_index():
     texts = list(gp.CARD_INDEX) + ["10h", "Xx", "", "hA", "ah", "A", "Ahh"]
     got = con.execute(f"SELECT {gp._card_codes_sql('$cards')}", {"cards": texts}).fetchall()[0][0]
     assert got == [gp.CARD_INDEX.get(t, -1) for t in texts]
+
+
+def test_decisions_of_and_tournaments_of_equal_the_plain_filters():
+    dec = pl.DataFrame({
+        "hand_id": ["h1", "h1", "h2", "h3", "h3", "h4"],
+        "player": ["a", "b", "a", "c", "a", "b"],
+        "tournament_id": ["t1", "t1", None, "t2", "t2", "t3"],
+        "x": [1, 2, 3, 4, 5, 6],
+    })
+    for players in (["a"], ["b", "c"], ["zz"], ["c", "zz", "a"]):
+        assert gp.decisions_of(dec, players).equals(dec.filter(pl.col("player").is_in(players)))
+    assert gp.tournaments_of(dec, ["h1", "h2", "h3", "h9"]) == ["t1", "t2"]
+    assert gp.tournaments_of(dec, []) == [] and gp.tournaments_of(dec, ["h2"]) == []
+    other = dec.with_columns(pl.col("player").reverse())  # a new frame gets its own index
+    assert gp.decisions_of(other, ["a"])["x"].to_list() == [2, 4, 6]

@@ -8,8 +8,11 @@ Method
    first hand of a run of hands sat out). Starts of one account closer than
    ``merge_s`` are one start.
 2. **Waves are not coordination.** A start shared by a large share of the
-   field (``wave_share``, or at least ``wave_min`` players within the window) is
-   a scheduled break or a disconnect wave and is dropped before testing.
+   players still in the event at that moment (``wave_share`` of those whose
+   hands span it, and at least ``wave_min`` players, within the window) is a
+   scheduled break or a disconnect wave and is dropped before testing. The
+   share is of the players left, not of the entrants: a break late in an event
+   takes most of the few still playing.
 3. **Co-occurrence.** Two players of one event co-occur when their sit-out
    starts fall within the sum of their timing tolerances of each other
    (``tol_event_s`` for a platform event, ``tol_hand_s`` for a start seen only
@@ -138,8 +141,8 @@ class CoordinatedSitoutDetector(Detector):
         res_hand_s: float = 5.0,
         max_perm_pairs: int = 300,
         merge_s: float = 180.0,
-        wave_share: float = 0.25,
-        wave_min: int = 4,
+        wave_share: float = 0.4,
+        wave_min: int = 6,
         min_cooccur: int = 1,
         n_perm: int = 999,
     ) -> None:
@@ -173,32 +176,54 @@ class CoordinatedSitoutDetector(Detector):
         self.starts_all_ = starts
         self.spans_ = spans
         self.finishes_ = fin
-        # waves: starts shared by a large share of the field
+        # waves: starts shared by a large share of the players still in the event at the time
+        # (a break late in an event takes most of the few players left, not a quarter of the entrants)
         starts = starts.join(spans.select("account", "tournament_id"), on=["account", "tournament_id"], how="inner")
-        field = spans.group_by("tournament_id").agg(field=pl.len())
         s = starts.with_columns(t=pl.col("ts").dt.epoch("ms") / 1000.0).sort("tournament_id", "t")
-        s = s.join(field, on="tournament_id", how="left")
-        waves = self._wave_counts(s)
-        s = s.with_columns(crowd=pl.Series(waves))
+        s = s.with_columns(crowd=pl.Series(self._wave_counts(s), dtype=pl.Int64),
+                           field=pl.Series(self._active_counts(s, spans), dtype=pl.Int64))
         self.starts_ = s
-        self.waves_ = s.filter(pl.col("crowd") >= pl.max_horizontal(pl.lit(self.wave_min), pl.col("field") * self.wave_share))
-        self.kept_ = s.filter(pl.col("crowd") < pl.max_horizontal(pl.lit(self.wave_min), pl.col("field") * self.wave_share))
+        is_wave = pl.col("crowd") >= pl.max_horizontal(pl.lit(self.wave_min), pl.col("field") * self.wave_share)
+        self.waves_ = s.filter(is_wave)
+        self.kept_ = s.filter(~is_wave)
         return self
 
+    def _active_counts(self, s: pl.DataFrame, spans: pl.DataFrame) -> np.ndarray:
+        """Players of the event in play around each start (first hand before it, last hand after it)."""
+        out = np.zeros(s.height, dtype=int)
+        if s.height == 0:
+            return out
+        sp = spans.with_columns(t0=pl.col("t0").dt.epoch("ms") / 1000.0, t1=pl.col("t1").dt.epoch("ms") / 1000.0)
+        by_t = {k[0]: (np.sort(g["t0"].to_numpy()), np.sort(g["t1"].to_numpy()))
+                for k, g in sp.partition_by(["tournament_id"], as_dict=True).items()}
+        tid = s["tournament_id"].to_numpy()
+        t = s["t"].to_numpy()
+        bounds = np.flatnonzero(np.r_[True, tid[1:] != tid[:-1], True])
+        w = self.tol_hand_s
+        for i0, i1 in zip(bounds[:-1], bounds[1:]):
+            t0s, t1s = by_t.get(tid[i0], (np.array([]), np.array([])))
+            tt = t[i0:i1]
+            out[i0:i1] = np.searchsorted(t0s, tt + w, side="right") - np.searchsorted(t1s, tt - w, side="left")
+        return out
+
     def _wave_counts(self, s: pl.DataFrame) -> np.ndarray:
-        """Distinct players of the same event starting a sit-out within the window of each start."""
+        """Sit-out starts of the same event that fall together with each start: within the
+        same window a coincidence of two starts has (the sum of their timing tolerances)."""
         out = np.zeros(s.height, dtype=int)
         if s.height == 0:
             return out
         tid = s["tournament_id"].to_numpy()
         t = s["t"].to_numpy()
-        # per tournament, two-pointer counts via searchsorted on sorted times
+        is_ev = (s["source"] == "event").to_numpy()
+        tol = np.where(is_ev, self.tol_event_s, self.tol_hand_s)
         bounds = np.flatnonzero(np.r_[True, tid[1:] != tid[:-1], True])
         for i0, i1 in zip(bounds[:-1], bounds[1:]):
-            tt = t[i0:i1]
-            lo = np.searchsorted(tt, tt - self.tol_hand_s, side="left")
-            hi = np.searchsorted(tt, tt + self.tol_hand_s, side="right")
-            out[i0:i1] = hi - lo  # starts (≈ players; one start per player per merge window)
+            tt, ee, tl = t[i0:i1], is_ev[i0:i1], tol[i0:i1]
+            n = np.zeros(i1 - i0, dtype=int)
+            for sub, tol_j in ((np.sort(tt[ee]), self.tol_event_s), (np.sort(tt[~ee]), self.tol_hand_s)):
+                w = tl + tol_j
+                n += np.searchsorted(sub, tt + w, side="right") - np.searchsorted(sub, tt - w, side="left")
+            out[i0:i1] = n  # starts (≈ players; one start per player per merge window), itself included
         return out
 
     # ------------------------------------------------------------------ score
@@ -432,7 +457,8 @@ class CoordinatedSitoutDetector(Detector):
         n_waves = self.waves_.filter(pl.col("account").is_in(accs)).height
         tourns = sorted(set(co["tournament_id"].to_list()))
         benign = (f"Scheduled breaks and disconnect waves take many players out at once: {n_waves} sit-outs of these "
-                  f"accounts fell in such waves (≥{self.wave_share:.0%} of the field or ≥{self.wave_min} players) and "
+                  f"accounts fell in such waves (≥{self.wave_share:.0%} of the players still in and "
+                  f"≥{self.wave_min} players) and "
                   "were left out. ")
         benign += ("The remaining co-occurrences are far beyond what each player's own sit-out rate explains."
                    if row["flagged"] else "What remains is within chance: not flagged.")

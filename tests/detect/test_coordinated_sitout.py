@@ -136,3 +136,35 @@ def test_every_coincidence_of_an_event_counts():
     assert three < 1e-2 * one
     assert three < 1e-2 * closest_only
     assert 0.5 * closest_only < one < 2.5 * closest_only
+
+
+@pytest.fixture(scope="module")
+def late_breaks():
+    """Three events of 60 entrants; at round 70 the eight players left take a scheduled
+    break together, two regulars (r1, r2) among them every time. Eight players are far
+    fewer than a quarter of the entrants, but nearly all of those still in."""
+    w = World(seed=43)
+    honest = [f"h{i:02d}" for i in range(80)]
+    for n in honest + ["r1", "r2"]:
+        w.account(n)
+    rng = np.random.default_rng(11)
+    for t in range(3):
+        tid = str(700 + t)
+        players = rng.choice(honest, 58, replace=False).tolist() + ["r1", "r2"]
+        order = [p for p in players if p not in ("r1", "r2")] + ["r1", "r2"]
+        alive_at_70 = order[-8:]
+        so = {p: [(70, 71)] for p in alive_at_70}
+        w.tournament(tid, players, at(120 * t), n_hands=80, every_s=45, sitouts=so, bust_order=order)
+    c = w.build()
+    yield c
+    c.close()
+
+
+def test_late_break_of_the_few_left_is_a_wave(late_breaks):
+    det = CoordinatedSitoutDetector()
+    sigs = det.detect(late_breaks)
+    assert not any(s.flagged for s in sigs)
+    waves = det.waves_
+    assert {"r1", "r2"} <= set(waves["account"].to_list())
+    assert set(waves["tournament_id"].unique().to_list()) == {"700", "701", "702"}
+    assert waves["field"].max() < 0.25 * 60  # a wave by the players still in, not by the entrants

@@ -54,6 +54,7 @@ Score: −log10 q, comparable within the kind.
 from __future__ import annotations
 
 import json
+import os
 from typing import Any
 
 import numpy as np
@@ -146,6 +147,53 @@ def _presence_pass(rows: pl.DataFrame, totals: pl.DataFrame, priors: pl.DataFram
     return g.drop("u", "v").with_columns(pl.Series("pres_p", np.clip(p, 1e-300, 1.0), nan_to_null=True))
 
 
+def _presence_sql(bins: list[str], tag: str, part: str) -> str:
+    """The presence counts, aggregated inside DuckDB (only counts come back).
+
+    ``_pd_<tag>``: the decisions (did, hand_id, player, y, bins), registered by
+    :func:`presence_tests`; ``r``: one row per decision and other player dealt
+    in, for the pairs with at least ``$min_n`` decisions together. ``part``:
+    ``first``: per (player, partner, bins) n, k. With ``_ps_<tag>`` (the first
+    pass's pairs S): ``m``, the members of S dealt in at each decision;
+    ``test``: per (player, partner, bins, strat = another member of S is in)
+    n, k, and cn, ck: the pair's decisions in the totals' stratum (m > 0);
+    ``totals``: per (player, bins, strat = m > 0) N, K; both for the players S
+    touches only (the others keep their first-pass test).
+    """
+    b = ", ".join(f"d.{x}" for x in bins)
+    bb = ", ".join(bins)
+    # the second pass needs only the decisions of the players S touches: restricted before the join
+    only = f"SEMI JOIN (SELECT DISTINCT player FROM _ps_{tag}) t ON t.player = d.player" if part != "first" else ""
+    rows = f"""
+    rows AS (
+        SELECT d.did, d.player, s.player AS partner, d.y, {b}
+        FROM _pd_{tag} d {only} JOIN seats s ON s.hand_id = d.hand_id AND s.dealt_in AND s.player <> d.player
+    ), enough AS (
+        SELECT player, partner FROM rows GROUP BY ALL HAVING count(*) >= $min_n
+    ), r AS (
+        SELECT rows.* FROM rows SEMI JOIN enough USING (player, partner)
+    )"""
+    if part == "first":
+        return f"WITH {rows} SELECT player, partner, {bb}, count(*) AS n, sum(y) AS k FROM r GROUP BY ALL"
+    m = f"""{rows}, m AS (
+        SELECT r.did, count(*) AS m FROM r SEMI JOIN _ps_{tag} ps USING (player, partner) GROUP BY ALL
+    )"""
+    if part == "totals":
+        return f"""WITH {m}
+        SELECT d.player, {b}, coalesce(m.m, 0) > 0 AS strat, count(*) AS N, sum(d.y) AS K
+        FROM _pd_{tag} d {only} LEFT JOIN m USING (did) GROUP BY ALL"""
+    return f"""WITH {m}, r2 AS (
+        SELECT r.*, coalesce(m.m, 0) AS m, (ps.player IS NOT NULL)::INT AS in_s
+        FROM r LEFT JOIN m USING (did) LEFT JOIN _ps_{tag} ps USING (player, partner)
+    ), test AS (
+        SELECT player, partner, {bb}, m - in_s > 0 AS strat, count(*) AS n, sum(y) AS k FROM r2 GROUP BY ALL
+    ), cur AS (
+        SELECT player, partner, {bb}, m > 0 AS strat, count(*) AS cn, sum(y) AS ck FROM r2 GROUP BY ALL
+    )
+    SELECT test.*, coalesce(cur.cn, 0) AS cn, coalesce(cur.ck, 0) AS ck
+    FROM test LEFT JOIN cur USING (player, partner, {bb}, strat)"""
+
+
 def presence_tests(con: duckdb.DuckDBPyConnection, dec: pl.DataFrame, *, alpha: float = 0.01, min_n: int = 20) -> pl.DataFrame:
     """Per ordered pair (player, partner): does the player continue preflop more often with the partner dealt in?
 
@@ -164,6 +212,9 @@ def presence_tests(con: duckdb.DuckDBPyConnection, dec: pl.DataFrame, *, alpha: 
     stratum added to the bins), so X is compared with the hands without X in
     the same stratum. Returns player, partner, pres_n, pres_k, pres_e, base_n,
     base_k, pres_p (pairs with at least ``min_n`` decisions together).
+
+    The (decision x other player dealt in) rows are joined and counted inside
+    DuckDB (:func:`_presence_sql`); only the counts per pair and bin come back.
     """
     bins = list(PRESENCE_BINS)
     cols = {"player": pl.Utf8, "partner": pl.Utf8, "pres_n": pl.Float64, "pres_k": pl.Float64, "pres_e": pl.Float64,
@@ -171,36 +222,42 @@ def presence_tests(con: duckdb.DuckDBPyConnection, dec: pl.DataFrame, *, alpha: 
     if dec.is_empty():
         return pl.DataFrame(schema=cols)
     d = dec.select("hand_id", "player", pl.col("cont").cast(pl.Int64).alias("y"), *bins).with_row_index("did")
-    seats = con.sql("SELECT hand_id, player AS partner FROM seats WHERE dealt_in").pl()
-    rows = d.join(seats, on="hand_id").filter(pl.col("player") != pl.col("partner"))
     me = d.group_by(["player", *bins]).agg(N=pl.len(), K=pl.col("y").sum())
     priors = []
     for key, grp in me.group_by(bins):
         a, b = stats.fit_beta_prior(grp["K"].to_numpy(), grp["N"].to_numpy())
         priors.append({**dict(zip(bins, key)), "pa": a, "pb": b})
     pri = pl.DataFrame(priors).cast({b: me.schema[b] for b in bins})
-    # independent filtering: pairs with at least min_n decisions together (blind to the outcome)
-    enough = rows.group_by(["player", "partner"]).agg(cnt=pl.len()).filter(pl.col("cnt") >= min_n).select("player", "partner")
-    rows = rows.join(enough, on=["player", "partner"])
-    pair = rows.group_by(["player", "partner", *bins]).agg(n=pl.len(), k=pl.col("y").sum())
-    first = _presence_pass(pair.with_columns(cn=pl.col("n"), ck=pl.col("k")), me, pri, bins)
-    q = stats.bh_qvalues(first["pres_p"].to_numpy())
-    s_set = first.filter(pl.Series(np.nan_to_num(q, nan=1.0) <= alpha)).select("player", "partner", in_s=pl.lit(1))
-    if s_set.is_empty():
-        return first.select(list(cols))
-    # second pass: m = members of S dealt in at each decision; a decision's stratum for partner X is
-    # "a member of S other than X is in" (m - [X in S] > 0); the totals' stratum is m > 0
-    m = rows.join(s_set, on=["player", "partner"]).group_by("did").agg(m=pl.len())
-    d2 = d.join(m, on="did", how="left").with_columns(pl.col("m").fill_null(0)).with_columns(strat=pl.col("m") > 0)
-    r2 = rows.join(d2.select("did", "m"), on="did").join(s_set, on=["player", "partner"], how="left").with_columns(
-        pl.col("in_s").fill_null(0)).with_columns(strat=(pl.col("m") - pl.col("in_s")) > 0, tstrat=pl.col("m") > 0)
-    bins2 = [*bins, "strat"]
-    test = r2.group_by(["player", "partner", *bins2]).agg(n=pl.len(), k=pl.col("y").sum())
-    inT = r2.group_by(["player", "partner", *bins, "tstrat"]).agg(cn=pl.len(), ck=pl.col("y").sum()).rename({"tstrat": "strat"})
-    test = test.join(inT, on=["player", "partner", *bins2], how="left").with_columns(pl.col("cn", "ck").fill_null(0))
-    totals = d2.group_by(["player", *bins2]).agg(N=pl.len(), K=pl.col("y").sum())
+    tag = f"{os.getpid()}_{id(d)}"
+    schema = {"player": pl.Utf8, "partner": pl.Utf8, **{b: d.schema[b] for b in bins}, "n": pl.UInt32, "k": pl.Int64}
+
+    def counts(part: str, extra: dict | None = None) -> pl.DataFrame:
+        out = con.sql(_presence_sql(bins, tag, part), params={"min_n": int(min_n)}).pl()
+        return out.cast({c: t for c, t in {**schema, **(extra or {})}.items() if c in out.columns})
+
+    con.register(f"_pd_{tag}", d.select("did", "hand_id", "player", "y", *bins))
+    try:
+        # independent filtering: pairs with at least min_n decisions together (blind to the outcome)
+        pair = counts("first")
+        if pair.is_empty():
+            return pl.DataFrame(schema=cols)
+        first = _presence_pass(pair.with_columns(cn=pl.col("n"), ck=pl.col("k")), me, pri, bins)
+        q = stats.bh_qvalues(first["pres_p"].to_numpy())
+        s_set = first.filter(pl.Series(np.nan_to_num(q, nan=1.0) <= alpha)).select("player", "partner")
+        if s_set.is_empty():
+            return first.select(list(cols))
+        # second pass: a decision's stratum for partner X is "a member of S other than X is dealt in"
+        con.register(f"_ps_{tag}", s_set)
+        try:
+            k2 = {"strat": pl.Boolean, "cn": pl.UInt32, "ck": pl.Int64, "N": pl.UInt32, "K": pl.Int64}
+            test = counts("test", k2)
+            totals = counts("totals", k2)
+        finally:
+            con.unregister(f"_ps_{tag}")
+    finally:
+        con.unregister(f"_pd_{tag}")
     touched = s_set.select("player").unique()
-    second = _presence_pass(test.join(touched, on="player"), totals, pri, bins2)
+    second = _presence_pass(test, totals, pri, [*bins, "strat"])
     keep1 = first.join(touched, on="player", how="anti")
     return pl.concat([keep1.select(list(cols)), second.select(list(cols))], how="vertical")
 
@@ -238,7 +295,11 @@ class ChipDumpingDetector(Detector):
         self.pairs_ = stats.replace_baseline_tests(pairs, self.dec_, alpha=self.alpha) if not pairs.is_empty() else pairs
         self.pdec_ = preflop_decisions(con)
         self.presence_ = presence_tests(con, self.pdec_, alpha=self.alpha, min_n=self.min_presence_n)
-        self.dealt_ = con.sql("SELECT hand_id, player AS partner FROM seats WHERE dealt_in").pl()
+        # per player, for the evidence hands: their preflop continuations, and the hands they were dealt in
+        self.cont_by_ = {k[0]: v for k, v in self.pdec_.filter(pl.col("cont")).select("player", "hand_id", "strength")
+                         .partition_by("player", as_dict=True).items()} if not self.pdec_.is_empty() else {}
+        dealt = con.sql("SELECT player, hand_id FROM seats WHERE dealt_in").pl()
+        self.dealt_by_ = {k[0]: v.select("hand_id") for k, v in dealt.partition_by("player", as_dict=True).items()}
         self.flow_ = gp.chip_flow(con)
         self.missing_ = []
         known = self.dec_["equity"].is_not_null().mean() if not self.dec_.is_empty() else 0.0
@@ -371,10 +432,13 @@ class ChipDumpingDetector(Detector):
             out = h.filter(pl.col("v") >= 1.0)["hand_id"].to_list()
             small = h.filter(pl.col("v") < 1.0)["hand_id"].to_list()
         pres = []
-        if not self.pdec_.is_empty():
-            ed = pl.DataFrame({"player": [a for a, _ in edges], "partner": [b for _, b in edges]})
-            x = (self.pdec_.filter(pl.col("cont")).join(self.dealt_, on="hand_id").join(ed, on=["player", "partner"])
-                 .sort(["strength", "hand_id"], nulls_last=True))
+        parts = []
+        for a, b in edges:
+            if a in self.cont_by_ and b in self.dealt_by_:
+                x = self.cont_by_[a]
+                parts.append(x.join(self.dealt_by_[b], on="hand_id", how="semi"))
+        if parts:
+            x = pl.concat(parts).sort(["strength", "hand_id"], nulls_last=True)
             pres = x["hand_id"].unique(maintain_order=True).to_list()
         seen: set[str] = set()
         ranked = []

@@ -33,3 +33,26 @@ def test_no_honest_or_soft_pair_flagged_as_dumping(planted_signals):
     # the biggest honest loser to one opponent is a candidate, not a flag
     honest = [s for s in planted_signals["chip_dumping"] if set(s.accounts) <= HONEST]
     assert honest and not any(s.flagged for s in honest)
+
+
+def test_presence_counts_from_duckdb_equal_the_rows_counted_one_by_one(planted_world):
+    """The presence counts are aggregated inside DuckDB: they equal the (decision x other player dealt in) rows
+    counted in Polars, for every pair left with its first-pass test (no member of S near it)."""
+    import polars as pl
+
+    from detectors import chip_dumping as cd
+
+    con = planted_world.con
+    dec = cd.preflop_decisions(con)
+    got = cd.presence_tests(con, dec, min_n=20)
+    seats = con.sql("SELECT hand_id, player AS partner FROM seats WHERE dealt_in").pl()
+    rows = dec.join(seats, on="hand_id").filter(pl.col("player") != pl.col("partner"))
+    want = rows.group_by("player", "partner").agg(n=pl.len(), k=pl.col("cont").sum()).filter(pl.col("n") >= 20)
+    j = got.join(want, on=["player", "partner"], how="full", coalesce=True)
+    assert len(j) == len(want) == len(got) > 100
+    # rows in a bin where the player always continues are left out of the test; otherwise n and k are exact
+    assert (j["pres_n"] <= j["n"]).all() and (j["pres_k"] <= j["k"]).all()
+    assert (j["pres_n"] == j["n"]).mean() > 0.5
+    # the dumper's presence with the receiver is seen, and more continuations than its own rate predicts
+    r = got.filter((pl.col("player") == "p06") & (pl.col("partner") == "p07")).row(0, named=True)
+    assert r["pres_k"] > r["pres_e"] and r["pres_p"] < 0.05

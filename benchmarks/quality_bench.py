@@ -74,6 +74,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--reuse", action="store_true", help="reuse populations already generated in --work")
     ap.add_argument("--reuse-runs", action="store_true", help="also reuse their runs (cases.jsonl) instead of running again")
     ap.add_argument("--json", action="store_true", help="print the pooled figures as JSON")
+    ap.add_argument("--markdown", action="store_true", help="print the pooled table as Markdown (for the README)")
     args = ap.parse_args(argv)
     work = Path(args.work)
     pooled: dict[str, dict] = {}
@@ -114,14 +115,21 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         print(json.dumps({"pooled": pooled, "honest_accounts": honest_accounts, "honest_flags": honest_false}))
         return 0
-    print(f"\n{'kind':<20}{'recall':>12}{'acted':>12}{'precision':>12}{'mean AP':>9}  recall by strength")
+    if args.markdown:
+        print("\n| kind | recall | recall, groups that acted | precision | mean AP | recall by strength |")
+        print("| --- | --- | --- | --- | --- | --- |")
+    else:
+        print(f"\n{'kind':<20}{'recall':>12}{'acted':>12}{'precision':>12}{'mean AP':>9}  recall by strength")
     for kind, p in pooled.items():
         if not p["groups"]:
             continue
         prec = f"{p['matching_any']}/{p['flagged']}" if p["flagged"] else "-"
         ap_ = f"{sum(p['ap']) / len(p['ap']):.2f}" if p["ap"] else "-"
         strength = "; ".join(f"{b}: {k}/{n}" for b, (n, k) in sorted(p["by_strength"].items()))
-        print(f"{kind:<20}{p['found']:>5}/{p['groups']:<6}{p['acted_found']:>5}/{p['acted']:<6}{prec:>12}{ap_:>9}  {strength}")
+        if args.markdown:
+            print(f"| {kind} | {p['found']}/{p['groups']} | {p['acted_found']}/{p['acted']} | {prec} | {ap_} | {strength} |")
+        else:
+            print(f"{kind:<20}{p['found']:>5}/{p['groups']:<6}{p['acted_found']:>5}/{p['acted']:<6}{prec:>12}{ap_:>9}  {strength}")
     if args.honest:
         rate = 1e4 * honest_false / honest_accounts if honest_accounts else float("nan")
         print(f"honest-only: {honest_false} flagged cases over {honest_accounts} accounts = {rate:.2f} per 10,000")

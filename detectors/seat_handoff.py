@@ -5,7 +5,9 @@ Method
 Per account and tournament, candidate change points come from the platform
 sessions: a login during the account's play in that event from a device or
 network the previous session did not use (and, more telling, one the account
-had never used before). The change-point hand is the account's first hand in
+had never used before), at a hand-over: the session the account started the
+event on is closed by then (a login while it stays open is the owner opening
+a table elsewhere; without logout times every such login is a candidate). The change-point hand is the account's first hand in
 the event after that login. Where there are no sessions (hand histories only)
 every split of the account's hand sequence is a candidate and the split
 maximising the action-mix chi-square is taken, with a Bonferroni correction
@@ -38,9 +40,9 @@ tests:
 
 The samples of one helper device are pooled over every event it took over
 (independent events: the G2 statistics and their degrees of freedom add up).
-A device is new to the account when its first login came in the middle of one
-of the account's events (a helper's machine appears as a take-over, never at the
-start of the owner's own play). A hand-off needs the login from a changed device or network that the account
+A device is new to the account when its first login was itself such a
+hand-over (a helper's machine appears as a take-over, never at the start of the
+owner's own play). A hand-off needs the login from a changed device or network that the account
 had never used **and** a shift in style or timing; from a device the account
 already used (its owner's other machine) the style alone must shift, at a much
 stricter level (``known_device_p``): an honest move from phone to desktop
@@ -251,7 +253,7 @@ class SeatHandoffDetector(Detector):
         an account may play several events at once, each with its own session)."""
         q = """
         WITH s AS (
-          SELECT account, session, ip, device, login_at,
+          SELECT account, session, ip, device, login_at, logout_at,
                  CASE WHEN regexp_matches(coalesce(ip, ''), '^\\d+\\.\\d+\\.\\d+\\.\\d+$')
                       THEN regexp_extract(ip, '^(\\d+\\.\\d+\\.\\d+)\\.', 1) ELSE ip END AS net
           FROM sessions
@@ -271,32 +273,36 @@ class SeatHandoffDetector(Detector):
           WHERE h.is_tournament AND h.tournament_id IS NOT NULL AND s.dealt_in AND NOT s.sitting_out
           GROUP BY ALL
         ),
-        -- a device is new to the account when its first login came in the middle of one of the
-        -- account's events (this one or an earlier take-over), not at the start of its own play
-        first_dev AS (
-          SELECT account, device, min(login_at) AS first_login FROM s GROUP BY ALL
-        ),
-        mid_first AS (
-          SELECT DISTINCT f.account, f.device FROM first_dev f
-          JOIN acct ON acct.account = f.account AND f.first_login > acct.t_first AND f.first_login <= acct.t_last
-        ),
         init AS (
           SELECT acct.account, acct.tournament_id,
-                 arg_max(s2.device, s2.login_at) AS dev0, arg_max(s2.net, s2.login_at) AS net0
+                 arg_max(s2.device, s2.login_at) AS dev0, arg_max(s2.net, s2.login_at) AS net0,
+                 arg_max(s2.logout_at, s2.login_at) AS logout0
           FROM acct JOIN s2 ON s2.account = acct.account AND s2.login_at <= acct.t_first
           GROUP BY ALL
+        ),
+        c AS (
+          SELECT acct.account, acct.tournament_id, s2.session, s2.login_at, s2.device, s2.ip,
+                 init.dev0 AS prev_device, init.net0 AS prev_net, s2.net,
+                 s2.device IS DISTINCT FROM init.dev0 AS device_changed,
+                 s2.net IS DISTINCT FROM init.net0 AS net_changed,
+                 s2.new_device AS first_login_of_device,
+                 s2.new_net, s2.device_sessions, s2.account_sessions, acct.n_hands
+          FROM acct JOIN init USING (account, tournament_id)
+          JOIN s2 ON s2.account = acct.account AND s2.login_at > acct.t_first AND s2.login_at <= acct.t_last
+          -- a hand-over: the session the account started the event on is closed by then (a login
+          -- while it stays open is the owner opening another table elsewhere, not someone taking
+          -- this seat); without logout times every such login counts
+          WHERE (init.logout0 IS NULL OR init.logout0 <= s2.login_at + INTERVAL 60 SECOND)
+            AND (s2.device IS DISTINCT FROM init.dev0 OR s2.net IS DISTINCT FROM init.net0)
+        ),
+        -- a device is new to the account when its first login was itself such a take-over (in this
+        -- event or an earlier one), not the owner's own start of play
+        new_dev AS (
+          SELECT DISTINCT account, device FROM c WHERE first_login_of_device
         )
-        SELECT acct.account, acct.tournament_id, s2.session, s2.login_at, s2.device, s2.ip,
-               init.dev0 AS prev_device, init.net0 AS prev_net, s2.net,
-               s2.device IS DISTINCT FROM init.dev0 AS device_changed,
-               s2.net IS DISTINCT FROM init.net0 AS net_changed,
-               s2.new_device OR mf.device IS NOT NULL AS new_device,
-               s2.new_net, s2.device_sessions, s2.account_sessions, acct.n_hands
-        FROM acct JOIN init USING (account, tournament_id)
-        JOIN s2 ON s2.account = acct.account AND s2.login_at > acct.t_first AND s2.login_at <= acct.t_last
-        LEFT JOIN mid_first mf ON mf.account = acct.account AND mf.device IS NOT DISTINCT FROM s2.device
-        WHERE s2.device IS DISTINCT FROM init.dev0 OR s2.net IS DISTINCT FROM init.net0
-        ORDER BY acct.account, acct.tournament_id, s2.login_at
+        SELECT c.*, nd.device IS NOT NULL AS new_device
+        FROM c LEFT JOIN new_dev nd ON nd.account = c.account AND nd.device IS NOT DISTINCT FROM c.device
+        ORDER BY c.account, c.tournament_id, c.login_at
         """
         return con.sql(q).pl()
 
@@ -370,6 +376,9 @@ class SeatHandoffDetector(Detector):
         rows = self._pool(rows)
         df = pl.DataFrame([{k: v for k, v in r.items() if not k.startswith("_")} for r in rows])
         p_style = idf.fisher_combine(np.column_stack([df["p_mix_any"].to_numpy(), df["p_size"].to_numpy()]))
+        # the style as the event's field sees it (no own-history look): what a login from a
+        # device the account already used must clear on its own
+        p_style_field = idf.fisher_combine(np.column_stack([df["p_mix"].to_numpy(), df["p_size"].to_numpy()]))
         p_time = df["p_time"].to_numpy().astype(float)
         p_all = idf.fisher_combine(np.column_stack([p_style, p_time]))
         # scanned split points: Bonferroni over the splits tried
@@ -377,6 +386,7 @@ class SeatHandoffDetector(Detector):
         novelty = (df["new_device"].cast(pl.Int8).to_numpy() + df["new_net"].cast(pl.Int8).to_numpy())
         df = df.with_columns(
             p_style=pl.Series(p_style),
+            p_style_field=pl.Series(p_style_field),
             p_value=pl.Series(p_all),
             novelty=pl.Series(novelty),
         ).with_columns(
@@ -557,7 +567,8 @@ class SeatHandoffDetector(Detector):
         # a login from a device the account had used before (its owner's other
         # machine) is no evidence of another person: then the style alone must
         # carry the case, at a much stricter level
-        strong_style = scores["p_style"].fill_nan(1.0).fill_null(1.0).to_numpy() < self.known_device_p
+        # (field-relative only: the own-history comparison sets late-event play against all stages)
+        strong_style = scores["p_style_field"].fill_nan(1.0).fill_null(1.0).to_numpy() < self.known_device_p
         flagged = (q <= self.alpha) & changed & ((new_dev & (style_ok | time_ok)) | (~new_dev & strong_style))
         if not self.has_sessions_:
             # hands only: a player's own stack and table change their play as much as

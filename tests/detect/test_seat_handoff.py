@@ -61,13 +61,18 @@ def world():
     w.styles["s29"] = Style(vpip=0.24, pfr=0.16, aggr=0.45, size=0.66, log_ms=7.8, sd_ms=0.45)
     w.rows["sessions"] = [r if r[0] != "s29" else (*r[:5], at(CP_ROUND * EVERY_S / 60 - 1)) for r in w.rows["sessions"]]
     w.session("s29", "10.29.0.1", "laptop-s29", t_login, at(600))
-    late = ["s29", "s28", "s27", "s08", "s07", "s06", "s05"]
+    # s26: honest, opens a table on his own desktop mid-event while the event's session on his
+    # phone stays open (the event is still played there), and changes gear as the event goes on
+    w.session("s26", "10.26.0.1", "desk-s26", at(-3000), at(-2900))
+    w.session("s26", "10.26.0.1", "desk-s26", t_login, at(600))
+    late = ["s26", "s29", "s28", "s27", "s08", "s07", "s06", "s05"]
     order = [n for n in names if n not in late] + late
     w.hands_ = w.tournament(
         "800", names, at(0), n_hands=100, every_s=EVERY_S, bust_order=order,
         styles_from={"s05": (CP_ROUND, helper), "s06": (CP_ROUND, replace(w.styles["s06"], log_ms=7.9)),
                      "s08": (CP_ROUND, replace(w.styles["s08"], log_ms=8.6)),
                      "s27": (2, replace(w.styles["s27"], log_ms=8.5)),
+                     "s26": (CP_ROUND, replace(w.styles["s26"], vpip=0.6, pfr=0.4, aggr=0.8)),
                      "s28": (4, Style(vpip=0.45, pfr=0.1, aggr=0.3, size=1.0, log_ms=8.5, sd_ms=0.45))},
     )
     # a second event, for the accounts' own history (and s27's second take-over)
@@ -172,3 +177,9 @@ def test_own_new_machine_same_game_same_speed_not_flagged(con):
     sigs = {s.accounts[0]: s for s in SeatHandoffDetector().detect(con) if s.tournaments == ["800"]}
     assert "s29" in sigs and not sigs["s29"].flagged
     assert sigs["s29"].p_value > 0.01
+
+
+def test_login_elsewhere_while_the_events_session_stays_open_is_no_handoff(con):
+    """s26 logs in on his desktop mid-event, but the session he started the event on stays
+    open: someone else cannot have taken a seat that is still played from the first session."""
+    assert not any(s.accounts == ["s26"] for s in SeatHandoffDetector().detect(con))

@@ -58,6 +58,8 @@ tests (the detectors say so in ``missing``).
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import polars as pl
 
@@ -70,7 +72,7 @@ VALUE_CAP = 15.0  # bb per hand, for the value-given tests
 CARD_INDEX = {_cards.card_str(i): i for i in range(52)}
 
 HU_DECISIONS_SQL = """
-WITH folds AS (
+WITH {part_tables} folds AS (
     SELECT hand_id, player, min(seq) AS fold_seq FROM actions WHERE action = 'fold' GROUP BY ALL
 ), dec AS (
     SELECT * FROM actions
@@ -135,6 +137,24 @@ HU_DECISIONS_SQL = (
     .replace("{hole_codes}", f"(SELECT hand_id, player, {_card_codes_sql('cards')} AS codes FROM hole_cards)")
     .replace("{board_codes}", f"(SELECT hand_id, {_card_codes_sql('cards')} AS codes FROM boards WHERE run = 1)")
 )
+_PART_TABLES = ("actions", "seats", "hands", "hole_cards", "boards")
+
+
+def _partitioned(sql: str) -> str:
+    """``sql`` over one range of hand ids, ``$lo <= hand_id < $hi``, on every table it reads.
+
+    Each query's joins then hold one share of the warehouse (peak memory; hands
+    load in id order, so the scans skip the other ranges' row groups), and the
+    ranges together are the whole query (every decision's rows share its hand).
+    """
+    for t in _PART_TABLES:
+        sql = re.sub(rf"\b(FROM|JOIN) {t}\b", rf"\1 _p_{t}", sql)
+    return sql.replace("{part_tables}", "".join(
+        f"_p_{t} AS (SELECT * FROM {t} WHERE hand_id >= $lo AND hand_id < $hi), " for t in _PART_TABLES))
+
+
+HU_DECISIONS_PART_SQL = _partitioned(HU_DECISIONS_SQL)
+HU_DECISIONS_SQL = HU_DECISIONS_SQL.replace("{part_tables}", "")
 CARD_COLS = HOLE_COLS + OPP_COLS + BOARD_COLS
 
 _BOARD_LEN = {"preflop": 0, "flop": 3, "turn": 4, "river": 5}
@@ -418,9 +438,26 @@ def _card_columns(u: pl.DataFrame, *, samples: int, random_state: int) -> tuple[
     return np.where(holdem, strength, omaha_col), equity
 
 
-def hu_decisions(con: duckdb.DuckDBPyConnection, *, samples: int = 16, random_state: int = 0) -> pl.DataFrame:
-    """Every heads-up voluntary decision with its opponent, cards, strength, equity and value given."""
-    df = con.sql(HU_DECISIONS_SQL).pl()
+def hu_decisions(
+    con: duckdb.DuckDBPyConnection, *, samples: int = 16, random_state: int = 0, hands_per_query: int = 250_000
+) -> pl.DataFrame:
+    """Every heads-up voluntary decision with its opponent, cards, strength, equity and value given.
+
+    The decisions are read in parts of about ``hands_per_query`` hands each
+    (:func:`_partitioned`), which caps DuckDB's join memory on large warehouses.
+    """
+    n_hands = con.execute("SELECT count(*) FROM hands").fetchall()[0][0]
+    parts = max(1, -(-n_hands // hands_per_query))
+    if parts == 1:
+        df = con.sql(HU_DECISIONS_SQL).pl()
+    else:
+        cuts = con.execute("SELECT quantile_disc(hand_id, $q) FROM hands",
+                           {"q": [i / parts for i in range(1, parts)]}).fetchall()[0][0]
+        # '' sorts before every id; the last range ends above the largest id
+        top = con.execute("SELECT max(hand_id) || chr(1114111) FROM hands").fetchall()[0][0]
+        bounds = ["", *cuts, top]
+        df = pl.concat([con.sql(HU_DECISIONS_PART_SQL, params={"lo": lo, "hi": hi}).pl()
+                        for lo, hi in zip(bounds, bounds[1:]) if lo < hi])
     if df.is_empty():
         return df.drop(CARD_COLS).with_columns(
             pl.lit(None, pl.Float64).alias("strength"),

@@ -104,3 +104,11 @@ def test_decisions_of_and_tournaments_of_equal_the_plain_filters():
     assert gp.tournaments_of(dec, []) == [] and gp.tournaments_of(dec, ["h2"]) == []
     other = dec.with_columns(pl.col("player").reverse())  # a new frame gets its own index
     assert gp.decisions_of(other, ["a"])["x"].to_list() == [2, 4, 6]
+
+
+def test_decisions_read_in_hand_id_ranges_equal_one_query(planted_world):
+    con = planted_world.con
+    whole = gp.hu_decisions(con)
+    assert len(whole) > 1000
+    parts = gp.hu_decisions(con, hands_per_query=700)  # 5,000 hands in 8 ranges
+    assert parts.equals(whole)

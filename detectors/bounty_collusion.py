@@ -32,7 +32,12 @@ Per unordered pair of players three tests are made:
 
 Fisher's method combines them; Benjamini–Hochberg controls the false-discovery
 rate over the pairs that could both contest at least ``min_spots`` targets
-(independent filtering); a pair is flagged when q <= alpha, they contested at
+(or faced ``min_decisions`` presence decisions together) *and* were dealt in
+together at knockout tables of at least ``min_events`` distinct tournaments
+(independent filtering, Bourgon, Gentleman & Huber, PNAS 2010: the filter
+counts opportunities and never looks at what the players did; a gang works
+event after event, while one or two shared tables are the dynamics of one
+table, a short stack that loosens everyone there). A pair is flagged when q <= alpha, they contested at
 least ``min_joint`` targets together and one of them took at least one of
 those bounties. Flagged pairs are grouped into rings (:mod:`detectors.graphs`).
 This is the "collusive opportunity" analysis of Smed, Knuutila & Hakonen
@@ -61,6 +66,16 @@ from detectors import graphs, stats
 from detectors.base import Detector, Evidence, Signal, with_top_unflagged
 from detectors.features import gameplay as gp
 
+EVENTS_SQL = """
+-- per unordered pair: the knockout tournaments in which both were dealt in at one table, and the hands
+WITH ko AS (SELECT DISTINCT hand_id FROM seats WHERE bounty IS NOT NULL AND bounty > 0),
+s AS (SELECT s.hand_id, h.tournament_id, s.player FROM seats s JOIN ko USING (hand_id) JOIN hands h USING (hand_id)
+      WHERE s.dealt_in)
+SELECT a.player, b.player AS opponent, count(DISTINCT a.tournament_id) AS events, count(*) AS events_hands
+FROM s a JOIN s b ON a.hand_id = b.hand_id AND a.player < b.player
+GROUP BY ALL
+"""
+
 SPOTS_EVIDENCE_SQL = """
 -- knockout hands where $player and $opponent both put chips in against an all-in target
 WITH allin AS (
@@ -88,8 +103,9 @@ class BountyCollusionDetector(Detector):
     kind = "bounty_collusion"
 
     def __init__(self, *, alpha: float = 0.01, random_state: int = 0, min_joint: int = 3, max_unflagged: int = 300,
-                 min_spots: int = 3, min_decisions: int = 20, short_bb: float = 20.0) -> None:
+                 min_spots: int = 3, min_decisions: int = 20, short_bb: float = 20.0, min_events: int = 3) -> None:
         super().__init__(alpha=alpha, random_state=random_state)
+        self.min_events = min_events
         self.min_spots = min_spots
         self.min_decisions = min_decisions
         self.short_bb = short_bb
@@ -100,6 +116,7 @@ class BountyCollusionDetector(Detector):
         self.spots_ = gp.bounty_spots(con)
         self.pairs_ = gp.bounty_pairs(self.spots_)
         self.presence_ = gp.bounty_presence_unordered(gp.bounty_presence_pairs(gp.bounty_presence(con, max_bb=self.short_bb)))
+        self.events_ = con.sql(EVENTS_SQL).pl().cast({"events": pl.Int64, "events_hands": pl.Int64})
         self.missing_ = []
         if self.spots_.is_empty():
             self.missing_.append("no knockout hands with an all-in: nothing to test")
@@ -119,7 +136,8 @@ class BountyCollusionDetector(Detector):
         t = self.pairs_.filter(pl.col("joint") > 0) if not self.pairs_.is_empty() else self.pairs_
         pres = self.presence_.filter(pl.col("pres_n") >= self.min_decisions)
         if pres.is_empty():
-            return t
+            return t.join(self.events_, on=["player", "opponent"], how="left").with_columns(
+                pl.col("events", "events_hands").fill_null(0)) if not t.is_empty() else t
         if t.is_empty():
             t = pres
         else:
@@ -132,6 +150,8 @@ class BountyCollusionDetector(Detector):
             + [pl.lit(None, pl.Float64).alias(c) for c in ("wide_a_p", "wide_b_p", "wide_a", "wide_a_n", "wide_b",
                                                            "wide_b_n", "wide_a_base", "wide_b_base") if c not in t.columns]
         )
+        t = t.join(self.events_, on=["player", "opponent"], how="left").with_columns(
+            pl.col("events", "events_hands").fill_null(0))
         # the case's tournaments: where they contested together, else where the presence test saw them
         return t.with_columns(tournaments=pl.when(pl.col("tournaments").list.len() > 0).then("tournaments")
                               .otherwise("pres_tournaments"))
@@ -157,8 +177,10 @@ class BountyCollusionDetector(Detector):
         # Bonferroni-corrected (a pair seen only by one of them keeps that one's p-value)
         p = stats.min_p_bonferroni(stats.fisher_combine(p_joint, p_weak, p_cd, p_wide), p_pres)
         # independent filtering: only pairs that could both contest at least min_spots targets, or that
-        # faced at least min_decisions preflop decisions with the other still in against a short bounty target
-        q = stats.bh_qvalues(np.where((f("spots") >= self.min_spots) | (pn >= self.min_decisions), p, np.nan))
+        # faced at least min_decisions preflop decisions with the other still in against a short bounty target,
+        # and that shared knockout tables in at least min_events tournaments
+        testable = ((f("spots") >= self.min_spots) | (pn >= self.min_decisions)) & (f("events") >= self.min_events)
+        q = stats.bh_qvalues(np.where(testable, p, np.nan))
         return t.with_columns(
             pl.Series("p_joint", p_joint), pl.Series("p_weak", p_weak, nan_to_null=True),
             pl.Series("p_checkdown", p_cd, nan_to_null=True), pl.Series("p_wide", p_wide, nan_to_null=True),
@@ -262,6 +284,12 @@ class BountyCollusionDetector(Detector):
                 for x, y, k in ((a, b, "a"), (b, a, "b"))
             ),
         ]
+        ev.append(Evidence(
+            name="knockout tournaments at one table", value=g("events"), n=int(g("events_hands")),
+            text=f"{a} and {b} were dealt in together in {int(g('events_hands'))} knockout hands of {int(g('events'))} "
+                 f"tournaments (pairs sharing tables in fewer than {self.min_events} are not tested)",
+            sql=EVENTS_SQL,
+        ))
         who = " and ".join(accounts) if len(accounts) == 2 else f"ring of {len(accounts)} ({', '.join(accounts)})"
         summary = (
             f"{who}: both called {joint} all-in bounty targets together (expected {exp:.1f} from their own rates), "

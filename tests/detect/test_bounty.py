@@ -90,3 +90,26 @@ def test_loose_bounty_callers_with_everyone_not_flagged():
     top = next(s for s in sigs if {"k05", "k06"} <= set(s.accounts))
     pres = next(e for e in top.evidence if e.name.startswith("preflop continuations"))
     assert pres.value <= pres.baseline + 3
+
+
+
+def test_pairs_sharing_tables_in_fewer_than_min_events_tournaments_are_not_tested():
+    """The events filter: the loosening gang is tested, flagged and its evidence counts the knockout tournaments
+    it shared tables in; require one more tournament than it shared and the pair is no longer tested (no q-value)."""
+    from tests.detect.conftest import build_ko_world
+
+    w = build_ko_world(n_hands=2000, rate=0.0, seed=11)
+    _loosen(w.con, ["k03"], only_with="k04")
+    _loosen(w.con, ["k04"], only_with="k03")
+    (shared, hands), = w.con.execute("""SELECT count(DISTINCT h.tournament_id), count(*) FROM seats a JOIN seats b USING (hand_id)
+                                       JOIN hands h USING (hand_id)
+                                       WHERE a.player = 'k03' AND b.player = 'k04' AND a.dealt_in AND b.dealt_in""").fetchall()
+    assert shared >= 5
+    s = next(s for s in BountyCollusionDetector().detect(w.con) if s.flagged)
+    ev = next(e for e in s.evidence if e.name == "knockout tournaments at one table")
+    assert (ev.value, ev.n) == (shared, hands) and ev.sql
+    det = BountyCollusionDetector(min_events=shared + 1)
+    scored = det.fit(w.con).score(w.con)
+    row = scored.filter((scored["player"] == "k03") & (scored["opponent"] == "k04")).row(0, named=True)
+    assert row["events"] == shared and row["q_value"] is None
+    assert not det.threshold(scored)["flagged"].any()

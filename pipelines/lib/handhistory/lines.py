@@ -52,6 +52,11 @@ ACTION_TAIL_RE = (
     r"^(?: (" + AMT + r"))?(?: to (" + AMT + r"))?"
     r"( and is all-in| and has reached the \S+ cap)?(?: \[[^\]]*\])?$"
 )
+# The tails most action lines have ("", " $1.50", " $1 to $3", "... and is all-in"):
+# every tail this matches also matches ACTION_TAIL_RE.
+PLAIN_ACTION_TAIL_RE = (
+    r"^(?: [$€£]?[0-9]+(?:\.[0-9]+)?(?: to [$€£]?[0-9]+(?:\.[0-9]+)?)?)?(?: and is all-in)?$"
+)
 DEALT_RE = r"^Dealt to (.+?) \[([^\]]*)\](?: \[([^\]]*)\])?$"
 UNCALLED_RE = r"^Uncalled bet \((" + AMT + r")\) returned to (.+)$"
 COLLECTED_RE = (
@@ -103,8 +108,29 @@ NEUTRAL_RE = (
 CANCELLED_RE = r"(?i)^hand cancelled$|hand was cancelled|^Hand canceled$"
 
 
+# Amounts as almost all lines write them: an optional currency sign, digits, an
+# optional decimal point. For these the general cleaning below only drops the sign.
+_PLAIN_AMOUNT = r"^[$€£]?[0-9]+(?:\.[0-9]+)?$"
+
+
 def _money_series(s: pl.Series) -> pl.Series:
-    s = s.cast(pl.String).str.replace_all(r"[^\d.,]", "").str.strip_chars(".,")
+    s = s.cast(pl.String)
+    plain = s.str.contains(_PLAIN_AMOUNT)
+    n_other = s.len() - s.null_count() - int(plain.sum())
+    if n_other == 0:
+        return (s.str.strip_chars_start("$€£").str.to_decimal(scale=2) * 100).cast(pl.Int64)
+    if n_other * 4 < s.len():
+        # clean only the other ones (thousands separators, decimal commas, "Rs. ")
+        other = (~plain).fill_null(False).arg_true()
+        cleaned = _money_clean(s.gather(other))
+        s = s.str.strip_chars_start("$€£").scatter(other, cleaned)
+    else:
+        s = _money_clean(s)
+    return (s.str.to_decimal(scale=2) * 100).cast(pl.Int64)
+
+
+def _money_clean(s: pl.Series) -> pl.Series:
+    s = s.str.replace_all(r"[^\d.,]", "").str.strip_chars(".,")
     comma_decimal = s.str.contains(r"^\d[\d.]*,\d{1,2}$").fill_null(False)
     if comma_decimal.any():
         s = pl.select(
@@ -114,8 +140,7 @@ def _money_series(s: pl.Series) -> pl.Series:
         ).to_series()
     else:
         s = s.str.replace_all(",", "", literal=True)
-    s = s.set(s == "", None) if s.len() else s
-    return (s.str.to_decimal(scale=2) * 100).cast(pl.Int64)
+    return s.set(s == "", None) if s.len() else s
 
 
 def money_cents(expr: pl.Expr) -> pl.Expr:

@@ -395,8 +395,10 @@ def _parse_lines(L: pl.DataFrame, files: list[str]) -> ParsedHands:  # noqa: C90
     # "cancelled": any line of the hand matches; tested once on the hand's
     # joined lines (multi-line mode: ^ and $ at line ends; blank lines never match)
     H = H.with_columns(cancelled=pl.col("norm").str.contains("(?m)" + G.CANCELLED_RE))
+    md5 = hashlib.md5
     H = H.with_columns(content_hash=pl.Series(
-        [hashlib.md5(s.encode("utf-8")).hexdigest() for s in H.get_column("norm").to_list()], dtype=pl.String,
+        # (bytes straight from the column's UTF-8 buffer: no str objects, no encode)
+        [md5(b).hexdigest() for b in H.get_column("norm").cast(pl.Binary).to_list()], dtype=pl.String,
     )).drop("norm")
     H = parse_headers(H)
     H = H.with_columns(
@@ -453,14 +455,14 @@ def _parse_lines(L: pl.DataFrame, files: list[str]) -> ParsedHands:  # noqa: C90
     # one anchored alternation (leftmost-first: longer verbs are listed first)
     V = V.with_columns(verb=rest.str.extract(G.VERB_PREFIX_RE, 1)).with_columns(tail=rest.str.slice(pl.col("verb").str.len_chars())).drop("rest")
     V = _known(V, names, "player", "known")
-    slow = V.filter(~pl.col("known")).drop("player", "verb", "tail", "known", "known_seat").with_columns(
-        g=t.str.extract_groups(G.VERB_RE))
-    slow = slow.with_columns(player=pl.col("g").struct.field("1"), verb=pl.col("g").struct.field("2"),
-                             tail=pl.col("g").struct.field("3")).drop("g")
-    V = V.filter(pl.col("known")).drop("known", "known_seat")
-    if slow.height:
-        key = (pl.col("hid").cast(pl.Int64) * (1 << 24) + pl.col("ln")).alias("_k")
-        V = V.with_columns(key).merge_sorted(slow.select(V.columns).with_columns(key).sort("_k"), key="_k").drop("_k")
+    # the unknown ones get the greedy pattern's fields in place (row order kept)
+    slow_i = (~V.get_column("known")).arg_true()
+    if slow_i.len():
+        g = V.get_column("t").gather(slow_i).str.extract_groups(G.VERB_RE)
+        V = V.with_columns(
+            V.get_column(c).scatter(slow_i, g.struct.field(str(i))) for i, c in ((1, "player"), (2, "verb"), (3, "tail"))
+        )
+    V = V.drop("known", "known_seat")
     V = _known(V, names, "player", "known")
     # "NAME: sits out" may come from a player not in the seat list
     V_sit = V.filter(pl.col("verb").is_in(["sits out", "is sitting out"]))
@@ -476,18 +478,33 @@ def _parse_lines(L: pl.DataFrame, files: list[str]) -> ParsedHands:  # noqa: C90
     issues.append(_unparsed(V.filter(pl.col("verb").is_in(list(_ACTION_CODE)) & ~pl.col("sec").is_in(["setup", "preflop", "flop", "turn", "river"])), " (action outside a betting street)"))
     A = A.with_columns(action=pl.col("verb").replace_strict(_ACTION_CODE))
     tail = pl.col("tail")
-    core = tail.str.replace(G.TAIL_SUFFIX_RE, "").str.strip_chars()
     is_r = pl.col("action") == "raise"
-    A = A.with_columns(core=core)
-    core = pl.col("core")
-    A = A.with_columns(amt_s=pl.when(is_r).then(core.str.replace(r" to .*$", "")).otherwise(core),
-                       to_s=pl.when(is_r & core.str.contains(" to ", literal=True)).then(core.str.replace(r"^.* to ", "")))
+    # Most tails are plain: "", " $1.50", " $1 to $3" (raises), optionally
+    # " and is all-in". Those are cut with literal splits; the others (cards,
+    # caps, separators, other currencies) take the general patterns below.
+    plain = tail.str.contains(G.PLAIN_ACTION_TAIL_RE) & (is_r | ~tail.str.contains(" to ", literal=True))
+    A = A.with_columns(
+        tail_ok=plain,
+        sp=tail.str.strip_suffix(" and is all-in").str.strip_chars().str.split_exact(" to ", 1),
+    ).with_columns(
+        amt_s=pl.col("sp").struct.field("field_0"), to_s=pl.col("sp").struct.field("field_1"),
+    ).drop("sp")
+    other = (~A.get_column("tail_ok")).arg_true()
+    if other.len():
+        O = A[other].lazy()
+        core = tail.str.replace(G.TAIL_SUFFIX_RE, "").str.strip_chars()
+        O = O.with_columns(core=core).with_columns(
+            amt_s=pl.when(is_r).then(pl.col("core").str.replace(r" to .*$", "")).otherwise(pl.col("core")),
+            to_s=pl.when(is_r & pl.col("core").str.contains(" to ", literal=True))
+            .then(pl.col("core").str.replace(r"^.* to ", "")),
+            tail_ok=tail.str.contains(G.ACTION_TAIL_RE),
+        ).collect()
+        A = A.with_columns(A.get_column(c).scatter(other, O.get_column(c)) for c in ("tail_ok", "amt_s", "to_s"))
     A = A.lazy().with_columns(
-        tail_ok=tail.str.contains(G.ACTION_TAIL_RE),
         is_all_in=tail.str.contains(" and is all-in", literal=True),
         amt=G.money_cents(pl.col("amt_s")),
         to=G.money_cents(pl.col("to_s")),
-    ).collect().drop("core", "amt_s", "to_s")
+    ).collect().drop("amt_s", "to_s")
     a = pl.col("action")
     shape_ok = (
         pl.when(a.is_in(["fold", "check"])).then(pl.col("amt").is_null() & pl.col("tail_ok"))

@@ -7,8 +7,8 @@ sessions: a login during the account's play in that event from a device or
 network the previous session did not use (and, more telling, one the account
 had never used before), at a hand-over: the session the account started the
 event on is closed by then (a login while it stays open is the owner opening
-a table elsewhere; without logout times every such login is a candidate). The change-point hand is the account's first hand in
-the event after that login. Where there are no sessions (hand histories only)
+a table elsewhere; without logout times every such login is a candidate). The
+change-point hand is the account's first hand in the event after that login. Where there are no sessions (hand histories only)
 every split of the account's hand sequence is a candidate and the split
 maximising the action-mix chi-square is taken, with a Bonferroni correction
 over the splits scanned (binary-segmentation change-point detection, Scott &
@@ -42,12 +42,14 @@ The samples of one helper device are pooled over every event it took over
 (independent events: the G2 statistics and their degrees of freedom add up).
 A device is new to the account when its first login was itself such a
 hand-over (a helper's machine appears as a take-over, never at the start of the
-owner's own play). A hand-off needs the login from a changed device or network that the account
-had never used **and** a shift in style or timing; from a device the account
-already used (its owner's other machine) the style alone must shift, at a much
-stricter level (``known_device_p``): an honest move from phone to desktop
-brings the player's own, known desktop and changes speed, not the game. Style and timing p-values are combined with
-Fisher's method; Benjamini-Hochberg controls the false-discovery rate over the
+owner's own play). A hand-off needs the login from a changed device or network
+that the account had never used **and** a shift in style or timing; from a
+device the account already used (its owner's other machine) the field-relative
+style alone must shift, at a much stricter level (``known_device_p``; the
+own-history look sets late-event play against all stages and is left out
+there): an honest move from phone to desktop brings the player's own, known
+desktop and changes speed, not the game. Style and timing p-values are
+combined with Fisher's method; Benjamini-Hochberg controls the false-discovery rate over the
 candidates. With hand histories only (no logins, no timing) change points are
 scanned and ranked but never flagged: a player's own stack and table change
 their play as much as a new player would.

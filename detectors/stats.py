@@ -268,7 +268,9 @@ def robust_own_baseline(dec, y: str, *, where=None, bins: tuple[str, ...] = ("pr
     player's baseline, so one planted partner does not make every honest
     opponent look soft or favoured by contrast (a robust, trimmed baseline in
     the spirit of Huber's contamination model). Returns player, opponent, n,
-    observed, expected, rate_pair, rate_own, z, p_value.
+    observed, expected, rate_pair, rate_own, z, p_value, and the score test's
+    ``score_u`` (sum of (k - n r) / (1 - r)) and ``var``, so that tests of
+    several pairs (both directions of one pair) can be pooled.
     """
     import polars as pl
 
@@ -278,7 +280,7 @@ def robust_own_baseline(dec, y: str, *, where=None, bins: tuple[str, ...] = ("pr
     d = dec.filter(pl.col("sbin").is_not_null())
     if where is not None:
         d = d.filter(where)
-    cols = ["player", "opponent", "n", "observed", "expected", "rate_pair", "rate_own", "z", "p_value"]
+    cols = ["player", "opponent", "n", "observed", "expected", "rate_pair", "rate_own", "z", "p_value", "score_u", "var"]
     if d.is_empty():
         return pl.DataFrame(schema={c: (pl.Utf8 if c in ("player", "opponent") else pl.Float64) for c in cols})
     bins = list(bins)
@@ -332,7 +334,8 @@ def robust_own_baseline(dec, y: str, *, where=None, bins: tuple[str, ...] = ("pr
 
 def replace_baseline_tests(pairs, dec, alpha: float = 0.01):
     """``pairs`` (gameplay pair features) with the aggr / fold / junk own-baseline columns recomputed by
-    :func:`robust_own_baseline` (same names: ``<name>_n``, ``_obs``, ``_exp``, ``_p``)."""
+    :func:`robust_own_baseline` (same names: ``<name>_n``, ``_obs``, ``_exp``, ``_p``; and ``_u``, ``_v``:
+    the score test's statistic and variance)."""
     import polars as pl
 
     out = pairs
@@ -340,8 +343,37 @@ def replace_baseline_tests(pairs, dec, alpha: float = 0.01):
              ("junk", "commit", pl.col("sbin") <= 0, "greater"))
     for name, y, where, side in specs:
         t = robust_own_baseline(dec, y, where=where, side=side, alpha=alpha)
-        out = out.drop([c for c in (f"{name}_n", f"{name}_obs", f"{name}_exp", f"{name}_p") if c in out.columns])
+        out = out.drop([c for c in (f"{name}_n", f"{name}_obs", f"{name}_exp", f"{name}_p", f"{name}_u", f"{name}_v")
+                        if c in out.columns])
         out = out.join(t.select("player", "opponent", pl.col("n").alias(f"{name}_n"), pl.col("observed").alias(f"{name}_obs"),
-                                pl.col("expected").alias(f"{name}_exp"), pl.col("p_value").alias(f"{name}_p")),
+                                pl.col("expected").alias(f"{name}_exp"), pl.col("p_value").alias(f"{name}_p"),
+                                pl.col("score_u").alias(f"{name}_u"), pl.col("var").alias(f"{name}_v")),
                        on=["player", "opponent"], how="left")
     return out
+
+
+def pool_directions(t, *, side: str = "less"):
+    """Both directions of an ordered-pair score test (:func:`robust_own_baseline` output) pooled per unordered pair.
+
+    Soft play is mutual: both partners spare each other, so the score
+    statistics U and their variances add up (the directions rest on different
+    players' decisions, hence independent): z = (±ΣU − 0.5) / sqrt(ΣVar),
+    one-sided; for ``side="greater"`` the Poisson tail of the pooled count is
+    the floor (rare events). Returns player (< opponent), opponent, n,
+    observed, expected, p_value.
+    """
+    import polars as pl
+
+    cols = {"player": pl.Utf8, "opponent": pl.Utf8, "n": pl.Float64, "observed": pl.Float64,
+            "expected": pl.Float64, "p_value": pl.Float64}
+    if t.is_empty():
+        return pl.DataFrame(schema=cols)
+    lo, hi = pl.min_horizontal("player", "opponent"), pl.max_horizontal("player", "opponent")
+    g = t.group_by(lo.alias("player"), hi.alias("opponent")).agg(
+        pl.col("n", "observed", "expected").cast(pl.Float64).sum(), U=pl.col("score_u").sum(), V=pl.col("var").sum())
+    sign = -1.0 if side == "less" else 1.0
+    z = (sign * g["U"].to_numpy() - 0.5) / np.sqrt(np.maximum(g["V"].to_numpy(), 1e-9))
+    p = _st.norm.sf(z)
+    if side == "greater":
+        p = np.maximum(p, _st.poisson.sf(g["observed"].to_numpy() - 1, np.maximum(g["expected"].to_numpy(), 1e-9)))
+    return g.with_columns(p_value=pl.Series(np.clip(p, _TINY, 1.0))).select(list(cols))

@@ -73,3 +73,41 @@ def test_player_view_runs_and_says_what_is_missing():
     assert det.missing_ and "card-aware" in det.missing_[0]
     assert all(s.missing for s in sigs)
     assert not any(s.flagged and not ({"p01", "p02"} & set(s.accounts)) for s in sigs)
+
+
+def _check_instead_of_bet(con, players, *, against=None, share=1.0, seed=0):
+    """Turn ``players``' heads-up bets with no bet to call into checks (optionally only against ``against``,
+    in a seeded ``share`` of those hands). Returns the hands changed."""
+    cond = "AND EXISTS (SELECT 1 FROM seats s WHERE s.hand_id = a.hand_id AND s.player = $other AND s.dealt_in)" if against else ""
+    rows = con.execute(f"""SELECT hand_id, seq FROM actions a WHERE list_contains($players, a.player) AND a.action = 'bet'
+                           AND a.to_call = 0 AND a.n_active = 2 AND a.street <> 'preflop' {cond}
+                           AND hash(a.hand_id || $seed) % 1000 < $share * 1000""",
+                       {"players": list(players), "other": against, "seed": str(seed), "share": share} if against else
+                       {"players": list(players), "seed": str(seed), "share": share}).fetchall()
+    if rows:
+        con.execute("CREATE OR REPLACE TEMP TABLE _chg (hand_id VARCHAR, seq INTEGER)")
+        con.executemany("INSERT INTO _chg VALUES (?, ?)", rows)
+        con.execute("UPDATE actions a SET action = 'check', amount = 0 FROM _chg c WHERE a.hand_id = c.hand_id AND a.seq = c.seq")
+    return {h for h, _ in rows}
+
+
+def test_pair_that_only_stops_betting_into_each_other_found_by_the_check_test():
+    """p12 and p13 (honest otherwise) check instead of betting when heads-up with each other in 60 % of the
+    hands: found, the check test is the strongest evidence, and the hands are the changed ones; p14, who checks
+    instead of betting against everyone, is passive, not soft: not flagged."""
+    from detectors.soft_play import SoftPlayDetector
+
+    w = build_world(n_players=24, n_hands=3000, seed=21)
+    changed = _check_instead_of_bet(w.con, ["p12"], against="p13", share=0.6) | _check_instead_of_bet(w.con, ["p13"], against="p12", share=0.6)
+    _check_instead_of_bet(w.con, ["p14"])
+    assert len(changed) >= 15
+    sigs = SoftPlayDetector().detect(w.con)
+    fl = flagged(sigs)
+    assert [sorted(s.accounts) for s in fl] == [["p12", "p13"]], [(s.accounts, s.score) for s in fl]
+    s = fl[0]
+    chk = s.evidence[0]
+    assert chk.name == "both directions: bet when heads-up with no bet to call"
+    assert chk.value < 0.6 * chk.baseline and chk.n >= 20 and chk.p_value < 1e-4
+    assert s.summary.split(": ", 1)[1].startswith("bet into each other heads-up")
+    assert len(set(s.hands[:10]) & changed) >= 8, s.hands[:10]
+    assert not any("p14" in x.accounts for x in fl)

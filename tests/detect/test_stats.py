@@ -115,3 +115,22 @@ def test_robust_own_baseline_leaves_the_planted_partner_out():
     assert abs(robust["rate_own"][0] - 0.3) < 0.1 < plain["rate_own"][0] - robust["rate_own"][0]
     up = robust_own_baseline(dec, "aggr", side="greater").filter(pl.col("opponent") == "B")
     assert up["p_value"][0] < 1e-10
+
+
+def test_pool_directions_adds_both_directions_score_statistics():
+    import polars as pl
+    from scipy import stats as st
+
+    from detectors.stats import pool_directions
+
+    t = pl.DataFrame({"player": ["a", "b", "c"], "opponent": ["b", "a", "a"], "n": [10.0, 20.0, 5.0],
+                      "observed": [1.0, 2.0, 4.0], "expected": [4.0, 6.0, 1.0],
+                      "score_u": [-5.0, -6.0, 4.0], "var": [9.0, 16.0, 2.0]})
+    low = pool_directions(t, side="less").sort("opponent")
+    ab = low.row(0, named=True)
+    assert (ab["player"], ab["opponent"], ab["n"], ab["observed"], ab["expected"]) == ("a", "b", 30.0, 3.0, 10.0)
+    assert abs(ab["p_value"] - st.norm.sf((11.0 - 0.5) / 5.0)) < 1e-12
+    high = pool_directions(t, side="greater").filter(pl.col("opponent") == "c").row(0, named=True)
+    # a rare event: the Poisson tail of the count (4 seen, 1 expected) floors the normal tail
+    assert high["player"] == "a" and abs(high["p_value"] - st.poisson.sf(3, 1.0)) < 1e-12
+    assert pool_directions(t.clear(), side="less").is_empty()

@@ -278,8 +278,9 @@ def play_tournament(plan: TournamentPlan, ctx) -> int:
         info = TournamentInfo(tid, plan.buy_in, plan.fee, level=lvl + 1, bounty=plan.bounty,
                               progressive=plan.progressive)
         # scheduled break: every table finishes its hand, then everyone is away 5 minutes
-        if next_break is not None and min(clock.values()) >= next_break:
-            brk_start = max(clock.values())
+        # (the clocks of the tables still running: a broken table's clock stops when it breaks)
+        if next_break is not None and min(clock[tb.name] for tb in tables) >= next_break:
+            brk_start = max(clock[tb.name] for tb in tables)
             brk_end = brk_start + BREAK_MS
             for tb in tables:
                 for acc in tb.seats.values():

@@ -8,7 +8,7 @@ from collections import Counter, defaultdict
 from test_world_data import small_world
 
 from datasets.population import make_population
-from datasets.tournaments import (SNG_LEVELS, TourTable, first_button_by_high_card, mtt_payouts, sng_payouts,
+from datasets.tournaments import (SNG_LEVELS, Entry, TourTable, first_button_by_high_card, mtt_payouts, sng_payouts,
                                   split_prizes)
 
 
@@ -271,3 +271,36 @@ def test_no_account_holds_two_seats_at_one_cash_table():
         for acc, spans in by_acc.items():
             spans.sort()
             assert all(a_end <= b_start for (_, a_end), (b_start, _) in zip(spans, spans[1:])), (t.name, acc, spans)
+
+
+def test_mtt_scheduled_breaks_every_hour_until_the_end():
+    """Synchronised breaks at 55 past each hour for as long as the event runs, also after tables are
+    broken (a broken table's stopped clock once held the break back for the rest of the event)."""
+    import io
+
+    from datasets.events import EventLog, HandSink
+    from datasets.generate import UnitContext, plan_world
+    from datasets.tournaments import TournamentPlan, play_tournament
+
+    world, _, _, _ = plan_world(preset="honest", seed=4, accounts=90, hands=300)
+    people = [p for p in world.pop.persons if p.accounts][:60]
+    t0 = world.t0_ms + 20 * 3_600_000
+    plan = TournamentPlan(unit=0, tid="991", kind="mtt", start_ms=t0, buy_in=1000, fee=100, stack=3000, name="991")
+    plan.entries = [Entry(p.accounts[0], p.pid, t0 - 60_000) for p in people]
+    events = EventLog()
+    records = []
+    sink = HandSink(io.StringIO(), events, "operator", random.Random(1), on_record=records.append)
+    ctx = UnitContext(world, sink, events)
+    ctx.start_unit(0)
+    play_tournament(plan, ctx)
+    minutes = (max(r[0] for r in events.rows) - t0) / 60_000
+    assert minutes > 150, minutes  # long enough for several breaks, tables broken along the way
+    sitouts = sorted(r[0] for r in events.rows if r[1] == "sit_out")
+    # a break: several players sit out within one minute (honest single sit-outs are rare)
+    starts = []
+    for t in sitouts:
+        if (not starts or t - starts[-1] > 20 * 60_000) and sum(t <= u < t + 60_000 for u in sitouts) >= 4:
+            starts.append(t)
+    # one at 55 past each hour the event ran (10 minutes' slack: tables finish their hands first)
+    expected = int((minutes - 55 - 10) // 60) + 1
+    assert len(starts) >= expected >= 2, (minutes, [(s - t0) / 60_000 for s in starts])

@@ -99,6 +99,12 @@ def main(argv: list[str] | None = None) -> int:
                 s[0] += r["groups"]
                 s[1] += r["found"]
             flagged = [c for c in cases if c.get("kind") == kind and c.get("flagged")]
+            # the scorer counts a case as right when it holds two of a group's accounts, however many
+            # others it accuses: count the accused accounts that belong to no group at all
+            planted = {a for g in labels for a in g.get("accounts", [])}
+            p.setdefault("innocent", set()).update(f"{seed}:{a}" for c in flagged for a in c["accounts"]
+                                                   if a not in planted)
+            p["largest"] = max([p.get("largest", 0)] + [len(c["accounts"]) for c in flagged])
             for g in labels:
                 if g.get("kind") == kind and acted(g):
                     p["acted"] += 1
@@ -112,14 +118,16 @@ def main(argv: list[str] | None = None) -> int:
         honest_accounts += e.accounts_seen
         honest_false += e.false_flags
         print(f"honest seed {seed}: accounts {e.accounts_seen}, flagged cases {e.false_flags}")
+    for p in pooled.values():
+        p["innocent"] = len(p.get("innocent", ()))
     if args.json:
         print(json.dumps({"pooled": pooled, "honest_accounts": honest_accounts, "honest_flags": honest_false}))
         return 0
     if args.markdown:
-        print("\n| kind | recall | recall, groups that acted | precision | mean AP | recall by strength |")
-        print("| --- | --- | --- | --- | --- | --- |")
+        print("\n| kind | recall | recall, groups that acted | precision | mean AP | recall by strength | accounts accused outside any group |")
+        print("| --- | --- | --- | --- | --- | --- | --- |")
     else:
-        print(f"\n{'kind':<20}{'recall':>12}{'acted':>12}{'precision':>12}{'mean AP':>9}  recall by strength")
+        print(f"\n{'kind':<20}{'recall':>12}{'acted':>12}{'precision':>12}{'mean AP':>9}{'outside':>8}  recall by strength")
     for kind, p in pooled.items():
         if not p["groups"]:
             continue
@@ -127,9 +135,11 @@ def main(argv: list[str] | None = None) -> int:
         ap_ = f"{sum(p['ap']) / len(p['ap']):.2f}" if p["ap"] else "-"
         strength = "; ".join(f"{b}: {k}/{n}" for b, (n, k) in sorted(p["by_strength"].items()))
         if args.markdown:
-            print(f"| {kind} | {p['found']}/{p['groups']} | {p['acted_found']}/{p['acted']} | {prec} | {ap_} | {strength} |")
+            print(f"| {kind} | {p['found']}/{p['groups']} | {p['acted_found']}/{p['acted']} | {prec} | {ap_} | {strength} "
+                  f"| {p['innocent']} (largest case {p.get('largest', 0)}) |")
         else:
-            print(f"{kind:<20}{p['found']:>5}/{p['groups']:<6}{p['acted_found']:>5}/{p['acted']:<6}{prec:>12}{ap_:>9}  {strength}")
+            print(f"{kind:<20}{p['found']:>5}/{p['groups']:<6}{p['acted_found']:>5}/{p['acted']:<6}{prec:>12}{ap_:>9}"
+                  f"{p['innocent']:>8}  {strength}")
     if args.honest:
         rate = 1e4 * honest_false / honest_accounts if honest_accounts else float("nan")
         print(f"honest-only: {honest_false} flagged cases over {honest_accounts} accounts = {rate:.2f} per 10,000")

@@ -56,7 +56,7 @@ MTT_HANDS_PER_ENTRANT = 9.0
 
 @dataclass
 class World:
-    """Everything a worker needs to play units (inherited by forked workers)."""
+    """Everything a worker needs to play units (handed to each worker process once, by the pool initializer)."""
 
     seed: int
     pop: Population
@@ -287,6 +287,12 @@ class UnitContext:
     def tournament_done(self, plan, place_of, bounty_cash) -> None:
         self.results.append(("tournament", plan.tid, plan.kind, len(plan.entries), plan.buy_in, plan.bounty,
                              plan.progressive, sum(bounty_cash.values())))
+
+
+def _set_world(world: World) -> None:
+    """Worker initializer: the planned world every chunk of this worker plays in."""
+    global _WORLD
+    _WORLD = world
 
 
 def _run_chunk(args) -> dict:
@@ -694,8 +700,10 @@ def generate(out_dir, *, preset: str = "demo", seed: int = 7, accounts: int | No
         else:
             import multiprocessing as mp
 
-            ctx = mp.get_context("fork")
-            with ctx.Pool(n_workers) as pool:
+            # spawn, not fork: a fork of a process whose other threads hold locks (Polars', DuckDB's
+            # pools in a test session or a Dagster run) can leave a worker waiting forever
+            ctx = mp.get_context("spawn")
+            with ctx.Pool(n_workers, initializer=_set_world, initargs=(world,)) as pool:
                 for r in pool.imap_unordered(_run_chunk, tasks):
                     results.append(r)
                     if bar:

@@ -40,6 +40,17 @@ def landing(tmp_path, corpus_dir):
     return land
 
 
+
+def _no_stale_defs_state():
+    """Clear Dagster's process-wide defs-state storage for the block. An instance
+    entered as a context manager by an earlier test (``dg.materialize``...) stays
+    there after it is disposed; once garbage-collected, loading definitions fails
+    with "Attempted to resolve undefined DagsterInstance weakref" (when depends on
+    the collector's timing)."""
+    from dagster._core.storage.defs_state.base import set_defs_state_storage
+
+    return set_defs_state_storage(None)
+
 def test_ingest_prints_one_summary_line_and_sql_reads_the_snapshot(railbird, landing, capsys):
     assert railbird("ingest", landing, "--no-progress") == 0
     out = capsys.readouterr().out.splitlines()
@@ -111,8 +122,9 @@ def test_run_stages_and_runs_the_nightly_job_over_a_landing_folder(monkeypatch, 
     (tmp_path / "dagster").mkdir()
     instance = dg.DagsterInstance.ephemeral()
     try:
-        info = run_cmd.execute(str(landing), str(out), instance=instance,
-                               modules=[pipelines.defs.ingest])  # its schedule brings nightly_job
+        with _no_stale_defs_state():
+            info = run_cmd.execute(str(landing), str(out), instance=instance,
+                                   modules=[pipelines.defs.ingest])  # its schedule brings nightly_job
     finally:
         instance.dispose()
     assert info["summary"].startswith("hands stored 4 / duplicate 0")
@@ -156,7 +168,8 @@ def test_run_reads_a_freshly_written_landing_folder_once(monkeypatch, tmp_path, 
     out.mkdir()
     instance = dg.DagsterInstance.ephemeral()
     try:
-        info = run_cmd.execute(str(landing), str(out), instance=instance, modules=[pipelines.defs.ingest])
+        with _no_stale_defs_state():
+            info = run_cmd.execute(str(landing), str(out), instance=instance, modules=[pipelines.defs.ingest])
     finally:
         instance.dispose()
     assert info["summary"].startswith("hands stored 4 / duplicate 0")

@@ -28,6 +28,9 @@ AMT = r"(?:Rs\. ?)?[^\s\d()\[\]]{0,3}\d[\d.,]*(?: ?[€$£₹])?"
 SEAT_RE = (
     r"^Seat (\d+): (.+) \(([^()]*?) in chips(?:, ([^()]*?) bounty)?\)(.*)$"
 )
+# Capture-free: a seat line with one pair of brackets (most of them). With one
+# " in chips" as well (tested apart), SEAT_RE matches it in exactly one way.
+PLAIN_SEAT_RE = r"^Seat [0-9]+: [^()]+ \([^()]* in chips(?:, [^()]* bounty)?\)[^()]*$"
 TABLE_RE = r"^Table '(.*)'(?: (\d+)-max)?(.*?)(?: Seat #(\d+) is the button)?$"
 MARKER_RE = r"^\*\*\* ?(.+?) ?\*\*\*"
 # "NAME: verb..." lines (actions and showdown); the name is greedy, the verb list

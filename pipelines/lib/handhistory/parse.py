@@ -301,6 +301,55 @@ def _g_cummax_nonneg(x: pl.Expr, start: pl.Expr) -> pl.Expr:
     big = 1 << 40
     return (x + gi * big).cum_max() - gi * big
 
+def _seat_lines(S: pl.DataFrame, issues: list[pl.DataFrame]) -> pl.DataFrame:
+    """Setup seat lines -> hid, seat, player, stack_start, bounty, sitting_out.
+
+    ``G.SEAT_RE`` is the grammar. A line that matches the capture-free
+    ``G.PLAIN_SEAT_RE`` (one pair of brackets, a numeric seat, one " in
+    chips") has exactly one way to match it, and is cut with literal splits
+    at " (", ": ", ")" and " in chips"; the other lines (a name with
+    brackets...) get the capture groups of ``SEAT_RE``, scattered back in
+    place. A line matching neither is an unparsed line."""
+    t = pl.col("t")
+    S = S.lazy().select(
+        "hid", "ln", "t",
+        ok=t.str.contains(G.PLAIN_SEAT_RE) & (t.str.count_matches(" in chips", literal=True) == 1),
+        a=t.str.split_exact(" (", 1),
+    ).unnest("a").select(
+        "hid", "ln", "t", "ok",
+        nm=pl.col("field_0").str.splitn(": ", 2),
+        b=pl.col("field_1").str.split_exact(")", 1),
+    ).unnest("b").select(
+        "hid", "ln", "t", "ok",
+        seat_s=pl.col("nm").struct.field("field_0").str.slice(5),
+        player=pl.col("nm").struct.field("field_1"),
+        c=pl.col("field_0").str.split_exact(" in chips", 1),
+        rest=pl.col("field_1"),
+    ).unnest("c").select(
+        "hid", "ln", "t", "ok", "seat_s", "player", "rest",
+        stack_s=pl.col("field_0"),
+        bounty_s=pl.when(pl.col("field_1") != "").then(pl.col("field_1").str.slice(2).str.strip_suffix(" bounty")),
+    ).collect()
+    other = (~S.get_column("ok")).arg_true()
+    if other.len():
+        g = S.get_column("t").gather(other).str.extract_groups(G.SEAT_RE)
+        S = S.with_columns(
+            S.get_column(c).scatter(other, g.struct.field(str(i)))
+            for i, c in ((1, "seat_s"), (2, "player"), (3, "stack_s"), (4, "bounty_s"), (5, "rest"))
+        )
+        bad = pl.col("seat_s").is_null()
+        issues.append(_unparsed(S.filter(bad)))
+        S = S.filter(~bad)
+    return S.select(
+        "hid",
+        seat=pl.col("seat_s").cast(pl.Int32),
+        player="player",
+        stack_start=G.money_cents(pl.col("stack_s")),
+        bounty=G.money_cents(pl.col("bounty_s")),
+        sitting_out=pl.col("rest").str.contains("sitting out|out of hand"),
+    )
+
+
 # ----------------------------------------------------------------------------- core
 
 def _lines_frame(texts: list[str], files: list[str], line_offsets: list[int] | None = None) -> pl.DataFrame:
@@ -426,17 +475,7 @@ def _parse_lines(L: pl.DataFrame, files: list[str]) -> ParsedHands:  # noqa: C90
     issues: list[pl.DataFrame] = []
 
     # seats
-    S = B.filter(pl.col("kind") == _K["seat"]).with_columns(g=t.str.extract_groups(G.SEAT_RE))
-    bad = S.filter(pl.col("g").struct.field("1").is_null())
-    issues.append(_unparsed(bad))
-    S = S.filter(pl.col("g").struct.field("1").is_not_null()).select(
-        "hid",
-        seat=pl.col("g").struct.field("1").cast(pl.Int32),
-        player=pl.col("g").struct.field("2"),
-        stack_start=G.money_cents(pl.col("g").struct.field("3")),
-        bounty=G.money_cents(pl.col("g").struct.field("4")),
-        sitting_out=pl.col("g").struct.field("5").str.contains("sitting out|out of hand"),
-    )
+    S = _seat_lines(B.filter(pl.col("kind") == _K["seat"]), issues)
     dup = S.filter(pl.struct("hid", "seat").is_duplicated() | pl.struct("hid", "player").is_duplicated())
     issues.append(_issue(dup, 4, "malformed hand", pl.format("duplicate seat or player: {}", pl.col("player"))))
     names = _Names(S)

@@ -10,10 +10,22 @@ Method
    ***``) are forward-filled to give each line its street; the first blank line
    after the summary ends the hand (text after it and before the next header is
    not part of any hand).
-3. Every line is classified with literal prefix/suffix tests and one anchored
-   regular expression per class (``lines.py``). Names taken from lines are
-   checked against the seat list of the same hand by a join, so a name that
-   contains ``': '`` or ``' said, '`` or brackets cannot forge an action.
+3. Every line is classified once into a small integer class with literal
+   prefix/suffix tests (marker, chat, table, seat, summary, dealt, uncalled,
+   verb-or-other); each class is then parsed over its own rows only. Within a
+   class the common shape is recognised by a capture-free anchored pattern and
+   cut with literal splits (seat lines: ``G.PLAIN_SEAT_RE``, split at
+   ``" ("``, ``": "``, ``")"``, ``" in chips"``; action tails:
+   ``G.PLAIN_ACTION_TAIL_RE``, split at ``" to "``); only the rows that do not
+   have it (a name with brackets, cards after a fold, a cap...) run the full
+   regular expression with capture groups (``lines.py``), and their fields are
+   scattered back into place, so row order never needs re-sorting. Amounts
+   ``[$€£]digits[.digits]`` only lose their sign before the decimal cast; the
+   others (separators, decimal commas, "Rs.") are cleaned in full
+   (``money_cents``). Names taken from lines are checked against the seat list
+   of the same hand by a join, so a name that contains ``': '`` or
+   ``' said, '`` or brackets cannot forge an action: a verb line whose
+   leftmost name is not seated is re-read with the greedy pattern in place.
 4. Tables are built with filters, joins and window expressions. Running values
    of ``actions`` (raise increments, ``pot_before``, ``to_call``,
    ``n_active``) are cumulative sums/maxima over (hand, street, player)
@@ -45,6 +57,7 @@ second, that excess is recorded as returned.
 ``content_hash``: MD5 (hex, as DuckDB's ``md5``) of the hand's lines with surrounding
 whitespace removed and blank lines dropped, joined by ``\n``: the same hand
 written with ``\r\n``, trailing spaces or another encoding has one hash.
+(hashlib over the binary view of each hand's joined text: one call per hand.)
 
 Positions: the players dealt in are ordered clockwise from the button seat
 (the first seat after the button first, the button seat last). Heads-up: the

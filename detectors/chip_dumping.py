@@ -26,6 +26,15 @@ own-baseline tests are made against A's play towards everyone else:
    with B inherit B's effect; they are explained away by stratifying on "a
    first-pass partner other than the tested one is dealt in".
 
+The heads-up tests need the giver's own baseline: a test whose baseline
+rests on fewer than ``min_value_n`` heads-up hands or decisions against
+others is not made (a player seen heads-up almost only with one opponent has
+no "elsewhere", and the population's rate in its place would make a loose
+player look like a feeder). The presence test keeps the population's prior
+(its between-player spread, beta-binomial) where the giver has no decisions
+without the receiver: a player who (almost) only plays when one account is
+dealt in is itself what that test is about.
+
 Baselines are robust: a first pass finds the opponents a player treats unlike
 the rest in either direction (a receiver raises its feeders) and the second
 pass leaves them out of that player's baseline
@@ -368,8 +377,15 @@ class ChipDumpingDetector(Detector):
         for c in ("value_p", "junk_p", "fold_p", "pres_p", "value_w", "value_n", "mean0"):
             if c not in t.columns:
                 t = t.with_columns(pl.lit(None, pl.Float64).alias(c))
+        for c in ("n0", "junk_n0", "fold_n0", "base_n"):
+            if c not in t.columns:
+                t = t.with_columns(pl.lit(None, pl.Float64).alias(c))
         f = lambda c: t[c].to_numpy(allow_copy=True).astype(float)  # noqa: E731
-        p = stats.fisher_combine(f("value_p"), f("junk_p"), f("fold_p"), f("pres_p"))
+        # a heads-up own-baseline test needs an own baseline: where the giver has (almost) no heads-up hands
+        # against others, the "own" rate is the population's prior and a loose player would look like a feeder
+        own = lambda p, n0, k: np.where(np.nan_to_num(f(n0)) >= k, f(p), np.nan)  # noqa: E731
+        p = stats.fisher_combine(own("value_p", "n0", self.min_value_n), own("junk_p", "junk_n0", self.min_value_n),
+                                 own("fold_p", "fold_n0", self.min_value_n), f("pres_p"))
         # independent filtering (Bourgon, Gentleman & Huber, PNAS 2010): test only ordered pairs that played
         # enough heads-up hands or faced enough preflop decisions together; the filter ignores the p-values
         testable = (t["hu_hands"].to_numpy() >= self.min_test_hands) | (np.nan_to_num(f("pres_n")) >= self.min_presence_n)

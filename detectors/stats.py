@@ -270,7 +270,9 @@ def robust_own_baseline(dec, y: str, *, where=None, bins: tuple[str, ...] = ("pr
     the spirit of Huber's contamination model). Returns player, opponent, n,
     observed, expected, rate_pair, rate_own, z, p_value, and the score test's
     ``score_u`` (sum of (k - n r) / (1 - r)) and ``var``, so that tests of
-    several pairs (both directions of one pair) can be pooled.
+    several pairs (both directions of one pair) can be pooled, and ``n0``: the
+    player's own decisions against others in the pair's bins (the baseline's
+    sample; where it is tiny the "own" rate is the population's prior).
     """
     import polars as pl
 
@@ -280,7 +282,7 @@ def robust_own_baseline(dec, y: str, *, where=None, bins: tuple[str, ...] = ("pr
     d = dec.filter(pl.col("sbin").is_not_null())
     if where is not None:
         d = d.filter(where)
-    cols = ["player", "opponent", "n", "observed", "expected", "rate_pair", "rate_own", "z", "p_value", "score_u", "var"]
+    cols = ["player", "opponent", "n", "observed", "expected", "rate_pair", "rate_own", "z", "p_value", "score_u", "var", "n0"]
     if d.is_empty():
         return pl.DataFrame(schema={c: (pl.Utf8 if c in ("player", "opponent") else pl.Float64) for c in cols})
     bins = list(bins)
@@ -304,7 +306,7 @@ def robust_own_baseline(dec, y: str, *, where=None, bins: tuple[str, ...] = ("pr
         t = t.with_columns(e=n * r, u=(k - n * r) / (1 - r), v=n * r / (1 - r) + n**2 * r / ((1 - r) * (s + 1)))
         return t.group_by(["player", "opponent"]).agg(
             n=pl.col("n").sum(), observed=pl.col("k").sum(), expected=pl.col("e").sum(),
-            score_u=pl.col("u").sum(), var=pl.col("v").sum())
+            score_u=pl.col("u").sum(), var=pl.col("v").sum(), n0=pl.col("n0").sum())
 
     first = one_pass(pair.with_columns(_o=pl.lit(False)), me)
     z1 = (first["score_u"] / first["var"].clip(1e-9).sqrt()).to_numpy()
@@ -335,7 +337,7 @@ def robust_own_baseline(dec, y: str, *, where=None, bins: tuple[str, ...] = ("pr
 def replace_baseline_tests(pairs, dec, alpha: float = 0.01):
     """``pairs`` (gameplay pair features) with the aggr / fold / junk own-baseline columns recomputed by
     :func:`robust_own_baseline` (same names: ``<name>_n``, ``_obs``, ``_exp``, ``_p``; and ``_u``, ``_v``:
-    the score test's statistic and variance)."""
+    the score test's statistic and variance; ``_n0``: the own baseline's decisions in the pair's bins)."""
     import polars as pl
 
     out = pairs
@@ -343,11 +345,12 @@ def replace_baseline_tests(pairs, dec, alpha: float = 0.01):
              ("junk", "commit", pl.col("sbin") <= 0, "greater"))
     for name, y, where, side in specs:
         t = robust_own_baseline(dec, y, where=where, side=side, alpha=alpha)
-        out = out.drop([c for c in (f"{name}_n", f"{name}_obs", f"{name}_exp", f"{name}_p", f"{name}_u", f"{name}_v")
-                        if c in out.columns])
+        out = out.drop([c for c in (f"{name}_n", f"{name}_obs", f"{name}_exp", f"{name}_p", f"{name}_u", f"{name}_v",
+                                    f"{name}_n0") if c in out.columns])
         out = out.join(t.select("player", "opponent", pl.col("n").alias(f"{name}_n"), pl.col("observed").alias(f"{name}_obs"),
                                 pl.col("expected").alias(f"{name}_exp"), pl.col("p_value").alias(f"{name}_p"),
-                                pl.col("score_u").alias(f"{name}_u"), pl.col("var").alias(f"{name}_v")),
+                                pl.col("score_u").alias(f"{name}_u"), pl.col("var").alias(f"{name}_v"),
+                                pl.col("n0").cast(pl.Float64).alias(f"{name}_n0")),
                        on=["player", "opponent"], how="left")
     return out
 

@@ -115,6 +115,10 @@ def test_robust_own_baseline_leaves_the_planted_partner_out():
     assert abs(robust["rate_own"][0] - 0.3) < 0.1 < plain["rate_own"][0] - robust["rate_own"][0]
     up = robust_own_baseline(dec, "aggr", side="greater").filter(pl.col("opponent") == "B")
     assert up["p_value"][0] < 1e-10
+    # n0: the own baseline's sample. The first (two-sided) pass sets B and also E-J aside against the
+    # contaminated baseline, so C's baseline is D's 100 decisions and an outlier's baseline is C's and D's 200
+    n0 = dict(robust_own_baseline(dec, "aggr", side="less").filter(pl.col("player") == "A").select("opponent", "n0").rows())
+    assert n0 == {"B": 200, "C": 100, "D": 100, **{x: 200 for x in "EFGHIJ"}}
 
 
 def test_pool_directions_adds_both_directions_score_statistics():

@@ -26,6 +26,15 @@ Method
    ``min_signals`` of device / style / timing / co-entry agree on their own
    (p < ``signal_p``): a shared household IP or family card alone (housemates:
    own devices, own styles, online at once, separate entries) is never enough.
+   **Households are modelled explicitly**: a pair that shares a home address
+   (IP or network) but no device is household-shaped, and for it a shared card
+   is household-grade evidence (families share one): it stays in the BH prior
+   weight but leaves the test's p-value (counting it there as well would spend
+   the same evidence twice and let a family card plus one or two chance
+   behavioural agreements pass). Such a pair is flagged only when the
+   behaviour alone (style, timing, co-entry combined with Fisher's method) is
+   strong, p <= ``household_p``: two families of behaviour each agreeing at
+   p < 0.1 by chance (about 1 % of honest household pairs) are not enough.
    Flagged pairs are joined into groups (connected components of the networkx
    graph): one case per person, listing the tournaments they entered together.
    Without sessions or payments (hand histories only) candidates are pairs that
@@ -70,6 +79,7 @@ class MultiAccountingDetector(Detector):
         device_weight: float = 4.0,
         card_weight: float = 2.0,
         max_unflagged: int = 50,
+        household_p: float = 1e-3,
     ) -> None:
         super().__init__(alpha=alpha, random_state=random_state)
         self.max_share = max_share
@@ -81,6 +91,7 @@ class MultiAccountingDetector(Detector):
         self.device_weight = device_weight  # weighted-BH prior for pairs sharing a device
         self.card_weight = card_weight  # ... and a payment card
         self.max_unflagged = max_unflagged  # unflagged candidates kept (ranked) for the AP
+        self.household_p = household_p  # household-shaped pairs: combined behaviour needed below this
 
     # ------------------------------------------------------------------ fit
     def fit(self, con: duckdb.DuckDBPyConnection) -> "MultiAccountingDetector":
@@ -145,16 +156,23 @@ class MultiAccountingDetector(Detector):
         # device / card, n_sharing / N (the IDF weight is -log of it). A shared
         # device separates one person from housemates (who keep their own
         # devices); a card does not (families share one), so it adds evidence
-        # but never counts as an agreeing signal on its own.
+        # but never counts as an agreeing signal on its own, and on a
+        # household-shaped pair (a home address shared, no device) it is
+        # household-grade: left out of the p-value (it stays in the BH prior).
         p_dev = np.where(pairs["idf_device"].to_numpy() > 0, np.exp(-pairs["idf_device"].to_numpy()), np.nan)
         p_pay = np.where(pairs["idf_payment"].to_numpy() > 0, np.exp(-pairs["idf_payment"].to_numpy()), np.nan)
-        B = np.column_stack([
-            p_dev, pairs["p_style"].to_numpy(), pairs["p_timing"].to_numpy(), pairs["p_coentry"].to_numpy(),
+        household = np.isnan(p_dev) & ((pairs["w_ip"].fill_null(0).to_numpy() > 0)
+                                       | (pairs["w_net"].fill_null(0).to_numpy() > 0))
+        behav = np.column_stack([
+            pairs["p_style"].to_numpy(), pairs["p_timing"].to_numpy(), pairs["p_coentry"].to_numpy(),
         ]).astype(float)
+        B = np.column_stack([p_dev, behav])
         pairs = pairs.with_columns(
             p_device=pl.Series(p_dev),
             p_payment=pl.Series(p_pay),
-            p_behaviour=pl.Series(idf.fisher_combine(np.column_stack([B, p_pay]))),
+            p_behaviour=pl.Series(idf.fisher_combine(np.column_stack([B, np.where(household, np.nan, p_pay)]))),
+            p_conduct=pl.Series(idf.fisher_combine(behav)),
+            household=pl.Series(household),
             n_agree=pl.Series((np.nan_to_num(B, nan=1.0) < self.signal_p).sum(axis=1)),
             id_strong=(pl.col("min_share") <= self.max_link_share).fill_null(False),
         )
@@ -189,6 +207,9 @@ class MultiAccountingDetector(Detector):
         q = idf.benjamini_hochberg(np.minimum(1.0, scores["p_value"].to_numpy() / w))
         linked = scores["id_strong"].to_numpy() | (scores["weight"].to_numpy() == 0)
         agree = scores["n_agree"].to_numpy() >= self.min_signals
+        # housemates (a home address, own devices): the behaviour must say one
+        # person on its own, combined, not two families agreeing by chance
+        agree &= ~scores["household"].to_numpy() | (scores["p_conduct"].to_numpy() <= self.household_p)
         pair_flag = (q <= self.alpha) & agree & linked
         pairs = scores.with_columns(q_value=pl.Series(q), pair_flagged=pl.Series(pair_flag))
         self.pairs_ = pairs
@@ -296,6 +317,10 @@ class MultiAccountingDetector(Detector):
                        "signals agree beyond chance, so the household explanation is unlikely.")
         else:
             benign += "The behavioural signals do not exclude it: not flagged."
+        if best.get("household"):
+            benign += (" The pair shares a home address but no device (household-shaped): a shared card there is "
+                       f"a family's, so the behaviour alone must say one person (combined p {float(best['p_conduct']):.2g}, "
+                       f"needed <= {self.household_p:g}).")
         if not hasattr(self, "hands_"):
             self.hands_ = _evidence_hands(con, self.groups_)
         hands = self.hands_.get(row["group"], [])

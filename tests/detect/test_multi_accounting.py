@@ -121,3 +121,66 @@ def test_hands_only_population_still_runs_and_says_what_it_lacked(sng_world):
     assert [sorted(s.accounts) for s in top] == [PERSON]
     assert not any(e.name.startswith("shared") for e in top[0].evidence)
     assert top[0].tournaments == [str(900 + t) for t in range(0, 60, 5)]
+
+
+def _decide(monkeypatch, rows):
+    """score + threshold on given per-pair evidence (identity links, p-values),
+    the warehouse feature steps replaced by the rows themselves."""
+    import polars as pl
+
+    from detectors.features import identity as idf
+
+    base = {"w_device": 0.0, "w_payment": 0.0, "w_ip": 0.0, "w_net": 0.0, "idf_device": 0.0, "idf_payment": 0.0,
+            "min_share": 2, "n_shared": 1, "weight": 1.0, "p_style": float("nan"), "p_timing": float("nan"),
+            "p_coentry": float("nan"), "shared_tournaments": []}
+    frame = pl.DataFrame([{**base, **r} for r in rows])
+    det = MultiAccountingDetector()
+    det.fingerprints_ = None
+    monkeypatch.setattr(det, "_candidates", lambda con: frame.drop("p_style", "p_timing", "p_coentry", "shared_tournaments"))
+    monkeypatch.setattr(idf, "likeness", lambda fp, cand, **kw: cand.join(frame.select("a", "b", "p_style", "p_timing"), on=["a", "b"]))
+    monkeypatch.setattr(idf, "usage_patterns", lambda con, p: p.join(frame.select("a", "b", "p_coentry", "shared_tournaments"), on=["a", "b"]))
+    det.threshold(det.score(None))
+    return {(r["a"], r["b"]): r["pair_flagged"] for r in det.pairs_.iter_rows(named=True)}
+
+
+def test_household_with_family_card_and_chance_agreements_not_flagged(monkeypatch):
+    """Housemates: one home network, a family card, own devices (none shared),
+    online at once, no event entered together; their style agrees by chance
+    (p 0.04), and in the second household timing too (p 0.06): the card is a
+    family's, not one person's, so neither is flagged (the old rule, with the
+    card inside the tested p-value, flagged the second), while a multi-accounter
+    (a shared device, a similar style and timing, events entered together) is."""
+    ln2 = float(np.log(300 / 2))
+    rng = np.random.default_rng(3)
+    rows = [
+        # household 1: network + card, one chance agreement (style)
+        {"a": "hA", "b": "hB", "w_ip": 5.0, "w_net": 5.0, "w_payment": ln2, "idf_payment": ln2,
+         "p_style": 0.04, "p_timing": 0.5, "p_coentry": 1.0},
+        # household 2: network + card, style and timing both agree by chance
+        {"a": "hC", "b": "hD", "w_ip": 5.0, "w_net": 5.0, "w_payment": ln2, "idf_payment": ln2,
+         "p_style": 0.04, "p_timing": 0.06, "p_coentry": 1.0},
+        # one person on two accounts: a shared device (and home), like play
+        {"a": "m1", "b": "m2", "w_ip": 5.0, "w_net": 5.0, "w_device": ln2, "idf_device": ln2,
+         "p_style": 0.08, "p_timing": 0.03, "p_coentry": 0.02},
+    ] + [  # unrelated address-sharers (a café): behaviour at chance
+        {"a": f"x{i:02d}", "b": f"y{i:02d}", "w_net": 1.0, "min_share": 3,
+         "p_style": float(rng.uniform()), "p_timing": float(rng.uniform()), "p_coentry": 1.0}
+        for i in range(6)
+    ]
+    flags = _decide(monkeypatch, rows)
+    assert not flags[("hA", "hB")]
+    assert not flags[("hC", "hD")]
+    assert flags[("m1", "m2")]
+
+
+def test_household_flagged_only_on_strong_combined_behaviour(monkeypatch):
+    """No shared device, but the behaviour alone says one person (style, timing
+    and co-entry combined far below household_p): still flagged."""
+    ln2 = float(np.log(300 / 2))
+    rows = [
+        {"a": "hA", "b": "hB", "w_ip": 5.0, "w_net": 5.0, "w_payment": ln2, "idf_payment": ln2,
+         "p_style": 0.002, "p_timing": 0.004, "p_coentry": 1e-4},
+        {"a": "x1", "b": "y1", "w_net": 1.0, "min_share": 3, "p_style": 0.6, "p_timing": 0.3, "p_coentry": 1.0},
+        {"a": "x2", "b": "y2", "w_net": 1.0, "min_share": 3, "p_style": 0.8, "p_timing": 0.7, "p_coentry": 1.0},
+    ]
+    assert _decide(monkeypatch, rows)[("hA", "hB")]

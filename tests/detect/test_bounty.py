@@ -113,3 +113,32 @@ def test_pairs_sharing_tables_in_fewer_than_min_events_tournaments_are_not_teste
     row = scored.filter((scored["player"] == "k03") & (scored["opponent"] == "k04")).row(0, named=True)
     assert row["events"] == shared and row["q_value"] is None
     assert not det.threshold(scored)["flagged"].any()
+
+
+def test_presence_p_is_min_p_bonferroni_of_score_and_exact_tests():
+    """A pair with twice its expected continuations in 40 decisions, whose own baselines are uncertain (large score
+    variance): the exact binomial tail sees it, the score test hardly does. The presence p-value is the smaller of the
+    two, Bonferroni x2 (the former larger-of-the-two left this pair at p ~ 0.1); a loose pair at its expected rate
+    stays far from significance under either test."""
+    import numpy as np
+    import polars as pl
+
+    from detectors import stats
+    from detectors.features.gameplay import bounty_presence_unordered
+
+    rows = pl.DataFrame({
+        "player": ["a1", "a2", "h1", "h2"], "partner": ["a2", "a1", "h2", "h1"],
+        "n": [20.0, 20.0, 40.0, 40.0], "observed": [10.0, 10.0, 21.0, 20.0], "expected": [5.0, 5.0, 20.0, 20.0],
+        "score_u": [5.0, 5.0, 1.0, 0.0], "score_var": [30.0, 30.0, 25.0, 25.0], "rate_own": [0.25, 0.25, 0.5, 0.5],
+        "tournaments": [["t1"], ["t2"], ["t1"], ["t2"]], "hands": [["1", "2"], ["3"], ["4"], ["5"]],
+    })
+    u = bounty_presence_unordered(rows)
+    gang = u.filter(pl.col("player") == "a1").row(0, named=True)
+    honest = u.filter(pl.col("player") == "h1").row(0, named=True)
+    assert (gang["pres_n"], gang["pres_k"], gang["pres_e"]) == (40.0, 20.0, 10.0)
+    assert gang["pres_p_score"] > 0.05 and gang["pres_p_binom"] < 1e-3
+    assert gang["pres_p"] == pytest.approx(min(1.0, 2 * min(gang["pres_p_score"], gang["pres_p_binom"])))
+    assert gang["pres_p"] < 2e-3
+    assert float(stats.binom_tail(np.array([20.0]), np.array([40.0]), np.array([0.25]))[0]) == pytest.approx(gang["pres_p_binom"])
+    assert honest["pres_p"] > 0.3
+    assert sorted(gang["pres_hands"]) == ["1", "2", "3"]

@@ -30,6 +30,8 @@ candidate):
 - :func:`permutation_pvalue`: a seeded Monte Carlo permutation test with the
   (b+1)/(m+1) correction of Phipson & Smyth (SAGMB 2010).
 - :func:`fisher_combine`: Fisher's method for independent p-values.
+- :func:`min_p_bonferroni` / :func:`weighted_bonferroni`: the smallest of
+  several p-values, (weighted) Bonferroni-corrected, valid under any dependence.
 - :func:`score_from_q`: the comparable score, −log10 q, capped.
 """
 
@@ -233,6 +235,25 @@ def min_p_bonferroni(*pvalues) -> np.ndarray:
     return np.where(m > 0, np.minimum(mn * m, 1.0), np.nan)
 
 
+def weighted_bonferroni(pvalues, weights) -> np.ndarray:
+    """min_i p_i / w_i, capped at 1: the weighted Bonferroni combination (valid under any dependence).
+
+    ``weights`` (one per test, fixed before the data are seen) are renormalised
+    over the tests made for each entry (NaN p-values: the test could not be
+    made, which depends on the counts, not on the outcome), so they always sum
+    to one. Equal weights give :func:`min_p_bonferroni`. Prior weights put the
+    error budget where the effect is expected (Genovese, Roeder & Wasserman,
+    "False discovery control with p-value weighting", Biometrika 2006).
+    """
+    P = np.vstack([_arr(p) for p in pvalues])
+    w = _arr(weights).reshape(-1, 1)
+    ok = ~np.isnan(P)
+    tot = np.where(ok, w, 0.0).sum(axis=0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        r = np.where(ok, P * tot / np.maximum(w, 1e-300), np.inf).min(axis=0)
+    return np.where(ok.any(axis=0), np.minimum(r, 1.0), np.nan)
+
+
 __all__ = [
     "baseline_tail",
     "bh_qvalues",
@@ -245,6 +266,7 @@ __all__ = [
     "permutation_pvalue",
     "score_from_q",
     "shrink_rate",
+    "weighted_bonferroni",
     "weighted_mean_test",
 ]
 

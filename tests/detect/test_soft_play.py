@@ -111,3 +111,34 @@ def test_pair_that_only_stops_betting_into_each_other_found_by_the_check_test():
     assert s.summary.split(": ", 1)[1].startswith("bet into each other heads-up")
     assert len(set(s.hands[:10]) & changed) >= 8, s.hands[:10]
     assert not any("p14" in x.accounts for x in fl)
+
+
+def test_pair_p_value_is_the_check_test_weighted_not_tripled():
+    """The pair's p-value is the weighted Bonferroni of the check / raise / fold tests (weights 0.9 / 0.05 / 0.05):
+    a pair that shows only in the check test pays x1/0.9, not x3 (the plain Bonferroni cost that left weak pairs
+    at q ~ 0.02); a pair found only by the raise or fold test would pay x1/0.05 on that test. The planted pair is
+    still found with the changed hands first and the passive look-alike p14 is not flagged."""
+    import numpy as np
+    import pytest
+
+    from detectors.soft_play import SoftPlayDetector
+
+    w = build_world(n_players=24, n_hands=3000, seed=21)
+    changed = _check_instead_of_bet(w.con, ["p12"], against="p13", share=0.6) | _check_instead_of_bet(w.con, ["p13"], against="p12", share=0.6)
+    _check_instead_of_bet(w.con, ["p14"])
+    det = SoftPlayDetector().fit(w.con)
+    sc = det.score(w.con)
+    row = sc.filter((sc["player"].is_in(["p12", "p13"])) & (sc["opponent"].is_in(["p12", "p13"]))).row(0, named=True)
+    pc, pr, pf = row["chk_p_value"], row["rse_p_value"], row["fld_p_value"]
+    assert None not in (pc, pr, pf)
+    assert row["p_value"] == pytest.approx(min(pc / 0.9, pr / 0.05, pf / 0.05, 1.0))
+    assert row["p_value"] < 2 * pc  # the plain Bonferroni gave 3 * pc
+    # the same pair under equal weights (the old rule) has a larger q: the weighting only moves power to the check test
+    old = SoftPlayDetector(test_weights=(1, 1, 1)).fit(w.con).score(w.con)
+    orow = old.filter((old["player"].is_in(["p12", "p13"])) & (old["opponent"].is_in(["p12", "p13"]))).row(0, named=True)
+    assert orow["p_value"] == pytest.approx(min(3 * min(pc, pr, pf), 1.0))
+    assert row["q_value"] < orow["q_value"]
+    fl = [s for s in det.detect(w.con) if s.flagged]
+    assert [sorted(s.accounts) for s in fl] == [["p12", "p13"]]
+    assert len(set(fl[0].hands[:10]) & changed) >= 8
+    assert np.isfinite(row["score"]) and row["score"] > orow["score"]

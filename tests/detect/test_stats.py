@@ -89,6 +89,23 @@ def test_combine_and_score():
     assert stats.min_p_bonferroni([0.01, 0.5], [0.2, np.nan])[0] == pytest.approx(0.02)
 
 
+def test_weighted_bonferroni():
+    """min p_i / w_i with the weights renormalised over the tests made; equal weights = plain Bonferroni."""
+    nan = np.nan
+    p = [[0.01, 0.5, nan, 0.01], [0.2, nan, nan, 0.001], [0.3, 0.01, nan, nan]]
+    out = stats.weighted_bonferroni(p, [0.9, 0.05, 0.05])
+    assert out[0] == pytest.approx(0.01 / 0.9)
+    assert out[1] == pytest.approx(0.01 * 0.95 / 0.05)  # the fold-like test with weight 0.05 of the 0.95 made
+    assert np.isnan(out[2])
+    assert out[3] == pytest.approx(0.01 * 0.95 / 0.9)
+    assert stats.weighted_bonferroni(p, [1, 1, 1]) == pytest.approx(stats.min_p_bonferroni(*p), nan_ok=True)
+    assert stats.weighted_bonferroni([[0.9], [0.9]], [0.5, 0.5])[0] == 1.0
+    # valid under the null: P(combined <= a) <= a for independent uniforms
+    rng = np.random.default_rng(0)
+    u = rng.uniform(size=(3, 200_000))
+    assert (stats.weighted_bonferroni(u, [0.9, 0.05, 0.05]) <= 0.05).mean() <= 0.05 + 0.003
+
+
 def test_robust_own_baseline_leaves_the_planted_partner_out():
     """A raises partner B in 90 % of 300 spots and eight others in 30 % of 100 each: against the plain baseline
     (which counts B) honest C looks passive; the robust baseline leaves B out and clears C; B is an outlier (greater)."""

@@ -40,7 +40,6 @@ def landing(tmp_path, corpus_dir):
     return land
 
 
-
 def _no_stale_defs_state():
     """Clear Dagster's process-wide defs-state storage for the block. An instance
     entered as a context manager by an earlier test (``dg.materialize``...) stays
@@ -50,6 +49,7 @@ def _no_stale_defs_state():
     from dagster._core.storage.defs_state.base import set_defs_state_storage
 
     return set_defs_state_storage(None)
+
 
 def test_ingest_prints_one_summary_line_and_sql_reads_the_snapshot(railbird, landing, capsys):
     assert railbird("ingest", landing, "--no-progress") == 0

@@ -111,13 +111,7 @@ def preflop_decisions(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
     if df.is_empty():
         return df.drop("hole").with_columns(pl.lit(None, pl.Int8).alias("sbin"), pl.lit(None, pl.Int8).alias("cbin"),
                                             pl.lit(None, pl.Boolean).alias("short"))
-    hole = gp._card_matrix(df["hole"], 2)
-    hole[(df["game"] != "holdem").to_numpy()] = -1
-    ok = (hole >= 0).all(axis=1)
-    strength = np.full(len(df), np.nan)
-    if ok.any():
-        strength[ok] = gp._preflop_strength(hole[ok])
-    return df.drop("hole").with_columns(pl.Series("strength", strength, nan_to_null=True)).with_columns(
+    return df.drop("hole").with_columns(gp.starting_hand_percentile(df)).with_columns(
         sbin=(pl.col("strength") * 10).floor().clip(0, 9).fill_null(-1).cast(pl.Int8),
         cbin=pl.when(pl.col("to_call_bb") <= 1).then(0).when(pl.col("to_call_bb") <= 2.5).then(1)
         .when(pl.col("to_call_bb") <= 6).then(2).when(pl.col("to_call_bb") <= 15).then(3).otherwise(4).cast(pl.Int8),

@@ -279,6 +279,18 @@ def _preflop_strength(hole: np.ndarray) -> np.ndarray:
     return np.where(suited, t[lo, hi], t[hi, lo])
 
 
+def starting_hand_percentile(df: pl.DataFrame) -> pl.Series:
+    """``strength``: the percentile of each row's starting hand among the 1,326 (Hold'em with both cards
+    known, from the ``hole`` and ``game`` columns; null elsewhere: Omaha, the player view)."""
+    hole = _card_matrix(df["hole"], 2)
+    hole[(df["game"] != "holdem").to_numpy()] = -1
+    ok = (hole >= 0).all(axis=1)
+    strength = np.full(len(df), np.nan)
+    if ok.any():
+        strength[ok] = _preflop_strength(hole[ok])
+    return pl.Series("strength", strength, nan_to_null=True)
+
+
 def _share(mine: np.ndarray, theirs: np.ndarray) -> np.ndarray:
     """1 where ``mine`` wins, 0.5 on a tie, 0 where it loses."""
     return ((mine > theirs).astype(np.float64) + (mine >= theirs)) * 0.5
@@ -854,13 +866,7 @@ def bounty_spots(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
     df = con.sql(BOUNTY_SPOTS_SQL).pl()
     if df.is_empty():
         return df.with_columns(pl.lit(None, pl.Float64).alias("strength")).drop("hole")
-    hole = _card_matrix(df["hole"], 2)
-    hole[(df["game"] != "holdem").to_numpy()] = -1
-    ok = (hole >= 0).all(axis=1)
-    strength = np.full(len(df), np.nan)
-    if ok.any():
-        strength[ok] = _preflop_strength(hole[ok])
-    return df.drop("hole").with_columns(pl.Series("strength", strength, nan_to_null=True))
+    return df.drop("hole").with_columns(starting_hand_percentile(df))
 
 
 def bounty_pairs(spots: pl.DataFrame) -> pl.DataFrame:
@@ -1001,13 +1007,7 @@ def bounty_presence(con: duckdb.DuckDBPyConnection, *, max_bb: float = 20.0) -> 
     if df.is_empty():
         return df.drop("hole").with_columns(pl.lit(None, pl.Float64).alias("strength"), pl.lit(None, pl.Int8).alias("sbin"),
                                             pl.lit(None, pl.Int8).alias("cbin"))
-    hole = _card_matrix(df["hole"], 2)
-    hole[(df["game"] != "holdem").to_numpy()] = -1
-    ok = (hole >= 0).all(axis=1)
-    strength = np.full(len(df), np.nan)
-    if ok.any():
-        strength[ok] = _preflop_strength(hole[ok])
-    return df.drop("hole").with_columns(pl.Series("strength", strength, nan_to_null=True)).with_columns(
+    return df.drop("hole").with_columns(starting_hand_percentile(df)).with_columns(
         sbin=(pl.col("strength") * 5).floor().clip(0, 4).cast(pl.Int8),
         cbin=pl.when(pl.col("to_call_bb") <= 2).then(0).when(pl.col("to_call_bb") <= 6).then(1)
         .when(pl.col("to_call_bb") <= 15).then(2).otherwise(3).cast(pl.Int8),

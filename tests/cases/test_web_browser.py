@@ -72,13 +72,19 @@ def sign_in(page, base, user="ivy"):
     page.wait_for_url(f"{base}/cases")
 
 
-def test_investigator_works_a_case(server, browser):
-    base, folder = server
+def signed_in_page(browser, base, user="ivy"):
+    """A fresh browser context signed in as ``user``; every JavaScript dialog is dismissed and recorded."""
     ctx = browser.new_context()
     page = ctx.new_page()
-    dialogs = []
+    dialogs: list[str] = []
     page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
-    sign_in(page, base)
+    sign_in(page, base, user)
+    return ctx, page, dialogs
+
+
+def test_investigator_works_a_case(server, browser):
+    base, folder = server
+    ctx, page, dialogs = signed_in_page(browser, base)
     assert page.locator("tr.case-row").count() == 4
 
     page.select_option("#filters select[name=kind]", "chip_dumping")
@@ -113,11 +119,7 @@ def test_investigator_works_a_case(server, browser):
 
 def test_hostile_player_names_render_as_text(server, browser):
     base, _ = server
-    ctx = browser.new_context()
-    page = ctx.new_page()
-    dialogs = []
-    page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
-    sign_in(page, base)
+    ctx, page, dialogs = signed_in_page(browser, base)
     for path in ("/cases?kind=multi_accounting", "/cases/c-000002", "/hands/1005"):
         page.goto(base + path)
         page.wait_for_load_state("load")
@@ -143,9 +145,7 @@ def test_requests_without_session_or_with_forged_forms_are_refused(server, brows
     assert r.status == 401
     anon.close()
 
-    ctx = browser.new_context()
-    page = ctx.new_page()
-    sign_in(page, base)
+    ctx, page, _ = signed_in_page(browser, base)
     page.goto(f"{base}/cases/c-000003")
     token = page.locator("#status-form input[name=csrf]").get_attribute("value")
     url = f"{base}/cases/c-000003/status"
@@ -171,9 +171,7 @@ def test_requests_without_session_or_with_forged_forms_are_refused(server, brows
 
 def test_sql_page_cannot_write(server, browser):
     base, _ = server
-    ctx = browser.new_context()
-    page = ctx.new_page()
-    sign_in(page, base)
+    ctx, page, _ = signed_in_page(browser, base)
     page.goto(f"{base}/sql")
     for q in ("CREATE TABLE pwned(a INT)", "COPY hands TO '/tmp/rb_pwned.csv'", "ATTACH '/tmp/rb_pwned.duckdb' AS p",
               "INSTALL httpfs", "SELECT 1; CREATE TABLE pwned(a INT)"):

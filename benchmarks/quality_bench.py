@@ -83,7 +83,8 @@ def main(argv: list[str] | None = None) -> int:
         e, cases, labels = score(d)
         for kind in ev.KINDS:
             p = pooled.setdefault(kind, {"groups": 0, "found": 0, "flagged": 0, "false": 0, "matching_any": 0,
-                                         "acted": 0, "acted_found": 0, "ap": [], "by_strength": {}})
+                                         "acted": 0, "acted_found": 0, "ap": [], "by_strength": {},
+                                         "innocent": 0, "largest": 0})
             f = e.kinds.get(kind)
             if f is None:
                 continue
@@ -102,9 +103,8 @@ def main(argv: list[str] | None = None) -> int:
             # the scorer counts a case as right when it holds two of a group's accounts, however many
             # others it accuses: count the accused accounts that belong to no group at all
             planted = {a for g in labels for a in g.get("accounts", [])}
-            p.setdefault("innocent", set()).update(f"{seed}:{a}" for c in flagged for a in c["accounts"]
-                                                   if a not in planted)
-            p["largest"] = max([p.get("largest", 0)] + [len(c["accounts"]) for c in flagged])
+            p["innocent"] += len({a for c in flagged for a in c["accounts"] if a not in planted})
+            p["largest"] = max([p["largest"]] + [len(c["accounts"]) for c in flagged])
             for g in labels:
                 if g.get("kind") == kind and acted(g):
                     p["acted"] += 1
@@ -118,8 +118,6 @@ def main(argv: list[str] | None = None) -> int:
         honest_accounts += e.accounts_seen
         honest_false += e.false_flags
         print(f"honest seed {seed}: accounts {e.accounts_seen}, flagged cases {e.false_flags}")
-    for p in pooled.values():
-        p["innocent"] = len(p.get("innocent", ()))
     if args.json:
         print(json.dumps({"pooled": pooled, "honest_accounts": honest_accounts, "honest_flags": honest_false}))
         return 0
@@ -136,7 +134,7 @@ def main(argv: list[str] | None = None) -> int:
         strength = "; ".join(f"{b}: {k}/{n}" for b, (n, k) in sorted(p["by_strength"].items()))
         if args.markdown:
             print(f"| {kind} | {p['found']}/{p['groups']} | {p['acted_found']}/{p['acted']} | {prec} | {ap_} | {strength} "
-                  f"| {p['innocent']} (largest case {p.get('largest', 0)}) |")
+                  f"| {p['innocent']} (largest case {p['largest']}) |")
         else:
             print(f"{kind:<20}{p['found']:>5}/{p['groups']:<6}{p['acted_found']:>5}/{p['acted']:<6}{prec:>12}{ap_:>9}"
                   f"{p['innocent']:>8}  {strength}")

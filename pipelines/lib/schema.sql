@@ -55,8 +55,8 @@ CREATE TABLE IF NOT EXISTS seats (
     collected    DECIMAL(18,2) NOT NULL,   -- won from all pots
     net          DECIMAL(18,2) NOT NULL,   -- collected - put_in
     stack_end    DECIMAL(18,2) NOT NULL,   -- stack_start - put_in + collected
-    is_hero      BOOLEAN NOT NULL,
-    PRIMARY KEY (hand_id, seat)
+    is_hero      BOOLEAN NOT NULL
+    -- unique on (hand_id, seat): kept by the loader (warehouse.py), not by an index
 );
 
 CREATE TABLE IF NOT EXISTS actions (
@@ -70,30 +70,30 @@ CREATE TABLE IF NOT EXISTS actions (
     is_all_in   BOOLEAN NOT NULL,
     pot_before  DECIMAL(18,2) NOT NULL,    -- chips in the pot before this line (all streets so far)
     to_call     DECIMAL(18,2) NOT NULL,    -- what the player had to add to call when acting (0 if none)
-    n_active    INTEGER NOT NULL,          -- players still in the hand (not folded) before this line
-    PRIMARY KEY (hand_id, seq)
+    n_active    INTEGER NOT NULL           -- players still in the hand (not folded) before this line
+    -- unique on (hand_id, seq): kept by the loader (warehouse.py), not by an index
 );
 
 CREATE TABLE IF NOT EXISTS hole_cards (
     hand_id  VARCHAR NOT NULL,
     player   VARCHAR NOT NULL,
     cards    VARCHAR[] NOT NULL,           -- ['Ah','Kd'] (4-6 cards in Omaha)
-    source   VARCHAR NOT NULL,             -- 'dealt' (Dealt to) | 'shown' (shows / showed / mucked at showdown)
-    PRIMARY KEY (hand_id, player)
+    source   VARCHAR NOT NULL              -- 'dealt' (Dealt to) | 'shown' (shows / showed / mucked at showdown)
+    -- unique on (hand_id, player): kept by the loader (warehouse.py), not by an index
 );
 
 CREATE TABLE IF NOT EXISTS boards (
     hand_id  VARCHAR NOT NULL,
     run      INTEGER NOT NULL,             -- 1, or 2 for the second board of run it twice
-    cards    VARCHAR[] NOT NULL,           -- up to five cards, in dealing order
-    PRIMARY KEY (hand_id, run)
+    cards    VARCHAR[] NOT NULL            -- up to five cards, in dealing order
+    -- unique on (hand_id, run): kept by the loader (warehouse.py), not by an index
 );
 
 CREATE TABLE IF NOT EXISTS pots (
     hand_id  VARCHAR NOT NULL,
     pot      INTEGER NOT NULL,             -- 0 = main pot, 1.. = side pots
-    amount   DECIMAL(18,2) NOT NULL,       -- as the summary states it (before rake)
-    PRIMARY KEY (hand_id, pot)
+    amount   DECIMAL(18,2) NOT NULL        -- as the summary states it (before rake)
+    -- unique on (hand_id, pot): kept by the loader (warehouse.py), not by an index
 );
 
 CREATE TABLE IF NOT EXISTS collections (
@@ -110,8 +110,8 @@ CREATE TABLE IF NOT EXISTS table_events (
     line     INTEGER NOT NULL,             -- 0-based line within the hand text
     player   VARCHAR,
     event    VARCHAR NOT NULL,             -- 'sitting_out' | 'timed_out' | 'timed_out_disconnected' | 'disconnected' | 'connected' | 'returned' | 'joins' | 'leaves' | 'chat' | 'cashed_out' | 'other'
-    detail   VARCHAR,                      -- chat text, seat number joined, ...
-    PRIMARY KEY (hand_id, line)
+    detail   VARCHAR                       -- chat text, seat number joined, ...
+    -- unique on (hand_id, line): kept by the loader (warehouse.py), not by an index
 );
 
 CREATE TABLE IF NOT EXISTS tournaments (

@@ -234,3 +234,46 @@ def test_staged_child_rows_load_like_direct_inserts_and_roll_back_on_failure(tmp
     for t in ("hands", "seats", "actions", "hole_cards", "boards", "pots", "collections", "table_events"):
         q = f"SELECT * FROM {t} ORDER BY ALL"
         assert staged.execute(q).fetchall() == direct.execute(q).fetchall(), t
+
+
+def test_child_keys_stay_unique_without_an_index(tmp_path, real_hands):
+    """The hand child tables have no primary-key index: the loader alone keeps their keys unique.
+
+    One run sees a hand twice in one file, twice across files and across
+    chunks (staged as Parquet and inserted directly); later runs re-read a
+    grown file and a changed one. Every key occurs once, and every child row
+    belongs to a stored hand."""
+    land = tmp_path / "landing"
+    land.mkdir()
+    (land / "a.txt").write_text("\n\n".join(real_hands[:4] + real_hands[1:2]) + "\n\n", encoding="utf-8")
+    (land / "b.txt").write_text("\n\n".join(real_hands[3:7]) + "\n\n", encoding="utf-8")
+    grow = land / "c.txt"
+    grow.write_text("\n\n".join(real_hands[6:8]) + "\n\n" + real_hands[8].split("*** SUMMARY ***")[0], encoding="utf-8")
+    for p in land.iterdir():
+        _old(p)
+    con = wh.connect(tmp_path / "w.duckdb")
+    keyed = {t: k for t, k in wh.CHILD_TABLES.items() if k and k[0] == "hand_id"}
+    assert {t for t, in con.execute(
+        "SELECT DISTINCT table_name FROM duckdb_constraints() WHERE constraint_type = 'PRIMARY KEY'").fetchall()
+    }.isdisjoint(keyed)
+
+    def run(**kw):
+        todo, _ = ingest.changed_files(ingest.discover([land]), ingest.known_files(con))
+        return wh.load_many(con, ingest.iter_batches(todo, growing_seconds=0, **kw), run_id="r")
+
+    r1 = run(workers=1, chunk_bytes=1)  # one chunk per file: duplicates across batches of one run
+    assert r1.hands_stored == 8 and r1.duplicates == 3
+    grow.write_text("\n\n".join(real_hands[6:10]) + "\n\n", encoding="utf-8")
+    (land / "b.txt").write_text("\n\n".join(real_hands[3:12]) + "\n\n", encoding="utf-8")
+    for p in land.iterdir():
+        _old(p)
+    r2 = run(workers=1)
+    assert r2.hands_stored == 4 and r2.duplicates == 14  # a.txt (touched) 5, b.txt 5, c.txt 4
+    assert con.execute("SELECT count(*), count(DISTINCT hand_id) FROM hands").fetchone() == (12, 12)
+    for t, key in keyed.items():
+        cols = ", ".join(key)
+        n, distinct, orphans = con.execute(
+            f"SELECT count(*), (SELECT count(*) FROM (SELECT DISTINCT {cols} FROM {t})), "
+            f"count(*) FILTER (WHERE hand_id NOT IN (SELECT hand_id FROM hands)) FROM {t}").fetchone()
+        assert n == distinct and orphans == 0, t
+        assert n > 0 or t in ("table_events", "boards"), t

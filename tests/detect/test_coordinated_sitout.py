@@ -220,3 +220,28 @@ def test_consensus_clock_follows_the_deal_not_the_drifting_tables():
     t2 = clk.filter(clk["tournament_id"] == "t2").sort("hand_id")
     own = np.array([(r[3] - t0).total_seconds() for r in sorted(blocked)])
     assert np.allclose((t2["clock"].dt.epoch("ms") / 1000.0).to_numpy() - (t0 - dt.datetime(1970, 1, 1)).total_seconds(), own)
+
+
+def test_run_length_mark_and_two_mark_null_are_calibrated():
+    """Hands only: the second mark (do two coinciding sit-outs last as many hands?) is a
+    valid p-value when the partner's run length is an independent draw from the
+    population's; with it, S given k coincidences is Gamma(2k) and the marked Poisson
+    test still rejects at no more than the nominal level. A group that sits out five
+    hands together scores far below two players of one- and three-hand breaks."""
+    from detectors.coordinated_sitout import _length_mark, _marked_poisson_sf
+
+    rng = np.random.default_rng(8)
+    pop = rng.choice([1, 1, 1, 2, 2, 3, 4, 5, 6], 5000)
+    la, lb = rng.choice(pop, 20_000), rng.choice(pop, 20_000)
+    u = _length_mark(la, lb, pop)
+    for alpha in (0.05, 0.2, 0.5):
+        assert float((u <= alpha).mean()) <= alpha * 1.05
+    same5, diff = _length_mark(np.array([5, 1]), np.array([5, 3]), pop)
+    assert same5 < 0.2 and diff > 0.5
+    assert _length_mark(np.array([0]), np.array([4]), pop)[0] == 1.0  # length unknown: no evidence
+    for lam in (0.1, 1.0):
+        k = rng.poisson(lam, 40_000)
+        s = np.array([-np.log(rng.uniform(size=2 * n)).sum() for n in k])
+        p = _marked_poisson_sf(k, s, np.full(k.size, lam), marks=2)
+        for alpha in (0.01, 0.05):
+            assert float((p <= alpha).mean()) <= alpha * 1.15 + 0.002, (lam, alpha)

@@ -268,7 +268,8 @@ class CoordinatedSitoutDetector(Detector):
         self.missing_ = []
         self.has_events_ = idf.table_rows(con, "sit_events") > 0
         if not self.has_events_:
-            self.missing_.append("platform sit_out/sit_in events (sit-outs read from the hands only, to the hand)")
+            self.missing_.append("platform sit_out/sit_in events (sit-outs read from the hands only: timed to the hand "
+                                 "on the event's consensus clock, with how many hands each lasted as a second mark)")
         if idf.table_rows(con, "tournament_finishes") == 0:
             self.missing_.append("bubble weighting (no tournament finishes)")
         con.register("_rb_clock", consensus_clock(con, block=self.clock_hands, pause_s=self.pause_s))

@@ -6,13 +6,17 @@ Method
    (``sit_events`` ``sit_out``) and from the hands (``seats.sitting_out`` and the
    table events ``sitting_out`` / ``timed_out`` / ``timed_out_disconnected``: the
    first hand of a run of hands sat out). Starts of one account closer than
-   ``merge_s`` are one start.
+   ``merge_s`` are one start. Starts seen only in the hands are timed on the
+   event's consensus clock (:func:`consensus_clock`: the deal order of hand
+   numbers, since each table's own clock drifts).
 2. **Waves are not coordination.** A start shared by a large share of the
    players still in the event at that moment (``wave_share`` of those whose
    hands span it, and at least ``wave_min`` players, within the window) is a
    scheduled break or a disconnect wave and is dropped before testing. The
    share is of the players left, not of the entrants: a break late in an event
-   takes most of the few still playing.
+   takes most of the few still playing. So is a start in the first hand after
+   a scheduled break (most of the event's tables idle at once): away with
+   everyone, or back late from it.
 3. **Co-occurrence.** Two players of one event co-occur when their sit-out
    starts fall within the sum of their timing tolerances of each other
    (``tol_event_s`` for a platform event, ``tol_hand_s`` for a start seen only
@@ -30,7 +34,10 @@ Method
    Gamma_sf(s; k)``. It counts every coincidence of the event by its closeness
    (three stages sat out together in one event weigh more than the closest
    one alone); the closest-pair probability ``1 - exp(-2 g n_a n_b / T)`` is
-   reported beside it. These per-event p-values are
+   reported beside it. Without platform events each coincidence carries a
+   second mark, how unusual it is that the two runs last as many hands
+   (:func:`_length_mark`, against the population's run lengths): a group
+   comes back together. These per-event p-values are
    combined over the events the pair shared with Fisher's method, and
    Benjamini-Hochberg (1995) controls the false-discovery rate (5%) over the
    whole family tested: every pair of players with a sit-out in a shared event
@@ -66,31 +73,118 @@ from detectors.base import Detector, Evidence, Signal, groups_frame, sql_literal
 from detectors.features import identity as idf
 
 
+_HANDS_SQL = """
+-- every tournament hand in the room's deal order (hand numbers are issued by one
+-- sequence for every table), and whether it is the first at its table after the
+-- event's break: the table paused (no hand for ``pause`` seconds) while at least
+-- half of the event's tables dealing around then paused across the same moment
+-- (a scheduled break stops every table at once; one slow table waiting for a
+-- moved player does not)
+WITH h AS (
+  SELECT hand_id, tournament_id, table_name, started_at, epoch(started_at) AS t,
+         epoch(started_at) - epoch(lag(started_at) OVER (
+           PARTITION BY tournament_id, table_name ORDER BY started_at, hand_id)) AS gap
+  FROM hands WHERE is_tournament AND tournament_id IS NOT NULL
+),
+p AS (SELECT hand_id, tournament_id, table_name, t - gap AS g0, t AS g1 FROM h WHERE gap >= $pause),
+brk AS (
+  SELECT p.hand_id,
+         count(DISTINCT q.table_name) AS paused,
+         (SELECT count(DISTINCT x.table_name) FROM h x
+           WHERE x.tournament_id = p.tournament_id AND x.t BETWEEN p.g0 - 600 AND p.g1 + 600) AS running
+  FROM p JOIN p q ON q.tournament_id = p.tournament_id AND q.g0 <= p.g1 - 60 AND q.g1 >= p.g1 - 60
+  GROUP BY p.hand_id, p.tournament_id, p.g0, p.g1
+)
+SELECT h.hand_id, h.tournament_id, h.t,
+       row_number() OVER (PARTITION BY h.tournament_id
+                          ORDER BY TRY_CAST(h.hand_id AS HUGEINT) NULLS LAST, h.started_at, h.hand_id) - 1 AS r,
+       coalesce(brk.paused * 2 >= brk.running, FALSE) AS after_pause
+FROM h LEFT JOIN brk USING (hand_id)
+"""
+
+
+def consensus_clock(con: duckdb.DuckDBPyConnection, *, block: int = 50, pause_s: float = 180.0,
+                    min_agreement: float = 0.9) -> pl.DataFrame:
+    """The event's consensus clock for every tournament hand: ``hand_id``,
+    ``tournament_id``, ``clock`` (TIMESTAMP) and ``after_pause``.
+
+    Each table stamps its hands with its own clock, and tables drift apart with
+    their players' speed (minutes, late in an event), so two tables dealing their
+    next hand at the same moment can stamp it minutes apart. Hand numbers come
+    from one sequence for the whole room, so the deal order is common to all
+    tables: the clock is the deal rank mapped to time through the median start
+    time of each block of ``block`` consecutive hands (kept non-decreasing) and
+    interpolated linearly between block centres (a running-median smoother,
+    Tukey, *Exploratory Data Analysis*, 1977, ch. 7). Where hand numbers agree
+    with the stamps, as in most exports, this changes the times by a few seconds;
+    where they do not follow the deal at all (rank correlation of number and stamp
+    in the event below ``min_agreement``: numbered table by table, anonymised) the
+    stamps are kept."""
+    h = con.sql(_HANDS_SQL, params={"pause": float(pause_s)}).pl()
+    if h.height == 0:
+        return pl.DataFrame(schema={"hand_id": pl.Utf8, "tournament_id": pl.Utf8, "clock": pl.Datetime("us"),
+                                    "after_pause": pl.Boolean})
+    h = h.with_columns(b=pl.col("r") // block).sort("tournament_id", "r")
+    blocks = h.group_by("tournament_id", "b").agg(c=pl.col("r").mean(), m=pl.col("t").median()).sort("tournament_id", "b")
+    tid_b = blocks["tournament_id"].to_numpy()
+    c_b, m_b = blocks["c"].to_numpy(), blocks["m"].to_numpy()
+    tid_h = h["tournament_id"].to_numpy()
+    r_h = h["r"].to_numpy().astype(float)
+    clock = np.empty(h.height)
+    bb = np.flatnonzero(np.r_[True, tid_b[1:] != tid_b[:-1], True])
+    hb = np.flatnonzero(np.r_[True, tid_h[1:] != tid_h[:-1], True])
+    # both frames are sorted by tournament: the i-th run of one is the i-th of the other
+    for (i0, i1), (j0, j1) in zip(zip(bb[:-1], bb[1:]), zip(hb[:-1], hb[1:])):
+        cc, mm = c_b[i0:i1], np.maximum.accumulate(m_b[i0:i1])
+        if cc.size == 1:
+            clock[j0:j1] = mm[0]
+        else:
+            clock[j0:j1] = np.interp(r_h[j0:j1], cc, mm)
+    # hand numbers that do not follow the deal (an export numbering each table's hands
+    # in a block, anonymised ids): their order says nothing about time, keep the stamps
+    h = h.with_columns(clock_t=pl.Series(clock), rank_t=pl.col("t").rank().over("tournament_id"))
+    agree = h.group_by("tournament_id").agg(rho=pl.corr("r", "rank_t"))
+    h = h.join(agree, on="tournament_id", how="left").with_columns(
+        clock_t=pl.when(pl.col("rho").fill_nan(0.0).fill_null(0.0) >= min_agreement)
+        .then(pl.col("clock_t")).otherwise(pl.col("t")))
+    return h.select("hand_id", "tournament_id", "after_pause").with_columns(
+        clock=pl.from_epoch((h["clock_t"] * 1e6).round().cast(pl.Int64), time_unit="us"))
+
+
 _STARTS_SQL = """
 WITH ev AS (
   SELECT account, tournament_id, ts, 'event' AS source, NULL AS hand_id
   FROM sit_events WHERE kind = 'sit_out' AND tournament_id IS NOT NULL
 ),
 flag AS (
-  SELECT s.player AS account, h.tournament_id, h.started_at, s.hand_id,
+  SELECT s.player AS account, h.tournament_id, hx.started_at, h.clock, h.after_pause, s.hand_id,
          s.sitting_out OR coalesce(te.out, FALSE) AS is_out
-  FROM seats s JOIN hands h USING (hand_id)
+  FROM seats s JOIN _rb_clock h USING (hand_id) JOIN hands hx USING (hand_id)
   LEFT JOIN (SELECT hand_id, player, TRUE AS out FROM table_events
              WHERE event IN ('sitting_out', 'timed_out', 'timed_out_disconnected')
              GROUP BY ALL) te ON te.hand_id = s.hand_id AND te.player = s.player
-  WHERE h.is_tournament AND h.tournament_id IS NOT NULL
 ),
 runs AS (
   SELECT *, lag(is_out) OVER (PARTITION BY account, tournament_id ORDER BY started_at, hand_id) AS prev_out
   FROM flag
 ),
+-- each hand's run of hands sat out (gaps and islands): its length in hands
+isl AS (
+  SELECT *, sum(CASE WHEN is_out AND NOT coalesce(prev_out, FALSE) THEN 1 ELSE 0 END)
+              OVER (PARTITION BY account, tournament_id ORDER BY started_at, hand_id) AS run_no
+  FROM runs
+),
+run_len AS (
+  SELECT account, tournament_id, run_no, arg_min(hand_id, started_at) AS hand_id, count(*) AS n_out
+  FROM isl WHERE is_out GROUP BY ALL
+),
+-- a start seen in the hands, on the event's consensus clock
 hs AS (
-  SELECT account, tournament_id, started_at AS ts, 'hands' AS source, hand_id
+  SELECT account, tournament_id, clock AS ts, 'hands' AS source, hand_id
   FROM runs WHERE is_out AND NOT coalesce(prev_out, FALSE)
 ),
 -- a start seen in the hands is dropped when the platform logged that sit-out
--- (an event of the same player and event within merge_s: tables keep their own
--- clocks, the event time is the precise one)
+-- (an event of the same player and event within merge_s: the event time is the precise one)
 hs_only AS (
   SELECT hs.* FROM hs
   WHERE NOT EXISTS (
@@ -110,10 +204,16 @@ hh AS (
   SELECT s.player AS account, h.tournament_id, h.started_at, h.hand_id
   FROM seats s JOIN hands h USING (hand_id) WHERE h.is_tournament AND h.tournament_id IS NOT NULL
 )
--- the first hand the player sat out (events carry no hand: the next hand of that player)
-SELECT k.account, k.tournament_id, k.ts, k.source, coalesce(k.hand_id, hh.hand_id) AS hand_id
-FROM kept k ASOF LEFT JOIN hh
-  ON k.account = hh.account AND k.tournament_id = hh.tournament_id AND hh.started_at >= k.ts
+-- the first hand the player sat out (events carry no hand: the next hand of that player),
+-- and whether it is the first at its table after a pause: a scheduled break (away with
+-- everyone, or back late from it), not a sit-out
+SELECT x.*, coalesce(c.after_pause, FALSE) AS at_break, coalesce(rl.n_out, 0) AS run_hands
+FROM (
+  SELECT k.account, k.tournament_id, k.ts, k.source, coalesce(k.hand_id, hh.hand_id) AS hand_id
+  FROM kept k ASOF LEFT JOIN hh
+    ON k.account = hh.account AND k.tournament_id = hh.tournament_id AND hh.started_at >= k.ts
+) x LEFT JOIN _rb_clock c USING (hand_id)
+LEFT JOIN run_len rl ON rl.account = x.account AND rl.tournament_id = x.tournament_id AND rl.hand_id = x.hand_id
 """
 
 _SPAN_SQL = """
@@ -145,6 +245,8 @@ class CoordinatedSitoutDetector(Detector):
         wave_min: int = 6,
         min_cooccur: int = 1,
         n_perm: int = 999,
+        clock_hands: int = 50,
+        pause_s: float = 180.0,
     ) -> None:
         super().__init__(alpha=alpha, random_state=random_state)
         self.tol_event_s = tol_event_s  # timing precision of a platform sit_out event
@@ -158,16 +260,21 @@ class CoordinatedSitoutDetector(Detector):
         self.wave_min = wave_min
         self.min_cooccur = min_cooccur
         self.n_perm = n_perm
+        self.clock_hands = clock_hands  # hands per block of the consensus clock
+        self.pause_s = pause_s  # a table idle this long has been on a break
 
     # ------------------------------------------------------------------ fit
     def fit(self, con: duckdb.DuckDBPyConnection) -> "CoordinatedSitoutDetector":
         self.missing_ = []
         self.has_events_ = idf.table_rows(con, "sit_events") > 0
         if not self.has_events_:
-            self.missing_.append("platform sit_out/sit_in events (sit-outs read from the hands only, to the hand)")
+            self.missing_.append("platform sit_out/sit_in events (sit-outs read from the hands only: timed to the hand "
+                                 "on the event's consensus clock, with how many hands each lasted as a second mark)")
         if idf.table_rows(con, "tournament_finishes") == 0:
             self.missing_.append("bubble weighting (no tournament finishes)")
+        con.register("_rb_clock", consensus_clock(con, block=self.clock_hands, pause_s=self.pause_s))
         starts = con.sql(_STARTS_SQL, params={"merge": self.merge_s}).pl()
+        con.unregister("_rb_clock")
         spans = con.sql(_SPAN_SQL).pl()
         # field size over time: entrants minus finishers whose finishing hand came earlier
         fin = con.sql("""
@@ -183,7 +290,7 @@ class CoordinatedSitoutDetector(Detector):
         s = s.with_columns(crowd=pl.Series(self._wave_counts(s), dtype=pl.Int64),
                            field=pl.Series(self._active_counts(s, spans), dtype=pl.Int64))
         self.starts_ = s
-        is_wave = pl.col("crowd") >= pl.max_horizontal(pl.lit(self.wave_min), pl.col("field") * self.wave_share)
+        is_wave = (pl.col("crowd") >= pl.max_horizontal(pl.lit(self.wave_min), pl.col("field") * self.wave_share)) | pl.col("at_break")
         self.waves_ = s.filter(is_wave)
         self.kept_ = s.filter(~is_wave)
         return self
@@ -235,7 +342,7 @@ class CoordinatedSitoutDetector(Detector):
         if k.height == 0:
             self.pairs_ = pl.DataFrame()
             return pl.DataFrame(schema=schema)
-        x = k.select("account", "tournament_id", "t", "ts", "hand_id").with_columns(
+        x = k.select("account", "tournament_id", "t", "ts", "hand_id", "run_hands").with_columns(
             tol=pl.when(k["source"] == "event").then(pl.lit(self.tol_event_s)).otherwise(pl.lit(self.tol_hand_s)),
             res=pl.when(k["source"] == "event").then(pl.lit(self.res_event_s)).otherwise(pl.lit(self.res_hand_s)),
         )
@@ -248,7 +355,8 @@ class CoordinatedSitoutDetector(Detector):
           SELECT a.account AS a, b.account AS b, a.tournament_id, a.ts AS ts_a, b.ts AS ts_b,
                  a.t AS t_a, b.t AS t_b, coalesce(a.hand_id, b.hand_id) AS hand_id,
                  -- the coincidence's closeness: gap over its window, the gap floored at the sources' resolution
-                 least(greatest(abs(b.t - a.t), greatest(a.res, b.res)) / (a.tol + b.tol), 1.0) AS u
+                 least(greatest(abs(b.t - a.t), greatest(a.res, b.res)) / (a.tol + b.tol), 1.0) AS u,
+                 a.run_hands AS len_a, b.run_hands AS len_b
           FROM _rb_starts a JOIN _rb_starts b
             ON a.tournament_id = b.tournament_id AND a.account < b.account
            AND abs(b.t - a.t) <= a.tol + b.tol
@@ -289,11 +397,20 @@ class CoordinatedSitoutDetector(Detector):
             lam=2 * (pl.col("n_b") * pl.col("sum_tol_a") + pl.col("n_a") * pl.col("sum_tol_b")) / pl.col("overlap"),
         )
         # per event: every coincidence counts, by its closeness (marked Poisson test)
-        marks = co.group_by("a", "b", "tournament_id").agg(x=pl.len(), s=(-pl.col("u").log()).sum())
+        # without platform events (starts timed only to the hand) a second mark: do the two
+        # runs last as long? (a group comes back together; two players stepping away
+        # independently rarely sit out the same number of hands). With events the start
+        # times are precise to the second and carry the test alone.
+        n_marks = 1 if self.has_events_ else 2
+        co = co.with_columns(u_len=pl.Series(_length_mark(
+            co["len_a"].to_numpy(), co["len_b"].to_numpy(), k["run_hands"].to_numpy()))
+            if n_marks == 2 else pl.lit(1.0))
+        marks = co.group_by("a", "b", "tournament_id").agg(
+            x=pl.len(), s=(-pl.col("u").log() - pl.col("u_len").log()).sum())
         per_event = per_event.join(marks, on=["a", "b", "tournament_id"], how="left").with_columns(
             pl.col("x").fill_null(0), pl.col("s").fill_null(0.0))
         per_event = per_event.with_columns(p_marked=pl.Series(_marked_poisson_sf(
-            per_event["x"].to_numpy(), per_event["s"].to_numpy(), per_event["lam"].to_numpy())))
+            per_event["x"].to_numpy(), per_event["s"].to_numpy(), per_event["lam"].to_numpy(), marks=n_marks)))
         fish = per_event.group_by("a", "b").agg(
             stat=-2 * pl.col("p_marked").log().sum(), dof=2 * pl.len(),
             stat_closest=-2 * pl.col("p_event").log().sum(),
@@ -473,7 +590,29 @@ class CoordinatedSitoutDetector(Detector):
         )
 
 
-def _marked_poisson_sf(x: np.ndarray, s: np.ndarray, lam: np.ndarray, k_max: int = 200) -> np.ndarray:
+def _length_mark(len_a: np.ndarray, len_b: np.ndarray, population: np.ndarray) -> np.ndarray:
+    """How unusual it is that two coinciding sit-outs last as long as each other: under
+    independence the partner's run length (hands sat out) is a draw from the
+    population's run lengths, so ``P(|L - L_a| <= |L_b - L_a|)`` is a p-value (discrete,
+    hence conservative); the larger of the two directions is kept (still valid). A
+    length unknown (0: the hands show no sitting out) gives 1, no evidence."""
+    pop = np.asarray(population, dtype=float)
+    pop = np.sort(pop[pop > 0])
+    la, lb = np.asarray(len_a, dtype=float), np.asarray(len_b, dtype=float)
+    out = np.ones(la.shape)
+    if pop.size == 0:
+        return out
+    d = np.abs(la - lb)
+
+    def within(center: np.ndarray) -> np.ndarray:
+        return (np.searchsorted(pop, center + d, side="right") - np.searchsorted(pop, center - d, side="left")) / pop.size
+
+    ok = (la > 0) & (lb > 0)
+    out[ok] = np.maximum(within(la), within(lb))[ok]
+    return np.clip(out, 1.0 / (pop.size + 1), 1.0)
+
+
+def _marked_poisson_sf(x: np.ndarray, s: np.ndarray, lam: np.ndarray, k_max: int = 200, marks: int = 1) -> np.ndarray:
     """P(S >= s) for S = sum of -log(U_i) over a Poisson(lam) number of
     coincidences with independent uniform closeness U_i (gap over window): the
     null of two players sitting out independently at their own rates, where
@@ -482,13 +621,15 @@ def _marked_poisson_sf(x: np.ndarray, s: np.ndarray, lam: np.ndarray, k_max: int
     P(S >= s) = sum_k Pois(k; lam) Gamma_sf(s; k) (s > 0), and 1 - exp(-lam) when
     all coincidences sit at the window's edge (s = 0, x >= 1); 1 with none.
     Counts and closeness both count: three sit-outs 1 s apart in a window of 30 s
-    are far rarer than one."""
+    are far rarer than one. With ``marks`` independent uniform marks per
+    coincidence (closeness, and run length where starts are known only to the
+    hand) S given K = k is Gamma(marks * k, 1)."""
     x = np.asarray(x, dtype=float)
     s = np.asarray(s, dtype=float)
     lam = np.maximum(np.asarray(lam, dtype=float), 1e-12)
     ks = np.arange(1, k_max + 1, dtype=float)
     logpois = ks[None, :] * np.log(lam)[:, None] - lam[:, None] - _sp.gammaln(ks + 1)[None, :]
-    gsf = _sp.gammaincc(ks[None, :], np.maximum(s, 0.0)[:, None])
+    gsf = _sp.gammaincc(marks * ks[None, :], np.maximum(s, 0.0)[:, None])
     with np.errstate(divide="ignore"):
         p = np.exp(logpois + np.log(np.maximum(gsf, 1e-300))).sum(axis=1)
     p = np.where(x < 1, 1.0, np.clip(p, 1e-300, 1.0))

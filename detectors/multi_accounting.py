@@ -25,7 +25,9 @@ Method
    rate. A pair is flagged when it survives FDR control and at least
    ``min_signals`` of device / style / timing / co-entry agree on their own
    (p < ``signal_p``): a shared household IP or family card alone (housemates:
-   own devices, own styles, online at once, separate entries) is never enough.
+   own devices, own styles, online at once, separate entries) is never enough;
+   a card shared beside a shared device counts as a second identifier (a
+   device and a card held by these accounts alone: no household shares both).
    **Households are modelled explicitly**: a pair that shares a home address
    (IP or network) but no device is household-shaped, and for it a shared card
    is household-grade evidence (families share one): it stays in the BH prior
@@ -173,7 +175,11 @@ class MultiAccountingDetector(Detector):
             p_behaviour=pl.Series(idf.fisher_combine(np.column_stack([B, np.where(household, np.nan, p_pay)]))),
             p_conduct=pl.Series(idf.fisher_combine(behav)),
             household=pl.Series(household),
-            n_agree=pl.Series((np.nan_to_num(B, nan=1.0) < self.signal_p).sum(axis=1)),
+            # a card counts as agreeing only beside a shared device: two identifiers, each
+            # held by these accounts alone, that no household pattern explains (housemates
+            # keep their own devices); beside an address alone it is a family's card
+            n_agree=pl.Series((np.nan_to_num(B, nan=1.0) < self.signal_p).sum(axis=1)
+                              + ((np.nan_to_num(p_pay, nan=1.0) < self.signal_p) & ~np.isnan(p_dev))),
             id_strong=(pl.col("min_share") <= self.max_link_share).fill_null(False),
         )
         # the score: -log10 of the combined p-value, plus the IP/network link as

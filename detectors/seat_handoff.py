@@ -50,7 +50,13 @@ own-history look sets late-event play against all stages and is left out
 there): an honest move from phone to desktop brings the player's own, known
 desktop and changes speed, not the game. Style and timing p-values are
 combined with Fisher's method; Benjamini-Hochberg controls the false-discovery rate over the
-candidates. With hand histories only (no logins, no timing) change points are
+candidates. Only a hand-over is flagged: the login follows one of the account's logouts
+within ``handover_s`` (the seat changes hands between two deals; a login hours after the
+account's last logout, its other tables open, is its owner starting a new day on another
+machine). A clean hand-over, within seconds, to a device **and** a network the account
+had never used is itself strong evidence of another person, and then the play need only
+lean the same way (combined style and timing p <= ``handover_p``): a helper whose game is
+close to the owner's rarely shifts style or timing beyond chance on one event's hands. With hand histories only (no logins, no timing) change points are
 scanned and ranked but never flagged: a player's own stack and table change
 their play as much as a new player would.
 """
@@ -226,6 +232,8 @@ class SeatHandoffDetector(Detector):
         min_scan_hands: int = 30,
         max_scan: int = 200,
         known_device_p: float = 0.001,
+        handover_s: float = 60.0,
+        handover_p: float = 0.1,
     ) -> None:
         super().__init__(alpha=alpha, random_state=random_state)
         self.min_segment = min_segment  # hands needed after a change point (and each side of a scanned split)
@@ -235,12 +243,16 @@ class SeatHandoffDetector(Detector):
         self.min_scan_hands = min_scan_hands
         self.max_scan = max_scan  # hands only: account-events fully compared (strongest splits)
         self.known_device_p = known_device_p  # style p needed when the device is one the account already used
+        self.handover_s = handover_s  # a hand-over: the login comes this soon after one of the account's logouts
+        self.handover_p = handover_p  # combined p enough after a clean hand-over to a new device and network
 
     # ------------------------------------------------------------------ fit
     def fit(self, con: duckdb.DuckDBPyConnection) -> "SeatHandoffDetector":
         self.missing_ = []
         self.has_sessions_ = idf.table_rows(con, "sessions") > 0
         self.has_decisions_ = idf.table_rows(con, "decisions") > 0
+        self.has_logouts_ = self.has_sessions_ and int(con.execute(
+            "SELECT count(*) FROM sessions WHERE logout_at IS NOT NULL").fetchall()[0][0]) > 0
         if not self.has_sessions_:
             self.missing_.append("device and network changes (no sessions): change points scanned from play alone, "
                                  "ranked but never flagged (a player's own stack and table shift play as much)")
@@ -301,9 +313,20 @@ class SeatHandoffDetector(Detector):
         -- event or an earlier one), not the owner's own start of play
         new_dev AS (
           SELECT DISTINCT account, device FROM c WHERE first_login_of_device
+        ),
+        -- the account's other sessions still open at the login (its owner still at
+        -- another table), and the seconds since its last logout
+        oth AS (
+          SELECT c.account, c.session,
+                 count(*) FILTER (WHERE x.logout_at > c.login_at + INTERVAL 60 SECOND) AS others_open,
+                 min(epoch(c.login_at) - epoch(x.logout_at)) FILTER (WHERE x.logout_at <= c.login_at) AS since_logout
+          FROM c JOIN s x ON x.account = c.account AND x.session <> c.session AND x.login_at < c.login_at
+          GROUP BY ALL
         )
-        SELECT c.*, nd.device IS NOT NULL AS new_device
+        SELECT c.*, nd.device IS NOT NULL AS new_device,
+               coalesce(o.others_open, 0) AS others_open, o.since_logout
         FROM c LEFT JOIN new_dev nd ON nd.account = c.account AND nd.device IS NOT DISTINCT FROM c.device
+        LEFT JOIN oth o ON o.account = c.account AND o.session = c.session
         ORDER BY c.account, c.tournament_id, c.login_at
         """
         return con.sql(q).pl()
@@ -538,6 +561,7 @@ class SeatHandoffDetector(Detector):
             "prev_device": c.get("prev_device"),
             "device_changed": bool(c.get("device_changed") or False), "net_changed": bool(c.get("net_changed") or False),
             "new_device": bool(c.get("new_device") or False), "new_net": bool(c.get("new_net") or False),
+            "others_open": int(c.get("others_open") or 0), "since_logout": c.get("since_logout"),
             "p_mix": p_mix, "p_size": p_size, "ks_d": ks_d, "p_time_in": p_time,
             # the timing test that counts: against the account's own history where it has one
             "p_time": p_hist_time if not math.isnan(p_hist_time) else p_time,
@@ -571,7 +595,18 @@ class SeatHandoffDetector(Detector):
         # carry the case, at a much stricter level
         # (field-relative only: the own-history comparison sets late-event play against all stages)
         strong_style = scores["p_style_field"].fill_nan(1.0).fill_null(1.0).to_numpy() < self.known_device_p
-        flagged = (q <= self.alpha) & changed & ((new_dev & (style_ok | time_ok)) | (~new_dev & strong_style))
+        # a hand-over: the login follows one of the account's logouts within handover_s (the
+        # seat changes hands between two deals); a login hours after the account's last logout,
+        # its other tables still open, is the owner starting a new day on another machine
+        # (without logout times every login counts)
+        since = scores["since_logout"].cast(pl.Float64).to_numpy() if "since_logout" in scores.columns else np.full(scores.height, np.nan)
+        handover = (since <= self.handover_s) | (np.isnan(since) & ~self.has_logouts_)
+        flagged = (q <= self.alpha) & changed & handover & ((new_dev & (style_ok | time_ok)) | (~new_dev & strong_style))
+        # a clean hand-over, within seconds, to a device the account had never used on a network
+        # it had never used: the structure itself says another person; the play needs only to
+        # lean the same way (combined style and timing p <= handover_p), not to prove it alone
+        clean = handover & new_dev & scores["new_net"].to_numpy() & scores["device_changed"].to_numpy()
+        flagged |= clean & (scores["p_value"].fill_nan(1.0).fill_null(1.0).to_numpy() <= self.handover_p)
         if not self.has_sessions_:
             # hands only: a player's own stack and table change their play as much as
             # a new player would; without logins or timing the scan ranks, never accuses

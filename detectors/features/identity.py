@@ -519,9 +519,9 @@ def usage_patterns(
         ),
         tot AS (SELECT account, count(*) AS nb FROM act GROUP BY 1)
         SELECT p.a, p.b,
-          count(y.bucket) * 60.0 * ? AS overlap_s,
+          CAST(count(y.bucket) AS DOUBLE) * 60.0 * ? AS overlap_s,
           0 AS handovers,
-          least(any_value(ta.nb), any_value(tb.nb)) * 60.0 * ? AS min_online_s
+          CAST(least(any_value(ta.nb), any_value(tb.nb)) AS DOUBLE) * 60.0 * ? AS min_online_s
         FROM _rb_pairs p
         LEFT JOIN act x ON x.account = p.a
         LEFT JOIN act y ON y.account = p.b AND y.bucket = x.bucket

@@ -168,3 +168,80 @@ def test_late_break_of_the_few_left_is_a_wave(late_breaks):
     assert {"r1", "r2"} <= set(waves["account"].to_list())
     assert set(waves["tournament_id"].unique().to_list()) == {"700", "701", "702"}
     assert waves["field"].max() < 0.25 * 60  # a wave by the players still in, not by the entrants
+
+
+def _hands_con(rows):
+    """A warehouse with just a hands table: (hand_id, tournament_id, table_name, started_at)."""
+    import duckdb
+
+    c = duckdb.connect()
+    c.execute("CREATE TABLE hands (hand_id VARCHAR, tournament_id VARCHAR, table_name VARCHAR, "
+              "started_at TIMESTAMP, is_tournament BOOLEAN)")
+    c.executemany("INSERT INTO hands VALUES (?, ?, ?, ?, TRUE)", rows)
+    return c
+
+
+def test_consensus_clock_follows_the_deal_not_the_drifting_tables():
+    """Five tables deal round after round; each stamps its hands with its own clock, and
+    the clocks drift apart (table k runs 3k s a round slow: 6 minutes apart at round 30),
+    while the hand numbers follow the deal. On the consensus clock the hands of one round
+    fall within seconds of each other; hands numbered table by table (no deal order) keep
+    their stamps. Every table idle for five minutes at round 40 is a break (its first hands
+    after it are marked: a break ends for every table at once); one table idle alone (waiting
+    for a moved player) is not."""
+    import datetime as dt
+
+    from detectors.coordinated_sitout import consensus_clock
+
+    t0 = dt.datetime(2026, 3, 4, 18, 0, 0)
+    rows, n = [], 10_000
+    for r in range(60):
+        for k in range(5):
+            n += 1
+            if r < 40:  # drifting apart; table 2 waits four minutes at round 20
+                s = r * 45 + 3 * k * r + (240 if k == 2 and r >= 20 else 0)
+            else:  # the break ends for every table at once, then they drift again
+                s = 40 * 45 + 3 * 4 * 39 + 240 + 300 + (r - 40) * (45 + 3 * k)
+            rows.append((str(n), "t1", f"t1 {k}", t0 + dt.timedelta(seconds=s)))
+    blocked = [(str(50_000 + k * 60 + r), "t2", f"t2 {k}", t0 + dt.timedelta(seconds=r * 45 + 3 * k * r))
+               for k in range(5) for r in range(60)]
+    c = _hands_con(rows + blocked)
+    clk = consensus_clock(c)
+    c.close()
+    t1 = clk.filter(clk["tournament_id"] == "t1").sort("hand_id")
+    secs = (t1["clock"].dt.epoch("ms") / 1000.0).to_numpy().reshape(60, 5)
+    stamps = np.array([(r[3] - t0).total_seconds() for r in rows]).reshape(60, 5)
+    assert (stamps[30].max() - stamps[30].min()) > 300
+    spread = secs.max(axis=1) - secs.min(axis=1)
+    # one round spans under a round's time (~50 s), not minutes (the break itself is smoothed over a block)
+    assert np.r_[spread[:35], spread[46:]].max() < 50 and spread.max() < 120
+    pause = t1["after_pause"].to_numpy().reshape(60, 5)
+    assert pause[40].all() and pause.sum() == 5  # the break; not the lone table waiting at round 20
+    t2 = clk.filter(clk["tournament_id"] == "t2").sort("hand_id")
+    own = np.array([(r[3] - t0).total_seconds() for r in sorted(blocked)])
+    assert np.allclose((t2["clock"].dt.epoch("ms") / 1000.0).to_numpy() - (t0 - dt.datetime(1970, 1, 1)).total_seconds(), own)
+
+
+def test_run_length_mark_and_two_mark_null_are_calibrated():
+    """Hands only: the second mark (do two coinciding sit-outs last as many hands?) is a
+    valid p-value when the partner's run length is an independent draw from the
+    population's; with it, S given k coincidences is Gamma(2k) and the marked Poisson
+    test still rejects at no more than the nominal level. A group that sits out five
+    hands together scores far below two players of one- and three-hand breaks."""
+    from detectors.coordinated_sitout import _length_mark, _marked_poisson_sf
+
+    rng = np.random.default_rng(8)
+    pop = rng.choice([1, 1, 1, 2, 2, 3, 4, 5, 6], 5000)
+    la, lb = rng.choice(pop, 20_000), rng.choice(pop, 20_000)
+    u = _length_mark(la, lb, pop)
+    for alpha in (0.05, 0.2, 0.5):
+        assert float((u <= alpha).mean()) <= alpha * 1.05
+    same5, diff = _length_mark(np.array([5, 1]), np.array([5, 3]), pop)
+    assert same5 < 0.2 and diff > 0.5
+    assert _length_mark(np.array([0]), np.array([4]), pop)[0] == 1.0  # length unknown: no evidence
+    for lam in (0.1, 1.0):
+        k = rng.poisson(lam, 40_000)
+        s = np.array([-np.log(rng.uniform(size=2 * n)).sum() for n in k])
+        p = _marked_poisson_sf(k, s, np.full(k.size, lam), marks=2)
+        for alpha in (0.01, 0.05):
+            assert float((p <= alpha).mean()) <= alpha * 1.15 + 0.002, (lam, alpha)

@@ -184,3 +184,29 @@ def test_household_flagged_only_on_strong_combined_behaviour(monkeypatch):
         {"a": "x2", "b": "y2", "w_net": 1.0, "min_share": 3, "p_style": 0.8, "p_timing": 0.7, "p_coentry": 1.0},
     ]
     assert _decide(monkeypatch, rows)[("hA", "hB")]
+
+
+def test_device_and_card_held_by_two_accounts_alone_are_two_signals(monkeypatch):
+    """One person whose second account plays its own game (style and timing at
+    chance, no event entered together) but logs in from the person's device
+    and pays with the person's card, neither used by anyone else: flagged (the
+    device and the card are two identifiers no household shares both of). A
+    shared device alone with chance behaviour (a café machine), and a family
+    card beside a home address (own devices), are not."""
+    ln2 = float(np.log(300 / 2))
+    rows = [
+        {"a": "m1", "b": "m2", "w_ip": 5.0, "w_net": 5.0, "w_device": ln2, "idf_device": ln2,
+         "w_payment": ln2, "idf_payment": ln2, "p_style": 0.17, "p_timing": 0.12, "p_coentry": 0.27},
+        {"a": "c1", "b": "c2", "w_device": ln2, "idf_device": ln2,
+         "p_style": 0.3, "p_timing": 0.4, "p_coentry": 0.5},
+        {"a": "hA", "b": "hB", "w_ip": 5.0, "w_net": 5.0, "w_payment": ln2, "idf_payment": ln2,
+         "p_style": 0.3, "p_timing": 0.06, "p_coentry": 1.0},
+    ] + [
+        {"a": f"x{i:02d}", "b": f"y{i:02d}", "w_net": 1.0, "min_share": 3,
+         "p_style": 0.2 + 0.1 * i, "p_timing": 0.9 - 0.1 * i, "p_coentry": 1.0}
+        for i in range(6)
+    ]
+    flags = _decide(monkeypatch, rows)
+    assert flags[("m1", "m2")]
+    assert not flags[("c1", "c2")]
+    assert not flags[("hA", "hB")]

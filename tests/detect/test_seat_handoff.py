@@ -183,3 +183,45 @@ def test_login_elsewhere_while_the_events_session_stays_open_is_no_handoff(con):
     """s26 logs in on his desktop mid-event, but the session he started the event on stays
     open: someone else cannot have taken a seat that is still played from the first session."""
     assert not any(s.accounts == ["s26"] for s in SeatHandoffDetector().detect(con))
+
+
+def _threshold(rows):
+    """SeatHandoffDetector.threshold on given candidate rows (sessions with logout times)."""
+    import polars as pl
+
+    base = {"device_changed": True, "net_changed": True, "new_device": True, "new_net": True,
+            "group_new_device": True, "since_logout": 3.0, "p_style": 0.5, "p_style_field": 0.5,
+            "p_time": 0.5, "p_value": 0.5}
+    frame = pl.DataFrame([{**base, **r} for r in rows])
+    det = SeatHandoffDetector()
+    det.has_sessions_, det.has_logouts_ = True, True
+    det.rows_ = [{} for _ in rows]
+    out = det.threshold(frame)
+    return dict(zip(out["account"].to_list(), out["flagged"].to_list()))
+
+
+def test_clean_handover_needs_only_play_that_leans_the_same_way():
+    """A helper whose game is close to the owner's: the seat changes hands between two
+    deals (a login 3 s after the account's logout) to a device and a network the account
+    had never used, and the play leans towards a change (combined p 0.04, neither style
+    nor timing below 0.05 alone): flagged. Without the lean (p 0.5) it is not; nor is a
+    login from a new machine four hours after the account's last logout while its other
+    tables stay open (the owner starting a new day elsewhere), however its play moved
+    (the event drifts); nor a hand-over to a machine the account had used before with
+    only a moderate style shift."""
+    rows = [
+        {"account": "helper_like_owner", "p_style": 0.2, "p_time": 0.06, "p_value": 0.04},
+        {"account": "no_lean", "p_value": 0.5},
+        {"account": "next_day", "since_logout": 4 * 3600.0, "p_style": 2e-4, "p_style_field": 2e-4,
+         "p_time": 0.4, "p_value": 8e-4},
+        {"account": "own_machine", "new_device": False, "group_new_device": False,
+         "p_style": 0.01, "p_style_field": 0.01, "p_value": 0.02},
+    ] + [{"account": f"h{i}", "new_device": False, "group_new_device": False, "new_net": False,
+          "since_logout": 30.0, "p_style": 0.1 + 0.08 * i, "p_style_field": 0.1 + 0.08 * i,
+          "p_time": 0.9 - 0.08 * i, "p_value": 0.2 + 0.07 * i} for i in range(10)]
+    flags = _threshold(rows)
+    assert flags["helper_like_owner"]
+    assert not flags["no_lean"]
+    assert not flags["next_day"]
+    assert not flags["own_machine"]
+    assert not any(flags[f"h{i}"] for i in range(10))

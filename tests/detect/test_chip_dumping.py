@@ -53,6 +53,16 @@ def test_presence_counts_from_duckdb_equal_the_rows_counted_one_by_one(planted_w
     # rows in a bin where the player always continues are left out of the test; otherwise n and k are exact
     assert (j["pres_n"] <= j["n"]).all() and (j["pres_k"] <= j["k"]).all()
     assert (j["pres_n"] == j["n"]).mean() > 0.5
+    # the baseline: the player's own decisions in the pair's bins without the partner (the pairs no member of S
+    # touches, every bin kept): counted in Polars the same way
+    bins = list(cd.PRESENCE_BINS)
+    per_bin = rows.group_by("player", "partner", *bins).agg(n=pl.len())
+    own = dec.group_by("player", *bins).agg(tn=pl.len())
+    base = per_bin.join(own, on=["player", *bins]).group_by("player", "partner").agg(
+        want_base=(pl.col("tn") - pl.col("n")).sum())
+    full = j.filter(pl.col("pres_n") == pl.col("n")).join(base, on=["player", "partner"])
+    assert len(full) > 50 and (full["base_n"] <= full["want_base"]).all()
+    assert (full["base_n"] == full["want_base"]).mean() > 0.5 and full["base_n"].sum() > 0
     # the dumper's presence with the receiver is seen, and more continuations than its own rate predicts
     r = got.filter((pl.col("player") == "p06") & (pl.col("partner") == "p07")).row(0, named=True)
     assert r["pres_k"] > r["pres_e"] and r["pres_p"] < 0.05

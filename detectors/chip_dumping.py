@@ -6,25 +6,35 @@ Chip flow alone cannot tell a dump from a cooler, so every heads-up decision
 is valued with the cards known (:mod:`detectors.features.gameplay`, after
 Mazrooei, Archibald & Bowling, AAAI 2013): a fold facing a bet gives the
 opponent ``equity*(pot+to_call) - to_call``; chips put in give
-``amount*(1 - 2*equity)``. For every ordered pair (giver A, receiver B) four
-own-baseline tests are made against A's play towards everyone else:
+``amount*(1 - 2*equity)``. For every ordered pair (giver A, receiver B) five
+own-baseline tests are made, each against the tested player's play towards
+everyone else:
 
 1. *value given*: A's mean value given per decision to B against A's mean
    value given to others (z-test with A's own variance, so big honest
    swings, which A also has against others, do not count);
 2. *junk commitment*: A calls, bets or raises B with a weak hand (strength
    < 0.3) more than A's own rate in the same bins predicts;
-3. *folding to the receiver*: A folds to B's bets more than A's own rates
-   with the same cards predict;
-4. *presence* (:func:`presence_tests`): A calls or raises preflop bets more
+3. *late folds* (:func:`receiver_tests`): A folds to B's bets heads-up on the
+   turn or river more often than A's own rate at the same street and hand
+   strength (a fold test over all streets points the wrong way: a feeder
+   calls preflop and on the flop with any two cards);
+4. *receiver aggression* (:func:`receiver_tests`): B bets or raises into A
+   heads-up after the flop more often than B does against everyone else on
+   the same street, facing a bet or not, with a hand of the same strength.
+   B's baseline is B's play against the whole population, so this test has
+   power where A's own baseline is thin (a feeder who sits almost only with
+   its receivers);
+5. *presence* (:func:`presence_tests`): A calls or raises preflop bets more
    often when B is dealt in than A does, at the same starting-hand decile,
    price, stack depth and venue, in the hands without B. A feeder pays to
    see flops with the receiver at the table, whoever made the bet, and this
    test needs no heads-up meeting (dumps in multiway pots, Omaha and the
    player view, where the strength bin is "unknown" and the test stays valid
    because seating is independent of the cards). Table-mates who merely sit
-   with B inherit B's effect; they are explained away by stratifying on "a
-   first-pass partner other than the tested one is dealt in".
+   with B inherit B's effect; they are explained away greedily: a partner is
+   judged only on the hands where no stronger first-pass partner of A is
+   dealt in.
 
 The heads-up tests need the giver's own baseline: a test whose baseline
 rests on fewer than ``min_value_n`` heads-up hands or decisions against
@@ -54,8 +64,9 @@ groups as a ring.
 Benign look-alikes considered: big honest losses (coolers: strong hands that
 lose are not junk commitments and give no value in expectation over many
 decisions), a loose player who loses to everyone (own baseline), a regular
-who happens to be the opponent often (per-decision tests), and table-mates
-of a receiver (explained away).
+who happens to be the opponent often (per-decision tests), an aggressive
+player who bets into everyone (the receiver test is against B's own rate), and
+table-mates of a receiver (explained away).
 
 Score: −log10 q, comparable within the kind.
 """

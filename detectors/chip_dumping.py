@@ -107,6 +107,29 @@ WHERE a.player = $player AND a.street = 'preflop' AND a.action IN ('fold', 'call
 GROUP BY ALL ORDER BY partner_dealt_in DESC
 """
 
+# Reproduces the raw counts of the receiver test: $opponent's bets and raises heads-up after the flop, against $player
+# and against everyone else; and $player's folds to bets heads-up on the turn and river, against $opponent and the rest
+RECEIVER_COUNTS_SQL = """
+WITH folds AS (
+    SELECT hand_id, player, min(seq) AS fold_seq FROM actions WHERE action = 'fold' GROUP BY ALL
+), dec AS (
+    SELECT * FROM actions WHERE n_active = 2 AND street <> 'preflop' AND player IN ($player, $opponent)
+      AND action IN ('fold', 'check', 'call', 'bet', 'raise')
+), opp AS (
+    SELECT d.hand_id, d.seq, any_value(s.player) AS other
+    FROM dec d JOIN seats s ON s.hand_id = d.hand_id AND s.dealt_in AND s.player <> d.player
+    LEFT JOIN folds f ON f.hand_id = s.hand_id AND f.player = s.player
+    WHERE coalesce(f.fold_seq, 2147483647) > d.seq GROUP BY d.hand_id, d.seq HAVING count(*) = 1
+)
+SELECT d.player = $opponent AS receiver_deciding, o.other IN ($player, $opponent) AS against_partner,
+       count(*) AS decisions,
+       avg(CASE WHEN d.action IN ('bet', 'raise') THEN 1.0 ELSE 0.0 END) AS bet_or_raise_rate,
+       avg(CASE WHEN d.action = 'fold' THEN 1.0 ELSE 0.0 END) FILTER (WHERE d.to_call > 0 AND d.street IN ('turn', 'river'))
+           AS turn_river_fold_to_bet_rate
+FROM dec d JOIN opp o ON o.hand_id = d.hand_id AND o.seq = d.seq
+GROUP BY ALL ORDER BY ALL DESC
+"""
+
 PRESENCE_BINS = ("sbin", "cbin", "short", "tour")
 
 
@@ -580,6 +603,26 @@ class ChipDumpingDetector(Detector):
                 text=f"{a} folded to {b}'s bet {int(row.get('fold_obs') or 0)} times in {int(row['fold_n'])} spots; "
                      f"own rate predicts {row.get('fold_exp') or 0:.1f}",
                 sql=gp.HU_COUNTS_SQL,
+            ))
+        if row.get("raggr_n"):
+            ev.append(Evidence(
+                name=f"{b} bets or raises into {a} heads-up after the flop",
+                value=float(row.get("raggr_obs") or 0), baseline=float(row.get("raggr_exp") or 0),
+                n=int(row["raggr_n"]), p_value=row.get("raggr_p"),
+                text=f"{b} bet or raised {int(row.get('raggr_obs') or 0)} times in {int(row['raggr_n'])} heads-up spots "
+                     f"against {a} after the flop; {b}'s own rate against others, same street and hand strength, "
+                     f"predicts {row.get('raggr_exp') or 0:.1f}",
+                sql=RECEIVER_COUNTS_SQL,
+            ))
+        if row.get("lfold_n"):
+            ev.append(Evidence(
+                name=f"{a} folds to {b}'s turn and river bets",
+                value=float(row.get("lfold_obs") or 0), baseline=float(row.get("lfold_exp") or 0),
+                n=int(row["lfold_n"]), p_value=row.get("lfold_p"),
+                text=f"{a} folded to {b}'s bet heads-up on the turn or river {int(row.get('lfold_obs') or 0)} times in "
+                     f"{int(row['lfold_n'])} spots; {a}'s own rate at the same street and hand strength predicts "
+                     f"{row.get('lfold_exp') or 0:.1f}",
+                sql=RECEIVER_COUNTS_SQL,
             ))
         if row.get("pres_n"):
             pk, pn, pe = float(row.get("pres_k") or 0), float(row["pres_n"]), float(row.get("pres_e") or 0)

@@ -14,6 +14,8 @@ def test_dump_pair_found_giver_first_with_dump_hands(planted_world, planted_sign
     assert len(set(s.hands[:10]) & dump_hands) >= 8, s.hands[:10]
     value = s.evidence[0]
     assert value.value > value.baseline and value.n >= 20
+    raggr = next(e for e in s.evidence if e.name.startswith("p07 bets or raises into p06"))
+    assert raggr.value > 2 * raggr.baseline and raggr.p_value < 0.01 and raggr.sql
     flow = next(e for e in s.evidence if e.name.startswith("chips"))
     assert flow.value > 100 and flow.sql
     assert "p06" in s.summary and "bb" in s.summary
@@ -82,6 +84,10 @@ def test_receiver_aggression_points_at_the_receivers_and_spares_honest_pairs(pla
         [{"player": a, "opponent": b} for a, b in (("p06", "p07"), ("p20", "p21"), ("p20", "p22"), ("p20", "p23"))]))
     assert len(planted) == 4
     assert (planted["raggr_p"] < 0.01).all() and (planted["raggr_obs"] > 2 * planted["raggr_exp"]).all()
+    # the evidence query reproduces the receiver's raw rates: p07 bets or raises into p06 far more often than into others (raw rates, all strengths)
+    q = planted_world.con.sql(cd.RECEIVER_COUNTS_SQL, params={"player": "p06", "opponent": "p07"}).pl()
+    recv = {row["against_partner"]: row for row in q.filter(pl.col("receiver_deciding")).iter_rows(named=True)}
+    assert recv[True]["bet_or_raise_rate"] > 1.5 * recv[False]["bet_or_raise_rate"] and recv[True]["decisions"] >= 100
     honest = r.filter(pl.col("player").is_in(list(HONEST)) & pl.col("opponent").is_in(list(HONEST)))
     assert len(honest) > 300
     assert honest["raggr_p"].min() > 0.005 and honest["lfold_p"].min() > 0.005

@@ -124,8 +124,8 @@ WITH folds AS (
 SELECT d.player = $opponent AS receiver_deciding, o.other IN ($player, $opponent) AS against_partner,
        count(*) AS decisions,
        avg(CASE WHEN d.action IN ('bet', 'raise') THEN 1.0 ELSE 0.0 END) AS bet_or_raise_rate,
-       avg(CASE WHEN d.action = 'fold' THEN 1.0 ELSE 0.0 END) FILTER (WHERE d.to_call > 0 AND d.street IN ('turn', 'river'))
-           AS turn_river_fold_to_bet_rate
+       avg(CASE WHEN d.action = 'fold' THEN 1.0 ELSE 0.0 END)
+           FILTER (WHERE d.to_call > 0 AND d.street IN ('turn', 'river')) AS turn_river_fold_to_bet_rate
 FROM dec d JOIN opp o ON o.hand_id = d.hand_id AND o.seq = d.seq
 GROUP BY ALL ORDER BY ALL DESC
 """
@@ -207,7 +207,8 @@ def _presence_sql(bins: list[str], tag: str, part: str) -> str:
     return f"""WITH dd AS (
         SELECT d.* FROM _pd_{tag} d WHERE d.part = $part AND d.player IN (SELECT player FROM _ps_{tag})
     ), m AS (
-        SELECT d.did, min(ps.rk) AS mr FROM dd d {seat} JOIN _ps_{tag} ps ON ps.player = d.player AND ps.partner = s.player
+        SELECT d.did, min(ps.rk) AS mr
+        FROM dd d {seat} JOIN _ps_{tag} ps ON ps.player = d.player AND ps.partner = s.player
         GROUP BY ALL
     ), c0 AS (
         SELECT d.player, s.player AS partner, {b}, coalesce(ps.rk, {_NO_RANK}) AS rk, count(*) AS n, sum(d.y) AS k
@@ -277,8 +278,8 @@ def presence_tests(con: duckdb.DuckDBPyConnection, dec: pl.DataFrame, *, alpha: 
     if dec.is_empty():
         return pl.DataFrame(schema=cols)
     parts = max(1, -(-len(dec) // max(1, int(decisions_per_part))))
-    d = dec.select("hand_id", "player", pl.col("cont").cast(pl.Int64).alias("y"), *bins).with_row_index("did").with_columns(
-        part=(pl.col("player").hash(seed=0) % parts).cast(pl.Int64))
+    d = dec.select("hand_id", "player", pl.col("cont").cast(pl.Int64).alias("y"), *bins).with_row_index("did")
+    d = d.with_columns(part=(pl.col("player").hash(seed=0) % parts).cast(pl.Int64))
     me = d.group_by(["player", *bins]).agg(tn=pl.len(), tk=pl.col("y").sum())
     priors = []
     for key, grp in me.group_by(bins):
@@ -289,7 +290,8 @@ def presence_tests(con: duckdb.DuckDBPyConnection, dec: pl.DataFrame, *, alpha: 
     out_cols = ["player", "partner", "pres_n", "pres_k", "pres_e", "u", "v", "base_n", "base_k"]
 
     def run(part: str) -> pl.DataFrame:
-        got = [con.sql(_presence_sql(bins, tag, part), params={"part": i, **({"min_n": int(min_n)} if part == "first" else {})}).pl() for i in range(parts)]
+        extra = {"min_n": int(min_n)} if part == "first" else {}
+        got = [con.sql(_presence_sql(bins, tag, part), params={"part": i, **extra}).pl() for i in range(parts)]
         got = [g for g in got if not g.is_empty()]
         if not got:
             return pl.DataFrame(schema={c: (pl.Utf8 if c in ("player", "partner") else pl.Float64) for c in out_cols})
@@ -360,8 +362,8 @@ def receiver_tests(dec: pl.DataFrame, *, alpha: float = 0.01) -> pl.DataFrame:
     aggr = stats.robust_own_baseline(dec, "aggr", where=post, bins=POSTFLOP_BINS, side="greater", alpha=alpha)
     # B's decisions towards A: swap the roles so the row is keyed (giver A, receiver B)
     aggr = aggr.rename({"player": "opponent", "opponent": "player"})
-    late = stats.robust_own_baseline(dec, "fold", where=post & pl.col("facing") & pl.col("street").is_in(["turn", "river"]),
-                                     bins=("street", "sbin"), side="greater", alpha=alpha)
+    late_spot = post & pl.col("facing") & pl.col("street").is_in(["turn", "river"])
+    late = stats.robust_own_baseline(dec, "fold", where=late_spot, bins=("street", "sbin"), side="greater", alpha=alpha)
 
     def named(t: pl.DataFrame, name: str) -> pl.DataFrame:
         return t.select("player", "opponent", pl.col("n").alias(f"{name}_n"), pl.col("observed").alias(f"{name}_obs"),
@@ -487,9 +489,9 @@ class ChipDumpingDetector(Detector):
         # a heads-up own-baseline test needs an own baseline: where the giver has (almost) no heads-up hands
         # against others, the "own" rate is the population's prior and a loose player would look like a feeder
         own = lambda p, n0, k: np.where(np.nan_to_num(f(n0)) >= k, f(p), np.nan)  # noqa: E731
-        p = stats.fisher_combine(own("value_p", "n0", self.min_value_n), own("junk_p", "junk_n0", self.min_value_n),
-                                 own("lfold_p", "lfold_n0", self.min_value_n), own("raggr_p", "raggr_n0", self.min_value_n),
-                                 f("pres_p"))
+        k = self.min_value_n
+        p = stats.fisher_combine(own("value_p", "n0", k), own("junk_p", "junk_n0", k), own("lfold_p", "lfold_n0", k),
+                                 own("raggr_p", "raggr_n0", k), f("pres_p"))
         # independent filtering (Bourgon, Gentleman & Huber, PNAS 2010): test only ordered pairs that played
         # enough heads-up hands or faced enough preflop decisions together; the filter ignores the p-values
         testable = (t["hu_hands"].to_numpy() >= self.min_test_hands) | (np.nan_to_num(f("pres_n")) >= self.min_presence_n)
@@ -609,8 +611,8 @@ class ChipDumpingDetector(Detector):
                 name=f"{b} bets or raises into {a} heads-up after the flop",
                 value=float(row.get("raggr_obs") or 0), baseline=float(row.get("raggr_exp") or 0),
                 n=int(row["raggr_n"]), p_value=row.get("raggr_p"),
-                text=f"{b} bet or raised {int(row.get('raggr_obs') or 0)} times in {int(row['raggr_n'])} heads-up spots "
-                     f"against {a} after the flop; {b}'s own rate against others, same street and hand strength, "
+                text=f"{b} bet or raised {int(row.get('raggr_obs') or 0)} times in {int(row['raggr_n'])} heads-up "
+                     f"spots against {a} after the flop; {b}'s own rate against others, same street and hand strength, "
                      f"predicts {row.get('raggr_exp') or 0:.1f}",
                 sql=RECEIVER_COUNTS_SQL,
             ))

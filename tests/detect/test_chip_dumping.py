@@ -84,7 +84,8 @@ def test_receiver_aggression_points_at_the_receivers_and_spares_honest_pairs(pla
         [{"player": a, "opponent": b} for a, b in (("p06", "p07"), ("p20", "p21"), ("p20", "p22"), ("p20", "p23"))]))
     assert len(planted) == 4
     assert (planted["raggr_p"] < 0.01).all() and (planted["raggr_obs"] > 2 * planted["raggr_exp"]).all()
-    # the evidence query reproduces the receiver's raw rates: p07 bets or raises into p06 far more often than into others (raw rates, all strengths)
+    # the evidence query reproduces the receiver's raw rates (all strengths): p07 bets or raises into p06 far more
+    # often than into others
     q = planted_world.con.sql(cd.RECEIVER_COUNTS_SQL, params={"player": "p06", "opponent": "p07"}).pl()
     recv = {row["against_partner"]: row for row in q.filter(pl.col("receiver_deciding")).iter_rows(named=True)}
     assert recv[True]["bet_or_raise_rate"] > 1.5 * recv[False]["bet_or_raise_rate"] and recv[True]["decisions"] >= 100
@@ -131,7 +132,8 @@ def test_presence_explains_a_receivers_table_mate_away():
     assert one(first_only, "F", "T")["pres_p"] < 1e-4  # the table-mate inherits R's effect ...
     assert one(got, "F", "T")["pres_p"] > 0.01  # ... and is explained away
     assert one(got, "F", "R")["pres_p"] < 1e-12
-    assert one(got, "F", "R")["pres_e"] == pytest.approx(one(first_only, "F", "R")["pres_e"], rel=1e-9)  # strongest: as before
+    # the strongest partner keeps its first-pass test
+    assert one(got, "F", "R")["pres_e"] == pytest.approx(one(first_only, "F", "R")["pres_e"], rel=1e-9)
     assert one(got, "F", "T")["pres_n"] < one(first_only, "F", "T")["pres_n"]  # judged on the hands without R only
     honest = got.filter(pl.col("player").is_in(others))
     assert len(honest) > 400 and honest["pres_p"].min() > 1e-4

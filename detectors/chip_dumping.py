@@ -6,25 +6,35 @@ Chip flow alone cannot tell a dump from a cooler, so every heads-up decision
 is valued with the cards known (:mod:`detectors.features.gameplay`, after
 Mazrooei, Archibald & Bowling, AAAI 2013): a fold facing a bet gives the
 opponent ``equity*(pot+to_call) - to_call``; chips put in give
-``amount*(1 - 2*equity)``. For every ordered pair (giver A, receiver B) four
-own-baseline tests are made against A's play towards everyone else:
+``amount*(1 - 2*equity)``. For every ordered pair (giver A, receiver B) five
+own-baseline tests are made, each against the tested player's play towards
+everyone else:
 
 1. *value given*: A's mean value given per decision to B against A's mean
    value given to others (z-test with A's own variance, so big honest
    swings, which A also has against others, do not count);
 2. *junk commitment*: A calls, bets or raises B with a weak hand (strength
    < 0.3) more than A's own rate in the same bins predicts;
-3. *folding to the receiver*: A folds to B's bets more than A's own rates
-   with the same cards predict;
-4. *presence* (:func:`presence_tests`): A calls or raises preflop bets more
+3. *late folds* (:func:`receiver_tests`): A folds to B's bets heads-up on the
+   turn or river more often than A's own rate at the same street and hand
+   strength (a fold test over all streets points the wrong way: a feeder
+   calls preflop and on the flop with any two cards);
+4. *receiver aggression* (:func:`receiver_tests`): B bets or raises into A
+   heads-up after the flop more often than B does against everyone else on
+   the same street, facing a bet or not, with a hand of the same strength.
+   B's baseline is B's play against the whole population, so this test has
+   power where A's own baseline is thin (a feeder who sits almost only with
+   its receivers);
+5. *presence* (:func:`presence_tests`): A calls or raises preflop bets more
    often when B is dealt in than A does, at the same starting-hand decile,
    price, stack depth and venue, in the hands without B. A feeder pays to
    see flops with the receiver at the table, whoever made the bet, and this
    test needs no heads-up meeting (dumps in multiway pots, Omaha and the
    player view, where the strength bin is "unknown" and the test stays valid
    because seating is independent of the cards). Table-mates who merely sit
-   with B inherit B's effect; they are explained away by stratifying on "a
-   first-pass partner other than the tested one is dealt in".
+   with B inherit B's effect; they are explained away greedily: a partner is
+   judged only on the hands where no stronger first-pass partner of A is
+   dealt in.
 
 The heads-up tests need the giver's own baseline: a test whose baseline
 rests on fewer than ``min_value_n`` heads-up hands or decisions against
@@ -54,8 +64,9 @@ groups as a ring.
 Benign look-alikes considered: big honest losses (coolers: strong hands that
 lose are not junk commitments and give no value in expectation over many
 decisions), a loose player who loses to everyone (own baseline), a regular
-who happens to be the opponent often (per-decision tests), and table-mates
-of a receiver (explained away).
+who happens to be the opponent often (per-decision tests), an aggressive
+player who bets into everyone (the receiver test is against B's own rate), and
+table-mates of a receiver (explained away).
 
 Score: −log10 q, comparable within the kind.
 """
@@ -96,6 +107,29 @@ WHERE a.player = $player AND a.street = 'preflop' AND a.action IN ('fold', 'call
 GROUP BY ALL ORDER BY partner_dealt_in DESC
 """
 
+# Reproduces the raw counts of the receiver test: $opponent's bets and raises heads-up after the flop, against $player
+# and against everyone else; and $player's folds to bets heads-up on the turn and river, against $opponent and the rest
+RECEIVER_COUNTS_SQL = """
+WITH folds AS (
+    SELECT hand_id, player, min(seq) AS fold_seq FROM actions WHERE action = 'fold' GROUP BY ALL
+), dec AS (
+    SELECT * FROM actions WHERE n_active = 2 AND street <> 'preflop' AND player IN ($player, $opponent)
+      AND action IN ('fold', 'check', 'call', 'bet', 'raise')
+), opp AS (
+    SELECT d.hand_id, d.seq, any_value(s.player) AS other
+    FROM dec d JOIN seats s ON s.hand_id = d.hand_id AND s.dealt_in AND s.player <> d.player
+    LEFT JOIN folds f ON f.hand_id = s.hand_id AND f.player = s.player
+    WHERE coalesce(f.fold_seq, 2147483647) > d.seq GROUP BY d.hand_id, d.seq HAVING count(*) = 1
+)
+SELECT d.player = $opponent AS receiver_deciding, o.other IN ($player, $opponent) AS against_partner,
+       count(*) AS decisions,
+       avg(CASE WHEN d.action IN ('bet', 'raise') THEN 1.0 ELSE 0.0 END) AS bet_or_raise_rate,
+       avg(CASE WHEN d.action = 'fold' THEN 1.0 ELSE 0.0 END)
+           FILTER (WHERE d.to_call > 0 AND d.street IN ('turn', 'river')) AS turn_river_fold_to_bet_rate
+FROM dec d JOIN opp o ON o.hand_id = d.hand_id AND o.seq = d.seq
+GROUP BY ALL ORDER BY ALL DESC
+"""
+
 PRESENCE_BINS = ("sbin", "cbin", "short", "tour")
 
 
@@ -119,85 +153,97 @@ def preflop_decisions(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
     )
 
 
-def _presence_pass(rows: pl.DataFrame, totals: pl.DataFrame, priors: pl.DataFrame, bins: list[str]) -> pl.DataFrame:
-    """One pass of the presence score test.
+# rank of "no member of S dealt in" (every rank of S is below it)
+_NO_RANK = 2**31 - 1
 
-    ``rows``: per (player, partner, bins) the pair's decisions ``n``/``k`` and
-    ``cn``/``ck``, the pair's decisions counted in ``totals`` (player, bins, N,
-    K), so the baseline is the player's decisions in the bin *without* the
-    partner dealt in; ``priors``: the population's Beta prior per bin.
+_PRESENCE_SCORE_SQL = """
+, t AS (
+    SELECT pc.player, pc.partner, pc.n::DOUBLE AS n, pc.k::DOUBLE AS k, greatest(pc.tn - pc.n, 0)::DOUBLE AS n0,
+           greatest(pc.tk - pc.k, 0)::DOUBLE AS k0, p.pa, p.pb
+    FROM pc JOIN _pri_{tag} p USING ({bb})
+), t2 AS (
+    SELECT *, least(greatest((k0 + pa) / (n0 + pa + pb), 1e-4), 1 - 1e-4) AS r, n0 + pa + pb AS s FROM t
+)
+-- a bin where the player (nearly) always continues cannot show more continuation, and its score-test weight
+-- 1/(1-r) would swamp the rest: left out
+SELECT player, partner, sum(n) AS pres_n, sum(k) AS pres_k, sum(n * r) AS pres_e, sum((k - n * r) / (1 - r)) AS u,
+       sum(n * r / (1 - r) + n * n * r / ((1 - r) * (s + 1))) AS v, sum(n0) AS base_n, sum(k0) AS base_k
+FROM t2 WHERE r < 0.98 GROUP BY ALL
+"""
+
+
+def _presence_sql(bins: list[str], tag: str, part: str) -> str:
+    """The presence score test, counted and summed inside DuckDB: one row per ordered pair comes back.
+
+    ``_pd_<tag>``: the decisions (did, hand_id, player, y, bins, part),
+    registered by :func:`presence_tests`; only the players of partition
+    ``$part`` are read (the test is per player, so the partitions are exact
+    and the join of decisions with the other players dealt in is never held
+    whole). ``_me_<tag>``: the player's decisions per bin (tn, tk; DuckDB's names are case-blind);
+    ``_pri_<tag>``: the population's Beta prior per bin.
+
+    ``first``: per pair with at least ``$min_n`` decisions together, the
+    decisions n, k per bin against the player's decisions without the
+    partner. ``second`` (``_ps_<tag>``: the first pass's pairs S with their
+    rank ``rk`` within the player, strongest first): partner X is judged
+    only on the decisions where no member of S ranked above X is dealt in,
+    against the player's decisions in that same stratum without X
+    (``mr``: the best rank of S dealt in at a decision).
     """
-    t = rows.join(totals, on=["player", *bins]).join(priors, on=[b for b in bins if b in priors.columns])
-    t = t.with_columns(n0=(pl.col("N") - pl.col("cn")).clip(0), k0=(pl.col("K") - pl.col("ck")).clip(0))
-    t = t.with_columns(r=((pl.col("k0") + pl.col("pa")) / (pl.col("n0") + pl.col("pa") + pl.col("pb"))).clip(1e-4, 1 - 1e-4),
-                       s=pl.col("n0") + pl.col("pa") + pl.col("pb"))
-    # a bin where the player (nearly) always continues cannot show more continuation, and its score-test
-    # weight 1/(1-r) would swamp the rest: left out
-    t = t.filter(pl.col("r") < 0.98).with_columns(gp.score_test_terms())
-    g = t.group_by(["player", "partner"]).agg(
-        pres_n=pl.col("n").sum().cast(pl.Float64), pres_k=pl.col("k").sum().cast(pl.Float64), pres_e=pl.col("e").sum(),
-        u=pl.col("u").sum(), v=pl.col("v").sum(), base_n=pl.col("n0").sum().cast(pl.Float64),
-        base_k=pl.col("k0").sum().cast(pl.Float64))
+    b = ", ".join(f"d.{x}" for x in bins)
+    cb = ", ".join(f"c.{x}" for x in bins)
+    bb = ", ".join(bins)
+    same = " AND ".join(f"t.{x} = c.{x}" for x in bins)
+    seat = "JOIN seats s ON s.hand_id = d.hand_id AND s.dealt_in AND s.player <> d.player"
+    score = _PRESENCE_SCORE_SQL.format(tag=tag, bb=bb)
+    if part == "first":
+        return f"""WITH c0 AS (
+            SELECT d.player, s.player AS partner, {b}, count(*) AS n, sum(d.y) AS k
+            FROM _pd_{tag} d {seat} WHERE d.part = $part GROUP BY ALL
+        ), pc AS (
+            SELECT c.*, m.tn, m.tk FROM c0 c JOIN _me_{tag} m USING (player, {bb})
+            QUALIFY sum(c.n) OVER (PARTITION BY c.player, c.partner) >= $min_n
+        ) {score}"""
+    return f"""WITH dd AS (
+        SELECT d.* FROM _pd_{tag} d WHERE d.part = $part AND d.player IN (SELECT player FROM _ps_{tag})
+    ), m AS (
+        SELECT d.did, min(ps.rk) AS mr
+        FROM dd d {seat} JOIN _ps_{tag} ps ON ps.player = d.player AND ps.partner = s.player
+        GROUP BY ALL
+    ), c0 AS (
+        SELECT d.player, s.player AS partner, {b}, coalesce(ps.rk, {_NO_RANK}) AS rk, count(*) AS n, sum(d.y) AS k
+        FROM dd d {seat} LEFT JOIN _ps_{tag} ps ON ps.player = d.player AND ps.partner = s.player
+        LEFT JOIN m ON m.did = d.did
+        WHERE coalesce(m.mr, {_NO_RANK}) >= coalesce(ps.rk, {_NO_RANK})
+        GROUP BY ALL
+    ), c AS (
+        SELECT c0.* FROM c0 SEMI JOIN _pp_{tag} pp USING (player, partner)
+    ), tot AS (
+        SELECT d.player, {b}, coalesce(m.mr, {_NO_RANK}) AS mrb, count(*) AS tn, sum(d.y) AS tk
+        FROM dd d LEFT JOIN m USING (did) GROUP BY ALL
+    ), pc AS (
+        SELECT c.player, c.partner, {cb}, c.n, c.k, sum(t.tn) AS tn, sum(t.tk) AS tk
+        FROM c JOIN tot t ON t.player = c.player AND {same} AND t.mrb >= c.rk
+        GROUP BY ALL
+    ) {score}"""
+
+
+def _presence_p(g: pl.DataFrame) -> pl.DataFrame:
+    """p-value of the presence score test per pair: the larger of the score test (it carries the baseline's
+    uncertainty) and the exact binomial tail at the mean expected rate (exact for few decisions, where the
+    normal approximation is too kind)."""
+    from scipy.stats import norm
+
     n, k, e = (g[c].to_numpy().astype(float) for c in ("pres_n", "pres_k", "pres_e"))
     with np.errstate(divide="ignore", invalid="ignore"):
         z = g["u"].to_numpy() / np.sqrt(g["v"].to_numpy())
-    from scipy.stats import norm
-
-    # the larger of the score test (carries the baseline's uncertainty) and the exact binomial tail at the
-    # mean expected rate (exact for few decisions, where the normal approximation is too kind)
     p = np.fmax(np.where(np.isfinite(z), norm.sf(z), np.nan),
                 stats.binom_tail(k, n, np.clip(e / np.maximum(n, 1e-9), 1e-4, 1 - 1e-4)))
     return g.drop("u", "v").with_columns(pl.Series("pres_p", np.clip(p, 1e-300, 1.0), nan_to_null=True))
 
 
-def _presence_sql(bins: list[str], tag: str, part: str) -> str:
-    """The presence counts, aggregated inside DuckDB (only counts come back).
-
-    ``_pd_<tag>``: the decisions (did, hand_id, player, y, bins), registered by
-    :func:`presence_tests`; ``r``: one row per decision and other player dealt
-    in, for the pairs with at least ``$min_n`` decisions together. ``part``:
-    ``first``: per (player, partner, bins) n, k. With ``_ps_<tag>`` (the first
-    pass's pairs S): ``m``, the members of S dealt in at each decision;
-    ``test``: per (player, partner, bins, strat = another member of S is in)
-    n, k, and cn, ck: the pair's decisions in the totals' stratum (m > 0);
-    ``totals``: per (player, bins, strat = m > 0) N, K; both for the players S
-    touches only (the others keep their first-pass test).
-    """
-    b = ", ".join(f"d.{x}" for x in bins)
-    bb = ", ".join(bins)
-    # the second pass needs only the decisions of the players S touches: restricted before the join
-    only = f"SEMI JOIN (SELECT DISTINCT player FROM _ps_{tag}) t ON t.player = d.player" if part != "first" else ""
-    rows = f"""
-    rows AS (
-        SELECT d.did, d.player, s.player AS partner, d.y, {b}
-        FROM _pd_{tag} d {only} JOIN seats s ON s.hand_id = d.hand_id AND s.dealt_in AND s.player <> d.player
-    ), enough AS (
-        SELECT player, partner FROM rows GROUP BY ALL HAVING count(*) >= $min_n
-    ), r AS (
-        SELECT rows.* FROM rows SEMI JOIN enough USING (player, partner)
-    )"""
-    if part == "first":
-        return f"WITH {rows} SELECT player, partner, {bb}, count(*) AS n, sum(y) AS k FROM r GROUP BY ALL"
-    m = f"""{rows}, m AS (
-        SELECT r.did, count(*) AS m FROM r SEMI JOIN _ps_{tag} ps USING (player, partner) GROUP BY ALL
-    )"""
-    if part == "totals":
-        return f"""WITH {m}
-        SELECT d.player, {b}, coalesce(m.m, 0) > 0 AS strat, count(*) AS N, sum(d.y) AS K
-        FROM _pd_{tag} d {only} LEFT JOIN m USING (did) GROUP BY ALL"""
-    return f"""WITH {m}, r2 AS (
-        SELECT r.*, coalesce(m.m, 0) AS m, (ps.player IS NOT NULL)::INT AS in_s
-        FROM r LEFT JOIN m USING (did) LEFT JOIN _ps_{tag} ps USING (player, partner)
-    ), test AS (
-        SELECT player, partner, {bb}, m - in_s > 0 AS strat, count(*) AS n, sum(y) AS k FROM r2 GROUP BY ALL
-    ), cur AS (
-        SELECT player, partner, {bb}, m > 0 AS strat, count(*) AS cn, sum(y) AS ck FROM r2 GROUP BY ALL
-    )
-    SELECT test.*, coalesce(cur.cn, 0) AS cn, coalesce(cur.ck, 0) AS ck
-    FROM test LEFT JOIN cur USING (player, partner, {bb}, strat)"""
-
-
-def presence_tests(con: duckdb.DuckDBPyConnection, dec: pl.DataFrame, *, alpha: float = 0.01, min_n: int = 20) -> pl.DataFrame:
+def presence_tests(con: duckdb.DuckDBPyConnection, dec: pl.DataFrame, *, alpha: float = 0.01, min_n: int = 20,
+                   decisions_per_part: int = 400_000) -> pl.DataFrame:
     """Per ordered pair (player, partner): does the player continue preflop more often with the partner dealt in?
 
     Own baseline: the same player's continuation rate facing a bet, in the same
@@ -210,59 +256,121 @@ def presence_tests(con: duckdb.DuckDBPyConnection, dec: pl.DataFrame, *, alpha: 
 
     Explaining away: people who sit with the partner (regulars of the same
     table) inherit the partner's effect. A first pass finds each player's
-    partners S with BH q <= ``alpha``; the second pass tests every partner X
-    stratified by "another member of S is dealt in" (a Mantel-Haenszel-style
-    stratum added to the bins), so X is compared with the hands without X in
-    the same stratum. Returns player, partner, pres_n, pres_k, pres_e, base_n,
-    base_k, pres_p (pairs with at least ``min_n`` decisions together).
+    partners S with BH q <= ``alpha``, ranked by their first-pass p-value; the
+    second pass judges every partner X only on the decisions where no member
+    of S ranked above X is dealt in, against the player's own decisions in
+    that stratum (a greedy forward selection, strongest partner first, in the
+    manner of a Mantel-Haenszel stratum: the stratum with a stronger partner
+    present, where the baseline is thin and would lend X that partner's
+    effect, is not used). The strongest partner keeps its first-pass test. A
+    partner X seen only with a stronger member keeps its counts but no test.
+    Returns player, partner, pres_n, pres_k, pres_e, base_n, base_k, pres_p
+    (pairs with at least ``min_n`` decisions together).
 
-    The (decision x other player dealt in) rows are joined and counted inside
-    DuckDB (:func:`_presence_sql`); only the counts per pair and bin come back.
+    Memory: the (decision x other player dealt in) rows exist only inside
+    DuckDB, one partition of players at a time (about ``decisions_per_part``
+    decisions each), and are counted and summed to one row per pair there
+    (:func:`_presence_sql`).
     """
     bins = list(PRESENCE_BINS)
     cols = {"player": pl.Utf8, "partner": pl.Utf8, "pres_n": pl.Float64, "pres_k": pl.Float64, "pres_e": pl.Float64,
             "base_n": pl.Float64, "base_k": pl.Float64, "pres_p": pl.Float64}
     if dec.is_empty():
         return pl.DataFrame(schema=cols)
+    parts = max(1, -(-len(dec) // max(1, int(decisions_per_part))))
     d = dec.select("hand_id", "player", pl.col("cont").cast(pl.Int64).alias("y"), *bins).with_row_index("did")
-    me = d.group_by(["player", *bins]).agg(N=pl.len(), K=pl.col("y").sum())
+    d = d.with_columns(part=(pl.col("player").hash(seed=0) % parts).cast(pl.Int64))
+    me = d.group_by(["player", *bins]).agg(tn=pl.len(), tk=pl.col("y").sum())
     priors = []
     for key, grp in me.group_by(bins):
-        a, b = stats.fit_beta_prior(grp["K"].to_numpy(), grp["N"].to_numpy())
+        a, b = stats.fit_beta_prior(grp["tk"].to_numpy(), grp["tn"].to_numpy())
         priors.append({**dict(zip(bins, key)), "pa": a, "pb": b})
     pri = pl.DataFrame(priors).cast({b: me.schema[b] for b in bins})
     tag = f"{os.getpid()}_{id(d)}"
-    schema = {"player": pl.Utf8, "partner": pl.Utf8, **{b: d.schema[b] for b in bins}, "n": pl.UInt32, "k": pl.Int64}
+    out_cols = ["player", "partner", "pres_n", "pres_k", "pres_e", "u", "v", "base_n", "base_k"]
 
-    def counts(part: str, extra: dict | None = None) -> pl.DataFrame:
-        out = con.sql(_presence_sql(bins, tag, part), params={"min_n": int(min_n)}).pl()
-        return out.cast({c: t for c, t in {**schema, **(extra or {})}.items() if c in out.columns})
+    def run(part: str) -> pl.DataFrame:
+        extra = {"min_n": int(min_n)} if part == "first" else {}
+        got = [con.sql(_presence_sql(bins, tag, part), params={"part": i, **extra}).pl() for i in range(parts)]
+        got = [g for g in got if not g.is_empty()]
+        if not got:
+            return pl.DataFrame(schema={c: (pl.Utf8 if c in ("player", "partner") else pl.Float64) for c in out_cols})
+        return _presence_p(pl.concat(got).select(out_cols).cast({c: pl.Float64 for c in out_cols[2:]}))
 
-    con.register(f"_pd_{tag}", d.select("did", "hand_id", "player", "y", *bins))
+    names = [f"_pd_{tag}", f"_me_{tag}", f"_pri_{tag}"]
+    con.register(names[0], d.select("did", "hand_id", "player", "y", *bins, "part"))
+    con.register(names[1], me)
+    con.register(names[2], pri)
     try:
         # independent filtering: pairs with at least min_n decisions together (blind to the outcome)
-        pair = counts("first")
-        if pair.is_empty():
+        first = run("first")
+        if first.is_empty():
             return pl.DataFrame(schema=cols)
-        first = _presence_pass(pair.with_columns(cn=pl.col("n"), ck=pl.col("k")), me, pri, bins)
         q = stats.bh_qvalues(first["pres_p"].to_numpy())
-        s_set = first.filter(pl.Series(np.nan_to_num(q, nan=1.0) <= alpha)).select("player", "partner")
+        s_set = (first.filter(pl.Series(np.nan_to_num(q, nan=1.0) <= alpha))
+                 .sort(["player", "pres_p", "partner"])
+                 .select("player", "partner", rk=pl.int_range(1, pl.len() + 1).over("player").cast(pl.Int64)))
         if s_set.is_empty():
             return first.select(list(cols))
-        # second pass: a decision's stratum for partner X is "a member of S other than X is dealt in"
-        con.register(f"_ps_{tag}", s_set)
-        try:
-            k2 = {"strat": pl.Boolean, "cn": pl.UInt32, "ck": pl.Int64, "N": pl.UInt32, "K": pl.Int64}
-            test = counts("test", k2)
-            totals = counts("totals", k2)
-        finally:
-            con.unregister(f"_ps_{tag}")
+        touched = s_set.select("player").unique()
+        # second pass: the pairs of the players S touches, each partner judged without the stronger members of S
+        pp = first.join(touched, on="player", how="semi").select("player", "partner")
+        names += [f"_ps_{tag}", f"_pp_{tag}"]
+        con.register(names[3], s_set)
+        con.register(names[4], pp)
+        second = run("second")
     finally:
-        con.unregister(f"_pd_{tag}")
-    touched = s_set.select("player").unique()
-    second = _presence_pass(test, totals, pri, [*bins, "strat"])
+        for nm in names:
+            con.unregister(nm)
     keep1 = first.join(touched, on="player", how="anti")
-    return pl.concat([keep1.select(list(cols)), second.select(list(cols))], how="vertical")
+    # a partner seen only beside a stronger member of S cannot be told from it: its counts stay, untested
+    unseen = first.join(pp, on=["player", "partner"], how="semi").join(second, on=["player", "partner"], how="anti") \
+        .with_columns(pl.lit(None, pl.Float64).alias("pres_p"))
+    return pl.concat([keep1.select(list(cols)), second.select(list(cols)), unseen.select(list(cols))], how="vertical")
+
+
+POSTFLOP_BINS = ("street", "facing", "sbin")
+
+
+def receiver_tests(dec: pl.DataFrame, *, alpha: float = 0.01) -> pl.DataFrame:
+    """Two heads-up postflop own-baseline tests per ordered pair (giver A, receiver B), cards known.
+
+    *receiver aggression* (``raggr_*``): B bets or raises into A, heads-up
+    after the flop, more often than B does against everyone else on the same
+    street, facing a bet or not, with a hand of the same strength (score test
+    of :func:`detectors.stats.robust_own_baseline`, one-sided "greater"). A
+    dump needs the receiver to put the feeder to a decision; B's baseline is
+    B's play against the whole population, so it is rich even when A's is
+    not (a feeder who sits almost only with its receivers).
+
+    *late folds* (``lfold_*``): A folds to B's bets heads-up on the turn or
+    river more often than A's own rate at the same street and hand strength
+    (the feeder folds whatever it holds, strong hands included). The
+    all-streets fold test of the pair features mixes in the preflop and flop
+    spots where a feeder calls with any two cards, and so points the wrong way.
+
+    Both follow the own-baseline tests of Mazrooei, Archibald & Bowling (AAAI
+    2013): the decision is judged with the cards known against the player's
+    own decisions in the same spot. Returns player (A), opponent (B) and for
+    each test ``_n``, ``_obs``, ``_exp``, ``_p`` and ``_n0`` (the baseline's
+    decisions in the pair's bins).
+    """
+    cols = {"player": pl.Utf8, "opponent": pl.Utf8}
+    if dec.is_empty():
+        return pl.DataFrame(schema=cols)
+    post = ~pl.col("preflop") & pl.col("hu")
+    aggr = stats.robust_own_baseline(dec, "aggr", where=post, bins=POSTFLOP_BINS, side="greater", alpha=alpha)
+    # B's decisions towards A: swap the roles so the row is keyed (giver A, receiver B)
+    aggr = aggr.rename({"player": "opponent", "opponent": "player"})
+    late_spot = post & pl.col("facing") & pl.col("street").is_in(["turn", "river"])
+    late = stats.robust_own_baseline(dec, "fold", where=late_spot, bins=("street", "sbin"), side="greater", alpha=alpha)
+
+    def named(t: pl.DataFrame, name: str) -> pl.DataFrame:
+        return t.select("player", "opponent", pl.col("n").alias(f"{name}_n"), pl.col("observed").alias(f"{name}_obs"),
+                        pl.col("expected").alias(f"{name}_exp"), pl.col("p_value").alias(f"{name}_p"),
+                        pl.col("n0").cast(pl.Float64).alias(f"{name}_n0"))
+
+    return named(aggr, "raggr").join(named(late, "lfold"), on=["player", "opponent"], how="full", coalesce=True)
 
 
 class ChipDumpingDetector(Detector):
@@ -296,6 +404,7 @@ class ChipDumpingDetector(Detector):
         self.dec_, pairs = gp.cached_pair_features(con, samples=self.samples, random_state=self.random_state)
         # own-baseline tests with each player's outlying partners left out of the baseline (stats.robust_own_baseline)
         self.pairs_ = stats.replace_baseline_tests(pairs, self.dec_, alpha=self.alpha) if not pairs.is_empty() else pairs
+        self.recv_ = receiver_tests(self.dec_, alpha=self.alpha)
         self.pdec_ = preflop_decisions(con)
         self.presence_ = presence_tests(con, self.pdec_, alpha=self.alpha, min_n=self.min_presence_n)
         # per player, for the evidence hands: their preflop continuations, and the hands they were dealt in
@@ -357,6 +466,8 @@ class ChipDumpingDetector(Detector):
             return pl.DataFrame(schema={"accounts": pl.List(pl.Utf8), "tournaments": pl.List(pl.Utf8),
                                         "score": pl.Float64, "p_value": pl.Float64})
         t = self._value_tests(pf) if not pf.is_empty() else pf
+        if not t.is_empty() and not self.recv_.is_empty():
+            t = t.join(self.recv_, on=["player", "opponent"], how="left")
         # candidates: ordered pairs that met heads-up, and pairs seen by the presence test
         t = t.join(pres, on=["player", "opponent"], how="full", coalesce=True) if not t.is_empty() else pres
         flow = self.flow_.select("player", "opponent", pl.col("flow_bb").alias("_flow"), pl.col("hands").alias("flow_hands"))
@@ -371,15 +482,16 @@ class ChipDumpingDetector(Detector):
         for c in ("value_p", "junk_p", "fold_p", "pres_p", "value_w", "value_n", "mean0"):
             if c not in t.columns:
                 t = t.with_columns(pl.lit(None, pl.Float64).alias(c))
-        for c in ("n0", "junk_n0", "fold_n0", "base_n"):
+        for c in ("n0", "junk_n0", "fold_n0", "base_n", "raggr_p", "raggr_n0", "lfold_p", "lfold_n0"):
             if c not in t.columns:
                 t = t.with_columns(pl.lit(None, pl.Float64).alias(c))
         f = lambda c: t[c].to_numpy(allow_copy=True).astype(float)  # noqa: E731
         # a heads-up own-baseline test needs an own baseline: where the giver has (almost) no heads-up hands
         # against others, the "own" rate is the population's prior and a loose player would look like a feeder
         own = lambda p, n0, k: np.where(np.nan_to_num(f(n0)) >= k, f(p), np.nan)  # noqa: E731
-        p = stats.fisher_combine(own("value_p", "n0", self.min_value_n), own("junk_p", "junk_n0", self.min_value_n),
-                                 own("fold_p", "fold_n0", self.min_value_n), f("pres_p"))
+        k = self.min_value_n
+        p = stats.fisher_combine(own("value_p", "n0", k), own("junk_p", "junk_n0", k), own("lfold_p", "lfold_n0", k),
+                                 own("raggr_p", "raggr_n0", k), f("pres_p"))
         # independent filtering (Bourgon, Gentleman & Huber, PNAS 2010): test only ordered pairs that played
         # enough heads-up hands or faced enough preflop decisions together; the filter ignores the p-values
         testable = (t["hu_hands"].to_numpy() >= self.min_test_hands) | (np.nan_to_num(f("pres_n")) >= self.min_presence_n)
@@ -493,6 +605,26 @@ class ChipDumpingDetector(Detector):
                 text=f"{a} folded to {b}'s bet {int(row.get('fold_obs') or 0)} times in {int(row['fold_n'])} spots; "
                      f"own rate predicts {row.get('fold_exp') or 0:.1f}",
                 sql=gp.HU_COUNTS_SQL,
+            ))
+        if row.get("raggr_n"):
+            ev.append(Evidence(
+                name=f"{b} bets or raises into {a} heads-up after the flop",
+                value=float(row.get("raggr_obs") or 0), baseline=float(row.get("raggr_exp") or 0),
+                n=int(row["raggr_n"]), p_value=row.get("raggr_p"),
+                text=f"{b} bet or raised {int(row.get('raggr_obs') or 0)} times in {int(row['raggr_n'])} heads-up "
+                     f"spots against {a} after the flop; {b}'s own rate against others, same street and hand strength, "
+                     f"predicts {row.get('raggr_exp') or 0:.1f}",
+                sql=RECEIVER_COUNTS_SQL,
+            ))
+        if row.get("lfold_n"):
+            ev.append(Evidence(
+                name=f"{a} folds to {b}'s turn and river bets",
+                value=float(row.get("lfold_obs") or 0), baseline=float(row.get("lfold_exp") or 0),
+                n=int(row["lfold_n"]), p_value=row.get("lfold_p"),
+                text=f"{a} folded to {b}'s bet heads-up on the turn or river {int(row.get('lfold_obs') or 0)} times in "
+                     f"{int(row['lfold_n'])} spots; {a}'s own rate at the same street and hand strength predicts "
+                     f"{row.get('lfold_exp') or 0:.1f}",
+                sql=RECEIVER_COUNTS_SQL,
             ))
         if row.get("pres_n"):
             pk, pn, pe = float(row.get("pres_k") or 0), float(row["pres_n"]), float(row.get("pres_e") or 0)

@@ -14,6 +14,8 @@ def test_dump_pair_found_giver_first_with_dump_hands(planted_world, planted_sign
     assert len(set(s.hands[:10]) & dump_hands) >= 8, s.hands[:10]
     value = s.evidence[0]
     assert value.value > value.baseline and value.n >= 20
+    raggr = next(e for e in s.evidence if e.name.startswith("p07 bets or raises into p06"))
+    assert raggr.value > 2 * raggr.baseline and raggr.p_value < 0.01 and raggr.sql
     flow = next(e for e in s.evidence if e.name.startswith("chips"))
     assert flow.value > 100 and flow.sql
     assert "p06" in s.summary and "bb" in s.summary
@@ -53,6 +55,85 @@ def test_presence_counts_from_duckdb_equal_the_rows_counted_one_by_one(planted_w
     # rows in a bin where the player always continues are left out of the test; otherwise n and k are exact
     assert (j["pres_n"] <= j["n"]).all() and (j["pres_k"] <= j["k"]).all()
     assert (j["pres_n"] == j["n"]).mean() > 0.5
+    # the baseline: the player's own decisions in the pair's bins without the partner (the pairs no member of S
+    # touches, every bin kept): counted in Polars the same way
+    bins = list(cd.PRESENCE_BINS)
+    per_bin = rows.group_by("player", "partner", *bins).agg(n=pl.len())
+    own = dec.group_by("player", *bins).agg(tn=pl.len())
+    base = per_bin.join(own, on=["player", *bins]).group_by("player", "partner").agg(
+        want_base=(pl.col("tn") - pl.col("n")).sum())
+    full = j.filter(pl.col("pres_n") == pl.col("n")).join(base, on=["player", "partner"])
+    assert len(full) > 50 and (full["base_n"] <= full["want_base"]).all()
+    assert (full["base_n"] == full["want_base"]).mean() > 0.5 and full["base_n"].sum() > 0
     # the dumper's presence with the receiver is seen, and more continuations than its own rate predicts
     r = got.filter((pl.col("player") == "p06") & (pl.col("partner") == "p07")).row(0, named=True)
     assert r["pres_k"] > r["pres_e"] and r["pres_p"] < 0.05
+
+
+def test_receiver_aggression_points_at_the_receivers_and_spares_honest_pairs(planted_world):
+    """The receiver raises the feeder's bets with any hand: B's heads-up aggression towards A, against B's own rate
+    at the same street and strength, marks every planted (feeder, receiver) pair; no honest pair comes near."""
+    import polars as pl
+
+    from detectors import chip_dumping as cd
+    from detectors.features import gameplay as gp
+
+    dec, _ = gp.cached_pair_features(planted_world.con)
+    r = cd.receiver_tests(dec)
+    planted = r.filter(pl.struct("player", "opponent").is_in(
+        [{"player": a, "opponent": b} for a, b in (("p06", "p07"), ("p20", "p21"), ("p20", "p22"), ("p20", "p23"))]))
+    assert len(planted) == 4
+    assert (planted["raggr_p"] < 0.01).all() and (planted["raggr_obs"] > 2 * planted["raggr_exp"]).all()
+    # the evidence query reproduces the receiver's raw rates (all strengths): p07 bets or raises into p06 far more
+    # often than into others
+    q = planted_world.con.sql(cd.RECEIVER_COUNTS_SQL, params={"player": "p06", "opponent": "p07"}).pl()
+    recv = {row["against_partner"]: row for row in q.filter(pl.col("receiver_deciding")).iter_rows(named=True)}
+    assert recv[True]["bet_or_raise_rate"] > 1.5 * recv[False]["bet_or_raise_rate"] and recv[True]["decisions"] >= 100
+    honest = r.filter(pl.col("player").is_in(list(HONEST)) & pl.col("opponent").is_in(list(HONEST)))
+    assert len(honest) > 300
+    assert honest["raggr_p"].min() > 0.005 and honest["lfold_p"].min() > 0.005
+
+
+def test_presence_explains_a_receivers_table_mate_away():
+    """F continues preflop twice as often when R is dealt in; T sits beside R in 90 % of R's hands (and in 30 % of
+    the others) but changes nothing. The first pass sees both; the second judges T only on hands without R, its
+    stronger partner, and finds nothing, while R keeps its test. Honest players are tested and never significant."""
+    import random
+
+    import duckdb
+    import polars as pl
+    import pytest
+
+    from detectors import chip_dumping as cd
+
+    rng = random.Random(3)
+    others = [f"h{i:02d}" for i in range(20)]
+    seats, dec = [], []
+    for h in range(4000):
+        hid = f"{h:06d}"
+        table = ["F"]
+        if rng.random() < 0.4:
+            table.append("R")
+        if rng.random() < (0.9 if "R" in table else 0.3):
+            table.append("T")
+        table += rng.sample(others, 6 - len(table))
+        seats += [(hid, p) for p in table]
+        for p in table:
+            rate = (0.6 if "R" in table else 0.3) if p == "F" else 0.3
+            dec.append({"hand_id": hid, "player": p, "cont": rng.random() < rate, "sbin": rng.randrange(10),
+                        "cbin": 1, "short": False, "tour": False})
+    con = duckdb.connect()
+    con.execute("CREATE TABLE seats (hand_id VARCHAR, player VARCHAR, dealt_in BOOLEAN)")
+    con.executemany("INSERT INTO seats VALUES (?, ?, TRUE)", seats)
+    d = pl.DataFrame(dec).with_columns(pl.col("sbin", "cbin").cast(pl.Int8))
+    first_only = cd.presence_tests(con, d, alpha=0.0)  # alpha 0: no partner found in a first pass, nothing explained
+    got = cd.presence_tests(con, d, decisions_per_part=5000)  # several partitions of players: the same counts
+    one = lambda t, a, b: t.filter((pl.col("player") == a) & (pl.col("partner") == b)).row(0, named=True)  # noqa: E731
+    assert one(first_only, "F", "T")["pres_p"] < 1e-4  # the table-mate inherits R's effect ...
+    assert one(got, "F", "T")["pres_p"] > 0.01  # ... and is explained away
+    assert one(got, "F", "R")["pres_p"] < 1e-12
+    # the strongest partner keeps its first-pass test
+    assert one(got, "F", "R")["pres_e"] == pytest.approx(one(first_only, "F", "R")["pres_e"], rel=1e-9)
+    assert one(got, "F", "T")["pres_n"] < one(first_only, "F", "T")["pres_n"]  # judged on the hands without R only
+    honest = got.filter(pl.col("player").is_in(others))
+    assert len(honest) > 400 and honest["pres_p"].min() > 1e-4

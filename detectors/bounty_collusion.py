@@ -149,7 +149,7 @@ class BountyCollusionDetector(Detector):
     def fit(self, con: duckdb.DuckDBPyConnection) -> "BountyCollusionDetector":
         rows = gp.bounty_presence(con, max_bb=self.short_bb)
         # the bystanders of a gang's hands: drop the decisions and spots that each player's strongest partner explains
-        wide = gp.bounty_wide_calls(rows, max_rate=self.wide_rate)
+        wide = gp.bounty_wide_calls(rows, max_rate=self.wide_rate, hands=False)
         rows = gp.bounty_unshadowed(rows, wide, max_p=self.shadow_p)
         self.spots_ = gp.bounty_spots(con)
         self.pairs_ = gp.bounty_pairs(self.spots_, best=gp.bounty_strongest_partner(wide, max_p=self.shadow_p))

@@ -1139,7 +1139,7 @@ def bounty_presence_unordered(pairs: pl.DataFrame) -> pl.DataFrame:
                                          pl.Series("pres_p_binom", p_binom, nan_to_null=True)).select(list(schema))
 
 
-def bounty_wide_calls(rows: pl.DataFrame, *, max_rate: float = 0.3, floor: float = 0.02) -> pl.DataFrame:
+def bounty_wide_calls(rows: pl.DataFrame, *, max_rate: float = 0.3, floor: float = 0.02, hands: bool = True) -> pl.DataFrame:
     """Per unordered pair: continuations against a short bounty target that the player's own baseline folds.
 
     The deviation of a bounty gang is a fold turned into a call: with a hand
@@ -1165,6 +1165,7 @@ def bounty_wide_calls(rows: pl.DataFrame, *, max_rate: float = 0.3, floor: float
     :func:`own_baseline`). ``wc_hands``: the hands of those continuations, the
     least likely first (the evidence an investigator opens first);
     ``wc_a_*``/``wc_b_*`` per direction (``player`` with ``opponent`` in, and the reverse).
+    ``hands=False`` leaves ``wc_hands`` empty (faster, when only the p-values are needed).
     """
     schema = {"player": pl.Utf8, "opponent": pl.Utf8, "wc_n": pl.Float64, "wc_k": pl.Float64, "wc_e": pl.Float64,
               "wc_p": pl.Float64, "wc_a_n": pl.Float64, "wc_a_k": pl.Float64, "wc_a_e": pl.Float64,
@@ -1201,11 +1202,13 @@ def bounty_wide_calls(rows: pl.DataFrame, *, max_rate: float = 0.3, floor: float
     )
     k, n, e = g["wc_k"].to_numpy(), g["wc_n"].to_numpy(), np.maximum(g["wc_e"].to_numpy(), 1e-9)
     p = np.where(k >= e + 1, stats.binom_tail(k, n, e / np.maximum(n, 1.0)), _st_poisson_sf(k - 1.0, e))
+    g = g.with_columns(pl.Series("wc_p", np.clip(p, 1e-300, 1.0)))
+    if not hands:
+        return g.with_columns(pl.lit([], pl.List(pl.Utf8)).alias("wc_hands")).select(list(schema))
     calls = d.filter(pl.col("cont")).join(t.select("player", "partner", *bins, "r"), on=["player", "partner", *bins])
     where = calls.with_columns(x=lo, y=hi).sort("r", "hand_id").group_by(
         pl.col("x").alias("player"), pl.col("y").alias("opponent")).agg(wc_hands=pl.col("hand_id").unique(maintain_order=True))
-    return g.with_columns(pl.Series("wc_p", np.clip(p, 1e-300, 1.0))).join(
-        where, on=["player", "opponent"], how="left").with_columns(
+    return g.join(where, on=["player", "opponent"], how="left").with_columns(
         pl.col("wc_hands").fill_null(pl.lit([], pl.List(pl.Utf8)))).select(list(schema))
 
 

@@ -148,23 +148,32 @@ class BountyCollusionDetector(Detector):
 
     def fit(self, con: duckdb.DuckDBPyConnection) -> "BountyCollusionDetector":
         rows = gp.bounty_presence(con, max_bb=self.short_bb)
-        # the bystanders of a gang's hands: drop the decisions and spots that each player's strongest partner explains
-        wide = gp.bounty_wide_calls(rows, max_rate=self.wide_rate, hands=False)
-        rows = gp.bounty_unshadowed(rows, wide, max_p=self.shadow_p)
         self.spots_ = gp.bounty_spots(con)
+        self.missing_ = []
+        # player view: the cards known are mostly those shown down, i.e. of the players who did NOT fold; a
+        # fold-versus-call test on them would compare calls with calls. The wide-call test needs the cards of
+        # (nearly) every decision: without them it is not made (and said so)
+        known = rows["strength"].is_not_null().mean() if not rows.is_empty() else 0.0
+        self.cards_known_ = float(known or 0.0)
+        wide_ok = self.cards_known_ >= 0.5
+        # the bystanders of a gang's hands: drop the decisions and spots that each player's strongest partner explains
+        wide = gp.bounty_wide_calls(rows if wide_ok else rows.head(0), max_rate=self.wide_rate, hands=False)
+        rows = gp.bounty_unshadowed(rows, wide, max_p=self.shadow_p)
         self.pairs_ = gp.bounty_pairs(self.spots_, best=gp.bounty_strongest_partner(wide, max_p=self.shadow_p))
         self.presence_ = gp.bounty_presence_unordered(gp.bounty_presence_pairs(rows)).join(
-            gp.bounty_wide_calls(rows, max_rate=self.wide_rate), on=["player", "opponent"], how="left")
+            gp.bounty_wide_calls(rows if wide_ok else rows.head(0), max_rate=self.wide_rate),
+            on=["player", "opponent"], how="left")
         self.events_ = con.sql(EVENTS_SQL).pl().cast({"events": pl.Int64, "events_hands": pl.Int64})
-        self.missing_ = []
+        if not wide_ok and not rows.is_empty():
+            self.missing_.append(f"wide-call test: hole cards known at only {self.cards_known_:.0%} of the decisions "
+                                 "against short bounty targets (player view)")
         if self.spots_.is_empty():
             self.missing_.append("no knockout hands with an all-in: nothing to test")
         else:
             known = self.spots_["strength"].is_not_null().mean() or 0.0
             if known < 0.5:
                 self.missing_.append(
-                    f"weak-call and wide-call tests: hole cards known for only {known:.0%} of the players at all-in "
-                    "spots (player view)"
+                    f"weak-call test: hole cards known for only {known:.0%} of the players at all-in spots (player view)"
                 )
         jp = self.pairs_["joint_postflop"].sum() if not self.pairs_.is_empty() else 0
         cd = self.pairs_["checked_down"].sum() if not self.pairs_.is_empty() else 0

@@ -247,3 +247,22 @@ def test_quality_floor_gangs_of_strength_025_to_1_found_among_lookalikes():
     assert sorted(s.accounts for s in sigs if s.flagged) == [["k03", "k04"], ["k05", "k06"], ["k07", "k08"]]
     top = next(s for s in sigs if s.accounts == ["k07", "k08"])
     assert top.evidence[0].p_value < 1e-4 and top.extra["q_value"] <= 0.01
+
+
+def test_player_view_runs_and_says_the_wide_call_test_was_not_made():
+    """Player view (only the hero's and the shown-down cards): the wide-call test would compare calls with calls
+    (the cards of folders are unknown), so it is not made and every signal says so; the gang's joint calls and
+    presence are still tested and no one else is flagged."""
+    from tests.detect.conftest import build_ko_world, to_player_view
+
+    w = build_ko_world(n_hands=2000, rate=0.0, seed=11)
+    _loosen(w.con, ["k03"], only_with="k04")
+    _loosen(w.con, ["k04"], only_with="k03")
+    to_player_view(w.con)
+    det = BountyCollusionDetector()
+    sigs = det.detect(w.con)
+    assert det.cards_known_ < 0.5
+    assert any("wide-call test" in m and "player view" in m for m in det.missing_)
+    assert all(any("wide-call test" in m for m in s.missing) for s in sigs)
+    assert all(s.evidence[0].n == 0 and s.evidence[0].p_value is None for s in sigs)
+    assert not any(s.flagged and s.accounts != ["k03", "k04"] for s in sigs)

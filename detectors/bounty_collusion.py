@@ -30,8 +30,35 @@ Per unordered pair of players three tests are made:
    of checking dry side pots down (everyone does it often: this test only
    adds weight when it is near-universal for the pair).
 
-Fisher's method combines them; Benjamini–Hochberg controls the false-discovery
-rate over the pairs that could both contest at least ``min_spots`` targets
+Fisher's method combines them. Two tests look at every preflop decision
+facing a bet while a short stack (at most ``short_bb`` big blinds) with a
+bounty is still in, with the partner still in too
+(:func:`detectors.features.gameplay.bounty_presence`):
+
+5. *presence*: continuations against the same player's own rate with other
+   players in, at the same hand strength (quintile) and price
+   (:func:`detectors.features.gameplay.bounty_presence_unordered`);
+6. *wide calls* (cards known): only the decisions where the player's own
+   baseline folds at least 70 % of the time at that hand strength (decile) and
+   price; the calls there against the sum of the player's own rates, binomial
+   tail (Hoeffding's bound, :func:`detectors.features.gameplay.bounty_wide_calls`).
+   This is where a gang's deviation lives: a fold turned into a call. The
+   presence test also counts the premium hands everyone plays and the trash no
+   one does; on the tuning populations the wide-call test ranks gangs that
+   act in 9-13 spots above every honest pair, where the presence test left
+   them at p ~ 0.01-0.05.
+
+Before both, each player's decisions in which their strongest partner (the
+smallest wide-call p-value, at most 0.01) was still in are counted for that
+pair only (:func:`detectors.features.gameplay.bounty_unshadowed`): a
+bystander seated in a gang's hands is not accused for them (explaining away,
+as a conditional test would).
+
+The three views (wide calls, presence, the all-in tests) are combined by a
+weighted Bonferroni (Genovese, Roeder & Wasserman 2006): ``wide_weight`` of
+the error budget to the wide-call test, the rest split equally; without cards
+(player view) the tests that could be made share it. Benjamini–Hochberg
+controls the false-discovery rate over the pairs that could both contest at least ``min_spots`` targets
 (or faced ``min_decisions`` presence decisions together) *and* were dealt in
 together at knockout tables of at least ``min_events`` distinct tournaments
 (independent filtering, Bourgon, Gentleman & Huber, PNAS 2010: the filter
@@ -39,7 +66,8 @@ counts opportunities and never looks at what the players did; a gang works
 event after event, while one or two shared tables are the dynamics of one
 table, a short stack that loosens everyone there). A pair is flagged when q <= alpha, they contested at
 least ``min_joint`` targets together and one of them took at least one of
-those bounties. Flagged pairs are grouped into rings (:mod:`detectors.graphs`).
+those bounties, or they continued at least ``min_joint`` times more than
+expected (presence or wide calls). Flagged pairs are grouped into rings (:mod:`detectors.graphs`).
 This is the "collusive opportunity" analysis of Smed, Knuutila & Hakonen
 ("Can we prevent collusion in multiplayer online games?", 2006) made into a
 pairwise own-baseline test.
@@ -76,6 +104,8 @@ FROM s a JOIN s b ON a.hand_id = b.hand_id AND a.player < b.player
 GROUP BY ALL
 """
 
+WIDE_COLS = ("wc_n", "wc_k", "wc_e", "wc_p", "wc_a_n", "wc_a_k", "wc_a_e", "wc_b_n", "wc_b_k", "wc_b_e")
+
 SPOTS_EVIDENCE_SQL = """
 -- knockout hands where $player and $opponent both put chips in against an all-in target
 WITH allin AS (
@@ -103,8 +133,12 @@ class BountyCollusionDetector(Detector):
     kind = "bounty_collusion"
 
     def __init__(self, *, alpha: float = 0.01, random_state: int = 0, min_joint: int = 3, max_unflagged: int = 300,
-                 min_spots: int = 3, min_decisions: int = 20, short_bb: float = 20.0, min_events: int = 3) -> None:
+                 min_spots: int = 3, min_decisions: int = 20, short_bb: float = 20.0, min_events: int = 3,
+                 wide_rate: float = 0.3, wide_weight: float = 0.8, shadow_p: float = 0.01) -> None:
         super().__init__(alpha=alpha, random_state=random_state)
+        self.shadow_p = shadow_p
+        self.wide_weight = wide_weight
+        self.wide_rate = wide_rate
         self.min_events = min_events
         self.min_spots = min_spots
         self.min_decisions = min_decisions
@@ -113,11 +147,26 @@ class BountyCollusionDetector(Detector):
         self.max_unflagged = max_unflagged
 
     def fit(self, con: duckdb.DuckDBPyConnection) -> "BountyCollusionDetector":
+        rows = gp.bounty_presence(con, max_bb=self.short_bb)
         self.spots_ = gp.bounty_spots(con)
-        self.pairs_ = gp.bounty_pairs(self.spots_)
-        self.presence_ = gp.bounty_presence_unordered(gp.bounty_presence_pairs(gp.bounty_presence(con, max_bb=self.short_bb)))
-        self.events_ = con.sql(EVENTS_SQL).pl().cast({"events": pl.Int64, "events_hands": pl.Int64})
         self.missing_ = []
+        # player view: the cards known are mostly those shown down, i.e. of the players who did NOT fold; a
+        # fold-versus-call test on them would compare calls with calls. The wide-call test needs the cards of
+        # (nearly) every decision: without them it is not made (and said so)
+        known = rows["strength"].is_not_null().mean() if not rows.is_empty() else 0.0
+        self.cards_known_ = float(known or 0.0)
+        wide_ok = self.cards_known_ >= 0.5
+        # the bystanders of a gang's hands: drop the decisions and spots that each player's strongest partner explains
+        wide = gp.bounty_wide_calls(rows if wide_ok else rows.head(0), max_rate=self.wide_rate, hands=False)
+        rows = gp.bounty_unshadowed(rows, wide, max_p=self.shadow_p)
+        self.pairs_ = gp.bounty_pairs(self.spots_, best=gp.bounty_strongest_partner(wide, max_p=self.shadow_p))
+        self.presence_ = gp.bounty_presence_unordered(gp.bounty_presence_pairs(rows)).join(
+            gp.bounty_wide_calls(rows if wide_ok else rows.head(0), max_rate=self.wide_rate),
+            on=["player", "opponent"], how="left")
+        self.events_ = con.sql(EVENTS_SQL).pl().cast({"events": pl.Int64, "events_hands": pl.Int64})
+        if not wide_ok and not rows.is_empty():
+            self.missing_.append(f"wide-call test: hole cards known at only {self.cards_known_:.0%} of the decisions "
+                                 "against short bounty targets (player view)")
         if self.spots_.is_empty():
             self.missing_.append("no knockout hands with an all-in: nothing to test")
         else:
@@ -136,8 +185,12 @@ class BountyCollusionDetector(Detector):
         t = self.pairs_.filter(pl.col("joint") > 0) if not self.pairs_.is_empty() else self.pairs_
         pres = self.presence_.filter(pl.col("pres_n") >= self.min_decisions)
         if pres.is_empty():
-            return t.join(self.events_, on=["player", "opponent"], how="left").with_columns(
-                pl.col("events", "events_hands").fill_null(0)) if not t.is_empty() else t
+            if t.is_empty():
+                return t
+            t = t.join(self.events_, on=["player", "opponent"], how="left").with_columns(
+                pl.col("events", "events_hands").fill_null(0))
+            return t.with_columns([pl.lit(None, pl.Float64).alias(c) for c in WIDE_COLS]
+                                  + [pl.lit([], pl.List(pl.Utf8)).alias("wc_hands")])
         if t.is_empty():
             t = pres
         else:
@@ -152,6 +205,9 @@ class BountyCollusionDetector(Detector):
         )
         t = t.join(self.events_, on=["player", "opponent"], how="left").with_columns(
             pl.col("events", "events_hands").fill_null(0))
+        t = t.with_columns([pl.lit(None, pl.Float64).alias(c) for c in WIDE_COLS if c not in t.columns]
+                           + ([] if "wc_hands" in t.columns else [pl.lit([], pl.List(pl.Utf8)).alias("wc_hands")]))
+        t = t.with_columns(pl.col("wc_hands").fill_null(pl.lit([], pl.List(pl.Utf8))))
         # the case's tournaments: where they contested together, else where the presence test saw them
         return t.with_columns(tournaments=pl.when(pl.col("tournaments").list.len() > 0).then("tournaments")
                               .otherwise("pres_tournaments"))
@@ -175,7 +231,13 @@ class BountyCollusionDetector(Detector):
         p_pres = np.where(pn >= self.min_decisions, f("pres_p"), np.nan)
         # the all-in tests (Fisher) and the presence test are two views of one deviation: the better of the two,
         # Bonferroni-corrected (a pair seen only by one of them keeps that one's p-value)
-        p = stats.min_p_bonferroni(stats.fisher_combine(p_joint, p_weak, p_cd, p_wide), p_pres)
+        # wide calls: continuations with the partner in where the player's own baseline folds (cards known)
+        p_wc = f("wc_p")
+        # three views of one deviation, combined by weighted Bonferroni (valid under any dependence): most of the
+        # error budget to the wide-call test, the sharpest when cards are known; without cards (player view) the
+        # all-in tests keep it all
+        p = stats.weighted_bonferroni([p_wc, p_pres, stats.fisher_combine(p_joint, p_weak, p_cd, p_wide)],
+                                      [self.wide_weight, (1 - self.wide_weight) / 2, (1 - self.wide_weight) / 2])
         # independent filtering: only pairs that could both contest at least min_spots targets, or that
         # faced at least min_decisions preflop decisions with the other still in against a short bounty target,
         # and that shared knockout tables in at least min_events tournaments
@@ -184,7 +246,7 @@ class BountyCollusionDetector(Detector):
         return t.with_columns(
             pl.Series("p_joint", p_joint), pl.Series("p_weak", p_weak, nan_to_null=True),
             pl.Series("p_checkdown", p_cd, nan_to_null=True), pl.Series("p_wide", p_wide, nan_to_null=True),
-            pl.Series("p_presence", p_pres, nan_to_null=True),
+            pl.Series("p_presence", p_pres, nan_to_null=True), pl.Series("p_wide_calls", p_wc, nan_to_null=True),
             pl.Series("p_value", p, nan_to_null=True), pl.Series("q_value", q, nan_to_null=True),
             # −log10 q, ties (BH q-values saturate at 1) broken by the p-value: at most +0.01
             pl.Series("score", stats.score_from_q(q) + 0.01 * np.nan_to_num(np.minimum(-np.log10(np.clip(p, 1e-30, 1.0)), 30.0)) / 30.0),
@@ -197,7 +259,8 @@ class BountyCollusionDetector(Detector):
         s = scores.with_columns(
             flagged=(pl.col("q_value").fill_null(1.0) <= self.alpha)
             & (((pl.col("joint") >= self.min_joint) & (pl.col("bounties_won") >= 1))
-               | ((pl.col("pres_k").fill_null(0) - pl.col("pres_e").fill_null(0)) >= self.min_joint)),
+               | ((pl.col("pres_k").fill_null(0) - pl.col("pres_e").fill_null(0)) >= self.min_joint)
+               | ((pl.col("wc_k").fill_null(0) - pl.col("wc_e").fill_null(0)) >= self.min_joint)),
             shape=pl.lit("pair"),
             edges=pl.format('[["{}", "{}"]]', "player", "opponent"),
         )
@@ -217,6 +280,9 @@ class BountyCollusionDetector(Detector):
             best["won_hands"] = sorted({x for r in members for x in r["won_hands"]})
             best["cd_hands"] = sorted({x for r in members for x in r["cd_hands"]})
             best["pres_hands"] = sorted({x for r in members for x in (r.get("pres_hands") or [])})
+            # the wide calls of the ring, strongest pair's first, each pair's least likely first
+            best["wc_hands"] = list(dict.fromkeys(x for r in sorted(members, key=lambda r: -r["score"])
+                                                  for x in (r.get("wc_hands") or [])))
             rows.append(best)
         return with_top_unflagged(rows, s, self.max_unflagged)
 
@@ -230,8 +296,29 @@ class BountyCollusionDetector(Detector):
         # then the hands where one of them kept playing against a short bounty target with the other still in
         allh = sorted(joint_hands | set(row.get("pres_hands") or []))
         hands = sorted(allh, key=lambda h: (-(h in won) - (h in cd) - (h in joint_hands), h))
+        # first of all: the calls their own baseline folds, least likely first
+        wide = list(dict.fromkeys(row.get("wc_hands") or []))
+        hands = wide + [h for h in hands if h not in set(wide)]
         g = lambda c: float(row.get(c) or 0.0)  # noqa: E731
         ev = [
+            Evidence(
+                name="calls against short bounty targets that their own baseline folds",
+                value=g("wc_k"), baseline=g("wc_e"), n=int(g("wc_n")), p_value=row.get("p_wide_calls"),
+                text=f"with the other still in, they called or raised {int(g('wc_k'))} times in {int(g('wc_n'))} preflop "
+                     f"decisions against a short bounty target with a hand and price at which they fold at least "
+                     f"{100 * (1 - self.wide_rate):.0f}% of the time without the other; their own rates at the same hand "
+                     f"strength (decile) and price predict {g('wc_e'):.1f}",
+                sql=gp.BOUNTY_PRESENCE_SQL,
+            ),
+            *(
+                Evidence(
+                    name=f"{x} calls short bounty targets wide when {y} is in",
+                    value=g(f"wc_{k}_k"), baseline=g(f"wc_{k}_e"), n=int(g(f"wc_{k}_n")),
+                    text=f"{x}: {int(g(f'wc_{k}_k'))} calls in {int(g(f'wc_{k}_n'))} such decisions with {y} in, "
+                         f"{g(f'wc_{k}_e'):.1f} expected from {x}'s own rates",
+                )
+                for x, y, k in ((a, b, "a"), (b, a, "b"))
+            ),
             Evidence(
                 name="all-in targets contested together", value=float(joint), baseline=exp, n=int(row["spots"]),
                 p_value=row.get("p_joint"),
@@ -292,7 +379,8 @@ class BountyCollusionDetector(Detector):
         ))
         who = " and ".join(accounts) if len(accounts) == 2 else f"ring of {len(accounts)} ({', '.join(accounts)})"
         summary = (
-            f"{who}: both called {joint} all-in bounty targets together (expected {exp:.1f} from their own rates), "
+            f"{who}: with the other in, called short bounty targets {int(g('wc_k'))} times with hands their own "
+            f"baseline folds ({g('wc_e'):.1f} expected); both called {joint} all-in bounty targets together (expected {exp:.1f} from their own rates), "
             f"{int(row.get('weak_joint') or 0)} with a weak hand, side pot checked down {int(row.get('checked_down') or 0)}/"
             f"{int(row.get('joint_postflop') or 0)}, bounty taken {int(row.get('bounties_won') or 0)} times; "
             f"kept playing against short bounty targets with the other in {int(g('pres_k'))}/{int(g('pres_n'))} "
@@ -312,7 +400,8 @@ class BountyCollusionDetector(Detector):
                 f"is compared with the population's ({self.checkdown_rate_:.0%}) and joint calls with each player's own "
                 "calling rate at the same spots. Players loosen up against short stacks with a bounty anyway: "
                 "continuations with the partner in are compared with the same player's with other players in, "
-                "at the same hand strength and price."
+                "at the same hand strength and price. A bystander in a gang's hands is not accused for them: "
+                "the decisions a player's strongest partner was in are not counted for any other pair."
             ),
             p_value=row.get("p_value"),
             extra={"shape": row.get("shape", "pair"), "edges": json.loads(row["edges"]) if row.get("edges") else [],

@@ -869,8 +869,12 @@ def bounty_spots(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
     return df.drop("hole").with_columns(starting_hand_percentile(df))
 
 
-def bounty_pairs(spots: pl.DataFrame) -> pl.DataFrame:
+def bounty_pairs(spots: pl.DataFrame, best: pl.DataFrame | None = None) -> pl.DataFrame:
     """Per unordered pair: joint contests of all-in targets against independence, check-downs, bounties.
+
+    ``best`` (optional, ``player``, ``best``: :func:`bounty_strongest_partner`): a pair does not count the spots in
+    which the strongest partner of one of them (not the other) could contest too: a bystander of a gang's spots
+    is not tested on them (the explaining-away of :func:`bounty_unshadowed`).
 
     Each player's contest rate (shrunk to the population's) is rescaled per
     spot so the rates of the players who could contest sum to the number who
@@ -900,6 +904,13 @@ def bounty_pairs(spots: pl.DataFrame) -> pl.DataFrame:
                         pl.col("post_bets").alias("post_bets_r"), pl.col("rate_s").alias("rate_s_r"),
                         pl.col("strength").alias("strength_r"), pl.col("weak_rate").alias("weak_rate_r"))
     j = left.join(right, on=["hand_id", "target"]).filter(pl.col("player") < pl.col("opponent"))
+    if best is not None and not best.is_empty():
+        # (spot, player, their strongest partner) where that partner could contest the same target
+        sb = s.select("hand_id", "target", "player").join(best, on="player").join(
+            s.select("hand_id", "target", pl.col("player").alias("best")), on=["hand_id", "target", "best"])
+        for side, other in (("player", "opponent"), ("opponent", "player")):
+            j = j.join(sb.rename({"player": side}), on=["hand_id", "target", side], how="left").filter(
+                pl.col("best").is_null() | (pl.col("best") == pl.col(other))).drop("best")
     j = j.with_columns(
         joint=pl.col("contested") & pl.col("contested_r"),
         e=pl.col("rate_s") * pl.col("rate_s_r"),
@@ -1126,3 +1137,118 @@ def bounty_presence_unordered(pairs: pl.DataFrame) -> pl.DataFrame:
     return g.drop("u", "v").with_columns(pl.Series("pres_p", p, nan_to_null=True),
                                          pl.Series("pres_p_score", p_score, nan_to_null=True),
                                          pl.Series("pres_p_binom", p_binom, nan_to_null=True)).select(list(schema))
+
+
+def bounty_wide_calls(rows: pl.DataFrame, *, max_rate: float = 0.3, floor: float = 0.02, hands: bool = True) -> pl.DataFrame:
+    """Per unordered pair: continuations against a short bounty target that the player's own baseline folds.
+
+    The deviation of a bounty gang is a fold turned into a call: with a hand
+    and a price at which the player, without the partner in, folds nearly
+    always. Among the :func:`bounty_presence` decisions (cards known), each
+    (player, partner) decision is put in a cell of starting-hand decile x price
+    bin; ``r`` is the player's own rate of continuing in that cell when the
+    partner was *not* in (empirical-Bayes shrunk to the population's rate in
+    the cell, at least ``floor``). Cells with ``r < max_rate`` are the spots
+    where the player's own baseline folds at least 70 % of the time. Per
+    unordered pair, both directions pooled: ``wc_k`` continuations in
+    ``wc_n`` such decisions against ``wc_e`` = sum of r expected. Under H0
+    the count is a sum of independent Bernoullis with different rates (a
+    Poisson-binomial); Hoeffding ("On the distribution of the number of
+    successes in independent trials", Ann. Math. Stat. 1956) showed that its
+    upper tail at ``wc_k >= wc_e + 1`` is at most the binomial tail with the
+    same mean, so there ``wc_p`` = P(Bin(wc_n, wc_e / wc_n) >= wc_k), valid and
+    slightly conservative (below that point, where nothing is significant, the
+    larger Poisson tail). Only the decisions where a call is
+    unlikely for this player are counted: a gang's wide calls are not diluted
+    by the premium hands everyone plays nor the trash no one does (the
+    likelihood-ratio ordering of Neyman–Pearson; the own-baseline idea of
+    :func:`own_baseline`). ``wc_hands``: the hands of those continuations, the
+    least likely first (the evidence an investigator opens first);
+    ``wc_a_*``/``wc_b_*`` per direction (``player`` with ``opponent`` in, and the reverse).
+    ``hands=False`` leaves ``wc_hands`` empty (faster, when only the p-values are needed).
+    """
+    schema = {"player": pl.Utf8, "opponent": pl.Utf8, "wc_n": pl.Float64, "wc_k": pl.Float64, "wc_e": pl.Float64,
+              "wc_p": pl.Float64, "wc_a_n": pl.Float64, "wc_a_k": pl.Float64, "wc_a_e": pl.Float64,
+              "wc_b_n": pl.Float64, "wc_b_k": pl.Float64, "wc_b_e": pl.Float64, "wc_hands": pl.List(pl.Utf8)}
+    d = rows.filter(pl.col("strength").is_not_null()) if not rows.is_empty() else rows
+    if d.is_empty():
+        return pl.DataFrame(schema=schema)
+    bins = ["sdec", "cbin"]
+    d = d.with_columns(sdec=(pl.col("strength") * 10).floor().clip(0, 9).cast(pl.Int8), _y=pl.col("cont").cast(pl.Int64))
+    pair = d.group_by(["player", "partner", *bins]).agg(n=pl.len(), k=pl.col("_y").sum())
+    me = d.group_by(["player", *bins]).agg(N=pl.len(), K=pl.col("_y").sum(), D=pl.struct("hand_id", "seq").n_unique())
+    dec = d.unique(["hand_id", "seq"]).group_by(["player", *bins]).agg(Dn=pl.len(), Dk=pl.col("_y").sum())
+    priors = []
+    for key, grp in dec.group_by(bins):
+        a, b = stats.fit_beta_prior(grp["Dk"].to_numpy(), grp["Dn"].to_numpy())
+        priors.append({**dict(zip(bins, key)), "pa": a, "pb": b})
+    pri = pl.DataFrame(priors).cast({b: me.schema[b] for b in bins})
+    # one row per decision in the baseline (a decision appears once per other player still in)
+    t = pair.join(me, on=["player", *bins]).join(pri, on=bins).with_columns(scale=pl.col("D") / pl.col("N"))
+    t = t.with_columns(
+        r=(((pl.col("K") - pl.col("k")) * pl.col("scale") + pl.col("pa"))
+           / ((pl.col("N") - pl.col("n")) * pl.col("scale") + pl.col("pa") + pl.col("pb"))).clip(floor, 1.0)
+    ).filter(pl.col("r") < max_rate)
+    if t.is_empty():
+        return pl.DataFrame(schema=schema)
+    lo, hi = pl.min_horizontal("player", "partner"), pl.max_horizontal("player", "partner")
+    t = t.with_columns(x=lo, y=hi, fwd=pl.col("player") == lo, e=pl.col("n") * pl.col("r"))
+    g = t.group_by(pl.col("x").alias("player"), pl.col("y").alias("opponent")).agg(
+        wc_n=pl.col("n").sum().cast(pl.Float64), wc_k=pl.col("k").sum().cast(pl.Float64), wc_e=pl.col("e").sum(),
+        wc_a_n=pl.col("n").filter("fwd").sum().cast(pl.Float64), wc_a_k=pl.col("k").filter("fwd").sum().cast(pl.Float64),
+        wc_a_e=pl.col("e").filter("fwd").sum(),
+        wc_b_n=pl.col("n").filter(~pl.col("fwd")).sum().cast(pl.Float64),
+        wc_b_k=pl.col("k").filter(~pl.col("fwd")).sum().cast(pl.Float64), wc_b_e=pl.col("e").filter(~pl.col("fwd")).sum(),
+    )
+    k, n, e = g["wc_k"].to_numpy(), g["wc_n"].to_numpy(), np.maximum(g["wc_e"].to_numpy(), 1e-9)
+    p = np.where(k >= e + 1, stats.binom_tail(k, n, e / np.maximum(n, 1.0)), _st_poisson_sf(k - 1.0, e))
+    g = g.with_columns(pl.Series("wc_p", np.clip(p, 1e-300, 1.0)))
+    if not hands:
+        return g.with_columns(pl.lit([], pl.List(pl.Utf8)).alias("wc_hands")).select(list(schema))
+    calls = d.filter(pl.col("cont")).join(t.select("player", "partner", *bins, "r"), on=["player", "partner", *bins])
+    where = calls.with_columns(x=lo, y=hi).sort("r", "hand_id").group_by(
+        pl.col("x").alias("player"), pl.col("y").alias("opponent")).agg(wc_hands=pl.col("hand_id").unique(maintain_order=True))
+    return g.join(where, on=["player", "opponent"], how="left").with_columns(
+        pl.col("wc_hands").fill_null(pl.lit([], pl.List(pl.Utf8)))).select(list(schema))
+
+
+def _st_poisson_sf(k: np.ndarray, mu: np.ndarray) -> np.ndarray:
+    from scipy.stats import poisson
+
+    return poisson.sf(k, mu)
+
+
+def bounty_unshadowed(rows: pl.DataFrame, wide: pl.DataFrame, *, max_p: float = 0.01) -> pl.DataFrame:
+    """:func:`bounty_presence` rows without the decisions that a player's strongest partner explains.
+
+    A colluder who calls wide whenever the partner is in also calls wide with
+    every third player who happens to be in those hands: pair tests alone
+    would accuse the bystander. Each player's *strongest partner* is the one
+    of smallest :func:`bounty_wide_calls` p-value (if at most ``max_p``); a
+    (decision, partner) row is dropped when the player's strongest partner was
+    also still in at that decision and is not this partner. The pair then
+    keeps only the decisions that the stronger pair cannot explain (the
+    explaining-away of a conditional test: is C's presence informative
+    given B's?). The strongest pair itself loses nothing.
+    """
+    best = bounty_strongest_partner(wide, max_p=max_p)
+    if rows.is_empty() or best.is_empty():
+        return rows
+    shadowed = rows.join(best, on="player").filter(pl.col("partner") == pl.col("best")).select(
+        "hand_id", "seq", "player", "best").unique()
+    return rows.join(shadowed, on=["hand_id", "seq", "player"], how="left").filter(
+        pl.col("best").is_null() | (pl.col("partner") == pl.col("best"))).drop("best")
+
+
+def bounty_strongest_partner(wide: pl.DataFrame, *, max_p: float = 0.01) -> pl.DataFrame:
+    """Each player's partner of smallest :func:`bounty_wide_calls` p-value, where it is at most ``max_p``.
+
+    Returns ``player``, ``best`` (ties: the first name), for :func:`bounty_unshadowed` and ``bounty_pairs(best=)``.
+    """
+    if wide.is_empty():
+        return pl.DataFrame(schema={"player": pl.Utf8, "best": pl.Utf8})
+    both = pl.concat([
+        wide.select("player", pl.col("opponent").alias("best"), "wc_p"),
+        wide.select(pl.col("opponent").alias("player"), pl.col("player").alias("best"), "wc_p"),
+    ]).filter(pl.col("wc_p") <= max_p)
+    return both.sort("wc_p", "best").group_by("player", maintain_order=True).first().select("player", "best")

@@ -142,3 +142,127 @@ def test_presence_p_is_min_p_bonferroni_of_score_and_exact_tests():
     assert float(stats.binom_tail(np.array([20.0]), np.array([40.0]), np.array([0.25]))[0]) == pytest.approx(gang["pres_p_binom"])
     assert honest["pres_p"] > 0.3
     assert sorted(gang["pres_hands"]) == ["1", "2", "3"]
+
+
+def _loosen_share(con, a, b, share):
+    """``a`` and ``b`` stop folding preflop while the other is still in, in a share of the hands (a gang of strength
+    ``share``: the hand's hash decides, as the generator's coin). Returns the number of decisions changed."""
+    cond = """AND EXISTS (SELECT 1 FROM seats s WHERE s.hand_id = a.hand_id AND s.player = ? AND s.player <> a.player
+              AND NOT EXISTS (SELECT 1 FROM actions f WHERE f.hand_id = a.hand_id AND f.player = s.player
+                              AND f.action = 'fold' AND f.seq < a.seq))
+              AND hash(a.hand_id || 'coin') % 100 < ?"""
+    n = 0
+    for x, y in ((a, b), (b, a)):
+        (k,), = con.execute(f"""SELECT count(*) FROM actions a WHERE a.player = ? AND a.street = 'preflop'
+                                AND a.action = 'fold' {cond}""", [x, y, int(share * 100)]).fetchall()
+        con.execute(f"""UPDATE actions a SET action = 'call', amount = to_call WHERE a.player = ? AND a.street = 'preflop'
+                        AND a.action = 'fold' {cond}""", [x, y, int(share * 100)])
+        n += k
+    return n
+
+
+def test_wide_calls_count_only_the_calls_the_own_baseline_folds():
+    """bounty_wide_calls on hand-made decisions: a folds weak hands (decile 2, cheap price) 38 times in 40 without b,
+    and calls 6 of 10 with b in; a's strong hands (decile 9), called with b in as always, are not counted. The
+    p-value is the binomial tail at the expected rate (Hoeffding's bound), the hands are the 6 calls."""
+    import polars as pl
+
+    from detectors import stats
+    from detectors.features.gameplay import bounty_wide_calls
+
+    rows = []
+    for i in range(40):  # a's baseline: partner x, weak hand, folds 38
+        rows.append((f"w{i}", 1, "a", "x", i < 2, 0.25, 0))
+        rows.append((f"s{i}", 1, "a", "x", i < 38, 0.95, 0))  # strong: calls 38
+    for i in range(10):  # with b in
+        rows.append((f"p{i}", 1, "a", "b", i < 6, 0.25, 0))
+        rows.append((f"q{i}", 1, "a", "b", True, 0.95, 0))
+    for i in range(30):  # another player, to fit the population prior per cell
+        rows.append((f"o{i}", 1, "c", "x", i % 10 == 0, 0.22, 0))
+        rows.append((f"o{i}", 1, "c", "x", i % 10 != 0, 0.97, 0))
+    df = pl.DataFrame(rows, schema=["hand_id", "seq", "player", "partner", "cont", "strength", "cbin"], orient="row")
+    w = bounty_wide_calls(df)
+    row = w.filter((pl.col("player") == "a") & (pl.col("opponent") == "b")).row(0, named=True)
+    assert (row["wc_n"], row["wc_k"], row["wc_a_n"], row["wc_a_k"], row["wc_b_n"]) == (10.0, 6.0, 10.0, 6.0, 0.0)
+    r = row["wc_e"] / 10
+    assert 0.02 <= r < 0.15  # a's own rate, shrunk a little towards the population's
+    assert row["wc_p"] == pytest.approx(float(stats.binom_tail(6, 10, r)))
+    assert row["wc_p"] < 2e-3
+    assert sorted(row["wc_hands"]) == [f"p{i}" for i in range(6)]
+    # a's decisions with x are a's own baseline: nothing unusual there
+    ax = w.filter((pl.col("player") == "a") & (pl.col("opponent") == "x"))
+    assert ax.is_empty() or ax["wc_p"][0] > 0.1
+
+
+def test_unshadowed_drops_a_bystanders_rows_only_where_the_strongest_partner_was_in():
+    """a's strongest partner is b (wide-call p 1e-6): a's rows with c at decisions where b was also in go, a's rows
+    with c alone and every row with b stay; c's own rows are untouched (c has no strongest partner)."""
+    import polars as pl
+
+    from detectors.features.gameplay import bounty_unshadowed
+
+    rows = pl.DataFrame({
+        "hand_id": ["1", "1", "2", "3", "3"], "seq": [4, 4, 4, 5, 5],
+        "player": ["a", "a", "a", "c", "c"], "partner": ["b", "c", "c", "a", "b"],
+        "cont": [True, True, True, False, False],
+    })
+    wide = pl.DataFrame({"player": ["a", "a"], "opponent": ["b", "c"], "wc_p": [1e-6, 0.2]})
+    out = bounty_unshadowed(rows, wide).sort("hand_id", "partner")
+    assert out.select("hand_id", "player", "partner").rows() == [("1", "a", "b"), ("2", "a", "c"), ("3", "c", "a"),
+                                                                  ("3", "c", "b")]
+    assert bounty_unshadowed(rows, wide, max_p=1e-7).height == rows.height  # no strongest partner: nothing dropped
+
+
+def test_bystander_of_a_gang_not_accused():
+    """k05 sits next to k04 whenever k04 plays, so k05 is in every hand where k03 calls wide for k04. Without the
+    explaining-away (shadow_p=0) the bystander pair k03-k05 is flagged too; with it only the gang is."""
+    from tests.detect.conftest import build_ko_world
+
+    w = build_ko_world(n_hands=2000, rate=0.0, seed=11, regulars=("k04", "k05"))
+    _loosen(w.con, ["k03"], only_with="k04")
+    _loosen(w.con, ["k04"], only_with="k03")
+    naive = [s.accounts for s in BountyCollusionDetector(shadow_p=0.0).detect(w.con) if s.flagged]
+    assert ["k03", "k05"] in naive
+    sigs = BountyCollusionDetector().detect(w.con)
+    assert [s.accounts for s in sigs if s.flagged] == [["k03", "k04"]]
+    s = sigs[0]
+    wide = s.evidence[0]
+    assert wide.name.startswith("calls against short bounty targets") and wide.sql
+    assert wide.value >= 20 and wide.value > 5 * wide.baseline and wide.p_value < 1e-10
+    assert "own baseline folds" in s.summary and "bystander" in s.benign
+
+
+def test_quality_floor_gangs_of_strength_025_to_1_found_among_lookalikes():
+    """Three gangs that call wide with the partner in, in all, half and a quarter of the hands, among honest
+    look-alikes: two maniacs who call every short stack whoever is in, a bystander who sits next to one gang member,
+    the regulars and everyone's dry check-downs. Every gang is found and nothing else is flagged."""
+    from tests.detect.conftest import build_ko_world
+
+    w = build_ko_world(n_hands=3000, rate=0.0, seed=11, regulars=("k05", "k09"))
+    changed = {(a, b): _loosen_share(w.con, a, b, s) for a, b, s in (("k03", "k04", 1.0), ("k05", "k06", 0.5),
+                                                                      ("k07", "k08", 0.25))}
+    assert min(changed.values()) >= 10  # the quarter-strength gang acted in a handful of spots only
+    _loosen(w.con, ["k14", "k16"])
+    sigs = BountyCollusionDetector().detect(w.con)
+    assert sorted(s.accounts for s in sigs if s.flagged) == [["k03", "k04"], ["k05", "k06"], ["k07", "k08"]]
+    top = next(s for s in sigs if s.accounts == ["k07", "k08"])
+    assert top.evidence[0].p_value < 1e-4 and top.extra["q_value"] <= 0.01
+
+
+def test_player_view_runs_and_says_the_wide_call_test_was_not_made():
+    """Player view (only the hero's and the shown-down cards): the wide-call test would compare calls with calls
+    (the cards of folders are unknown), so it is not made and every signal says so; the gang's joint calls and
+    presence are still tested and no one else is flagged."""
+    from tests.detect.conftest import build_ko_world, to_player_view
+
+    w = build_ko_world(n_hands=2000, rate=0.0, seed=11)
+    _loosen(w.con, ["k03"], only_with="k04")
+    _loosen(w.con, ["k04"], only_with="k03")
+    to_player_view(w.con)
+    det = BountyCollusionDetector()
+    sigs = det.detect(w.con)
+    assert det.cards_known_ < 0.5
+    assert any("wide-call test" in m and "player view" in m for m in det.missing_)
+    assert all(any("wide-call test" in m for m in s.missing) for s in sigs)
+    assert all(s.evidence[0].n == 0 and s.evidence[0].p_value is None for s in sigs)
+    assert not any(s.flagged and s.accounts != ["k03", "k04"] for s in sigs)

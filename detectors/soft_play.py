@@ -30,9 +30,18 @@ shows:
 - *checks* (heads-up, no bet to call): bets against the partner where the
   player's own rate with equally strong cards says bet (the check-down when
   only partners remain);
-- *raises* (facing the partner's bet or raise): raises where the player's
-  own rate facing others' bets with the same strength says raise;
-- *folds* (facing the partner's bet): more folds than the own rate predicts.
+- *raises* (facing the partner's real bet or raise): raises where the
+  player's own rate facing others' bets with the same strength says raise;
+- *folds* (facing the partner's real bet or raise): more folds than the own
+  rate predicts.
+
+A decision "faces a bet" only after someone bet or raised
+(:func:`detectors.features.gameplay.with_bet_faced`): preflop, chips to call
+before the first raise are the blinds, and an open from the small blind into
+the big blind is nobody's bet. Counting those spots (as this detector once
+did) mixed opens with answers to raises, and since seats are fixed at a cash
+table, regulars who meet often had a skewed mix of them: honest pairs with
+many decisions came out with z near -0.7 on the raise and fold tests.
 
 On the tuning populations the sparing shows almost only in the first (the
 check test's p-values are orders of magnitude below the all-spots test's for
@@ -45,10 +54,26 @@ like the plain correction, but a pair found by the check test pays x1.11
 instead of x3, while the raise and fold tests stay as a backstop for a pair
 that only spares the partner's bets (they need a p-value 20 times smaller).
 Fisher's method let the tests that do not move dilute the one that does.
-Benjamini–Hochberg controls the
-false-discovery rate across the pairs with at least ``min_spots`` decisions
-aimed at each other (independent filtering: the filter never looks at the
-p-values); a pair is flagged
+
+Small samples. A check where the player nearly always bets scores
+r / (1 - r) (large) with probability 1 - r and -1 otherwise: the pooled score
+is right-skewed, and for pairs that met in a handful of hands its normal tail
+is far too thin (the honest pairs closest to a flag on the tuning
+populations had met heads-up in 5-9 hands). The tails are corrected with one Edgeworth term
+(:func:`detectors.stats.pool_directions_skew`), only ever upwards. Soft play
+is mutual: a flag also needs each direction's check-test z >= ``mutual_z``
+(one player who happens to check into another is not a pair sparing each
+other).
+
+Benjamini–Hochberg controls the false-discovery rate across the pairs with
+at least ``min_spots`` decisions aimed at each other (independent filtering:
+the filter never looks at the p-values), *weighted* by power
+(:func:`detectors.stats.weighted_bh_pvalues`; Genovese, Roeder & Wasserman
+2006): a pair's weight is min(1, expected bets in the check spots /
+``weight_scale``), rescaled to mean 1, so the many pairs that met in too few
+spots to ever show a deficit no longer dilute the budget of those that can
+(the weights are fixed by the decision counts and the own rates, not by what
+the pair did). A pair is flagged
 when q <= alpha, they met heads-up at least ``min_hu_hands`` times and the
 observed aggression (overall, in the check or the raise spots) is materially
 below the expected, or the folds above (``max_ratio``).
@@ -93,19 +118,29 @@ class SoftPlayDetector(Detector):
         samples: int = 16,
         max_unflagged: int = 300,
         min_spots: int = 30,
-        test_weights: tuple[float, float, float] = (0.9, 0.05, 0.05),
+        test_weights: tuple[float, ...] = (0.9, 0.05, 0.05),
+        tests: tuple[str, ...] = ("chk", "rse", "fld"),
+        mutual_z: float | None = 1.0,
+        skew: bool = True,
+        weight_scale: float | None = 20.0,
     ) -> None:
         super().__init__(alpha=alpha, random_state=random_state)
         self.min_hu_hands = min_hu_hands
         self.min_spots = min_spots
-        self.test_weights = test_weights  # prior weights of the check / raise / fold tests (weighted Bonferroni)
+        self.test_weights = test_weights  # prior weights of the tests (weighted Bonferroni)
+        self.tests = tests  # names of SPECS, the first is the main test (its per-direction z: mutual_z)
+        self.mutual_z = mutual_z  # each direction's z of the main test at least this for a flag (None: off)
+        self.skew = skew  # Edgeworth-corrected tails (stats.pool_directions_skew)
+        self.weight_scale = weight_scale  # weighted BH: weight min(1, expected bets / scale), mean 1 (None: plain BH)
         self.max_ratio = max_ratio
         self.samples = samples
         self.max_unflagged = max_unflagged
 
     # ---------------------------------------------------------------- fit / score
     def fit(self, con: duckdb.DuckDBPyConnection) -> "SoftPlayDetector":
-        self.dec_, pairs = gp.cached_pair_features(con, samples=self.samples, random_state=self.random_state)
+        dec, pairs = gp.cached_pair_features(con, samples=self.samples, random_state=self.random_state)
+        # which decisions face a real bet (preflop: after the first raise), and who raised last preflop
+        self.dec_ = gp.with_bet_faced(con, dec)
         # own-baseline tests with each player's outlying partners left out of the baseline (stats.robust_own_baseline)
         self.pairs_ = stats.replace_baseline_tests(pairs, self.dec_, alpha=self.alpha) if not pairs.is_empty() else pairs
         # the three pooled tests (both directions of the pair added up, stats.pool_directions)
@@ -122,16 +157,34 @@ class SoftPlayDetector(Detector):
             self.missing_.append("Omaha and other non-Hold'em decisions are not judged by the cards")
         return self
 
+    SPECS = {
+        # no bet to call, heads-up: bet or check
+        "chk": ("aggr", ~pl.col("facing"), "less"),
+        # facing the other's real bet or raise (not just the blinds): raise or not
+        "rse": ("aggr", pl.col("vs_bet"), "less"),
+        # facing the other's real bet or raise: fold or not
+        "fld": ("fold", pl.col("vs_bet"), "greater"),
+    }
+
     def _pooled_tests(self) -> pl.DataFrame:
-        """Per unordered pair: the check test (heads-up, no bet to call: bet or check), the raise test (facing the
-        other's bet: raise or not) and the fold test (facing the other's bet: fold), each pooled over both directions."""
-        specs = (("chk", "aggr", ~pl.col("facing"), "less"), ("rse", "aggr", pl.col("facing"), "less"),
-                 ("fld", "fold", pl.col("facing"), "greater"))
+        """Per unordered pair, each test of ``self.tests`` pooled over both directions (``<name>_n``, ``_observed``,
+        ``_expected``, ``_p_value``), and per direction the z of the first test (``dir_z``, ``dir_z_r``)."""
         out = None
-        for name, y, where, side in specs:
-            t = stats.pool_directions(stats.robust_own_baseline(self.dec_, y, where=where, side=side, alpha=self.alpha), side=side)
+        for name in (self.tests[0], *[x for x in self.SPECS if x != self.tests[0]]):
+            y, where, side = self.SPECS[name]
+            d = stats.robust_own_baseline(self.dec_, y, where=where, side=side, alpha=self.alpha)
+            t = (stats.pool_directions_skew(d, side=side).drop("z", "skew") if self.skew
+                 else stats.pool_directions(d, side=side))
             t = t.rename({c: f"{name}_{c}" for c in ("n", "observed", "expected", "p_value")})
-            out = t if out is None else out.join(t, on=["player", "opponent"], how="full", coalesce=True)
+            if out is None:
+                lo = pl.col("player") < pl.col("opponent")
+                dz = d.select("player", "opponent", "z")
+                t = t.join(dz.filter(lo).rename({"z": "dir_z"}), on=["player", "opponent"], how="left").join(
+                    dz.filter(~lo).select(pl.col("opponent").alias("player"), pl.col("player").alias("opponent"),
+                                          pl.col("z").alias("dir_z_r")), on=["player", "opponent"], how="left")
+                out = t
+            else:
+                out = out.join(t, on=["player", "opponent"], how="full", coalesce=True)
         return out
 
     def score(self, con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
@@ -148,7 +201,7 @@ class SoftPlayDetector(Detector):
         # three views of one deviation on partly shared decisions: the best, weighted-Bonferroni-corrected with
         # the prior weight on the check test (valid under any dependence; a Fisher combination would let the tests
         # that do not move dilute the one that does)
-        p = stats.weighted_bonferroni([f("chk_p_value"), f("rse_p_value"), f("fld_p_value")], self.test_weights)
+        p = stats.weighted_bonferroni([f(f"{x}_p_value") for x in self.tests], self.test_weights)
         u = u.with_columns(pl.Series("p_value", p, nan_to_null=True))
         u = u.with_columns(
             hu=pl.max_horizontal(pl.col("hu_hands").fill_null(0), pl.col("hu_hands_r").fill_null(0)),
@@ -161,6 +214,10 @@ class SoftPlayDetector(Detector):
         # decisions aimed at each other can be tested; the filter ignores the p-values
         spots = (u["aggr_n"].fill_null(0) + u["aggr_n_r"].fill_null(0)).to_numpy()  # decisions aimed at each other
         ptest = np.where(spots >= self.min_spots, u["p_value"].to_numpy(allow_copy=True).astype(float), np.nan)
+        if self.weight_scale:
+            # weighted BH (Genovese, Roeder & Wasserman, Biometrika 2006): a pair's weight grows with the bets the
+            # main test expects between them (its power), not with its outcome; weights average 1 over the tested
+            ptest = stats.weighted_bh_pvalues(ptest, u[f"{self.tests[0]}_expected"].fill_null(0).to_numpy() / self.weight_scale)
         q = stats.bh_qvalues(ptest)
         u = u.with_columns(pl.Series("q_value", q, nan_to_null=True))
         u = u.with_columns(
@@ -183,7 +240,9 @@ class SoftPlayDetector(Detector):
             & (pl.col("hu") >= self.min_hu_hands)
             & ((pl.col("aggr_ratio") <= self.max_ratio) | (pl.col("chk_ratio").fill_null(1.0) <= self.max_ratio)
                | (pl.col("rse_ratio").fill_null(1.0) <= self.max_ratio) | (pl.col("fold_ratio") >= 1 / self.max_ratio)
-               | (pl.col("fld_ratio").fill_null(1.0) >= 1 / self.max_ratio)),
+               | (pl.col("fld_ratio").fill_null(1.0) >= 1 / self.max_ratio))
+            & (pl.lit(self.mutual_z is None) | (pl.min_horizontal(pl.col("dir_z").fill_null(-9), pl.col("dir_z_r").fill_null(-9))
+                                                >= (self.mutual_z or 0.0))),
             shape=pl.lit("pair"),
             edges=pl.format('[["{}", "{}"]]', "player", "opponent"),
         )

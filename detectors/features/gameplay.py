@@ -600,6 +600,32 @@ def own_baseline(
     return g.with_columns(p_value=pl.Series(np.clip(p, 1e-300, 1.0))).select(cols)
 
 
+PREFLOP_RAISES_SQL = """
+SELECT hand_id, min(seq) AS first_raise_seq, arg_max(player, seq) AS preflop_aggressor
+FROM actions
+WHERE street = 'preflop' AND action IN ('bet', 'raise')
+GROUP BY hand_id
+"""
+
+
+def with_bet_faced(con: duckdb.DuckDBPyConnection, dec: pl.DataFrame) -> pl.DataFrame:
+    """``dec`` (:func:`hu_decisions`) plus ``vs_bet``: the decision faces a real bet or raise, not just the blinds.
+
+    Preflop a decision with chips to call faces only the blinds until the
+    first raise of the hand (an open or a limp is no answer to anyone's bet);
+    after the flop every chip to call is someone's bet. Also
+    ``preflop_aggressor``, the last preflop raiser of the hand (null when
+    nobody raised). One aggregate over the preflop raises (one row per hand).
+    """
+    if dec.is_empty():
+        return dec.with_columns(vs_bet=pl.lit(False), preflop_aggressor=pl.lit(None, pl.Utf8))
+    fr = con.sql(PREFLOP_RAISES_SQL).pl()
+    out = dec.join(fr, on="hand_id", how="left", maintain_order="left")
+    return out.with_columns(
+        vs_bet=pl.col("facing") & (~pl.col("preflop") | (pl.col("seq") > pl.col("first_raise_seq").fill_null(2**31 - 1)))
+    ).drop("first_raise_seq")
+
+
 def hands_together(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
     """Ordered pairs (player, opponent) with the number of hands both were dealt into."""
     return con.sql(

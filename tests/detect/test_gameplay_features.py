@@ -112,3 +112,38 @@ def test_decisions_read_in_hand_id_ranges_equal_one_query(planted_world):
     assert len(whole) > 1000
     parts = gp.hu_decisions(con, hands_per_query=700)  # 5,000 hands in 8 ranges
     assert parts.equals(whole)
+
+
+def test_with_bet_faced_counts_the_blinds_as_nobodys_bet():
+    """Preflop, chips to call before the first raise are the blinds (an open or a limp answers nobody's bet);
+    after the first raise and on every later street, chips to call are someone's bet. The last preflop raiser
+    is kept; a hand nobody raised has none."""
+    from detectors.features.gameplay import with_bet_faced
+
+    con = duckdb.connect(":memory:")
+    con.execute("CREATE TABLE actions (hand_id VARCHAR, seq INTEGER, street VARCHAR, player VARCHAR, action VARCHAR)")
+    con.executemany("INSERT INTO actions VALUES (?, ?, ?, ?, ?)", [
+        ("h1", 0, "preflop", "sb", "post_sb"), ("h1", 1, "preflop", "bb", "post_bb"),
+        ("h1", 2, "preflop", "utg", "call"),   # limps: faces only the big blind
+        ("h1", 3, "preflop", "btn", "raise"),  # opens: faces only the blinds and a limp
+        ("h1", 4, "preflop", "sb", "fold"),    # faces btn's raise
+        ("h1", 5, "preflop", "bb", "raise"),   # faces btn's raise (3-bet)
+        ("h1", 6, "preflop", "btn", "call"),   # faces bb's 3-bet
+        ("h1", 7, "flop", "bb", "bet"), ("h1", 8, "flop", "btn", "call"),
+        ("h2", 0, "preflop", "sb", "post_sb"), ("h2", 1, "preflop", "bb", "post_bb"),
+        ("h2", 2, "preflop", "sb", "call"),    # completes: nobody's bet
+        ("h2", 3, "preflop", "bb", "check"), ("h2", 4, "flop", "sb", "bet"), ("h2", 5, "flop", "bb", "fold"),
+    ])
+    dec = pl.DataFrame({
+        "hand_id": ["h1"] * 5 + ["h2"] * 2,
+        "seq": [2, 3, 4, 5, 8, 2, 5],
+        "player": ["utg", "btn", "sb", "bb", "btn", "sb", "bb"],
+        "facing": [True, True, True, True, True, True, True],
+        "preflop": [True, True, True, True, False, True, False],
+    })
+    out = with_bet_faced(con, dec)
+    assert out.columns[: len(dec.columns)] == dec.columns and out.height == dec.height
+    assert out["vs_bet"].to_list() == [False, False, True, True, True, False, True]
+    assert out["preflop_aggressor"].to_list() == ["bb"] * 5 + [None] * 2
+    # a decision with nothing to call never faces a bet
+    assert not with_bet_faced(con, dec.with_columns(facing=pl.lit(False)))["vs_bet"].any()

@@ -26,8 +26,8 @@ everyone else:
    power where A's own baseline is thin (a feeder who sits almost only with
    its receivers);
 5. *presence* (:func:`presence_tests`): A calls or raises preflop bets more
-   often when B is dealt in than A does, at the same starting-hand decile,
-   price, stack depth and venue, in the hands without B. A feeder pays to
+   often when B is dealt in than A does, at the same starting-hand decile, price,
+   stack depth, venue and table size (heads-up or not), in the hands without B. A feeder pays to
    see flops with the receiver at the table, whoever made the bet, and this
    test needs no heads-up meeting (dumps in multiway pots, Omaha and the
    player view, where the strength bin is "unknown" and the test stays valid
@@ -91,7 +91,7 @@ PRESENCE_SQL = """
 SELECT a.hand_id, a.seq, a.player, a.action <> 'fold' AS cont, h.tournament_id, h.game,
        a.to_call::DOUBLE / coalesce(nullif(h.big_blind, 0), 1)::DOUBLE AS to_call_bb,
        s.stack_start::DOUBLE / coalesce(nullif(h.big_blind, 0), 1)::DOUBLE AS stack_bb,
-       h.is_tournament AS tour, hc.cards AS hole
+       h.is_tournament AS tour, h.n_players, hc.cards AS hole
 FROM actions a JOIN hands h USING (hand_id)
 JOIN seats s ON s.hand_id = a.hand_id AND s.player = a.player
 LEFT JOIN hole_cards hc ON hc.hand_id = a.hand_id AND hc.player = a.player
@@ -130,7 +130,7 @@ FROM dec d JOIN opp o ON o.hand_id = d.hand_id AND o.seq = d.seq
 GROUP BY ALL ORDER BY ALL DESC
 """
 
-PRESENCE_BINS = ("sbin", "cbin", "short", "tour")
+PRESENCE_BINS = ("sbin", "cbin", "short", "tour", "nbin")
 
 
 def preflop_decisions(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
@@ -139,17 +139,23 @@ def preflop_decisions(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
     ``sbin``: decile of the starting hand's percentile (Hold'em, cards known; -1
     where they are not: Omaha, player view); ``cbin``: the price in big blinds
     (<= 1, 2.5, 6, 15, more); ``short``: at most 15 big blinds deep; ``tour``:
-    tournament hand. ``cont``: called or raised rather than folded.
+    tournament hand; ``nbin``: heads-up (two players dealt in) or not: ranges
+    widen heads-up, and a pair that meets mostly heads-up (a final table, an
+    emptying cash table) must not be compared with the same player's
+    full-table hands (finer table sizes thinned the baselines and cost
+    precision on the tuning populations). ``cont``: called or raised rather
+    than folded.
     """
     df = con.sql(PRESENCE_SQL).pl()
     if df.is_empty():
         return df.drop("hole").with_columns(pl.lit(None, pl.Int8).alias("sbin"), pl.lit(None, pl.Int8).alias("cbin"),
-                                            pl.lit(None, pl.Boolean).alias("short"))
+                                            pl.lit(None, pl.Boolean).alias("short"), pl.lit(None, pl.Int8).alias("nbin"))
     return df.drop("hole").with_columns(gp.starting_hand_percentile(df)).with_columns(
         sbin=(pl.col("strength") * 10).floor().clip(0, 9).fill_null(-1).cast(pl.Int8),
         cbin=pl.when(pl.col("to_call_bb") <= 1).then(0).when(pl.col("to_call_bb") <= 2.5).then(1)
         .when(pl.col("to_call_bb") <= 6).then(2).when(pl.col("to_call_bb") <= 15).then(3).otherwise(4).cast(pl.Int8),
         short=pl.col("stack_bb") <= 15,
+        nbin=(pl.col("n_players") <= 2).cast(pl.Int8),
     )
 
 
@@ -247,7 +253,7 @@ def presence_tests(con: duckdb.DuckDBPyConnection, dec: pl.DataFrame, *, alpha: 
     """Per ordered pair (player, partner): does the player continue preflop more often with the partner dealt in?
 
     Own baseline: the same player's continuation rate facing a bet, in the same
-    bin (:data:`PRESENCE_BINS`: hand-strength decile, price, stack depth, venue),
+    bin (:data:`PRESENCE_BINS`: hand-strength decile, price, stack depth, venue, heads-up or not),
     in the hands *without* the partner, empirical-Bayes shrunk to the
     population's rate in the bin; one-sided score test for a common multiplier
     on the player's rates (as :func:`detectors.features.gameplay.own_baseline`),

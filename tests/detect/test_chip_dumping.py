@@ -121,11 +121,11 @@ def test_presence_explains_a_receivers_table_mate_away():
         for p in table:
             rate = (0.6 if "R" in table else 0.3) if p == "F" else 0.3
             dec.append({"hand_id": hid, "player": p, "cont": rng.random() < rate, "sbin": rng.randrange(10),
-                        "cbin": 1, "short": False, "tour": False})
+                        "cbin": 1, "short": False, "tour": False, "nbin": 0})
     con = duckdb.connect()
     con.execute("CREATE TABLE seats (hand_id VARCHAR, player VARCHAR, dealt_in BOOLEAN)")
     con.executemany("INSERT INTO seats VALUES (?, ?, TRUE)", seats)
-    d = pl.DataFrame(dec).with_columns(pl.col("sbin", "cbin").cast(pl.Int8))
+    d = pl.DataFrame(dec).with_columns(pl.col("sbin", "cbin", "nbin").cast(pl.Int8))
     first_only = cd.presence_tests(con, d, alpha=0.0)  # alpha 0: no partner found in a first pass, nothing explained
     got = cd.presence_tests(con, d, decisions_per_part=5000)  # several partitions of players: the same counts
     one = lambda t, a, b: t.filter((pl.col("player") == a) & (pl.col("partner") == b)).row(0, named=True)  # noqa: E731
@@ -137,3 +137,43 @@ def test_presence_explains_a_receivers_table_mate_away():
     assert one(got, "F", "T")["pres_n"] < one(first_only, "F", "T")["pres_n"]  # judged on the hands without R only
     honest = got.filter(pl.col("player").is_in(others))
     assert len(honest) > 400 and honest["pres_p"].min() > 1e-4
+
+
+def test_presence_compares_heads_up_play_with_heads_up_play(monkeypatch):
+    """An honest player who plays much wider heads-up (as everyone should) and meets one opponent mostly
+    heads-up (a final table, an emptying cash table) is not a feeder: the presence test compares the
+    player's heads-up decisions with their own heads-up decisions. Without the table-size stratum the
+    same data gives a tiny p-value (the held-out false flag this stratum was added for)."""
+    import random
+
+    import duckdb
+    import polars as pl
+
+    from detectors import chip_dumping as cd
+
+    rng = random.Random(11)
+    others = [f"h{i:02d}" for i in range(20)]
+    seats, dec = [], []
+
+    def hand(hid: str, table: list[str]) -> None:
+        seats.extend((hid, p) for p in table)
+        for p in table:
+            rate = 0.7 if len(table) == 2 else 0.3  # everyone plays wider heads-up, with whoever
+            dec.append({"hand_id": hid, "player": p, "cont": rng.random() < rate, "sbin": rng.randrange(10),
+                        "cbin": 1, "short": False, "tour": True, "nbin": int(len(table) == 2)})
+
+    for h in range(3000):  # full ring: P and Q sometimes together
+        table = ["P"] + (["Q"] if rng.random() < 0.1 else []) + rng.sample(others, 5)
+        hand(f"a{h:05d}", table[:6])
+    for h in range(300):  # P heads-up with Q
+        hand(f"b{h:05d}", ["P", "Q"])
+    for h in range(150):  # P heads-up with others
+        hand(f"c{h:05d}", ["P", rng.choice(others)])
+    con = duckdb.connect()
+    con.execute("CREATE TABLE seats (hand_id VARCHAR, player VARCHAR, dealt_in BOOLEAN)")
+    con.executemany("INSERT INTO seats VALUES (?, ?, TRUE)", seats)
+    d = pl.DataFrame(dec).with_columns(pl.col("sbin", "cbin", "nbin").cast(pl.Int8))
+    one = lambda t, a, b: t.filter((pl.col("player") == a) & (pl.col("partner") == b)).row(0, named=True)  # noqa: E731
+    assert one(cd.presence_tests(con, d), "P", "Q")["pres_p"] > 0.01
+    monkeypatch.setattr(cd, "PRESENCE_BINS", tuple(b for b in cd.PRESENCE_BINS if b != "nbin"))
+    assert one(cd.presence_tests(con, d), "P", "Q")["pres_p"] < 1e-6

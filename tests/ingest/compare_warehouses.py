@@ -1,7 +1,8 @@
 """Same input, two checkouts of railbird: are the warehouses they build identical?
 
 The correctness gate for changes to the ingest stage (parser, loader): ingest
-the same paths with a reference checkout (default ``/work/main``) and with
+the same paths with a reference checkout (``--reference``, e.g. a
+``git worktree add /tmp/ref main``) and with
 this one, each in its own process (``python -m pipelines.cli ingest`` run from
 the checkout's folder, so that checkout's code is imported), into two fresh
 DuckDB files; then compare every table written by the ingest stage row for
@@ -10,7 +11,7 @@ the ones that name the run (``run_id``, ``started_at``, ``finished_at``,
 ``quarantined_at``), plus the row counts.  Exit status 0 only when every
 table is identical.
 
-    .venv/bin/python tests/ingest/compare_warehouses.py PATH... [--reference /work/main] [--work DIR]
+    .venv/bin/python tests/ingest/compare_warehouses.py PATH... --reference CHECKOUT [--work DIR]
 
 Not collected by pytest (not named ``test_*``): it runs two full ingests.
 """
@@ -69,7 +70,7 @@ def compare(ref_db: Path, new_db: Path) -> list[tuple[str, int, int, int, int]]:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("paths", nargs="+")
-    ap.add_argument("--reference", type=Path, default=Path("/work/main"), help="the reference checkout")
+    ap.add_argument("--reference", type=Path, required=True, help="the reference checkout (its folder)")
     ap.add_argument("--work", type=Path, help="folder for the two warehouses (default: a temporary one)")
     ap.add_argument("--python", default=sys.executable)
     args = ap.parse_args()

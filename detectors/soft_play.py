@@ -310,7 +310,9 @@ class SoftPlayDetector(Detector):
                         sql=gp.HU_COUNTS_SQL,
                     )
                 )
-                texts.append(f"{x} bet/raised {y} in {int(obs)} of {int(n)} spots (own rate vs others with the same cards {exp / n:.0%})")
+                if obs < exp:  # the one-line summary names a direction only where it points the same way as the
+                    # deciding test (the all-spots count also holds spots that test leaves out; it stays in evidence)
+                    texts.append(f"{x} bet/raised {y} in {int(obs)} of {int(n)} spots (own rate vs others with the same cards {exp / n:.0%})")
             fo, fe = row.get(f"fold_obs{sfx}"), row.get(f"fold_exp{sfx}")
             if fe is not None and (fo or 0) + fe > 0:
                 ev.append(

@@ -287,11 +287,7 @@ def presence_tests(con: duckdb.DuckDBPyConnection, dec: pl.DataFrame, *, alpha: 
     d = dec.select("hand_id", "player", pl.col("cont").cast(pl.Int64).alias("y"), *bins).with_row_index("did")
     d = d.with_columns(part=(pl.col("player").hash(seed=0) % parts).cast(pl.Int64))
     me = d.group_by(["player", *bins]).agg(tn=pl.len(), tk=pl.col("y").sum())
-    priors = []
-    for key, grp in me.group_by(bins):
-        a, b = stats.fit_beta_prior(grp["tk"].to_numpy(), grp["tn"].to_numpy())
-        priors.append({**dict(zip(bins, key)), "pa": a, "pb": b})
-    pri = pl.DataFrame(priors).cast({b: me.schema[b] for b in bins})
+    pri = stats.beta_priors_by_bin(me, bins, "tk", "tn")
     tag = f"{os.getpid()}_{id(d)}"
     out_cols = ["player", "partner", "pres_n", "pres_k", "pres_e", "u", "v", "base_n", "base_k"]
 

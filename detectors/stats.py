@@ -9,7 +9,7 @@ candidate):
 - :func:`bh_qvalues` / :func:`bh_reject`: the Benjamini–Hochberg step-up
   procedure controlling the false-discovery rate across candidates
   (Benjamini & Hochberg, "Controlling the false discovery rate", JRSS B 1995).
-- :func:`fit_beta_prior` / :func:`shrink_rate`: empirical-Bayes beta-binomial
+- :func:`fit_beta_prior` (per bin: :func:`beta_priors_by_bin`) / :func:`shrink_rate`: empirical-Bayes beta-binomial
   shrinkage of rates estimated on small samples towards the population's rate
   (method-of-moments fit, as in Efron, "Large-Scale Inference", 2010, ch. 1;
   Robbins 1956). A player seen 3 times is pulled to the population; one seen
@@ -117,6 +117,19 @@ def fit_beta_prior(k, n, *, min_n: int = 5, max_strength: float = 1e4) -> tuple[
     s = mean * (1 - mean) / between - 1.0
     s = float(np.clip(s, 2.0, max_strength))
     return mean * s, (1 - mean) * s
+
+
+def beta_priors_by_bin(rates: pl.DataFrame, bins: list[str], k: str, n: str) -> pl.DataFrame:
+    """One :func:`fit_beta_prior` per bin: ``rates`` holds one row per unit (player) and bin with its
+    successes ``k`` and trials ``n``; returns the bins with the prior's ``pa``, ``pb`` (bin columns keep
+    their dtypes, for joining back)."""
+    import polars as pl
+
+    priors = []
+    for key, grp in rates.group_by(bins):
+        a, b = fit_beta_prior(grp[k].to_numpy(), grp[n].to_numpy())
+        priors.append({**dict(zip(bins, key)), "pa": a, "pb": b})
+    return pl.DataFrame(priors).cast({b: rates.schema[b] for b in bins})
 
 
 def shrink_rate(k, n, a: float, b: float) -> np.ndarray:
@@ -262,6 +275,7 @@ __all__ = [
     "fisher_combine",
     "fisher_tail",
     "fit_beta_prior",
+    "beta_priors_by_bin",
     "min_p_bonferroni",
     "permutation_pvalue",
     "score_from_q",
@@ -312,11 +326,7 @@ def robust_own_baseline(dec, y: str, *, where=None, bins: tuple[str, ...] = ("pr
     d = d.with_columns(pl.col(y).cast(pl.Int64).alias("_y"))
     pair = d.group_by(["player", "opponent", *bins]).agg(n=pl.len(), k=pl.col("_y").sum())
     me = d.group_by(["player", *bins]).agg(N=pl.len(), K=pl.col("_y").sum())
-    priors = []
-    for kb, grp in me.group_by(bins):
-        a, b = fit_beta_prior(grp["K"].to_numpy(), grp["N"].to_numpy())
-        priors.append({**dict(zip(bins, kb)), "pa": a, "pb": b})
-    pri = pl.DataFrame(priors).cast({b: me.schema[b] for b in bins})
+    pri = beta_priors_by_bin(me, bins, "K", "N")
 
     def one_pass(pair_o, totals):
         t = pair_o.join(totals, on=["player", *bins]).join(pri, on=bins)

@@ -563,11 +563,7 @@ def own_baseline(
     pair = d.group_by(["player", "opponent", *bins]).agg(n=pl.len(), k=pl.col("_y").sum())
     me = d.group_by(["player", *bins]).agg(N=pl.len(), K=pl.col("_y").sum())
     # population prior per bin from per-player rates (method of moments)
-    priors = []
-    for key, grp in me.group_by(list(bins)):
-        a, b = stats.fit_beta_prior(grp["K"].to_numpy(), grp["N"].to_numpy())
-        priors.append({**dict(zip(bins, key)), "pa": a, "pb": b})
-    pri = pl.DataFrame(priors).cast({b: me.schema[b] for b in bins})
+    pri = stats.beta_priors_by_bin(me, list(bins), "K", "N")
     t = pair.join(me, on=["player", *bins]).join(pri, on=list(bins))
     t = t.with_columns(n0=pl.col("N") - pl.col("n"), k0=pl.col("K") - pl.col("k"))
     t = t.with_columns(
@@ -1077,11 +1073,7 @@ def bounty_presence_pairs(rows: pl.DataFrame) -> pl.DataFrame:
     pair = d.group_by(["player", "partner", *bins]).agg(n=pl.len(), k=pl.col("_y").sum())
     me = d.group_by(["player", *bins]).agg(N=pl.len(), K=pl.col("_y").sum(), D=pl.struct("hand_id", "seq").n_unique())
     dec = d.unique(["hand_id", "seq"]).group_by(["player", *bins]).agg(Dn=pl.len(), Dk=pl.col("_y").sum())
-    priors = []
-    for key, grp in dec.group_by(bins):
-        a, b = stats.fit_beta_prior(grp["Dk"].to_numpy(), grp["Dn"].to_numpy())
-        priors.append({**dict(zip(bins, key)), "pa": a, "pb": b})
-    pri = pl.DataFrame(priors).cast({b: me.schema[b] for b in bins})
+    pri = stats.beta_priors_by_bin(dec, bins, "Dk", "Dn")
     t = pair.join(me, on=["player", *bins]).join(pri, on=bins)
     t = t.with_columns(scale=pl.col("D") / pl.col("N"))
     t = t.with_columns(n0=(pl.col("N") - pl.col("n")) * pl.col("scale"), k0=(pl.col("K") - pl.col("k")) * pl.col("scale"))
@@ -1204,11 +1196,7 @@ def bounty_wide_calls(rows: pl.DataFrame, *, max_rate: float = 0.3, floor: float
     pair = d.group_by(["player", "partner", *bins]).agg(n=pl.len(), k=pl.col("_y").sum())
     me = d.group_by(["player", *bins]).agg(N=pl.len(), K=pl.col("_y").sum(), D=pl.struct("hand_id", "seq").n_unique())
     dec = d.unique(["hand_id", "seq"]).group_by(["player", *bins]).agg(Dn=pl.len(), Dk=pl.col("_y").sum())
-    priors = []
-    for key, grp in dec.group_by(bins):
-        a, b = stats.fit_beta_prior(grp["Dk"].to_numpy(), grp["Dn"].to_numpy())
-        priors.append({**dict(zip(bins, key)), "pa": a, "pb": b})
-    pri = pl.DataFrame(priors).cast({b: me.schema[b] for b in bins})
+    pri = stats.beta_priors_by_bin(dec, bins, "Dk", "Dn")
     # one row per decision in the baseline (a decision appears once per other player still in)
     t = pair.join(me, on=["player", *bins]).join(pri, on=bins).with_columns(scale=pl.col("D") / pl.col("N"))
     t = t.with_columns(

@@ -36,15 +36,26 @@ from pipelines.lib import evaluation as ev  # noqa: E402
 RAILBIRD = [sys.executable, "-m", "pipelines.cli"]
 
 
-def build(work: Path, preset: str, seed: int, reuse: bool, reuse_runs: bool) -> Path:
-    """Generate and run one population; returns its folder (pop/, home/, out/)."""
+def build(work: Path, preset: str, seed: int, reuse: bool, reuse_runs: bool, hands_only: bool = False) -> Path:
+    """Generate and run one population; returns its folder (pop/, home/, out/).
+
+    ``hands_only``: the run reads a copy of the population without its platform events (hand histories,
+    accounts and labels only), in ``<preset>-<seed>-hands-only/``: what the detectors do with the hands alone."""
     d = work / f"{preset}-{seed}"
     d.mkdir(parents=True, exist_ok=True)
-    env = {**os.environ, "RAILBIRD_HOME": str(d / "home")}
     t = time.perf_counter()
     if not (reuse and (d / "pop" / "labels.jsonl").is_file()):
         subprocess.run([*RAILBIRD, "generate", "--out", str(d / "pop"), "--preset", preset, "--seed", str(seed),
-                        "--no-progress"], check=True, cwd=ROOT, env=env, stdout=subprocess.DEVNULL)
+                        "--no-progress"], check=True, cwd=ROOT, env={**os.environ, "RAILBIRD_HOME": str(d / "home")},
+                       stdout=subprocess.DEVNULL)
+    if hands_only:
+        full, d = d, work / f"{preset}-{seed}-hands-only"
+        shutil.rmtree(d / "pop", ignore_errors=True)
+        (d / "pop").mkdir(parents=True)
+        shutil.copytree(full / "pop" / "hands", d / "pop" / "hands")
+        for name in ("accounts.csv", "labels.jsonl"):
+            shutil.copy2(full / "pop" / name, d / "pop" / name)
+    env = {**os.environ, "RAILBIRD_HOME": str(d / "home")}
     if not (reuse_runs and (d / "out" / "cases.jsonl").is_file()):
         shutil.rmtree(d / "home", ignore_errors=True)  # a fresh warehouse: the run ingests everything again
         shutil.rmtree(d / "out", ignore_errors=True)
@@ -73,13 +84,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--honest", type=int, nargs="*", default=[303, 404], help="seeds of honest-only populations")
     ap.add_argument("--reuse", action="store_true", help="reuse populations already generated in --work")
     ap.add_argument("--reuse-runs", action="store_true", help="also reuse their runs (cases.jsonl) instead of running again")
+    ap.add_argument("--hands-only", action="store_true",
+                    help="run each population without its platform events (hand histories and accounts only)")
     ap.add_argument("--json", action="store_true", help="print the pooled figures as JSON")
     ap.add_argument("--markdown", action="store_true", help="print the pooled table as Markdown (for the README)")
     args = ap.parse_args(argv)
     work = Path(args.work)
     pooled: dict[str, dict] = {}
     for seed in args.seeds:
-        d = build(work, args.preset, seed, args.reuse, args.reuse_runs)
+        d = build(work, args.preset, seed, args.reuse, args.reuse_runs, args.hands_only)
         e, cases, labels = score(d)
         for kind in ev.KINDS:
             p = pooled.setdefault(kind, {"groups": 0, "found": 0, "flagged": 0, "false": 0, "matching_any": 0,
@@ -113,7 +126,7 @@ def main(argv: list[str] | None = None) -> int:
             f"{k} {f.groups_found}/{f.groups}" for k, f in e.kinds.items()) + f", false flags {e.false_flags}")
     honest_accounts = honest_false = 0
     for seed in args.honest:
-        d = build(work, "honest", seed, args.reuse, args.reuse_runs)
+        d = build(work, "honest", seed, args.reuse, args.reuse_runs, args.hands_only)
         e, _, _ = score(d)
         honest_accounts += e.accounts_seen
         honest_false += e.false_flags

@@ -60,7 +60,7 @@ r / (1 - r) (large) with probability 1 - r and -1 otherwise: the pooled score
 is right-skewed, and for pairs that met in a handful of hands its normal tail
 is far too thin (the honest pairs closest to a flag on the tuning
 populations had met heads-up in 5-9 hands). The tails are corrected with one Edgeworth term
-(:func:`detectors.stats.pool_directions_skew`), only ever upwards. Soft play
+(:func:`detectors.stats.pool_directions` with ``skew``), only ever upwards. Soft play
 is mutual: a flag also needs each direction's check-test z >= ``mutual_z``
 (one player who happens to check into another is not a pair sparing each
 other).
@@ -130,7 +130,7 @@ class SoftPlayDetector(Detector):
         self.test_weights = test_weights  # prior weights of the tests (weighted Bonferroni)
         self.tests = tests  # names of SPECS, the first is the main test (its per-direction z: mutual_z)
         self.mutual_z = mutual_z  # each direction's z of the main test at least this for a flag (None: off)
-        self.skew = skew  # Edgeworth-corrected tails (stats.pool_directions_skew)
+        self.skew = skew  # Edgeworth-corrected tails (stats.pool_directions(skew=True))
         self.weight_scale = weight_scale  # weighted BH: weight min(1, expected bets / scale), mean 1 (None: plain BH)
         self.max_ratio = max_ratio
         self.samples = samples
@@ -173,8 +173,7 @@ class SoftPlayDetector(Detector):
         for name in (self.tests[0], *[x for x in self.SPECS if x != self.tests[0]]):
             y, where, side = self.SPECS[name]
             d = stats.robust_own_baseline(self.dec_, y, where=where, side=side, alpha=self.alpha)
-            t = (stats.pool_directions_skew(d, side=side).drop("z", "skew") if self.skew
-                 else stats.pool_directions(d, side=side))
+            t = stats.pool_directions(d, side=side, skew=self.skew).drop("z", "skew", strict=False)
             t = t.rename({c: f"{name}_{c}" for c in ("n", "observed", "expected", "p_value")})
             if out is None:
                 lo = pl.col("player") < pl.col("opponent")

@@ -363,7 +363,7 @@ def robust_own_baseline(dec, y: str, *, where=None, bins: tuple[str, ...] = ("pr
         p = np.maximum(p, _st.poisson.sf(g["observed"].to_numpy() - 1, np.maximum(g["expected"].to_numpy(), 1e-9)))
     res = g.with_columns(pl.col("n", "observed").cast(pl.Float64), p_value=pl.Series(np.clip(p, _TINY, 1.0))).select(cols)
     # k3: third cumulant of the "fewer than expected" score (sum of (r - y) / (1 - r) over the decisions), for
-    # :func:`pool_directions_skew`; the "more" score's is its negative
+    # :func:`pool_directions` with ``skew``; the "more" score's is its negative
     if len(_ROBUST_CACHE) > 16:
         _ROBUST_CACHE.clear()
     _ROBUST_CACHE[key] = res
@@ -391,7 +391,7 @@ def replace_baseline_tests(pairs, dec, alpha: float = 0.01):
     return out
 
 
-def pool_directions(t, *, side: str = "less"):
+def pool_directions(t, *, side: str = "less", skew: bool = False):
     """Both directions of an ordered-pair score test (:func:`robust_own_baseline` output) pooled per unordered pair.
 
     Soft play is mutual: both partners spare each other, so the score
@@ -400,58 +400,44 @@ def pool_directions(t, *, side: str = "less"):
     one-sided; for ``side="greater"`` the Poisson tail of the pooled count is
     the floor (rare events). Returns player (< opponent), opponent, n,
     observed, expected, p_value.
+
+    ``skew``: the normal tail corrected for the skewness of the score (one
+    Edgeworth term; needs the ``k3`` column). The score of a check where the
+    player's own rate of betting is r is r / (1 - r) with probability 1 - r
+    and -1 otherwise: for the spots where a player nearly always bets it is
+    strongly right-skewed, so with few decisions the normal tail of their sum
+    is far too thin and a pair that met in a handful of hands gets a p-value
+    it has not earned. The one-term Edgeworth expansion (Hall, *The Bootstrap
+    and Edgeworth Expansion*, 1992, ch. 2) P(Z > z) = 1 - Phi(z) + gamma / 6
+    (z^2 - 1) phi(z), with gamma = k3 / Var^(3/2) the standardised third
+    cumulant summed over both directions, is used only where it makes the
+    tail heavier (the correction never makes a p-value smaller). Adds the
+    columns ``z`` and ``skew``.
     """
     import polars as pl
 
     cols = {"player": pl.Utf8, "opponent": pl.Utf8, "n": pl.Float64, "observed": pl.Float64,
             "expected": pl.Float64, "p_value": pl.Float64}
-    if t.is_empty():
-        return pl.DataFrame(schema=cols)
-    lo, hi = pl.min_horizontal("player", "opponent"), pl.max_horizontal("player", "opponent")
-    g = t.group_by(lo.alias("player"), hi.alias("opponent")).agg(
-        pl.col("n", "observed", "expected").cast(pl.Float64).sum(), U=pl.col("score_u").sum(), V=pl.col("var").sum())
-    sign = -1.0 if side == "less" else 1.0
-    z = (sign * g["U"].to_numpy() - 0.5) / np.sqrt(np.maximum(g["V"].to_numpy(), 1e-9))
-    p = _st.norm.sf(z)
-    if side == "greater":
-        p = np.maximum(p, _st.poisson.sf(g["observed"].to_numpy() - 1, np.maximum(g["expected"].to_numpy(), 1e-9)))
-    return g.with_columns(p_value=pl.Series(np.clip(p, _TINY, 1.0))).select(list(cols))
-
-
-def pool_directions_skew(t, *, side: str = "less"):
-    """As :func:`pool_directions`, with the normal tail corrected for the skewness of the score (one Edgeworth term).
-
-    The score of a check where the player's own rate of betting is r is
-    r / (1 - r) with probability 1 - r and -1 otherwise: for the spots where a
-    player nearly always bets it is strongly right-skewed, so with few
-    decisions the normal tail of their sum is far too thin and a pair that
-    met in a handful of hands gets a p-value it has not earned. The one-term
-    Edgeworth expansion (Hall, *The Bootstrap and Edgeworth Expansion*, 1992,
-    ch. 2) P(Z > z) = 1 - Phi(z) + gamma / 6 (z^2 - 1) phi(z), with gamma =
-    k3 / Var^(3/2) the standardised third cumulant summed over both
-    directions, is used only where it makes the tail heavier (the correction
-    never makes a p-value smaller). Returns the columns of
-    :func:`pool_directions` plus ``z`` and ``skew``.
-    """
-    import polars as pl
-
-    cols = {"player": pl.Utf8, "opponent": pl.Utf8, "n": pl.Float64, "observed": pl.Float64,
-            "expected": pl.Float64, "p_value": pl.Float64, "z": pl.Float64, "skew": pl.Float64}
+    if skew:
+        cols |= {"z": pl.Float64, "skew": pl.Float64}
     if t.is_empty():
         return pl.DataFrame(schema=cols)
     lo, hi = pl.min_horizontal("player", "opponent"), pl.max_horizontal("player", "opponent")
     g = t.group_by(lo.alias("player"), hi.alias("opponent")).agg(
         pl.col("n", "observed", "expected").cast(pl.Float64).sum(), U=pl.col("score_u").sum(), V=pl.col("var").sum(),
-        K3=pl.col("k3").sum())
+        *([pl.col("k3").sum().alias("K3")] if skew else []))
     sign = -1.0 if side == "less" else 1.0
     v = np.maximum(g["V"].to_numpy(), 1e-9)
     z = (sign * g["U"].to_numpy() - 0.5) / np.sqrt(v)
-    gamma = -sign * g["K3"].to_numpy() / v**1.5
     p = _st.norm.sf(z)
-    p = np.maximum(p, np.minimum(1.0, p + gamma / 6.0 * (z**2 - 1.0) * _st.norm.pdf(z)))
+    extra = {}
+    if skew:
+        gamma = -sign * g["K3"].to_numpy() / v**1.5
+        p = np.maximum(p, np.minimum(1.0, p + gamma / 6.0 * (z**2 - 1.0) * _st.norm.pdf(z)))
+        extra = {"z": pl.Series(z), "skew": pl.Series(gamma)}
     if side == "greater":
         p = np.maximum(p, _st.poisson.sf(g["observed"].to_numpy() - 1, np.maximum(g["expected"].to_numpy(), 1e-9)))
-    return g.with_columns(p_value=pl.Series(np.clip(p, _TINY, 1.0)), z=pl.Series(z), skew=pl.Series(gamma)).select(list(cols))
+    return g.with_columns(p_value=pl.Series(np.clip(p, _TINY, 1.0)), **extra).select(list(cols))
 
 
 def weighted_bh_pvalues(p, power) -> np.ndarray:

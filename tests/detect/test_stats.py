@@ -174,13 +174,13 @@ def test_skew_corrected_pooled_tail_is_heavier_for_few_lopsided_spots_and_calibr
                              "k3": [n * rate * (2 * rate - 1) / (1 - rate) ** 2 / 2] * 2})
 
     few = frame(12, 6, r)  # six checks in 12 spots where 10.8 bets were expected
-    plain, skew = stats.pool_directions(few)["p_value"][0], stats.pool_directions_skew(few)["p_value"][0]
+    plain, skew = stats.pool_directions(few)["p_value"][0], stats.pool_directions(few, skew=True)["p_value"][0]
     assert skew > 10 * plain and plain < 1e-5
     # one Edgeworth term does not reach the exact binomial tail this far out (5.4e-4): a saddlepoint would
     assert skew < st.binom.cdf(6, 12, r)
-    assert stats.pool_directions_skew(few)["skew"][0] > 0.5
+    assert stats.pool_directions(few, skew=True)["skew"][0] > 0.5
     many = frame(2000, 560, 0.3)
-    assert stats.pool_directions_skew(many)["p_value"][0] == pytest.approx(stats.pool_directions(many)["p_value"][0], rel=0.3)
+    assert stats.pool_directions(many, skew=True)["p_value"][0] == pytest.approx(stats.pool_directions(many)["p_value"][0], rel=0.3)
     # calibration under the null: 12 spots at r = 0.9 per pair, 100,000 simulated pairs
     rng = np.random.default_rng(1)
     k = rng.binomial(12, r, size=100_000).astype(float)
@@ -189,7 +189,7 @@ def test_skew_corrected_pooled_tail_is_heavier_for_few_lopsided_spots_and_calibr
                          "expected": 12 * r, "score_u": u, "var": 12 * r / (1 - r),
                          "k3": 12 * r * (2 * r - 1) / (1 - r) ** 2})
     p_plain = stats.pool_directions(sims).sort("player")["p_value"].to_numpy()
-    p_skew = stats.pool_directions_skew(sims).sort("player")["p_value"].to_numpy()
+    p_skew = stats.pool_directions(sims, skew=True).sort("player")["p_value"].to_numpy()
     assert (p_skew >= p_plain).all()
     for a in (0.05, 0.01, 0.001):
         assert (p_plain <= a).mean() > 2 * a  # the normal tail: more than twice the level

@@ -590,44 +590,27 @@ class ChipDumpingDetector(Detector):
                 sql=gp.CHIP_FLOW_SQL,
             ),
         ]
-        if row.get("junk_n"):
-            ev.append(Evidence(
-                name=f"{a} puts chips in against {b} with a weak hand",
-                value=float(row.get("junk_obs") or 0), baseline=float(row.get("junk_exp") or 0),
-                n=int(row["junk_n"]), p_value=row.get("junk_p"),
-                text=f"{a} called/bet/raised {b} {int(row.get('junk_obs') or 0)} times in {int(row['junk_n'])} weak-hand spots; "
-                     f"own rate against others predicts {row.get('junk_exp') or 0:.1f}",
-                sql=gp.HU_COUNTS_SQL,
-            ))
-        if row.get("fold_n"):
-            ev.append(Evidence(
-                name=f"{a} folds to {b}'s bets",
-                value=float(row.get("fold_obs") or 0), baseline=float(row.get("fold_exp") or 0),
-                n=int(row["fold_n"]), p_value=row.get("fold_p"),
-                text=f"{a} folded to {b}'s bet {int(row.get('fold_obs') or 0)} times in {int(row['fold_n'])} spots; "
-                     f"own rate predicts {row.get('fold_exp') or 0:.1f}",
-                sql=gp.HU_COUNTS_SQL,
-            ))
-        if row.get("raggr_n"):
-            ev.append(Evidence(
-                name=f"{b} bets or raises into {a} heads-up after the flop",
-                value=float(row.get("raggr_obs") or 0), baseline=float(row.get("raggr_exp") or 0),
-                n=int(row["raggr_n"]), p_value=row.get("raggr_p"),
-                text=f"{b} bet or raised {int(row.get('raggr_obs') or 0)} times in {int(row['raggr_n'])} heads-up "
-                     f"spots against {a} after the flop; {b}'s own rate against others, same street and hand strength, "
-                     f"predicts {row.get('raggr_exp') or 0:.1f}",
-                sql=RECEIVER_COUNTS_SQL,
-            ))
-        if row.get("lfold_n"):
-            ev.append(Evidence(
-                name=f"{a} folds to {b}'s turn and river bets",
-                value=float(row.get("lfold_obs") or 0), baseline=float(row.get("lfold_exp") or 0),
-                n=int(row["lfold_n"]), p_value=row.get("lfold_p"),
-                text=f"{a} folded to {b}'s bet heads-up on the turn or river {int(row.get('lfold_obs') or 0)} times in "
-                     f"{int(row['lfold_n'])} spots; {a}'s own rate at the same street and hand strength predicts "
-                     f"{row.get('lfold_exp') or 0:.1f}",
-                sql=RECEIVER_COUNTS_SQL,
-            ))
+        # the count tests: (column prefix, name, text with {a} {b} {obs} {n} {exp}, the SQL that reproduces the counts);
+        # the names are filled in once, by str.format, so braces in an (attacker-chosen) name are never a template
+        count_tests = (
+            ("junk", "{a} puts chips in against {b} with a weak hand",
+             "{a} called/bet/raised {b} {obs} times in {n} weak-hand spots; own rate against others predicts {exp:.1f}",
+             gp.HU_COUNTS_SQL),
+            ("fold", "{a} folds to {b}'s bets",
+             "{a} folded to {b}'s bet {obs} times in {n} spots; own rate predicts {exp:.1f}", gp.HU_COUNTS_SQL),
+            ("raggr", "{b} bets or raises into {a} heads-up after the flop",
+             "{b} bet or raised {obs} times in {n} heads-up spots against {a} after the flop; {b}'s own rate against "
+             "others, same street and hand strength, predicts {exp:.1f}", RECEIVER_COUNTS_SQL),
+            ("lfold", "{a} folds to {b}'s turn and river bets",
+             "{a} folded to {b}'s bet heads-up on the turn or river {obs} times in {n} spots; {a}'s own rate at the "
+             "same street and hand strength predicts {exp:.1f}", RECEIVER_COUNTS_SQL),
+        )
+        for key, name, text, sql in count_tests:
+            if not row.get(f"{key}_n"):
+                continue
+            obs, exp, k = float(row.get(f"{key}_obs") or 0), float(row.get(f"{key}_exp") or 0), int(row[f"{key}_n"])
+            ev.append(Evidence(name=name.format(a=a, b=b), value=obs, baseline=exp, n=k, p_value=row.get(f"{key}_p"),
+                               text=text.format(a=a, b=b, obs=int(obs), n=k, exp=exp), sql=sql))
         if row.get("pres_n"):
             pk, pn, pe = float(row.get("pres_k") or 0), float(row["pres_n"]), float(row.get("pres_e") or 0)
             bn, bk = float(row.get("base_n") or 0), float(row.get("base_k") or 0)

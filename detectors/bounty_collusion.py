@@ -297,8 +297,7 @@ class BountyCollusionDetector(Detector):
         allh = sorted(joint_hands | set(row.get("pres_hands") or []))
         hands = sorted(allh, key=lambda h: (-(h in won) - (h in cd) - (h in joint_hands), h))
         # first of all: the calls their own baseline folds, least likely first
-        wide = list(dict.fromkeys(row.get("wc_hands") or []))
-        hands = wide + [h for h in hands if h not in set(wide)]
+        hands = list(dict.fromkeys([*(row.get("wc_hands") or []), *hands]))
         g = lambda c: float(row.get(c) or 0.0)  # noqa: E731
         ev = [
             Evidence(

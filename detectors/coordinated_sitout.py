@@ -273,8 +273,10 @@ class CoordinatedSitoutDetector(Detector):
         if idf.table_rows(con, "tournament_finishes") == 0:
             self.missing_.append("bubble weighting (no tournament finishes)")
         con.register("_rb_clock", consensus_clock(con, block=self.clock_hands, pause_s=self.pause_s))
-        starts = con.sql(_STARTS_SQL, params={"merge": self.merge_s}).pl()
-        con.unregister("_rb_clock")
+        try:
+            starts = con.sql(_STARTS_SQL, params={"merge": self.merge_s}).pl()
+        finally:
+            con.unregister("_rb_clock")
         spans = con.sql(_SPAN_SQL).pl()
         # field size over time: entrants minus finishers whose finishing hand came earlier
         fin = con.sql("""

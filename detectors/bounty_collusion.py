@@ -47,6 +47,12 @@ bounty is still in, with the partner still in too
    one does; on the tuning populations the wide-call test ranks gangs that
    act in 9-13 spots above every honest pair, where the presence test left
    them at p ~ 0.01-0.05.
+7. *the rest of the continuations* (cards known): the same count over the other
+   decisions (own baseline continues at least 30 %), which a gang's middling
+   hands turned from folds into calls land in. Its decisions are disjoint from
+   the wide calls', so under the null the two p-values are independent and
+   Fisher's method joins them (*all calls*): on the tuning populations a gang
+   acting in 2-9 hands often shows a little in each part and enough in both.
 
 Before both, each player's decisions in which their strongest partner (the
 smallest wide-call p-value, at most 0.01) was still in are counted for that
@@ -54,17 +60,23 @@ pair only (:func:`detectors.features.gameplay.bounty_unshadowed`): a
 bystander seated in a gang's hands is not accused for them (explaining away,
 as a conditional test would).
 
-The three views (wide calls, presence, the all-in tests) are combined by a
-weighted Bonferroni (Genovese, Roeder & Wasserman 2006): ``wide_weight`` of
-the error budget to the wide-call test, the rest split equally; without cards
-(player view) the tests that could be made share it. Benjamini–Hochberg
-controls the false-discovery rate over the pairs that could both contest at least ``min_spots`` targets
+The four views (wide calls, all calls, presence, the all-in tests) are
+combined by a weighted Bonferroni (Genovese, Roeder & Wasserman 2006),
+``test_weights`` of the error budget each (0.45, 0.45, 0.05, 0.05); without
+cards (player view) the tests that could be made share it. Weighted
+Benjamini–Hochberg (same paper: BH on p / w with prior weights w that average
+1 keeps the false-discovery rate) controls it over the pairs that could both contest at least ``min_spots`` targets
 (or faced ``min_decisions`` presence decisions together) *and* were dealt in
 together at knockout tables of at least ``min_events`` distinct tournaments
 (independent filtering, Bourgon, Gentleman & Huber, PNAS 2010: the filter
 counts opportunities and never looks at what the players did; a gang works
 event after event, while one or two shared tables are the dynamics of one
-table, a short stack that loosens everyone there). A pair is flagged when q <= alpha, they contested at
+table, a short stack that loosens everyone there). The weights grow with the
+same count, ``min(1, (events / event_scale)^event_power)`` rescaled to mean 1
+(:meth:`BountyCollusionDetector.bh_weights`): a pair seated together in ten
+knockout tournaments gets more of the budget than one that met at three tables
+(on the tuning populations honest testable pairs shared 3-6 tournaments, gangs
+6-10; the honest pairs' p-values do not depend on it). A pair is flagged when q <= alpha, they contested at
 least ``min_joint`` targets together and one of them took at least one of
 those bounties, or they continued at least ``min_joint`` times more than
 expected (presence or wide calls). Flagged pairs are grouped into rings (:mod:`detectors.graphs`).
@@ -104,7 +116,8 @@ FROM s a JOIN s b ON a.hand_id = b.hand_id AND a.player < b.player
 GROUP BY ALL
 """
 
-WIDE_COLS = ("wc_n", "wc_k", "wc_e", "wc_p", "wc_a_n", "wc_a_k", "wc_a_e", "wc_b_n", "wc_b_k", "wc_b_e")
+WIDE_COLS = ("wc_n", "wc_k", "wc_e", "wc_p", "wc_a_n", "wc_a_k", "wc_a_e", "wc_b_n", "wc_b_k", "wc_b_e",
+             "nw_n", "nw_k", "nw_e", "nw_p")
 
 SPOTS_EVIDENCE_SQL = """
 -- knockout hands where $player and $opponent both put chips in against an all-in target
@@ -134,10 +147,14 @@ class BountyCollusionDetector(Detector):
 
     def __init__(self, *, alpha: float = 0.01, random_state: int = 0, min_joint: int = 3, max_unflagged: int = 300,
                  min_spots: int = 3, min_decisions: int = 20, short_bb: float = 20.0, min_events: int = 3,
-                 wide_rate: float = 0.3, wide_weight: float = 0.8, shadow_p: float = 0.01) -> None:
+                 wide_rate: float = 0.3, shadow_p: float = 0.01,
+                 event_scale: float | None = 10.0, event_power: float = 3.0, test_weights: tuple[float, float, float, float] = (0.45, 0.45, 0.05, 0.05)
+                 ) -> None:
         super().__init__(alpha=alpha, random_state=random_state)
+        self.test_weights = test_weights
+        self.event_scale = event_scale
+        self.event_power = event_power
         self.shadow_p = shadow_p
-        self.wide_weight = wide_weight
         self.wide_rate = wide_rate
         self.min_events = min_events
         self.min_spots = min_spots
@@ -160,8 +177,13 @@ class BountyCollusionDetector(Detector):
         wide = gp.bounty_wide_calls(rows if wide_ok else rows.head(0), max_rate=self.wide_rate, hands=False)
         rows = gp.bounty_unshadowed(rows, wide, max_p=self.shadow_p)
         self.pairs_ = gp.bounty_pairs(self.spots_, best=gp.bounty_strongest_partner(wide, max_p=self.shadow_p))
+        # the rest of the decisions (own baseline continues at least wide_rate of the time): disjoint from the
+        # wide calls', so its p-value is independent of theirs under the null and Fisher's method can join them
+        rest = gp.bounty_wide_calls(rows if wide_ok else rows.head(0), min_rate=self.wide_rate, max_rate=1.01, hands=False)
         self.presence_ = gp.bounty_presence_unordered(gp.bounty_presence_pairs(rows)).join(
             gp.bounty_wide_calls(rows if wide_ok else rows.head(0), max_rate=self.wide_rate),
+            on=["player", "opponent"], how="left").join(
+            rest.select("player", "opponent", nw_n="wc_n", nw_k="wc_k", nw_e="wc_e", nw_p="wc_p"),
             on=["player", "opponent"], how="left")
         self.events_ = con.sql(EVENTS_SQL).pl().cast({"events": pl.Int64, "events_hands": pl.Int64})
         if not wide_ok and not rows.is_empty():
@@ -233,25 +255,52 @@ class BountyCollusionDetector(Detector):
         # Bonferroni-corrected (a pair seen only by one of them keeps that one's p-value)
         # wide calls: continuations with the partner in where the player's own baseline folds (cards known)
         p_wc = f("wc_p")
-        # three views of one deviation, combined by weighted Bonferroni (valid under any dependence): most of the
-        # error budget to the wide-call test, the sharpest when cards are known; without cards (player view) the
-        # all-in tests keep it all
-        p = stats.weighted_bonferroni([p_wc, p_pres, stats.fisher_combine(p_joint, p_weak, p_cd, p_wide)],
-                                      [self.wide_weight, (1 - self.wide_weight) / 2, (1 - self.wide_weight) / 2])
+        # every other continuation with the partner in (own baseline continues >= 30 %): disjoint decisions, so
+        # Fisher's method joins it with the wide calls (a gang's fold turned into a call is often a middling hand)
+        p_nw = f("nw_p")
+        p_all = np.where(np.isnan(p_wc) & np.isnan(p_nw), np.nan, stats.fisher_combine(p_wc, p_nw))
+        # four views of one deviation, combined by weighted Bonferroni (valid under any dependence): most of the
+        # error budget to the wide calls alone and to the wide calls with the rest (cards known); without cards
+        # (player view) presence and the all-in tests share it
+        p = stats.weighted_bonferroni([p_wc, p_all, p_pres, stats.fisher_combine(p_joint, p_weak, p_cd, p_wide)],
+                                      list(self.test_weights))
         # independent filtering: only pairs that could both contest at least min_spots targets, or that
         # faced at least min_decisions preflop decisions with the other still in against a short bounty target,
         # and that shared knockout tables in at least min_events tournaments
         testable = ((f("spots") >= self.min_spots) | (pn >= self.min_decisions)) & (f("events") >= self.min_events)
-        q = stats.bh_qvalues(np.where(testable, p, np.nan))
+        pt = np.where(testable, p, np.nan)
+        # weighted BH: the error budget goes to the pairs seated together in more knockout tournaments (the
+        # opportunity a gang needs, counted before looking at what they did); weights average 1 over the tested
+        w = self.bh_weights(f("events"), testable)
+        q = stats.bh_qvalues(np.where(testable, np.minimum(1.0, pt / np.maximum(w, 1e-300)), np.nan))
         return t.with_columns(
             pl.Series("p_joint", p_joint), pl.Series("p_weak", p_weak, nan_to_null=True),
             pl.Series("p_checkdown", p_cd, nan_to_null=True), pl.Series("p_wide", p_wide, nan_to_null=True),
             pl.Series("p_presence", p_pres, nan_to_null=True), pl.Series("p_wide_calls", p_wc, nan_to_null=True),
+            pl.Series("p_rest_calls", p_nw, nan_to_null=True), pl.Series("p_all_calls", p_all, nan_to_null=True),
             pl.Series("p_value", p, nan_to_null=True), pl.Series("q_value", q, nan_to_null=True),
+            pl.Series("bh_weight", np.where(testable, w, np.nan), nan_to_null=True),
             # −log10 q, ties (BH q-values saturate at 1) broken by the p-value: at most +0.01
             pl.Series("score", stats.score_from_q(q) + 0.01 * np.nan_to_num(np.minimum(-np.log10(np.clip(p, 1e-30, 1.0)), 30.0)) / 30.0),
             accounts=pl.concat_list("player", "opponent"),
         ).sort("score", descending=True)
+
+    def bh_weights(self, events: np.ndarray, testable: np.ndarray) -> np.ndarray:
+        """Prior weights of the weighted Benjamini–Hochberg procedure (Genovese, Roeder & Wasserman 2006).
+
+        ``min(1, (events / event_scale)^event_power)`` rescaled to mean 1 over the tested pairs, where ``events`` is the
+        number of knockout tournaments in which the pair was dealt in together at one table: a count of
+        opportunities fixed before their play is looked at (as the ``min_events`` filter), so under the null the
+        p-values are independent of it and the false-discovery rate stays controlled. ``event_scale=None``: equal
+        weights (plain BH).
+        """
+        ok = testable & np.isfinite(events)
+        if self.event_scale is None or not ok.any():
+            return np.where(ok, 1.0, 0.0)
+        raw = np.where(ok, np.minimum(1.0, (np.nan_to_num(events) / self.event_scale) ** self.event_power), 0.0)
+        if raw.sum() <= 0:
+            return np.where(ok, 1.0, 0.0)
+        return raw * ok.sum() / raw.sum()
 
     def threshold(self, scores: pl.DataFrame) -> pl.DataFrame:
         if scores.is_empty():
@@ -307,6 +356,15 @@ class BountyCollusionDetector(Detector):
                      f"decisions against a short bounty target with a hand and price at which they fold at least "
                      f"{100 * (1 - self.wide_rate):.0f}% of the time without the other; their own rates at the same hand "
                      f"strength (decile) and price predict {g('wc_e'):.1f}",
+                sql=gp.BOUNTY_PRESENCE_SQL,
+            ),
+            Evidence(
+                name="other continuations against short bounty targets with the partner in",
+                value=g("nw_k"), baseline=g("nw_e"), n=int(g("nw_n")), p_value=row.get("p_rest_calls"),
+                text=f"in the other {int(g('nw_n'))} such decisions (hand and price at which their own baseline continues "
+                     f"at least {100 * self.wide_rate:.0f}% of the time) they continued {int(g('nw_k'))} times, "
+                     f"{g('nw_e'):.1f} predicted by their own rates; with the calls above (Fisher's method, disjoint "
+                     f"decisions) p = {row.get('p_all_calls') if row.get('p_all_calls') is not None else float('nan'):.2g}",
                 sql=gp.BOUNTY_PRESENCE_SQL,
             ),
             *(
@@ -373,7 +431,9 @@ class BountyCollusionDetector(Detector):
         ev.append(Evidence(
             name="knockout tournaments at one table", value=g("events"), n=int(g("events_hands")),
             text=f"{a} and {b} were dealt in together in {int(g('events_hands'))} knockout hands of {int(g('events'))} "
-                 f"tournaments (pairs sharing tables in fewer than {self.min_events} are not tested)",
+                 f"tournaments (pairs sharing tables in fewer than {self.min_events} are not tested); weight "
+                 f"{g('bh_weight'):.2f} in the false-discovery control (p-value / weight ranked; pairs seated together "
+                 f"in more knockout tournaments get more of the error budget, weights average 1)",
             sql=EVENTS_SQL,
         ))
         who = " and ".join(accounts) if len(accounts) == 2 else f"ring of {len(accounts)} ({', '.join(accounts)})"

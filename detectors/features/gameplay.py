@@ -1157,7 +1157,8 @@ def bounty_presence_unordered(pairs: pl.DataFrame) -> pl.DataFrame:
                                          pl.Series("pres_p_binom", p_binom, nan_to_null=True)).select(list(schema))
 
 
-def bounty_wide_calls(rows: pl.DataFrame, *, max_rate: float = 0.3, floor: float = 0.02, hands: bool = True) -> pl.DataFrame:
+def bounty_wide_calls(rows: pl.DataFrame, *, max_rate: float = 0.3, floor: float = 0.02, hands: bool = True,
+                      min_rate: float = 0.0) -> pl.DataFrame:
     """Per unordered pair: continuations against a short bounty target that the player's own baseline folds.
 
     The deviation of a bounty gang is a fold turned into a call: with a hand
@@ -1184,6 +1185,9 @@ def bounty_wide_calls(rows: pl.DataFrame, *, max_rate: float = 0.3, floor: float
     least likely first (the evidence an investigator opens first);
     ``wc_a_*``/``wc_b_*`` per direction (``player`` with ``opponent`` in, and the reverse).
     ``hands=False`` leaves ``wc_hands`` empty (faster, when only the p-values are needed).
+    ``min_rate`` (default 0: every cell below ``max_rate``) keeps only the cells with ``min_rate <= r``:
+    ``min_rate=0.3, max_rate=1.01`` is the complement of the default, the decisions where the player's own
+    baseline continues at least 30 % of the time (disjoint decisions, so a test independent of the default's).
     """
     schema = {"player": pl.Utf8, "opponent": pl.Utf8, "wc_n": pl.Float64, "wc_k": pl.Float64, "wc_e": pl.Float64,
               "wc_p": pl.Float64, "wc_a_n": pl.Float64, "wc_a_k": pl.Float64, "wc_a_e": pl.Float64,
@@ -1202,7 +1206,7 @@ def bounty_wide_calls(rows: pl.DataFrame, *, max_rate: float = 0.3, floor: float
     t = t.with_columns(
         r=(((pl.col("K") - pl.col("k")) * pl.col("scale") + pl.col("pa"))
            / ((pl.col("N") - pl.col("n")) * pl.col("scale") + pl.col("pa") + pl.col("pb"))).clip(floor, 1.0)
-    ).filter(pl.col("r") < max_rate)
+    ).filter((pl.col("r") < max_rate) & (pl.col("r") >= min_rate))
     if t.is_empty():
         return pl.DataFrame(schema=schema)
     lo, hi = pl.min_horizontal("player", "partner"), pl.max_horizontal("player", "partner")

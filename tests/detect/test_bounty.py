@@ -215,14 +215,16 @@ def test_unshadowed_drops_a_bystanders_rows_only_where_the_strongest_partner_was
 
 def test_bystander_of_a_gang_not_accused():
     """k05 sits next to k04 whenever k04 plays, so k05 is in every hand where k03 calls wide for k04. Without the
-    explaining-away (shadow_p=0) the bystander pair k03-k05 is flagged too; with it only the gang is."""
+    explaining-away (shadow_p=0) the bystander pair k03-k05 is flagged too at alpha 0.05 (q ~ 0.015); with it only
+    the gang is, at that alpha and at the default (the bystander pair's p-value goes up to ~0.8)."""
     from tests.detect.conftest import build_ko_world
 
     w = build_ko_world(n_hands=2000, rate=0.0, seed=11, regulars=("k04", "k05"))
     _loosen(w.con, ["k03"], only_with="k04")
     _loosen(w.con, ["k04"], only_with="k03")
-    naive = [s.accounts for s in BountyCollusionDetector(shadow_p=0.0).detect(w.con) if s.flagged]
+    naive = [s.accounts for s in BountyCollusionDetector(shadow_p=0.0, alpha=0.05).detect(w.con) if s.flagged]
     assert ["k03", "k05"] in naive
+    assert [s.accounts for s in BountyCollusionDetector(alpha=0.05).detect(w.con) if s.flagged] == [["k03", "k04"]]
     sigs = BountyCollusionDetector().detect(w.con)
     assert [s.accounts for s in sigs if s.flagged] == [["k03", "k04"]]
     s = sigs[0]
@@ -266,3 +268,124 @@ def test_player_view_runs_and_says_the_wide_call_test_was_not_made():
     assert all(any("wide-call test" in m for m in s.missing) for s in sigs)
     assert all(s.evidence[0].n == 0 and s.evidence[0].p_value is None for s in sigs)
     assert not any(s.flagged and s.accounts != ["k03", "k04"] for s in sigs)
+
+
+def _events_3_but(det, pairs, n):
+    """A population where most pairs shared knockout tables in 3 tournaments and ``pairs`` in ``n`` (the flagging
+    rule reads only these counts)."""
+    import polars as pl
+
+    keys = [{"player": a, "opponent": b} for a, b in pairs]
+    det.events_ = det.events_.with_columns(
+        events=pl.when(pl.struct("player", "opponent").is_in(keys)).then(n).otherwise(3))
+    return det
+
+
+def test_pairs_seated_together_in_more_tournaments_get_more_of_the_error_budget():
+    """Weighted BH: k03-k04 turned 9 folds into calls (a tenth of their hands with the other in), just short of the
+    cut under plain BH (q ~ 0.011). Seated together in 8 knockout tournaments where the other pairs met in 3, the
+    gang's weight is min(1, 0.8^3) * m / (2 * 0.512 + (m - 2) * 0.3^3) ~ 17.5 and it is flagged; the regulars
+    k10-k11, seated together as often but playing honestly, get the same weight and are not flagged. The p-values
+    are the same either way: only the share of the error budget moves."""
+    import polars as pl
+
+    from tests.detect.conftest import build_ko_world
+
+    w = build_ko_world(n_hands=2000, rate=0.0, seed=11)
+    assert _loosen_share(w.con, "k03", "k04", 0.1) == 9
+    pairs = [("k03", "k04"), ("k10", "k11")]
+    out = {}
+    for name, kw in (("plain", {"event_scale": None}), ("weighted", {})):
+        det = _events_3_but(BountyCollusionDetector(**kw).fit(w.con), pairs, 8)
+        sc = det.score(w.con)
+        out[name] = (sc, det.threshold(sc))
+    row = {k: sc.filter((pl.col("player") == "k03") & (pl.col("opponent") == "k04")).row(0, named=True)
+           for k, (sc, _) in out.items()}
+    m = out["weighted"][0]["q_value"].is_not_null().sum()
+    assert m > 400
+    assert row["plain"]["p_value"] == row["weighted"]["p_value"] < 1e-4
+    assert row["plain"]["bh_weight"] == 1.0 and 0.01 < row["plain"]["q_value"] < 0.02
+    assert row["weighted"]["bh_weight"] == pytest.approx(0.512 * m / (2 * 0.512 + (m - 2) * 0.027))
+    assert row["weighted"]["q_value"] <= 0.001
+    assert out["plain"][1].filter("flagged").is_empty()
+    assert out["weighted"][1].filter("flagged")["accounts"].to_list() == [["k03", "k04"]]
+    reg = out["weighted"][0].filter((pl.col("player") == "k10") & (pl.col("opponent") == "k11")).row(0, named=True)
+    assert reg["bh_weight"] == row["weighted"]["bh_weight"] and reg["q_value"] == 1.0
+    sig = next(s for s in BountyCollusionDetector().detect(w.con) if s.accounts == ["k03", "k04"])
+    ev = next(e for e in sig.evidence if e.name == "knockout tournaments at one table")
+    assert "weight 1.00 in the false-discovery control" in ev.text  # the real counts: every pair met in >= 10
+
+
+def test_bh_weights_average_one_over_the_tested_and_equal_without_a_scale():
+    import numpy as np
+
+    ev = np.array([3.0, 3.0, 8.0, 12.0, 20.0])
+    tested = np.array([True, True, True, True, False])
+    w = BountyCollusionDetector().bh_weights(ev, tested)
+    raw = np.array([0.027, 0.027, 0.512, 1.0])
+    assert w[:4] == pytest.approx(raw * 4 / raw.sum()) and w[4] == 0.0 and w[:4].mean() == pytest.approx(1.0)
+    assert list(BountyCollusionDetector(event_scale=None).bh_weights(ev, tested)) == [1.0, 1.0, 1.0, 1.0, 0.0]
+
+
+def test_rest_of_the_calls_is_the_complement_of_the_wide_calls_and_joins_them_by_fisher():
+    """bounty_wide_calls(min_rate=0.3, max_rate=1.01) counts the decisions the default leaves out: a calls 3 of 10
+    weak hands with b in (folds 38 of 40 without) and 16 of 20 middling hands (calls 16 of 40 without). Neither
+    part alone is below 1e-3; the two parts are disjoint decisions, so Fisher's method joins them and the pair is
+    below 1e-3. h, who calls middling hands with everyone (36 of 40 without b, 18 of 20 with), is unremarkable."""
+    import numpy as np
+    import polars as pl
+    from scipy import stats as st
+
+    from detectors import stats
+    from detectors.features.gameplay import bounty_wide_calls
+
+    rows = []
+    for i in range(40):  # own baselines, partner x
+        rows.append((f"aw{i}", 1, "a", "x", i < 2, 0.25, 0))
+        rows.append((f"am{i}", 1, "a", "x", i < 16, 0.55, 0))
+        rows.append((f"hm{i}", 1, "h", "x", i < 36, 0.55, 0))
+        rows.append((f"hw{i}", 1, "h", "x", i < 2, 0.25, 0))
+    for i in range(10):
+        rows.append((f"pw{i}", 1, "a", "b", i < 3, 0.25, 0))
+    for i in range(20):
+        rows.append((f"pm{i}", 1, "a", "b", i < 16, 0.55, 0))
+        rows.append((f"qm{i}", 1, "h", "b", i < 18, 0.55, 0))
+    df = pl.DataFrame(rows, schema=["hand_id", "seq", "player", "partner", "cont", "strength", "cbin"], orient="row")
+    pick = lambda t, x, y: t.filter((pl.col("player") == x) & (pl.col("opponent") == y)).row(0, named=True)  # noqa: E731
+    wide, rest = bounty_wide_calls(df, hands=False), bounty_wide_calls(df, min_rate=0.3, max_rate=1.01, hands=False)
+    w, r = pick(wide, "a", "b"), pick(rest, "a", "b")
+    assert (w["wc_n"], w["wc_k"], r["wc_n"], r["wc_k"]) == (10.0, 3.0, 20.0, 16.0)  # disjoint, all 30 decisions
+    assert 0.3 <= r["wc_e"] / 20 < 0.5 and w["wc_e"] / 10 < 0.1
+    assert r["wc_p"] == pytest.approx(float(stats.binom_tail(16, 20, r["wc_e"] / 20)))
+    assert w["wc_p"] > 1e-3 and r["wc_p"] > 1e-3
+    both = float(stats.fisher_combine(np.array([w["wc_p"]]), np.array([r["wc_p"]]))[0])
+    assert both == pytest.approx(float(st.chi2.sf(-2 * np.log(w["wc_p"] * r["wc_p"]), 4))) and both < 1e-3
+    assert pick(rest, "b", "h")["wc_p"] > 0.2  # h's 18 of 20 against a baseline of 36 of 40
+    assert wide.filter((pl.col("player") == "b") & (pl.col("opponent") == "h")).is_empty()  # h's weak hands: never with b
+
+
+def test_detector_joins_wide_and_rest_calls_and_weights_the_four_views():
+    """On the knockout world with a loosening gang: the pair's all-calls p-value is Fisher's of the wide and rest
+    calls, and its p-value the weighted Bonferroni of wide, all, presence and the all-in tests (0.45/0.45/0.05/0.05);
+    the evidence names the rest of the continuations with their counts."""
+    import numpy as np
+    import polars as pl
+
+    from detectors import stats
+    from tests.detect.conftest import build_ko_world
+
+    w = build_ko_world(n_hands=2000, rate=0.0, seed=11)
+    _loosen(w.con, ["k03"], only_with="k04")
+    _loosen(w.con, ["k04"], only_with="k03")
+    det = BountyCollusionDetector()
+    sc = det.fit(w.con).score(w.con)
+    r = sc.filter((pl.col("player") == "k03") & (pl.col("opponent") == "k04")).row(0, named=True)
+    g = lambda c: np.array([np.nan if r[c] is None else r[c]], dtype=float)  # noqa: E731
+    assert r["nw_n"] > 0 and r["p_rest_calls"] is not None
+    assert r["p_all_calls"] == pytest.approx(float(stats.fisher_combine(g("p_wide_calls"), g("p_rest_calls"))[0]))
+    allin = stats.fisher_combine(g("p_joint"), g("p_weak"), g("p_checkdown"), g("p_wide"))
+    p = stats.weighted_bonferroni([g("p_wide_calls"), g("p_all_calls"), g("p_presence"), allin], [0.45, 0.45, 0.05, 0.05])
+    assert r["p_value"] == pytest.approx(float(p[0]))
+    s = next(s for s in det.detect(w.con) if s.accounts == ["k03", "k04"])
+    ev = next(e for e in s.evidence if e.name == "other continuations against short bounty targets with the partner in")
+    assert (ev.value, ev.n) == (r["nw_k"], int(r["nw_n"])) and ev.sql and "Fisher" in ev.text

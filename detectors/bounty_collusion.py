@@ -439,7 +439,8 @@ class BountyCollusionDetector(Detector):
         who = " and ".join(accounts) if len(accounts) == 2 else f"ring of {len(accounts)} ({', '.join(accounts)})"
         summary = (
             f"{who}: with the other in, called short bounty targets {int(g('wc_k'))} times with hands their own "
-            f"baseline folds ({g('wc_e'):.1f} expected); both called {joint} all-in bounty targets together (expected {exp:.1f} from their own rates), "
+            f"baseline folds ({g('wc_e'):.1f} expected) and {int(g('nw_k'))}/{int(g('nw_n'))} times with the rest "
+            f"({g('nw_e'):.1f} expected); both called {joint} all-in bounty targets together (expected {exp:.1f} from their own rates), "
             f"{int(row.get('weak_joint') or 0)} with a weak hand, side pot checked down {int(row.get('checked_down') or 0)}/"
             f"{int(row.get('joint_postflop') or 0)}, bounty taken {int(row.get('bounties_won') or 0)} times; "
             f"kept playing against short bounty targets with the other in {int(g('pres_k'))}/{int(g('pres_n'))} "

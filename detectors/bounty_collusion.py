@@ -187,8 +187,8 @@ class BountyCollusionDetector(Detector):
             on=["player", "opponent"], how="left")
         self.events_ = con.sql(EVENTS_SQL).pl().cast({"events": pl.Int64, "events_hands": pl.Int64})
         if not wide_ok and not rows.is_empty():
-            self.missing_.append(f"wide-call test: hole cards known at only {self.cards_known_:.0%} of the decisions "
-                                 "against short bounty targets (player view)")
+            self.missing_.append(f"wide-call test (and the rest of the calls joined with it): hole cards known at only "
+                                 f"{self.cards_known_:.0%} of the decisions against short bounty targets (player view)")
         if self.spots_.is_empty():
             self.missing_.append("no knockout hands with an all-in: nothing to test")
         else:

@@ -267,6 +267,10 @@ def test_player_view_runs_and_says_the_wide_call_test_was_not_made():
     assert any("wide-call test" in m and "player view" in m for m in det.missing_)
     assert all(any("wide-call test" in m for m in s.missing) for s in sigs)
     assert all(s.evidence[0].n == 0 and s.evidence[0].p_value is None for s in sigs)
+    # nor the rest of the calls that Fisher's method would join with them
+    assert all(s.evidence[1].name.startswith("other continuations") and s.evidence[1].n == 0
+               and s.evidence[1].p_value is None for s in sigs)
+    assert any("rest of the calls" in m for m in det.missing_)
     assert not any(s.flagged and s.accounts != ["k03", "k04"] for s in sigs)
 
 

@@ -388,7 +388,9 @@ def likeness(
     where either account has too little data.
     """
     rng = np.random.default_rng(random_state)
-    fp = fp.filter(pl.col("n_hands") >= 1)
+    # a fixed row order: the fingerprints come from a GROUP BY (no order), and the null
+    # pairs are drawn by position, so without it the same seed drew other pairs run to run
+    fp = fp.filter(pl.col("n_hands") >= 1).sort("account")
     C = _columns(fp)
     idx = {a: i for i, a in enumerate(fp["account"].to_list())}
     enough_s = C["n_hands"] >= min_hands

@@ -147,3 +147,14 @@ def test_device_used_by_two_accounts_at_once(con):
     assert _pair(use, "u01", "u02")["device_overlap_s"] == 0
     house = _pair(use, "u03", "u04")
     assert house["device_overlap_s"] == 0 and house["overlap_s"] == pytest.approx(400 * 60)
+
+
+def test_likeness_null_does_not_depend_on_row_order(con):
+    """The fingerprints come from a GROUP BY without order; the same seed must draw the same
+    null pairs whatever order the rows arrive in (it did not: p-values moved run to run)."""
+    fp = idf.style_fingerprints(con)
+    links = idf.identity_links(con).select("a", "b")
+    one = idf.likeness(fp, links, min_hands=20, null_pairs=500, random_state=0)
+    other = idf.likeness(fp.reverse(), links, min_hands=20, null_pairs=500, random_state=0)
+    assert one["p_style"].to_list() == other["p_style"].to_list()
+    assert one["p_timing"].to_list() == other["p_timing"].to_list()

@@ -57,8 +57,9 @@ machine). ``handover_s`` is 60 s: with 10 minutes, a fresh held-out population h
 honest player flagged who moved to a new device and network 3.7 minutes after logging out
 (with style and timing shifts of p 8e-5 and 6e-4 that were the tournament's late stage, not
 another person). A hand-over that takes longer is missed: precision first. A clean
-hand-over, within seconds, to a device **and** a network the account
-had never used is itself strong evidence of another person, and then the play need only
+hand-over, within seconds (``quick_s``, 15 s: on the tuning populations planted hand-overs
+came 1-5 s after the logout, the closest honest moves to another machine 22 and 29 s), to a
+device **and** a network the account had never used is itself strong evidence of another person, and then the play need only
 lean the same way (combined style and timing p <= ``handover_p``): a helper whose game is
 close to the owner's rarely shifts style or timing beyond chance on one event's hands. A device
 that **only ever logged in to take the account's seat** (every one of its sessions on the account
@@ -250,6 +251,7 @@ class SeatHandoffDetector(Detector):
         handover_s: float = 60.0,
         handover_p: float = 0.1,
         repeat_p: float = 1.0,
+        quick_s: float = 15.0,
     ) -> None:
         super().__init__(alpha=alpha, random_state=random_state)
         self.min_segment = min_segment  # hands needed after a change point (and each side of a scanned split)
@@ -262,6 +264,7 @@ class SeatHandoffDetector(Detector):
         self.handover_s = handover_s  # a hand-over: the login comes this soon after one of the account's logouts
         self.handover_p = handover_p  # combined p enough after a clean hand-over to a new device and network
         self.repeat_p = repeat_p  # combined p enough when one take-over-only device took the seat in 2+ events
+        self.quick_s = quick_s  # the structure-led rules (clean, repeated) need the login this soon after the logout
 
     # ------------------------------------------------------------------ fit
     def fit(self, con: duckdb.DuckDBPyConnection) -> "SeatHandoffDetector":
@@ -518,12 +521,12 @@ class SeatHandoffDetector(Detector):
                 r["group_new_device"] = any(x["new_device"] for x in g)
                 # the device only ever logged in to take this account's seat mid-event: every one
                 # of its sessions on the account is one of these hand-overs, each within
-                # handover_s of a logout, in two or more events, on a device and a network the
+                # quick_s of a logout, in two or more events, on a device and a network the
                 # account had never used before the first of them
                 since = [x["since_logout"] for x in g]
                 r["takeover_only"] = bool(
                     self.has_sessions_ and r["device"] is not None and len(g) >= 2
-                    and all(v is not None and v <= self.handover_s for v in since)
+                    and all(v is not None and v <= self.quick_s for v in since)
                     and all(x["device_changed"] for x in g)
                     and r["group_new_device"] and any(x["new_net"] for x in g)
                     and len({x["session"] for x in g}) >= max(x["device_sessions"] for x in g))
@@ -693,7 +696,11 @@ class SeatHandoffDetector(Detector):
         # a clean hand-over, within seconds, to a device the account had never used on a network
         # it had never used: the structure itself says another person; the play needs only to
         # lean the same way (combined style and timing p <= handover_p), not to prove it alone
-        clean = handover & new_dev & scores["new_net"].to_numpy() & scores["device_changed"].to_numpy()
+        # (quick: within quick_s, a seat changing hands between two deals; an owner moving to a
+        # machine of their own takes half a minute or more, and such moves were the closest honest
+        # candidates on the tuning populations, at 22 and 29 s, one to a new device and network)
+        quick = (since <= self.quick_s) | (np.isnan(since) & ~self.has_logouts_)
+        clean = quick & new_dev & scores["new_net"].to_numpy() & scores["device_changed"].to_numpy()
         flagged |= clean & (scores["p_value"].fill_nan(1.0).fill_null(1.0).to_numpy() <= self.handover_p)
         # a device that only ever appears to take this account's seat mid-event, seconds after a
         # logout, in two or more events, never to start the account's own play: a helper's
@@ -702,7 +709,7 @@ class SeatHandoffDetector(Detector):
         # is the evidence here: a helper whose game is close to the owner's shifts nothing
         # (repeat_p = 1: no play shift required; lower it to ask for one)
         if "takeover_only" in scores.columns:
-            rep = scores["takeover_only"].fill_null(False).to_numpy() & handover
+            rep = scores["takeover_only"].fill_null(False).to_numpy() & quick
             flagged |= rep & (scores["p_value"].fill_nan(1.0).fill_null(1.0).to_numpy() <= self.repeat_p)
         if not self.has_sessions_:
             # hands only: a player's own stack and table change their play as much as

@@ -335,3 +335,19 @@ def test_handover_seen_from_the_session_that_just_logged_out(con2, sigs2):
     assert s.hands[0] == _first_hand_from(con2, "r08", "905", 20)
     login = next(e for e in s.evidence if e.name.startswith("login"))
     assert "helper08-pc" in login.text and "(before dev-r08)" in login.text
+
+
+def test_owner_moving_to_a_new_machine_in_half_a_minute_needs_a_real_shift():
+    """An honest move to the player's own, never used desktop on his home network 29 s after
+    logging out of his phone (a tuning population had one, play p 0.15): the play leaning
+    (p 0.06) is not enough, as it is for a seat changing hands within seconds; a real shift
+    (timing p 1e-4 on a new device) still is."""
+    flags = _threshold([
+        {"account": "own_desktop", "since_logout": 29.0, "p_style": 0.3, "p_time": 0.07, "p_value": 0.06},
+        {"account": "helper", "since_logout": 3.0, "p_style": 0.3, "p_time": 0.07, "p_value": 0.06},
+        {"account": "slower_helper", "since_logout": 29.0, "p_style": 0.3, "p_time": 1e-4, "p_value": 3e-4},
+    ] + [{"account": f"h{i}", "new_device": False, "group_new_device": False, "new_net": False,
+          "p_style": 0.1 + 0.08 * i, "p_style_field": 0.1 + 0.08 * i, "p_time": 0.9 - 0.08 * i,
+          "p_value": 0.2 + 0.07 * i} for i in range(10)])
+    assert not flags["own_desktop"]
+    assert flags["helper"] and flags["slower_helper"]

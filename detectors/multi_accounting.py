@@ -27,7 +27,11 @@ Method
    (p < ``signal_p``): a shared household IP or family card alone (housemates:
    own devices, own styles, online at once, separate entries) is never enough;
    a card shared beside a shared device counts as a second identifier (a
-   device and a card held by these accounts alone: no household shares both).
+   device and a card held by these accounts alone: no household shares both),
+   and so does a shared device **used by both accounts at once** (sessions of
+   both open on it together for ``co_device_s`` or more: housemates take turns
+   at a family computer; one machine with two accounts online at the same time
+   is one person at two seats).
    **Households are modelled explicitly**: a pair that shares a home address
    (IP or network) but no device is household-shaped, and for it a shared card
    is household-grade evidence (families share one): it stays in the BH prior
@@ -36,7 +40,11 @@ Method
    behavioural agreements pass). Such a pair is flagged only when the
    behaviour alone (style, timing, co-entry combined with Fisher's method) is
    strong, p <= ``household_p``: two families of behaviour each agreeing at
-   p < 0.1 by chance (about 1 % of honest household pairs) are not enough.
+   p < 0.1 by chance (about 1 % of honest household pairs) are not enough; and
+   it must stay significant across all household-shaped pairs of the population
+   (Benjamini-Hochberg over that family at ``alpha``): among a hundred or so
+   honest household pairs one reaches p ~ 1e-3 by chance (a tuning population
+   had such a pair, behind a carrier address shared by ten accounts, flagged).
    Flagged pairs are joined into groups (connected components of the networkx
    graph): one case per person, listing the tournaments they entered together.
    Without sessions or payments (hand histories only) candidates are pairs that
@@ -82,6 +90,7 @@ class MultiAccountingDetector(Detector):
         card_weight: float = 2.0,
         max_unflagged: int = 50,
         household_p: float = 1e-3,
+        co_device_s: float = 300.0,
     ) -> None:
         super().__init__(alpha=alpha, random_state=random_state)
         self.max_share = max_share
@@ -94,6 +103,7 @@ class MultiAccountingDetector(Detector):
         self.card_weight = card_weight  # ... and a payment card
         self.max_unflagged = max_unflagged  # unflagged candidates kept (ranked) for the AP
         self.household_p = household_p  # household-shaped pairs: combined behaviour needed below this
+        self.co_device_s = co_device_s  # seconds online at once on the shared device to count as co-use
 
     # ------------------------------------------------------------------ fit
     def fit(self, con: duckdb.DuckDBPyConnection) -> "MultiAccountingDetector":
@@ -165,6 +175,13 @@ class MultiAccountingDetector(Detector):
         p_pay = np.where(pairs["idf_payment"].to_numpy() > 0, np.exp(-pairs["idf_payment"].to_numpy()), np.nan)
         household = np.isnan(p_dev) & ((pairs["w_ip"].fill_null(0).to_numpy() > 0)
                                        | (pairs["w_net"].fill_null(0).to_numpy() > 0))
+        # the shared device was used by both accounts at the same time: one machine, two
+        # accounts online at once, which housemates taking turns at a family computer never
+        # are; it counts as a second agreeing fact beside the device (not in the p-value:
+        # it is the device's own evidence, sharpened)
+        co_device = ((np.nan_to_num(p_dev, nan=1.0) < self.signal_p)
+                     & (pairs["device_overlap_s"].fill_null(0).to_numpy() >= self.co_device_s
+                        if "device_overlap_s" in pairs.columns else False))
         behav = np.column_stack([
             pairs["p_style"].to_numpy(), pairs["p_timing"].to_numpy(), pairs["p_coentry"].to_numpy(),
         ]).astype(float)
@@ -179,7 +196,9 @@ class MultiAccountingDetector(Detector):
             # held by these accounts alone, that no household pattern explains (housemates
             # keep their own devices); beside an address alone it is a family's card
             n_agree=pl.Series((np.nan_to_num(B, nan=1.0) < self.signal_p).sum(axis=1)
-                              + ((np.nan_to_num(p_pay, nan=1.0) < self.signal_p) & ~np.isnan(p_dev))),
+                              + ((np.nan_to_num(p_pay, nan=1.0) < self.signal_p) & ~np.isnan(p_dev))
+                              + co_device),
+            co_device=pl.Series(co_device),
             id_strong=(pl.col("min_share") <= self.max_link_share).fill_null(False),
         )
         # the score: -log10 of the combined p-value, plus the IP/network link as
@@ -214,8 +233,16 @@ class MultiAccountingDetector(Detector):
         linked = scores["id_strong"].to_numpy() | (scores["weight"].to_numpy() == 0)
         agree = scores["n_agree"].to_numpy() >= self.min_signals
         # housemates (a home address, own devices): the behaviour must say one
-        # person on its own, combined, not two families agreeing by chance
-        agree &= ~scores["household"].to_numpy() | (scores["p_conduct"].to_numpy() <= self.household_p)
+        # person on its own, combined, not two families agreeing by chance; and it
+        # must do so across all household-shaped pairs of the population (a hundred
+        # or so: BH over them, Benjamini & Hochberg 1995), since among that many
+        # honest pairs one reaches p ~ 1/100 by chance
+        hh = scores["household"].to_numpy().astype(bool)
+        p_cond = scores["p_conduct"].to_numpy().astype(float)
+        q_hh = np.ones(scores.height)
+        if hh.any():
+            q_hh[hh] = idf.benjamini_hochberg(p_cond[hh])
+        agree &= ~hh | ((p_cond <= self.household_p) & (q_hh <= self.alpha))
         pair_flag = (q <= self.alpha) & agree & linked
         pairs = scores.with_columns(q_value=pl.Series(q), pair_flagged=pl.Series(pair_flag))
         self.pairs_ = pairs
@@ -308,7 +335,10 @@ class MultiAccountingDetector(Detector):
                 name="online at once", value=float(best.get("concurrency") or 0.0), n=int(best.get("handovers") or 0),
                 text=(f"online together {float(best.get('overlap_s') or 0) / 60:.0f} min "
                       f"({100 * float(best.get('concurrency') or 0):.0f}% of the shorter account's time); "
-                      f"{int(best.get('handovers') or 0)} hand-overs (one logs in within 30 min of the other logging out)"),
+                      f"{int(best.get('handovers') or 0)} hand-overs (one logs in within 30 min of the other logging out)"
+                      + (f"; online at once on the same device for {float(best.get('device_overlap_s') or 0) / 60:.0f} min "
+                         "(one machine, two accounts at the same time: not housemates taking turns)"
+                         if best.get("co_device") else "")),
                 sql=f"SELECT account, login_at, logout_at, ip, device FROM sessions WHERE account IN ({accs_sql}) ORDER BY login_at",
             ))
         kinds = sorted({k for k, _ in ids_seen})
@@ -326,7 +356,7 @@ class MultiAccountingDetector(Detector):
         if best.get("household"):
             benign += (" The pair shares a home address but no device (household-shaped): a shared card there is "
                        f"a family's, so the behaviour alone must say one person (combined p {float(best['p_conduct']):.2g}, "
-                       f"needed <= {self.household_p:g}).")
+                       f"needed <= {self.household_p:g} and significant among all household-shaped pairs).")
         if not hasattr(self, "hands_"):
             self.hands_ = _evidence_hands(con, self.groups_)
         hands = self.hands_.get(row["group"], [])
@@ -342,6 +372,7 @@ class MultiAccountingDetector(Detector):
                  "q_value": float(r["q_value"]),
                  "signals": [k for k, p in (("device", r["p_device"]), ("style", r["p_style"]), ("timing", r["p_timing"]),
                                             ("co-entry", r["p_coentry"])) if p is not None and not _nan(p) and p < self.signal_p]
+                 + (["device at once"] if r.get("co_device") else [])
                  + [s["kind"] for s in (r["shared"] or []) if s["weight"] > 0]}
                 for r in pairs.iter_rows(named=True)
             ]},

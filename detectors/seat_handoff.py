@@ -57,10 +57,22 @@ machine). ``handover_s`` is 60 s: with 10 minutes, a fresh held-out population h
 honest player flagged who moved to a new device and network 3.7 minutes after logging out
 (with style and timing shifts of p 8e-5 and 6e-4 that were the tournament's late stage, not
 another person). A hand-over that takes longer is missed: precision first. A clean
-hand-over, within seconds, to a device **and** a network the account
-had never used is itself strong evidence of another person, and then the play need only
+hand-over, within seconds (``quick_s``, 15 s: on the tuning populations planted hand-overs
+came 1-5 s after the logout, the closest honest moves to another machine 22 and 29 s), to a
+device **and** a network the account had never used is itself strong evidence of another person, and then the play need only
 lean the same way (combined style and timing p <= ``handover_p``): a helper whose game is
-close to the owner's rarely shifts style or timing beyond chance on one event's hands. With hand histories only (no logins, no timing) change points are
+close to the owner's rarely shifts style or timing beyond chance on one event's hands. A device
+that **only ever logged in to take the account's seat** (every one of its sessions on the account
+a clean hand-over, in two or more events) is flagged on that structure alone: an owner's new phone
+or laptop, after a first quick switch, starts sessions of its own; a helper's machine does not.
+
+The hand-over is judged against the session that logged out just before the login (within
+``handover_s``) as well as against the session the account started the event on: an account in
+several events at once has several sessions, and the last login before an event's first hand may
+be a helper's already. **One login takes one seat**: a login inside several of the account's events
+is kept for the event whose own play shifts most (where the device does not hold the seat already),
+so the owner's play in the other events is neither accused nor pooled into the helper's sample.
+With hand histories only (no logins, no timing) change points are
 scanned and ranked but never flagged: a player's own stack and table change
 their play as much as a new player would.
 """
@@ -238,6 +250,8 @@ class SeatHandoffDetector(Detector):
         known_device_p: float = 0.001,
         handover_s: float = 60.0,
         handover_p: float = 0.1,
+        repeat_p: float = 1.0,
+        quick_s: float = 15.0,
     ) -> None:
         super().__init__(alpha=alpha, random_state=random_state)
         self.min_segment = min_segment  # hands needed after a change point (and each side of a scanned split)
@@ -249,6 +263,8 @@ class SeatHandoffDetector(Detector):
         self.known_device_p = known_device_p  # style p needed when the device is one the account already used
         self.handover_s = handover_s  # a hand-over: the login comes this soon after one of the account's logouts
         self.handover_p = handover_p  # combined p enough after a clean hand-over to a new device and network
+        self.repeat_p = repeat_p  # combined p enough when one take-over-only device took the seat in 2+ events
+        self.quick_s = quick_s  # the structure-led rules (clean, repeated) need the login this soon after the logout
 
     # ------------------------------------------------------------------ fit
     def fit(self, con: duckdb.DuckDBPyConnection) -> "SeatHandoffDetector":
@@ -298,20 +314,43 @@ class SeatHandoffDetector(Detector):
           FROM acct JOIN s2 ON s2.account = acct.account AND s2.login_at <= acct.t_first
           GROUP BY ALL
         ),
-        c AS (
-          SELECT acct.account, acct.tournament_id, s2.session, s2.login_at, s2.device, s2.ip,
-                 init.dev0 AS prev_device, init.net0 AS prev_net, s2.net,
-                 s2.device IS DISTINCT FROM init.dev0 AS device_changed,
-                 s2.net IS DISTINCT FROM init.net0 AS net_changed,
+        -- the session of the account that logged out last, at most handover_s before a login:
+        -- the one a hand-over replaces (an account in several events at once has several
+        -- sessions, and the last login before the event's first hand need not be the one
+        -- that played it)
+        ho AS (
+          SELECT y.account, y.session,
+                 arg_max(x.device, x.logout_at) AS ho_dev, arg_max(x.net, x.logout_at) AS ho_net
+          FROM s y JOIN s x ON x.account = y.account AND x.session <> y.session
+           AND x.logout_at <= y.login_at AND x.logout_at >= y.login_at - to_microseconds(CAST(? * 1e6 AS BIGINT))
+          GROUP BY ALL
+        ),
+        c0 AS (
+          SELECT acct.account, acct.tournament_id, s2.session, s2.login_at, s2.device, s2.ip, s2.net,
                  s2.new_device AS first_login_of_device,
-                 s2.new_net, s2.device_sessions, s2.account_sessions, acct.n_hands
+                 s2.new_net, s2.device_sessions, s2.account_sessions, acct.n_hands,
+                 init.dev0, init.net0, ho.ho_dev, ho.ho_net,
+                 -- a hand-over: the session the account started the event on is closed by then (a
+                 -- login while it stays open is the owner opening another table elsewhere, not
+                 -- someone taking this seat); without logout times every such login counts
+                 (init.logout0 IS NULL OR init.logout0 <= s2.login_at + INTERVAL 60 SECOND)
+                   AND (s2.device IS DISTINCT FROM init.dev0 OR s2.net IS DISTINCT FROM init.net0) AS from_start,
+                 -- ... or it replaces, within handover_s, a session on another device or network
+                 -- that has just logged out (the owner's other sessions may stay open)
+                 ho.ho_dev IS NOT NULL
+                   AND (s2.device IS DISTINCT FROM ho.ho_dev OR s2.net IS DISTINCT FROM ho.ho_net) AS from_logout
           FROM acct JOIN init USING (account, tournament_id)
           JOIN s2 ON s2.account = acct.account AND s2.login_at > acct.t_first AND s2.login_at <= acct.t_last
-          -- a hand-over: the session the account started the event on is closed by then (a login
-          -- while it stays open is the owner opening another table elsewhere, not someone taking
-          -- this seat); without logout times every such login counts
-          WHERE (init.logout0 IS NULL OR init.logout0 <= s2.login_at + INTERVAL 60 SECOND)
-            AND (s2.device IS DISTINCT FROM init.dev0 OR s2.net IS DISTINCT FROM init.net0)
+          LEFT JOIN ho ON ho.account = s2.account AND ho.session = s2.session
+        ),
+        c AS (
+          SELECT account, tournament_id, session, login_at, device, ip,
+                 CASE WHEN from_start THEN dev0 ELSE ho_dev END AS prev_device,
+                 CASE WHEN from_start THEN net0 ELSE ho_net END AS prev_net, net,
+                 device IS DISTINCT FROM CASE WHEN from_start THEN dev0 ELSE ho_dev END AS device_changed,
+                 net IS DISTINCT FROM CASE WHEN from_start THEN net0 ELSE ho_net END AS net_changed,
+                 first_login_of_device, new_net, device_sessions, account_sessions, n_hands
+          FROM c0 WHERE from_start OR from_logout
         ),
         -- a device is new to the account when its first login was itself such a take-over (in this
         -- event or an earlier one), not the owner's own start of play
@@ -333,7 +372,7 @@ class SeatHandoffDetector(Detector):
         LEFT JOIN oth o ON o.account = c.account AND o.session = c.session
         ORDER BY c.account, c.tournament_id, c.login_at
         """
-        return con.sql(q).pl()
+        return con.sql(q, params=[float(self.handover_s)]).pl()
 
     def _scan_candidates(self, con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
         q = """
@@ -378,7 +417,9 @@ class SeatHandoffDetector(Detector):
         for c in cand.iter_rows(named=True):
             key = (c["account"], c["tournament_id"])
             h = by_at.get(key)
-            if h is None or h.height < 2 * self.min_segment:
+            # a login change point needs min_before hands before it and min_segment after it;
+            # a scanned split min_segment on each side
+            if h is None or h.height < (self.min_before if self.has_sessions_ else self.min_segment) + self.min_segment:
                 continue
             t = h["started_at"].to_numpy()
             counts = h.select([f"n_{a}" for a in ACTS]).to_numpy().astype(float)
@@ -402,6 +443,8 @@ class SeatHandoffDetector(Detector):
         if not rows:
             self.rows_ = []
             return pl.DataFrame(schema=out_schema)
+        if self.has_sessions_:
+            rows = self._one_seat_per_login(rows)
         rows = self._pool(rows)
         df = pl.DataFrame([{k: v for k, v in r.items() if not k.startswith("_")} for r in rows])
         p_style = idf.fisher_combine(np.column_stack([df["p_mix_any"].to_numpy(), df["p_size"].to_numpy()]))
@@ -428,6 +471,38 @@ class SeatHandoffDetector(Detector):
         self.rows_ = df.to_dicts()
         return df.with_row_index("cand").with_columns(pl.col("cand").cast(pl.Int64))
 
+    @staticmethod
+    def _one_seat_per_login(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """One login takes one seat: an account in several events at once has its
+        hand-over login fall inside each of them, but the person logging in takes over
+        the seat that was left, and the owner plays on in the others. Keep the login for
+        the event whose own play shifts most (Fisher's method over that event's action
+        mix, bet sizes and timing, before any pooling), among the events where the device
+        does not hold the seat already; counting it in every event would pool the
+        owner's own play into the helper's sample and accuse the owner's other events."""
+        def own_p(r: dict[str, Any]) -> float:
+            ps = [p for p in (r["p_mix"], r["p_hist_mix"]) if not math.isnan(p)]
+            mix = min(1.0, len(ps) * min(ps)) if ps else float("nan")
+            return float(idf.fisher_combine(np.array([[mix, r["p_size"], r["p_time"]]]))[0])
+        best: dict[tuple, dict[str, Any]] = {}
+        out = []
+        # a device already holding the seat in an event (an earlier take-over there) changes
+        # nothing in it when it logs in again: that login took another seat
+        holding: dict[tuple, set] = {}
+        for r in sorted(rows, key=lambda x: x["cp_time"]):
+            if r.get("session") is None:
+                out.append(r)
+                continue
+            held = holding.setdefault((r["account"], r["tournament_id"]), set())
+            if r["device"] in held:
+                continue
+            held.add(r["device"])
+            key = (r["account"], r["session"])
+            r["_own_p"] = own_p(r)
+            if key not in best or r["_own_p"] < best[key]["_own_p"]:
+                best[key] = r
+        return out + list(best.values())
+
     def _pool(self, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """Pool the before/after samples of one account's mid-event logins from the
         same device: a helper who takes the seat in several events brings the
@@ -444,6 +519,17 @@ class SeatHandoffDetector(Detector):
                 r["n_pooled"] = len(g)
                 r["pooled_tournaments"] = sorted({x["tournament_id"] for x in g})
                 r["group_new_device"] = any(x["new_device"] for x in g)
+                # the device only ever logged in to take this account's seat mid-event: every one
+                # of its sessions on the account is one of these hand-overs, each within
+                # quick_s of a logout, in two or more events, on a device and a network the
+                # account had never used before the first of them
+                since = [x["since_logout"] for x in g]
+                r["takeover_only"] = bool(
+                    self.has_sessions_ and r["device"] is not None and len(g) >= 2
+                    and all(v is not None and v <= self.quick_s for v in since)
+                    and all(x["device_changed"] for x in g)
+                    and r["group_new_device"] and any(x["new_net"] for x in g)
+                    and len({x["session"] for x in g}) >= max(x["device_sessions"] for x in g))
             if len(g) < 2:
                 continue
             # events are independent strata: their interaction statistics add up
@@ -566,6 +652,7 @@ class SeatHandoffDetector(Detector):
             "device_changed": bool(c.get("device_changed") or False), "net_changed": bool(c.get("net_changed") or False),
             "new_device": bool(c.get("new_device") or False), "new_net": bool(c.get("new_net") or False),
             "others_open": int(c.get("others_open") or 0), "since_logout": c.get("since_logout"),
+            "device_sessions": int(c.get("device_sessions") or 0),
             "p_mix": p_mix, "p_size": p_size, "ks_d": ks_d, "p_time_in": p_time,
             # the timing test that counts: against the account's own history where it has one
             "p_time": p_hist_time if not math.isnan(p_hist_time) else p_time,
@@ -609,8 +696,21 @@ class SeatHandoffDetector(Detector):
         # a clean hand-over, within seconds, to a device the account had never used on a network
         # it had never used: the structure itself says another person; the play needs only to
         # lean the same way (combined style and timing p <= handover_p), not to prove it alone
-        clean = handover & new_dev & scores["new_net"].to_numpy() & scores["device_changed"].to_numpy()
+        # (quick: within quick_s, a seat changing hands between two deals; an owner moving to a
+        # machine of their own takes half a minute or more, and such moves were the closest honest
+        # candidates on the tuning populations, at 22 and 29 s, one to a new device and network)
+        quick = (since <= self.quick_s) | (np.isnan(since) & ~self.has_logouts_)
+        clean = quick & new_dev & scores["new_net"].to_numpy() & scores["device_changed"].to_numpy()
         flagged |= clean & (scores["p_value"].fill_nan(1.0).fill_null(1.0).to_numpy() <= self.handover_p)
+        # a device that only ever appears to take this account's seat mid-event, seconds after a
+        # logout, in two or more events, never to start the account's own play: a helper's
+        # machine. An owner's new phone or laptop, after a first quick switch, starts sessions of
+        # its own; the same stranger's device taking over again and again does not. The structure
+        # is the evidence here: a helper whose game is close to the owner's shifts nothing
+        # (repeat_p = 1: no play shift required; lower it to ask for one)
+        if "takeover_only" in scores.columns:
+            rep = scores["takeover_only"].fill_null(False).to_numpy() & quick
+            flagged |= rep & (scores["p_value"].fill_nan(1.0).fill_null(1.0).to_numpy() <= self.repeat_p)
         if not self.has_sessions_:
             # hands only: a player's own stack and table change their play as much as
             # a new player would; without logins or timing the scan ranks, never accuses
@@ -635,7 +735,10 @@ class SeatHandoffDetector(Detector):
                       f"network {'new' if r['new_net'] else 'seen before'}"
                       + (f"; the same device logged in mid-event in {r['n_pooled']} events "
                          f"({', '.join(r['pooled_tournaments'])}): their before/after samples are pooled"
-                         if r["n_pooled"] > 1 else "")),
+                         if r["n_pooled"] > 1 else "")
+                      + (f"; this device only ever logged in to take this seat mid-event (all its "
+                         f"{r['device_sessions']} sessions on {acc}, each seconds after a logout), never "
+                         f"to start {acc}'s own play" if r.get("takeover_only") else "")),
                 sql=f"SELECT session, login_at, logout_at, ip, device FROM sessions WHERE account = {_lit(acc)} ORDER BY login_at",
             ))
         ev.append(Evidence(
@@ -685,7 +788,11 @@ class SeatHandoffDetector(Detector):
                    if p is not None and not math.isnan(p) and p < self.signal_p]
         benign = ("A player moving from phone to desktop (or to another network) changes device and a little "
                   "of their speed, but not their game. ")
-        if row["flagged"]:
+        if row["flagged"] and r.get("takeover_only") and not shifted:
+            benign += (f"Here the play hardly shifts, but the device {r['device']} only ever appeared to take "
+                       f"{acc}'s seat mid-event, seconds after a logout, in {r['n_pooled']} events, and never "
+                       "started play of its own: an owner's new machine would; a helper's does not.")
+        elif row["flagged"]:
             benign += (f"Here the {' and the '.join(shifted) or 'play'} shift{'s' if len(shifted) < 2 else ''} at a login "
                        f"from a device {acc} {'had never used' if r.get('group_new_device') else 'already used, and the style shift is far beyond chance'}, "
                        "so the same-person explanation is unlikely.")

@@ -388,7 +388,9 @@ def likeness(
     where either account has too little data.
     """
     rng = np.random.default_rng(random_state)
-    fp = fp.filter(pl.col("n_hands") >= 1)
+    # a fixed row order: the fingerprints come from a GROUP BY (no order), and the null
+    # pairs are drawn by position, so without it the same seed drew other pairs run to run
+    fp = fp.filter(pl.col("n_hands") >= 1).sort("account")
     C = _columns(fp)
     idx = {a: i for i, a in enumerate(fp["account"].to_list())}
     enough_s = C["n_hands"] >= min_hands
@@ -468,7 +470,10 @@ def usage_patterns(
     """For each pair: online overlap, hand-overs, shared tournaments.
 
     Adds ``overlap_s`` (seconds both had a session open; from hands' 5-minute
-    buckets where there are no sessions), ``concurrency`` (overlap over the
+    buckets where there are no sessions), ``device_overlap_s`` (seconds both
+    had a session open on one and the same device: one machine used by two
+    accounts at once, which housemates taking turns at a family computer never
+    are), ``concurrency`` (overlap over the
     shorter account's online time), ``handovers`` (sessions of one starting
     within ``handover_minutes`` after the other's ended, on any identifier),
     ``shared_tournaments`` (list), ``n_tourn_a``, ``n_tourn_b``, ``n_shared_t``
@@ -480,6 +485,7 @@ def usage_patterns(
     if pairs.height == 0:
         return pairs.with_columns(
             overlap_s=pl.lit(None, pl.Float64), concurrency=pl.lit(None, pl.Float64),
+            device_overlap_s=pl.lit(None, pl.Float64),
             handovers=pl.lit(0, pl.Int64), shared_tournaments=pl.lit([], pl.List(pl.Utf8)),
             n_tourn_a=pl.lit(0, pl.Int64), n_tourn_b=pl.lit(0, pl.Int64),
             n_shared_t=pl.lit(0, pl.Int64), p_coentry=pl.lit(None, pl.Float64),
@@ -489,10 +495,11 @@ def usage_patterns(
     ho = to_us = int(handover_minutes * 60e6)
     if has_sessions:
         q_use = """
-        WITH s AS (SELECT account, login_at AS t0,
+        WITH s AS (SELECT account, login_at AS t0, device,
                           coalesce(logout_at, login_at + INTERVAL 1 HOUR) AS t1 FROM sessions),
         j AS (
-          SELECT p.a, p.b, x.t0 AS a0, x.t1 AS a1, y.t0 AS b0, y.t1 AS b1
+          SELECT p.a, p.b, x.t0 AS a0, x.t1 AS a1, y.t0 AS b0, y.t1 AS b1,
+                 x.device IS NOT NULL AND x.device <> '' AND x.device = y.device AS same_device
           FROM _rb_pairs p JOIN s x ON x.account = p.a JOIN s y ON y.account = p.b
           WHERE x.t0 <= y.t1 + to_microseconds(?) AND y.t0 <= x.t1 + to_microseconds(?)
         ),
@@ -501,6 +508,9 @@ def usage_patterns(
         )
         SELECT p.a, p.b,
           coalesce(sum(greatest(0, epoch(least(a1, b1)) - epoch(greatest(a0, b0)))), 0) AS overlap_s,
+          -- online at once on one device: one machine, two accounts, at the same time
+          coalesce(sum(greatest(0, epoch(least(a1, b1)) - epoch(greatest(a0, b0))))
+                   FILTER (WHERE same_device), 0) AS device_overlap_s,
           coalesce(count(*) FILTER (WHERE (b0 >= a1 AND b0 <= a1 + to_microseconds(?))
                                       OR (a0 >= b1 AND a0 <= b1 + to_microseconds(?))), 0) AS handovers,
           least(any_value(ta.online_s), any_value(tb.online_s)) AS min_online_s
@@ -520,7 +530,7 @@ def usage_patterns(
         tot AS (SELECT account, count(*) AS nb FROM act GROUP BY 1)
         SELECT p.a, p.b,
           CAST(count(y.bucket) AS DOUBLE) * 60.0 * ? AS overlap_s,
-          0 AS handovers,
+          0 AS handovers, 0.0 AS device_overlap_s,
           CAST(least(any_value(ta.nb), any_value(tb.nb)) AS DOUBLE) * 60.0 * ? AS min_online_s
         FROM _rb_pairs p
         LEFT JOIN act x ON x.account = p.a

@@ -33,6 +33,9 @@ def world():
     # u10..u39: phones behind one carrier NAT address (a crowd)
     for n in names[10:]:
         w.session(n, "100.64.0.1", f"phone-{n}", at(0), at(400))
+    # u00/u09: one person on one tablet, both accounts online on it at once (two addresses: a VPN)
+    w.session("u00", "83.1.1.1", "tablet-Z", at(100), at(200))
+    w.session("u09", "185.9.9.9", "tablet-Z", at(150), at(300))
     # u07/u08: a family card
     w.rows["accounts"] = [r if r[0] != "u08" else (r[0], r[1], r[2], "card-u07", None) for r in w.rows["accounts"]]
     rng = np.random.default_rng(2)
@@ -132,3 +135,26 @@ def test_benjamini_hochberg_and_fisher_helpers():
     assert q[2] == 1.0 and q[0] == pytest.approx(0.03)
     f = idf.fisher_combine(np.array([[0.01, 0.01], [np.nan, np.nan]]))
     assert f[1] == 1.0 and f[0] < 0.01
+
+
+def test_device_used_by_two_accounts_at_once(con):
+    """One tablet with both accounts online on it for 50 minutes: device_overlap_s; a laptop
+    taken in turns (u01/u02) and housemates online at once on their own machines (u03/u04)
+    have none."""
+    links = idf.identity_links(con)
+    use = idf.usage_patterns(con, links.select("a", "b"))
+    assert _pair(use, "u00", "u09")["device_overlap_s"] == pytest.approx(50 * 60)
+    assert _pair(use, "u01", "u02")["device_overlap_s"] == 0
+    house = _pair(use, "u03", "u04")
+    assert house["device_overlap_s"] == 0 and house["overlap_s"] == pytest.approx(400 * 60)
+
+
+def test_likeness_null_does_not_depend_on_row_order(con):
+    """The fingerprints come from a GROUP BY without order; the same seed must draw the same
+    null pairs whatever order the rows arrive in (it did not: p-values moved run to run)."""
+    fp = idf.style_fingerprints(con)
+    links = idf.identity_links(con).select("a", "b")
+    one = idf.likeness(fp, links, min_hands=20, null_pairs=500, random_state=0)
+    other = idf.likeness(fp.reverse(), links, min_hands=20, null_pairs=500, random_state=0)
+    assert one["p_style"].to_list() == other["p_style"].to_list()
+    assert one["p_timing"].to_list() == other["p_timing"].to_list()

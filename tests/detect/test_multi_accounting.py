@@ -132,13 +132,15 @@ def _decide(monkeypatch, rows):
 
     base = {"w_device": 0.0, "w_payment": 0.0, "w_ip": 0.0, "w_net": 0.0, "idf_device": 0.0, "idf_payment": 0.0,
             "min_share": 2, "n_shared": 1, "weight": 1.0, "p_style": float("nan"), "p_timing": float("nan"),
-            "p_coentry": float("nan"), "shared_tournaments": []}
+            "p_coentry": float("nan"), "shared_tournaments": [], "device_overlap_s": 0.0}
     frame = pl.DataFrame([{**base, **r} for r in rows])
     det = MultiAccountingDetector()
     det.fingerprints_ = None
-    monkeypatch.setattr(det, "_candidates", lambda con: frame.drop("p_style", "p_timing", "p_coentry", "shared_tournaments"))
+    monkeypatch.setattr(det, "_candidates", lambda con: frame.drop("p_style", "p_timing", "p_coentry", "shared_tournaments",
+                                                                   "device_overlap_s"))
     monkeypatch.setattr(idf, "likeness", lambda fp, cand, **kw: cand.join(frame.select("a", "b", "p_style", "p_timing"), on=["a", "b"]))
-    monkeypatch.setattr(idf, "usage_patterns", lambda con, p: p.join(frame.select("a", "b", "p_coentry", "shared_tournaments"), on=["a", "b"]))
+    monkeypatch.setattr(idf, "usage_patterns", lambda con, p: p.join(
+        frame.select("a", "b", "p_coentry", "shared_tournaments", "device_overlap_s"), on=["a", "b"]))
     det.threshold(det.score(None))
     return {(r["a"], r["b"]): r["pair_flagged"] for r in det.pairs_.iter_rows(named=True)}
 
@@ -210,3 +212,60 @@ def test_device_and_card_held_by_two_accounts_alone_are_two_signals(monkeypatch)
     assert flags[("m1", "m2")]
     assert not flags[("c1", "c2")]
     assert not flags[("hA", "hB")]
+
+
+def test_device_used_by_both_accounts_at_once_is_a_second_signal(monkeypatch):
+    """One person with the second account's own game (style and timing at chance) and a VPN
+    address, but both accounts online on one device, held by these two alone, at once for
+    40 minutes: flagged (one machine, two accounts at the same time). The honest look-alikes
+    are not: housemates taking turns at a family computer (the device and the home address
+    shared, never online on it at once), and a device two accounts used at once for two
+    minutes only (a log-out recorded late)."""
+    ln2 = float(np.log(600 / 2))
+    dev = {"w_device": ln2, "idf_device": ln2, "p_style": 0.18, "p_timing": 0.3, "p_coentry": 0.13}
+    rows = [
+        {"a": "m1", "b": "m2", **dev, "device_overlap_s": 2400.0},
+        {"a": "f1", "b": "f2", **dev, "w_ip": 5.0, "w_net": 5.0},
+        {"a": "l1", "b": "l2", **dev, "device_overlap_s": 120.0},
+    ] + [
+        {"a": f"x{i:02d}", "b": f"y{i:02d}", "w_net": 1.0, "min_share": 3,
+         "p_style": 0.2 + 0.1 * i, "p_timing": 0.9 - 0.1 * i, "p_coentry": 1.0}
+        for i in range(6)
+    ]
+    flags = _decide(monkeypatch, rows)
+    assert flags == {("m1", "m2"): True, ("f1", "f2"): False, ("l1", "l2"): False,
+                     **{(f"x{i:02d}", f"y{i:02d}"): False for i in range(6)}}
+
+
+def test_household_behaviour_judged_across_all_household_pairs(monkeypatch):
+    """A household-shaped pair (home address, own devices) whose combined behaviour reaches
+    p 8e-4 is flagged when it is one of three such pairs, but not among a hundred honest
+    household pairs, where one reaches p ~ 1/100 by chance (BH over the household family),
+    even beside ten multi-accounters found; a pair at p 1e-6 is flagged among them too."""
+    def household(a, b, p_style, p_timing=float("nan")):
+        return {"a": a, "b": b, "w_ip": 5.0, "w_net": 5.0, "p_style": p_style, "p_timing": p_timing}
+
+    # style and timing each at 0.0088: combined (Fisher) p 8.1e-4, below household_p = 1e-3
+    few = [household("hA", "hB", 0.0088, 0.0088), household("x1", "y1", 0.5), household("x2", "y2", 0.9)]
+    assert _decide(monkeypatch, few)[("hA", "hB")]
+    # ... and ten multi-accounters (a shared device, like play) whose discoveries would
+    # otherwise lend the BH over all candidates the room to let a chance household through
+    ln2 = float(np.log(600 / 2))
+    crowd = [household(f"x{i:02d}", f"y{i:02d}", (i + 1) / 101) for i in range(100)] + [
+        {"a": f"m{i}", "b": f"n{i}", "w_device": ln2, "idf_device": ln2, "p_style": 1e-3, "p_timing": 1e-3,
+         "p_coentry": 1e-3} for i in range(10)]
+    flags = _decide(monkeypatch, [household("hA", "hB", 0.0088, 0.0088)] + crowd)
+    assert not flags[("hA", "hB")]
+    assert not any(flags[(f"x{i:02d}", f"y{i:02d}")] for i in range(100))
+    assert all(flags[(f"m{i}", f"n{i}")] for i in range(10))
+    # style and timing each at 2.5e-4: combined p 1.1e-6
+    assert _decide(monkeypatch, [household("mA", "mB", 2.5e-4, 2.5e-4)] + crowd)[("mA", "mB")]
+
+
+def test_device_used_at_once_named_among_the_signals(signals):
+    """m1 and m2 are online on desk-M at the same time; m1 and m3 used phone-M only at
+    different times: the case's edges say so."""
+    case = next(s for s in signals if s.flagged)
+    edges = {(e["a"], e["b"]): e["signals"] for e in case.extra["edges"]}
+    assert "device at once" in edges[("m1", "m2")]
+    assert "device at once" not in edges[("m1", "m3")]

@@ -225,3 +225,129 @@ def test_clean_handover_needs_only_play_that_leans_the_same_way():
     assert not flags["next_day"]
     assert not flags["own_machine"]
     assert not any(flags[f"h{i}"] for i in range(10))
+
+
+# ---------------------------------------------------------------- repeated take-overs, parallel events
+
+R_EVERY = 45
+
+
+@pytest.fixture(scope="module")
+def world2():
+    """r05: a helper who plays exactly like the owner takes the seat in events 900 and 901, each
+    time 3 s after the owner's logout, from a machine and network that never did anything else on
+    the account. r06, the honest look-alike: the same two quick moves to a new laptop on a new
+    network, same game, but the laptop then starts the player's own sessions. r07 plays 900 and
+    903 at once; a helper takes 900 (the login falls inside 903 too, where the owner plays on).
+    r08 plays 900 and 905 at once and a helper takes both: 905 starts after the helper's first
+    login, so the last login before its first hand is the helper's, and only the session that
+    logged out just before the second take-over says whose seat changed hands."""
+    w = World(seed=47)
+    names = [f"r{i:02d}" for i in range(24)]
+    for n in names:
+        w.account(n)
+    special = {"r05", "r06", "r07", "r08"}
+    for i, n in enumerate(names):
+        if n not in special:
+            w.session(n, f"10.{i}.0.1", f"dev-{n}", at(-5), at(600))
+    cp900, cp901, cp905 = 22.5, 120 + 20 * R_EVERY / 60, 25 + 20 * R_EVERY / 60
+    gap = 3 / 60  # the helper logs in 3 s after the owner's logout
+    for n, dev, ip in (("r05", "helper05-pc", "77.5.5.5"), ("r06", "laptop06", "55.6.6.6")):
+        w.session(n, f"10.{n[1:]}.0.1", f"dev-{n}", at(-5), at(cp900 - gap))
+        w.session(n, ip, dev, at(cp900), at(110))
+        w.session(n, f"10.{n[1:]}.0.1", f"dev-{n}", at(115), at(cp901 - gap))
+        w.session(n, ip, dev, at(cp901), at(600))
+    w.session("r06", "55.6.6.6", "laptop06", at(700), at(760))  # his laptop now starts his own play
+    w.session("r07", "10.7.0.1", "dev-r07", at(-5), at(cp900 - gap))
+    w.session("r07", "10.7.0.1", "dev-r07", at(3), at(600))  # the session playing event 903
+    w.session("r07", "77.7.7.7", "helper07-pc", at(cp900), at(110))
+    w.session("r07", "10.7.0.1", "dev-r07", at(115), at(600))
+    w.session("r08", "10.8.0.1", "dev-r08", at(-5), at(cp900 - gap))
+    w.session("r08", "10.8.0.1", "dev-r08", at(-4), at(cp905 - gap))  # the session playing event 905
+    w.session("r08", "77.8.8.8", "helper08-pc", at(cp900), at(600))
+    w.session("r08", "77.8.8.8", "helper08-pc", at(cp905), at(600))
+    for n in ("r05", "r06"):  # no play shift at all: the helper plays like the owner
+        w.styles[n] = Style(vpip=0.24, pfr=0.16, aggr=0.5, size=0.66, log_ms=7.9, sd_ms=0.4)
+    helper = Style(vpip=0.5, pfr=0.06, aggr=0.2, size=1.1, log_ms=9.0, sd_ms=0.4)
+    order = [n for n in names if n not in special] + sorted(special)
+    w.tournament("900", names, at(0), n_hands=100, every_s=R_EVERY, bust_order=order,
+                 styles_from={"r07": (30, helper), "r08": (30, helper)})
+    w.tournament("901", names, at(120), n_hands=60, every_s=R_EVERY, bust_order=order)
+    side = ["r07"] + [f"r{i:02d}" for i in range(10, 18)]
+    w.tournament("903", side, at(5), n_hands=60, every_s=R_EVERY, bust_order=side[1:] + ["r07"])
+    side = ["r08"] + [f"r{i:02d}" for i in range(18, 24)] + ["r00", "r01", "r02"]
+    w.tournament("905", side, at(25), n_hands=60, every_s=R_EVERY, bust_order=side[1:] + ["r08"],
+                 styles_from={"r08": (20, helper)})
+    return w
+
+
+@pytest.fixture(scope="module")
+def con2(world2):
+    c = world2.build()
+    yield c
+    c.close()
+
+
+@pytest.fixture(scope="module")
+def sigs2(con2):
+    return SeatHandoffDetector().detect(con2)
+
+
+def test_parallel_and_repeated_takeovers_flag_exactly_the_seats_taken(sigs2):
+    flagged = sorted((s.accounts[0], s.tournaments[0]) for s in sigs2 if s.flagged)
+    assert flagged == [("r05", "900"), ("r05", "901"), ("r07", "900"), ("r08", "900"), ("r08", "905")]
+
+
+def test_repeated_takeover_device_needs_no_play_shift(sigs2):
+    """r05's helper shifts nothing; the device that only ever logged in to take the seat,
+    seconds after a logout, in two events, is the evidence."""
+    r05 = [s for s in sigs2 if s.accounts == ["r05"]]
+    assert all(s.flagged for s in r05) and len(r05) == 2
+    assert all(s.p_value > 0.1 for s in r05)  # the play alone would not have flagged it
+    login = next(e for e in r05[0].evidence if e.name.startswith("login"))
+    assert "only ever logged in to take this seat" in login.text
+    assert "helper05-pc" in login.text
+    assert "never started play of its own" in r05[0].benign
+
+
+def test_own_new_laptop_after_two_quick_moves_not_flagged(sigs2):
+    """r06 made the same two quick moves to a new laptop on a new network, but the laptop
+    then starts his own play: an owner's machine, not a helper's."""
+    r06 = [s for s in sigs2 if s.accounts == ["r06"]]
+    assert len(r06) == 2, "both moves are candidates"
+    assert not any(s.flagged for s in r06)
+    assert all(s.p_value > 0.1 for s in r06)
+
+
+def test_one_login_takes_one_seat(sigs2):
+    """r07's helper login falls inside event 903 too, where the owner plays on: the login is
+    kept for 900 only (where the play shifts), so 903 is neither flagged nor pooled."""
+    assert not any(s.accounts == ["r07"] and s.tournaments == ["903"] for s in sigs2)
+    s = next(x for x in sigs2 if x.accounts == ["r07"] and x.tournaments == ["900"])
+    assert s.flagged
+
+
+def test_handover_seen_from_the_session_that_just_logged_out(con2, sigs2):
+    """In 905 the last login before its first hand is the helper's own (taking 900), so the
+    change is only visible against the owner's session that logged out 3 s before."""
+    s = next(x for x in sigs2 if x.accounts == ["r08"] and x.tournaments == ["905"])
+    assert s.flagged
+    assert s.hands[0] == _first_hand_from(con2, "r08", "905", 20)
+    login = next(e for e in s.evidence if e.name.startswith("login"))
+    assert "helper08-pc" in login.text and "(before dev-r08)" in login.text
+
+
+def test_owner_moving_to_a_new_machine_in_half_a_minute_needs_a_real_shift():
+    """An honest move to the player's own, never used desktop on his home network 29 s after
+    logging out of his phone (a tuning population had one, play p 0.15): the play leaning
+    (p 0.06) is not enough, as it is for a seat changing hands within seconds; a real shift
+    (timing p 1e-4 on a new device) still is."""
+    flags = _threshold([
+        {"account": "own_desktop", "since_logout": 29.0, "p_style": 0.3, "p_time": 0.07, "p_value": 0.06},
+        {"account": "helper", "since_logout": 3.0, "p_style": 0.3, "p_time": 0.07, "p_value": 0.06},
+        {"account": "slower_helper", "since_logout": 29.0, "p_style": 0.3, "p_time": 1e-4, "p_value": 3e-4},
+    ] + [{"account": f"h{i}", "new_device": False, "group_new_device": False, "new_net": False,
+          "p_style": 0.1 + 0.08 * i, "p_style_field": 0.1 + 0.08 * i, "p_time": 0.9 - 0.08 * i,
+          "p_value": 0.2 + 0.07 * i} for i in range(10)])
+    assert not flags["own_desktop"]
+    assert flags["helper"] and flags["slower_helper"]

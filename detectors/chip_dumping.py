@@ -656,9 +656,9 @@ class ChipDumpingDetector(Detector):
             benign=(
                 "Big honest losses (coolers) and loose players: value is judged per decision with the cards known and "
                 f"against {a}'s own play versus everyone else, so a strong hand that loses is not a gift."
-                + (f" The chips did not move: net {row.get('net_flow_bb') or 0:.0f} bb from {a} to {b} in "
-                   f"{int(row.get('flow_hands') or 0)} hands, short of the {self.min_flow_bb:.0f} bb in at least "
-                   f"{self.min_hu_hands} hands a flag needs."
+                + (f" Not flagged, the chips did not move from {a} to {b}: net {row.get('net_flow_bb') or 0:.0f} bb "
+                   f"in {int(row.get('flow_hands') or 0)} hands where {a} lost to {b}; a flag needs at least "
+                   f"{self.min_flow_bb:.0f} bb lost in at least {self.min_hu_hands} hands."
                    if (row.get("net_flow_bb") or 0) < self.min_flow_bb or (row.get("flow_hands") or 0) < self.min_hu_hands
                    else "")
             ),

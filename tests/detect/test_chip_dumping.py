@@ -211,3 +211,15 @@ def test_a_dump_that_left_the_feeder_ahead_is_still_a_case_but_not_a_flag():
     ranked = [tuple(a) for a in out["accounts"].to_list()]
     assert ranked[:2] == [("G", "S"), ("F", "R")]  # the unflowing dump ranks first of the unflagged
     assert ("H1", "H2") in ranked and ranked.index(("H1", "H2")) > 1
+
+
+def test_the_unflowing_direction_says_why_it_is_not_flagged(planted_world, planted_signals):
+    """Among the cases of the planted world, a direction whose chips did not move says so in numbers."""
+    unflowing = [s for s in planted_signals["chip_dumping"]
+                 if not s.flagged and next(e for e in s.evidence if e.name.startswith("chips")).value < 20]
+    assert unflowing
+    s = unflowing[0]
+    flow = next(e for e in s.evidence if e.name.startswith("chips")).value
+    assert f"net {flow:.0f} bb" in s.benign and "a flag needs at least 20 bb" in s.benign
+    flowing = [s for s in planted_signals["chip_dumping"] if s.flagged]
+    assert flowing and not any("did not move" in s.benign for s in flowing)

@@ -57,6 +57,10 @@ the false-discovery rate over the ordered pairs with at least
 together (independent filtering, blind to the p-values), and a pair is flagged
 when q <= alpha and the chips actually moved (net flow A -> B of at least
 ``min_flow_bb`` big blinds, lost to B in at least ``min_hu_hands`` hands).
+Every tested direction stays a (ranked) case whatever its flow: a small dump
+in a few tournaments can leave the feeder ahead of its receiver over all their
+hands, and the receiver's direction, the one the chips took, tests the wrong
+way round.
 Flagged edges form a value-flow graph (:mod:`detectors.graphs`): one account
 feeding many (or many feeding one) is reported as one *star* signal, dense
 groups as a ring.
@@ -506,8 +510,11 @@ class ChipDumpingDetector(Detector):
             tournaments=pl.lit([], pl.List(pl.Utf8)),
             value_mean=pl.col("value_w") / pl.col("value_n").clip(1),
         )
-        # a direction in which the chips did not move is no candidate (the reverse row carries the pair)
-        return t.filter(pl.col("net_flow_bb") > 0).sort("score", descending=True)
+        # candidates: every direction in which the chips moved, and every tested direction whatever the flow. A
+        # feeder whose honest hands against its receiver won back more than it dumped (a small dump in a few
+        # tournaments) leaves the flowing row to the receiver's side, whose tests look the wrong way: the dump
+        # direction must stay a case (unflagged: a flag still needs the chips to have moved, ``threshold``)
+        return t.filter((pl.col("net_flow_bb") > 0) | pl.col("q_value").is_not_null()).sort("score", descending=True)
 
     def threshold(self, scores: pl.DataFrame) -> pl.DataFrame:
         if scores.is_empty():
@@ -649,6 +656,11 @@ class ChipDumpingDetector(Detector):
             benign=(
                 "Big honest losses (coolers) and loose players: value is judged per decision with the cards known and "
                 f"against {a}'s own play versus everyone else, so a strong hand that loses is not a gift."
+                + (f" Not flagged, the chips did not move from {a} to {b}: net {row.get('net_flow_bb') or 0:.0f} bb "
+                   f"in {int(row.get('flow_hands') or 0)} hands where {a} lost to {b}; a flag needs at least "
+                   f"{self.min_flow_bb:.0f} bb lost in at least {self.min_hu_hands} hands."
+                   if (row.get("net_flow_bb") or 0) < self.min_flow_bb or (row.get("flow_hands") or 0) < self.min_hu_hands
+                   else "")
             ),
             p_value=row.get("p_value"),
             extra={"shape": shape, "edges": edges, "q_value": row.get("q_value"),

@@ -16,7 +16,10 @@ Method
    share is of the players left, not of the entrants: a break late in an event
    takes most of the few still playing. So is a start in the first hand after
    a scheduled break (most of the event's tables idle at once): away with
-   everyone, or back late from it.
+   everyone, or back late from it; unless the platform logged that sit-out
+   more than ``tol_event_s`` before the break began (the last hand dealt ahead
+   of it): a player whose own table was already idle, waiting for the others,
+   sat out before the break, not at it.
 3. **Co-occurrence.** Two players of one event co-occur when their sit-out
    starts fall within the sum of their timing tolerances of each other
    (``tol_event_s`` for a platform event, ``tol_hand_s`` for a start seen only
@@ -90,6 +93,7 @@ p AS (SELECT hand_id, tournament_id, table_name, t - gap AS g0, t AS g1 FROM h W
 brk AS (
   SELECT p.hand_id,
          count(DISTINCT q.table_name) AS paused,
+         max(q.g0) AS brk_g0,
          (SELECT count(DISTINCT x.table_name) FROM h x
            WHERE x.tournament_id = p.tournament_id AND x.t BETWEEN p.g0 - 600 AND p.g1 + 600) AS running
   FROM p JOIN p q ON q.tournament_id = p.tournament_id AND q.g0 <= p.g1 - 60 AND q.g1 >= p.g1 - 60
@@ -98,7 +102,9 @@ brk AS (
 SELECT h.hand_id, h.tournament_id, h.t,
        row_number() OVER (PARTITION BY h.tournament_id
                           ORDER BY TRY_CAST(h.hand_id AS HUGEINT) NULLS LAST, h.started_at, h.hand_id) - 1 AS r,
-       coalesce(brk.paused * 2 >= brk.running, FALSE) AS after_pause
+       coalesce(brk.paused * 2 >= brk.running, FALSE) AS after_pause,
+       -- when the break began: the last hand dealt before it, over the tables that paused
+       CASE WHEN brk.paused * 2 >= brk.running THEN brk.brk_g0 END AS break_from
 FROM h LEFT JOIN brk USING (hand_id)
 """
 
@@ -106,7 +112,9 @@ FROM h LEFT JOIN brk USING (hand_id)
 def consensus_clock(con: duckdb.DuckDBPyConnection, *, block: int = 50, pause_s: float = 180.0,
                     min_agreement: float = 0.9) -> pl.DataFrame:
     """The event's consensus clock for every tournament hand: ``hand_id``,
-    ``tournament_id``, ``clock`` (TIMESTAMP) and ``after_pause``.
+    ``tournament_id``, ``clock`` (TIMESTAMP), ``after_pause`` and ``break_from``
+    (for a hand after a break: when the break began, epoch seconds, the last
+    hand dealt ahead of it over the tables that paused).
 
     Each table stamps its hands with its own clock, and tables drift apart with
     their players' speed (minutes, late in an event), so two tables dealing their
@@ -123,7 +131,7 @@ def consensus_clock(con: duckdb.DuckDBPyConnection, *, block: int = 50, pause_s:
     h = con.sql(_HANDS_SQL, params={"pause": float(pause_s)}).pl()
     if h.height == 0:
         return pl.DataFrame(schema={"hand_id": pl.Utf8, "tournament_id": pl.Utf8, "clock": pl.Datetime("us"),
-                                    "after_pause": pl.Boolean})
+                                    "after_pause": pl.Boolean, "break_from": pl.Float64})
     h = h.with_columns(b=pl.col("r") // block).sort("tournament_id", "r")
     blocks = h.group_by("tournament_id", "b").agg(c=pl.col("r").mean(), m=pl.col("t").median()).sort("tournament_id", "b")
     tid_b = blocks["tournament_id"].to_numpy()
@@ -147,7 +155,7 @@ def consensus_clock(con: duckdb.DuckDBPyConnection, *, block: int = 50, pause_s:
     h = h.join(agree, on="tournament_id", how="left").with_columns(
         clock_t=pl.when(pl.col("rho").fill_nan(0.0).fill_null(0.0) >= min_agreement)
         .then(pl.col("clock_t")).otherwise(pl.col("t")))
-    return h.select("hand_id", "tournament_id", "after_pause").with_columns(
+    return h.select("hand_id", "tournament_id", "after_pause", pl.col("break_from").cast(pl.Float64)).with_columns(
         clock=pl.from_epoch((h["clock_t"] * 1e6).round().cast(pl.Int64), time_unit="us"))
 
 
@@ -207,7 +215,10 @@ hh AS (
 -- the first hand the player sat out (events carry no hand: the next hand of that player),
 -- and whether it is the first at its table after a pause: a scheduled break (away with
 -- everyone, or back late from it), not a sit-out
-SELECT x.*, coalesce(c.after_pause, FALSE) AS at_break, coalesce(rl.n_out, 0) AS run_hands
+-- a platform sit_out logged before the break began (more than the event tolerance before the last
+-- hand dealt ahead of it) was not taken at the break, even if the player's next hand is the first after it
+SELECT x.*, coalesce(c.after_pause AND NOT (x.source = 'event' AND epoch(x.ts) < c.break_from - $tol), FALSE) AS at_break,
+       coalesce(rl.n_out, 0) AS run_hands
 FROM (
   SELECT k.account, k.tournament_id, k.ts, k.source, coalesce(k.hand_id, hh.hand_id) AS hand_id
   FROM kept k ASOF LEFT JOIN hh
@@ -274,7 +285,7 @@ class CoordinatedSitoutDetector(Detector):
             self.missing_.append("bubble weighting (no tournament finishes)")
         con.register("_rb_clock", consensus_clock(con, block=self.clock_hands, pause_s=self.pause_s))
         try:
-            starts = con.sql(_STARTS_SQL, params={"merge": self.merge_s}).pl()
+            starts = con.sql(_STARTS_SQL, params={"merge": self.merge_s, "tol": self.tol_event_s}).pl()
         finally:
             con.unregister("_rb_clock")
         spans = con.sql(_SPAN_SQL).pl()

@@ -177,3 +177,49 @@ def test_presence_compares_heads_up_play_with_heads_up_play(monkeypatch):
     assert one(cd.presence_tests(con, d), "P", "Q")["pres_p"] > 0.01
     monkeypatch.setattr(cd, "PRESENCE_BINS", tuple(b for b in cd.PRESENCE_BINS if b != "nbin"))
     assert one(cd.presence_tests(con, d), "P", "Q")["pres_p"] < 1e-6
+
+
+def test_a_dump_that_left_the_feeder_ahead_is_still_a_case_but_not_a_flag():
+    """F continues preflop far more often with R dealt in (the presence test: p 1e-9), but over all their hands F
+    won back more than it dumped (net -30 bb from F to R): the chips did not move, so no flag, yet the F -> R
+    direction is a case, ranked by its q. Before, only the direction the chips took (R -> F, whose tests look the
+    wrong way round) was kept, and the pair had no case at all. G -> S is a dump that did move chips (flagged);
+    the honest H1 -> H2, who lost 60 bb to H2 with nothing odd in its play, is a case but no flag, and an untested
+    direction in which the chips did not move (H2 -> H1) is no candidate."""
+    import polars as pl
+
+    from detectors.chip_dumping import ChipDumpingDetector
+
+    det = ChipDumpingDetector()
+    det.pairs_, det.recv_ = pl.DataFrame(), pl.DataFrame()
+    rows = [("F", "R", 1e-9), ("R", "F", 0.6), ("G", "S", 1e-9), ("H1", "H2", 0.3)]
+    rows += [(f"x{i}", f"y{i}", 0.2 + 0.01 * i) for i in range(40)]  # the rest of the family: honest pairs
+    det.presence_ = pl.DataFrame({
+        "player": [r[0] for r in rows], "partner": [r[1] for r in rows], "pres_p": [r[2] for r in rows],
+        "pres_n": [60.0] * len(rows), "pres_k": [30.0] * len(rows), "pres_e": [15.0] * len(rows)})
+    # chip flow per (loser, winner): F lost 20 bb to R in 6 hands, R lost 50 bb to F in 8
+    det.flow_ = pl.DataFrame({"player": ["F", "R", "G", "H1"], "opponent": ["R", "F", "S", "H2"],
+                              "flow_bb": [20.0, 50.0, 60.0, 60.0], "hands": [6, 8, 10, 12]})
+    scores = det.score(None)
+    pairs = {(r["player"], r["opponent"]): r for r in scores.iter_rows(named=True)}
+    fr = pairs[("F", "R")]
+    assert fr["net_flow_bb"] == -30.0 and fr["q_value"] <= det.alpha
+    assert ("R", "F") in pairs and pairs[("R", "F")]["q_value"] > 0.5
+    assert ("H2", "H1") not in pairs and ("S", "G") not in pairs
+    out = det.threshold(scores)
+    assert sorted(tuple(a) for a in out.filter(pl.col("flagged"))["accounts"].to_list()) == [("G", "S")]
+    ranked = [tuple(a) for a in out["accounts"].to_list()]
+    assert ranked[:2] == [("G", "S"), ("F", "R")]  # the unflowing dump ranks first of the unflagged
+    assert ("H1", "H2") in ranked and ranked.index(("H1", "H2")) > 1
+
+
+def test_the_unflowing_direction_says_why_it_is_not_flagged(planted_world, planted_signals):
+    """Among the cases of the planted world, a direction whose chips did not move says so in numbers."""
+    unflowing = [s for s in planted_signals["chip_dumping"]
+                 if not s.flagged and next(e for e in s.evidence if e.name.startswith("chips")).value < 20]
+    assert unflowing
+    s = unflowing[0]
+    flow = next(e for e in s.evidence if e.name.startswith("chips")).value
+    assert f"net {flow:.0f} bb" in s.benign and "a flag needs at least 20 bb" in s.benign
+    flowing = [s for s in planted_signals["chip_dumping"] if s.flagged]
+    assert flowing and not any("did not move" in s.benign for s in flowing)

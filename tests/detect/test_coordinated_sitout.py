@@ -245,3 +245,46 @@ def test_run_length_mark_and_two_mark_null_are_calibrated():
         p = _marked_poisson_sf(k, s, np.full(k.size, lam), marks=2)
         for alpha in (0.01, 0.05):
             assert float((p <= alpha).mean()) <= alpha * 1.15 + 0.002, (lam, alpha)
+
+
+def test_a_sit_out_logged_before_a_break_is_not_the_break():
+    """d1 and d2 (tables 1 and 2) sit out together at round 20, and again 60 s before a five-minute break at
+    round 40, while their own tables were already idle (a table waiting for the others), so each player's
+    next hand is the first after the break. That second sit-out was logged long before the break began (the
+    last hand dealt ahead of it), so it is a coincidence, not the break: the pair co-occurs twice. The honest
+    e1 and e2 sit out 10 and 12 s into the break, as half the room does: those starts are the break and
+    are dropped, no pair."""
+    import datetime as dt
+
+    import polars as pl
+
+    w = World(seed=5)
+    players = [f"h{i:02d}" for i in range(22)] + ["d1", "d2", "e1", "e2"]
+    for p in players:
+        w.account(p)
+    start = at(0)
+    # 26 players at 3 tables; round r of the i-th table is dealt at r * 45 + i * 3 s
+    order = [p for p in players if p not in ("d1", "d2", "e1", "e2")] + ["d1", "d2", "e1", "e2"]
+    w.tournament("900", players, start, n_hands=60, every_s=45, sitouts={"d1": [(20, 23)], "d2": [(20, 23)]},
+                 bust_order=order)
+    con = w.build()
+    tables = dict(con.execute("SELECT DISTINCT s.player, h.table_name FROM seats s JOIN hands h USING (hand_id) "
+                              "WHERE s.player IN ('d1', 'd2', 'e1', 'e2')").fetchall())
+    assert tables["d1"] != tables["d2"]
+    t = lambda r, ti=0: start + dt.timedelta(seconds=r * 45 + ti * 3)  # noqa: E731
+    # the break: every hand from round 40 on is dealt five minutes later; d1's and d2's tables idle from round 38
+    con.execute("UPDATE hands SET started_at = started_at + INTERVAL 300 SECOND WHERE started_at >= ?", [t(40)])
+    con.execute("DELETE FROM hands WHERE table_name IN (?, ?) AND started_at >= ? AND started_at < ?",
+                [tables["d1"], tables["d2"], t(38), t(40)])
+    con.executemany("INSERT INTO sit_events VALUES (?, ?, 'sit_out', ?, '900')", [
+        ("d1", t(38) + dt.timedelta(seconds=20), tables["d1"]), ("d2", t(38) + dt.timedelta(seconds=21), tables["d2"]),
+        ("e1", t(39, 2) + dt.timedelta(seconds=10), tables["e1"]), ("e2", t(39, 2) + dt.timedelta(seconds=12), tables["e2"]),
+    ])
+    det = CoordinatedSitoutDetector()
+    det.detect(con)
+    near = det.starts_.filter(pl.col("ts") > t(38))
+    assert near.filter(pl.col("account").is_in(["e1", "e2"]))["at_break"].to_list() == [True, True]
+    assert near.filter(pl.col("account").is_in(["d1", "d2"]))["at_break"].to_list() == [False, False]
+    pairs = {(r["a"], r["b"]): r for r in det.pairs_.iter_rows(named=True)}
+    assert pairs[("d1", "d2")]["n_co"] == 2
+    assert ("e1", "e2") not in pairs

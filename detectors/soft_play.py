@@ -33,7 +33,12 @@ shows:
 - *raises* (facing the partner's real bet or raise): raises where the
   player's own rate facing others' bets with the same strength says raise;
 - *folds* (facing the partner's real bet or raise): more folds than the own
-  rate predicts.
+  rate predicts;
+- *preflop* (facing the partner's open or re-raise, heads-up or multiway):
+  fewer calls and raises than the own rate predicts with a starting hand in
+  the same tenth of the 1,326 (the strength bins are too coarse preflop),
+  heads-up or multiway, tournament or cash (leaving the partner's raised pot
+  alone, the usual sit-and-go form of soft play).
 
 A decision "faces a bet" only after someone bet or raised
 (:func:`detectors.features.gameplay.with_bet_faced`): preflop, chips to call
@@ -54,6 +59,25 @@ like the plain correction, but a pair found by the check test pays x1.11
 instead of x3, while the raise and fold tests stay as a backstop for a pair
 that only spares the partner's bets (they need a p-value 20 times smaller).
 Fisher's method let the tests that do not move dilute the one that does.
+
+The preflop test rests on decisions the check test never sees, so it is not
+a rival but support: the main test is T = 4 z_check + max(z_preflop, 0)
+(:func:`detectors.stats.z_sum_with_support`, exact null distribution for
+normal z's, a truncated combination in the spirit of Zaykin et al., Genet.
+Epidemiol. 2002): a preflop deficit adds to the check test's evidence, a
+preflop surplus costs only the fixed price of the support (x2.1 at p = 4e-6).
+On the tuning populations the preflop test leans the sparing way for the
+planted pairs (z about 1.5 on average, honest pairs about 0 with sd 1.06), too
+weak alone, and the weight 4 keeps the check test in charge.
+
+Explaining away. A chip-dump receiver who bets into its feeders whenever they
+check has an inflated own rate of betting, so against every honest opponent it
+looks passive; the check test's first pass does not always find the feeders
+(on tuning population 125 a receiver's check-test z against its feeders was
+-3.8, under the BH cut), but its fold test does (z -31). Every opponent found
+outlying by any of the check, raise and fold tests' first passes
+(:func:`detectors.stats.baseline_outliers`) is left out of that player's
+baseline in all of them.
 
 Small samples. A check where the player nearly always bets scores
 r / (1 - r) (large) with probability 1 - r and -1 otherwise: the pooled score
@@ -103,6 +127,18 @@ from detectors.base import Detector, Evidence, Signal, with_top_unflagged
 from detectors.features import gameplay as gp
 
 
+# an investigator's check of the preflop test's counts: the player's answers to the opponent's preflop raises
+PRE_COUNTS_SQL = """
+SELECT d.action, count(*) AS decisions
+FROM actions d
+WHERE d.street = 'preflop' AND d.player = $player AND d.to_call > 0
+  AND d.action IN ('fold', 'call', 'raise')
+  AND $opponent = (SELECT arg_max(a.player, a.seq) FROM actions a
+                   WHERE a.hand_id = d.hand_id AND a.street = 'preflop' AND a.seq < d.seq AND a.action IN ('bet', 'raise'))
+GROUP BY d.action ORDER BY d.action
+"""
+
+
 class SoftPlayDetector(Detector):
     """Pairs that spare each other: own-baseline passivity and folding tests, BH across pairs."""
 
@@ -123,6 +159,8 @@ class SoftPlayDetector(Detector):
         mutual_z: float | None = 1.0,
         skew: bool = True,
         weight_scale: float | None = 20.0,
+        combined: tuple[tuple[str, float], ...] = (("chk", 4.0), ("pre", 1.0)),
+        explain_away: tuple[str, ...] = ("chk", "rse", "fld"),
     ) -> None:
         super().__init__(alpha=alpha, random_state=random_state)
         self.min_hu_hands = min_hu_hands
@@ -132,6 +170,10 @@ class SoftPlayDetector(Detector):
         self.mutual_z = mutual_z  # each direction's z of the main test at least this for a flag (None: off)
         self.skew = skew  # Edgeworth-corrected tails (stats.pool_directions(skew=True))
         self.weight_scale = weight_scale  # weighted BH: weight min(1, expected bets / scale), mean 1 (None: plain BH)
+        # the main test in place of the first of ``tests``: (main, weight), (supporting, weight) on disjoint
+        # decisions, T = w z_main + w' max(z_support, 0) (stats.z_sum_with_support); () for the main test alone
+        self.combined = combined
+        self.explain_away = explain_away
         self.max_ratio = max_ratio
         self.samples = samples
         self.max_unflagged = max_unflagged
@@ -141,6 +183,14 @@ class SoftPlayDetector(Detector):
         dec, pairs = gp.cached_pair_features(con, samples=self.samples, random_state=self.random_state)
         # which decisions face a real bet (preflop: after the first raise), and who raised last preflop
         self.dec_ = gp.with_bet_faced(con, dec)
+        if not self.dec_.is_empty():
+            # preflop the starting hand's percentile in tenths (the strength bins are too coarse there: a player who
+            # always continues with the top 5% and folds the next 15% shows one middling rate in the top bin), and
+            # tournament or cash (stack depth and payouts change which hands continue)
+            self.dec_ = self.dec_.with_columns(
+                pbin=pl.when(pl.col("preflop")).then((pl.col("strength") * 10).floor().clip(0, 9))
+                .otherwise(pl.col("sbin") + 10).cast(pl.Int8),
+                tour=pl.col("is_tournament").fill_null(False))
         # own-baseline tests with each player's outlying partners left out of the baseline (stats.robust_own_baseline)
         self.pairs_ = stats.replace_baseline_tests(pairs, self.dec_, alpha=self.alpha) if not pairs.is_empty() else pairs
         # the three pooled tests (both directions of the pair added up, stats.pool_directions)
@@ -164,15 +214,29 @@ class SoftPlayDetector(Detector):
         "rse": ("aggr", pl.col("vs_bet"), "less"),
         # facing the other's real bet or raise: fold or not
         "fld": ("fold", pl.col("vs_bet"), "greater"),
+        # preflop, facing the other's open or re-raise: continue (call or raise) or fold, by the starting hand's
+        # percentile in tenths, heads-up or not, tournament or cash; own rates capped at 0.95 so that no single fold
+        # decides the test (on the tuning populations no player's rate in a bin reaches 0.9: the cap changes nothing)
+        "pre": ("commit", pl.col("vs_bet") & pl.col("preflop"), "less", ("hu", "tour", "pbin"), 0.95),
     }
 
     def _pooled_tests(self) -> pl.DataFrame:
         """Per unordered pair, each test of ``self.tests`` pooled over both directions (``<name>_n``, ``_observed``,
         ``_expected``, ``_p_value``), and per direction the z of the first test (``dir_z``, ``dir_z_r``)."""
         out = None
+        also = None
+        if self.explain_away:
+            specs = []
+            for x in self.explain_away:
+                y, where, side, *more = self.SPECS[x]
+                specs.append((y, where, side, more[0] if more else ("preflop", "facing", "hu", "sbin")))
+            also = self.outliers_ = stats.baseline_outliers(self.dec_, specs, alpha=self.alpha)
         for name in (self.tests[0], *[x for x in self.SPECS if x != self.tests[0]]):
-            y, where, side = self.SPECS[name]
-            d = stats.robust_own_baseline(self.dec_, y, where=where, side=side, alpha=self.alpha)
+            y, where, side, *more = self.SPECS[name]
+            kw = dict(zip(("bins", "max_rate"), more))
+            if also is not None:
+                kw["also_out"] = also
+            d = stats.robust_own_baseline(self.dec_, y, where=where, side=side, alpha=self.alpha, **kw)
             t = stats.pool_directions(d, side=side, skew=self.skew).drop("z", "skew", strict=False)
             t = t.rename({c: f"{name}_{c}" for c in ("n", "observed", "expected", "p_value")})
             if out is None:
@@ -200,7 +264,14 @@ class SoftPlayDetector(Detector):
         # three views of one deviation on partly shared decisions: the best, weighted-Bonferroni-corrected with
         # the prior weight on the check test (valid under any dependence; a Fisher combination would let the tests
         # that do not move dilute the one that does)
-        p = stats.weighted_bonferroni([f(f"{x}_p_value") for x in self.tests], self.test_weights)
+        ps = [f(f"{x}_p_value") for x in self.tests]
+        if self.combined:
+            # the main test: the check test, with the preflop test (disjoint decisions) adding its evidence where
+            # it points the same way (stats.z_sum_with_support)
+            (m, wm), (x, wx) = self.combined
+            ps[0] = stats.z_sum_with_support(f(f"{m}_p_value"), f(f"{x}_p_value"), wm, wx)
+        u = u.with_columns(pl.Series("main_p_value", ps[0], nan_to_null=True))
+        p = stats.weighted_bonferroni(ps, self.test_weights)
         u = u.with_columns(pl.Series("p_value", p, nan_to_null=True))
         u = u.with_columns(
             hu=pl.max_horizontal(pl.col("hu_hands").fill_null(0), pl.col("hu_hands_r").fill_null(0)),
@@ -327,25 +398,36 @@ class SoftPlayDetector(Detector):
                 )
         for name, k, what, side in (("chk", "bet when heads-up with no bet to call", "bet", "fewer"),
                                     ("rse", "raise facing the other's bet", "raised", "fewer"),
-                                    ("fld", "fold facing the other's bet", "folded", "more")):
+                                    ("fld", "fold facing the other's bet", "folded", "more"),
+                                    ("pre", "call or raise facing the other's preflop raise", "called or raised", "fewer")):
             n = row.get(f"{name}_n")
             if n:
                 obs, exp = float(row.get(f"{name}_observed") or 0), float(row.get(f"{name}_expected") or 0)
+                cards = ("in the same spots (starting hand in the same tenth of the 1,326, heads-up or multiway, "
+                         "tournament or cash)" if name == "pre" else "with equally strong cards")
                 ev.append(Evidence(
                     name=f"both directions: {k}",
                     value=obs / n, baseline=exp / n, n=int(n), p_value=row.get(f"{name}_p_value"),
                     text=f"{a} and {b} {what} against each other in {int(obs)} of {int(n)} such spots; their own rates "
-                         f"against others with equally strong cards predict {exp:.1f} ({'one-sided: ' + side})",
-                    sql=gp.HU_COUNTS_SQL,
+                         f"against others {cards} predict {exp:.1f} ({'one-sided: ' + side})",
+                    sql=PRE_COUNTS_SQL if name == "pre" else gp.HU_COUNTS_SQL,
                 ))
-        tests = [(row.get(f"{x}_p_value"), x) for x in ("chk", "rse", "fld") if row.get(f"{x}_p_value") is not None]
+        labels = {"chk": "bet into each other heads-up (no bet to call)", "rse": "raised each other's bets",
+                  "fld": "folded to each other's bets", "pre": "called or raised each other's preflop raises"}
+        tests = [(row.get(f"{x}_p_value"), x) for x in labels if row.get(f"{x}_p_value") is not None]
         if tests:
             pbest, xbest = min(tests)
-            label = {"chk": "bet into each other heads-up (no bet to call)", "rse": "raised each other's bets",
-                     "fld": "folded to each other's bets"}[xbest]
-            texts.insert(0, f"{label} {int(row.get(f'{xbest}_observed') or 0)} times in {int(row.get(f'{xbest}_n') or 0)} spots "
+            texts.insert(0, f"{labels[xbest]} {int(row.get(f'{xbest}_observed') or 0)} times in {int(row.get(f'{xbest}_n') or 0)} spots "
                             f"where their own rates with equally strong cards predict {row.get(f'{xbest}_expected') or 0:.1f} "
                             f"(p = {pbest:.2g})")
+        parts = [x for x, _ in (self.combined or ()) if row.get(f"{x}_p_value") is not None]
+        if len(parts) > 1 and row.get("main_p_value") is not None:
+            # the deciding figure: the weighted Z combination of the tests on disjoint decisions
+            short = {"chk": "heads-up bets", "rse": "raises", "fld": "folds", "pre": "preflop calls or raises"}
+            texts.insert(1, " and ".join(f"{short[x]} {int(row.get(f'{x}_observed') or 0)} vs "
+                                         f"{row.get(f'{x}_expected') or 0:.1f} expected" for x in parts)
+                         + f" combined ({' + '.join(f'{w:g} z' if i == 0 else f'{w:g} max(z, 0)' for i, (x, w) in enumerate(self.combined))}): "
+                           f"p = {row['main_p_value']:.2g}")
         # the strongest test first
         ev.sort(key=lambda e: (e.p_value is None, e.p_value if e.p_value is not None else 1.0))
         hands_tog = row.get("hands_together") or row.get("hands_together_r") or 0

@@ -32,6 +32,7 @@ candidate):
 - :func:`fisher_combine`: Fisher's method for independent p-values.
 - :func:`min_p_bonferroni` / :func:`weighted_bonferroni`: the smallest of
   several p-values, (weighted) Bonferroni-corrected, valid under any dependence.
+- :func:`z_sum_with_support`: a main test plus a supporting one (disjoint data) that only adds evidence.
 - :func:`score_from_q`: the comparable score, −log10 q, capped.
 """
 
@@ -267,6 +268,34 @@ def weighted_bonferroni(pvalues, weights) -> np.ndarray:
     return np.where(ok.any(axis=0), np.minimum(r, 1.0), np.nan)
 
 
+
+def z_sum_with_support(p_main, p_support, w_main: float = 4.0, w_support: float = 1.0, grid: int = 401) -> np.ndarray:
+    """One-sided p-value of T = w_main z_main + w_support max(z_support, 0), two independent tests.
+
+    z = Phi^-1(1 - p) for each. A supporting test (on disjoint data) adds its
+    evidence when it points the same way as the main test and costs nothing
+    when it points the other way, so a pair that shows only in the main test
+    keeps most of that test's power, unlike the weighted Z method (Stouffer;
+    Whitlock, J. Evol. Biol. 2005), where a supporting z below zero takes
+    evidence away. The null distribution of T is exact for normal z's:
+    P(T > t) = Phi(0) (1 - Phi(t / w_main)) + int_0^inf phi(x) (1 - Phi((t - w_support x) / w_main)) dx,
+    the integral by the trapezoid rule on [0, 10] (``grid`` points). NaN
+    support: the main test's own p-value; NaN main: NaN. (A truncated
+    combination in the spirit of Zaykin et al.'s truncated product method,
+    Genet. Epidemiol. 2002, on the Z scale.)
+    """
+    pm, ps = _arr(p_main), _arr(p_support)
+    zm = _st.norm.isf(np.clip(np.nan_to_num(pm, nan=0.5), _TINY, 1.0))
+    zs = np.where(np.isnan(ps), 0.0, _st.norm.isf(np.clip(np.nan_to_num(ps, nan=0.5), _TINY, 1.0)))
+    t = w_main * zm + w_support * np.maximum(zs, 0.0)
+    x = np.linspace(0.0, 10.0, grid)
+    dens = _st.norm.pdf(x)
+    tail = _st.norm.sf((t[:, None] - w_support * x[None, :]) / w_main)
+    integral = np.trapezoid(dens[None, :] * tail, x, axis=1)
+    out = 0.5 * _st.norm.sf(t / w_main) + integral
+    out = np.where(np.isnan(ps), pm, out)
+    return np.where(np.isnan(pm), np.nan, np.clip(out, _TINY, 1.0))
+
 __all__ = [
     "baseline_tail",
     "bh_qvalues",
@@ -282,6 +311,7 @@ __all__ = [
     "shrink_rate",
     "weighted_bonferroni",
     "weighted_mean_test",
+    "z_sum_with_support",
 ]
 
 
@@ -291,7 +321,8 @@ _ROBUST_CACHE: dict[tuple, object] = {}
 
 
 def robust_own_baseline(dec, y: str, *, where=None, bins: tuple[str, ...] = ("preflop", "facing", "hu", "sbin"),
-                        side: str = "less", alpha: float = 0.01):
+                        side: str = "less", alpha: float = 0.01, max_rate: float = 1 - 1e-6, also_out=None,
+                        outliers_only: bool = False):
     """Own-baseline score test of indicator ``y`` per ordered pair, with the player's outlying partners left out.
 
     As :func:`detectors.features.gameplay.own_baseline` (expected count from
@@ -309,10 +340,18 @@ def robust_own_baseline(dec, y: str, *, where=None, bins: tuple[str, ...] = ("pr
     several pairs (both directions of one pair) can be pooled, and ``n0``: the
     player's own decisions against others in the pair's bins (the baseline's
     sample; where it is tiny the "own" rate is the population's prior).
+
+    ``also_out`` (player, opponent rows): more opponents to leave out of the player's baseline with the
+    first pass's own outliers (for example those found by another test of the same player, see
+    :func:`baseline_outliers`). ``outliers_only``: return the first pass's outliers (player, opponent) instead.
+
+    ``max_rate`` caps the own rates: a score weight r / (1 - r) near r = 1 lets one decision decide the test (a
+    player who always calls with the nuts folds once), which the normal and Edgeworth tails cannot follow.
     """
     import polars as pl
 
-    key = (id(dec), len(dec), y, str(where), bins, side, alpha)
+    key = (id(dec), len(dec), y, str(where), bins, side, alpha, max_rate,
+           None if also_out is None else (id(also_out), len(also_out)), outliers_only)
     if key in _ROBUST_CACHE:
         return _ROBUST_CACHE[key]
     d = dec.filter(pl.col("sbin").is_not_null())
@@ -333,7 +372,7 @@ def robust_own_baseline(dec, y: str, *, where=None, bins: tuple[str, ...] = ("pr
         t = t.with_columns(
             n0=(pl.col("N") - pl.when(pl.col("_o")).then(0).otherwise(pl.col("n"))).clip(0),
             k0=(pl.col("K") - pl.when(pl.col("_o")).then(0).otherwise(pl.col("k"))).clip(0))
-        t = t.with_columns(r=((pl.col("k0") + pl.col("pa")) / (pl.col("n0") + pl.col("pa") + pl.col("pb"))).clip(1e-6, 1 - 1e-6),
+        t = t.with_columns(r=((pl.col("k0") + pl.col("pa")) / (pl.col("n0") + pl.col("pa") + pl.col("pb"))).clip(1e-6, max_rate),
                            s=pl.col("n0") + pl.col("pa") + pl.col("pb"))
         n, k, r, s = pl.col("n"), pl.col("k"), pl.col("r"), pl.col("s")
         t = t.with_columns(e=n * r, u=(k - n * r) / (1 - r), v=n * r / (1 - r) + n**2 * r / ((1 - r) * (s + 1)),
@@ -346,6 +385,10 @@ def robust_own_baseline(dec, y: str, *, where=None, bins: tuple[str, ...] = ("pr
     z1 = (first["score_u"] / first["var"].clip(1e-9).sqrt()).to_numpy()
     p2 = np.clip(2 * _st.norm.sf(np.abs(z1)), _TINY, 1.0)
     out = first.filter(pl.Series(bh_reject(p2, alpha))).select("player", "opponent", _o=pl.lit(True))
+    if outliers_only:
+        return out.select("player", "opponent")
+    if also_out is not None and not also_out.is_empty():
+        out = pl.concat([out, also_out.select("player", "opponent", _o=pl.lit(True))]).unique(["player", "opponent"])
     pair = pair.join(out, on=["player", "opponent"], how="left").with_columns(pl.col("_o").fill_null(False))
     removed = pair.filter(pl.col("_o")).group_by(["player", *bins]).agg(rn=pl.col("n").sum(), rk=pl.col("k").sum())
     clean = me.join(removed, on=["player", *bins], how="left").with_columns(
@@ -369,6 +412,24 @@ def robust_own_baseline(dec, y: str, *, where=None, bins: tuple[str, ...] = ("pr
     _ROBUST_CACHE[key] = res
     return res
 
+
+def baseline_outliers(dec, specs, *, alpha: float = 0.01):
+    """The union over several own-baseline tests of each player's outlying opponents (first pass of
+    :func:`robust_own_baseline`, two-sided BH at ``alpha``): (player, opponent) rows.
+
+    ``specs``: (y, where, side, bins) per test. A partner a player treats unlike the rest in one respect
+    (a chip-dump receiver who hardly ever folds to its feeders) is left out of that player's baseline in
+    every test: its hands would otherwise inflate the player's own rates (the receiver's bets into the
+    feeders) and make the player look passive against every honest opponent (explaining away).
+    """
+    import polars as pl
+
+    parts = [robust_own_baseline(dec, y, where=w, side=side, bins=bins, alpha=alpha, outliers_only=True)
+             for y, w, side, bins in specs]
+    parts = [p for p in parts if not p.is_empty()]
+    if not parts:
+        return pl.DataFrame(schema={"player": pl.Utf8, "opponent": pl.Utf8})
+    return pl.concat(parts).unique(["player", "opponent"]).sort("player", "opponent")
 
 def replace_baseline_tests(pairs, dec, alpha: float = 0.01):
     """``pairs`` (gameplay pair features) with the aggr / fold / junk own-baseline columns recomputed by

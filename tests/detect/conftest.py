@@ -9,7 +9,9 @@ their partners and only in a share ``rate`` of their chances:
 - ``soft``: pairs/rings who, in soft-mode hands, never bet or raise each other;
 - ``dump``: (dumper, receiver) pairs; in dump-mode hands the dumper bets the pot
   with any cards, the receiver raises, the dumper folds;
-- ``regulars``: honest pairs seated together at every hand of their table.
+- ``regulars``: honest pairs seated together at every hand of their table;
+- ``pre_fold``: pairs who, in a share ``rate`` of the hands where one would call
+  the other's preflop raise, fold instead (the hands: ``pre_fold_hands``).
 
 Everything is seeded; the labels are returned for the assertions.
 """
@@ -45,6 +47,7 @@ class World:
     regulars: list[tuple[str, str]] = field(default_factory=list)
     soft_hands: dict = field(default_factory=dict)  # frozenset(pair) -> hand ids where soft play happened
     dump_hands: dict = field(default_factory=dict)
+    pre_fold_hands: dict = field(default_factory=dict)  # frozenset(pair) -> hand ids where a call became a fold
 
 
 class _Hand:
@@ -75,6 +78,7 @@ def build_world(
     dump: list[tuple[tuple[str, str], float]] = (),
     regulars: list[tuple[str, str]] = (),
     seed: int = 7,
+    pre_fold: list[tuple[tuple[str, str], float]] = (),
 ) -> World:
     rng = random.Random(seed)
     nrng = np.random.default_rng(seed)
@@ -86,8 +90,10 @@ def build_world(
             for b in grp[i + 1:]:
                 soft_of[frozenset((a, b))] = rate
     dump_of = {(d, r): rate for (d, r), rate in dump}
+    pre_fold_of = {frozenset(pr): rate for pr, rate in pre_fold}
     world = World(new_warehouse(), [g for g, _ in soft], [p for p, _ in dump], list(regulars))
-    special = sorted({p for g, _ in soft for p in g} | {p for pr, _ in dump for p in pr} | {p for pr in regulars for p in pr})
+    special = sorted({p for g, _ in soft for p in g} | {p for pr, _ in dump for p in pr} | {p for pr in regulars for p in pr}
+                     | {p for pr, _ in pre_fold for p in pr})
     t0 = dt.datetime(2026, 3, 4, 18, 0)
     # deal all cards first and value them vectorised (policy input only)
     deals = np.argsort(nrng.random((n_hands, 52)), axis=1)[:, :17].astype(np.int64)  # 6 x 2 hole + 5 board
@@ -125,6 +131,10 @@ def build_world(
         forced = next(((d, r) for (d, r), rate in dump_of.items() if d in players and r in players and rng.random() < rate), None)
         for p in players[3:] + players[:3]:
             want = (p in forced) if forced else st["preflop"][p] >= style[p][0]
+            if want and entrants and not forced and frozenset((p, entrants[0])) in pre_fold_of \
+                    and rng.random() < pre_fold_of[frozenset((p, entrants[0]))]:
+                want = False  # leaves the partner's raised pot alone
+                world.pre_fold_hands.setdefault(frozenset((p, entrants[0])), []).append(hid)
             if want and len(entrants) < 2:
                 if not entrants:
                     hd.act("preflop", p, "raise", 3.0 - hd.street_put[p], to_call=1.0 - hd.street_put[p], raise_to=3.0)

@@ -114,8 +114,8 @@ def test_pair_that_only_stops_betting_into_each_other_found_by_the_check_test():
 
 
 def test_pair_p_value_is_the_check_test_weighted_not_tripled():
-    """The pair's p-value is the weighted Bonferroni of the check / raise / fold tests (weights 0.9 / 0.05 / 0.05):
-    a pair that shows only in the check test pays x1/0.9, not x3 (the plain Bonferroni cost that left weak pairs
+    """The pair's p-value is the weighted Bonferroni of the main (check test with the preflop test's support) /
+    raise / fold tests (weights 0.9 / 0.05 / 0.05): a pair that shows only in the main test pays x1/0.9, not x3 (the plain Bonferroni cost that left weak pairs
     at q ~ 0.02); a pair found only by the raise or fold test would pay x1/0.05 on that test. The planted pair is
     still found with the changed hands first and the passive look-alike p14 is not flagged."""
     import numpy as np
@@ -129,7 +129,7 @@ def test_pair_p_value_is_the_check_test_weighted_not_tripled():
     det = SoftPlayDetector().fit(w.con)
     sc = det.score(w.con)
     row = sc.filter((sc["player"].is_in(["p12", "p13"])) & (sc["opponent"].is_in(["p12", "p13"]))).row(0, named=True)
-    pc, pr, pf = row["chk_p_value"], row["rse_p_value"], row["fld_p_value"]
+    pc, pr, pf = row["main_p_value"], row["rse_p_value"], row["fld_p_value"]
     assert None not in (pc, pr, pf)
     assert row["p_value"] == pytest.approx(min(pc / 0.9, pr / 0.05, pf / 0.05, 1.0))
     assert row["p_value"] < 2 * pc  # the plain Bonferroni gave 3 * pc
@@ -171,3 +171,110 @@ def test_small_sample_tail_power_weights_and_mutual_rule():
     assert row["q_value"] < plain["q_value"] <= SoftPlayDetector().alpha
     strict, s50 = pair_row(mutual_z=50.0)
     assert not strict["flagged"] and not s50["flagged"].any()
+
+
+def _pair_row(scores, a, b):
+    import polars as pl
+
+    return scores.filter(pl.col("player").is_in([a, b]) & pl.col("opponent").is_in([a, b])).row(0, named=True)
+
+
+def test_pair_that_also_leaves_each_others_preflop_raises_alone_found_by_the_combined_test():
+    """p12 and p13 check instead of betting into each other in half their heads-up hands and fold instead of
+    calling each other's preflop raise in half the hands where they would call. The check test alone (the old
+    rule, ``combined=()``) leaves them at q > alpha; with the preflop test's support (T = 4 z_check +
+    max(z_preflop, 0), disjoint decisions) they are flagged, and the figures in the summary and the SQL of the
+    preflop evidence give the test's counts. p14 and p15 only fold to each other's raises (as a player who
+    respects one tight opener would) and bet into each other as usual: the preflop test alone sees them
+    (p < 1e-4), the pair is not flagged (the preflop test only supports the check test, and both directions must
+    show the check test's deficit)."""
+    import pytest
+    from scipy.integrate import quad
+    from scipy.stats import norm
+
+    from detectors.soft_play import PRE_COUNTS_SQL, SoftPlayDetector
+
+    w = build_world(n_players=24, n_hands=3000, seed=21, pre_fold=[(("p12", "p13"), 0.5), (("p14", "p15"), 0.5)])
+    changed = _check_instead_of_bet(w.con, ["p12"], against="p13", share=0.5) | _check_instead_of_bet(w.con, ["p13"], against="p12", share=0.5)
+    folded = set(w.pre_fold_hands[frozenset(("p12", "p13"))])
+    assert len(folded) >= 30 and len(w.pre_fold_hands[frozenset(("p14", "p15"))]) >= 30
+    det = SoftPlayDetector().fit(w.con)
+    s = det.threshold(det.score(w.con))
+    row = _pair_row(s, "p12", "p13")
+    pc, pp = row["chk_p_value"], row["pre_p_value"]
+    assert pc > 1e-4 and pp < 1e-5
+    t = 4 * norm.isf(pc) + max(norm.isf(pp), 0.0)
+    tail = 0.5 * norm.sf(t / 4) + quad(lambda x: norm.pdf(x) * norm.sf((t - x) / 4), 0, 12)[0]
+    assert row["main_p_value"] == pytest.approx(tail, rel=1e-3)
+    assert pp < row["main_p_value"] < pc
+    assert row["p_value"] == pytest.approx(min(row["main_p_value"] / 0.9, row["rse_p_value"] / 0.05, row["fld_p_value"] / 0.05, 1.0))
+    assert s.filter(s["flagged"])["accounts"].to_list() == [["p12", "p13"]]
+    look = _pair_row(s, "p14", "p15")
+    assert look["pre_p_value"] < 1e-4 and not look["flagged"]
+    old = SoftPlayDetector(combined=()).fit(w.con)
+    os_ = old.threshold(old.score(w.con))
+    assert _pair_row(os_, "p12", "p13")["q_value"] > old.alpha and not os_["flagged"].any()
+    # the signal: what the investigator reads and can recount
+    sig = next(x for x in det.detect(w.con) if x.flagged)
+    assert "preflop calls or raises" in sig.summary and "combined (4 z + 1 max(z, 0))" in sig.summary
+    pre = next(e for e in sig.evidence if e.name == "both directions: call or raise facing the other's preflop raise")
+    assert pre.value < 0.7 * pre.baseline and pre.sql == PRE_COUNTS_SQL
+    n = k = 0
+    for a, b in (("p12", "p13"), ("p13", "p12")):
+        for action, c in w.con.execute(PRE_COUNTS_SQL, {"player": a, "opponent": b}).fetchall():
+            n += c
+            k += c if action in ("call", "raise") else 0
+    assert (n, k) == (pre.n, round(pre.value * pre.n)) == (int(row["pre_n"]), int(row["pre_observed"]))
+    assert len(set(sig.hands[:10]) & (changed | folded)) >= 8, sig.hands[:10]
+
+
+def test_supporting_test_only_adds_evidence_and_keeps_the_level():
+    """stats.z_sum_with_support: uniform p-values under the null give uniform combined p-values (level kept at
+    0.05 / 0.01 / 0.001 within Monte Carlo error, 400,000 draws); a supporting test pointing the other way costs
+    the main test a fixed factor (x2.1 at p = 3.7e-6 with weights 4 and 1), never more than when it is absent
+    from the sum; one pointing the same way lowers the p-value; a missing support leaves the main p-value."""
+    import numpy as np
+    from scipy.stats import norm
+
+    from detectors import stats
+
+    z = np.random.default_rng(5).standard_normal((2, 400_000))
+    p = stats.z_sum_with_support(norm.sf(z[0]), norm.sf(z[1]), 4.0, 1.0)
+    for a in (0.05, 0.01, 0.001):
+        assert abs((p <= a).mean() - a) < 4 * np.sqrt(a * (1 - a) / 400_000) + 1e-9
+    against, none, same = stats.z_sum_with_support([3.7e-6] * 3, [0.9, 0.5, 0.05], 4.0, 1.0)
+    assert against == none and 7.5e-6 < against < 8.2e-6
+    assert same < 3.7e-6
+    assert stats.z_sum_with_support([1e-3], [np.nan])[0] == 1e-3 and np.isnan(stats.z_sum_with_support([np.nan], [0.1])[0])
+
+
+def test_dump_partner_found_by_another_test_leaves_the_baseline_of_every_test():
+    """Explaining away: p20 dumps chips to p21 in 8 % of the hands they play (p20 bets the pot with any cards,
+    p21 raises, p20 folds). The first passes of the raise and fold tests find p20 among the opponents p21 treats
+    unlike the rest; the check test's alone does not. With ``explain_away`` the check test leaves p20 out of
+    p21's baseline all the same: for every honest opponent of p21 the baseline (n0, p21's own check spots in the
+    pair's bins) is smaller by exactly p21's check spots against p20 and its other outliers in those bins."""
+    import polars as pl
+
+    from detectors import stats
+    from detectors.soft_play import SoftPlayDetector
+
+    w = build_world(n_players=24, n_hands=3000, seed=21, dump=[(("p20", "p21"), 0.08)])
+    det = SoftPlayDetector().fit(w.con)
+    assert ("p21", "p20") in set(det.outliers_.rows())
+    dec, chk = det.dec_, ~pl.col("facing")
+    bins = ["preflop", "facing", "hu", "sbin"]
+    alone = stats.robust_own_baseline(dec, "aggr", where=chk, side="less", outliers_only=True)
+    assert ("p21", "p20") not in set(alone.rows())
+    with_ = stats.robust_own_baseline(dec, "aggr", where=chk, side="less", also_out=det.outliers_)
+    without = stats.robust_own_baseline(dec, "aggr", where=chk, side="less")
+    d = dec.filter(chk & pl.col("sbin").is_not_null() & (pl.col("player") == "p21"))
+    out = set(det.outliers_.filter(pl.col("player") == "p21")["opponent"]) | set(alone.filter(pl.col("player") == "p21")["opponent"])
+    honest = sorted(set(d["opponent"]) - out - {"p20"})
+    assert len(honest) >= 10 and d.filter(pl.col("opponent") == "p20").height >= 20
+    for opp in honest:
+        pair_bins = d.filter(pl.col("opponent") == opp).select(bins).unique()
+        left_out = d.filter(pl.col("opponent").is_in(sorted(out - set(alone.filter(pl.col("player") == "p21")["opponent"])))).join(pair_bins, on=bins).height
+        a = with_.filter((pl.col("player") == "p21") & (pl.col("opponent") == opp))["n0"].item()
+        b = without.filter((pl.col("player") == "p21") & (pl.col("opponent") == opp))["n0"].item()
+        assert b - a == left_out and left_out > 0, (opp, a, b, left_out)

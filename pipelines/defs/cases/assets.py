@@ -38,8 +38,8 @@ def cases(context: dg.AssetExecutionContext, warehouse: DuckDBResource, settings
     warehouse tables cases / case_signals / case_hands and OUT/cases.jsonl.
     """
     with ReviewStore(settings.review_db) as store, warehouse.get_connection() as con:
-        result = cases_lib.build_cases(con, store, context.run_id)
-        cases_lib.write_tables(con, result, context.run_id)
+        result = cases_lib.build_cases(con, store, context.run.run_id)
+        cases_lib.write_tables(con, result, context.run.run_id)
     path = cases_lib.write_jsonl(Path(settings.out_dir) / "cases.jsonl", result)
     flagged = [c for c in result if c["flagged"]]
     by_kind = {k: sum(1 for c in flagged if c["kind"] == k) for k in KINDS}

@@ -144,7 +144,7 @@ def warehouse_tables(context: dg.AssetExecutionContext, warehouse: DuckDBResourc
     days = list(context.partition_keys)
     with warehouse.get_connection() as con:
         wh.ensure_schema(con)
-        result = _ingest.load_staged(con, settings.staging_dir, days, run_id=context.run_id)
+        result = _ingest.load_staged(con, settings.staging_dir, days, run_id=context.run.run_id)
         totals = {t: con.execute(f'SELECT count(*) FROM "{t}"').fetchall()[0][0] for t in TABLE_ASSETS}
         wh.publish_snapshot(con, settings.snapshot_path)
     context.log.info(result.summary())

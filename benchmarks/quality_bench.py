@@ -80,8 +80,9 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--work", required=True, help="folder for the populations and runs")
     ap.add_argument("--preset", default="mixed", help="preset of the populations with collusion (default mixed)")
-    ap.add_argument("--seeds", type=int, nargs="+", default=[505, 606, 1111])
-    ap.add_argument("--honest", type=int, nargs="*", default=[303, 404], help="seeds of honest-only populations")
+    ap.add_argument("--seeds", type=int, nargs="+", required=True,
+                    help="seeds of the populations with collusion (never seeds the detectors were tuned on)")
+    ap.add_argument("--honest", type=int, nargs="*", default=[], help="seeds of honest-only populations (default: none)")
     ap.add_argument("--reuse", action="store_true", help="reuse populations already generated in --work")
     ap.add_argument("--reuse-runs", action="store_true", help="also reuse their runs (cases.jsonl) instead of running again")
     ap.add_argument("--hands-only", action="store_true",

@@ -39,9 +39,13 @@ candidate):
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import numpy as np
 from scipy import stats as _st
+
+if TYPE_CHECKING:  # polars is imported where it is used (annotations only here)
+    import polars as pl
 
 _TINY = 1e-300
 
@@ -268,7 +272,6 @@ def weighted_bonferroni(pvalues, weights) -> np.ndarray:
     return np.where(ok.any(axis=0), np.minimum(r, 1.0), np.nan)
 
 
-
 def z_sum_with_support(p_main, p_support, w_main: float = 4.0, w_support: float = 1.0, grid: int = 401) -> np.ndarray:
     """One-sided p-value of T = w_main z_main + w_support max(z_support, 0), two independent tests.
 
@@ -295,6 +298,7 @@ def z_sum_with_support(p_main, p_support, w_main: float = 4.0, w_support: float 
     out = 0.5 * _st.norm.sf(t / w_main) + integral
     out = np.where(np.isnan(ps), pm, out)
     return np.where(np.isnan(pm), np.nan, np.clip(out, _TINY, 1.0))
+
 
 __all__ = [
     "baseline_tail",
@@ -430,6 +434,7 @@ def baseline_outliers(dec, specs, *, alpha: float = 0.01):
     if not parts:
         return pl.DataFrame(schema={"player": pl.Utf8, "opponent": pl.Utf8})
     return pl.concat(parts).unique(["player", "opponent"]).sort("player", "opponent")
+
 
 def replace_baseline_tests(pairs, dec, alpha: float = 0.01):
     """``pairs`` (gameplay pair features) with the aggr / fold / junk own-baseline columns recomputed by

@@ -282,10 +282,13 @@ def z_sum_with_support(p_main, p_support, w_main: float = 4.0, w_support: float 
     Whitlock, J. Evol. Biol. 2005), where a supporting z below zero takes
     evidence away. The null distribution of T is exact for normal z's:
     P(T > t) = Phi(0) (1 - Phi(t / w_main)) + int_0^inf phi(x) (1 - Phi((t - w_support x) / w_main)) dx,
-    the integral by the trapezoid rule on [0, 10] (``grid`` points). NaN
-    support: the main test's own p-value; NaN main: NaN. (A truncated
-    combination in the spirit of Zaykin et al.'s truncated product method,
-    Genet. Epidemiol. 2002, on the Z scale.)
+    the integral by the trapezoid rule on [0, 10] (``grid`` points). It
+    depends on t alone, so it is computed at nodes 0.01 w_main apart over the
+    range of the t's and interpolated linearly in log p (relative error below
+    1e-4; memory stays flat for millions of pairs). NaN support: the main
+    test's own p-value; NaN main: NaN. (A truncated combination in the spirit
+    of Zaykin et al.'s truncated product method, Genet. Epidemiol. 2002, on the
+    Z scale.)
     """
     pm, ps = _arr(p_main), _arr(p_support)
     zm = _st.norm.isf(np.clip(np.nan_to_num(pm, nan=0.5), _TINY, 1.0))
@@ -293,9 +296,16 @@ def z_sum_with_support(p_main, p_support, w_main: float = 4.0, w_support: float 
     t = w_main * zm + w_support * np.maximum(zs, 0.0)
     x = np.linspace(0.0, 10.0, grid)
     dens = _st.norm.pdf(x)
-    tail = _st.norm.sf((t[:, None] - w_support * x[None, :]) / w_main)
-    integral = np.trapezoid(dens[None, :] * tail, x, axis=1)
-    out = 0.5 * _st.norm.sf(t / w_main) + integral
+
+    def sf(u: np.ndarray) -> np.ndarray:
+        tail = _st.norm.sf((u[:, None] - w_support * x[None, :]) / w_main)
+        return 0.5 * _st.norm.sf(u / w_main) + np.trapezoid(dens[None, :] * tail, x, axis=1)
+
+    if t.size:
+        nodes = np.linspace(t.min(), t.max(), int(np.ceil((t.max() - t.min()) / (0.01 * w_main))) + 2)
+        out = np.exp(np.interp(t, nodes, np.log(np.clip(sf(nodes), _TINY, 1.0))))
+    else:
+        out = t
     out = np.where(np.isnan(ps), pm, out)
     return np.where(np.isnan(pm), np.nan, np.clip(out, _TINY, 1.0))
 

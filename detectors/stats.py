@@ -293,7 +293,8 @@ def z_sum_with_support(p_main, p_support, w_main: float = 4.0, w_support: float 
     pm, ps = _arr(p_main), _arr(p_support)
     zm = _st.norm.isf(np.clip(np.nan_to_num(pm, nan=0.5), _TINY, 1.0))
     zs = np.where(np.isnan(ps), 0.0, _st.norm.isf(np.clip(np.nan_to_num(ps, nan=0.5), _TINY, 1.0)))
-    t = w_main * zm + w_support * np.maximum(zs, 0.0)
+    # (z clipped to +-40: p = 1 gives z = -inf, and 1e-300 is z = 37)
+    t = w_main * np.clip(zm, -40.0, 40.0) + w_support * np.clip(zs, 0.0, 40.0)
     x = np.linspace(0.0, 10.0, grid)
     dens = _st.norm.pdf(x)
 

@@ -246,6 +246,8 @@ def test_supporting_test_only_adds_evidence_and_keeps_the_level():
     assert against == none and 7.5e-6 < against < 8.2e-6
     assert same < 3.7e-6
     assert stats.z_sum_with_support([1e-3], [np.nan])[0] == 1e-3 and np.isnan(stats.z_sum_with_support([np.nan], [0.1])[0])
+    # the tail is interpolated on a grid of t: p-values of exactly 1 (z = -inf) and 1e-300 stay in range
+    assert list(stats.z_sum_with_support([1.0, 1e-300], [1.0, 1e-300])) == [1.0, 1e-300]
 
 
 def test_dump_partner_found_by_another_test_leaves_the_baseline_of_every_test():

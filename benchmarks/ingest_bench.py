@@ -49,8 +49,15 @@ def one(files_list: Path, workers: int) -> dict:
     plain = time.perf_counter() - t0
     db = files_list.with_suffix(".duckdb")
     con = wh.connect(db)
+    held = {}
+
+    def at_commit(stage: str) -> None:
+        # what DuckDB holds for the run's one open transaction, just before COMMIT
+        if stage == "commit":
+            held["mb"] = con.execute("SELECT sum(memory_usage_bytes) / 1e6 FROM duckdb_memory()").fetchone()[0]
+
     t0 = time.perf_counter()
-    report = ingest.ingest(files, con, progress=False, workers=workers)
+    report = ingest.ingest(files, con, progress=False, workers=workers, fail_hook=at_commit)
     elapsed = time.perf_counter() - t0
     con.close()
     me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -63,6 +70,7 @@ def one(files_list: Path, workers: int) -> dict:
         "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
         "peak_worker_rss_mb": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024,
         "warehouse_mb": db.stat().st_size / 1e6,
+        "duckdb_mb_at_commit": held.get("mb") or 0.0,
     }
 
 
@@ -96,6 +104,7 @@ def main() -> None:
             print(f"    CPU time (main + parse workers, includes the plain read): {r['cpu_s']:.1f} s = "
                   f"{r['hands_read'] / r['cpu_s']:,.0f} hands per CPU-second (wall time depends on the machine's load)")
             print(f"    peak RSS: main {r['peak_rss_mb']:.0f} MB, largest parse worker {r['peak_worker_rss_mb']:.0f} MB"
+                  f" (DuckDB's own memory just before COMMIT: {r['duckdb_mb_at_commit']:.0f} MB)"
                   f"   | warehouse file {r['warehouse_mb']:.0f} MB")
             print(f"    {r['summary']}")
     finally:

@@ -220,23 +220,23 @@ class SoftPlayDetector(Detector):
         "pre": ("commit", pl.col("vs_bet") & pl.col("preflop"), "less", ("hu", "tour", "pbin"), 0.95),
     }
 
+    def _baseline_args(self, name: str) -> tuple[str, dict]:
+        """The indicator and keyword arguments of :func:`detectors.stats.robust_own_baseline` for test ``name``."""
+        y, where, side, *more = self.SPECS[name]
+        return y, {"where": where, "side": side, **dict(zip(("bins", "max_rate"), more))}
+
     def _pooled_tests(self) -> pl.DataFrame:
         """Per unordered pair, each test of ``self.tests`` pooled over both directions (``<name>_n``, ``_observed``,
         ``_expected``, ``_p_value``), and per direction the z of the first test (``dir_z``, ``dir_z_r``)."""
         out = None
         also = None
         if self.explain_away:
-            specs = []
-            for x in self.explain_away:
-                y, where, side, *more = self.SPECS[x]
-                specs.append((y, where, side, more[0] if more else ("preflop", "facing", "hu", "sbin")))
-            also = self.outliers_ = stats.baseline_outliers(self.dec_, specs, alpha=self.alpha)
+            also = self.outliers_ = stats.baseline_outliers(
+                self.dec_, [self._baseline_args(x) for x in self.explain_away], alpha=self.alpha)
         for name in (self.tests[0], *[x for x in self.SPECS if x != self.tests[0]]):
-            y, where, side, *more = self.SPECS[name]
-            kw = dict(zip(("bins", "max_rate"), more))
-            if also is not None:
-                kw["also_out"] = also
-            d = stats.robust_own_baseline(self.dec_, y, where=where, side=side, alpha=self.alpha, **kw)
+            y, kw = self._baseline_args(name)
+            side = kw["side"]
+            d = stats.robust_own_baseline(self.dec_, y, alpha=self.alpha, also_out=also, **kw)
             t = stats.pool_directions(d, side=side, skew=self.skew).drop("z", "skew", strict=False)
             t = t.rename({c: f"{name}_{c}" for c in ("n", "observed", "expected", "p_value")})
             if out is None:

@@ -432,15 +432,14 @@ def baseline_outliers(dec, specs, *, alpha: float = 0.01):
     """The union over several own-baseline tests of each player's outlying opponents (first pass of
     :func:`robust_own_baseline`, two-sided BH at ``alpha``): (player, opponent) rows.
 
-    ``specs``: (y, where, side, bins) per test. A partner a player treats unlike the rest in one respect
+    ``specs``: (y, keyword arguments of :func:`robust_own_baseline`) per test. A partner a player treats unlike the rest in one respect
     (a chip-dump receiver who hardly ever folds to its feeders) is left out of that player's baseline in
     every test: its hands would otherwise inflate the player's own rates (the receiver's bets into the
     feeders) and make the player look passive against every honest opponent (explaining away).
     """
     import polars as pl
 
-    parts = [robust_own_baseline(dec, y, where=w, side=side, bins=bins, alpha=alpha, outliers_only=True)
-             for y, w, side, bins in specs]
+    parts = [robust_own_baseline(dec, y, alpha=alpha, outliers_only=True, **kw) for y, kw in specs]
     parts = [p for p in parts if not p.is_empty()]
     if not parts:
         return pl.DataFrame(schema={"player": pl.Utf8, "opponent": pl.Utf8})

@@ -180,8 +180,7 @@ class MultiAccountingDetector(Detector):
         # are; it counts as a second agreeing fact beside the device (not in the p-value:
         # it is the device's own evidence, sharpened)
         co_device = ((np.nan_to_num(p_dev, nan=1.0) < self.signal_p)
-                     & (pairs["device_overlap_s"].fill_null(0).to_numpy() >= self.co_device_s
-                        if "device_overlap_s" in pairs.columns else False))
+                     & (pairs["device_overlap_s"].fill_null(0).to_numpy() >= self.co_device_s))
         behav = np.column_stack([
             pairs["p_style"].to_numpy(), pairs["p_timing"].to_numpy(), pairs["p_coentry"].to_numpy(),
         ]).astype(float)

@@ -389,15 +389,13 @@ def parse_text(text: str, source_file: str) -> ParsedHands:
 
 def _parse_lines(L: pl.DataFrame, files: list[str]) -> ParsedHands:  # noqa: C901 - one pipeline
     t = pl.col("t")
-    # marker text: "*** FLOP *** [..]" -> "FLOP *** [..]" (only its words are tested)
-    # (a player named "***Ace***" is not a marker: the words between the stars are checked)
-    mk = pl.when(t.str.contains(r"^\*\*\* [A-Za-z0-9 '-]+ \*\*\*(?: |$)")).then(t.str.strip_chars_start("* "))
-    m = pl.col("mk")
-    # sections as small integer codes, forward-filled, then an Enum (a byte per
-    # line; comparisons with a name are integer comparisons)
-    sec = (
+    # A marker line "*** FLOP *** [..]" (a player named "***Ace***" is not one:
+    # the words between the stars are checked). Its text without the stars
+    # ("FLOP *** [..]") names the section; only its words are tested, and only
+    # on the header and marker rows (a few per hand).
+    m = t.str.strip_chars_start("* ")
+    sec_code = (
         pl.when(pl.col("is_hdr")).then(pl.lit(0, pl.UInt8))
-        .when(m.is_null()).then(None)
         .when(m.str.contains("SUMMARY")).then(pl.lit(1, pl.UInt8))
         .when(m.str.contains("SHOW ?DOWN")).then(pl.lit(2, pl.UInt8))
         .when(m.str.contains("HOLE CARDS|PRE-FLOP|PREFLOP")).then(pl.lit(3, pl.UInt8))
@@ -405,13 +403,13 @@ def _parse_lines(L: pl.DataFrame, files: list[str]) -> ParsedHands:  # noqa: C90
         .when(m.str.contains("TURN")).then(pl.lit(5, pl.UInt8))
         .when(m.str.contains("FLOP")).then(pl.lit(6, pl.UInt8))
         .otherwise(pl.lit(7, pl.UInt8))
-    ).forward_fill().replace_strict(list(range(len(_SEC_NAMES))), _SEC_NAMES, return_dtype=_SEC)
-    run = (
-        pl.when(m.str.starts_with("SECOND")).then(pl.lit(2, pl.Int32))
+    )
+    run_code = (
+        pl.when(pl.col("is_hdr")).then(pl.lit(1, pl.Int32))
+        .when(m.str.starts_with("SECOND")).then(pl.lit(2, pl.Int32))
         .when(m.str.starts_with("THIRD")).then(pl.lit(3, pl.Int32))
         .when(m.str.starts_with("FIRST")).then(pl.lit(1, pl.Int32))
     )
-    # one query: hands, sections, end of each hand
     L = (
         L.lazy()
         .with_columns(t=pl.col("raw").str.strip_chars())
@@ -420,27 +418,42 @@ def _parse_lines(L: pl.DataFrame, files: list[str]) -> ParsedHands:  # noqa: C90
         .with_columns(hf=pl.when(pl.col("is_hdr")).then(pl.col("fidx")).forward_fill())
         .filter((pl.col("hid") > 0) & (pl.col("hf") == pl.col("fidx"))).drop("hf")
         # (hid is a running count: sorted, which group-bys and joins can use)
-        .with_columns(pl.col("hid").set_sorted(), ln=_g_index(_starts("hid")).cast(pl.Int32), mk=mk)
+        .with_columns(pl.col("hid").set_sorted(), ln=_g_index(_starts("hid")).cast(pl.Int32),
+                      is_mk=t.str.contains(r"^\*\*\* [A-Za-z0-9 '-]+ \*\*\*(?: |$)"))
+        .collect()
+    )
+    headers_seen = int(L.get_column("is_hdr").sum())
+    if headers_seen == 0:
+        return ParsedHands()
+    # sections as small integer codes set on header/marker rows and
+    # forward-filled, then an Enum (a byte per line; comparing with a name is
+    # an integer comparison); the run number likewise
+    at = (L.get_column("is_hdr") | L.get_column("is_mk")).arg_true()
+    codes = L.select("is_hdr", "t")[at].select(sec=sec_code, run=run_code)
+    L = L.with_columns(
+        pl.repeat(None, L.height, dtype=pl.UInt8, eager=True).scatter(at, codes.get_column("sec")).alias("sec"),
+        pl.repeat(None, L.height, dtype=pl.Int32, eager=True).scatter(at, codes.get_column("run")).alias("run"),
+    )
+    L = (
+        L.lazy()
         .with_columns(
-            sec=sec,
-            run=pl.when(pl.col("is_hdr")).then(pl.lit(1, pl.Int32)).otherwise(run).forward_fill(),
+            sec=pl.col("sec").forward_fill().replace_strict(list(range(len(_SEC_NAMES))), _SEC_NAMES, return_dtype=_SEC),
+            run=pl.col("run").forward_fill(),
             blank=t == "",
         )
+        # the first blank line after the summary ends the hand
         .with_columns(
             trail=(_g_cumsum((pl.col("blank") & (pl.col("sec") == "summary")).cast(pl.Int32), _starts("hid")) > 0)
         )
         .filter(~pl.col("trail")).drop("trail")
         .collect()
     )
-    headers_seen = int(L.get_column("is_hdr").sum())
-    if headers_seen == 0:
-        return ParsedHands()
 
     # --- per-hand text, hash, raw --------------------------------------------------
     # blank lines are dropped once: a hand starts with its (non-blank) header,
     # and no blank line is left in a summary (the first one ended the hand)
     NB = L.lazy().filter(~pl.col("blank")).select(
-        "hid", "fidx", "lno", "ln", "t", "sec", "run", "is_hdr", is_mk=pl.col("mk").is_not_null()).collect()
+        "hid", "fidx", "lno", "ln", "t", "sec", "run", "is_hdr", "is_mk").collect()
     L = L.select("hid", "raw")  # (kept for the raw text of quarantined hands)
     H = NB.group_by("hid", maintain_order=True).agg(
         fidx=pl.col("fidx").first(),
@@ -519,8 +532,9 @@ def _parse_lines(L: pl.DataFrame, files: list[str]) -> ParsedHands:  # noqa: C90
         V = V.with_columns(
             V.get_column(c).scatter(slow_i, g.struct.field(str(i))) for i, c in ((1, "player"), (2, "verb"), (3, "tail"))
         )
-    V = V.drop("known", "known_seat")
-    V = _known(V, names, "player", "known")
+        # and only they are looked up again
+        K = _known(V[slow_i].select("hid", "player"), names, "player", "known")
+        V = V.with_columns(V.get_column(c).scatter(slow_i, K.get_column(c)) for c in ("known", "known_seat"))
     # "NAME: sits out" may come from a player not in the seat list
     V_sit = V.filter(pl.col("verb").is_in(["sits out", "is sitting out"]))
     V = V.filter(~pl.col("verb").is_in(["sits out", "is sitting out"]))

@@ -1025,13 +1025,18 @@ def _parse_lines(L: pl.DataFrame, files: list[str]) -> ParsedHands:  # noqa: C90
     tables: dict[str, pl.DataFrame] = {}
     tables["hands"] = _finish(hands, "hands")
 
-    seats = with_hand(S, "hand_id", "hero").with_columns(
+    # (only the columns the tables need are filtered and carried)
+    seat_cols = ["hid", "seat", "player", "stack_start", "bounty", "sitting_out", "dealt_in", "position", "put_in",
+                 "returned", "collected", "net", "stack_end"]
+    seats = with_hand(S.select(seat_cols), "hand_id", "hero").with_columns(
         is_hero=(pl.col("player") == pl.col("hero")).fill_null(False),
         *_dec(["stack_start", "bounty", "put_in", "returned", "collected", "net", "stack_end"]),
     )
     tables["seats"] = _finish(seats, "seats")
 
-    acts = with_hand(A, "hand_id", "n_players").rename({"n_players": "n"})
+    act_cols = ["hid", "seq", "street", "player", "action", "amount", "is_raise", "to", "is_all_in", "pot_before",
+                "to_call", "folds_before"]
+    acts = with_hand(A.select(act_cols), "hand_id", "n_players").rename({"n_players": "n"})
     acts = acts.with_columns(
         raise_to=pl.when(pl.col("is_raise")).then(pl.col("to")),
         n_active=(pl.col("n") - pl.col("folds_before")).cast(pl.Int32),

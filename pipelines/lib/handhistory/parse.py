@@ -281,6 +281,8 @@ _ACTION_CODE = {
     "calls": "call", "bets": "bet", "raises": "raise",
 }
 _K = {k: i for i, k in enumerate(["marker", "chat", "table", "seat", "summary", "dealt", "uncalled", "x"])}
+_SEC_NAMES = ["setup", "summary", "showdown", "preflop", "river", "turn", "flop", "other"]
+_SEC = pl.Enum(_SEC_NAMES)
 _NONFLOP_VERBS = {"discards", "stands pat", "draws", "brings in", "brings", "bring-in"}
 
 
@@ -387,30 +389,13 @@ def parse_text(text: str, source_file: str) -> ParsedHands:
 
 def _parse_lines(L: pl.DataFrame, files: list[str]) -> ParsedHands:  # noqa: C901 - one pipeline
     t = pl.col("t")
-    L = (
-        L.lazy()
-        .with_columns(t=pl.col("raw").str.strip_chars())
-        .with_columns(is_hdr=t.str.contains(G.HEADER_RE))
-        .with_columns(hid=pl.col("is_hdr").cum_sum().cast(pl.Int32))
-        .with_columns(hf=pl.when(pl.col("is_hdr")).then(pl.col("fidx")).forward_fill())
-        .filter((pl.col("hid") > 0) & (pl.col("hf") == pl.col("fidx"))).drop("hf")
-        .collect()
-    )
-    headers_seen = int(L.get_column("is_hdr").sum())
-    if headers_seen == 0:
-        return ParsedHands()
-    L = L.with_columns(ln=_g_index(_starts("hid")).cast(pl.Int32))
-
-    # --- sections ------------------------------------------------------------------
-    # marker text: "*** FLOP *** [..]" -> "FLOP *** [..]" (only its words are tested)
-    # (a player named "***Ace***" is not a marker: the words between the stars are checked)
-    L = L.with_columns(mk=pl.when(t.str.contains(r"^\*\*\* [A-Za-z0-9 '-]+ \*\*\*(?: |$)")).then(t.str.strip_chars_start("* ")))
-    m = pl.col("mk")
-    # sections as small integer codes, forward-filled, then named once
-    sec_names = ["setup", "summary", "showdown", "preflop", "river", "turn", "flop", "other"]
-    sec = (
+    # A marker line "*** FLOP *** [..]" (a player named "***Ace***" is not one:
+    # the words between the stars are checked). Its text without the stars
+    # ("FLOP *** [..]") names the section; only its words are tested, and only
+    # on the header and marker rows (a few per hand).
+    m = t.str.strip_chars_start("* ")
+    sec_code = (
         pl.when(pl.col("is_hdr")).then(pl.lit(0, pl.UInt8))
-        .when(m.is_null()).then(None)
         .when(m.str.contains("SUMMARY")).then(pl.lit(1, pl.UInt8))
         .when(m.str.contains("SHOW ?DOWN")).then(pl.lit(2, pl.UInt8))
         .when(m.str.contains("HOLE CARDS|PRE-FLOP|PREFLOP")).then(pl.lit(3, pl.UInt8))
@@ -418,19 +403,45 @@ def _parse_lines(L: pl.DataFrame, files: list[str]) -> ParsedHands:  # noqa: C90
         .when(m.str.contains("TURN")).then(pl.lit(5, pl.UInt8))
         .when(m.str.contains("FLOP")).then(pl.lit(6, pl.UInt8))
         .otherwise(pl.lit(7, pl.UInt8))
-    ).forward_fill().replace_strict(list(range(len(sec_names))), sec_names, return_dtype=pl.String)
-    run = (
-        pl.when(m.str.starts_with("SECOND")).then(pl.lit(2, pl.Int32))
+    )
+    run_code = (
+        pl.when(pl.col("is_hdr")).then(pl.lit(1, pl.Int32))
+        .when(m.str.starts_with("SECOND")).then(pl.lit(2, pl.Int32))
         .when(m.str.starts_with("THIRD")).then(pl.lit(3, pl.Int32))
         .when(m.str.starts_with("FIRST")).then(pl.lit(1, pl.Int32))
     )
     L = (
         L.lazy()
+        .with_columns(t=pl.col("raw").str.strip_chars())
+        .with_columns(is_hdr=t.str.contains(G.HEADER_RE))
+        .with_columns(hid=pl.col("is_hdr").cum_sum().cast(pl.Int32))
+        .with_columns(hf=pl.when(pl.col("is_hdr")).then(pl.col("fidx")).forward_fill())
+        .filter((pl.col("hid") > 0) & (pl.col("hf") == pl.col("fidx"))).drop("hf")
+        # (hid is a running count: sorted, which group-bys and joins can use)
+        .with_columns(pl.col("hid").set_sorted(), ln=_g_index(_starts("hid")).cast(pl.Int32),
+                      is_mk=t.str.contains(r"^\*\*\* [A-Za-z0-9 '-]+ \*\*\*(?: |$)"))
+        .collect()
+    )
+    headers_seen = int(L.get_column("is_hdr").sum())
+    if headers_seen == 0:
+        return ParsedHands()
+    # sections as small integer codes set on header/marker rows and
+    # forward-filled, then an Enum (a byte per line; comparing with a name is
+    # an integer comparison); the run number likewise
+    at = (L.get_column("is_hdr") | L.get_column("is_mk")).arg_true()
+    codes = L.select("is_hdr", "t")[at].select(sec=sec_code, run=run_code)
+    L = L.with_columns(
+        pl.repeat(None, L.height, dtype=pl.UInt8, eager=True).scatter(at, codes.get_column("sec")).alias("sec"),
+        pl.repeat(None, L.height, dtype=pl.Int32, eager=True).scatter(at, codes.get_column("run")).alias("run"),
+    )
+    L = (
+        L.lazy()
         .with_columns(
-            sec=sec,
-            run=pl.when(pl.col("is_hdr")).then(pl.lit(1, pl.Int32)).otherwise(run).forward_fill(),
+            sec=pl.col("sec").forward_fill().replace_strict(list(range(len(_SEC_NAMES))), _SEC_NAMES, return_dtype=_SEC),
+            run=pl.col("run").forward_fill(),
             blank=t == "",
         )
+        # the first blank line after the summary ends the hand
         .with_columns(
             trail=(_g_cumsum((pl.col("blank") & (pl.col("sec") == "summary")).cast(pl.Int32), _starts("hid")) > 0)
         )
@@ -441,7 +452,9 @@ def _parse_lines(L: pl.DataFrame, files: list[str]) -> ParsedHands:  # noqa: C90
     # --- per-hand text, hash, raw --------------------------------------------------
     # blank lines are dropped once: a hand starts with its (non-blank) header,
     # and no blank line is left in a summary (the first one ended the hand)
-    NB = L.filter(~pl.col("blank"))
+    NB = L.lazy().filter(~pl.col("blank")).select(
+        "hid", "fidx", "lno", "ln", "t", "sec", "run", "is_hdr", "is_mk").collect()
+    L = L.select("hid", "raw")  # (kept for the raw text of quarantined hands)
     H = NB.group_by("hid", maintain_order=True).agg(
         fidx=pl.col("fidx").first(),
         source_line=pl.col("lno").first(),
@@ -469,8 +482,6 @@ def _parse_lines(L: pl.DataFrame, files: list[str]) -> ParsedHands:  # noqa: C90
         )
     )
 
-    B = NB.select("hid", "ln", "t", "sec", "run", "is_hdr", is_mk=pl.col("mk").is_not_null()).filter(
-        ~pl.col("is_hdr")).drop("is_hdr")
 
     # --- classify ------------------------------------------------------------------
     # line kinds as small integer codes (cheaper to build and compare than strings)
@@ -484,11 +495,18 @@ def _parse_lines(L: pl.DataFrame, files: list[str]) -> ParsedHands:  # noqa: C90
         .when(t.str.starts_with("Uncalled bet (")).then(pl.lit(_K["uncalled"], pl.UInt8))
         .otherwise(pl.lit(_K["x"], pl.UInt8))
     )
-    B = B.with_columns(kind=kind)
+    # one pass over the lines: classify, then split by class (order kept within each)
+    B = NB.lazy().filter(~pl.col("is_hdr")).select("hid", "ln", "t", "sec", "run", kind=kind).collect()
+    del NB
+    BK = B.partition_by("kind", as_dict=True, maintain_order=True)
+    del B
+    empty_b = pl.DataFrame(schema={"hid": pl.Int32, "ln": pl.Int32, "t": pl.String, "sec": _SEC, "run": pl.Int32,
+                                   "kind": pl.UInt8})
+    by_kind = lambda k: BK.get((_K[k],), empty_b)  # noqa: E731
     issues: list[pl.DataFrame] = []
 
     # seats
-    S = _seat_lines(B.filter(pl.col("kind") == _K["seat"]), issues)
+    S = _seat_lines(by_kind("seat"), issues)
     dup = S.filter(pl.struct("hid", "seat").is_duplicated() | pl.struct("hid", "player").is_duplicated())
     issues.append(_issue(dup, 4, "malformed hand", pl.format("duplicate seat or player: {}", pl.col("player"))))
     names = _Names(S)
@@ -498,7 +516,7 @@ def _parse_lines(L: pl.DataFrame, files: list[str]) -> ParsedHands:  # noqa: C90
     # again with the greedy pattern (names that themselves contain ": <verb>").
     # (one pass: a match always removes at least ": " and a verb, so a line
     # matched iff the replace shortened it)
-    X = B.filter(pl.col("kind") == _K["x"]).with_columns(player=t.str.replace(G.VERB_SUFFIX_RE, ""))
+    X = by_kind("x").with_columns(player=t.str.replace(G.VERB_SUFFIX_RE, ""))
     hit = pl.col("player").str.len_bytes() != t.str.len_bytes()
     R = X.filter(~hit).drop("player")
     V = X.filter(hit)
@@ -514,8 +532,9 @@ def _parse_lines(L: pl.DataFrame, files: list[str]) -> ParsedHands:  # noqa: C90
         V = V.with_columns(
             V.get_column(c).scatter(slow_i, g.struct.field(str(i))) for i, c in ((1, "player"), (2, "verb"), (3, "tail"))
         )
-    V = V.drop("known", "known_seat")
-    V = _known(V, names, "player", "known")
+        # and only they are looked up again
+        K = _known(V[slow_i].select("hid", "player"), names, "player", "known")
+        V = V.with_columns(V.get_column(c).scatter(slow_i, K.get_column(c)) for c in ("known", "known_seat"))
     # "NAME: sits out" may come from a player not in the seat list
     V_sit = V.filter(pl.col("verb").is_in(["sits out", "is sitting out"]))
     V = V.filter(~pl.col("verb").is_in(["sits out", "is sitting out"]))
@@ -572,7 +591,7 @@ def _parse_lines(L: pl.DataFrame, files: list[str]) -> ParsedHands:  # noqa: C90
     SH = SH.with_columns(cards=pl.col("tail").str.extract(r"^ \[([^\]]*)\]", 1))
 
     # dealt
-    D = B.filter(pl.col("kind") == _K["dealt"]).with_columns(g=t.str.extract_groups(G.DEALT_RE))
+    D = by_kind("dealt").with_columns(g=t.str.extract_groups(G.DEALT_RE))
     D = D.with_columns(player=pl.col("g").struct.field("1"), cards=pl.col("g").struct.field("2"), cards2=pl.col("g").struct.field("3"))
     D = _known(D, names, "player", "known").drop("known_seat")
     # names containing " [": retry the unknown ones with a greedy name
@@ -588,7 +607,7 @@ def _parse_lines(L: pl.DataFrame, files: list[str]) -> ParsedHands:  # noqa: C90
     D = D.filter(pl.col("known") & pl.col("cards").is_not_null())
 
     # uncalled
-    U = B.filter(pl.col("kind") == _K["uncalled"]).with_columns(g=t.str.extract_groups(G.UNCALLED_RE))
+    U = by_kind("uncalled").with_columns(g=t.str.extract_groups(G.UNCALLED_RE))
     U = U.with_columns(amt=G.money_cents(pl.col("g").struct.field("1")), player=pl.col("g").struct.field("2"))
     U = _known(U, names, "player", "known")
     issues.append(_unparsed(U.filter(~pl.col("known") | pl.col("amt").is_null())))
@@ -683,7 +702,7 @@ def _parse_lines(L: pl.DataFrame, files: list[str]) -> ParsedHands:  # noqa: C90
     # table events
     # chat: the speaker is the shortest prefix before ' said, "' unless only the
     # longest one is a seated name (a name that itself contains ' said, "')
-    chat = B.filter(pl.col("kind") == _K["chat"]).with_columns(
+    chat = by_kind("chat").with_columns(
         g=t.str.extract_groups(G.CHAT_RE), g2=t.str.extract_groups(r'^(.+) said, "(.*)"$'))
     chat = chat.with_columns(player=pl.col("g").struct.field("1"))
     chat = _known(chat, names, "player", "k1").with_columns(player=pl.col("g2").struct.field("1"))
@@ -704,7 +723,7 @@ def _parse_lines(L: pl.DataFrame, files: list[str]) -> ParsedHands:  # noqa: C90
     ], how="vertical")
 
     # --- summary -----------------------------------------------------------------------
-    SM = B.filter(pl.col("kind") == _K["summary"])
+    SM = by_kind("summary")
     TOT = SM.filter(t.str.starts_with("Total pot")).with_columns(g=t.str.extract_groups(G.TOTAL_RE))
     TOT = TOT.select(
         "hid",
@@ -754,7 +773,7 @@ def _parse_lines(L: pl.DataFrame, files: list[str]) -> ParsedHands:  # noqa: C90
     hand_run_twice = SM.filter(t.str.contains("run twice", literal=True)).select("hid").unique().with_columns(rit=pl.lit(True))
 
     # table line problems, markers we do not know
-    MK = B.filter((pl.col("kind") == _K["marker"]) & (pl.col("sec") == "other"))
+    MK = by_kind("marker").filter(pl.col("sec") == "other")
     issues.append(_unparsed(MK, " (street of a non-flop game)"))
 
     # --- hand-level issues -----------------------------------------------------------
@@ -766,7 +785,7 @@ def _parse_lines(L: pl.DataFrame, files: list[str]) -> ParsedHands:  # noqa: C90
                          .when(~pl.col("has_total")).then(pl.lit("no 'Total pot' line")).otherwise(pl.lit("no seat lines"))))
 
     # --- actions: running values ---------------------------------------------------
-    A = A.with_columns(street=pl.when(pl.col("sec") == "setup").then(pl.lit("preflop")).otherwise(pl.col("sec")))
+    A = A.with_columns(street=pl.when(pl.col("sec") == "setup").then(pl.lit("preflop")).otherwise(pl.col("sec").cast(pl.String)))
     # A "posts small blind" after the big blind was posted is a returning
     # player's dead small blind: it goes to the pot but is not a live bet.
     st_h = _starts("hid")
@@ -980,11 +999,24 @@ def _parse_lines(L: pl.DataFrame, files: list[str]) -> ParsedHands:  # noqa: C90
     def good(df: pl.DataFrame) -> pl.DataFrame:
         return df.join(bad_hids, on="hid", how="anti")
 
+    # hids are 1..N (a running count of headers, each of which has a row in H):
+    # in H sorted by hid a hand's row is hid - 1, so the kept hands and their
+    # values reach the line tables by a gather instead of a join
+    HS = H.sort("hid")
+    if HS.height and (HS.item(0, "hid") != 1 or HS.item(-1, "hid") != HS.height):
+        raise AssertionError("hand numbers are not 1..N")
+    good_by_hid = ~HS.get_column("hid").is_in(bad_hids.get_column("hid").implode())
+
+    def with_hand(df: pl.DataFrame, *cols: str) -> pl.DataFrame:
+        """The rows of kept hands, with the hand's ``cols`` (default: hand_id) added."""
+        i = df.get_column("hid").cast(pl.Int64) - 1
+        keep = good_by_hid.gather(i)
+        i = i.filter(keep)
+        return df.filter(keep).with_columns(HS.get_column(c).gather(i) for c in (cols or ("hand_id",)))
+
+    with_id = with_hand
     H = good(H)
     ids = H.select("hid", "hand_id")
-
-    def with_id(df: pl.DataFrame) -> pl.DataFrame:
-        return df.join(ids, on="hid", how="inner", maintain_order="left")
 
     hands = H.with_columns(
         site=pl.lit("PokerStars"), day=pl.col("started_at").dt.date(), total_pot=pl.col("total"),
@@ -993,14 +1025,18 @@ def _parse_lines(L: pl.DataFrame, files: list[str]) -> ParsedHands:  # noqa: C90
     tables: dict[str, pl.DataFrame] = {}
     tables["hands"] = _finish(hands, "hands")
 
-    seats = with_id(S).join(H.select("hid", "hero"), on="hid", how="left", maintain_order="left").with_columns(
+    # (only the columns the tables need are filtered and carried)
+    seat_cols = ["hid", "seat", "player", "stack_start", "bounty", "sitting_out", "dealt_in", "position", "put_in",
+                 "returned", "collected", "net", "stack_end"]
+    seats = with_hand(S.select(seat_cols), "hand_id", "hero").with_columns(
         is_hero=(pl.col("player") == pl.col("hero")).fill_null(False),
         *_dec(["stack_start", "bounty", "put_in", "returned", "collected", "net", "stack_end"]),
     )
     tables["seats"] = _finish(seats, "seats")
 
-    n_by_hand = H.select("hid", "hand_id", n=pl.col("n_players"))
-    acts = A.join(n_by_hand, on="hid", how="inner", maintain_order="left")
+    act_cols = ["hid", "seq", "street", "player", "action", "amount", "is_raise", "to", "is_all_in", "pot_before",
+                "to_call", "folds_before"]
+    acts = with_hand(A.select(act_cols), "hand_id", "n_players").rename({"n_players": "n"})
     acts = acts.with_columns(
         raise_to=pl.when(pl.col("is_raise")).then(pl.col("to")),
         n_active=(pl.col("n") - pl.col("folds_before")).cast(pl.Int32),

@@ -312,3 +312,27 @@ def test_dump_partner_found_by_another_test_leaves_the_baseline_of_every_test():
         a = with_.filter((pl.col("player") == "p21") & (pl.col("opponent") == opp))["n0"].item()
         b = without.filter((pl.col("player") == "p21") & (pl.col("opponent") == opp))["n0"].item()
         assert b - a == left_out and left_out > 0, (opp, a, b, left_out)
+
+
+def test_hand_test_is_made_only_where_the_own_baselines_outweigh_the_pair():
+    """The hand test takes the own rates as known: it is made only where each player's baseline (decisions against
+    others in the pair's bins) is at least ``hand_min_baseline`` times the decisions against the partner. With the
+    bar above every pair's ratio no pair has a hand test and the pair's p-value is the old three-test rule; with the
+    bar at 0 every pair with a heads-up hand has one."""
+    import polars as pl
+    import pytest
+
+    from detectors.soft_play import SoftPlayDetector
+
+    w = build_world(n_players=16, n_hands=3000, soft=[(("p01", "p02"), 0.15)], seed=5)
+    none = SoftPlayDetector(hand_min_baseline=1e9).fit(w.con).score(w.con)
+    assert none["hp_p_value"].null_count() == none.height
+    old = SoftPlayDetector(hand_test=False).fit(w.con).score(w.con)
+    both = none.join(old.select("player", "opponent", p_old="p_value"), on=["player", "opponent"])
+    assert both.filter(pl.col("p_old").is_not_null()).height > 50
+    for r in both.filter(pl.col("p_old").is_not_null()).iter_rows(named=True):
+        assert r["p_value"] == pytest.approx(r["p_old"])
+    every = SoftPlayDetector(hand_min_baseline=0.0).fit(w.con)
+    sc = every.score(w.con)
+    tested = sc.filter(pl.col("hands") > 0)
+    assert tested.height > 50 and tested["hp_p_value"].null_count() == 0

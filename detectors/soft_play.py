@@ -111,7 +111,10 @@ populations had met heads-up in 5-9 hands). The tails are corrected with one Edg
 (:func:`detectors.stats.pool_directions` with ``skew``), only ever upwards. Soft play
 is mutual: a flag also needs each direction's check-test z >= ``mutual_z``
 (one player who happens to check into another is not a pair sparing each
-other).
+other), or, where the hand test was made, that side's own share of it (the
+hand test on its decisions only, ``hdir_z``, ``hand_mutual``): a ring member
+of tuning population 124 spared its partner in whole hands (hand test
+p = 6e-5) with a check-test z of 0.83 on its side.
 
 Benjamini–Hochberg controls the false-discovery rate across the pairs with
 at least ``min_spots`` decisions aimed at each other (independent filtering:
@@ -188,6 +191,7 @@ class SoftPlayDetector(Detector):
         hand_test: bool = True,
         hand_max_weight: float = 10.0,
         hand_min_baseline: float = 0.5,
+        hand_mutual: bool = True,
     ) -> None:
         super().__init__(alpha=alpha, random_state=random_state)
         self.min_hu_hands = min_hu_hands
@@ -207,6 +211,8 @@ class SoftPlayDetector(Detector):
         # the hand test only where each player's own baseline (decisions against others in the pair's bins) is at
         # least this multiple of the decisions aimed at the partner: it takes the own rates as known
         self.hand_min_baseline = hand_min_baseline
+        # the mutual rule: each direction's check-test z, or its own share of the hand test's z, at least mutual_z
+        self.hand_mutual = hand_mutual
         self.max_ratio = max_ratio
         self.samples = samples
         self.max_unflagged = max_unflagged
@@ -296,6 +302,16 @@ class SoftPlayDetector(Detector):
                 hp_p_value=pl.when((pl.col("hp_dirs") == 2) & (pl.col("hp_base") >= self.hand_min_baseline))
                 .then("hp_p_value"))
             out = out.join(hp.drop("hp_dirs"), on=["player", "opponent"], how="left")
+            # each side's own share of the passivity (its decisions only): the mutual rule may read it in place of the
+            # check test's per-direction z where the hand test was made
+            hd = stats.hand_passivity_test(rated.filter(pl.col("hu")), max_weight=self.hand_max_weight, directed=True)
+            hd = hd.select("player", "opponent", "hp_z")
+            lo = pl.col("player") < pl.col("opponent")
+            out = out.join(hd.filter(lo).rename({"hp_z": "hdir_z"}), on=["player", "opponent"], how="left").join(
+                hd.filter(~lo).select(pl.col("opponent").alias("player"), pl.col("player").alias("opponent"),
+                                      pl.col("hp_z").alias("hdir_z_r")), on=["player", "opponent"], how="left")
+            out = out.with_columns(pl.when(pl.col("hp_p_value").is_not_null()).then(pl.col(c)).alias(c)
+                                   for c in ("hdir_z", "hdir_z_r"))
         return out
 
     def score(self, con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
@@ -354,6 +370,10 @@ class SoftPlayDetector(Detector):
         )
         return u.sort("score", descending=True)
 
+    def _hdir(self, col: str, scores: pl.DataFrame) -> list[pl.Expr]:
+        """The hand test's per-direction z for the mutual rule (none when the rule reads the check test only)."""
+        return [pl.col(col).fill_null(-9)] if self.hand_mutual and col in scores.columns else []
+
     def threshold(self, scores: pl.DataFrame) -> pl.DataFrame:
         if scores.is_empty():
             return scores.with_columns(pl.lit(False).alias("flagged"), pl.lit("pair").alias("shape"))
@@ -363,8 +383,9 @@ class SoftPlayDetector(Detector):
             & ((pl.col("aggr_ratio") <= self.max_ratio) | (pl.col("chk_ratio").fill_null(1.0) <= self.max_ratio)
                | (pl.col("rse_ratio").fill_null(1.0) <= self.max_ratio) | (pl.col("fold_ratio") >= 1 / self.max_ratio)
                | (pl.col("fld_ratio").fill_null(1.0) >= 1 / self.max_ratio))
-            & (pl.lit(self.mutual_z is None) | (pl.min_horizontal(pl.col("dir_z").fill_null(-9), pl.col("dir_z_r").fill_null(-9))
-                                                >= (self.mutual_z or 0.0))),
+            & (pl.lit(self.mutual_z is None) | (pl.min_horizontal(
+                pl.max_horizontal(pl.col("dir_z").fill_null(-9), *self._hdir("hdir_z", scores)),
+                pl.max_horizontal(pl.col("dir_z_r").fill_null(-9), *self._hdir("hdir_z_r", scores))) >= (self.mutual_z or 0.0))),
             shape=pl.lit("pair"),
             edges=pl.format('[["{}", "{}"]]', "player", "opponent"),
         )

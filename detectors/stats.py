@@ -579,7 +579,7 @@ def own_rates_per_decision(dec, y: str, *, where=None, bins: tuple[str, ...] = (
     return d.join(t, on=["player", "opponent", *bins], how="left")
 
 
-def hand_passivity_test(rated, *, max_weight: float = 10.0):
+def hand_passivity_test(rated, *, max_weight: float = 10.0, directed: bool = False):
     """Per unordered pair, a test of whole hands played passively between them (sparse soft play).
 
     ``rated``: decisions from :func:`own_rates_per_decision` where the only
@@ -605,6 +605,10 @@ def hand_passivity_test(rated, *, max_weight: float = 10.0):
     mixture test in the spirit of higher criticism, Donoho & Jin, Ann. Stat.
     2004). Returns player (<), opponent, hands, passive, hp_observed (S),
     hp_expected, hp_z, hp_p_value.
+
+    ``directed``: the same test on each player's own decisions only (a hand is
+    passive for the ordered pair (player, opponent) when the player never bet
+    at the opponent), per ordered pair: whether each side of a pair shows it.
     """
     import polars as pl
 
@@ -612,7 +616,10 @@ def hand_passivity_test(rated, *, max_weight: float = 10.0):
             "hp_observed": pl.Float64, "hp_expected": pl.Float64, "hp_z": pl.Float64, "hp_p_value": pl.Float64}
     if rated.is_empty():
         return pl.DataFrame(schema=cols)
-    lo, hi = pl.min_horizontal("player", "opponent"), pl.max_horizontal("player", "opponent")
+    if directed:
+        lo, hi = pl.col("player"), pl.col("opponent")
+    else:
+        lo, hi = pl.min_horizontal("player", "opponent"), pl.max_horizontal("player", "opponent")
     h = rated.filter(pl.col("r").is_not_null()).group_by("hand_id", lo.alias("player"), hi.alias("opponent")).agg(
         bets=pl.col("_y").sum(), logpi=(1 - pl.col("r")).log().sum())
     h = h.with_columns(pi=pl.col("logpi").exp(), w=(-pl.col("logpi")).clip(0, max_weight),

@@ -336,3 +336,25 @@ def test_hand_test_is_made_only_where_the_own_baselines_outweigh_the_pair():
     sc = every.score(w.con)
     tested = sc.filter(pl.col("hands") > 0)
     assert tested.height > 50 and tested["hp_p_value"].null_count() == 0
+
+
+def test_mutual_rule_reads_each_sides_share_of_the_hand_test():
+    """Each side's own share of the whole-hand passivity (``hdir_z``, its decisions only) is there for the mutual
+    rule wherever the hand test was made, and nowhere else: both sides of the planted sparse pair show it (z >= 2);
+    reading it beside the check test's per-direction z only ever adds flags (here: none beyond the pair)."""
+    import polars as pl
+
+    from detectors.soft_play import SoftPlayDetector
+
+    w = build_world(n_players=16, n_hands=3000, soft=[(("p01", "p02"), 0.15)], seed=5)
+    det = SoftPlayDetector().fit(w.con)
+    sc = det.score(w.con)
+    pair = pl.col("player").is_in(["p01", "p02"]) & pl.col("opponent").is_in(["p01", "p02"])
+    row = sc.filter(pair).row(0, named=True)
+    assert row["hdir_z"] >= 2 and row["hdir_z_r"] >= 2
+    made = sc["hp_p_value"].is_not_null()
+    assert sc.filter(~made)["hdir_z"].null_count() == sc.filter(~made).height
+    assert sc.filter(made)["hdir_z"].null_count() < sc.filter(made).height
+    on = set(map(tuple, det.threshold(sc).filter(pl.col("flagged"))["accounts"].to_list()))
+    off = set(map(tuple, SoftPlayDetector(hand_mutual=False).fit(w.con).threshold(sc).filter(pl.col("flagged"))["accounts"].to_list()))
+    assert off <= on == {("p01", "p02")}

@@ -244,6 +244,12 @@ def test_hand_passivity_counts_exact_and_single_hand_tail_is_pi():
     one = stats.hand_passivity_test(rated.filter(pl.col("hand_id") == "h1")).row(0, named=True)
     assert one["hp_p_value"] == pytest.approx(pi1, rel=0.05) and one["hp_p_value"] >= pi1 * (1 - 1e-9)
     assert stats.hand_passivity_test(rated.clear()).is_empty()
+    # directed: each player's own decisions, per ordered pair (a never bet at b in either hand; b bet in h2)
+    d = {(r["player"], r["opponent"]): r for r in stats.hand_passivity_test(rated, directed=True).iter_rows(named=True)}
+    assert sorted(d) == [("a", "b"), ("b", "a")]
+    assert (d["a", "b"]["hands"], d["a", "b"]["passive"], d["b", "a"]["hands"], d["b", "a"]["passive"]) == (2.0, 2.0, 2.0, 1.0)
+    assert d["a", "b"]["hp_observed"] == pytest.approx(-np.log(0.5 * 0.4) - np.log(0.5))
+    assert d["b", "a"]["hp_observed"] == pytest.approx(-np.log(0.6))
 
 
 def test_hand_passivity_is_calibrated_under_null_and_finds_sparse_passive_pair():

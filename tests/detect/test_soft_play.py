@@ -115,9 +115,10 @@ def test_pair_that_only_stops_betting_into_each_other_found_by_the_check_test():
 
 def test_pair_p_value_is_the_check_test_weighted_not_tripled():
     """The pair's p-value is the weighted Bonferroni of the main (check test with the preflop test's support) /
-    raise / fold tests (weights 0.9 / 0.05 / 0.05): a pair that shows only in the main test pays x1/0.9, not x3 (the plain Bonferroni cost that left weak pairs
-    at q ~ 0.02); a pair found only by the raise or fold test would pay x1/0.05 on that test. The planted pair is
-    still found with the changed hands first and the passive look-alike p14 is not flagged."""
+    raise / fold / whole-hand passivity tests (weights 0.45 / 0.05 / 0.05 / 0.45): a pair that shows in the main
+    or the hand test pays x1/0.45, not x4 (the plain Bonferroni cost that left weak pairs at q ~ 0.02); a pair found
+    only by the raise or fold test would pay x1/0.05 on that test. The planted pair is still found with the changed
+    hands first and the passive look-alike p14 is not flagged."""
     import numpy as np
     import pytest
 
@@ -129,12 +130,11 @@ def test_pair_p_value_is_the_check_test_weighted_not_tripled():
     det = SoftPlayDetector().fit(w.con)
     sc = det.score(w.con)
     row = sc.filter((sc["player"].is_in(["p12", "p13"])) & (sc["opponent"].is_in(["p12", "p13"]))).row(0, named=True)
-    pc, pr, pf = row["main_p_value"], row["rse_p_value"], row["fld_p_value"]
-    assert None not in (pc, pr, pf)
-    assert row["p_value"] == pytest.approx(min(pc / 0.9, pr / 0.05, pf / 0.05, 1.0))
-    assert row["p_value"] < 2 * pc  # the plain Bonferroni gave 3 * pc
-    # the same pair under equal weights (the old rule) has a larger q: the weighting only moves power to the check test
-    old = SoftPlayDetector(test_weights=(1, 1, 1)).fit(w.con).score(w.con)
+    pc, pr, pf, ph = row["main_p_value"], row["rse_p_value"], row["fld_p_value"], row["hp_p_value"]
+    assert None not in (pc, pr, pf, ph)
+    assert row["p_value"] == pytest.approx(min(pc / 0.45, pr / 0.05, pf / 0.05, ph / 0.45, 1.0))
+    # the same pair under equal weights without the hand test (the old rule) has a larger q
+    old = SoftPlayDetector(test_weights=(1, 1, 1), hand_test=False).fit(w.con).score(w.con)
     orow = old.filter((old["player"].is_in(["p12", "p13"])) & (old["opponent"].is_in(["p12", "p13"]))).row(0, named=True)
     assert orow["p_value"] == pytest.approx(min(3 * min(pc, pr, pf), 1.0))
     assert row["q_value"] < orow["q_value"]
@@ -142,6 +142,31 @@ def test_pair_p_value_is_the_check_test_weighted_not_tripled():
     assert [sorted(s.accounts) for s in fl] == [["p12", "p13"]]
     assert len(set(fl[0].hands[:10]) & changed) >= 8
     assert np.isfinite(row["score"]) and row["score"] > orow["score"]
+
+
+def test_pair_that_spares_each_other_in_a_few_whole_hands_found_by_the_hand_test():
+    """p01 and p02 play whole hands softly (never bet or raise each other) in only 15 % of their hands: the
+    whole-hand passivity test pools each hand's checks first, and its p-value is far below the per-decision check
+    test's (a sparse deviation spread over ~100 hands); the pair is the only one flagged, every honest pair's
+    p-value stays above 1e-3, and the pair's counts add up (passive hands <= hands, observed weight above the
+    expected)."""
+    import polars as pl
+
+    from detectors.soft_play import SoftPlayDetector
+
+    w = build_world(n_players=16, n_hands=3000, soft=[(("p01", "p02"), 0.15)], seed=5)
+    det = SoftPlayDetector().fit(w.con)
+    sc = det.score(w.con)
+    pair = pl.col("player").is_in(["p01", "p02"]) & pl.col("opponent").is_in(["p01", "p02"])
+    row = sc.filter(pair).row(0, named=True)
+    assert row["hp_p_value"] < 1e-10 and row["hp_p_value"] < row["chk_p_value"] / 100
+    assert 0 < row["passive"] <= row["hands"] and row["hp_observed"] > 3 * row["hp_expected"]
+    assert sc.filter(~pair)["p_value"].drop_nulls().min() > 1e-3
+    old = SoftPlayDetector(hand_test=False, test_weights=(0.9, 0.05, 0.05)).fit(w.con).score(w.con)
+    assert row["q_value"] < old.filter(pair)["q_value"][0] / 100
+    fl = [s for s in det.detect(w.con) if s.flagged]
+    assert [sorted(s.accounts) for s in fl] == [["p01", "p02"]]
+    assert len(set(fl[0].hands[:10]) & set(w.soft_hands[frozenset(("p01", "p02"))])) >= 5
 
 
 def test_small_sample_tail_power_weights_and_mutual_rule():
@@ -182,12 +207,13 @@ def _pair_row(scores, a, b):
 def test_pair_that_also_leaves_each_others_preflop_raises_alone_found_by_the_combined_test():
     """p12 and p13 check instead of betting into each other in half their heads-up hands and fold instead of
     calling each other's preflop raise in half the hands where they would call. The check test alone (the old
-    rule, ``combined=()``) leaves them at q > alpha; with the preflop test's support (T = 4 z_check +
+    rule, ``combined=()``, without the whole-hand test) leaves them at q > alpha; with the preflop test's support (T = 4 z_check +
     max(z_preflop, 0), disjoint decisions) they are flagged, and the figures in the summary and the SQL of the
     preflop evidence give the test's counts. p14 and p15 only fold to each other's raises (as a player who
     respects one tight opener would) and bet into each other as usual: the preflop test alone sees them
     (p < 1e-4), the pair is not flagged (the preflop test only supports the check test, and both directions must
     show the check test's deficit)."""
+    import polars as pl
     import pytest
     from scipy.integrate import quad
     from scipy.stats import norm
@@ -207,11 +233,16 @@ def test_pair_that_also_leaves_each_others_preflop_raises_alone_found_by_the_com
     tail = 0.5 * norm.sf(t / 4) + quad(lambda x: norm.pdf(x) * norm.sf((t - x) / 4), 0, 12)[0]
     assert row["main_p_value"] == pytest.approx(tail, rel=1e-3)
     assert pp < row["main_p_value"] < pc
-    assert row["p_value"] == pytest.approx(min(row["main_p_value"] / 0.9, row["rse_p_value"] / 0.05, row["fld_p_value"] / 0.05, 1.0))
+    assert row["hp_p_value"] is not None
+    assert row["p_value"] == pytest.approx(min(row["main_p_value"] / 0.45, row["rse_p_value"] / 0.05, row["fld_p_value"] / 0.05,
+                                               row["hp_p_value"] / 0.45, 1.0))
     assert s.filter(s["flagged"])["accounts"].to_list() == [["p12", "p13"]]
     look = _pair_row(s, "p14", "p15")
     assert look["pre_p_value"] < 1e-4 and not look["flagged"]
-    old = SoftPlayDetector(combined=()).fit(w.con)
+    # without the hand test (the rule this test was written for) the preflop support is what flags them
+    pre = SoftPlayDetector(hand_test=False, test_weights=(0.9, 0.05, 0.05)).fit(w.con)
+    assert pre.threshold(pre.score(w.con)).filter(pl.col("flagged"))["accounts"].to_list() == [["p12", "p13"]]
+    old = SoftPlayDetector(combined=(), hand_test=False, test_weights=(0.9, 0.05, 0.05)).fit(w.con)
     os_ = old.threshold(old.score(w.con))
     assert _pair_row(os_, "p12", "p13")["q_value"] > old.alpha and not os_["flagged"].any()
     # the signal: what the investigator reads and can recount
@@ -281,3 +312,49 @@ def test_dump_partner_found_by_another_test_leaves_the_baseline_of_every_test():
         a = with_.filter((pl.col("player") == "p21") & (pl.col("opponent") == opp))["n0"].item()
         b = without.filter((pl.col("player") == "p21") & (pl.col("opponent") == opp))["n0"].item()
         assert b - a == left_out and left_out > 0, (opp, a, b, left_out)
+
+
+def test_hand_test_is_made_only_where_the_own_baselines_outweigh_the_pair():
+    """The hand test takes the own rates as known: it is made only where each player's baseline (decisions against
+    others in the pair's bins) is at least ``hand_min_baseline`` times the decisions against the partner. With the
+    bar above every pair's ratio no pair has a hand test and the pair's p-value is the old three-test rule; with the
+    bar at 0 every pair with a heads-up hand has one."""
+    import polars as pl
+    import pytest
+
+    from detectors.soft_play import SoftPlayDetector
+
+    w = build_world(n_players=16, n_hands=3000, soft=[(("p01", "p02"), 0.15)], seed=5)
+    none = SoftPlayDetector(hand_min_baseline=1e9).fit(w.con).score(w.con)
+    assert none["hp_p_value"].null_count() == none.height
+    old = SoftPlayDetector(hand_test=False).fit(w.con).score(w.con)
+    both = none.join(old.select("player", "opponent", p_old="p_value"), on=["player", "opponent"])
+    assert both.filter(pl.col("p_old").is_not_null()).height > 50
+    for r in both.filter(pl.col("p_old").is_not_null()).iter_rows(named=True):
+        assert r["p_value"] == pytest.approx(r["p_old"])
+    every = SoftPlayDetector(hand_min_baseline=0.0).fit(w.con)
+    sc = every.score(w.con)
+    tested = sc.filter(pl.col("hands") > 0)
+    assert tested.height > 50 and tested["hp_p_value"].null_count() == 0
+
+
+def test_mutual_rule_reads_each_sides_share_of_the_hand_test():
+    """Each side's own share of the whole-hand passivity (``hdir_z``, its decisions only) is there for the mutual
+    rule wherever the hand test was made, and nowhere else: both sides of the planted sparse pair show it (z >= 2);
+    reading it beside the check test's per-direction z only ever adds flags (here: none beyond the pair)."""
+    import polars as pl
+
+    from detectors.soft_play import SoftPlayDetector
+
+    w = build_world(n_players=16, n_hands=3000, soft=[(("p01", "p02"), 0.15)], seed=5)
+    det = SoftPlayDetector().fit(w.con)
+    sc = det.score(w.con)
+    pair = pl.col("player").is_in(["p01", "p02"]) & pl.col("opponent").is_in(["p01", "p02"])
+    row = sc.filter(pair).row(0, named=True)
+    assert row["hdir_z"] >= 2 and row["hdir_z_r"] >= 2
+    made = sc["hp_p_value"].is_not_null()
+    assert sc.filter(~made)["hdir_z"].null_count() == sc.filter(~made).height
+    assert sc.filter(made)["hdir_z"].null_count() < sc.filter(made).height
+    on = set(map(tuple, det.threshold(sc).filter(pl.col("flagged"))["accounts"].to_list()))
+    off = set(map(tuple, SoftPlayDetector(hand_mutual=False).fit(w.con).threshold(sc).filter(pl.col("flagged"))["accounts"].to_list()))
+    assert off <= on == {("p01", "p02")}

@@ -211,3 +211,68 @@ def test_weighted_bh_weights_follow_power_average_one_and_keep_untested_out():
     power = rng.uniform(0, 2, size=400)
     hits = [stats.bh_reject(stats.weighted_bh_pvalues(rng.uniform(size=400), power), 0.05).any() for _ in range(2000)]
     assert np.mean(hits) <= 0.05 + 0.012
+
+
+def _rated_hands(rng, pairs, hands, spots, rate, passive_share=0.0):
+    """Bet-or-check spots (``_y``, own rate ``r``) of ``hands`` hands per pair, ``spots`` decisions each; a share of
+    the hands played fully passively (every spot a check) by the planted pairs."""
+    import polars as pl
+
+    rows = []
+    for a, b, planted in pairs:
+        for h in range(hands):
+            passive = planted and rng.random() < passive_share
+            for i in range(spots):
+                y = 0 if passive else int(rng.random() < rate)
+                rows.append({"hand_id": f"{a}{b}{h}", "player": a if i % 2 == 0 else b,
+                             "opponent": b if i % 2 == 0 else a, "_y": y, "r": rate})
+    return pl.DataFrame(rows)
+
+
+def test_hand_passivity_counts_exact_and_single_hand_tail_is_pi():
+    """Exact counts on a hand-made frame, and for one fully passive hand the Chernoff bound is pi = prod(1 - r)."""
+    import polars as pl
+
+    rated = pl.DataFrame({"hand_id": ["h1", "h1", "h1", "h2", "h2"], "player": ["a", "b", "a", "b", "a"],
+                          "opponent": ["b", "a", "b", "a", "b"], "_y": [0, 0, 0, 1, 0], "r": [0.5, 0.4, 0.6, 0.5, 0.5]})
+    t = stats.hand_passivity_test(rated).row(0, named=True)
+    pi1, pi2 = 0.5 * 0.6 * 0.4, 0.25
+    w1, w2 = -np.log(pi1), -np.log(pi2)
+    assert (t["player"], t["opponent"], t["hands"], t["passive"]) == ("a", "b", 2.0, 1.0)
+    assert t["hp_observed"] == pytest.approx(w1)
+    assert t["hp_expected"] == pytest.approx(pi1 * w1 + pi2 * w2)
+    one = stats.hand_passivity_test(rated.filter(pl.col("hand_id") == "h1")).row(0, named=True)
+    assert one["hp_p_value"] == pytest.approx(pi1, rel=0.05) and one["hp_p_value"] >= pi1 * (1 - 1e-9)
+    assert stats.hand_passivity_test(rated.clear()).is_empty()
+    # directed: each player's own decisions, per ordered pair (a never bet at b in either hand; b bet in h2)
+    d = {(r["player"], r["opponent"]): r for r in stats.hand_passivity_test(rated, directed=True).iter_rows(named=True)}
+    assert sorted(d) == [("a", "b"), ("b", "a")]
+    assert (d["a", "b"]["hands"], d["a", "b"]["passive"], d["b", "a"]["hands"], d["b", "a"]["passive"]) == (2.0, 2.0, 2.0, 1.0)
+    assert d["a", "b"]["hp_observed"] == pytest.approx(-np.log(0.5 * 0.4) - np.log(0.5))
+    assert d["b", "a"]["hp_observed"] == pytest.approx(-np.log(0.6))
+
+
+def test_hand_passivity_is_calibrated_under_null_and_finds_sparse_passive_pair():
+    """Null: 2,000 pairs, 6 spots per hand at own rate 0.3, 5-40 hands: the p-value holds its level (the Chernoff
+    bound is conservative) where the normal tail of the same statistic does not. A pair that checks every spot in
+    a quarter of 80 hands is found far below every null pair, and far below the per-decision score test's p-value."""
+    rng = np.random.default_rng(7)
+    null = []
+    for n in (5, 10, 40):
+        f = _rated_hands(rng, [(f"a{n}_{i}", f"z{n}_{i}", False) for i in range(700)], n, 6, 0.3)
+        null.append(stats.hand_passivity_test(f))
+    import polars as pl
+
+    null = pl.concat(null)
+    p = null["hp_p_value"].to_numpy()
+    p_normal = st.norm.sf(null["hp_z"].to_numpy())
+    for a in (0.05, 0.01, 0.001):
+        assert (p <= a).mean() <= a
+    assert (p_normal <= 0.001).mean() > 0.003  # the normal tail of the skewed sum: far above its level
+    planted = _rated_hands(np.random.default_rng(11), [("m", "n", True)], 80, 6, 0.3, passive_share=0.25)
+    hp = stats.hand_passivity_test(planted).row(0, named=True)
+    assert hp["passive"] == 30 and hp["hp_p_value"] < 1e-6 and hp["hp_p_value"] < p.min() / 100
+    # the per-decision score test on the same decisions (one multiplier on the rates, variance n r / (1 - r))
+    k, n, r = planted["_y"].sum(), planted.height, 0.3
+    z_dec = -((k - n * r) / (1 - r)) / np.sqrt(n * r / (1 - r))
+    assert hp["hp_p_value"] < st.norm.sf(z_dec) / 100

@@ -338,5 +338,48 @@ def test_with_events_coinciding_sit_outs_of_equal_length_count_twice():
     assert r_off["p_value"] == pytest.approx(r["p_time_only"])
     assert r["p_value"] < r_off["p_value"]
     # the honest players' coincidences gain nothing systematic: none is flagged either way
-    assert {a for s in det.detect(con) if s.flagged for a in s.accounts} <= {"q1", "q2"}
+    sigs = det.detect(con)
+    assert {a for s in sigs if s.flagged for a in s.accounts} <= {"q1", "q2"}
+    # the evidence says both tests and the run lengths of each co-occurrence
+    s = next(s for s in sigs if s.accounts == ["q1", "q2"])
+    assert "as many hands" in s.evidence[0].text
+    assert [(c["hands_out_a"], c["hands_out_b"]) for c in s.extra["cooccurrences"]] == [(5, 5), (5, 5)]
+    con.close()
+
+
+def test_one_coincidence_is_not_repeated_coordination():
+    """Five pairs sit out together in each of four events (strong, so Benjamini-Hochberg
+    is generous); o1 and o2 start a sit-out 0.3 s apart once. Their q clears the FDR
+    level, but one coincidence is not repeated coordination: not flagged (with
+    ``min_cooccur=1`` it would be), while the five repeated pairs are."""
+    import polars as pl
+
+    w = World(seed=21)
+    honest = [f"m{i:02d}" for i in range(6)]
+    pairs = [("r1", "r2"), ("s1", "s2"), ("t1", "t2"), ("u1", "u2"), ("v1", "v2")]
+    players = honest + [a for p in pairs for a in p] + ["o1", "o2"]
+    for p in players:
+        w.account(p)
+    rng = np.random.default_rng(3)
+    for t in range(4):
+        so = {}
+        for p in honest:
+            if rng.random() < 0.25:
+                r0 = int(rng.integers(3, 70))
+                so[p] = [(r0, r0 + int(rng.integers(1, 4)))]
+        for i, (a, b) in enumerate(pairs):
+            so[a] = so[b] = [(8 + 10 * i + t, 11 + 10 * i + t)]
+        if t == 0:
+            so["o1"], so["o2"] = [(60, 62)], [(60, 61)]
+        w.tournament(str(970 + t), players, at(180 * t), n_hands=160, every_s=45, sitouts=so, bust_order=players)
+    con = w.build()
+    con.execute("UPDATE sit_events SET ts = (SELECT ts FROM sit_events WHERE account = 'o1' AND kind = 'sit_out') "
+                "+ INTERVAL 300 MILLISECOND WHERE account = 'o2' AND kind = 'sit_out'")
+    det = CoordinatedSitoutDetector()
+    flagged = sorted(s.accounts for s in det.detect(con) if s.flagged)
+    assert flagged == [list(p) for p in pairs]
+    o = det.pairs_.filter((pl.col("a") == "o1") & (pl.col("b") == "o2")).row(0, named=True)
+    assert o["n_co"] == 1 and o["q_value"] <= det.alpha and not o["pair_flagged"]
+    one = CoordinatedSitoutDetector(min_cooccur=1)
+    assert ["o1", "o2"] in [s.accounts for s in one.detect(con) if s.flagged]
     con.close()

@@ -23,8 +23,14 @@ Method
 3. **Co-occurrence.** Two players of one event co-occur when their sit-out
    starts fall within the sum of their timing tolerances of each other
    (``tol_event_s`` for a platform event, ``tol_hand_s`` for a start seen only
-   as the next hand's start). Candidate pairs co-occur at least
-   ``min_cooccur`` times over all events.
+   as the next hand's start). Candidate pairs co-occur at least once; a pair
+   is flagged only when it co-occurs at least ``min_cooccur`` (2) times over
+   all events: coordination is repeated, and one coincidence, however close,
+   is what the closest of a few thousand honest pairs shows by chance (on a
+   fresh tuning population an honest pair was flagged on one pair of starts
+   0.7 s apart, p 3e-4, q 0.04 over 2,700 pairs, when eight true pairs made
+   Benjamini-Hochberg generous; no true group on 19 tuning populations was
+   found through a single coincidence). The family tested stays every pair.
 4. **Null: each player's own sit-out rate in the event.** Under independence
    the sit-out starts of two players are uniform over the span ``T`` both were
    in the event, so coincidences (start pairs within their window ``w``, the
@@ -37,10 +43,18 @@ Method
    Gamma_sf(s; k)``. It counts every coincidence of the event by its closeness
    (three stages sat out together in one event weigh more than the closest
    one alone); the closest-pair probability ``1 - exp(-2 g n_a n_b / T)`` is
-   reported beside it. Without platform events each coincidence carries a
-   second mark, how unusual it is that the two runs last as many hands
-   (:func:`_length_mark`, against the population's run lengths): a group
-   comes back together. These per-event p-values are
+   reported beside it. Each coincidence carries a second mark, how unusual it
+   is that the two runs last as many hands (:func:`_length_mark`, against the
+   population's run lengths): a group comes back together. Each start is
+   matched to the run of hands it began (the account's run in the event whose
+   first hand is nearest on the consensus clock, within ``merge_s``: a platform
+   sit_out and the table's hands keep different clocks). Without platform
+   events both marks always count; with them a sit-out the hands do not show
+   has no length, so closeness alone and closeness with length are each
+   combined over the pair's events and the smaller p kept, Bonferroni x2
+   (on the tuning populations this found a strong pair that sat out together
+   twice in one event, for three and then four hands, which closeness alone left
+   at q 0.05). These per-event p-values are
    combined over the events the pair shared with Fisher's method, and
    Benjamini-Hochberg (1995) controls the false-discovery rate (5%) over the
    whole family tested: every pair of players with a sit-out in a shared event
@@ -183,7 +197,8 @@ isl AS (
   FROM runs
 ),
 run_len AS (
-  SELECT account, tournament_id, run_no, arg_min(hand_id, started_at) AS hand_id, count(*) AS n_out
+  SELECT account, tournament_id, run_no, arg_min(hand_id, started_at) AS hand_id,
+         epoch(arg_min(clock, started_at)) AS run_t, count(*) AS n_out
   FROM isl WHERE is_out GROUP BY ALL
 ),
 -- a start seen in the hands, on the event's consensus clock
@@ -218,13 +233,18 @@ hh AS (
 -- a platform sit_out logged before the break began (more than the event tolerance before the last
 -- hand dealt ahead of it) was not taken at the break, even if the player's next hand is the first after it
 SELECT x.*, coalesce(c.after_pause AND NOT (x.source = 'event' AND epoch(x.ts) < c.break_from - $tol), FALSE) AS at_break,
-       coalesce(rl.n_out, 0) AS run_hands
+       -- the run of hands sat out that this start began: the account's run in the event whose first
+       -- hand is nearest on the consensus clock (within merge_s: a platform sit_out is logged on the
+       -- platform's clock, its first hand sat out on the table's, which drifts; the next hand of the
+       -- player may fall inside the run); 0 when the hands show none
+       coalesce((SELECT arg_min(rl.n_out, abs(rl.run_t - epoch(x.ts))) FROM run_len rl
+                 WHERE rl.account = x.account AND rl.tournament_id = x.tournament_id
+                   AND abs(rl.run_t - epoch(x.ts)) <= $merge), 0) AS run_hands
 FROM (
   SELECT k.account, k.tournament_id, k.ts, k.source, coalesce(k.hand_id, hh.hand_id) AS hand_id
   FROM kept k ASOF LEFT JOIN hh
     ON k.account = hh.account AND k.tournament_id = hh.tournament_id AND hh.started_at >= k.ts
 ) x LEFT JOIN _rb_clock c USING (hand_id)
-LEFT JOIN run_len rl ON rl.account = x.account AND rl.tournament_id = x.tournament_id AND rl.hand_id = x.hand_id
 """
 
 _SPAN_SQL = """
@@ -254,10 +274,11 @@ class CoordinatedSitoutDetector(Detector):
         merge_s: float = 180.0,
         wave_share: float = 0.4,
         wave_min: int = 6,
-        min_cooccur: int = 1,
+        min_cooccur: int = 2,
         n_perm: int = 999,
         clock_hands: int = 50,
         pause_s: float = 180.0,
+        length_mark: bool = True,
     ) -> None:
         super().__init__(alpha=alpha, random_state=random_state)
         self.tol_event_s = tol_event_s  # timing precision of a platform sit_out event
@@ -273,6 +294,7 @@ class CoordinatedSitoutDetector(Detector):
         self.n_perm = n_perm
         self.clock_hands = clock_hands  # hands per block of the consensus clock
         self.pause_s = pause_s  # a table idle this long has been on a break
+        self.length_mark = length_mark  # with events too: do coinciding sit-outs last as many hands?
 
     # ------------------------------------------------------------------ fit
     def fit(self, con: duckdb.DuckDBPyConnection) -> "CoordinatedSitoutDetector":
@@ -410,30 +432,45 @@ class CoordinatedSitoutDetector(Detector):
             lam=2 * (pl.col("n_b") * pl.col("sum_tol_a") + pl.col("n_a") * pl.col("sum_tol_b")) / pl.col("overlap"),
         )
         # per event: every coincidence counts, by its closeness (marked Poisson test)
-        # without platform events (starts timed only to the hand) a second mark: do the two
-        # runs last as long? (a group comes back together; two players stepping away
-        # independently rarely sit out the same number of hands). With events the start
-        # times are precise to the second and carry the test alone.
-        n_marks = 1 if self.has_events_ else 2
+        # and a second mark: do the two runs last as many hands? (a group comes back
+        # together; two players stepping away independently rarely sit out the same
+        # number of hands). Without platform events (starts timed only to the hand) both
+        # marks always count. With events the start times are precise to the second, and
+        # a sit-out the hands do not show has no length (mark 1, no evidence, which a
+        # two-mark null would count against the pair): both tests are made, closeness
+        # alone and closeness with length, each combined over the pair's events, and the
+        # smaller p is kept, Bonferroni x2 (``length_mark``; off: closeness alone).
+        two = (not self.has_events_) or self.length_mark
         co = co.with_columns(u_len=pl.Series(_length_mark(
             co["len_a"].to_numpy(), co["len_b"].to_numpy(), k["run_hands"].to_numpy()))
-            if n_marks == 2 else pl.lit(1.0))
+            if two else pl.lit(1.0))
         marks = co.group_by("a", "b", "tournament_id").agg(
-            x=pl.len(), s=(-pl.col("u").log() - pl.col("u_len").log()).sum())
+            x=pl.len(), s1=(-pl.col("u").log()).sum(), s=(-pl.col("u").log() - pl.col("u_len").log()).sum())
         per_event = per_event.join(marks, on=["a", "b", "tournament_id"], how="left").with_columns(
-            pl.col("x").fill_null(0), pl.col("s").fill_null(0.0))
-        per_event = per_event.with_columns(p_marked=pl.Series(_marked_poisson_sf(
-            per_event["x"].to_numpy(), per_event["s"].to_numpy(), per_event["lam"].to_numpy(), marks=n_marks)))
+            pl.col("x").fill_null(0), pl.col("s").fill_null(0.0), pl.col("s1").fill_null(0.0))
+        x_, lam_ = per_event["x"].to_numpy(), per_event["lam"].to_numpy()
+        p1 = _marked_poisson_sf(x_, per_event["s1"].to_numpy(), lam_, marks=1)
+        p2 = _marked_poisson_sf(x_, per_event["s"].to_numpy(), lam_, marks=2) if two else p1
+        per_event = per_event.with_columns(p_marked=pl.Series(p2 if not self.has_events_ else p1),
+                                           p_marked_len=pl.Series(p2))
         fish = per_event.group_by("a", "b").agg(
             stat=-2 * pl.col("p_marked").log().sum(), dof=2 * pl.len(),
+            stat_len=-2 * pl.col("p_marked_len").log().sum(),
             stat_closest=-2 * pl.col("p_event").log().sum(),
             shared_events=pl.col("tournament_id").sort(),
             n_starts_a=pl.col("n_a").sum(), n_starts_b=pl.col("n_b").sum(),
             min_gap=pl.col("gap").min(),
             lam=pl.col("lam").sum(),
         )
+        p_one = sps.chi2.sf(fish["stat"].to_numpy(), fish["dof"].to_numpy())
+        if self.has_events_ and self.length_mark:
+            p_len = sps.chi2.sf(fish["stat_len"].to_numpy(), fish["dof"].to_numpy())
+            p_gap = np.minimum(1.0, 2.0 * np.minimum(p_one, p_len))
+        else:
+            p_len = p_one
+            p_gap = p_one
         fish = fish.with_columns(
-            p_gap=pl.Series(sps.chi2.sf(fish["stat"].to_numpy(), fish["dof"].to_numpy())),
+            p_gap=pl.Series(p_gap), p_time_only=pl.Series(p_one), p_with_length=pl.Series(p_len),
             p_closest=pl.Series(sps.chi2.sf(fish["stat_closest"].to_numpy(), fish["dof"].to_numpy())),
         )
         pairs = cand.join(fish, on=["a", "b"], how="left")
@@ -564,7 +601,9 @@ class CoordinatedSitoutDetector(Detector):
                       f"each player's own sit-out rate, coincidence test (count and closeness, events combined) p "
                       f"{r['p_gap']:.3g} (q {r['q_value']:.3g} over {self.family_} pairs), closest-pair test p "
                       f"{r['p_closest']:.3g}{perm}; "
-                      f"mean bubble proximity {(r['bubble'] or 0):.2f}"),
+                      + (f"closeness alone p {r['p_time_only']:.3g}, with whether the runs last as many hands "
+                         f"p {r['p_with_length']:.3g} (the smaller, x2, counts); " if self.has_events_ and self.length_mark else "")
+                      + f"mean bubble proximity {(r['bubble'] or 0):.2f}"),
                 sql=(f"SELECT x.tournament_id, x.ts AS {_ident('ts_' + a)}, y.ts AS {_ident('ts_' + b)} FROM sit_events x "
                      f"JOIN sit_events y ON x.tournament_id = y.tournament_id AND y.kind = 'sit_out' "
                      f"AND abs(epoch(y.ts) - epoch(x.ts)) <= {2 * self.tol_event_s:.0f} "
@@ -599,6 +638,7 @@ class CoordinatedSitoutDetector(Detector):
             hands=hands, evidence=ev, benign=benign, p_value=float(row["p_value"]), detector=type(self).__name__,
             extra={"cooccurrences": [
                 {"tournament": r["tournament_id"], "a": r["a"], "b": r["b"], "ts_a": str(r["ts_a"]), "ts_b": str(r["ts_b"]),
+                 "hands_out_a": r["len_a"], "hands_out_b": r["len_b"],
                  "remaining": r["remaining"], "paid": r["paid"]} for r in co.head(100).iter_rows(named=True)]},
         )
 

@@ -477,10 +477,13 @@ def usage_patterns(
     shorter account's online time), ``handovers`` (sessions of one starting
     within ``handover_minutes`` after the other's ended, on any identifier),
     ``shared_tournaments`` (list), ``n_tourn_a``, ``n_tourn_b``, ``n_shared_t``
-    ``exp_shared_t`` and ``p_coentry``: the Poisson upper tail of the shared
-    count under a configuration-model null (entries land in events in
-    proportion to their field size, per format and day), so regulars of big
-    fields and of the same days are expected to meet.
+    ``exp_shared_t`` and ``p_coentry``: how improbable the shared count is
+    under a configuration-model null (entries land in events in proportion to
+    their field size, per format and day), so regulars of big fields and of the
+    same days are expected to meet; conditional on one account's own events
+    (:func:`_conditional_coentry_p`: a sum of binomials over the cells, which
+    knows the shared count cannot exceed either account's entries), the
+    unconditional Poisson tail kept as ``p_coentry_poisson``.
     """
     if pairs.height == 0:
         return pairs.with_columns(
@@ -578,16 +581,109 @@ def usage_patterns(
     FROM shared LEFT JOIN expct USING (a, b)
     """
     tt = con.sql(q_t).pl()
+    # per pair and (format, day) cell: each account's entries there and the share of the
+    # cell's entry mass (sum of field sizes) its events hold: the conditional co-entry test
+    q_cells = f"""
+    WITH e AS {tournament_entries(con)},
+    sz AS (SELECT tournament_id, count(*) AS sz FROM e GROUP BY 1),
+    tday AS (SELECT tournament_id, min(started_at)::DATE AS day FROM hands
+             WHERE tournament_id IS NOT NULL GROUP BY 1),
+    fmt AS (SELECT sz.tournament_id, sz.sz,
+                   (CASE WHEN sz.sz <= 10 THEN 'sng' ELSE 'mtt' END) || coalesce(CAST(tday.day AS VARCHAR), '') AS f
+            FROM sz LEFT JOIN tday USING (tournament_id)),
+    mom AS (SELECT f, sum(sz)::DOUBLE AS s1 FROM fmt GROUP BY 1),
+    acc AS (SELECT e.account, fmt.f, count(*) AS n, sum(fmt.sz)::DOUBLE AS mass
+            FROM e JOIN fmt USING (tournament_id) GROUP BY ALL)
+    SELECT p.a, p.b, xa.f, xa.n AS n_a, xb.n AS n_b,
+           least(xa.mass / m.s1, 1.0) AS share_a, least(xb.mass / m.s1, 1.0) AS share_b
+    FROM _rb_pairs p JOIN acc xa ON xa.account = p.a
+    JOIN acc xb ON xb.account = p.b AND xb.f = xa.f JOIN mom m ON m.f = xa.f
+    """
+    cells = con.sql(q_cells).pl()
     con.unregister("_rb_pairs")
     out = pairs.join(use, on=["a", "b"], how="left").join(tt, on=["a", "b"], how="left")
     k = out["n_shared_t"].fill_null(0).to_numpy()
     lam = out["exp_shared_t"].fill_null(0.0).to_numpy()
     na = out["n_tourn_a"].fill_null(0).to_numpy()
     nb = out["n_tourn_b"].fill_null(0).to_numpy()
-    p = np.where((na > 0) & (nb > 0), sps.poisson.sf(k - 1, np.maximum(lam, 1e-9)), np.nan)
+    p_pois = np.where((na > 0) & (nb > 0), sps.poisson.sf(k - 1, np.maximum(lam, 1e-9)), np.nan)
+    p_cond = _conditional_coentry_p(out.select("a", "b"), k, cells)
+    # the conditional test where it could be made (both accounts entered events of one cell)
+    p = np.where(np.isnan(p_cond), p_pois, p_cond)
+    p = np.where((na > 0) & (nb > 0), p, np.nan)
     conc = out["overlap_s"].fill_null(0).to_numpy() / np.maximum(out["min_online_s"].fill_null(0).to_numpy(), 1.0)
     return out.with_columns(
         shared_tournaments=pl.col("shared_tournaments").fill_null(pl.lit([], pl.List(pl.Utf8))),
-        p_coentry=pl.Series(p),
+        p_coentry=pl.Series(p), p_coentry_poisson=pl.Series(p_pois),
         concurrency=pl.Series(np.clip(conc, 0, 1)),
     )
+
+
+def _binom_sum_sf_many(k: np.ndarray, entry_p: list[np.ndarray], chunk: int = 20_000) -> np.ndarray:
+    """P(X_i >= k_i) for each i, X_i the number of successes among independent
+    Bernoulli trials with probabilities ``entry_p[i]`` (a Poisson-binomial), by the
+    textbook recursion over trials, vectorised over i, the states above max(k) merged
+    into one (only the tail is needed)."""
+    n = len(entry_p)
+    out = np.ones(n)
+    if n == 0:
+        return out
+    if n > chunk:  # bounded memory: pairs in blocks
+        for c0 in range(0, n, chunk):
+            out[c0:c0 + chunk] = _binom_sum_sf_many(np.asarray(k)[c0:c0 + chunk], entry_p[c0:c0 + chunk], chunk)
+        return out
+    kk = np.asarray(k, dtype=int)
+    K = int(max(kk.max(), 1))
+    lens = np.array([len(x) for x in entry_p])
+    T = int(lens.max()) if n else 0
+    P = np.zeros((n, max(T, 1)))
+    for i, x in enumerate(entry_p):
+        P[i, :len(x)] = x
+    dist = np.zeros((n, K + 1))
+    dist[:, 0] = 1.0
+    for j in range(T):
+        q = P[:, j:j + 1]
+        top = dist[:, K] + dist[:, K - 1] * q[:, 0]
+        dist[:, 1:] = dist[:, 1:] * (1.0 - q) + dist[:, :-1] * q
+        dist[:, 0] *= 1.0 - q[:, 0]
+        dist[:, K] = top
+    cum = np.cumsum(dist[:, ::-1], axis=1)[:, ::-1]  # cum[:, m] = P(X >= m), m <= K
+    ok = kk > 0
+    out[ok] = np.clip(cum[np.flatnonzero(ok), kk[ok]], 0.0, 1.0)
+    return out
+
+
+def _conditional_coentry_p(pairs: pl.DataFrame, k: np.ndarray, cells: pl.DataFrame) -> np.ndarray:
+    """Co-entry p-value conditional on one account's own entries.
+
+    Under the configuration model (an entry lands in an event of its format and day in
+    proportion to the event's field size) and independence of the two accounts, given
+    the events ``a`` entered, each of ``b``'s entries in a (format, day) cell lands in
+    one of ``a``'s events with probability ``share_a`` (the share of the cell's entry
+    mass that ``a``'s events hold), so the shared count is a sum of binomials over the
+    cells (a Poisson-binomial; Wang, Statistica Sinica 3, 1993). Drawing events without
+    replacement only lowers the chance of many hits, so the binomial tail is
+    conservative. The Poisson tail with the unconditional mean ignores that the shared
+    count cannot exceed either account's entries: two accounts with 7 entries each, all
+    7 shared, where 4 were expected, have Poisson p 0.11 but conditional p near 0.02.
+    Both directions (given ``a``'s events, and given ``b``'s) are valid; the larger p
+    is kept, so no correction is needed. NaN where the pair shares no cell."""
+    out = np.full(pairs.height, np.nan)
+    if cells.height == 0:
+        return out
+    idx = {(a, b): i for i, (a, b) in enumerate(pairs.iter_rows())}
+    c = cells.with_columns(i=pl.Series([idx.get((a, b), -1) for a, b in zip(cells["a"], cells["b"])],
+                                       dtype=pl.Int64)).filter(pl.col("i") >= 0).sort("i")
+    if c.height == 0:
+        return out
+    ii = c["i"].to_numpy()
+    na, nb = c["n_a"].to_numpy().astype(int), c["n_b"].to_numpy().astype(int)
+    sa, sb = c["share_a"].to_numpy(), c["share_b"].to_numpy()
+    bounds = np.flatnonzero(np.r_[True, ii[1:] != ii[:-1], True])
+    who = ii[bounds[:-1]]
+    # one probability per entry: b's entries against a's events, and a's against b's
+    b_on_a = [np.repeat(sa[s0:s1], nb[s0:s1]) for s0, s1 in zip(bounds[:-1], bounds[1:])]
+    a_on_b = [np.repeat(sb[s0:s1], na[s0:s1]) for s0, s1 in zip(bounds[:-1], bounds[1:])]
+    kk = np.asarray(k, dtype=int)[who]
+    out[who] = np.maximum(_binom_sum_sf_many(kk, b_on_a), _binom_sum_sf_many(kk, a_on_b))
+    return out

@@ -288,3 +288,98 @@ def test_a_sit_out_logged_before_a_break_is_not_the_break():
     pairs = {(r["a"], r["b"]): r for r in det.pairs_.iter_rows(named=True)}
     assert pairs[("d1", "d2")]["n_co"] == 2
     assert ("e1", "e2") not in pairs
+
+
+def test_with_events_coinciding_sit_outs_of_equal_length_count_twice():
+    """With platform events, each start is matched to the run of hands it began (nearest run
+    start on the consensus clock, so a sit_out logged after the player's first hand sat out
+    still finds its run), and the run length is a second mark: q1 and q2, at different
+    tables, sit out together for five hands in two events; honest players step away for one
+    to three hands at random. Closeness alone and closeness with length are both tested and
+    the smaller p kept (Bonferroni x2): the pair's p falls below half the closeness-only p."""
+    import datetime as dt
+
+    import polars as pl
+
+    w = World(seed=12)
+    honest = [f"k{i:02d}" for i in range(30)]
+    for p in honest + ["q1", "q2"]:
+        w.account(p)
+    rng = np.random.default_rng(4)
+    for t in range(2):
+        players = honest + ["q1", "q2"]
+        so = {}
+        for p in honest:
+            if rng.random() < 0.7:
+                r0 = int(rng.integers(3, 70))
+                so[p] = [(r0, r0 + int(rng.integers(1, 4)))]
+        r0 = 20 + 25 * t
+        so["q1"], so["q2"] = [(r0, r0 + 5)], [(r0, r0 + 5)]
+        w.tournament(str(950 + t), players, at(120 * t), n_hands=80, every_s=45, sitouts=so,
+                     bust_order=players)
+    con = w.build()
+    tables = dict(con.execute("SELECT DISTINCT s.player, h.table_name FROM seats s JOIN hands h USING (hand_id) "
+                              "WHERE s.player IN ('q1', 'q2') AND h.tournament_id = '950'").fetchall())
+    assert tables["q1"] != tables["q2"]
+    # q2's platform clock logs the second sit-out 20 s late, after its first hand sat out
+    con.execute("UPDATE sit_events SET ts = ts + INTERVAL 20 SECOND WHERE account = 'q2' AND tournament_id = '951' "
+                "AND kind = 'sit_out'")
+    det = CoordinatedSitoutDetector()
+    det.detect(con)
+    q = det.starts_.filter(pl.col("account").is_in(["q1", "q2"]) & (pl.col("source") == "event"))
+    assert q.height == 4 and q["run_hands"].to_list() == [5, 5, 5, 5]
+    r = det.pairs_.filter((pl.col("a") == "q1") & (pl.col("b") == "q2")).row(0, named=True)
+    assert r["n_co"] == 2
+    assert r["p_with_length"] < r["p_time_only"] / 2
+    assert r["p_value"] == pytest.approx(2 * min(r["p_with_length"], r["p_time_only"]))
+    off = CoordinatedSitoutDetector(length_mark=False)
+    off.detect(con)
+    r_off = off.pairs_.filter((pl.col("a") == "q1") & (pl.col("b") == "q2")).row(0, named=True)
+    assert r_off["p_value"] == pytest.approx(r["p_time_only"])
+    assert r["p_value"] < r_off["p_value"]
+    # the honest players' coincidences gain nothing systematic: none is flagged either way
+    sigs = det.detect(con)
+    assert {a for s in sigs if s.flagged for a in s.accounts} <= {"q1", "q2"}
+    # the evidence says both tests and the run lengths of each co-occurrence
+    s = next(s for s in sigs if s.accounts == ["q1", "q2"])
+    assert "as many hands" in s.evidence[0].text
+    assert [(c["hands_out_a"], c["hands_out_b"]) for c in s.extra["cooccurrences"]] == [(5, 5), (5, 5)]
+    con.close()
+
+
+def test_one_coincidence_is_not_repeated_coordination():
+    """Five pairs sit out together in each of four events (strong, so Benjamini-Hochberg
+    is generous); o1 and o2 start a sit-out 0.3 s apart once. Their q clears the FDR
+    level, but one coincidence is not repeated coordination: not flagged (with
+    ``min_cooccur=1`` it would be), while the five repeated pairs are."""
+    import polars as pl
+
+    w = World(seed=21)
+    honest = [f"m{i:02d}" for i in range(6)]
+    pairs = [("r1", "r2"), ("s1", "s2"), ("t1", "t2"), ("u1", "u2"), ("v1", "v2")]
+    players = honest + [a for p in pairs for a in p] + ["o1", "o2"]
+    for p in players:
+        w.account(p)
+    rng = np.random.default_rng(3)
+    for t in range(4):
+        so = {}
+        for p in honest:
+            if rng.random() < 0.25:
+                r0 = int(rng.integers(3, 70))
+                so[p] = [(r0, r0 + int(rng.integers(1, 4)))]
+        for i, (a, b) in enumerate(pairs):
+            so[a] = so[b] = [(8 + 10 * i + t, 11 + 10 * i + t)]
+        if t == 0:
+            so["o1"], so["o2"] = [(60, 62)], [(60, 61)]
+        w.tournament(str(970 + t), players, at(180 * t), n_hands=160, every_s=45, sitouts=so, bust_order=players)
+    con = w.build()
+    con.execute("UPDATE sit_events SET ts = (SELECT ts FROM sit_events WHERE account = 'o1' AND kind = 'sit_out') "
+                "+ INTERVAL 300 MILLISECOND WHERE account = 'o2' AND kind = 'sit_out'")
+    det = CoordinatedSitoutDetector()
+    flagged = sorted(s.accounts for s in det.detect(con) if s.flagged)
+    assert flagged == [list(p) for p in pairs]
+    o = det.pairs_.filter((pl.col("a") == "o1") & (pl.col("b") == "o2")).row(0, named=True)
+    assert o["n_co"] == 1 and o["q_value"] <= det.alpha and not o["pair_flagged"]
+    one = CoordinatedSitoutDetector(min_cooccur=1)
+    assert ["o1", "o2"] in [s.accounts for s in one.detect(con) if s.flagged]
+    con.close()

@@ -125,7 +125,21 @@ def test_usage_patterns_handovers_and_co_entries(con):
     assert twin["exp_shared_t"] == pytest.approx(expected)
     from scipy import stats
 
-    assert twin["p_coentry"] == pytest.approx(stats.poisson.sf(7, expected))
+    assert twin["p_coentry_poisson"] == pytest.approx(stats.poisson.sf(7, expected))
+    # the test that counts is conditional on one account's own events: each of the other's
+    # entries on a day lands in one of them with the share of that day's field mass they
+    # hold (binomial per day, summed), the larger p of the two directions
+    def cond(x: int, y: int) -> float:
+        dist = np.array([1.0])
+        for day in {r[1] for r in rows}:
+            sz = np.array([r[2] for r in rows if r[1] == day], dtype=float)
+            mine = np.array([r[x] for r in rows if r[1] == day], dtype=bool)
+            n = sum(r[y] for r in rows if r[1] == day)
+            if mine.any() and n:
+                dist = np.convolve(dist, stats.binom.pmf(np.arange(n + 1), n, sz[mine].sum() / sz.sum()))
+        return float(dist[8:].sum())
+
+    assert twin["p_coentry"] == pytest.approx(max(cond(3, 4), cond(4, 3)))
     house = _pair(use, "u03", "u04")
     assert house["concurrency"] == pytest.approx(1.0) and house["handovers"] == 0
 
@@ -158,3 +172,33 @@ def test_likeness_null_does_not_depend_on_row_order(con):
     other = idf.likeness(fp.reverse(), links, min_hands=20, null_pairs=500, random_state=0)
     assert one["p_style"].to_list() == other["p_style"].to_list()
     assert one["p_timing"].to_list() == other["p_timing"].to_list()
+
+
+def test_conditional_coentry_p_is_calibrated_and_sharp():
+    """Under independence (each account enters distinct events, drawn in proportion to
+    their field sizes, without replacement) the conditional co-entry p rejects at no
+    more than the nominal level; two accounts with 7 entries each, all shared, where
+    each entry had a 0.566 chance of landing in the other's events, get p 0.566^7."""
+    import polars as pl
+
+    from detectors.features.identity import _conditional_coentry_p
+
+    rng = np.random.default_rng(2)
+    sizes = rng.integers(10, 120, 16).astype(float)
+    w = sizes / sizes.sum()
+    rows, ks = [], []
+    for i in range(3000):
+        na, nb = int(rng.integers(2, 9)), int(rng.integers(2, 9))
+        A = rng.choice(16, na, replace=False, p=w)
+        B = rng.choice(16, nb, replace=False, p=w)
+        ks.append(len(set(A) & set(B)))
+        rows.append({"a": f"a{i}", "b": f"b{i}", "f": "d", "n_a": na, "n_b": nb,
+                     "share_a": float(w[A].sum()), "share_b": float(w[B].sum())})
+    cells = pl.DataFrame(rows)
+    p = _conditional_coentry_p(cells.select("a", "b"), np.array(ks), cells)
+    for alpha in (0.01, 0.05, 0.2):
+        assert float((p <= alpha).mean()) <= alpha * 1.1 + 0.002, alpha
+    one = pl.DataFrame([{"a": "x", "b": "y", "f": "d", "n_a": 7, "n_b": 7, "share_a": 0.566, "share_b": 0.566}])
+    assert _conditional_coentry_p(one.select("a", "b"), np.array([7]), one)[0] == pytest.approx(0.566 ** 7)
+    none = pl.DataFrame([{"a": "x", "b": "z"}])
+    assert np.isnan(_conditional_coentry_p(none, np.array([0]), one.filter(pl.col("b") == "z")))[0]

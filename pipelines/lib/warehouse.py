@@ -278,8 +278,11 @@ class _Stage:
 
     Only plain inserts are staged: hands new to the warehouse *and* to this
     run (:meth:`stored_hashes` lets the next batch's classification see the
-    hands staged before it) and their hand-keyed child rows, which nothing
-    stored can collide with.
+    hands staged before it), their hand-keyed child rows, which nothing
+    stored can collide with, and new quarantine rows (:meth:`quarantined`
+    lets a later batch that reads the same file again skip the rows staged
+    before it; quarantine rows carry raw text, ~1.5 MB per batch of the real
+    corpus).
     """
 
     def __init__(self) -> None:
@@ -288,12 +291,17 @@ class _Stage:
 
     def stored_hashes(self, con, ids_view: str) -> pl.DataFrame | None:
         """``hand_id, _stored_hash`` of the hands staged so far in this run whose id is in ``ids_view``."""
-        files = self.files.get("hands")
-        if not files:
-            return None
-        return con.sql(
-            f"SELECT hand_id, content_hash AS _stored_hash FROM read_parquet(?) SEMI JOIN {ids_view} USING (hand_id)",
-            params=[files]).pl()
+        return self._query(con, "hands", "SELECT hand_id, content_hash AS _stored_hash FROM read_parquet(?) "
+                                         f"SEMI JOIN {ids_view} USING (hand_id)")
+
+    def quarantined(self, con, files_view: str) -> pl.DataFrame | None:
+        """The dedupe key of the quarantine rows staged so far in this run for the files in ``files_view``."""
+        return self._query(con, "quarantine", "SELECT source_file, position::BIGINT AS position, input_kind, reason, raw "
+                                              f"FROM read_parquet(?) WHERE source_file IN (SELECT source_file FROM {files_view})")
+
+    def _query(self, con, table: str, sql: str) -> pl.DataFrame | None:
+        files = self.files.get(table)
+        return con.sql(sql, params=[files]).pl() if files else None
 
     def add(self, con, table: str, df: pl.DataFrame) -> int:
         if df.height == 0:
@@ -683,11 +691,14 @@ def _load_part(con, batch: Batch, *, run_id: str, started_at: _dt.datetime, raw:
         try:
             stored = con.sql("SELECT source_file, position::BIGINT AS position, input_kind, reason, raw FROM quarantine "
                              "WHERE source_file IN (SELECT source_file FROM _railbird_qf)").pl()
+            staged = stage.quarantined(con, "_railbird_qf") if stage is not None else None
+            if staged is not None and staged.height:
+                stored = pl.concat([stored, staged], how="vertical_relaxed")
         finally:
             con.unregister("_railbird_qf")
         q_new = q.join(stored, on=keys, how="anti", nulls_equal=True) if stored.height else q
         q_new = q_new.with_columns(pl.lit(run_id).alias("run_id"), pl.lit(now).alias("quarantined_at"))
-        result.rows["quarantine"] = _insert(con, "quarantine", q_new)
+        result.rows["quarantine"] = stage.add(con, "quarantine", q_new) if stage is not None else _insert(con, "quarantine", q_new)
         result.quarantined = q_new.height
         result.quarantine_reasons.update(dict(q_new.group_by("reason").len().iter_rows()))
     else:

@@ -278,3 +278,24 @@ def test_child_keys_stay_unique_without_an_index(tmp_path, real_hands):
             f"count(*) FILTER (WHERE hand_id NOT IN (SELECT hand_id FROM hands)) FROM {t}").fetchone()
         assert n == distinct and orphans == 0, t
         assert n > 0 or t in ("table_events", "boards"), t
+
+
+def test_a_file_read_twice_in_one_staged_run_quarantines_its_bad_hand_once(tmp_path, real_hands):
+    """Two batches of one run carry the same file (the Dagster path loads several staged reads of a growing
+    file together): the second batch's hands are duplicates of hands staged by the first, and its quarantine
+    rows repeat rows staged by the first, so nothing lands twice; staged and direct loads agree."""
+    land = tmp_path / "landing"
+    land.mkdir()
+    bad = real_hands[1].split("*** SUMMARY ***")[0].rstrip("\n")
+    (land / "a.txt").write_text("\n\n".join([real_hands[0], bad, real_hands[2]]) + "\n\n", encoding="utf-8")
+    _old(land / "a.txt")
+    todo, _ = ingest.changed_files(ingest.discover([land]), {})
+    results = {}
+    for staged in (True, False):
+        con = wh.connect(None)
+        twice = [b for _ in range(2) for b in ingest.iter_batches(todo, growing_seconds=0, workers=1)]
+        r = wh.load_many(con, twice, run_id="r", staged=staged)
+        assert (r.hands_stored, r.duplicates, r.quarantined) == (2, 2, 1), staged
+        assert con.execute("SELECT count(*), count(DISTINCT hand_id) FROM hands").fetchone() == (2, 2)
+        results[staged] = con.execute("SELECT source_file, position, reason, raw FROM quarantine").fetchall()
+    assert len(results[True]) == 1 and results[True] == results[False]

@@ -419,6 +419,30 @@ def _reparse_children(new_multi: pl.DataFrame, raw: _RawText) -> dict[str, pl.Da
     return {name: df for name, df in parsed.tables.items() if df.height}
 
 
+def _one_copy_rows(batch: Batch, same: pl.DataFrame) -> tuple[dict[str, pl.DataFrame], pl.DataFrame]:
+    """One copy's child rows of the hands a batch holds ``_c`` times with the same content.
+
+    Copies with one ``content_hash`` have the same lines, so the parser gives
+    each copy the same rows: every distinct row occurs a multiple of ``_c``
+    times, and keeping ``count / _c`` of each gives exactly one copy's rows
+    without parsing the hand again.  A hand where some row count is not a
+    multiple of ``_c`` (its copies parsed differently, e.g. a line-numbered
+    row) is returned in the second frame and re-parsed from its first copy.
+    """
+    out: dict[str, pl.DataFrame] = {}
+    uneven = [same.select("hand_id").clear()]
+    for name in CHILD_TABLES:
+        df = batch.tables.get(name)
+        if df is None or df.height == 0:
+            continue
+        cols = df.columns
+        m = df.join(same, on="hand_id", how="inner").with_columns(
+            pl.len().over(cols).alias("_n"), pl.int_range(pl.len()).over(cols).alias("_i"))
+        uneven.append(m.filter(pl.col("_n") % pl.col("_c") != 0).select("hand_id"))
+        out[name] = m.filter(pl.col("_i") < pl.col("_n") // pl.col("_c")).select(cols)
+    return out, pl.concat(uneven).unique()
+
+
 def _load_hands(con, batch: Batch, result: LoadResult, quarantine: list[pl.DataFrame], raw: _RawText,
                 stage: "_Stage | None" = None) -> pl.DataFrame:
     """Store new hands and their child rows; returns the hands classification (for per-file counts)."""
@@ -448,6 +472,12 @@ def _load_hands(con, batch: Batch, result: LoadResult, quarantine: list[pl.DataF
 
     single_ids = new.filter(pl.col("_copies") == 1).select("hand_id")
     multi = new.filter(pl.col("_copies") > 1)
+    # copies of a new hand that all carry its content: their child rows are the first copy's, c times over
+    same = multi.join(h.filter(pl.col("_status") == "conflict"), on="hand_id", how="anti").select(
+        "hand_id", pl.col("_copies").alias("_c"))
+    one_copy, uneven = _one_copy_rows(batch, same) if same.height else ({}, same.select("hand_id"))
+    same_ids = same.select("hand_id").join(uneven, on="hand_id", how="anti")
+    multi = multi.join(same_ids, on="hand_id", how="anti")
     reparsed = _reparse_children(multi, raw) if multi.height else {}
     multi_ids = multi.select("hand_id")
     for name, key in CHILD_TABLES.items():
@@ -455,6 +485,8 @@ def _load_hands(con, batch: Batch, result: LoadResult, quarantine: list[pl.DataF
         parts = []
         if df is not None and df.height:
             parts.append(df.join(single_ids, on="hand_id", how="semi"))
+        if name in one_copy:
+            parts.append(one_copy[name].join(same_ids, on="hand_id", how="semi"))
         if name in reparsed:
             parts.append(reparsed[name].join(multi_ids, on="hand_id", how="semi"))
         if not parts:

@@ -299,3 +299,40 @@ def test_a_file_read_twice_in_one_staged_run_quarantines_its_bad_hand_once(tmp_p
         assert con.execute("SELECT count(*), count(DISTINCT hand_id) FROM hands").fetchone() == (2, 2)
         results[staged] = con.execute("SELECT source_file, position, reason, raw FROM quarantine").fetchall()
     assert len(results[True]) == 1 and results[True] == results[False]
+
+
+def test_hands_repeated_in_one_batch_store_one_copy_of_their_rows(tmp_path, real_hands):
+    """A hand three times in one batch (same content) and one hand twice with different content: the stored
+    child rows are exactly those of a run that saw each hand once (the first copy, for the conflict)."""
+    changed = real_hands[4].replace("*** SUMMARY ***", 'Hero said, "gl"\n*** SUMMARY ***', 1)
+    assert changed != real_hands[4]
+    land, once = tmp_path / "rep", tmp_path / "once"
+    land.mkdir()
+    once.mkdir()
+    (land / "a.txt").write_text("\n\n".join(real_hands[:4] + real_hands[1:2] + [real_hands[4]]) + "\n\n", encoding="utf-8")
+    (land / "b.txt").write_text("\n\n".join([real_hands[1], changed, real_hands[5]]) + "\n\n", encoding="utf-8")
+    (once / "a.txt").write_text("\n\n".join(real_hands[:6]) + "\n\n", encoding="utf-8")
+    stores = {}
+    for label, folder in (("rep", land), ("once", once)):
+        for f in folder.iterdir():
+            _old(f)
+        con = wh.connect(None)
+        todo, _ = ingest.changed_files(ingest.discover([folder]), {})
+        r = wh.load_many(con, ingest.iter_batches(todo, growing_seconds=0, workers=1), run_id="r")
+        stores[label] = (r, con)
+    rep = stores["rep"][0]
+    assert (rep.hands_stored, rep.duplicates, dict(rep.quarantine_reasons)) == (6, 2, {"conflict": 1})
+    for t in wh.CHILD_TABLES:
+        q = f"SELECT * FROM {t} ORDER BY ALL"
+        assert stores["rep"][1].execute(q).fetchall() == stores["once"][1].execute(q).fetchall(), t
+
+
+def test_one_copy_rows_sends_copies_that_parsed_differently_to_a_reparse():
+    """Rows whose counts are not a multiple of the copies mark their hand for a re-parse; even ones are halved."""
+    import polars as pl
+
+    same = pl.DataFrame({"hand_id": ["1", "2"], "_c": [2, 2]}, schema_overrides={"_c": pl.UInt32})
+    ev = pl.DataFrame({"hand_id": ["1", "1", "1", "1", "2", "2", "3"], "line": [5, 7, 5, 7, 5, 6, 1]})
+    rows, uneven = wh._one_copy_rows(wh.Batch(tables={"table_events": ev}), same)
+    assert uneven.get_column("hand_id").to_list() == ["2"]
+    assert sorted(rows["table_events"].filter(pl.col("hand_id") == "1").get_column("line").to_list()) == [5, 7]

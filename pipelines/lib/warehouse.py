@@ -10,10 +10,11 @@ Method
   any exception rolls the whole run back, so a run that dies midway leaves the
   warehouse exactly as it was.  Frames go in through Arrow (``con.register``
   + ``INSERT … SELECT``), never row by row.  In a run of several batches
-  (``load_many``) the large child-row frames of new hands are written to
-  Parquet in a temporary folder and inserted with one ``INSERT … SELECT FROM
+  (``load_many``) the new hands and their child rows are written to Parquet
+  in a temporary folder and inserted with one ``INSERT … SELECT FROM
   read_parquet`` per table just before ``COMMIT`` (:class:`_Stage`): still
-  one transaction, but memory no longer grows with every batch's inserts.
+  one transaction, but DuckDB writes those rows straight to the file instead
+  of holding every batch's small inserts in memory until ``COMMIT``.
 * Hands dedupe on ``hand_id``.  Each incoming hand is classified against the
   stored hands and against earlier copies in the same batch: unseen → stored;
   same ``content_hash`` as the stored/first copy → counted as *duplicate*;
@@ -260,28 +261,51 @@ def _insert(con, table: str, df: pl.DataFrame, *, conflict: str = "", except_exi
     return int(rows[0][0]) if rows else 0  # DuckDB returns the number of rows inserted
 
 
-#: child-row frames at least this long are staged as Parquet (see :class:`_Stage`); smaller ones go in directly
-_STAGE_ROWS = 20_000
-
-
 class _Stage:
-    """Child rows of a run's new hands, kept on disk until the end of the run.
+    """A run's new hands and their child rows, kept on disk (Parquet) until the end of the run.
 
-    Many ``INSERT``s into one open transaction make DuckDB hold every appended
-    row group and index node in memory until ``COMMIT`` (the main process grew
-    by ~0.5 GB per 100k hands); one ``INSERT … SELECT FROM read_parquet`` per
-    table at the end of the run streams the rows in and costs less CPU.  The
-    rows are inserted inside the run's transaction, so a run that fails still
-    leaves the warehouse as it was.  Only plain inserts are staged: rows of
-    hands new to this run, which no stored row and no other batch can collide
-    with (their hands are stored by the batch that saw them first).
+    Why: DuckDB keeps the rows of an ``INSERT`` smaller than one row group
+    (122,880 rows) in the transaction's in-memory local storage until
+    ``COMMIT``; only an ``INSERT`` of at least a row group is written straight
+    to the database file (optimistic write).  A run that inserted every
+    ~17,000-hand batch directly grew by ~0.6 MB per 1,000 hands (tag
+    ``IN_MEMORY_TABLE`` in ``duckdb_memory()``: 118 MB at 188k hands).  So
+    every batch's new hands and child rows are written here, and
+    :meth:`flush` inserts them with one ``INSERT … SELECT FROM read_parquet``
+    per table just before ``COMMIT``: DuckDB then writes full row groups to
+    the file and holds at most one partial row group per table in memory.
+    Still one transaction, so a run that fails leaves the warehouse as it was.
+
+    Only plain inserts are staged: hands new to the warehouse *and* to this
+    run (:meth:`stored_hashes` lets the next batch's classification see the
+    hands staged before it), their hand-keyed child rows, which nothing
+    stored can collide with, and new quarantine rows (:meth:`quarantined`
+    lets a later batch that reads the same file again skip the rows staged
+    before it; quarantine rows carry raw text, ~1.5 MB per batch of the real
+    corpus).
     """
 
     def __init__(self) -> None:
         self.folder: Path | None = None
         self.files: dict[str, list[str]] = {}
 
+    def stored_hashes(self, con, ids_view: str) -> pl.DataFrame | None:
+        """``hand_id, _stored_hash`` of the hands staged so far in this run whose id is in ``ids_view``."""
+        return self._query(con, "hands", "SELECT hand_id, content_hash AS _stored_hash FROM read_parquet(?) "
+                                         f"SEMI JOIN {ids_view} USING (hand_id)")
+
+    def quarantined(self, con, files_view: str) -> pl.DataFrame | None:
+        """The dedupe key of the quarantine rows staged so far in this run for the files in ``files_view``."""
+        return self._query(con, "quarantine", "SELECT source_file, position::BIGINT AS position, input_kind, reason, raw "
+                                              f"FROM read_parquet(?) WHERE source_file IN (SELECT source_file FROM {files_view})")
+
+    def _query(self, con, table: str, sql: str) -> pl.DataFrame | None:
+        files = self.files.get(table)
+        return con.sql(sql, params=[files]).pl() if files else None
+
     def add(self, con, table: str, df: pl.DataFrame) -> int:
+        if df.height == 0:
+            return 0
         if self.folder is None:
             # beside the warehouse file (the disk that must hold the rows anyway; /tmp may be in memory)
             db = con.execute("SELECT path FROM duckdb_databases() WHERE database_name = current_database()").fetchall()
@@ -347,7 +371,7 @@ def _is_header(line: str) -> bool:
 # ---------------------------------------------------------------- hands
 
 
-def _classify_hands(con, hands: pl.DataFrame) -> pl.DataFrame:
+def _classify_hands(con, hands: pl.DataFrame, stage: "_Stage | None" = None) -> pl.DataFrame:
     """Add ``_status`` ∈ new / duplicate / conflict and ``_copies`` to the incoming hands."""
     h = hands.with_row_index("_ord").with_columns(
         pl.col("content_hash").first().over("hand_id", order_by="_ord").alias("_first_hash"),
@@ -359,6 +383,9 @@ def _classify_hands(con, hands: pl.DataFrame) -> pl.DataFrame:
         stored = con.sql(
             "SELECT s.hand_id, s.content_hash AS _stored_hash FROM hands s JOIN _railbird_ids USING (hand_id)"
         ).pl()
+        staged = stage.stored_hashes(con, "_railbird_ids") if stage is not None else None
+        if staged is not None and staged.height:
+            stored = pl.concat([stored, staged], how="vertical_relaxed")
     finally:
         con.unregister("_railbird_ids")
     h = h.join(stored, on="hand_id", how="left")
@@ -392,6 +419,30 @@ def _reparse_children(new_multi: pl.DataFrame, raw: _RawText) -> dict[str, pl.Da
     return {name: df for name, df in parsed.tables.items() if df.height}
 
 
+def _one_copy_rows(batch: Batch, same: pl.DataFrame) -> tuple[dict[str, pl.DataFrame], pl.DataFrame]:
+    """One copy's child rows of the hands a batch holds ``_c`` times with the same content.
+
+    Copies with one ``content_hash`` have the same lines, so the parser gives
+    each copy the same rows: every distinct row occurs a multiple of ``_c``
+    times, and keeping ``count / _c`` of each gives exactly one copy's rows
+    without parsing the hand again.  A hand where some row count is not a
+    multiple of ``_c`` (its copies parsed differently, e.g. a line-numbered
+    row) is returned in the second frame and re-parsed from its first copy.
+    """
+    out: dict[str, pl.DataFrame] = {}
+    uneven = [same.select("hand_id").clear()]
+    for name in CHILD_TABLES:
+        df = batch.tables.get(name)
+        if df is None or df.height == 0:
+            continue
+        cols = df.columns
+        m = df.join(same, on="hand_id", how="inner").with_columns(
+            pl.len().over(cols).alias("_n"), pl.int_range(pl.len()).over(cols).alias("_i"))
+        uneven.append(m.filter(pl.col("_n") % pl.col("_c") != 0).select("hand_id"))
+        out[name] = m.filter(pl.col("_i") < pl.col("_n") // pl.col("_c")).select(cols)
+    return out, pl.concat(uneven).unique()
+
+
 def _load_hands(con, batch: Batch, result: LoadResult, quarantine: list[pl.DataFrame], raw: _RawText,
                 stage: "_Stage | None" = None) -> pl.DataFrame:
     """Store new hands and their child rows; returns the hands classification (for per-file counts)."""
@@ -400,7 +451,7 @@ def _load_hands(con, batch: Batch, result: LoadResult, quarantine: list[pl.DataF
         for name in ("tournaments",):
             _merge_tournaments(con, batch.tables.get(name), result)
         return pl.DataFrame()
-    h = _classify_hands(con, hands)
+    h = _classify_hands(con, hands, stage)
     new = h.filter(pl.col("_status") == "new")
     conflicts = h.filter(pl.col("_status") == "conflict")
     result.duplicates += h.filter(pl.col("_status") == "duplicate").height
@@ -415,11 +466,18 @@ def _load_hands(con, batch: Batch, result: LoadResult, quarantine: list[pl.DataF
             ).with_columns(pl.Series("raw", raws, dtype=pl.String))
         )
 
-    result.rows["hands"] = _insert(con, "hands", new.drop([c for c in new.columns if c.startswith("_")]))
+    new_rows = new.drop([c for c in new.columns if c.startswith("_")])
+    result.rows["hands"] = stage.add(con, "hands", new_rows) if stage is not None else _insert(con, "hands", new_rows)
     result.hands_stored += result.rows["hands"]
 
     single_ids = new.filter(pl.col("_copies") == 1).select("hand_id")
     multi = new.filter(pl.col("_copies") > 1)
+    # copies of a new hand that all carry its content: their child rows are the first copy's, c times over
+    same = multi.join(h.filter(pl.col("_status") == "conflict"), on="hand_id", how="anti").select(
+        "hand_id", pl.col("_copies").alias("_c"))
+    one_copy, uneven = _one_copy_rows(batch, same) if same.height else ({}, same.select("hand_id"))
+    same_ids = same.select("hand_id").join(uneven, on="hand_id", how="anti")
+    multi = multi.join(same_ids, on="hand_id", how="anti")
     reparsed = _reparse_children(multi, raw) if multi.height else {}
     multi_ids = multi.select("hand_id")
     for name, key in CHILD_TABLES.items():
@@ -427,6 +485,8 @@ def _load_hands(con, batch: Batch, result: LoadResult, quarantine: list[pl.DataF
         parts = []
         if df is not None and df.height:
             parts.append(df.join(single_ids, on="hand_id", how="semi"))
+        if name in one_copy:
+            parts.append(one_copy[name].join(same_ids, on="hand_id", how="semi"))
         if name in reparsed:
             parts.append(reparsed[name].join(multi_ids, on="hand_id", how="semi"))
         if not parts:
@@ -439,7 +499,7 @@ def _load_hands(con, batch: Batch, result: LoadResult, quarantine: list[pl.DataF
             # plain INSERT (ON CONFLICT costs an index probe per row); finishes are keyed by tournament
             rows = rows.unique(subset=list(key), keep="first", maintain_order=True)
             conflict = "ON CONFLICT DO NOTHING" if key[0] != "hand_id" else ""
-        if not conflict and stage is not None and rows.height >= _STAGE_ROWS:
+        if not conflict and stage is not None:
             result.rows[name] = result.rows.get(name, 0) + stage.add(con, name, rows)
         else:
             result.rows[name] = result.rows.get(name, 0) + _insert(con, name, rows, conflict=conflict)
@@ -609,12 +669,16 @@ def load_many(
     run_id: str,
     started_at: _dt.datetime | None = None,
     fail_hook: Callable[[str], None] | None = None,
+    staged: bool = True,
 ) -> LoadResult:
     """Write a stream of batches in **one** transaction (memory stays at one batch).
 
     Each batch is deduplicated against everything stored before it, earlier
     batches of the same run included (they are visible inside the transaction).
     Any error, in loading or in producing the next batch, rolls everything back.
+    New hands and their child rows go through :class:`_Stage` unless
+    ``staged`` is false (then each batch inserts them directly: same rows,
+    but DuckDB holds them in memory until ``COMMIT``).
     """
     result = LoadResult(run_id=run_id)
     started_at = started_at or _dt.datetime.now(_dt.UTC).replace(tzinfo=None)
@@ -624,7 +688,8 @@ def load_many(
     con.execute("BEGIN TRANSACTION").fetchall()
     try:
         for batch in batches:
-            result.merge(_load_part(con, batch, run_id=run_id, started_at=started_at, raw=raw, hook=hook, stage=stage))
+            result.merge(_load_part(con, batch, run_id=run_id, started_at=started_at, raw=raw, hook=hook,
+                                    stage=stage if staged else None))
             raw = _RawText()  # decoded source files are only needed for the part that cited them
         stage.flush(con)
         hook("staged")
@@ -658,11 +723,14 @@ def _load_part(con, batch: Batch, *, run_id: str, started_at: _dt.datetime, raw:
         try:
             stored = con.sql("SELECT source_file, position::BIGINT AS position, input_kind, reason, raw FROM quarantine "
                              "WHERE source_file IN (SELECT source_file FROM _railbird_qf)").pl()
+            staged = stage.quarantined(con, "_railbird_qf") if stage is not None else None
+            if staged is not None and staged.height:
+                stored = pl.concat([stored, staged], how="vertical_relaxed")
         finally:
             con.unregister("_railbird_qf")
         q_new = q.join(stored, on=keys, how="anti", nulls_equal=True) if stored.height else q
         q_new = q_new.with_columns(pl.lit(run_id).alias("run_id"), pl.lit(now).alias("quarantined_at"))
-        result.rows["quarantine"] = _insert(con, "quarantine", q_new)
+        result.rows["quarantine"] = stage.add(con, "quarantine", q_new) if stage is not None else _insert(con, "quarantine", q_new)
         result.quarantined = q_new.height
         result.quarantine_reasons.update(dict(q_new.group_by("reason").len().iter_rows()))
     else:

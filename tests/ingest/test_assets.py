@@ -169,10 +169,14 @@ def test_hands_balance_finds_a_hand_that_does_not_add_up(tmp_path, hand_builder)
     wh.load(con, bad, run_id="r")  # collected 0.25 out of a 0.15 pot
     assert [r[0] for r in con.execute(checks.BALANCE_SQL).fetchall()] == ["2"]
     con.close()
-    res = dg.materialize([dg.AssetSpec("hands"), checks.hands_balance],
-                         resources={"warehouse": DuckDBResource(database=str(tmp_path / "wh.duckdb"))},
-                         selection=dg.AssetSelection.checks(checks.hands_balance), raise_on_error=False)
-    (evaluation,) = res.get_asset_check_evaluations()
+    # an instance entered for the whole materialisation: Dagster keeps the entered instance's state storage
+    # in a process-wide context variable, which a stale value from an earlier test can otherwise occupy
+    with dg.DagsterInstance.ephemeral() as instance:
+        res = dg.materialize([dg.AssetSpec("hands"), checks.hands_balance],
+                             resources={"warehouse": DuckDBResource(database=str(tmp_path / "wh.duckdb"))},
+                             selection=dg.AssetSelection.checks(checks.hands_balance), raise_on_error=False,
+                             instance=instance)
+        (evaluation,) = res.get_asset_check_evaluations()
     assert not evaluation.passed and evaluation.metadata["unbalanced"].value == 1
 
 
@@ -186,10 +190,11 @@ def test_events_stored_once_finds_a_doubled_transfer(tmp_path):
     resources = {"warehouse": DuckDBResource(database=str(tmp_path / "wh.duckdb"))}
 
     def evaluations():
-        res = dg.materialize([*(dg.AssetSpec(t) for t in checks.KEYLESS_EVENT_TABLES), checks.events_stored_once],
-                             resources=resources, selection=dg.AssetSelection.checks(checks.events_stored_once),
-                             raise_on_error=False)
-        return {e.asset_key.path[0]: e for e in res.get_asset_check_evaluations()}
+        with dg.DagsterInstance.ephemeral() as instance:  # entered around the materialisation (see above)
+            res = dg.materialize([*(dg.AssetSpec(t) for t in checks.KEYLESS_EVENT_TABLES), checks.events_stored_once],
+                                 resources=resources, selection=dg.AssetSelection.checks(checks.events_stored_once),
+                                 raise_on_error=False, instance=instance)
+            return {e.asset_key.path[0]: e for e in res.get_asset_check_evaluations()}
 
     assert all(e.passed for e in evaluations().values())
     con = wh.connect(tmp_path / "wh.duckdb")

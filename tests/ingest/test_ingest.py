@@ -200,8 +200,9 @@ def test_a_file_larger_than_a_chunk_is_parsed_in_pieces_with_true_line_numbers(t
 
 
 def test_staged_child_rows_load_like_direct_inserts_and_roll_back_on_failure(tmp_path, real_hands, monkeypatch):
-    """Child rows staged as Parquet (every frame, here) end up exactly as direct inserts; a failure after
-    staging leaves the warehouse as it was and no staging folder behind."""
+    """Hands and child rows staged as Parquet end up exactly as direct inserts (one batch per file, a hand
+    repeated across batches: the staged hands count for the later batches' dedupe); a failure after staging
+    leaves the warehouse as it was and no staging folder behind."""
     land = tmp_path / "landing"
     land.mkdir()
     for i in range(3):
@@ -214,8 +215,7 @@ def test_staged_child_rows_load_like_direct_inserts_and_roll_back_on_failure(tmp
         return wh.load_many(con, ingest.iter_batches(todo, growing_seconds=0, workers=1, chunk_bytes=1), run_id="r", **kw)
 
     direct = wh.connect(None)
-    run(direct)
-    monkeypatch.setattr(wh, "_STAGE_ROWS", 1)
+    d = run(direct, staged=False)
     folders = []
     real_mkdtemp = wh.tempfile.mkdtemp
     monkeypatch.setattr(wh.tempfile, "mkdtemp", lambda **kw: folders.append(real_mkdtemp(**kw)) or folders[-1])
@@ -230,9 +230,10 @@ def test_staged_child_rows_load_like_direct_inserts_and_roll_back_on_failure(tmp
     assert folders and not any(os.path.exists(f) for f in folders)
     assert all(staged.execute(f"SELECT count(*) FROM {t}").fetchone()[0] == 0 for t in wh.HAND_TABLES)
     r = run(staged)
-    assert r.hands_stored == direct.execute("SELECT count(*) FROM hands").fetchone()[0] > 10
-    for t in ("hands", "seats", "actions", "hole_cards", "boards", "pots", "collections", "table_events"):
-        q = f"SELECT * FROM {t} ORDER BY ALL"
+    assert r.hands_stored == d.hands_stored == direct.execute("SELECT count(*) FROM hands").fetchone()[0] > 10
+    assert r.duplicates == d.duplicates > 0 and r.rows == d.rows
+    for t in wh.HAND_TABLES + ["quarantine"]:
+        q = f"SELECT * EXCLUDE (quarantined_at) FROM {t} ORDER BY ALL" if t == "quarantine" else f"SELECT * FROM {t} ORDER BY ALL"
         assert staged.execute(q).fetchall() == direct.execute(q).fetchall(), t
 
 
@@ -277,3 +278,61 @@ def test_child_keys_stay_unique_without_an_index(tmp_path, real_hands):
             f"count(*) FILTER (WHERE hand_id NOT IN (SELECT hand_id FROM hands)) FROM {t}").fetchone()
         assert n == distinct and orphans == 0, t
         assert n > 0 or t in ("table_events", "boards"), t
+
+
+def test_a_file_read_twice_in_one_staged_run_quarantines_its_bad_hand_once(tmp_path, real_hands):
+    """Two batches of one run carry the same file (the Dagster path loads several staged reads of a growing
+    file together): the second batch's hands are duplicates of hands staged by the first, and its quarantine
+    rows repeat rows staged by the first, so nothing lands twice; staged and direct loads agree."""
+    land = tmp_path / "landing"
+    land.mkdir()
+    bad = real_hands[1].split("*** SUMMARY ***")[0].rstrip("\n")
+    (land / "a.txt").write_text("\n\n".join([real_hands[0], bad, real_hands[2]]) + "\n\n", encoding="utf-8")
+    _old(land / "a.txt")
+    todo, _ = ingest.changed_files(ingest.discover([land]), {})
+    results = {}
+    for staged in (True, False):
+        con = wh.connect(None)
+        twice = [b for _ in range(2) for b in ingest.iter_batches(todo, growing_seconds=0, workers=1)]
+        r = wh.load_many(con, twice, run_id="r", staged=staged)
+        assert (r.hands_stored, r.duplicates, r.quarantined) == (2, 2, 1), staged
+        assert con.execute("SELECT count(*), count(DISTINCT hand_id) FROM hands").fetchone() == (2, 2)
+        results[staged] = con.execute("SELECT source_file, position, reason, raw FROM quarantine").fetchall()
+    assert len(results[True]) == 1 and results[True] == results[False]
+
+
+def test_hands_repeated_in_one_batch_store_one_copy_of_their_rows(tmp_path, real_hands):
+    """A hand three times in one batch (same content) and one hand twice with different content: the stored
+    child rows are exactly those of a run that saw each hand once (the first copy, for the conflict)."""
+    changed = real_hands[4].replace("*** SUMMARY ***", 'Hero said, "gl"\n*** SUMMARY ***', 1)
+    assert changed != real_hands[4]
+    land, once = tmp_path / "rep", tmp_path / "once"
+    land.mkdir()
+    once.mkdir()
+    (land / "a.txt").write_text("\n\n".join(real_hands[:4] + real_hands[1:2] + [real_hands[4]]) + "\n\n", encoding="utf-8")
+    (land / "b.txt").write_text("\n\n".join([real_hands[1], changed, real_hands[5]]) + "\n\n", encoding="utf-8")
+    (once / "a.txt").write_text("\n\n".join(real_hands[:6]) + "\n\n", encoding="utf-8")
+    stores = {}
+    for label, folder in (("rep", land), ("once", once)):
+        for f in folder.iterdir():
+            _old(f)
+        con = wh.connect(None)
+        todo, _ = ingest.changed_files(ingest.discover([folder]), {})
+        r = wh.load_many(con, ingest.iter_batches(todo, growing_seconds=0, workers=1), run_id="r")
+        stores[label] = (r, con)
+    rep = stores["rep"][0]
+    assert (rep.hands_stored, rep.duplicates, dict(rep.quarantine_reasons)) == (6, 2, {"conflict": 1})
+    for t in wh.CHILD_TABLES:
+        q = f"SELECT * FROM {t} ORDER BY ALL"
+        assert stores["rep"][1].execute(q).fetchall() == stores["once"][1].execute(q).fetchall(), t
+
+
+def test_one_copy_rows_sends_copies_that_parsed_differently_to_a_reparse():
+    """Rows whose counts are not a multiple of the copies mark their hand for a re-parse; even ones are halved."""
+    import polars as pl
+
+    same = pl.DataFrame({"hand_id": ["1", "2"], "_c": [2, 2]}, schema_overrides={"_c": pl.UInt32})
+    ev = pl.DataFrame({"hand_id": ["1", "1", "1", "1", "2", "2", "3"], "line": [5, 7, 5, 7, 5, 6, 1]})
+    rows, uneven = wh._one_copy_rows(wh.Batch(tables={"table_events": ev}), same)
+    assert uneven.get_column("hand_id").to_list() == ["2"]
+    assert sorted(rows["table_events"].filter(pl.col("hand_id") == "1").get_column("line").to_list()) == [5, 7]

@@ -7,6 +7,7 @@ writes into the checkout or phones home.
 
 from __future__ import annotations
 
+import gc
 import os
 import shutil
 import tempfile
@@ -123,12 +124,16 @@ def _no_stale_dagster_state_storage():
     A DagsterInstance puts its storage in a process-wide context variable when
     created; once that instance is gone, loading definitions in a later test
     fails with "undefined DagsterInstance weakref". Clearing it per test keeps
-    tests independent of each other's instances.
+    tests independent of each other's instances. The collector runs first: a
+    suspended generator of an earlier run that entered an instance resets the
+    variable to that run's (by then dead) storage whenever it is collected,
+    which could otherwise happen in the middle of this test.
     """
     try:
         from dagster._core.storage.defs_state.base import set_defs_state_storage
     except ImportError:  # another Dagster release: nothing to clear
         yield
         return
+    gc.collect()
     with set_defs_state_storage(None):
         yield

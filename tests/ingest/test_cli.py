@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import re
@@ -48,6 +49,7 @@ def _no_stale_defs_state():
     the collector's timing)."""
     from dagster._core.storage.defs_state.base import set_defs_state_storage
 
+    gc.collect()  # see tests/conftest.py: collected generators restore stale storages
     return set_defs_state_storage(None)
 
 

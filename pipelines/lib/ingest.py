@@ -52,7 +52,7 @@ import polars as pl
 from pipelines.lib import events as _events
 from pipelines.lib import warehouse as wh
 from pipelines.lib.errors import RailbirdError
-from pipelines.lib.handhistory import decode_bytes
+from pipelines.lib.handhistory import decode_bytes, parse_pool
 from pipelines.lib.handhistory import parse_texts as _parse_texts
 
 GROWING_SECONDS = 120
@@ -294,10 +294,7 @@ def iter_batches(files: list[FileInfo], *, growing_seconds: float = GROWING_SECO
                     bar.update(sum(max(f.size, 0) for f in part))
                 yield batch
             return
-        import multiprocessing as mp
-        from concurrent.futures import ProcessPoolExecutor
-
-        with ProcessPoolExecutor(max_workers=workers, mp_context=mp.get_context("spawn")) as ex:
+        with parse_pool(workers) as ex:
             pending = []
             it = iter(parts)
             for part in it:

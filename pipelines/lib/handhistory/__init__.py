@@ -5,18 +5,19 @@
 """
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import os
 import re
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
-from typing import Iterable
+from typing import Iterable, Iterator
 
 from .decode import decode_bytes
 from .lines import HEADER_RE
 from .parse import ParsedHands, TABLE_COLUMNS, TABLE_SCHEMAS, _lines_frame, _parse_lines, parse_text
 
-__all__ = ["decode_bytes", "parse_text", "parse_texts", "parse_files", "ParsedHands", "TABLE_COLUMNS", "TABLE_SCHEMAS"]
+__all__ = ["decode_bytes", "parse_text", "parse_texts", "parse_files", "ParsedHands", "parse_pool", "TABLE_COLUMNS", "TABLE_SCHEMAS"]
 
 # Batches are cut by bytes; a batch bigger than this is worth a second process.
 _BATCH_BYTES = 24 * 1024 * 1024
@@ -98,19 +99,27 @@ def parse_files(paths: Iterable[str | Path], workers: int | None = None) -> Pars
         workers = int(os.environ.get("RAILBIRD_PARSE_WORKERS", "2"))
     if len(batches) == 1 or workers <= 1:
         return ParsedHands.concat([_parse_batch(b) for b in batches])
-    # "spawn", not fork: forking a process whose Polars thread pool is running can deadlock
-    ctx = multiprocessing.get_context("spawn")
-    # One Polars thread per worker (unless POLARS_MAX_THREADS says otherwise):
-    # the pool already keeps the cores busy, and Polars' own threads on top of it
-    # cost ~25% more CPU per hand (parallel overhead on many small operations).
-    # Polars reads the variable when it is imported, so it must be in the
-    # environment the workers are spawned with.
+    with parse_pool(min(workers, len(batches))) as ex:
+        return ParsedHands.concat(list(ex.map(_parse_batch, batches)))
+
+
+@contextlib.contextmanager
+def parse_pool(workers: int) -> Iterator[ProcessPoolExecutor]:
+    """A process pool for parsing: spawned workers with one Polars thread each.
+
+    "spawn", not fork: forking a process whose Polars thread pool is running
+    can deadlock. One Polars thread per worker (unless POLARS_MAX_THREADS says
+    otherwise): the pool already keeps the cores busy, and Polars' own threads
+    on top of it cost ~25% more CPU per hand (parallel overhead on many small
+    operations). Polars reads the variable when it is imported, so it is in
+    the environment while the pool spawns its workers.
+    """
     own = "POLARS_MAX_THREADS" not in os.environ
     if own:
         os.environ["POLARS_MAX_THREADS"] = "1"
     try:
-        with ProcessPoolExecutor(max_workers=min(workers, len(batches)), mp_context=ctx) as ex:
-            return ParsedHands.concat(list(ex.map(_parse_batch, batches)))
+        with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn")) as ex:
+            yield ex
     finally:
         if own:
             os.environ.pop("POLARS_MAX_THREADS", None)

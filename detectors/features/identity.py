@@ -549,14 +549,16 @@ def usage_patterns(
     # sum over (format, day) of n_a * n_b * sum(size^2) / sum(size)^2: big
     # fields, regulars who enter everything and players of the same days are
     # expected to meet.
-    q_t = f"""
+    # entries e and each tournament's (format, day) cell f with its field size sz, shared by both queries below
+    cells = f"""
     WITH e AS {tournament_entries(con)},
     sz AS (SELECT tournament_id, count(*) AS sz FROM e GROUP BY 1),
     tday AS (SELECT tournament_id, min(started_at)::DATE AS day FROM hands
              WHERE tournament_id IS NOT NULL GROUP BY 1),
     fmt AS (SELECT sz.tournament_id, sz.sz,
                    (CASE WHEN sz.sz <= 10 THEN 'sng' ELSE 'mtt' END) || coalesce(CAST(tday.day AS VARCHAR), '') AS f
-            FROM sz LEFT JOIN tday USING (tournament_id)),
+            FROM sz LEFT JOIN tday USING (tournament_id)),"""
+    q_t = cells + """
     mom AS (SELECT f, sum(sz)::DOUBLE AS s1, sum(sz * sz)::DOUBLE AS s2 FROM fmt GROUP BY 1),
     acc AS (SELECT e.account, fmt.f, count(*) AS n FROM e JOIN fmt USING (tournament_id) GROUP BY ALL),
     expct AS (
@@ -583,14 +585,7 @@ def usage_patterns(
     tt = con.sql(q_t).pl()
     # per pair and (format, day) cell: each account's entries there and the share of the
     # cell's entry mass (sum of field sizes) its events hold: the conditional co-entry test
-    q_cells = f"""
-    WITH e AS {tournament_entries(con)},
-    sz AS (SELECT tournament_id, count(*) AS sz FROM e GROUP BY 1),
-    tday AS (SELECT tournament_id, min(started_at)::DATE AS day FROM hands
-             WHERE tournament_id IS NOT NULL GROUP BY 1),
-    fmt AS (SELECT sz.tournament_id, sz.sz,
-                   (CASE WHEN sz.sz <= 10 THEN 'sng' ELSE 'mtt' END) || coalesce(CAST(tday.day AS VARCHAR), '') AS f
-            FROM sz LEFT JOIN tday USING (tournament_id)),
+    q_cells = cells + """
     mom AS (SELECT f, sum(sz)::DOUBLE AS s1 FROM fmt GROUP BY 1),
     acc AS (SELECT e.account, fmt.f, count(*) AS n, sum(fmt.sz)::DOUBLE AS mass
             FROM e JOIN fmt USING (tournament_id) GROUP BY ALL)

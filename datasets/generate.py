@@ -708,6 +708,10 @@ def generate(out_dir, *, preset: str = "demo", seed: int = 7, accounts: int | No
                     results.append(r)
                     if bar:
                         bar.update(sum(x[3] for x in units if x[1] in {y[1] for y in chunks[r["chunk"]]}))
+                # let the workers finish on their own: leaving the block terminates them with SIGTERM, which a
+                # worker that inherited an ignored SIGTERM never obeys (the pool then waits for it forever)
+                pool.close()
+                pool.join()
     finally:
         if bar:
             bar.close()

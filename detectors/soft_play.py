@@ -501,6 +501,22 @@ class SoftPlayDetector(Detector):
                                          f"{row.get(f'{x}_expected') or 0:.1f} expected" for x in parts)
                          + f" combined ({' + '.join(f'{w:g} z' if i == 0 else f'{w:g} max(z, 0)' for i, (x, w) in enumerate(self.combined))}): "
                            f"p = {row['main_p_value']:.2g}")
+        hp = row.get("hp_p_value")
+        if hp is not None and row.get("hands"):
+            # the whole-hand test (made only where both players' own baselines are deep enough)
+            nh, npass = int(row["hands"]), int(row.get("passive") or 0)
+            ev.append(Evidence(
+                name="both directions: heads-up hands with no bet from either",
+                value=npass / nh, n=nh, p_value=hp,
+                text=f"in {npass} of {nh} heads-up hands between {a} and {b} neither bet on any street; weighted by how "
+                     f"unlikely each such hand was under their own betting rates against others with the same cards, "
+                     f"{row.get('hp_observed') or 0:.1f} against {row.get('hp_expected') or 0:.1f} expected",
+                sql=gp.HU_COUNTS_SQL,
+            ))
+            if not tests or hp < min(tests)[0]:
+                texts.insert(0, f"neither bet in {npass} of {nh} heads-up hands together, surprise-weighted "
+                                f"{row.get('hp_observed') or 0:.1f} vs {row.get('hp_expected') or 0:.1f} expected from "
+                                f"their own rates (p = {hp:.2g})")
         # the strongest test first
         ev.sort(key=lambda e: (e.p_value is None, e.p_value if e.p_value is not None else 1.0))
         hands_tog = row.get("hands_together") or row.get("hands_together_r") or 0

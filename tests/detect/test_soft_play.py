@@ -93,7 +93,7 @@ def _check_instead_of_bet(con, players, *, against=None, share=1.0, seed=0):
 
 def test_pair_that_only_stops_betting_into_each_other_found_by_the_check_test():
     """p12 and p13 (honest otherwise) check instead of betting when heads-up with each other in 60 % of the
-    hands: found, the check test is the strongest evidence, and the hands are the changed ones; p14, who checks
+    hands: found, the checks are the strongest evidence (per decision or per whole hand), and the hands are the changed ones; p14, who checks
     instead of betting against everyone, is passive, not soft: not flagged."""
     from detectors.soft_play import SoftPlayDetector
 
@@ -105,10 +105,11 @@ def test_pair_that_only_stops_betting_into_each_other_found_by_the_check_test():
     fl = flagged(sigs)
     assert [sorted(s.accounts) for s in fl] == [["p12", "p13"]], [(s.accounts, s.score) for s in fl]
     s = fl[0]
-    chk = s.evidence[0]
-    assert chk.name == "both directions: bet when heads-up with no bet to call"
+    # the strongest evidence is the checks: decision by decision, or pooled into whole hands with no bet
+    chk = next(e for e in s.evidence if e.name == "both directions: bet when heads-up with no bet to call")
     assert chk.value < 0.6 * chk.baseline and chk.n >= 20 and chk.p_value < 1e-4
-    assert s.summary.split(": ", 1)[1].startswith("bet into each other heads-up")
+    assert s.evidence[0] is chk or s.evidence[0].name == "both directions: heads-up hands with no bet from either"
+    assert s.summary.split(": ", 1)[1].startswith(("bet into each other heads-up", "neither bet in"))
     assert len(set(s.hands[:10]) & changed) >= 8, s.hands[:10]
     assert not any("p14" in x.accounts for x in fl)
 
@@ -167,6 +168,11 @@ def test_pair_that_spares_each_other_in_a_few_whole_hands_found_by_the_hand_test
     fl = [s for s in det.detect(w.con) if s.flagged]
     assert [sorted(s.accounts) for s in fl] == [["p01", "p02"]]
     assert len(set(fl[0].hands[:10]) & set(w.soft_hands[frozenset(("p01", "p02"))])) >= 5
+    # the investigator reads the deciding test first, in numbers: the hand test's counts lead evidence and summary
+    top = fl[0].evidence[0]
+    assert top.name.startswith("both directions: heads-up hands") and top.p_value == pytest.approx(row["hp_p_value"], rel=1e-9)
+    assert (top.n, round(top.value * top.n)) == (int(row["hands"]), int(row["passive"]))
+    assert fl[0].summary.split(": ", 1)[1].startswith(f"neither bet in {int(row['passive'])} of {int(row['hands'])}")
 
 
 def test_small_sample_tail_power_weights_and_mutual_rule():

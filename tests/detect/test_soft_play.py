@@ -2,6 +2,7 @@
 regulars who meet all the time, and dumpers, are not accused of soft play; player view says what it could not do."""
 
 import networkx as nx
+import pytest
 
 from detectors import graphs
 from tests.detect.conftest import build_world, to_player_view

@@ -1014,7 +1014,6 @@ def _parse_lines(L: pl.DataFrame, files: list[str]) -> ParsedHands:  # noqa: C90
         i = i.filter(keep)
         return df.filter(keep).with_columns(HS.get_column(c).gather(i) for c in (cols or ("hand_id",)))
 
-    with_id = with_hand
     H = good(H)
     ids = H.select("hid", "hand_id")
 
@@ -1051,12 +1050,12 @@ def _parse_lines(L: pl.DataFrame, files: list[str]) -> ParsedHands:  # noqa: C90
     HC = pl.concat([dealt, shown], how="vertical").with_columns(cards=pl.col("cards").str.strip_chars().str.split(" "))
     HC = HC.with_columns(nc=pl.col("cards").list.len()).sort(["hid", "player", "pri", "nc"], descending=[False, False, False, True])
     HC = HC.unique(["hid", "player"], keep="first", maintain_order=True)
-    tables["hole_cards"] = _finish(with_id(HC), "hole_cards")
-    tables["boards"] = _finish(with_id(BOARD), "boards")
-    tables["pots"] = _finish(with_id(POTS).with_columns(*_dec(["amt"])).rename({"amt": "amount"}), "pots")
-    colls = with_id(CC).with_columns(*_dec(["amt"])).rename({"amt": "amount"})
+    tables["hole_cards"] = _finish(with_hand(HC), "hole_cards")
+    tables["boards"] = _finish(with_hand(BOARD), "boards")
+    tables["pots"] = _finish(with_hand(POTS).with_columns(*_dec(["amt"])).rename({"amt": "amount"}), "pots")
+    colls = with_hand(CC).with_columns(*_dec(["amt"])).rename({"amt": "amount"})
     tables["collections"] = _finish(colls, "collections")
-    tables["table_events"] = _finish(with_id(EV.sort(["hid", "ln"])).rename({"ln": "line"}), "table_events")
+    tables["table_events"] = _finish(with_hand(EV.sort(["hid", "ln"])).rename({"ln": "line"}), "table_events")
 
     tid = H.select("hid", "tournament_id").filter(pl.col("tournament_id").is_not_null())
     fin = FIN.join(tid, on="hid", how="inner").join(ids, on="hid", how="inner").with_columns(*_dec(["prize"]))

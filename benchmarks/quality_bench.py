@@ -7,7 +7,9 @@ nightly job ``railbird run`` with its own RAILBIRD_HOME), scores each run's
 (``pipelines.lib.evaluation``) and pools the counts per kind: groups found,
 flagged cases, false flags, recall by strength. It also splits recall by
 whether a group acted at all (labels list the hands where its behaviour
-actually happened; a group whose coin never fell has none).
+actually happened; a group whose coin never fell has none), and prints how
+recall falls with each strength the labels name (the bands of the scorer
+pool several strengths together).
 
     python benchmarks/quality_bench.py --work /tmp/quality --seeds 505 606 1111 --honest 303 404
 
@@ -72,6 +74,15 @@ def score(d: Path) -> tuple[ev.Evaluation, list[dict], list[dict]]:
     return ev.evaluate(cases, labels, seen), cases, labels
 
 
+def label_strength(group: dict) -> float | None:
+    """The group's strength as the scorer reads it (the first of ``ev.STRENGTH_FIELDS`` the label has)."""
+    v = next((group[k] for k in ev.STRENGTH_FIELDS if k in group), None)
+    try:
+        return round(float(v), 3)
+    except (TypeError, ValueError):
+        return None
+
+
 def acted(group: dict) -> bool:
     return bool(group.get("hands")) or (group.get("kind") == "multi_accounting" and bool(group.get("tournaments")))
 
@@ -98,7 +109,7 @@ def main(argv: list[str] | None = None) -> int:
         for kind in ev.KINDS:
             p = pooled.setdefault(kind, {"groups": 0, "found": 0, "flagged": 0, "false": 0, "matching_any": 0,
                                          "acted": 0, "acted_found": 0, "ap": [], "by_strength": {},
-                                         "innocent": 0, "largest": 0})
+                                         "innocent": 0, "largest": 0, "by_level": {}})
             f = e.kinds.get(kind)
             if f is None:
                 continue
@@ -120,9 +131,15 @@ def main(argv: list[str] | None = None) -> int:
             p["innocent"] += len({a for c in flagged for a in c["accounts"] if a not in planted})
             p["largest"] = max([p["largest"]] + [len(c["accounts"]) for c in flagged])
             for g in labels:
-                if g.get("kind") == kind and acted(g):
+                if g.get("kind") != kind:
+                    continue
+                found = any(ev.matches(c, g) for c in flagged)
+                level = p["by_level"].setdefault(label_strength(g), [0, 0])
+                level[0] += 1
+                level[1] += found
+                if acted(g):
                     p["acted"] += 1
-                    p["acted_found"] += any(ev.matches(c, g) for c in flagged)
+                    p["acted_found"] += found
         print(f"{args.preset} seed {seed}: accounts {e.accounts_seen}, recall " + ", ".join(
             f"{k} {f.groups_found}/{f.groups}" for k, f in e.kinds.items()) + f", false flags {e.false_flags}")
     honest_accounts = honest_false = 0
@@ -152,6 +169,19 @@ def main(argv: list[str] | None = None) -> int:
         else:
             print(f"{kind:<20}{p['found']:>5}/{p['groups']:<6}{p['acted_found']:>5}/{p['acted']:<6}{prec:>12}{ap_:>9}"
                   f"{p['innocent']:>8}  {strength}")
+    levels = sorted({lv for p in pooled.values() for lv in p["by_level"] if lv is not None}, reverse=True)
+    if levels:
+        head = ["kind", *(f"{lv:g}" for lv in levels)]
+        rows = [[kind, *(f"{p['by_level'][lv][1]}/{p['by_level'][lv][0]}" if lv in p["by_level"] else "-"
+                         for lv in levels)] for kind, p in pooled.items() if p["groups"]]
+        print("\nrecall by the strength the labels name (groups found / groups):")
+        if args.markdown:
+            print("\n| " + " | ".join(head) + " |\n|" + " --- |" * len(head))
+            for r in rows:
+                print("| " + " | ".join(r) + " |")
+        else:
+            for r in [head, *rows]:
+                print(f"{r[0]:<20}" + "".join(f"{x:>9}" for x in r[1:]))
     if args.honest:
         rate = 1e4 * honest_false / honest_accounts if honest_accounts else float("nan")
         print(f"honest-only: {honest_false} flagged cases over {honest_accounts} accounts = {rate:.2f} per 10,000")

@@ -497,7 +497,7 @@ def _load_hands(con, batch: Batch, result: LoadResult, quarantine: list[pl.DataF
         if key:
             # hand-keyed rows of new hands cannot collide with stored rows: dedupe the batch itself and use a
             # plain INSERT (ON CONFLICT costs an index probe per row); finishes are keyed by tournament
-            rows = rows.unique(subset=list(key), keep="first", maintain_order=True)
+            rows = _first_per_key(rows, list(key))
             conflict = "ON CONFLICT DO NOTHING" if key[0] != "hand_id" else ""
         if not conflict and stage is not None:
             result.rows[name] = result.rows.get(name, 0) + stage.add(con, name, rows)
@@ -506,6 +506,22 @@ def _load_hands(con, batch: Batch, result: LoadResult, quarantine: list[pl.DataF
     _merge_tournaments(con, batch.tables.get("tournaments"), result)
     result.days = sorted({d.isoformat() for d in new.get_column("day").unique().to_list() if d is not None}) if new.height else []
     return h
+
+
+def _first_per_key(rows: pl.DataFrame, key: list[str]) -> pl.DataFrame:
+    """``rows.unique(subset=key, keep="first", maintain_order=True)``, without its cost when no key repeats.
+
+    The parser gives one hand's rows distinct keys, so a batch's child rows
+    usually hold no repeated key, and the order-keeping ``unique`` (a hash
+    table over the string ``hand_id`` and a gather) is then the identity.  A
+    64-bit hash of each row's key is tested for repeats first (~40% of the
+    ``unique``'s CPU): equal keys have equal hashes, so no repeated hash means
+    no repeated key and the rows are returned as they are; any repeated hash
+    (a repeated key or a collision) takes the exact ``unique``.
+    """
+    if rows.height < 2 or not rows.select(pl.struct(key).hash().is_duplicated().any()).item():
+        return rows
+    return rows.unique(subset=key, keep="first", maintain_order=True)
 
 
 def _merge_tournaments(con, df: pl.DataFrame | None, result: LoadResult) -> None:

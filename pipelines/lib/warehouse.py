@@ -46,6 +46,7 @@ Method
 from __future__ import annotations
 
 import datetime as _dt
+import io
 import os
 import re
 import shutil
@@ -98,6 +99,12 @@ def empty_quarantine() -> pl.DataFrame:
     )
 
 
+def _to_ipc(df: pl.DataFrame) -> bytes:
+    buf = io.BytesIO()
+    df.write_ipc(buf, compression="uncompressed")
+    return buf.getvalue()
+
+
 @dataclass
 class Batch:
     """Everything one run brings to the warehouse.
@@ -112,6 +119,20 @@ class Batch:
     quarantine: pl.DataFrame = field(default_factory=empty_quarantine)
     files: pl.DataFrame | None = None
     headers_seen: int = 0
+
+    # Parse workers hand their batch back through pickle. Polars' own pickling costs a worker about 2.5 times
+    # the CPU of writing the frames as uncompressed Arrow IPC (≈ 0.25 s vs 0.10 s for one 24 MB batch of hand
+    # text, ≈ 12 vs 7 µs per hand); reading back costs the same either way. Uncompressed: the bytes only cross
+    # a pipe.
+    def __getstate__(self) -> dict:
+        return {"tables": {k: _to_ipc(v) for k, v in self.tables.items()}, "quarantine": _to_ipc(self.quarantine),
+                "files": None if self.files is None else _to_ipc(self.files), "headers_seen": self.headers_seen}
+
+    def __setstate__(self, state: dict) -> None:
+        self.tables = {k: pl.read_ipc(io.BytesIO(v)) for k, v in state["tables"].items()}
+        self.quarantine = pl.read_ipc(io.BytesIO(state["quarantine"]))
+        self.files = None if state["files"] is None else pl.read_ipc(io.BytesIO(state["files"]))
+        self.headers_seen = state["headers_seen"]
 
     def extend(self, other: "Batch") -> "Batch":
         for name, df in other.tables.items():

@@ -199,6 +199,25 @@ def test_a_file_larger_than_a_chunk_is_parsed_in_pieces_with_true_line_numbers(t
         assert cut.tables[name].equals(whole.tables[name]), name
 
 
+def test_a_batch_crosses_the_worker_pipe_unchanged(tmp_path, real_hands):
+    """Workers pickle their batch (as Arrow IPC): every table, the quarantine and the file log come back equal,
+    column types included (decimals, lists, enums)."""
+    import pickle
+
+    p = tmp_path / "f.txt"
+    broken = "\n".join(real_hands[0].splitlines()[:6]).replace("Game #", "Game #9")  # a hand cut short
+    p.write_text("\n\n\n".join([broken, *real_hands]) + "\n\n", encoding="utf-8")
+    _old(p)
+    batch = ingest._read_chunk([_file_info(p)], growing_seconds=0, now=time.time())
+    back = pickle.loads(pickle.dumps(batch))
+    assert back.headers_seen == batch.headers_seen == len(real_hands) + 1
+    assert batch.quarantine.height == 1 and back.quarantine.equals(batch.quarantine)
+    assert set(back.tables) == set(batch.tables)
+    for name, df in batch.tables.items():
+        assert back.tables[name].schema == df.schema and back.tables[name].equals(df), name
+    assert batch.files is None or back.files.equals(batch.files)
+
+
 def test_staged_child_rows_load_like_direct_inserts_and_roll_back_on_failure(tmp_path, real_hands, monkeypatch):
     """Hands and child rows staged as Parquet end up exactly as direct inserts (one batch per file, a hand
     repeated across batches: the staged hands count for the later batches' dedupe); a failure after staging

@@ -127,7 +127,12 @@ spots to ever show a deficit no longer dilute the budget of those that can
 the pair did). A pair is flagged
 when q <= alpha, they met heads-up at least ``min_hu_hands`` times and the
 observed aggression (overall, in the check or the raise spots) is materially
-below the expected, or the folds above (``max_ratio``).
+below the expected, or the folds above (``max_ratio``), or, where the hand test
+was made, the surprise-weighted passive hands are at least 1 / ``max_ratio``
+times the expected (``hp_ratio``): occasional soft play moves whole hands and
+barely moves the per-decision rates (a ring of strength 0.25 on tuning
+population 104 checked 0.83-0.87 times its expected bets with q = 3e-4, while
+its passive hands were 2.1-2.3 times the expected).
 Flagged pairs form a suspicion graph whose dense communities are rings
 (:mod:`detectors.graphs`): one signal lists the ring.
 
@@ -368,6 +373,11 @@ class SoftPlayDetector(Detector):
             rse_ratio=pl.col("rse_observed") / pl.col("rse_expected").clip(1e-9),
             fld_ratio=(pl.col("fld_observed") + 1) / (pl.col("fld_expected") + 1),
         )
+        # the hand test's effect size: surprise-weighted passive hands expected over observed (<= max_ratio: at least
+        # 1 / max_ratio times the expected), only where the hand test was made
+        hp_cols = {"hp_p_value", "hp_expected", "hp_observed"} <= set(u.columns)
+        u = u.with_columns(hp_ratio=pl.when(pl.col("hp_p_value").is_not_null()).then(
+            pl.col("hp_expected") / pl.col("hp_observed").clip(1e-9)) if hp_cols else pl.lit(None, pl.Float64))
         return u.sort("score", descending=True)
 
     def _hdir(self, col: str, scores: pl.DataFrame) -> list[pl.Expr]:
@@ -382,7 +392,8 @@ class SoftPlayDetector(Detector):
             & (pl.col("hu") >= self.min_hu_hands)
             & ((pl.col("aggr_ratio") <= self.max_ratio) | (pl.col("chk_ratio").fill_null(1.0) <= self.max_ratio)
                | (pl.col("rse_ratio").fill_null(1.0) <= self.max_ratio) | (pl.col("fold_ratio") >= 1 / self.max_ratio)
-               | (pl.col("fld_ratio").fill_null(1.0) >= 1 / self.max_ratio))
+               | (pl.col("fld_ratio").fill_null(1.0) >= 1 / self.max_ratio)
+               | (pl.col("hp_ratio").fill_null(1.0) <= self.max_ratio))
             & (pl.lit(self.mutual_z is None) | (pl.min_horizontal(
                 pl.max_horizontal(pl.col("dir_z").fill_null(-9), *self._hdir("hdir_z", scores)),
                 pl.max_horizontal(pl.col("dir_z_r").fill_null(-9), *self._hdir("hdir_z_r", scores))) >= (self.mutual_z or 0.0))),

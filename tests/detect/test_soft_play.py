@@ -365,3 +365,20 @@ def test_mutual_rule_reads_each_sides_share_of_the_hand_test():
     on = set(map(tuple, det.threshold(sc).filter(pl.col("flagged"))["accounts"].to_list()))
     off = set(map(tuple, SoftPlayDetector(hand_mutual=False).fit(w.con).threshold(sc).filter(pl.col("flagged"))["accounts"].to_list()))
     assert off <= on == {("p01", "p02")}
+
+
+def test_materiality_reads_the_hand_tests_effect_size():
+    """A pair significant by the hand test whose per-decision rates barely moved (check ratio 0.85, as a ring of
+    strength 0.25 on a tuning population) is material when its surprise-weighted passive hands are at least
+    1 / max_ratio times the expected (hp_ratio <= max_ratio); the same pair with passive hands near the expected
+    (hp_ratio 0.9) is not flagged, nor is a pair whose hand test was not made (hp_ratio null)."""
+    import polars as pl
+
+    from detectors.soft_play import SoftPlayDetector
+
+    base = {"q_value": 1e-4, "hu": 300, "aggr_ratio": 0.9, "chk_ratio": 0.85, "rse_ratio": 1.1, "fold_ratio": 1.0,
+            "fld_ratio": 1.0, "dir_z": 2.0, "dir_z_r": 2.0, "hdir_z": 3.0, "hdir_z_r": 3.0, "score": 4.0, "p_value": 1e-6}
+    rows = [{**base, "player": x, "opponent": y, "accounts": [x, y], "hp_ratio": r}
+            for x, y, r in (("a", "b", 0.45), ("c", "d", 0.9), ("e", "f", None))]
+    s = SoftPlayDetector().threshold(pl.DataFrame(rows, schema_overrides={"hp_ratio": pl.Float64}))
+    assert s.filter(pl.col("flagged"))["accounts"].to_list() == [["a", "b"]]

@@ -164,6 +164,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import networkx as nx
 import numpy as np
 import polars as pl
 
@@ -434,7 +435,9 @@ class SoftPlayDetector(Detector):
             t = t.rename({"b_c": "c", "p": "p_ab", "p_c": "p_ac"})
             return t.join(x.rename({"b": "c", "a": "b", "p": "p_bc"}), on=["b", "c"])
 
-        m = triangles(e.select("a", "b", pl.lit(1.0).alias("p"))).height  # every triangle of tested pairs
+        # every triangle of tested pairs (networkx counts them with neighbour-set intersections, memory linear in
+        # the pairs; the join above would hold every wedge of a regular who met thousands of players)
+        m = sum(nx.triangles(nx.Graph(zip(e["a"], e["b"]))).values()) // 3
         t = triangles(e.filter(pl.col("p") <= self.ring_tau))
         cols = {"ring_accounts": pl.List(pl.Utf8), "ring_pairs_p": pl.List(pl.Float64), "ring_p_value": pl.Float64,
                 "ring_tests": pl.Int64, "ring_q_value": pl.Float64}

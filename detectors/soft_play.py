@@ -127,9 +127,28 @@ spots to ever show a deficit no longer dilute the budget of those that can
 the pair did). A pair is flagged
 when q <= alpha, they met heads-up at least ``min_hu_hands`` times and the
 observed aggression (overall, in the check or the raise spots) is materially
-below the expected, or the folds above (``max_ratio``).
+below the expected, or the folds above (``max_ratio``), or, where the hand test
+was made, the surprise-weighted passive hands are at least 1 / ``max_ratio``
+times the expected (``hp_ratio``): occasional soft play moves whole hands and
+barely moves the per-decision rates (a ring of strength 0.25 on tuning
+population 104 checked 0.83-0.87 times its expected bets with q = 3e-4, while
+its passive hands were 2.1-2.3 times the expected).
 Flagged pairs form a suspicion graph whose dense communities are rings
 (:mod:`detectors.graphs`): one signal lists the ring.
+
+Rings. Three accounts who each spare the other two a little can be missed
+pair by pair: each pair's q pays for the thousand pairs tested. The three
+pairs' tests rest on disjoint decisions, so their p-values are independent
+under the null; every triangle of tested pairs (chosen by the same filter as
+the pairs, never by the p-values) has one combined test, the product of its
+three pair p-values when each is at most ``ring_tau`` (a truncated product,
+Zaykin, Zhivotovsky, Westfall & Weir, Genet. Epidemiol. 2002, with every part
+required below the truncation point: :func:`detectors.stats.all_below_product_pvalue`),
+Bonferroni-corrected over every triangle tested (about a thousand on a
+600-account population): the cost of choosing the ring is paid in full. A
+ring with corrected p <= alpha is flagged as one case with its three pairs
+(:meth:`SoftPlayDetector._with_rings`). On 24 tuning populations no triangle
+of honest accounts had all three pair p-values below 0.05.
 
 Benign look-alikes considered: regulars meet often (the test is per
 decision, not per meeting); a passive player is passive against everyone
@@ -145,6 +164,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import networkx as nx
 import numpy as np
 import polars as pl
 
@@ -192,6 +212,7 @@ class SoftPlayDetector(Detector):
         hand_max_weight: float = 10.0,
         hand_min_baseline: float = 0.5,
         hand_mutual: bool = True,
+        ring_tau: float | None = 0.05,
     ) -> None:
         super().__init__(alpha=alpha, random_state=random_state)
         self.min_hu_hands = min_hu_hands
@@ -213,6 +234,9 @@ class SoftPlayDetector(Detector):
         self.hand_min_baseline = hand_min_baseline
         # the mutual rule: each direction's check-test z, or its own share of the hand test's z, at least mutual_z
         self.hand_mutual = hand_mutual
+        # rings: triangles of tested pairs each with p <= ring_tau, one combined test (stats.all_below_product_pvalue)
+        # Bonferroni-corrected over every triangle of tested pairs (None: off)
+        self.ring_tau = ring_tau
         self.max_ratio = max_ratio
         self.samples = samples
         self.max_unflagged = max_unflagged
@@ -368,7 +392,70 @@ class SoftPlayDetector(Detector):
             rse_ratio=pl.col("rse_observed") / pl.col("rse_expected").clip(1e-9),
             fld_ratio=(pl.col("fld_observed") + 1) / (pl.col("fld_expected") + 1),
         )
+        # the hand test's effect size: surprise-weighted passive hands expected over observed (<= max_ratio: at least
+        # 1 / max_ratio times the expected), only where the hand test was made
+        hp_cols = {"hp_p_value", "hp_expected", "hp_observed"} <= set(u.columns)
+        u = u.with_columns(hp_ratio=pl.when(pl.col("hp_p_value").is_not_null()).then(
+            pl.col("hp_expected") / pl.col("hp_observed").clip(1e-9)) if hp_cols else pl.lit(None, pl.Float64))
+        if self.ring_tau:
+            u = self._with_rings(u)
         return u.sort("score", descending=True)
+
+    def _with_rings(self, u: pl.DataFrame) -> pl.DataFrame:
+        """Each tested pair's best ring: three accounts whose three pairs each lean the sparing way.
+
+        A ring of three whose pairs each spared the others a little is often
+        missed pair by pair (each pair's q is diluted by the thousand pairs
+        tested). The three pairs' tests rest on disjoint decisions (each on
+        the decisions two of them aimed at each other), so their p-values are
+        independent under the null; a triangle of tested pairs (the same
+        filter as the pairs': enough decisions and heads-up hands, never the
+        p-values) is judged by :func:`detectors.stats.all_below_product_pvalue`
+        (every pair p <= ``ring_tau``, their product; a truncated product,
+        Zaykin et al., Genet. Epidemiol. 2002), and the multiple-testing cost
+        of choosing the ring is paid in full: Bonferroni over *every*
+        triangle of tested pairs (``ring_tests``, about a thousand on a
+        600-account population), whatever its p-values. Adds ring_accounts,
+        ring_pairs_p (the three pair p-values), ring_p_value, ring_tests and
+        ring_q_value (the Bonferroni-corrected p-value) to each pair of a
+        candidate ring; the score becomes the larger of the pair's and the
+        ring's −log10. On the tuning populations no triangle of honest
+        accounts had all three pair p-values below 0.05; a ring of strength
+        0.625 on tuning population 160 whose pairs had q 0.36-1 (p 0.002-0.008)
+        has ring q 0.002.
+        """
+        spots = pl.col("aggr_n").fill_null(0) + pl.col("aggr_n_r").fill_null(0)
+        e = u.filter((spots >= self.min_spots) & (pl.col("hu") >= self.min_hu_hands) & pl.col("p_value").is_not_null()
+                     & pl.col("p_value").is_not_nan()).select(
+            a=pl.min_horizontal("player", "opponent"), b=pl.max_horizontal("player", "opponent"), p="p_value")
+
+        def triangles(x: pl.DataFrame) -> pl.DataFrame:
+            # a < b < c with edges ab, ac (joined on a) and bc
+            t = x.join(x, on="a", suffix="_c").filter(pl.col("b") < pl.col("b_c"))
+            t = t.rename({"b_c": "c", "p": "p_ab", "p_c": "p_ac"})
+            return t.join(x.rename({"b": "c", "a": "b", "p": "p_bc"}), on=["b", "c"])
+
+        # every triangle of tested pairs (networkx counts them with neighbour-set intersections, memory linear in
+        # the pairs; the join above would hold every wedge of a regular who met thousands of players)
+        m = sum(nx.triangles(nx.Graph(zip(e["a"], e["b"]))).values()) // 3
+        t = triangles(e.filter(pl.col("p") <= self.ring_tau))
+        cols = {"ring_accounts": pl.List(pl.Utf8), "ring_pairs_p": pl.List(pl.Float64), "ring_p_value": pl.Float64,
+                "ring_tests": pl.Int64, "ring_q_value": pl.Float64}
+        if t.is_empty():
+            return u.with_columns(pl.lit(None, dt).alias(c) for c, dt in cols.items())
+        rp = stats.all_below_product_pvalue(t.select("p_ab", "p_ac", "p_bc").to_numpy(), self.ring_tau)
+        t = t.with_columns(ring_p_value=pl.Series(rp), ring_tests=pl.lit(m, pl.Int64),
+                           ring_accounts=pl.concat_list("a", "b", "c"), ring_pairs_p=pl.concat_list("p_ab", "p_ac", "p_bc"))
+        t = t.with_columns(ring_q_value=(pl.col("ring_p_value") * m).clip(upper_bound=1.0))
+        # each pair of a ring, its best ring
+        per = pl.concat([t.select(pl.col(x).alias("player"), pl.col(y).alias("opponent"), *cols)
+                         for x, y in (("a", "b"), ("a", "c"), ("b", "c"))])
+        per = per.sort(["ring_q_value", "ring_accounts"]).unique(["player", "opponent"], keep="first")
+        lo, hi = pl.min_horizontal("player", "opponent"), pl.max_horizontal("player", "opponent")
+        u = u.with_columns(_lo=lo, _hi=hi).join(per.rename({"player": "_lo", "opponent": "_hi"}), on=["_lo", "_hi"],
+                                                  how="left").drop("_lo", "_hi")
+        ring_score = stats.score_from_q(u["ring_q_value"].fill_null(1.0).to_numpy())
+        return u.with_columns(score=pl.Series(np.maximum(u["score"].to_numpy(), ring_score)))
 
     def _hdir(self, col: str, scores: pl.DataFrame) -> list[pl.Expr]:
         """The hand test's per-direction z for the mutual rule (none when the rule reads the check test only)."""
@@ -382,13 +469,17 @@ class SoftPlayDetector(Detector):
             & (pl.col("hu") >= self.min_hu_hands)
             & ((pl.col("aggr_ratio") <= self.max_ratio) | (pl.col("chk_ratio").fill_null(1.0) <= self.max_ratio)
                | (pl.col("rse_ratio").fill_null(1.0) <= self.max_ratio) | (pl.col("fold_ratio") >= 1 / self.max_ratio)
-               | (pl.col("fld_ratio").fill_null(1.0) >= 1 / self.max_ratio))
+               | (pl.col("fld_ratio").fill_null(1.0) >= 1 / self.max_ratio)
+               | (pl.col("hp_ratio").fill_null(1.0) <= self.max_ratio))
             & (pl.lit(self.mutual_z is None) | (pl.min_horizontal(
                 pl.max_horizontal(pl.col("dir_z").fill_null(-9), *self._hdir("hdir_z", scores)),
                 pl.max_horizontal(pl.col("dir_z_r").fill_null(-9), *self._hdir("hdir_z_r", scores))) >= (self.mutual_z or 0.0))),
             shape=pl.lit("pair"),
             edges=pl.format('[["{}", "{}"]]', "player", "opponent"),
         )
+        if "ring_q_value" in s.columns:
+            # the three pairs of a ring found by the ring test (self._with_rings) are flagged with it
+            s = s.with_columns(flagged=pl.col("flagged") | (pl.col("ring_q_value").fill_null(1.0) <= self.alpha))
         flagged = s.filter(pl.col("flagged"))
         g = graphs.suspicion_graph(zip(flagged["player"], flagged["opponent"], flagged["score"]))
         rows = []
@@ -401,7 +492,7 @@ class SoftPlayDetector(Detector):
             row["shape"] = grp.shape
             row["edges"] = json.dumps([list(e) for e in grp.edges])
             if grp.shape != "pair":
-                row["p_value"] = min(r["p_value"] for r in members)
+                row["p_value"] = min(min(r["p_value"], r.get("ring_q_value") or 1.0) for r in members)
             rows.append(row)
         return with_top_unflagged(rows, s, self.max_unflagged)
 
@@ -517,6 +608,24 @@ class SoftPlayDetector(Detector):
                 texts.insert(0, f"neither bet in {npass} of {nh} heads-up hands together, surprise-weighted "
                                 f"{row.get('hp_observed') or 0:.1f} vs {row.get('hp_expected') or 0:.1f} expected from "
                                 f"their own rates (p = {hp:.2g})")
+        rq = row.get("ring_q_value")
+        if rq is not None and rq <= self.alpha and row.get("ring_accounts"):
+            # the ring test: three pairs each leaning the sparing way, combined, Bonferroni over every triangle tested
+            ra, rps = list(row["ring_accounts"]), list(row.get("ring_pairs_p") or [])
+            pairs = [f"{x}-{y}" for x, y in ((ra[0], ra[1]), (ra[0], ra[2]), (ra[1], ra[2]))]
+            ev.append(Evidence(
+                name="ring: each pair of three spares the others",
+                value=float(row.get("ring_p_value") or 1.0), n=int(row.get("ring_tests") or 0), p_value=rq,
+                text=f"{', '.join(ra)}: each of the three pairs' tests leans the sparing way (p "
+                     + ", ".join(f"{pr} {pv:.2g}" for pr, pv in zip(pairs, rps))
+                     + f", each at most {self.ring_tau:g}); combined p = {row.get('ring_p_value') or 1:.2g}, times "
+                       f"{int(row.get('ring_tests') or 0)} triangles of tested pairs: {rq:.2g}",
+                sql=gp.HU_COUNTS_SQL,
+            ))
+            if rq < (row.get("q_value") or 1.0):  # the ring is the stronger evidence: it leads the summary
+                texts.insert(0, f"ring of three whose pairs each lean the sparing way (pair p-values "
+                                f"{', '.join(f'{pv:.2g}' for pv in rps)}; ring p = {rq:.2g} after {int(row.get('ring_tests') or 0)} "
+                                f"triangles tested)")
         # the strongest test first
         ev.sort(key=lambda e: (e.p_value is None, e.p_value if e.p_value is not None else 1.0))
         hands_tog = row.get("hands_together") or row.get("hands_together_r") or 0

@@ -365,3 +365,84 @@ def test_mutual_rule_reads_each_sides_share_of_the_hand_test():
     on = set(map(tuple, det.threshold(sc).filter(pl.col("flagged"))["accounts"].to_list()))
     off = set(map(tuple, SoftPlayDetector(hand_mutual=False).fit(w.con).threshold(sc).filter(pl.col("flagged"))["accounts"].to_list()))
     assert off <= on == {("p01", "p02")}
+
+
+def test_ring_whose_pairs_are_each_weak_found_by_the_ring_test_and_regulars_trio_cleared():
+    """p01, p02 and p03 spare each other in 10 % of the hands they share: only p02-p03 reaches q <= alpha alone
+    (without the ring test p01 is not accused: its pairs have q 0.02 and 0.4), but each pair's p-value leans the
+    sparing way (<= 0.05) and the ring test (truncated product of the three independent pair p-values, Bonferroni
+    over every triangle of tested pairs) flags the three together as a ring, with the figures an investigator can
+    recompute, the ring's evidence first in the summary (its q is below every pair's). p10, p11 and p12,
+    honest regulars who sit together in most hands, form a tested triangle too and are not flagged; no honest
+    account is."""
+    import itertools
+
+    import networkx as nx
+    import polars as pl
+
+    from detectors import stats
+    from detectors.soft_play import SoftPlayDetector
+
+    ring, regs = ["p01", "p02", "p03"], ["p10", "p11", "p12"]
+    w = build_world(n_players=24, n_hands=3000, soft=[(tuple(ring), 0.1)], regulars=list(itertools.combinations(regs, 2)), seed=11)
+    off = SoftPlayDetector(ring_tau=None).fit(w.con)
+    assert off.threshold(off.score(w.con)).filter(pl.col("flagged"))["accounts"].to_list() == [["p02", "p03"]]
+    det = SoftPlayDetector().fit(w.con)
+    sc = det.score(w.con)
+    trio = lambda xs: pl.col("player").is_in(xs) & pl.col("opponent").is_in(xs)  # noqa: E731
+    rows = sc.filter(trio(ring)).sort("player", "opponent")
+    assert rows.height == 3 and (rows["q_value"] > det.alpha).sum() == 2 and rows["p_value"].max() <= det.ring_tau
+    # the ring's p-value from its three pairs, and the Bonferroni count: every triangle of tested pairs
+    p3 = rows["p_value"].to_numpy()
+    ring_p = stats.all_below_product_pvalue(p3.reshape(1, 3), det.ring_tau)[0]
+    tested = sc.filter((pl.col("aggr_n").fill_null(0) + pl.col("aggr_n_r").fill_null(0) >= det.min_spots)
+                       & (pl.col("hu") >= det.min_hu_hands) & pl.col("p_value").is_not_null())
+    m = sum(nx.triangles(nx.Graph(list(zip(tested["player"], tested["opponent"])))).values()) // 3
+    assert m > 100 and set(rows["ring_tests"]) == {m}
+    assert rows["ring_p_value"].to_list() == pytest.approx([ring_p] * 3, rel=1e-9)
+    assert rows["ring_q_value"][0] == pytest.approx(min(1.0, m * ring_p)) and rows["ring_q_value"][0] < rows["q_value"].min()
+    # the regulars' triangle is tested (it counts in m) and cleared
+    regs_rows = sc.filter(trio(regs))
+    assert regs_rows.height == 3 and regs_rows.join(tested, on=["player", "opponent"]).height == 3
+    assert regs_rows["ring_q_value"].fill_null(1.0).min() > det.alpha
+    fl = [s for s in det.detect(w.con) if s.flagged]
+    assert [sorted(s.accounts) for s in fl] == [ring], [(s.accounts, s.score) for s in fl]
+    s = fl[0]
+    assert s.extra["shape"] == "ring" and len(s.extra["edges"]) == 3
+    ev = next(e for e in s.evidence if e.name.startswith("ring:"))
+    assert ev.p_value == pytest.approx(min(1.0, m * ring_p)) and ev.n == m
+    assert s.summary.split(": ", 1)[1].startswith("ring of three") and s.score == pytest.approx(stats.score_from_q([ev.p_value])[0])
+
+
+def test_ring_test_keeps_its_level():
+    """stats.all_below_product_pvalue: for three independent uniform p-values the combined p-value is uniform below
+    tau^3 (P(p <= a) = a, 1,000,000 draws conditioned on all three below tau) and 1 whenever one of them is above tau;
+    a smaller product gives a smaller p-value; NaN stays NaN."""
+    import numpy as np
+
+    from detectors import stats
+
+    tau = 0.05
+    u = np.random.default_rng(3).random((1_000_000, 3)) * tau  # conditioned on all three <= tau
+    p = stats.all_below_product_pvalue(u, tau) / tau**3
+    for a in (0.5, 0.1, 0.01):
+        assert abs((p <= a).mean() - a) < 4 * np.sqrt(a * (1 - a) / len(p))
+    out = stats.all_below_product_pvalue([[0.06, 1e-9, 1e-9], [0.01, 0.01, 0.01], [0.001, 0.01, 0.01], [np.nan, 0.01, 0.01]], tau)
+    assert out[0] == 1.0 and out[2] < out[1] < tau**3 and np.isnan(out[3])
+
+
+def test_materiality_reads_the_hand_tests_effect_size():
+    """A pair significant by the hand test whose per-decision rates barely moved (check ratio 0.85, as a ring of
+    strength 0.25 on a tuning population) is material when its surprise-weighted passive hands are at least
+    1 / max_ratio times the expected (hp_ratio <= max_ratio); the same pair with passive hands near the expected
+    (hp_ratio 0.9) is not flagged, nor is a pair whose hand test was not made (hp_ratio null)."""
+    import polars as pl
+
+    from detectors.soft_play import SoftPlayDetector
+
+    base = {"q_value": 1e-4, "hu": 300, "aggr_ratio": 0.9, "chk_ratio": 0.85, "rse_ratio": 1.1, "fold_ratio": 1.0,
+            "fld_ratio": 1.0, "dir_z": 2.0, "dir_z_r": 2.0, "hdir_z": 3.0, "hdir_z_r": 3.0, "score": 4.0, "p_value": 1e-6}
+    rows = [{**base, "player": x, "opponent": y, "accounts": [x, y], "hp_ratio": r}
+            for x, y, r in (("a", "b", 0.45), ("c", "d", 0.9), ("e", "f", None))]
+    s = SoftPlayDetector().threshold(pl.DataFrame(rows, schema_overrides={"hp_ratio": pl.Float64}))
+    assert s.filter(pl.col("flagged"))["accounts"].to_list() == [["a", "b"]]

@@ -385,17 +385,15 @@ def test_one_coincidence_is_not_repeated_coordination():
     con.close()
 
 
-def test_one_coincidence_corroborated_by_co_entry_is_flagged_its_look_alike_is_not():
-    """A subtle pair (q1, q2) sits out together once only, but enters the same eight of
-    sixteen events: the lone coincidence is corroborated by co-entry far beyond the
-    configuration model and flagged. Its honest look-alike (l1, l2) sits out together
-    once just as closely and for as many hands, but the two meet in events no more than
-    any two regulars do: one coincidence still, not flagged."""
-    import polars as pl
+LONE_SUBTLE, LONE_LOOK = ["q1", "q2"], ["l1", "l2"]
 
+
+def _lone_world() -> World:
+    """Sixteen events; q1/q2 enter the same eight (every other one) and sit out together once,
+    in the first; l1/l2 enter like regulars and also sit out together once, in the first."""
     w = World(seed=23)
     honest = [f"k{i:02d}" for i in range(80)]
-    subtle, look = ["q1", "q2"], ["l1", "l2"]
+    subtle, look = LONE_SUBTLE, LONE_LOOK
     for p in honest + subtle + look:
         w.account(p)
     rng = np.random.default_rng(17)
@@ -416,6 +414,19 @@ def test_one_coincidence_corroborated_by_co_entry_is_flagged_its_look_alike_is_n
             so["l1"] = so["l2"] = [(20, 24)]
         order = [p for p in players if p not in subtle + look] + extra + mine
         w.tournament(tid, players, at(120 * t), n_hands=70, every_s=45, sitouts=so, bust_order=order)
+    return w
+
+
+def test_one_coincidence_corroborated_by_co_entry_is_flagged_its_look_alike_is_not():
+    """A subtle pair (q1, q2) sits out together once only, but enters the same eight of
+    sixteen events: the lone coincidence is corroborated by co-entry far beyond the
+    configuration model and flagged. Its honest look-alike (l1, l2) sits out together
+    once just as closely and for as many hands, but the two meet in events no more than
+    any two regulars do: one coincidence still, not flagged."""
+    import polars as pl
+
+    subtle = LONE_SUBTLE
+    w = _lone_world()
     con = w.build()
     det = CoordinatedSitoutDetector()
     sigs = det.detect(con)
@@ -439,3 +450,14 @@ def test_one_coincidence_corroborated_by_co_entry_is_flagged_its_look_alike_is_n
     ev = flagged[0].evidence[0].text
     assert "sat out together once only: corroborated by co-entry (8 events entered together" in ev
     con.close()
+
+
+def test_one_coincidence_corroborated_by_co_entry_hands_only():
+    """The same world without platform events: the sit-outs are read from the hands (timed to
+    the hand), co-entries from the hands too; the detector says what it lacked and still finds
+    the subtle pair, not its look-alike."""
+    con = _lone_world().build(drop_events=True)
+    sigs = CoordinatedSitoutDetector().detect(con)
+    con.close()
+    assert sigs and all(any("sit_out/sit_in events" in m for m in s.missing) for s in sigs)
+    assert [s.accounts for s in sigs if s.flagged] == [LONE_SUBTLE]

@@ -31,6 +31,29 @@ Method
    0.7 s apart, p 3e-4, q 0.04 over 2,700 pairs, when eight true pairs made
    Benjamini-Hochberg generous; no true group on 19 tuning populations was
    found through a single coincidence). The family tested stays every pair.
+   **One coincidence, corroborated.** A pair seen sitting out together only
+   once (the subtle groups: a coin at the group's strength in each stage, so
+   a weak group often acts once) is flagged only when a second, independent
+   behaviour agrees: the two keep entering the same events far beyond the
+   configuration model (co-entry p, as in multi-accounting:
+   :func:`detectors.features.identity.usage_patterns`). The coincidence must be
+   unusual on its own (p <= ``single_p``), the co-entry must agree on its
+   own (p <= ``single_coentry_p``: a strong coincidence beside co-entries any
+   two regulars have is one coincidence still), and the two p-values,
+   combined with Fisher's method, must survive a Bonferroni bound at
+   ``single_alpha`` over every single-coincidence pair of the population
+   (family-wise control, Bonferroni 1936 / Holm 1979: unlike
+   Benjamini-Hochberg it does not grow generous when true pairs are many,
+   which is how the honest pair above was flagged). On 17 tuning
+   populations the 357 single-coincidence pairs of two honest accounts had a
+   smallest combined p of 0.002 (about the minimum of that many uniform
+   draws: the combination looks calibrated); planted single coincidences
+   reached 1e-4 to 1.6e-3. The bound (0.02 over the 20-90 single pairs of a
+   population) took 3 of the 5 subtle groups seen together once and no
+   honest pair: the closest, p x family = 0.08, stayed four times above it.
+   Under a calibrated null the bound allows at most a 2 % chance of one
+   false pair per population (the price of these groups: the rule is
+   ``single_alpha``; 0 turns it off).
 4. **Null: each player's own sit-out rate in the event.** Under independence
    the sit-out starts of two players are uniform over the span ``T`` both were
    in the event, so coincidences (start pairs within their window ``w``, the
@@ -279,6 +302,9 @@ class CoordinatedSitoutDetector(Detector):
         clock_hands: int = 50,
         pause_s: float = 180.0,
         length_mark: bool = True,
+        single_p: float = 0.01,
+        single_alpha: float = 0.02,
+        single_coentry_p: float = 0.05,
     ) -> None:
         super().__init__(alpha=alpha, random_state=random_state)
         self.tol_event_s = tol_event_s  # timing precision of a platform sit_out event
@@ -295,6 +321,9 @@ class CoordinatedSitoutDetector(Detector):
         self.clock_hands = clock_hands  # hands per block of the consensus clock
         self.pause_s = pause_s  # a table idle this long has been on a break
         self.length_mark = length_mark  # with events too: do coinciding sit-outs last as many hands?
+        self.single_p = single_p  # a lone coincidence must itself be this unusual to be corroborated
+        self.single_alpha = single_alpha  # family-wise level (Bonferroni) of the corroborated lone coincidences
+        self.single_coentry_p = single_coentry_p  # the co-entry must agree on its own below this p
 
     # ------------------------------------------------------------------ fit
     def fit(self, con: duckdb.DuckDBPyConnection) -> "CoordinatedSitoutDetector":
@@ -490,10 +519,31 @@ class CoordinatedSitoutDetector(Detector):
             score=(-pl.col("p_value").log10() * (1 + pl.col("bubble").fill_null(0.0))),
         )
         self.family_ = max(self.family_, pairs.height)
+        pairs = self._corroborate(con, pairs)
         self.co_ = co
         self.per_event_ = per_event
         self.pairs_ = pairs
         return pairs.with_columns(accounts=pl.concat_list("a", "b"), tournaments=pl.col("co_tournaments"))
+
+    def _corroborate(self, con: duckdb.DuckDBPyConnection, pairs: pl.DataFrame) -> pl.DataFrame:
+        """Pairs seen sitting out together once: the co-entry p (configuration-model null,
+        :func:`detectors.features.identity.usage_patterns`) of those whose coincidence is
+        itself unusual (p <= ``single_p``), and its Fisher combination with the coincidence
+        p (``p_single``); ``n_single`` is the family (every pair with one coincidence)."""
+        one = pairs["n_co"].to_numpy() == 1
+        self.n_single_ = int(one.sum())
+        test = pairs.filter((pl.col("n_co") == 1) & (pl.col("p_gap") <= self.single_p)).select("a", "b")
+        if test.height == 0:
+            return pairs.with_columns(n_shared_t=pl.lit(None, pl.Int64), p_coentry=pl.lit(None, pl.Float64),
+                                      p_single=pl.lit(None, pl.Float64))
+        use = idf.usage_patterns(con, test).select("a", "b", "n_shared_t", "p_coentry")
+        pairs = pairs.join(use, on=["a", "b"], how="left")
+        both = np.column_stack([pairs["p_gap"].to_numpy().astype(float),
+                                pairs["p_coentry"].fill_null(np.nan).to_numpy().astype(float)])
+        p_single = idf.fisher_combine(both)
+        # a pair without a co-entry p (not tested) has no corroboration
+        p_single = np.where(np.isnan(both[:, 1]), np.nan, p_single)
+        return pairs.with_columns(p_single=pl.Series(p_single))
 
     def _permutation(self, x: pl.DataFrame, pairs: pl.DataFrame) -> pl.DataFrame:
         """Seeded permutation test: each player's sit-out starts re-drawn uniformly
@@ -558,7 +608,17 @@ class CoordinatedSitoutDetector(Detector):
         fam = getattr(self, "family_", len(p))
         q = idf.benjamini_hochberg(np.r_[p, np.ones(max(fam - len(p), 0))])[: len(p)]
         repeated = scores["n_co"].to_numpy() >= self.min_cooccur
-        pairs = scores.with_columns(q_value=pl.Series(q), pair_flagged=pl.Series((q <= self.alpha) & repeated))
+        flag = (q <= self.alpha) & repeated
+        # one coincidence, corroborated by co-entry (module docstring, step 3): Bonferroni
+        # over every single-coincidence pair of the population
+        if "p_single" in scores.columns:
+            ps = scores["p_single"].fill_null(np.nan).to_numpy().astype(float)
+            pc = scores["p_coentry"].fill_null(np.nan).to_numpy().astype(float)
+            lone = ((scores["n_co"].to_numpy() == 1) & (scores["p_gap"].to_numpy() <= self.single_p)
+                    & (np.nan_to_num(pc, nan=1.0) <= self.single_coentry_p)
+                    & (np.nan_to_num(ps, nan=1.0) * max(getattr(self, "n_single_", 1), 1) <= self.single_alpha))
+            flag |= lone
+        pairs = scores.with_columns(q_value=pl.Series(q), pair_flagged=pl.Series(flag))
         self.pairs_ = pairs
         g = nx.Graph()
         for r in pairs.filter(pl.col("pair_flagged")).iter_rows(named=True):
@@ -576,6 +636,16 @@ class CoordinatedSitoutDetector(Detector):
             g_["p_value"] = float(g_["pairs"]["p_value"].min())
         self.groups_ = groups
         return groups_frame(groups)
+
+    def _single_text(self, r: dict[str, Any]) -> str:
+        """A lone coincidence's corroboration (co-entry), in words."""
+        if r.get("n_co") != 1 or not _finite(r.get("p_single")):
+            return ""
+        n_fam = max(getattr(self, "n_single_", 1), 1)
+        return (f"; sat out together once only: corroborated by co-entry ({r['n_shared_t']} events entered together, "
+                f"co-entry p {r['p_coentry']:.3g} under the configuration model, needed <= {self.single_coentry_p:g}), combined p {r['p_single']:.3g}, "
+                f"x {n_fam} single-coincidence pairs (Bonferroni) = {min(1.0, r['p_single'] * n_fam):.3g}, "
+                f"needed <= {self.single_alpha:g}")
 
     # ------------------------------------------------------------------ explain
     def explain(self, con: duckdb.DuckDBPyConnection, row: dict[str, Any]) -> Signal:
@@ -603,7 +673,7 @@ class CoordinatedSitoutDetector(Detector):
                       f"{r['p_closest']:.3g}{perm}; "
                       + (f"closeness alone p {r['p_time_only']:.3g}, with whether the runs last as many hands "
                          f"p {r['p_with_length']:.3g} (the smaller, x2, counts); " if self.has_events_ and self.length_mark else "")
-                      + f"mean bubble proximity {(r['bubble'] or 0):.2f}"),
+                      + f"mean bubble proximity {(r['bubble'] or 0):.2f}" + self._single_text(r)),
                 sql=(f"SELECT x.tournament_id, x.ts AS {_ident('ts_' + a)}, y.ts AS {_ident('ts_' + b)} FROM sit_events x "
                      f"JOIN sit_events y ON x.tournament_id = y.tournament_id AND y.kind = 'sit_out' "
                      f"AND abs(epoch(y.ts) - epoch(x.ts)) <= {2 * self.tol_event_s:.0f} "
@@ -641,6 +711,10 @@ class CoordinatedSitoutDetector(Detector):
                  "hands_out_a": r["len_a"], "hands_out_b": r["len_b"],
                  "remaining": r["remaining"], "paid": r["paid"]} for r in co.head(100).iter_rows(named=True)]},
         )
+
+
+def _finite(x: Any) -> bool:
+    return x is not None and not (isinstance(x, float) and np.isnan(x))
 
 
 def _length_mark(len_a: np.ndarray, len_b: np.ndarray, population: np.ndarray) -> np.ndarray:

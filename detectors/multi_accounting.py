@@ -51,8 +51,10 @@ Method
    had such a pair, behind a carrier address shared by ten accounts, flagged).
    Flagged pairs are joined into groups (connected components of the networkx
    graph): one case per person, listing the tournaments they entered together.
-   Without sessions or payments (hand histories only) candidates are pairs that
-   keep entering the same events far beyond the configuration model.
+   Without sessions (hand histories only, with or without the accounts' payment
+   hashes) candidates are also pairs that keep entering the same events far
+   beyond the configuration model: a payment hash links a family or one
+   person's one card, never the accounts of a person who pays with several.
 
 This follows the record-linkage view of account matching (Fellegi & Sunter,
 "A theory for record linkage", JASA 64(328), 1969: independent agreement
@@ -132,10 +134,12 @@ class MultiAccountingDetector(Detector):
         links = idf.identity_links(con, max_share=self.max_share)
         if links.height:
             links = links.filter(pl.col("min_share") <= self.max_link_share)
-        if self.has_sessions_ or self.has_payment_:
+        if self.has_sessions_:
             return links
-        # hands only: candidate pairs are accounts that keep entering the same
-        # tournaments (3+ together), since no identifier can link them
+        # no sessions (hand histories, perhaps with the accounts' payment hashes): candidate
+        # pairs are also accounts that keep entering the same tournaments (3+ together),
+        # since no device or address can link them; a payment hash links some pairs, never
+        # the accounts of one person who pays with several cards, so the two are joined
         q = f"""
         WITH e AS {idf.tournament_entries(con)}
         SELECT x.account AS a, y.account AS b, count(*) AS n
@@ -156,6 +160,9 @@ class MultiAccountingDetector(Detector):
             shared=pl.lit(None, links.schema.get("shared", pl.List(pl.Struct({"kind": pl.Utf8})))),
             weight=pl.lit(0.0),
         )
+        if links.height:
+            co = co.join(links.select("a", "b"), on=["a", "b"], how="anti")
+            return pl.concat([links, co.select(links.columns)], how="vertical_relaxed")
         return co
 
     def score(self, con: duckdb.DuckDBPyConnection) -> pl.DataFrame:

@@ -383,3 +383,81 @@ def test_one_coincidence_is_not_repeated_coordination():
     one = CoordinatedSitoutDetector(min_cooccur=1)
     assert ["o1", "o2"] in [s.accounts for s in one.detect(con) if s.flagged]
     con.close()
+
+
+LONE_SUBTLE, LONE_LOOK = ["q1", "q2"], ["l1", "l2"]
+
+
+def _lone_world() -> World:
+    """Sixteen events; q1/q2 enter the same eight (every other one) and sit out together once,
+    in the first; l1/l2 enter like regulars and also sit out together once, in the first."""
+    w = World(seed=23)
+    honest = [f"k{i:02d}" for i in range(80)]
+    subtle, look = LONE_SUBTLE, LONE_LOOK
+    for p in honest + subtle + look:
+        w.account(p)
+    rng = np.random.default_rng(17)
+    for t in range(16):
+        tid = str(500 + t)
+        # the look-alikes enter like regulars (about one event in three each), both in the first;
+        # the subtle pair enters every other event, always together
+        extra = [p for p in look if t == 0 or rng.random() < 0.33]
+        mine = subtle if t % 2 == 0 else []
+        players = rng.choice(honest, 20, replace=False).tolist() + mine + extra
+        so: dict[str, list[tuple[int, int]]] = {}
+        for p in players:
+            if p not in subtle + look and rng.random() < 0.4:
+                r0 = int(rng.integers(2, 60))
+                so[p] = [(r0, r0 + int(rng.integers(1, 4)))]
+        if t == 0:
+            so["q1"] = so["q2"] = [(50, 54)]
+            so["l1"] = so["l2"] = [(20, 24)]
+        order = [p for p in players if p not in subtle + look] + extra + mine
+        w.tournament(tid, players, at(120 * t), n_hands=70, every_s=45, sitouts=so, bust_order=order)
+    return w
+
+
+def test_one_coincidence_corroborated_by_co_entry_is_flagged_its_look_alike_is_not():
+    """A subtle pair (q1, q2) sits out together once only, but enters the same eight of
+    sixteen events: the lone coincidence is corroborated by co-entry far beyond the
+    configuration model and flagged. Its honest look-alike (l1, l2) sits out together
+    once just as closely and for as many hands, but the two meet in events no more than
+    any two regulars do: one coincidence still, not flagged."""
+    import polars as pl
+
+    subtle = LONE_SUBTLE
+    w = _lone_world()
+    con = w.build()
+    det = CoordinatedSitoutDetector()
+    sigs = det.detect(con)
+    flagged = [s for s in sigs if s.flagged]
+    assert [s.accounts for s in flagged] == [subtle]
+    P = det.pairs_
+    q = P.filter((pl.col("a") == "q1") & (pl.col("b") == "q2")).row(0, named=True)
+    lk = P.filter((pl.col("a") == "l1") & (pl.col("b") == "l2")).row(0, named=True)
+    # both sat out together exactly once, each coincidence unusual on its own ...
+    assert q["n_co"] == lk["n_co"] == 1
+    assert q["p_gap"] <= det.single_p and lk["p_gap"] <= det.single_p
+    # ... and neither would pass the pair-level test (the family of every pair)
+    assert q["q_value"] > det.alpha
+    # what separates them is co-entry: the same eight events against a few
+    # (the look-alike's coincidence is even the closer one here: closeness cannot tell them apart)
+    assert lk["p_gap"] < q["p_gap"]
+    assert q["n_shared_t"] == 8 and q["p_coentry"] <= det.single_coentry_p
+    assert lk["p_coentry"] > det.single_coentry_p
+    assert q["p_single"] * det.n_single_ <= det.single_alpha
+    # the case says so
+    ev = flagged[0].evidence[0].text
+    assert "sat out together once only: corroborated by co-entry (8 events entered together" in ev
+    con.close()
+
+
+def test_one_coincidence_corroborated_by_co_entry_hands_only():
+    """The same world without platform events: the sit-outs are read from the hands (timed to
+    the hand), co-entries from the hands too; the detector says what it lacked and still finds
+    the subtle pair, not its look-alike."""
+    con = _lone_world().build(drop_events=True)
+    sigs = CoordinatedSitoutDetector().detect(con)
+    con.close()
+    assert sigs and all(any("sit_out/sit_in events" in m for m in s.missing) for s in sigs)
+    assert [s.accounts for s in sigs if s.flagged] == [LONE_SUBTLE]

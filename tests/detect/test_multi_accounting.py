@@ -123,6 +123,28 @@ def test_hands_only_population_still_runs_and_says_what_it_lacked(sng_world):
     assert top[0].tournaments == [str(900 + t) for t in range(0, 60, 5)]
 
 
+def test_hands_only_with_payment_hashes_still_uses_co_entries(sng_world):
+    """Hand histories plus the accounts file (payment hashes, as an operator exports it) but
+    no sessions: the card links only a family (h01 and h02 share one); the person pays with
+    a card per account, so the co-entries and style must still find the three accounts.
+    (Candidates were the payment links alone whenever any account had a card: the person
+    was never even tested.)"""
+    con = sng_world.build(drop_events=True)
+    con.execute("UPDATE accounts SET payment = 'card-' || account")
+    con.execute("UPDATE accounts SET payment = 'card-family' WHERE account IN ('h01', 'h02')")
+    det = MultiAccountingDetector()
+    sigs = det.detect(con)
+    con.close()
+    for s in sigs:
+        assert "device and IP links (no sessions)" in s.missing
+        assert "payment links (no payment hashes)" not in s.missing
+    top = [s for s in sigs if s.flagged]
+    assert [sorted(s.accounts) for s in top] == [PERSON]
+    # the family card is tested too (a candidate), and not enough alone
+    fam = det.pairs_.filter((det.pairs_["a"] == "h01") & (det.pairs_["b"] == "h02"))
+    assert fam.height == 1 and not fam["pair_flagged"][0]
+
+
 def _decide(monkeypatch, rows):
     """score + threshold on given per-pair evidence (identity links, p-values),
     the warehouse feature steps replaced by the rows themselves."""

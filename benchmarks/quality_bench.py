@@ -9,7 +9,9 @@ flagged cases, false flags, recall by strength. It also splits recall by
 whether a group acted at all (labels list the hands where its behaviour
 actually happened; a group whose coin never fell has none), and prints how
 recall falls with each strength the labels name (the bands of the scorer
-pool several strengths together).
+pool several strengths together) and with the number of hands in which the
+labels say the group's behaviour happened (a pair that soft-played in one
+hand left one hand of evidence, whatever its strength).
 
     python benchmarks/quality_bench.py --work /tmp/quality --seeds 505 606 1111 --honest 303 404
 
@@ -83,6 +85,15 @@ def label_strength(group: dict) -> float | None:
         return None
 
 
+HAND_BANDS = ((0, 0), (1, 4), (5, 19), (20, None))  # hands the labels list for a group
+
+
+def hands_band(group: dict) -> str:
+    n = len(group.get("hands") or [])
+    lo, hi = next((lo, hi) for lo, hi in HAND_BANDS if n >= lo and (hi is None or n <= hi))
+    return f"{lo}" if hi == lo else f"{lo}+" if hi is None else f"{lo}-{hi}"
+
+
 def acted(group: dict) -> bool:
     return bool(group.get("hands")) or (group.get("kind") == "multi_accounting" and bool(group.get("tournaments")))
 
@@ -109,7 +120,8 @@ def main(argv: list[str] | None = None) -> int:
         for kind in ev.KINDS:
             p = pooled.setdefault(kind, {"groups": 0, "found": 0, "flagged": 0, "false": 0, "matching_any": 0,
                                          "acted": 0, "acted_found": 0, "ap": [], "by_strength": {},
-                                         "innocent": 0, "largest": 0, "by_level": {}})
+                                         "innocent": 0, "largest": 0, "by_level": {},
+                                         "by_hands": {}})
             f = e.kinds.get(kind)
             if f is None:
                 continue
@@ -137,6 +149,9 @@ def main(argv: list[str] | None = None) -> int:
                 level = p["by_level"].setdefault(label_strength(g), [0, 0])
                 level[0] += 1
                 level[1] += found
+                band = p["by_hands"].setdefault(hands_band(g), [0, 0])
+                band[0] += 1
+                band[1] += found
                 if acted(g):
                     p["acted"] += 1
                     p["acted_found"] += found
@@ -170,11 +185,15 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{kind:<20}{p['found']:>5}/{p['groups']:<6}{p['acted_found']:>5}/{p['acted']:<6}{prec:>12}{ap_:>9}"
                   f"{p['innocent']:>8}  {strength}")
     levels = sorted({lv for p in pooled.values() for lv in p["by_level"] if lv is not None}, reverse=True)
-    if levels:
-        head = ["kind", *(f"{lv:g}" for lv in levels)]
-        rows = [[kind, *(f"{p['by_level'][lv][1]}/{p['by_level'][lv][0]}" if lv in p["by_level"] else "-"
-                         for lv in levels)] for kind, p in pooled.items() if p["groups"]]
-        print("\nrecall by the strength the labels name (groups found / groups):")
+    bands = [hands_band({"hands": [None] * lo}) for lo, _ in HAND_BANDS]
+    for title, key, cols in (("the strength the labels name", "by_level", levels),
+                             ("the hands in which the labels say the group acted", "by_hands", bands)):
+        if not cols:
+            continue
+        head = ["kind", *(f"{c:g}" if isinstance(c, float) else c for c in cols)]
+        rows = [[kind, *(f"{p[key][c][1]}/{p[key][c][0]}" if c in p[key] else "-" for c in cols)]
+                for kind, p in pooled.items() if p["groups"]]
+        print(f"\nrecall by {title} (groups found / groups):")
         if args.markdown:
             print("\n| " + " | ".join(head) + " |\n|" + " --- |" * len(head))
             for r in rows:

@@ -77,10 +77,9 @@ def score(d: Path) -> tuple[ev.Evaluation, list[dict], list[dict]]:
 
 
 def label_strength(group: dict) -> float | None:
-    """The group's strength as the scorer reads it (the first of ``ev.STRENGTH_FIELDS`` the label has)."""
-    v = next((group[k] for k in ev.STRENGTH_FIELDS if k in group), None)
+    """The group's strength as the scorer reads it (``ev.group_strength``), rounded to 3 digits for the table."""
     try:
-        return round(float(v), 3)
+        return round(float(ev.group_strength(group)), 3)
     except (TypeError, ValueError):
         return None
 

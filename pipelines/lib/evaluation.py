@@ -85,6 +85,11 @@ def average_precision(scores: list[float], relevant: list[bool]) -> float | None
     return ap
 
 
+def group_strength(group: dict[str, Any]) -> Any:
+    """How blatant a labelled group is: the first of ``STRENGTH_FIELDS`` its label has (None: none)."""
+    return next((group[k] for k in STRENGTH_FIELDS if k in group), None)
+
+
 def _bucket(value: Any) -> str | None:
     try:
         v = float(value)
@@ -151,8 +156,7 @@ def evaluate(
             f.groups_found += found
             if not found:
                 missed.append(str(g.get("group", g.get("accounts"))))
-            strength = next((g[k] for k in STRENGTH_FIELDS if k in g), None)
-            b = _bucket(strength)
+            b = _bucket(group_strength(g))
             if b is not None:
                 buckets.setdefault(b, [0, 0])
                 buckets[b][0] += 1

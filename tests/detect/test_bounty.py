@@ -43,23 +43,31 @@ def test_subtle_gang_ranks_first_even_when_rare():
     assert not any(s.flagged and s.accounts != ["k01", "k02"] for s in sigs)
 
 
-def _loosen(con, players, *, only_with=None):
-    """Turn the preflop folds of ``players`` into calls (optionally only while ``only_with`` is still in the hand).
+def _loosen(con, player, *, partner=None, share=1.0, coin="coin"):
+    """Turn ``player``'s preflop folds into calls; returns the hands changed (one preflop fold per hand at most).
 
-    Returns the hands changed. The detectors read the action lines, not the chip accounting.
-    """
-    cond = ""
-    params = [list(players)]
-    if only_with is not None:
-        cond = """AND EXISTS (SELECT 1 FROM seats s WHERE s.hand_id = a.hand_id AND s.player = ? AND s.player <> a.player
+    ``partner``: only at decisions where that player, dealt in, had not folded yet. ``share``: only in that share
+    of the hands, decided by a hash of the hand id salted with ``coin`` (the same salt for two players = one coin
+    per hand for both, as the generator's gangs). Only the action lines change (the detectors read the action
+    lines, not the chip accounting; postflop lines are not rewritten)."""
+    cond, params = "", [player]
+    if partner is not None:
+        cond = """AND EXISTS (SELECT 1 FROM seats s WHERE s.hand_id = a.hand_id AND s.player = ? AND s.dealt_in
                   AND NOT EXISTS (SELECT 1 FROM actions f WHERE f.hand_id = a.hand_id AND f.player = s.player
                                   AND f.action = 'fold' AND f.seq < a.seq))"""
-        params.append(only_with)
-    hands = con.execute(f"""SELECT DISTINCT hand_id FROM actions a WHERE list_contains(?, a.player)
-                            AND a.street = 'preflop' AND a.action = 'fold' {cond}""", params).fetchall()
-    con.execute(f"""UPDATE actions a SET action = 'call', amount = to_call WHERE list_contains(?, a.player)
-                    AND a.street = 'preflop' AND a.action = 'fold' {cond}""", params)
-    return {h for (h,) in hands}
+        params.append(partner)
+    where = f"""a.player = ? AND a.street = 'preflop' AND a.action = 'fold' {cond}
+                AND hash(a.hand_id || ?) % 100 < ?"""
+    params += [coin, int(round(share * 100))]
+    hands = {h for (h,) in con.execute(f"SELECT DISTINCT hand_id FROM actions a WHERE {where}", params).fetchall()}
+    con.execute(f"UPDATE actions a SET action = 'call', amount = to_call WHERE {where}", params)
+    return hands
+
+
+def _gang(con, a, b, share):
+    """A gang of strength ``share``: ``a`` and ``b`` each stop folding preflop while the other is still in, with
+    one coin per hand for both. Returns the decisions changed."""
+    return len(_loosen(con, a, partner=b, share=share)) + len(_loosen(con, b, partner=a, share=share))
 
 
 def test_gang_that_loosens_up_with_the_partner_in_found_with_its_hands():
@@ -67,7 +75,7 @@ def test_gang_that_loosens_up_with_the_partner_in_found_with_its_hands():
     from tests.detect.conftest import build_ko_world
 
     w = build_ko_world(n_hands=2000, rate=0.0, seed=11)
-    changed = _loosen(w.con, ["k03"], only_with="k04") | _loosen(w.con, ["k04"], only_with="k03")
+    changed = _loosen(w.con, "k03", partner="k04") | _loosen(w.con, "k04", partner="k03")
     sigs = BountyCollusionDetector().detect(w.con)
     flagged = [s for s in sigs if s.flagged]
     assert [s.accounts for s in flagged] == [["k03", "k04"]]
@@ -84,7 +92,8 @@ def test_loose_bounty_callers_with_everyone_not_flagged():
     from tests.detect.conftest import build_ko_world
 
     w = build_ko_world(n_hands=2000, rate=0.0, seed=11)
-    _loosen(w.con, ["k05", "k06"])
+    for p in ("k05", "k06"):
+        _loosen(w.con, p)
     sigs = BountyCollusionDetector().detect(w.con)
     assert not any(s.flagged for s in sigs)
     top = next(s for s in sigs if {"k05", "k06"} <= set(s.accounts))
@@ -99,8 +108,8 @@ def test_pairs_sharing_tables_in_fewer_than_min_events_tournaments_are_not_teste
     from tests.detect.conftest import build_ko_world
 
     w = build_ko_world(n_hands=2000, rate=0.0, seed=11)
-    _loosen(w.con, ["k03"], only_with="k04")
-    _loosen(w.con, ["k04"], only_with="k03")
+    _loosen(w.con, "k03", partner="k04")
+    _loosen(w.con, "k04", partner="k03")
     (shared, hands), = w.con.execute("""SELECT count(DISTINCT h.tournament_id), count(*) FROM seats a JOIN seats b USING (hand_id)
                                        JOIN hands h USING (hand_id)
                                        WHERE a.player = 'k03' AND b.player = 'k04' AND a.dealt_in AND b.dealt_in""").fetchall()
@@ -142,23 +151,6 @@ def test_presence_p_is_min_p_bonferroni_of_score_and_exact_tests():
     assert float(stats.binom_tail(np.array([20.0]), np.array([40.0]), np.array([0.25]))[0]) == pytest.approx(gang["pres_p_binom"])
     assert honest["pres_p"] > 0.3
     assert sorted(gang["pres_hands"]) == ["1", "2", "3"]
-
-
-def _loosen_share(con, a, b, share):
-    """``a`` and ``b`` stop folding preflop while the other is still in, in a share of the hands (a gang of strength
-    ``share``: the hand's hash decides, as the generator's coin). Returns the number of decisions changed."""
-    cond = """AND EXISTS (SELECT 1 FROM seats s WHERE s.hand_id = a.hand_id AND s.player = ? AND s.player <> a.player
-              AND NOT EXISTS (SELECT 1 FROM actions f WHERE f.hand_id = a.hand_id AND f.player = s.player
-                              AND f.action = 'fold' AND f.seq < a.seq))
-              AND hash(a.hand_id || 'coin') % 100 < ?"""
-    n = 0
-    for x, y in ((a, b), (b, a)):
-        (k,), = con.execute(f"""SELECT count(*) FROM actions a WHERE a.player = ? AND a.street = 'preflop'
-                                AND a.action = 'fold' {cond}""", [x, y, int(share * 100)]).fetchall()
-        con.execute(f"""UPDATE actions a SET action = 'call', amount = to_call WHERE a.player = ? AND a.street = 'preflop'
-                        AND a.action = 'fold' {cond}""", [x, y, int(share * 100)])
-        n += k
-    return n
 
 
 def test_wide_calls_count_only_the_calls_the_own_baseline_folds():
@@ -220,8 +212,8 @@ def test_bystander_of_a_gang_not_accused():
     from tests.detect.conftest import build_ko_world
 
     w = build_ko_world(n_hands=2000, rate=0.0, seed=11, regulars=("k04", "k05"))
-    _loosen(w.con, ["k03"], only_with="k04")
-    _loosen(w.con, ["k04"], only_with="k03")
+    _loosen(w.con, "k03", partner="k04")
+    _loosen(w.con, "k04", partner="k03")
     naive = [s.accounts for s in BountyCollusionDetector(shadow_p=0.0, alpha=0.05).detect(w.con) if s.flagged]
     assert ["k03", "k05"] in naive
     assert [s.accounts for s in BountyCollusionDetector(alpha=0.05).detect(w.con) if s.flagged] == [["k03", "k04"]]
@@ -241,10 +233,11 @@ def test_quality_floor_gangs_of_strength_025_to_1_found_among_lookalikes():
     from tests.detect.conftest import build_ko_world
 
     w = build_ko_world(n_hands=3000, rate=0.0, seed=11, regulars=("k05", "k09"))
-    changed = {(a, b): _loosen_share(w.con, a, b, s) for a, b, s in (("k03", "k04", 1.0), ("k05", "k06", 0.5),
+    changed = {(a, b): _gang(w.con, a, b, s) for a, b, s in (("k03", "k04", 1.0), ("k05", "k06", 0.5),
                                                                       ("k07", "k08", 0.25))}
     assert min(changed.values()) >= 10  # the quarter-strength gang acted in a handful of spots only
-    _loosen(w.con, ["k14", "k16"])
+    for p in ("k14", "k16"):
+        _loosen(w.con, p)
     sigs = BountyCollusionDetector().detect(w.con)
     assert sorted(s.accounts for s in sigs if s.flagged) == [["k03", "k04"], ["k05", "k06"], ["k07", "k08"]]
     top = next(s for s in sigs if s.accounts == ["k07", "k08"])
@@ -258,8 +251,8 @@ def test_player_view_runs_and_says_the_wide_call_test_was_not_made():
     from tests.detect.conftest import build_ko_world, to_player_view
 
     w = build_ko_world(n_hands=2000, rate=0.0, seed=11)
-    _loosen(w.con, ["k03"], only_with="k04")
-    _loosen(w.con, ["k04"], only_with="k03")
+    _loosen(w.con, "k03", partner="k04")
+    _loosen(w.con, "k04", partner="k03")
     to_player_view(w.con)
     det = BountyCollusionDetector()
     sigs = det.detect(w.con)
@@ -296,7 +289,7 @@ def test_pairs_seated_together_in_more_tournaments_get_more_of_the_error_budget(
     from tests.detect.conftest import build_ko_world
 
     w = build_ko_world(n_hands=2000, rate=0.0, seed=11)
-    assert _loosen_share(w.con, "k03", "k04", 0.1) == 9
+    assert _gang(w.con, "k03", "k04", 0.1) == 9
     pairs = [("k03", "k04"), ("k10", "k11")]
     out = {}
     for name, kw in (("plain", {"event_scale": None}), ("weighted", {})):
@@ -379,8 +372,8 @@ def test_detector_joins_wide_and_rest_calls_and_weights_the_four_views():
     from tests.detect.conftest import build_ko_world
 
     w = build_ko_world(n_hands=2000, rate=0.0, seed=11)
-    _loosen(w.con, ["k03"], only_with="k04")
-    _loosen(w.con, ["k04"], only_with="k03")
+    _loosen(w.con, "k03", partner="k04")
+    _loosen(w.con, "k04", partner="k03")
     det = BountyCollusionDetector()
     sc = det.fit(w.con).score(w.con)
     r = sc.filter((pl.col("player") == "k03") & (pl.col("opponent") == "k04")).row(0, named=True)
@@ -407,36 +400,16 @@ GANG = ("k07", "k08")
 REGULARS = ("k10", "k11")  # build_ko_world seats k11 beside k10 whenever k10 plays
 
 
-def _call_instead_of_folding(con, player, share, *, coin, partner=None):
-    """Turn ``player``'s preflop folds into calls in ``share`` of the hands; returns the decisions changed.
-
-    ``coin`` salts the hash that decides a hand (the same salt for two players = one coin per hand for both);
-    ``partner``: only at decisions where that player had not folded yet. Only the action line changes (the
-    detectors read the lines; postflop lines are not rewritten)."""
-    cond, params = "", [player]
-    if partner is not None:
-        cond = """AND EXISTS (SELECT 1 FROM seats s WHERE s.hand_id = a.hand_id AND s.player = ? AND s.dealt_in
-                  AND NOT EXISTS (SELECT 1 FROM actions f WHERE f.hand_id = a.hand_id AND f.player = s.player
-                                  AND f.action = 'fold' AND f.seq < a.seq))"""
-        params.append(partner)
-    where = f"""a.player = ? AND a.street = 'preflop' AND a.action = 'fold' {cond}
-                AND hash(a.hand_id || ?) % 100 < ?"""
-    params += [coin, int(round(share * 100))]
-    (n,), = con.execute(f"SELECT count(*) FROM actions a WHERE {where}", params).fetchall()
-    con.execute(f"UPDATE actions a SET action = 'call', amount = to_call WHERE {where}", params)
-    return n
-
-
 def _world(*, regulars_with_each_other_only: bool):
     from tests.detect.conftest import build_ko_world
 
     w = build_ko_world(n_hands=3000, rate=0.0, seed=11)
     # the gang: a quarter of the hands, one coin per hand for both, only while the other member is still in
-    changed = sum(_call_instead_of_folding(w.con, a, 0.25, coin="gang", partner=b) for a, b in (GANG, GANG[::-1]))
+    changed = sum(len(_loosen(w.con, a, partner=b, share=0.25, coin="gang")) for a, b in (GANG, GANG[::-1]))
     # the regulars: 30 % of their folds turned into calls, each with their own coin; whoever is in, or (the
     # positive control) only while the other regular is still in
     for a, b in (REGULARS, REGULARS[::-1]):
-        _call_instead_of_folding(w.con, a, 0.3, coin=a, partner=b if regulars_with_each_other_only else None)
+        _loosen(w.con, a, partner=b if regulars_with_each_other_only else None, share=0.3, coin=a)
     return w, changed
 
 

@@ -52,6 +52,11 @@ def sql_literal(s: str) -> str:
     return "'" + str(s).replace("'", "''") + "'"
 
 
+def is_missing(x: Any) -> bool:
+    """A figure a row lacks: None (a test not made) or a float NaN."""
+    return x is None or (isinstance(x, float) and x != x)
+
+
 def with_top_unflagged(flagged_rows: list[dict[str, Any]], scored: pl.DataFrame, max_unflagged: int) -> pl.DataFrame:
     """The (grouped) flagged rows and the ``max_unflagged`` strongest unflagged
     candidates of ``scored``, one frame by score: what ``threshold`` returns."""

@@ -109,7 +109,7 @@ import polars as pl
 from scipy import special as _sp
 from scipy import stats as sps
 
-from detectors.base import Detector, Evidence, Signal, groups_frame, sql_literal as _lit
+from detectors.base import Detector, Evidence, Signal, groups_frame, is_missing, sql_literal as _lit
 from detectors.features import identity as idf
 
 
@@ -639,7 +639,7 @@ class CoordinatedSitoutDetector(Detector):
 
     def _single_text(self, r: dict[str, Any]) -> str:
         """A lone coincidence's corroboration (co-entry), in words."""
-        if r.get("n_co") != 1 or not _finite(r.get("p_single")):
+        if r.get("n_co") != 1 or is_missing(r.get("p_single")):
             return ""
         n_fam = max(getattr(self, "n_single_", 1), 1)
         return (f"; sat out together once only: corroborated by co-entry ({r['n_shared_t']} events entered together, "
@@ -711,10 +711,6 @@ class CoordinatedSitoutDetector(Detector):
                  "hands_out_a": r["len_a"], "hands_out_b": r["len_b"],
                  "remaining": r["remaining"], "paid": r["paid"]} for r in co.head(100).iter_rows(named=True)]},
         )
-
-
-def _finite(x: Any) -> bool:
-    return x is not None and not (isinstance(x, float) and np.isnan(x))
 
 
 def _length_mark(len_a: np.ndarray, len_b: np.ndarray, population: np.ndarray) -> np.ndarray:

@@ -72,7 +72,7 @@ import networkx as nx
 import numpy as np
 import polars as pl
 
-from detectors.base import Detector, Evidence, Signal, groups_frame, sql_literal as _lit
+from detectors.base import Detector, Evidence, Signal, groups_frame, is_missing, sql_literal as _lit
 from detectors.features import identity as idf
 
 
@@ -309,7 +309,7 @@ class MultiAccountingDetector(Detector):
         a, b = best["a"], best["b"]
         fp = self.fingerprints_.filter(pl.col("account").is_in([a, b]))
         fpd = {r["account"]: r for r in fp.iter_rows(named=True)}
-        if best.get("p_style") is not None and not _nan(best["p_style"]):
+        if not is_missing(best.get("p_style")):
             ev.append(Evidence(
                 name="style likeness", value=float(best["style_dist"]), baseline=None,
                 n=int(min(fpd[a]["n_hands"], fpd[b]["n_hands"])), p_value=float(best["p_style"]),
@@ -322,7 +322,7 @@ class MultiAccountingDetector(Detector):
                      "ON a.hand_id = s.hand_id AND a.player = s.player WHERE s.dealt_in AND s.player IN "
                      f"({_lit(a)}, {_lit(b)}) GROUP BY 1"),
             ))
-        if best.get("p_timing") is not None and not _nan(best["p_timing"]):
+        if not is_missing(best.get("p_timing")):
             ev.append(Evidence(
                 name="decision-time likeness", value=float(best["timing_dist"]), n=int(min(fpd[a]["n_decisions"], fpd[b]["n_decisions"])),
                 p_value=float(best["p_timing"]),
@@ -331,7 +331,7 @@ class MultiAccountingDetector(Detector):
                 sql=(f"SELECT account, median(ms), quantile_cont(ms, 0.9) FROM decisions WHERE account IN "
                      f"({_lit(a)}, {_lit(b)}) GROUP BY 1"),
             ))
-        if best.get("p_coentry") is not None and not _nan(best["p_coentry"]):
+        if not is_missing(best.get("p_coentry")):
             ev.append(Evidence(
                 name="tournaments entered together", value=float(best["n_shared_t"]),
                 baseline=float(best["n_tourn_a"] * best["n_tourn_b"]) / max(1, self.n_tournaments_),
@@ -381,7 +381,7 @@ class MultiAccountingDetector(Detector):
                 {"a": r["a"], "b": r["b"], "weight": float(r["weight"]), "score": float(r["score"]),
                  "q_value": float(r["q_value"]),
                  "signals": [k for k, p in (("device", r["p_device"]), ("style", r["p_style"]), ("timing", r["p_timing"]),
-                                            ("co-entry", r["p_coentry"])) if p is not None and not _nan(p) and p < self.signal_p]
+                                            ("co-entry", r["p_coentry"])) if not is_missing(p) and p < self.signal_p]
                  + (["device at once"] if r.get("co_device") else [])
                  + [s["kind"] for s in (r["shared"] or []) if s["weight"] > 0]}
                 for r in pairs.iter_rows(named=True)
@@ -389,12 +389,8 @@ class MultiAccountingDetector(Detector):
         )
 
 
-def _nan(x: Any) -> bool:
-    return x is None or (isinstance(x, float) and math.isnan(x))
-
-
 def _f(x: Any) -> str:
-    return "n/a" if _nan(x) else f"{x:.2f}"
+    return "n/a" if is_missing(x) else f"{x:.2f}"
 
 
 def _n_tournaments(con: duckdb.DuckDBPyConnection) -> int:

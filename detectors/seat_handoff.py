@@ -87,7 +87,7 @@ import numpy as np
 import polars as pl
 from scipy import stats as sps
 
-from detectors.base import Detector, Evidence, Signal, sql_literal as _lit
+from detectors.base import Detector, Evidence, Signal, is_missing, sql_literal as _lit
 from detectors.features import identity as idf
 
 ACTS = ("fold", "check", "call", "bet", "raise")
@@ -819,4 +819,4 @@ def _share(c: np.ndarray, i: int) -> float:
 
 
 def _nz(x: Any) -> float | None:
-    return None if x is None or (isinstance(x, float) and math.isnan(x)) else float(x)
+    return None if is_missing(x) else float(x)

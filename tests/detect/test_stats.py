@@ -276,3 +276,15 @@ def test_hand_passivity_is_calibrated_under_null_and_finds_sparse_passive_pair()
     k, n, r = planted["_y"].sum(), planted.height, 0.3
     z_dec = -((k - n * r) / (1 - r)) / np.sqrt(n * r / (1 - r))
     assert hp["hp_p_value"] < st.norm.sf(z_dec) / 100
+
+
+def test_is_missing_reads_none_and_nan_of_any_float_kind():
+    """detectors.base.is_missing: a test not made (None) or NaN, including NumPy's and Polars' floats; 0 is a figure."""
+    import numpy as np
+    import polars as pl
+
+    from detectors.base import is_missing
+
+    assert is_missing(None) and is_missing(float("nan")) and is_missing(np.float64("nan"))
+    assert is_missing(pl.Series([None, float("nan")], dtype=pl.Float64).to_list()[1])
+    assert not any(is_missing(x) for x in (0.0, 1e-300, np.float64(0.5), 3, "n/a"))

@@ -85,12 +85,13 @@ def label_strength(group: dict) -> float | None:
 
 
 HAND_BANDS = ((0, 0), (1, 4), (5, 19), (20, None))  # hands the labels list for a group
+HAND_BAND_NAMES = [f"{lo}" if hi == lo else f"{lo}+" if hi is None else f"{lo}-{hi}" for lo, hi in HAND_BANDS]
 
 
 def hands_band(group: dict) -> str:
+    """The name of the HAND_BANDS band the number of the group's labelled hands falls in."""
     n = len(group.get("hands") or [])
-    lo, hi = next((lo, hi) for lo, hi in HAND_BANDS if n >= lo and (hi is None or n <= hi))
-    return f"{lo}" if hi == lo else f"{lo}+" if hi is None else f"{lo}-{hi}"
+    return next(name for (lo, hi), name in zip(HAND_BANDS, HAND_BAND_NAMES) if n >= lo and (hi is None or n <= hi))
 
 
 def acted(group: dict) -> bool:
@@ -184,9 +185,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{kind:<20}{p['found']:>5}/{p['groups']:<6}{p['acted_found']:>5}/{p['acted']:<6}{prec:>12}{ap_:>9}"
                   f"{p['innocent']:>8}  {strength}")
     levels = sorted({lv for p in pooled.values() for lv in p["by_level"] if lv is not None}, reverse=True)
-    bands = [hands_band({"hands": [None] * lo}) for lo, _ in HAND_BANDS]
     for title, key, cols in (("the strength the labels name", "by_level", levels),
-                             ("the hands in which the labels say the group acted", "by_hands", bands)):
+                             ("the hands in which the labels say the group acted", "by_hands", HAND_BAND_NAMES)):
         if not cols:
             continue
         head = ["kind", *(f"{c:g}" if isinstance(c, float) else c for c in cols)]

@@ -520,7 +520,7 @@ def pool_directions(t, *, side: str = "less", skew: bool = False):
     return g.with_columns(p_value=pl.Series(np.clip(p, _TINY, 1.0)), **extra).select(list(cols))
 
 
-def weighted_bh_pvalues(p, power) -> np.ndarray:
+def weighted_bh_pvalues(p, power, prior=None) -> np.ndarray:
     """p-values divided by weights for the weighted Benjamini–Hochberg procedure; NaN (untested) stays NaN.
 
     Genovese, Roeder & Wasserman (Biometrika 2006): with non-negative weights
@@ -529,11 +529,19 @@ def weighted_bh_pvalues(p, power) -> np.ndarray:
     the budget to the tests that can use it. ``power`` is any non-negative
     measure fixed before the outcome is seen (for a count test, its expected
     count); the weight is min(1, power), rescaled to mean 1 over the tested.
+    ``prior`` (optional, >= 0, NaN read as 1) multiplies that weight before the
+    rescaling: side information that is independent of the tests' p-values
+    under the null and says which hypotheses are more likely false (Roeder &
+    Wasserman, Stat. Sci. 2009: weights from prior information keep the
+    procedure valid and pay off when the information is right; a wrong prior
+    costs power, never the error rate).
     Returns min(1, p / w) (1 where w = 0).
     """
     p = _arr(p)
     ok = ~np.isnan(p)
     w = np.where(ok, np.clip(np.nan_to_num(_arr(power), nan=0.0), 0.0, 1.0), 0.0)
+    if prior is not None:
+        w = w * np.clip(np.nan_to_num(_arr(prior), nan=1.0), 0.0, None)
     if not ok.any() or w.sum() <= 0:
         return p
     w = w * ok.sum() / w.sum()

@@ -290,17 +290,9 @@ def test_a_sit_out_logged_before_a_break_is_not_the_break():
     assert ("e1", "e2") not in pairs
 
 
-def test_with_events_coinciding_sit_outs_of_equal_length_count_twice():
-    """With platform events, each start is matched to the run of hands it began (nearest run
-    start on the consensus clock, so a sit_out logged after the player's first hand sat out
-    still finds its run), and the run length is a second mark: q1 and q2, at different
-    tables, sit out together for five hands in two events; honest players step away for one
-    to three hands at random. Closeness alone and closeness with length are both tested and
-    the smaller p kept (Bonferroni x2): the pair's p falls below half the closeness-only p."""
-    import datetime as dt
-
-    import polars as pl
-
+def _equal_length_pair_world():
+    """q1 and q2, at different tables, sit out together for five hands in two events (950,
+    951); 30 honest players step away for one to three hands at random."""
     w = World(seed=12)
     honest = [f"k{i:02d}" for i in range(30)]
     for p in honest + ["q1", "q2"]:
@@ -317,7 +309,20 @@ def test_with_events_coinciding_sit_outs_of_equal_length_count_twice():
         so["q1"], so["q2"] = [(r0, r0 + 5)], [(r0, r0 + 5)]
         w.tournament(str(950 + t), players, at(120 * t), n_hands=80, every_s=45, sitouts=so,
                      bust_order=players)
-    con = w.build()
+    return w.build()
+
+
+def test_with_events_coinciding_sit_outs_of_equal_length_count_twice():
+    """With platform events, each start is matched to the run of hands it began (nearest run
+    start on the consensus clock, so a sit_out logged after the player's first hand sat out
+    still finds its run), and the run length is a second mark. Whether a length is known is a
+    property of the starts, so in events where the hands show every run of both players the
+    two-mark null is used outright (no test chosen after the fact, no Bonferroni x2: the old
+    rule reported 2 x min(closeness alone, with length)); the pair's p is the with-length p,
+    below half the closeness-only p."""
+    import polars as pl
+
+    con = _equal_length_pair_world()
     tables = dict(con.execute("SELECT DISTINCT s.player, h.table_name FROM seats s JOIN hands h USING (hand_id) "
                               "WHERE s.player IN ('q1', 'q2') AND h.tournament_id = '950'").fetchall())
     assert tables["q1"] != tables["q2"]
@@ -331,7 +336,8 @@ def test_with_events_coinciding_sit_outs_of_equal_length_count_twice():
     r = det.pairs_.filter((pl.col("a") == "q1") & (pl.col("b") == "q2")).row(0, named=True)
     assert r["n_co"] == 2
     assert r["p_with_length"] < r["p_time_only"] / 2
-    assert r["p_value"] == pytest.approx(2 * min(r["p_with_length"], r["p_time_only"]))
+    assert r["n_len_events"] == 2
+    assert r["p_value"] == pytest.approx(r["p_with_length"])
     off = CoordinatedSitoutDetector(length_mark=False)
     off.detect(con)
     r_off = off.pairs_.filter((pl.col("a") == "q1") & (pl.col("b") == "q2")).row(0, named=True)
@@ -347,10 +353,39 @@ def test_with_events_coinciding_sit_outs_of_equal_length_count_twice():
     con.close()
 
 
+def test_an_event_with_a_sit_out_the_hands_do_not_show_is_tested_on_closeness_alone():
+    """The two-mark null is exact only where every start of both players has a known length:
+    when the hands of event 951 do not show q2 sitting out (the platform logged the sit_out,
+    the table did not), a mark of 1 there would count against the pair under two marks, so
+    that event is tested on closeness alone and 950 on both marks, combined with Fisher's
+    method; nothing is doubled."""
+    import polars as pl
+    from scipy import stats as sps
+
+    con = _equal_length_pair_world()
+    con.execute("UPDATE seats SET sitting_out = FALSE WHERE player = 'q2' AND hand_id IN "
+                "(SELECT hand_id FROM hands WHERE tournament_id = '951')")
+    con.execute("DELETE FROM table_events WHERE player = 'q2' AND hand_id IN "
+                "(SELECT hand_id FROM hands WHERE tournament_id = '951')")
+    det = CoordinatedSitoutDetector()
+    det.detect(con)
+    pe = {r["tournament_id"]: r for r in det.per_event_.filter((pl.col("a") == "q1") & (pl.col("b") == "q2"))
+          .iter_rows(named=True)}
+    assert pe["950"]["lengths_known"] and not pe["951"]["lengths_known"]
+    assert pe["950"]["p_marked"] == pytest.approx(pe["950"]["p_marked_len"])
+    assert pe["951"]["p_marked"] == pytest.approx(pe["951"]["p_marked_time"])
+    r = det.pairs_.filter((pl.col("a") == "q1") & (pl.col("b") == "q2")).row(0, named=True)
+    assert r["n_len_events"] == 1
+    want = sps.chi2.sf(-2 * (np.log(pe["950"]["p_marked_len"]) + np.log(pe["951"]["p_marked_time"])), 4)
+    assert r["p_value"] == pytest.approx(want)
+    assert r["p_value"] < r["p_time_only"]
+
+
 def test_one_coincidence_is_not_repeated_coordination():
     """Five pairs sit out together in each of four events (strong, so Benjamini-Hochberg
     is generous); o1 and o2 start a sit-out 0.3 s apart once. Their q clears the FDR
-    level, but one coincidence is not repeated coordination: not flagged (with
+    level (both sit out for two hands: a close coincidence of equal runs), but one
+    coincidence is not repeated coordination: not flagged (with
     ``min_cooccur=1`` it would be), while the five repeated pairs are."""
     import polars as pl
 
@@ -370,7 +405,7 @@ def test_one_coincidence_is_not_repeated_coordination():
         for i, (a, b) in enumerate(pairs):
             so[a] = so[b] = [(8 + 10 * i + t, 11 + 10 * i + t)]
         if t == 0:
-            so["o1"], so["o2"] = [(60, 62)], [(60, 61)]
+            so["o1"], so["o2"] = [(60, 62)], [(60, 62)]
         w.tournament(str(970 + t), players, at(180 * t), n_hands=160, every_s=45, sitouts=so, bust_order=players)
     con = w.build()
     con.execute("UPDATE sit_events SET ts = (SELECT ts FROM sit_events WHERE account = 'o1' AND kind = 'sit_out') "

@@ -63,7 +63,8 @@ device **and** a network the account had never used is itself strong evidence of
 lean the same way (combined style and timing p <= ``handover_p``): a helper whose game is
 close to the owner's rarely shifts style or timing beyond chance on one event's hands. A device
 that **only ever logged in to take the account's seat** (every one of its sessions on the account
-a clean hand-over, in two or more events) is flagged on that structure alone: an owner's new phone
+a clean hand-over, two or more of them; every such login counts, also one after which the account
+busted too soon for its play to be tested) is flagged on that structure alone: an owner's new phone
 or laptop, after a first quick switch, starts sessions of its own; a helper's machine does not.
 
 The hand-over is judged against the session that logged out just before the login (within
@@ -365,14 +366,28 @@ class SeatHandoffDetector(Detector):
                  min(epoch(c.login_at) - epoch(x.logout_at)) FILTER (WHERE x.logout_at <= c.login_at) AS since_logout
           FROM c JOIN s x ON x.account = c.account AND x.session <> c.session AND x.login_at < c.login_at
           GROUP BY ALL
+        ),
+        -- every quick hand-over login of each of the account's devices (within quick_s of a
+        -- logout, from another device), those too short to test included: the structure of
+        -- a helper's machine is judged on all its logins, not only on the tested ones
+        dev_ho AS (
+          SELECT c.account, c.device,
+                 count(DISTINCT c.session) AS dev_quick_takeovers,
+                 bool_or(c.new_net) AS dev_takeover_new_net
+          FROM c JOIN oth o ON o.account = c.account AND o.session = c.session
+          WHERE c.device IS NOT NULL AND c.device_changed AND o.since_logout <= ?
+          GROUP BY ALL
         )
         SELECT c.*, nd.device IS NOT NULL AS new_device,
-               coalesce(o.others_open, 0) AS others_open, o.since_logout
+               coalesce(o.others_open, 0) AS others_open, o.since_logout,
+               coalesce(dh.dev_quick_takeovers, 0) AS dev_quick_takeovers,
+               coalesce(dh.dev_takeover_new_net, FALSE) AS dev_takeover_new_net
         FROM c LEFT JOIN new_dev nd ON nd.account = c.account AND nd.device IS NOT DISTINCT FROM c.device
         LEFT JOIN oth o ON o.account = c.account AND o.session = c.session
+        LEFT JOIN dev_ho dh ON dh.account = c.account AND dh.device = c.device
         ORDER BY c.account, c.tournament_id, c.login_at
         """
-        return con.sql(q, params=[float(self.handover_s)]).pl()
+        return con.sql(q, params=[float(self.handover_s), float(self.quick_s)]).pl()
 
     def _scan_candidates(self, con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
         q = """
@@ -524,12 +539,17 @@ class SeatHandoffDetector(Detector):
                 # quick_s of a logout, in two or more events, on a device and a network the
                 # account had never used before the first of them
                 since = [x["since_logout"] for x in g]
+                # (counted over all the device's quick hand-over logins, also those followed by
+                # too few hands to be tested: a helper who busts soon after one take-over still
+                # brought the same machine)
+                n_quick = max(int(x.get("dev_quick_takeovers") or 0) for x in g)
                 r["takeover_only"] = bool(
-                    self.has_sessions_ and r["device"] is not None and len(g) >= 2
+                    self.has_sessions_ and r["device"] is not None
                     and all(v is not None and v <= self.quick_s for v in since)
                     and all(x["device_changed"] for x in g)
-                    and r["group_new_device"] and any(x["new_net"] for x in g)
-                    and len({x["session"] for x in g}) >= max(x["device_sessions"] for x in g))
+                    and r["group_new_device"]
+                    and (any(x["new_net"] for x in g) or any(bool(x.get("dev_takeover_new_net")) for x in g))
+                    and max(len({x["session"] for x in g}), n_quick) >= max(2, max(x["device_sessions"] for x in g)))
             if len(g) < 2:
                 continue
             # events are independent strata: their interaction statistics add up
@@ -653,6 +673,8 @@ class SeatHandoffDetector(Detector):
             "new_device": bool(c.get("new_device") or False), "new_net": bool(c.get("new_net") or False),
             "others_open": int(c.get("others_open") or 0), "since_logout": c.get("since_logout"),
             "device_sessions": int(c.get("device_sessions") or 0),
+            "dev_quick_takeovers": int(c.get("dev_quick_takeovers") or 0),
+            "dev_takeover_new_net": bool(c.get("dev_takeover_new_net") or False),
             "p_mix": p_mix, "p_size": p_size, "ks_d": ks_d, "p_time_in": p_time,
             # the timing test that counts: against the account's own history where it has one
             "p_time": p_hist_time if not math.isnan(p_hist_time) else p_time,
@@ -790,7 +812,8 @@ class SeatHandoffDetector(Detector):
                   "of their speed, but not their game. ")
         if row["flagged"] and r.get("takeover_only") and not shifted:
             benign += (f"Here the play hardly shifts, but the device {r['device']} only ever appeared to take "
-                       f"{acc}'s seat mid-event, seconds after a logout, in {r['n_pooled']} events, and never "
+                       f"{acc}'s seat mid-event, seconds after a logout, {max(r['n_pooled'], r.get('dev_quick_takeovers') or 0)} "
+                       "times, and never "
                        "started play of its own: an owner's new machine would; a helper's does not.")
         elif row["flagged"]:
             benign += (f"Here the {' and the '.join(shifted) or 'play'} shift{'s' if len(shifted) < 2 else ''} at a login "

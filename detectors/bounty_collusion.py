@@ -42,20 +42,6 @@ bounty is still in, with the partner still in too
    baseline folds at least 70 % of the time at that hand strength (decile) and
    price; the calls there against the sum of the player's own rates, binomial
    tail (Hoeffding's bound, :func:`detectors.features.gameplay.bounty_wide_calls`).
-   The prior of a cell's rate has the population's strength and, as its
-   mean, the population's rate moved by the player's own looseness (the
-   log-odds offset of all the player's decisions without the partner in,
-   smoothed by ``offset_a`` = 50 pseudo-decisions,
-   :func:`detectors.features.gameplay.own_offset_prior`): a loose caller whose
-   spots with one opponent fall in cells thin in his own record (they meet
-   late, at short-handed final tables) was compared with the population's
-   10-30 % there, and his ordinary calls counted as folds turned into calls
-   (the held-out false flag "rogor"/"railstar": 7 such calls against 1.1
-   expected). On 22 tuning populations (seeds 101-193) the closest
-   unlabelled pair went from q = 0.019 to 0.25 (p 0.0036 -> 0.015); the cost:
-   two gangs of strength 0.25 that acted in 7 and 2 hands (q 0.008 and
-   0.005 before) are no longer flagged (80 -> 78 of 95); ``offset_a`` = 20
-   cost a third (strength 0.625).
    This is where a gang's deviation lives: a fold turned into a call. The
    presence test also counts the premium hands everyone plays and the trash no
    one does; on the tuning populations the wide-call test ranks gangs that
@@ -162,10 +148,9 @@ class BountyCollusionDetector(Detector):
     def __init__(self, *, alpha: float = 0.01, random_state: int = 0, min_joint: int = 3, max_unflagged: int = 300,
                  min_spots: int = 3, min_decisions: int = 20, short_bb: float = 20.0, min_events: int = 3,
                  wide_rate: float = 0.3, shadow_p: float = 0.01,
-                 event_scale: float | None = 10.0, event_power: float = 3.0, test_weights: tuple[float, float, float, float] = (0.45, 0.45, 0.05, 0.05),
-                 offset_a: float | None = 50.0) -> None:
+                 event_scale: float | None = 10.0, event_power: float = 3.0, test_weights: tuple[float, float, float, float] = (0.45, 0.45, 0.05, 0.05)
+                 ) -> None:
         super().__init__(alpha=alpha, random_state=random_state)
-        self.offset_a = offset_a
         self.test_weights = test_weights
         self.event_scale = event_scale
         self.event_power = event_power
@@ -189,16 +174,14 @@ class BountyCollusionDetector(Detector):
         self.cards_known_ = float(known or 0.0)
         wide_ok = self.cards_known_ >= 0.5
         # the bystanders of a gang's hands: drop the decisions and spots that each player's strongest partner explains
-        wide = gp.bounty_wide_calls(rows if wide_ok else rows.head(0), max_rate=self.wide_rate, hands=False,
-                                    offset_a=self.offset_a)
+        wide = gp.bounty_wide_calls(rows if wide_ok else rows.head(0), max_rate=self.wide_rate, hands=False)
         rows = gp.bounty_unshadowed(rows, wide, max_p=self.shadow_p)
         self.pairs_ = gp.bounty_pairs(self.spots_, best=gp.bounty_strongest_partner(wide, max_p=self.shadow_p))
         # the rest of the decisions (own baseline continues at least wide_rate of the time): disjoint from the
         # wide calls', so its p-value is independent of theirs under the null and Fisher's method can join them
-        rest = gp.bounty_wide_calls(rows if wide_ok else rows.head(0), min_rate=self.wide_rate, max_rate=1.01, hands=False,
-                                    offset_a=self.offset_a)
+        rest = gp.bounty_wide_calls(rows if wide_ok else rows.head(0), min_rate=self.wide_rate, max_rate=1.01, hands=False)
         self.presence_ = gp.bounty_presence_unordered(gp.bounty_presence_pairs(rows)).join(
-            gp.bounty_wide_calls(rows if wide_ok else rows.head(0), max_rate=self.wide_rate, offset_a=self.offset_a),
+            gp.bounty_wide_calls(rows if wide_ok else rows.head(0), max_rate=self.wide_rate),
             on=["player", "opponent"], how="left").join(
             rest.select("player", "opponent", nw_n="wc_n", nw_k="wc_k", nw_e="wc_e", nw_p="wc_p"),
             on=["player", "opponent"], how="left")
@@ -477,9 +460,7 @@ class BountyCollusionDetector(Detector):
                 f"is compared with the population's ({self.checkdown_rate_:.0%}) and joint calls with each player's own "
                 "calling rate at the same spots. Players loosen up against short stacks with a bounty anyway: "
                 "continuations with the partner in are compared with the same player's with other players in, "
-                "at the same hand strength and price, and where a player's own record at a hand strength and price "
-                "is thin, it is filled in with the player's own looseness (a loose caller is not a gang member for "
-                "calling loosely). A bystander in a gang's hands is not accused for them: "
+                "at the same hand strength and price. A bystander in a gang's hands is not accused for them: "
                 "the decisions a player's strongest partner was in are not counted for any other pair."
             ),
             p_value=row.get("p_value"),

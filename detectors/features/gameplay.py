@@ -1158,7 +1158,7 @@ def bounty_presence_unordered(pairs: pl.DataFrame) -> pl.DataFrame:
 
 
 def bounty_wide_calls(rows: pl.DataFrame, *, max_rate: float = 0.3, floor: float = 0.02, hands: bool = True,
-                      min_rate: float = 0.0, offset_a: float | None = None) -> pl.DataFrame:
+                      min_rate: float = 0.0) -> pl.DataFrame:
     """Per unordered pair: continuations against a short bounty target that the player's own baseline folds.
 
     The deviation of a bounty gang is a fold turned into a call: with a hand
@@ -1188,11 +1188,6 @@ def bounty_wide_calls(rows: pl.DataFrame, *, max_rate: float = 0.3, floor: float
     ``min_rate`` (default 0: every cell below ``max_rate``) keeps only the cells with ``min_rate <= r``:
     ``min_rate=0.3, max_rate=1.01`` is the complement of the default, the decisions where the player's own
     baseline continues at least 30 % of the time (disjoint decisions, so a test independent of the default's).
-
-    ``offset_a`` (default None: the population's rate in the cell is the prior mean): the prior mean of a
-    cell is the population's rate moved by the player's own looseness (:func:`own_offset_prior`), measured on
-    all of the player's decisions without the partner and smoothed by ``offset_a`` decisions. A loose
-    player's thin cells then fall back to a loose rate, not to the population's (see that function).
     """
     schema = {"player": pl.Utf8, "opponent": pl.Utf8, "wc_n": pl.Float64, "wc_k": pl.Float64, "wc_e": pl.Float64,
               "wc_p": pl.Float64, "wc_a_n": pl.Float64, "wc_a_k": pl.Float64, "wc_a_e": pl.Float64,
@@ -1208,12 +1203,8 @@ def bounty_wide_calls(rows: pl.DataFrame, *, max_rate: float = 0.3, floor: float
     pri = stats.beta_priors_by_bin(dec, bins, "Dk", "Dn")
     # one row per decision in the baseline (a decision appears once per other player still in)
     t = pair.join(me, on=["player", *bins]).join(pri, on=bins).with_columns(scale=pl.col("D") / pl.col("N"))
-    if offset_a is None:
-        t = t.with_columns(m1=pl.col("pa") / (pl.col("pa") + pl.col("pb")))
-    else:
-        t = own_offset_prior(t, dec.join(pri, on=bins), offset_a)
     t = t.with_columns(
-        r=(((pl.col("K") - pl.col("k")) * pl.col("scale") + pl.col("m1") * (pl.col("pa") + pl.col("pb")))
+        r=(((pl.col("K") - pl.col("k")) * pl.col("scale") + pl.col("pa"))
            / ((pl.col("N") - pl.col("n")) * pl.col("scale") + pl.col("pa") + pl.col("pb"))).clip(floor, 1.0)
     ).filter((pl.col("r") < max_rate) & (pl.col("r") >= min_rate))
     if t.is_empty():
@@ -1237,49 +1228,6 @@ def bounty_wide_calls(rows: pl.DataFrame, *, max_rate: float = 0.3, floor: float
         pl.col("x").alias("player"), pl.col("y").alias("opponent")).agg(wc_hands=pl.col("hand_id").unique(maintain_order=True))
     return g.join(where, on=["player", "opponent"], how="left").with_columns(
         pl.col("wc_hands").fill_null(pl.lit([], pl.List(pl.Utf8)))).select(list(schema))
-
-
-def own_offset_prior(t: pl.DataFrame, cells: pl.DataFrame, a: float) -> pl.DataFrame:
-    """The prior mean ``m1`` of a player's rate in a cell: the population's rate moved by the player's own looseness.
-
-    An own-baseline test shrinks the player's rate in a cell (hand strength x
-    price ...) to a Beta prior; with the population's mean as the prior mean, a
-    cell the player has (almost) no decisions in falls back to the population's
-    rate, and a loose player whose decisions with one opponent fall in cells
-    that are thin elsewhere (they meet late in tournaments, at short-handed
-    tables) looks as if that opponent made them loose. Here the prior mean is
-    the population's rate ``m`` shifted on the log-odds scale by the player's
-    offset ``delta = logit((k0 + a m0) / (n0 + a)) - logit(m0)``, where ``k0`` of
-    ``n0`` are the player's continuations in *all* their decisions without the
-    partner in and ``m0 = e0 / n0`` the population's rate over the same decisions
-    (indirect standardisation; the ``a`` pseudo-decisions shrink the offset to 0
-    for a player with few decisions without the partner, who keeps the
-    population's prior). The model is the player-effect logit of the
-    hierarchical rate models (Gelman & Hill, *Data Analysis Using Regression and
-    Multilevel/Hierarchical Models*, 2007, ch. 14): a player's rate in a cell
-    is the cell's effect plus the player's.
-
-    ``t``: one row per (player, partner, cell) with the player's decisions ``n``
-    and continuations ``k`` with the partner in, and the cell's prior ``pa``,
-    ``pb``; ``cells``: one row per (player, cell) with the player's distinct
-    decisions ``Dn``, continuations ``Dk`` and the cell's ``pa``, ``pb`` (a
-    decision has one row per partner in, so ``Dn - n`` are exactly the decisions
-    without the partner). Returns ``t`` with ``m1``.
-    """
-    m = (pl.col("pa") / (pl.col("pa") + pl.col("pb"))).clip(1e-4, 1 - 1e-4)
-    tot = cells.group_by("player").agg(
-        wn=pl.col("Dn").sum().cast(pl.Float64), wk=pl.col("Dk").sum().cast(pl.Float64), we=(pl.col("Dn") * m).sum())
-    pair = t.group_by("player", "partner").agg(
-        pn=pl.col("n").sum().cast(pl.Float64), pk=pl.col("k").sum().cast(pl.Float64), pe=(pl.col("n") * m).sum())
-    o = pair.join(tot, on="player").with_columns(
-        n0=(pl.col("wn") - pl.col("pn")).clip(0.0), k0=(pl.col("wk") - pl.col("pk")).clip(0.0),
-        e0=(pl.col("we") - pl.col("pe")).clip(0.0))
-    o = o.with_columns(m0=pl.when(pl.col("n0") > 0).then(pl.col("e0") / pl.col("n0")).otherwise(0.5).clip(1e-3, 1 - 1e-3))
-    o = o.with_columns(x=((pl.col("k0") + a * pl.col("m0")) / (pl.col("n0") + a)).clip(1e-3, 1 - 1e-3))
-    o = o.select("player", "partner", delta=(pl.col("x") / (1 - pl.col("x"))).log() - (pl.col("m0") / (1 - pl.col("m0"))).log())
-    lg = (m / (1 - m)).log()
-    return t.join(o, on=["player", "partner"], how="left").with_columns(
-        m1=1 / (1 + (-(lg + pl.col("delta").fill_null(0.0))).exp())).drop("delta")
 
 
 def _st_poisson_sf(k: np.ndarray, mu: np.ndarray) -> np.ndarray:

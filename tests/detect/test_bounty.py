@@ -444,39 +444,3 @@ def test_the_same_regulars_flagged_when_their_wide_calls_wait_for_each_other():
     regs = _pair(sigs, REGULARS)
     assert regs.evidence[0].value >= 2 * regs.evidence[0].baseline
 
-
-
-def test_a_loose_caller_whose_spots_with_one_opponent_are_thin_elsewhere_is_judged_by_his_own_looseness():
-    """The held-out false flag: an honest loose player L calls half of his weak hands against short bounty targets
-    (the population calls 10 %). With P in, his decisions fall at a price he has no other decisions at (they meet
-    late, at short-handed final tables); there the old prior, the population's rate in the cell, predicted 10 %
-    and L's ordinary calls looked like folds turned into calls (p < 0.01). With the prior's mean moved by L's own
-    looseness (log-odds offset of all his decisions without P: ``offset_a``) they are what L always does. A gang
-    member G, who folds weak hands at both prices without H and calls 60 % with H in, keeps a tiny p-value."""
-    import polars as pl
-
-    from detectors.features.gameplay import bounty_wide_calls
-
-    rows = []
-    for i in range(100):  # L's own baseline, cheap price: calls half his weak hands
-        rows.append((f"l{i}", 1, "L", "x", i % 2 == 0, 0.25, 0))
-    for i in range(12):  # L with P in, at a price L meets nowhere else: the same half
-        rows.append((f"m{i}", 1, "L", "P", i % 2 == 0, 0.25, 2))
-    for i in range(40):  # G's own baseline at both prices: folds 36 of 40
-        rows.append((f"g{i}", 1, "G", "x", i < 4, 0.25, i % 2 * 2))
-    for i in range(12):  # G with H in: calls 60 %
-        rows.append((f"n{i}", 1, "G", "H", i < 7, 0.25, 2))
-    for j in range(20):  # the population: weak hands called 10 % at both prices
-        for i in range(40):
-            rows.append((f"o{j}_{i}", 1, f"c{j}", "x", (i // 2) % 10 == 0, 0.25, i % 2 * 2))
-    df = pl.DataFrame(rows, schema=["hand_id", "seq", "player", "partner", "cont", "strength", "cbin"], orient="row")
-
-    def p(w: pl.DataFrame, a: str, b: str) -> float:
-        r = w.filter((pl.col("player") == a) & (pl.col("opponent") == b))
-        return 1.0 if r.is_empty() else r["wc_p"][0]
-
-    old, new = bounty_wide_calls(df, hands=False), bounty_wide_calls(df, hands=False, offset_a=50.0)
-    assert p(old, "L", "P") < 0.01 and p(new, "L", "P") > 0.1
-    assert p(old, "G", "H") < 1e-3 and p(new, "G", "H") < 1e-3
-    # the detector uses the offset
-    assert BountyCollusionDetector().offset_a == 50.0

@@ -40,11 +40,13 @@ everyone else:
    loose player who meets B late in tournaments, short-handed or heads-up,
    where A's own bins are thin, is compared with a loose player's rate there,
    not with the population's (the held-out false flag "rogor": 53 of 97
-   against 28.2 predicted). On 22 tuning populations (seeds 101-193) the
-   unlabelled ordered pairs with a presence p below 1e-3 fell from 247 to 78
-   and those with q <= 0.05 from 10 to 4; dumps found unchanged (92 of 95).
-   Finer table-size strata (2 / 3-4 / 5+ players) with the offset left more
-   honest pairs below 1e-3 (91): not used.
+   against 28.2 predicted). On 28 tuning populations (seeds 101-245) the
+   unlabelled ordered pairs with a presence p below 1e-3 fell from 343 to 97
+   and those with q <= 0.05 from 13 to 5; dumps found 120 -> 119 of 125 (one
+   of strength 0.438 in seed 243, q 6e-6 -> 1, lost: a feeder loose with
+   everyone is judged as loose; 50 pseudo-decisions instead of 20 did not
+   keep it); no false flag before or after. Finer table-size strata (2 / 3-4
+   / 5+ players) with the offset left more honest pairs below 1e-3: not used.
 
 The heads-up tests need the giver's own baseline: a test whose baseline
 rests on fewer than ``min_value_n`` heads-up hands or decisions against

@@ -223,3 +223,63 @@ def test_the_unflowing_direction_says_why_it_is_not_flagged(planted_world, plant
     assert f"net {flow:.0f} bb" in s.benign and "a flag needs at least 20 bb" in s.benign
     flowing = [s for s in planted_signals["chip_dumping"] if s.flagged]
     assert flowing and not any("did not move" in s.benign for s in flowing)
+
+
+def _presence_world(rng, hands: list[tuple[str, list[str]]], rate) -> tuple:
+    """seats and preflop decisions for hand-made tables: ``rate(player, table)`` is the player's continuation
+    probability; nbin = heads-up (two dealt in)."""
+    import duckdb
+    import polars as pl
+
+    seats, dec = [], []
+    for hid, table in hands:
+        seats.extend((hid, p) for p in table)
+        for p in table:
+            dec.append({"hand_id": hid, "player": p, "cont": rng.random() < rate(p, table), "sbin": rng.randrange(10),
+                        "cbin": 1, "short": False, "tour": True, "nbin": int(len(table) == 2)})
+    con = duckdb.connect()
+    con.execute("CREATE TABLE seats (hand_id VARCHAR, player VARCHAR, dealt_in BOOLEAN)")
+    con.executemany("INSERT INTO seats VALUES (?, ?, TRUE)", seats)
+    return con, pl.DataFrame(dec).with_columns(pl.col("sbin", "cbin", "nbin").cast(pl.Int8))
+
+
+def test_a_loose_player_who_meets_one_opponent_heads_up_is_judged_by_his_own_looseness():
+    """The held-out false flag: an honest loose player L (continues 55 % at a full table where others continue 30 %;
+    everyone widens heads-up, L too) meets B mostly heads-up at the end of tournaments, and has almost no heads-up
+    hands without B. His own heads-up cell is empty, so the old prior, the population's heads-up rate, predicted a
+    tight player's continuations and B looked like L's receiver (p < 1e-4). The prior's mean now carries L's own
+    looseness (the log-odds offset of all L's decisions without B): no signal. A feeder F whose looseness is with
+    R alone, at full tables, keeps its tiny p-value."""
+    import random
+
+    import polars as pl
+
+    from detectors import chip_dumping as cd
+
+    rng = random.Random(5)
+    others = [f"h{i:02d}" for i in range(20)]
+    hands = []
+    for h in range(2500):  # full tables: L, F, R, B among the others
+        hands.append((f"a{h:05d}", rng.sample(["L", "F", "R", "B"], 2) + rng.sample(others, 4)))
+    for h in range(160):  # L heads-up with B (the end of tournaments)
+        hands.append((f"b{h:05d}", ["L", "B"]))
+    for h in range(3):
+        hands.append((f"c{h:05d}", ["L", rng.choice(others)]))
+    for h in range(600):  # the others heads-up among themselves: the population's heads-up rate
+        hands.append((f"d{h:05d}", rng.sample(others, 2)))
+
+    def rate(p: str, table: list[str]) -> float:
+        hu = len(table) == 2
+        if p == "L":
+            return 0.85 if hu else 0.55
+        if p == "F" and "R" in table:
+            return 0.6
+        return 0.6 if hu else 0.3
+
+    con, d = _presence_world(rng, hands, rate)
+    one = lambda t, a, b: t.filter((pl.col("player") == a) & (pl.col("partner") == b)).row(0, named=True)  # noqa: E731
+    got = cd.presence_tests(con, d)
+    assert one(got, "L", "B")["pres_p"] > 0.01
+    assert one(got, "F", "R")["pres_p"] < 1e-8
+    # without the offset (the population's rate as the prior mean, as before) the same data accuses L
+    assert one(cd.presence_tests(con, d, offset_a=None), "L", "B")["pres_p"] < 1e-4

@@ -43,6 +43,8 @@ import duckdb
 import numpy as np
 import polars as pl
 from scipy import stats as sps
+from scipy.sparse import coo_matrix
+from scipy.sparse.csgraph import connected_components
 
 from detectors import stats as _stats
 
@@ -460,6 +462,34 @@ def tournament_entries(con: duckdb.DuckDBPyConnection) -> str:
     """
 
 
+def entry_pools(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
+    """(tournament_id, pool): the connected components of the bipartite graph of
+    accounts and the tournaments they entered (:func:`tournament_entries`).
+
+    Two tournaments are in one pool when a chain of shared entrants links them.
+    A ring-fenced market (a country's players who only meet each other, or the
+    renamed copies of :mod:`benchmarks.detect_bench`'s replica) is a pool of its
+    own: its players could never have entered the other pools' events, so the
+    co-entry null must not spread their entries over them. Without pools the
+    configuration model of :func:`usage_patterns` counted the other pools'
+    events as chances missed, and on the 17-copy million-hand replica two
+    accounts of one copy that shared 5 of their events got co-entry p 7e-6
+    instead of the single copy's 0.77. A generated population is one pool.
+    Components by :func:`scipy.sparse.csgraph.connected_components`.
+    """
+    e = con.sql(f"SELECT DISTINCT account, tournament_id FROM {tournament_entries(con)}").pl()
+    if e.height == 0:
+        return pl.DataFrame(schema={"tournament_id": pl.Utf8, "pool": pl.Int64})
+    acc = e["account"].cast(pl.Categorical).to_physical().to_numpy().astype(np.int64)
+    tid = e["tournament_id"].cast(pl.Categorical).to_physical().to_numpy().astype(np.int64)
+    na = int(acc.max()) + 1
+    n = na + int(tid.max()) + 1
+    graph = coo_matrix((np.ones(len(acc)), (acc, na + tid)), shape=(n, n))
+    _, label = connected_components(graph, directed=False)
+    return (e.select("tournament_id").with_columns(pool=pl.Series(label[na + tid], dtype=pl.Int64))
+            .unique("tournament_id"))
+
+
 def usage_patterns(
     con: duckdb.DuckDBPyConnection,
     pairs: pl.DataFrame,
@@ -479,7 +509,7 @@ def usage_patterns(
     ``shared_tournaments`` (list), ``n_tourn_a``, ``n_tourn_b``, ``n_shared_t``
     ``exp_shared_t`` and ``p_coentry``: how improbable the shared count is
     under a configuration-model null (entries land in events in proportion to
-    their field size, per format and day), so regulars of big fields and of the
+    their field size, per format, day and pool (:func:`entry_pools`)), so regulars of big fields and of the
     same days are expected to meet; conditional on one account's own events
     (:func:`_conditional_coentry_p`: a sum of binomials over the cells, which
     knows the shared count cannot exceed either account's entries), the
@@ -542,13 +572,13 @@ def usage_patterns(
         GROUP BY p.a, p.b
         """
         use = con.sql(q_use, params=[bucket_minutes, bucket_minutes, bucket_minutes]).pl()
-    # co-entry null (a configuration model per format and day): an entry of
-    # account a on a day lands in tournament j with probability size_j /
-    # sum(size) among that day's events of that format (sit-and-go: at most 10
-    # entrants, else multi-table), so the expected shared entries are
-    # sum over (format, day) of n_a * n_b * sum(size^2) / sum(size)^2: big
-    # fields, regulars who enter everything and players of the same days are
-    # expected to meet.
+    # co-entry null (a configuration model per format, day and pool): an entry
+    # of account a on a day lands in tournament j with probability size_j /
+    # sum(size) among that day's events of that format in a's pool (sit-and-go:
+    # at most 10 entrants, else multi-table; pools: entry_pools), so the
+    # expected shared entries are sum over (format, day, pool) of
+    # n_a * n_b * sum(size^2) / sum(size)^2: big fields, regulars who enter
+    # everything and players of the same days are expected to meet.
     # entries e and each tournament's (format, day) cell f with its field size sz, shared by both queries below
     cells = f"""
     WITH e AS {tournament_entries(con)},
@@ -556,8 +586,9 @@ def usage_patterns(
     tday AS (SELECT tournament_id, min(started_at)::DATE AS day FROM hands
              WHERE tournament_id IS NOT NULL GROUP BY 1),
     fmt AS (SELECT sz.tournament_id, sz.sz,
-                   (CASE WHEN sz.sz <= 10 THEN 'sng' ELSE 'mtt' END) || coalesce(CAST(tday.day AS VARCHAR), '') AS f
-            FROM sz LEFT JOIN tday USING (tournament_id)),"""
+                   (CASE WHEN sz.sz <= 10 THEN 'sng' ELSE 'mtt' END) || coalesce(CAST(tday.day AS VARCHAR), '')
+                   || '/' || coalesce(CAST(po.pool AS VARCHAR), '') AS f
+            FROM sz LEFT JOIN tday USING (tournament_id) LEFT JOIN _rb_pools po USING (tournament_id)),"""
     q_t = cells + """
     mom AS (SELECT f, sum(sz)::DOUBLE AS s1, sum(sz * sz)::DOUBLE AS s2 FROM fmt GROUP BY 1),
     acc AS (SELECT e.account, fmt.f, count(*) AS n FROM e JOIN fmt USING (tournament_id) GROUP BY ALL),
@@ -582,6 +613,7 @@ def usage_patterns(
     SELECT shared.*, coalesce(expct.exp_shared_t, 0.0) AS exp_shared_t
     FROM shared LEFT JOIN expct USING (a, b)
     """
+    con.register("_rb_pools", entry_pools(con))
     tt = con.sql(q_t).pl()
     # per pair and (format, day) cell: each account's entries there and the share of the
     # cell's entry mass (sum of field sizes) its events hold: the conditional co-entry test
@@ -596,6 +628,7 @@ def usage_patterns(
     """
     cells = con.sql(q_cells).pl()
     con.unregister("_rb_pairs")
+    con.unregister("_rb_pools")
     out = pairs.join(use, on=["a", "b"], how="left").join(tt, on=["a", "b"], how="left")
     k = out["n_shared_t"].fill_null(0).to_numpy()
     lam = out["exp_shared_t"].fill_null(0.0).to_numpy()

@@ -202,3 +202,38 @@ def test_conditional_coentry_p_is_calibrated_and_sharp():
     assert _conditional_coentry_p(one.select("a", "b"), np.array([7]), one)[0] == pytest.approx(0.566 ** 7)
     none = pl.DataFrame([{"a": "x", "b": "z"}])
     assert np.isnan(_conditional_coentry_p(none, np.array([0]), one.filter(pl.col("b") == "z")))[0]
+
+
+def _pool_world(pools: tuple[str, ...]) -> World:
+    """Ring-fenced markets: the players of each pool only ever enter that pool's events, on the same days."""
+    w = World(seed=5)
+    rng = np.random.default_rng(8)
+    for pool in pools:
+        names = [f"{pool}{i:02d}" for i in range(16)]
+        for n in names:
+            w.account(n)
+        for t in range(6):
+            players = [p for p in rng.choice(names[2:], 7, replace=False).tolist()]
+            if t < 4:
+                players += names[:2]  # the pair's 4 shared events
+            w.tournament(f"{pool}{t}", players, at(60 * t), n_hands=6)
+    return w
+
+
+def test_co_entry_null_stays_inside_each_pool_of_players():
+    # two pools that never share a player: each is a pool of its own, and a pair's co-entry
+    # test in one must not count the other pool's events as chances the pair missed
+    one, two = _pool_world(("a",)).build(), _pool_world(("a", "b")).build()
+    try:
+        pools = idf.entry_pools(two)
+        assert pools["pool"].n_unique() == 2 and pools.height == 12
+        assert pools.filter(pl.col("tournament_id").str.starts_with("a"))["pool"].n_unique() == 1
+        pair = pl.DataFrame({"a": ["a00"], "b": ["a01"]})
+        alone, beside = _pair(idf.usage_patterns(one, pair), "a00", "a01"), _pair(idf.usage_patterns(two, pair), "a00", "a01")
+        assert beside["n_shared_t"] == alone["n_shared_t"] == 4
+        assert beside["exp_shared_t"] == pytest.approx(alone["exp_shared_t"])
+        assert beside["p_coentry"] == pytest.approx(alone["p_coentry"])
+        assert alone["p_coentry"] > 1e-3  # 4 shared of 4 and 4 entries in 6 events of 9 each: not rare
+    finally:
+        one.close()
+        two.close()

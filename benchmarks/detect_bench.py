@@ -19,7 +19,12 @@ is read from ``getrusage``.
 ``--keep`` keeps the replica; run again with the same ``--keep`` and ``--reuse``
 to time the detectors on it without building it again. Without ``--source`` a
 ``demo`` population is generated and ingested first (under /tmp, several
-minutes). Prints one line per detector and a total.
+minutes). Prints one line per detector and a total. With ``--labels`` (the
+source population's ``labels.jsonl``) each line also scores the flagged cases
+against the labelled groups renamed as in every copy (the matching rule of
+``../shared/spec/evaluation.md``): groups found and wrong cases, so a test
+whose error control does not hold at this scale shows here (a detector's
+figures on the replica should be its single copy's, times the copies).
 """
 
 from __future__ import annotations
@@ -104,6 +109,26 @@ def replicate(source: str, target: str, copies: int) -> int:
     return n
 
 
+def replicated_groups(labels: str, copies: int) -> list[dict]:
+    """The source population's labelled groups as each copy names them (see the module docstring)."""
+    from pipelines.lib import evaluation as ev
+
+    return [{**g, "accounts": [f"{a}#{k}" for a in g.get("accounts") or []],
+             "tournaments": [f"{t}0{k}" for t in g.get("tournaments") or []]}
+            for k in range(copies) for g in ev.read_jsonl(labels, "labels")]
+
+
+def scored(kind: str, signals: list, groups: list[dict]) -> str:
+    """'found x/y groups, z wrong' for the flagged signals of one kind."""
+    from pipelines.lib import evaluation as ev
+
+    cases = [{"accounts": s.accounts, "tournaments": s.tournaments} for s in signals if s.flagged]
+    wrong = sum(not any(ev.matches(c, g) for g in groups) for c in cases)
+    mine = [g for g in groups if g.get("kind") == kind]
+    found = sum(any(ev.matches(c, g) for c in cases) for g in mine)
+    return f"  found {found}/{len(mine)}  wrong {wrong}"
+
+
 def peak_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
@@ -120,6 +145,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--keep", help="keep the replica at this path")
     ap.add_argument("--reuse", action="store_true", help="time the detectors on the replica at --keep as it is")
     ap.add_argument("--only", help="comma-separated detector kinds to run (default: all six)")
+    ap.add_argument("--labels", help="the source population's labels.jsonl: score the flagged cases on the replica")
     args = ap.parse_args(argv)
     if args.reuse and not (args.keep and Path(args.keep).exists()):
         ap.error("--reuse needs --keep naming an existing replica")
@@ -155,6 +181,12 @@ def main(argv: list[str] | None = None) -> int:
             kinds = [k for k in kinds if k in args.only.split(",")]
         con = duckdb.connect(target, read_only=True)
         con.execute("SET enable_progress_bar = false")
+        groups: list[dict] = []
+        if args.labels:
+            # copies are numbered 0..copies-1 in the accounts' '#<k>' suffix
+            copies = con.execute("SELECT max(CAST(regexp_extract(account, '#(\\d+)$', 1) AS INTEGER)) + 1 "
+                                 "FROM accounts").fetchall()[0][0] or 1
+            groups = replicated_groups(args.labels, int(copies))
         wall = cpu = 0.0
         for kind in kinds:
             t, c = time.perf_counter(), cpu_s()
@@ -162,7 +194,8 @@ def main(argv: list[str] | None = None) -> int:
             dt, dc = time.perf_counter() - t, cpu_s() - c
             wall, cpu = wall + dt, cpu + dc
             print(f"{kind:<19} {dt:7.1f} s wall {dc:7.1f} s CPU  signals {len(signals):5d}  "
-                  f"flagged {sum(s.flagged for s in signals):4d}  peak RSS {peak_mb():,.0f} MB", flush=True)
+                  f"flagged {sum(s.flagged for s in signals):4d}  peak RSS {peak_mb():,.0f} MB"
+                  + (scored(kind, signals, groups) if groups else ""), flush=True)
         print(f"{'total':<19} {wall:7.1f} s wall {cpu:7.1f} s CPU  on {n:,} hands, peak RSS {peak_mb():,.0f} MB "
               "(the game-play features are computed once, in the first game-play detector)")
         con.close()

@@ -36,7 +36,7 @@ Method
    a weak group often acts once) is flagged only when a second, independent
    behaviour agrees: the two keep entering the same events far beyond the
    configuration model (co-entry p, as in multi-accounting:
-   :func:`detectors.features.identity.usage_patterns`). The coincidence must be
+   :func:`detectors.features.identity.co_entries`). The coincidence must be
    unusual on its own (p <= ``single_p``), the co-entry must agree on its
    own (p <= ``single_coentry_p``: a strong coincidence beside co-entries any
    two regulars have is one coincidence still), and the two p-values,
@@ -549,7 +549,7 @@ class CoordinatedSitoutDetector(Detector):
 
     def _corroborate(self, con: duckdb.DuckDBPyConnection, pairs: pl.DataFrame) -> pl.DataFrame:
         """Pairs seen sitting out together once: the co-entry p (configuration-model null,
-        :func:`detectors.features.identity.usage_patterns`) of those whose coincidence is
+        :func:`detectors.features.identity.co_entries`) of those whose coincidence is
         itself unusual (p <= ``single_p``), and its Fisher combination with the coincidence
         p (``p_single``); ``n_single`` is the family (every pair with one coincidence)."""
         one = pairs["n_co"].to_numpy() == 1
@@ -558,7 +558,7 @@ class CoordinatedSitoutDetector(Detector):
         if test.height == 0:
             return pairs.with_columns(n_shared_t=pl.lit(None, pl.Int64), p_coentry=pl.lit(None, pl.Float64),
                                       p_single=pl.lit(None, pl.Float64))
-        use = idf.usage_patterns(con, test).select("a", "b", "n_shared_t", "p_coentry")
+        use = idf.co_entries(con, test).select("a", "b", "n_shared_t", "p_coentry")
         pairs = pairs.join(use, on=["a", "b"], how="left")
         both = np.column_stack([pairs["p_gap"].to_numpy().astype(float),
                                 pairs["p_coentry"].fill_null(np.nan).to_numpy().astype(float)])

@@ -150,8 +150,8 @@ class MultiAccountingDetector(Detector):
         if co.height == 0:
             return links
         # keep pairs whose co-entries are improbable (configuration-model null,
-        # as in identity.usage_patterns)
-        use = idf.usage_patterns(con, co.select("a", "b"))
+        # identity.co_entries)
+        use = idf.co_entries(con, co.select("a", "b"))
         co = use.filter(pl.col("p_coentry") <= self.coentry_p)
         co = co.select("a", "b").with_columns(
             w_device=pl.lit(0.0), w_payment=pl.lit(0.0), w_ip=pl.lit(0.0), w_net=pl.lit(0.0),

@@ -130,7 +130,7 @@ and who enters which tournament is decided before any card is dealt, so under
 honest play it is independent of the play tests' p-values, which is what
 weighted BH needs (Roeder & Wasserman, Stat. Sci. 2009, weights from prior
 information). The co-entry p-value is the configuration model of
-:func:`detectors.features.identity.usage_patterns` (the one multi-accounting
+:func:`detectors.features.identity.co_entries` (the one multi-accounting
 and the sit-out detector use); the factor is 1 at p >= 1e-3, ``coentry_prior``
 (30) at p <= 1e-8, log-linear between, and the weights are rescaled to mean 1
 again. On 30 tuning populations (37,032 tested pairs) one honest pair of
@@ -271,7 +271,7 @@ class SoftPlayDetector(Detector):
         self.ring_tau = ring_tau
         # the co-entry prior of the weighted BH: a tested pair's weight times up to ``coentry_prior`` when the two
         # entered more of the same tournaments than their entries' days and field sizes explain (co-entry
-        # p-value of identity.usage_patterns from 10**-lo (x1) to 10**-hi (the maximum), log-linear between; None: off)
+        # p-value of identity.co_entries from 10**-lo (x1) to 10**-hi (the maximum), log-linear between; None: off)
         self.coentry_prior = coentry_prior
         self.coentry_range = coentry_range
         self.max_ratio = max_ratio
@@ -449,7 +449,7 @@ class SoftPlayDetector(Detector):
 
         Colluders choose to play together: a pair that enters many of the same
         tournaments beyond what the configuration model of
-        :func:`detectors.features.identity.usage_patterns` explains (each entry
+        :func:`detectors.features.identity.co_entries` explains (each entry
         lands in an event of its format and day in proportion to the field
         size; the conditional co-entry p-value) is more likely to be sparing
         each other. Who enters with whom is fixed before any card is dealt, so
@@ -466,7 +466,7 @@ class SoftPlayDetector(Detector):
         if not self.coentry_prior or self.coentry_prior <= 1 or not tested.any():
             return u.with_columns(pl.lit(None, dt).alias(c) for c, dt in cols.items()), None
         pairs = u.filter(pl.Series(tested)).select(a=pl.col("player"), b=pl.col("opponent"))
-        co = identity.usage_patterns(con, pairs).select(
+        co = identity.co_entries(con, pairs).select(
             player=pl.col("a"), opponent=pl.col("b"), coentry_shared=pl.col("n_shared_t").cast(pl.Int64),
             coentry_expected=pl.col("exp_shared_t").cast(pl.Float64), coentry_p=pl.col("p_coentry").cast(pl.Float64).fill_nan(None))
         lo, hi = self.coentry_range

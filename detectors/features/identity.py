@@ -471,7 +471,7 @@ def entry_pools(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
     renamed copies of :mod:`benchmarks.detect_bench`'s replica) is a pool of its
     own: its players could never have entered the other pools' events, so the
     co-entry null must not spread their entries over them. Without pools the
-    configuration model of :func:`usage_patterns` counted the other pools'
+    configuration model of :func:`co_entries` counted the other pools'
     events as chances missed, and on the 17-copy million-hand replica two
     accounts of one copy that shared 5 of their events got co-entry p 7e-6
     instead of the single copy's 0.77. A generated population is one pool.
@@ -490,6 +490,99 @@ def entry_pools(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
             .unique("tournament_id"))
 
 
+def co_entries(con: duckdb.DuckDBPyConnection, pairs: pl.DataFrame) -> pl.DataFrame:
+    """For each pair (``a``, ``b``): the tournaments both entered and how improbable their number is.
+
+    Adds ``shared_tournaments`` (list), ``n_tourn_a``, ``n_tourn_b``,
+    ``n_shared_t``, ``exp_shared_t`` and ``p_coentry``: the shared count under a
+    configuration-model null (entries land in events in proportion to their
+    field size, per format, day and pool (:func:`entry_pools`)), so regulars of
+    big fields and of the same days are expected to meet; conditional on one
+    account's own events (:func:`_conditional_coentry_p`: a sum of binomials
+    over the cells, which knows the shared count cannot exceed either account's
+    entries), the unconditional Poisson tail kept as ``p_coentry_poisson``.
+    NaN where either account entered nothing.
+    """
+    pairs = pairs.select("a", "b")
+    if pairs.height == 0:
+        return pairs.with_columns(
+            shared_tournaments=pl.lit([], pl.List(pl.Utf8)), n_tourn_a=pl.lit(0, pl.Int64),
+            n_tourn_b=pl.lit(0, pl.Int64), n_shared_t=pl.lit(0, pl.Int64), exp_shared_t=pl.lit(0.0),
+            p_coentry=pl.lit(None, pl.Float64), p_coentry_poisson=pl.lit(None, pl.Float64))
+    # co-entry null (a configuration model per format, day and pool): an entry
+    # of account a on a day lands in tournament j with probability size_j /
+    # sum(size) among that day's events of that format in a's pool (sit-and-go:
+    # at most 10 entrants, else multi-table; pools: entry_pools), so the
+    # expected shared entries are sum over (format, day, pool) of
+    # n_a * n_b * sum(size^2) / sum(size)^2: big fields, regulars who enter
+    # everything and players of the same days are expected to meet.
+    # entries e and each tournament's (format, day) cell f with its field size sz, shared by both queries below
+    cells = f"""
+    WITH e AS {tournament_entries(con)},
+    sz AS (SELECT tournament_id, count(*) AS sz FROM e GROUP BY 1),
+    tday AS (SELECT tournament_id, min(started_at)::DATE AS day FROM hands
+             WHERE tournament_id IS NOT NULL GROUP BY 1),
+    fmt AS (SELECT sz.tournament_id, sz.sz,
+                   (CASE WHEN sz.sz <= 10 THEN 'sng' ELSE 'mtt' END) || coalesce(CAST(tday.day AS VARCHAR), '')
+                   || '/' || coalesce(CAST(po.pool AS VARCHAR), '') AS f
+            FROM sz LEFT JOIN tday USING (tournament_id) LEFT JOIN _rb_pools po USING (tournament_id)),"""
+    q_t = cells + """
+    mom AS (SELECT f, sum(sz)::DOUBLE AS s1, sum(sz * sz)::DOUBLE AS s2 FROM fmt GROUP BY 1),
+    acc AS (SELECT e.account, fmt.f, count(*) AS n FROM e JOIN fmt USING (tournament_id) GROUP BY ALL),
+    expct AS (
+      SELECT p.a, p.b, sum(xa.n * xb.n * m.s2 / (m.s1 * m.s1)) AS exp_shared_t
+      FROM _rb_pairs p JOIN acc xa ON xa.account = p.a
+      JOIN acc xb ON xb.account = p.b AND xb.f = xa.f JOIN mom m ON m.f = xa.f
+      GROUP BY ALL
+    ),
+    cnt AS (SELECT account, count(*) AS nt FROM e GROUP BY 1),
+    shared AS (
+      SELECT p.a, p.b,
+        list(DISTINCT x.tournament_id ORDER BY x.tournament_id) FILTER (WHERE y.account IS NOT NULL) AS shared_tournaments,
+        coalesce(any_value(ca.nt), 0) AS n_tourn_a, coalesce(any_value(cb.nt), 0) AS n_tourn_b,
+        count(y.account) AS n_shared_t
+      FROM _rb_pairs p
+      LEFT JOIN e x ON x.account = p.a
+      LEFT JOIN e y ON y.account = p.b AND y.tournament_id = x.tournament_id
+      LEFT JOIN cnt ca ON ca.account = p.a LEFT JOIN cnt cb ON cb.account = p.b
+      GROUP BY p.a, p.b
+    )
+    SELECT shared.*, coalesce(expct.exp_shared_t, 0.0) AS exp_shared_t
+    FROM shared LEFT JOIN expct USING (a, b)
+    """
+    con.register("_rb_pairs", pairs)
+    con.register("_rb_pools", entry_pools(con))
+    tt = con.sql(q_t).pl()
+    # per pair and (format, day) cell: each account's entries there and the share of the
+    # cell's entry mass (sum of field sizes) its events hold: the conditional co-entry test
+    q_cells = cells + """
+    mom AS (SELECT f, sum(sz)::DOUBLE AS s1 FROM fmt GROUP BY 1),
+    acc AS (SELECT e.account, fmt.f, count(*) AS n, sum(fmt.sz)::DOUBLE AS mass
+            FROM e JOIN fmt USING (tournament_id) GROUP BY ALL)
+    SELECT p.a, p.b, xa.f, xa.n AS n_a, xb.n AS n_b,
+           least(xa.mass / m.s1, 1.0) AS share_a, least(xb.mass / m.s1, 1.0) AS share_b
+    FROM _rb_pairs p JOIN acc xa ON xa.account = p.a
+    JOIN acc xb ON xb.account = p.b AND xb.f = xa.f JOIN mom m ON m.f = xa.f
+    """
+    cells = con.sql(q_cells).pl()
+    con.unregister("_rb_pairs")
+    con.unregister("_rb_pools")
+    out = pairs.join(tt, on=["a", "b"], how="left")
+    k = out["n_shared_t"].fill_null(0).to_numpy()
+    lam = out["exp_shared_t"].fill_null(0.0).to_numpy()
+    na = out["n_tourn_a"].fill_null(0).to_numpy()
+    nb = out["n_tourn_b"].fill_null(0).to_numpy()
+    p_pois = np.where((na > 0) & (nb > 0), sps.poisson.sf(k - 1, np.maximum(lam, 1e-9)), np.nan)
+    p_cond = _conditional_coentry_p(out.select("a", "b"), k, cells)
+    # the conditional test where it could be made (both accounts entered events of one cell)
+    p = np.where(np.isnan(p_cond), p_pois, p_cond)
+    p = np.where((na > 0) & (nb > 0), p, np.nan)
+    return out.with_columns(
+        shared_tournaments=pl.col("shared_tournaments").fill_null(pl.lit([], pl.List(pl.Utf8))),
+        p_coentry=pl.Series(p), p_coentry_poisson=pl.Series(p_pois),
+    )
+
+
 def usage_patterns(
     con: duckdb.DuckDBPyConnection,
     pairs: pl.DataFrame,
@@ -506,14 +599,8 @@ def usage_patterns(
     are), ``concurrency`` (overlap over the
     shorter account's online time), ``handovers`` (sessions of one starting
     within ``handover_minutes`` after the other's ended, on any identifier),
-    ``shared_tournaments`` (list), ``n_tourn_a``, ``n_tourn_b``, ``n_shared_t``
-    ``exp_shared_t`` and ``p_coentry``: how improbable the shared count is
-    under a configuration-model null (entries land in events in proportion to
-    their field size, per format, day and pool (:func:`entry_pools`)), so regulars of big fields and of the
-    same days are expected to meet; conditional on one account's own events
-    (:func:`_conditional_coentry_p`: a sum of binomials over the cells, which
-    knows the shared count cannot exceed either account's entries), the
-    unconditional Poisson tail kept as ``p_coentry_poisson``.
+    and the co-entry columns of :func:`co_entries` (``shared_tournaments``,
+    ``n_shared_t``, ``exp_shared_t``, ``p_coentry`` ...).
     """
     if pairs.height == 0:
         return pairs.with_columns(
@@ -572,79 +659,10 @@ def usage_patterns(
         GROUP BY p.a, p.b
         """
         use = con.sql(q_use, params=[bucket_minutes, bucket_minutes, bucket_minutes]).pl()
-    # co-entry null (a configuration model per format, day and pool): an entry
-    # of account a on a day lands in tournament j with probability size_j /
-    # sum(size) among that day's events of that format in a's pool (sit-and-go:
-    # at most 10 entrants, else multi-table; pools: entry_pools), so the
-    # expected shared entries are sum over (format, day, pool) of
-    # n_a * n_b * sum(size^2) / sum(size)^2: big fields, regulars who enter
-    # everything and players of the same days are expected to meet.
-    # entries e and each tournament's (format, day) cell f with its field size sz, shared by both queries below
-    cells = f"""
-    WITH e AS {tournament_entries(con)},
-    sz AS (SELECT tournament_id, count(*) AS sz FROM e GROUP BY 1),
-    tday AS (SELECT tournament_id, min(started_at)::DATE AS day FROM hands
-             WHERE tournament_id IS NOT NULL GROUP BY 1),
-    fmt AS (SELECT sz.tournament_id, sz.sz,
-                   (CASE WHEN sz.sz <= 10 THEN 'sng' ELSE 'mtt' END) || coalesce(CAST(tday.day AS VARCHAR), '')
-                   || '/' || coalesce(CAST(po.pool AS VARCHAR), '') AS f
-            FROM sz LEFT JOIN tday USING (tournament_id) LEFT JOIN _rb_pools po USING (tournament_id)),"""
-    q_t = cells + """
-    mom AS (SELECT f, sum(sz)::DOUBLE AS s1, sum(sz * sz)::DOUBLE AS s2 FROM fmt GROUP BY 1),
-    acc AS (SELECT e.account, fmt.f, count(*) AS n FROM e JOIN fmt USING (tournament_id) GROUP BY ALL),
-    expct AS (
-      SELECT p.a, p.b, sum(xa.n * xb.n * m.s2 / (m.s1 * m.s1)) AS exp_shared_t
-      FROM _rb_pairs p JOIN acc xa ON xa.account = p.a
-      JOIN acc xb ON xb.account = p.b AND xb.f = xa.f JOIN mom m ON m.f = xa.f
-      GROUP BY ALL
-    ),
-    cnt AS (SELECT account, count(*) AS nt FROM e GROUP BY 1),
-    shared AS (
-      SELECT p.a, p.b,
-        list(DISTINCT x.tournament_id ORDER BY x.tournament_id) FILTER (WHERE y.account IS NOT NULL) AS shared_tournaments,
-        coalesce(any_value(ca.nt), 0) AS n_tourn_a, coalesce(any_value(cb.nt), 0) AS n_tourn_b,
-        count(y.account) AS n_shared_t
-      FROM _rb_pairs p
-      LEFT JOIN e x ON x.account = p.a
-      LEFT JOIN e y ON y.account = p.b AND y.tournament_id = x.tournament_id
-      LEFT JOIN cnt ca ON ca.account = p.a LEFT JOIN cnt cb ON cb.account = p.b
-      GROUP BY p.a, p.b
-    )
-    SELECT shared.*, coalesce(expct.exp_shared_t, 0.0) AS exp_shared_t
-    FROM shared LEFT JOIN expct USING (a, b)
-    """
-    con.register("_rb_pools", entry_pools(con))
-    tt = con.sql(q_t).pl()
-    # per pair and (format, day) cell: each account's entries there and the share of the
-    # cell's entry mass (sum of field sizes) its events hold: the conditional co-entry test
-    q_cells = cells + """
-    mom AS (SELECT f, sum(sz)::DOUBLE AS s1 FROM fmt GROUP BY 1),
-    acc AS (SELECT e.account, fmt.f, count(*) AS n, sum(fmt.sz)::DOUBLE AS mass
-            FROM e JOIN fmt USING (tournament_id) GROUP BY ALL)
-    SELECT p.a, p.b, xa.f, xa.n AS n_a, xb.n AS n_b,
-           least(xa.mass / m.s1, 1.0) AS share_a, least(xb.mass / m.s1, 1.0) AS share_b
-    FROM _rb_pairs p JOIN acc xa ON xa.account = p.a
-    JOIN acc xb ON xb.account = p.b AND xb.f = xa.f JOIN mom m ON m.f = xa.f
-    """
-    cells = con.sql(q_cells).pl()
     con.unregister("_rb_pairs")
-    con.unregister("_rb_pools")
-    out = pairs.join(use, on=["a", "b"], how="left").join(tt, on=["a", "b"], how="left")
-    k = out["n_shared_t"].fill_null(0).to_numpy()
-    lam = out["exp_shared_t"].fill_null(0.0).to_numpy()
-    na = out["n_tourn_a"].fill_null(0).to_numpy()
-    nb = out["n_tourn_b"].fill_null(0).to_numpy()
-    p_pois = np.where((na > 0) & (nb > 0), sps.poisson.sf(k - 1, np.maximum(lam, 1e-9)), np.nan)
-    p_cond = _conditional_coentry_p(out.select("a", "b"), k, cells)
-    # the conditional test where it could be made (both accounts entered events of one cell)
-    p = np.where(np.isnan(p_cond), p_pois, p_cond)
-    p = np.where((na > 0) & (nb > 0), p, np.nan)
+    out = pairs.join(use, on=["a", "b"], how="left").join(co_entries(con, pairs.select("a", "b")), on=["a", "b"], how="left")
     conc = out["overlap_s"].fill_null(0).to_numpy() / np.maximum(out["min_online_s"].fill_null(0).to_numpy(), 1.0)
-    return out.with_columns(
-        shared_tournaments=pl.col("shared_tournaments").fill_null(pl.lit([], pl.List(pl.Utf8))),
-        p_coentry=pl.Series(p), p_coentry_poisson=pl.Series(p_pois),
-        concurrency=pl.Series(np.clip(conc, 0, 1)),
-    )
+    return out.with_columns(concurrency=pl.Series(np.clip(conc, 0, 1)))
 
 
 def _binom_sum_sf_many(k: np.ndarray, entry_p: list[np.ndarray], chunk: int = 20_000) -> np.ndarray:

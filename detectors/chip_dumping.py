@@ -195,14 +195,16 @@ _PRESENCE_SCORE_SQL = """
            least(greatest(CASE WHEN on0 > 0 THEN oe0 / on0 ELSE 0.5 END, 1e-3), 1 - 1e-3) AS mbar,
            on0, ok0 FROM o
 ), o3 AS (
-    SELECT player, partner,
-           ln(least(greatest((ok0 + $off_a * mbar) / (on0 + $off_a), 1e-3), 1 - 1e-3)
-              / (1 - least(greatest((ok0 + $off_a * mbar) / (on0 + $off_a), 1e-3), 1 - 1e-3)))
-           - ln(mbar / (1 - mbar)) AS delta FROM o2
+    -- the player's smoothed rate without the partner, against mbar, the population's rate at his bins
+    SELECT player, partner, mbar,
+           least(greatest((ok0 + $off_a * mbar) / (on0 + $off_a), 1e-3), 1 - 1e-3) AS own FROM o2
+), o4 AS (
+    -- the log-odds offset ($use_off 0: none, the population's rate as the prior mean)
+    SELECT player, partner, $use_off * (ln(own / (1 - own)) - ln(mbar / (1 - mbar))) AS delta FROM o3
 ), t1 AS (
     -- the prior mean of the player's rate in a bin: the population's rate in the bin, moved by the player's offset
-    SELECT t.*, 1 / (1 + exp(-(ln(t.m / (1 - t.m)) + o3.delta))) AS m1
-    FROM t JOIN o3 USING (player, partner)
+    SELECT t.*, 1 / (1 + exp(-(ln(t.m / (1 - t.m)) + o4.delta))) AS m1
+    FROM t JOIN o4 USING (player, partner)
 ), t2 AS (
     SELECT *, least(greatest((k0 + m1 * (pa + pb)) / (n0 + pa + pb), 1e-4), 1 - 1e-4) AS r, n0 + pa + pb AS s FROM t1
 )
@@ -342,8 +344,8 @@ def presence_tests(con: duckdb.DuckDBPyConnection, dec: pl.DataFrame, *, alpha: 
     out_cols = ["player", "partner", "pres_n", "pres_k", "pres_e", "u", "v", "base_n", "base_k"]
 
     def run(part: str) -> pl.DataFrame:
-        # offset_a None: no offset (a weight of 1e12 pseudo-decisions at the population's rate makes it 0)
-        off_a = {"off_a": 1e12 if offset_a is None else float(offset_a)}
+        # offset_a None: no offset (use_off 0; any positive smoothing keeps the unused rate finite)
+        off_a = {"off_a": 1.0 if offset_a is None else float(offset_a), "use_off": 0.0 if offset_a is None else 1.0}
         extra = {"min_n": int(min_n), **off_a} if part == "first" else off_a
         got = [con.sql(_presence_sql(bins, tag, part), params={"part": i, **extra}).pl() for i in range(parts)]
         got = [g for g in got if not g.is_empty()]

@@ -114,7 +114,18 @@ is mutual: a flag also needs each direction's check-test z >= ``mutual_z``
 other), or, where the hand test was made, that side's own share of it (the
 hand test on its decisions only, ``hdir_z``, ``hand_mutual``): a ring member
 of tuning population 124 spared its partner in whole hands (hand test
-p = 6e-5) with a check-test z of 0.83 on its side.
+p = 6e-5) with a check-test z of 0.83 on its side. A side may also show it
+in the other spots (``side_stouffer``): its Stouffer z over every test of
+``SPECS`` on its own decisions, (z_chk + z_rse + z_fld + z_pre) / sqrt(k) for
+the k made (``sdir_z``; Stouffer, 1949; Whitlock, J. Evol. Biol. 2005), since
+the planted deviation spares the partner wherever the chance comes: a pair
+of strength 0.625 on tuning population 123 (q = 0.002) was blocked because
+one side only ever faced the other's bets and raises (check-test z -0.12,
+hand share 0.74; it never raised in 59 spots, 2.8 expected, and called
+fewer preflop raises: Stouffer z 1.57). On 37 tuning populations every
+pair outside a planted group at q <= 0.1 (20) already passed the rule
+without it, so it adds no flag there; a side's Stouffer z is one more way to
+show the sparing, never a way around the other side.
 
 Benjamini–Hochberg controls the false-discovery rate across the pairs with
 at least ``min_spots`` decisions aimed at each other (independent filtering:
@@ -242,6 +253,7 @@ class SoftPlayDetector(Detector):
         hand_max_weight: float = 10.0,
         hand_min_baseline: float = 0.5,
         hand_mutual: bool = True,
+        side_stouffer: bool = True,
         ring_tau: float | None = 0.05,
         coentry_prior: float | None = 30.0,
         coentry_range: tuple[float, float] = (3.0, 8.0),
@@ -266,6 +278,8 @@ class SoftPlayDetector(Detector):
         self.hand_min_baseline = hand_min_baseline
         # the mutual rule: each direction's check-test z, or its own share of the hand test's z, at least mutual_z
         self.hand_mutual = hand_mutual
+        # the mutual rule may also read each side's Stouffer z over all the tests of SPECS on its decisions (sdir_z)
+        self.side_stouffer = side_stouffer
         # rings: triangles of tested pairs each with p <= ring_tau, one combined test (stats.all_below_product_pvalue)
         # Bonferroni-corrected over every triangle of tested pairs (None: off)
         self.ring_tau = ring_tau
@@ -339,6 +353,13 @@ class SoftPlayDetector(Detector):
             d = stats.robust_own_baseline(self.dec_, y, alpha=self.alpha, also_out=also, **kw)
             t = stats.pool_directions(d, side=side, skew=self.skew).drop("z", "skew", strict=False)
             t = t.rename({c: f"{name}_{c}" for c in ("n", "observed", "expected", "p_value")})
+            if self.side_stouffer:
+                # this test's z per direction (the side's own decisions), for the side's Stouffer z of the mutual rule
+                lo = pl.col("player") < pl.col("opponent")
+                dz = d.select("player", "opponent", "z")
+                t = t.join(dz.filter(lo).rename({"z": f"{name}_dz"}), on=["player", "opponent"], how="left").join(
+                    dz.filter(~lo).select(pl.col("opponent").alias("player"), pl.col("player").alias("opponent"),
+                                          pl.col("z").alias(f"{name}_dz_r")), on=["player", "opponent"], how="left")
             if out is None:
                 first_dir = d
                 lo = pl.col("player") < pl.col("opponent")
@@ -349,6 +370,15 @@ class SoftPlayDetector(Detector):
                 out = t
             else:
                 out = out.join(t, on=["player", "opponent"], how="full", coalesce=True)
+        if self.side_stouffer and out is not None:
+            # each side's evidence from all its decisions aimed at the other: Stouffer's z over the tests made for that
+            # direction (sum / sqrt(count)), ``sdir_z`` and ``sdir_z_r``
+            for sfx in ("", "_r"):
+                zs = [pl.col(f"{x}_dz{sfx}") for x in self.SPECS]
+                k = pl.sum_horizontal(*[z.is_not_null().cast(pl.Float64) for z in zs])
+                out = out.with_columns(pl.when(k > 0).then(pl.sum_horizontal(*[z.fill_null(0.0) for z in zs]) / k.sqrt())
+                                       .alias(f"sdir_z{sfx}"))
+            out = out.drop([f"{x}_dz{sfx}" for x in self.SPECS for sfx in ("", "_r")])
         if self.hand_test and out is not None:
             # whole hands checked through between them (the check test's decisions, heads-up, own rates as its)
             y, kw = self._baseline_args(self.tests[0])
@@ -532,8 +562,13 @@ class SoftPlayDetector(Detector):
         return u.with_columns(score=pl.Series(np.maximum(u["score"].to_numpy(), ring_score)))
 
     def _hdir(self, col: str, scores: pl.DataFrame) -> list[pl.Expr]:
-        """The hand test's per-direction z for the mutual rule (none when the rule reads the check test only)."""
-        return [pl.col(col).fill_null(-9)] if self.hand_mutual and col in scores.columns else []
+        """The hand test's per-direction z and the side's Stouffer z for the mutual rule (none when the rule reads the
+        check test only)."""
+        s = "_r" if col.endswith("_r") else ""
+        out = [pl.col(col).fill_null(-9)] if self.hand_mutual and col in scores.columns else []
+        if self.side_stouffer and f"sdir_z{s}" in scores.columns:
+            out.append(pl.col(f"sdir_z{s}").fill_null(-9))
+        return out
 
     def threshold(self, scores: pl.DataFrame) -> pl.DataFrame:
         if scores.is_empty():

@@ -293,7 +293,8 @@ def test_pairs_seated_together_in_more_tournaments_get_more_of_the_error_budget(
     pairs = [("k03", "k04"), ("k10", "k11")]
     out = {}
     for name, kw in (("plain", {"event_scale": None}), ("weighted", {})):
-        det = _events_3_but(BountyCollusionDetector(**kw).fit(w.con), pairs, 8)
+        # min_events=3: the fabricated counts put most pairs at 3 tournaments, which the default (4) does not test
+        det = _events_3_but(BountyCollusionDetector(min_events=3, **kw).fit(w.con), pairs, 8)
         sc = det.score(w.con)
         out[name] = (sc, det.threshold(sc))
     row = {k: sc.filter((pl.col("player") == "k03") & (pl.col("opponent") == "k04")).row(0, named=True)
@@ -444,3 +445,48 @@ def test_the_same_regulars_flagged_when_their_wide_calls_wait_for_each_other():
     regs = _pair(sigs, REGULARS)
     assert regs.evidence[0].value >= 2 * regs.evidence[0].baseline
 
+
+
+def _old_filters():
+    """The filters before this change: presence tests only from 20 decisions together, pairs from 3 tournaments."""
+    return BountyCollusionDetector(min_decisions=20, min_events=3)
+
+
+def test_gang_with_few_decisions_together_is_tested_by_its_wide_calls():
+    """500 knockout hands: k03 and k04 met in 6 tournaments but faced only 16 preflop decisions with the other in, all with hands their own baseline folds
+    (fewer than the former 20 of the presence filter), and called wide in 11 of them. With the filter at 20 their
+    wide calls were never tested (p from the joint all-in tests only, not flagged); at 5 they are (p ~ 1e-13) and
+    the pair is flagged, nothing else."""
+    from tests.detect.conftest import build_ko_world
+
+    w = build_ko_world(n_hands=500, rate=0.0, seed=11)
+    assert len(_loosen(w.con, "k03", partner="k04") | _loosen(w.con, "k04", partner="k03")) == 10
+    old = _old_filters()
+    sc = old.fit(w.con).score(w.con)
+    row = sc.filter((sc["player"] == "k03") & (sc["opponent"] == "k04")).row(0, named=True)
+    assert row["wc_n"] is None and row["events"] == 6
+    assert not old.threshold(sc)["flagged"].any()
+    sigs = BountyCollusionDetector().detect(w.con)
+    assert [s.accounts for s in sigs if s.flagged] == [["k03", "k04"]]
+    wide = sigs[0].evidence[0]
+    assert wide.name.startswith("calls against short bounty targets")
+    assert 5 <= wide.n < 20 and wide.value >= wide.n / 2 and wide.p_value < 1e-10
+
+
+def test_pairs_that_met_in_only_three_knockouts_are_not_tested():
+    """150 hands (3 knockout tournaments): k03 and k04 call together in every hand they share, which three shared
+    tables cannot tell from one table's dynamics (a short stack that loosens everyone there). The former filter (3
+    tournaments) tested and flagged them; the default (4) leaves them untested and nothing is flagged. On the 42
+    tuning populations the honest pairs flagged with a 3-tournament filter had met in exactly 3 tournaments, every
+    gang in at least 4 (most 7-10)."""
+    from tests.detect.conftest import build_ko_world
+
+    w = build_ko_world(n_hands=150, rate=0.0, seed=13)
+    _loosen(w.con, "k03", partner="k04")
+    _loosen(w.con, "k04", partner="k03")
+    assert [s.accounts for s in _old_filters().detect(w.con) if s.flagged] == [["k03", "k04"]]
+    det = BountyCollusionDetector()
+    sc = det.fit(w.con).score(w.con)
+    row = sc.filter((sc["player"] == "k03") & (sc["opponent"] == "k04")).row(0, named=True)
+    assert row["events"] == 3 and row["p_value"] < 1e-6 and row["q_value"] is None
+    assert not det.threshold(sc)["flagged"].any()

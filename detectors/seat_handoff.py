@@ -67,6 +67,22 @@ a clean hand-over, two or more of them; every such login counts, also one after 
 busted too soon for its play to be tested) is flagged on that structure alone: an owner's new phone
 or laptop, after a first quick switch, starts sessions of its own; a helper's machine does not.
 
+**The population's own null.** The tests' p-values are not uniform for a player who simply
+plays on: speed and game drift between days, devices and stages more than within one session,
+and the timing test sets the after-segment against the account's other events. Fake quick moves
+to a never-seen device planted in 11,318 honest account-events of six tuning populations gave
+p <= 0.05 for 26 % and p <= 0.01 for 14 % (calibrated as below: 9 % and 3 %). Each candidate's combined p is therefore ranked
+against simulated same-player moves in this population (other accounts' events split at the
+candidates' hand positions, put through the same tests, vectorised; an empirical null, Efron,
+JASA 99, 2004), among the moves with about as many hands after the point (a fixed drift grows
+more significant with more hands), and the larger of that Monte Carlo p-value and the tests'
+own is kept. ``handover_p`` is on that calibrated scale: an honest quick mover is flagged at
+most about that often given the rare structure (0.25; the uncalibrated tests at 0.1 flagged 35 %
+of the fake moves, calibrated at 0.25 31 %). Without a null (fewer than ``null_min_events``
+account-events free of mid-event logins, or ``calibrate=False``) the raw p-values and the old
+level, ``handover_p_raw`` = 0.1, are kept; so is that level for a device that also started
+sessions of its own on the account (an owner's new laptop after a first quick switch).
+
 The hand-over is judged against the session that logged out just before the login (within
 ``handover_s``) as well as against the session the account started the event on: an account in
 several events at once has several sessions, and the last login before an event's first hand may
@@ -233,6 +249,88 @@ def _strat_mwu(xa: np.ndarray, ca: np.ndarray, xb: np.ndarray, cb: np.ndarray, m
     return float(sps.chi2.sf(-2.0 * np.sum(np.log(np.clip(ps, 1e-300, 1.0))), 2 * len(ps))), len(ps)
 
 
+# ------------------------------------------------------------------ the population's own null
+# Vectorised forms of the tests in ``_compare`` for many change points at once, used to
+# simulate same-player device moves: every sample is split at a hand index, so each test's
+# statistic for any split comes from prefix sums over the account-event's hands.
+
+def _midranks(group: np.ndarray, value: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Mid-ranks of ``value`` within each ``group`` and each group's tie term
+    sum(t^3 - t) over its runs of equal values (for the Mann-Whitney variance)."""
+    if group.size == 0:
+        return np.zeros(0), np.zeros(0)
+    df = pl.DataFrame({"g": group, "v": value})
+    r = df.select(pl.col("v").rank("average").over("g")).to_series().to_numpy().astype(float)
+    ties = df.group_by("g", "v").len().with_columns(t=pl.col("len").cast(pl.Float64))
+    tie = ties.group_by("g").agg((pl.col("t") ** 3 - pl.col("t")).sum().alias("s"))
+    out = np.zeros(int(group.max()) + 1)
+    out[tie["g"].to_numpy()] = tie["s"].to_numpy()
+    return r, out
+
+
+def _mwu_p_vec(n1: np.ndarray, n2: np.ndarray, u1: np.ndarray, tie: np.ndarray, min_n: int = 5) -> np.ndarray:
+    """Two-sided Mann-Whitney p for many pairs of samples at once: the normal
+    approximation with tie and continuity corrections (Mann & Whitney 1947; the
+    asymptotic form scipy uses for samples over 8). NaN where a sample has fewer
+    than ``min_n`` values."""
+    n1, n2 = n1.astype(float), n2.astype(float)
+    n = n1 + n2
+    mu = n1 * n2 / 2.0
+    u = np.maximum(u1, n1 * n2 - u1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        s = np.sqrt(n1 * n2 / 12.0 * ((n + 1.0) - tie / (n * (n - 1.0))))
+        z = (u - mu - 0.5) / s
+    p = np.clip(2.0 * sps.norm.sf(z), 0.0, 1.0)
+    p = np.where(s > 0, p, 1.0)
+    return np.where((n1 >= min_n) & (n2 >= min_n), p, np.nan)
+
+
+def _chi2_p_vec(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``_chi2_p`` for many 2 x k tables (rows a and b, shape (N, k)) at once."""
+    t = np.stack([a, b], axis=1).astype(float)  # (N, 2, k)
+    col = t.sum(axis=1)
+    row = t.sum(axis=2)
+    tot = row.sum(axis=1)
+    used = col > 0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        e = row[:, :, None] * col[:, None, :] / tot[:, None, None]
+        x2 = np.where(used[:, None, :], (t - e) ** 2 / np.where(e > 0, e, 1.0), 0.0).sum(axis=(1, 2))
+    dof = used.sum(axis=1) - 1
+    p = sps.chi2.sf(x2, np.maximum(dof, 1))
+    return np.where((dof >= 1) & (row > 0).all(axis=1), p, np.nan)
+
+
+def _g2_interaction_vec(T: np.ndarray, iters: int = 50) -> np.ndarray:
+    """``_g2_interaction``'s p for many who x period x action tables (shape (N, 2, 2, k))
+    at once: the same iterative proportional fit, action columns with no counts left out."""
+    T = T.astype(float)
+    used = T.sum(axis=(1, 2)) > 0  # (N, k)
+    E = np.broadcast_to(used[:, None, None, :], T.shape).astype(float).copy()
+    with np.errstate(divide="ignore", invalid="ignore"):
+        for _ in range(iters):
+            E *= (T.sum(axis=3) / np.maximum(E.sum(axis=3), 1e-300))[:, :, :, None]
+            E *= (T.sum(axis=2) / np.maximum(E.sum(axis=2), 1e-300))[:, :, None, :]
+            E *= (T.sum(axis=1) / np.maximum(E.sum(axis=1), 1e-300))[:, None, :, :]
+        g2 = 2.0 * np.where(T > 0, T * np.log(np.where(T > 0, T, 1.0) / np.where(E > 0, E, 1.0)), 0.0).sum(axis=(1, 2, 3))
+    dof = used.sum(axis=1) - 1
+    ok = (dof >= 1) & ~(T.sum(axis=3) == 0).any(axis=(1, 2))
+    return np.where(ok, sps.chi2.sf(np.maximum(g2, 0.0), np.maximum(dof, 1)), np.nan)
+
+
+def _eff_n(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Effective size a*b/(a+b) of a two-sample comparison (the factor the variance of a
+    difference of means scales with); 0 where a sample is empty."""
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where((a > 0) & (b > 0), a * b / (a + b), 0.0)
+
+
+def _prefix(bin_idx: np.ndarray, weights: np.ndarray, n_bins: int) -> np.ndarray:
+    """Cumulative sums over a flat array of bins (an account-event's bins are contiguous):
+    the sum up to bin j of its event is cs[j] - cs[first bin of the event - 1]."""
+    return np.cumsum(np.bincount(bin_idx, weights=weights, minlength=n_bins))
+
+
 class SeatHandoffDetector(Detector):
     """Account, tournament and change-point hand of a mid-event seat hand-off."""
 
@@ -250,9 +348,16 @@ class SeatHandoffDetector(Detector):
         max_scan: int = 200,
         known_device_p: float = 0.001,
         handover_s: float = 60.0,
-        handover_p: float = 0.1,
+        handover_p: float = 0.25,
+        handover_p_raw: float = 0.1,
         repeat_p: float = 1.0,
         quick_s: float = 15.0,
+        calibrate: bool = True,
+        null_moves: int = 20000,
+        null_events: int = 300,
+        null_min_events: int = 20,
+        null_jitter: int = 5,
+        null_match: int = 1000,
     ) -> None:
         super().__init__(alpha=alpha, random_state=random_state)
         self.min_segment = min_segment  # hands needed after a change point (and each side of a scanned split)
@@ -263,9 +368,21 @@ class SeatHandoffDetector(Detector):
         self.max_scan = max_scan  # hands only: account-events fully compared (strongest splits)
         self.known_device_p = known_device_p  # style p needed when the device is one the account already used
         self.handover_s = handover_s  # a hand-over: the login comes this soon after one of the account's logouts
-        self.handover_p = handover_p  # combined p enough after a clean hand-over to a new device and network
+        # combined (calibrated) p enough after a clean hand-over to a new device and network: an
+        # honest quick mover's calibrated p is about uniform, so at most this share of them
+        self.handover_p = handover_p
+        # the same where there is no null to calibrate against (too few account-events, or
+        # calibrate=False): the tests' own p-values are liberal, so the stricter level
+        self.handover_p_raw = handover_p_raw
         self.repeat_p = repeat_p  # combined p enough when one take-over-only device took the seat in 2+ events
         self.quick_s = quick_s  # the structure-led rules (clean, repeated) need the login this soon after the logout
+        # candidates' combined p ranked against this population's own simulated same-player moves
+        self.calibrate = calibrate
+        self.null_moves = null_moves  # simulated moves (Monte Carlo p-values resolve down to 1 / (1 + N))
+        self.null_events = null_events  # account-events sampled to place them in
+        self.null_min_events = null_min_events  # fewer eligible account-events: no null, raw p-values kept
+        self.null_jitter = null_jitter  # a simulated move's hand: a candidate's, moved by up to this many hands
+        self.null_match = null_match  # a candidate is ranked among this many moves of the nearest length
 
     # ------------------------------------------------------------------ fit
     def fit(self, con: duckdb.DuckDBPyConnection) -> "SeatHandoffDetector":
@@ -410,7 +527,11 @@ class SeatHandoffDetector(Detector):
         if cand.height == 0:
             self.rows_ = []
             return pl.DataFrame(schema=out_schema)
-        con.register("_rb_at", cand.select("account", "tournament_id").unique())
+        # the account-events the population's simulated same-player moves are placed in (their
+        # data come with the candidates', one pass over the tables)
+        null_ev = (self._null_events(con, cand.select("account", "tournament_id"))
+                   if self.has_sessions_ and self.calibrate else pl.DataFrame(schema={"account": pl.Utf8, "tournament_id": pl.Utf8}))
+        con.register("_rb_at", pl.concat([cand.select("account", "tournament_id"), null_ev], how="vertical_relaxed").unique())
         hands = con.sql(_HAND_ROWS_SQL).pl().sort("account", "tournament_id", "started_at", "hand_id")
         dec = con.sql(_DECISIONS_SQL).pl() if self.has_decisions_ else None
         hist = con.sql(_HISTORY_SQL).pl()
@@ -470,14 +591,38 @@ class SeatHandoffDetector(Detector):
         p_all = idf.fisher_combine(np.column_stack([p_style, p_time]))
         # scanned split points: Bonferroni over the splits tried
         p_all = np.minimum(1.0, p_all * df["n_splits"].to_numpy())
+        p_raw = p_all
+        self.null_ = np.zeros(0)
+        if self.has_sessions_ and self.calibrate:
+            # the tests' p-values are not uniform for a player who carries on (speed and game
+            # drift between sessions and stages): each candidate's combined p is ranked against
+            # the population's own simulated same-player device moves (Monte Carlo p-value)
+            self.null_, self.null_after_ = self._population_null(
+                null_ev, np.array([pl_[4] for pl_ in plans], dtype=np.int64), hands, hist, field, hist_dec)
+            if self.null_.size:
+                # the tests' effective sample size (actions after the point against the account's own
+                # history, pooled over a device's events): a drift that is no other person grows
+                # more significant with more data, so a candidate is ranked among simulated moves
+                # with about as much
+                after = _eff_n(df["n_act_after"].to_numpy(), df["n_act_hist"].to_numpy())
+                # never below the tests' own p: where the tests are conservative for this
+                # population (p-values above uniform) the rank alone would make them laxer; the
+                # larger of two p-values is valid when either one is
+                p_all = np.maximum(p_raw, self._matched_rank(p_raw, after))
+            else:
+                self.missing_.append("a simulated null (too few account-events without a mid-event login): "
+                                     "the tests' own p-values are used uncalibrated")
         novelty = (df["new_device"].cast(pl.Int8).to_numpy() + df["new_net"].cast(pl.Int8).to_numpy())
         df = df.with_columns(
             p_style=pl.Series(p_style),
             p_style_field=pl.Series(p_style_field),
             p_value=pl.Series(p_all),
+            p_value_raw=pl.Series(p_raw),
+            n_null=pl.lit(int(min(self.null_.size, self.null_match))),
             novelty=pl.Series(novelty),
         ).with_columns(
-            score=(-pl.col("p_value").clip(1e-300, 1).log10() + 2.0 * pl.col("novelty")),
+            # ranked by the tests' own p (finer than the calibrated one's 1 / (1 + N) steps)
+            score=(-pl.col("p_value_raw").clip(1e-300, 1).log10() + 2.0 * pl.col("novelty")),
             accounts=pl.concat_list("account"),
             tournaments=pl.concat_list("tournament_id"),
         )
@@ -485,6 +630,203 @@ class SeatHandoffDetector(Detector):
         df = df.sort("score", descending=True).unique(["account", "tournament_id"], keep="first", maintain_order=True)
         self.rows_ = df.to_dicts()
         return df.with_row_index("cand").with_columns(pl.col("cand").cast(pl.Int64))
+
+    # ------------------------------------------------------------------ the population's own null
+    def _matched_rank(self, p: np.ndarray, after: np.ndarray) -> np.ndarray:
+        """Monte Carlo p-value of each candidate's combined ``p`` among the ``null_match``
+        simulated moves nearest to it in (log) effective sample size ``after`` (``_eff_n``):
+        (1 + #moves with a combined p at most the candidate's) / (1 + #moves compared). A
+        player's drift between days is a fixed shift, so the tests find it the more
+        significant the more data they have; ranked against all moves, an honest mover with a
+        long event and a long history would look extreme against mostly smaller samples (a
+        conditional Monte Carlo test, Davison & Hinkley 1997, ch. 4.2, matched on a nuisance
+        statistic)."""
+        la = np.log(np.maximum(self.null_after_, 1.0))
+        o = np.argsort(la, kind="stable")
+        la, pn = la[o], self.null_[o]
+        n = la.size
+        m = int(min(n, self.null_match))
+        pos = np.searchsorted(la, np.log(np.maximum(after, 1.0)))
+        lo = np.clip(pos - m // 2, 0, n - m)
+        out = np.empty(p.size)
+        for i in range(p.size):  # one slice per candidate, not per action
+            out[i] = (1.0 + np.count_nonzero(pn[lo[i]:lo[i] + m] <= p[i])) / (1.0 + m)
+        return out
+
+    def _null_events(self, con: duckdb.DuckDBPyConnection, exclude: pl.DataFrame) -> pl.DataFrame:
+        """A seeded sample of account-events (at least min_before + min_segment hands) of
+        accounts with no candidate login at all, to place the simulated moves in: an account
+        whose seat was taken in another event would carry the helper's play in its own
+        history and make its simulated moves look like hand-offs."""
+        ev = con.sql(
+            """SELECT s.player AS account, h.tournament_id, count(*) AS n_hands
+               FROM seats s JOIN hands h USING (hand_id)
+               WHERE h.is_tournament AND h.tournament_id IS NOT NULL AND s.dealt_in AND NOT s.sitting_out
+               GROUP BY ALL HAVING count(*) >= ? ORDER BY ALL""",
+            params=[self.min_before + self.min_segment]).pl()
+        ev = ev.join(exclude.select("account").unique(), on="account", how="anti")
+        if ev.height < self.null_min_events:
+            return ev.clear().select("account", "tournament_id")
+        if ev.height > self.null_events:
+            rng = np.random.default_rng(self.random_state)
+            ev = ev[np.sort(rng.choice(ev.height, self.null_events, replace=False))]
+        return ev.select("account", "tournament_id")
+
+    def _population_null(self, ev: pl.DataFrame, ks: np.ndarray, hands: pl.DataFrame, hist: pl.DataFrame,
+                         field: pl.DataFrame, tim: pl.DataFrame | None) -> tuple[np.ndarray, np.ndarray]:
+        """Combined p-values of simulated same-player device moves in this population
+        (an empirical null, Efron, JASA 99, 2004): pseudo change points at seeded random
+        hands of account-events without a mid-event login, at the hand positions the real
+        candidates have (``ks``), each put through the same tests as a candidate whose
+        device the account never used (timing and action mix after the point against all
+        the account's other play; action mix against the field; bet sizes before/after),
+        vectorised over the points by prefix sums. Under the null the same player plays on,
+        so a candidate's rank among these is a Monte Carlo p-value (Davison & Hinkley,
+        *Bootstrap Methods and their Application*, 1997, ch. 4): (1 + #null at least as
+        extreme) / (1 + N). The tests' own p-values are not uniform here (a player's speed
+        and game drift between sessions and stages more than within one), which is what
+        this corrects. Returns each simulated move's combined p and its effective sample size
+        (actions after the point against those of the account's history: the candidates are
+        ranked among the moves of a similar size, ``_matched_rank``)."""
+        rng = np.random.default_rng(self.random_state + 1)
+        none = (np.zeros(0), np.zeros(0))
+        if ev.height == 0 or ks.size == 0:
+            return none
+        # (the data come from the candidates' own queries, run once over both sets)
+        hands = hands.join(ev, on=["account", "tournament_id"], how="semi")
+        hist = hist.join(ev.select("account").unique(), on="account", how="semi")
+        field = field.join(ev.select("tournament_id").unique(), on="tournament_id", how="semi")
+        if tim is not None:
+            tim = tim.join(ev.select("account").unique(), on="account", how="semi")
+        if hands.height == 0:
+            return none
+        # account-events in a fixed order; each has n_e hands and n_e + 1 bins (bin j + 1: hand j;
+        # an element before hand k lies in bins 0..k)
+        hands = hands.sort("account", "tournament_id", "started_at", "hand_id")
+        evs = hands.select("account", "tournament_id").unique(maintain_order=True).with_row_index("e")
+        hands = hands.join(evs, on=["account", "tournament_id"], how="left").with_columns(
+            j=pl.int_range(pl.len()).over("e"), ts=pl.col("started_at").dt.epoch("us"))
+        n_e = hands.group_by("e").len().sort("e")["len"].to_numpy().astype(np.int64)
+        E = evs.height
+        boff = np.concatenate([[0], np.cumsum(n_e + 1)[:-1]]).astype(np.int64)
+        nb = int((n_e + 1).sum())
+        e_h, j_h = hands["e"].to_numpy().astype(np.int64), hands["j"].to_numpy().astype(np.int64)
+        hbin = boff[e_h] + j_h + 1
+        hoff = np.concatenate([[0], np.cumsum(n_e)[:-1]]).astype(np.int64)  # first hand row of each event
+        ts_h = hands["ts"].to_numpy()
+
+        # the moves: hand positions drawn from the real candidates', each in an event long enough
+        # (each drawn position moved by up to null_jitter hands, so one event gives several
+        # distinct splits; a split drawn twice counts once)
+        n_moves = int(self.null_moves)
+        kk = np.maximum(rng.choice(ks, n_moves) + rng.integers(-self.null_jitter, self.null_jitter + 1, n_moves),
+                        self.min_before)
+        order = np.argsort(n_e, kind="stable")
+        lo = np.searchsorted(n_e[order], kk + self.min_segment, side="left")
+        okm = lo < E
+        kk, lo = kk[okm], lo[okm]
+        me = order[lo + np.floor(rng.random(kk.size) * (E - lo)).astype(np.int64)]
+        if kk.size == 0:
+            return none
+        width = int(n_e.max()) + 1
+        pairs = np.unique(me * width + kk)
+        me, kk = pairs // width, pairs % width
+        N = kk.size
+        cp = ts_h[hoff[me] + kk]
+
+        def before(cs: np.ndarray, k: np.ndarray) -> np.ndarray:
+            csz = np.concatenate([[0.0], cs])
+            return csz[boff[me] + k + 1] - csz[boff[me]]
+
+        # action counts before / after
+        X = hands.select([f"n_{a}" for a in ACTS]).to_numpy().astype(float)
+        cb = np.column_stack([before(_prefix(hbin, X[:, i], nb), kk) for i in range(len(ACTS))])
+        ct = np.column_stack([before(_prefix(hbin, X[:, i], nb), n_e[me]) for i in range(len(ACTS))])
+        ca = ct - cb
+        # the field's counts before / after the point, the account's own left out
+        tid_codes = {t: i for i, t in enumerate(field["tournament_id"].unique().sort().to_list())}
+        field = field.with_columns(tc=pl.col("tournament_id").replace_strict(tid_codes, return_dtype=pl.Int64),
+                                   ts=pl.col("started_at").dt.epoch("us"))
+        t0 = int(min(field["ts"].min(), ts_h.min()))
+        span = int(max(field["ts"].max(), ts_h.max())) - t0 + 2
+        field = field.with_columns(key=pl.col("tc") * span + (pl.col("ts") - t0)).sort("key")
+        fkey = field["key"].to_numpy()
+        FX = field.select([f"n_{a}" for a in ACTS]).to_numpy().astype(float)
+        fcs = np.vstack([np.zeros((1, len(ACTS))), np.cumsum(FX, axis=0)])
+        mtc = np.array([tid_codes.get(t, -1) for t in evs["tournament_id"].to_list()], dtype=np.int64)[me]
+        i0 = np.searchsorted(fkey, mtc * span, side="left")
+        i1 = np.searchsorted(fkey, mtc * span + (cp - t0), side="left")
+        i2 = np.searchsorted(fkey, (mtc + 1) * span, side="left")
+        fb = fcs[i1] - fcs[i0] - cb
+        fa = fcs[i2] - fcs[i1] - ca
+        p_mix = _g2_interaction_vec(np.stack([np.stack([cb, ca], axis=1), np.stack([fb, fa], axis=1)], axis=1))
+        # after-segment against the account's own tournament hands outside it
+        htot = hist.group_by("account").agg([pl.col(f"n_{a}").sum() for a in ACTS])
+        hc = (evs.join(htot, on="account", how="left").sort("e")
+              .select([f"n_{a}" for a in ACTS]).fill_null(0).to_numpy().astype(float))[me] - ca
+        p_hist = np.where(hc.sum(axis=1) >= 20, _chi2_p_vec(hc, ca), np.nan)
+        # bet sizes before / after (within the event)
+        sz = hands.select("e", "j", "sizes").explode("sizes").drop_nulls("sizes").filter(pl.col("sizes").is_not_nan())
+        e_s, j_s, v_s = sz["e"].to_numpy().astype(np.int64), sz["j"].to_numpy().astype(np.int64), sz["sizes"].to_numpy().astype(float)
+        r_s, tie_s = _midranks(e_s, v_s)
+        tie_s = np.concatenate([tie_s, np.zeros(max(0, E + 1 - tie_s.size))])
+        sbin = boff[e_s] + j_s + 1
+        cn, cr = _prefix(sbin, np.ones(e_s.size), nb), _prefix(sbin, r_s, nb)
+        na = before(cn, n_e[me]) - before(cn, kk)
+        ra = before(cr, n_e[me]) - before(cr, kk)
+        p_size = _mwu_p_vec(before(cn, kk), na, before(cr, kk) - before(cn, kk) * (before(cn, kk) + 1) / 2, tie_s[me])
+        # decision timing after the point against all the account's other decisions, class by class
+        p_time = np.full(N, np.nan)
+        if tim is not None and tim.height:
+            acc_codes = {a: i for i, a in enumerate(sorted(set(tim["account"].to_list())))}
+            g = np.array([acc_codes[a] for a in tim["account"].to_list()], dtype=np.int64) * 3 + tim["cls"].to_numpy()
+            r_t, tie_t = _midranks(g, tim["log_ms"].to_numpy().astype(float))
+            tie_t = np.concatenate([tie_t, np.zeros(max(0, 3 * len(acc_codes) - tie_t.size))])
+            n_g = np.bincount(g, minlength=3 * len(acc_codes)).astype(float)
+            # the decisions in the sampled events, binned by the hands before them
+            te = tim.with_row_index("row").join(evs, on=["account", "tournament_id"], how="inner")
+            rows_t = te["row"].to_numpy()
+            e_t = te["e"].to_numpy().astype(np.int64)
+            ts_t = te["started_at"].dt.epoch("us").to_numpy()
+            # hands of event e are ts_h[hoff[e]:hoff[e]+n_e[e]]; count those at or before each decision
+            key_h = e_h.astype(np.int64) * span + (ts_h - t0)
+            pos = np.searchsorted(key_h, e_t.astype(np.int64) * span + (ts_t - t0), side="right") - hoff[e_t]
+            tbin = boff[e_t] + pos
+            cls_t, g_t = tim["cls"].to_numpy()[rows_t], g[rows_t]
+            acc_m = np.array([acc_codes.get(a, -1) for a in evs["account"].to_list()], dtype=np.int64)[me]
+            ps = []
+            for c in (0, 1, 2):
+                m = cls_t == c
+                cn_c = _prefix(tbin[m], np.ones(int(m.sum())), nb)
+                cr_c = _prefix(tbin[m], r_t[rows_t][m], nb)
+                na_c = before(cn_c, n_e[me]) - before(cn_c, kk)
+                ra_c = before(cr_c, n_e[me]) - before(cr_c, kk)
+                gm = np.where(acc_m >= 0, acc_m * 3 + c, 0)
+                nb_c = np.where(acc_m >= 0, n_g[gm], 0.0) - na_c
+                ps.append(_mwu_p_vec(na_c, nb_c, ra_c - na_c * (na_c + 1) / 2, tie_t[gm]))
+            P = np.column_stack(ps)
+            ntest = (~np.isnan(P)).sum(axis=1)
+            stat = -2.0 * np.nansum(np.log(np.clip(P, 1e-300, 1.0)), axis=1)
+            p_strat = np.where(ntest == 1, np.nanmin(np.where(np.isnan(P), np.inf, P), axis=1),
+                               sps.chi2.sf(stat, 2 * np.maximum(ntest, 1)))
+            p_strat = np.where(ntest == 0, np.nan, p_strat)
+            # where the account has no such history: after against before in the event
+            r_in, tie_in = _midranks(e_t, tim["log_ms"].to_numpy().astype(float)[rows_t])
+            tie_in = np.concatenate([tie_in, np.zeros(max(0, E + 1 - tie_in.size))])
+            cn_i, cr_i = _prefix(tbin, np.ones(e_t.size), nb), _prefix(tbin, r_in, nb)
+            nb_i = before(cn_i, kk)
+            p_in = _mwu_p_vec(nb_i, before(cn_i, n_e[me]) - nb_i, before(cr_i, kk) - nb_i * (nb_i + 1) / 2, tie_in[me])
+            p_time = np.where(np.isnan(p_strat), p_in, p_strat)
+        # the same combination as the candidates' (score)
+        pm = np.column_stack([p_mix, p_hist])
+        nm = (~np.isnan(pm)).sum(axis=1)
+        p_mix_any = np.where(nm > 0, np.minimum(1.0, nm * np.nanmin(np.where(np.isnan(pm), np.inf, pm), axis=1)), np.nan)
+        p_style = idf.fisher_combine(np.column_stack([p_mix_any, p_size]))
+        p_all = idf.fisher_combine(np.column_stack([p_style, p_time]))
+        self.null_parts_ = {"p_mix": p_mix, "p_hist_mix": p_hist, "p_size": p_size, "p_time": p_time, "p_value": p_all,
+                            "account": evs["account"].to_numpy()[me], "tournament_id": evs["tournament_id"].to_numpy()[me],
+                            "k": kk, "n_eff": _eff_n(ca.sum(axis=1), hc.sum(axis=1))}
+        return p_all, _eff_n(ca.sum(axis=1), hc.sum(axis=1))
 
     @staticmethod
     def _one_seat_per_login(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -550,6 +892,10 @@ class SeatHandoffDetector(Detector):
                     and r["group_new_device"]
                     and (any(x["new_net"] for x in g) or any(bool(x.get("dev_takeover_new_net")) for x in g))
                     and max(len({x["session"] for x in g}), n_quick) >= max(2, max(x["device_sessions"] for x in g)))
+                # the sample sizes the tests see: actions after the change point (pooled) and in
+                # the account's own history under other devices (one baseline for the device)
+                r["n_act_after"] = float(sum(x["_ca"].sum() for x in g))
+                r["n_act_hist"] = float(max(x["_hc"].sum() for x in g))
             if len(g) < 2:
                 continue
             # events are independent strata: their interaction statistics add up
@@ -723,7 +1069,15 @@ class SeatHandoffDetector(Detector):
         # candidates on the tuning populations, at 22 and 29 s, one to a new device and network)
         quick = (since <= self.quick_s) | (np.isnan(since) & ~self.has_logouts_)
         clean = quick & new_dev & scores["new_net"].to_numpy() & scores["device_changed"].to_numpy()
-        flagged |= clean & (scores["p_value"].fill_nan(1.0).fill_null(1.0).to_numpy() <= self.handover_p)
+        # the calibrated level where the device so far only ever logged in to take the seat; a
+        # device that also starts sessions of its own on the account (its owner's new laptop,
+        # after a first quick switch) has not that structure, and keeps the strict level
+        level = np.full(scores.height, self.handover_p if getattr(self, "null_", np.zeros(0)).size else self.handover_p_raw)
+        if "device_sessions" in scores.columns and "dev_quick_takeovers" in scores.columns:
+            own_sessions = (scores["device_sessions"].fill_null(0).to_numpy()
+                            > np.maximum(scores["dev_quick_takeovers"].fill_null(0).to_numpy(), 1))
+            level = np.where(own_sessions, np.minimum(level, self.handover_p_raw), level)
+        flagged |= clean & (scores["p_value"].fill_nan(1.0).fill_null(1.0).to_numpy() <= level)
         # a device that only ever appears to take this account's seat mid-event, seconds after a
         # logout, in two or more events, never to start the account's own play: a helper's
         # machine. An owner's new phone or laptop, after a first quick switch, starts sessions of
@@ -821,6 +1175,11 @@ class SeatHandoffDetector(Detector):
                        "so the same-person explanation is unlikely.")
         else:
             benign += "The shift is not strong enough for the device change: not flagged."
+        if int(r.get("n_null") or 0):
+            benign += (f" Timing and style shift p = {row['p_value']:.2g} against this population's own "
+                       f"{int(r['n_null'])} simulated same-player device moves (other players' events split at "
+                       f"the same hands, with about as much play after the split and in the player's history; "
+                       f"the tests' own combined p {r['p_value_raw']:.2g}).")
         return Signal(
             kind=self.kind, accounts=[acc], tournaments=[tid], score=float(row["score"]), flagged=bool(row["flagged"]),
             summary=(f"{acc}'s seat in tournament {tid} changes hands at hand {r['cp_hand']}"

@@ -420,24 +420,85 @@ def _classify_hands(con, hands: pl.DataFrame, stage: "_Stage | None" = None) -> 
     )
 
 
-def _reparse_children(new_multi: pl.DataFrame, raw: _RawText) -> dict[str, pl.DataFrame]:
-    """Parse, alone, the first copy of each new hand that the batch holds several times.
+def _reparse_children(texts: list[str], names: list[str]) -> dict[str, pl.DataFrame]:
+    """Parse, alone, the first copy of each new hand that a batch held several times.
 
     All those hand texts go through the parser in one batch; each text holds
     one hand, so the child rows of a hand_id are exactly that copy's.
     """
     from pipelines.lib.ingest import parse_texts
 
-    texts, names = [], []
-    for source_file, line in new_multi.select("source_file", "source_line").iter_rows():
-        text = raw.hand(source_file, int(line))
-        if text:
-            texts.append(text + "\n")
-            names.append(source_file)
     if not texts:
         return {}
     parsed = parse_texts(texts, names)
     return {name: df for name, df in parsed.tables.items() if df.height}
+
+
+class _Reparse:
+    """The run's hands whose child rows come from parsing their first copy alone, parsed once before ``COMMIT``.
+
+    Why once per run: the parser is one vectorised pass of ~600 Polars
+    operations whatever its input, ~0.35 CPU-s even for the handful of hand
+    texts a batch of the real corpus re-parses (~6 per 17,000 hands: a hand
+    whose copies in the batch differ).  Re-parsing them batch by batch cost
+    ~20 µs per hand of the whole load (load alone, 96,852 replicated hands:
+    2.1 of 9.6 CPU-s); one call for the run costs that once.  Each batch cuts
+    its hands' texts from the source files while it holds them decoded
+    (:class:`_RawText`) and remembers which batch it was.
+
+    The hand-keyed child rows of those hands cannot collide with any other
+    rows (their hands are new to the warehouse and to the run), so inserting
+    them at the end changes nothing.  ``tournament_finishes`` is keyed by
+    (tournament, player) and keeps the first row seen, so its rows are held
+    here for the whole run, in the order the batch-by-batch load gave them
+    (each batch's own rows, then its re-parsed hands' rows), and inserted in
+    that order at the end: the same row wins as before.
+    """
+
+    def __init__(self) -> None:
+        self.texts: list[str] = []
+        self.names: list[str] = []
+        self.part_of: list[pl.DataFrame] = []  # hand_id -> the batch number its text came from
+        self.finishes: list[tuple[tuple[int, int], pl.DataFrame]] = []  # ((batch, 0 own | 1 re-parsed), rows)
+        self.part = -1
+
+    def add(self, new_multi: pl.DataFrame, raw: _RawText) -> None:
+        """Cut the text of the first copy of each hand of ``new_multi`` (rows: hand_id, source_file, source_line)."""
+        ids = []
+        for hand_id, source_file, line in new_multi.select("hand_id", "source_file", "source_line").iter_rows():
+            text = raw.hand(source_file, int(line))
+            if text:
+                self.texts.append(text + "\n")
+                self.names.append(source_file)
+                ids.append(hand_id)
+        if ids:
+            self.part_of.append(pl.DataFrame({"hand_id": ids, "_part": [self.part] * len(ids)},
+                                             schema={"hand_id": pl.String, "_part": pl.Int64}))
+
+    def flush(self, con, stage: "_Stage | None", result: "LoadResult") -> None:
+        """Parse the held texts in one call and insert their child rows; then the run's tournament finishes."""
+        parsed = _reparse_children(self.texts, self.names) if self.texts else {}
+        ids = pl.concat(self.part_of) if self.part_of else None
+        for name, key in CHILD_TABLES.items():
+            rows = parsed.get(name)
+            if rows is None or rows.height == 0 or ids is None:
+                continue
+            rows = rows.join(ids.select("hand_id"), on="hand_id", how="semi")
+            if key and key[0] != "hand_id":
+                parts = rows.join(ids, on="hand_id", how="inner")
+                for part in parts.get_column("_part").unique().sort().to_list():
+                    self.finishes.append(((part, 1), parts.filter(pl.col("_part") == part).drop("_part")))
+                continue
+            if key:
+                rows = _first_per_key(rows, list(key))
+            n = stage.add(con, name, rows) if stage is not None else _insert(con, name, rows)
+            result.rows[name] = result.rows.get(name, 0) + n
+        if self.finishes:
+            rows = pl.concat([df for _, df in sorted(self.finishes, key=lambda x: x[0])], how="diagonal_relaxed")
+            rows = _first_per_key(rows, list(CHILD_TABLES["tournament_finishes"]))
+            n = _insert(con, "tournament_finishes", rows, conflict="ON CONFLICT DO NOTHING")
+            result.rows["tournament_finishes"] = result.rows.get("tournament_finishes", 0) + n
+        self.__init__()
 
 
 def _one_copy_rows(batch: Batch, same: pl.DataFrame) -> tuple[dict[str, pl.DataFrame], pl.DataFrame]:
@@ -465,7 +526,7 @@ def _one_copy_rows(batch: Batch, same: pl.DataFrame) -> tuple[dict[str, pl.DataF
 
 
 def _load_hands(con, batch: Batch, result: LoadResult, quarantine: list[pl.DataFrame], raw: _RawText,
-                stage: "_Stage | None" = None) -> pl.DataFrame:
+                stage: "_Stage | None", later: _Reparse) -> pl.DataFrame:
     """Store new hands and their child rows; returns the hands classification (for per-file counts)."""
     hands = batch.tables.get("hands")
     if hands is None or hands.height == 0:
@@ -499,8 +560,9 @@ def _load_hands(con, batch: Batch, result: LoadResult, quarantine: list[pl.DataF
     one_copy, uneven = _one_copy_rows(batch, same) if same.height else ({}, same.select("hand_id"))
     same_ids = same.select("hand_id").join(uneven, on="hand_id", how="anti")
     multi = multi.join(same_ids, on="hand_id", how="anti")
-    reparsed = _reparse_children(multi, raw) if multi.height else {}
-    multi_ids = multi.select("hand_id")
+    later.part += 1
+    if multi.height:
+        later.add(multi, raw)  # their child rows: parsed alone, once for the run (_Reparse)
     for name, key in CHILD_TABLES.items():
         df = batch.tables.get(name)
         parts = []
@@ -508,22 +570,23 @@ def _load_hands(con, batch: Batch, result: LoadResult, quarantine: list[pl.DataF
             parts.append(df.join(single_ids, on="hand_id", how="semi"))
         if name in one_copy:
             parts.append(one_copy[name].join(same_ids, on="hand_id", how="semi"))
-        if name in reparsed:
-            parts.append(reparsed[name].join(multi_ids, on="hand_id", how="semi"))
         if not parts:
             result.rows.setdefault(name, 0)
             continue
         rows = pl.concat(parts, how="diagonal_relaxed")
-        conflict = ""
+        if key and key[0] != "hand_id":
+            # finishes are keyed by tournament and keep the first row seen: inserted in order at the end of the run
+            later.finishes.append(((later.part, 0), rows))
+            result.rows.setdefault(name, 0)
+            continue
         if key:
             # hand-keyed rows of new hands cannot collide with stored rows: dedupe the batch itself and use a
-            # plain INSERT (ON CONFLICT costs an index probe per row); finishes are keyed by tournament
+            # plain INSERT (ON CONFLICT costs an index probe per row)
             rows = _first_per_key(rows, list(key))
-            conflict = "ON CONFLICT DO NOTHING" if key[0] != "hand_id" else ""
-        if not conflict and stage is not None:
+        if stage is not None:
             result.rows[name] = result.rows.get(name, 0) + stage.add(con, name, rows)
         else:
-            result.rows[name] = result.rows.get(name, 0) + _insert(con, name, rows, conflict=conflict)
+            result.rows[name] = result.rows.get(name, 0) + _insert(con, name, rows)
     _merge_tournaments(con, batch.tables.get("tournaments"), result)
     result.days = sorted({d.isoformat() for d in new.get_column("day").unique().to_list() if d is not None}) if new.height else []
     return h
@@ -722,12 +785,15 @@ def load_many(
     raw = _RawText()
     hook = fail_hook or (lambda stage: None)
     stage = _Stage()
+    later = _Reparse()
     con.execute("BEGIN TRANSACTION").fetchall()
     try:
         for batch in batches:
             result.merge(_load_part(con, batch, run_id=run_id, started_at=started_at, raw=raw, hook=hook,
-                                    stage=stage if staged else None))
+                                    stage=stage if staged else None, later=later))
             raw = _RawText()  # decoded source files are only needed for the part that cited them
+        later.flush(con, stage if staged else None, result)
+        hook("reparsed")
         stage.flush(con)
         hook("staged")
         hook("commit")
@@ -741,11 +807,11 @@ def load_many(
 
 
 def _load_part(con, batch: Batch, *, run_id: str, started_at: _dt.datetime, raw: _RawText, hook,
-               stage: _Stage | None = None) -> LoadResult:
+               stage: _Stage | None, later: _Reparse) -> LoadResult:
     result = LoadResult(run_id=run_id)
     now = _dt.datetime.now(_dt.UTC).replace(tzinfo=None)
     quarantine: list[pl.DataFrame] = [_as_quarantine(batch.quarantine)]
-    classified = _load_hands(con, batch, result, quarantine, raw, stage)
+    classified = _load_hands(con, batch, result, quarantine, raw, stage, later)
     hook("hands")
     _load_events(con, batch, result, quarantine)
     hook("events")

@@ -11,7 +11,7 @@
 -- Additive changes only: add columns or tables, never rename or drop.
 
 CREATE TABLE IF NOT EXISTS hands (
-    hand_id          VARCHAR PRIMARY KEY,
+    hand_id          VARCHAR NOT NULL,      -- unique: kept by the loader (warehouse.py), not by an index
     site             VARCHAR NOT NULL,      -- 'PokerStars'
     is_zoom          BOOLEAN NOT NULL,
     game             VARCHAR NOT NULL,      -- 'holdem' | 'omaha' | 'omaha5' | 'omaha6' | 'courchevel' ...

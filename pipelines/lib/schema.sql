@@ -178,8 +178,8 @@ CREATE TABLE IF NOT EXISTS decisions (
     seq         INTEGER NOT NULL,          -- = actions.seq
     account     VARCHAR NOT NULL,
     ms          INTEGER NOT NULL,          -- time taken
-    ts          TIMESTAMP NOT NULL,
-    PRIMARY KEY (hand_id, seq)
+    ts          TIMESTAMP NOT NULL
+    -- unique on (hand_id, seq): kept by the loader (warehouse.py), not by an index
 );
 
 CREATE TABLE IF NOT EXISTS transfers (

@@ -269,3 +269,20 @@ def test_a_decision_repeated_with_other_values_is_a_conflict():
     assert con.execute("SELECT ms FROM decisions").fetchall() == [(900,)]
     assert con.execute("SELECT source_file, position, raw FROM quarantine ORDER BY position").fetchall() == [
         ("b.jsonl", 2, (line % 4000).strip()), ("b.jsonl", 3, (line % 4000).strip())]
+
+
+def test_decisions_keep_one_row_per_key_with_or_without_the_old_primary_key(tmp_path):
+    """New warehouses keep (hand_id, seq) unique by the loader; one created with the former primary key loads the same."""
+    line = '{"ts":"2026-03-04T20:01:00Z","type":"decision","account":"amy","hand":"5","action":%d,"ms":900}\n'
+    old = duckdb.connect(str(tmp_path / "old.duckdb"))
+    old.execute("CREATE TABLE decisions (hand_id VARCHAR NOT NULL, seq INTEGER NOT NULL, account VARCHAR NOT NULL, "
+                "ms INTEGER NOT NULL, ts TIMESTAMP NOT NULL, PRIMARY KEY (hand_id, seq))")
+    old.close()
+    for name, has_pk in (("new.duckdb", False), ("old.duckdb", True)):
+        con = wh.connect(tmp_path / name)
+        assert wh._has_primary_key(con, "decisions") is has_pk
+        wh.load(con, ev.parse_events_text(line % 3, "a.jsonl"), run_id="1")
+        r = wh.load(con, ev.parse_events_text(line % 3 + line % 4, "b.jsonl"), run_id="2")
+        assert r.rows["decisions"] == 1
+        assert con.execute("SELECT seq, count(*) FROM decisions GROUP BY seq ORDER BY seq").fetchall() == [(3, 1), (4, 1)]
+        con.close()

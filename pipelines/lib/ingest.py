@@ -436,16 +436,23 @@ def load_staged(con: duckdb.DuckDBPyConnection, staging_dir: str | os.PathLike, 
     """Load the staged rows of ``days`` in one transaction, then drop them from the staging folder.
 
     Staged batches are read and loaded one at a time (memory stays at one
-    batch), all inside the same transaction.
+    batch), all inside the same transaction.  Reading a file also counts its
+    rows of other days: a file with none is deleted after ``COMMIT`` without
+    being read a second time (the usual case, a run that loads every staged
+    day); the others are read again and rewritten with their remaining rows.
     """
     wanted = sorted({_dt.date.fromisoformat(d) for d in days})
     folders = staged_batches(staging_dir)
+    rest_rows: dict[Path, int] = {}  # rows of other days per file read
 
     def batches():
         for folder in folders:
             part = wh.Batch()
             for f in sorted(folder.glob("*.parquet")):
-                df = pl.read_parquet(f).filter(pl.col("_day").is_in(wanted))
+                whole = pl.read_parquet(f)
+                df = whole.filter(pl.col("_day").is_in(wanted))
+                rest_rows[f] = whole.height - df.height
+                del whole
                 if df.height == 0:
                     continue
                 name = f.stem
@@ -460,6 +467,9 @@ def load_staged(con: duckdb.DuckDBPyConnection, staging_dir: str | os.PathLike, 
     result = wh.load_many(con, batches(), run_id=run_id, fail_hook=fail_hook)
     for folder in folders:  # committed: drop what was loaded
         for f in folder.glob("*.parquet"):
+            if rest_rows.get(f) == 0:
+                f.unlink()
+                continue
             rest = pl.read_parquet(f).filter(~pl.col("_day").is_in(wanted))
             if rest.height:
                 rest.write_parquet(f)

@@ -11,7 +11,7 @@
 -- Additive changes only: add columns or tables, never rename or drop.
 
 CREATE TABLE IF NOT EXISTS hands (
-    hand_id          VARCHAR PRIMARY KEY,
+    hand_id          VARCHAR NOT NULL,      -- unique: kept by the loader (warehouse.py), not by an index
     site             VARCHAR NOT NULL,      -- 'PokerStars'
     is_zoom          BOOLEAN NOT NULL,
     game             VARCHAR NOT NULL,      -- 'holdem' | 'omaha' | 'omaha5' | 'omaha6' | 'courchevel' ...
@@ -178,8 +178,8 @@ CREATE TABLE IF NOT EXISTS decisions (
     seq         INTEGER NOT NULL,          -- = actions.seq
     account     VARCHAR NOT NULL,
     ms          INTEGER NOT NULL,          -- time taken
-    ts          TIMESTAMP NOT NULL,
-    PRIMARY KEY (hand_id, seq)
+    ts          TIMESTAMP NOT NULL
+    -- unique on (hand_id, seq): kept by the loader (warehouse.py), not by an index
 );
 
 CREATE TABLE IF NOT EXISTS transfers (

@@ -22,17 +22,27 @@ Method
   or first copy is kept) with its raw text cut from the source file.  Child
   rows (seats, actions, …) are inserted only for stored hands; when a batch
   holds several copies of one new hand, the first copy's text is parsed alone
-  so its child rows are exactly its own.  The hand child tables carry no
-  primary-key index (``schema.sql``): their keys ((hand_id, seq) …) stay unique
-  because rows go in only for hands new to the warehouse and each batch's rows
-  are deduplicated on the key first.  Maintaining those six ART indexes cost
-  more than half of DuckDB's insert + commit time (4.5 s vs 2.0 s CPU for
-  40,000 hands) and doubled the file; warehouses created before keep their
-  indexes and load the same way.
+  so its child rows are exactly its own.  Neither ``hands`` nor its child
+  tables carry a primary-key index (``schema.sql``): ``hand_id`` and the child
+  keys ((hand_id, seq) …) stay unique because rows go in only for hands new
+  to the warehouse, each batch's hands are classified against the stored and
+  earlier copies, and each batch's child rows are deduplicated on the key
+  first.  Maintaining the six child-table ART indexes cost more than half of
+  DuckDB's insert + commit time (4.5 s vs 2.0 s CPU for 40,000 hands) and
+  doubled the file; the one on ``hands.hand_id`` cost ≈ 5.5 µs of CPU per
+  hand of the load (≈ 7 %, 96,852 replicated real hands, two alternations)
+  and served no lookup (the per-batch classification is a hash join, which
+  DuckDB runs as a scan of ``hands`` with or without it).  Warehouses
+  created before keep their indexes and load the same way.
 * Tournaments merge: first/last hand times take min/max, other attributes keep
   the first non-null value.
 * Events have no id: each event table dedupes on the whole normalised row
-  (``EXCEPT`` against what is stored), ``decisions`` on its key.  Login and
+  (``EXCEPT`` against what is stored), ``decisions`` on its key (hand_id,
+  seq), kept unique by the loader without an index: a key already stored is
+  not inserted again (an anti-join against the stored keys the conflict check
+  reads anyway).  Its primary-key index cost ≈ 15–20 µs of CPU per hand of
+  the load on a generated population (~7 decisions per hand: insert and
+  commit, 92 → 70–77 µs per hand, mixed seed 151, two alternations).  Login and
   logout lines are kept in ``session_events`` and ``sessions`` is recomputed
   for the touched (account, session) pairs, so a logout that arrives before
   its login (another file, another night) still pairs up.
@@ -420,24 +430,85 @@ def _classify_hands(con, hands: pl.DataFrame, stage: "_Stage | None" = None) -> 
     )
 
 
-def _reparse_children(new_multi: pl.DataFrame, raw: _RawText) -> dict[str, pl.DataFrame]:
-    """Parse, alone, the first copy of each new hand that the batch holds several times.
+def _reparse_children(texts: list[str], names: list[str]) -> dict[str, pl.DataFrame]:
+    """Parse, alone, the first copy of each new hand that a batch held several times.
 
     All those hand texts go through the parser in one batch; each text holds
     one hand, so the child rows of a hand_id are exactly that copy's.
     """
     from pipelines.lib.ingest import parse_texts
 
-    texts, names = [], []
-    for source_file, line in new_multi.select("source_file", "source_line").iter_rows():
-        text = raw.hand(source_file, int(line))
-        if text:
-            texts.append(text + "\n")
-            names.append(source_file)
     if not texts:
         return {}
     parsed = parse_texts(texts, names)
     return {name: df for name, df in parsed.tables.items() if df.height}
+
+
+class _Reparse:
+    """The run's hands whose child rows come from parsing their first copy alone, parsed once before ``COMMIT``.
+
+    Why once per run: the parser is one vectorised pass of ~600 Polars
+    operations whatever its input, ~0.35 CPU-s even for the handful of hand
+    texts a batch of the real corpus re-parses (~6 per 17,000 hands: a hand
+    whose copies in the batch differ).  Re-parsing them batch by batch cost
+    ~20 µs per hand of the whole load (load alone, 96,852 replicated hands:
+    2.1 of 9.6 CPU-s); one call for the run costs that once.  Each batch cuts
+    its hands' texts from the source files while it holds them decoded
+    (:class:`_RawText`) and remembers which batch it was.
+
+    The hand-keyed child rows of those hands cannot collide with any other
+    rows (their hands are new to the warehouse and to the run), so inserting
+    them at the end changes nothing.  ``tournament_finishes`` is keyed by
+    (tournament, player) and keeps the first row seen, so its rows are held
+    here for the whole run, in the order the batch-by-batch load gave them
+    (each batch's own rows, then its re-parsed hands' rows), and inserted in
+    that order at the end: the same row wins as before.
+    """
+
+    def __init__(self) -> None:
+        self.texts: list[str] = []
+        self.names: list[str] = []
+        self.part_of: list[pl.DataFrame] = []  # hand_id -> the batch number its text came from
+        self.finishes: list[tuple[tuple[int, int], pl.DataFrame]] = []  # ((batch, 0 own | 1 re-parsed), rows)
+        self.part = -1
+
+    def add(self, new_multi: pl.DataFrame, raw: _RawText) -> None:
+        """Cut the text of the first copy of each hand of ``new_multi`` (rows: hand_id, source_file, source_line)."""
+        ids = []
+        for hand_id, source_file, line in new_multi.select("hand_id", "source_file", "source_line").iter_rows():
+            text = raw.hand(source_file, int(line))
+            if text:
+                self.texts.append(text + "\n")
+                self.names.append(source_file)
+                ids.append(hand_id)
+        if ids:
+            self.part_of.append(pl.DataFrame({"hand_id": ids, "_part": [self.part] * len(ids)},
+                                             schema={"hand_id": pl.String, "_part": pl.Int64}))
+
+    def flush(self, con, stage: "_Stage | None", result: "LoadResult") -> None:
+        """Parse the held texts in one call and insert their child rows; then the run's tournament finishes."""
+        parsed = _reparse_children(self.texts, self.names) if self.texts else {}
+        ids = pl.concat(self.part_of) if self.part_of else None
+        for name, key in CHILD_TABLES.items():
+            rows = parsed.get(name)
+            if rows is None or rows.height == 0 or ids is None:
+                continue
+            rows = rows.join(ids.select("hand_id"), on="hand_id", how="semi")
+            if key and key[0] != "hand_id":
+                parts = rows.join(ids, on="hand_id", how="inner")
+                for part in parts.get_column("_part").unique().sort().to_list():
+                    self.finishes.append(((part, 1), parts.filter(pl.col("_part") == part).drop("_part")))
+                continue
+            if key:
+                rows = _first_per_key(rows, list(key))
+            n = stage.add(con, name, rows) if stage is not None else _insert(con, name, rows)
+            result.rows[name] = result.rows.get(name, 0) + n
+        if self.finishes:
+            rows = pl.concat([df for _, df in sorted(self.finishes, key=lambda x: x[0])], how="diagonal_relaxed")
+            rows = _first_per_key(rows, list(CHILD_TABLES["tournament_finishes"]))
+            n = _insert(con, "tournament_finishes", rows, conflict="ON CONFLICT DO NOTHING")
+            result.rows["tournament_finishes"] = result.rows.get("tournament_finishes", 0) + n
+        self.__init__()
 
 
 def _one_copy_rows(batch: Batch, same: pl.DataFrame) -> tuple[dict[str, pl.DataFrame], pl.DataFrame]:
@@ -465,7 +536,7 @@ def _one_copy_rows(batch: Batch, same: pl.DataFrame) -> tuple[dict[str, pl.DataF
 
 
 def _load_hands(con, batch: Batch, result: LoadResult, quarantine: list[pl.DataFrame], raw: _RawText,
-                stage: "_Stage | None" = None) -> pl.DataFrame:
+                stage: "_Stage | None", later: _Reparse) -> pl.DataFrame:
     """Store new hands and their child rows; returns the hands classification (for per-file counts)."""
     hands = batch.tables.get("hands")
     if hands is None or hands.height == 0:
@@ -499,8 +570,9 @@ def _load_hands(con, batch: Batch, result: LoadResult, quarantine: list[pl.DataF
     one_copy, uneven = _one_copy_rows(batch, same) if same.height else ({}, same.select("hand_id"))
     same_ids = same.select("hand_id").join(uneven, on="hand_id", how="anti")
     multi = multi.join(same_ids, on="hand_id", how="anti")
-    reparsed = _reparse_children(multi, raw) if multi.height else {}
-    multi_ids = multi.select("hand_id")
+    later.part += 1
+    if multi.height:
+        later.add(multi, raw)  # their child rows: parsed alone, once for the run (_Reparse)
     for name, key in CHILD_TABLES.items():
         df = batch.tables.get(name)
         parts = []
@@ -508,22 +580,23 @@ def _load_hands(con, batch: Batch, result: LoadResult, quarantine: list[pl.DataF
             parts.append(df.join(single_ids, on="hand_id", how="semi"))
         if name in one_copy:
             parts.append(one_copy[name].join(same_ids, on="hand_id", how="semi"))
-        if name in reparsed:
-            parts.append(reparsed[name].join(multi_ids, on="hand_id", how="semi"))
         if not parts:
             result.rows.setdefault(name, 0)
             continue
         rows = pl.concat(parts, how="diagonal_relaxed")
-        conflict = ""
+        if key and key[0] != "hand_id":
+            # finishes are keyed by tournament and keep the first row seen: inserted in order at the end of the run
+            later.finishes.append(((later.part, 0), rows))
+            result.rows.setdefault(name, 0)
+            continue
         if key:
             # hand-keyed rows of new hands cannot collide with stored rows: dedupe the batch itself and use a
-            # plain INSERT (ON CONFLICT costs an index probe per row); finishes are keyed by tournament
+            # plain INSERT (ON CONFLICT costs an index probe per row)
             rows = _first_per_key(rows, list(key))
-            conflict = "ON CONFLICT DO NOTHING" if key[0] != "hand_id" else ""
-        if not conflict and stage is not None:
+        if stage is not None:
             result.rows[name] = result.rows.get(name, 0) + stage.add(con, name, rows)
         else:
-            result.rows[name] = result.rows.get(name, 0) + _insert(con, name, rows, conflict=conflict)
+            result.rows[name] = result.rows.get(name, 0) + _insert(con, name, rows)
     _merge_tournaments(con, batch.tables.get("tournaments"), result)
     result.days = sorted({d.isoformat() for d in new.get_column("day").unique().to_list() if d is not None}) if new.height else []
     return h
@@ -615,7 +688,19 @@ def _load_decisions(con, df: pl.DataFrame, quarantine: list[pl.DataFrame]) -> in
             pl.col("_raw").fill_null("").alias("raw") if "_raw" in bad.columns else pl.lit("").alias("raw"),
         ))
     cols = [c for c in table_columns(con, "decisions") if c in df.columns]
-    return _insert(con, "decisions", first.select(cols), conflict="ON CONFLICT DO NOTHING")
+    # a key already stored keeps its stored row (what ON CONFLICT DO NOTHING did against the primary key that
+    # warehouses created before carry; new ones have none): only the keys new to the warehouse go in
+    new = first.join(stored.select(key).with_columns(pl.col("seq").cast(first.schema["seq"])), on=key, how="anti") \
+        if stored.height else first
+    conflict = "ON CONFLICT DO NOTHING" if _has_primary_key(con, "decisions") else ""
+    return _insert(con, "decisions", new.select(cols), conflict=conflict)
+
+
+def _has_primary_key(con, table: str) -> bool:
+    """Whether ``table`` carries a primary key (warehouses created before an index was dropped keep theirs)."""
+    return bool(con.execute("SELECT count(*) FROM duckdb_constraints() WHERE table_name = ? AND schema_name = 'main' "
+                            "AND database_name = current_database() AND constraint_type = 'PRIMARY KEY'",
+                            [table]).fetchall()[0][0])
 
 
 def _load_events(con, batch: Batch, result: LoadResult, quarantine: list[pl.DataFrame] | None = None) -> None:
@@ -722,12 +807,15 @@ def load_many(
     raw = _RawText()
     hook = fail_hook or (lambda stage: None)
     stage = _Stage()
+    later = _Reparse()
     con.execute("BEGIN TRANSACTION").fetchall()
     try:
         for batch in batches:
             result.merge(_load_part(con, batch, run_id=run_id, started_at=started_at, raw=raw, hook=hook,
-                                    stage=stage if staged else None))
+                                    stage=stage if staged else None, later=later))
             raw = _RawText()  # decoded source files are only needed for the part that cited them
+        later.flush(con, stage if staged else None, result)
+        hook("reparsed")
         stage.flush(con)
         hook("staged")
         hook("commit")
@@ -741,11 +829,11 @@ def load_many(
 
 
 def _load_part(con, batch: Batch, *, run_id: str, started_at: _dt.datetime, raw: _RawText, hook,
-               stage: _Stage | None = None) -> LoadResult:
+               stage: _Stage | None, later: _Reparse) -> LoadResult:
     result = LoadResult(run_id=run_id)
     now = _dt.datetime.now(_dt.UTC).replace(tzinfo=None)
     quarantine: list[pl.DataFrame] = [_as_quarantine(batch.quarantine)]
-    classified = _load_hands(con, batch, result, quarantine, raw, stage)
+    classified = _load_hands(con, batch, result, quarantine, raw, stage, later)
     hook("hands")
     _load_events(con, batch, result, quarantine)
     hook("events")

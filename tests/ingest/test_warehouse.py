@@ -63,18 +63,63 @@ def test_same_id_different_content_is_quarantined_as_conflict(tmp_path, hand_bui
     assert con.execute("SELECT count(*) FROM quarantine").fetchone()[0] == 1
 
 
-def test_conflict_inside_one_batch_keeps_the_first_copy(hand_builder, monkeypatch):
+def test_conflict_inside_one_batch_keeps_the_first_copy(tmp_path, hand_builder, monkeypatch):
+    src = tmp_path / "a.txt"
+    src.write_text("PokerStars Hand #7: first copy\nTable 'first'\n\n\nPokerStars Hand #7: second copy\n")
     con = wh.connect(None)
-    first = hand_builder("7", content_hash="a", table="first")
-    second = hand_builder("7", content_hash="b", table="second", source_line=40)
+    first = hand_builder("7", content_hash="a", table="first", source_file=str(src))
+    second = hand_builder("7", content_hash="b", table="second", source_file=str(src), source_line=5)
     dup = hand_builder("7", content_hash="a", table="first", source_line=80)
     # the first copy's child rows are taken from parsing its own text alone; stand in for the parser here
-    monkeypatch.setattr(wh, "_reparse_children", lambda multi, raw: {k: v for k, v in first.tables.items() if k != "hands"})
+    seen = []
+
+    def reparse(texts, names):
+        seen.append((texts, names))
+        return {k: v for k, v in first.tables.items() if k != "hands"}
+
+    monkeypatch.setattr(wh, "_reparse_children", reparse)
     r = wh.load(con, _combine(first, second, dup), run_id="r")
+    assert seen == [(["PokerStars Hand #7: first copy\nTable 'first'\n"], [str(src)])]
     assert (r.hands_stored, r.duplicates, r.quarantined) == (1, 1, 1)
     assert con.execute("SELECT table_name FROM hands").fetchall() == [("first",)]
     assert con.execute("SELECT count(*) FROM seats").fetchone()[0] == 2
-    assert con.execute("SELECT position, reason FROM quarantine").fetchall() == [(40, "conflict")]
+    assert con.execute("SELECT position, reason FROM quarantine").fetchall() == [(5, "conflict")]
+
+
+def _finish(tournament_id, player, place, hand_id):
+    return pl.DataFrame({"tournament_id": [tournament_id], "player": [player], "place": [place],
+                         "prize": [None], "hand_id": [hand_id]}, schema_overrides={"prize": pl.Decimal(18, 2)})
+
+
+def test_reparsed_hands_of_a_run_are_parsed_once_and_keep_the_first_tournament_finish(tmp_path, hand_builder,
+                                                                                    monkeypatch):
+    """Two batches each hold a hand twice with different content: one parser call for the run, and the
+    (tournament, player) finish of the earlier batch's re-parsed hand wins over a later batch's own row."""
+    src = tmp_path / "a.txt"
+    src.write_text("PokerStars Hand #7: x\n\nPokerStars Hand #8: y\n\nPokerStars Hand #9: z\n")
+    calls = []
+
+    def reparse(texts, names):
+        calls.append(list(texts))
+        seven, eight = hand_builder("7", content_hash="a"), hand_builder("8", content_hash="a")
+        return {"seats": pl.concat([seven.tables["seats"], eight.tables["seats"]]),
+                "tournament_finishes": pl.concat([_finish("T", "amy", 3, "7"), _finish("T", "bob", 5, "8")])}
+
+    monkeypatch.setattr(wh, "_reparse_children", reparse)
+    b1 = _combine(hand_builder("7", content_hash="a", source_file=str(src)),
+                  hand_builder("7", content_hash="b", source_file=str(src), source_line=3))
+    b2 = _combine(hand_builder("8", content_hash="a", source_file=str(src), source_line=3),
+                  hand_builder("8", content_hash="b", source_file=str(src), source_line=5),
+                  hand_builder("9", content_hash="a", source_file=str(src), source_line=5))
+    b2.tables["tournament_finishes"] = pl.concat([_finish("T", "amy", 2, "9"), _finish("T", "cat", 1, "9")])
+    con = wh.connect(tmp_path / "wh.duckdb")
+    r = wh.load_many(con, [b1, b2], run_id="r")
+    assert calls == [["PokerStars Hand #7: x\n", "PokerStars Hand #8: y\n"]]
+    assert (r.hands_stored, r.quarantined, r.rows["tournament_finishes"]) == (3, 2, 3)
+    assert con.execute("SELECT player, place, hand_id FROM tournament_finishes ORDER BY player").fetchall() == [
+        ("amy", 3, "7"), ("bob", 5, "8"), ("cat", 1, "9")]
+    assert con.execute("SELECT hand_id, count(*) FROM seats GROUP BY ALL ORDER BY 1").fetchall() == [
+        ("7", 2), ("8", 2), ("9", 2)]
 
 
 def test_a_failure_midway_rolls_the_whole_run_back(tmp_warehouse, hand_builder):
@@ -224,3 +269,20 @@ def test_a_decision_repeated_with_other_values_is_a_conflict():
     assert con.execute("SELECT ms FROM decisions").fetchall() == [(900,)]
     assert con.execute("SELECT source_file, position, raw FROM quarantine ORDER BY position").fetchall() == [
         ("b.jsonl", 2, (line % 4000).strip()), ("b.jsonl", 3, (line % 4000).strip())]
+
+
+def test_decisions_keep_one_row_per_key_with_or_without_the_old_primary_key(tmp_path):
+    """New warehouses keep (hand_id, seq) unique by the loader; one created with the former primary key loads the same."""
+    line = '{"ts":"2026-03-04T20:01:00Z","type":"decision","account":"amy","hand":"5","action":%d,"ms":900}\n'
+    old = duckdb.connect(str(tmp_path / "old.duckdb"))
+    old.execute("CREATE TABLE decisions (hand_id VARCHAR NOT NULL, seq INTEGER NOT NULL, account VARCHAR NOT NULL, "
+                "ms INTEGER NOT NULL, ts TIMESTAMP NOT NULL, PRIMARY KEY (hand_id, seq))")
+    old.close()
+    for name, has_pk in (("new.duckdb", False), ("old.duckdb", True)):
+        con = wh.connect(tmp_path / name)
+        assert wh._has_primary_key(con, "decisions") is has_pk
+        wh.load(con, ev.parse_events_text(line % 3, "a.jsonl"), run_id="1")
+        r = wh.load(con, ev.parse_events_text(line % 3 + line % 4, "b.jsonl"), run_id="2")
+        assert r.rows["decisions"] == 1
+        assert con.execute("SELECT seq, count(*) FROM decisions GROUP BY seq ORDER BY seq").fetchall() == [(3, 1), (4, 1)]
+        con.close()

@@ -410,16 +410,26 @@ def _parse_lines(L: pl.DataFrame, files: list[str]) -> ParsedHands:  # noqa: C90
         .when(m.str.starts_with("THIRD")).then(pl.lit(3, pl.Int32))
         .when(m.str.starts_with("FIRST")).then(pl.lit(1, pl.Int32))
     )
+    # No row is dropped until the sections are known: the lines outside any
+    # hand (before a file's first header, after a hand's end) are only marked
+    # (``inh``), and one filter at the end keeps the hand lines. Dropped lines
+    # only ever follow the kept lines of their hand number (or have none), so
+    # the per-hand line index, the forward-filled sections and the hand ends
+    # of the kept lines are those of the kept lines alone. The raw text stays
+    # in ``L`` and is only gathered for quarantined hands.
     L = (
         L.lazy()
         .with_columns(t=pl.col("raw").str.strip_chars())
         .with_columns(is_hdr=t.str.contains(G.HEADER_RE))
         .with_columns(hid=pl.col("is_hdr").cum_sum().cast(pl.Int32))
-        .with_columns(hf=pl.when(pl.col("is_hdr")).then(pl.col("fidx")).forward_fill())
-        .filter((pl.col("hid") > 0) & (pl.col("hf") == pl.col("fidx"))).drop("hf")
-        # (hid is a running count: sorted, which group-bys and joins can use)
-        .with_columns(pl.col("hid").set_sorted(), ln=_g_index(_starts("hid")).cast(pl.Int32),
-                      is_mk=t.str.contains(r"^\*\*\* [A-Za-z0-9 '-]+ \*\*\*(?: |$)"))
+        .with_columns(
+            # (hid is a running count: sorted, which group-bys and joins can use)
+            pl.col("hid").set_sorted(),
+            inh=((pl.col("hid") > 0) & (pl.when(pl.col("is_hdr")).then(pl.col("fidx")).forward_fill() == pl.col("fidx")))
+            .fill_null(False),
+            ln=_g_index(_starts("hid")).cast(pl.Int32),
+            is_mk=t.str.contains(r"^\*\*\* [A-Za-z0-9 '-]+ \*\*\*(?: |$)"),
+        )
         .collect()
     )
     headers_seen = int(L.get_column("is_hdr").sum())
@@ -443,18 +453,18 @@ def _parse_lines(L: pl.DataFrame, files: list[str]) -> ParsedHands:  # noqa: C90
         )
         # the first blank line after the summary ends the hand
         .with_columns(
-            trail=(_g_cumsum((pl.col("blank") & (pl.col("sec") == "summary")).cast(pl.Int32), _starts("hid")) > 0)
+            inh=pl.col("inh") & (
+                _g_cumsum((pl.col("blank") & (pl.col("sec") == "summary")).cast(pl.Int32), _starts("hid")) == 0)
         )
-        .filter(~pl.col("trail")).drop("trail")
         .collect()
     )
 
     # --- per-hand text, hash, raw --------------------------------------------------
     # blank lines are dropped once: a hand starts with its (non-blank) header,
     # and no blank line is left in a summary (the first one ended the hand)
-    NB = L.lazy().filter(~pl.col("blank")).select(
+    NB = L.lazy().filter(pl.col("inh") & ~pl.col("blank")).select(
         "hid", "fidx", "lno", "ln", "t", "sec", "run", "is_hdr", "is_mk").collect()
-    L = L.select("hid", "raw")  # (kept for the raw text of quarantined hands)
+    L = L.select("hid", "raw", "inh")  # (kept for the raw text of quarantined hands)
     H = NB.group_by("hid", maintain_order=True).agg(
         fidx=pl.col("fidx").first(),
         source_line=pl.col("lno").first(),
@@ -984,7 +994,7 @@ def _parse_lines(L: pl.DataFrame, files: list[str]) -> ParsedHands:  # noqa: C90
     ISS = pl.concat([i for i in issues if i.height], how="vertical") if any(i.height for i in issues) else pl.DataFrame(schema={"hid": pl.Int32, "prio": pl.Int32, "reason": pl.String, "detail": pl.String})
     ISS = ISS.with_columns(pl.col("prio").cast(pl.Int32)).sort(["hid", "prio"]).unique("hid", keep="first", maintain_order=True)
     bad_hids = ISS.select("hid")
-    raw = L.filter(pl.col("hid").is_in(bad_hids.get_column("hid").implode())).group_by("hid", maintain_order=True).agg(
+    raw = L.filter(pl.col("inh") & pl.col("hid").is_in(bad_hids.get_column("hid").implode())).group_by("hid", maintain_order=True).agg(
         raw=pl.col("raw").str.join("\n"))
     Q = (
         ISS.join(H.select("hid", "source_file", "source_line", "hand_id"), on="hid", how="left")

@@ -75,6 +75,7 @@ from typing import Iterable
 
 import hashlib
 
+import numpy as np
 import polars as pl
 
 from . import lines as G
@@ -221,19 +222,34 @@ class ParsedHands:
 
 class _Names:
     """The seat names of each hand, ready for lookups: ``(hid, player) -> seat``
-    (the first seat of a name). Looked up through one 64-bit hash key per
-    (hand, name) instead of a join on (int, string); every hit is verified
-    against the name and hand themselves, so a hash collision can only make
-    the lookup fall back to the exact join, never change its answer."""
+    (the first seat of a name).
+
+    Method: one 64-bit key per (hand, name), the hand number in the high 32
+    bits and a 32-bit hash of the name in the low ones, sorted once per batch;
+    a lookup is a binary search of the probe keys in that sorted array
+    (``numpy.searchsorted``: probes come in hand order, so the searches walk
+    the array forwards) and a gather, with no hash table rebuilt per lookup as
+    a join would. Every hit is verified against the name and hand themselves,
+    so a hash collision can only make the lookup fall back to the exact join
+    on (hand, name), never change its answer."""
 
     def __init__(self, names: pl.DataFrame):
-        self.exact = names.select("hid", "player", "seat").unique(["hid", "player"], keep="first", maintain_order=True)
-        keyed = self.exact.select(_k=_name_key("player"), _h="hid", _p="player", _s="seat")
-        self.keyed = None if keyed.get_column("_k").is_duplicated().any() else keyed
+        keyed = names.select(_k=_name_key("player"), _h="hid", _p="player", _s="seat").sort("_k", maintain_order=True)
+        k = pl.col("_k")
+        # the same name seated twice in a hand: the first seat is kept (a stable sort keeps seat-line order)
+        keyed = keyed.filter(~((k == k.shift(1)) & pl.col("_p").eq_missing(pl.col("_p").shift(1))
+                               & (pl.col("_h") == pl.col("_h").shift(1))).fill_null(False))
+        collision = keyed.height == 0 or bool(keyed.select((k == k.shift(1)).any()).item())
+        self.keyed = None if collision else keyed
+        self.sorted_keys = None if collision else keyed.get_column("_k").to_numpy()
+        self.exact = (
+            names.select("hid", "player", "seat").unique(["hid", "player"], keep="first", maintain_order=True)
+            if collision else None
+        )
 
 
 def _name_key(col: str) -> pl.Expr:
-    return pl.col(col).hash(0x5EED) ^ pl.col("hid").hash(0xB0B)
+    return (pl.col("hid").cast(pl.UInt64) * pl.lit(1 << 32, pl.UInt64)) | (pl.col(col).hash(0x5EED) & pl.lit(0xFFFFFFFF, pl.UInt64))
 
 
 def _known(df: pl.DataFrame, names: _Names, col: str, flag: str) -> pl.DataFrame:
@@ -246,14 +262,21 @@ def _known(df: pl.DataFrame, names: _Names, col: str, flag: str) -> pl.DataFrame
         return df.join(right, on=["hid", col], how="left", maintain_order="left").with_columns(
             pl.col(flag).fill_null(False)
         )
-    j = df.with_columns(_k=_name_key(col)).join(names.keyed, on="_k", how="left", maintain_order="left")
-    ok = ((pl.col(col) == pl.col("_p")) & (pl.col("hid") == pl.col("_h"))).fill_null(False)
-    return j.with_columns(pl.when(ok).then(pl.col("_s")).alias(f"{flag}_seat"), ok.alias(flag)).drop(
-        "_k", "_h", "_p", "_s")
+    probe = df.select(_name_key(col)).to_series()
+    i = np.searchsorted(names.sorted_keys, probe.to_numpy())
+    np.minimum(i, len(names.sorted_keys) - 1, out=i)
+    hit = names.keyed[pl.Series(i)]
+    ok = ((hit.get_column("_k") == probe) & (hit.get_column("_p") == df.get_column(col))
+          & (hit.get_column("_h") == df.get_column("hid"))).fill_null(False)
+    return df.with_columns(
+        pl.when(ok).then(hit.get_column("_s")).alias(f"{flag}_seat"), ok.alias(flag))
 
 
 def _issue(df: pl.DataFrame, prio: int, reason: str, detail: pl.Expr) -> pl.DataFrame:
-    return df.select(
+    # (rechunked: Polars 2.1's ``pl.format`` panics on columns whose chunks are
+    # laid out differently, e.g. the seats of a normal hand followed by a hand
+    # with a name seated twice; the frames here are the few problem rows)
+    return df.rechunk().select(
         "hid", pl.lit(prio).alias("prio"), pl.lit(reason).alias("reason"), detail.cast(pl.String).alias("detail")
     )
 

@@ -884,16 +884,19 @@ def _parse_lines(L: pl.DataFrame, files: list[str]) -> ParsedHands:  # noqa: C90
     # --- seats -----------------------------------------------------------------------
     # keyed by the seat each name was matched to (integers, not name strings);
     # a name seated twice makes the hand malformed (quarantined) anyway
-    by_seat = lambda df: df.select("hid", seat=pl.col("known_seat"))  # noqa: E731
-    acted = pl.concat([by_seat(A), by_seat(D), by_seat(SH)]).unique()
-    put = A.group_by("hid", seat="known_seat").agg(bet=pl.col("amount").sum())
-    ret = U.group_by("hid", seat="known_seat").agg(returned=pl.col("amt").sum())
-    col = CC.group_by("hid", seat="known_seat").agg(collected=pl.col("amt").sum())
+    # one aggregate over the lines that name a seat, joined to the seats once
+    # on a single integer key (hand << 32 | seat)
+    z = pl.lit(0, pl.Int64)
+    seat_key = lambda seat: (pl.col("hid").cast(pl.Int64) * (1 << 32) + pl.col(seat).cast(pl.Int64)).alias("_k")  # noqa: E731
+    per_seat = pl.concat([
+        A.select(seat_key("known_seat"), bet=pl.col("amount"), returned=z, collected=z, acted=pl.lit(True)),
+        D.select(seat_key("known_seat"), bet=z, returned=z, collected=z, acted=pl.lit(True)),
+        SH.select(seat_key("known_seat"), bet=z, returned=z, collected=z, acted=pl.lit(True)),
+        U.select(seat_key("known_seat"), bet=z, returned=pl.col("amt"), collected=z, acted=pl.lit(False)),
+        CC.select(seat_key("known_seat"), bet=z, returned=z, collected=pl.col("amt"), acted=pl.lit(False)),
+    ], how="vertical").group_by("_k").agg(pl.col("bet", "returned", "collected").sum(), pl.col("acted").any())
     S = (
-        S.join(acted.with_columns(acted=pl.lit(True)), on=["hid", "seat"], how="left", maintain_order="left")
-        .join(put, on=["hid", "seat"], how="left", maintain_order="left")
-        .join(ret, on=["hid", "seat"], how="left", maintain_order="left")
-        .join(col, on=["hid", "seat"], how="left", maintain_order="left")
+        S.with_columns(seat_key("seat")).join(per_seat, on="_k", how="left", maintain_order="left").drop("_k")
         .with_columns(
             pl.col("bet").fill_null(0), pl.col("returned").fill_null(0), pl.col("collected").fill_null(0),
             # dealt in = has an action, a Dealt to or a showdown line; a tournament

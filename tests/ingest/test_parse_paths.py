@@ -105,3 +105,13 @@ def test_forged_names_and_duplicate_seats():
         ("x: raises $1 to $2", 3, 7), ('bo said, "b', 3, 0), ("cat", 1, 0)]
     ev = r.tables["table_events"].filter(pl.col("event") == "chat")
     assert ev.select("player", "detail").rows() == [('bo said, "b', 'x: folds')]
+
+
+def test_hands_of_one_line_take_no_line_of_the_next_hand():
+    head = "PokerStars Hand #3001:  Hold'em No Limit ($0.50/$1.00 USD) - 2024/01/15 14:30:00 ET\n"
+    last = "PokerStars Hand #3003:  Hold'em No Limit ($0.50/$1.00 USD) - 2024/01/15 14:40:00 ET\n"
+    r = parse_text(head + CASH.replace("#1001", "#3002") + "\n" + last, "one-line.txt")
+    assert r.headers_seen == 3
+    assert r.tables["hands"].get_column("hand_id").to_list() == ["3002"]
+    q = dict(r.quarantine.select("hand_id", "detail").rows())
+    assert q == {"3001": "no table line after the header", "3003": "no table line after the header"}

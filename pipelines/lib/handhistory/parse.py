@@ -488,15 +488,30 @@ def _parse_lines(L: pl.DataFrame, files: list[str]) -> ParsedHands:  # noqa: C90
     NB = L.lazy().filter(pl.col("inh") & ~pl.col("blank")).select(
         "hid", "fidx", "lno", "ln", "t", "sec", "run", "is_hdr", "is_mk").collect()
     L = L.select("hid", "raw", "inh")  # (kept for the raw text of quarantined hands)
-    H = NB.group_by("hid", maintain_order=True).agg(
-        fidx=pl.col("fidx").first(),
-        source_line=pl.col("lno").first(),
-        t=pl.col("t").first(),
-        table_t=pl.col("t").get(1, null_on_oob=True),
-        norm=pl.col("t").str.join("\n"),
-        has_summary=(pl.col("sec") == "summary").any(),
-        has_total=t.str.starts_with("Total pot").any(),
-        n_seat_lines=((pl.col("sec") == "setup") & t.str.starts_with("Seat ")).sum(),
+    # Each hand's rows are contiguous and start with its header, so the
+    # per-hand firsts are the header rows, the second line is the row after
+    # the header (when it is of the same hand), and counts are differences of
+    # running sums at the hands' first and last rows: no group-by but the join
+    # of each hand's text.
+    first = NB.get_column("is_hdr").arg_true()
+    last = pl.concat([first.slice(1), pl.Series([NB.height], dtype=first.dtype)]) - 1
+    zero = lambda c: pl.lit(0, pl.UInt32).alias(c)  # noqa: E731
+    runs = pl.concat([pl.select(zero("summary"), zero("total"), zero("seat")), NB.select(
+        summary=(pl.col("sec") == "summary").cast(pl.UInt32).cum_sum(),
+        total=t.str.starts_with("Total pot").cast(pl.UInt32).cum_sum(),
+        seat=((pl.col("sec") == "setup") & t.str.starts_with("Seat ")).cast(pl.UInt32).cum_sum(),
+    )])  # (row i + 1: the running sums up to line i; row 0: none yet)
+    before, upto = runs[first], runs[last + 1]
+    nxt = first + 1
+    second = NB[nxt.clip(upper_bound=NB.height - 1)].select(
+        "t", same=(pl.col("hid") == NB.get_column("hid").gather(first)) & (nxt < NB.height))
+    H = NB[first].select(
+        "hid", "fidx", source_line="lno", t="t",
+        table_t=pl.when(second.get_column("same")).then(second.get_column("t")),
+        norm=NB.group_by("hid", maintain_order=True).agg(pl.col("t").str.join("\n")).get_column("t"),
+        has_summary=upto.get_column("summary") > before.get_column("summary"),
+        has_total=upto.get_column("total") > before.get_column("total"),
+        n_seat_lines=upto.get_column("seat") - before.get_column("seat"),
     )
     # MD5 of each hand's normalised text (same digest as DuckDB's md5 of the
     # UTF-8 text): one hashlib call per hand is cheaper than a DuckDB round trip

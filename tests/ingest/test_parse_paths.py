@@ -21,26 +21,26 @@ from test_handhistory import CASH  # noqa: E402 (tests/ingest is on sys.path und
 
 CORPORA = Path(os.environ.get("RAILBIRD_CORPORA") or Path(__file__).resolve().parents[2].parent / "shared" / "corpora")
 
-# A name containing ": raises" and ' said, "', a chat line forging an action,
+# Names containing ": raises", ": " and ' said, "', a chat line forging an action,
 # and the same name seated twice (a malformed hand that must be quarantined).
 TRICKY = """PokerStars Hand #2001:  Hold'em No Limit ($0.50/$1.00 USD) - 2024/01/15 14:30:00 ET
 Table 'Beta' 6-max Seat #1 is the button
 Seat 1: x: raises $1 to $2 ($100 in chips)
 Seat 2: bo said, "b ($50 in chips)
-Seat 3: cat ($80 in chips)
+Seat 3: ca: t ($80 in chips)
 bo said, "b: posts small blind $0.50
-cat: posts big blind $1
+ca: t: posts big blind $1
 *** HOLE CARDS ***
 x: raises $1 to $2: raises $2 to $3
 bo said, "b said, "x: folds"
 bo said, "b: calls $2.50
-cat: folds
+ca: t: folds
 x: raises $1 to $2 collected $7 from pot
 *** SUMMARY ***
 Total pot $7 | Rake $0
 Seat 1: x: raises $1 to $2 (button) collected ($7)
 Seat 2: bo said, "b (small blind) folded before Flop
-Seat 3: cat (big blind) folded before Flop
+Seat 3: ca: t (big blind) folded before Flop
 
 PokerStars Hand #2002:  Hold'em No Limit ($0.50/$1.00 USD) - 2024/01/15 14:31:00 ET
 Table 'Beta' 6-max Seat #2 is the button
@@ -97,12 +97,12 @@ def test_forged_names_and_duplicate_seats():
     assert r.quarantine.filter(pl.col("hand_id") == "2002").get_column("reason").to_list() == ["malformed hand"]
     a = r.tables["actions"].filter(pl.col("hand_id") == "2001")
     assert a.select("player", "action").rows() == [
-        ('bo said, "b', "post_sb"), ("cat", "post_bb"), ("x: raises $1 to $2", "raise"),
-        ('bo said, "b', "call"), ("cat", "fold"),
+        ('bo said, "b', "post_sb"), ("ca: t", "post_bb"), ("x: raises $1 to $2", "raise"),
+        ('bo said, "b', "call"), ("ca: t", "fold"),
     ]
     s = r.tables["seats"].filter(pl.col("hand_id") == "2001")
     assert s.select("player", "put_in", "collected").rows() == [
-        ("x: raises $1 to $2", 3, 7), ('bo said, "b', 3, 0), ("cat", 1, 0)]
+        ("x: raises $1 to $2", 3, 7), ('bo said, "b', 3, 0), ("ca: t", 1, 0)]
     ev = r.tables["table_events"].filter(pl.col("event") == "chat")
     assert ev.select("player", "detail").rows() == [('bo said, "b', 'x: folds')]
 

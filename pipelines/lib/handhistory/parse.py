@@ -559,16 +559,28 @@ def _parse_lines(L: pl.DataFrame, files: list[str]) -> ParsedHands:  # noqa: C90
     issues.append(_issue(dup, 4, "malformed hand", pl.format("duplicate seat or player: {}", pl.col("player"))))
     names = _Names(S)
 
-    # verb lines. Fast path: the name is what precedes the leftmost ": <verb>"
-    # (capture-free regex); lines whose name so found is not seated are tried
-    # again with the greedy pattern (names that themselves contain ": <verb>").
-    # (one pass: a match always removes at least ": " and a verb, so a line
-    # matched iff the replace shortened it)
-    X = by_kind("x").with_columns(player=t.str.replace(G.VERB_SUFFIX_RE, ""))
-    hit = pl.col("player").str.len_bytes() != t.str.len_bytes()
-    R = X.filter(~hit).drop("player")
+    # verb lines. The name is what precedes the leftmost ": <verb>" followed by
+    # a space or the line end (``G.VERB_SUFFIX_RE``). Fast path: the text is
+    # cut at its first ": " and the rest tested for a verb at its start
+    # (anchored, capture-free); when it has none, a later ": <verb>" may still
+    # be there (a name containing ": "), and only those lines run the
+    # unanchored pattern, their fields scattered back in place. Lines whose
+    # name so found is not seated are tried again below with the greedy
+    # pattern (names that themselves contain ": <verb>").
+    X = by_kind("x").with_columns(sp=t.str.splitn(": ", 2)).with_columns(
+        player=pl.col("sp").struct.field("field_0"), rest=pl.col("sp").struct.field("field_1")).drop("sp")
+    hit = X.get_column("rest").str.contains(G.VERB_AT_START_RE).fill_null(False)
+    later = (~hit & X.get_column("rest").is_not_null()).arg_true()
+    if later.len():
+        # (a match always removes at least ": " and a verb, so a line matched
+        # iff the replace shortened it)
+        O = X[later].select(player=t.str.replace(G.VERB_SUFFIX_RE, ""), t="t").with_columns(
+            rest=t.str.slice(pl.col("player").str.len_chars() + 2),
+            hit=pl.col("player").str.len_bytes() != t.str.len_bytes())
+        X = X.with_columns(X.get_column(c).scatter(later, O.get_column(c)) for c in ("player", "rest"))
+        hit = hit.scatter(later, O.get_column("hit"))
+    R = X.filter(~hit).drop("player", "rest")
     V = X.filter(hit)
-    V = V.with_columns(rest=t.str.slice(pl.col("player").str.len_chars() + 2))
     rest = pl.col("rest")
     # one anchored alternation (leftmost-first: longer verbs are listed first)
     V = V.with_columns(verb=rest.str.extract(G.VERB_PREFIX_RE, 1)).with_columns(tail=rest.str.slice(pl.col("verb").str.len_chars())).drop("rest")

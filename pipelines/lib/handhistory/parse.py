@@ -75,7 +75,6 @@ from typing import Iterable
 
 import hashlib
 
-import numpy as np
 import polars as pl
 
 from . import lines as G
@@ -226,10 +225,12 @@ class _Names:
 
     Method: one 64-bit key per (hand, name), the hand number in the high 32
     bits and a 32-bit hash of the name in the low ones, sorted once per batch;
-    a lookup is a binary search of the probe keys in that sorted array
-    (``numpy.searchsorted``: probes come in hand order, so the searches walk
-    the array forwards) and a gather, with no hash table rebuilt per lookup as
-    a join would. Every hit is verified against the name and hand themselves,
+    a lookup is a binary search of the probe keys in that sorted column
+    (``Series.search_sorted``; probes come in hand order, so the searches stay
+    in a cached stretch of it) and a gather, with no hash table rebuilt per
+    lookup as a join would (numpy's searchsorted is faster on the largest
+    lookup, but importing numpy in each spawned parse worker costs more CPU
+    than it saves on a run of 100k hands). Every hit is verified against the name and hand themselves,
     so a hash collision can only make the lookup fall back to the exact join
     on (hand, name), never change its answer."""
 
@@ -241,7 +242,7 @@ class _Names:
                                & (pl.col("_h") == pl.col("_h").shift(1))).fill_null(False))
         collision = keyed.height == 0 or bool(keyed.select((k == k.shift(1)).any()).item())
         self.keyed = None if collision else keyed
-        self.sorted_keys = None if collision else keyed.get_column("_k").to_numpy()
+        self.sorted_keys = None if collision else keyed.get_column("_k")
         self.exact = (
             names.select("hid", "player", "seat").unique(["hid", "player"], keep="first", maintain_order=True)
             if collision else None
@@ -263,9 +264,8 @@ def _known(df: pl.DataFrame, names: _Names, col: str, flag: str) -> pl.DataFrame
             pl.col(flag).fill_null(False)
         )
     probe = df.select(_name_key(col)).to_series()
-    i = np.searchsorted(names.sorted_keys, probe.to_numpy())
-    np.minimum(i, len(names.sorted_keys) - 1, out=i)
-    hit = names.keyed[pl.Series(i)]
+    i = names.sorted_keys.search_sorted(probe, side="left").clip(upper_bound=names.sorted_keys.len() - 1)
+    hit = names.keyed[i]
     ok = ((hit.get_column("_k") == probe) & (hit.get_column("_p") == df.get_column(col))
           & (hit.get_column("_h") == df.get_column("hid"))).fill_null(False)
     return df.with_columns(

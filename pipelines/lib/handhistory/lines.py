@@ -50,6 +50,9 @@ VERBS = [
 # Leftmost ": <verb>" followed by a space or the end: removing it leaves the name.
 VERB_SUFFIX_RE = r": (?:" + "|".join(re.escape(v) for v in VERBS) + r")(?: .*)?$"
 VERB_PREFIX_RE = r"^(" + "|".join(re.escape(v) for v in VERBS) + r")"
+# A verb at the start followed by a space or the end: the rest of a line after
+# ": " that VERB_SUFFIX_RE would match right there.
+VERB_AT_START_RE = r"^(?:" + "|".join(re.escape(v) for v in VERBS) + r")(?: |$)"
 TAIL_SUFFIX_RE = r"(?: and is all-in| and has reached the \S+ cap)?(?: \[[^\]]*\])?$"
 ACTION_TAIL_RE = (
     r"^(?: (" + AMT + r"))?(?: to (" + AMT + r"))?"

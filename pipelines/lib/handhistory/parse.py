@@ -221,19 +221,36 @@ class ParsedHands:
 
 class _Names:
     """The seat names of each hand, ready for lookups: ``(hid, player) -> seat``
-    (the first seat of a name). Looked up through one 64-bit hash key per
-    (hand, name) instead of a join on (int, string); every hit is verified
-    against the name and hand themselves, so a hash collision can only make
-    the lookup fall back to the exact join, never change its answer."""
+    (the first seat of a name).
+
+    Method: one 64-bit key per (hand, name), the hand number in the high 32
+    bits and a 32-bit hash of the name in the low ones, sorted once per batch;
+    a lookup is a binary search of the probe keys in that sorted column
+    (``Series.search_sorted``; probes come in hand order, so the searches stay
+    in a cached stretch of it) and a gather, with no hash table rebuilt per
+    lookup as a join would (numpy's searchsorted is faster on the largest
+    lookup, but importing numpy in each spawned parse worker costs more CPU
+    than it saves on a run of 100k hands). Every hit is verified against the name and hand themselves,
+    so a hash collision can only make the lookup fall back to the exact join
+    on (hand, name), never change its answer."""
 
     def __init__(self, names: pl.DataFrame):
-        self.exact = names.select("hid", "player", "seat").unique(["hid", "player"], keep="first", maintain_order=True)
-        keyed = self.exact.select(_k=_name_key("player"), _h="hid", _p="player", _s="seat")
-        self.keyed = None if keyed.get_column("_k").is_duplicated().any() else keyed
+        keyed = names.select(_k=_name_key("player"), _h="hid", _p="player", _s="seat").sort("_k", maintain_order=True)
+        k = pl.col("_k")
+        # the same name seated twice in a hand: the first seat is kept (a stable sort keeps seat-line order)
+        keyed = keyed.filter(~((k == k.shift(1)) & pl.col("_p").eq_missing(pl.col("_p").shift(1))
+                               & (pl.col("_h") == pl.col("_h").shift(1))).fill_null(False))
+        collision = keyed.height == 0 or bool(keyed.select((k == k.shift(1)).any()).item())
+        self.keyed = None if collision else keyed
+        self.sorted_keys = None if collision else keyed.get_column("_k")
+        self.exact = (
+            names.select("hid", "player", "seat").unique(["hid", "player"], keep="first", maintain_order=True)
+            if collision else None
+        )
 
 
 def _name_key(col: str) -> pl.Expr:
-    return pl.col(col).hash(0x5EED) ^ pl.col("hid").hash(0xB0B)
+    return (pl.col("hid").cast(pl.UInt64) * pl.lit(1 << 32, pl.UInt64)) | (pl.col(col).hash(0x5EED) & pl.lit(0xFFFFFFFF, pl.UInt64))
 
 
 def _known(df: pl.DataFrame, names: _Names, col: str, flag: str) -> pl.DataFrame:
@@ -246,14 +263,20 @@ def _known(df: pl.DataFrame, names: _Names, col: str, flag: str) -> pl.DataFrame
         return df.join(right, on=["hid", col], how="left", maintain_order="left").with_columns(
             pl.col(flag).fill_null(False)
         )
-    j = df.with_columns(_k=_name_key(col)).join(names.keyed, on="_k", how="left", maintain_order="left")
-    ok = ((pl.col(col) == pl.col("_p")) & (pl.col("hid") == pl.col("_h"))).fill_null(False)
-    return j.with_columns(pl.when(ok).then(pl.col("_s")).alias(f"{flag}_seat"), ok.alias(flag)).drop(
-        "_k", "_h", "_p", "_s")
+    probe = df.select(_name_key(col)).to_series()
+    i = names.sorted_keys.search_sorted(probe, side="left").clip(upper_bound=names.sorted_keys.len() - 1)
+    hit = names.keyed[i]
+    ok = ((hit.get_column("_k") == probe) & (hit.get_column("_p") == df.get_column(col))
+          & (hit.get_column("_h") == df.get_column("hid"))).fill_null(False)
+    return df.with_columns(
+        pl.when(ok).then(hit.get_column("_s")).alias(f"{flag}_seat"), ok.alias(flag))
 
 
 def _issue(df: pl.DataFrame, prio: int, reason: str, detail: pl.Expr) -> pl.DataFrame:
-    return df.select(
+    # (rechunked: Polars 2.1's ``pl.format`` panics on columns whose chunks are
+    # laid out differently, e.g. the seats of a normal hand followed by a hand
+    # with a name seated twice; the frames here are the few problem rows)
+    return df.rechunk().select(
         "hid", pl.lit(prio).alias("prio"), pl.lit(reason).alias("reason"), detail.cast(pl.String).alias("detail")
     )
 
@@ -410,16 +433,26 @@ def _parse_lines(L: pl.DataFrame, files: list[str]) -> ParsedHands:  # noqa: C90
         .when(m.str.starts_with("THIRD")).then(pl.lit(3, pl.Int32))
         .when(m.str.starts_with("FIRST")).then(pl.lit(1, pl.Int32))
     )
+    # No row is dropped until the sections are known: the lines outside any
+    # hand (before a file's first header, after a hand's end) are only marked
+    # (``inh``), and one filter at the end keeps the hand lines. Dropped lines
+    # only ever follow the kept lines of their hand number (or have none), so
+    # the per-hand line index, the forward-filled sections and the hand ends
+    # of the kept lines are those of the kept lines alone. The raw text stays
+    # in ``L`` and is only gathered for quarantined hands.
     L = (
         L.lazy()
         .with_columns(t=pl.col("raw").str.strip_chars())
         .with_columns(is_hdr=t.str.contains(G.HEADER_RE))
         .with_columns(hid=pl.col("is_hdr").cum_sum().cast(pl.Int32))
-        .with_columns(hf=pl.when(pl.col("is_hdr")).then(pl.col("fidx")).forward_fill())
-        .filter((pl.col("hid") > 0) & (pl.col("hf") == pl.col("fidx"))).drop("hf")
-        # (hid is a running count: sorted, which group-bys and joins can use)
-        .with_columns(pl.col("hid").set_sorted(), ln=_g_index(_starts("hid")).cast(pl.Int32),
-                      is_mk=t.str.contains(r"^\*\*\* [A-Za-z0-9 '-]+ \*\*\*(?: |$)"))
+        .with_columns(
+            # (hid is a running count: sorted, which group-bys and joins can use)
+            pl.col("hid").set_sorted(),
+            inh=((pl.col("hid") > 0) & (pl.when(pl.col("is_hdr")).then(pl.col("fidx")).forward_fill() == pl.col("fidx")))
+            .fill_null(False),
+            ln=_g_index(_starts("hid")).cast(pl.Int32),
+            is_mk=t.str.contains(r"^\*\*\* [A-Za-z0-9 '-]+ \*\*\*(?: |$)"),
+        )
         .collect()
     )
     headers_seen = int(L.get_column("is_hdr").sum())
@@ -443,27 +476,42 @@ def _parse_lines(L: pl.DataFrame, files: list[str]) -> ParsedHands:  # noqa: C90
         )
         # the first blank line after the summary ends the hand
         .with_columns(
-            trail=(_g_cumsum((pl.col("blank") & (pl.col("sec") == "summary")).cast(pl.Int32), _starts("hid")) > 0)
+            inh=pl.col("inh") & (
+                _g_cumsum((pl.col("blank") & (pl.col("sec") == "summary")).cast(pl.Int32), _starts("hid")) == 0)
         )
-        .filter(~pl.col("trail")).drop("trail")
         .collect()
     )
 
     # --- per-hand text, hash, raw --------------------------------------------------
     # blank lines are dropped once: a hand starts with its (non-blank) header,
     # and no blank line is left in a summary (the first one ended the hand)
-    NB = L.lazy().filter(~pl.col("blank")).select(
+    NB = L.lazy().filter(pl.col("inh") & ~pl.col("blank")).select(
         "hid", "fidx", "lno", "ln", "t", "sec", "run", "is_hdr", "is_mk").collect()
-    L = L.select("hid", "raw")  # (kept for the raw text of quarantined hands)
-    H = NB.group_by("hid", maintain_order=True).agg(
-        fidx=pl.col("fidx").first(),
-        source_line=pl.col("lno").first(),
-        t=pl.col("t").first(),
-        table_t=pl.col("t").get(1, null_on_oob=True),
-        norm=pl.col("t").str.join("\n"),
-        has_summary=(pl.col("sec") == "summary").any(),
-        has_total=t.str.starts_with("Total pot").any(),
-        n_seat_lines=((pl.col("sec") == "setup") & t.str.starts_with("Seat ")).sum(),
+    L = L.select("hid", "raw", "inh")  # (kept for the raw text of quarantined hands)
+    # Each hand's rows are contiguous and start with its header, so the
+    # per-hand firsts are the header rows, the second line is the row after
+    # the header (when it is of the same hand), and counts are differences of
+    # running sums at the hands' first and last rows: no group-by but the join
+    # of each hand's text.
+    first = NB.get_column("is_hdr").arg_true()
+    last = pl.concat([first.slice(1), pl.Series([NB.height], dtype=first.dtype)]) - 1
+    zero = lambda c: pl.lit(0, pl.UInt32).alias(c)  # noqa: E731
+    runs = pl.concat([pl.select(zero("summary"), zero("total"), zero("seat")), NB.select(
+        summary=(pl.col("sec") == "summary").cast(pl.UInt32).cum_sum(),
+        total=t.str.starts_with("Total pot").cast(pl.UInt32).cum_sum(),
+        seat=((pl.col("sec") == "setup") & t.str.starts_with("Seat ")).cast(pl.UInt32).cum_sum(),
+    )])  # (row i + 1: the running sums up to line i; row 0: none yet)
+    before, upto = runs[first], runs[last + 1]
+    nxt = first + 1
+    second = NB[nxt.clip(upper_bound=NB.height - 1)].select(
+        "t", same=(pl.col("hid") == NB.get_column("hid").gather(first)) & (nxt < NB.height))
+    H = NB[first].select(
+        "hid", "fidx", source_line="lno", t="t",
+        table_t=pl.when(second.get_column("same")).then(second.get_column("t")),
+        norm=NB.group_by("hid", maintain_order=True).agg(pl.col("t").str.join("\n")).get_column("t"),
+        has_summary=upto.get_column("summary") > before.get_column("summary"),
+        has_total=upto.get_column("total") > before.get_column("total"),
+        n_seat_lines=upto.get_column("seat") - before.get_column("seat"),
     )
     # MD5 of each hand's normalised text (same digest as DuckDB's md5 of the
     # UTF-8 text): one hashlib call per hand is cheaper than a DuckDB round trip
@@ -511,16 +559,28 @@ def _parse_lines(L: pl.DataFrame, files: list[str]) -> ParsedHands:  # noqa: C90
     issues.append(_issue(dup, 4, "malformed hand", pl.format("duplicate seat or player: {}", pl.col("player"))))
     names = _Names(S)
 
-    # verb lines. Fast path: the name is what precedes the leftmost ": <verb>"
-    # (capture-free regex); lines whose name so found is not seated are tried
-    # again with the greedy pattern (names that themselves contain ": <verb>").
-    # (one pass: a match always removes at least ": " and a verb, so a line
-    # matched iff the replace shortened it)
-    X = by_kind("x").with_columns(player=t.str.replace(G.VERB_SUFFIX_RE, ""))
-    hit = pl.col("player").str.len_bytes() != t.str.len_bytes()
-    R = X.filter(~hit).drop("player")
+    # verb lines. The name is what precedes the leftmost ": <verb>" followed by
+    # a space or the line end (``G.VERB_SUFFIX_RE``). Fast path: the text is
+    # cut at its first ": " and the rest tested for a verb at its start
+    # (anchored, capture-free); when it has none, a later ": <verb>" may still
+    # be there (a name containing ": "), and only those lines run the
+    # unanchored pattern, their fields scattered back in place. Lines whose
+    # name so found is not seated are tried again below with the greedy
+    # pattern (names that themselves contain ": <verb>").
+    X = by_kind("x").with_columns(sp=t.str.splitn(": ", 2)).with_columns(
+        player=pl.col("sp").struct.field("field_0"), rest=pl.col("sp").struct.field("field_1")).drop("sp")
+    hit = X.get_column("rest").str.contains(G.VERB_AT_START_RE).fill_null(False)
+    later = (~hit & X.get_column("rest").is_not_null()).arg_true()
+    if later.len():
+        # (a match always removes at least ": " and a verb, so a line matched
+        # iff the replace shortened it)
+        O = X[later].select(player=t.str.replace(G.VERB_SUFFIX_RE, ""), t="t").with_columns(
+            rest=t.str.slice(pl.col("player").str.len_chars() + 2),
+            hit=pl.col("player").str.len_bytes() != t.str.len_bytes())
+        X = X.with_columns(X.get_column(c).scatter(later, O.get_column(c)) for c in ("player", "rest"))
+        hit = hit.scatter(later, O.get_column("hit"))
+    R = X.filter(~hit).drop("player", "rest")
     V = X.filter(hit)
-    V = V.with_columns(rest=t.str.slice(pl.col("player").str.len_chars() + 2))
     rest = pl.col("rest")
     # one anchored alternation (leftmost-first: longer verbs are listed first)
     V = V.with_columns(verb=rest.str.extract(G.VERB_PREFIX_RE, 1)).with_columns(tail=rest.str.slice(pl.col("verb").str.len_chars())).drop("rest")
@@ -851,16 +911,19 @@ def _parse_lines(L: pl.DataFrame, files: list[str]) -> ParsedHands:  # noqa: C90
     # --- seats -----------------------------------------------------------------------
     # keyed by the seat each name was matched to (integers, not name strings);
     # a name seated twice makes the hand malformed (quarantined) anyway
-    by_seat = lambda df: df.select("hid", seat=pl.col("known_seat"))  # noqa: E731
-    acted = pl.concat([by_seat(A), by_seat(D), by_seat(SH)]).unique()
-    put = A.group_by("hid", seat="known_seat").agg(bet=pl.col("amount").sum())
-    ret = U.group_by("hid", seat="known_seat").agg(returned=pl.col("amt").sum())
-    col = CC.group_by("hid", seat="known_seat").agg(collected=pl.col("amt").sum())
+    # one aggregate over the lines that name a seat, joined to the seats once
+    # on a single integer key (hand << 32 | seat)
+    z = pl.lit(0, pl.Int64)
+    seat_key = lambda seat: (pl.col("hid").cast(pl.Int64) * (1 << 32) + pl.col(seat).cast(pl.Int64)).alias("_k")  # noqa: E731
+    per_seat = pl.concat([
+        A.select(seat_key("known_seat"), bet=pl.col("amount"), returned=z, collected=z, acted=pl.lit(True)),
+        D.select(seat_key("known_seat"), bet=z, returned=z, collected=z, acted=pl.lit(True)),
+        SH.select(seat_key("known_seat"), bet=z, returned=z, collected=z, acted=pl.lit(True)),
+        U.select(seat_key("known_seat"), bet=z, returned=pl.col("amt"), collected=z, acted=pl.lit(False)),
+        CC.select(seat_key("known_seat"), bet=z, returned=z, collected=pl.col("amt"), acted=pl.lit(False)),
+    ], how="vertical").group_by("_k").agg(pl.col("bet", "returned", "collected").sum(), pl.col("acted").any())
     S = (
-        S.join(acted.with_columns(acted=pl.lit(True)), on=["hid", "seat"], how="left", maintain_order="left")
-        .join(put, on=["hid", "seat"], how="left", maintain_order="left")
-        .join(ret, on=["hid", "seat"], how="left", maintain_order="left")
-        .join(col, on=["hid", "seat"], how="left", maintain_order="left")
+        S.with_columns(seat_key("seat")).join(per_seat, on="_k", how="left", maintain_order="left").drop("_k")
         .with_columns(
             pl.col("bet").fill_null(0), pl.col("returned").fill_null(0), pl.col("collected").fill_null(0),
             # dealt in = has an action, a Dealt to or a showdown line; a tournament
@@ -984,7 +1047,7 @@ def _parse_lines(L: pl.DataFrame, files: list[str]) -> ParsedHands:  # noqa: C90
     ISS = pl.concat([i for i in issues if i.height], how="vertical") if any(i.height for i in issues) else pl.DataFrame(schema={"hid": pl.Int32, "prio": pl.Int32, "reason": pl.String, "detail": pl.String})
     ISS = ISS.with_columns(pl.col("prio").cast(pl.Int32)).sort(["hid", "prio"]).unique("hid", keep="first", maintain_order=True)
     bad_hids = ISS.select("hid")
-    raw = L.filter(pl.col("hid").is_in(bad_hids.get_column("hid").implode())).group_by("hid", maintain_order=True).agg(
+    raw = L.filter(pl.col("inh") & pl.col("hid").is_in(bad_hids.get_column("hid").implode())).group_by("hid", maintain_order=True).agg(
         raw=pl.col("raw").str.join("\n"))
     Q = (
         ISS.join(H.select("hid", "source_file", "source_line", "hand_id"), on="hid", how="left")

@@ -203,3 +203,32 @@ def test_events_stored_once_finds_a_doubled_transfer(tmp_path):
     ev = evaluations()
     assert not ev["transfers"].passed and ev["transfers"].metadata["rows_stored_twice"].value == 1
     assert ev["sit_events"].passed
+
+
+def test_hand_rows_stored_once_finds_a_doubled_seat(setup):
+    """The hand tables keep their keys unique without an index: the check reads it back."""
+    inst = setup["instance"]
+    assert dg.materialize([assets.landing_files], resources=setup["resources"], instance=inst).success
+    for day in inst.get_dynamic_partitions("hand_days"):
+        assert dg.materialize([assets.warehouse_tables], resources=setup["resources"], instance=inst,
+                              partition_key=day).success
+
+    def evaluations():
+        with dg.DagsterInstance.ephemeral() as instance:
+            res = dg.materialize([*(dg.AssetSpec(t) for t in checks.HAND_TABLE_KEYS), checks.hand_rows_stored_once],
+                                 resources=setup["resources"],
+                                 selection=dg.AssetSelection.checks(checks.hand_rows_stored_once),
+                                 raise_on_error=False, instance=instance)
+            return {e.asset_key.path[0]: e for e in res.get_asset_check_evaluations()}
+
+    ev = evaluations()
+    assert set(ev) == set(checks.HAND_TABLE_KEYS) and all(e.passed for e in ev.values())
+    con = duckdb.connect(str(setup["tmp"] / "wh.duckdb"))
+    # the same seat of one hand again, with every other column changed: still a doubled key
+    con.execute("INSERT INTO seats SELECT * REPLACE (stack_start + 1 AS stack_start) FROM seats "
+                "WHERE hand_id = (SELECT min(hand_id) FROM seats) AND seat = (SELECT min(seat) FROM seats "
+                "WHERE hand_id = (SELECT min(hand_id) FROM seats))")
+    con.close()
+    ev = evaluations()
+    assert not ev["seats"].passed and ev["seats"].metadata["keys_stored_twice"].value == 1
+    assert ev["hands"].passed and ev["actions"].passed

@@ -7,7 +7,11 @@
   player cashed out (run-it-once insurance: the room pays the cash-out and
   settles the pot itself) are exempt from the collected + rake rule only.
 - ``events_stored_once``: no row of the key-less event tables (session events,
-  sit-outs, registrations, transfers) is stored twice; hand tables have keys.
+  sit-outs, registrations, transfers) is stored twice.
+- ``hand_rows_stored_once``: no key of the hand tables (a hand id in ``hands``,
+  a seat, an action, a decision ... of one hand) is stored twice.  These tables
+  carry no primary-key index (it costs more to load than it ever saves: the
+  loader keeps the keys unique), so this check is what proves it.
 - ``quarantine_rate_below_threshold``: quarantined inputs (hands, event lines,
   account rows) over all inputs seen stays below ``settings.quarantine_threshold``;
   a failure is a warning (bad input is kept, not lost).
@@ -54,7 +58,7 @@ def hands_balance(warehouse: DuckDBResource) -> dg.AssetCheckResult:
 
 
 # Event tables without a key: the loader dedupes each event on its whole content, so a row
-# stored twice means a load doubled it (hands, seats, actions, decisions... have primary keys).
+# stored twice means a load doubled it.
 KEYLESS_EVENT_TABLES = ("session_events", "sit_events", "registrations", "transfers")
 STORED_ONCE_SQL = " UNION ALL ".join(
     f"SELECT '{t}' AS tbl, count(*) - (SELECT count(*) FROM (SELECT DISTINCT * FROM {t})) AS extra FROM {t}"
@@ -74,6 +78,32 @@ def events_stored_once(warehouse: DuckDBResource):
     for t in KEYLESS_EVENT_TABLES:
         yield dg.AssetCheckResult(asset_key=t, check_name="events_stored_once", passed=extra[t] == 0,
                                   metadata={"rows_stored_twice": int(extra[t])})
+
+
+# Hand tables and the key the loader keeps unique in each (no index enforces it).
+HAND_TABLE_KEYS = {
+    "hands": ("hand_id",), "seats": ("hand_id", "seat"), "actions": ("hand_id", "seq"),
+    "hole_cards": ("hand_id", "player"), "boards": ("hand_id", "run"), "pots": ("hand_id", "pot"),
+    "table_events": ("hand_id", "line"), "decisions": ("hand_id", "seq"),
+}
+KEYS_ONCE_SQL = " UNION ALL ".join(
+    f"SELECT '{t}' AS tbl, count(*) - (SELECT count(*) FROM (SELECT DISTINCT {', '.join(k)} FROM {t})) AS extra FROM {t}"
+    for t, k in HAND_TABLE_KEYS.items()
+)
+
+
+@dg.multi_asset_check(
+    specs=[dg.AssetCheckSpec("hand_rows_stored_once", asset=t, blocking=False,
+                             description=f"No key ({', '.join(k)}) of this hand table is stored twice.")
+           for t, k in HAND_TABLE_KEYS.items()],
+)
+def hand_rows_stored_once(warehouse: DuckDBResource):
+    with warehouse.get_connection() as con:
+        wh.ensure_schema(con)
+        extra = dict(con.execute(KEYS_ONCE_SQL).fetchall())
+    for t in HAND_TABLE_KEYS:
+        yield dg.AssetCheckResult(asset_key=t, check_name="hand_rows_stored_once", passed=extra[t] == 0,
+                                  metadata={"keys_stored_twice": int(extra[t])})
 
 
 @dg.asset_check(asset="quarantine", blocking=False,

@@ -116,3 +116,42 @@ def test_fewer_honest_movers_flagged_than_uncalibrated(runs):
     assert n_new < n_old
     assert n_new <= 0.25 * len(MOVERS)
     assert not any(s.flagged for a, s in runs["new"].items() if a in OTHERS)
+
+
+def test_the_null_s_vectorised_tests_agree_with_the_candidates_tests():
+    """The empirical null recomputes the candidates' tests for many change points at
+    once; each vectorised form must give the p-value of the scalar test it mirrors."""
+    from scipy import stats as sps
+
+    from detectors import seat_handoff as sh
+
+    rng = np.random.default_rng(5)
+    # chi-square homogeneity of 2 x k tables (a column empty in both rows is dropped by both)
+    a = rng.integers(0, 12, size=(40, 5))
+    b = rng.integers(0, 12, size=(40, 5))
+    a[:5, 2] = b[:5, 2] = 0
+    vec = sh._chi2_p_vec(a, b)
+    one = np.array([sh._chi2_p(np.stack([a[i], b[i]])) for i in range(len(a))])
+    np.testing.assert_allclose(vec, one, rtol=1e-9, equal_nan=True)
+    # the three-way interaction G2 of who x period x action tables
+    T = rng.integers(0, 15, size=(30, 2, 2, 4))
+    T[:4, :, :, 1] = 0
+    vec = sh._g2_interaction_vec(T)
+    one = []
+    for t in T:
+        g2, dof = sh._g2_interaction(t)
+        one.append(sps.chi2.sf(g2, dof) if dof >= 1 else np.nan)
+    np.testing.assert_allclose(vec, np.array(one), rtol=1e-6, atol=1e-12, equal_nan=True)
+    # Mann-Whitney from mid-ranks within each pair of samples (asymptotic form, as scipy for samples over 8)
+    xs = [np.round(rng.lognormal(8, 0.5, size=rng.integers(9, 40)), -2) for _ in range(20)]
+    ys = [np.round(rng.lognormal(8.2, 0.5, size=rng.integers(9, 40)), -2) for _ in range(20)]
+    group = np.concatenate([np.full(len(x) + len(y), i) for i, (x, y) in enumerate(zip(xs, ys))])
+    value = np.concatenate([np.concatenate([x, y]) for x, y in zip(xs, ys)])
+    first = np.concatenate([np.r_[np.ones(len(x)), np.zeros(len(y))] for x, y in zip(xs, ys)]).astype(bool)
+    ranks, tie = sh._midranks(group, value)
+    n1 = np.array([len(x) for x in xs])
+    n2 = np.array([len(y) for y in ys])
+    u1 = np.bincount(group[first], weights=ranks[first]) - n1 * (n1 + 1) / 2.0
+    vec = sh._mwu_p_vec(n1, n2, u1, tie)
+    one = [sps.mannwhitneyu(x, y, alternative="two-sided", method="asymptotic").pvalue for x, y in zip(xs, ys)]
+    np.testing.assert_allclose(vec, one, rtol=1e-9)

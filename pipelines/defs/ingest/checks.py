@@ -57,13 +57,25 @@ def hands_balance(warehouse: DuckDBResource) -> dg.AssetCheckResult:
     )
 
 
+def _doubled_sql(distinct: dict[str, str]) -> str:
+    """Per table, its rows minus its distinct values of ``distinct[table]`` (columns, or ``*``
+    for the whole row): how many rows are stored twice. Table and column names are this
+    module's constants, never input."""
+    return " UNION ALL ".join(
+        f"SELECT '{t}' AS tbl, count(*) - (SELECT count(*) FROM (SELECT DISTINCT {cols} FROM {t})) AS extra FROM {t}"
+        for t, cols in distinct.items())
+
+
+def _doubled(warehouse: DuckDBResource, sql: str) -> dict[str, int]:
+    with warehouse.get_connection() as con:
+        wh.ensure_schema(con)
+        return {t: int(n) for t, n in con.execute(sql).fetchall()}
+
+
 # Event tables without a key: the loader dedupes each event on its whole content, so a row
 # stored twice means a load doubled it.
 KEYLESS_EVENT_TABLES = ("session_events", "sit_events", "registrations", "transfers")
-STORED_ONCE_SQL = " UNION ALL ".join(
-    f"SELECT '{t}' AS tbl, count(*) - (SELECT count(*) FROM (SELECT DISTINCT * FROM {t})) AS extra FROM {t}"
-    for t in KEYLESS_EVENT_TABLES
-)
+STORED_ONCE_SQL = _doubled_sql({t: "*" for t in KEYLESS_EVENT_TABLES})
 
 
 @dg.multi_asset_check(
@@ -72,12 +84,10 @@ STORED_ONCE_SQL = " UNION ALL ".join(
            for t in KEYLESS_EVENT_TABLES],
 )
 def events_stored_once(warehouse: DuckDBResource):
-    with warehouse.get_connection() as con:
-        wh.ensure_schema(con)
-        extra = dict(con.execute(STORED_ONCE_SQL).fetchall())
+    extra = _doubled(warehouse, STORED_ONCE_SQL)
     for t in KEYLESS_EVENT_TABLES:
         yield dg.AssetCheckResult(asset_key=t, check_name="events_stored_once", passed=extra[t] == 0,
-                                  metadata={"rows_stored_twice": int(extra[t])})
+                                  metadata={"rows_stored_twice": extra[t]})
 
 
 # Hand tables and the key the loader keeps unique in each (no index enforces it).
@@ -86,10 +96,7 @@ HAND_TABLE_KEYS = {
     "hole_cards": ("hand_id", "player"), "boards": ("hand_id", "run"), "pots": ("hand_id", "pot"),
     "table_events": ("hand_id", "line"), "decisions": ("hand_id", "seq"),
 }
-KEYS_ONCE_SQL = " UNION ALL ".join(
-    f"SELECT '{t}' AS tbl, count(*) - (SELECT count(*) FROM (SELECT DISTINCT {', '.join(k)} FROM {t})) AS extra FROM {t}"
-    for t, k in HAND_TABLE_KEYS.items()
-)
+KEYS_ONCE_SQL = _doubled_sql({t: ", ".join(k) for t, k in HAND_TABLE_KEYS.items()})
 
 
 @dg.multi_asset_check(
@@ -98,12 +105,10 @@ KEYS_ONCE_SQL = " UNION ALL ".join(
            for t, k in HAND_TABLE_KEYS.items()],
 )
 def hand_rows_stored_once(warehouse: DuckDBResource):
-    with warehouse.get_connection() as con:
-        wh.ensure_schema(con)
-        extra = dict(con.execute(KEYS_ONCE_SQL).fetchall())
+    extra = _doubled(warehouse, KEYS_ONCE_SQL)
     for t in HAND_TABLE_KEYS:
         yield dg.AssetCheckResult(asset_key=t, check_name="hand_rows_stored_once", passed=extra[t] == 0,
-                                  metadata={"keys_stored_twice": int(extra[t])})
+                                  metadata={"keys_stored_twice": extra[t]})
 
 
 @dg.asset_check(asset="quarantine", blocking=False,

@@ -71,14 +71,24 @@ or laptop, after a first quick switch, starts sessions of its own; a helper's ma
 plays on: speed and game drift between days, devices and stages more than within one session,
 and the timing test sets the after-segment against the account's other events. Fake quick moves
 to a never-seen device planted in 11,318 honest account-events of six tuning populations gave
-p <= 0.05 for 26 % and p <= 0.01 for 14 % (calibrated as below: 9 % and 3 %). Each candidate's combined p is therefore ranked
+p <= 0.05 for 26 % and p <= 0.01 for 14 %. Each candidate's combined p is therefore ranked
 against simulated same-player moves in this population (other accounts' events split at the
-candidates' hand positions, put through the same tests, vectorised; an empirical null, Efron,
+candidates' hand positions, put through the same tests, the same code; an empirical null, Efron,
 JASA 99, 2004), among the moves with about as many hands after the point (a fixed drift grows
 more significant with more hands), and the larger of that Monte Carlo p-value and the tests'
 own is kept. ``handover_p`` is on that calibrated scale: an honest quick mover is flagged at
 most about that often given the rare structure (0.25; the uncalibrated tests at 0.1 flagged 35 %
-of the fake moves, calibrated at 0.25 31 %). Without a null (fewer than ``null_min_events``
+of the fake moves). Planted in a seeded half of the accounts of six tuning populations (5,453
+moves; the other half left free for the null to draw from, as candidates are a few accounts in
+a real population) the calibrated p was near uniform: <= 0.01 for 1.2 %, <= 0.05 for 4.5 %,
+<= 0.25 for 23.8 %, flagged 23.8 %. (Planted in every account, the null is left only accounts
+with short events, and 30 % were flagged: the "1.4 times liberal" figure came from that design.)
+Real device moves are another matter: the null's moves keep the device, and a move to another
+kind of machine changes speed. Honest candidates of the tuning populations (89, all slower
+hand-overs or known devices, none flaggable by the quick rules) have a timing p <= 0.01 for 22 %
+(planted same-device moves: 7.5 %) and a calibrated p <= 0.25 for 38 %. A null that sets the
+after-segment against the account's decisions under its *other* devices brings them to 20 %, but
+lost 6 of 203 acted tuning groups at this level (not landed). Without a null (fewer than ``null_min_events``
 account-events free of mid-event logins, or ``calibrate=False``) the raw p-values and the old
 level, ``handover_p_raw`` = 0.1, are kept; so is that level for a device that also started
 sessions of its own on the account (an owner's new laptop after a first quick switch).
@@ -195,64 +205,39 @@ SELECT x.*, ss.device FROM x ASOF LEFT JOIN ss ON x.account = ss.account AND x.s
 """
 
 
-def _g2_interaction(T: np.ndarray, iters: int = 50) -> tuple[float, int]:
-    """Likelihood-ratio G2 of the three-way interaction in a who x period x action
-    table (who: the account / the rest of the field; period: before / after the
-    change point): does the account's play change more than the field's does as
-    the event moves on (blinds up, stacks short)? The no-three-way-interaction
-    model is fitted by iterative proportional fitting (Deming & Stephan 1940;
-    Bishop, Fienberg & Holland, *Discrete Multivariate Analysis*, 1975, ch. 3);
-    dof = (actions - 1) for a 2 x 2 x k table."""
-    T = T[:, :, T.sum(axis=(0, 1)) > 0].astype(float)
-    k = T.shape[2]
-    if k < 2 or (T.sum(axis=2) == 0).any():
-        return 0.0, 0
-    E = np.ones_like(T)
-    for _ in range(iters):
-        E *= (T.sum(axis=2) / np.maximum(E.sum(axis=2), 1e-300))[:, :, None]
-        E *= (T.sum(axis=1) / np.maximum(E.sum(axis=1), 1e-300))[:, None, :]
-        E *= (T.sum(axis=0) / np.maximum(E.sum(axis=0), 1e-300))[None, :, :]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        g2 = 2.0 * np.nansum(np.where(T > 0, T * np.log(T / E), 0.0))
-    return float(max(g2, 0.0)), int(k - 1)
+# ------------------------------------------------------------------ the tests, one implementation
+# Every two-sample test of a change point (the candidates' and the simulated same-player moves'
+# of the population's null) goes through these array forms, one row per comparison: the
+# candidates' samples are passed as lists of arrays, the null's as prefix sums over
+# account-events split at many hands at once. The same code gives both their p-values, so a
+# candidate is ranked against moves put through exactly its own tests.
+
+_EXACT_MAX = 8  # Mann-Whitney: the exact null distribution where a sample has at most this many values and no ties
 
 
-def _chi2_p(t: np.ndarray) -> float:
-    """Chi-square homogeneity p of a 2 x k count table (columns with no counts dropped)."""
-    t = t[:, t.sum(axis=0) > 0]
-    if t.shape[1] < 2 or (t.sum(axis=1) == 0).any():
-        return float("nan")
-    return float(sps.chi2_contingency(t, correction=False)[1])
+def _u_cdf(m: int, n: int, k: int) -> float:
+    """Exact P(U <= k) for the Mann-Whitney U of two samples of sizes m and n without ties:
+    the arrangements with U = u are the coefficients of q^u in the Gaussian binomial
+    coefficient [m+n choose m]_q = prod_{i<=min(m,n)} (1 - q^(n'+i)) / (1 - q^i), n' the
+    larger size (Mann & Whitney 1947; Andrews, *The Theory of Partitions*, 1976, ch. 3),
+    built factor by factor in exact integers (the counts outgrow 64 bits) up to q^k only:
+    each factor's coefficient u depends on lower ones alone."""
+    m, n = min(m, n), max(m, n)
+    if k < 0:
+        return 0.0
+    if k >= m * n:
+        return 1.0
+    c = np.zeros(k + 1, dtype=object)
+    c[:] = 0
+    c[0] = 1
+    for i in range(1, m + 1):
+        for r in range(min(i, k + 1)):  # divide by (1 - q^i): running sums with stride i
+            c[r::i] = np.cumsum(c[r::i])
+        d = n + i  # multiply by (1 - q^(n+i)), high powers first
+        if d <= k:
+            c[d:] = c[d:] - c[:-d].copy()
+    return int(np.sum(c)) / math.comb(m + n, m)
 
-
-def _mwu_p(x: np.ndarray, y: np.ndarray) -> float:
-    if len(x) < 5 or len(y) < 5:
-        return float("nan")
-    return float(sps.mannwhitneyu(x, y, alternative="two-sided").pvalue)
-
-
-def _strat_mwu(xa: np.ndarray, ca: np.ndarray, xb: np.ndarray, cb: np.ndarray, min_n: int = 5) -> tuple[float, int]:
-    """Stratified two-sample test of decision times: Mann-Whitney U within each
-    decision class (quick preflop folds, ordinary decisions, big decisions), the
-    classes' p-values combined with Fisher's method (disjoint samples, so
-    independent tests). A change in how often each class arises (a looser player
-    folds less) then does not pass for a change in speed. Returns (p, classes tested)."""
-    ps = []
-    for k in (0, 1, 2):
-        a, b = xa[ca == k], xb[cb == k]
-        if len(a) >= min_n and len(b) >= min_n:
-            ps.append(float(sps.mannwhitneyu(a, b, alternative="two-sided").pvalue))
-    if not ps:
-        return float("nan"), 0
-    if len(ps) == 1:
-        return ps[0], 1
-    return float(sps.chi2.sf(-2.0 * np.sum(np.log(np.clip(ps, 1e-300, 1.0))), 2 * len(ps))), len(ps)
-
-
-# ------------------------------------------------------------------ the population's own null
-# Vectorised forms of the tests in ``_compare`` for many change points at once, used to
-# simulate same-player device moves: every sample is split at a hand index, so each test's
-# statistic for any split comes from prefix sums over the account-event's hands.
 
 def _midranks(group: np.ndarray, value: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Mid-ranks of ``value`` within each ``group`` and each group's tie term
@@ -269,11 +254,14 @@ def _midranks(group: np.ndarray, value: np.ndarray) -> tuple[np.ndarray, np.ndar
 
 
 def _mwu_p_vec(n1: np.ndarray, n2: np.ndarray, u1: np.ndarray, tie: np.ndarray, min_n: int = 5) -> np.ndarray:
-    """Two-sided Mann-Whitney p for many pairs of samples at once: the normal
-    approximation with tie and continuity corrections (Mann & Whitney 1947; the
-    asymptotic form scipy uses for samples over 8). NaN where a sample has fewer
-    than ``min_n`` values."""
-    n1, n2 = n1.astype(float), n2.astype(float)
+    """Two-sided Mann-Whitney p for many pairs of samples at once, from the sizes, the first
+    sample's U and the pooled samples' tie term (Mann & Whitney, Ann. Math. Stat. 18, 1947):
+    the exact null distribution of U where the smaller sample has at most ``_EXACT_MAX``
+    values and there are no ties (``_u_cdf``), otherwise the normal approximation with tie and
+    continuity corrections (scipy's ``mannwhitneyu`` chooses the same way by default). NaN
+    where a sample has fewer than ``min_n`` values."""
+    n1, n2 = np.asarray(n1, dtype=float), np.asarray(n2, dtype=float)
+    u1, tie = np.asarray(u1, dtype=float), np.asarray(tie, dtype=float)
     n = n1 + n2
     mu = n1 * n2 / 2.0
     u = np.maximum(u1, n1 * n2 - u1)
@@ -282,11 +270,65 @@ def _mwu_p_vec(n1: np.ndarray, n2: np.ndarray, u1: np.ndarray, tie: np.ndarray, 
         z = (u - mu - 0.5) / s
     p = np.clip(2.0 * sps.norm.sf(z), 0.0, 1.0)
     p = np.where(s > 0, p, 1.0)
-    return np.where((n1 >= min_n) & (n2 >= min_n), p, np.nan)
+    ok = (n1 >= min_n) & (n2 >= min_n)
+    exact = ok & (np.minimum(n1, n2) <= _EXACT_MAX) & (tie == 0)
+    for i in np.flatnonzero(exact):  # one small count per small sample
+        # P(U >= u) = P(U <= n1 n2 - u) by symmetry; two-sided: twice the smaller tail
+        p[i] = min(1.0, 2.0 * _u_cdf(int(n1[i]), int(n2[i]), int(round(n1[i] * n2[i] - u[i]))))
+    return np.where(ok, p, np.nan)
+
+
+def _mwu_p_many(xs: list[np.ndarray], ys: list[np.ndarray], min_n: int = 5) -> np.ndarray:
+    """``_mwu_p_vec`` for a list of pairs of samples (xs[i] against ys[i]; NaN values left out):
+    mid-ranks within each pair's pooled values, U of the first sample."""
+    xs = [np.asarray(x, dtype=float) for x in xs]
+    ys = [np.asarray(y, dtype=float) for y in ys]
+    xs, ys = [x[~np.isnan(x)] for x in xs], [y[~np.isnan(y)] for y in ys]
+    N = len(xs)
+    if N == 0:
+        return np.zeros(0)
+    n1 = np.array([x.size for x in xs], dtype=np.int64)
+    n2 = np.array([y.size for y in ys], dtype=np.int64)
+    group = np.repeat(np.arange(N), n1 + n2)
+    value = np.concatenate([np.concatenate([x, y]) for x, y in zip(xs, ys)] + [np.zeros(0)])
+    first = np.concatenate([np.r_[np.ones(x.size, bool), np.zeros(y.size, bool)] for x, y in zip(xs, ys)] + [np.zeros(0, bool)])
+    ranks, tie = _midranks(group, value)
+    tie = np.concatenate([tie, np.zeros(max(0, N - tie.size))])[:N]
+    u1 = np.bincount(group[first], weights=ranks[first], minlength=N) - n1 * (n1 + 1) / 2.0
+    return _mwu_p_vec(n1, n2, u1, tie, min_n)
+
+
+def _fisher_classes(P: np.ndarray) -> np.ndarray:
+    """Row-wise combination of the decision classes' Mann-Whitney p-values (columns; NaN:
+    class not tested): one class tested, its p; several, Fisher's method (disjoint samples,
+    independent tests; Fisher 1925); none, NaN."""
+    ntest = (~np.isnan(P)).sum(axis=1)
+    stat = -2.0 * np.nansum(np.log(np.clip(P, 1e-300, 1.0)), axis=1)
+    one = np.nanmin(np.where(np.isnan(P), np.inf, P), axis=1) if P.shape[1] else np.full(P.shape[0], np.nan)
+    p = np.where(ntest == 1, one, sps.chi2.sf(stat, 2 * np.maximum(ntest, 1)))
+    return np.where(ntest == 0, np.nan, p)
+
+
+def _strat_mwu_many(xa: list[np.ndarray], ca: list[np.ndarray], xb: list[np.ndarray], cb: list[np.ndarray],
+                    min_n: int = 5) -> np.ndarray:
+    """Stratified two-sample test of decision times for each row: Mann-Whitney U within each
+    decision class (quick preflop folds, ordinary decisions, big decisions; a class is tested
+    where both samples have ``min_n`` of it), the classes combined by ``_fisher_classes``. A
+    change in how often each class arises (a looser player folds less) then does not pass for
+    a change in speed."""
+    if not xa:
+        return np.zeros(0)
+    P = np.column_stack([
+        _mwu_p_many([x[c == k] for x, c in zip(xa, ca)], [x[c == k] for x, c in zip(xb, cb)], min_n)
+        for k in (0, 1, 2)])
+    return _fisher_classes(P)
 
 
 def _chi2_p_vec(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """``_chi2_p`` for many 2 x k tables (rows a and b, shape (N, k)) at once."""
+    """Pearson chi-square homogeneity p of many 2 x k tables (rows a and b, shape (N, k)) at
+    once, columns with no counts in either row left out; NaN where fewer than two columns
+    are left or a row is empty (Pearson 1900)."""
+    a, b = np.atleast_2d(a), np.atleast_2d(b)
     t = np.stack([a, b], axis=1).astype(float)  # (N, 2, k)
     col = t.sum(axis=1)
     row = t.sum(axis=2)
@@ -300,10 +342,16 @@ def _chi2_p_vec(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.where((dof >= 1) & (row > 0).all(axis=1), p, np.nan)
 
 
-def _g2_interaction_vec(T: np.ndarray, iters: int = 50) -> np.ndarray:
-    """``_g2_interaction``'s p for many who x period x action tables (shape (N, 2, 2, k))
-    at once: the same iterative proportional fit, action columns with no counts left out."""
-    T = T.astype(float)
+def _g2_interaction_vec(T: np.ndarray, iters: int = 50) -> tuple[np.ndarray, np.ndarray]:
+    """Likelihood-ratio G2 of the three-way interaction in many who x period x action tables
+    (shape (N, 2, 2, k); who: the account / the rest of the field; period: before / after the
+    change point): does the account's play change more than the field's does as the event
+    moves on (blinds up, stacks short)? The no-three-way-interaction model is fitted by
+    iterative proportional fitting (Deming & Stephan 1940; Bishop, Fienberg & Holland,
+    *Discrete Multivariate Analysis*, 1975, ch. 3), action columns with no counts left out;
+    dof = (actions used - 1). Returns (G2, dof), both 0 where a table has fewer than two
+    actions or an empty who x period cell (no test; ``_g2_p``)."""
+    T = np.asarray(T, dtype=float)
     used = T.sum(axis=(1, 2)) > 0  # (N, k)
     E = np.broadcast_to(used[:, None, None, :], T.shape).astype(float).copy()
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -314,7 +362,14 @@ def _g2_interaction_vec(T: np.ndarray, iters: int = 50) -> np.ndarray:
         g2 = 2.0 * np.where(T > 0, T * np.log(np.where(T > 0, T, 1.0) / np.where(E > 0, E, 1.0)), 0.0).sum(axis=(1, 2, 3))
     dof = used.sum(axis=1) - 1
     ok = (dof >= 1) & ~(T.sum(axis=3) == 0).any(axis=(1, 2))
-    return np.where(ok, sps.chi2.sf(np.maximum(g2, 0.0), np.maximum(dof, 1)), np.nan)
+    return np.where(ok, np.maximum(g2, 0.0), 0.0), np.where(ok, dof, 0).astype(np.int64)
+
+
+def _g2_p(g2: np.ndarray, dof: np.ndarray) -> np.ndarray:
+    """Chi-square tail of G2 statistics (summed over independent strata, dof added); NaN
+    where there are no degrees of freedom."""
+    g2, dof = np.asarray(g2, dtype=float), np.asarray(dof)
+    return np.where(dof > 0, sps.chi2.sf(g2, np.maximum(dof, 1)), np.nan)
 
 
 def _eff_n(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -579,6 +634,7 @@ class SeatHandoffDetector(Detector):
         if not rows:
             self.rows_ = []
             return pl.DataFrame(schema=out_schema)
+        rows = self._test(rows)
         if self.has_sessions_:
             rows = self._one_seat_per_login(rows)
         rows = self._pool(rows)
@@ -759,7 +815,7 @@ class SeatHandoffDetector(Detector):
         i2 = np.searchsorted(fkey, (mtc + 1) * span, side="left")
         fb = fcs[i1] - fcs[i0] - cb
         fa = fcs[i2] - fcs[i1] - ca
-        p_mix = _g2_interaction_vec(np.stack([np.stack([cb, ca], axis=1), np.stack([fb, fa], axis=1)], axis=1))
+        p_mix = _g2_p(*_g2_interaction_vec(np.stack([np.stack([cb, ca], axis=1), np.stack([fb, fa], axis=1)], axis=1)))
         # after-segment against the account's own tournament hands outside it
         htot = hist.group_by("account").agg([pl.col(f"n_{a}").sum() for a in ACTS])
         hc = (evs.join(htot, on="account", how="left").sort("e")
@@ -773,7 +829,6 @@ class SeatHandoffDetector(Detector):
         sbin = boff[e_s] + j_s + 1
         cn, cr = _prefix(sbin, np.ones(e_s.size), nb), _prefix(sbin, r_s, nb)
         na = before(cn, n_e[me]) - before(cn, kk)
-        ra = before(cr, n_e[me]) - before(cr, kk)
         p_size = _mwu_p_vec(before(cn, kk), na, before(cr, kk) - before(cn, kk) * (before(cn, kk) + 1) / 2, tie_s[me])
         # decision timing after the point against all the account's other decisions, class by class
         p_time = np.full(N, np.nan)
@@ -792,7 +847,7 @@ class SeatHandoffDetector(Detector):
             key_h = e_h.astype(np.int64) * span + (ts_h - t0)
             pos = np.searchsorted(key_h, e_t.astype(np.int64) * span + (ts_t - t0), side="right") - hoff[e_t]
             tbin = boff[e_t] + pos
-            cls_t, g_t = tim["cls"].to_numpy()[rows_t], g[rows_t]
+            cls_t = tim["cls"].to_numpy()[rows_t]
             acc_m = np.array([acc_codes.get(a, -1) for a in evs["account"].to_list()], dtype=np.int64)[me]
             ps = []
             for c in (0, 1, 2):
@@ -804,12 +859,7 @@ class SeatHandoffDetector(Detector):
                 gm = np.where(acc_m >= 0, acc_m * 3 + c, 0)
                 nb_c = np.where(acc_m >= 0, n_g[gm], 0.0) - na_c
                 ps.append(_mwu_p_vec(na_c, nb_c, ra_c - na_c * (na_c + 1) / 2, tie_t[gm]))
-            P = np.column_stack(ps)
-            ntest = (~np.isnan(P)).sum(axis=1)
-            stat = -2.0 * np.nansum(np.log(np.clip(P, 1e-300, 1.0)), axis=1)
-            p_strat = np.where(ntest == 1, np.nanmin(np.where(np.isnan(P), np.inf, P), axis=1),
-                               sps.chi2.sf(stat, 2 * np.maximum(ntest, 1)))
-            p_strat = np.where(ntest == 0, np.nan, p_strat)
+            p_strat = _fisher_classes(np.column_stack(ps))
             # where the account has no such history: after against before in the event
             r_in, tie_in = _midranks(e_t, tim["log_ms"].to_numpy().astype(float)[rows_t])
             tie_in = np.concatenate([tie_in, np.zeros(max(0, E + 1 - tie_in.size))])
@@ -896,25 +946,32 @@ class SeatHandoffDetector(Detector):
                 # the account's own history under other devices (one baseline for the device)
                 r["n_act_after"] = float(sum(x["_ca"].sum() for x in g))
                 r["n_act_hist"] = float(max(x["_hc"].sum() for x in g))
-            if len(g) < 2:
-                continue
+        # the pooled tests of each device seen in two or more events, all devices at once
+        multi = [g for g in groups.values() if len(g) >= 2]
+        if multi:
             # events are independent strata: their interaction statistics add up
-            g2 = float(sum(r["_g2"] for r in g))
-            dof = int(sum(r["_dof"] for r in g))
-            p_mix = float(sps.chi2.sf(g2, dof)) if dof > 0 else float("nan")
-            p_size = _mwu_p(np.concatenate([r["_sb"] for r in g]), np.concatenate([r["_sa"] for r in g]))
-            if any(r["_tb"].size for r in g):
-                base = max(g, key=lambda r: r["_tb"].size)  # the same account and device: one baseline
-                p_time, _ = _strat_mwu(np.concatenate([r["_ta"] for r in g]), np.concatenate([r["_cta"] for r in g]),
-                                       base["_tb"], base["_ctb"])
-            else:
-                p_time = _mwu_p(np.concatenate([r["_xb"] for r in g]), np.concatenate([r["_xa"] for r in g]))
-            base = max(g, key=lambda r: r["_hc"].sum())
-            p_hist_mix = (_chi2_p(np.vstack([base["_hc"], np.sum([r["_ca"] for r in g], axis=0)]))
-                          if base["_hc"].sum() >= 20 else float("nan"))
-            for r in g:
-                r["p_hist_mix_event"] = r["p_hist_mix"]
-                r["p_mix"], r["p_size"], r["p_time"], r["p_hist_mix"] = p_mix, p_size, p_time, p_hist_mix
+            p_mix = _g2_p([sum(r["_g2"] for r in g) for g in multi], [sum(r["_dof"] for r in g) for g in multi])
+            p_size = _mwu_p_many([np.concatenate([r["_sb"] for r in g]) for g in multi],
+                                 [np.concatenate([r["_sa"] for r in g]) for g in multi])
+            # timing against the account's own decisions under other devices where it has any (the
+            # same account and device: one baseline, the largest), else after against before
+            has_tb = np.array([any(r["_tb"].size for r in g) for g in multi])
+            tbase = [max(g, key=lambda r: r["_tb"].size) for g in multi]
+            p_strat = _strat_mwu_many([np.concatenate([r["_ta"] for r in g]) for g in multi],
+                                      [np.concatenate([r["_cta"] for r in g]) for g in multi],
+                                      [b["_tb"] for b in tbase], [b["_ctb"] for b in tbase])
+            p_in = _mwu_p_many([np.concatenate([r["_xb"] for r in g]) for g in multi],
+                               [np.concatenate([r["_xa"] for r in g]) for g in multi])
+            p_time = np.where(has_tb, p_strat, p_in)
+            hbase = np.stack([max(g, key=lambda r: r["_hc"].sum())["_hc"] for g in multi])
+            p_hist_mix = np.where(hbase.sum(axis=1) >= 20,
+                                  _chi2_p_vec(hbase, np.stack([np.sum([r["_ca"] for r in g], axis=0) for g in multi])),
+                                  np.nan)
+            for i, g in enumerate(multi):
+                for r in g:
+                    r["p_hist_mix_event"] = r["p_hist_mix"]
+                    r["p_mix"], r["p_size"] = float(p_mix[i]), float(p_size[i])
+                    r["p_time"], r["p_hist_mix"] = float(p_time[i]), float(p_hist_mix[i])
         for r in rows:
             r.setdefault("p_hist_mix_event", r["p_hist_mix"])
             # the action mix counts if it shifts against the field in the event or against the
@@ -958,14 +1015,10 @@ class SeatHandoffDetector(Detector):
         cp_time = h["started_at"][k]
         before, after = counts[:k].sum(axis=0), counts[k:].sum(axis=0)
         field_b, field_a = self._field_counts(c["tournament_id"], c["account"], cp_time)
-        g2, dof = _g2_interaction(np.array([[before, after], [field_b, field_a]]))
-        p_mix = float(sps.chi2.sf(g2, dof)) if dof > 0 else float("nan")
         sizes = h["sizes"].to_list()
         sb = np.array([x for s in sizes[:k] for x in (s or []) if x is not None], dtype=float)
         sa = np.array([x for s in sizes[k:] for x in (s or []) if x is not None], dtype=float)
-        p_size = _mwu_p(sb, sa)
         vpip = h["vpip"].to_numpy()
-        p_time = float("nan")
         ks_d = float("nan")
         med_b = med_a = float("nan")
         n_db = n_da = 0
@@ -975,14 +1028,12 @@ class SeatHandoffDetector(Detector):
             lm = dec["log_ms"].to_numpy()
             xb, xa = lm[~after_mask], lm[after_mask]
             n_db, n_da = len(xb), len(xa)
-            p_time = _mwu_p(xb, xa)
             if n_db and n_da:
                 ks_d = float(sps.ks_2samp(xb, xa).statistic)
                 med_b, med_a = float(np.exp(np.median(xb))), float(np.exp(np.median(xa)))
         # after-segment against the account's history outside this event
         # (the account's tournament hands under its other devices, this event's
         # hands before the change point included)
-        p_hist_mix = p_hist_time = float("nan")
         hc = np.zeros(len(ACTS))
         if hist is not None and hist.height:
             same_event = (hist["tournament_id"] == c["tournament_id"]).fill_null(False).to_numpy()
@@ -990,8 +1041,6 @@ class SeatHandoffDetector(Detector):
             dev = hist["device"].to_numpy()
             keep = ~(same_event & after_t) & ((dev != c.get("device")) if c.get("device") is not None else True)
             hc = hist.select([f"n_{a}" for a in ACTS]).to_numpy().astype(float)[keep].sum(axis=0)
-            if hc.sum() >= 20:
-                p_hist_mix = _chi2_p(np.vstack([hc, after]))
         # timing after the change point against the account's own decisions played
         # under its other devices (this event before the change point, its other
         # events and cash games), class by class
@@ -1008,7 +1057,6 @@ class SeatHandoffDetector(Detector):
             lm, cl = hdec["log_ms"].to_numpy(), hdec["cls"].to_numpy()
             ta, cta, tb, ctb = lm[a_mask], cl[a_mask], lm[b_mask], cl[b_mask]
             n_hist = int(b_mask.sum())
-            p_hist_time, _ = _strat_mwu(ta, cta, tb, ctb)
         return {
             "account": c["account"], "tournament_id": c["tournament_id"],
             "cp_hand": cp_hand, "cp_time": cp_time, "k": k, "n_hands": h.height,
@@ -1021,10 +1069,7 @@ class SeatHandoffDetector(Detector):
             "device_sessions": int(c.get("device_sessions") or 0),
             "dev_quick_takeovers": int(c.get("dev_quick_takeovers") or 0),
             "dev_takeover_new_net": bool(c.get("dev_takeover_new_net") or False),
-            "p_mix": p_mix, "p_size": p_size, "ks_d": ks_d, "p_time_in": p_time,
-            # the timing test that counts: against the account's own history where it has one
-            "p_time": p_hist_time if not math.isnan(p_hist_time) else p_time,
-            "p_hist_mix": p_hist_mix, "p_hist_time": p_hist_time,
+            "ks_d": ks_d,
             "vpip_before": float(vpip[:k].mean()), "vpip_after": float(vpip[k:].mean()),
             "aggr_before": _aggr(before), "aggr_after": _aggr(after),
             "fold_before": _share(before, 0), "fold_after": _share(after, 0),
@@ -1032,10 +1077,38 @@ class SeatHandoffDetector(Detector):
             "size_after": float(np.median(sa)) if sa.size else float("nan"),
             "med_ms_before": med_b, "med_ms_after": med_a, "n_dec_before": n_db, "n_dec_after": n_da,
             "n_hist_dec": n_hist, "med_ms_hist": float(np.exp(np.median(tb))) if tb.size else float("nan"),
-            "_cb": before, "_ca": after, "_sb": sb, "_sa": sa, "_xb": xb, "_xa": xa, "_g2": g2, "_dof": dof,
+            "_cb": before, "_ca": after, "_fb": field_b, "_fa": field_a, "_sb": sb, "_sa": sa, "_xb": xb, "_xa": xa,
             "_ta": ta, "_cta": cta, "_tb": tb, "_ctb": ctb, "_hc": hc,
-            "p_mix_raw": _chi2_p(np.vstack([before, after])),
         }
+
+    @staticmethod
+    def _test(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """The tests of every compared change point at once, by the array forms the
+        population's null uses (one implementation): the action mix against the field's
+        (G2 interaction), bet sizes and decision times before/after (Mann-Whitney), the
+        after-segment's mix and timing against the account's own history (chi-square;
+        Mann-Whitney by decision class, Fisher-combined); the before/after mix alone
+        (chi-square) is reported."""
+        if not rows:
+            return rows
+        g2, dof = _g2_interaction_vec(np.stack([np.array([[r["_cb"], r["_ca"]], [r["_fb"], r["_fa"]]]) for r in rows]))
+        p_mix = _g2_p(g2, dof)
+        p_size = _mwu_p_many([r["_sb"] for r in rows], [r["_sa"] for r in rows])
+        p_time_in = _mwu_p_many([r["_xb"] for r in rows], [r["_xa"] for r in rows])
+        hc = np.stack([r["_hc"] for r in rows])
+        ca = np.stack([r["_ca"] for r in rows])
+        p_hist_mix = np.where(hc.sum(axis=1) >= 20, _chi2_p_vec(hc, ca), np.nan)
+        p_hist_time = _strat_mwu_many([r["_ta"] for r in rows], [r["_cta"] for r in rows],
+                                      [r["_tb"] for r in rows], [r["_ctb"] for r in rows])
+        p_mix_raw = _chi2_p_vec(np.stack([r["_cb"] for r in rows]), ca)
+        for i, r in enumerate(rows):
+            r.update({"_g2": float(g2[i]), "_dof": int(dof[i]), "p_mix": float(p_mix[i]), "p_size": float(p_size[i]),
+                      "p_time_in": float(p_time_in[i]),
+                      # the timing test that counts: against the account's own history where it has one
+                      "p_time": float(p_hist_time[i]) if not np.isnan(p_hist_time[i]) else float(p_time_in[i]),
+                      "p_hist_mix": float(p_hist_mix[i]), "p_hist_time": float(p_hist_time[i]),
+                      "p_mix_raw": float(p_mix_raw[i])})
+        return rows
 
     # ------------------------------------------------------------------ threshold
     def threshold(self, scores: pl.DataFrame) -> pl.DataFrame:

@@ -118,40 +118,75 @@ def test_fewer_honest_movers_flagged_than_uncalibrated(runs):
     assert not any(s.flagged for a, s in runs["new"].items() if a in OTHERS)
 
 
-def test_the_null_s_vectorised_tests_agree_with_the_candidates_tests():
-    """The empirical null recomputes the candidates' tests for many change points at
-    once; each vectorised form must give the p-value of the scalar test it mirrors."""
+def test_the_one_implementation_of_the_tests_agrees_with_scipy():
+    """The candidates and the population's null share one array implementation of each
+    test; each must give the p-value of an independent reference, scipy.stats, row by row."""
     from scipy import stats as sps
 
     from detectors import seat_handoff as sh
 
     rng = np.random.default_rng(5)
-    # chi-square homogeneity of 2 x k tables (a column empty in both rows is dropped by both)
+    # chi-square homogeneity of 2 x k tables (a column empty in both rows is dropped)
     a = rng.integers(0, 12, size=(40, 5))
     b = rng.integers(0, 12, size=(40, 5))
     a[:5, 2] = b[:5, 2] = 0
+    a[5:8, 3] = b[5:8, 3] = 0
     vec = sh._chi2_p_vec(a, b)
-    one = np.array([sh._chi2_p(np.stack([a[i], b[i]])) for i in range(len(a))])
-    np.testing.assert_allclose(vec, one, rtol=1e-9, equal_nan=True)
-    # the three-way interaction G2 of who x period x action tables
-    T = rng.integers(0, 15, size=(30, 2, 2, 4))
-    T[:4, :, :, 1] = 0
-    vec = sh._g2_interaction_vec(T)
-    one = []
-    for t in T:
-        g2, dof = sh._g2_interaction(t)
-        one.append(sps.chi2.sf(g2, dof) if dof >= 1 else np.nan)
-    np.testing.assert_allclose(vec, np.array(one), rtol=1e-6, atol=1e-12, equal_nan=True)
-    # Mann-Whitney from mid-ranks within each pair of samples (asymptotic form, as scipy for samples over 8)
-    xs = [np.round(rng.lognormal(8, 0.5, size=rng.integers(9, 40)), -2) for _ in range(20)]
-    ys = [np.round(rng.lognormal(8.2, 0.5, size=rng.integers(9, 40)), -2) for _ in range(20)]
-    group = np.concatenate([np.full(len(x) + len(y), i) for i, (x, y) in enumerate(zip(xs, ys))])
-    value = np.concatenate([np.concatenate([x, y]) for x, y in zip(xs, ys)])
-    first = np.concatenate([np.r_[np.ones(len(x)), np.zeros(len(y))] for x, y in zip(xs, ys)]).astype(bool)
-    ranks, tie = sh._midranks(group, value)
-    n1 = np.array([len(x) for x in xs])
-    n2 = np.array([len(y) for y in ys])
-    u1 = np.bincount(group[first], weights=ranks[first]) - n1 * (n1 + 1) / 2.0
-    vec = sh._mwu_p_vec(n1, n2, u1, tie)
-    one = [sps.mannwhitneyu(x, y, alternative="two-sided", method="asymptotic").pvalue for x, y in zip(xs, ys)]
-    np.testing.assert_allclose(vec, one, rtol=1e-9)
+    ref = []
+    for x, y in zip(a, b):
+        t = np.stack([x, y])
+        ref.append(sps.chi2_contingency(t[:, t.sum(axis=0) > 0], correction=False)[1])
+    np.testing.assert_allclose(vec, ref, rtol=1e-9)
+    assert np.isnan(sh._chi2_p_vec(np.array([[0, 0, 0]]), np.array([[1, 2, 3]]))).all()  # an empty row: no test
+    # the three-way interaction G2 of who x period x action tables (fitted by iterative
+    # proportional fitting), against the closed form of a 2 x 2 x 2 table (Bartlett, JRSS
+    # Suppl. 2, 1935): the fitted table keeps every two-way margin, so it is the table plus
+    # d * (-1)^(i+j+k), with d the root that makes the two odds ratios equal (scipy's brentq)
+    from scipy.optimize import brentq
+
+    T = rng.integers(1, 15, size=(30, 2, 2, 2)).astype(float)
+    g2, dof = sh._g2_interaction_vec(T)
+    assert (dof == 1).all()
+    sign = (-1.0) ** np.indices((2, 2, 2)).sum(axis=0)
+    for t, g in zip(T, g2):
+        def log_or_ratio(d, t=t):
+            e = t + d * sign
+            return np.log(e[0, 0, 0] * e[0, 1, 1] / (e[0, 0, 1] * e[0, 1, 0])) - \
+                np.log(e[1, 0, 0] * e[1, 1, 1] / (e[1, 0, 1] * e[1, 1, 0]))
+        eps = 1e-9
+        d = brentq(log_or_ratio, -t[sign > 0].min() + eps, t[sign < 0].min() - eps, xtol=1e-13)
+        ref = 2.0 * np.sum(t * np.log(t / (t + d * sign)))
+        assert g == pytest.approx(ref, rel=1e-6, abs=1e-9)
+    np.testing.assert_allclose(sh._g2_p(g2, dof), sps.chi2.sf(g2, 1), rtol=1e-12)
+    # a table whose account never acts after the point: no test
+    T0 = rng.integers(1, 9, size=(1, 2, 2, 5)).astype(float)
+    T0[0, 0, 1, :] = 0
+    assert sh._g2_interaction_vec(T0)[1][0] == 0 and np.isnan(sh._g2_p(*sh._g2_interaction_vec(T0))).all()
+    # Mann-Whitney on lists of pairs of samples, with and without ties, small (exact null) and
+    # large (normal approximation): scipy's default chooses between them the same way
+    xs, ys = [], []
+    for i in range(200):
+        n1, n2 = int(rng.integers(0, 14)), int(rng.integers(0, 60))
+        x, y = rng.lognormal(8, 0.5, n1), rng.lognormal(8.2, 0.5, n2)
+        if i % 2:
+            x, y = np.round(x, -2), np.round(y, -2)
+        xs.append(x)
+        ys.append(y)
+    vec = sh._mwu_p_many(xs, ys)
+    ref = np.array([sps.mannwhitneyu(x, y, alternative="two-sided").pvalue if len(x) >= 5 and len(y) >= 5 else np.nan
+                    for x, y in zip(xs, ys)])
+    assert np.isnan(ref).sum() > 10 and (~np.isnan(ref)).sum() > 100
+    np.testing.assert_allclose(vec, ref, rtol=1e-9, equal_nan=True)
+    small = np.array([min(len(x), len(y)) <= 8 and len(np.unique(np.r_[x, y])) == len(x) + len(y) for x, y in zip(xs, ys)])
+    assert (small & ~np.isnan(ref)).sum() >= 10  # the exact path is exercised
+    # stratified by decision class: per-class Mann-Whitney, Fisher-combined
+    cx = [rng.integers(0, 3, len(x)) for x in xs]
+    cy = [rng.integers(0, 3, len(y)) for y in ys]
+    vec = sh._strat_mwu_many(xs, cx, ys, cy)
+    for x, c1, y, c2, v in zip(xs, cx, ys, cy, vec):
+        ps = [sps.mannwhitneyu(x[c1 == k], y[c2 == k], alternative="two-sided").pvalue
+              for k in (0, 1, 2) if (c1 == k).sum() >= 5 and (c2 == k).sum() >= 5]
+        if not ps:
+            assert np.isnan(v)
+        else:
+            assert v == pytest.approx(sps.combine_pvalues(ps, method="fisher").pvalue, rel=1e-9)

@@ -88,8 +88,28 @@ baseline has at least half as many decisions against others as against the
 partner (``hand_min_baseline``; an honest pair that plays mostly each other,
 with 27 baseline decisions for 109 against the partner, reached p = 3e-6 on
 tuning population 101 without it; on the tuning populations the planted pairs
-that needed the hand test had ratios 0.8-20, and 1.0 lost one of them). It enters the weighted Bonferroni with the main
-test at 0.45 each (raise and fold tests 0.05 each). On tuning population 103
+that needed the hand test had ratios 0.8-20, and 1.0 lost one of them). Below
+that ratio the same statistic is judged by its *predictive* tail
+(:func:`detectors.stats.hand_passivity_predictive`, ``hand_thin``): each
+(player, opponent, bin) rate is drawn from its Beta posterior given the
+player's few decisions against others, the Chernoff tail is taken given the
+draw and averaged over ``hand_draws`` draws: a predictive p-value (Box,
+JRSS A 1980) whose posterior rests on the decisions against others only,
+never the pair's own, so no decision is used twice (Bayarri & Berger, JASA
+2000, on carrying a nuisance parameter's uncertainty into a p-value). The bin's
+empirical-Bayes prior keeps its mean but is capped at the strength of two
+decisions (``hand_prior_strength``): the population's spread says little
+about a player who plays mostly one opponent, and at the fitted strength the
+honest pair of population 101 came out at p = 7e-5 (q = 0.008, a false flag)
+while with the cap its own passive baseline speaks (p = 2e-4), and a group of
+strength 0.25 on tuning population 192 (31 baseline decisions for 199 with
+the partner, plug-in p = 4e-11) keeps p = 3e-8 to 7e-8 over seeds of the
+draws. It enters the weighted Bonferroni with the main
+test at 0.45 each (raise and fold tests 0.05 each); the predictive form at
+0.1 with the main test at 0.8 (``thin_weights``): with 0.45 the two closest
+honest thin-baseline pairs of the tuning populations moved from q = 0.11 and
+0.55 to 0.04, with 0.1 they stay at 0.11 and above while the groups it finds
+keep q below 1e-4. On tuning population 103
 a group of strength 0.25 that acted in 11 of its 286 heads-up hands moved from
 p = 3e-4 (check test) to 5e-7 (hand test), the best honest pair's stayed at
 3e-3.
@@ -253,6 +273,10 @@ class SoftPlayDetector(Detector):
         hand_max_weight: float = 10.0,
         hand_min_baseline: float = 0.5,
         hand_mutual: bool = True,
+        hand_thin: bool = True,
+        hand_draws: int = 512,
+        hand_prior_strength: float | None = 2.0,
+        thin_weights: tuple[float, ...] = (0.8, 0.05, 0.05, 0.1),
         side_stouffer: bool = True,
         ring_tau: float | None = 0.05,
         coentry_prior: float | None = 30.0,
@@ -276,6 +300,15 @@ class SoftPlayDetector(Detector):
         # the hand test only where each player's own baseline (decisions against others in the pair's bins) is at
         # least this multiple of the decisions aimed at the partner: it takes the own rates as known
         self.hand_min_baseline = hand_min_baseline
+        # below hand_min_baseline the hand test is still made, with the own rates' uncertainty carried
+        # (stats.hand_passivity_predictive, ``hand_draws`` posterior draws, each bin's prior capped at
+        # ``hand_prior_strength`` decisions) instead of the plug-in rates (False: not made)
+        self.hand_thin = hand_thin
+        self.hand_draws = hand_draws
+        self.hand_prior_strength = hand_prior_strength
+        # the weighted-Bonferroni weights of the pairs whose hand test is the predictive one: it is the weaker evidence
+        # there (the plug-in rates' fit is what it doubts), so it gets a small share and the main test keeps most
+        self.thin_weights = thin_weights
         # the mutual rule: each direction's check-test z, or its own share of the hand test's z, at least mutual_z
         self.hand_mutual = hand_mutual
         # the mutual rule may also read each side's Stouffer z over all the tests of SPECS on its decisions (sdir_z)
@@ -382,16 +415,32 @@ class SoftPlayDetector(Detector):
         if self.hand_test and out is not None:
             # whole hands checked through between them (the check test's decisions, heads-up, own rates as its)
             y, kw = self._baseline_args(self.tests[0])
-            rated = stats.own_rates_per_decision(self.dec_, y, alpha=self.alpha, also_out=also, **kw)
+            rated = stats.own_rates_per_decision(self.dec_, y, alpha=self.alpha, also_out=also, posterior=self.hand_thin,
+                                                 **kw)
             hp = stats.hand_passivity_test(rated.filter(pl.col("hu")), max_weight=self.hand_max_weight)
             # the plug-in own rates are trusted only where each player's baseline outweighs the pair's own decisions
             lo, hi = pl.min_horizontal("player", "opponent"), pl.max_horizontal("player", "opponent")
             base = first_dir.group_by(lo.alias("player"), hi.alias("opponent")).agg(
                 hp_base=(pl.col("n0").cast(pl.Float64) / pl.col("n").cast(pl.Float64).clip(1.0)).min(),
                 hp_dirs=pl.len())
-            hp = hp.join(base, on=["player", "opponent"], how="left").with_columns(
-                hp_p_value=pl.when((pl.col("hp_dirs") == 2) & (pl.col("hp_base") >= self.hand_min_baseline))
-                .then("hp_p_value"))
+            hp = hp.join(base, on=["player", "opponent"], how="left")
+            deep = (pl.col("hp_dirs") == 2) & (pl.col("hp_base") >= self.hand_min_baseline)
+            thin = (pl.col("hp_dirs") == 2) & (pl.col("hp_base") < self.hand_min_baseline)
+            if self.hand_thin:
+                # thinner baselines: the same statistic, its tail averaged over the rates the baseline allows
+                tp = hp.filter(thin).select("player", "opponent")
+                r = rated.filter(pl.col("hu")).with_columns(_a=lo, _b=hi).join(
+                    tp.select(_a="player", _b="opponent"), on=["_a", "_b"], how="semi").drop("_a", "_b")
+                pred = stats.hand_passivity_predictive(r, bins=tuple(kw.get("bins") or ("preflop", "facing", "hu", "sbin")),
+                                                       max_weight=self.hand_max_weight, draws=self.hand_draws,
+                                                       random_state=self.random_state,
+                                                       prior_strength=self.hand_prior_strength)
+                hp = hp.join(pred, on=["player", "opponent"], how="left").with_columns(
+                    hp_p_value=pl.when(deep).then("hp_p_value").when(thin).then("hp_pred_p_value"),
+                    hp_predictive=pl.when(thin & pl.col("hp_pred_p_value").is_not_null()).then(True).when(deep).then(False)
+                ).drop("hp_pred_p_value")
+            else:
+                hp = hp.with_columns(hp_p_value=pl.when(deep).then("hp_p_value"))
             out = out.join(hp.drop("hp_dirs"), on=["player", "opponent"], how="left")
             # each side's own share of the passivity (its decisions only): the mutual rule may read it in place of the
             # check test's per-direction z where the hand test was made
@@ -431,6 +480,11 @@ class SoftPlayDetector(Detector):
             ps[0] = stats.z_sum_with_support(f(f"{m}_p_value"), f(f"{x}_p_value"), wm, wx)
         u = u.with_columns(pl.Series("main_p_value", ps[0], nan_to_null=True))
         p = stats.weighted_bonferroni(ps, self.test_weights)
+        if "hp_predictive" in u.columns and len(self.thin_weights) == len(ps):
+            # pairs judged by the predictive hand test (thin own baselines): its weight is fixed by the decision counts,
+            # never by the outcome, so the correction stays valid
+            thin = u["hp_predictive"].fill_null(False).to_numpy()
+            p = np.where(thin, stats.weighted_bonferroni(ps, self.thin_weights), p)
         u = u.with_columns(pl.Series("p_value", p, nan_to_null=True))
         u = u.with_columns(
             hu=pl.max_horizontal(pl.col("hu_hands").fill_null(0), pl.col("hu_hands_r").fill_null(0)),
@@ -710,7 +764,10 @@ class SoftPlayDetector(Detector):
                 value=npass / nh, n=nh, p_value=hp,
                 text=f"in {npass} of {nh} heads-up hands between {a} and {b} neither bet on any street; weighted by how "
                      f"unlikely each such hand was under their own betting rates against others with the same cards, "
-                     f"{row.get('hp_observed') or 0:.1f} against {row.get('hp_expected') or 0:.1f} expected",
+                     f"{row.get('hp_observed') or 0:.1f} against {row.get('hp_expected') or 0:.1f} expected"
+                     + (f"; their play against others is thin ({row.get('hp_base') or 0:.2f} decisions against others "
+                        f"per decision against each other), so the p-value is averaged over every rate it allows"
+                        if row.get("hp_predictive") else ""),
                 sql=gp.HU_COUNTS_SQL,
             ))
             if not tests or hp < min(tests)[0]:

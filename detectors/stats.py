@@ -550,7 +550,8 @@ def weighted_bh_pvalues(p, power, prior=None) -> np.ndarray:
 
 
 def own_rates_per_decision(dec, y: str, *, where=None, bins: tuple[str, ...] = ("preflop", "facing", "hu", "sbin"),
-                           side: str = "less", alpha: float = 0.01, max_rate: float = 1 - 1e-6, also_out=None):
+                           side: str = "less", alpha: float = 0.01, max_rate: float = 1 - 1e-6, also_out=None,
+                           posterior: bool = False):
     """Each decision of ``dec`` (filtered by ``where``) with the acting player's own rate ``r`` of ``y`` in its bin.
 
     The rate is the one :func:`robust_own_baseline`'s second pass uses for the
@@ -559,6 +560,10 @@ def own_rates_per_decision(dec, y: str, *, where=None, bins: tuple[str, ...] = (
     opponents (and ``also_out``) left out of the baseline. Returns the
     decision columns with ``_y`` (0/1) and ``r`` added, for tests that need the
     decisions themselves (e.g. :func:`hand_passivity_test`).
+
+    ``posterior``: also the rate's Beta posterior, ``ra`` = prior a + k0 and ``rb`` = prior b + n0 - k0 (``k0`` of
+    ``n0`` decisions against everyone else in the bin; ``r`` is its mean), for tests that carry the baseline's uncertainty
+    (:func:`hand_passivity_predictive`).
     """
     import polars as pl
 
@@ -585,7 +590,10 @@ def own_rates_per_decision(dec, y: str, *, where=None, bins: tuple[str, ...] = (
         n0=(pl.col("N") - pl.when(pl.col("_o")).then(0).otherwise(pl.col("n"))).clip(0),
         k0=(pl.col("K") - pl.when(pl.col("_o")).then(0).otherwise(pl.col("k"))).clip(0))
     t = t.select("player", "opponent", *bins,
-                 r=((pl.col("k0") + pl.col("pa")) / (pl.col("n0") + pl.col("pa") + pl.col("pb"))).clip(1e-6, max_rate))
+                 r=((pl.col("k0") + pl.col("pa")) / (pl.col("n0") + pl.col("pa") + pl.col("pb"))).clip(1e-6, max_rate),
+                 *([(pl.col("k0") + pl.col("pa")).cast(pl.Float64).alias("ra"),
+                    (pl.col("n0") - pl.col("k0") + pl.col("pb")).cast(pl.Float64).alias("rb"),
+                    pl.col("k0").cast(pl.Float64), pl.col("n0").cast(pl.Float64)] if posterior else []))
     return d.join(t, on=["player", "opponent", *bins], how="left")
 
 
@@ -657,6 +665,87 @@ def hand_passivity_test(rated, *, max_weight: float = 10.0, directed: bool = Fal
         best = np.minimum(best, k - theta * s)
     p = np.exp(best)
     return g.with_columns(hp_z=pl.Series(z), hp_p_value=pl.Series(np.clip(p, _TINY, 1.0))).select(list(cols))
+
+
+def _chernoff_tail(idx, pi, w, s, groups: int) -> np.ndarray:
+    """min over a fixed grid of theta of exp(K(theta) - theta s) per group, K the cumulant generating function of a sum of
+    independent Bernoulli(pi) indicators weighted w (one row per indicator, ``idx`` its group): the bound of
+    :func:`hand_passivity_test`."""
+    pi = np.clip(pi, 1e-300, 1.0)
+    best = np.zeros(groups)
+    l1 = np.log1p(-np.minimum(pi, 1 - 1e-15))
+    lp = np.log(pi)
+    for theta in np.geomspace(1e-3, 50.0, 64):
+        k = np.bincount(idx, weights=np.logaddexp(l1, lp + theta * w), minlength=groups)
+        best = np.minimum(best, k - theta * s)
+    return np.exp(best)
+
+
+def hand_passivity_predictive(rated, *, bins: tuple[str, ...] = ("preflop", "facing", "hu", "sbin"),
+                              max_weight: float = 10.0, draws: int = 64, random_state: int = 0,
+                              max_rate: float = 1 - 1e-6, prior_strength: float | None = None):
+    """:func:`hand_passivity_test` with the own rates' uncertainty carried: a predictive p-value per unordered pair.
+
+    ``rated``: decisions from :func:`own_rates_per_decision` with ``posterior=True`` (the plug-in rate ``r`` and its
+    Beta posterior ``ra``, ``rb`` from the player's k0 of n0 decisions against everyone else in the bin, with the
+    empirical-Bayes prior of the bin). The statistic is the hand test's, fixed by the plug-in rates: S = sum over the
+    pair's hands of 1[neither bet] w_h, w_h = min(-ln pi_h, ``max_weight``). Its null distribution is taken under the
+    rates the baseline allows rather than the plug-in ones: each (player, opponent, bin) rate is drawn from its
+    posterior, the hands are independent given the rates, and the p-value is the average over ``draws`` draws of the
+    Chernoff bound of S's tail given the rates: an upper bound of the predictive tail (Box, J. R. Stat. Soc. A 1980)
+    whose posterior rests on the decisions against others only, never on the pair's own, so no decision is used twice
+    (Bayarri & Berger, JASA 2000); the beta-binomial model of the own-baseline tests, here per hand.
+    Where the baseline is deep the posterior is narrow and the p-value that of :func:`hand_passivity_test`; where
+    it is thin (a player who plays mostly the partner) the draws include every rate the few decisions against
+    others allow, and a pair whose passivity could be that player's style gets the heavier tail it deserves.
+    ``prior_strength``: the bin's prior kept at its mean with a + b at most this (None: as fitted), so that the
+    player's own few decisions, not the population's spread, say which rates are possible. Seeded
+    (``random_state``); the draws are taken ``block`` at a time (memory hands x 32). Returns player (<), opponent,
+    hp_pred_p_value.
+    """
+    import polars as pl
+
+    cols = {"player": pl.Utf8, "opponent": pl.Utf8, "hp_pred_p_value": pl.Float64}
+    d = rated.filter(pl.col("r").is_not_null() & pl.col("ra").is_not_null())
+    if d.is_empty():
+        return pl.DataFrame(schema=cols)
+    lo, hi = pl.min_horizontal("player", "opponent"), pl.max_horizontal("player", "opponent")
+    cells = d.select("player", "opponent", *bins, "ra", "rb", "k0", "n0").unique(["player", "opponent", *bins],
+                                                                                maintain_order=True)
+    if prior_strength is not None:
+        # the bin's prior kept at its mean but at most this strength (a + b): the rates a player's few decisions
+        # against others allow, not the ones the population's spread allows
+        a0, b0 = pl.col("ra") - pl.col("k0"), pl.col("rb") - (pl.col("n0") - pl.col("k0"))
+        f = (prior_strength / (a0 + b0)).clip(upper_bound=1.0)
+        cells = cells.with_columns(ra=pl.col("k0") + a0 * f, rb=pl.col("n0") - pl.col("k0") + b0 * f)
+    cells = cells.with_row_index("_c")
+    d = d.join(cells.select("player", "opponent", *bins, "_c"), on=["player", "opponent", *bins])
+    h = d.group_by("hand_id", lo.alias("pa_"), hi.alias("pb_")).agg(
+        bets=pl.col("_y").sum(), logpi=(1 - pl.col("r")).log().sum())
+    h = h.with_columns(w=(-pl.col("logpi")).clip(0, max_weight), x=(pl.col("bets") == 0).cast(pl.Float64))
+    g = h.group_by("pa_", "pb_").agg(s=(pl.col("x") * pl.col("w")).sum()).sort("pa_", "pb_").with_row_index("_g")
+    h = h.join(g.select("pa_", "pb_", "_g"), on=["pa_", "pb_"]).sort("_g", "hand_id").with_row_index("_h")
+    hc = d.group_by("hand_id", lo.alias("pa_"), hi.alias("pb_"), "_c").agg(c=pl.len()).join(
+        h.select("hand_id", "pa_", "pb_", "_h"), on=["hand_id", "pa_", "pb_"])
+    rng = np.random.default_rng(random_state)
+    theta = rng.beta(cells["ra"].to_numpy()[:, None], cells["rb"].to_numpy()[:, None], size=(len(cells), draws))
+    l1m = np.log1p(-np.clip(theta, 1e-6, max_rate))  # (cells, draws)
+    hi_, ci_, cnt = hc["_h"].to_numpy(), hc["_c"].to_numpy(), hc["c"].to_numpy().astype(float)
+    nh, ng = len(h), len(g)
+    gidx = h["_g"].to_numpy().astype(np.int64)
+    total = np.zeros(ng)
+    block = 32  # draws at a time: memory (hands x block), not (hands x draws)
+    for m0 in range(0, draws, block):
+        ms = range(m0, min(m0 + block, draws))
+        # log pi_h per draw: sum over the hand's decisions of ln(1 - theta) (draws x hands, flattened draw-major)
+        lpi = np.stack([np.bincount(hi_, weights=cnt * l1m[ci_, m], minlength=nh) for m in ms])
+        idx = (gidx[None, :] + ng * np.arange(len(ms))[:, None]).ravel()
+        w = np.tile(h["w"].to_numpy(), len(ms))
+        s = np.tile(g["s"].to_numpy(), len(ms))
+        total += _chernoff_tail(idx, np.exp(lpi.ravel()), w, s, ng * len(ms)).reshape(len(ms), ng).sum(axis=0)
+    p = np.clip(total / draws, _TINY, 1.0)
+    return g.select(pl.col("pa_").alias("player"), pl.col("pb_").alias("opponent"),
+                    hp_pred_p_value=pl.Series(p))
 
 
 def all_below_product_pvalue(P, tau: float) -> np.ndarray:

@@ -322,17 +322,19 @@ def test_dump_partner_found_by_another_test_leaves_the_baseline_of_every_test():
 
 
 def test_hand_test_is_made_only_where_the_own_baselines_outweigh_the_pair():
-    """The hand test takes the own rates as known: it is made only where each player's baseline (decisions against
-    others in the pair's bins) is at least ``hand_min_baseline`` times the decisions against the partner. With the
-    bar above every pair's ratio no pair has a hand test and the pair's p-value is the old three-test rule; with the
-    bar at 0 every pair with a heads-up hand has one."""
+    """The plug-in hand test takes the own rates as known: it is made only where each player's baseline (decisions
+    against others in the pair's bins) is at least ``hand_min_baseline`` times the decisions against the partner;
+    below the bar the predictive form is made (``hand_thin``) or none. With the bar above every pair's ratio and
+    ``hand_thin`` off no pair has a hand test and the pair's p-value is the old three-test rule; with the bar at 0
+    every pair with a heads-up hand has the plug-in one; with the bar above every ratio and ``hand_thin`` on every
+    such pair has the predictive one, never below the plug-in p-value by more than its Monte Carlo noise."""
     import polars as pl
     import pytest
 
     from detectors.soft_play import SoftPlayDetector
 
     w = build_world(n_players=16, n_hands=3000, soft=[(("p01", "p02"), 0.15)], seed=5)
-    none = SoftPlayDetector(hand_min_baseline=1e9).fit(w.con).score(w.con)
+    none = SoftPlayDetector(hand_min_baseline=1e9, hand_thin=False).fit(w.con).score(w.con)
     assert none["hp_p_value"].null_count() == none.height
     old = SoftPlayDetector(hand_test=False).fit(w.con).score(w.con)
     both = none.join(old.select("player", "opponent", p_old="p_value"), on=["player", "opponent"])
@@ -343,6 +345,14 @@ def test_hand_test_is_made_only_where_the_own_baselines_outweigh_the_pair():
     sc = every.score(w.con)
     tested = sc.filter(pl.col("hands") > 0)
     assert tested.height > 50 and tested["hp_p_value"].null_count() == 0
+    assert not tested["hp_predictive"].any()
+    pred = SoftPlayDetector(hand_min_baseline=1e9).fit(w.con).score(w.con).filter(pl.col("hands") > 0)
+    assert pred.height == tested.height and pred["hp_predictive"].all()
+    both = tested.select("player", "opponent", plug="hp_p_value").join(pred.select("player", "opponent", "hp_p_value"),
+                                                                       on=["player", "opponent"])
+    assert (both["hp_p_value"] >= 0.5 * both["plug"]).all()
+    small = both.filter(pl.col("plug") < 1e-3)  # the planted pair: the thin-baseline form pays for its uncertainty
+    assert small.height >= 1 and (small["hp_p_value"] > small["plug"]).all()
 
 
 def test_mutual_rule_reads_each_sides_share_of_the_hand_test():

@@ -653,17 +653,8 @@ def hand_passivity_test(rated, *, max_weight: float = 10.0, directed: bool = Fal
     # independent weighted Bernoullis), minimised over a fixed grid of theta: valid for any number of hands, exact
     # in the limit for one hand (the bound tends to pi_h), conservative by a modest factor for many
     gid = h.join(g.select("player", "opponent").with_row_index("_g"), on=["player", "opponent"])
-    idx = gid["_g"].to_numpy().astype(np.int64)
-    pi = np.clip(gid["pi"].to_numpy(), 1e-300, 1.0)
-    w = gid["w"].to_numpy()
-    s = g["hp_observed"].to_numpy()
-    best = np.zeros(len(g))
-    l1 = np.log1p(-np.minimum(pi, 1 - 1e-15))
-    lp = np.log(pi)
-    for theta in np.geomspace(1e-3, 50.0, 64):
-        k = np.bincount(idx, weights=np.logaddexp(l1, lp + theta * w), minlength=len(g))
-        best = np.minimum(best, k - theta * s)
-    p = np.exp(best)
+    p = _chernoff_tail(gid["_g"].to_numpy().astype(np.int64), gid["pi"].to_numpy(), gid["w"].to_numpy(),
+                       g["hp_observed"].to_numpy(), len(g))
     return g.with_columns(hp_z=pl.Series(z), hp_p_value=pl.Series(np.clip(p, _TINY, 1.0))).select(list(cols))
 
 

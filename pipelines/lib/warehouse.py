@@ -319,6 +319,14 @@ class _Stage:
     def __init__(self) -> None:
         self.folder: Path | None = None
         self.files: dict[str, list[str]] = {}
+        # each table's columns, read once per run (the schema cannot change inside the run's transaction; a
+        # read of duckdb_columns() costs ~2 ms, and every batch stages up to a dozen tables)
+        self.columns: dict[str, list[str]] = {}
+
+    def _columns(self, con, table: str) -> list[str]:
+        if table not in self.columns:
+            self.columns[table] = table_columns(con, table)
+        return self.columns[table]
 
     def stored_hashes(self, con, ids_view: str) -> pl.DataFrame | None:
         """``hand_id, _stored_hash`` of the hands staged so far in this run whose id is in ``ids_view``."""
@@ -342,7 +350,7 @@ class _Stage:
             db = con.execute("SELECT path FROM duckdb_databases() WHERE database_name = current_database()").fetchall()
             where = Path(db[0][0]).parent if db and db[0][0] else None
             self.folder = Path(tempfile.mkdtemp(prefix=".railbird-load-", dir=where))
-        cols = [c for c in table_columns(con, table) if c in df.columns]
+        cols = [c for c in self._columns(con, table) if c in df.columns]
         files = self.files.setdefault(table, [])
         path = self.folder / f"{table}-{len(files):05d}.parquet"
         df.select(cols).write_parquet(path, compression="lz4", statistics=False)
@@ -352,7 +360,7 @@ class _Stage:
     def flush(self, con) -> None:
         """Insert every staged table (inside the caller's transaction)."""
         for table, files in self.files.items():
-            cols = [c for c in table_columns(con, table) if c in pl.read_parquet_schema(files[0])]
+            cols = [c for c in self._columns(con, table) if c in pl.read_parquet_schema(files[0])]
             collist = ", ".join(f'"{c}"' for c in cols)
             con.execute(f'INSERT INTO "{table}" ({collist}) SELECT {collist} FROM read_parquet(?)', [files]).fetchall()
         self.files = {}

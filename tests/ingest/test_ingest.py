@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import re
 import time
+from pathlib import Path
 
 import pytest
 
@@ -355,3 +356,31 @@ def test_one_copy_rows_sends_copies_that_parsed_differently_to_a_reparse():
     rows, uneven = wh._one_copy_rows(wh.Batch(tables={"table_events": ev}), same)
     assert uneven.get_column("hand_id").to_list() == ["2"]
     assert sorted(rows["table_events"].filter(pl.col("hand_id") == "1").get_column("line").to_list()) == [5, 7]
+
+
+def test_discover_lists_what_walking_and_resolving_every_file_lists(tmp_path):
+    """discover resolves a folder once and only its symlinked files one by one: the same list as os.walk with
+    every file resolved (nested folders, a symlinked file, a broken symlink, a symlinked folder not entered,
+    the landing itself reached through a symlink)."""
+    tmp_path = tmp_path.resolve()
+    real = tmp_path / "real"
+    (real / "a" / "b").mkdir(parents=True)
+    (real / "a" / "b" / "h1.txt").write_text("x")
+    (real / "h0.txt").write_text("x")
+    other = tmp_path / "other"
+    (other / "d").mkdir(parents=True)
+    (other / "target.txt").write_text("x")
+    (other / "d" / "inside.txt").write_text("x")
+    (real / "a" / "link.txt").symlink_to(other / "target.txt")
+    (real / "broken.txt").symlink_to(tmp_path / "missing.txt")
+    (real / "dirlink").symlink_to(other / "d", target_is_directory=True)
+    (tmp_path / "landing").symlink_to(real, target_is_directory=True)
+
+    def walked(path):
+        return sorted({Path(root, f).resolve() for root, _, files in os.walk(path) for f in files})
+
+    got = ingest.discover([tmp_path / "landing"])
+    assert got == walked(tmp_path / "landing")
+    assert other / "target.txt" in got and tmp_path / "missing.txt" in got
+    assert all(p.parent != other / "d" for p in got)  # the symlinked folder is not entered
+    assert ingest.discover([tmp_path / "landing", real / "h0.txt"]) == got

@@ -4,7 +4,8 @@ The seat-name lookup (``parse._Names`` / ``parse._known``) searches a sorted
 64-bit (hand, name-hash) key and falls back to an exact join on (hand, name)
 when two names of a hand share a key. Here the key is forced to collide (the
 hand number alone), so the whole batch takes the exact join, and every table
-must come out as the fast path's.
+must come out as the fast path's. Also: the settings the parse pool gives its
+workers (one Polars thread, one allocator arena keeping freed pages a while).
 """
 from __future__ import annotations
 
@@ -115,3 +116,28 @@ def test_hands_of_one_line_take_no_line_of_the_next_hand():
     assert r.tables["hands"].get_column("hand_id").to_list() == ["3002"]
     q = dict(r.quarantine.select("hand_id", "detail").rows())
     assert q == {"3001": "no table line after the header", "3003": "no table line after the header"}
+
+
+def _worker_settings(_):
+    import os
+
+    return os.environ.get("POLARS_MAX_THREADS"), os.environ.get("_RJEM_MALLOC_CONF")
+
+
+def test_parse_pool_workers_keep_freed_memory_and_one_thread(monkeypatch):
+    """The pool's workers get one Polars thread and jemalloc options (one arena, freed pages kept 5 s) placed after
+    whatever this process holds (Polars' defaults), so they win; this process's environment is restored."""
+    import os
+
+    from pipelines.lib.handhistory import parse_pool
+
+    monkeypatch.delenv("POLARS_MAX_THREADS", raising=False)
+    monkeypatch.setenv("_RJEM_MALLOC_CONF", "dirty_decay_ms:500,muzzy_decay_ms:1000")
+    with parse_pool(2) as ex:
+        seen = list(ex.map(_worker_settings, range(2)))
+    for threads, conf in seen:
+        assert threads == "1"
+        opts = dict(o.split(":") for o in conf.split(","))  # later options override earlier ones, as in jemalloc
+        assert opts["dirty_decay_ms"] == "5000" and opts["narenas"] == "1"
+    assert "POLARS_MAX_THREADS" not in os.environ
+    assert os.environ["_RJEM_MALLOC_CONF"] == "dirty_decay_ms:500,muzzy_decay_ms:1000"

@@ -79,31 +79,10 @@ def file_kind(path: Path) -> str:
     return "ignored"
 
 
-def _walk(folder: str, out: list[Path]) -> None:
-    """Files under ``folder`` (a resolved path): as ``os.walk`` lists them, symlinked folders not entered;
-    only a symlinked file needs resolving (the folders walked are real, so ``folder/name`` is already resolved)."""
-    try:
-        entries = list(os.scandir(folder))
-    except OSError:  # an unreadable folder is skipped, as os.walk skips it
-        return
-    for e in entries:
-        try:
-            is_dir = e.is_dir()
-        except OSError:
-            is_dir = False
-        if is_dir:
-            if not e.is_symlink():
-                _walk(e.path, out)
-        elif e.is_symlink():
-            out.append(Path(e.path).resolve())
-        else:
-            out.append(Path(e.path))
-
-
 def discover(paths: Iterable[str | os.PathLike]) -> list[Path]:
     """Every file under ``paths`` (files or folders, any depth), resolved and sorted; a missing path is an error.
 
-    A folder is resolved once and walked with ``os.scandir``: resolving each of its files (a ``stat`` per
+    A folder is resolved once and walked: resolving each of its files (a ``stat`` per
     path component) cost ~40 us per file (3,598 files of the replicated real corpus: 0.15 -> 0.03 CPU-s)."""
     out: list[Path] = []
     for p in paths:
@@ -113,7 +92,9 @@ def discover(paths: Iterable[str | os.PathLike]) -> list[Path]:
         if path.is_file():
             out.append(path.resolve())
             continue
-        _walk(str(path.resolve()), out)
+        for root, _dirs, files in os.walk(path.resolve()):
+            # the folders walked are real (os.walk enters no symlinked folder), so only a symlinked file needs resolving
+            out.extend(q.resolve() if q.is_symlink() else q for q in (Path(root, f) for f in files))
     return sorted(dict.fromkeys(out))
 
 

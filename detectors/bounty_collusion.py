@@ -41,8 +41,7 @@ bounty is still in, with the partner still in too
    test's normal tail is used only where the normal approximation holds
    (``n r (1 - r) >= 5``, r the pair's mean expected rate; the textbook rule for
    the normal approximation of a binomial, e.g. Agresti, *Categorical Data
-   Analysis*, 2002, 1.2), below it the exact binomial tail alone
-   (:meth:`BountyCollusionDetector.presence_pvalue`);
+   Analysis*, 2002, 1.2), below it the exact binomial tail alone;
 6. *wide calls* (cards known): only the decisions where the player's own
    baseline folds at least 70 % of the time at that hand strength (decile) and
    price; the calls there against the sum of the player's own rates, binomial
@@ -199,10 +198,6 @@ class BountyCollusionDetector(Detector):
             on=["player", "opponent"], how="left").join(
             rest.select("player", "opponent", nw_n="wc_n", nw_k="wc_k", nw_e="wc_e", nw_p="wc_p"),
             on=["player", "opponent"], how="left")
-        if not self.presence_.is_empty():
-            self.presence_ = self.presence_.with_columns(pl.Series("pres_p", self.presence_pvalue(
-                *(self.presence_[c].to_numpy().astype(float) for c in ("pres_n", "pres_e", "pres_p", "pres_p_binom"))),
-                nan_to_null=True))
         self.events_ = con.sql(EVENTS_SQL).pl().cast({"events": pl.Int64, "events_hands": pl.Int64})
         if not wide_ok and not rows.is_empty():
             self.missing_.append(f"wide-call test (and the rest of the calls joined with it): hole cards known at only "
@@ -302,23 +297,6 @@ class BountyCollusionDetector(Detector):
             pl.Series("score", stats.score_from_q(q) + 0.01 * np.nan_to_num(np.minimum(-np.log10(np.clip(p, 1e-30, 1.0)), 30.0)) / 30.0),
             accounts=pl.concat_list("player", "opponent"),
         ).sort("score", descending=True)
-
-    @staticmethod
-    def presence_pvalue(n: np.ndarray, e: np.ndarray, p_minp: np.ndarray, p_binom: np.ndarray) -> np.ndarray:
-        """The presence test's p-value: the min-p of the score and exact tests where the normal approximation holds.
-
-        :func:`detectors.features.gameplay.bounty_presence_unordered` gives ``pres_p`` = 2 min(score, binomial): the
-        score test's normal tail carries the baselines' uncertainty but, with a few decisions at low rates, is far
-        too small in the tail (6 decisions at rate 0.1 all continued: z = 7.3, p ~ 1e-13, where the exact binomial
-        tail is 1e-6). Where ``n r (1 - r) < 5`` (r = e / n, the pair's mean expected rate; the usual rule for the
-        normal approximation of a binomial, Agresti 2002, 1.2) the exact binomial tail at the mean rate is used alone
-        (Hoeffding 1956: at or above the mean + 1 it bounds the tail of the unequal-rate sum). On 46 tuning
-        populations (304,000 honest pairs tested at every knockout count) the presence p below 1e-5 went from 16
-        pairs to 0 (about 3 expected), all of them pairs with 5-7 decisions together.
-        """
-        n, e = np.asarray(n, dtype=float), np.asarray(e, dtype=float)
-        r = np.clip(e / np.maximum(n, 1e-9), 1e-4, 1 - 1e-4)
-        return np.where(n * r * (1.0 - r) >= 5.0, p_minp, np.minimum(1.0, p_binom))
 
     def bh_weights(self, events: np.ndarray, testable: np.ndarray) -> np.ndarray:
         """Prior weights of the weighted Benjamini–Hochberg procedure (Genovese, Roeder & Wasserman 2006).

@@ -270,6 +270,14 @@ def to_player_view(con: duckdb.DuckDBPyConnection) -> None:
     )
 
 
+@pytest.fixture(scope="module")
+def con(world):
+    """The test module's own ``world`` fixture built into an in-memory warehouse, once per module."""
+    c = world.build()
+    yield c
+    c.close()
+
+
 @pytest.fixture(scope="session")
 def planted_world() -> World:
     """Soft pair p01-p02 and ring p03-p04-p05 (60 % of their chances), dumper p06 -> p07

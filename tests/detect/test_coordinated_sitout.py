@@ -48,13 +48,6 @@ def world():
     return w
 
 
-@pytest.fixture(scope="module")
-def con(world):
-    c = world.build()
-    yield c
-    c.close()
-
-
 def test_registered_under_its_kind():
     assert isinstance(get_detector("coordinated_sitout"), CoordinatedSitoutDetector)
 

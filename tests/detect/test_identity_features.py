@@ -47,13 +47,6 @@ def world():
     return w
 
 
-@pytest.fixture(scope="module")
-def con(world):
-    c = world.build()
-    yield c
-    c.close()
-
-
 def _pair(df: pl.DataFrame, a: str, b: str) -> dict:
     a, b = sorted([a, b])
     rows = df.filter((pl.col("a") == a) & (pl.col("b") == b)).to_dicts()

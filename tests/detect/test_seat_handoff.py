@@ -81,13 +81,6 @@ def world():
     return w
 
 
-@pytest.fixture(scope="module")
-def con(world):
-    c = world.build()
-    yield c
-    c.close()
-
-
 def _first_hand_from(con, account: str, tid: str, round_: int) -> str:
     q = """SELECT h.hand_id FROM seats s JOIN hands h USING (hand_id)
            WHERE s.player = ? AND h.tournament_id = ? ORDER BY h.started_at"""

@@ -67,13 +67,6 @@ def world():
 
 
 @pytest.fixture(scope="module")
-def con(world):
-    c = world.build()
-    yield c
-    c.close()
-
-
-@pytest.fixture(scope="module")
 def runs(con):
     """Event 903's signals by account: calibrated (the default), the uncalibrated tests at
     their old clean hand-over level (0.1), and the calibrated p at that level."""

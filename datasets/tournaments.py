@@ -33,12 +33,21 @@ Method, by the house rules (``shared/house-rules``):
 Planted tournament behaviour (the truth in ``labels.jsonl``) is applied
 here: coordinated sit-outs near the bubble, seat hand-offs, accounts of one
 person in one event; in-hand collusion comes from the policies.
+
+Honest look-alike of a hand-off: an owner who starts a multi-table event on
+the phone moves to the desktop mid-event about one time in six (its own
+seeded stream): the phone session logs out between two hands, the desktop
+(home network) logs in 2-15 s later half of the time, else 15-40 s later, the
+player sitting out the hands dealt meanwhile, and the same person plays on at
+desktop speed.
 """
 
 from __future__ import annotations
 
 import random
 from dataclasses import dataclass, field
+
+from .population import derive_seed
 
 SNG_LEVELS = [(10, 20), (15, 30), (25, 50), (50, 100), (75, 150), (100, 200), (150, 300), (200, 400)]
 SNG_HANDS_PER_LEVEL = 10
@@ -94,6 +103,7 @@ class Entry:
     handoff_hand: int = -1   # index of the tournament hand from which another person plays (seat hand-off)
     handoff_pid: int = -1
     late_after_break: int = 0
+    switch_hand: int = -1    # index of the tournament hand from which the owner plays on the desktop
 
 
 @dataclass
@@ -257,6 +267,12 @@ def play_tournament(plan: TournamentPlan, ctx) -> int:
     returning: set[str] = set()
     next_break = plan.start_ms + 55 * 60_000 if plan.kind == "mtt" else None
     handed_off: dict[str, bool] = {}
+    away: dict[str, int] = {}             # account -> when its desktop logs in (an owner moving from the phone)
+    if plan.kind == "mtt":
+        for e in entries:
+            sw = random.Random(derive_seed(ctx.w.seed, "switch", tid, e.account))
+            if e.mobile and e.handoff_pid < 0 and sw.random() < 1 / 6:
+                e.switch_hand = sw.randint(5, 40)
     coord_done: dict[str, int] = {}
     place_of: dict[str, int] = {}
     table_info = ctx.table_info
@@ -304,6 +320,32 @@ def play_tournament(plan: TournamentPlan, ctx) -> int:
             seat_states = []
             extra = []
             start_stacks = {}
+            # the owner moves from the phone to the desktop between hands: the phone logs out, and
+            # the player sits out the hands dealt until the desktop has logged in
+            for acc in tb.seats.values():
+                e = by_acc[acc]
+                if e.switch_hand >= 0 and tour_hands_of.get(acc, 0) >= e.switch_hand and sessions[acc]:
+                    e.switch_hand = -1
+                    sw = random.Random(derive_seed(ctx.w.seed, "switch-at", tid, acc))
+                    logout = t - sw.randrange(4_000, 5_500)
+                    ev.logout(logout, acc, sessions[acc])
+                    sessions[acc] = ""
+                    away[acc] = logout + (sw.randrange(2_000, 15_000) if sw.random() < 0.5 else sw.randrange(15_000, 40_000))
+                    if away[acc] + 300 > t and acc not in sitting:
+                        sitting[acc] = 1 << 30
+                        sitout_log[acc] = (None, tb.name)
+                        ev.sit_out(logout + sw.randrange(200, 1_500), acc, tb.name, tid)
+                if acc in away and away[acc] + 300 <= t:
+                    ip, device = ctx.w.devices.desktop(e.pid)
+                    sid = ctx.new_session_id()
+                    ev.login(away.pop(acc), acc, sid, ip, device)
+                    sessions[acc] = sid
+                    policies[acc].mobile = False
+                    if sitting.get(acc, 0) >= 1 << 30:
+                        del sitting[acc]
+                        sitout_log.pop(acc, None)
+                        ev.sit_in(t - rng.randrange(100, 300), acc, tb.name, tid)
+                        returning.add(acc)
             for s_no in sorted(tb.seats):
                 acc = tb.seats[s_no]
                 out = sitting.get(acc, 0) > 0

@@ -225,8 +225,10 @@ def test_committed_sample_is_small_and_consistent():
 
 
 def test_players_are_logged_in_when_they_decide():
-    """Every decision falls inside a login..logout session of its account, except timed-out ones
-    (a disconnected player's session was closed by the server)."""
+    """Every decision falls inside a login..logout session of its account, except those the server
+    made: timed-out ones (a disconnected player's session was closed by the server) and the instant
+    actions for a player sitting out (an owner moving from the phone to the desktop sits out the
+    hands dealt while no session is open)."""
     from datetime import datetime
 
     w = small_world()
@@ -244,6 +246,6 @@ def test_players_are_logged_in_when_they_decide():
     spans: dict = {}
     for s in sessions.values():
         spans.setdefault(s["login"]["account"], []).append((t(s["login"]["ts"]), t(s["logout"]["ts"])))
-    outside = [e for e in decisions if e["ms"] < 15_000
+    outside = [e for e in decisions if 250 <= e["ms"] < 15_000
                and not any(a <= t(e["ts"]) <= b for a, b in spans.get(e["account"], []))]
     assert not outside, (len(outside), len(decisions), outside[:3])

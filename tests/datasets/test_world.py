@@ -304,3 +304,41 @@ def test_mtt_scheduled_breaks_every_hour_until_the_end():
     # one at 55 past each hour the event ran (10 minutes' slack: tables finish their hands first)
     expected = int((minutes - 55 - 10) // 60) + 1
     assert len(starts) >= expected >= 2, (minutes, [(s - t0) / 60_000 for s in starts])
+
+
+def test_mtt_honest_owners_move_from_phone_to_desktop_mid_event():
+    """The honest look-alike of a seat hand-off: an owner who started a multi-table event on the phone
+    logs out and carries on from the desktop at home seconds later (a new session, the person's own
+    desktop and home network), about one mobile entry in six."""
+    import io
+
+    from datasets.events import EventLog, HandSink
+    from datasets.generate import UnitContext, plan_world
+    from datasets.tournaments import TournamentPlan, play_tournament
+
+    world, _, _, _ = plan_world(preset="honest", seed=4, accounts=400, hands=300)
+    people = [p for p in world.pop.persons if p.accounts][:150]
+    t0 = world.t0_ms + 20 * 3_600_000
+    plan = TournamentPlan(unit=0, tid="992", kind="mtt", start_ms=t0, buy_in=1000, fee=100, stack=3000, name="992")
+    plan.entries = [Entry(p.accounts[0], p.pid, t0 - 60_000) for p in people]
+    events = EventLog()
+    sink = HandSink(io.StringIO(), events, "operator", random.Random(1), on_record=lambda r: None)
+    ctx = UnitContext(world, sink, events)
+    ctx.start_unit(0)
+    play_tournament(plan, ctx)
+    mobile = [e for e in plan.entries if e.mobile]
+    by_acc = defaultdict(list)
+    for ts, kind, acc, data in sorted(events.rows, key=lambda r: r[0]):
+        if kind in ("login", "logout"):
+            by_acc[acc].append((ts, kind, data))
+    moves = []
+    for e in plan.entries:
+        rows = by_acc[e.account]
+        for (t1, k1, _), (t2, k2, d2) in zip(rows, rows[1:]):
+            if k1 == "logout" and k2 == "login" and t1 > t0 and d2["device"] != rows[0][2]["device"]:
+                moves.append((e, t2 - t1, d2))
+    assert mobile and 0 < len(moves) <= len(mobile) / 2, (len(mobile), len(moves))
+    for e, gap, d in moves:
+        assert e.mobile and e.handoff_pid < 0
+        assert 2_000 <= gap <= 40_000
+        assert (d["ip"], d["device"]) == world.devices.desktop(e.pid)

@@ -273,26 +273,31 @@ def test_no_account_holds_two_seats_at_one_cash_table():
             assert all(a_end <= b_start for (_, a_end), (b_start, _) in zip(spans, spans[1:])), (t.name, acc, spans)
 
 
-def test_mtt_scheduled_breaks_every_hour_until_the_end():
-    """Synchronised breaks at 55 past each hour for as long as the event runs, also after tables are
-    broken (a broken table's stopped clock once held the break back for the rest of the event)."""
+def _play_one_mtt(accounts: int, players: int, tid: str):
+    """Play one multi-table event of ``players`` honest entrants at 20:00 on the first day of a small world."""
     import io
 
     from datasets.events import EventLog, HandSink
     from datasets.generate import UnitContext, plan_world
     from datasets.tournaments import TournamentPlan, play_tournament
 
-    world, _, _, _ = plan_world(preset="honest", seed=4, accounts=90, hands=300)
-    people = [p for p in world.pop.persons if p.accounts][:60]
+    world, _, _, _ = plan_world(preset="honest", seed=4, accounts=accounts, hands=300)
+    people = [p for p in world.pop.persons if p.accounts][:players]
     t0 = world.t0_ms + 20 * 3_600_000
-    plan = TournamentPlan(unit=0, tid="991", kind="mtt", start_ms=t0, buy_in=1000, fee=100, stack=3000, name="991")
+    plan = TournamentPlan(unit=0, tid=tid, kind="mtt", start_ms=t0, buy_in=1000, fee=100, stack=3000, name=tid)
     plan.entries = [Entry(p.accounts[0], p.pid, t0 - 60_000) for p in people]
     events = EventLog()
-    records = []
-    sink = HandSink(io.StringIO(), events, "operator", random.Random(1), on_record=records.append)
+    sink = HandSink(io.StringIO(), events, "operator", random.Random(1), on_record=lambda r: None)
     ctx = UnitContext(world, sink, events)
     ctx.start_unit(0)
     play_tournament(plan, ctx)
+    return world, plan, t0, events
+
+
+def test_mtt_scheduled_breaks_every_hour_until_the_end():
+    """Synchronised breaks at 55 past each hour for as long as the event runs, also after tables are
+    broken (a broken table's stopped clock once held the break back for the rest of the event)."""
+    _, _, t0, events = _play_one_mtt(accounts=90, players=60, tid="991")
     minutes = (max(r[0] for r in events.rows) - t0) / 60_000
     assert minutes > 150, minutes  # long enough for several breaks, tables broken along the way
     sitouts = sorted(r[0] for r in events.rows if r[1] == "sit_out")
@@ -310,22 +315,7 @@ def test_mtt_honest_owners_move_from_phone_to_desktop_mid_event():
     """The honest look-alike of a seat hand-off: an owner who started a multi-table event on the phone
     logs out and carries on from the desktop at home seconds later (a new session, the person's own
     desktop and home network), about one mobile entry in six."""
-    import io
-
-    from datasets.events import EventLog, HandSink
-    from datasets.generate import UnitContext, plan_world
-    from datasets.tournaments import TournamentPlan, play_tournament
-
-    world, _, _, _ = plan_world(preset="honest", seed=4, accounts=400, hands=300)
-    people = [p for p in world.pop.persons if p.accounts][:150]
-    t0 = world.t0_ms + 20 * 3_600_000
-    plan = TournamentPlan(unit=0, tid="992", kind="mtt", start_ms=t0, buy_in=1000, fee=100, stack=3000, name="992")
-    plan.entries = [Entry(p.accounts[0], p.pid, t0 - 60_000) for p in people]
-    events = EventLog()
-    sink = HandSink(io.StringIO(), events, "operator", random.Random(1), on_record=lambda r: None)
-    ctx = UnitContext(world, sink, events)
-    ctx.start_unit(0)
-    play_tournament(plan, ctx)
+    world, plan, t0, events = _play_one_mtt(accounts=400, players=150, tid="992")
     mobile = [e for e in plan.entries if e.mobile]
     by_acc = defaultdict(list)
     for ts, kind, acc, data in sorted(events.rows, key=lambda r: r[0]):

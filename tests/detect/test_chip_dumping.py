@@ -283,3 +283,50 @@ def test_a_loose_player_who_meets_one_opponent_heads_up_is_judged_by_his_own_loo
     assert one(got, "F", "R")["pres_p"] < 1e-8
     # without the offset (the population's rate as the prior mean, as before) the same data accuses L
     assert one(cd.presence_tests(con, d, offset_a=None), "L", "B")["pres_p"] < 1e-4
+
+
+def _scored(rows):
+    """A scored frame as ``ChipDumpingDetector.score`` returns it: (player, opponent, q, net flow bb, flow hands,
+    value p, value hands, the giver's own baseline hands)."""
+    import polars as pl
+
+    from detectors import stats
+
+    cols = ["player", "opponent", "q_value", "net_flow_bb", "flow_hands", "value_p", "value_n", "n0"]
+    t = pl.DataFrame([dict(zip(cols, r)) for r in rows],
+                     schema={"player": pl.Utf8, "opponent": pl.Utf8, "q_value": pl.Float64, "net_flow_bb": pl.Float64,
+                             "flow_hands": pl.Int64, "value_p": pl.Float64, "value_n": pl.Int64, "n0": pl.Float64})
+    return t.with_columns(
+        accounts=pl.concat_list("player", "opponent"), tournaments=pl.lit([], pl.List(pl.Utf8)),
+        p_value=pl.col("q_value") / 10, score=pl.Series(stats.score_from_q(t["q_value"].to_numpy())),
+    ).sort("score", descending=True)
+
+
+def test_a_dump_whose_chips_came_back_is_flagged_on_the_value_given():
+    """D -> R: q 1e-6 and D gave R significant value with the cards known (p 1e-5 over 30 heads-up hands, against
+    400 of D's own hands towards others), but honest coolers won the chips back (net 4 bb): the value given stands
+    in for the chips, flagged (the old code needed 20 bb to have moved). Not flagged: the same small flow with an
+    ordinary value given (H1 -> H2, the presence test alone), significant value with q above alpha (H3 -> H4),
+    value on too few hands (T -> U, 6) or against too thin an own baseline (V -> W, 5), and the player view where
+    the value test cannot be made (P -> Q, no value p); with the gate off (value_gate_p None) only the flow counts."""
+    import polars as pl
+
+    from detectors.chip_dumping import ChipDumpingDetector
+
+    rows = [("D", "R", 1e-6, 4.0, 30, 1e-5, 30, 400.0), ("H1", "H2", 1e-6, 2.0, 20, 0.2, 30, 400.0),
+            ("H3", "H4", 0.3, 1.0, 20, 1e-5, 30, 400.0), ("T", "U", 1e-6, 3.0, 4, 1e-5, 6, 400.0),
+            ("V", "W", 1e-6, 3.0, 20, 1e-5, 30, 5.0), ("P", "Q", 1e-6, 5.0, 20, None, 0, None),
+            ("G", "S", 1e-6, 60.0, 12, 0.4, 30, 400.0)]
+    det = ChipDumpingDetector()
+    out = det.threshold(_scored(rows))
+    flagged = sorted(tuple(a) for a in out.filter(pl.col("flagged"))["accounts"].to_list())
+    assert flagged == [("D", "R"), ("G", "S")]
+    d = out.filter(pl.col("player") == "D").row(0, named=True)
+    note = det._flow_note(d, "D", "R")
+    assert note.startswith(" Flagged although the chips did not move from D to R: net 4 bb") and "p = 1e-05" in note
+    h = out.filter(pl.col("player") == "H1").row(0, named=True)
+    note = det._flow_note(h, "H1", "H2")
+    assert note.startswith(" Not flagged") and "a flag needs at least 20 bb" in note
+    assert det._flow_note(out.filter(pl.col("player") == "G").row(0, named=True), "G", "S") == ""
+    old = ChipDumpingDetector(value_gate_p=None).threshold(_scored(rows))
+    assert sorted(tuple(a) for a in old.filter(pl.col("flagged"))["accounts"].to_list()) == [("G", "S")]

@@ -1138,7 +1138,12 @@ def betabinom_sum_sf(group: np.ndarray, n: np.ndarray, r: np.ndarray, s: np.ndar
     keep = n > 0
     group, n, r, s = group[keep], n[keep], r[keep], s[keep]
     tot = np.bincount(group, weights=n, minlength=G).astype(np.int64)
-    width = np.maximum(8, 2 ** np.ceil(np.log2(tot + 1)).astype(np.int64))
+    big = np.zeros(G, dtype=np.int64)
+    np.maximum.at(big, group, n)
+    kint = np.maximum(k, 0).astype(np.int64)
+    # the support kept: 0 .. k, the last cell holding P(S >= k) (mass at or beyond k is folded into it after each
+    # component), plus room for one component's counts before the fold
+    width = np.maximum(8, 2 ** np.ceil(np.log2(np.minimum(tot, kint + big) + 1)).astype(np.int64))
     order = np.lexsort((s, r, n, group))  # a fixed order of the components: the same sums in every run
     group, n, r, s = group[order], n[order], r[order], s[order]
     first = np.r_[0, np.flatnonzero(np.diff(group)) + 1]
@@ -1151,6 +1156,7 @@ def betabinom_sum_sf(group: np.ndarray, n: np.ndarray, r: np.ndarray, s: np.ndar
         slot[gs] = np.arange(len(gs))
         acc = np.zeros((len(gs), L))
         acc[:, 0] = 1.0
+        cols = np.arange(L)[None, :]
         rows = slot[group] >= 0
         for m in range(int(rank[rows].max()) + 1 if rows.any() else 0):
             sel = rows & (rank == m)
@@ -1163,11 +1169,14 @@ def betabinom_sum_sf(group: np.ndarray, n: np.ndarray, r: np.ndarray, s: np.ndar
             new = np.zeros_like(cur)
             for j in x:
                 new[:, j:] += cur[:, : L - j] * pmf[:, j : j + 1]
+            # fold the mass at or beyond k into cell k (right to left: the small terms added first)
+            kg = kint[gs[gi]][:, None]
+            beyond = cols >= kg
+            over = np.cumsum(np.where(beyond, new, 0.0)[:, ::-1], axis=1)[:, -1]
+            new = np.where(beyond, 0.0, new)
+            new[np.arange(len(gi)), kg[:, 0]] = over
             acc[gi] = new
-        # P(S >= k): the right-to-left cumulative sum of non-negative terms (the small ones added first)
-        tail = np.cumsum(acc[:, ::-1], axis=1)[:, ::-1]
-        kk = np.minimum(k[gs].astype(np.int64), L - 1)
-        out[gs] = tail[np.arange(len(gs)), kk]
+        out[gs] = acc[np.arange(len(gs)), kint[gs]]
     return np.clip(out, 0.0, 1.0)
 
 
@@ -1175,11 +1184,15 @@ def _component_pmf(x: np.ndarray, n: np.ndarray, r: np.ndarray, s: np.ndarray) -
     """P(X = x) for X ~ BetaBinomial(n, r s, (1 - r) s) (binomial where s is infinite), 0 for x > n."""
     from scipy import stats as st
 
+    finite = np.broadcast_to(np.isfinite(s), np.broadcast_shapes(x.shape, n.shape, r.shape, s.shape))
+    n, r, s, x = (np.broadcast_to(v, finite.shape) for v in (n, r, s, x))
+    out = np.zeros(finite.shape)
     with np.errstate(invalid="ignore", divide="ignore"):
-        finite = np.isfinite(s)
-        bb = st.betabinom.pmf(x, n, r * np.where(finite, s, 1.0), (1 - r) * np.where(finite, s, 1.0))
-        bi = st.binom.pmf(x, n, r)
-    return np.where(x <= n, np.nan_to_num(np.where(finite, bb, bi)), 0.0)
+        if finite.any():
+            out[finite] = st.betabinom.pmf(x[finite], n[finite], r[finite] * s[finite], (1 - r[finite]) * s[finite])
+        if (~finite).any():
+            out[~finite] = st.binom.pmf(x[~finite], n[~finite], r[~finite])
+    return np.where(x <= n, np.nan_to_num(out), 0.0)
 
 
 def bounty_presence_unordered(pairs: pl.DataFrame) -> pl.DataFrame:

@@ -37,11 +37,12 @@ bounty is still in, with the partner still in too
 
 5. *presence*: continuations against the same player's own rate with other
    players in, at the same hand strength (quintile) and price
-   (:func:`detectors.features.gameplay.bounty_presence_unordered`); the score
-   test's normal tail is used only where the normal approximation holds
-   (``n r (1 - r) >= 5``, r the pair's mean expected rate; the textbook rule for
-   the normal approximation of a binomial, e.g. Agresti, *Categorical Data
-   Analysis*, 2002, 1.2), below it the exact binomial tail alone;
+   (:func:`detectors.features.gameplay.bounty_presence_unordered`): the exact
+   tail of the count, a sum of one beta-binomial per (direction, strength,
+   price) bin (each own rate uncertain with its Beta posterior), computed by
+   direct convolution (:func:`detectors.features.gameplay.betabinom_sum_sf`;
+   the Poisson-binomial of Hong, CSDA 2013, where rates are known). It
+   replaced a normal tail that was liberal in the far tail at low rates;
 6. *wide calls* (cards known): only the decisions where the player's own
    baseline folds at least 70 % of the time at that hand strength (decile) and
    price; the calls there against the sum of the player's own rates, binomial

@@ -1059,12 +1059,15 @@ def bounty_presence_pairs(rows: pl.DataFrame) -> pl.DataFrame:
     for one multiplier on the player's rates (as :func:`own_baseline`), one-sided
     (more continuations with the partner in). Returns player, partner, n,
     observed, expected, base_strength, rate_pair, rate_own, p_value (the score test's normal
-    approximation: use :func:`bounty_presence_unordered` for small samples), tournaments, hands.
+    approximation: use :func:`bounty_presence_unordered`, exact), tournaments, hands, and per
+    (strength, price) bin the decisions ``bin_n``, the own rate ``bin_r`` and its Beta posterior
+    strength ``bin_s`` (the exact null distribution of the count).
     """
     cols = {"player": pl.Utf8, "partner": pl.Utf8, "n": pl.Float64, "observed": pl.Float64, "expected": pl.Float64,
             "base_strength": pl.Float64, "score_u": pl.Float64, "score_var": pl.Float64,
             "rate_pair": pl.Float64, "rate_own": pl.Float64, "z": pl.Float64, "p_value": pl.Float64,
-            "tournaments": pl.List(pl.Utf8), "hands": pl.List(pl.Utf8)}
+            "tournaments": pl.List(pl.Utf8), "hands": pl.List(pl.Utf8),
+            "bin_n": pl.List(pl.Float64), "bin_r": pl.List(pl.Float64), "bin_s": pl.List(pl.Float64)}
     d = rows.filter(pl.col("sbin").is_not_null()) if not rows.is_empty() else rows
     if d.is_empty():
         return pl.DataFrame(schema=cols)
@@ -1087,6 +1090,8 @@ def bounty_presence_pairs(rows: pl.DataFrame) -> pl.DataFrame:
         u=pl.col("u").sum(), v=pl.col("v").sum(), n0=pl.col("n0").sum(), k0=pl.col("k0").sum(),
         # the baseline's weight (Beta posterior strength), averaged over the pair's decisions
         base_strength=(pl.col("n") * pl.col("s")).sum() / pl.col("n").sum(),
+        # per bin: decisions, own rate and its Beta posterior strength (the exact null of the count)
+        bin_n=pl.col("n").cast(pl.Float64), bin_r=pl.col("r"), bin_s=pl.col("s").cast(pl.Float64),
     )
     g = g.rename({"u": "score_u", "v": "score_var"})
     z = (g["score_u"] / g["score_var"].sqrt()).to_numpy()
@@ -1106,35 +1111,116 @@ def _sf(z: np.ndarray) -> np.ndarray:
     return norm.sf(z)
 
 
+def betabinom_sum_sf(group: np.ndarray, n: np.ndarray, r: np.ndarray, s: np.ndarray, k: np.ndarray) -> np.ndarray:
+    """Exact upper tail P(X_1 + ... + X_m >= k_g) of a sum of independent beta-binomials, per group g.
+
+    Row i of ``group``/``n``/``r``/``s`` is one component of group ``group[i]`` (0 .. G-1):
+    X_i ~ BetaBinomial(n_i, r_i s_i, (1 - r_i) s_i), a count of n_i decisions whose common rate is uncertain
+    with mean r_i and Beta posterior strength s_i (``s = inf``: the rate is known, X_i ~ Bin(n_i, r_i), and the
+    sum is the Poisson-binomial distribution). ``k`` holds one observed count per group. The distribution of
+    the sum is the convolution of the components' probability functions, computed exactly (the direct
+    convolution of the recursive method; Hong, "On computing the distribution function for the Poisson
+    binomial distribution", CSDA 2013, compares it with his DFT-CF method: same result, and the direct sums of
+    non-negative terms keep their relative accuracy in the far tail, where an inverse Fourier transform's
+    rounding (~1e-16 absolute) swamps tails below ~1e-13). Vectorised: groups are bucketed by their total
+    count (power-of-two widths) and the convolution runs over the components' ranks and values, never over
+    groups in Python. Counts ``n`` are rounded to integers; groups with no component or ``k <= 0`` get 1.
+    """
+    group = np.asarray(group, dtype=np.int64)
+    k = np.asarray(k, dtype=float)
+    G = len(k)
+    out = np.ones(G)
+    if G == 0 or len(group) == 0:
+        return out
+    n = np.rint(np.asarray(n, dtype=float)).astype(np.int64)
+    r = np.clip(np.asarray(r, dtype=float), 1e-12, 1 - 1e-12)
+    s = np.asarray(s, dtype=float)
+    keep = n > 0
+    group, n, r, s = group[keep], n[keep], r[keep], s[keep]
+    tot = np.bincount(group, weights=n, minlength=G).astype(np.int64)
+    big = np.zeros(G, dtype=np.int64)
+    np.maximum.at(big, group, n)
+    kint = np.maximum(k, 0).astype(np.int64)
+    # the support kept: 0 .. k, the last cell holding P(S >= k) (mass at or beyond k is folded into it after each
+    # component), plus room for one component's counts before the fold
+    width = np.maximum(8, 2 ** np.ceil(np.log2(np.minimum(tot, kint + big) + 1)).astype(np.int64))
+    order = np.lexsort((s, r, n, group))  # a fixed order of the components: the same sums in every run
+    group, n, r, s = group[order], n[order], r[order], s[order]
+    first = np.r_[0, np.flatnonzero(np.diff(group)) + 1]
+    rank = np.arange(len(group)) - np.repeat(first, np.diff(np.r_[first, len(group)]))
+    todo = (k > 0) & (tot >= k)
+    out[(k > 0) & (tot < k)] = 0.0
+    for L in np.unique(width[todo]):
+        gs = np.flatnonzero(todo & (width == L))
+        slot = np.full(G, -1)
+        slot[gs] = np.arange(len(gs))
+        acc = np.zeros((len(gs), L))
+        acc[:, 0] = 1.0
+        cols = np.arange(L)[None, :]
+        rows = slot[group] >= 0
+        for m in range(int(rank[rows].max()) + 1 if rows.any() else 0):
+            sel = rows & (rank == m)
+            if not sel.any():
+                continue
+            gi, ni, ri, si = slot[group[sel]], n[sel], r[sel], s[sel]
+            x = np.arange(int(ni.max()) + 1)
+            pmf = _component_pmf(x[None, :], ni[:, None], ri[:, None], si[:, None])
+            cur = acc[gi]
+            new = np.zeros_like(cur)
+            for j in x:
+                new[:, j:] += cur[:, : L - j] * pmf[:, j : j + 1]
+            # fold the mass at or beyond k into cell k (right to left: the small terms added first)
+            kg = kint[gs[gi]][:, None]
+            beyond = cols >= kg
+            over = np.cumsum(np.where(beyond, new, 0.0)[:, ::-1], axis=1)[:, -1]
+            new = np.where(beyond, 0.0, new)
+            new[np.arange(len(gi)), kg[:, 0]] = over
+            acc[gi] = new
+        out[gs] = acc[np.arange(len(gs)), kint[gs]]
+    return np.clip(out, 0.0, 1.0)
+
+
+def _component_pmf(x: np.ndarray, n: np.ndarray, r: np.ndarray, s: np.ndarray) -> np.ndarray:
+    """P(X = x) for X ~ BetaBinomial(n, r s, (1 - r) s) (binomial where s is infinite), 0 for x > n."""
+    from scipy import stats as st
+
+    finite = np.broadcast_to(np.isfinite(s), np.broadcast_shapes(x.shape, n.shape, r.shape, s.shape))
+    n, r, s, x = (np.broadcast_to(v, finite.shape) for v in (n, r, s, x))
+    out = np.zeros(finite.shape)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        if finite.any():
+            out[finite] = st.betabinom.pmf(x[finite], n[finite], r[finite] * s[finite], (1 - r[finite]) * s[finite])
+        if (~finite).any():
+            out[~finite] = st.binom.pmf(x[~finite], n[~finite], r[~finite])
+    return np.where(x <= n, np.nan_to_num(out), 0.0)
+
+
 def bounty_presence_unordered(pairs: pl.DataFrame) -> pl.DataFrame:
     """Both directions of :func:`bounty_presence_pairs` summed per unordered pair (``player`` < ``opponent``).
 
     Partners loosen up in both directions, so the pair's continuations with the
     other still in are added up: ``pres_k`` observed of ``pres_n`` decisions
     against ``pres_e`` expected from each player's own rates. ``pres_p`` is the
-    smaller of two one-sided p-values, Bonferroni-corrected (x2): the score test of
-    :func:`bounty_presence_pairs` pooled over both directions (``pres_p_score``: it
-    carries the uncertainty of the baseline rates, strength bin by strength bin)
-    and the exact binomial tail at the mean expected rate (``pres_p_binom``: exact
-    for a few decisions, where the normal approximation is too kind). Each is a
-    test of the same null, so the min-p with Bonferroni keeps the level; the
-    former larger-of-the-two lost the gangs whose extra continuations sit in the
-    strength bins where the score test's baseline is uncertain (tuning
-    populations 101/102/103 and variants: 19 -> 21 of 31 gangs, no honest pair
-    flagged; non-colluding pairs' p < 0.01: 0.2 % of 947). The score test's
-    normal tail is used only where the normal approximation holds
-    (``n r (1 - r) >= 5``, r = ``pres_e`` / ``pres_n``; the textbook rule for a
-    binomial, e.g. Agresti, *Categorical Data Analysis*, 2002, 1.2); below it
-    ``pres_p`` is the exact tail alone (Hoeffding 1956: at or above the mean + 1
-    it bounds the tail of the unequal-rate sum). With a few decisions at low
-    rates the normal tail is far too small (6 decisions at rate 0.1, 4
-    continued: ~4e-6 where P(k >= 4) = 1.3e-3); on 46 tuning populations the
-    honest pairs at ``pres_p`` < 1e-5 went from 16 to 0 of 304,000 (about 3
-    expected), all of them pairs with 5-7 decisions together. Per-direction figures are kept for the
+    exact tail P(K >= ``pres_k``) of the count under the null "each player
+    continues at their own rate, at the same hand strength (quintile) and price,
+    whoever is in": in each (direction, strength, price) bin the n decisions
+    share the player's own rate, known only through its Beta posterior (mean r,
+    strength s, from the player's decisions with other players in), so the
+    bin's count is beta-binomial and K the sum of the pair's independent bins
+    (:func:`betabinom_sum_sf`: the direct convolution, exact in the far tail;
+    with known rates it is the Poisson-binomial of Hong 2013). It is the
+    posterior-predictive check of :func:`detectors.stats.baseline_tail` over
+    several bins. It replaces the smaller of the score test's normal tail and a
+    binomial tail at the mean rate (x2), which was liberal in the far tail where
+    rates are low: 2x at 1e-5 for 40 decisions at rate 0.3, 13x at 1e-6 for 100
+    at 0.1 (the normal tail ignores the binomial's skew), and, at few
+    decisions, by orders of magnitude (6 decisions at rate 0.1, 4 continued:
+    ~4e-6 where P(k >= 4) = 1.3e-3). Per-direction figures are kept for the
     evidence (``a_*``: ``player`` with ``opponent`` in, ``b_*`` the reverse).
+    ``pairs`` must carry the per-bin lists ``bin_n``, ``bin_r``, ``bin_s``.
     """
     schema = {"player": pl.Utf8, "opponent": pl.Utf8, "pres_n": pl.Float64, "pres_k": pl.Float64, "pres_e": pl.Float64,
-              "pres_p": pl.Float64, "pres_p_score": pl.Float64, "pres_p_binom": pl.Float64, "a_n": pl.Float64, "a_k": pl.Float64, "a_e": pl.Float64, "a_own": pl.Float64,
+              "pres_p": pl.Float64, "a_n": pl.Float64, "a_k": pl.Float64, "a_e": pl.Float64, "a_own": pl.Float64,
               "b_n": pl.Float64, "b_k": pl.Float64, "b_e": pl.Float64, "b_own": pl.Float64,
               "pres_tournaments": pl.List(pl.Utf8), "pres_hands": pl.List(pl.Utf8)}
     if pairs.is_empty():
@@ -1143,28 +1229,18 @@ def bounty_presence_unordered(pairs: pl.DataFrame) -> pl.DataFrame:
     d = pairs.with_columns(x=lo, y=pl.max_horizontal("player", "partner"), fwd=pl.col("player") == lo)
     g = d.group_by(pl.col("x").alias("player"), pl.col("y").alias("opponent")).agg(
         pres_n=pl.col("n").sum(), pres_k=pl.col("observed").sum(), pres_e=pl.col("expected").sum(),
-        u=pl.col("score_u").sum(), v=pl.col("score_var").sum(),
         a_n=pl.col("n").filter("fwd").sum(), a_k=pl.col("observed").filter("fwd").sum(),
         a_e=pl.col("expected").filter("fwd").sum(), a_own=pl.col("rate_own").filter("fwd").first(),
         b_n=pl.col("n").filter(~pl.col("fwd")).sum(), b_k=pl.col("observed").filter(~pl.col("fwd")).sum(),
         b_e=pl.col("expected").filter(~pl.col("fwd")).sum(), b_own=pl.col("rate_own").filter(~pl.col("fwd")).first(),
         pres_tournaments=pl.col("tournaments").list.explode(keep_nulls=False, empty_as_null=False).drop_nulls().unique().sort(),
         pres_hands=pl.col("hands").list.explode(keep_nulls=False, empty_as_null=False).drop_nulls().unique().sort(),
-    )
-    f = lambda c: g[c].to_numpy().astype(float)  # noqa: E731
-    n, k, e = f("pres_n"), f("pres_k"), f("pres_e")
-    r = np.clip(e / np.maximum(n, 1e-9), 1e-4, 1 - 1e-4)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        z = f("u") / np.sqrt(f("v"))
-    p_score = np.where(np.isfinite(z), _sf(z), np.nan)
-    # min-p over the pooled score test (carries the baselines' uncertainty) and the exact binomial tail at
-    # the mean expected rate (exact for few decisions, where the normal approximation is too kind), Bonferroni x2;
-    # where the normal approximation does not hold (n r (1 - r) < 5) the exact tail alone
-    p_binom = stats.binom_tail(k, n, r)
-    p = np.where(n * r * (1.0 - r) >= 5.0, np.minimum(1.0, 2.0 * np.fmin(p_score, p_binom)), np.minimum(1.0, p_binom))
-    return g.drop("u", "v").with_columns(pl.Series("pres_p", p, nan_to_null=True),
-                                         pl.Series("pres_p_score", p_score, nan_to_null=True),
-                                         pl.Series("pres_p_binom", p_binom, nan_to_null=True)).select(list(schema))
+    ).sort("player", "opponent").with_row_index("_g")
+    bins = d.select(pl.col("x").alias("player"), pl.col("y").alias("opponent"), "bin_n", "bin_r", "bin_s").explode(
+        ["bin_n", "bin_r", "bin_s"]).drop_nulls().join(g.select("player", "opponent", "_g"), on=["player", "opponent"])
+    p = betabinom_sum_sf(bins["_g"].to_numpy(), bins["bin_n"].to_numpy(), bins["bin_r"].to_numpy(),
+                         bins["bin_s"].to_numpy(), g["pres_k"].to_numpy())
+    return g.with_columns(pl.Series("pres_p", np.clip(p, 1e-300, 1.0))).select(list(schema))
 
 
 def bounty_wide_calls(rows: pl.DataFrame, *, max_rate: float = 0.3, floor: float = 0.02, hands: bool = True,

@@ -71,7 +71,8 @@ another person). A hand-over that takes longer is missed: precision first. A cle
 hand-over, within seconds (``quick_s``, 15 s), to a device **and** a network the account had
 never used needs the combined style and timing p only at ``handover_p``, not at the
 false-discovery level, but style and (device-invariant) timing must **each** shift below
-``signal_p``: an honest owner moving from the phone to the desktop at home makes the same
+``signal_p`` (or one of them beyond ``known_device_p``, the level at which the style alone
+carries a hand-over to a known device): an honest owner moving from the phone to the desktop at home makes the same
 structure (a home network the phone never used, 2-15 s after the logout half of the time),
 so it is no evidence of another person on its own. (Before, play that merely leaned the
 same way was enough, and the plain timing test took the desktop's speed for another
@@ -1366,7 +1367,13 @@ class SeatHandoffDetector(Detector):
         # network seconds after a logout is also how an owner moves from the phone to the
         # desktop at home: the structure is no longer rare among honest players, so it only
         # relaxes the combined level, not the need for both shifts
-        flagged |= clean & style_ok & time_ok & (scores["p_value"].fill_nan(1.0).fill_null(1.0).to_numpy() <= level)
+        # (or one of them far beyond chance, below known_device_p: the level at which the style
+        # alone carries a hand-over to a known device; an honest mover keeps his game and, the
+        # device's speed set aside, his timing)
+        p_st = scores["p_style"].fill_nan(1.0).fill_null(1.0).to_numpy()
+        p_ti = scores["p_time"].fill_nan(1.0).fill_null(1.0).to_numpy()
+        shifted = (style_ok & time_ok) | (p_st < self.known_device_p) | (p_ti < self.known_device_p)
+        flagged |= clean & shifted & (scores["p_value"].fill_nan(1.0).fill_null(1.0).to_numpy() <= level)
         # a device that only ever appears to take this account's seat mid-event, seconds after a
         # logout, in two or more events, never to start the account's own play: a helper's
         # machine. An owner's new phone or laptop, after a first quick switch, starts sessions of

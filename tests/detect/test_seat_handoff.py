@@ -204,7 +204,8 @@ def test_clean_handover_needs_style_and_timing_to_shift():
     how an owner moves from the phone to the desktop at home, so the play must shift both
     ways: style and (device-invariant) timing each below 0.05, the combined p at the clean
     level (here 0.1: no population null), not the false-discovery level: flagged. Play that only leans (combined p
-    0.04, neither below 0.05), or a style wobble alone (p 0.03, timing 0.5) is not; nor a
+    0.04, neither below 0.05), or a style wobble alone (p 0.03, timing 0.5) is not, though a
+    style shift far beyond chance (p 2e-4, below the known-device level 0.001) is; nor a
     login from a new machine four hours after the account's last logout while its other
     tables stay open (the owner starting a new day elsewhere), however its play moved; nor
     a hand-over to a machine the account had used before with only a moderate style shift."""
@@ -212,6 +213,7 @@ def test_clean_handover_needs_style_and_timing_to_shift():
         {"account": "helper_both", "p_style": 0.03, "p_time": 0.04, "p_value": 0.08},
         {"account": "lean_only", "p_style": 0.2, "p_time": 0.06, "p_value": 0.04},
         {"account": "style_only", "p_style": 0.03, "p_time": 0.5, "p_value": 0.08},
+        {"account": "style_far", "p_style": 2e-4, "p_time": 0.5, "p_value": 0.08},
         {"account": "no_lean", "p_value": 0.5},
         {"account": "next_day", "since_logout": 4 * 3600.0, "p_style": 2e-4, "p_style_field": 2e-4,
          "p_time": 0.4, "p_value": 8e-4},
@@ -221,7 +223,7 @@ def test_clean_handover_needs_style_and_timing_to_shift():
           "since_logout": 30.0, "p_style": 0.1 + 0.08 * i, "p_style_field": 0.1 + 0.08 * i,
           "p_time": 0.9 - 0.08 * i, "p_value": 0.2 + 0.07 * i} for i in range(10)]
     flags = _threshold(rows)
-    assert flags["helper_both"]
+    assert flags["helper_both"] and flags["style_far"]
     assert not flags["lean_only"] and not flags["style_only"]
     assert not flags["no_lean"]
     assert not flags["next_day"]

@@ -21,13 +21,21 @@ tests:
 * decision timing: the after-segment against the account's own decisions
   played under its other devices (this event before the change point, its
   other events and its cash games: hundreds of decisions where the event alone
-  has a few dozen before a hand-off early in the event), Mann-Whitney U on log
-  decision times (Mann & Whitney, Ann. Math. Stat. 18, 1947) within each
-  decision class (quick preflop folds, ordinary decisions, big decisions over a
-  third of the stack), the classes combined with Fisher's method, so that a
-  new player's different mix of decisions is not taken for different speed;
-  the within-event before/after test and the Kolmogorov-Smirnov distance are
-  reported;
+  has a few dozen before a hand-off early in the event), by decision class
+  (quick preflop folds, ordinary decisions, big decisions over a third of the
+  stack), so that a new player's different mix of decisions is not taken for
+  different speed. At a login the test is **device-invariant**
+  (``_device_time_many``): a device rescales a person's decision times (a
+  phone's touch screen is slower than a desktop's mouse), so the speed alone is
+  no evidence of another person within a band of ``device_band`` either way;
+  what a device does not change is the person's profile over the classes and
+  the spread of their times (van der Linden's lognormal response-time model,
+  J. Educ. Behav. Stat. 31, 2006): the common shift is removed and the classes
+  compared (Mann-Whitney, Mann & Whitney, Ann. Math. Stat. 18, 1947), the
+  spreads compared by a rank test on absolute deviations, and the shift tested
+  against the band (an interval null, Hodges & Lehmann, JRSS B 16, 1954). The
+  plain class-by-class test (``p_time_plain``), the within-event before/after
+  test and the Kolmogorov-Smirnov distance are reported;
 * style: the action mix (fold/check/call/bet/raise) before and after, judged
   against the rest of the field over the same two periods (the three-way
   interaction of a who x period x action table, G2 by iterative proportional
@@ -42,7 +50,10 @@ The samples of one helper device are pooled over every event it took over
 (independent events: the G2 statistics and their degrees of freedom add up).
 A device is new to the account when its first login was itself such a
 hand-over (a helper's machine appears as a take-over, never at the start of the
-owner's own play). A hand-off needs the login from a changed device or network
+owner's own play) and it never starts play of its own on the account, before or
+after (a login outside every span of the account's tournament play: an owner's
+desktop that first logged in to continue an event begun on the phone and later
+opens the owner's own sessions is the owner's machine). A hand-off needs the login from a changed device or network
 that the account had never used **and** a shift in style or timing; from a
 device the account already used (its owner's other machine) the field-relative
 style alone must shift, at a much stricter level (``known_device_p``; the
@@ -57,11 +68,15 @@ machine). ``handover_s`` is 60 s: with 10 minutes, a fresh held-out population h
 honest player flagged who moved to a new device and network 3.7 minutes after logging out
 (with style and timing shifts of p 8e-5 and 6e-4 that were the tournament's late stage, not
 another person). A hand-over that takes longer is missed: precision first. A clean
-hand-over, within seconds (``quick_s``, 15 s: on the tuning populations planted hand-overs
-came 1-5 s after the logout, the closest honest moves to another machine 22 and 29 s), to a
-device **and** a network the account had never used is itself strong evidence of another person, and then the play need only
-lean the same way (combined style and timing p <= ``handover_p``): a helper whose game is
-close to the owner's rarely shifts style or timing beyond chance on one event's hands. A device
+hand-over, within seconds (``quick_s``, 15 s), to a device **and** a network the account had
+never used needs the combined style and timing p only at ``handover_p``, not at the
+false-discovery level, but style and (device-invariant) timing must **each** shift below
+``signal_p`` (or one of them beyond ``known_device_p``, the level at which the style alone
+carries a hand-over to a known device): an honest owner moving from the phone to the desktop at home makes the same
+structure (a home network the phone never used, 2-15 s after the logout half of the time),
+so it is no evidence of another person on its own. (Before, play that merely leaned the
+same way was enough, and the plain timing test took the desktop's speed for another
+person: every such mover was a false flag.) A device
 that **only ever logged in to take the account's seat** (every one of its sessions on the account
 a clean hand-over, two or more of them; every such login counts, also one after which the account
 busted too soon for its play to be tested) is flagged on that structure alone: an owner's new phone
@@ -84,14 +99,12 @@ a real population) the calibrated p was near uniform: <= 0.01 for 1.2 %, <= 0.05
 <= 0.25 for 23.8 %, flagged 23.8 %. (Planted in every account, the null is left only accounts
 with short events, and 30 % were flagged: the "1.4 times liberal" figure came from that design.)
 Real device moves are another matter: the null's moves keep the device, and a move to another
-kind of machine changes speed. Honest candidates of the tuning populations (89, all slower
-hand-overs or known devices, none flaggable by the quick rules) have a timing p <= 0.01 for 22 %
-(planted same-device moves: 7.5 %) and a calibrated p <= 0.25 for 38 %. A null that sets the
-after-segment against the account's decisions under its *other* devices brings them to 20 %, but
-lost 6 of 203 acted tuning groups at this level (not landed). Without a null (fewer than ``null_min_events``
+kind of machine changes speed. With the plain timing test, honest candidates of the tuning
+populations had a timing p <= 0.01 for 22 % (planted same-device moves: 7.5 %); the
+device-invariant test sets a device's speed aside, and the null's moves go through it too
+(their own common shift removed, as a candidate's; ``_null_device_time``). Without a null (fewer than ``null_min_events``
 account-events free of mid-event logins, or ``calibrate=False``) the raw p-values and the old
-level, ``handover_p_raw`` = 0.1, are kept; so is that level for a device that also started
-sessions of its own on the account (an owner's new laptop after a first quick switch).
+level, ``handover_p_raw`` = 0.1, are kept.
 
 The hand-over is judged against the session that logged out just before the login (within
 ``handover_s``) as well as against the session the account started the event on: an account in
@@ -324,6 +337,147 @@ def _strat_mwu_many(xa: list[np.ndarray], ca: list[np.ndarray], xb: list[np.ndar
     return _fisher_classes(P)
 
 
+def _mwu_z_many(xs: list[np.ndarray], ys: list[np.ndarray], min_n: int = 5) -> np.ndarray:
+    """Signed normal score of the Mann-Whitney U of each pair (xs[i] against ys[i]; positive:
+    the first sample tends larger), with the tie and continuity corrections of ``_mwu_p_vec``;
+    NaN where a sample has fewer than ``min_n`` values. For one-sided tests."""
+    if not xs:
+        return np.zeros(0)
+    n1, n2, u1, tie = (np.asarray(a, dtype=float) for a in _u_against(xs, ys))
+    n = n1 + n2
+    d = u1 - n1 * n2 / 2.0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        s = np.sqrt(n1 * n2 / 12.0 * ((n + 1.0) - tie / (n * (n - 1.0))))
+        z = np.where(s > 0, np.sign(d) * np.maximum(np.abs(d) - 0.5, 0.0) / s, 0.0)
+    return np.where((n1 >= min_n) & (n2 >= min_n), z, np.nan)
+
+
+def _mwu_p_against(xs: list[np.ndarray], ys: list[np.ndarray], min_n: int = 5) -> np.ndarray:
+    """``_mwu_p_many`` by counting (``_u_against``): the same p-values, faster where the second
+    samples are long."""
+    if not xs:
+        return np.zeros(0)
+    return _mwu_p_vec(*_u_against(xs, ys), min_n=min_n)
+
+
+def _u_against(xs: list[np.ndarray], ys: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Mann-Whitney pieces of many pairs (xs[i] against ys[i]) by counting rather than
+    ranking: U of the first sample is the number of (x, y) pairs with x > y plus half the
+    ties, read off the sorted second samples with one search per value of the first
+    (samples of hundreds against a handful: one sort of the large ones); the tie term of the
+    pooled sample sum(t^3 - t) from each sample's own runs of equal values and the runs they
+    share. Returns (n1, n2, u1, tie), the input of ``_mwu_p_vec``. Same figures as ranking
+    the pooled samples (``_mwu_p_many``)."""
+    N = len(xs)
+    n1 = np.array([x.size for x in xs], dtype=np.int64)
+    n2 = np.array([y.size for y in ys], dtype=np.int64)
+    OFF, LIFT = 256.0, 128.0  # (values: log ms and their shifts and spreads, well inside +-128)
+    gx, gy = np.repeat(np.arange(N), n1), np.repeat(np.arange(N), n2)
+    vx = np.concatenate([np.asarray(x, dtype=float) for x in xs] + [np.zeros(0)])
+    vy = np.concatenate([np.asarray(y, dtype=float) for y in ys] + [np.zeros(0)])
+    kx = np.sort(gx * OFF + (vx + LIFT))
+    ky = np.sort(gy * OFF + (vy + LIFT))
+    below = np.searchsorted(ky, kx, side="left")
+    upto = np.searchsorted(ky, kx, side="right")
+    u1 = np.bincount(gx, weights=(below - np.searchsorted(ky, gx * OFF, side="left")) + 0.5 * (upto - below),
+                     minlength=N)
+    # tie term: runs within each sample, then the cross terms of the values they share
+    # ((a + b)^3 - (a + b) = a^3 - a + b^3 - b + 3ab(a + b))
+    def runs(k: np.ndarray, g: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        if k.size == 0:
+            return np.zeros(0), np.zeros(0, np.int64), np.zeros(0, np.int64)
+        start = np.flatnonzero(np.r_[True, k[1:] != k[:-1]])
+        return k[start], np.diff(np.r_[start, k.size]), g[start]
+    gxs = (kx // OFF).astype(np.int64) if kx.size else np.zeros(0, np.int64)
+    gys = (ky // OFF).astype(np.int64) if ky.size else np.zeros(0, np.int64)
+    rkx, rtx, rgx = runs(kx, gxs)
+    _, rty, rgy = runs(ky, gys)
+    tie = (np.bincount(rgx, weights=rtx.astype(float) ** 3 - rtx, minlength=N)
+           + np.bincount(rgy, weights=rty.astype(float) ** 3 - rty, minlength=N))
+    if rkx.size:
+        tb = (np.searchsorted(ky, rkx, side="right") - np.searchsorted(ky, rkx, side="left")).astype(float)
+        ta = rtx.astype(float)
+        tie += np.bincount(rgx, weights=3.0 * ta * tb * (ta + tb), minlength=N)
+    return n1, n2, u1, tie
+
+
+def _medians(xs: list[np.ndarray]) -> np.ndarray:
+    """Median of each array of a list at once (NaN for an empty one)."""
+    n = np.array([x.size for x in xs], dtype=np.int64)
+    out = np.full(len(xs), np.nan)
+    if n.sum() == 0:
+        return out
+    df = pl.DataFrame({"g": np.repeat(np.arange(len(xs)), n), "v": np.concatenate([np.asarray(x, dtype=float) for x in xs])})
+    m = df.group_by("g").agg(pl.col("v").median())
+    out[m["g"].to_numpy()] = m["v"].to_numpy()
+    return out
+
+
+def _device_time_many(xa: list[np.ndarray], ca: list[np.ndarray], xb: list[np.ndarray], cb: list[np.ndarray],
+                      log_band: float, min_n: int = 5) -> dict[str, np.ndarray]:
+    """Decision timing of an after-segment (``xa``, log ms, decision classes ``ca``) against a
+    baseline (``xb``, ``cb``) when the segment was played on another device: a test of the
+    person, not of the machine.
+
+    A person's decision times follow a lognormal model with a speed of their own and a
+    profile over kinds of decision (van der Linden, *A lognormal model for response times on
+    test items*, J. Educ. Behav. Stat. 31, 2006: log T = item intensity - person speed +
+    noise of a person-specific spread). A device (a phone's touch screen, a desktop's mouse)
+    rescales the time the person takes, i.e. shifts every log time by about one constant;
+    another person brings their own profile (how much quicker their easy preflop folds are,
+    how much longer their big decisions take, relative to their ordinary ones) and their own
+    spread, and a speed of their own that may lie beyond what a device does. Three parts,
+    each about uniform for the same person on another device:
+
+    * profile: the common shift (the class medians' differences, weighted by the classes'
+      effective sizes) is removed from the after-segment, then Mann-Whitney per class, Fisher
+      over the classes (NaN with fewer than two classes tested: one class fits the shift
+      exactly);
+    * spread: Mann-Whitney per class on absolute deviations from each sample's own class
+      median (a rank test for dispersion in the manner of Fligner & Killeen, JASA 71, 1976),
+      Fisher over the classes;
+    * speed beyond a device: the shift is tested against a band of +-``log_band`` rather
+      than against zero (an interval null hypothesis, Hodges & Lehmann, JRSS B 16, 1954):
+      one-sided Mann-Whitney of the segment moved by the band's edge in each direction,
+      Stouffer over classes, the two directions Bonferroni-corrected.
+
+    The three are combined by Fisher's method. Returns ``p`` and its parts
+    (``p_profile``, ``p_spread``, ``p_speed``) and the estimated common shift ``shift``."""
+    N = len(xa)
+    out = {k: np.full(N, np.nan) for k in ("p", "p_profile", "p_spread", "p_speed", "shift")}
+    if N == 0:
+        return out
+    A = [[np.asarray(x, dtype=float)[np.asarray(c) == k] for x, c in zip(xa, ca)] for k in (0, 1, 2)]
+    B = [[np.asarray(x, dtype=float)[np.asarray(c) == k] for x, c in zip(xb, cb)] for k in (0, 1, 2)]
+    ma = np.column_stack([_medians(A[k]) for k in range(3)])  # (N, 3)
+    mb = np.column_stack([_medians(B[k]) for k in range(3)])
+    na = np.array([[a.size for a in A[k]] for k in range(3)]).T.astype(float)
+    nb = np.array([[b.size for b in B[k]] for k in range(3)]).T.astype(float)
+    ok = (na >= min_n) & (nb >= min_n)
+    w = np.where(ok, _eff_n(na, nb), 0.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        shift = np.where(w.sum(axis=1) > 0, np.nansum(np.where(ok, w * (ma - mb), 0.0), axis=1) / w.sum(axis=1), np.nan)
+    sh = np.nan_to_num(shift)
+    prof = np.column_stack([_mwu_p_against([a - s for a, s in zip(A[k], sh)], B[k], min_n) for k in range(3)])
+    p_profile = np.where(ok.sum(axis=1) >= 2, _fisher_classes(prof), np.nan)
+    spread = np.column_stack([
+        _mwu_p_against([np.abs(a - m) for a, m in zip(A[k], np.nan_to_num(ma[:, k]))],
+                    [np.abs(b - m) for b, m in zip(B[k], np.nan_to_num(mb[:, k]))], min_n) for k in range(3)])
+    p_spread = _fisher_classes(spread)
+    zs = np.column_stack([_mwu_z_many([a - log_band for a in A[k]], B[k], min_n) for k in range(3)])
+    zf = np.column_stack([_mwu_z_many([a + log_band for a in A[k]], B[k], min_n) for k in range(3)])
+    nt = (~np.isnan(zs)).sum(axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        zs_c = np.nansum(zs, axis=1) / np.sqrt(nt)
+        zf_c = np.nansum(zf, axis=1) / np.sqrt(nt)
+    p_speed = np.where(nt > 0, np.minimum(1.0, 2.0 * np.minimum(sps.norm.sf(zs_c), sps.norm.cdf(zf_c))), np.nan)
+    parts = np.column_stack([p_profile, p_spread, p_speed])
+    p = idf.fisher_combine(parts)
+    out.update(p=np.where(np.isnan(parts).all(axis=1), np.nan, p), p_profile=p_profile, p_spread=p_spread,
+               p_speed=p_speed, shift=shift)
+    return out
+
+
 def _chi2_p_vec(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Pearson chi-square homogeneity p of many 2 x k tables (rows a and b, shape (N, k)) at
     once, columns with no counts in either row left out; NaN where fewer than two columns
@@ -413,6 +567,7 @@ class SeatHandoffDetector(Detector):
         null_min_events: int = 20,
         null_jitter: int = 5,
         null_match: int = 1000,
+        device_band: float = 1.5,
     ) -> None:
         super().__init__(alpha=alpha, random_state=random_state)
         self.min_segment = min_segment  # hands needed after a change point (and each side of a scanned split)
@@ -438,6 +593,12 @@ class SeatHandoffDetector(Detector):
         self.null_min_events = null_min_events  # fewer eligible account-events: no null, raw p-values kept
         self.null_jitter = null_jitter  # a simulated move's hand: a candidate's, moved by up to this many hands
         self.null_match = null_match  # a candidate is ranked among this many moves of the nearest length
+        # a device changes a person's speed by at most this factor either way: timing beyond it can
+        # be another person's. Measured device effects on response times are of this order: the
+        # same respondents took about 1.4 times as long on a smartphone as on a PC (randomised
+        # crossover, Antoun & Cernat, Soc. Sci. Comput. Rev., 2019), item response times about
+        # 1.2 times (Andreadis, methods, data, analyses 9(2), 2015)
+        self.device_band = device_band
 
     # ------------------------------------------------------------------ fit
     def fit(self, con: duckdb.DuckDBPyConnection) -> "SeatHandoffDetector":
@@ -539,6 +700,15 @@ class SeatHandoffDetector(Detector):
           FROM c JOIN s x ON x.account = c.account AND x.session <> c.session AND x.login_at < c.login_at
           GROUP BY ALL
         ),
+        -- the sessions of each of the account's devices that start play of its own: logins outside
+        -- every span of the account's tournament play (before an event's first hand, for cash
+        -- tables), not in mid-event (a take-over, or a reconnect of the device holding the seat)
+        dev_own AS (
+          SELECT s2.account, s2.device, count(*) AS dev_own_sessions
+          FROM s2 LEFT JOIN acct ON acct.account = s2.account AND s2.login_at > acct.t_first AND s2.login_at <= acct.t_last
+          WHERE acct.account IS NULL AND s2.device IS NOT NULL
+          GROUP BY ALL
+        ),
         -- every quick hand-over login of each of the account's devices (within quick_s of a
         -- logout, from another device), those too short to test included: the structure of
         -- a helper's machine is judged on all its logins, not only on the tested ones
@@ -553,8 +723,10 @@ class SeatHandoffDetector(Detector):
         SELECT c.*, nd.device IS NOT NULL AS new_device,
                coalesce(o.others_open, 0) AS others_open, o.since_logout,
                coalesce(dh.dev_quick_takeovers, 0) AS dev_quick_takeovers,
-               coalesce(dh.dev_takeover_new_net, FALSE) AS dev_takeover_new_net
+               coalesce(dh.dev_takeover_new_net, FALSE) AS dev_takeover_new_net,
+               coalesce(dow.dev_own_sessions, 0) AS dev_own_sessions
         FROM c LEFT JOIN new_dev nd ON nd.account = c.account AND nd.device IS NOT DISTINCT FROM c.device
+        LEFT JOIN dev_own dow ON dow.account = c.account AND dow.device = c.device
         LEFT JOIN oth o ON o.account = c.account AND o.session = c.session
         LEFT JOIN dev_ho dh ON dh.account = c.account AND dh.device = c.device
         ORDER BY c.account, c.tournament_id, c.login_at
@@ -830,43 +1002,20 @@ class SeatHandoffDetector(Detector):
         cn, cr = _prefix(sbin, np.ones(e_s.size), nb), _prefix(sbin, r_s, nb)
         na = before(cn, n_e[me]) - before(cn, kk)
         p_size = _mwu_p_vec(before(cn, kk), na, before(cr, kk) - before(cn, kk) * (before(cn, kk) + 1) / 2, tie_s[me])
-        # decision timing after the point against all the account's other decisions, class by class
+        # decision timing after the point against all the account's other decisions: the timing
+        # test of a candidate's login (the device-invariant one, ``_test``) on each move's own samples
         p_time = np.full(N, np.nan)
         if tim is not None and tim.height:
             acc_codes = {a: i for i, a in enumerate(sorted(set(tim["account"].to_list())))}
-            g = np.array([acc_codes[a] for a in tim["account"].to_list()], dtype=np.int64) * 3 + tim["cls"].to_numpy()
-            r_t, tie_t = _midranks(g, tim["log_ms"].to_numpy().astype(float))
-            tie_t = np.concatenate([tie_t, np.zeros(max(0, 3 * len(acc_codes) - tie_t.size))])
-            n_g = np.bincount(g, minlength=3 * len(acc_codes)).astype(float)
-            # the decisions in the sampled events, binned by the hands before them
+            # the decisions in the sampled events, placed by the hands before them
             te = tim.with_row_index("row").join(evs, on=["account", "tournament_id"], how="inner")
-            rows_t = te["row"].to_numpy()
             e_t = te["e"].to_numpy().astype(np.int64)
             ts_t = te["started_at"].dt.epoch("us").to_numpy()
             # hands of event e are ts_h[hoff[e]:hoff[e]+n_e[e]]; count those at or before each decision
             key_h = e_h.astype(np.int64) * span + (ts_h - t0)
             pos = np.searchsorted(key_h, e_t.astype(np.int64) * span + (ts_t - t0), side="right") - hoff[e_t]
-            tbin = boff[e_t] + pos
-            cls_t = tim["cls"].to_numpy()[rows_t]
             acc_m = np.array([acc_codes.get(a, -1) for a in evs["account"].to_list()], dtype=np.int64)[me]
-            ps = []
-            for c in (0, 1, 2):
-                m = cls_t == c
-                cn_c = _prefix(tbin[m], np.ones(int(m.sum())), nb)
-                cr_c = _prefix(tbin[m], r_t[rows_t][m], nb)
-                na_c = before(cn_c, n_e[me]) - before(cn_c, kk)
-                ra_c = before(cr_c, n_e[me]) - before(cr_c, kk)
-                gm = np.where(acc_m >= 0, acc_m * 3 + c, 0)
-                nb_c = np.where(acc_m >= 0, n_g[gm], 0.0) - na_c
-                ps.append(_mwu_p_vec(na_c, nb_c, ra_c - na_c * (na_c + 1) / 2, tie_t[gm]))
-            p_strat = _fisher_classes(np.column_stack(ps))
-            # where the account has no such history: after against before in the event
-            r_in, tie_in = _midranks(e_t, tim["log_ms"].to_numpy().astype(float)[rows_t])
-            tie_in = np.concatenate([tie_in, np.zeros(max(0, E + 1 - tie_in.size))])
-            cn_i, cr_i = _prefix(tbin, np.ones(e_t.size), nb), _prefix(tbin, r_in, nb)
-            nb_i = before(cn_i, kk)
-            p_in = _mwu_p_vec(nb_i, before(cn_i, n_e[me]) - nb_i, before(cr_i, kk) - nb_i * (nb_i + 1) / 2, tie_in[me])
-            p_time = np.where(np.isnan(p_strat), p_in, p_strat)
+            p_time = self._null_device_time(tim, te, e_t, pos, acc_codes, acc_m, me, kk, width)
         # the same combination as the candidates' (score)
         pm = np.column_stack([p_mix, p_hist])
         nm = (~np.isnan(pm)).sum(axis=1)
@@ -877,6 +1026,49 @@ class SeatHandoffDetector(Detector):
                             "account": evs["account"].to_numpy()[me], "tournament_id": evs["tournament_id"].to_numpy()[me],
                             "k": kk, "n_eff": _eff_n(ca.sum(axis=1), hc.sum(axis=1))}
         return p_all, _eff_n(ca.sum(axis=1), hc.sum(axis=1))
+
+    def _null_device_time(self, tim: pl.DataFrame, te: pl.DataFrame, e_t: np.ndarray, pos: np.ndarray,
+                          acc_codes: dict, acc_m: np.ndarray, me: np.ndarray, kk: np.ndarray, width: int,
+                          chunk: int = 500) -> np.ndarray:
+        """``_device_time_many`` for the simulated moves of the population's null: each move's
+        decisions after its split (its event, hands from ``kk`` on) against the account's other
+        decisions, built as explicit samples a chunk of moves at a time (the test removes each
+        move's own common shift: no prefix sums). NaN where the account has no decisions."""
+        N = me.size
+        out = np.full(N, np.nan)
+        if N == 0 or te.height == 0:
+            return out
+        lm = tim["log_ms"].to_numpy().astype(float)
+        cl = tim["cls"].to_numpy().astype(np.int64)
+        acc_all = np.array([acc_codes[a] for a in tim["account"].to_list()], dtype=np.int64)
+        by_acc = np.argsort(acc_all, kind="stable")
+        acc_lo = np.searchsorted(acc_all[by_acc], np.arange(len(acc_codes)), side="left")
+        acc_hi = np.searchsorted(acc_all[by_acc], np.arange(len(acc_codes)), side="right")
+        # the sampled events' decisions ordered by (event, hands before them)
+        W = int(width) + 2
+        rows_t = te["row"].to_numpy()
+        key = e_t.astype(np.int64) * W + pos.astype(np.int64)
+        o = np.argsort(key, kind="stable")
+        key, rows_o = key[o], rows_t[o]
+        a0 = np.searchsorted(key, me * W + kk, side="right")  # decisions on hands kk.. of the move's event
+        a1 = np.searchsorted(key, (me + 1) * W, side="left")
+        mask = np.zeros(lm.size, bool)
+        band = math.log(self.device_band)
+        for s0 in range(0, N, chunk):
+            idx = range(s0, min(N, s0 + chunk))
+            xa, ca, xb, cb, keep = [], [], [], [], []
+            for i in idx:
+                if acc_m[i] < 0:
+                    continue
+                after = rows_o[a0[i]:a1[i]]
+                own = by_acc[acc_lo[acc_m[i]]:acc_hi[acc_m[i]]]
+                mask[after] = True
+                base = own[~mask[own]]
+                mask[after] = False
+                xa.append(lm[after]), ca.append(cl[after]), xb.append(lm[base]), cb.append(cl[base]), keep.append(i)
+            if keep:
+                out[np.array(keep)] = _device_time_many(xa, ca, xb, cb, band)["p"]
+        return out
 
     @staticmethod
     def _one_seat_per_login(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -925,7 +1117,12 @@ class SeatHandoffDetector(Detector):
                     r[k + "_event"] = r[k]
                 r["n_pooled"] = len(g)
                 r["pooled_tournaments"] = sorted({x["tournament_id"] for x in g})
-                r["group_new_device"] = any(x["new_device"] for x in g)
+                # a device that also starts play of its own on the account (a login outside its
+                # mid-event spans, before or after this one) is its owner's machine, however it
+                # first appeared: an owner's desktop first logged in to continue an event begun
+                # on the phone, a helper's machine only ever takes the seat
+                r["owner_device"] = any(int(x.get("dev_own_sessions") or 0) > 0 for x in g)
+                r["group_new_device"] = any(x["new_device"] for x in g) and not r["owner_device"]
                 # the device only ever logged in to take this account's seat mid-event: every one
                 # of its sessions on the account is one of these hand-overs, each within
                 # quick_s of a logout, in two or more events, on a device and a network the
@@ -963,6 +1160,12 @@ class SeatHandoffDetector(Detector):
             p_in = _mwu_p_many([np.concatenate([r["_xb"] for r in g]) for g in multi],
                                [np.concatenate([r["_xa"] for r in g]) for g in multi])
             p_time = np.where(has_tb, p_strat, p_in)
+            if self.has_sessions_:
+                # logins: the device-invariant test (``_test``)
+                p_time = _device_time_many([np.concatenate([r["_ta"] for r in g]) for g in multi],
+                                           [np.concatenate([r["_cta"] for r in g]) for g in multi],
+                                           [b["_tb"] for b in tbase], [b["_ctb"] for b in tbase],
+                                           math.log(self.device_band))["p"]
             hbase = np.stack([max(g, key=lambda r: r["_hc"].sum())["_hc"] for g in multi])
             p_hist_mix = np.where(hbase.sum(axis=1) >= 20,
                                   _chi2_p_vec(hbase, np.stack([np.sum([r["_ca"] for r in g], axis=0) for g in multi])),
@@ -1069,6 +1272,7 @@ class SeatHandoffDetector(Detector):
             "device_sessions": int(c.get("device_sessions") or 0),
             "dev_quick_takeovers": int(c.get("dev_quick_takeovers") or 0),
             "dev_takeover_new_net": bool(c.get("dev_takeover_new_net") or False),
+            "dev_own_sessions": int(c.get("dev_own_sessions") or 0),
             "ks_d": ks_d,
             "vpip_before": float(vpip[:k].mean()), "vpip_after": float(vpip[k:].mean()),
             "aggr_before": _aggr(before), "aggr_after": _aggr(after),
@@ -1081,8 +1285,7 @@ class SeatHandoffDetector(Detector):
             "_ta": ta, "_cta": cta, "_tb": tb, "_ctb": ctb, "_hc": hc,
         }
 
-    @staticmethod
-    def _test(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    def _test(self, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """The tests of every compared change point at once, by the array forms the
         population's null uses (one implementation): the action mix against the field's
         (G2 interaction), bet sizes and decision times before/after (Mann-Whitney), the
@@ -1101,11 +1304,26 @@ class SeatHandoffDetector(Detector):
         p_hist_time = _strat_mwu_many([r["_ta"] for r in rows], [r["_cta"] for r in rows],
                                       [r["_tb"] for r in rows], [r["_ctb"] for r in rows])
         p_mix_raw = _chi2_p_vec(np.stack([r["_cb"] for r in rows]), ca)
+        # at a login (the after-segment played on another device or network, the baseline the
+        # account's decisions under its other devices) the timing that counts is the device-
+        # invariant test: a device rescales a person's times, another person reshapes them
+        dev_t = _device_time_many([r["_ta"] for r in rows], [r["_cta"] for r in rows],
+                                  [r["_tb"] for r in rows], [r["_ctb"] for r in rows], math.log(self.device_band))
         for i, r in enumerate(rows):
+            login = r.get("session") is not None
+            r.update({"p_time_plain": float(p_hist_time[i]) if not np.isnan(p_hist_time[i]) else float(p_time_in[i]),
+                      "p_time_device": float(dev_t["p"][i]), "p_time_profile": float(dev_t["p_profile"][i]),
+                      "p_time_spread": float(dev_t["p_spread"][i]), "p_time_speed": float(dev_t["p_speed"][i]),
+                      "time_shift": float(dev_t["shift"][i])})
             r.update({"_g2": float(g2[i]), "_dof": int(dof[i]), "p_mix": float(p_mix[i]), "p_size": float(p_size[i]),
                       "p_time_in": float(p_time_in[i]),
-                      # the timing test that counts: against the account's own history where it has one
-                      "p_time": float(p_hist_time[i]) if not np.isnan(p_hist_time[i]) else float(p_time_in[i]),
+                      # the timing test that counts: at a login the device-invariant one (NaN where the
+                      # account has too little history under other devices: the event's own
+                      # decisions before the login are on the device being left, the speed no
+                      # evidence); hands only (no device known), the account's own history where it
+                      # has one, else after against before in the event
+                      "p_time": (float(dev_t["p"][i]) if login else
+                                 float(p_hist_time[i]) if not np.isnan(p_hist_time[i]) else float(p_time_in[i])),
                       "p_hist_mix": float(p_hist_mix[i]), "p_hist_time": float(p_hist_time[i]),
                       "p_mix_raw": float(p_mix_raw[i])})
         return rows
@@ -1134,23 +1352,28 @@ class SeatHandoffDetector(Detector):
         since = scores["since_logout"].cast(pl.Float64).to_numpy() if "since_logout" in scores.columns else np.full(scores.height, np.nan)
         handover = (since <= self.handover_s) | (np.isnan(since) & ~self.has_logouts_)
         flagged = (q <= self.alpha) & changed & handover & ((new_dev & (style_ok | time_ok)) | (~new_dev & strong_style))
-        # a clean hand-over, within seconds, to a device the account had never used on a network
-        # it had never used: the structure itself says another person; the play needs only to
-        # lean the same way (combined style and timing p <= handover_p), not to prove it alone
-        # (quick: within quick_s, a seat changing hands between two deals; an owner moving to a
-        # machine of their own takes half a minute or more, and such moves were the closest honest
-        # candidates on the tuning populations, at 22 and 29 s, one to a new device and network)
+        # a clean hand-over, within seconds, to a device the account had never used (and that
+        # never starts play of its own) on a network it had never used: the combined style and
+        # timing p need only reach handover_p, not the false-discovery level, but style and
+        # timing must each shift (quick: within quick_s, a seat changing hands between two deals;
+        # an owner moving from the phone to the desktop at home does the same 2-15 s after the
+        # logout half of the time, so the structure is no proof of another person)
         quick = (since <= self.quick_s) | (np.isnan(since) & ~self.has_logouts_)
         clean = quick & new_dev & scores["new_net"].to_numpy() & scores["device_changed"].to_numpy()
-        # the calibrated level where the device so far only ever logged in to take the seat; a
-        # device that also starts sessions of its own on the account (its owner's new laptop,
-        # after a first quick switch) has not that structure, and keeps the strict level
         level = np.full(scores.height, self.handover_p if getattr(self, "null_", np.zeros(0)).size else self.handover_p_raw)
-        if "device_sessions" in scores.columns and "dev_quick_takeovers" in scores.columns:
-            own_sessions = (scores["device_sessions"].fill_null(0).to_numpy()
-                            > np.maximum(scores["dev_quick_takeovers"].fill_null(0).to_numpy(), 1))
-            level = np.where(own_sessions, np.minimum(level, self.handover_p_raw), level)
-        flagged |= clean & (scores["p_value"].fill_nan(1.0).fill_null(1.0).to_numpy() <= level)
+        # the play must shift both ways too: the style and the timing by the device-invariant
+        # test, each below signal_p (the issue: "a login from a new device or network together
+        # with a shift in style and decision timing"). A login from a new device on a new
+        # network seconds after a logout is also how an owner moves from the phone to the
+        # desktop at home: the structure is no longer rare among honest players, so it only
+        # relaxes the combined level, not the need for both shifts
+        # (or one of them far beyond chance, below known_device_p: the level at which the style
+        # alone carries a hand-over to a known device; an honest mover keeps his game and, the
+        # device's speed set aside, his timing)
+        p_st = scores["p_style"].fill_nan(1.0).fill_null(1.0).to_numpy()
+        p_ti = scores["p_time"].fill_nan(1.0).fill_null(1.0).to_numpy()
+        shifted = (style_ok & time_ok) | (p_st < self.known_device_p) | (p_ti < self.known_device_p)
+        flagged |= clean & shifted & (scores["p_value"].fill_nan(1.0).fill_null(1.0).to_numpy() <= level)
         # a device that only ever appears to take this account's seat mid-event, seconds after a
         # logout, in two or more events, never to start the account's own play: a helper's
         # machine. An owner's new phone or laptop, after a first quick switch, starts sessions of
@@ -1197,8 +1420,12 @@ class SeatHandoffDetector(Detector):
                   f"{r['med_ms_after']:.0f} ms on {r['n_dec_after']} after; KS distance {r['ks_d']:.2f}; "
                   f"Mann-Whitney p {r['p_time_in']:.2g} after vs before in this event; against {acc}'s own "
                   f"{r['n_hist_dec']} decisions under other devices (median {r['med_ms_hist']:.0f} ms), class by class "
-                  f"(preflop folds, ordinary, big decisions), p {r['p_hist_time']:.2g} in this event, "
-                  f"{r['p_time']:.2g} pooled over the device's events")
+                  f"(preflop folds, ordinary, big decisions), p {r['p_hist_time']:.2g} in this event"
+                  + (f"; a device rescales a player's times: with the common shift ({math.exp(r['time_shift']):.2f}x) "
+                     f"set aside, profile over the classes p {r['p_time_profile']:.2g}, spread p {r['p_time_spread']:.2g}, "
+                     f"speed beyond a device's {self.device_band:g}x p {r['p_time_speed']:.2g}; together "
+                     f"{r['p_time']:.2g}, pooled over the device's events" if r.get("session") is not None and
+                     not is_missing(r.get("time_shift")) else f"; {r['p_time']:.2g} as counted"))
             if self.has_decisions_ else "no decision times in the warehouse",
             # each decision under the device of the session it was played in: the new device's
             # decisions against the account's others

@@ -95,7 +95,7 @@ def test_handoff_found_at_the_change_point_hand(con):
     sigs = SeatHandoffDetector().detect(con)
     flagged = [s for s in sigs if s.flagged]
     assert sorted((s.accounts[0], s.tournaments[0]) for s in flagged) == [
-        ("s05", "800"), ("s08", "800"), ("s27", "801"), ("s28", "800")]
+        ("s05", "800"), ("s08", "800"), ("s28", "800")]
     s = next(x for x in flagged if x.accounts == ["s05"])
     cp = _first_hand_from(con, "s05", "800", CP_ROUND)
     assert s.hands[0] == cp and s.extra["change_point_hand"] == cp
@@ -104,7 +104,7 @@ def test_handoff_found_at_the_change_point_hand(con):
     login = ev["login from a changed device/network"]
     assert "helper-pc" in login.text and "never used" in login.text
     timing = ev["decision time shift (median ms, after vs before)"]
-    assert timing.value > 1.5 * timing.baseline and timing.p_value < 1e-3
+    assert timing.value > 1.5 * timing.baseline and timing.p_value < 0.01
     mix = ev["action mix shift (VPIP after vs before)"]
     assert mix.value > mix.baseline and mix.p_value < 0.05
     assert all(e.sql for e in s.evidence)
@@ -125,7 +125,8 @@ def test_same_game_slower_hands_from_a_never_used_device_is_a_handoff(con):
     s = next(x for x in SeatHandoffDetector().detect(con) if x.accounts == ["s08"])
     assert s.flagged
     timing = next(e for e in s.evidence if e.name.startswith("decision time shift"))
-    assert timing.value > 2 * timing.baseline and timing.p_value < 1e-6
+    # 2.7 times slower: beyond what a device does to a player (the device-invariant test)
+    assert timing.value > 2 * timing.baseline and timing.p_value < 1e-4
 
 
 def test_no_candidates_without_a_login_change(con):
@@ -152,17 +153,21 @@ def test_early_handoff_tested_against_the_accounts_own_history(con):
     assert s.flagged
     assert s.hands[0] == _first_hand_from(con, "s28", "800", 4)
     timing = next(e for e in s.evidence if e.name.startswith("decision time shift"))
-    assert "own" in timing.text and timing.p_value < 1e-6
+    assert "own" in timing.text and timing.p_value < 0.01
 
 
 def test_helper_device_first_seen_mid_event_is_new(con):
     """s27's friend first logged in two hands into event 800 (no test there); in 801 his
-    laptop is still not one of the owner's machines: a timing shift alone flags it."""
+    laptop is still not one of the owner's machines. His hands are 2.6 times slower, beyond
+    what a device does (timing p < 0.01), but on 39 decisions after the login that alone does
+    not reach the false-discovery level (a timing shift alone flagged it when a device's speed
+    counted as evidence too)."""
     det = SeatHandoffDetector()
     sigs = det.detect(con)
     s = next(x for x in sigs if x.accounts == ["s27"] and x.tournaments == ["801"])
-    assert s.flagged
     assert "never used" in next(e for e in s.evidence if e.name.startswith("login")).text
+    assert next(e for e in s.evidence if e.name.startswith("decision time")).p_value < 0.01
+    assert not s.flagged
     assert not any(x.accounts == ["s27"] and x.tournaments == ["800"] for x in sigs)
 
 
@@ -193,17 +198,22 @@ def _threshold(rows):
     return dict(zip(out["account"].to_list(), out["flagged"].to_list()))
 
 
-def test_clean_handover_needs_only_play_that_leans_the_same_way():
-    """A helper whose game is close to the owner's: the seat changes hands between two
-    deals (a login 3 s after the account's logout) to a device and a network the account
-    had never used, and the play leans towards a change (combined p 0.04, neither style
-    nor timing below 0.05 alone): flagged. Without the lean (p 0.5) it is not; nor is a
+def test_clean_handover_needs_style_and_timing_to_shift():
+    """A clean hand-over: the seat changes hands between two deals (a login 3 s after the
+    account's logout) to a device and a network the account had never used. That is also
+    how an owner moves from the phone to the desktop at home, so the play must shift both
+    ways: style and (device-invariant) timing each below 0.05, the combined p at the clean
+    level (here 0.1: no population null), not the false-discovery level: flagged. Play that only leans (combined p
+    0.04, neither below 0.05), or a style wobble alone (p 0.03, timing 0.5) is not, though a
+    style shift far beyond chance (p 2e-4, below the known-device level 0.001) is; nor a
     login from a new machine four hours after the account's last logout while its other
-    tables stay open (the owner starting a new day elsewhere), however its play moved
-    (the event drifts); nor a hand-over to a machine the account had used before with
-    only a moderate style shift."""
+    tables stay open (the owner starting a new day elsewhere), however its play moved; nor
+    a hand-over to a machine the account had used before with only a moderate style shift."""
     rows = [
-        {"account": "helper_like_owner", "p_style": 0.2, "p_time": 0.06, "p_value": 0.04},
+        {"account": "helper_both", "p_style": 0.03, "p_time": 0.04, "p_value": 0.08},
+        {"account": "lean_only", "p_style": 0.2, "p_time": 0.06, "p_value": 0.04},
+        {"account": "style_only", "p_style": 0.03, "p_time": 0.5, "p_value": 0.08},
+        {"account": "style_far", "p_style": 2e-4, "p_time": 0.5, "p_value": 0.08},
         {"account": "no_lean", "p_value": 0.5},
         {"account": "next_day", "since_logout": 4 * 3600.0, "p_style": 2e-4, "p_style_field": 2e-4,
          "p_time": 0.4, "p_value": 8e-4},
@@ -213,7 +223,8 @@ def test_clean_handover_needs_only_play_that_leans_the_same_way():
           "since_logout": 30.0, "p_style": 0.1 + 0.08 * i, "p_style_field": 0.1 + 0.08 * i,
           "p_time": 0.9 - 0.08 * i, "p_value": 0.2 + 0.07 * i} for i in range(10)]
     flags = _threshold(rows)
-    assert flags["helper_like_owner"]
+    assert flags["helper_both"] and flags["style_far"]
+    assert not flags["lean_only"] and not flags["style_only"]
     assert not flags["no_lean"]
     assert not flags["next_day"]
     assert not flags["own_machine"]
@@ -332,15 +343,16 @@ def test_handover_seen_from_the_session_that_just_logged_out(con2, sigs2):
 
 def test_owner_moving_to_a_new_machine_in_half_a_minute_needs_a_real_shift():
     """An honest move to the player's own, never used desktop on his home network 29 s after
-    logging out of his phone (a tuning population had one, play p 0.15): the play leaning
-    (p 0.06) is not enough, as it is for a seat changing hands within seconds; a real shift
-    (timing p 1e-4 on a new device) still is."""
+    logging out of his phone: play that only leans (p 0.06) is not enough, nor is it within
+    seconds; style and timing both shifting within seconds is, and so is a real shift (timing
+    p 1e-4 on a new device, after the device's speed is set aside) at any hand-over."""
     flags = _threshold([
         {"account": "own_desktop", "since_logout": 29.0, "p_style": 0.3, "p_time": 0.07, "p_value": 0.06},
-        {"account": "helper", "since_logout": 3.0, "p_style": 0.3, "p_time": 0.07, "p_value": 0.06},
+        {"account": "leaning_quick", "since_logout": 3.0, "p_style": 0.3, "p_time": 0.07, "p_value": 0.06},
+        {"account": "helper", "since_logout": 3.0, "p_style": 0.04, "p_time": 0.03, "p_value": 0.06},
         {"account": "slower_helper", "since_logout": 29.0, "p_style": 0.3, "p_time": 1e-4, "p_value": 3e-4},
     ] + [{"account": f"h{i}", "new_device": False, "group_new_device": False, "new_net": False,
           "p_style": 0.1 + 0.08 * i, "p_style_field": 0.1 + 0.08 * i, "p_time": 0.9 - 0.08 * i,
           "p_value": 0.2 + 0.07 * i} for i in range(10)])
-    assert not flags["own_desktop"]
+    assert not flags["own_desktop"] and not flags["leaning_quick"]
     assert flags["helper"] and flags["slower_helper"]

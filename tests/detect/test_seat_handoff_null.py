@@ -3,11 +3,13 @@
 Thirty honest players move, three seconds after logging out, to a machine and a network
 they never used and play on in their own style. Every player's speed and looseness are
 not the same from one day (event) to the next: a mover's decisions after the move differ
-from his other events' by that day-to-day drift, so the tests' own p-values are far from
-uniform for honest movers (a third or more of them under 0.05). Ranked against the
-population's simulated same-player moves (other players' events split at the same hands)
-they are near uniform. A subtle hand-off in the same population, a helper close to the
-owner's game, is still found.
+from his other events' by that day-to-day drift, so a plain timing test is far from
+uniform for honest movers (a third or more of them under 0.05). The device-invariant
+timing test (a device, like a day's form, rescales a person's times) and the ranking
+against the population's simulated same-player moves leave them conservative, and none
+is flagged. A subtle hand-off in the same population, a helper close to the owner's game
+and only as much slower as a device makes a player, is a candidate but not flagged:
+the price of not accusing honest movers.
 """
 
 from __future__ import annotations
@@ -71,8 +73,13 @@ def runs(con):
     """Event 903's signals by account: calibrated (the default), the uncalibrated tests at
     their old clean hand-over level (0.1), and the calibrated p at that level."""
     cfg = {"new": {}, "old": {"calibrate": False, "handover_p": 0.1}, "strict": {"handover_p": 0.1}}
-    return {k: {s.accounts[0]: s for s in SeatHandoffDetector(**kw).detect(con) if s.tournaments == ["903"]}
-            for k, kw in cfg.items()}
+    out = {}
+    for k, kw in cfg.items():
+        det = SeatHandoffDetector(**kw)
+        out[k] = {s.accounts[0]: s for s in det.detect(con) if s.tournaments == ["903"]}
+        if k == "new":
+            out["rows"] = {r["account"]: r for r in det.rows_ if r["tournament_id"] == "903"}
+    return out
 
 
 def _movers_p(sig) -> np.ndarray:
@@ -80,35 +87,39 @@ def _movers_p(sig) -> np.ndarray:
     return np.array([sig[m].p_value for m in MOVERS])
 
 
-def test_honest_quick_movers_near_uniform(runs):
-    """Honest quick movers' calibrated p-values: about 5 % under 0.05 (at most 4 of 30),
-    about half under 0.5. The uncalibrated tests put a quarter or more under 0.05."""
+def test_honest_quick_movers_not_liberal(runs):
+    """Honest quick movers' calibrated p-values: at most about 5 % under 0.05 (at most 4 of
+    30), and no more than uniform under 0.5 (the device-invariant timing test removes a day's
+    speed, which a device change cannot be told from: conservative, not liberal). The plain
+    timing test against the account's other events puts a quarter or more under 0.05: the
+    world is a real test (a day's drift in speed)."""
     p = _movers_p(runs["new"])
     assert np.mean(p <= 0.05) <= 4 / 30
-    assert 0.3 <= np.mean(p <= 0.5) <= 0.7
-    raw = _movers_p(runs["old"])
-    assert np.mean(raw <= 0.05) >= 0.25  # the world is a real test: drift makes the raw tests liberal
+    assert np.mean(p <= 0.5) <= 0.7
+    plain = np.array([runs["rows"][m]["p_time_plain"] for m in MOVERS])
+    assert np.mean(plain <= 0.05) >= 0.25
 
 
-def test_subtle_handoff_still_found(runs):
-    """h00's helper is close to h00's game (his shift is about a day's drift): found at the
-    clean hand-over's level for the calibrated p-value, 0.25 (an honest quick mover's
-    calibrated p is about uniform), not at the uncalibrated level of 0.1."""
+def test_subtle_handoff_within_a_speed_change_a_device_explains_is_a_candidate_not_an_accusation(runs):
+    """h00's helper is close to h00's game and only 1.35 times slower: that much a move to
+    another device does to the same person, and the style shift is about a day's drift. A
+    candidate at the right hand, not flagged: precision first (before, the calibrated clean
+    hand-over rule flagged it on the play leaning; the same rule flagged honest owners moving
+    from the phone to the desktop)."""
     h = runs["new"][HELPED]
-    assert h.flagged
-    assert 0.1 < h.p_value <= 0.25
-    assert "simulated same-player device moves" in h.benign
-    assert not runs["strict"][HELPED].flagged
+    assert not h.flagged
+    r = runs["rows"][HELPED]
+    assert r["p_time_plain"] < 1e-3 and r["p_time"] > 0.05  # slower, but within what a device does
+    assert r["k"] == CP_ROUND
 
 
-def test_fewer_honest_movers_flagged_than_uncalibrated(runs):
-    """The uncalibrated tests at 0.1 flagged over a third of the honest quick movers; the
-    calibrated p at 0.25 about a sixth (their share below 0.25), and fewer in any case."""
-    n_new = sum(runs["new"][m].flagged for m in MOVERS)
-    n_old = sum(runs["old"][m].flagged for m in MOVERS)
-    assert n_new < n_old
-    assert n_new <= 0.25 * len(MOVERS)
-    assert not any(s.flagged for a, s in runs["new"].items() if a in OTHERS)
+def test_no_honest_mover_flagged(runs):
+    """Neither calibrated nor with the uncalibrated tests at the old level is any honest quick
+    mover (or any other player) flagged: style and timing must each shift at a clean
+    hand-over, and the timing test is blind to a device's (or a day's) speed."""
+    for k in ("new", "old", "strict"):
+        assert not any(runs[k][m].flagged for m in MOVERS)
+        assert not any(s.flagged for a, s in runs[k].items() if a in OTHERS)
 
 
 def test_the_one_implementation_of_the_tests_agrees_with_scipy():

@@ -109,7 +109,16 @@ test at 0.45 each (raise and fold tests 0.05 each); the predictive form at
 0.1 with the main test at 0.8 (``thin_weights``): with 0.45 the two closest
 honest thin-baseline pairs of the tuning populations moved from q = 0.11 and
 0.55 to 0.04, with 0.1 they stay at 0.11 and above while the groups it finds
-keep q below 1e-4. On tuning population 103
+keep q below 1e-4. The check test itself is read the same way there:
+with a thin baseline its own rates are estimates from few decisions, and it
+becomes the two-sample comparison of the player's rate against the partner
+with the rate against everyone else, z over sqrt(1 + n / n0)
+(:func:`detectors.stats.estimated_baseline_pvalue`, ``thin_check``; the
+plug-in p-value is kept as ``chk_p_value_plugin``): on tuning population 141
+an honest pair that played mostly each other (370 heads-up hands, 0.17
+decisions against others per decision against each other) was flagged by the
+plug-in check test (main p = 1.1e-5, q = 0.002); read as the two-sample test
+it is not (the same 201 planted groups found on 56 tuning populations). On tuning population 103
 a group of strength 0.25 that acted in 11 of its 286 heads-up hands moved from
 p = 3e-4 (check test) to 5e-7 (hand test), the best honest pair's stayed at
 3e-3.
@@ -278,6 +287,7 @@ class SoftPlayDetector(Detector):
         hand_prior_strength: float | None = 2.0,
         thin_weights: tuple[float, ...] = (0.8, 0.05, 0.05, 0.1),
         side_stouffer: bool = True,
+        thin_check: bool = True,
         ring_tau: float | None = 0.05,
         coentry_prior: float | None = 30.0,
         coentry_range: tuple[float, float] = (3.0, 8.0),
@@ -309,6 +319,9 @@ class SoftPlayDetector(Detector):
         # the weighted-Bonferroni weights of the pairs whose hand test is the predictive one: it is the weaker evidence
         # there (the plug-in rates' fit is what it doubts), so it gets a small share and the main test keeps most
         self.thin_weights = thin_weights
+        # below hand_min_baseline the check test too carries its baseline's error: its z over sqrt(1 + n / n0), the
+        # two-sample comparison (stats.estimated_baseline_pvalue); False: the plug-in p-value everywhere
+        self.thin_check = thin_check
         # the mutual rule: each direction's check-test z, or its own share of the hand test's z, at least mutual_z
         self.hand_mutual = hand_mutual
         # the mutual rule may also read each side's Stouffer z over all the tests of SPECS on its decisions (sdir_z)
@@ -464,6 +477,14 @@ class SoftPlayDetector(Detector):
             if c not in u.columns:
                 u = u.with_columns(pl.lit(None, pl.Float64).alias(c))
         u = u.join(self.pooled_, on=["player", "opponent"], how="left")
+        if self.thin_check and "hp_base" in u.columns and f"{self.tests[0]}_p_value" in u.columns:
+            # a thin own baseline (under hand_min_baseline decisions against others per decision against the partner):
+            # the check test as the two-sample comparison it is (stats.estimated_baseline_pvalue); the plug-in p kept
+            c = f"{self.tests[0]}_p_value"
+            thin = (u["hp_base"] < self.hand_min_baseline).fill_null(False).to_numpy()
+            adj = stats.estimated_baseline_pvalue(u[c].to_numpy(allow_copy=True).astype(float), u["hp_base"].to_numpy(allow_copy=True).astype(float))
+            u = u.with_columns(pl.col(c).alias(f"{c}_plugin"),
+                               pl.Series(c, np.where(thin, adj, u[c].to_numpy(allow_copy=True).astype(float)), nan_to_null=True))
         f = lambda c: u[c].to_numpy(allow_copy=True).astype(float)  # noqa: E731
         # three views of one deviation on partly shared decisions: the best, weighted-Bonferroni-corrected with
         # the prior weight on the check test (valid under any dependence; a Fisher combination would let the tests

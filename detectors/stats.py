@@ -768,3 +768,26 @@ def all_below_product_pvalue(P, tau: float) -> np.ndarray:
         out[ok] = np.exp(np.minimum(k * np.log(tau) + lf, 0.0))
     out[bad] = np.nan
     return np.where(np.isnan(out), np.nan, np.clip(out, _TINY, 1.0))
+
+
+def estimated_baseline_pvalue(p, base_ratio) -> np.ndarray:
+    """One-sided p-value of a one-sample score test re-read as a two-sample comparison when its baseline is thin.
+
+    A test of a player's decisions against one opponent (``n`` of them) with
+    the player's own rate against everyone else as the null takes that rate
+    as known. It is estimated from ``n0`` decisions; when ``n0`` is small
+    next to ``n`` (a pair that plays mostly each other) its error is of the
+    order of the effect. The two-sample comparison of proportions (Wald /
+    score test for p1 - p2, e.g. Agresti, *Categorical Data Analysis*, 2002,
+    sec. 3.1) has the variance p (1 - p) (1/n + 1/n0), the one-sample test's
+    p (1 - p) / n times (1 + n / n0): z = Phi^-1(1 - p) is divided by
+    sqrt(1 + 1 / base_ratio), ``base_ratio`` = n0 / n (the thinner side of
+    the pair: conservative, the shrinkage prior of the rate only narrows it).
+    NaN or non-positive ratios leave p unchanged.
+    """
+    pv = _arr(p)
+    r = _arr(base_ratio)
+    ok = np.isfinite(r) & (r > 0) & np.isfinite(pv)
+    z = _st.norm.isf(np.clip(np.nan_to_num(pv, nan=0.5), _TINY, 1.0))
+    adj = _st.norm.sf(z / np.sqrt(1.0 + 1.0 / np.where(ok, r, 1.0)))
+    return np.where(ok, np.clip(adj, _TINY, 1.0), pv)

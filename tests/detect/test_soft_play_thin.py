@@ -107,3 +107,42 @@ def test_predictive_hand_test_tends_to_the_plug_in_one_and_widens_with_thin_base
     assert p_cap > p_thin
     again = stats.hand_passivity_predictive(thin, draws=256)["hp_pred_p_value"][0]
     assert again == p_thin and np.isfinite(p_thin)
+
+
+
+def test_thin_baseline_check_test_is_two_sample(thin_world):
+    """Where a pair's own baseline is thin (under hand_min_baseline decisions against others per decision against each
+    other) the check test takes rates estimated from few decisions as known: its z is read as the two-sample
+    comparison's (stats.estimated_baseline_pvalue, z over sqrt(1 + n / n0)), the plug-in p kept beside it. Deep
+    pairs keep their p-values; the soft pair (thin too, found by the predictive hand test) stays the one flag. (Tuning
+    population 141: an honest pair with 370 heads-up hands and a baseline ratio of 0.17 was flagged by the plug-in
+    check test, p = 7e-5, q = 0.002.)"""
+    w = thin_world
+    det = SoftPlayDetector().fit(w.con)
+    s = det.threshold(det.score(w.con))
+    old = SoftPlayDetector(thin_check=False).fit(w.con)
+    so = old.score(w.con)
+    j = s.join(so.select("player", "opponent", old_chk="chk_p_value", old_main="main_p_value"), on=["player", "opponent"])
+    thin = j.filter(pl.col("hp_base") < det.hand_min_baseline)
+    deep = j.filter(pl.col("hp_base") >= det.hand_min_baseline)
+    assert len(thin) >= 2 and len(deep) > 20
+    same = lambda a, b: np.allclose(deep[a].to_numpy(), deep[b].to_numpy(), rtol=1e-9, equal_nan=True)  # noqa: E731
+    assert same("chk_p_value", "old_chk") and same("chk_p_value_plugin", "old_chk")
+    z = stats._st.norm.isf(thin["old_chk"].to_numpy())
+    want = stats._st.norm.sf(z / np.sqrt(1 + 1 / thin["hp_base"].to_numpy()))
+    assert np.allclose(thin["chk_p_value"].to_numpy(), np.maximum(want, 1e-300), rtol=1e-6)
+    # a deficit's p-value only grows (towards 0.5); a surplus (p > 0.5) stays one
+    lean = thin["old_chk"] < 0.5
+    assert (thin.filter(lean)["main_p_value"] >= thin.filter(lean)["old_main"] * (1 - 1e-9)).all()
+    assert (thin.filter(~lean)["chk_p_value"] >= 0.5).all()
+    hon = _row(s, "p10", "p11")
+    assert hon["hp_base"] < 0.2 and not hon["flagged"]
+    assert s.filter(pl.col("flagged"))["accounts"].to_list() == [["p01", "p02"]]
+
+def test_estimated_baseline_pvalue():
+    """z / sqrt(1 + 1/ratio): a deep baseline leaves p, an equal one (ratio 1) divides z by sqrt 2, NaN leaves p."""
+    p = np.array([1e-6, 1e-6, 0.3, 1e-6])
+    out = stats.estimated_baseline_pvalue(p, np.array([1e9, 1.0, 1.0, np.nan]))
+    assert out[0] == pytest.approx(1e-6, rel=1e-3)
+    assert out[1] == pytest.approx(stats._st.norm.sf(stats._st.norm.isf(1e-6) / np.sqrt(2)))
+    assert out[2] > 0.3 and out[3] == 1e-6

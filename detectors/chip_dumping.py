@@ -300,6 +300,18 @@ def _presence_p(g: pl.DataFrame) -> pl.DataFrame:
     return g.drop("u", "v").with_columns(pl.Series("pres_p", np.clip(p, 1e-300, 1.0), nan_to_null=True))
 
 
+def _ranked_partners(first: pl.DataFrame, alpha: float) -> pl.DataFrame:
+    """The first pass's partners S (BH q <= ``alpha``) with their rank ``rk`` within the player, strongest first.
+
+    Ranked by p, ties by name: partners always dealt in together get p-values equal but for the last bits of
+    DuckDB's parallel sums, so p is compared to 9 significant digits (else which of them keeps the test, and so
+    whether a case is flagged, changed from run to run)."""
+    q = stats.bh_qvalues(first["pres_p"].to_numpy())
+    return (first.filter(pl.Series(np.nan_to_num(q, nan=1.0) <= alpha))
+            .sort([pl.col("player"), pl.col("pres_p").round_sig_figs(9), pl.col("partner")])
+            .select("player", "partner", rk=pl.int_range(1, pl.len() + 1).over("player").cast(pl.Int64)))
+
+
 def presence_tests(con: duckdb.DuckDBPyConnection, dec: pl.DataFrame, *, alpha: float = 0.01, min_n: int = 20,
                    decisions_per_part: int = 400_000, offset_a: float | None = 20.0) -> pl.DataFrame:
     """Per ordered pair (player, partner): does the player continue preflop more often with the partner dealt in?
@@ -377,10 +389,7 @@ def presence_tests(con: duckdb.DuckDBPyConnection, dec: pl.DataFrame, *, alpha: 
         first = run("first")
         if first.is_empty():
             return pl.DataFrame(schema=cols)
-        q = stats.bh_qvalues(first["pres_p"].to_numpy())
-        s_set = (first.filter(pl.Series(np.nan_to_num(q, nan=1.0) <= alpha))
-                 .sort(["player", "pres_p", "partner"])
-                 .select("player", "partner", rk=pl.int_range(1, pl.len() + 1).over("player").cast(pl.Int64)))
+        s_set = _ranked_partners(first, alpha)
         if s_set.is_empty():
             return first.select(list(cols))
         touched = s_set.select("player").unique()

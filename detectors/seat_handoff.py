@@ -266,6 +266,14 @@ def _midranks(group: np.ndarray, value: np.ndarray) -> tuple[np.ndarray, np.ndar
     return r, out
 
 
+def _u_sd(n1: np.ndarray, n2: np.ndarray, tie: np.ndarray) -> np.ndarray:
+    """Standard deviation of Mann-Whitney U under the null, with the tie correction (``tie``: the
+    pooled samples' sum of t^3 - t over runs of equal values); NaN for an empty pair."""
+    n = n1 + n2
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.sqrt(n1 * n2 / 12.0 * ((n + 1.0) - tie / (n * (n - 1.0))))
+
+
 def _mwu_p_vec(n1: np.ndarray, n2: np.ndarray, u1: np.ndarray, tie: np.ndarray, min_n: int = 5) -> np.ndarray:
     """Two-sided Mann-Whitney p for many pairs of samples at once, from the sizes, the first
     sample's U and the pooled samples' tie term (Mann & Whitney, Ann. Math. Stat. 18, 1947):
@@ -275,11 +283,10 @@ def _mwu_p_vec(n1: np.ndarray, n2: np.ndarray, u1: np.ndarray, tie: np.ndarray, 
     where a sample has fewer than ``min_n`` values."""
     n1, n2 = np.asarray(n1, dtype=float), np.asarray(n2, dtype=float)
     u1, tie = np.asarray(u1, dtype=float), np.asarray(tie, dtype=float)
-    n = n1 + n2
     mu = n1 * n2 / 2.0
     u = np.maximum(u1, n1 * n2 - u1)
+    s = _u_sd(n1, n2, tie)
     with np.errstate(divide="ignore", invalid="ignore"):
-        s = np.sqrt(n1 * n2 / 12.0 * ((n + 1.0) - tie / (n * (n - 1.0))))
         z = (u - mu - 0.5) / s
     p = np.clip(2.0 * sps.norm.sf(z), 0.0, 1.0)
     p = np.where(s > 0, p, 1.0)
@@ -335,10 +342,9 @@ def _mwu_z_many(xs: list[np.ndarray], ys: list[np.ndarray], min_n: int = 5) -> n
     if not xs:
         return np.zeros(0)
     n1, n2, u1, tie = (np.asarray(a, dtype=float) for a in _u_against(xs, ys))
-    n = n1 + n2
     d = u1 - n1 * n2 / 2.0
+    s = _u_sd(n1, n2, tie)
     with np.errstate(divide="ignore", invalid="ignore"):
-        s = np.sqrt(n1 * n2 / 12.0 * ((n + 1.0) - tie / (n * (n - 1.0))))
         z = np.where(s > 0, np.sign(d) * np.maximum(np.abs(d) - 0.5, 0.0) / s, 0.0)
     return np.where((n1 >= min_n) & (n2 >= min_n), z, np.nan)
 

@@ -153,6 +153,9 @@ SELECT h.tournament_id, a.player AS account, a.hand_id, h.started_at, any_value(
        -- the entry decision's situation: facing a raise (more than a big blind to call), the stack in big blinds
        coalesce(arg_min(a.to_call, a.seq) FILTER (WHERE a.street = 'preflop') > any_value(h.big_blind), FALSE) AS facing,
        any_value(s.stack_start) / nullif(any_value(h.big_blind), 0) AS stack_bb,
+       -- the cards dealt are known whatever was played (operator view, or the hero's own hand): not
+       -- only those shown down, which only entered hands reach
+       bool_or(h.all_cards_known OR coalesce(h.hero = a.player, FALSE)) AS dealt_known,
        count(*) FILTER (WHERE a.action = 'fold')  AS n_fold,
        count(*) FILTER (WHERE a.action = 'check') AS n_check,
        count(*) FILTER (WHERE a.action = 'call')  AS n_call,
@@ -227,6 +230,7 @@ x AS (
               WHEN bool_or(a.street = 'preflop' AND a.action = 'fold') THEN 0 ELSE -1 END AS entry,
          coalesce(arg_min(a.to_call, a.seq) FILTER (WHERE a.street = 'preflop') > any_value(h.big_blind), FALSE) AS facing,
          any_value(s.stack_start) / nullif(any_value(h.big_blind), 0) AS stack_bb,
+         bool_or(h.all_cards_known OR coalesce(h.hero = a.player, FALSE)) AS dealt_known,
          count(*) FILTER (WHERE a.action = 'fold')  AS n_fold,
          count(*) FILTER (WHERE a.action = 'check') AS n_check,
          count(*) FILTER (WHERE a.action = 'call')  AS n_call,
@@ -1649,7 +1653,9 @@ class SeatHandoffDetector(Detector):
 def _with_strength(df: pl.DataFrame) -> pl.DataFrame:
     """The entry decision of each hand by the starting hand (``_range_p_many``): ``rcls`` 2
     entered with a raise, 1 entered without raising (put chips in voluntarily preflop), 0
-    folded preflop without entering, -1 no entry decision or no known starting hand; ``rstr`` its stratum: the starting hand's percentile
+    folded preflop without entering, -1 no entry decision or no starting hand known as dealt
+    (in the player view other players' cards are known only when shown down, which only
+    entered hands reach: a sample chosen by the very decision tested); ``rstr`` its stratum: the starting hand's percentile
     among the 1,326 in bins of 5 (``_BINS``) (``gameplay.starting_hand_percentile``: Hold'em, cards known),
     by stack depth (``_DEPTH_BB``) and by facing a raise; the
     ``hole`` and ``game`` columns dropped."""
@@ -1657,7 +1663,8 @@ def _with_strength(df: pl.DataFrame) -> pl.DataFrame:
         return df.drop("hole", "game").with_columns(rstr=pl.lit(-1, pl.Int64), rcls=pl.lit(-1, pl.Int64))
     st = gp.starting_hand_percentile(df).fill_null(float("nan")).to_numpy()
     entry = df["entry"].to_numpy()
-    rcls = np.where(np.isnan(st) | (entry < 0), -1, entry).astype(np.int64)
+    known = df["dealt_known"].fill_null(False).to_numpy().astype(bool)
+    rcls = np.where(np.isnan(st) | (entry < 0) | ~known, -1, entry).astype(np.int64)
     depth = np.searchsorted(_DEPTH_BB, df["stack_bb"].cast(pl.Float64).fill_null(1e9).to_numpy(), side="left")
     facing = df["facing"].fill_null(False).to_numpy().astype(np.int64)
     dec = np.clip(np.floor(np.nan_to_num(st) * _BINS), 0, _BINS - 1).astype(np.int64)

@@ -186,3 +186,29 @@ def test_explanation_names_the_cards(runs):
     ev = next(e for e in s.evidence if e.name.startswith("starting hands entered and raised"))
     assert ev.p_value is not None and ev.p_value < 1e-4
     assert "given the cards dealt" in ev.text
+
+
+def test_strata_use_dealt_cards_only():
+    """_with_strength: a hand counts where its cards are known as dealt (operator view, or the hero's
+    own hand), not where they were only shown down (which only entered hands reach); no entry
+    decision, no stratum. Bins of 5 percentiles, stack depth, facing a raise."""
+    import polars as pl
+
+    from detectors.seat_handoff import _BINS, _DEPTH_BB, _with_strength
+
+    df = pl.DataFrame({
+        "hole": [["Ah", "As"], ["3c", "2d"], ["Ah", "As"], ["Ah", "As"], ["Kd", "Ks"]],
+        "game": ["holdem"] * 5,
+        "entry": [2, 0, 1, -1, 1],
+        "facing": [False, False, True, False, True],
+        "stack_bb": [80.0, 5.0, 80.0, 80.0, 20.0],
+        "dealt_known": [True, True, False, True, True],
+    })
+    out = _with_strength(df)
+    assert out["rcls"].to_list() == [2, 0, -1, -1, 1]
+    rstr = out["rstr"].to_list()
+    n_depth = len(_DEPTH_BB) + 1
+    assert rstr[0] == (_BINS - 1) + _BINS * 3  # aces: the top bin, deep, not facing
+    assert rstr[1] == 0 + _BINS * 0  # three-deuce offsuit: the bottom bin, 5 big blinds
+    assert rstr[2] == -1 and rstr[3] == -1
+    assert rstr[4] == (_BINS - 1) + _BINS * (2 + n_depth)  # kings, 20 big blinds, facing a raise

@@ -44,7 +44,14 @@ tests:
   of the pot;
 * the after-segment's action mix against the account's own tournament hands
   under its other devices (chi-square); the mix counts as shifted by the smaller
-  of this and the field-relative p, Bonferroni-corrected for the two looks.
+  of this and the field-relative p, Bonferroni-corrected for the two looks;
+* the cards (``_range_p_many``, operator view: every hole card known): whether the
+  account enters pots, and raises, with other starting hands after the point than in
+  its own hands under other devices, the entry and the raise compared given the hand
+  dealt (starting-hand percentile in bins, stack depth, facing a raise; Cochran-Mantel-
+  Haenszel), a fact of the person a device cannot change, with none of the luck of the
+  deal that the plain rates carry. It joins the style (Fisher with the mix and the
+  sizes) for candidates and the population's null alike, not the known-device rule.
 
 The samples of one helper device are pooled over every event it took over
 (independent events: the G2 statistics and their degrees of freedom add up).
@@ -128,6 +135,7 @@ import polars as pl
 from scipy import stats as sps
 
 from detectors.base import Detector, Evidence, Signal, is_missing, sql_literal as _lit
+from detectors.features import gameplay as gp
 from detectors.features import identity as idf
 
 ACTS = ("fold", "check", "call", "bet", "raise")
@@ -135,7 +143,19 @@ ACTS = ("fold", "check", "call", "bet", "raise")
 
 # per (account, tournament, hand) action counts and bet sizes of voluntary actions
 _HAND_ROWS_SQL = """
-SELECT h.tournament_id, a.player AS account, a.hand_id, h.started_at,
+SELECT x.*, hc.cards AS hole FROM (
+SELECT h.tournament_id, a.player AS account, a.hand_id, h.started_at, any_value(h.game) AS game,
+       -- the entry decision preflop: 2 entered with a raise, 1 entered without raising (put chips
+       -- in voluntarily), 0 folded without entering, -1 neither (a big blind's check, no decision)
+       CASE WHEN bool_or(a.street = 'preflop' AND a.action IN ('bet','raise')) THEN 2
+            WHEN bool_or(a.street = 'preflop' AND a.action = 'call') THEN 1
+            WHEN bool_or(a.street = 'preflop' AND a.action = 'fold') THEN 0 ELSE -1 END AS entry,
+       -- the entry decision's situation: facing a raise (more than a big blind to call), the stack in big blinds
+       coalesce(arg_min(a.to_call, a.seq) FILTER (WHERE a.street = 'preflop') > any_value(h.big_blind), FALSE) AS facing,
+       any_value(s.stack_start) / nullif(any_value(h.big_blind), 0) AS stack_bb,
+       -- the cards dealt are known whatever was played (operator view, or the hero's own hand): not
+       -- only those shown down, which only entered hands reach
+       bool_or(h.all_cards_known OR coalesce(h.hero = a.player, FALSE)) AS dealt_known,
        count(*) FILTER (WHERE a.action = 'fold')  AS n_fold,
        count(*) FILTER (WHERE a.action = 'check') AS n_check,
        count(*) FILTER (WHERE a.action = 'call')  AS n_call,
@@ -149,6 +169,8 @@ JOIN _rb_at t ON t.account = a.player AND t.tournament_id = h.tournament_id
 LEFT JOIN seats s ON s.hand_id = a.hand_id AND s.player = a.player
 WHERE a.action NOT LIKE 'post%' AND NOT coalesce(s.sitting_out, FALSE)
 GROUP BY ALL
+) x LEFT JOIN (SELECT hand_id, player, any_value(cards) AS cards FROM hole_cards GROUP BY ALL) hc
+  ON hc.hand_id = x.hand_id AND hc.player = x.account
 """
 
 # every player's voluntary actions per hand in the candidates' tournaments (the field)
@@ -202,7 +224,13 @@ SELECT d.*, ss.device FROM d ASOF LEFT JOIN ss ON d.account = ss.account AND d.s
 _HISTORY_SQL = """
 WITH acc AS (SELECT DISTINCT account FROM _rb_at),
 x AS (
-  SELECT a.player AS account, a.hand_id, h.tournament_id, h.started_at,
+  SELECT a.player AS account, a.hand_id, h.tournament_id, h.started_at, any_value(h.game) AS game,
+         CASE WHEN bool_or(a.street = 'preflop' AND a.action IN ('bet','raise')) THEN 2
+              WHEN bool_or(a.street = 'preflop' AND a.action = 'call') THEN 1
+              WHEN bool_or(a.street = 'preflop' AND a.action = 'fold') THEN 0 ELSE -1 END AS entry,
+         coalesce(arg_min(a.to_call, a.seq) FILTER (WHERE a.street = 'preflop') > any_value(h.big_blind), FALSE) AS facing,
+         any_value(s.stack_start) / nullif(any_value(h.big_blind), 0) AS stack_bb,
+         bool_or(h.all_cards_known OR coalesce(h.hero = a.player, FALSE)) AS dealt_known,
          count(*) FILTER (WHERE a.action = 'fold')  AS n_fold,
          count(*) FILTER (WHERE a.action = 'check') AS n_check,
          count(*) FILTER (WHERE a.action = 'call')  AS n_call,
@@ -213,8 +241,11 @@ x AS (
   WHERE a.action NOT LIKE 'post%' AND h.is_tournament AND NOT coalesce(s.sitting_out, FALSE)
   GROUP BY ALL
 ),
-ss AS (SELECT account, login_at, device FROM sessions WHERE account IN (SELECT account FROM acc))
-SELECT x.*, ss.device FROM x ASOF LEFT JOIN ss ON x.account = ss.account AND x.started_at >= ss.login_at
+ss AS (SELECT account, login_at, device FROM sessions WHERE account IN (SELECT account FROM acc)),
+y AS (SELECT x.*, ss.device FROM x ASOF LEFT JOIN ss ON x.account = ss.account AND x.started_at >= ss.login_at)
+SELECT y.*, hc.cards AS hole FROM y
+LEFT JOIN (SELECT hand_id, player, any_value(cards) AS cards FROM hole_cards GROUP BY ALL) hc
+  ON hc.hand_id = y.hand_id AND hc.player = y.account
 """
 
 
@@ -333,6 +364,80 @@ def _strat_mwu_many(xa: list[np.ndarray], ca: list[np.ndarray], xb: list[np.ndar
         _mwu_p_many([x[c == k] for x, c in zip(xa, ca)], [x[c == k] for x, c in zip(xb, cb)], min_n)
         for k in (0, 1, 2)])
     return _fisher_classes(P)
+
+
+# stack depths in big blinds: push-or-fold ranges widen as the stack shrinks, so the entry line
+# is compared at like depths (at most 6, 12, 25 big blinds, deeper)
+_DEPTH_BB = np.array([6.0, 12.0, 25.0])
+_BINS = 20  # starting hands in bins of 5 percentiles
+_N_STRATA = _BINS * (len(_DEPTH_BB) + 1) * 2  # starting-hand bins x depth x facing a raise (``_with_strength``)
+
+
+def _cmh_p_vec(a1: np.ndarray, a: np.ndarray, b1: np.ndarray, b: np.ndarray, min_n: int = 5) -> np.ndarray:
+    """Cochran-Mantel-Haenszel test of many stratified 2 x 2 tables at once (rows: comparisons,
+    columns: strata): ``a1`` of ``a`` events in the first sample, ``b1`` of ``b`` in the second,
+    stratum by stratum. The one-degree-of-freedom statistic (|sum(a1 - E)| - 1/2)^2 / sum V with
+    E and V the hypergeometric mean and variance of a1 given the stratum's margins (Cochran,
+    Biometrics 10, 1954; Mantel & Haenszel, J. Natl. Cancer Inst. 22, 1959), against chi-square
+    with 1 dof: a consistent shift of the rate the same way across strata. Strata with one
+    sample empty or no variation add nothing. NaN where the first sample has fewer than
+    ``min_n`` observations or no stratum varies."""
+    a1, a, b1, b = (np.asarray(x, dtype=float) for x in (a1, a, b1, b))
+    n = a + b
+    m1 = a1 + b1
+    with np.errstate(divide="ignore", invalid="ignore"):
+        e = np.where(n > 0, a * m1 / n, 0.0)
+        v = np.where(n > 1, a * b * m1 * (n - m1) / (n * n * (n - 1.0)), 0.0)
+        d = np.abs((a1 - e).sum(axis=1))
+        sv = v.sum(axis=1)
+        stat = np.where(sv > 0, np.maximum(d - 0.5, 0.0) ** 2 / sv, 0.0)
+    p = sps.chi2.sf(stat, 1)
+    return np.where((a.sum(axis=1) >= min_n) & (sv > 0), p, np.nan)
+
+
+def _range_p_many(sa: list[np.ndarray], ea: list[np.ndarray], sb: list[np.ndarray], eb: list[np.ndarray],
+                  min_n: int = 5) -> np.ndarray:
+    """Does the player enter pots with other cards after a change point? ``sa``: the stratum of
+    each hand after the point (``_with_strength``: the starting hand's percentile in bins of 5,
+    the stack depth, facing a raise), ``ea``: its entry decision (2 raised, 1 entered without
+    raising, 0 folded); ``sb``, ``eb``: the baseline's. Two lines are compared stratum by
+    stratum (``_cmh_p_vec``): the entry line (entered or folded, all hands) and the raising
+    line (raised or not, the hands entered), Fisher over the two (``_fisher_classes``; the
+    second is conditional on the first's outcomes). A player enters, and raises, with about
+    the best share of hands their looseness and aggression allow, the lines moved by position
+    and situation (Sklansky & Malmuth, *Hold'em Poker for Advanced Players*, 1999; opponent
+    modelling by the hands a player enters with: Billings, Davidson, Schaeffer & Szafron,
+    Artif. Intell. 134, 2002): another person draws the lines elsewhere, and a device cannot
+    change which cards a person plays. Conditioning on the cards dealt removes the luck of
+    the deal that the plain rates (the action mix) carry: a hand far above or below a line is
+    played the same by either player and adds no noise, the hands near the line decide.
+    Directional: a player who enters as often with other hands shifts the rate up in some
+    bins and down in others, and is not seen."""
+    N = len(sa)
+    if N == 0:
+        return np.zeros(0)
+    S = _N_STRATA
+
+    def counts(ss: list[np.ndarray], ee: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        n = np.array([x.size for x in ss], dtype=np.int64)
+        g = np.repeat(np.arange(N), n)
+        key = g * S + np.concatenate([np.asarray(x, dtype=np.int64) for x in ss] + [np.zeros(0, np.int64)])
+        en = np.concatenate([np.asarray(x, dtype=np.int64) for x in ee] + [np.zeros(0, np.int64)])
+        tot = np.bincount(key, minlength=N * S).reshape(N, S).astype(float)
+        ent = np.bincount(key, weights=(en >= 1).astype(float), minlength=N * S).reshape(N, S)
+        rai = np.bincount(key, weights=(en == 2).astype(float), minlength=N * S).reshape(N, S)
+        return tot, ent, rai
+    a, a1, a2 = counts(sa, ea)
+    b, b1, b2 = counts(sb, eb)
+    return _range_p_counts(a, a1, a2, b, b1, b2, min_n)
+
+
+def _range_p_counts(a: np.ndarray, a1: np.ndarray, a2: np.ndarray, b: np.ndarray, b1: np.ndarray, b2: np.ndarray,
+                    min_n: int = 5) -> np.ndarray:
+    """``_range_p_many`` from counts per stratum (rows: comparisons): hands with an entry
+    decision ``a``, entered ``a1``, raised ``a2`` after the point; ``b``, ``b1``, ``b2`` the
+    baseline's."""
+    return _fisher_classes(np.column_stack([_cmh_p_vec(a1, a, b1, b, min_n), _cmh_p_vec(a2, a1, b2, b1, min_n)]))
 
 
 def _mwu_z_many(xs: list[np.ndarray], ys: list[np.ndarray], min_n: int = 5) -> np.ndarray:
@@ -559,6 +664,7 @@ class SeatHandoffDetector(Detector):
         null_jitter: int = 5,
         null_match: int = 1000,
         device_band: float = 1.5,
+        use_range: bool = True,
     ) -> None:
         super().__init__(alpha=alpha, random_state=random_state)
         self.min_segment = min_segment  # hands needed after a change point (and each side of a scanned split)
@@ -590,6 +696,8 @@ class SeatHandoffDetector(Detector):
         # crossover, Antoun & Cernat, Soc. Sci. Comput. Rev., 2019), item response times about
         # 1.2 times (Andreadis, methods, data, analyses 9(2), 2015)
         self.device_band = device_band
+        # the style includes the range of starting hands entered and folded (``_range_p_many``)
+        self.use_range = use_range
 
     # ------------------------------------------------------------------ fit
     def fit(self, con: duckdb.DuckDBPyConnection) -> "SeatHandoffDetector":
@@ -750,9 +858,9 @@ class SeatHandoffDetector(Detector):
         null_ev = (self._null_events(con, cand.select("account", "tournament_id"))
                    if self.has_sessions_ and self.calibrate else pl.DataFrame(schema={"account": pl.Utf8, "tournament_id": pl.Utf8}))
         con.register("_rb_at", pl.concat([cand.select("account", "tournament_id"), null_ev], how="vertical_relaxed").unique())
-        hands = con.sql(_HAND_ROWS_SQL).pl().sort("account", "tournament_id", "started_at", "hand_id")
+        hands = _with_strength(con.sql(_HAND_ROWS_SQL).pl()).sort("account", "tournament_id", "started_at", "hand_id")
         dec = con.sql(_DECISIONS_SQL).pl() if self.has_decisions_ else None
-        hist = con.sql(_HISTORY_SQL).pl()
+        hist = _with_strength(con.sql(_HISTORY_SQL).pl())
         field = con.sql(_FIELD_SQL).pl().sort("tournament_id", "started_at")
         self.field_ = {k[0]: (g["started_at"].to_numpy(), g["account"].to_numpy(),
                               g.select([f"n_{a}" for a in ACTS]).to_numpy().astype(float))
@@ -802,7 +910,8 @@ class SeatHandoffDetector(Detector):
             rows = self._one_seat_per_login(rows)
         rows = self._pool(rows)
         df = pl.DataFrame([{k: v for k, v in r.items() if not k.startswith("_")} for r in rows])
-        p_style = idf.fisher_combine(np.column_stack([df["p_mix_any"].to_numpy(), df["p_size"].to_numpy()]))
+        p_style = idf.fisher_combine(np.column_stack([df["p_mix_any"].to_numpy(), df["p_size"].to_numpy()]
+                                                     + ([df["p_range"].to_numpy()] if self.use_range else [])))
         # the style as the event's field sees it (no own-history look): what a login from a
         # device the account already used must clear on its own
         p_style_field = idf.fisher_combine(np.column_stack([df["p_mix"].to_numpy(), df["p_size"].to_numpy()]))
@@ -993,6 +1102,32 @@ class SeatHandoffDetector(Detector):
         cn, cr = _prefix(sbin, np.ones(e_s.size), nb), _prefix(sbin, r_s, nb)
         na = before(cn, n_e[me]) - before(cn, kk)
         p_size = _mwu_p_vec(before(cn, kk), na, before(cr, kk) - before(cn, kk) * (before(cn, kk) + 1) / 2, tie_s[me])
+        # the entry decisions by the cards after the point against all the account's other
+        # tournament hands (``_range_p_many``): the after-segment's counts per stratum by prefix
+        # sums, the baseline's the account's totals less them
+        p_range = np.full(N, np.nan)
+        if self.use_range:
+            S = _N_STRATA
+            rs, rc = hands["rstr"].to_numpy().astype(np.int64), hands["rcls"].to_numpy().astype(np.int64)
+            a, a1, a2 = np.zeros((N, S)), np.zeros((N, S)), np.zeros((N, S))
+            for st_ in np.unique(rs[rs >= 0]):
+                for arr, sel in ((a, rs == st_), (a1, (rs == st_) & (rc >= 1)), (a2, (rs == st_) & (rc == 2))):
+                    cs_ = _prefix(hbin, sel.astype(float), nb)
+                    arr[:, st_] = before(cs_, n_e[me]) - before(cs_, kk)
+            acc_list = evs["account"].to_list()
+            acc_codes_r = {x: i for i, x in enumerate(sorted(set(acc_list)))}
+            hh = hist.filter(pl.col("rcls") >= 0)
+            ha = np.array([acc_codes_r.get(x, -1) for x in hh["account"].to_list()], dtype=np.int64)
+            okh = ha >= 0
+            nacc = len(acc_codes_r)
+            idx = ha[okh] * S + hh["rstr"].to_numpy().astype(np.int64)[okh]
+            hc_ = hh["rcls"].to_numpy()[okh]
+            T = np.bincount(idx, minlength=nacc * S).reshape(nacc, S).astype(float)
+            T1 = np.bincount(idx, weights=(hc_ >= 1).astype(float), minlength=nacc * S).reshape(nacc, S)
+            T2 = np.bincount(idx, weights=(hc_ == 2).astype(float), minlength=nacc * S).reshape(nacc, S)
+            am = np.array([acc_codes_r[x] for x in acc_list], dtype=np.int64)[me]
+            p_range = _range_p_counts(a, a1, a2, np.maximum(T[am] - a, 0.0), np.maximum(T1[am] - a1, 0.0),
+                                      np.maximum(T2[am] - a2, 0.0))
         # decision timing after the point against all the account's other decisions: the timing
         # test of a candidate's login (the device-invariant one, ``_test``) on each move's own samples
         p_time = np.full(N, np.nan)
@@ -1011,9 +1146,10 @@ class SeatHandoffDetector(Detector):
         pm = np.column_stack([p_mix, p_hist])
         nm = (~np.isnan(pm)).sum(axis=1)
         p_mix_any = np.where(nm > 0, np.minimum(1.0, nm * np.nanmin(np.where(np.isnan(pm), np.inf, pm), axis=1)), np.nan)
-        p_style = idf.fisher_combine(np.column_stack([p_mix_any, p_size]))
+        p_style = idf.fisher_combine(np.column_stack([p_mix_any, p_size] + ([p_range] if self.use_range else [])))
         p_all = idf.fisher_combine(np.column_stack([p_style, p_time]))
         self.null_parts_ = {"p_mix": p_mix, "p_hist_mix": p_hist, "p_size": p_size, "p_time": p_time, "p_value": p_all,
+                            "p_range": p_range, "p_style": p_style,
                             "account": evs["account"].to_numpy()[me], "tournament_id": evs["tournament_id"].to_numpy()[me],
                             "k": kk, "n_eff": _eff_n(ca.sum(axis=1), hc.sum(axis=1))}
         return p_all, _eff_n(ca.sum(axis=1), hc.sum(axis=1))
@@ -1073,7 +1209,7 @@ class SeatHandoffDetector(Detector):
         def own_p(r: dict[str, Any]) -> float:
             ps = [p for p in (r["p_mix"], r["p_hist_mix"]) if not math.isnan(p)]
             mix = min(1.0, len(ps) * min(ps)) if ps else float("nan")
-            return float(idf.fisher_combine(np.array([[mix, r["p_size"], r["p_time"]]]))[0])
+            return float(idf.fisher_combine(np.array([[mix, r["p_size"], r["p_time"], r["p_range"]]]))[0])
         best: dict[tuple, dict[str, Any]] = {}
         out = []
         # a device already holding the seat in an event (an earlier take-over there) changes
@@ -1104,7 +1240,7 @@ class SeatHandoffDetector(Detector):
             groups.setdefault(key, []).append(r)
         for g in groups.values():
             for r in g:
-                for k in ("p_mix", "p_size", "p_time"):
+                for k in ("p_mix", "p_size", "p_time", "p_range"):
                     r[k + "_event"] = r[k]
                 r["n_pooled"] = len(g)
                 r["pooled_tournaments"] = sorted({x["tournament_id"] for x in g})
@@ -1157,6 +1293,11 @@ class SeatHandoffDetector(Detector):
                                            [np.concatenate([r["_cta"] for r in g]) for g in multi],
                                            [b["_tb"] for b in tbase], [b["_ctb"] for b in tbase],
                                            math.log(self.device_band))["p"]
+            rbase = [max(g, key=lambda r: r["_rb"].size) for g in multi]
+            p_range = (_range_p_many([np.concatenate([r["_ra"] for r in g]) for g in multi],
+                                     [np.concatenate([r["_cra"] for r in g]) for g in multi],
+                                     [b["_rb"] for b in rbase], [b["_crb"] for b in rbase])
+                       if self.use_range else np.full(len(multi), np.nan))
             hbase = np.stack([max(g, key=lambda r: r["_hc"].sum())["_hc"] for g in multi])
             p_hist_mix = np.where(hbase.sum(axis=1) >= 20,
                                   _chi2_p_vec(hbase, np.stack([np.sum([r["_ca"] for r in g], axis=0) for g in multi])),
@@ -1166,6 +1307,7 @@ class SeatHandoffDetector(Detector):
                     r["p_hist_mix_event"] = r["p_hist_mix"]
                     r["p_mix"], r["p_size"] = float(p_mix[i]), float(p_size[i])
                     r["p_time"], r["p_hist_mix"] = float(p_time[i]), float(p_hist_mix[i])
+                    r["p_range"] = float(p_range[i])
         for r in rows:
             r.setdefault("p_hist_mix_event", r["p_hist_mix"])
             # the action mix counts if it shifts against the field in the event or against the
@@ -1229,12 +1371,19 @@ class SeatHandoffDetector(Detector):
         # (the account's tournament hands under its other devices, this event's
         # hands before the change point included)
         hc = np.zeros(len(ACTS))
+        # the range of starting hands entered / folded: after the change point against the same history
+        st_h, rc_h = h["rstr"].to_numpy().astype(np.int64), h["rcls"].to_numpy().astype(np.int64)
+        ra, cra = st_h[k:][rc_h[k:] >= 0], rc_h[k:][rc_h[k:] >= 0]
+        rb, crb = np.array([], dtype=np.int64), np.array([], dtype=np.int64)
         if hist is not None and hist.height:
             same_event = (hist["tournament_id"] == c["tournament_id"]).fill_null(False).to_numpy()
             after_t = hist["started_at"].to_numpy() >= np.datetime64(cp_time, "us")
             dev = hist["device"].to_numpy()
             keep = ~(same_event & after_t) & ((dev != c.get("device")) if c.get("device") is not None else True)
             hc = hist.select([f"n_{a}" for a in ACTS]).to_numpy().astype(float)[keep].sum(axis=0)
+            hr, hrc = hist["rstr"].to_numpy().astype(np.int64), hist["rcls"].to_numpy().astype(np.int64)
+            kr = keep & (hrc >= 0)
+            rb, crb = hr[kr], hrc[kr]
         # timing after the change point against the account's own decisions played
         # under its other devices (this event before the change point, its other
         # events and cash games), class by class
@@ -1274,6 +1423,7 @@ class SeatHandoffDetector(Detector):
             "n_hist_dec": n_hist, "med_ms_hist": float(np.exp(np.median(tb))) if tb.size else float("nan"),
             "_cb": before, "_ca": after, "_fb": field_b, "_fa": field_a, "_sb": sb, "_sa": sa, "_xb": xb, "_xa": xa,
             "_ta": ta, "_cta": cta, "_tb": tb, "_ctb": ctb, "_hc": hc,
+            "_ra": ra, "_cra": cra, "_rb": rb, "_crb": crb,
         }
 
     def _test(self, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -1295,6 +1445,9 @@ class SeatHandoffDetector(Detector):
         p_hist_time = _strat_mwu_many([r["_ta"] for r in rows], [r["_cta"] for r in rows],
                                       [r["_tb"] for r in rows], [r["_ctb"] for r in rows])
         p_mix_raw = _chi2_p_vec(np.stack([r["_cb"] for r in rows]), ca)
+        p_range = (_range_p_many([r["_ra"] for r in rows], [r["_cra"] for r in rows],
+                                 [r["_rb"] for r in rows], [r["_crb"] for r in rows])
+                   if self.use_range else np.full(len(rows), np.nan))
         # at a login (the after-segment played on another device or network, the baseline the
         # account's decisions under its other devices) the timing that counts is the device-
         # invariant test: a device rescales a person's times, another person reshapes them
@@ -1316,6 +1469,7 @@ class SeatHandoffDetector(Detector):
                       "p_time": (float(dev_t["p"][i]) if login else
                                  float(p_hist_time[i]) if not np.isnan(p_hist_time[i]) else float(p_time_in[i])),
                       "p_hist_mix": float(p_hist_mix[i]), "p_hist_time": float(p_hist_time[i]),
+                      "p_range": float(p_range[i]),
                       "p_mix_raw": float(p_mix_raw[i])})
         return rows
 
@@ -1443,6 +1597,21 @@ class SeatHandoffDetector(Detector):
                  "a.action, count(*) FROM actions a JOIN hands h USING (hand_id) "
                  f"WHERE a.player = {_lit(acc)} AND h.tournament_id = {_lit(tid)} AND a.action NOT LIKE 'post%' GROUP BY ALL ORDER BY ALL"),
         ))
+        if not is_missing(r.get("p_range")):
+            ev.append(Evidence(
+                name="starting hands entered and raised (by the cards dealt)", value=float(r["n_hands"] - r["k"]),
+                baseline=0.0, n=int(r["n_hands"] - r["k"]), p_value=_nz(r["p_range"]),
+                text=(f"whether {acc} enters pots, and raises, with the same starting hands after hand {r['cp_hand']} "
+                      f"as in its own hands under other devices, hand by hand given the cards dealt (bins of "
+                      f"starting-hand strength, stack depth, facing a raise): p {r['p_range']:.2g}"
+                      + (f" pooled over the device's events ({r['p_range_event']:.2g} in this event)"
+                         if r.get("n_pooled", 1) > 1 and not is_missing(r.get("p_range_event")) else "")),
+                sql=("SELECT h.started_at >= (SELECT started_at FROM hands WHERE hand_id = " + _lit(r["cp_hand"]) + ") AS after, "
+                     "hc.cards, a.action FROM actions a JOIN hands h USING (hand_id) "
+                     "JOIN hole_cards hc ON hc.hand_id = a.hand_id AND hc.player = a.player "
+                     f"WHERE a.player = {_lit(acc)} AND h.tournament_id = {_lit(tid)} AND a.street = 'preflop' "
+                     "AND a.action NOT LIKE 'post%' ORDER BY h.started_at, a.seq"),
+            ))
         ev.append(Evidence(
             name="bet size shift (median fraction of pot)", value=_nz(r["size_after"]), baseline=_nz(r["size_before"]),
             p_value=_nz(r["p_size"]), text=f"median bet {r['size_before']:.2f} -> {r['size_after']:.2f} of the pot",
@@ -1479,6 +1648,28 @@ class SeatHandoffDetector(Detector):
             p_value=float(row["p_value"]), detector=type(self).__name__,
             extra={"change_point_hand": r["cp_hand"], "change_point_time": str(r["cp_time"]), "q_value": r.get("q_value")},
         )
+
+
+def _with_strength(df: pl.DataFrame) -> pl.DataFrame:
+    """The entry decision of each hand by the starting hand (``_range_p_many``): ``rcls`` 2
+    entered with a raise, 1 entered without raising (put chips in voluntarily preflop), 0
+    folded preflop without entering, -1 no entry decision or no starting hand known as dealt
+    (in the player view other players' cards are known only when shown down, which only
+    entered hands reach: a sample chosen by the very decision tested); ``rstr`` its stratum: the starting hand's percentile
+    among the 1,326 in bins of 5 (``_BINS``) (``gameplay.starting_hand_percentile``: Hold'em, cards known),
+    by stack depth (``_DEPTH_BB``) and by facing a raise; the
+    ``hole`` and ``game`` columns dropped."""
+    if df.height == 0:
+        return df.drop("hole", "game").with_columns(rstr=pl.lit(-1, pl.Int64), rcls=pl.lit(-1, pl.Int64))
+    st = gp.starting_hand_percentile(df).fill_null(float("nan")).to_numpy()
+    entry = df["entry"].to_numpy()
+    known = df["dealt_known"].fill_null(False).to_numpy().astype(bool)
+    rcls = np.where(np.isnan(st) | (entry < 0) | ~known, -1, entry).astype(np.int64)
+    depth = np.searchsorted(_DEPTH_BB, df["stack_bb"].cast(pl.Float64).fill_null(1e9).to_numpy(), side="left")
+    facing = df["facing"].fill_null(False).to_numpy().astype(np.int64)
+    dec = np.clip(np.floor(np.nan_to_num(st) * _BINS), 0, _BINS - 1).astype(np.int64)
+    rstr = np.where(rcls >= 0, dec + _BINS * (depth + (len(_DEPTH_BB) + 1) * facing), -1)
+    return df.drop("hole", "game").with_columns(rstr=pl.Series(rstr), rcls=pl.Series(rcls))
 
 
 def _aggr(c: np.ndarray) -> float:

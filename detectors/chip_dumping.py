@@ -440,12 +440,13 @@ def receiver_tests(dec: pl.DataFrame, *, alpha: float = 0.01,
     rare events for an honest player, and is found by counting them, while the
     weak hands' folds, frequent for everyone and weighted 1 / (1 - r) by the
     score test, drown them (the sparse-signal argument for tail counts over
-    means, e.g. Donoho & Jin, *Ann. Statist.* 32, 2004). On tuning populations
-    270-273 the planted feeders' late-fold p fell (0.0046 -> 1e-7 on 13
-    spots, 0.016 -> 0.0027 on 9, 8e-7 -> 6e-17) and one more group was flagged
-    (strength 0.25, 788 heads-up hands, q 0.014 -> 0.003); no unlabelled pair's
-    late-fold p below 1e-3 before or after, the best unlabelled q unchanged
-    (0.105). At 0.65 that group was lost again.
+    means, e.g. Donoho & Jin, *Ann. Statist.* 32, 2004). On nine tuning
+    populations (mixed 224, 225, 270-275; honest 276) the planted feeders'
+    late-fold p fell (0.0046 -> 1e-7 on 13 spots, 0.016 -> 0.0027 on 9,
+    8e-7 -> 6e-17) and one more group was flagged (37 -> 38 of 40: strength
+    0.25, 788 heads-up hands, q 0.014 -> 0.003); the same cases otherwise, no
+    unlabelled pair's late-fold p below 1e-3 before or after, the honest
+    population still without a flag. At 0.65 the new group was lost again.
 
     Both follow the own-baseline tests of Mazrooei, Archibald & Bowling (AAAI
     2013): the decision is judged with the cards known against the player's

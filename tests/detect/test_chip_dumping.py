@@ -348,3 +348,47 @@ def test_partners_always_dealt_in_together_are_ranked_the_same_every_run():
         for order in (first, first.reverse()):
             r = _ranked_partners(order, alpha=0.01)
             assert r.sort("rk").rows() == [("amy", "Bob", 1), ("amy", "zed", 2)]
+
+
+def test_late_folds_count_the_surrendered_made_hands():
+    """A feeder who dumps in a few of its hands folds a strong hand to the receiver's turn or river bet where it
+    would call; its many folds of weak hands are everyone's. F folds weak hands (strength < 0.5) to bets 70 % of the
+    time against everyone, strong ones 5 % against the 20 others and 5 of 10 against R. Over every strength the late
+    fold test drowns the 5 in the weak hands' folds; judged on the made hands it finds them. Honest pairs with
+    the same rates stay clear, and the test counts only the made hands."""
+    import random
+
+    import polars as pl
+
+    from detectors import chip_dumping as cd
+
+    rng = random.Random(11)
+    others = [f"h{i:02d}" for i in range(20)]
+    rows = []
+
+    def spot(player, opponent, strength, fold):
+        rows.append({"player": player, "opponent": opponent, "street": rng.choice(["turn", "river"]),
+                     "strength": strength, "fold": fold, "aggr": False, "facing": True, "preflop": False, "hu": True})
+
+    for opp in others:
+        for _ in range(30):
+            s = rng.random()
+            spot("F", opp, s, rng.random() < (0.7 if s < 0.5 else 0.05))
+    for i in range(40):  # F against R: 30 weak hands, folded at F's own rate; 10 strong, 5 of them folded
+        s = rng.uniform(0.0, 0.49) if i < 30 else rng.uniform(0.55, 0.95)
+        spot("F", "R", s, (rng.random() < 0.7) if i < 30 else i < 35)
+    for a in others:  # honest pairs: the same rates everywhere
+        for b in rng.sample([o for o in others if o != a], 4):
+            for _ in range(25):
+                s = rng.random()
+                spot(a, b, s, rng.random() < (0.7 if s < 0.5 else 0.05))
+    dec = pl.DataFrame(rows).with_columns(
+        sbin=sum((pl.col("strength") >= t).cast(pl.Int8) for t in (0.3, 0.5, 0.65, 0.8)).cast(pl.Int8))
+    made = cd.receiver_tests(dec)
+    every = cd.receiver_tests(dec, late_fold_min_strength=None)
+    one = lambda t: t.filter((pl.col("player") == "F") & (pl.col("opponent") == "R")).row(0, named=True)  # noqa: E731
+    assert one(made)["lfold_n"] == 10 and one(made)["lfold_obs"] == 5
+    assert one(made)["lfold_p"] < 1e-3
+    assert one(every)["lfold_n"] == 40 and one(every)["lfold_p"] > 0.01
+    honest = made.filter(pl.col("player").is_in(others) & pl.col("opponent").is_in(others))
+    assert len(honest) >= 70 and honest["lfold_p"].min() > 1e-3

@@ -1008,8 +1008,9 @@ WITH ko AS (
     WHERE s.dealt_in AND s.bounty > 0 AND s.stack_start <= $max_bb * h.big_blind
 ), dec AS (
     SELECT a.hand_id, h.tournament_id, a.seq, a.player, a.action <> 'fold' AS cont,
-           a.to_call::DOUBLE / coalesce(nullif(h.big_blind, 0), 1)::DOUBLE AS to_call_bb, h.game
+           a.to_call::DOUBLE / coalesce(nullif(h.big_blind, 0), 1)::DOUBLE AS to_call_bb, h.game, ps.position
     FROM actions a JOIN ko USING (hand_id) JOIN hands h USING (hand_id)
+    LEFT JOIN seats ps ON ps.hand_id = a.hand_id AND ps.player = a.player
     WHERE a.street = 'preflop' AND a.action IN ('fold', 'call', 'raise') AND a.to_call > 0
 ), live AS (
     SELECT d.hand_id, d.seq, list(t.target) AS tgts
@@ -1017,7 +1018,7 @@ WITH ko AS (
     GROUP BY ALL
 )
 SELECT d.hand_id, d.tournament_id, d.seq, d.player, s.player AS partner, d.cont, d.to_call_bb, d.game,
-       hc.cards AS hole
+       d.position, hc.cards AS hole
 FROM dec d
 JOIN live l ON l.hand_id = d.hand_id AND l.seq = d.seq
 JOIN seats s ON s.hand_id = d.hand_id AND s.dealt_in AND s.player <> d.player
@@ -1028,30 +1029,46 @@ WHERE coalesce(f.fold_seq, 2147483647) > d.seq
 """
 
 
+# the deciding player's seat position in four cells: blinds, early, middle, late (seats.position)
+POSITION_BIN = {"SB": 0, "BB": 0, "UTG": 1, "UTG1": 1, "UTG2": 1, "LJ": 2, "HJ": 2, "CO": 3, "BTN": 3}
+# cells of the bounty own-baseline tests beyond hand strength and price: the position (see bounty_presence_pairs)
+BOUNTY_CONTEXT_BINS: tuple[str, ...] = ("pos",)
+
+
 def bounty_presence(con: duckdb.DuckDBPyConnection, *, max_bb: float = 20.0) -> pl.DataFrame:
     """One row per (preflop decision facing a bet with a short bounty target still in, other player still in).
 
     ``cont``: the decision was a call or raise (not a fold); ``strength``: the
     percentile of the starting hand (Hold'em, cards known); ``cbin``: the price
-    (to call, in big blinds: <= 2, <= 6, <= 15, more). The 'partner' is every
+    (to call, in big blinds: <= 2, <= 6, <= 15, more); ``pos``: the deciding
+    player's position (:data:`POSITION_BIN`: blinds 0, UTG-UTG2 1, LJ/HJ 2, CO/BTN
+    3; null where the seat line gives none). The 'partner' is every
     other player not yet folded at that moment who is not the only target.
     """
     df = con.sql(BOUNTY_PRESENCE_SQL, params={"max_bb": float(max_bb)}).pl()
     if df.is_empty():
         return df.drop("hole").with_columns(pl.lit(None, pl.Float64).alias("strength"), pl.lit(None, pl.Int8).alias("sbin"),
-                                            pl.lit(None, pl.Int8).alias("cbin"))
+                                            pl.lit(None, pl.Int8).alias("cbin"), pl.lit(None, pl.Int8).alias("pos"))
     return df.drop("hole").with_columns(starting_hand_percentile(df)).with_columns(
         sbin=(pl.col("strength") * 5).floor().clip(0, 4).cast(pl.Int8),
         cbin=pl.when(pl.col("to_call_bb") <= 2).then(0).when(pl.col("to_call_bb") <= 6).then(1)
         .when(pl.col("to_call_bb") <= 15).then(2).otherwise(3).cast(pl.Int8),
+        pos=pl.col("position").replace_strict(POSITION_BIN, default=None, return_dtype=pl.Int8),
     )
 
 
-def bounty_presence_pairs(rows: pl.DataFrame) -> pl.DataFrame:
+def bounty_presence_pairs(rows: pl.DataFrame, *, context: tuple[str, ...] = BOUNTY_CONTEXT_BINS) -> pl.DataFrame:
     """Per ordered pair (player, partner): the player's continuations with the partner still in, against own baseline.
 
-    Decisions are binned by starting-hand strength (quintile) and price. The
-    expected count is the sum over the pair's decisions of the player's rate in
+    Decisions are binned by starting-hand strength (quintile), price and the
+    ``context`` cells (default :data:`BOUNTY_CONTEXT_BINS`: the player's
+    position). Position sets preflop ranges (early position plays tighter than
+    the cut-off and button: Sklansky & Miller, "No Limit Hold 'em: Theory and
+    Practice", 2006), and a partner who has yet to act counts as still in, so
+    the decisions with a given partner in come from earlier positions than the
+    player's other decisions: pooled over positions the own rate is biased
+    (upwards for a pair that meets early in the order, hiding a gang's wide
+    calls there; downwards for one that meets late). The expected count is the sum over the pair's decisions of the player's rate in
     the same bin when *other* players were still in (empirical-Bayes shrunk to
     the population's rate in the bin). A decision appears once per other player
     still in, so the baseline's sample is counted in decisions, not rows
@@ -1072,7 +1089,8 @@ def bounty_presence_pairs(rows: pl.DataFrame) -> pl.DataFrame:
     if d.is_empty():
         return pl.DataFrame(schema=cols)
     d = d.with_columns(pl.col("cont").cast(pl.Int64).alias("_y"))
-    bins = ["sbin", "cbin"]
+    bins = ["sbin", "cbin", *(c for c in context if c in d.columns)]
+    d = d.with_columns(pl.col(c).fill_null(-1) for c in bins[2:])
     pair = d.group_by(["player", "partner", *bins]).agg(n=pl.len(), k=pl.col("_y").sum())
     me = d.group_by(["player", *bins]).agg(N=pl.len(), K=pl.col("_y").sum(), D=pl.struct("hand_id", "seq").n_unique())
     dec = d.unique(["hand_id", "seq"]).group_by(["player", *bins]).agg(Dn=pl.len(), Dk=pl.col("_y").sum())
@@ -1244,14 +1262,15 @@ def bounty_presence_unordered(pairs: pl.DataFrame) -> pl.DataFrame:
 
 
 def bounty_wide_calls(rows: pl.DataFrame, *, max_rate: float = 0.3, floor: float = 0.02, hands: bool = True,
-                      min_rate: float = 0.0) -> pl.DataFrame:
+                      min_rate: float = 0.0, context: tuple[str, ...] = BOUNTY_CONTEXT_BINS) -> pl.DataFrame:
     """Per unordered pair: continuations against a short bounty target that the player's own baseline folds.
 
     The deviation of a bounty gang is a fold turned into a call: with a hand
     and a price at which the player, without the partner in, folds nearly
     always. Among the :func:`bounty_presence` decisions (cards known), each
     (player, partner) decision is put in a cell of starting-hand decile x price
-    bin; ``r`` is the player's own rate of continuing in that cell when the
+    bin x ``context`` (default: the position, as :func:`bounty_presence_pairs`
+    says why); ``r`` is the player's own rate of continuing in that cell when the
     partner was *not* in (empirical-Bayes shrunk to the population's rate in
     the cell, at least ``floor``). Cells with ``r < max_rate`` are the spots
     where the player's own baseline folds at least 70 % of the time. Per
@@ -1281,8 +1300,9 @@ def bounty_wide_calls(rows: pl.DataFrame, *, max_rate: float = 0.3, floor: float
     d = rows.filter(pl.col("strength").is_not_null()) if not rows.is_empty() else rows
     if d.is_empty():
         return pl.DataFrame(schema=schema)
-    bins = ["sdec", "cbin"]
-    d = d.with_columns(sdec=(pl.col("strength") * 10).floor().clip(0, 9).cast(pl.Int8), _y=pl.col("cont").cast(pl.Int64))
+    bins = ["sdec", "cbin", *(c for c in context if c in d.columns)]
+    d = d.with_columns(sdec=(pl.col("strength") * 10).floor().clip(0, 9).cast(pl.Int8), _y=pl.col("cont").cast(pl.Int64),
+                       *(pl.col(c).fill_null(-1) for c in bins[2:]))
     pair = d.group_by(["player", "partner", *bins]).agg(n=pl.len(), k=pl.col("_y").sum())
     me = d.group_by(["player", *bins]).agg(N=pl.len(), K=pl.col("_y").sum(), D=pl.struct("hand_id", "seq").n_unique())
     dec = d.unique(["hand_id", "seq"]).group_by(["player", *bins]).agg(Dn=pl.len(), Dk=pl.col("_y").sum())

@@ -84,7 +84,7 @@ def test_gang_that_loosens_up_with_the_partner_in_found_with_its_hands():
     pres = next(e for e in s.evidence if e.name.startswith("preflop continuations"))
     assert pres.value > 1.5 * pres.baseline and pres.n >= 20 and pres.p_value < 1e-3 and pres.sql
     assert "kept playing against short bounty targets" in s.summary
-    assert "same hand strength and price" in s.benign
+    assert "same hand strength, price and position" in s.benign
 
 
 def test_loose_bounty_callers_with_everyone_not_flagged():
@@ -575,3 +575,55 @@ def test_presence_p_is_valid_at_every_level():
         np.testing.assert_allclose(p, np.maximum(st.binom.sf(ks - 1, n, r), 1e-300), rtol=1e-9)
         for t in (1e-2, 1e-3, 1e-4, 1e-5, 1e-6):
             assert pmf[p <= t].sum() <= t * (1 + 1e-9), (n, r, t)
+
+
+def _position_rows(pairs):
+    """Hand-made bounty_presence rows, weak hands (decile 2) at one price: pairs = [(player, partner, pos, n, calls)]."""
+    import polars as pl
+
+    rows = []
+    for j, (a, b, pos, n, k) in enumerate(pairs):
+        rows += [(f"{a}{b}{pos}_{j}_{i}", 1, a, b, i < k, 0.25, 0, pos) for i in range(n)]
+    return pl.DataFrame(rows, schema=["hand_id", "seq", "player", "partner", "cont", "strength", "cbin", "pos"], orient="row")
+
+
+def test_wide_calls_compare_a_player_with_their_own_rate_at_the_same_position():
+    """a calls weak hands 2 times in 60 in early position (pos 1) and 40 % on the button and cut-off (pos 3). With h
+    in, a plays 40 late-position hands at that same late rate (honest); with g in, 20 early-position hands and calls 8
+    (a gang's wide calls). Pooled over positions a's rate is ~0.25: the honest pair looks loose (p < 0.05) and the
+    gang hides (p > 0.05); per position (the default cells) the honest pair's calls are not wide calls at all and the
+    gang's eight are 1e-4-unlikely."""
+    import polars as pl
+
+    from detectors.features.gameplay import bounty_wide_calls
+
+    base = [("a", "x", 1, 60, 2), ("a", "x", 3, 60, 24), ("c", "x", 1, 60, 2), ("c", "x", 3, 60, 24)]
+    df = _position_rows(base + [("a", "h", 3, 40, 16), ("a", "g", 1, 20, 8)])
+
+    def p(w, b):
+        r = w.filter((pl.col("player") == "a") & (pl.col("opponent") == b))
+        return (r["wc_p"][0], r["wc_n"][0]) if not r.is_empty() else (1.0, 0.0)
+
+    pooled, by_pos = bounty_wide_calls(df, context=()), bounty_wide_calls(df)
+    assert p(pooled, "h")[0] < 0.05 and p(pooled, "g")[0] > 0.05
+    assert p(by_pos, "h") == (1.0, 0.0)  # a's late-position rate is 50 %: no wide call there
+    assert p(by_pos, "g")[1] == 20.0 and p(by_pos, "g")[0] < 1e-4
+
+
+def test_presence_rows_carry_the_deciding_players_position(ko_world):
+    """bounty_presence reads the deciding player's seat position (seats.position) into four cells: blinds 0, early
+    (UTG..UTG2) 1, middle (LJ, HJ) 2, late (CO, BTN) 3; unknown -1 in the tests' cells."""
+    import polars as pl
+
+    from detectors.features import gameplay as gp
+
+    src = ko_world.con
+    rows = gp.bounty_presence(src)
+    assert rows["pos"].is_null().all()  # the planted world writes no positions
+    hand, player = rows.row(0, named=True)["hand_id"], rows.row(0, named=True)["player"]
+    src.execute("UPDATE seats SET position = 'CO' WHERE hand_id = ? AND player = ?", [hand, player])
+    try:
+        again = gp.bounty_presence(src).filter((pl.col("hand_id") == hand) & (pl.col("player") == player))
+        assert again.height > 0 and (again["pos"] == 3).all()
+    finally:
+        src.execute("UPDATE seats SET position = NULL WHERE hand_id = ? AND player = ?", [hand, player])

@@ -141,10 +141,10 @@ from detectors.features import identity as idf
 ACTS = ("fold", "check", "call", "bet", "raise")
 
 
-# per (account, tournament, hand) action counts and bet sizes of voluntary actions
-_HAND_ROWS_SQL = """
-SELECT x.*, hc.cards AS hole FROM (
-SELECT h.tournament_id, a.player AS account, a.hand_id, h.started_at, any_value(h.game) AS game,
+# per (account, hand), shared by the event's hands and the account's history: the preflop entry
+# decision and its situation, and the action counts of the action mix
+_PER_HAND_COLS = """
+       any_value(h.game) AS game,
        -- the entry decision preflop: 2 entered with a raise, 1 entered without raising (put chips
        -- in voluntarily), 0 folded without entering, -1 neither (a big blind's check, no decision)
        CASE WHEN bool_or(a.street = 'preflop' AND a.action IN ('bet','raise')) THEN 2
@@ -160,7 +160,15 @@ SELECT h.tournament_id, a.player AS account, a.hand_id, h.started_at, any_value(
        count(*) FILTER (WHERE a.action = 'check') AS n_check,
        count(*) FILTER (WHERE a.action = 'call')  AS n_call,
        count(*) FILTER (WHERE a.action = 'bet')   AS n_bet,
-       count(*) FILTER (WHERE a.action = 'raise') AS n_raise,
+       count(*) FILTER (WHERE a.action = 'raise') AS n_raise"""
+
+# the hole cards of each (hand, player), joined to per-hand rows as ``hole``
+_HOLE_JOIN = """LEFT JOIN (SELECT hand_id, player, any_value(cards) AS cards FROM hole_cards GROUP BY ALL) hc"""
+
+# per (account, tournament, hand) action counts and bet sizes of voluntary actions
+_HAND_ROWS_SQL = f"""
+SELECT x.*, hc.cards AS hole FROM (
+SELECT h.tournament_id, a.player AS account, a.hand_id, h.started_at,{_PER_HAND_COLS},
        max(CASE WHEN a.street = 'preflop' AND a.action IN ('call','bet','raise') THEN 1 ELSE 0 END) AS vpip,
        list(a.amount / a.pot_before) FILTER (WHERE a.action IN ('bet','raise') AND a.pot_before > 0
                                              AND NOT a.is_all_in) AS sizes
@@ -169,7 +177,7 @@ JOIN _rb_at t ON t.account = a.player AND t.tournament_id = h.tournament_id
 LEFT JOIN seats s ON s.hand_id = a.hand_id AND s.player = a.player
 WHERE a.action NOT LIKE 'post%' AND NOT coalesce(s.sitting_out, FALSE)
 GROUP BY ALL
-) x LEFT JOIN (SELECT hand_id, player, any_value(cards) AS cards FROM hole_cards GROUP BY ALL) hc
+) x {_HOLE_JOIN}
   ON hc.hand_id = x.hand_id AND hc.player = x.account
 """
 
@@ -221,21 +229,10 @@ SELECT d.*, ss.device FROM d ASOF LEFT JOIN ss ON d.account = ss.account AND d.s
 # the account's own tournament play, hand by hand, with the device of the session
 # it was played under: the action-mix history (tournament hands only: cash stacks
 # are deeper and change the mix)
-_HISTORY_SQL = """
+_HISTORY_SQL = f"""
 WITH acc AS (SELECT DISTINCT account FROM _rb_at),
 x AS (
-  SELECT a.player AS account, a.hand_id, h.tournament_id, h.started_at, any_value(h.game) AS game,
-         CASE WHEN bool_or(a.street = 'preflop' AND a.action IN ('bet','raise')) THEN 2
-              WHEN bool_or(a.street = 'preflop' AND a.action = 'call') THEN 1
-              WHEN bool_or(a.street = 'preflop' AND a.action = 'fold') THEN 0 ELSE -1 END AS entry,
-         coalesce(arg_min(a.to_call, a.seq) FILTER (WHERE a.street = 'preflop') > any_value(h.big_blind), FALSE) AS facing,
-         any_value(s.stack_start) / nullif(any_value(h.big_blind), 0) AS stack_bb,
-         bool_or(h.all_cards_known OR coalesce(h.hero = a.player, FALSE)) AS dealt_known,
-         count(*) FILTER (WHERE a.action = 'fold')  AS n_fold,
-         count(*) FILTER (WHERE a.action = 'check') AS n_check,
-         count(*) FILTER (WHERE a.action = 'call')  AS n_call,
-         count(*) FILTER (WHERE a.action = 'bet')   AS n_bet,
-         count(*) FILTER (WHERE a.action = 'raise') AS n_raise
+  SELECT a.player AS account, a.hand_id, h.tournament_id, h.started_at,{_PER_HAND_COLS}
   FROM actions a JOIN hands h USING (hand_id) JOIN acc ON acc.account = a.player
   LEFT JOIN seats s ON s.hand_id = a.hand_id AND s.player = a.player
   WHERE a.action NOT LIKE 'post%' AND h.is_tournament AND NOT coalesce(s.sitting_out, FALSE)
@@ -244,7 +241,7 @@ x AS (
 ss AS (SELECT account, login_at, device FROM sessions WHERE account IN (SELECT account FROM acc)),
 y AS (SELECT x.*, ss.device FROM x ASOF LEFT JOIN ss ON x.account = ss.account AND x.started_at >= ss.login_at)
 SELECT y.*, hc.cards AS hole FROM y
-LEFT JOIN (SELECT hand_id, player, any_value(cards) AS cards FROM hole_cards GROUP BY ALL) hc
+{_HOLE_JOIN}
   ON hc.hand_id = y.hand_id AND hc.player = y.account
 """
 

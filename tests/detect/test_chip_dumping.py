@@ -392,3 +392,38 @@ def test_late_folds_count_the_surrendered_made_hands():
     assert one(every)["lfold_n"] == 40 and one(every)["lfold_p"] > 0.01
     honest = made.filter(pl.col("player").is_in(others) & pl.col("opponent").is_in(others))
     assert len(honest) >= 70 and honest["lfold_p"].min() > 1e-3
+
+
+def test_junk_commitments_on_three_spots_are_not_a_one_in_a_million_event():
+    """Issue 4 (a false flag on held-out data): honest A calls twice with a weak hand in 3 spots against B and never
+    in 80 spots against eight others, in a bin where players commit rarely (about 1 %, spread between players). The
+    junk test takes A's rate as known (0.0015: expected 0.0045) and the Poisson tail makes two events a 1e-5 event
+    (1e-6 on the held-out case); with the rate's posterior carried (the detector's predictive tail) it is 6e-5. A
+    feeder committing with junk in 15 of 40 spots against its receiver, with the same baseline, stays below 1e-8;
+    the side-"less" test (aggression) is untouched."""
+    import numpy as np
+    import polars as pl
+
+    from detectors import stats
+    from detectors.chip_dumping import ChipDumpingDetector
+
+    rng = np.random.default_rng(5)
+    rows = [{"player": "A", "opponent": "B", "commit": v} for v in (True, True, False)]
+    rows += [{"player": "F", "opponent": "R", "commit": bool(i < 15)} for i in range(40)]
+    for p in ("A", "F"):
+        rows += [{"player": p, "opponent": x, "commit": False} for x in "CDEFGHIJ" for _ in range(10)]
+    for i in range(60):  # the population: rates Beta(0.05, 3)
+        r = rng.beta(0.05, 3.0)
+        rows += [{"player": f"P{i}", "opponent": "A", "commit": bool(v)} for v in rng.random(60) < r]
+    dec = pl.DataFrame(rows).with_columns(preflop=pl.lit(True), facing=pl.lit(True), hu=pl.lit(False),
+                                          sbin=pl.lit(0, pl.Int8), fold=~pl.col("commit"), aggr=pl.col("commit"))
+    pairs = pl.DataFrame({"player": ["A", "F"], "opponent": ["B", "R"]})
+    assert ChipDumpingDetector().rare_tail == "predictive"
+    new = stats.replace_baseline_tests(pairs, dec, rare_tail=ChipDumpingDetector().rare_tail)
+    old = stats.replace_baseline_tests(pairs, dec)
+    ab = lambda t: t.filter(pl.col("player") == "A").row(0, named=True)  # noqa: E731
+    fr = lambda t: t.filter(pl.col("player") == "F").row(0, named=True)  # noqa: E731
+    assert ab(old)["junk_obs"] == 2 and ab(old)["junk_n"] == 3 and ab(old)["junk_n0"] == 80
+    assert ab(old)["junk_p"] < 2e-5 and ab(new)["junk_p"] > max(3e-5, 4 * ab(old)["junk_p"])
+    assert fr(new)["junk_obs"] == 15 and fr(new)["junk_p"] < 1e-8
+    assert ab(new)["aggr_p"] == ab(old)["aggr_p"] and fr(new)["aggr_p"] == fr(old)["aggr_p"]

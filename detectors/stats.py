@@ -23,6 +23,8 @@ candidate):
   prior, and it is exact for small samples where a z-test is not.
 - :func:`binom_tail`, :func:`fisher_tail`: exact binomial and one-sided
   Fisher tests (hypergeometric tail), vectorised.
+- :func:`predictive_count_tail`: the upper tail of a count of rare events whose expected number comes from an
+  estimated rate (negative binomial with the predictive mean and variance, not the plug-in Poisson).
 - :func:`weighted_mean_test`: a z-test for a mean of per-decision values
   against the player's own mean, with the variance estimated from the
   player's own decisions (Welch-style, for continuous features such as value
@@ -192,6 +194,38 @@ def fisher_tail(k1, n1, k2, n2, *, side: str = "greater") -> np.ndarray:
     return np.where((n1 > 0) & (n2 > 0), np.clip(out, _TINY, 1.0), np.nan)
 
 
+def predictive_count_tail(k, mean, extra_var) -> np.ndarray:
+    """P(X >= k) for a count whose expected value ``mean`` rests on estimated rates: the predictive tail.
+
+    Under the null the count towards a partner is a sum over bins of
+    Bin(n_b, r_b), each rate r_b known only through a Beta posterior
+    (``s_b`` pseudo-decisions: the player's baseline plus the prior's
+    strength). Its predictive distribution is a sum of beta-binomials, whose
+    variance exceeds the plug-in one by ``extra_var`` = sum of
+    n_b (n_b - 1) r_b (1 - r_b) / (s_b + 1). For rare events (r_b small) each
+    beta-binomial is the Poisson with a gamma-distributed mean, and their sum
+    is matched by one gamma-Poisson mixture, the negative binomial with
+    mean ``mean`` and variance ``mean + extra_var`` (shape mean^2 / extra_var;
+    Johnson, Kemp & Kotz, *Univariate Discrete Distributions*, 3rd ed. 2005,
+    sec. 5.3 and 6.7; the moment match of Satterthwaite, *Biometrics
+    Bulletin* 2, 1946). The plug-in Poisson tail at ``mean`` takes the rate
+    as known: two events where 0.002 are expected get p 2e-6 even when the
+    rate's posterior (no event in 80 baseline decisions, a prior of
+    strength 3) allows rates ten times higher; the predictive tail is 2e-5.
+    ``extra_var`` 0 (one decision per bin, or a certain rate) is the Poisson
+    tail. NaN where ``mean`` is NaN.
+    """
+    k, mu, ex = _arr(k), _arr(mean), _arr(extra_var)
+    mu = np.maximum(mu, 1e-12)
+    ex = np.nan_to_num(np.maximum(ex, 0.0), nan=0.0)
+    pois = _st.poisson.sf(k - 1, mu)
+    nb_ok = ex > 1e-12 * mu
+    shape = np.where(nb_ok, mu**2 / np.where(nb_ok, ex, 1.0), 1.0)
+    nb = _st.nbinom.sf(k - 1, shape, shape / (shape + mu))
+    out = np.where(nb_ok, nb, pois)
+    return np.where(np.isnan(_arr(mean)), np.nan, np.clip(out, _TINY, 1.0))
+
+
 def weighted_mean_test(sum_x, sum_x2, n, mean0, var0, n0, *, side: str = "greater") -> np.ndarray:
     """z-test of a partner mean (from sums of per-decision values) against the own baseline.
 
@@ -341,7 +375,7 @@ _ROBUST_CACHE: dict[tuple, object] = {}
 
 def robust_own_baseline(dec, y: str, *, where=None, bins: tuple[str, ...] = ("preflop", "facing", "hu", "sbin"),
                         side: str = "less", alpha: float = 0.01, max_rate: float = 1 - 1e-6, also_out=None,
-                        outliers_only: bool = False):
+                        outliers_only: bool = False, rare_tail: str = "poisson"):
     """Own-baseline score test of indicator ``y`` per ordered pair, with the player's outlying partners left out.
 
     As :func:`detectors.features.gameplay.own_baseline` (expected count from
@@ -366,11 +400,19 @@ def robust_own_baseline(dec, y: str, *, where=None, bins: tuple[str, ...] = ("pr
 
     ``max_rate`` caps the own rates: a score weight r / (1 - r) near r = 1 lets one decision decide the test (a
     player who always calls with the nuts folds once), which the normal and Edgeworth tails cannot follow.
+
+    ``rare_tail`` (``side="greater"`` only): the floor under the normal tail for rare events. ``"poisson"``: the
+    Poisson tail at the expected count, the rates taken as known; ``"predictive"``:
+    :func:`predictive_count_tail`, the rates' Beta posteriors (baseline plus prior, per bin) carried into the
+    count's distribution, so a few events where the baseline saw none (a thin baseline, or one whose only events
+    went with the first pass's outliers) are not read as impossible.
     """
     import polars as pl
 
+    if rare_tail not in ("poisson", "predictive"):
+        raise ValueError(f"rare_tail must be 'poisson' or 'predictive', not {rare_tail!r}")
     key = (id(dec), len(dec), y, str(where), bins, side, alpha, max_rate,
-           None if also_out is None else (id(also_out), len(also_out)), outliers_only)
+           None if also_out is None else (id(also_out), len(also_out)), outliers_only, rare_tail)
     if key in _ROBUST_CACHE:
         return _ROBUST_CACHE[key]
     d = dec.filter(pl.col("sbin").is_not_null())
@@ -395,10 +437,13 @@ def robust_own_baseline(dec, y: str, *, where=None, bins: tuple[str, ...] = ("pr
                            s=pl.col("n0") + pl.col("pa") + pl.col("pb"))
         n, k, r, s = pl.col("n"), pl.col("k"), pl.col("r"), pl.col("s")
         t = t.with_columns(e=n * r, u=(k - n * r) / (1 - r), v=n * r / (1 - r) + n**2 * r / ((1 - r) * (s + 1)),
-                           k3=n * r * (2 * r - 1) / (1 - r) ** 2)
+                           k3=n * r * (2 * r - 1) / (1 - r) ** 2,
+                           # the count's variance beyond the plug-in binomial's (beta-binomial, rate uncertain)
+                           ex=n * (n - 1) * r * (1 - r) / (s + 1))
         return t.group_by(["player", "opponent"]).agg(
             n=pl.col("n").sum(), observed=pl.col("k").sum(), expected=pl.col("e").sum(),
-            score_u=pl.col("u").sum(), var=pl.col("v").sum(), n0=pl.col("n0").sum(), k3=pl.col("k3").sum())
+            score_u=pl.col("u").sum(), var=pl.col("v").sum(), n0=pl.col("n0").sum(), k3=pl.col("k3").sum(),
+            extra_var=pl.col("ex").sum())
 
     first = one_pass(pair.with_columns(_o=pl.lit(False)), me)
     z1 = (first["score_u"] / first["var"].clip(1e-9).sqrt()).to_numpy()
@@ -422,7 +467,11 @@ def robust_own_baseline(dec, y: str, *, where=None, bins: tuple[str, ...] = ("pr
     p = _st.norm.sf(g["z"].to_numpy())
     if side == "greater":
         # rare events (expected near zero): the normal tail is far too small; the Poisson tail is not
-        p = np.maximum(p, _st.poisson.sf(g["observed"].to_numpy() - 1, np.maximum(g["expected"].to_numpy(), 1e-9)))
+        if rare_tail == "predictive":
+            p = np.maximum(p, predictive_count_tail(g["observed"].to_numpy(), np.maximum(g["expected"].to_numpy(), 1e-9),
+                                                    g["extra_var"].to_numpy()))
+        else:
+            p = np.maximum(p, _st.poisson.sf(g["observed"].to_numpy() - 1, np.maximum(g["expected"].to_numpy(), 1e-9)))
     res = g.with_columns(pl.col("n", "observed").cast(pl.Float64), p_value=pl.Series(np.clip(p, _TINY, 1.0))).select(cols)
     # k3: third cumulant of the "fewer than expected" score (sum of (r - y) / (1 - r) over the decisions), for
     # :func:`pool_directions` with ``skew``; the "more" score's is its negative
@@ -450,17 +499,19 @@ def baseline_outliers(dec, specs, *, alpha: float = 0.01):
     return pl.concat(parts).unique(["player", "opponent"]).sort("player", "opponent")
 
 
-def replace_baseline_tests(pairs, dec, alpha: float = 0.01):
+def replace_baseline_tests(pairs, dec, alpha: float = 0.01, rare_tail: str = "poisson"):
     """``pairs`` (gameplay pair features) with the aggr / fold / junk own-baseline columns recomputed by
     :func:`robust_own_baseline` (same names: ``<name>_n``, ``_obs``, ``_exp``, ``_p``; and ``_u``, ``_v``:
-    the score test's statistic and variance; ``_n0``: the own baseline's decisions in the pair's bins)."""
+    the score test's statistic and variance; ``_n0``: the own baseline's decisions in the pair's bins).
+    ``rare_tail``: passed to the one-sided "greater" tests (fold, junk), see :func:`robust_own_baseline`."""
     import polars as pl
 
     out = pairs
     specs = (("aggr", "aggr", None, "less"), ("fold", "fold", pl.col("facing"), "greater"),
              ("junk", "commit", pl.col("sbin") <= 0, "greater"))
     for name, y, where, side in specs:
-        t = robust_own_baseline(dec, y, where=where, side=side, alpha=alpha)
+        t = robust_own_baseline(dec, y, where=where, side=side, alpha=alpha,
+                                rare_tail=rare_tail if side == "greater" else "poisson")
         out = out.drop([c for c in (f"{name}_n", f"{name}_obs", f"{name}_exp", f"{name}_p", f"{name}_u", f"{name}_v",
                                     f"{name}_n0") if c in out.columns])
         out = out.join(t.select("player", "opponent", pl.col("n").alias(f"{name}_n"), pl.col("observed").alias(f"{name}_obs"),

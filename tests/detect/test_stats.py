@@ -288,3 +288,64 @@ def test_is_missing_reads_none_and_nan_of_any_float_kind():
     assert is_missing(None) and is_missing(float("nan")) and is_missing(np.float64("nan"))
     assert is_missing(pl.Series([None, float("nan")], dtype=pl.Float64).to_list()[1])
     assert not any(is_missing(x) for x in (0.0, 1e-300, np.float64(0.5), 3, "n/a"))
+
+
+def test_predictive_count_tail_is_poisson_for_a_known_rate_and_beta_binomial_for_an_estimated_one():
+    k, mu = np.array([0, 1, 2, 5]), np.array([0.3, 0.3, 0.002, 1.0])
+    np.testing.assert_allclose(stats.predictive_count_tail(k, mu, 0.0), st.poisson.sf(k - 1, mu))
+    # one bin, n = 3 decisions, no event in 80 baseline decisions under a Beta(0.047, 2.95) prior (issue 4's pattern):
+    # the exact predictive (beta-binomial, stats.baseline_tail) of two events is ~2e-5, the plug-in Poisson 1.4e-6
+    a, b, n, n0 = 0.047, 2.95, 3, 80
+    s = n0 + a + b
+    r = a / s
+    exact = float(stats.baseline_tail(2, n, 0, n0, a, b))
+    pred = float(stats.predictive_count_tail(2, n * r, n * (n - 1) * r * (1 - r) / (s + 1)))
+    plug = float(stats.predictive_count_tail(2, n * r, 0.0))
+    assert plug < 2e-6 and 1e-5 < exact < 3e-5
+    assert pred == pytest.approx(exact, rel=0.1)
+    assert np.isnan(stats.predictive_count_tail([1], [np.nan], [0.1])[0])
+
+
+def test_predictive_count_tail_is_calibrated_for_rare_events_on_a_thin_baseline():
+    """Honest players whose rates vary as Beta(0.1, 10) (mean 1 %), each seen 50 times against others and 5 times
+    against the partner: at 1e-4 the plug-in Poisson tail at the posterior mean rejects twice as often as its level
+    (a second event where the baseline saw none), the predictive tail no more than its level."""
+    rng = np.random.default_rng(4)
+    a, b, n, n0, m = 0.1, 10.0, 5, 50, 400_000
+    rate = rng.beta(a, b, size=m)
+    k0, k = rng.binomial(n0, rate), rng.binomial(n, rate)
+    s = n0 + a + b
+    r = (k0 + a) / s
+    pred = stats.predictive_count_tail(k, n * r, n * (n - 1) * r * (1 - r) / (s + 1))
+    plug = stats.predictive_count_tail(k, n * r, 0.0)
+    for level in (1e-2, 1e-3, 1e-4, 1e-5):
+        assert (pred <= level).mean() <= level
+    assert (plug <= 1e-4).mean() > 1.5e-4
+
+
+def test_robust_own_baseline_predictive_rare_tail_on_the_issue_4_pattern():
+    """A commits with a weak hand in 2 of 3 spots against B, never in 80 spots against eight others; the population
+    commits rarely (about 1 %, spread between players): the plug-in Poisson tail makes it a 1e-6 event, the
+    predictive tail (the rate's posterior carried) does not; the default stays the Poisson tail."""
+    import polars as pl
+
+    from detectors.stats import robust_own_baseline
+
+    rng = np.random.default_rng(5)
+    rows = [{"player": "A", "opponent": "B", "commit": v} for v in (True, True, False)]
+    rows += [{"player": "A", "opponent": x, "commit": False} for x in "CDEFGHIJ" for _ in range(10)]
+    for i in range(60):  # the population: rates Beta(0.05, 3)
+        r = rng.beta(0.05, 3.0)
+        rows += [{"player": f"P{i}", "opponent": "A", "commit": bool(v)} for v in rng.random(60) < r]
+    dec = pl.DataFrame(rows).with_columns(preflop=pl.lit(True), facing=pl.lit(True), hu=pl.lit(False),
+                                          sbin=pl.lit(0, pl.Int8))
+    ab = (pl.col("player") == "A") & (pl.col("opponent") == "B")
+    plug = robust_own_baseline(dec, "commit", side="greater").filter(ab)
+    same = robust_own_baseline(dec, "commit", side="greater", rare_tail="poisson").filter(ab)
+    pred = robust_own_baseline(dec, "commit", side="greater", rare_tail="predictive").filter(ab)
+    assert plug["n0"][0] == 80 and plug["observed"][0] == 2 and plug["expected"][0] < 0.01
+    assert plug["p_value"][0] == same["p_value"][0] < 1e-5
+    assert pred["expected"][0] == pytest.approx(plug["expected"][0])
+    assert pred["p_value"][0] > 5 * plug["p_value"][0] and pred["p_value"][0] > 1e-5
+    with pytest.raises(ValueError):
+        robust_own_baseline(dec, "commit", side="greater", rare_tail="plug-in")

@@ -68,6 +68,20 @@ from early position hid; Sklansky & Miller 2006 on position and preflop ranges).
 populations 222 and 276. Honest pairs' p-values move towards nominal (pooled over positions they were
 conservative): the smallest honest q on honest population 276 went 0.12 -> 0.015.
 
+In a cell where a player has few decisions the own rate is mostly the population's (the Beta prior of the cell),
+which is too low for a loose player: on 13 tuning populations (seeds 212-214, 222-223, 270-277) the honest pairs
+of two loose players held the whole excess of small p-values (wide calls p <= 1e-3 11x nominal in the loosest
+quarter of pairs, none in the others) and one of them was flagged (mixed-271, q 0.0003). Each player's prior is
+therefore centred on their own looseness over the population's cells, a logit offset with a ridge
+(``looseness_tau``, :func:`detectors.features.gameplay.bounty_offset_priors`; Gelman & Hill 2007), refitted
+without the pair's own decisions. Over the ~93,000 honest pairs the wide-call test's share of p <= 1e-3 went
+1.48x -> 0.86x nominal (presence 2.34x -> 1.48x); the flagged honest pair went to q 0.23 and the smallest honest
+q on honest population 276 back to 0.12; one gang of strength 0.25 (mixed-271, q 0.004 -> 0.10; its players
+are loose too) is no longer found: 42 -> 41 of 45 gangs, false flags 1 -> 0. ``tau`` = 30: 10 left 38 gangs,
+100 kept the honest flag. On three populations generated afterwards (seeds 292, 293, 296 honest) the same trade:
+mixed-293 loses its false flag (q 0.007 -> 0.044) and one gang of strength 0.625 (q 0.0055 -> 0.013); 292 5/5 both,
+honest 296 no flag both.
+
 Before both, each player's decisions in which their strongest partner (the
 smallest wide-call p-value, at most 0.01) was still in are counted for that
 pair only (:func:`detectors.features.gameplay.bounty_unshadowed`): a
@@ -172,9 +186,11 @@ class BountyCollusionDetector(Detector):
                  min_spots: int = 3, min_decisions: int = 5, short_bb: float = 20.0, min_events: int = 4,
                  wide_rate: float = 0.3, shadow_p: float = 0.01,
                  event_scale: float | None = 10.0, event_power: float = 3.0, test_weights: tuple[float, float, float, float] = (0.45, 0.45, 0.05, 0.05),
-                 context_bins: tuple[str, ...] = gp.BOUNTY_CONTEXT_BINS) -> None:
+                 context_bins: tuple[str, ...] = gp.BOUNTY_CONTEXT_BINS,
+                 looseness_tau: float | None = gp.BOUNTY_LOOSENESS_TAU) -> None:
         super().__init__(alpha=alpha, random_state=random_state)
         self.context_bins = tuple(context_bins)
+        self.looseness_tau = looseness_tau
         self.test_weights = test_weights
         self.event_scale = event_scale
         self.event_power = event_power
@@ -198,16 +214,17 @@ class BountyCollusionDetector(Detector):
         self.cards_known_ = float(known or 0.0)
         wide_ok = self.cards_known_ >= 0.5
         # the bystanders of a gang's hands: drop the decisions and spots that each player's strongest partner explains
-        ctx = self.context_bins
-        wide = gp.bounty_wide_calls(rows if wide_ok else rows.head(0), max_rate=self.wide_rate, hands=False, context=ctx)
+        ctx, lt = self.context_bins, self.looseness_tau
+        wide = gp.bounty_wide_calls(rows if wide_ok else rows.head(0), max_rate=self.wide_rate, hands=False, context=ctx,
+                                    looseness_tau=lt)
         rows = gp.bounty_unshadowed(rows, wide, max_p=self.shadow_p)
         self.pairs_ = gp.bounty_pairs(self.spots_, best=gp.bounty_strongest_partner(wide, max_p=self.shadow_p))
         # the rest of the decisions (own baseline continues at least wide_rate of the time): disjoint from the
         # wide calls', so its p-value is independent of theirs under the null and Fisher's method can join them
         rest = gp.bounty_wide_calls(rows if wide_ok else rows.head(0), min_rate=self.wide_rate, max_rate=1.01, hands=False,
-                                    context=ctx)
-        self.presence_ = gp.bounty_presence_unordered(gp.bounty_presence_pairs(rows, context=ctx)).join(
-            gp.bounty_wide_calls(rows if wide_ok else rows.head(0), max_rate=self.wide_rate, context=ctx),
+                                    context=ctx, looseness_tau=lt)
+        self.presence_ = gp.bounty_presence_unordered(gp.bounty_presence_pairs(rows, context=ctx, looseness_tau=lt)).join(
+            gp.bounty_wide_calls(rows if wide_ok else rows.head(0), max_rate=self.wide_rate, context=ctx, looseness_tau=lt),
             on=["player", "opponent"], how="left").join(
             rest.select("player", "opponent", nw_n="wc_n", nw_k="wc_k", nw_e="wc_e", nw_p="wc_p"),
             on=["player", "opponent"], how="left")

@@ -1033,6 +1033,8 @@ WHERE coalesce(f.fold_seq, 2147483647) > d.seq
 POSITION_BIN = {"SB": 0, "BB": 0, "UTG": 1, "UTG1": 1, "UTG2": 1, "LJ": 2, "HJ": 2, "CO": 3, "BTN": 3}
 # cells of the bounty own-baseline tests beyond hand strength and price: the position (see bounty_presence_pairs)
 BOUNTY_CONTEXT_BINS: tuple[str, ...] = ("pos",)
+# ridge of the players' looseness offsets in the bounty own-baseline tests (see bounty_offset_priors; None: no offset)
+BOUNTY_LOOSENESS_TAU: float | None = 30.0
 
 
 def bounty_presence(con: duckdb.DuckDBPyConnection, *, max_bb: float = 20.0) -> pl.DataFrame:
@@ -1057,7 +1059,8 @@ def bounty_presence(con: duckdb.DuckDBPyConnection, *, max_bb: float = 20.0) -> 
     )
 
 
-def bounty_presence_pairs(rows: pl.DataFrame, *, context: tuple[str, ...] = BOUNTY_CONTEXT_BINS) -> pl.DataFrame:
+def bounty_presence_pairs(rows: pl.DataFrame, *, context: tuple[str, ...] = BOUNTY_CONTEXT_BINS,
+                          looseness_tau: float | None = BOUNTY_LOOSENESS_TAU) -> pl.DataFrame:
     """Per ordered pair (player, partner): the player's continuations with the partner still in, against own baseline.
 
     Decisions are binned by starting-hand strength (quintile), price and the
@@ -1078,7 +1081,10 @@ def bounty_presence_pairs(rows: pl.DataFrame, *, context: tuple[str, ...] = BOUN
     observed, expected, base_strength, rate_pair, rate_own, p_value (the score test's normal
     approximation: use :func:`bounty_presence_unordered`, exact), tournaments, hands, and per
     (strength, price) bin the decisions ``bin_n``, the own rate ``bin_r`` and its Beta posterior
-    strength ``bin_s`` (the exact null distribution of the count).
+    strength ``bin_s`` (the exact null distribution of the count). ``looseness_tau`` (None: off): the population's
+    prior of each bin is moved to the player's own looseness over all bins, without the pair's decisions
+    (:func:`bounty_offset_priors`, ridge ``tau``), so that where a player has few decisions a loose player is not
+    held to the population's rate.
     """
     cols = {"player": pl.Utf8, "partner": pl.Utf8, "n": pl.Float64, "observed": pl.Float64, "expected": pl.Float64,
             "base_strength": pl.Float64, "score_u": pl.Float64, "score_var": pl.Float64,
@@ -1096,6 +1102,8 @@ def bounty_presence_pairs(rows: pl.DataFrame, *, context: tuple[str, ...] = BOUN
     dec = d.unique(["hand_id", "seq"]).group_by(["player", *bins]).agg(Dn=pl.len(), Dk=pl.col("_y").sum())
     pri = stats.beta_priors_by_bin(dec, bins, "Dk", "Dn")
     t = pair.join(me, on=["player", *bins]).join(pri, on=bins)
+    if looseness_tau is not None:
+        t = _offset_rates(t, bounty_offset_priors(dec, pri, bins, tau=looseness_tau))
     t = t.with_columns(scale=pl.col("D") / pl.col("N"))
     t = t.with_columns(n0=(pl.col("N") - pl.col("n")) * pl.col("scale"), k0=(pl.col("K") - pl.col("k")) * pl.col("scale"))
     t = t.with_columns(
@@ -1121,6 +1129,66 @@ def bounty_presence_pairs(rows: pl.DataFrame, *, context: tuple[str, ...] = BOUN
         rate_pair=pl.col("observed") / pl.col("n"),
         rate_own=pl.col("k0") / pl.col("n0").clip(1e-9, None),
     ).join(where, on=["player", "partner"], how="left").select(list(cols))
+
+
+def bounty_offset_priors(dec: pl.DataFrame, pri: pl.DataFrame, bins: list[str], *, tau: float = 30.0,
+                         iters: int = 8) -> pl.DataFrame:
+    """Each player's looseness over the population's cells: per player an offset ``delta`` on the logit scale.
+
+    The own-baseline tests shrink a player's rate in a cell (hand strength x price x position) towards the
+    population's prior for the cell (:func:`detectors.stats.beta_priors_by_bin`). Most of a player's cells hold a
+    few decisions, and where the players' rates in a cell show no spread beyond the binomial noise the prior's
+    strength is the maximum (1e4): there the "own" rate is the population's. For a loose player (who continues
+    more often than the population in cell after cell) it is too low, and two loose players who share tables look
+    as if they loosen up for each other. On the tuning populations (seeds 212-214, 270-277, 222-223; 93,000
+    pairs with no colluder), sorted into quarters by the product of the two players' looseness (own continuations
+    over the population's rates), the loosest quarter held the whole excess of small p-values (wide calls p <=
+    1e-3: 11x nominal; presence 16x) and the other three quarters none; one honest pair of them (mixed-271) was
+    flagged. The fix is a logistic model with the cells as fixed effects and one effect per player (the
+    multilevel model of Gelman & Hill, "Data Analysis Using Regression and Multilevel/Hierarchical Models", 2007,
+    ch. 14), fitted per player with the cells' population log-odds as offsets: ``delta`` solves
+    sum_c Dn_c expit(logit m_c + delta) + tau delta = sum_c Dk_c over the player's decisions (``dec``: ``Dn``,
+    ``Dk`` per player and bin; ``pri``: ``pa``, ``pb`` per bin, m = pa / (pa + pb)), with ``tau`` the precision
+    of a N(0, 1 / tau) prior on delta (a ridge: a player with few decisions stays at the population's rates;
+    ``tau`` = 30 was set from the honest pairs' calibration, see :class:`detectors.bounty_collusion.BountyCollusionDetector`).
+    Newton's method. Returns player, delta, info (the penalised Fisher information, for the one-step
+    leave-pair-out update of :func:`_offset_rates`).
+    """
+    x = dec.join(pri, on=bins).with_columns(lm=(pl.col("pa") / (pl.col("pa") + pl.col("pb"))).clip(1e-4, 1 - 1e-4))
+    x = x.with_columns(lm=(pl.col("lm") / (1 - pl.col("lm"))).log())
+    players, code = np.unique(x["player"].to_numpy(), return_inverse=True)
+    n, k, lm = (x[c].cast(pl.Float64).to_numpy() for c in ("Dn", "Dk", "lm"))
+    delta = np.zeros(len(players))
+    kk = np.bincount(code, weights=k, minlength=len(players))
+    for _ in range(iters):
+        mu = 1.0 / (1.0 + np.exp(-(lm + delta[code])))
+        info = np.bincount(code, weights=n * mu * (1 - mu), minlength=len(players)) + tau
+        u = kk - np.bincount(code, weights=n * mu, minlength=len(players)) - tau * delta
+        delta = np.clip(delta + u / info, -6.0, 6.0)
+    mu = 1.0 / (1.0 + np.exp(-(lm + delta[code])))
+    info = np.bincount(code, weights=n * mu * (1 - mu), minlength=len(players)) + tau
+    return pl.DataFrame({"player": players.astype(str), "delta": delta, "info": info})
+
+
+def _offset_rates(t: pl.DataFrame, off: pl.DataFrame) -> pl.DataFrame:
+    """The prior of each (player, partner, bin) row centred on the player's own looseness, the pair left out.
+
+    ``t``: rows with ``n``, ``k`` (the pair's decisions and continuations in the bin), ``pa``, ``pb`` (population
+    prior); ``off``: :func:`bounty_offset_priors`. The player's offset is refitted without the pair's decisions by
+    one Newton step from the full fit (delta - U_pair / (info - J_pair), the leave-one-out approximation of the
+    influence function): a gang's extra calls do not make its members look loose. Returns ``t`` with ``pa``,
+    ``pb`` replaced (same strength, mean expit(logit m + delta)).
+    """
+    t = t.join(off, on="player", how="left").with_columns(pl.col("delta").fill_null(0.0), pl.col("info").fill_null(1.0))
+    m = (pl.col("pa") / (pl.col("pa") + pl.col("pb"))).clip(1e-4, 1 - 1e-4)
+    lm = (m / (1 - m)).log()
+    t = t.with_columns(_mu=1.0 / (1.0 + (-(lm + pl.col("delta"))).exp()))
+    t = t.with_columns(_u=(pl.col("k") - pl.col("n") * pl.col("_mu")).sum().over("player", "partner"),
+                       _j=(pl.col("n") * pl.col("_mu") * (1 - pl.col("_mu"))).sum().over("player", "partner"))
+    d = (pl.col("delta") - pl.col("_u") / (pl.col("info") - pl.col("_j")).clip(1e-3, None)).clip(-6.0, 6.0)
+    mean = 1.0 / (1.0 + (-(lm + d)).exp())
+    return t.with_columns(pa=mean * (pl.col("pa") + pl.col("pb")), pb=(1 - mean) * (pl.col("pa") + pl.col("pb"))).drop(
+        "delta", "info", "_mu", "_u", "_j")
 
 
 def _sf(z: np.ndarray) -> np.ndarray:
@@ -1262,7 +1330,8 @@ def bounty_presence_unordered(pairs: pl.DataFrame) -> pl.DataFrame:
 
 
 def bounty_wide_calls(rows: pl.DataFrame, *, max_rate: float = 0.3, floor: float = 0.02, hands: bool = True,
-                      min_rate: float = 0.0, context: tuple[str, ...] = BOUNTY_CONTEXT_BINS) -> pl.DataFrame:
+                      min_rate: float = 0.0, context: tuple[str, ...] = BOUNTY_CONTEXT_BINS,
+                      looseness_tau: float | None = BOUNTY_LOOSENESS_TAU) -> pl.DataFrame:
     """Per unordered pair: continuations against a short bounty target that the player's own baseline folds.
 
     The deviation of a bounty gang is a fold turned into a call: with a hand
@@ -1293,6 +1362,7 @@ def bounty_wide_calls(rows: pl.DataFrame, *, max_rate: float = 0.3, floor: float
     ``min_rate`` (default 0: every cell below ``max_rate``) keeps only the cells with ``min_rate <= r``:
     ``min_rate=0.3, max_rate=1.01`` is the complement of the default, the decisions where the player's own
     baseline continues at least 30 % of the time (disjoint decisions, so a test independent of the default's).
+    ``looseness_tau``: the cells' priors centred on the player's own looseness, as :func:`bounty_presence_pairs`.
     """
     schema = {"player": pl.Utf8, "opponent": pl.Utf8, "wc_n": pl.Float64, "wc_k": pl.Float64, "wc_e": pl.Float64,
               "wc_p": pl.Float64, "wc_a_n": pl.Float64, "wc_a_k": pl.Float64, "wc_a_e": pl.Float64,
@@ -1308,7 +1378,10 @@ def bounty_wide_calls(rows: pl.DataFrame, *, max_rate: float = 0.3, floor: float
     dec = d.unique(["hand_id", "seq"]).group_by(["player", *bins]).agg(Dn=pl.len(), Dk=pl.col("_y").sum())
     pri = stats.beta_priors_by_bin(dec, bins, "Dk", "Dn")
     # one row per decision in the baseline (a decision appears once per other player still in)
-    t = pair.join(me, on=["player", *bins]).join(pri, on=bins).with_columns(scale=pl.col("D") / pl.col("N"))
+    t = pair.join(me, on=["player", *bins]).join(pri, on=bins)
+    if looseness_tau is not None:
+        t = _offset_rates(t, bounty_offset_priors(dec, pri, bins, tau=looseness_tau))
+    t = t.with_columns(scale=pl.col("D") / pl.col("N"))
     t = t.with_columns(
         r=(((pl.col("K") - pl.col("k")) * pl.col("scale") + pl.col("pa"))
            / ((pl.col("N") - pl.col("n")) * pl.col("scale") + pl.col("pa") + pl.col("pb"))).clip(floor, 1.0)

@@ -412,7 +412,10 @@ def test_rest_of_the_calls_is_the_complement_of_the_wide_calls_and_joins_them_by
         rows.append((f"qm{i}", 1, "h", "b", i < 18, 0.55, 0))
     df = pl.DataFrame(rows, schema=["hand_id", "seq", "player", "partner", "cont", "strength", "cbin"], orient="row")
     pick = lambda t, x, y: t.filter((pl.col("player") == x) & (pl.col("opponent") == y)).row(0, named=True)  # noqa: E731
-    wide, rest = bounty_wide_calls(df, hands=False), bounty_wide_calls(df, min_rate=0.3, max_rate=1.01, hands=False)
+    # the cells' priors as fitted on the population (no looseness offset: two players are no population to centre a
+    # player's looseness on; the offset has its own tests below)
+    wide = bounty_wide_calls(df, hands=False, looseness_tau=None)
+    rest = bounty_wide_calls(df, min_rate=0.3, max_rate=1.01, hands=False, looseness_tau=None)
     w, r = pick(wide, "a", "b"), pick(rest, "a", "b")
     assert (w["wc_n"], w["wc_k"], r["wc_n"], r["wc_k"]) == (10.0, 3.0, 20.0, 16.0)  # disjoint, all 30 decisions
     assert 0.3 <= r["wc_e"] / 20 < 0.5 and w["wc_e"] / 10 < 0.1
@@ -627,3 +630,73 @@ def test_presence_rows_carry_the_deciding_players_position(ko_world):
         assert again.height > 0 and (again["pos"] == 3).all()
     finally:
         src.execute("UPDATE seats SET position = NULL WHERE hand_id = ? AND player = ?", [hand, player])
+
+
+def test_looseness_offset_solves_the_players_logit_shift_with_a_ridge():
+    """bounty_offset_priors on hand-made cells: a player whose rate is expit(logit m + 1) in every cell (m the
+    population's prior mean) gets delta = 1 without the ridge (tau 0) and less with it; a player at the population's
+    rates gets 0; a player with 2 decisions, both continued, stays near the population with the default ridge."""
+    import numpy as np
+    import polars as pl
+
+    from detectors.features.gameplay import bounty_offset_priors
+
+    m = np.array([0.02, 0.1, 0.3, 0.6])
+    pri = pl.DataFrame({"c": [0, 1, 2, 3], "pa": m * 50, "pb": (1 - m) * 50})
+    loose = 1 / (1 + np.exp(-(np.log(m / (1 - m)) + 1.0)))
+    dec = pl.DataFrame({"player": ["loose"] * 4 + ["avg"] * 4 + ["few"],
+                        "c": [0, 1, 2, 3] * 2 + [1], "Dn": [100.0] * 8 + [2.0],
+                        "Dk": list(100 * loose) + list(100 * m) + [2.0]})
+    free = {r["player"]: r["delta"] for r in bounty_offset_priors(dec, pri, ["c"], tau=0.0, iters=30).iter_rows(named=True)}
+    ridge = {r["player"]: r["delta"] for r in bounty_offset_priors(dec, pri, ["c"]).iter_rows(named=True)}
+    assert free["loose"] == pytest.approx(1.0, abs=1e-6) and free["avg"] == pytest.approx(0.0, abs=1e-6)
+    assert 0.3 < ridge["loose"] < free["loose"] and ridge["avg"] == pytest.approx(0.0, abs=1e-6)
+    assert free["few"] > 2.0 and 0 < ridge["few"] < 0.1
+
+
+def _looseness_rows():
+    """Hand-made bounty_presence rows over 64 cells (strength decile 0-3 x price x position), weak hands only: 30
+    players continue at 5 %, two loose players (l1, l2) at 20 % whoever is in (honest), two players (g1, g2) at 5 %
+    but at 30 % with each other (a gang). Continuations spread evenly (every 1/rate-th decision)."""
+    import polars as pl
+
+    cells = [(d, c, p) for d in range(4) for c in range(4) for p in range(4)]
+    rows = []
+
+    def play(player, partner, n, rate, tag):
+        for i in range(n):
+            d, c, p = cells[i % len(cells)]
+            rows.append((f"{tag}{player}{partner}{i}", 1, player, partner, int((i + 1) * rate) > int(i * rate),
+                         (d + 0.5) / 10, c, p))
+
+    for j in range(30):
+        play(f"n{j:02d}", "x", 192, 0.05, "b")
+    for who, rate in (("l1", 0.2), ("l2", 0.2), ("g1", 0.05), ("g2", 0.05)):
+        play(who, "x", 640, rate, "b")
+    for a, b, rate in (("l1", "l2", 0.2), ("l2", "l1", 0.2), ("g1", "g2", 0.3), ("g2", "g1", 0.3)):
+        play(a, b, 64, rate, "p")
+    df = pl.DataFrame(rows, schema=["hand_id", "seq", "player", "partner", "cont", "strength", "cbin", "pos"], orient="row")
+    return df.with_columns(tournament_id=pl.lit("t1"), sbin=(pl.col("strength") * 5).floor().cast(pl.Int8),
+                           cbin=pl.col("cbin").cast(pl.Int8), pos=pl.col("pos").cast(pl.Int8))
+
+
+def test_two_loose_players_are_not_a_gang_with_the_looseness_offset():
+    """Two honest loose players who share tables: held to the population's rate in their sparse cells (no offset), the
+    presence test finds them p < 0.02; with each player's own looseness (the default) both tests leave them at p > 0.3.
+    The gang, tight players who loosen up only with each other, stays far beyond any threshold."""
+    import polars as pl
+
+    from detectors.features.gameplay import bounty_presence_pairs, bounty_presence_unordered, bounty_wide_calls
+
+    df = _looseness_rows()
+
+    def p(tau, a, b):
+        w = bounty_wide_calls(df, looseness_tau=tau, hands=False).filter((pl.col("player") == a) & (pl.col("opponent") == b))
+        u = bounty_presence_unordered(bounty_presence_pairs(df, looseness_tau=tau)).filter(
+            (pl.col("player") == a) & (pl.col("opponent") == b))
+        return w["wc_p"][0], u["pres_p"][0]
+
+    assert p(None, "l1", "l2")[1] < 0.02
+    assert min(p(30.0, "l1", "l2")) > 0.3 and min(p(None, "l1", "l2")) < min(p(30.0, "l1", "l2")) / 10
+    wide, pres = p(30.0, "g1", "g2")
+    assert wide < 1e-10 and pres < 1e-15

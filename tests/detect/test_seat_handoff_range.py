@@ -107,8 +107,10 @@ def test_helper_with_a_slightly_looser_line_found_by_the_range(runs):
     assert r["device_changed"] and r["new_device"] and r["new_net"] and r["since_logout"] <= d.quick_s
     # the action mix leans but not enough to flag (style below known_device_p needed: the timing fits)
     assert r["p_mix_any"] > 0.001 and r["p_time"] > 0.05
-    # the cards do
-    assert r["p_range"] < 1e-4
+    # the cards do (this world's line is exact, the cards dealt to fit it: bins of 10 percentiles
+    # resolve it less finely than bins of 5 did, p 2.5e-4 against 5.5e-6 uncorrected; the
+    # generator's lines are noisy, and there the coarser bins find more, see _BINS)
+    assert r["p_range"] < 1e-3
     flagged = sorted(s.accounts[0] for s in sigs if s.flagged)
     assert flagged == [HELPED]
     # without the range test the same helper passes
@@ -120,24 +122,27 @@ def test_phone_to_desktop_movers_keep_their_range(runs):
     for n in MOVERS:
         r = _row(d, n)
         assert r["device_changed"] and r["new_net"]
-        assert not r["p_range"] < 0.05, (n, r["p_range"])  # NaN: no bin where the line could differ
+        # about nominal for the same player (NaN: no bin where the line could differ); one of the
+        # four movers below 0.05 is chance (0.028 here), below 0.01 would not be
+        assert not r["p_range"] < 0.01, (n, r["p_range"])
         assert not any(s.flagged for s in sigs if s.accounts == [n])
 
 
 def test_range_null_is_about_uniform(runs):
-    """The population's simulated same-player moves: the range test's p about uniform."""
+    """The population's simulated same-player moves: the range test's p about uniform (without the
+    continuity correction no longer conservative: 7.1 % below 0.05 here)."""
     d, _, _, _ = runs
     p = d.null_parts_["p_range"]
     p = p[~np.isnan(p)]
     assert p.size > 100
-    assert (p <= 0.05).mean() <= 0.07 and (p <= 0.01).mean() <= 0.02
+    assert (p <= 0.05).mean() <= 0.08 and (p <= 0.01).mean() <= 0.02
 
 
-def test_cmh_single_stratum_is_yates_chi_square():
-    """One stratum: the Cochran-Mantel-Haenszel statistic is Yates' corrected chi-square times
-    (n - 1) / n (the hypergeometric rather than the binomial variance)."""
+def test_cmh_single_stratum_is_pearson_chi_square():
+    """One stratum: the Cochran-Mantel-Haenszel statistic (no continuity correction) is Pearson's
+    chi-square times (n - 1) / n (the hypergeometric rather than the binomial variance)."""
     a1, a, b1, b = 18.0, 40.0, 9.0, 45.0
-    x2, _, _, _ = sps.chi2_contingency([[a1, a - a1], [b1, b - b1]], correction=True)
+    x2, _, _, _ = sps.chi2_contingency([[a1, a - a1], [b1, b - b1]], correction=False)
     n = a + b
     want = sps.chi2.sf(x2 * (n - 1) / n, 1)
     got = _cmh_p_vec(np.array([[a1]]), np.array([[a]]), np.array([[b1]]), np.array([[b]]))
@@ -184,7 +189,7 @@ def test_explanation_names_the_cards(runs):
     _, sigs, _, _ = runs
     s = next(s for s in sigs if s.accounts == [HELPED] and s.flagged)
     ev = next(e for e in s.evidence if e.name.startswith("starting hands entered and raised"))
-    assert ev.p_value is not None and ev.p_value < 1e-4
+    assert ev.p_value is not None and ev.p_value < 1e-3
     assert "given the cards dealt" in ev.text
 
 
@@ -194,7 +199,7 @@ def test_strata_use_dealt_cards_only():
     decision, no stratum. Bins of 5 percentiles, stack depth, facing a raise."""
     import polars as pl
 
-    from detectors.seat_handoff import _BINS, _DEPTH_BB, _with_strength
+    from detectors.seat_handoff import _BINS, _DEPTH_BB, _N_STRATA, _with_strength
 
     df = pl.DataFrame({
         "hole": [["Ah", "As"], ["3c", "2d"], ["Ah", "As"], ["Ah", "As"], ["Kd", "Ks"]],
@@ -207,8 +212,41 @@ def test_strata_use_dealt_cards_only():
     out = _with_strength(df)
     assert out["rcls"].to_list() == [2, 0, -1, -1, 1]
     rstr = out["rstr"].to_list()
-    n_depth = len(_DEPTH_BB) + 1
-    assert rstr[0] == (_BINS - 1) + _BINS * 3  # aces: the top bin, deep, not facing
-    assert rstr[1] == 0 + _BINS * 0  # three-deuce offsuit: the bottom bin, 5 big blinds
+    assert _BINS == 10 and list(_DEPTH_BB) == [6.0, 12.0, 25.0]  # bins of 10 percentiles, four depths
+    assert rstr[0] == 9 + 10 * 3  # aces: the top bin, deepest, not facing
+    assert rstr[1] == 0  # three-deuce offsuit: the bottom bin, 5 big blinds
     assert rstr[2] == -1 and rstr[3] == -1
-    assert rstr[4] == (_BINS - 1) + _BINS * (2 + n_depth)  # kings, 20 big blinds, facing a raise
+    assert rstr[4] == 9 + 10 * (2 + 4 * 1)  # kings, 20 big blinds (third depth), facing a raise
+    assert max(rstr) < _N_STRATA
+
+
+def test_range_test_nominal_for_a_same_player_and_powerful_for_a_looser_line():
+    """Planted segments over 40 strata (10 bins of starting hands x short or deep x facing a
+    raise; the detector's strata split the depth finer): 40 hands after the point against a 300-hand baseline, the entry line the same
+    person's (the best quarter, a little noise at the line) or 10 points lower (another
+    person). Without the continuity correction the test is about nominal for the same player
+    (the corrected test, with strata this sparse, gave p < 0.05 for a third as many, 1.7 %:
+    conservative) and finds the looser line below 0.01 in most segments (59 %; corrected 38 %)."""
+    rng = np.random.default_rng(12)
+    n_rep, n_a, n_b = 2000, 40, 300
+
+    def sample(n: int, line: float) -> tuple[list[np.ndarray], list[np.ndarray]]:
+        pct = rng.random((n_rep, n))
+        depth = rng.random((n_rep, n)) < 0.3
+        facing = rng.random((n_rep, n)) < 0.25
+        # a raise ahead tightens the line, a short stack loosens it; noise of 5 points at the line
+        cut = line + 0.1 * facing - 0.08 * depth + rng.normal(0.0, 0.05, (n_rep, n))
+        entered = (pct >= cut).astype(np.int64)
+        stratum = np.minimum((pct * 10).astype(np.int64), 9) + 10 * ((~depth).astype(np.int64) + 2 * facing)
+        return list(stratum), list(entered)
+
+    sb, eb = sample(n_b, 0.75)
+    sa, ea = sample(n_a, 0.75)
+    p_same = _range_p_many(sa, ea, sb, eb)
+    p_same = p_same[~np.isnan(p_same)]
+    assert p_same.size > 1900
+    assert 0.025 <= (p_same < 0.05).mean() <= 0.075
+    assert (p_same < 0.01).mean() <= 0.02
+    sa, ea = sample(n_a, 0.65)
+    p_other = np.nan_to_num(_range_p_many(sa, ea, sb, eb), nan=1.0)
+    assert (p_other < 0.01).mean() >= 0.5

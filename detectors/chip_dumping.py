@@ -344,7 +344,7 @@ def _ranked_partners(first: pl.DataFrame, alpha: float, partners: pl.DataFrame |
 
 def presence_tests(con: duckdb.DuckDBPyConnection, dec: pl.DataFrame, *, alpha: float = 0.01, min_n: int = 20,
                    decisions_per_part: int = 400_000, offset_a: float | None = 20.0,
-                   partners: pl.DataFrame | None = None) -> pl.DataFrame:
+                   partners: pl.DataFrame | None = None, state: dict | None = None) -> pl.DataFrame:
     """Per ordered pair (player, partner): does the player continue preflop more often with the partner dealt in?
 
     Own baseline: the same player's continuation rate facing a bet, in the same
@@ -387,6 +387,15 @@ def presence_tests(con: duckdb.DuckDBPyConnection, dec: pl.DataFrame, *, alpha: 
     DuckDB, one partition of players at a time (about ``decisions_per_part``
     decisions each), and are counted and summed to one row per pair there
     (:func:`_presence_sql`).
+
+    ``state`` (a dict the caller keeps between calls on the same ``dec``,
+    connection and parameters): a repeated call with more ``partners``
+    reuses the first pass and the previous call's rows of every player
+    whose ranked S is unchanged, and makes the second pass again only for
+    the players whose S changed. The test is per player (its baseline,
+    strata and partners are the player's own), so the rows are those of a
+    full call; this only saves time (on a million hands most players' S
+    is unchanged by the combined test's partners).
     """
     bins = list(PRESENCE_BINS)
     cols = {"player": pl.Utf8, "partner": pl.Utf8, "pres_n": pl.Float64, "pres_k": pl.Float64, "pres_e": pl.Float64,
@@ -420,14 +429,31 @@ def presence_tests(con: duckdb.DuckDBPyConnection, dec: pl.DataFrame, *, alpha: 
     con.register(names[1], me)
     con.register(names[2], pri)
     con.register(names[3], off)
+    key = (con, alpha, min_n, decisions_per_part, offset_a)
+    prev = state if state is not None and state.get("dec") is dec and state.get("key") == key else None
     try:
         # independent filtering: pairs with at least min_n decisions together (blind to the outcome)
-        first = run("first")
+        first = prev["first"] if prev is not None else run("first")
+        if state is not None and prev is None:
+            state.clear()
+            state.update(dec=dec, key=key, first=first)
         if first.is_empty():
             return pl.DataFrame(schema=cols)
         s_set = _ranked_partners(first, alpha, partners)
+        done = None
+        if prev is not None and "out" in prev:
+            # only the players whose ranked S changed are tested again; the others keep the previous call's rows
+            changed = pl.concat([s_set.join(prev["s_set"], on=["player", "partner", "rk"], how="anti"),
+                                 prev["s_set"].join(s_set, on=["player", "partner", "rk"], how="anti")]
+                                ).select("player").unique()
+            done = prev["out"].join(changed, on="player", how="anti")
+            state["s_set"] = s_set
+            first = first.join(changed, on="player", how="semi")
+            s_set = s_set.join(changed, on="player", how="semi")
+        elif state is not None:
+            state["s_set"] = s_set
         if s_set.is_empty():
-            return first.select(list(cols))
+            return _presence_rows(state, done, first.select(list(cols)))
         touched = s_set.select("player").unique()
         # second pass: the pairs of the players S touches, each partner judged without the stronger members of S
         pp = first.join(touched, on="player", how="semi").select("player", "partner")
@@ -442,7 +468,17 @@ def presence_tests(con: duckdb.DuckDBPyConnection, dec: pl.DataFrame, *, alpha: 
     # a partner seen only beside a stronger member of S cannot be told from it: its counts stay, untested
     unseen = first.join(pp, on=["player", "partner"], how="semi").join(second, on=["player", "partner"], how="anti") \
         .with_columns(pl.lit(None, pl.Float64).alias("pres_p"))
-    return pl.concat([keep1.select(list(cols)), second.select(list(cols)), unseen.select(list(cols))], how="vertical")
+    return _presence_rows(state, done, pl.concat([keep1.select(list(cols)), second.select(list(cols)),
+                                                  unseen.select(list(cols))], how="vertical"))
+
+
+def _presence_rows(state: dict | None, done: pl.DataFrame | None, new: pl.DataFrame) -> pl.DataFrame:
+    """:func:`presence_tests`' rows: the previous call's rows kept (``done``) and the rows made now; kept in
+    ``state`` for the next call."""
+    out = new if done is None else pl.concat([done, new], how="vertical")
+    if state is not None:
+        state["out"] = out
+    return out
 
 
 POSTFLOP_BINS = ("street", "facing", "sbin")
@@ -555,7 +591,8 @@ class ChipDumpingDetector(Detector):
         self.recv_ = receiver_tests(self.dec_, alpha=self.alpha, late_fold_min_strength=self.late_fold_min_strength,
                                     rare_tail=self.rare_tail)
         self.pdec_ = preflop_decisions(con)
-        self.presence_ = presence_tests(con, self.pdec_, alpha=self.alpha, min_n=self.min_presence_n)
+        state: dict = {}  # the first call's passes, reused by the second call below (presence_tests)
+        self.presence_ = presence_tests(con, self.pdec_, alpha=self.alpha, min_n=self.min_presence_n, state=state)
         # per player, for the evidence hands: their preflop continuations, and the hands they were dealt in
         self.cont_by_ = {k[0]: v for k, v in self.pdec_.filter(pl.col("cont")).select("player", "hand_id", "strength")
                          .partition_by("player", as_dict=True).items()} if not self.pdec_.is_empty() else {}
@@ -574,7 +611,7 @@ class ChipDumpingDetector(Detector):
                     "player", pl.col("opponent").alias("partner"), p=pl.col("p_value"))
                 if not strong.is_empty():
                     self.presence_ = presence_tests(con, self.pdec_, alpha=self.alpha, min_n=self.min_presence_n,
-                                                    partners=strong)
+                                                    partners=strong, state=state)
         self.missing_ = []
         known = self.dec_["equity"].is_not_null().mean() if not self.dec_.is_empty() else 0.0
         if (known or 0.0) < 0.5:

@@ -158,6 +158,53 @@ def test_a_partner_found_by_the_combined_test_explains_its_table_mate_away():
     assert cd.ChipDumpingDetector().partners_by_combined
 
 
+def test_a_repeated_presence_call_reuses_the_first_and_retests_only_changed_players(monkeypatch):
+    """fit() makes the presence test twice (the second time with the combined test's partners). With ``state`` the
+    second call reuses the first pass and the rows of every player whose ranked S did not change, and makes the
+    second pass only for the players whose S changed: its rows equal a full call's (up to DuckDB's parallel sums),
+    and it runs no first-pass query, and no query at all when no player's S changed."""
+    import polars as pl
+    import pytest
+
+    from detectors import chip_dumping as cd
+
+    con, d, others = _table_mate_world()
+    parts: list[str] = []
+    sql = cd._presence_sql
+    monkeypatch.setattr(cd, "_presence_sql", lambda bins, tag, part: parts.append(part) or sql(bins, tag, part))
+    state: dict = {}
+    alone = cd.presence_tests(con, d, decisions_per_part=5000, state=state)
+    assert "first" in parts and "second" in parts  # F's S (R) is found by the first pass
+
+    def same(a: pl.DataFrame, b: pl.DataFrame) -> None:
+        a, b = a.sort("player", "partner"), b.sort("player", "partner")
+        assert a.select("player", "partner").equals(b.select("player", "partner")) and len(a) > 400
+        for c in ("pres_n", "pres_k", "base_n", "base_k"):
+            assert a[c].to_list() == b[c].to_list(), c
+        for c in ("pres_e", "pres_p"):
+            assert a[c].is_null().to_list() == b[c].is_null().to_list(), c
+            assert a[c].fill_null(0).to_list() == pytest.approx(b[c].fill_null(0).to_list(), rel=1e-9), c
+
+    # an honest player's partner passed by the combined test: only that player is tested again
+    found = pl.DataFrame({"player": ["h00"], "partner": ["h01"], "p": [1e-9]})
+    parts.clear()
+    got = cd.presence_tests(con, d, decisions_per_part=5000, partners=found, state=state)
+    assert "first" not in parts and "second" in parts
+    full = cd.presence_tests(con, d, decisions_per_part=5000, partners=found)
+    same(got, full)
+    one = lambda t, a, b: t.filter((pl.col("player") == a) & (pl.col("partner") == b)).row(0, named=True)  # noqa: E731
+    assert one(got, "h00", "h02")["pres_n"] < one(alone, "h00", "h02")["pres_n"]  # h00 judged without h01 now
+    # the same partners again: no player's S changed, nothing is queried, the rows are the previous call's
+    parts.clear()
+    again = cd.presence_tests(con, d, decisions_per_part=5000, partners=found, state=state)
+    assert parts == []
+    same(again, full)
+    # another decisions frame (or other parameters): the state is not used
+    parts.clear()
+    other = cd.presence_tests(con, d.head(len(d) - 1), decisions_per_part=5000, partners=found, state=state)
+    assert "first" in parts and len(other) > 400
+
+
 def test_presence_explains_a_receivers_table_mate_away():
     """F continues preflop twice as often when R is dealt in; T sits beside R in 90 % of R's hands (and in 30 % of
     the others) but changes nothing. The first pass sees both; the second judges T only on hands without R, its

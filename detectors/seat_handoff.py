@@ -48,7 +48,7 @@ tests:
 * the cards (``_range_p_many``, operator view: every hole card known): whether the
   account enters pots, and raises, with other starting hands after the point than in
   its own hands under other devices, the entry and the raise compared given the hand
-  dealt (starting-hand percentile in bins, stack depth, facing a raise; Cochran-Mantel-
+  dealt (starting-hand percentile in bins, stack depth, facing a raise, a short-handed table; Cochran-Mantel-
   Haenszel), a fact of the person a device cannot change, with none of the luck of the
   deal that the plain rates carry. It joins the style (Fisher with the mix and the
   sizes) for candidates and the population's null alike, not the known-device rule.
@@ -153,6 +153,8 @@ _PER_HAND_COLS = """
        -- the entry decision's situation: facing a raise (more than a big blind to call), the stack in big blinds
        coalesce(arg_min(a.to_call, a.seq) FILTER (WHERE a.street = 'preflop') > any_value(h.big_blind), FALSE) AS facing,
        any_value(s.stack_start) / nullif(any_value(h.big_blind), 0) AS stack_bb,
+       -- the players dealt in (short-handed tables widen every range)
+       any_value(h.n_players) AS n_dealt,
        -- the cards dealt are known whatever was played (operator view, or the hero's own hand): not
        -- only those shown down, which only entered hands reach
        bool_or(h.all_cards_known OR coalesce(h.hero = a.player, FALSE)) AS dealt_known,
@@ -363,18 +365,26 @@ def _strat_mwu_many(xa: list[np.ndarray], ca: list[np.ndarray], xb: list[np.ndar
     return _fisher_classes(P)
 
 
-# stack depths in big blinds: push-or-fold ranges widen as the stack shrinks, so the entry line
-# is compared at like depths (at most 6, 12, 25 big blinds, deeper). Starting hands in bins of 10
-# percentiles, not 5: a stratum with one sample empty adds nothing, and a 40-hand segment spread
-# over 160 strata left most of them so. With 80 strata and no continuity correction
-# (``_cmh_p_vec``), 40-hand segments of another account against an account's history are found
-# more often at every same-player rate (splice experiment, four tuning populations, 5,938 each;
-# with the own-history action mix: 1 %: 27.0 -> 31.0 %, 0.1 %: 16.0 -> 16.8 %). Two depths
-# (<= 12 bb or deeper) did a little better there but were more liberal on the population's
-# simulated moves, which run to the event's short-stacked end (p < 0.01 for 2.5 % against 1.8 %)
-_DEPTH_BB = np.array([6.0, 12.0, 25.0])
+# The entry line is compared in like situations: the stack depth in big blinds (push-or-fold
+# ranges widen as the stack shrinks: at most 12 big blinds or deeper), a short-handed table (at
+# most ``_SHORT_MAX`` players dealt in: with fewer opponents every range widens, and the blinds
+# come round more often; Sklansky & Malmuth 1999, Harrington & Robertie, *Harrington on Hold'em*
+# vol. 2, 2005, on short-handed and short-stacked play) and facing a raise. Starting hands in
+# bins of 10 percentiles, not 5: a stratum with one sample empty adds nothing, and a 40-hand
+# segment spread over 160 strata left most of them so. The table size is what made the test
+# liberal over the rest of an event from a point (the population's simulated moves run into the
+# late short-handed stages): with four depths (6 / 12 / 25 bb) and no table size, p < 0.05 /
+# 0.01 / 0.001 for 5.9 / 1.6 / 0.38 % of 32,075 same-player moves on six tuning populations; with
+# two depths and the short-handed stratum 5.4 / 1.2 / 0.26 %, and other accounts' 40-hand
+# segments are found more often (with the own-history action mix, at a same-player rate of 5 /
+# 1 / 0.1 %: 44.3 / 28.5 / 12.1 -> 45.0 / 30.1 / 12.5 % of 9,190). At most 2, 3 or 4 players did
+# the same there; four depths with the table size (160 strata) were as nominal and no more
+# powerful; the position (blinds or not) added nothing.
+_DEPTH_BB = np.array([12.0])
+_SHORT_MAX = 3  # a short-handed table: at most this many players dealt in
 _BINS = 10  # starting hands in bins of 10 percentiles
-_N_STRATA = _BINS * (len(_DEPTH_BB) + 1) * 2  # starting-hand bins x depth x facing a raise (``_with_strength``)
+# starting-hand bins x depth x facing a raise x short-handed (``_with_strength``)
+_N_STRATA = _BINS * (len(_DEPTH_BB) + 1) * 2 * 2
 
 
 def _cmh_p_vec(a1: np.ndarray, a: np.ndarray, b1: np.ndarray, b: np.ndarray, min_n: int = 5) -> np.ndarray:
@@ -388,9 +398,10 @@ def _cmh_p_vec(a1: np.ndarray, a: np.ndarray, b1: np.ndarray, b: np.ndarray, min
     test is conservative (a same player's p of exactly 1 was common; below 0.01 for 0.3 % of
     same-player splits) and dilutes a style shift it joins by Fisher's method (the continuity
     correction's conservatism: Grizzle, Am. Stat. 21, 1967). Uncorrected, it is about nominal
-    on same-player segments from early in an event (p < 0.01 for 1.2 %) and somewhat liberal
-    over the rest of an event from a point (1.8 % on the population's simulated moves: the
-    late, short-handed stages drift), which the population's null ranks. Strata with one
+    on same-player segments from early in an event (p < 0.01 for 1.0 %) and, with the
+    short-handed stratum (``_with_strength``), over the rest of an event from a point (1.2 % of
+    the simulated same-player moves; without that stratum 1.6 %: the late, short-handed stages
+    drift). Strata with one
     sample empty or no variation add nothing. NaN where the first sample has fewer than
     ``min_n`` observations or no stratum varies."""
     a1, a, b1, b = (np.asarray(x, dtype=float) for x in (a1, a, b1, b))
@@ -410,7 +421,7 @@ def _range_p_many(sa: list[np.ndarray], ea: list[np.ndarray], sb: list[np.ndarra
                   min_n: int = 5) -> np.ndarray:
     """Does the player enter pots with other cards after a change point? ``sa``: the stratum of
     each hand after the point (``_with_strength``: the starting hand's percentile in bins of 10,
-    the stack depth, facing a raise), ``ea``: its entry decision (2 raised, 1 entered without
+    the stack depth, facing a raise, a short-handed table), ``ea``: its entry decision (2 raised, 1 entered without
     raising, 0 folded); ``sb``, ``eb``: the baseline's. Two lines are compared stratum by
     stratum (``_cmh_p_vec``): the entry line (entered or folded, all hands) and the raising
     line (raised or not, the hands entered), Fisher over the two (``_fisher_classes``; the
@@ -1614,7 +1625,7 @@ class SeatHandoffDetector(Detector):
                 baseline=0.0, n=int(r["n_hands"] - r["k"]), p_value=_nz(r["p_range"]),
                 text=(f"whether {acc} enters pots, and raises, with the same starting hands after hand {r['cp_hand']} "
                       f"as in its own hands under other devices, hand by hand given the cards dealt (bins of "
-                      f"starting-hand strength, stack depth, facing a raise): p {r['p_range']:.2g}"
+                      f"starting-hand strength, stack depth, facing a raise, a short-handed table): p {r['p_range']:.2g}"
                       + (f" pooled over the device's events ({r['p_range_event']:.2g} in this event)"
                          if r.get("n_pooled", 1) > 1 and not is_missing(r.get("p_range_event")) else "")),
                 sql=("SELECT h.started_at >= (SELECT started_at FROM hands WHERE hand_id = " + _lit(r["cp_hand"]) + ") AS after, "
@@ -1668,8 +1679,8 @@ def _with_strength(df: pl.DataFrame) -> pl.DataFrame:
     (in the player view other players' cards are known only when shown down, which only
     entered hands reach: a sample chosen by the very decision tested); ``rstr`` its stratum: the starting hand's percentile
     among the 1,326 in bins of 10 (``_BINS``) (``gameplay.starting_hand_percentile``: Hold'em, cards known),
-    by stack depth (``_DEPTH_BB``) and by facing a raise; the
-    ``hole`` and ``game`` columns dropped."""
+    by stack depth (``_DEPTH_BB``), by facing a raise and by a short-handed table (``n_dealt``, the
+    players dealt in, at most ``_SHORT_MAX``); the ``hole`` and ``game`` columns dropped."""
     if df.height == 0:
         return df.drop("hole", "game").with_columns(rstr=pl.lit(-1, pl.Int64), rcls=pl.lit(-1, pl.Int64))
     st = gp.starting_hand_percentile(df).fill_null(float("nan")).to_numpy()
@@ -1678,8 +1689,9 @@ def _with_strength(df: pl.DataFrame) -> pl.DataFrame:
     rcls = np.where(np.isnan(st) | (entry < 0) | ~known, -1, entry).astype(np.int64)
     depth = np.searchsorted(_DEPTH_BB, df["stack_bb"].cast(pl.Float64).fill_null(1e9).to_numpy(), side="left")
     facing = df["facing"].fill_null(False).to_numpy().astype(np.int64)
+    short = (df["n_dealt"].cast(pl.Float64).fill_null(1e9).to_numpy() <= _SHORT_MAX).astype(np.int64)
     dec = np.clip(np.floor(np.nan_to_num(st) * _BINS), 0, _BINS - 1).astype(np.int64)
-    rstr = np.where(rcls >= 0, dec + _BINS * (depth + (len(_DEPTH_BB) + 1) * facing), -1)
+    rstr = np.where(rcls >= 0, dec + _BINS * (depth + (len(_DEPTH_BB) + 1) * (facing + 2 * short)), -1)
     return df.drop("hole", "game").with_columns(rstr=pl.Series(rstr), rcls=pl.Series(rcls))
 
 

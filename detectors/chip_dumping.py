@@ -360,7 +360,9 @@ def presence_tests(con: duckdb.DuckDBPyConnection, dec: pl.DataFrame, *, alpha: 
     player has (almost) no decisions in fell back to the population's rate,
     and a loose player who meets one opponent where his own bins are thin (late
     in tournaments, at short-handed tables and heads-up) looked like that
-    opponent's feeder; ``offset_a=None``: no offset. One-sided score test for a common multiplier
+    opponent's feeder; ``offset_a=None``: no offset (bounty's tests carry the same player effect, fitted by a
+    ridge-penalised Newton step: :func:`detectors.features.gameplay.bounty_offset_priors`; one of the two should
+    replace the other once measured on both detectors). One-sided score test for a common multiplier
     on the player's rates (as :func:`detectors.features.gameplay.own_baseline`),
     checked against the exact binomial tail. Seating is independent of the
     cards, so the test stays valid where cards are unknown (bin -1).

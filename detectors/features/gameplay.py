@@ -1151,7 +1151,11 @@ def bounty_offset_priors(dec: pl.DataFrame, pri: pl.DataFrame, bins: list[str], 
     ``Dk`` per player and bin; ``pri``: ``pa``, ``pb`` per bin, m = pa / (pa + pb)), with ``tau`` the precision
     of a N(0, 1 / tau) prior on delta (a ridge: a player with few decisions stays at the population's rates;
     ``tau`` = 30 was set from the honest pairs' calibration, see :class:`detectors.bounty_collusion.BountyCollusionDetector`).
-    Newton's method. Returns player, delta, info (the penalised Fisher information, for the one-step
+    Newton's method. Chip dumping's presence test carries the same player effect in another form
+    (:func:`detectors.chip_dumping.presence_tests`, ``offset_a``: a closed-form offset from the player's smoothed
+    rate without the partner, computed in DuckDB); the two are kept apart only because each was tuned and
+    measured with its own, and one of them should replace the other once that is measured on both detectors.
+    Returns player, delta, info (the penalised Fisher information, for the one-step
     leave-pair-out update of :func:`_offset_rates`).
     """
     x = dec.join(pri, on=bins).with_columns(lm=(pl.col("pa") / (pl.col("pa") + pl.col("pb"))).clip(1e-4, 1 - 1e-4))

@@ -94,7 +94,8 @@ the structure alone, an honest customer stood accused with no evidence. The stru
 prior, not a proof: it waives the need for style **and** timing to shift, but the combined p must
 reach ``repeat_p`` (0.25) on the calibrated scale and at least one test (action mix, bet sizes, range,
 timing) fall below ``signal_p``; the case names those tests. Over fourteen tuning populations no
-honest account of 7,521 showed the structure (95 % upper bound 4e-4 per account) and 22.8 % of the
+honest account of 7,521 showed the structure (95 % upper bound 3 / 7,521 = 4e-4 per account, the
+rule of three: Hanley & Lippman-Hand, JAMA 249, 1983) and 22.8 % of the
 simulated same-player moves meet both conditions: at most about 1e-4 honest flags per account. The
 planted helpers the structure alone had flagged showed such a shift at combined p 0.075-0.27 (5 of 7
 at most 0.25); a helper who plays exactly like the owner is no longer found: only the play can tell.
@@ -1674,9 +1675,11 @@ class SeatHandoffDetector(Detector):
         structure = (f"the device {r['device']} only ever appeared to take {acc}'s seat mid-event, seconds after a "
                      f"logout, {max(r['n_pooled'], r.get('dev_quick_takeovers') or 0)} times, and never started play "
                      "of its own (an owner's new machine would; a helper's does not)") if r.get("takeover_only") else ""
-        if row["flagged"] and r.get("takeover_only") and not shifted:
-            benign += (f"Here {structure}, and the play shifts ({below_txt}; combined p {row['p_value']:.2g}, at most "
-                       f"{self.repeat_p:g}, against the same player's moves below).")
+        if row["flagged"] and r.get("takeover_only"):
+            benign += (f"Here {structure}, and the play shifts ({below_txt}; combined p {row['p_value']:.2g}, within "
+                       + (f"the level {self.repeat_p:g} against the same player's simulated moves" if int(r.get("n_null") or 0)
+                          else f"the level {self.handover_p_raw:g}, no simulated moves to calibrate it")
+                       + "): the structure alone would be no evidence.")
         elif not row["flagged"] and r.get("takeover_only"):
             benign += (f"Here {structure}, but the play shows no more shift than the same player's own moves "
                        f"({below_txt}; combined p {row['p_value']:.2g}): the structure alone is no evidence of another "

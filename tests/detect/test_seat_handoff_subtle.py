@@ -31,8 +31,8 @@ def world3():
     hands later: too few hands after the login to test), each time from the same machine and
     network, 3 s after the owner's logout. q06, the honest look-alike: the same two quick moves to
     a new laptop on a new network, but the laptop then starts the player's own play. q07: the same
-    structure as q05, but the person taking the seat plays another game (looser, passive, bigger
-    bets, slower) in both events."""
+    structure as q05, but the person taking the seat plays another game (looser and more passive:
+    VPIP 0.38 against 0.24, aggression 0.33 against 0.5) at the owner's speed, in both events."""
     w = World(seed=53)
     names = [f"q{i:02d}" for i in range(20)]
     for n in names:
@@ -51,7 +51,7 @@ def world3():
     w.session("q06", "55.6.6.6", "laptop06", at(700), at(760))  # his laptop starts his own play
     for n in special:  # no play shift at all: the helper plays like the owner
         w.styles[n] = Style(vpip=0.24, pfr=0.16, aggr=0.5, size=0.66, log_ms=7.9, sd_ms=0.4)
-    helper = Style(vpip=0.45, pfr=0.08, aggr=0.25, size=1.0, log_ms=8.6, sd_ms=0.45)
+    helper = Style(vpip=0.38, pfr=0.1, aggr=0.33, size=0.9, log_ms=7.9, sd_ms=0.4)  # the owner's speed
     others = [n for n in names if n not in special]
     w.tournament("950", names, at(0), n_hands=100, every_s=EVERY, bust_order=others + sorted(special),
                  styles_from={"q07": (20, helper)})
@@ -82,14 +82,19 @@ def test_takeover_only_device_without_a_play_shift_not_flagged(sigs3):
 
 
 def test_takeover_only_device_with_a_play_shift_flagged_with_its_evidence(sigs3):
-    """q07: the same structure, another person's game after each take-over: flagged in both
-    events, and the explanation names the behavioural tests below 0.05 with their p-values."""
+    """q07: the same structure, another person's game after each take-over, at the owner's
+    speed: no timing shift and a combined p (about 0.02) short of the false-discovery level, so
+    neither the clean rule (style and timing both) nor the FDR rule flags it; the structure
+    with the action-mix shift does, in both events, and the case names the test and its p."""
     q07 = sorted((s for s in sigs3 if s.accounts == ["q07"]), key=lambda s: s.tournaments)
     assert [s.tournaments for s in q07] == [["950"], ["951"]]
     assert all(s.flagged for s in q07)
-    assert all(s.p_value <= 0.25 for s in q07)
-    assert all("tests below 0.05: " in s.benign for s in q07)
-    assert any("action mix p" in s.benign or "starting hands entered and raised p" in s.benign for s in q07)
+    assert all(0.01 < s.p_value <= 0.25 for s in q07)
+    assert all(s.extra["q_value"] > 0.01 for s in q07)
+    timing = next(e for e in q07[0].evidence if e.name.startswith("decision time"))
+    assert timing.p_value > 0.05
+    assert all("tests below 0.05: action mix p " in s.benign for s in q07)
+    assert all("the structure alone would be no evidence" in s.benign for s in q07)
 
 
 def test_own_laptop_with_a_short_second_move_not_flagged(sigs3):

@@ -183,8 +183,10 @@ def test_login_elsewhere_while_the_events_session_stays_open_is_no_handoff(con):
     assert not any(s.accounts == ["s26"] for s in SeatHandoffDetector().detect(con))
 
 
-def _threshold(rows):
-    """SeatHandoffDetector.threshold on given candidate rows (sessions with logout times)."""
+def _threshold(rows, null: bool = False):
+    """SeatHandoffDetector.threshold on given candidate rows (sessions with logout times);
+    ``null``: as if the population's simulated moves had calibrated the p-values."""
+    import numpy as np
     import polars as pl
 
     base = {"device_changed": True, "net_changed": True, "new_device": True, "new_net": True,
@@ -193,6 +195,8 @@ def _threshold(rows):
     frame = pl.DataFrame([{**base, **r} for r in rows])
     det = SeatHandoffDetector()
     det.has_sessions_, det.has_logouts_ = True, True
+    if null:
+        det.null_ = np.linspace(0.001, 1.0, 1000)
     det.rows_ = [{} for _ in rows]
     out = det.threshold(frame)
     return dict(zip(out["account"].to_list(), out["flagged"].to_list()))
@@ -240,7 +244,8 @@ R_EVERY = 45
 def world2():
     """r05: a helper who plays exactly like the owner takes the seat in events 900 and 901, each
     time 3 s after the owner's logout, from a machine and network that never did anything else on
-    the account. r06, the honest look-alike: the same two quick moves to a new laptop on a new
+    the account (the play cannot tell him from the owner's own desktop that only ever continues
+    the owner's events: not to be flagged on the structure alone). r06, the honest look-alike: the same two quick moves to a new laptop on a new
     network, same game, but the laptop then starts the player's own sessions. r07 plays 900 and
     903 at once; a helper takes 900 (the login falls inside 903 too, where the owner plays on).
     r08 plays 900 and 905 at once and a helper takes both: 905 starts after the helper's first
@@ -299,19 +304,49 @@ def sigs2(con2):
 
 def test_parallel_and_repeated_takeovers_flag_exactly_the_seats_taken(sigs2):
     flagged = sorted((s.accounts[0], s.tournaments[0]) for s in sigs2 if s.flagged)
-    assert flagged == [("r05", "900"), ("r05", "901"), ("r07", "900"), ("r08", "900"), ("r08", "905")]
+    assert flagged == [("r07", "900"), ("r08", "900"), ("r08", "905")]
 
 
-def test_repeated_takeover_device_needs_no_play_shift(sigs2):
-    """r05's helper shifts nothing; the device that only ever logged in to take the seat,
-    seconds after a logout, in two events, is the evidence."""
+def test_repeated_takeover_device_without_play_shift_not_flagged(sigs2):
+    """r05's device only ever logged in to take the seat, seconds after a logout, in two
+    events, and the play shifts nothing: the structure an honest owner's desktop also makes
+    when it only ever continues events begun on the phone (issue 5: a held-out honest player
+    flagged on it with range p 0.38, action mix 0.75, timing 0.77). No evidence of another
+    person: both candidates shown with the structure, neither flagged."""
     r05 = [s for s in sigs2 if s.accounts == ["r05"]]
-    assert all(s.flagged for s in r05) and len(r05) == 2
-    assert all(s.p_value > 0.1 for s in r05)  # the play alone would not have flagged it
+    assert len(r05) == 2 and not any(s.flagged for s in r05)
+    assert all(s.p_value > 0.25 for s in r05)
     login = next(e for e in r05[0].evidence if e.name.startswith("login"))
     assert "only ever logged in to take this seat" in login.text
     assert "helper05-pc" in login.text
-    assert "never started play of its own" in r05[0].benign
+    assert "the structure alone is no evidence" in r05[0].benign
+
+
+def test_takeover_only_structure_needs_behavioural_evidence():
+    """The take-over-only structure (a device only ever logging in mid-event, seconds after a
+    logout, 2+ times, never starting play of its own) waives the clean rule's need for style
+    and timing both to shift, not the need for a shift: the combined p at most repeat_p (0.25)
+    on the calibrated scale and at least one test (action mix, sizes, range, timing) below 0.05.
+    The held-out honest case (combined p 0.69, no test below 0.05) and a look-alike whose
+    moderate tests combine to p 0.2 with none below 0.05 are not flagged, nor is a timing p of
+    0.03 whose combined p (0.3) is what 30 % of same-player moves show; helpers with a range
+    or a timing shift are. Without a population null the raw level handover_p_raw (0.1)."""
+    nan = float("nan")
+    rows = [
+        {"account": "heldout_honest", "p_mix_any": 0.75, "p_size": nan, "p_range": 0.38, "p_time": 0.77, "p_value": 0.69},
+        {"account": "moderate_only", "p_mix_any": 0.06, "p_size": 0.07, "p_range": 0.08, "p_time": 0.5, "p_value": 0.2},
+        {"account": "helper_range", "p_mix_any": 0.2, "p_size": nan, "p_range": 0.02, "p_time": 0.6, "p_value": 0.12},
+        {"account": "helper_time", "p_mix_any": 0.5, "p_size": 0.8, "p_range": 0.13, "p_time": 0.03, "p_value": 0.25},
+        {"account": "weak_time", "p_mix_any": 0.5, "p_size": 0.8, "p_range": 0.3, "p_time": 0.03, "p_value": 0.3},
+        {"account": "slow_login", "since_logout": 40.0, "p_mix_any": 0.2, "p_size": nan, "p_range": 0.02, "p_time": 0.6,
+         "p_value": 0.12},
+        {"account": "helper_raw", "p_mix_any": 0.04, "p_size": nan, "p_range": 0.3, "p_time": 0.6, "p_value": 0.08},
+    ]
+    rows = [{**r, "takeover_only": True} for r in rows]
+    flags = _threshold(rows, null=True)
+    assert {a for a, f in flags.items() if f} == {"helper_range", "helper_time", "helper_raw"}
+    flags = _threshold(rows, null=False)
+    assert {a for a, f in flags.items() if f} == {"helper_raw"}
 
 
 def test_own_new_laptop_after_two_quick_moves_not_flagged(sigs2):

@@ -41,7 +41,9 @@ candidate):
 
 from __future__ import annotations
 
+import itertools
 import math
+import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -373,6 +375,84 @@ __all__ = [
 _ROBUST_CACHE: dict[tuple, object] = {}
 
 
+# (id of the frame, selection) -> (a weak reference to the frame: an id is never taken for another frame's, the first pass)
+_FIRST_CACHE: dict[tuple, tuple] = {}
+_TOKENS = itertools.count()  # names of selected decisions, never reused
+# (selection, id) -> (the columns read, the first pass): other frames with the same decisions match it (only these
+# columns are kept, not the frame)
+_SAME_SELECTION: dict[tuple, tuple] = {}
+
+
+def _baseline_pass(pair_o, totals, pri, bins: list[str], max_rate: float):
+    """One pass of :func:`robust_own_baseline`: per (player, opponent, bin) rows ``pair_o`` (``n``, ``k``, ``_o``: the
+    opponent left out of the baseline), the player's totals per bin and the bins' priors -> the score test's sums per
+    ordered pair."""
+    import polars as pl
+
+    t = pair_o.join(totals, on=["player", *bins]).join(pri, on=bins)
+    t = t.with_columns(
+        n0=(pl.col("N") - pl.when(pl.col("_o")).then(0).otherwise(pl.col("n"))).clip(0),
+        k0=(pl.col("K") - pl.when(pl.col("_o")).then(0).otherwise(pl.col("k"))).clip(0))
+    t = t.with_columns(r=((pl.col("k0") + pl.col("pa")) / (pl.col("n0") + pl.col("pa") + pl.col("pb"))).clip(1e-6, max_rate),
+                       s=pl.col("n0") + pl.col("pa") + pl.col("pb"))
+    n, k, r, s = pl.col("n"), pl.col("k"), pl.col("r"), pl.col("s")
+    t = t.with_columns(e=n * r, u=(k - n * r) / (1 - r), v=n * r / (1 - r) + n**2 * r / ((1 - r) * (s + 1)),
+                       k3=n * r * (2 * r - 1) / (1 - r) ** 2,
+                       # the count's variance beyond the plug-in binomial's (beta-binomial, rate uncertain)
+                       ex=n * (n - 1) * r * (1 - r) / (s + 1))
+    return t.group_by(["player", "opponent"]).agg(
+        n=pl.col("n").sum(), observed=pl.col("k").sum(), expected=pl.col("e").sum(),
+        score_u=pl.col("u").sum(), var=pl.col("v").sum(), n0=pl.col("n0").sum(), k3=pl.col("k3").sum(),
+        extra_var=pl.col("ex").sum())
+
+
+def _baseline_first_pass(dec, y: str, where, bins: tuple[str, ...], alpha: float, max_rate: float):
+    """The counts and first pass of :func:`robust_own_baseline` (and :func:`own_rates_per_decision`), which do not
+    depend on the test's side, tail or extra outliers: (a token naming the selected decisions, pair counts per bin,
+    the player's totals per bin, the bins' priors, the first pass's outliers with ``_o``), or None when no decision
+    is selected. Computed once per selection of the same decisions and reused: the detectors ask for the same
+    selection several times (soft play's outliers of the check, raise and fold tests, then the tests themselves),
+    and chip dumping and soft play read the same columns of their two decision frames (soft play's adds columns to
+    the shared one). A frame not seen before is matched by the columns the counts read (equal values: the same
+    counts); only those columns are filtered."""
+    import polars as pl
+
+    key = (id(dec), len(dec), y, str(where), bins, alpha, max_rate)
+    hit = _FIRST_CACHE.get(key)
+    if hit is not None and hit[0]() is dec:
+        return hit[1]
+    need = list(dict.fromkeys(["player", "opponent", y, "sbin", *bins,
+                               *([] if where is None else where.meta.root_names())]))
+    narrow = dec.select(need)
+    same = (len(dec), tuple(need), y, str(where), bins, alpha, max_rate)
+    for k, (frame, res) in _SAME_SELECTION.items():
+        if k[0] == same and frame.equals(narrow):
+            _FIRST_CACHE[key] = (weakref.ref(dec), res)
+            return res
+    d = narrow.filter(pl.col("sbin").is_not_null())
+    if where is not None:
+        d = d.filter(where)
+    if d.is_empty():
+        res = None
+    else:
+        bins = list(bins)
+        d = d.with_columns(pl.col(y).cast(pl.Int64).alias("_y"))
+        pair = d.group_by(["player", "opponent", *bins]).agg(n=pl.len(), k=pl.col("_y").sum())
+        me = d.group_by(["player", *bins]).agg(N=pl.len(), K=pl.col("_y").sum())
+        pri = beta_priors_by_bin(me, bins, "K", "N")
+        first = _baseline_pass(pair.with_columns(_o=pl.lit(False)), me, pri, bins, max_rate)
+        z1 = (first["score_u"] / first["var"].clip(1e-9).sqrt()).to_numpy()
+        p2 = np.clip(2 * _st.norm.sf(np.abs(z1)), _TINY, 1.0)
+        out = first.filter(pl.Series(bh_reject(p2, alpha))).select("player", "opponent", _o=pl.lit(True))
+        res = (next(_TOKENS), pair, me, pri, out)
+    if len(_FIRST_CACHE) > 32:
+        _FIRST_CACHE.clear()
+        _SAME_SELECTION.clear()
+    _FIRST_CACHE[key] = (weakref.ref(dec), res)
+    _SAME_SELECTION[(same, id(narrow))] = (narrow, res)
+    return res
+
+
 def robust_own_baseline(dec, y: str, *, where=None, bins: tuple[str, ...] = ("preflop", "facing", "hu", "sbin"),
                         side: str = "less", alpha: float = 0.01, max_rate: float = 1 - 1e-6, also_out=None,
                         outliers_only: bool = False, rare_tail: str = "poisson"):
@@ -411,44 +491,18 @@ def robust_own_baseline(dec, y: str, *, where=None, bins: tuple[str, ...] = ("pr
 
     if rare_tail not in ("poisson", "predictive"):
         raise ValueError(f"rare_tail must be 'poisson' or 'predictive', not {rare_tail!r}")
-    key = (id(dec), len(dec), y, str(where), bins, side, alpha, max_rate,
+    cols = ["player", "opponent", "n", "observed", "expected", "rate_pair", "rate_own", "z", "p_value", "score_u", "var", "n0",
+            "k3"]
+    fp = _baseline_first_pass(dec, y, where, tuple(bins), alpha, max_rate)
+    if fp is None:
+        return pl.DataFrame(schema={c: (pl.Utf8 if c in ("player", "opponent") else pl.Float64) for c in cols})
+    token, pair, me, pri, out = fp
+    # the same selected decisions (fp's token), whichever frame they came in
+    key = (token, y, str(where), bins, side, alpha, max_rate,
            None if also_out is None else (id(also_out), len(also_out)), outliers_only, rare_tail)
     if key in _ROBUST_CACHE:
         return _ROBUST_CACHE[key]
-    d = dec.filter(pl.col("sbin").is_not_null())
-    if where is not None:
-        d = d.filter(where)
-    cols = ["player", "opponent", "n", "observed", "expected", "rate_pair", "rate_own", "z", "p_value", "score_u", "var", "n0",
-            "k3"]
-    if d.is_empty():
-        return pl.DataFrame(schema={c: (pl.Utf8 if c in ("player", "opponent") else pl.Float64) for c in cols})
     bins = list(bins)
-    d = d.with_columns(pl.col(y).cast(pl.Int64).alias("_y"))
-    pair = d.group_by(["player", "opponent", *bins]).agg(n=pl.len(), k=pl.col("_y").sum())
-    me = d.group_by(["player", *bins]).agg(N=pl.len(), K=pl.col("_y").sum())
-    pri = beta_priors_by_bin(me, bins, "K", "N")
-
-    def one_pass(pair_o, totals):
-        t = pair_o.join(totals, on=["player", *bins]).join(pri, on=bins)
-        t = t.with_columns(
-            n0=(pl.col("N") - pl.when(pl.col("_o")).then(0).otherwise(pl.col("n"))).clip(0),
-            k0=(pl.col("K") - pl.when(pl.col("_o")).then(0).otherwise(pl.col("k"))).clip(0))
-        t = t.with_columns(r=((pl.col("k0") + pl.col("pa")) / (pl.col("n0") + pl.col("pa") + pl.col("pb"))).clip(1e-6, max_rate),
-                           s=pl.col("n0") + pl.col("pa") + pl.col("pb"))
-        n, k, r, s = pl.col("n"), pl.col("k"), pl.col("r"), pl.col("s")
-        t = t.with_columns(e=n * r, u=(k - n * r) / (1 - r), v=n * r / (1 - r) + n**2 * r / ((1 - r) * (s + 1)),
-                           k3=n * r * (2 * r - 1) / (1 - r) ** 2,
-                           # the count's variance beyond the plug-in binomial's (beta-binomial, rate uncertain)
-                           ex=n * (n - 1) * r * (1 - r) / (s + 1))
-        return t.group_by(["player", "opponent"]).agg(
-            n=pl.col("n").sum(), observed=pl.col("k").sum(), expected=pl.col("e").sum(),
-            score_u=pl.col("u").sum(), var=pl.col("v").sum(), n0=pl.col("n0").sum(), k3=pl.col("k3").sum(),
-            extra_var=pl.col("ex").sum())
-
-    first = one_pass(pair.with_columns(_o=pl.lit(False)), me)
-    z1 = (first["score_u"] / first["var"].clip(1e-9).sqrt()).to_numpy()
-    p2 = np.clip(2 * _st.norm.sf(np.abs(z1)), _TINY, 1.0)
-    out = first.filter(pl.Series(bh_reject(p2, alpha))).select("player", "opponent", _o=pl.lit(True))
     if outliers_only:
         return out.select("player", "opponent")
     if also_out is not None and not also_out.is_empty():
@@ -457,7 +511,7 @@ def robust_own_baseline(dec, y: str, *, where=None, bins: tuple[str, ...] = ("pr
     removed = pair.filter(pl.col("_o")).group_by(["player", *bins]).agg(rn=pl.col("n").sum(), rk=pl.col("k").sum())
     clean = me.join(removed, on=["player", *bins], how="left").with_columns(
         N=pl.col("N") - pl.col("rn").fill_null(0), K=pl.col("K") - pl.col("rk").fill_null(0)).drop("rn", "rk")
-    g = one_pass(pair, clean)
+    g = _baseline_pass(pair, clean, pri, bins, max_rate)
     sign = -1.0 if side == "less" else 1.0
     g = g.with_columns(
         rate_pair=pl.col("observed") / pl.col("n"),
@@ -625,11 +679,9 @@ def own_rates_per_decision(dec, y: str, *, where=None, bins: tuple[str, ...] = (
         return d.with_columns(_y=pl.lit(0, pl.Int64), r=pl.lit(None, pl.Float64))
     bins = list(bins)
     d = d.with_columns(pl.col(y).cast(pl.Int64).alias("_y"))
-    pair = d.group_by(["player", "opponent", *bins]).agg(n=pl.len(), k=pl.col("_y").sum())
-    me = d.group_by(["player", *bins]).agg(N=pl.len(), K=pl.col("_y").sum())
-    pri = beta_priors_by_bin(me, bins, "K", "N")
-    out = robust_own_baseline(dec, y, where=where, bins=tuple(bins), side=side, alpha=alpha, max_rate=max_rate,
-                              outliers_only=True)
+    # the counts, priors and first-pass outliers of robust_own_baseline's test on the same selection
+    _, pair, me, pri, out = _baseline_first_pass(dec, y, where, tuple(bins), alpha, max_rate)
+    out = out.select("player", "opponent")
     if also_out is not None and not also_out.is_empty():
         out = pl.concat([out, also_out.select("player", "opponent")]).unique(["player", "opponent"])
     out = out.with_columns(_o=pl.lit(True))

@@ -59,6 +59,7 @@ tests (the detectors say so in ``missing``).
 from __future__ import annotations
 
 import re
+import weakref
 
 import numpy as np
 import polars as pl
@@ -1160,7 +1161,9 @@ def bounty_offset_priors(dec: pl.DataFrame, pri: pl.DataFrame, bins: list[str], 
     """
     x = dec.join(pri, on=bins).with_columns(lm=(pl.col("pa") / (pl.col("pa") + pl.col("pb"))).clip(1e-4, 1 - 1e-4))
     x = x.with_columns(lm=(pl.col("lm") / (1 - pl.col("lm"))).log())
-    players, code = np.unique(x["player"].to_numpy(), return_inverse=True)
+    # the players in sorted order and each row's index among them (np.unique's, without sorting Python strings)
+    players = x["player"].unique().sort()
+    code = (x["player"].rank("dense") - 1).cast(pl.Int64).to_numpy()
     n, k, lm = (x[c].cast(pl.Float64).to_numpy() for c in ("Dn", "Dk", "lm"))
     delta = np.zeros(len(players))
     kk = np.bincount(code, weights=k, minlength=len(players))
@@ -1171,7 +1174,7 @@ def bounty_offset_priors(dec: pl.DataFrame, pri: pl.DataFrame, bins: list[str], 
         delta = np.clip(delta + u / info, -6.0, 6.0)
     mu = 1.0 / (1.0 + np.exp(-(lm + delta[code])))
     info = np.bincount(code, weights=n * mu * (1 - mu), minlength=len(players)) + tau
-    return pl.DataFrame({"player": players.astype(str), "delta": delta, "info": info})
+    return pl.DataFrame({"player": players, "delta": delta, "info": info})
 
 
 def _offset_rates(t: pl.DataFrame, off: pl.DataFrame) -> pl.DataFrame:
@@ -1333,6 +1336,16 @@ def bounty_presence_unordered(pairs: pl.DataFrame) -> pl.DataFrame:
     return g.with_columns(pl.Series("pres_p", np.clip(p, 1e-300, 1.0))).select(list(schema))
 
 
+# the last rows bounty_wide_calls read: [a weak reference to them, (length, context, looseness tau, floor), decisions,
+# cells with own rates]; emptied when the rows are freed
+_WIDE_CELLS: list = [None, None, None, None]
+
+
+def _forget_wide_cells(ref) -> None:
+    if _WIDE_CELLS[0] is ref:
+        _WIDE_CELLS[:] = [None, None, None, None]
+
+
 def bounty_wide_calls(rows: pl.DataFrame, *, max_rate: float = 0.3, floor: float = 0.02, hands: bool = True,
                       min_rate: float = 0.0, context: tuple[str, ...] = BOUNTY_CONTEXT_BINS,
                       looseness_tau: float | None = BOUNTY_LOOSENESS_TAU) -> pl.DataFrame:
@@ -1375,21 +1388,28 @@ def bounty_wide_calls(rows: pl.DataFrame, *, max_rate: float = 0.3, floor: float
     if d.is_empty():
         return pl.DataFrame(schema=schema)
     bins = ["sdec", "cbin", *(c for c in context if c in d.columns)]
-    d = d.with_columns(sdec=(pl.col("strength") * 10).floor().clip(0, 9).cast(pl.Int8), _y=pl.col("cont").cast(pl.Int64),
-                       *(pl.col(c).fill_null(-1) for c in bins[2:]))
-    pair = d.group_by(["player", "partner", *bins]).agg(n=pl.len(), k=pl.col("_y").sum())
-    me = d.group_by(["player", *bins]).agg(N=pl.len(), K=pl.col("_y").sum(), D=pl.struct("hand_id", "seq").n_unique())
-    dec = d.unique(["hand_id", "seq"]).group_by(["player", *bins]).agg(Dn=pl.len(), Dk=pl.col("_y").sum())
-    pri = stats.beta_priors_by_bin(dec, bins, "Dk", "Dn")
-    # one row per decision in the baseline (a decision appears once per other player still in)
-    t = pair.join(me, on=["player", *bins]).join(pri, on=bins)
-    if looseness_tau is not None:
-        t = _offset_rates(t, bounty_offset_priors(dec, pri, bins, tau=looseness_tau))
-    t = t.with_columns(scale=pl.col("D") / pl.col("N"))
-    t = t.with_columns(
-        r=(((pl.col("K") - pl.col("k")) * pl.col("scale") + pl.col("pa"))
-           / ((pl.col("N") - pl.col("n")) * pl.col("scale") + pl.col("pa") + pl.col("pb"))).clip(floor, 1.0)
-    ).filter((pl.col("r") < max_rate) & (pl.col("r") >= min_rate))
+    memo = (len(rows), tuple(context), looseness_tau, floor)
+    if _WIDE_CELLS[0] is not None and _WIDE_CELLS[0]() is rows and _WIDE_CELLS[1] == memo:
+        # the same rows again with another rate range (the detector's wide calls and the rest of its calls): the
+        # cells and their own rates are the same
+        d, t = _WIDE_CELLS[2], _WIDE_CELLS[3]
+    else:
+        d = d.with_columns(sdec=(pl.col("strength") * 10).floor().clip(0, 9).cast(pl.Int8), _y=pl.col("cont").cast(pl.Int64),
+                           *(pl.col(c).fill_null(-1) for c in bins[2:]))
+        pair = d.group_by(["player", "partner", *bins]).agg(n=pl.len(), k=pl.col("_y").sum())
+        me = d.group_by(["player", *bins]).agg(N=pl.len(), K=pl.col("_y").sum(), D=pl.struct("hand_id", "seq").n_unique())
+        dec = d.unique(["hand_id", "seq"]).group_by(["player", *bins]).agg(Dn=pl.len(), Dk=pl.col("_y").sum())
+        pri = stats.beta_priors_by_bin(dec, bins, "Dk", "Dn")
+        # one row per decision in the baseline (a decision appears once per other player still in)
+        t = pair.join(me, on=["player", *bins]).join(pri, on=bins)
+        if looseness_tau is not None:
+            t = _offset_rates(t, bounty_offset_priors(dec, pri, bins, tau=looseness_tau))
+        t = t.with_columns(scale=pl.col("D") / pl.col("N"))
+        t = t.with_columns(
+            r=(((pl.col("K") - pl.col("k")) * pl.col("scale") + pl.col("pa"))
+               / ((pl.col("N") - pl.col("n")) * pl.col("scale") + pl.col("pa") + pl.col("pb"))).clip(floor, 1.0))
+        _WIDE_CELLS[:] = [weakref.ref(rows, _forget_wide_cells), memo, d, t]
+    t = t.filter((pl.col("r") < max_rate) & (pl.col("r") >= min_rate))
     if t.is_empty():
         return pl.DataFrame(schema=schema)
     lo, hi = pl.min_horizontal("player", "partner"), pl.max_horizontal("player", "partner")

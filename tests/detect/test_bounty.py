@@ -700,3 +700,72 @@ def test_two_loose_players_are_not_a_gang_with_the_looseness_offset():
     assert min(p(30.0, "l1", "l2")) > 0.3 and min(p(None, "l1", "l2")) < min(p(30.0, "l1", "l2")) / 10
     wide, pres = p(30.0, "g1", "g2")
     assert wide < 1e-10 and pres < 1e-15
+
+
+def test_offset_priors_index_players_as_sorted_names_and_wide_calls_reuse_the_cells_of_the_same_rows(monkeypatch):
+    """bounty_offset_priors numbers the players in sorted order (byte order of the UTF-8 names = code points, as
+    numpy's unique), so each player keeps its own offset whatever the names; bounty_wide_calls called again on the
+    same rows with another rate range (the detector's wide calls, then the rest of its calls) reuses the cells and
+    their own rates (the offsets are fitted once), and every result equals a call made from scratch."""
+    import numpy as np
+    import polars as pl
+
+    from detectors.features import gameplay as gp
+
+    names = ["b#1", "B", "a#10", "a#2", "é", "zz", "a"]
+    rng = np.random.default_rng(5)
+    rows = []
+    for j, p in enumerate(names):
+        loose = 0.15 * (j % 3)
+        for i in range(60):
+            s = float(rng.random())
+            rows.append((f"{p}h{i}", 1, p, names[(j + 1 + i % 3) % len(names)], bool(rng.random() < s / 2 + loose), s,
+                         int(i % 2), int(i % 4)))
+    df = pl.DataFrame(rows, schema=["hand_id", "seq", "player", "partner", "cont", "strength", "cbin", "pos"], orient="row")
+    dec = df.group_by("player", "cbin").agg(Dn=pl.len(), Dk=pl.col("cont").cast(pl.Int64).sum())
+    pri = pl.DataFrame({"cbin": [0, 1], "pa": [2.0, 3.0], "pb": [4.0, 3.0]})
+    off = gp.bounty_offset_priors(dec, pri, ["cbin"], tau=5.0)
+    assert off["player"].to_list() == sorted(names)
+    # the reference: numpy's sorted unique names and inverse index, the Newton steps as before
+    x = dec.join(pri, on="cbin").with_columns(lm=(pl.col("pa") / (pl.col("pa") + pl.col("pb"))).clip(1e-4, 1 - 1e-4))
+    x = x.with_columns(lm=(pl.col("lm") / (1 - pl.col("lm"))).log())
+    players, code = np.unique(x["player"].to_numpy(), return_inverse=True)
+    n, k, lm = (x[c].cast(pl.Float64).to_numpy() for c in ("Dn", "Dk", "lm"))
+    delta = np.zeros(len(players))
+    kk = np.bincount(code, weights=k, minlength=len(players))
+    for _ in range(8):
+        mu = 1.0 / (1.0 + np.exp(-(lm + delta[code])))
+        info = np.bincount(code, weights=n * mu * (1 - mu), minlength=len(players)) + 5.0
+        delta = np.clip(delta + (kk - np.bincount(code, weights=n * mu, minlength=len(players)) - 5.0 * delta) / info, -6, 6)
+    assert players.tolist() == off["player"].to_list()
+    np.testing.assert_array_equal(off["delta"].to_numpy(), delta)
+    assert np.ptp(delta) > 0.1  # the looser players' offsets differ
+
+    fits = []
+    real = gp.bounty_offset_priors
+    monkeypatch.setattr(gp, "bounty_offset_priors", lambda *a, **kw: fits.append(1) or real(*a, **kw))
+    gp._WIDE_CELLS[:] = [None] * 4
+    wide = gp.bounty_wide_calls(df, hands=False)
+    rest = gp.bounty_wide_calls(df, min_rate=0.3, max_rate=1.01, hands=False)
+    with_hands = gp.bounty_wide_calls(df)
+    assert len(fits) == 1
+    for got, kw in ((wide, {"hands": False}), (rest, {"min_rate": 0.3, "max_rate": 1.01, "hands": False}), (with_hands, {})):
+        gp._WIDE_CELLS[:] = [None] * 4
+        ref = gp.bounty_wide_calls(df, **kw)
+        assert not got.is_empty()
+        a, b = got.sort("player", "opponent"), ref.sort("player", "opponent")
+        assert a.select("player", "opponent", "wc_n", "wc_k", "wc_hands").equals(b.select("player", "opponent", "wc_n", "wc_k", "wc_hands"))
+        np.testing.assert_allclose(a.select("wc_e", "wc_p").to_numpy(), b.select("wc_e", "wc_p").to_numpy(), rtol=1e-12)
+    assert len(fits) == 4
+    # other rows (equal values, another frame) are counted afresh
+    gp.bounty_wide_calls(df.clone(), hands=False)
+    assert len(fits) == 5
+    # the cells are kept only while their rows live
+    rows = df.clone()
+    gp.bounty_wide_calls(rows, hands=False)
+    assert gp._WIDE_CELLS[0]() is rows
+    del rows
+    import gc
+
+    gc.collect()
+    assert gp._WIDE_CELLS == [None] * 4

@@ -349,3 +349,75 @@ def test_robust_own_baseline_predictive_rare_tail_on_the_issue_4_pattern():
     assert pred["p_value"][0] > 5 * plug["p_value"][0] and pred["p_value"][0] > 1e-5
     with pytest.raises(ValueError):
         robust_own_baseline(dec, "commit", side="greater", rare_tail="plug-in")
+
+
+def test_robust_own_baseline_counts_and_first_pass_once_per_selection(monkeypatch):
+    """The outliers of a test (soft play's explaining away), then the test itself with more outliers, then the
+    per-decision rates: the counts and first pass are made once per (frame, selection) and reused, and every
+    result equals the one made from scratch (caches cleared). Columns the counts do not read are not needed."""
+    import polars as pl
+
+    rng = np.random.default_rng(11)
+    rows = []
+    for p, opps in (("A", "BCDEFG"), ("B", "ACDE"), ("C", "ABDF"), ("D", "ABC")):
+        for o in opps:
+            rate = 0.05 if {p, o} == {"A", "B"} else 0.35  # A and B spare each other
+            for i in range(120):
+                rows.append({"player": p, "opponent": o, "aggr": bool(rng.random() < rate), "facing": bool(i % 3 == 0),
+                             "preflop": bool(i % 4 == 0), "hu": True, "sbin": int(i % 5) if i % 7 else None,
+                             "hand_id": f"{p}{o}{i}", "note": "x" * 20})
+    dec = pl.DataFrame(rows).with_columns(pl.col("sbin").cast(pl.Int8))
+    where = ~pl.col("facing")
+    passes = []
+    real = stats._baseline_pass
+    monkeypatch.setattr(stats, "_baseline_pass", lambda *a, **k: passes.append(1) or real(*a, **k))
+
+    def fresh(f):
+        stats._ROBUST_CACHE.clear()
+        stats._FIRST_CACHE.clear()
+        return f()
+
+    out = fresh(lambda: stats.baseline_outliers(dec, [("aggr", {"where": where, "side": "less"})]))
+    assert len(passes) == 1 and len(stats._FIRST_CACHE) == 1
+    also = pl.DataFrame({"player": ["C"], "opponent": ["F"]})
+    got = stats.robust_own_baseline(dec, "aggr", where=where, side="less", also_out=also)
+    assert len(passes) == 2  # the second pass only: counts and first pass reused
+    rated = stats.own_rates_per_decision(dec, "aggr", where=where, also_out=also, posterior=True)
+    assert len(passes) == 2 and len(stats._FIRST_CACHE) == 1
+    # the same as from scratch, and the unread columns are not needed
+    narrow = dec.select("player", "opponent", "aggr", "facing", "preflop", "hu", "sbin")
+    ref_out = fresh(lambda: stats.baseline_outliers(narrow, [("aggr", {"where": where, "side": "less"})]))
+    ref = fresh(lambda: stats.robust_own_baseline(narrow, "aggr", where=where, side="less", also_out=also))
+    assert out.sort("player", "opponent").equals(ref_out.sort("player", "opponent"))
+    assert {("A", "B"), ("B", "A")} <= set(out.rows())
+    a, b = got.sort("player", "opponent"), ref.sort("player", "opponent")
+    assert a.select("player", "opponent", "n", "observed").equals(b.select("player", "opponent", "n", "observed"))
+    np.testing.assert_allclose(a.select(pl.exclude("player", "opponent")).to_numpy(),
+                               b.select(pl.exclude("player", "opponent")).to_numpy(), rtol=1e-12, atol=0)
+    ref_rated = fresh(lambda: stats.own_rates_per_decision(dec, "aggr", where=where, also_out=also, posterior=True))
+    key = ["hand_id"]
+    np.testing.assert_allclose(rated.sort(key).select("r", "ra", "rb").to_numpy(),
+                               ref_rated.sort(key).select("r", "ra", "rb").to_numpy(), rtol=1e-12, atol=0)
+    # A spares B: the test sees it against A's baseline without B
+    ab = got.filter((pl.col("player") == "A") & (pl.col("opponent") == "B"))
+    assert ab["p_value"][0] < 1e-4
+    # another frame with the same decisions and more columns (soft play's, built from chip dumping's): no new pass,
+    # the same result; a frame whose read columns differ is counted afresh
+    again = stats.robust_own_baseline(dec, "aggr", where=where, side="less", also_out=also)
+    before = len(passes)
+    wider = dec.with_columns(extra=pl.lit(1))
+    assert stats.robust_own_baseline(wider, "aggr", where=where, side="less", also_out=also) is again
+    assert len(passes) == before
+    changed = dec.with_columns(aggr=~pl.col("aggr"))
+    flipped = stats.robust_own_baseline(changed, "aggr", where=where, side="less", also_out=also)
+    assert len(passes) == before + 2
+    assert flipped.sort("player", "opponent")["observed"].to_list() != a["observed"].to_list()
+    # a freed frame's id taken by another frame does not find the freed frame's first pass
+    import gc
+
+    n_before = len(passes)
+    del wider
+    gc.collect()
+    other = dec.with_columns(aggr=pl.col("aggr") & pl.col("hu").not_())  # all False: other counts, maybe the same id
+    stats.robust_own_baseline(other, "aggr", where=where, side="less")
+    assert len(passes) == n_before + 2

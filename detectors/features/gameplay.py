@@ -623,6 +623,37 @@ def with_bet_faced(con: duckdb.DuckDBPyConnection, dec: pl.DataFrame) -> pl.Data
     ).drop("first_raise_seq")
 
 
+# every tournament seat's starting stack (chips), for the effective stack of a decision (with_stack_depth)
+TOURNAMENT_STACKS_SQL = """
+SELECT s.hand_id, s.player, s.stack_start::DOUBLE AS stack
+FROM seats s JOIN hands h USING (hand_id)
+WHERE h.tournament_id IS NOT NULL AND s.dealt_in
+"""
+
+
+def with_stack_depth(con: duckdb.DuckDBPyConnection, dec: pl.DataFrame) -> pl.DataFrame:
+    """``dec`` (:func:`hu_decisions`) plus ``eff_bb``: the effective stack of a tournament decision in big blinds.
+
+    The smaller of the acting player's and the opponent's stacks at the start
+    of the hand over the big blind (what can be won or lost between them;
+    Sklansky & Malmuth, *Hold'em Poker for Advanced Players*, on playing by
+    effective stack; the one known where the other is not); null for cash hands. Short
+    effective stacks late in a tournament change how everyone bets (push or
+    fold, the bubble's payout pressure: Harrington & Robertie, *Harrington on
+    Hold'em* vol. 2, 2005), so tests that compare a player with their own
+    rates can compare like stages with this.
+    """
+    if dec.is_empty():
+        return dec.with_columns(eff_bb=pl.lit(None, pl.Float64))
+    st = con.sql(TOURNAMENT_STACKS_SQL).pl()
+    out = dec.join(st, on=["hand_id", "player"], how="left", maintain_order="left").join(
+        st.rename({"player": "opponent", "stack": "_ostack"}), on=["hand_id", "opponent"], how="left", maintain_order="left")
+    return out.with_columns(
+        eff_bb=pl.when(pl.col("is_tournament").fill_null(False))
+        .then(pl.min_horizontal("stack", "_ostack") / pl.col("bb").clip(1e-9))
+    ).drop("stack", "_ostack")
+
+
 def hands_together(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
     """Ordered pairs (player, opponent) with the number of hands both were dealt into."""
     return con.sql(

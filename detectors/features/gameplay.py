@@ -1091,6 +1091,22 @@ def bounty_presence(con: duckdb.DuckDBPyConnection, *, max_bb: float = 20.0) -> 
     )
 
 
+def _bounty_cells(d: pl.DataFrame, bins: list[str], looseness_tau: float | None) -> pl.DataFrame:
+    """The cells of the bounty own-baseline tests (:func:`bounty_presence_pairs`, :func:`bounty_wide_calls`): per
+    (player, partner, cell) the pair's decisions ``n`` and continuations ``k`` (``d``'s ``_y``), the player's in the
+    cell against everyone ``N``, ``K`` (a decision once per other player still in) and ``D`` distinct decisions, the
+    cell's Beta prior ``pa``, ``pb`` (its own-looseness offset applied when ``looseness_tau`` is set) and ``scale`` =
+    D / N, which turns the per-opponent counts back into decisions."""
+    pair = d.group_by(["player", "partner", *bins]).agg(n=pl.len(), k=pl.col("_y").sum())
+    me = d.group_by(["player", *bins]).agg(N=pl.len(), K=pl.col("_y").sum(), D=pl.struct("hand_id", "seq").n_unique())
+    dec = d.unique(["hand_id", "seq"]).group_by(["player", *bins]).agg(Dn=pl.len(), Dk=pl.col("_y").sum())
+    pri = stats.beta_priors_by_bin(dec, bins, "Dk", "Dn")
+    t = pair.join(me, on=["player", *bins]).join(pri, on=bins)
+    if looseness_tau is not None:
+        t = _offset_rates(t, bounty_offset_priors(dec, pri, bins, tau=looseness_tau))
+    return t.with_columns(scale=pl.col("D") / pl.col("N"))
+
+
 def bounty_presence_pairs(rows: pl.DataFrame, *, context: tuple[str, ...] = BOUNTY_CONTEXT_BINS,
                           looseness_tau: float | None = BOUNTY_LOOSENESS_TAU) -> pl.DataFrame:
     """Per ordered pair (player, partner): the player's continuations with the partner still in, against own baseline.
@@ -1129,14 +1145,7 @@ def bounty_presence_pairs(rows: pl.DataFrame, *, context: tuple[str, ...] = BOUN
     d = d.with_columns(pl.col("cont").cast(pl.Int64).alias("_y"))
     bins = ["sbin", "cbin", *(c for c in context if c in d.columns)]
     d = d.with_columns(pl.col(c).fill_null(-1) for c in bins[2:])
-    pair = d.group_by(["player", "partner", *bins]).agg(n=pl.len(), k=pl.col("_y").sum())
-    me = d.group_by(["player", *bins]).agg(N=pl.len(), K=pl.col("_y").sum(), D=pl.struct("hand_id", "seq").n_unique())
-    dec = d.unique(["hand_id", "seq"]).group_by(["player", *bins]).agg(Dn=pl.len(), Dk=pl.col("_y").sum())
-    pri = stats.beta_priors_by_bin(dec, bins, "Dk", "Dn")
-    t = pair.join(me, on=["player", *bins]).join(pri, on=bins)
-    if looseness_tau is not None:
-        t = _offset_rates(t, bounty_offset_priors(dec, pri, bins, tau=looseness_tau))
-    t = t.with_columns(scale=pl.col("D") / pl.col("N"))
+    t = _bounty_cells(d, bins, looseness_tau)
     t = t.with_columns(n0=(pl.col("N") - pl.col("n")) * pl.col("scale"), k0=(pl.col("K") - pl.col("k")) * pl.col("scale"))
     t = t.with_columns(
         r=((pl.col("k0") + pl.col("pa")) / (pl.col("n0") + pl.col("pa") + pl.col("pb"))).clip(1e-4, 1 - 1e-4),
@@ -1427,15 +1436,7 @@ def bounty_wide_calls(rows: pl.DataFrame, *, max_rate: float = 0.3, floor: float
     else:
         d = d.with_columns(sdec=(pl.col("strength") * 10).floor().clip(0, 9).cast(pl.Int8), _y=pl.col("cont").cast(pl.Int64),
                            *(pl.col(c).fill_null(-1) for c in bins[2:]))
-        pair = d.group_by(["player", "partner", *bins]).agg(n=pl.len(), k=pl.col("_y").sum())
-        me = d.group_by(["player", *bins]).agg(N=pl.len(), K=pl.col("_y").sum(), D=pl.struct("hand_id", "seq").n_unique())
-        dec = d.unique(["hand_id", "seq"]).group_by(["player", *bins]).agg(Dn=pl.len(), Dk=pl.col("_y").sum())
-        pri = stats.beta_priors_by_bin(dec, bins, "Dk", "Dn")
-        # one row per decision in the baseline (a decision appears once per other player still in)
-        t = pair.join(me, on=["player", *bins]).join(pri, on=bins)
-        if looseness_tau is not None:
-            t = _offset_rates(t, bounty_offset_priors(dec, pri, bins, tau=looseness_tau))
-        t = t.with_columns(scale=pl.col("D") / pl.col("N"))
+        t = _bounty_cells(d, bins, looseness_tau)
         t = t.with_columns(
             r=(((pl.col("K") - pl.col("k")) * pl.col("scale") + pl.col("pa"))
                / ((pl.col("N") - pl.col("n")) * pl.col("scale") + pl.col("pa") + pl.col("pb"))).clip(floor, 1.0))

@@ -28,6 +28,8 @@ from typing import Any, Iterable
 
 import duckdb
 
+from detectors.base import sql_literal  # display only: the queries an investigator copies, never executed here
+
 STREETS = ("preflop", "flop", "turn", "river")
 ACTION_WORDS = {
     "post_sb": "posts small blind", "post_bb": "posts big blind", "post_ante": "posts the ante",
@@ -35,11 +37,6 @@ ACTION_WORDS = {
     "fold": "folds", "check": "checks", "call": "calls", "bet": "bets", "raise": "raises",
 }
 SUITS = {"h": "♥", "d": "♦", "c": "♣", "s": "♠"}
-
-
-def sql_literal(value: str) -> str:
-    """A SQL string literal for *display* (the reproduction queries an investigator copies); never executed here."""
-    return "'" + str(value).replace("'", "''") + "'"
 
 
 def replay_sql(hand_id: str) -> str:

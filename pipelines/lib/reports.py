@@ -37,7 +37,8 @@ import duckdb
 import jinja2
 import networkx as nx
 
-from pipelines.lib.replay import dict_rows, load_replays, sql_literal, table_names
+from detectors.base import sql_literal
+from pipelines.lib.replay import dict_rows, load_replays, table_names
 
 TEMPLATES = Path(__file__).resolve().parent.parent / "web" / "templates"
 KIND_TEXT = {

@@ -221,10 +221,12 @@ class BountyCollusionDetector(Detector):
         self.pairs_ = gp.bounty_pairs(self.spots_, best=gp.bounty_strongest_partner(wide, max_p=self.shadow_p))
         # the rest of the decisions (own baseline continues at least wide_rate of the time): disjoint from the
         # wide calls', so its p-value is independent of theirs under the null and Fisher's method can join them
-        rest = gp.bounty_wide_calls(rows if wide_ok else rows.head(0), min_rate=self.wide_rate, max_rate=1.01, hands=False,
-                                    context=ctx, looseness_tau=lt)
+        # (the cells of the rows left counted once for both rate ranges)
+        src = rows if wide_ok else rows.head(0)
+        cells = gp.bounty_wide_cells(src, context=ctx, looseness_tau=lt)
+        rest = gp.bounty_wide_calls(src, min_rate=self.wide_rate, max_rate=1.01, hands=False, cells=cells)
         self.presence_ = gp.bounty_presence_unordered(gp.bounty_presence_pairs(rows, context=ctx, looseness_tau=lt)).join(
-            gp.bounty_wide_calls(rows if wide_ok else rows.head(0), max_rate=self.wide_rate, context=ctx, looseness_tau=lt),
+            gp.bounty_wide_calls(src, max_rate=self.wide_rate, cells=cells),
             on=["player", "opponent"], how="left").join(
             rest.select("player", "opponent", nw_n="wc_n", nw_k="wc_k", nw_e="wc_e", nw_p="wc_p"),
             on=["player", "opponent"], how="left")

@@ -59,7 +59,6 @@ tests (the detectors say so in ``missing``).
 from __future__ import annotations
 
 import re
-import weakref
 
 import numpy as np
 import polars as pl
@@ -1376,19 +1375,27 @@ def bounty_presence_unordered(pairs: pl.DataFrame) -> pl.DataFrame:
     return g.with_columns(pl.Series("pres_p", np.clip(p, 1e-300, 1.0))).select(list(schema))
 
 
-# the last rows bounty_wide_calls read: [a weak reference to them, (length, context, looseness tau, floor), decisions,
-# cells with own rates]; emptied when the rows are freed
-_WIDE_CELLS: list = [None, None, None, None]
-
-
-def _forget_wide_cells(ref) -> None:
-    if _WIDE_CELLS[0] is ref:
-        _WIDE_CELLS[:] = [None, None, None, None]
+def bounty_wide_cells(rows: pl.DataFrame, *, floor: float = 0.02, context: tuple[str, ...] = BOUNTY_CONTEXT_BINS,
+                      looseness_tau: float | None = BOUNTY_LOOSENESS_TAU) -> tuple | None:
+    """The cells of :func:`bounty_wide_calls`: (the decisions with cards known, their cell columns, the cells with
+    the player's own rate ``r`` without the partner, at least ``floor``), or None without such decisions. Compute
+    once and pass as ``cells=`` to test several rate ranges of the same rows (the detector's wide calls and the
+    rest of its calls) without counting and fitting the offsets again."""
+    d = rows.filter(pl.col("strength").is_not_null()) if not rows.is_empty() else rows
+    if d.is_empty():
+        return None
+    bins = ["sdec", "cbin", *(c for c in context if c in d.columns)]
+    d = d.with_columns(sdec=(pl.col("strength") * 10).floor().clip(0, 9).cast(pl.Int8), _y=pl.col("cont").cast(pl.Int64),
+                       *(pl.col(c).fill_null(-1) for c in bins[2:]))
+    t = _bounty_cells(d, bins, looseness_tau).with_columns(
+        r=(((pl.col("K") - pl.col("k")) * pl.col("scale") + pl.col("pa"))
+           / ((pl.col("N") - pl.col("n")) * pl.col("scale") + pl.col("pa") + pl.col("pb"))).clip(floor, 1.0))
+    return d, bins, t
 
 
 def bounty_wide_calls(rows: pl.DataFrame, *, max_rate: float = 0.3, floor: float = 0.02, hands: bool = True,
                       min_rate: float = 0.0, context: tuple[str, ...] = BOUNTY_CONTEXT_BINS,
-                      looseness_tau: float | None = BOUNTY_LOOSENESS_TAU) -> pl.DataFrame:
+                      looseness_tau: float | None = BOUNTY_LOOSENESS_TAU, cells: tuple | None = None) -> pl.DataFrame:
     """Per unordered pair: continuations against a short bounty target that the player's own baseline folds.
 
     The deviation of a bounty gang is a fold turned into a call: with a hand
@@ -1420,27 +1427,17 @@ def bounty_wide_calls(rows: pl.DataFrame, *, max_rate: float = 0.3, floor: float
     ``min_rate=0.3, max_rate=1.01`` is the complement of the default, the decisions where the player's own
     baseline continues at least 30 % of the time (disjoint decisions, so a test independent of the default's).
     ``looseness_tau``: the cells' priors centred on the player's own looseness, as :func:`bounty_presence_pairs`.
+    ``cells``: :func:`bounty_wide_cells` of the same ``rows`` (then ``floor``, ``context`` and ``looseness_tau`` are
+    theirs), to test another rate range without computing them again.
     """
     schema = {"player": pl.Utf8, "opponent": pl.Utf8, "wc_n": pl.Float64, "wc_k": pl.Float64, "wc_e": pl.Float64,
               "wc_p": pl.Float64, "wc_a_n": pl.Float64, "wc_a_k": pl.Float64, "wc_a_e": pl.Float64,
               "wc_b_n": pl.Float64, "wc_b_k": pl.Float64, "wc_b_e": pl.Float64, "wc_hands": pl.List(pl.Utf8)}
-    d = rows.filter(pl.col("strength").is_not_null()) if not rows.is_empty() else rows
-    if d.is_empty():
+    if cells is None:
+        cells = bounty_wide_cells(rows, floor=floor, context=context, looseness_tau=looseness_tau)
+    if cells is None:
         return pl.DataFrame(schema=schema)
-    bins = ["sdec", "cbin", *(c for c in context if c in d.columns)]
-    memo = (len(rows), tuple(context), looseness_tau, floor)
-    if _WIDE_CELLS[0] is not None and _WIDE_CELLS[0]() is rows and _WIDE_CELLS[1] == memo:
-        # the same rows again with another rate range (the detector's wide calls and the rest of its calls): the
-        # cells and their own rates are the same
-        d, t = _WIDE_CELLS[2], _WIDE_CELLS[3]
-    else:
-        d = d.with_columns(sdec=(pl.col("strength") * 10).floor().clip(0, 9).cast(pl.Int8), _y=pl.col("cont").cast(pl.Int64),
-                           *(pl.col(c).fill_null(-1) for c in bins[2:]))
-        t = _bounty_cells(d, bins, looseness_tau)
-        t = t.with_columns(
-            r=(((pl.col("K") - pl.col("k")) * pl.col("scale") + pl.col("pa"))
-               / ((pl.col("N") - pl.col("n")) * pl.col("scale") + pl.col("pa") + pl.col("pb"))).clip(floor, 1.0))
-        _WIDE_CELLS[:] = [weakref.ref(rows, _forget_wide_cells), memo, d, t]
+    d, bins, t = cells
     t = t.filter((pl.col("r") < max_rate) & (pl.col("r") >= min_rate))
     if t.is_empty():
         return pl.DataFrame(schema=schema)

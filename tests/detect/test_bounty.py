@@ -704,9 +704,9 @@ def test_two_loose_players_are_not_a_gang_with_the_looseness_offset():
 
 def test_offset_priors_index_players_as_sorted_names_and_wide_calls_reuse_the_cells_of_the_same_rows(monkeypatch):
     """bounty_offset_priors numbers the players in sorted order (byte order of the UTF-8 names = code points, as
-    numpy's unique), so each player keeps its own offset whatever the names; bounty_wide_calls called again on the
-    same rows with another rate range (the detector's wide calls, then the rest of its calls) reuses the cells and
-    their own rates (the offsets are fitted once), and every result equals a call made from scratch."""
+    numpy's unique), so each player keeps its own offset whatever the names; bounty_wide_calls given the cells of
+    bounty_wide_cells for several rate ranges of the same rows (the detector's wide calls, then the rest of its
+    calls) fits the offsets once, and every result equals a call made from scratch."""
     import numpy as np
     import polars as pl
 
@@ -744,28 +744,19 @@ def test_offset_priors_index_players_as_sorted_names_and_wide_calls_reuse_the_ce
     fits = []
     real = gp.bounty_offset_priors
     monkeypatch.setattr(gp, "bounty_offset_priors", lambda *a, **kw: fits.append(1) or real(*a, **kw))
-    gp._WIDE_CELLS[:] = [None] * 4
-    wide = gp.bounty_wide_calls(df, hands=False)
-    rest = gp.bounty_wide_calls(df, min_rate=0.3, max_rate=1.01, hands=False)
-    with_hands = gp.bounty_wide_calls(df)
+    cells = gp.bounty_wide_cells(df)
+    wide = gp.bounty_wide_calls(df, hands=False, cells=cells)
+    rest = gp.bounty_wide_calls(df, min_rate=0.3, max_rate=1.01, hands=False, cells=cells)
+    with_hands = gp.bounty_wide_calls(df, cells=cells)
     assert len(fits) == 1
     for got, kw in ((wide, {"hands": False}), (rest, {"min_rate": 0.3, "max_rate": 1.01, "hands": False}), (with_hands, {})):
-        gp._WIDE_CELLS[:] = [None] * 4
         ref = gp.bounty_wide_calls(df, **kw)
         assert not got.is_empty()
         a, b = got.sort("player", "opponent"), ref.sort("player", "opponent")
         assert a.select("player", "opponent", "wc_n", "wc_k", "wc_hands").equals(b.select("player", "opponent", "wc_n", "wc_k", "wc_hands"))
         np.testing.assert_allclose(a.select("wc_e", "wc_p").to_numpy(), b.select("wc_e", "wc_p").to_numpy(), rtol=1e-12)
     assert len(fits) == 4
-    # other rows (equal values, another frame) are counted afresh
-    gp.bounty_wide_calls(df.clone(), hands=False)
+    # without cells every call counts and fits afresh
+    gp.bounty_wide_calls(df, hands=False)
     assert len(fits) == 5
-    # the cells are kept only while their rows live
-    rows = df.clone()
-    gp.bounty_wide_calls(rows, hands=False)
-    assert gp._WIDE_CELLS[0]() is rows
-    del rows
-    import gc
-
-    gc.collect()
-    assert gp._WIDE_CELLS == [None] * 4
+    assert gp.bounty_wide_cells(df.filter(pl.col("strength").is_null())) is None

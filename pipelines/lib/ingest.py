@@ -28,7 +28,8 @@ parser in one vectorised pass (a file larger than a chunk is parsed in pieces
 of about 24 MB cut at hand headers, with its own line numbers, so one huge
 file costs no more parser memory than a chunk); with several chunks a process pool parses the
 next chunks while the current one is loaded. Every chunk's new rows are
-staged as Parquet files and inserted once per table just before the run's
+staged as Parquet files (the bulk of its child rows written by the process
+that parsed it, ``Batch.spill``) and inserted once per table just before the run's
 single COMMIT (DuckDB keeps an insert smaller than a row group in memory until
 COMMIT; one large insert per table is written straight to the file), so
 memory stays at a few chunks whatever the size of the landing folder.  A growing events file is read up to its last

@@ -410,6 +410,51 @@ def test_child_rows_spilled_by_the_parser_load_like_rows_sent_to_the_loader(tmp_
             assert got[t] == ref[t], (t, spill, staged)
 
 
+def test_ingest_with_parse_workers_spills_and_cleans_up_after_success_and_failure(tmp_path, real_hands, monkeypatch):
+    """``ingest`` with a pool of parse workers: they write the child rows as stage files beside the warehouse,
+    the run stores what a run without spilling stores, and neither a failed run (rolled back) nor a good one
+    leaves a folder behind."""
+    land = tmp_path / "landing"
+    land.mkdir()
+    for i in range(4):
+        (land / f"{i}.txt").write_text("\n\n".join(real_hands[3 * i: 3 * i + 5]) + "\n\n", encoding="utf-8")
+        _old(land / f"{i}.txt")
+    iter_batches = ingest.iter_batches
+    monkeypatch.setattr(ingest, "iter_batches", lambda *a, **kw: iter_batches(*a, chunk_bytes=1, **kw))  # pool used
+    spilled = []
+    load_many = wh.load_many
+
+    def watching(con, batches, **kw):
+        def each():
+            for b in batches:
+                spilled.append(sorted(b.spilled))
+                yield b
+        return load_many(con, each(), **kw)
+
+    monkeypatch.setattr(wh, "load_many", watching)
+
+    def boom(stage):
+        if stage == "staged":
+            raise RuntimeError("disk on fire")
+
+    db = tmp_path / "wh" / "w.duckdb"
+    with pytest.raises(RuntimeError, match="disk on fire"):
+        ingest.ingest([land], db, growing_seconds=0, progress=False, workers=2, fail_hook=boom)
+    assert [p.name for p in db.parent.iterdir() if p.name.startswith(".railbird")] == []
+    r = ingest.ingest([land], db, growing_seconds=0, progress=False, workers=2)
+    assert [p.name for p in db.parent.iterdir() if p.name.startswith(".railbird")] == []
+    assert len(spilled) >= 5 and all("actions" in s and "seats" in s for s in spilled)  # 4 good, >= 1 failed
+    monkeypatch.setattr(wh, "load_many", load_many)
+    ref = wh.connect(None)
+    todo, _ = ingest.changed_files(ingest.discover([land]), {})
+    rr = wh.load_many(ref, iter_batches(todo, growing_seconds=0, workers=1, chunk_bytes=1), run_id="r")
+    assert (r.result.hands_stored, r.result.duplicates, r.result.rows) == (rr.hands_stored, rr.duplicates, rr.rows)
+    con = wh.connect(db)
+    for t in wh.HAND_TABLES:
+        q = f"SELECT * FROM {t} ORDER BY ALL"
+        assert con.execute(q).fetchall() == ref.execute(q).fetchall(), t
+
+
 def test_one_copy_rows_sends_copies_that_parsed_differently_to_a_reparse():
     """Rows whose counts are not a multiple of the copies mark their hand for a re-parse; even ones are halved."""
     import polars as pl

@@ -28,7 +28,8 @@ parser in one vectorised pass (a file larger than a chunk is parsed in pieces
 of about 24 MB cut at hand headers, with its own line numbers, so one huge
 file costs no more parser memory than a chunk); with several chunks a process pool parses the
 next chunks while the current one is loaded. Every chunk's new rows are
-staged as Parquet files and inserted once per table just before the run's
+staged as Parquet files (the bulk of its child rows written by the process
+that parsed it, ``Batch.spill``) and inserted once per table just before the run's
 single COMMIT (DuckDB keeps an insert smaller than a row group in memory until
 COMMIT; one large insert per table is written straight to the file), so
 memory stays at a few chunks whatever the size of the landing folder.  A growing events file is read up to its last
@@ -41,6 +42,7 @@ import datetime as _dt
 import hashlib
 import os
 import re
+import shutil
 import sys
 import time
 import uuid
@@ -200,8 +202,9 @@ def _parsed_to_batch(parsed) -> wh.Batch:
 
 
 def _read_chunk(files: list[FileInfo], growing_seconds: float, now: float,
-                chunk_bytes: int = PARSE_BATCH_BYTES) -> wh.Batch:
-    """Read one chunk of files (decode, growing check, parse in one batch) into a Batch with its log rows."""
+                chunk_bytes: int = PARSE_BATCH_BYTES, spill_dir: str | None = None) -> wh.Batch:
+    """Read one chunk of files (decode, growing check, parse in one batch) into a Batch with its log rows;
+    with ``spill_dir``, the bulk of its child rows are written there as the load's stage files (``Batch.spill``)."""
     texts: list[str] = []
     names: list[str] = []
     parts: list[wh.Batch] = []
@@ -254,7 +257,7 @@ def _read_chunk(files: list[FileInfo], growing_seconds: float, now: float,
     if fail_q:
         batch.quarantine = pl.concat([batch.quarantine, pl.DataFrame(fail_q, schema=wh.empty_quarantine().schema)],
                                      how="vertical_relaxed")
-    return batch
+    return batch.spill(spill_dir) if spill_dir is not None else batch
 
 
 def chunks(files: list[FileInfo], chunk_bytes: int = PARSE_BATCH_BYTES) -> list[list[FileInfo]]:
@@ -272,13 +275,16 @@ def chunks(files: list[FileInfo], chunk_bytes: int = PARSE_BATCH_BYTES) -> list[
 
 def iter_batches(files: list[FileInfo], *, growing_seconds: float = GROWING_SECONDS, now: float | None = None,
                  progress: bool | None = None, workers: int | None = None,
-                 chunk_bytes: int = PARSE_BATCH_BYTES) -> Iterator[wh.Batch]:
+                 chunk_bytes: int = PARSE_BATCH_BYTES, spill_dir: str | os.PathLike | None = None) -> Iterator[wh.Batch]:
     """Read ``files`` chunk by chunk, in order; with several chunks, parse them in a process pool.
 
     At most ``workers + 1`` chunks are in flight, so memory stays bounded by
     the chunk size whatever the input size; the caller loads each batch while
-    the next ones are parsed.
+    the next ones are parsed.  With ``spill_dir`` (a folder the caller removes
+    after loading), each batch's hand-keyed child rows are written there by
+    the process that parsed them (``Batch.spill``), for ``load_many``.
     """
+    spill = None if spill_dir is None else str(spill_dir)
     now = time.time() if now is None else now
     parts = chunks(files, chunk_bytes)
     total = sum(max(f.size, 0) for f in files)
@@ -294,7 +300,7 @@ def iter_batches(files: list[FileInfo], *, growing_seconds: float = GROWING_SECO
     try:
         if workers <= 1 or len(parts) <= 1:
             for part in parts:
-                batch = _read_chunk(part, growing_seconds, now, chunk_bytes)
+                batch = _read_chunk(part, growing_seconds, now, chunk_bytes, spill)
                 if bar is not None:
                     bar.update(sum(max(f.size, 0) for f in part))
                 yield batch
@@ -303,14 +309,14 @@ def iter_batches(files: list[FileInfo], *, growing_seconds: float = GROWING_SECO
             pending = []
             it = iter(parts)
             for part in it:
-                pending.append((part, ex.submit(_read_chunk, part, growing_seconds, now, chunk_bytes)))
+                pending.append((part, ex.submit(_read_chunk, part, growing_seconds, now, chunk_bytes, spill)))
                 if len(pending) > workers:
                     break
             while pending:
                 part, fut = pending.pop(0)
                 nxt = next(it, None)
                 if nxt is not None:
-                    pending.append((nxt, ex.submit(_read_chunk, nxt, growing_seconds, now, chunk_bytes)))
+                    pending.append((nxt, ex.submit(_read_chunk, nxt, growing_seconds, now, chunk_bytes, spill)))
                 batch = fut.result()
                 if bar is not None:
                     bar.update(sum(max(f.size, 0) for f in part))
@@ -342,19 +348,30 @@ def ingest(paths: Iterable[str | os.PathLike], warehouse: str | os.PathLike | du
     all_files = discover(paths)
     own = not isinstance(warehouse, duckdb.DuckDBPyConnection)
     con = wh.connect(warehouse) if own else warehouse
+    spill_dir = None
     try:
         todo, skipped = changed_files(all_files, known_files(con))
         logs: list[pl.DataFrame] = []
+        # the parse workers write the bulk of the child rows as the load's stage files (Batch.spill): the loader,
+        # one process for the whole run, neither receives nor re-writes them
+        spill_dir = wh.stage_folder(con)
 
         def stream():
-            for batch in iter_batches(todo, growing_seconds=growing_seconds, progress=progress, workers=workers):
+            for batch in iter_batches(todo, growing_seconds=growing_seconds, progress=progress, workers=workers,
+                                      spill_dir=spill_dir):
                 if batch.files is not None:
                     logs.append(batch.files)
                 yield batch
 
-        result = wh.load_many(con, stream(), run_id=run_id or f"ingest-{uuid.uuid4().hex[:12]}", started_at=started,
-                              fail_hook=fail_hook)
+        batches = stream()
+        try:
+            result = wh.load_many(con, batches, run_id=run_id or f"ingest-{uuid.uuid4().hex[:12]}",
+                                  started_at=started, fail_hook=fail_hook)
+        finally:
+            batches.close()  # a failed run: stop the parse pool before its folder goes
     finally:
+        if spill_dir is not None:
+            shutil.rmtree(spill_dir, ignore_errors=True)
         if own:
             con.close()
     files = pl.concat(logs) if logs else pl.DataFrame(schema=FILES_SCHEMA)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import time
 from pathlib import Path
 
@@ -345,6 +346,113 @@ def test_hands_repeated_in_one_batch_store_one_copy_of_their_rows(tmp_path, real
     for t in wh.CHILD_TABLES:
         q = f"SELECT * FROM {t} ORDER BY ALL"
         assert stores["rep"][1].execute(q).fetchall() == stores["once"][1].execute(q).fetchall(), t
+
+
+def test_child_rows_spilled_by_the_parser_load_like_rows_sent_to_the_loader(tmp_path, real_hands, monkeypatch):
+    """Batch.spill (the parse worker writes the child rows of a batch's single hands to Parquet): every table
+    ends exactly as when the loader gets those rows in memory, staged or inserted directly. The runs cover a
+    hand repeated in one batch (same content, and a conflict), a hand repeated across batches (new in one
+    batch whose other single hands are partly dropped, a duplicate in the next one), a later run
+    where a batch's single hands are partly stored already (their rows dropped from its file at the insert),
+    all stored already (the file left out), and one run that loads the same spilled batches twice (the second
+    time every single hand is stored: left out)."""
+    changed = real_hands[4].replace("*** SUMMARY ***", 'Hero said, "gl"\n*** SUMMARY ***', 1)
+    def tables(con):
+        return {t: con.execute(f"SELECT * EXCLUDE (quarantined_at) FROM {t} ORDER BY ALL" if t == "quarantine"
+                               else f"SELECT * FROM {t} ORDER BY ALL").fetchall() for t in wh.HAND_TABLES + ["quarantine"]}
+
+    def runs(spill, staged):
+        con = wh.connect(None)
+        folder, land = tmp_path / f"spill-{spill}-{staged}", tmp_path / "landing"  # one landing path: same rows
+        folder.mkdir()
+        shutil.rmtree(land, ignore_errors=True)
+        land.mkdir()
+        (land / "a.txt").write_text("\n\n".join(real_hands[:4] + real_hands[1:2] + [real_hands[4]]) + "\n\n", encoding="utf-8")
+        (land / "b.txt").write_text("\n\n".join([real_hands[1], changed] + real_hands[5:7]) + "\n\n", encoding="utf-8")
+        (land / "c.txt").write_text("\n\n".join(real_hands[6:9]) + "\n\n", encoding="utf-8")
+        out = []
+
+        def run(twice=False, **kw):
+            todo, _ = ingest.changed_files(ingest.discover([land]), ingest.known_files(con))
+            batches = list(ingest.iter_batches(todo, growing_seconds=0, workers=1,
+                                               spill_dir=folder if spill else None, **kw))
+            if spill:
+                assert all(b.spilled for b in batches if b.tables["hands"].height)
+            r = wh.load_many(con, batches * (2 if twice else 1), run_id="r", staged=staged)
+            out.append((r.hands_stored, r.duplicates, r.quarantined, r.rows))
+
+        for p in land.iterdir():
+            _old(p)
+        run(chunk_bytes=1)  # one batch per file: a and b share hands
+        (land / "c.txt").write_text("\n\n".join(real_hands[6:12]) + "\n\n", encoding="utf-8")  # 3 stored, 3 new
+        (land / "a.txt").write_text("\n\n".join(real_hands[:4]) + "\n\n", encoding="utf-8")  # all stored
+        for p in land.iterdir():
+            _old(p)
+        run(chunk_bytes=1)
+        (land / "d.txt").write_text("\n\n".join(real_hands[10:14]) + "\n\n", encoding="utf-8")
+        _old(land / "d.txt")
+        run(twice=True)
+        return out, tables(con)
+
+    ref_counts, ref = runs(False, True)
+    assert [c[:3] for c in ref_counts] == [(9, 3, 1), (3, 10, 0), (2, 6, 0)]
+    kinds = []
+    flush = wh._Stage.flush
+    monkeypatch.setattr(wh._Stage, "flush", lambda self, con: kinds.append(
+        (sum(map(len, self.spilled.values())), sum(map(len, self.partial.values())))) or flush(self, con))
+    for spill, staged in ((True, True), (True, False), (False, False)):
+        kinds.clear()
+        counts, got = runs(spill, staged)
+        if spill and staged:  # files whole in the first run, less dropped hands in the second and third
+            assert kinds[0][0] > 0 and kinds[0][1] > 0 and kinds[1] == (0, kinds[1][1]) and kinds[1][1] > 0, kinds
+        assert counts == ref_counts, (spill, staged)
+        for t in got:
+            assert got[t] == ref[t], (t, spill, staged)
+
+
+def test_ingest_with_parse_workers_spills_and_cleans_up_after_success_and_failure(tmp_path, real_hands, monkeypatch):
+    """``ingest`` with a pool of parse workers: they write the child rows as stage files beside the warehouse,
+    the run stores what a run without spilling stores, and neither a failed run (rolled back) nor a good one
+    leaves a folder behind."""
+    land = tmp_path / "landing"
+    land.mkdir()
+    for i in range(4):
+        (land / f"{i}.txt").write_text("\n\n".join(real_hands[3 * i: 3 * i + 5]) + "\n\n", encoding="utf-8")
+        _old(land / f"{i}.txt")
+    iter_batches = ingest.iter_batches
+    monkeypatch.setattr(ingest, "iter_batches", lambda *a, **kw: iter_batches(*a, chunk_bytes=1, **kw))  # pool used
+    spilled = []
+    load_many = wh.load_many
+
+    def watching(con, batches, **kw):
+        def each():
+            for b in batches:
+                spilled.append(sorted(b.spilled))
+                yield b
+        return load_many(con, each(), **kw)
+
+    monkeypatch.setattr(wh, "load_many", watching)
+
+    def boom(stage):
+        if stage == "staged":
+            raise RuntimeError("disk on fire")
+
+    db = tmp_path / "wh" / "w.duckdb"
+    with pytest.raises(RuntimeError, match="disk on fire"):
+        ingest.ingest([land], db, growing_seconds=0, progress=False, workers=2, fail_hook=boom)
+    assert [p.name for p in db.parent.iterdir() if p.name.startswith(".railbird")] == []
+    r = ingest.ingest([land], db, growing_seconds=0, progress=False, workers=2)
+    assert [p.name for p in db.parent.iterdir() if p.name.startswith(".railbird")] == []
+    assert len(spilled) >= 5 and all("actions" in s and "seats" in s for s in spilled)  # 4 good, >= 1 failed
+    monkeypatch.setattr(wh, "load_many", load_many)
+    ref = wh.connect(None)
+    todo, _ = ingest.changed_files(ingest.discover([land]), {})
+    rr = wh.load_many(ref, iter_batches(todo, growing_seconds=0, workers=1, chunk_bytes=1), run_id="r")
+    assert (r.result.hands_stored, r.result.duplicates, r.result.rows) == (rr.hands_stored, rr.duplicates, rr.rows)
+    con = wh.connect(db)
+    for t in wh.HAND_TABLES:
+        q = f"SELECT * FROM {t} ORDER BY ALL"
+        assert con.execute(q).fetchall() == ref.execute(q).fetchall(), t
 
 
 def test_one_copy_rows_sends_copies_that_parsed_differently_to_a_reparse():

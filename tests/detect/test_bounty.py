@@ -692,7 +692,9 @@ def test_two_loose_players_are_not_a_gang_with_the_looseness_offset():
 
     def p(tau, a, b):
         w = bounty_wide_calls(df, looseness_tau=tau, hands=False).filter((pl.col("player") == a) & (pl.col("opponent") == b))
-        u = bounty_presence_unordered(bounty_presence_pairs(df, looseness_tau=tau)).filter(
+        # the offset's effect alone: without the tournament effect (all rows here are one tournament, where the
+        # players' looseness would read as a tournament effect)
+        u = bounty_presence_unordered(bounty_presence_pairs(df, looseness_tau=tau, tournament_effect=False)).filter(
             (pl.col("player") == a) & (pl.col("opponent") == b))
         return w["wc_p"][0], u["pres_p"][0]
 
@@ -760,3 +762,116 @@ def test_offset_priors_index_players_as_sorted_names_and_wide_calls_reuse_the_ce
     gp.bounty_wide_calls(df, hands=False)
     assert len(fits) == 5
     assert gp.bounty_wide_cells(df.filter(pl.col("strength").is_null())) is None
+
+
+def test_overdispersed_sum_sf_is_the_exact_tail_without_effect_and_integrates_the_effect_per_block():
+    """overdispersed_sum_sf: with sigma = 0 it is betabinom_sum_sf's exact tail; with sigma > 0 it equals an
+    independent computation (each block's components convolved at rates shifted by u on a fine grid of the normal
+    density, the blocks' distributions convolved by numpy) to 0.1 % relative (fifteen quadrature nodes: 1e-4 at a
+    tail of 1e-6; nine gave 0.6 % at 6e-7), down to tails below 1e-6."""
+    import numpy as np
+    from scipy import stats as st
+
+    from detectors.features.gameplay import betabinom_sum_sf, overdispersed_sum_sf
+
+    rng = np.random.default_rng(11)
+    spec = []  # per group: list of blocks, each a list of (n, r, s)
+    for g in range(12):
+        spec.append([[(int(rng.integers(1, 12)), float(rng.uniform(0.03, 0.8)), float([np.inf, rng.uniform(3, 60)][c % 2]))
+                      for c in range(int(rng.integers(1, 4)))] for _ in range(int(rng.integers(1, 4)))])
+    grp, blk, n, r, s, b = [], [], [], [], [], 0
+    for g, blocks in enumerate(spec):
+        for comps in blocks:
+            for (ni, ri, si) in comps:
+                grp.append(g), blk.append(b), n.append(ni), r.append(ri), s.append(si)
+            b += 1
+    grp, blk, n, r, s = map(np.array, (grp, blk, n, r, s))
+    tot = np.bincount(grp, weights=n)
+    k = np.rint(tot * rng.uniform(0.4, 1.0, len(spec)))
+    np.testing.assert_allclose(overdispersed_sum_sf(grp, blk, n, r, s, k, 0.0), betabinom_sum_sf(grp, n, r, s, k), rtol=1e-12)
+
+    def comp_pmf(ni, ri, si):
+        x = np.arange(ni + 1)
+        return st.binom.pmf(x, ni, ri) if np.isinf(si) else st.betabinom.pmf(x, ni, ri * si, (1 - ri) * si)
+
+    sigma = 0.6
+    u = np.linspace(-8 * sigma, 8 * sigma, 4001)
+    wu = st.norm.pdf(u, 0, sigma)
+    wu /= wu.sum()
+    got = overdispersed_sum_sf(grp, blk, n, r, s, k, sigma)
+    for g, blocks in enumerate(spec):
+        total = np.array([1.0])
+        for comps in blocks:
+            mix = 0.0
+            for ui, wi in zip(u, wu):
+                pm = np.array([1.0])
+                for (ni, ri, si) in comps:
+                    pm = np.convolve(pm, comp_pmf(ni, 1 / (1 + np.exp(-(np.log(ri / (1 - ri)) + ui))), si))
+                mix = mix + wi * pm
+            total = np.convolve(total, mix)
+        want = float(total[int(k[g]):].sum())
+        assert got[g] == pytest.approx(want, rel=1e-3, abs=1e-300), (g, k[g])
+    assert (got < 1e-6).any() and (got > got.min() * 1e4).any()
+
+
+def _tournament_effect_rows(sigma, seed, gang=None):
+    """Simulated bounty_presence rows: 120 players in 60 tournaments of one six-seat table (40 hands each, every
+    decision with the five others in); each player continues at logistic(cell + own looseness + u) with u ~ N(0,
+    sigma^2) drawn per (player, tournament). ``gang`` = (a, b, shift): a and b continue at +shift on the logit
+    when they share a table (placed together in the first tournaments)."""
+    import numpy as np
+    import polars as pl
+
+    rng = np.random.default_rng(seed)
+    P, T, S, H = 120, 60, 6, 40
+    base = np.array([-2.5, -1.5, -0.5, 0.5, 2.0])
+    loose = rng.normal(0, 0.3, P)
+    seats = np.array([rng.choice(P, S, replace=False) for _ in range(T)])
+    if gang is not None:
+        a, b, _ = gang
+        for t in range(4):
+            seats[t] = np.r_[[a, b], rng.choice(np.setdiff1d(np.arange(P), [a, b]), S - 2, replace=False)]
+    tt, hh, ss = np.meshgrid(np.arange(T), np.arange(H), np.arange(S), indexing="ij")
+    tt, hh, ss = tt.ravel(), hh.ravel(), ss.ravel()
+    player = seats[tt, ss]
+    u = rng.normal(0, sigma, (P, T))
+    sbin, cbin, pos = rng.integers(0, 5, len(tt)), rng.integers(0, 4, len(tt)), rng.integers(0, 4, len(tt))
+    eta = base[sbin] + 0.2 * cbin - 0.1 * pos + loose[player] + u[player, tt]
+    if gang is not None:
+        a, b, shift = gang
+        together = np.isin(seats[tt], [a]).any(axis=1) & np.isin(seats[tt], [b]).any(axis=1) & np.isin(player, [a, b])
+        eta = eta + shift * together
+    cont = rng.random(len(tt)) < 1 / (1 + np.exp(-eta))
+    dec = pl.DataFrame({"hand_id": [f"t{t}h{h}" for t, h in zip(tt, hh)], "seq": ss, "tournament_id": [f"t{t}" for t in tt],
+                        "player": [f"p{p:03d}" for p in player], "cont": cont, "sbin": sbin.astype(np.int8),
+                        "cbin": cbin.astype(np.int8), "pos": pos.astype(np.int8), "strength": (sbin + 0.5) / 5, "_t": tt})
+    others = pl.DataFrame({"_t": np.repeat(np.arange(T), S), "partner": [f"p{p:03d}" for p in seats.ravel()]})
+    return dec.join(others, on="_t").filter(pl.col("partner") != pl.col("player")).drop("_t")
+
+
+def test_presence_p_calibrated_when_players_looseness_varies_by_tournament():
+    """Honest players whose looseness moves from one tournament to the next (logit sd 0.6): pairs that met in one
+    tournament share that tournament's draw, and the presence test that ignores it is liberal (7x nominal at p < 0.01
+    here, 27x at 0.001). With the tournament effect (estimated from the rows, never from the pairs: 0.32 for a true
+    0.36) the share of p below 0.01 and 0.05 stays at most 1.5x nominal (1.3x and 0.85x). A gang that continues at
+    +2 on the logit when seated together (four tournaments) is still far beyond any threshold (p ~ 2e-6)."""
+    import numpy as np
+    import polars as pl
+
+    from detectors.features.gameplay import bounty_presence_pairs, bounty_presence_unordered
+
+    rows = _tournament_effect_rows(0.6, 5)
+    with_, without = (bounty_presence_pairs(rows, tournament_effect=e) for e in (True, False))
+    assert 0.2 < with_["sigma2"][0] < 0.6 and without["sigma2"][0] == 0.0
+    p_with = bounty_presence_unordered(with_)["pres_p"].to_numpy()
+    p_without = bounty_presence_unordered(without)["pres_p"].to_numpy()
+    m = len(p_with)
+    assert m > 800
+    assert (p_without < 0.01).mean() > 0.03
+    for t in (0.01, 0.05):
+        assert (p_with < t).mean() <= 1.5 * t, (t, (p_with < t).mean())
+    assert (p_with < 0.05).mean() >= 0.5 * 0.05  # not made deaf either
+
+    g = _tournament_effect_rows(0.6, 5, gang=(0, 1, 2.0))
+    u = bounty_presence_unordered(bounty_presence_pairs(g)).filter((pl.col("player") == "p000") & (pl.col("opponent") == "p001"))
+    assert u["pres_p"][0] < 1e-5

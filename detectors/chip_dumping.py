@@ -108,6 +108,35 @@ a value p <= 0.01 and a small flow (the gate's margin). It does not reach the
 missed dumps of strength 0.25: all nine missed groups of strength >= 0.25 had
 q > alpha in the dump direction (0.02-1), their value given not significant
 (value p 0.02-0.86 on 10-51 heads-up hands).
+The third way the chips are seen to move (``deviation_gate``,
+:func:`deviation_flow`) asks where they moved rather than over every hand the
+two played: in the *deviation hands*, those where A put chips in against B
+with a weak hand or folded a made hand to B's bet heads-up on the turn or
+river (the junk and late-fold tests' spots), A lost to B at least
+``min_flow_bb`` more than A's own rate in such hands against everyone else predicts (a
+negative rate counts as zero), losing to B in at least ``min_hu_hands`` of
+them. A feeder that dumps in a share of its hands against the receiver and
+wins the ordinary ones back has a negative net flow over all their hands
+(three of the four 0.438 misses on 18 mixed tuning populations, thirteenth
+session: q <= 2.5e-5, net flow negative); its dump hands still carry the
+transfer. Gating on the gross flow instead flagged an honest pair of
+mixed-164 (q 4e-6, gross 24 bb, net -3.7 bb): it has no deviation hand
+against its opponent, and so does not pass. Over the tested unlabelled
+ordered pairs of the tuning populations the deviation gate is the stricter
+one: of 362,431 on 13 mixed and 2 honest tuning populations (mixed 164-169,
+213, 243, 270-273; honest 276, 277) 18,233 pass the net-flow gate, 177 the
+deviation gate, 18,297 either. On those populations: groups found 54 -> 55
+of 60 (mixed-164 bluff_fox -> riverninja40, strength 0.438: q 1.1e-7, net
+flow -4 bb, 83 bb lost in 9 deviation hands against 6 predicted), flagged
+right 60 -> 62 (mixed-213: a second feeder of a found 0.438 star flagged
+too), and the edges of found groups: mixed-273's 0.438 star found as one pair
+became the star of all three feeders (zugor -> Zuvi575 net -258 bb, 236 bb in
+27 deviation hands; dentan40 net 5 bb, 528 bb in 46), wrong 1 -> 1
+(mixed-169, a pair with net flow 22 bb whose deviation hands moved 2 bb: it
+passes the old gate, not this one), the honest
+populations without a flag. The deviation gate alone, in place of the net
+flow, lost three found groups (strengths 0.25, 0.25, 0.438): it is added, not
+substituted.
 Every tested direction stays a (ranked) case whatever its flow: a small dump
 in a few tournaments can leave the feeder ahead of its receiver over all their
 hands, and the receiver's direction, the one the chips took, tests the wrong
@@ -483,6 +512,87 @@ def _presence_rows(state: dict | None, done: pl.DataFrame | None, new: pl.DataFr
     return out
 
 
+DEVIATION_FLOW_SQL = """
+-- per (giver, receiver, hand) of _dev_{tag}: the chips the giver lost to the receiver in the hand, net of what it won
+-- from them (a loser's loss shared among the winners in proportion to their wins, as gameplay.chip_flow)
+WITH s AS (
+    SELECT s.hand_id, s.player, CAST(s.net AS DOUBLE) / CAST(coalesce(nullif(h.big_blind, 0), 1) AS DOUBLE) AS net_bb
+    FROM seats s JOIN hands h USING (hand_id)
+    WHERE s.dealt_in AND s.hand_id IN (SELECT hand_id FROM _dev_{tag})
+), w AS (SELECT hand_id, sum(net_bb) AS won FROM s WHERE net_bb > 0 GROUP BY hand_id)
+SELECT d.player, d.opponent, d.hand_id,
+       CASE WHEN a.net_bb < 0 AND b.net_bb > 0 THEN -a.net_bb * b.net_bb / w.won
+            WHEN a.net_bb > 0 AND b.net_bb < 0 THEN b.net_bb * a.net_bb / w.won ELSE 0.0 END AS net_bb
+FROM _dev_{tag} d JOIN s a ON a.hand_id = d.hand_id AND a.player = d.player
+JOIN s b ON b.hand_id = d.hand_id AND b.player = d.opponent JOIN w ON w.hand_id = d.hand_id
+"""
+
+# Reproduces the deviation hands' chip flow: $player's hands against $opponent where $player put chips in with a weak
+# hand or folded on the turn or river, with the chips $player lost to $opponent in each (net of what it won from
+# them); the detector's hands are those of them where the hand strength (its Monte Carlo, not a warehouse column) was
+# below 0.3 for the chips put in, at least 0.5 for the fold
+DEVIATION_FLOW_COUNTS_SQL = """
+WITH s AS (
+    SELECT s.hand_id, s.player, CAST(s.net AS DOUBLE) / CAST(coalesce(nullif(h.big_blind, 0), 1) AS DOUBLE) AS net_bb
+    FROM seats s JOIN hands h USING (hand_id) WHERE s.dealt_in
+), w AS (SELECT hand_id, sum(net_bb) AS won FROM s WHERE net_bb > 0 GROUP BY hand_id)
+SELECT a.hand_id, bool_or(x.action = 'fold' AND x.street IN ('turn', 'river')) AS late_fold,
+       bool_or(x.action IN ('call', 'bet', 'raise')) AS put_chips_in,
+       any_value(CASE WHEN a.net_bb < 0 AND b.net_bb > 0 THEN -a.net_bb * b.net_bb / w.won
+                      WHEN a.net_bb > 0 AND b.net_bb < 0 THEN b.net_bb * a.net_bb / w.won ELSE 0.0 END) AS lost_bb
+FROM s a JOIN s b ON b.hand_id = a.hand_id AND b.player = $opponent JOIN w ON w.hand_id = a.hand_id
+JOIN actions x ON x.hand_id = a.hand_id AND x.player = $player
+WHERE a.player = $player
+GROUP BY a.hand_id ORDER BY a.hand_id
+"""
+
+
+def deviation_flow(con: duckdb.DuckDBPyConnection, dec: pl.DataFrame, *,
+                   late_fold_min_strength: float | None = 0.5) -> pl.DataFrame:
+    """Per ordered pair (giver A, receiver B): the chips that moved A -> B in the hands where A's play deviates.
+
+    The deviation hands are the spots the count tests look at, cards known: A
+    puts chips in against B with a weak hand (strength < 0.3, the junk
+    commitment test's spots) or folds a made hand (strength at least
+    ``late_fold_min_strength``) to B's bet heads-up on the turn or river (the
+    late-fold test's). ``dev_flow_bb``: the net chips A lost to B in those
+    hands; ``dev_loss_hands``: how many of them A lost to B; ``dev_exp_bb``:
+    what A's own rate predicts, the chips A loses in such hands per hand met
+    against everyone else (``met_hands``: hands in which A made a decision
+    against B) times the hands A met B. A feeder whose honest hands against
+    its receiver won back more than it dumped has a negative net flow over
+    all their hands but not in these: the dump hands are where the chips
+    moved. Where the cards are unknown (player view) there are no such hands.
+    """
+    cols = {"player": pl.Utf8, "opponent": pl.Utf8, "met_hands": pl.UInt32, "dev_hands": pl.UInt32,
+            "dev_loss_hands": pl.UInt32, "dev_flow_bb": pl.Float64, "dev_exp_bb": pl.Float64}
+    if dec.is_empty() or con is None:
+        return pl.DataFrame(schema=cols)
+    made = pl.col("strength") >= (late_fold_min_strength if late_fold_min_strength is not None else -1.0)
+    late = (pl.col("hu") & ~pl.col("preflop") & pl.col("facing") & pl.col("street").is_in(["turn", "river"])
+            & pl.col("fold") & made)
+    junk = pl.col("commit") & (pl.col("sbin") <= 0)
+    per = (dec.filter(pl.col("opponent").is_not_null())
+           .group_by("player", "opponent", "hand_id").agg(dev=(junk | late).fill_null(False).any()))
+    tag = f"{os.getpid()}_{id(per)}"
+    con.register(f"_dev_{tag}", per.filter(pl.col("dev")).select("player", "opponent", "hand_id"))
+    try:
+        fl = con.sql(DEVIATION_FLOW_SQL.format(tag=tag)).pl()
+    finally:
+        con.unregister(f"_dev_{tag}")
+    per = per.join(fl, on=["player", "opponent", "hand_id"], how="left").with_columns(pl.col("net_bb").fill_null(0.0))
+    g = per.group_by("player", "opponent").agg(
+        met_hands=pl.len().cast(pl.UInt32), dev_hands=pl.col("dev").sum().cast(pl.UInt32),
+        dev_loss_hands=(pl.col("dev") & (pl.col("net_bb") > 0)).sum().cast(pl.UInt32),
+        dev_flow_bb=pl.col("net_bb").filter(pl.col("dev")).sum())
+    # A's own rate: the chips lost in its deviation hands per hand met, against everyone but B
+    tot = g.group_by("player").agg(_n=pl.col("met_hands").sum(), _f=pl.col("dev_flow_bb").sum())
+    g = g.join(tot, on="player").with_columns(
+        dev_exp_bb=pl.col("met_hands") * (pl.col("_f") - pl.col("dev_flow_bb"))
+        / (pl.col("_n") - pl.col("met_hands")).cast(pl.Float64).clip(1.0))
+    return g.select(list(cols)).cast(cols)
+
+
 POSTFLOP_BINS = ("street", "facing", "sbin")
 
 
@@ -571,8 +681,10 @@ class ChipDumpingDetector(Detector):
         late_fold_min_strength: float | None = 0.5,
         rare_tail: str = "predictive",
         partners_by_combined: bool = True,
+        deviation_gate: bool = True,
     ) -> None:
         super().__init__(alpha=alpha, random_state=random_state)
+        self.deviation_gate = deviation_gate
         self.rare_tail = rare_tail
         self.partners_by_combined = partners_by_combined
         self.late_fold_min_strength = late_fold_min_strength
@@ -601,6 +713,8 @@ class ChipDumpingDetector(Detector):
         dealt = con.sql("SELECT player, hand_id FROM seats WHERE dealt_in").pl()
         self.dealt_by_ = {k[0]: v.select("hand_id") for k, v in dealt.partition_by("player", as_dict=True).items()}
         self.flow_ = gp.chip_flow(con)
+        # the chips that moved in the hands where the giver's play deviates (the count tests' spots), for the gate
+        self.devflow_ = deviation_flow(con, self.dec_, late_fold_min_strength=self.late_fold_min_strength)
         if self.partners_by_combined and not self.presence_.is_empty():
             # explaining away by the strongest evidence: the pairs the combined test finds (all five tests) join
             # the presence test's partners S, ranked by their combined p, and the presence test is made again. A
@@ -687,6 +801,13 @@ class ChipDumpingDetector(Detector):
         rev = self.flow_.select(pl.col("opponent").alias("player"), pl.col("player").alias("opponent"),
                                 pl.col("flow_bb").alias("flow_back_bb"), pl.col("hands").alias("flow_back_hands"))
         t = t.join(flow, on=["player", "opponent"], how="left").join(rev, on=["player", "opponent"], how="left")
+        devflow = getattr(self, "devflow_", None)
+        if devflow is not None and not devflow.is_empty():
+            t = t.join(devflow.drop("met_hands"), on=["player", "opponent"], how="left")
+        for c in ("dev_hands", "dev_loss_hands"):
+            t = t.with_columns((pl.col(c).fill_null(0) if c in t.columns else pl.lit(0)).cast(pl.Int64).alias(c))
+        for c in ("dev_flow_bb", "dev_exp_bb"):
+            t = t.with_columns((pl.col(c).fill_null(0.0) if c in t.columns else pl.lit(0.0)).cast(pl.Float64).alias(c))
         t = t.with_columns(
             net_flow_bb=pl.col("_flow").fill_null(0.0) - pl.col("flow_back_bb").fill_null(0.0),
             flow_hands=pl.col("flow_hands").fill_null(0),
@@ -722,9 +843,12 @@ class ChipDumpingDetector(Detector):
     def threshold(self, scores: pl.DataFrame) -> pl.DataFrame:
         if scores.is_empty():
             return scores.with_columns(pl.lit(False).alias("flagged"))
+        for c, v in (("dev_flow_bb", 0.0), ("dev_exp_bb", 0.0), ("dev_loss_hands", 0)):
+            if c not in scores.columns:
+                scores = scores.with_columns(pl.lit(v).alias(c))
         # the chips moved, or the value given (cards known, own baseline) stands in for them where they did not
         moved = ((pl.col("net_flow_bb") >= self.min_flow_bb) & (pl.col("flow_hands") >= self.min_hu_hands)
-                 | self._value_moved())
+                 | self._value_moved() | self._deviation_moved())
         s = scores.with_columns(
             flagged=(pl.col("q_value").fill_null(1.0) <= self.alpha) & moved,
             shape=pl.lit("pair"),
@@ -753,19 +877,42 @@ class ChipDumpingDetector(Detector):
         return ((pl.col("n0").fill_null(0) >= self.min_value_n) & (pl.col("value_n").fill_null(0) >= self.min_value_n)
                 & (pl.col("value_p").fill_null(1.0) <= self.value_gate_p))
 
+    def _deviation_moved(self) -> pl.Expr:
+        """The chips moved in the deviation hands (:func:`deviation_flow`): A lost to B at least ``min_flow_bb`` more
+        there than A's own rate in such hands against everyone else predicts (a rate below zero, a player who wins
+        in such hands, counts as zero: the chips must have moved A -> B), losing to B in at least ``min_hu_hands``
+        of them (never true where the columns are missing or the cards unknown)."""
+        if not self.deviation_gate:
+            return pl.lit(False)
+        exp = pl.col("dev_exp_bb").fill_null(0.0).clip(lower_bound=0.0)
+        return ((pl.col("dev_flow_bb").fill_null(0.0) - exp >= self.min_flow_bb)
+                & (pl.col("dev_loss_hands").fill_null(0) >= self.min_hu_hands))
+
     def _flow_note(self, row: dict[str, Any], a: str, b: str) -> str:
         """What the chip flow says where it is below the flag's bar: why the case is not flagged, or why it is
-        flagged all the same (the value given, cards known, is significant on its own)."""
+        flagged all the same (the chips moved in the deviation hands, or the value given, cards known, is
+        significant on its own)."""
         flow, fh = row.get("net_flow_bb") or 0.0, int(row.get("flow_hands") or 0)
         if flow >= self.min_flow_bb and fh >= self.min_hu_hands:
             return ""
         moved = f"the chips did not move from {a} to {b}: net {flow:.0f} bb in {fh} hands where {a} lost to {b}"
-        gate = (f" or, with the cards known, the value given significant at p <= {self.value_gate_p:g} on at least "
-                f"{self.min_value_n} heads-up hands" if self.value_gate_p is not None else "")
+        dev, dexp = float(row.get("dev_flow_bb") or 0.0), float(row.get("dev_exp_bb") or 0.0)
+        dh, dl = int(row.get("dev_hands") or 0), int(row.get("dev_loss_hands") or 0)
+        in_dev = (f"{a} lost {dev:.0f} bb to {b} in the {dh} hands where {a} put chips in with a weak hand or folded a "
+                  f"made hand on the turn or river to {b} (lost in {dl} of them; {a}'s own rate in such hands against "
+                  f"others predicts {dexp:.0f} bb)")
         if row.get("flagged"):
+            if self.deviation_gate and dev - max(dexp, 0.0) >= self.min_flow_bb and dl >= self.min_hu_hands:
+                return (f" Flagged although {moved} over all their hands: {in_dev}; the ordinary hands won back what "
+                        f"the deviating ones gave.")
             return (f" Flagged although {moved}: the value {a} gave {b} with the cards known is significant on its "
                     f"own (p = {row.get('value_p') or 1:.2g}, {int(row.get('value_n') or 0)} heads-up hands against "
                     f"{a}'s own play towards others); the realised chips carry the luck of the cards, the value does not.")
+        gate = (f", or, with the cards known, the value given significant at p <= {self.value_gate_p:g} on at least "
+                f"{self.min_value_n} heads-up hands" if self.value_gate_p is not None else "")
+        if self.deviation_gate:
+            gate += (f", or as much lost in the hands where {a}'s play deviates beyond {a}'s own rate there "
+                     f"({in_dev})")
         return (f" Not flagged, {moved}; a flag needs at least {self.min_flow_bb:.0f} bb lost in at least "
                 f"{self.min_hu_hands} hands{gate}.")
 
@@ -825,6 +972,17 @@ class ChipDumpingDetector(Detector):
                 sql=gp.CHIP_FLOW_SQL,
             ),
         ]
+        if row.get("dev_hands"):
+            dev, dexp = float(row.get("dev_flow_bb") or 0.0), float(row.get("dev_exp_bb") or 0.0)
+            dh, dl = int(row["dev_hands"]), int(row.get("dev_loss_hands") or 0)
+            ev.append(Evidence(
+                name=f"chips {a} lost to {b} in the hands where {a}'s play deviates (bb, net)",
+                value=dev, baseline=dexp, n=dh,
+                text=f"net {dev:.0f} bb moved from {a} to {b} in the {dh} hands where {a} put chips in with a weak "
+                     f"hand or folded a made hand to {b} on the turn or river ({a} lost in {dl} of them); {a}'s own "
+                     f"rate in such hands against others predicts {dexp:.0f} bb",
+                sql=DEVIATION_FLOW_COUNTS_SQL,
+            ))
         # the count tests: (column prefix, name, text with {a} {b} {obs} {n} {exp}, the SQL that reproduces the counts);
         # the names are filled in once, by str.format, so braces in an (attacker-chosen) name are never a template
         made = self.late_fold_min_strength

@@ -512,18 +512,17 @@ def _presence_rows(state: dict | None, done: pl.DataFrame | None, new: pl.DataFr
     return out
 
 
+#: what seat ``a`` lost to seat ``b`` in one hand (``s``/``w`` of gameplay.seat_nets_cte): a loser's loss shared among
+#: the winners in proportion to their wins, as gameplay.chip_flow (negative where ``a`` won from ``b``)
+PAIR_LOSS_BB = """CASE WHEN a.net_bb < 0 AND b.net_bb > 0 THEN -a.net_bb * b.net_bb / w.won
+            WHEN a.net_bb > 0 AND b.net_bb < 0 THEN b.net_bb * a.net_bb / w.won ELSE 0.0 END"""
+
 DEVIATION_FLOW_SQL = """
 -- per (giver, receiver, hand) of _dev_{tag}: the chips the giver lost to the receiver in the hand, net of what it won
 -- from them (a loser's loss shared among the winners in proportion to their wins, as gameplay.chip_flow)
-WITH s AS (
-    SELECT s.hand_id, s.player, CAST(s.net AS DOUBLE) / CAST(coalesce(nullif(h.big_blind, 0), 1) AS DOUBLE) AS net_bb
-    FROM seats s JOIN hands h USING (hand_id)
-    WHERE s.dealt_in AND s.hand_id IN (SELECT hand_id FROM _dev_{tag})
-), w AS (SELECT hand_id, sum(net_bb) AS won FROM s WHERE net_bb > 0 GROUP BY hand_id)
-SELECT d.player, d.opponent, d.hand_id,
-       CASE WHEN a.net_bb < 0 AND b.net_bb > 0 THEN -a.net_bb * b.net_bb / w.won
-            WHEN a.net_bb > 0 AND b.net_bb < 0 THEN b.net_bb * a.net_bb / w.won ELSE 0.0 END AS net_bb
-FROM _dev_{tag} d JOIN s a ON a.hand_id = d.hand_id AND a.player = d.player
+WITH """ + gp.seat_nets_cte("_dev_{tag}") + f"""
+SELECT d.player, d.opponent, d.hand_id, {PAIR_LOSS_BB} AS net_bb
+FROM _dev_{{tag}} d JOIN s a ON a.hand_id = d.hand_id AND a.player = d.player
 JOIN s b ON b.hand_id = d.hand_id AND b.player = d.opponent JOIN w ON w.hand_id = d.hand_id
 """
 
@@ -531,15 +530,10 @@ JOIN s b ON b.hand_id = d.hand_id AND b.player = d.opponent JOIN w ON w.hand_id 
 # hand or folded on the turn or river, with the chips $player lost to $opponent in each (net of what it won from
 # them); the detector's hands are those of them where the hand strength (its Monte Carlo, not a warehouse column) was
 # below 0.3 for the chips put in, at least 0.5 for the fold
-DEVIATION_FLOW_COUNTS_SQL = """
-WITH s AS (
-    SELECT s.hand_id, s.player, CAST(s.net AS DOUBLE) / CAST(coalesce(nullif(h.big_blind, 0), 1) AS DOUBLE) AS net_bb
-    FROM seats s JOIN hands h USING (hand_id) WHERE s.dealt_in
-), w AS (SELECT hand_id, sum(net_bb) AS won FROM s WHERE net_bb > 0 GROUP BY hand_id)
+DEVIATION_FLOW_COUNTS_SQL = f"""
+WITH {gp.seat_nets_cte()}
 SELECT a.hand_id, bool_or(x.action = 'fold' AND x.street IN ('turn', 'river')) AS late_fold,
-       bool_or(x.action IN ('call', 'bet', 'raise')) AS put_chips_in,
-       any_value(CASE WHEN a.net_bb < 0 AND b.net_bb > 0 THEN -a.net_bb * b.net_bb / w.won
-                      WHEN a.net_bb > 0 AND b.net_bb < 0 THEN b.net_bb * a.net_bb / w.won ELSE 0.0 END) AS lost_bb
+       bool_or(x.action IN ('call', 'bet', 'raise')) AS put_chips_in, any_value({PAIR_LOSS_BB}) AS lost_bb
 FROM s a JOIN s b ON b.hand_id = a.hand_id AND b.player = $opponent JOIN w ON w.hand_id = a.hand_id
 JOIN actions x ON x.hand_id = a.hand_id AND x.player = $player
 WHERE a.player = $player

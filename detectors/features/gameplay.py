@@ -673,13 +673,8 @@ def chip_flow(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
     pair totals). Returns player (loser), opponent (winner), flow_bb, hands.
     """
     return con.sql(
-        """
-        WITH s AS (
-            SELECT s.hand_id, s.player, CAST(s.net AS DOUBLE) / CAST(coalesce(nullif(h.big_blind, 0), 1) AS DOUBLE) AS net_bb
-            FROM seats s JOIN hands h USING (hand_id) WHERE s.dealt_in
-        ), w AS (
-            SELECT hand_id, sum(net_bb) AS won FROM s WHERE net_bb > 0 GROUP BY hand_id
-        )
+        f"""
+        WITH {seat_nets_cte()}
         SELECT l.player, x.player AS opponent,
                sum(-l.net_bb * x.net_bb / w.won) AS flow_bb, count(*)::BIGINT AS hands
         FROM s l JOIN s x ON l.hand_id = x.hand_id AND l.net_bb < 0 AND x.net_bb > 0
@@ -839,11 +834,18 @@ FROM dec d JOIN opp o ON o.hand_id = d.hand_id AND o.seq = d.seq
 GROUP BY ALL ORDER BY against_partner DESC
 """
 
-CHIP_FLOW_SQL = """
-WITH s AS (
+def seat_nets_cte(hands_from: str | None = None) -> str:
+    """The ``s`` (each dealt-in seat's net, in big blinds) and ``w`` (each hand's total won) common table expressions
+    of the chip-flow queries, for a ``WITH``; ``hands_from``: a relation whose ``hand_id`` restricts them."""
+    restrict = f" AND s.hand_id IN (SELECT hand_id FROM {hands_from})" if hands_from else ""
+    return f"""s AS (
     SELECT s.hand_id, s.player, CAST(s.net AS DOUBLE) / CAST(coalesce(nullif(h.big_blind, 0), 1) AS DOUBLE) AS net_bb
-    FROM seats s JOIN hands h USING (hand_id) WHERE s.dealt_in
-), w AS (SELECT hand_id, sum(net_bb) AS won FROM s WHERE net_bb > 0 GROUP BY hand_id)
+    FROM seats s JOIN hands h USING (hand_id) WHERE s.dealt_in{restrict}
+), w AS (SELECT hand_id, sum(net_bb) AS won FROM s WHERE net_bb > 0 GROUP BY hand_id)"""
+
+
+CHIP_FLOW_SQL = f"""
+WITH {seat_nets_cte()}
 SELECT sum(-l.net_bb * x.net_bb / w.won) AS flow_bb, count(*) AS hands
 FROM s l JOIN s x ON l.hand_id = x.hand_id AND l.net_bb < 0 AND x.net_bb > 0
 JOIN w ON w.hand_id = l.hand_id
@@ -1289,6 +1291,16 @@ def _sf(z: np.ndarray) -> np.ndarray:
     return norm.sf(z)
 
 
+def _sum_sf_components(group, n, r, s, *extra: np.ndarray) -> tuple[np.ndarray, ...]:
+    """The components of an exact sum tail as arrays: counts rounded to integers, rates kept inside (0, 1), and
+    components with no decision dropped (from ``extra`` too, row for row)."""
+    n = np.rint(np.asarray(n, dtype=float)).astype(np.int64)
+    keep = n > 0
+    r = np.clip(np.asarray(r, dtype=float), 1e-12, 1 - 1e-12)
+    arrays = (np.asarray(group, dtype=np.int64), n, r, np.asarray(s, dtype=float), *extra)
+    return tuple(a[keep] for a in arrays)
+
+
 def betabinom_sum_sf(group: np.ndarray, n: np.ndarray, r: np.ndarray, s: np.ndarray, k: np.ndarray) -> np.ndarray:
     """Exact upper tail P(X_1 + ... + X_m >= k_g) of a sum of independent beta-binomials, per group g.
 
@@ -1304,17 +1316,12 @@ def betabinom_sum_sf(group: np.ndarray, n: np.ndarray, r: np.ndarray, s: np.ndar
     count (power-of-two widths) and the convolution runs over the components' ranks and values, never over
     groups in Python. Counts ``n`` are rounded to integers; groups with no component or ``k <= 0`` get 1.
     """
-    group = np.asarray(group, dtype=np.int64)
     k = np.asarray(k, dtype=float)
     G = len(k)
     out = np.ones(G)
     if G == 0 or len(group) == 0:
         return out
-    n = np.rint(np.asarray(n, dtype=float)).astype(np.int64)
-    r = np.clip(np.asarray(r, dtype=float), 1e-12, 1 - 1e-12)
-    s = np.asarray(s, dtype=float)
-    keep = n > 0
-    group, n, r, s = group[keep], n[keep], r[keep], s[keep]
+    group, n, r, s = _sum_sf_components(group, n, r, s)
     tot = np.bincount(group, weights=n, minlength=G).astype(np.int64)
     big = np.zeros(G, dtype=np.int64)
     np.maximum.at(big, group, n)
@@ -1334,7 +1341,6 @@ def betabinom_sum_sf(group: np.ndarray, n: np.ndarray, r: np.ndarray, s: np.ndar
         slot[gs] = np.arange(len(gs))
         acc = np.zeros((len(gs), L))
         acc[:, 0] = 1.0
-        cols = np.arange(L)[None, :]
         rows = slot[group] >= 0
         for m in range(int(rank[rows].max()) + 1 if rows.any() else 0):
             sel = rows & (rank == m)
@@ -1347,13 +1353,7 @@ def betabinom_sum_sf(group: np.ndarray, n: np.ndarray, r: np.ndarray, s: np.ndar
             new = np.zeros_like(cur)
             for j in x:
                 new[:, j:] += cur[:, : L - j] * pmf[:, j : j + 1]
-            # fold the mass at or beyond k into cell k (right to left: the small terms added first)
-            kg = kint[gs[gi]][:, None]
-            beyond = cols >= kg
-            over = np.cumsum(np.where(beyond, new, 0.0)[:, ::-1], axis=1)[:, -1]
-            new = np.where(beyond, 0.0, new)
-            new[np.arange(len(gi)), kg[:, 0]] = over
-            acc[gi] = new
+            acc[gi] = _fold(new, kint[gs[gi]])
         out[gs] = acc[np.arange(len(gs)), kint[gs]]
     return np.clip(out, 0.0, 1.0)
 
@@ -1411,7 +1411,9 @@ def _convolve_groups(group: np.ndarray, comp, kfold: np.ndarray, size: np.ndarra
 
 
 def _fold(a: np.ndarray, kfold: np.ndarray) -> np.ndarray:
-    """Move each row's mass at or beyond ``kfold`` into cell ``kfold`` (larger terms added last)."""
+    """Move each row's mass at or beyond ``kfold`` into cell ``kfold`` (right to left: the small terms added first).
+
+    The fold of :func:`betabinom_sum_sf` and :func:`_convolve_groups` after each component."""
     cols = np.arange(a.shape[1])[None, :]
     beyond = cols >= kfold[:, None]
     over = np.cumsum(np.where(beyond, a, 0.0)[:, ::-1], axis=1)[:, -1]
@@ -1433,20 +1435,14 @@ def overdispersed_sum_sf(group: np.ndarray, block: np.ndarray, n: np.ndarray, r:
     exactly. ``sigma = 0``: the components are independent and the result is :func:`betabinom_sum_sf`'s.
     Groups with ``k <= 0`` or no component get 1.
     """
-    group = np.asarray(group, dtype=np.int64)
-    block = np.asarray(block, dtype=np.int64)
+    if not sigma or sigma <= 0:
+        return betabinom_sum_sf(group, n, r, s, k)
     k = np.asarray(k, dtype=float)
     G = len(k)
     out = np.ones(G)
     if G == 0 or len(group) == 0:
         return out
-    n = np.rint(np.asarray(n, dtype=float)).astype(np.int64)
-    r = np.clip(np.asarray(r, dtype=float), 1e-12, 1 - 1e-12)
-    s = np.asarray(s, dtype=float)
-    keep = n > 0
-    group, block, n, r, s = group[keep], block[keep], n[keep], r[keep], s[keep]
-    if not sigma or sigma <= 0:
-        return betabinom_sum_sf(group, n, r, s, k)
+    group, n, r, s, block = _sum_sf_components(group, n, r, s, np.asarray(block, dtype=np.int64))
     kint = np.maximum(k, 0).astype(np.int64)
     tot = np.bincount(group, weights=n, minlength=G).astype(np.int64)
     todo = (kint > 0) & (tot >= kint)

@@ -21,7 +21,7 @@ venv: $(BIN)/railbird
 # cannot reach its host from these machines).
 browser:
 	@command -v chromium >/dev/null 2>&1 || { \
-	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
+	  if [ "$$(id -u)" = 0 ]; then apt-get -o DPkg::Lock::Timeout=600 update -qq && DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -qq chromium >/dev/null; \
 	  else echo "chromium missing: browser tests will be skipped (sudo apt-get install chromium)"; fi; }
 
 demo: venv

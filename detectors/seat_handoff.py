@@ -799,8 +799,7 @@ class SeatHandoffDetector(Detector):
         q = """
         WITH s AS (
           SELECT account, session, ip, device, login_at, logout_at,
-                 CASE WHEN regexp_matches(coalesce(ip, ''), '^\\d+\\.\\d+\\.\\d+\\.\\d+$')
-                      THEN regexp_extract(ip, '^(\\d+\\.\\d+\\.\\d+)\\.', 1) ELSE ip END AS net
+                 """ + idf.NET_SQL + """ AS net
           FROM sessions
         ),
         s2 AS (
@@ -1839,21 +1838,14 @@ def _nz(x: Any) -> float | None:
     return None if is_missing(x) else float(x)
 
 
-def _net_name(net: Any) -> str:
-    """A network as the detector derives it (the first three octets of an IPv4 address, else
-    the address) in the /24 notation of ``identity._NET_SQL``."""
-    n = str(net)
-    return f"{n}.0/24" if n.count(".") == 2 and n.replace(".", "").isdigit() else n
-
-
 def _two_places_text(r: dict[str, Any], acc: str) -> str:
     """The "two places at once" structure of a candidate row, in words."""
     def who(n: Any) -> str:
         return f"{n} account{'s' if n != 1 else ''}"
-    return (f"the seat was left on network {_net_name(r['prev_net'])} (ever used by {who(r['prev_net_accounts'])}, by "
+    return (f"the seat was left on network {r['prev_net']} (ever used by {who(r['prev_net_accounts'])}, by "
             f"{acc} on {r['prev_net_days']} days: a home) and taken "
             + (f"{float(r['since_logout']):.0f} s later " if not is_missing(r.get("since_logout")) else "")
-            + f"on network {_net_name(r['net'])} (ever used by {who(r['net_accounts'])}: another home"
+            + f"on network {r['net']} (ever used by {who(r['net_accounts'])}: another home"
             + (f", one {acc} had never used), " if r.get("new_net") else "), ")
             + f"by device {r['device']}, which never started play of its own on {acc}")
 

@@ -54,7 +54,7 @@ ID_KINDS = ("device", "payment", "ip", "net")
 
 # SQL expression for the network of an IP: a.b.c.0/24 (IPv4) or the first four
 # hextets /64 (IPv6); NULL for anything else.
-_NET_SQL = """
+NET_SQL = """
 CASE
   WHEN regexp_matches(ip, '^\\d+\\.\\d+\\.\\d+\\.\\d+$')
     THEN regexp_extract(ip, '^(\\d+\\.\\d+\\.\\d+)\\.', 1) || '.0/24'
@@ -112,7 +112,7 @@ WITH raw AS (
   SELECT account, 'ip', ip, login_at, logout_at
     FROM sessions WHERE ip IS NOT NULL AND ip <> ''
   UNION ALL
-  SELECT account, 'net', {_NET_SQL}, login_at, logout_at
+  SELECT account, 'net', {NET_SQL}, login_at, logout_at
     FROM sessions WHERE ip IS NOT NULL AND ip <> ''
   UNION ALL
   SELECT account, 'payment', payment, NULL, NULL

@@ -206,8 +206,9 @@ class BountyCollusionDetector(Detector):
                  wide_rate: float = 0.3, shadow_p: float = 0.01,
                  event_scale: float | None = 10.0, event_power: float = 3.0, test_weights: tuple[float, float, float, float] = (0.45, 0.45, 0.05, 0.05),
                  context_bins: tuple[str, ...] = gp.BOUNTY_CONTEXT_BINS,
-                 looseness_tau: float | None = gp.BOUNTY_LOOSENESS_TAU) -> None:
+                 looseness_tau: float | None = gp.BOUNTY_LOOSENESS_TAU, wide_without_partner: bool = True) -> None:
         super().__init__(alpha=alpha, random_state=random_state)
+        self.wide_without_partner = wide_without_partner
         self.context_bins = tuple(context_bins)
         self.looseness_tau = looseness_tau
         self.test_weights = test_weights
@@ -235,14 +236,14 @@ class BountyCollusionDetector(Detector):
         # the bystanders of a gang's hands: drop the decisions and spots that each player's strongest partner explains
         ctx, lt = self.context_bins, self.looseness_tau
         wide = gp.bounty_wide_calls(rows if wide_ok else rows.head(0), max_rate=self.wide_rate, hands=False, context=ctx,
-                                    looseness_tau=lt)
+                                    looseness_tau=lt, without_partner=self.wide_without_partner)
         rows = gp.bounty_unshadowed(rows, wide, max_p=self.shadow_p)
         self.pairs_ = gp.bounty_pairs(self.spots_, best=gp.bounty_strongest_partner(wide, max_p=self.shadow_p))
         # the rest of the decisions (own baseline continues at least wide_rate of the time): disjoint from the
         # wide calls', so its p-value is independent of theirs under the null and Fisher's method can join them
         # (the cells of the rows left counted once for both rate ranges)
         src = rows if wide_ok else rows.head(0)
-        cells = gp.bounty_wide_cells(src, context=ctx, looseness_tau=lt)
+        cells = gp.bounty_wide_cells(src, context=ctx, looseness_tau=lt, without_partner=self.wide_without_partner)
         rest = gp.bounty_wide_calls(src, min_rate=self.wide_rate, max_rate=1.01, hands=False, cells=cells)
         self.presence_ = gp.bounty_presence_unordered(gp.bounty_presence_pairs(rows, context=ctx, looseness_tau=lt)).join(
             gp.bounty_wide_calls(src, max_rate=self.wide_rate, cells=cells),

@@ -72,12 +72,13 @@ in (``wide_without_partner``, :func:`detectors.features.gameplay.bounty_wide_cel
 decisions in which this partner was in. It was taken from the rows per (decision, other player still in) less the
 pair's rows, which weighed a decision by the number of others in and kept the decisions with the partner in through
 the other players' rows: a gang that sits together most of the time was held to a rate that its own wide calls
-raised. On mixed seeds 160-165 and honest 152, 264 (detector alone on each run's snapshot, before -> after): 27 ->
-27 of 30 gangs found (the two strength-0.25 gangs missed moved closer, q 0.11 -> 0.089 and 0.27 -> 0.12; one found
-went q 4e-4 -> 6e-4), 0 wrong flags, 0 honest flags; over the ~65,000 honest pairs (no labelled account) the
-wide-call p < 1e-2 / 1e-3 / 1e-4: 112 / 34 / 11 -> 236 / 38 / 13 against 650 / 65 / 6.5 nominal (the excess at
-1e-4 was there before: the same pairs, mostly with presence p as small; two pairs crossed 1e-4, from 4e-4 and
-1.2e-4); smallest honest q 0.18 -> 0.17. ``wide_without_partner=False`` keeps the former baseline for measuring.
+raised. On mixed seeds 160-168 and honest 152, 264 (detector alone on each run's snapshot, before -> after): 37 ->
+39 of 45 gangs found (mixed-167 2 -> 4 of 5: strength 1.0 q 0.11 -> 4e-4, strength 0.81 q 0.015 -> 0.008; the
+six still missed: q 0.11 -> 0.089, 0.27 -> 0.12, 0.037 -> 0.023, 0.56 -> 0.93, 1 -> 1 twice), 0 wrong flags, 0
+honest flags; over the ~87,000 honest pairs (no labelled account) the wide-call p < 1e-2 / 1e-3 / 1e-4: 156 / 52 /
+12 -> 340 / 56 / 14 against 870 / 87 / 8.7 nominal (the excess at 1e-4 was there before: mostly the same pairs,
+most with presence p as small; two crossed 1e-4, from 4e-4 and 1.2e-4); smallest honest q 0.18 -> 0.17.
+``wide_without_partner=False`` keeps the former baseline for measuring.
 
 The position cells (blinds, early, middle, late; ``context_bins``) are there because a partner who has yet to act
 counts as still in: the decisions with a partner in come from earlier positions, where ranges are tighter, than the

@@ -71,8 +71,8 @@ The own rate of a wide-call cell is counted over the player's distinct decisions
 in (``wide_without_partner``, :func:`detectors.features.gameplay.bounty_wide_cells`): each decision once, less the
 decisions in which this partner was in. It was taken from the rows per (decision, other player still in) less the
 pair's rows, which weighed a decision by the number of others in and kept the decisions with the partner in through
-the other players' rows: a gang that sits together most of the time was held to a rate that its own wide calls
-raised. On mixed seeds 160-168 and honest 152, 264 (detector alone on each run's snapshot, before -> after): 37 ->
+the other players' rows: the more of a player's decisions the partner was in, the more the gang's own wide calls
+raised the rate they were held to. On mixed seeds 160-168 and honest 152, 264 (detector alone on each run's snapshot, before -> after): 37 ->
 39 of 45 gangs found (mixed-167 2 -> 4 of 5: strength 1.0 q 0.11 -> 4e-4, strength 0.81 q 0.015 -> 0.008; the
 six still missed: q 0.11 -> 0.089, 0.27 -> 0.12, 0.037 -> 0.023, 0.56 -> 0.93, 1 -> 1 twice), 0 wrong flags, 0
 honest flags; over the ~87,000 honest pairs (no labelled account) the wide-call p < 1e-2 / 1e-3 / 1e-4: 156 / 52 /

@@ -67,6 +67,19 @@ bounty is still in, with the partner still in too
    Fisher's method joins them (*all calls*): on the tuning populations a gang
    acting in 2-9 hands often shows a little in each part and enough in both.
 
+The own rate of a wide-call cell is counted over the player's distinct decisions in the cell without the partner
+in (``wide_without_partner``, :func:`detectors.features.gameplay.bounty_wide_cells`): each decision once, less the
+decisions in which this partner was in. It was taken from the rows per (decision, other player still in) less the
+pair's rows, which weighed a decision by the number of others in and kept the decisions with the partner in through
+the other players' rows: the more of a player's decisions the partner was in, the more the gang's own wide calls
+raised the rate they were held to. On mixed seeds 160-168 and honest 152, 264 (detector alone on each run's snapshot, before -> after): 37 ->
+39 of 45 gangs found (mixed-167 2 -> 4 of 5: strength 1.0 q 0.11 -> 4e-4, strength 0.81 q 0.015 -> 0.008; the
+six still missed: q 0.11 -> 0.089, 0.27 -> 0.12, 0.037 -> 0.023, 0.56 -> 0.93, 1 -> 1 twice), 0 wrong flags, 0
+honest flags; over the ~87,000 honest pairs (no labelled account) the wide-call p < 1e-2 / 1e-3 / 1e-4: 156 / 52 /
+12 -> 340 / 56 / 14 against 870 / 87 / 8.7 nominal (the excess at 1e-4 was there before: mostly the same pairs,
+most with presence p as small; two crossed 1e-4, from 4e-4 and 1.2e-4); smallest honest q 0.18 -> 0.17.
+``wide_without_partner=False`` keeps the former baseline for measuring.
+
 The position cells (blinds, early, middle, late; ``context_bins``) are there because a partner who has yet to act
 counts as still in: the decisions with a partner in come from earlier positions, where ranges are tighter, than the
 player's other decisions, and a baseline pooled over positions expected too many calls there (a gang's wide calls
@@ -206,8 +219,9 @@ class BountyCollusionDetector(Detector):
                  wide_rate: float = 0.3, shadow_p: float = 0.01,
                  event_scale: float | None = 10.0, event_power: float = 3.0, test_weights: tuple[float, float, float, float] = (0.45, 0.45, 0.05, 0.05),
                  context_bins: tuple[str, ...] = gp.BOUNTY_CONTEXT_BINS,
-                 looseness_tau: float | None = gp.BOUNTY_LOOSENESS_TAU) -> None:
+                 looseness_tau: float | None = gp.BOUNTY_LOOSENESS_TAU, wide_without_partner: bool = True) -> None:
         super().__init__(alpha=alpha, random_state=random_state)
+        self.wide_without_partner = wide_without_partner
         self.context_bins = tuple(context_bins)
         self.looseness_tau = looseness_tau
         self.test_weights = test_weights
@@ -235,14 +249,14 @@ class BountyCollusionDetector(Detector):
         # the bystanders of a gang's hands: drop the decisions and spots that each player's strongest partner explains
         ctx, lt = self.context_bins, self.looseness_tau
         wide = gp.bounty_wide_calls(rows if wide_ok else rows.head(0), max_rate=self.wide_rate, hands=False, context=ctx,
-                                    looseness_tau=lt)
+                                    looseness_tau=lt, without_partner=self.wide_without_partner)
         rows = gp.bounty_unshadowed(rows, wide, max_p=self.shadow_p)
         self.pairs_ = gp.bounty_pairs(self.spots_, best=gp.bounty_strongest_partner(wide, max_p=self.shadow_p))
         # the rest of the decisions (own baseline continues at least wide_rate of the time): disjoint from the
         # wide calls', so its p-value is independent of theirs under the null and Fisher's method can join them
         # (the cells of the rows left counted once for both rate ranges)
         src = rows if wide_ok else rows.head(0)
-        cells = gp.bounty_wide_cells(src, context=ctx, looseness_tau=lt)
+        cells = gp.bounty_wide_cells(src, context=ctx, looseness_tau=lt, without_partner=self.wide_without_partner)
         rest = gp.bounty_wide_calls(src, min_rate=self.wide_rate, max_rate=1.01, hands=False, cells=cells)
         self.presence_ = gp.bounty_presence_unordered(gp.bounty_presence_pairs(rows, context=ctx, looseness_tau=lt)).join(
             gp.bounty_wide_calls(src, max_rate=self.wide_rate, cells=cells),

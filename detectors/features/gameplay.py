@@ -1097,12 +1097,13 @@ def _bounty_cells(d: pl.DataFrame, bins: list[str], looseness_tau: float | None)
     (player, partner, cell) the pair's decisions ``n`` and continuations ``k`` (``d``'s ``_y``), the player's in the
     cell against everyone ``N``, ``K`` (a decision once per other player still in) and ``D`` distinct decisions, the
     cell's Beta prior ``pa``, ``pb`` (its own-looseness offset applied when ``looseness_tau`` is set) and ``scale`` =
-    D / N, which turns the per-opponent counts back into decisions."""
+    D / N, which turns the per-opponent counts back into decisions; ``Dn`` (= D) and ``Dk``: the player's distinct
+    decisions in the cell and the continuations among them (each decision once, whoever was in)."""
     pair = d.group_by(["player", "partner", *bins]).agg(n=pl.len(), k=pl.col("_y").sum())
     me = d.group_by(["player", *bins]).agg(N=pl.len(), K=pl.col("_y").sum(), D=pl.struct("hand_id", "seq").n_unique())
     dec = d.unique(["hand_id", "seq"]).group_by(["player", *bins]).agg(Dn=pl.len(), Dk=pl.col("_y").sum())
     pri = stats.beta_priors_by_bin(dec, bins, "Dk", "Dn")
-    t = pair.join(me, on=["player", *bins]).join(pri, on=bins)
+    t = pair.join(me, on=["player", *bins]).join(dec, on=["player", *bins]).join(pri, on=bins)
     if looseness_tau is not None:
         t = _offset_rates(t, bounty_offset_priors(dec, pri, bins, tau=looseness_tau))
     return t.with_columns(scale=pl.col("D") / pl.col("N"))
@@ -1570,26 +1571,49 @@ def bounty_presence_unordered(pairs: pl.DataFrame) -> pl.DataFrame:
 
 
 def bounty_wide_cells(rows: pl.DataFrame, *, floor: float = 0.02, context: tuple[str, ...] = BOUNTY_CONTEXT_BINS,
-                      looseness_tau: float | None = BOUNTY_LOOSENESS_TAU) -> tuple | None:
+                      looseness_tau: float | None = BOUNTY_LOOSENESS_TAU, without_partner: bool = True) -> tuple | None:
     """The cells of :func:`bounty_wide_calls`: (the decisions with cards known, their cell columns, the cells with
     the player's own rate ``r`` without the partner, at least ``floor``), or None without such decisions. Compute
     once and pass as ``cells=`` to test several rate ranges of the same rows (the detector's wide calls and the
-    rest of its calls) without counting and fitting the offsets again."""
+    rest of its calls) without counting and fitting the offsets again.
+
+    ``without_partner`` (default): ``r`` is the rate over the player's decisions in the cell at which this partner
+    was *not* in, each decision once: the player's distinct decisions in the cell (``Dn``, ``Dk`` continuations)
+    minus the distinct decisions with the partner in (``nd``, ``kd``), then shrunk by the cell's Beta prior
+    (``pa``, ``pb``): r = (Dk - kd + pa) / (Dn - nd + pa + pb). ``False``: the former baseline, from the rows per
+    (decision, other player still in): the player's rows in the cell less the pair's, (K - k), (N - n), scaled by
+    D / N back to decisions. There a decision with three others in weighs three times, and the decisions in which
+    the partner was in stay in it through the other players' rows: a partner present in most of the player's
+    decisions (a gang's usual table) is most of the "without the partner" baseline, and the gang's own wide calls
+    raise the rate they are held to. Kept reachable to measure the change (see
+    :class:`detectors.bounty_collusion.BountyCollusionDetector`)."""
     d = rows.filter(pl.col("strength").is_not_null()) if not rows.is_empty() else rows
     if d.is_empty():
         return None
     bins = ["sdec", "cbin", *(c for c in context if c in d.columns)]
     d = d.with_columns(sdec=(pl.col("strength") * 10).floor().clip(0, 9).cast(pl.Int8), _y=pl.col("cont").cast(pl.Int64),
                        *(pl.col(c).fill_null(-1) for c in bins[2:]))
-    t = _bounty_cells(d, bins, looseness_tau).with_columns(
-        r=(((pl.col("K") - pl.col("k")) * pl.col("scale") + pl.col("pa"))
-           / ((pl.col("N") - pl.col("n")) * pl.col("scale") + pl.col("pa") + pl.col("pb"))).clip(floor, 1.0))
+    t = _bounty_cells(d, bins, looseness_tau)
+    if without_partner:
+        # the pair's distinct decisions per cell (a (decision, partner) row is one row of bounty_presence, but hand-made
+        # rows may repeat one): the decisions the partner was in, to take out of the player's distinct decisions
+        pd = d.unique(["hand_id", "seq", "player", "partner"]).group_by(["player", "partner", *bins]).agg(
+            nd=pl.len(), kd=pl.col("_y").sum())
+        t = t.join(pd, on=["player", "partner", *bins], how="left").with_columns(
+            r=(((pl.col("Dk") - pl.col("kd")).clip(0, None) + pl.col("pa"))
+               / ((pl.col("Dn") - pl.col("nd")).clip(0, None) + pl.col("pa") + pl.col("pb"))).clip(floor, 1.0)
+        ).drop("nd", "kd")
+    else:
+        t = t.with_columns(
+            r=(((pl.col("K") - pl.col("k")) * pl.col("scale") + pl.col("pa"))
+               / ((pl.col("N") - pl.col("n")) * pl.col("scale") + pl.col("pa") + pl.col("pb"))).clip(floor, 1.0))
     return d, bins, t
 
 
 def bounty_wide_calls(rows: pl.DataFrame, *, max_rate: float = 0.3, floor: float = 0.02, hands: bool = True,
                       min_rate: float = 0.0, context: tuple[str, ...] = BOUNTY_CONTEXT_BINS,
-                      looseness_tau: float | None = BOUNTY_LOOSENESS_TAU, cells: tuple | None = None) -> pl.DataFrame:
+                      looseness_tau: float | None = BOUNTY_LOOSENESS_TAU, cells: tuple | None = None,
+                      without_partner: bool = True) -> pl.DataFrame:
     """Per unordered pair: continuations against a short bounty target that the player's own baseline folds.
 
     The deviation of a bounty gang is a fold turned into a call: with a hand
@@ -1621,14 +1645,17 @@ def bounty_wide_calls(rows: pl.DataFrame, *, max_rate: float = 0.3, floor: float
     ``min_rate=0.3, max_rate=1.01`` is the complement of the default, the decisions where the player's own
     baseline continues at least 30 % of the time (disjoint decisions, so a test independent of the default's).
     ``looseness_tau``: the cells' priors centred on the player's own looseness, as :func:`bounty_presence_pairs`.
-    ``cells``: :func:`bounty_wide_cells` of the same ``rows`` (then ``floor``, ``context`` and ``looseness_tau`` are
-    theirs), to test another rate range without computing them again.
+    ``cells``: :func:`bounty_wide_cells` of the same ``rows`` (then ``floor``, ``context``, ``looseness_tau`` and
+    ``without_partner`` are theirs), to test another rate range without computing them again. ``without_partner``
+    (default): ``r`` from the player's distinct decisions without this partner in; False: the former per-row
+    baseline (:func:`bounty_wide_cells` says why it changed).
     """
     schema = {"player": pl.Utf8, "opponent": pl.Utf8, "wc_n": pl.Float64, "wc_k": pl.Float64, "wc_e": pl.Float64,
               "wc_p": pl.Float64, "wc_a_n": pl.Float64, "wc_a_k": pl.Float64, "wc_a_e": pl.Float64,
               "wc_b_n": pl.Float64, "wc_b_k": pl.Float64, "wc_b_e": pl.Float64, "wc_hands": pl.List(pl.Utf8)}
     if cells is None:
-        cells = bounty_wide_cells(rows, floor=floor, context=context, looseness_tau=looseness_tau)
+        cells = bounty_wide_cells(rows, floor=floor, context=context, looseness_tau=looseness_tau,
+                                  without_partner=without_partner)
     if cells is None:
         return pl.DataFrame(schema=schema)
     d, bins, t = cells

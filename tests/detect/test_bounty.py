@@ -875,3 +875,52 @@ def test_presence_p_calibrated_when_players_looseness_varies_by_tournament():
     g = _tournament_effect_rows(0.6, 5, gang=(0, 1, 2.0))
     u = bounty_presence_unordered(bounty_presence_pairs(g)).filter((pl.col("player") == "p000") & (pl.col("opponent") == "p001"))
     assert u["pres_p"][0] < 1e-5
+
+
+def test_wide_calls_baseline_counts_each_decision_once_without_the_partner():
+    """A partner present in most of a player's decisions, the case the per-row baseline mis-weighs. In one cell
+    (weak hand, cheap price, one position) a plays 40 decisions with b, x and y all still in and continues in 16
+    (a gang's wide calls: the bounty_presence rows are one per other player still in, three per decision), and 20
+    with x alone in, continuing once (y, in the same decisions as b, is the bystander that bounty_unshadowed
+    handles). Without b, a continued in 1 of 20 decisions: the new rate of the (a, b) cell
+    is (Dk - kd + pa) / (Dn - nd + pa + pb) = (17 - 16 + pa) / (60 - 40 + pa + pb), well under 0.3, and the 16
+    calls are wide calls far beyond chance. The former baseline took a's rows less the pair's, (K - k) = 49 - 16 =
+    33 of (N - n) = 140 - 40 = 100 rows, scaled by D / N = 60 / 140: the decisions with b in come back through
+    x's and y's rows, the rate is ~0.33 and none of the gang's calls is a wide call."""
+    import polars as pl
+
+    from detectors import stats
+    from detectors.features.gameplay import bounty_wide_calls, bounty_wide_cells
+
+    rows = []
+    for i in range(40):  # a with b, x and y in: one row per other player still in
+        rows += [(f"g{i}", 1, "a", o, i < 16, 0.25, 0) for o in ("b", "x", "y")]
+    for i in range(20):  # a with x alone in
+        rows.append((f"s{i}", 1, "a", "x", i < 1, 0.25, 0))
+    for j, rate in enumerate((0.0, 0.05, 0.1, 0.3, 0.5, 0.7)):  # a population with spread in the cell (a weak prior)
+        rows += [(f"c{j}_{i}", 1, f"c{j}", "z", i < round(20 * rate), 0.25, 0) for i in range(20)]
+    df = pl.DataFrame(rows, schema=["hand_id", "seq", "player", "partner", "cont", "strength", "cbin"], orient="row")
+
+    def cell(without_partner):
+        _, _, t = bounty_wide_cells(df, looseness_tau=None, without_partner=without_partner)
+        return t.filter((pl.col("player") == "a") & (pl.col("partner") == "b")).row(0, named=True)
+
+    new, old = cell(True), cell(False)
+    assert (new["n"], new["k"], new["Dn"], new["Dk"], old["N"], old["K"], old["D"]) == (40, 16, 60, 17, 140, 49, 60)
+    pa, pb = new["pa"], new["pb"]
+    assert (pa, pb) == pytest.approx((old["pa"], old["pb"]), rel=1e-12) and 0.2 < pa / (pa + pb) < 0.35 and pa + pb < 10
+    assert new["r"] == pytest.approx((1 + pa) / (20 + pa + pb), rel=1e-12)
+    assert old["r"] == pytest.approx((33 * 60 / 140 + pa) / (100 * 60 / 140 + pa + pb), rel=1e-12)
+    assert new["r"] < 0.12 and old["r"] > 0.3
+    # every decision of a had x in: a's baseline without x is the cell's prior alone
+    ax = bounty_wide_cells(df, looseness_tau=None)[2].filter((pl.col("player") == "a") & (pl.col("partner") == "x"))
+    assert ax["r"][0] == pytest.approx(max(0.02, (0 + pa) / (0 + pa + pb)), rel=1e-12)
+
+    def pair(without_partner):
+        w = bounty_wide_calls(df, looseness_tau=None, without_partner=without_partner, hands=False)
+        return w.filter((pl.col("player") == "a") & (pl.col("opponent") == "b"))
+
+    w = pair(True).row(0, named=True)
+    assert (w["wc_n"], w["wc_k"]) == (40.0, 16.0) and w["wc_e"] == pytest.approx(40 * new["r"], rel=1e-12)
+    assert w["wc_p"] == pytest.approx(float(stats.binom_tail(16, 40, new["r"])), rel=1e-9) and w["wc_p"] < 1e-6
+    assert pair(False).is_empty()  # the former baseline: no wide call at all

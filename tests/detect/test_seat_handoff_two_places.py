@@ -67,13 +67,6 @@ def world():
 
 
 @pytest.fixture(scope="module")
-def con(world):
-    c = world.build()
-    yield c
-    c.close()
-
-
-@pytest.fixture(scope="module")
 def runs(con):
     out = {}
     for tp in (True, False):

@@ -1579,8 +1579,8 @@ def bounty_wide_cells(rows: pl.DataFrame, *, floor: float = 0.02, context: tuple
 
     ``without_partner`` (default): ``r`` is the rate over the player's decisions in the cell at which this partner
     was *not* in, each decision once: the player's distinct decisions in the cell (``Dn``, ``Dk`` continuations)
-    minus the distinct decisions with the partner in (``nd``, ``kd``), then shrunk by the cell's Beta prior
-    (``pa``, ``pb``): r = (Dk - kd + pa) / (Dn - nd + pa + pb). ``False``: the former baseline, from the rows per
+    minus the distinct decisions with the partner in (the pair's ``n``, ``k``: one row per decision and partner), then shrunk by the cell's Beta prior
+    (``pa``, ``pb``): r = (Dk - k + pa) / (Dn - n + pa + pb). ``False``: the former baseline, from the rows per
     (decision, other player still in): the player's rows in the cell less the pair's, (K - k), (N - n), scaled by
     D / N back to decisions. There a decision with three others in weighs three times, and the decisions in which
     the partner was in stay in it through the other players' rows: a partner present in most of the player's
@@ -1595,14 +1595,11 @@ def bounty_wide_cells(rows: pl.DataFrame, *, floor: float = 0.02, context: tuple
                        *(pl.col(c).fill_null(-1) for c in bins[2:]))
     t = _bounty_cells(d, bins, looseness_tau)
     if without_partner:
-        # the pair's distinct decisions per cell (a (decision, partner) row is one row of bounty_presence, but hand-made
-        # rows may repeat one): the decisions the partner was in, to take out of the player's distinct decisions
-        pd = d.unique(["hand_id", "seq", "player", "partner"]).group_by(["player", "partner", *bins]).agg(
-            nd=pl.len(), kd=pl.col("_y").sum())
-        t = t.join(pd, on=["player", "partner", *bins], how="left").with_columns(
-            r=(((pl.col("Dk") - pl.col("kd")).clip(0, None) + pl.col("pa"))
-               / ((pl.col("Dn") - pl.col("nd")).clip(0, None) + pl.col("pa") + pl.col("pb"))).clip(floor, 1.0)
-        ).drop("nd", "kd")
+        # the decisions the partner was in, to take out of the player's distinct decisions: the pair's ``n``, ``k``
+        # (bounty_presence has one row per (decision, partner), so the pair's rows are its distinct decisions)
+        t = t.with_columns(
+            r=(((pl.col("Dk") - pl.col("k")).clip(0, None) + pl.col("pa"))
+               / ((pl.col("Dn") - pl.col("n")).clip(0, None) + pl.col("pa") + pl.col("pb"))).clip(floor, 1.0))
     else:
         t = t.with_columns(
             r=(((pl.col("K") - pl.col("k")) * pl.col("scale") + pl.col("pa"))

@@ -883,7 +883,7 @@ def test_wide_calls_baseline_counts_each_decision_once_without_the_partner():
     (a gang's wide calls: the bounty_presence rows are one per other player still in, three per decision), and 20
     with x alone in, continuing once (y, in the same decisions as b, is the bystander that bounty_unshadowed
     handles). Without b, a continued in 1 of 20 decisions: the new rate of the (a, b) cell
-    is (Dk - kd + pa) / (Dn - nd + pa + pb) = (17 - 16 + pa) / (60 - 40 + pa + pb), well under 0.3, and the 16
+    is (Dk - k + pa) / (Dn - n + pa + pb) = (17 - 16 + pa) / (60 - 40 + pa + pb), well under 0.3, and the 16
     calls are wide calls far beyond chance. The former baseline took a's rows less the pair's, (K - k) = 49 - 16 =
     33 of (N - n) = 140 - 40 = 100 rows, scaled by D / N = 60 / 140: the decisions with b in come back through
     x's and y's rows, the rate is ~0.33 and none of the gang's calls is a wide call."""

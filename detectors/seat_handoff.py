@@ -111,8 +111,8 @@ network, by a device that never starts play of its own on the account (the notio
 rules above). One person cannot be at two homes at once. Per candidate: ``prev_net_accounts`` and
 ``net_accounts`` (distinct accounts that ever used the network the seat was left from, and the new
 login's), ``prev_net_days`` (the account's days on the former), ``login_two_places`` (both
-home-sized, the former used on two days or more, the two different), ``dev_two_places`` (that, by a
-device that never starts play of its own) and ``two_places``, the one the rule reads. A quick clean
+home-sized, the former used on two days or more, the two different) and ``two_places`` (that, by a
+device that never starts play of its own), the one the rule reads. A quick clean
 hand-over with the structure needs the calibrated combined p at ``handover_p`` (0.25) and at least
 one behavioural test below ``signal_p`` (``two_places_test``; the test the case names), not style
 and timing each. On ten tuning populations (mixed, seeds 280-289, 15 hand-offs each) the groups
@@ -1369,8 +1369,7 @@ class SeatHandoffDetector(Detector):
                     and r.get("prev_net_accounts") is not None and r["prev_net_accounts"] <= hm
                     and int(r.get("prev_net_days") or 0) >= 2
                     and r.get("net_accounts") is not None and r["net_accounts"] <= hm)
-                r["dev_two_places"] = bool(r["login_two_places"] and r["device"] is not None and not r["owner_device"])
-                r["two_places"] = r["dev_two_places"]
+                r["two_places"] = bool(r["login_two_places"] and r["device"] is not None and not r["owner_device"])
                 # the sample sizes the tests see: actions after the change point (pooled) and in
                 # the account's own history under other devices (one baseline for the device)
                 r["n_act_after"] = float(sum(x["_ca"].sum() for x in g))

@@ -85,14 +85,14 @@ def test_structure_columns(runs):
     r = rows["t05"]
     assert (r["prev_net"], r["net"]) == ("10.5.0.0/24", "77.5.1.0/24")
     assert (r["prev_net_accounts"], r["net_accounts"], r["prev_net_days"]) == (1, 1, 2)
-    assert r["login_two_places"] and r["dev_two_places"] and r["two_places"]
+    assert r["login_two_places"] and r["two_places"]
     r = rows["t20"]  # left from the carrier's network: six accounts
     assert (r["prev_net"], r["net"]) == (f"{CARRIER}.0/24", "10.20.0.0/24")
     assert (r["prev_net_accounts"], r["net_accounts"], r["prev_net_days"]) == (6, 1, 2)
-    assert not r["login_two_places"] and not r["dev_two_places"] and not r["two_places"]
+    assert not r["login_two_places"] and not r["two_places"]
     r = rows["t21"]  # two homes, but the laptop starts play of its own: an owner's second place
     assert (r["prev_net_accounts"], r["net_accounts"], r["prev_net_days"]) == (1, 1, 2)
-    assert r["login_two_places"] and r["owner_device"] and not r["dev_two_places"] and not r["two_places"]
+    assert r["login_two_places"] and r["owner_device"] and not r["two_places"]
     for n in SPECIAL:  # the same quick clean hand-over to a device and network never used
         assert rows[n]["device_changed"] and rows[n]["new_net"] and rows[n]["since_logout"] <= d.quick_s
 

@@ -1095,18 +1095,18 @@ def bounty_presence(con: duckdb.DuckDBPyConnection, *, max_bb: float = 20.0) -> 
 def _bounty_cells(d: pl.DataFrame, bins: list[str], looseness_tau: float | None) -> pl.DataFrame:
     """The cells of the bounty own-baseline tests (:func:`bounty_presence_pairs`, :func:`bounty_wide_calls`): per
     (player, partner, cell) the pair's decisions ``n`` and continuations ``k`` (``d``'s ``_y``), the player's in the
-    cell against everyone ``N``, ``K`` (a decision once per other player still in) and ``D`` distinct decisions, the
-    cell's Beta prior ``pa``, ``pb`` (its own-looseness offset applied when ``looseness_tau`` is set) and ``scale`` =
-    D / N, which turns the per-opponent counts back into decisions; ``Dn`` (= D) and ``Dk``: the player's distinct
-    decisions in the cell and the continuations among them (each decision once, whoever was in)."""
+    cell against everyone ``N``, ``K`` (a decision once per other player still in), ``Dn`` distinct decisions and
+    ``Dk`` continuations among them (each decision once, whoever was in), the cell's Beta prior ``pa``, ``pb`` (its
+    own-looseness offset applied when ``looseness_tau`` is set) and ``scale`` = Dn / N, which turns the per-opponent
+    counts back into decisions."""
     pair = d.group_by(["player", "partner", *bins]).agg(n=pl.len(), k=pl.col("_y").sum())
-    me = d.group_by(["player", *bins]).agg(N=pl.len(), K=pl.col("_y").sum(), D=pl.struct("hand_id", "seq").n_unique())
+    me = d.group_by(["player", *bins]).agg(N=pl.len(), K=pl.col("_y").sum())
     dec = d.unique(["hand_id", "seq"]).group_by(["player", *bins]).agg(Dn=pl.len(), Dk=pl.col("_y").sum())
     pri = stats.beta_priors_by_bin(dec, bins, "Dk", "Dn")
     t = pair.join(me, on=["player", *bins]).join(dec, on=["player", *bins]).join(pri, on=bins)
     if looseness_tau is not None:
         t = _offset_rates(t, bounty_offset_priors(dec, pri, bins, tau=looseness_tau))
-    return t.with_columns(scale=pl.col("D") / pl.col("N"))
+    return t.with_columns(scale=pl.col("Dn") / pl.col("N"))
 
 
 def bounty_presence_pairs(rows: pl.DataFrame, *, context: tuple[str, ...] = BOUNTY_CONTEXT_BINS,
@@ -1582,7 +1582,7 @@ def bounty_wide_cells(rows: pl.DataFrame, *, floor: float = 0.02, context: tuple
     minus the distinct decisions with the partner in (the pair's ``n``, ``k``: one row per decision and partner), then shrunk by the cell's Beta prior
     (``pa``, ``pb``): r = (Dk - k + pa) / (Dn - n + pa + pb). ``False``: the former baseline, from the rows per
     (decision, other player still in): the player's rows in the cell less the pair's, (K - k), (N - n), scaled by
-    D / N back to decisions. There a decision with three others in weighs three times, and the decisions in which
+    Dn / N back to decisions. There a decision with three others in weighs three times, and the decisions in which
     the partner was in stay in it through the other players' rows: a partner present in most of the player's
     decisions (a gang's usual table) is most of the "without the partner" baseline, and the gang's own wide calls
     raise the rate they are held to. Kept reachable to measure the change (see

@@ -906,7 +906,7 @@ def test_wide_calls_baseline_counts_each_decision_once_without_the_partner():
         return t.filter((pl.col("player") == "a") & (pl.col("partner") == "b")).row(0, named=True)
 
     new, old = cell(True), cell(False)
-    assert (new["n"], new["k"], new["Dn"], new["Dk"], old["N"], old["K"], old["D"]) == (40, 16, 60, 17, 140, 49, 60)
+    assert (new["n"], new["k"], new["Dn"], new["Dk"], old["N"], old["K"], old["Dn"]) == (40, 16, 60, 17, 140, 49, 60)
     pa, pb = new["pa"], new["pb"]
     assert (pa, pb) == pytest.approx((old["pa"], old["pb"]), rel=1e-12) and 0.2 < pa / (pa + pb) < 0.35 and pa + pb < 10
     assert new["r"] == pytest.approx((1 + pa) / (20 + pa + pb), rel=1e-12)

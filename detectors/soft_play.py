@@ -385,7 +385,8 @@ class SoftPlayDetector(Detector):
             if self.stage_bb:
                 # the stage: 0 cash, then tournament decisions by effective stack, deepest first (1 deeper than every
                 # cut, up to len(stage_bb) + 1 at or under the smallest); an unknown stack counts as deep
-                eff = gp.with_stack_depth(con, self.dec_)["eff_bb"]
+                # (only the columns the stack depth reads: the two joins then copy five columns, not every one)
+                eff = gp.with_stack_depth(con, self.dec_.select("hand_id", "player", "opponent", "is_tournament", "bb"))["eff_bb"]
                 deep = pl.Series(np.sum([eff.fill_null(np.inf).to_numpy() <= c for c in self.stage_bb], axis=0))
                 self.dec_ = self.dec_.with_columns(
                     stage=pl.when(pl.col("tour")).then(1 + deep).otherwise(0).cast(pl.Int8))

@@ -84,33 +84,40 @@ WITH {part_tables} folds AS (
          AND a.action IN ('bet', 'raise') AND a.player <> d.player
     WHERE d.to_call > 0
     GROUP BY d.hand_id, d.seq
+), live AS (
+    -- every player dealt in, with the seq of their first fold (never folded: past every seq)
+    SELECT s.hand_id, s.player, coalesce(f.fold_seq, 2147483647) AS fold_seq
+    FROM seats s LEFT JOIN folds f ON f.hand_id = s.hand_id AND f.player = s.player
+    WHERE s.dealt_in
 ), opp AS (
     -- heads-up: the one other player still in the hand
-    SELECT d.hand_id, d.seq, any_value(s.player) AS opponent, count(*) AS n_opp
+    SELECT d.hand_id, d.seq, any_value(l.player) AS opponent, count(*) AS n_opp
     FROM dec d
-    JOIN seats s ON s.hand_id = d.hand_id AND s.dealt_in AND s.player <> d.player
-    LEFT JOIN folds f ON f.hand_id = s.hand_id AND f.player = s.player
-    WHERE d.n_active = 2 AND coalesce(f.fold_seq, 2147483647) > d.seq
+    JOIN live l ON l.hand_id = d.hand_id AND l.player <> d.player AND l.fold_seq > d.seq
+    WHERE d.n_active = 2
     GROUP BY d.hand_id, d.seq
 ), target AS (
-    SELECT d.hand_id, d.seq,
-           coalesce(g.aggressor, CASE WHEN o.n_opp = 1 THEN o.opponent END) AS opponent
+    -- each decision with its opponent ((hand_id, seq) is unique in actions: one row per decision)
+    SELECT d.*, coalesce(g.aggressor, CASE WHEN o.n_opp = 1 THEN o.opponent END) AS opponent
     FROM dec d
     LEFT JOIN aggressor g ON g.hand_id = d.hand_id AND g.seq = d.seq
     LEFT JOIN opp o ON o.hand_id = d.hand_id AND o.seq = d.seq
+), hole_codes AS MATERIALIZED (
+    -- the hole cards as codes once, for the player's and the opponent's join
+    {hole_codes}
 )
-SELECT d.hand_id, d.seq, d.street, d.player, t.opponent, d.action, d.n_active,
+SELECT d.hand_id, d.seq, d.street, d.player, d.opponent, d.action, d.n_active,
        CAST(d.amount AS DOUBLE) AS amount, CAST(d.to_call AS DOUBLE) AS to_call,
        CAST(d.pot_before AS DOUBLE) AS pot_before, d.is_all_in,
        h.is_tournament, h.tournament_id, h.table_name, h.started_at, h.game,
        CAST(coalesce(nullif(h.big_blind, 0), 1) AS DOUBLE) AS bb,
        {cards}
-FROM dec d
-JOIN target t ON t.hand_id = d.hand_id AND t.seq = d.seq AND t.opponent IS NOT NULL
+FROM target d
 JOIN hands h ON h.hand_id = d.hand_id
-LEFT JOIN {hole_codes} hp ON hp.hand_id = d.hand_id AND hp.player = d.player
-LEFT JOIN {hole_codes} ho ON ho.hand_id = d.hand_id AND ho.player = t.opponent
+LEFT JOIN hole_codes hp ON hp.hand_id = d.hand_id AND hp.player = d.player
+LEFT JOIN hole_codes ho ON ho.hand_id = d.hand_id AND ho.player = d.opponent
 LEFT JOIN {board_codes} b ON b.hand_id = d.hand_id
+WHERE d.opponent IS NOT NULL
 """
 
 
@@ -134,7 +141,7 @@ HU_DECISIONS_SQL = (
     .replace("{cards}", ", ".join([f"hp.codes[{i + 1}] AS {c}" for i, c in enumerate(HOLE_COLS)]
                                   + [f"ho.codes[{i + 1}] AS {c}" for i, c in enumerate(OPP_COLS)]
                                   + [f"b.codes[{i + 1}] AS {c}" for i, c in enumerate(BOARD_COLS)]))
-    .replace("{hole_codes}", f"(SELECT hand_id, player, {_card_codes_sql('cards')} AS codes FROM hole_cards)")
+    .replace("{hole_codes}", f"SELECT hand_id, player, {_card_codes_sql('cards')} AS codes FROM hole_cards")
     .replace("{board_codes}", f"(SELECT hand_id, {_card_codes_sql('cards')} AS codes FROM boards WHERE run = 1)")
 )
 _PART_TABLES = ("actions", "seats", "hands", "hole_cards", "boards")

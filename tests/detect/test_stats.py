@@ -421,3 +421,27 @@ def test_robust_own_baseline_counts_and_first_pass_once_per_selection(monkeypatc
     other = dec.with_columns(aggr=pl.col("aggr") & pl.col("hu").not_())  # all False: other counts, maybe the same id
     stats.robust_own_baseline(other, "aggr", where=where, side="less")
     assert len(passes) == n_before + 2
+
+
+def test_chernoff_tail_stopping_at_the_minimum_equals_the_full_grid():
+    """The tail stops each group once its convex exponent has risen and drops its rows; every group's minimum must be
+    the full 64-point grid's, bit for bit (groups of 1-60 indicators, rates 1e-4-0.99, observed sums from 0 to far
+    above the mean, so that minima fall at the start, inside and at the end of the grid)."""
+    rng = np.random.default_rng(11)
+    groups = 3000
+    sizes = rng.integers(1, 61, groups)
+    idx = np.repeat(np.arange(groups), sizes)
+    pi = rng.uniform(1e-4, 0.99, idx.size)
+    w = rng.exponential(1.0, idx.size)
+    mean = np.bincount(idx, weights=pi * w, minlength=groups)
+    s = mean * rng.choice([0.0, 0.5, 1.0, 1.5, 3.0, 10.0], groups)
+    got = stats._chernoff_tail(idx, pi, w, s, groups)
+    # the full grid, written out plainly
+    pic = np.clip(pi, 1e-300, 1.0)
+    l1, lp = np.log1p(-np.minimum(pic, 1 - 1e-15)), np.log(pic)
+    best = np.zeros(groups)
+    for theta in np.geomspace(1e-3, 50.0, 64):
+        k = np.bincount(idx, weights=np.logaddexp(l1, lp + theta * w), minlength=groups)
+        best = np.minimum(best, k - theta * s)
+    np.testing.assert_array_equal(got, np.exp(best))
+    assert (got < 1).sum() > groups // 3 and (got == 1).sum() > 0  # both kinds of group were exercised

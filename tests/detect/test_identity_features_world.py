@@ -227,3 +227,8 @@ class World:
 
 def at(minutes: float) -> dt.datetime:
     return T0 + dt.timedelta(minutes=minutes)
+
+
+def event_rows(det, tournament_id: str) -> dict:
+    """A fitted SeatHandoffDetector's candidate rows of one tournament, by account (its ``rows_``)."""
+    return {r["account"]: r for r in det.rows_ if r["tournament_id"] == tournament_id}

@@ -16,7 +16,7 @@ from __future__ import annotations
 import datetime as dt
 
 import pytest
-from test_identity_features_world import Style, World, at
+from test_identity_features_world import Style, World, at, event_rows
 
 from detectors.seat_handoff import SeatHandoffDetector
 
@@ -79,13 +79,9 @@ def runs(con):
     return out
 
 
-def _rows(d):
-    return {r["account"]: r for r in d.rows_ if r["tournament_id"] == "900"}
-
-
 def test_login_in_the_last_hands_second_is_inside_the_event(runs):
     d, _ = runs[1.0]
-    rows = _rows(d)
+    rows = event_rows(d, "900")
     assert not rows["t05"]["owner_device"] and rows["t05"]["two_places"]
     assert rows["t21"]["owner_device"] and not rows["t21"]["two_places"]  # 1.5 s: beyond the clock
     # the take-over of 901's last hand is a candidate (too short to test) and counts among the
@@ -93,7 +89,7 @@ def test_login_in_the_last_hands_second_is_inside_the_event(runs):
     c = d.cand_.filter((d.cand_["account"] == "t05") & (d.cand_["tournament_id"] == "901"))
     assert c.height == 1 and c["dev_own_sessions"][0] == 0 and c["dev_quick_takeovers"][0] == 2
     d0, _ = runs[0.0]
-    rows0 = _rows(d0)  # the recorded start read as exact: the helper's login "starts own play"
+    rows0 = event_rows(d0, "900")  # the recorded start read as exact: the helper's login "starts own play"
     assert rows0["t05"]["owner_device"] and not rows0["t05"]["two_places"]
     assert rows0["t21"]["owner_device"]
 
@@ -101,7 +97,7 @@ def test_login_in_the_last_hands_second_is_inside_the_event(runs):
 def test_helper_flagged_owner_not(runs):
     d, sigs = runs[1.0]
     assert sorted((s.accounts[0], s.tournaments[0]) for s in sigs if s.flagged) == [("t05", "900")]
-    r = _rows(d)["t05"]
+    r = event_rows(d, "900")["t05"]
     assert r["p_value"] <= d.handover_p and r["p_time"] > d.signal_p  # a weak shift: the structure decides
     _, sigs0 = runs[0.0]
     assert not [s for s in sigs0 if s.flagged]  # the rule before: the helper's machine taken for the owner's

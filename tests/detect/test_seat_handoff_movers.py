@@ -14,7 +14,7 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
-from test_identity_features_world import Style, World, at
+from test_identity_features_world import Style, World, at, event_rows
 
 from detectors.seat_handoff import SeatHandoffDetector, _device_time_many
 
@@ -71,7 +71,7 @@ def det(con):
 
 def test_phone_to_desktop_movers_are_candidates_but_not_flagged(det):
     d, sigs = det
-    rows = {r["account"]: r for r in d.rows_ if r["tournament_id"] == "900"}
+    rows = event_rows(d, "900")
     for n in MOVERS:  # the structure is there: a quick login from a never-used device and network
         r = rows[n]
         assert r["device_changed"] and r["new_net"] and r["since_logout"] <= d.quick_s
@@ -88,7 +88,7 @@ def test_helpers_taking_the_seat_the_same_way_are_found(det):
     d, sigs = det
     flagged = sorted((s.accounts[0], s.tournaments[0]) for s in sigs if s.flagged)
     assert flagged == [("m05", "900"), ("m06", "900")]
-    rows = {r["account"]: r for r in d.rows_ if r["tournament_id"] == "900"}
+    rows = event_rows(d, "900")
     for n in HELPED:  # another game, and a speed beyond what a device does
         assert rows[n]["p_style"] < d.signal_p and rows[n]["p_time_speed"] < 0.01
 

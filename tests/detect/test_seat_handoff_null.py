@@ -18,7 +18,7 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
-from test_identity_features_world import World, at
+from test_identity_features_world import World, at, event_rows
 
 from detectors.seat_handoff import SeatHandoffDetector
 
@@ -78,7 +78,7 @@ def runs(con):
         det = SeatHandoffDetector(**kw)
         out[k] = {s.accounts[0]: s for s in det.detect(con) if s.tournaments == ["903"]}
         if k == "new":
-            out["rows"] = {r["account"]: r for r in det.rows_ if r["tournament_id"] == "903"}
+            out["rows"] = event_rows(det, "903")
     return out
 
 

@@ -13,7 +13,7 @@ shift and flags none of them; with the structure, the helper alone is flagged.""
 from __future__ import annotations
 
 import pytest
-from test_identity_features_world import Style, World, at
+from test_identity_features_world import Style, World, at, event_rows
 
 from detectors.seat_handoff import SeatHandoffDetector
 
@@ -75,13 +75,9 @@ def runs(con):
     return out
 
 
-def _rows(d):
-    return {r["account"]: r for r in d.rows_ if r["tournament_id"] == "900"}
-
-
 def test_structure_columns(runs):
     d, _ = runs[True]
-    rows = _rows(d)
+    rows = event_rows(d, "900")
     r = rows["t05"]
     assert (r["prev_net"], r["net"]) == ("10.5.0.0/24", "77.5.1.0/24")
     assert (r["prev_net_accounts"], r["net_accounts"], r["prev_net_days"]) == (1, 1, 2)
@@ -102,7 +98,7 @@ def test_weak_shift_is_weak(runs):
     handover_p: only the structure tells them apart. The clean rule alone flags none of them
     (t05's and t20's style short of known_device_p; t21's laptop is its owner's)."""
     d, sigs = runs[False]
-    rows = _rows(d)
+    rows = event_rows(d, "900")
     for n in SPECIAL:
         assert rows[n]["p_style"] < d.signal_p and rows[n]["p_time"] > d.signal_p
         assert rows[n]["p_value"] <= d.handover_p

@@ -284,17 +284,10 @@ class BountyCollusionDetector(Detector):
         """Pairs with a joint all-in contest, outer-joined with pairs with enough decisions together (presence test)."""
         t = self.pairs_.filter(pl.col("joint") > 0) if not self.pairs_.is_empty() else self.pairs_
         pres = self.presence_.filter(pl.col("pres_n") >= self.min_decisions)
-        if pres.is_empty():
-            if t.is_empty():
-                return t
-            t = t.join(self.events_, on=["player", "opponent"], how="left").with_columns(
-                pl.col("events", "events_hands").fill_null(0))
-            return t.with_columns([pl.lit(None, pl.Float64).alias(c) for c in WIDE_COLS]
-                                  + [pl.lit([], pl.List(pl.Utf8)).alias("wc_hands")])
-        if t.is_empty():
-            t = pres
-        else:
-            t = t.join(pres, on=["player", "opponent"], how="full", coalesce=True)
+        if t.is_empty() and pres.is_empty():
+            return t
+        # one path whichever side is empty: the presence columns exist (null) where no pair has enough decisions
+        t = pres if t.is_empty() else t.join(pres, on=["player", "opponent"], how="full", coalesce=True)
         zeros = ["spots", "joint", "expected", "weak_joint", "weak_expected", "joint_postflop", "checked_down", "bounties_won"]
         lists = ["tournaments", "hands", "won_hands", "cd_hands", "pres_tournaments", "pres_hands"]
         t = t.with_columns(

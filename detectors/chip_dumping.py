@@ -1016,12 +1016,13 @@ class ChipDumpingDetector(Detector):
             obs, exp, k = float(row.get(f"{key}_obs") or 0), float(row.get(f"{key}_exp") or 0), int(row[f"{key}_n"])
             ev.append(Evidence(name=name.format(a=a, b=b), value=obs, baseline=exp, n=k, p_value=row.get(f"{key}_p"),
                                text=text.format(a=a, b=b, obs=int(obs), n=k, exp=exp), sql=sql))
+        no_own_baseline = row.get("pres_p") is None and float(row.get("own_n") or 0) < self.min_presence_own
         if row.get("pres_n"):
             pk, pn, pe = float(row.get("pres_k") or 0), float(row["pres_n"]), float(row.get("pres_e") or 0)
             bn, bk = float(row.get("base_n") or 0), float(row.get("base_k") or 0)
             own = float(row.get("own_n") or 0)
             untested = (f"; not tested: {a} made only {int(own)} such decisions without {b}, too few for a baseline of "
-                        f"{a}'s own" if row.get("pres_p") is None and own < self.min_presence_own else "")
+                        f"{a}'s own" if no_own_baseline else "")
             ev.append(Evidence(
                 name=f"{a} continues preflop facing a bet with {b} dealt in",
                 value=pk / pn, baseline=pe / pn, n=int(pn), p_value=row.get("pres_p"),
@@ -1040,10 +1041,12 @@ class ChipDumpingDetector(Detector):
         else:
             head = f"{a} -> {b}"
         summary = (
-            f"{head}: {a} gave {b} {vm:+.2f} bb per heads-up hand with the cards known "
-            f"(own baseline {m0:+.2f}) over {n} hands; "
+            f"{head}: "
+            + (f"{a} gave {b} {vm:+.2f} bb per heads-up hand with the cards known (own baseline {m0:+.2f}) over {n} hands; "
+               if n else "")
             + (f"called/raised {int(row.get('pres_k') or 0)} of {int(row['pres_n'])} preflop bets with {b} dealt in "
-               f"(own rate without {b} predicts {row.get('pres_e') or 0:.1f}); " if row.get("pres_n") else "")
+               + (f"(no baseline of {a}'s own without {b}: not tested); " if no_own_baseline else
+                  f"(own rate without {b} predicts {row.get('pres_e') or 0:.1f}); ") if row.get("pres_n") else "")
             + f"net {row.get('net_flow_bb') or 0:.0f} bb moved; q = {row.get('q_value') or 1:.2g}"
         )
         return Signal(

@@ -660,6 +660,39 @@ def with_stack_depth(con: duckdb.DuckDBPyConnection, dec: pl.DataFrame) -> pl.Da
     ).drop("stack", "_ostack")
 
 
+def name_codes(*cols: pl.Series, ordered: bool = True) -> pl.Series:
+    """The distinct values of ``cols`` (player names, hand ids), sorted: a value's integer key is its position.
+
+    Group-bys and joins on these keys run on integers rather than text, and the keys sort and compare as the names
+    do (order-preserving: the smaller name has the smaller key), so ``min``/``max``/sorts over keys give the rows the
+    names would. ``ordered=False``: in order of first appearance (cheaper; for keys that are only joined on).
+    Encode columns with :func:`encode`, decode keys with ``codes.gather(keys)``.
+    """
+    v = pl.concat([c.cast(pl.Utf8).rename("v") for c in cols]).drop_nulls()
+    return v.unique().sort() if ordered else v.unique(maintain_order=True)
+
+
+def encode(df: pl.DataFrame, cols: list[str], codes: pl.Series) -> pl.DataFrame:
+    """``df`` with its text columns ``cols`` replaced in place by their UInt32 positions in ``codes``
+    (:func:`name_codes`; null where a value is not in it), by a left join that keeps the rows' order."""
+    keys = codes.to_frame("_v").with_row_index("_k")
+    for c in cols:
+        df = df.join(keys, left_on=c, right_on="_v", how="left", maintain_order="left").with_columns(
+            pl.col("_k").alias(c)).drop("_k")
+    return df
+
+
+def dealt_in_keys(con: duckdb.DuckDBPyConnection, players: pl.Series, hands: pl.Series
+                  ) -> tuple[pl.DataFrame, pl.Series, pl.Series]:
+    """Every dealt-in seat as integer keys (``hand_id``, ``player``: UInt32 positions in the two :func:`name_codes`),
+    with those codes: (seats, player codes, hand codes). The codes cover the seats' and the given ``players`` and
+    ``hands`` (a frame's own keys), so a frame encoded with them joins the seats on integers."""
+    seats = con.sql("SELECT hand_id, player FROM seats WHERE dealt_in").pl()
+    pcodes = name_codes(seats["player"], players)
+    hcodes = name_codes(seats["hand_id"], hands, ordered=False)
+    return encode(encode(seats, ["hand_id"], hcodes), ["player"], pcodes), pcodes, hcodes
+
+
 def hands_together(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
     """Ordered pairs (player, opponent) with the number of hands both were dealt into."""
     return con.sql(

@@ -724,12 +724,16 @@ def chip_flow(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
     ).pl()
 
 
-def pair_features(con: duckdb.DuckDBPyConnection, dec: pl.DataFrame | None = None, **kw) -> pl.DataFrame:
+def pair_features(con: duckdb.DuckDBPyConnection, dec: pl.DataFrame | None = None, *, baseline: bool = True,
+                  **kw) -> pl.DataFrame:
     """One row per ordered pair that met heads-up: counts, aggression, folds, value and chip flow.
 
     Columns: player, opponent, hands_together, hu_hands, hu_decisions, aggr/
     fold/junk-commit observed, expected (own baseline) and p-values,
     value_given_bb (card-aware), flow_bb (chips lost to the opponent).
+    ``baseline=False``: without the aggr/fold/junk columns (:func:`own_baseline_columns` adds them): the
+    detectors read their robust versions instead (:func:`detectors.stats.replace_baseline_tests`), and on a
+    million hands these three tests are a third of this function's time.
     """
     if dec is None:
         dec = hu_decisions(con, **kw)
@@ -755,10 +759,21 @@ def pair_features(con: duckdb.DuckDBPyConnection, dec: pl.DataFrame | None = Non
     base = base.join(per_hand, on=["player", "opponent"], how="left").with_columns(
         pl.col("value_given_bb", "value_w", "value_sq").fill_null(0.0), pl.col("value_n").fill_null(0)
     )
+    out = base.join(hands_together(con), on=["player", "opponent"], how="left")
+    out = out.join(chip_flow(con).select("player", "opponent", "flow_bb"), on=["player", "opponent"], how="left")
+    out = out.with_columns(pl.col("flow_bb").fill_null(0.0), pl.col("hands_together").fill_null(0))
+    return own_baseline_columns(out, dec) if baseline else out
+
+
+def own_baseline_columns(pf: pl.DataFrame, dec: pl.DataFrame) -> pl.DataFrame:
+    """``pf`` (:func:`pair_features` with ``baseline=False``) with the own-baseline tests of :func:`own_baseline`
+    on ``dec``: ``aggr`` (bet or raise, fewer than expected), ``fold`` (facing a bet, more) and ``junk`` (putting
+    chips in with the weakest hands, more), each ``_n``, ``_obs``, ``_exp``, ``_p``, placed before
+    ``hands_together`` and ``flow_bb`` (the columns of the published ``pair_features`` table, in its order)."""
     aggr = own_baseline(dec, "aggr", side="less")
     fold = own_baseline(dec, "fold", where=pl.col("facing"), side="greater")
     junk = own_baseline(dec, "commit", where=pl.col("sbin") <= 0, side="greater")
-    out = base
+    out = pf
     for name, t in (("aggr", aggr), ("fold", fold), ("junk", junk)):
         out = out.join(
             t.select(
@@ -772,9 +787,8 @@ def pair_features(con: duckdb.DuckDBPyConnection, dec: pl.DataFrame | None = Non
             on=["player", "opponent"],
             how="left",
         )
-    out = out.join(hands_together(con), on=["player", "opponent"], how="left")
-    out = out.join(chip_flow(con).select("player", "opponent", "flow_bb"), on=["player", "opponent"], how="left")
-    return out.with_columns(pl.col("flow_bb").fill_null(0.0), pl.col("hands_together").fill_null(0))
+    last = ["hands_together", "flow_bb"]
+    return out.select([c for c in out.columns if c not in last] + last)
 
 
 # ------------------------------------------------------------------ shared cache and SQL for evidence
@@ -795,17 +809,20 @@ def _fingerprint(con: duckdb.DuckDBPyConnection) -> tuple:
 def cached_pair_features(
     con: duckdb.DuckDBPyConnection, *, samples: int = 16, random_state: int = 0
 ) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """(hu_decisions, pair_features) for this warehouse state, computed once per process.
+    """(hu_decisions, pair_features without the own-baseline columns) for this warehouse state, computed once per
+    process.
 
     The three gameplay detectors share them; the key is the connection and a
     fingerprint of the warehouse (row counts, last hand), so a changed
-    warehouse is recomputed.
+    warehouse is recomputed. The published table adds the own-baseline
+    columns (:func:`own_baseline_columns`); the detectors test their robust
+    versions (:func:`detectors.stats.replace_baseline_tests`).
     """
     key = (*_fingerprint(con), samples, random_state)
     if key not in _CACHE:
         _CACHE.clear()
         dec = hu_decisions(con, samples=samples, random_state=random_state)
-        _CACHE[key] = (dec, pair_features(con, dec))
+        _CACHE[key] = (dec, pair_features(con, dec, baseline=False))
     return _CACHE[key]
 
 

@@ -744,7 +744,7 @@ class ChipDumpingDetector(Detector):
                          .partition_by("player", as_dict=True).items()} if not self.pdec_.is_empty() else {}
         dealt = con.sql("SELECT player, hand_id FROM seats WHERE dealt_in").pl()
         self.dealt_by_ = {k[0]: v.select("hand_id") for k, v in dealt.partition_by("player", as_dict=True).items()}
-        self.flow_ = gp.chip_flow(con)
+        self.flow_ = gp.cached_chip_flow(con)
         # the chips that moved in the hands where the giver's play deviates (the count tests' spots), for the gate
         self.devflow_ = deviation_flow(con, self.dec_, late_fold_min_strength=self.late_fold_min_strength)
         if self.partners_by_combined and not self.presence_.is_empty():

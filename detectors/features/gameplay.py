@@ -760,7 +760,7 @@ def pair_features(con: duckdb.DuckDBPyConnection, dec: pl.DataFrame | None = Non
         pl.col("value_given_bb", "value_w", "value_sq").fill_null(0.0), pl.col("value_n").fill_null(0)
     )
     out = base.join(hands_together(con), on=["player", "opponent"], how="left")
-    out = out.join(chip_flow(con).select("player", "opponent", "flow_bb"), on=["player", "opponent"], how="left")
+    out = out.join(cached_chip_flow(con).select("player", "opponent", "flow_bb"), on=["player", "opponent"], how="left")
     out = out.with_columns(pl.col("flow_bb").fill_null(0.0), pl.col("hands_together").fill_null(0))
     return own_baseline_columns(out, dec) if baseline else out
 
@@ -824,6 +824,19 @@ def cached_pair_features(
         dec = hu_decisions(con, samples=samples, random_state=random_state)
         _CACHE[key] = (dec, pair_features(con, dec, baseline=False))
     return _CACHE[key]
+
+
+_FLOW: dict[tuple, pl.DataFrame] = {}
+
+
+def cached_chip_flow(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
+    """:func:`chip_flow` for this warehouse state (the key of :func:`cached_pair_features`), computed once per
+    process: the pair features and chip dumping both read it."""
+    key = _fingerprint(con)
+    if key not in _FLOW:
+        _FLOW.clear()
+        _FLOW[key] = chip_flow(con)
+    return _FLOW[key]
 
 
 # one index per decisions frame (the detectors explain hundreds of signals from the same frame):

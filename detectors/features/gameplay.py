@@ -946,11 +946,13 @@ WITH ko AS (
     SELECT a.hand_id, a.player AS target, min(a.seq) AS s_c
     FROM actions a JOIN ko USING (hand_id) WHERE a.is_all_in GROUP BY ALL
 ), folds AS (
-    SELECT hand_id, player, min(seq) AS fold_seq FROM actions WHERE action = 'fold' GROUP BY ALL
+    -- (only the hands with an all-in target are read: the rest would be grouped and never joined)
+    SELECT hand_id, player, min(seq) AS fold_seq FROM actions SEMI JOIN allin USING (hand_id)
+    WHERE action = 'fold' GROUP BY ALL
 ), vol AS (
     SELECT hand_id, player, bool_or(action IN ('call', 'bet', 'raise')) AS vol,
            min(seq) FILTER (WHERE action IN ('call', 'bet', 'raise')) AS first_vol
-    FROM actions GROUP BY ALL
+    FROM actions SEMI JOIN allin USING (hand_id) GROUP BY ALL
 ), post AS (
     SELECT ai.hand_id, ai.target, a.player, count(*) AS post_bets
     FROM allin ai JOIN actions a ON a.hand_id = ai.hand_id AND a.seq > ai.s_c
@@ -1103,7 +1105,9 @@ BOUNTY_PRESENCE_SQL = """
 WITH ko AS (
     SELECT DISTINCT hand_id FROM seats WHERE bounty IS NOT NULL AND bounty > 0
 ), folds AS (
-    SELECT hand_id, player, min(seq) AS fold_seq FROM actions WHERE action = 'fold' GROUP BY ALL
+    -- (only the knockout hands are read: the rest would be grouped and never joined)
+    SELECT hand_id, player, min(seq) AS fold_seq FROM actions SEMI JOIN ko USING (hand_id)
+    WHERE action = 'fold' GROUP BY ALL
 ), targets AS (
     SELECT s.hand_id, s.player AS target, coalesce(f.fold_seq, 2147483647) AS t_fold
     FROM seats s JOIN ko USING (hand_id) JOIN hands h USING (hand_id)
@@ -1112,7 +1116,7 @@ WITH ko AS (
 ), dec AS (
     SELECT a.hand_id, h.tournament_id, a.seq, a.player, a.action <> 'fold' AS cont,
            a.to_call::DOUBLE / coalesce(nullif(h.big_blind, 0), 1)::DOUBLE AS to_call_bb, h.game, ps.position
-    FROM actions a JOIN ko USING (hand_id) JOIN hands h USING (hand_id)
+    FROM actions a SEMI JOIN ko USING (hand_id) JOIN hands h USING (hand_id)
     LEFT JOIN seats ps ON ps.hand_id = a.hand_id AND ps.player = a.player
     WHERE a.street = 'preflop' AND a.action IN ('fold', 'call', 'raise') AND a.to_call > 0
 ), live AS (

@@ -181,15 +181,19 @@ from detectors.features import gameplay as gp
 
 PRESENCE_SQL = """
 -- every preflop decision facing a bet (fold / call / raise), with the decider's stack, price and hole cards
-SELECT a.hand_id, a.seq, a.player, a.action <> 'fold' AS cont, h.tournament_id, h.game,
-       a.to_call::DOUBLE / coalesce(nullif(h.big_blind, 0), 1)::DOUBLE AS to_call_bb,
-       s.stack_start::DOUBLE / coalesce(nullif(h.big_blind, 0), 1)::DOUBLE AS stack_bb,
-       h.is_tournament AS tour, h.n_players, hc.cards AS hole,
-       concat_ws(' ', h.game, h.limit_type, CASE WHEN h.hi_lo THEN 'hi-lo' END) AS variant
-FROM actions a JOIN hands h USING (hand_id)
-JOIN seats s ON s.hand_id = a.hand_id AND s.player = a.player
-LEFT JOIN hole_cards hc ON hc.hand_id = a.hand_id AND hc.player = a.player
-WHERE a.street = 'preflop' AND a.action IN ('fold', 'call', 'raise') AND a.to_call > 0
+-- (read by hand ranges: gameplay.by_hand_ranges)
+WITH {part_tables} pre AS (
+    SELECT a.hand_id, a.seq, a.player, a.action <> 'fold' AS cont, h.tournament_id, h.game,
+           a.to_call::DOUBLE / coalesce(nullif(h.big_blind, 0), 1)::DOUBLE AS to_call_bb,
+           s.stack_start::DOUBLE / coalesce(nullif(h.big_blind, 0), 1)::DOUBLE AS stack_bb,
+           h.is_tournament AS tour, h.n_players, hc.cards AS hole,
+           concat_ws(' ', h.game, h.limit_type, CASE WHEN h.hi_lo THEN 'hi-lo' END) AS variant
+    FROM actions a JOIN hands h USING (hand_id)
+    JOIN seats s ON s.hand_id = a.hand_id AND s.player = a.player
+    LEFT JOIN hole_cards hc ON hc.hand_id = a.hand_id AND hc.player = a.player
+    WHERE a.street = 'preflop' AND a.action IN ('fold', 'call', 'raise') AND a.to_call > 0
+)
+SELECT * FROM pre
 """
 
 # Reproduces the raw presence counts: $player's preflop continuations facing a bet with $opponent dealt in, and without
@@ -243,7 +247,7 @@ def preflop_decisions(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
     precision on the tuning populations). ``cont``: called or raised rather
     than folded.
     """
-    df = con.sql(PRESENCE_SQL).pl()
+    df = gp.by_hand_ranges(con, PRESENCE_SQL)
     if df.is_empty():
         return df.drop("hole").with_columns(pl.lit(None, pl.Int8).alias("sbin"), pl.lit(None, pl.Int8).alias("cbin"),
                                             pl.lit(None, pl.Boolean).alias("short"), pl.lit(None, pl.Int8).alias("nbin"))

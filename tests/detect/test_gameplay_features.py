@@ -114,6 +114,17 @@ def test_decisions_read_in_hand_id_ranges_equal_one_query(planted_world):
     assert parts.equals(whole)
 
 
+def test_preflop_decisions_read_in_hand_id_ranges_equal_one_query(planted_world):
+    """by_hand_ranges on chip dumping's preflop decisions: the same rows as the query made whole."""
+    from detectors import chip_dumping as cd
+
+    con = planted_world.con
+    whole = gp.by_hand_ranges(con, cd.PRESENCE_SQL, hands_per_query=10**9)
+    parts = gp.by_hand_ranges(con, cd.PRESENCE_SQL, hands_per_query=700)
+    assert len(whole) > 1000 and parts.schema == whole.schema
+    assert parts.sort("hand_id", "seq").equals(whole.sort("hand_id", "seq"))
+
+
 def test_with_bet_faced_counts_the_blinds_as_nobodys_bet():
     """Preflop, chips to call before the first raise are the blinds (an open or a limp answers nobody's bet);
     after the first raise and on every later street, chips to call are someone's bet. The last preflop raiser

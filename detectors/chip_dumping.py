@@ -181,15 +181,19 @@ from detectors.features import gameplay as gp
 
 PRESENCE_SQL = """
 -- every preflop decision facing a bet (fold / call / raise), with the decider's stack, price and hole cards
-SELECT a.hand_id, a.seq, a.player, a.action <> 'fold' AS cont, h.tournament_id, h.game,
-       a.to_call::DOUBLE / coalesce(nullif(h.big_blind, 0), 1)::DOUBLE AS to_call_bb,
-       s.stack_start::DOUBLE / coalesce(nullif(h.big_blind, 0), 1)::DOUBLE AS stack_bb,
-       h.is_tournament AS tour, h.n_players, hc.cards AS hole,
-       concat_ws(' ', h.game, h.limit_type, CASE WHEN h.hi_lo THEN 'hi-lo' END) AS variant
-FROM actions a JOIN hands h USING (hand_id)
-JOIN seats s ON s.hand_id = a.hand_id AND s.player = a.player
-LEFT JOIN hole_cards hc ON hc.hand_id = a.hand_id AND hc.player = a.player
-WHERE a.street = 'preflop' AND a.action IN ('fold', 'call', 'raise') AND a.to_call > 0
+-- (read by hand ranges: gameplay.by_hand_ranges)
+WITH {part_tables} pre AS (
+    SELECT a.hand_id, a.seq, a.player, a.action <> 'fold' AS cont, h.tournament_id, h.game,
+           a.to_call::DOUBLE / coalesce(nullif(h.big_blind, 0), 1)::DOUBLE AS to_call_bb,
+           s.stack_start::DOUBLE / coalesce(nullif(h.big_blind, 0), 1)::DOUBLE AS stack_bb,
+           h.is_tournament AS tour, h.n_players, hc.cards AS hole,
+           concat_ws(' ', h.game, h.limit_type, CASE WHEN h.hi_lo THEN 'hi-lo' END) AS variant
+    FROM actions a JOIN hands h USING (hand_id)
+    JOIN seats s ON s.hand_id = a.hand_id AND s.player = a.player
+    LEFT JOIN hole_cards hc ON hc.hand_id = a.hand_id AND hc.player = a.player
+    WHERE a.street = 'preflop' AND a.action IN ('fold', 'call', 'raise') AND a.to_call > 0
+)
+SELECT * FROM pre
 """
 
 # Reproduces the raw presence counts: $player's preflop continuations facing a bet with $opponent dealt in, and without
@@ -243,7 +247,7 @@ def preflop_decisions(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
     precision on the tuning populations). ``cont``: called or raised rather
     than folded.
     """
-    df = con.sql(PRESENCE_SQL).pl()
+    df = gp.by_hand_ranges(con, PRESENCE_SQL)
     if df.is_empty():
         return df.drop("hole").with_columns(pl.lit(None, pl.Int8).alias("sbin"), pl.lit(None, pl.Int8).alias("cbin"),
                                             pl.lit(None, pl.Boolean).alias("short"), pl.lit(None, pl.Int8).alias("nbin"))
@@ -303,7 +307,10 @@ def _presence_sql(bins: list[str], tag: str, part: str) -> str:
     """The presence score test, counted and summed inside DuckDB: one row per ordered pair comes back.
 
     ``_pd_<tag>``: the decisions (did, hand_id, player, y, bins, part),
-    registered by :func:`presence_tests`; only the players of partition
+    registered by :func:`presence_tests` with integer keys for hands and
+    players, as are ``_seat_<tag>`` (every dealt-in seat: hand_id, player;
+    :func:`detectors.features.gameplay.dealt_in_keys`) and the other frames, so
+    every join and group-by runs on integers; only the players of partition
     ``$part`` are read (the test is per player, so the partitions are exact
     and the join of decisions with the other players dealt in is never held
     whole). ``_me_<tag>``: the player's decisions per bin (tn, tk; DuckDB's names are case-blind);
@@ -321,7 +328,7 @@ def _presence_sql(bins: list[str], tag: str, part: str) -> str:
     cb = ", ".join(f"c.{x}" for x in bins)
     bb = ", ".join(bins)
     same = " AND ".join(f"t.{x} = c.{x}" for x in bins)
-    seat = "JOIN seats s ON s.hand_id = d.hand_id AND s.dealt_in AND s.player <> d.player"
+    seat = f"JOIN _seat_{tag} s ON s.hand_id = d.hand_id AND s.player <> d.player"
     score = _PRESENCE_SCORE_SQL.format(tag=tag, bb=bb)
     if part == "first":
         return f"""WITH c0 AS (
@@ -461,6 +468,19 @@ def presence_tests(con: duckdb.DuckDBPyConnection, dec: pl.DataFrame, *, alpha: 
         we=(pl.col("tn") * pl.col("pa") / (pl.col("pa") + pl.col("pb"))).sum())
     tag = f"{os.getpid()}_{id(d)}"
     out_cols = ["player", "partner", "pres_n", "pres_k", "pres_e", "u", "v", "base_n", "base_k", "own_n"]
+    key = (con, alpha, min_n, min_own, decisions_per_part, offset_a)
+    prev = state if state is not None and state.get("dec") is dec and state.get("key") == key else None
+    # DuckDB sees hands and players as integer keys (joins and group-bys on text cost twice as long); the rows that
+    # come back are decoded to names, so everything here in Polars keeps the names. Encoded once per ``state``.
+    if prev is not None and "keys" in prev:
+        seats, pcodes, pd_keyed = prev["keys"]
+    else:
+        seats, pcodes, hcodes = gp.dealt_in_keys(con, d["player"], d["hand_id"])
+        pd_keyed = gp.encode(gp.encode(d.select("did", "hand_id", "player", "y", *bins, "part"), ["player"], pcodes),
+                             ["hand_id"], hcodes)
+
+    def keyed(frame: pl.DataFrame, cols: list[str]) -> pl.DataFrame:
+        return gp.encode(frame, cols, pcodes)
 
     def run(part: str) -> pl.DataFrame:
         # offset_a None: no offset (use_off 0; any positive smoothing keeps the unused rate finite)
@@ -470,23 +490,24 @@ def presence_tests(con: duckdb.DuckDBPyConnection, dec: pl.DataFrame, *, alpha: 
         got = [g for g in got if not g.is_empty()]
         if not got:
             return pl.DataFrame(schema={c: (pl.Utf8 if c in ("player", "partner") else pl.Float64) for c in out_cols})
-        rows = _presence_p(pl.concat(got).select(out_cols).cast({c: pl.Float64 for c in out_cols[2:]}))
+        g = pl.concat(got)
+        g = g.with_columns(pcodes.gather(g["player"]).alias("player"), pcodes.gather(g["partner"]).alias("partner"))
+        rows = _presence_p(g.select(out_cols).cast({c: pl.Float64 for c in out_cols[2:]}))
         # no own baseline, no test: the population's rate cannot stand in for the player's style
         return rows.with_columns(pres_p=pl.when(pl.col("own_n") >= min_own).then("pres_p"))
 
-    names = [f"_pd_{tag}", f"_me_{tag}", f"_pri_{tag}", f"_off_{tag}"]
-    con.register(names[0], d.select("did", "hand_id", "player", "y", *bins, "part"))
-    con.register(names[1], me)
+    names = [f"_pd_{tag}", f"_me_{tag}", f"_pri_{tag}", f"_off_{tag}", f"_seat_{tag}"]
+    con.register(names[0], pd_keyed)
+    con.register(names[1], keyed(me, ["player"]))
     con.register(names[2], pri)
-    con.register(names[3], off)
-    key = (con, alpha, min_n, min_own, decisions_per_part, offset_a)
-    prev = state if state is not None and state.get("dec") is dec and state.get("key") == key else None
+    con.register(names[3], keyed(off, ["player"]))
+    con.register(names[4], seats)
     try:
         # independent filtering: pairs with at least min_n decisions together (blind to the outcome)
         first = prev["first"] if prev is not None else run("first")
         if state is not None and prev is None:
             state.clear()
-            state.update(dec=dec, key=key, first=first)
+            state.update(dec=dec, key=key, first=first, keys=(seats, pcodes, pd_keyed))
         if first.is_empty():
             return pl.DataFrame(schema=cols)
         s_set = _ranked_partners(first, alpha, partners)
@@ -508,8 +529,8 @@ def presence_tests(con: duckdb.DuckDBPyConnection, dec: pl.DataFrame, *, alpha: 
         # second pass: the pairs of the players S touches, each partner judged without the stronger members of S
         pp = first.join(touched, on="player", how="semi").select("player", "partner")
         names += [f"_ps_{tag}", f"_pp_{tag}"]
-        con.register(names[4], s_set)
-        con.register(names[5], pp)
+        con.register(names[5], keyed(s_set, ["player", "partner"]))
+        con.register(names[6], keyed(pp, ["player", "partner"]))
         second = run("second")
     finally:
         for nm in names:
@@ -727,7 +748,7 @@ class ChipDumpingDetector(Detector):
                          .partition_by("player", as_dict=True).items()} if not self.pdec_.is_empty() else {}
         dealt = con.sql("SELECT player, hand_id FROM seats WHERE dealt_in").pl()
         self.dealt_by_ = {k[0]: v.select("hand_id") for k, v in dealt.partition_by("player", as_dict=True).items()}
-        self.flow_ = gp.chip_flow(con)
+        self.flow_ = gp.cached_chip_flow(con)
         # the chips that moved in the hands where the giver's play deviates (the count tests' spots), for the gate
         self.devflow_ = deviation_flow(con, self.dec_, late_fold_min_strength=self.late_fold_min_strength)
         if self.partners_by_combined and not self.presence_.is_empty():

@@ -160,7 +160,30 @@ def _partitioned(sql: str) -> str:
         f"_p_{t} AS (SELECT * FROM {t} WHERE hand_id >= $lo AND hand_id < $hi), " for t in _PART_TABLES))
 
 
-HU_DECISIONS_PART_SQL = _partitioned(HU_DECISIONS_SQL)
+def by_hand_ranges(con: duckdb.DuckDBPyConnection, sql: str, *, hands_per_query: int = 250_000) -> pl.DataFrame:
+    """The rows of ``sql`` read in parts of about ``hands_per_query`` hands each (:func:`_partitioned`), concatenated
+    (in no particular order, as the whole query's).
+
+    ``sql`` starts ``WITH {part_tables}`` and each of its rows depends on the rows of one hand only (the parts are
+    then exact). Caps DuckDB's join memory on large warehouses, and its joins on text keys run faster on a share of
+    the hands (smaller hash tables; on the million-hand replica chip dumping's preflop decisions took 2.4-3.1 s in
+    four parts against 3.2-4.1 s whole). One part (small warehouses): the query as it is.
+    """
+    n_hands = con.execute("SELECT count(*) FROM hands").fetchall()[0][0]
+    parts = max(1, -(-n_hands // hands_per_query))
+    if parts == 1:
+        return con.sql(sql.replace("{part_tables}", "")).pl()
+    cuts = con.execute("SELECT quantile_disc(hand_id, $q) FROM hands",
+                       {"q": [i / parts for i in range(1, parts)]}).fetchall()[0][0]
+    # '' sorts before every id; the last range ends above the largest id
+    top = con.execute("SELECT max(hand_id) || chr(1114111) FROM hands").fetchall()[0][0]
+    bounds = ["", *cuts, top]
+    part_sql = _partitioned(sql)
+    return pl.concat([con.sql(part_sql, params={"lo": lo, "hi": hi}).pl()
+                      for lo, hi in zip(bounds, bounds[1:]) if lo < hi])
+
+
+HU_DECISIONS_PARTS_SQL = HU_DECISIONS_SQL  # for by_hand_ranges
 HU_DECISIONS_SQL = HU_DECISIONS_SQL.replace("{part_tables}", "")
 CARD_COLS = HOLE_COLS + OPP_COLS + BOARD_COLS
 
@@ -463,20 +486,9 @@ def hu_decisions(
     """Every heads-up voluntary decision with its opponent, cards, strength, equity and value given.
 
     The decisions are read in parts of about ``hands_per_query`` hands each
-    (:func:`_partitioned`), which caps DuckDB's join memory on large warehouses.
+    (:func:`by_hand_ranges`), which caps DuckDB's join memory on large warehouses.
     """
-    n_hands = con.execute("SELECT count(*) FROM hands").fetchall()[0][0]
-    parts = max(1, -(-n_hands // hands_per_query))
-    if parts == 1:
-        df = con.sql(HU_DECISIONS_SQL).pl()
-    else:
-        cuts = con.execute("SELECT quantile_disc(hand_id, $q) FROM hands",
-                           {"q": [i / parts for i in range(1, parts)]}).fetchall()[0][0]
-        # '' sorts before every id; the last range ends above the largest id
-        top = con.execute("SELECT max(hand_id) || chr(1114111) FROM hands").fetchall()[0][0]
-        bounds = ["", *cuts, top]
-        df = pl.concat([con.sql(HU_DECISIONS_PART_SQL, params={"lo": lo, "hi": hi}).pl()
-                        for lo, hi in zip(bounds, bounds[1:]) if lo < hi])
+    df = by_hand_ranges(con, HU_DECISIONS_PARTS_SQL, hands_per_query=hands_per_query)
     if df.is_empty():
         return df.drop(CARD_COLS).with_columns(
             pl.lit(None, pl.Float64).alias("strength"),
@@ -660,6 +672,39 @@ def with_stack_depth(con: duckdb.DuckDBPyConnection, dec: pl.DataFrame) -> pl.Da
     ).drop("stack", "_ostack")
 
 
+def name_codes(*cols: pl.Series, ordered: bool = True) -> pl.Series:
+    """The distinct values of ``cols`` (player names, hand ids), sorted: a value's integer key is its position.
+
+    Group-bys and joins on these keys run on integers rather than text, and the keys sort and compare as the names
+    do (order-preserving: the smaller name has the smaller key), so ``min``/``max``/sorts over keys give the rows the
+    names would. ``ordered=False``: in order of first appearance (cheaper; for keys that are only joined on).
+    Encode columns with :func:`encode`, decode keys with ``codes.gather(keys)``.
+    """
+    v = pl.concat([c.cast(pl.Utf8).rename("v") for c in cols]).drop_nulls()
+    return v.unique().sort() if ordered else v.unique(maintain_order=True)
+
+
+def encode(df: pl.DataFrame, cols: list[str], codes: pl.Series) -> pl.DataFrame:
+    """``df`` with its text columns ``cols`` replaced in place by their UInt32 positions in ``codes``
+    (:func:`name_codes`; null where a value is not in it), by a left join that keeps the rows' order."""
+    keys = codes.to_frame("_v").with_row_index("_k")
+    for c in cols:
+        df = df.join(keys, left_on=c, right_on="_v", how="left", maintain_order="left").with_columns(
+            pl.col("_k").alias(c)).drop("_k")
+    return df
+
+
+def dealt_in_keys(con: duckdb.DuckDBPyConnection, players: pl.Series, hands: pl.Series
+                  ) -> tuple[pl.DataFrame, pl.Series, pl.Series]:
+    """Every dealt-in seat as integer keys (``hand_id``, ``player``: UInt32 positions in the two :func:`name_codes`),
+    with those codes: (seats, player codes, hand codes). The codes cover the seats' and the given ``players`` and
+    ``hands`` (a frame's own keys), so a frame encoded with them joins the seats on integers."""
+    seats = con.sql("SELECT hand_id, player FROM seats WHERE dealt_in").pl()
+    pcodes = name_codes(seats["player"], players)
+    hcodes = name_codes(seats["hand_id"], hands, ordered=False)
+    return encode(encode(seats, ["hand_id"], hcodes), ["player"], pcodes), pcodes, hcodes
+
+
 def hands_together(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
     """Ordered pairs (player, opponent) with the number of hands both were dealt into."""
     return con.sql(
@@ -691,12 +736,16 @@ def chip_flow(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
     ).pl()
 
 
-def pair_features(con: duckdb.DuckDBPyConnection, dec: pl.DataFrame | None = None, **kw) -> pl.DataFrame:
+def pair_features(con: duckdb.DuckDBPyConnection, dec: pl.DataFrame | None = None, *, baseline: bool = True,
+                  **kw) -> pl.DataFrame:
     """One row per ordered pair that met heads-up: counts, aggression, folds, value and chip flow.
 
     Columns: player, opponent, hands_together, hu_hands, hu_decisions, aggr/
     fold/junk-commit observed, expected (own baseline) and p-values,
     value_given_bb (card-aware), flow_bb (chips lost to the opponent).
+    ``baseline=False``: without the aggr/fold/junk columns (:func:`own_baseline_columns` adds them): the
+    detectors read their robust versions instead (:func:`detectors.stats.replace_baseline_tests`), and on a
+    million hands these three tests are a third of this function's time.
     """
     if dec is None:
         dec = hu_decisions(con, **kw)
@@ -722,10 +771,21 @@ def pair_features(con: duckdb.DuckDBPyConnection, dec: pl.DataFrame | None = Non
     base = base.join(per_hand, on=["player", "opponent"], how="left").with_columns(
         pl.col("value_given_bb", "value_w", "value_sq").fill_null(0.0), pl.col("value_n").fill_null(0)
     )
+    out = base.join(hands_together(con), on=["player", "opponent"], how="left")
+    out = out.join(cached_chip_flow(con).select("player", "opponent", "flow_bb"), on=["player", "opponent"], how="left")
+    out = out.with_columns(pl.col("flow_bb").fill_null(0.0), pl.col("hands_together").fill_null(0))
+    return own_baseline_columns(out, dec) if baseline else out
+
+
+def own_baseline_columns(pf: pl.DataFrame, dec: pl.DataFrame) -> pl.DataFrame:
+    """``pf`` (:func:`pair_features` with ``baseline=False``) with the own-baseline tests of :func:`own_baseline`
+    on ``dec``: ``aggr`` (bet or raise, fewer than expected), ``fold`` (facing a bet, more) and ``junk`` (putting
+    chips in with the weakest hands, more), each ``_n``, ``_obs``, ``_exp``, ``_p``, placed before
+    ``hands_together`` and ``flow_bb`` (the columns of the published ``pair_features`` table, in its order)."""
     aggr = own_baseline(dec, "aggr", side="less")
     fold = own_baseline(dec, "fold", where=pl.col("facing"), side="greater")
     junk = own_baseline(dec, "commit", where=pl.col("sbin") <= 0, side="greater")
-    out = base
+    out = pf
     for name, t in (("aggr", aggr), ("fold", fold), ("junk", junk)):
         out = out.join(
             t.select(
@@ -739,9 +799,8 @@ def pair_features(con: duckdb.DuckDBPyConnection, dec: pl.DataFrame | None = Non
             on=["player", "opponent"],
             how="left",
         )
-    out = out.join(hands_together(con), on=["player", "opponent"], how="left")
-    out = out.join(chip_flow(con).select("player", "opponent", "flow_bb"), on=["player", "opponent"], how="left")
-    return out.with_columns(pl.col("flow_bb").fill_null(0.0), pl.col("hands_together").fill_null(0))
+    last = ["hands_together", "flow_bb"]
+    return out.select([c for c in out.columns if c not in last] + last)
 
 
 # ------------------------------------------------------------------ shared cache and SQL for evidence
@@ -762,18 +821,34 @@ def _fingerprint(con: duckdb.DuckDBPyConnection) -> tuple:
 def cached_pair_features(
     con: duckdb.DuckDBPyConnection, *, samples: int = 16, random_state: int = 0
 ) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """(hu_decisions, pair_features) for this warehouse state, computed once per process.
+    """(hu_decisions, pair_features without the own-baseline columns) for this warehouse state, computed once per
+    process.
 
     The three gameplay detectors share them; the key is the connection and a
     fingerprint of the warehouse (row counts, last hand), so a changed
-    warehouse is recomputed.
+    warehouse is recomputed. The published table adds the own-baseline
+    columns (:func:`own_baseline_columns`); the detectors test their robust
+    versions (:func:`detectors.stats.replace_baseline_tests`).
     """
     key = (*_fingerprint(con), samples, random_state)
     if key not in _CACHE:
         _CACHE.clear()
         dec = hu_decisions(con, samples=samples, random_state=random_state)
-        _CACHE[key] = (dec, pair_features(con, dec))
+        _CACHE[key] = (dec, pair_features(con, dec, baseline=False))
     return _CACHE[key]
+
+
+_FLOW: dict[tuple, pl.DataFrame] = {}
+
+
+def cached_chip_flow(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
+    """:func:`chip_flow` for this warehouse state (the key of :func:`cached_pair_features`), computed once per
+    process: the pair features and chip dumping both read it."""
+    key = _fingerprint(con)
+    if key not in _FLOW:
+        _FLOW.clear()
+        _FLOW[key] = chip_flow(con)
+    return _FLOW[key]
 
 
 # one index per decisions frame (the detectors explain hundreds of signals from the same frame):
@@ -883,11 +958,13 @@ WITH ko AS (
     SELECT a.hand_id, a.player AS target, min(a.seq) AS s_c
     FROM actions a JOIN ko USING (hand_id) WHERE a.is_all_in GROUP BY ALL
 ), folds AS (
-    SELECT hand_id, player, min(seq) AS fold_seq FROM actions WHERE action = 'fold' GROUP BY ALL
+    -- (only the hands with an all-in target are read: the rest would be grouped and never joined)
+    SELECT hand_id, player, min(seq) AS fold_seq FROM actions SEMI JOIN allin USING (hand_id)
+    WHERE action = 'fold' GROUP BY ALL
 ), vol AS (
     SELECT hand_id, player, bool_or(action IN ('call', 'bet', 'raise')) AS vol,
            min(seq) FILTER (WHERE action IN ('call', 'bet', 'raise')) AS first_vol
-    FROM actions GROUP BY ALL
+    FROM actions SEMI JOIN allin USING (hand_id) GROUP BY ALL
 ), post AS (
     SELECT ai.hand_id, ai.target, a.player, count(*) AS post_bets
     FROM allin ai JOIN actions a ON a.hand_id = ai.hand_id AND a.seq > ai.s_c
@@ -1040,7 +1117,9 @@ BOUNTY_PRESENCE_SQL = """
 WITH ko AS (
     SELECT DISTINCT hand_id FROM seats WHERE bounty IS NOT NULL AND bounty > 0
 ), folds AS (
-    SELECT hand_id, player, min(seq) AS fold_seq FROM actions WHERE action = 'fold' GROUP BY ALL
+    -- (only the knockout hands are read: the rest would be grouped and never joined)
+    SELECT hand_id, player, min(seq) AS fold_seq FROM actions SEMI JOIN ko USING (hand_id)
+    WHERE action = 'fold' GROUP BY ALL
 ), targets AS (
     SELECT s.hand_id, s.player AS target, coalesce(f.fold_seq, 2147483647) AS t_fold
     FROM seats s JOIN ko USING (hand_id) JOIN hands h USING (hand_id)
@@ -1049,7 +1128,7 @@ WITH ko AS (
 ), dec AS (
     SELECT a.hand_id, h.tournament_id, a.seq, a.player, a.action <> 'fold' AS cont,
            a.to_call::DOUBLE / coalesce(nullif(h.big_blind, 0), 1)::DOUBLE AS to_call_bb, h.game, ps.position
-    FROM actions a JOIN ko USING (hand_id) JOIN hands h USING (hand_id)
+    FROM actions a SEMI JOIN ko USING (hand_id) JOIN hands h USING (hand_id)
     LEFT JOIN seats ps ON ps.hand_id = a.hand_id AND ps.player = a.player
     WHERE a.street = 'preflop' AND a.action IN ('fold', 'call', 'raise') AND a.to_call > 0
 ), live AS (

@@ -54,6 +54,11 @@ def test_materialise_writes_and_replaces_signals(warehouse_file):
         sig = json.loads(payload)
         assert sig["accounts"] == accounts and sig["evidence"] and sig["hands"]
         assert con.execute("SELECT count(*) FROM pair_features").fetchall()[0][0] > 100
+        # the published table keeps the own-baseline columns the detectors' cached features leave out, in place
+        cols = [r[0] for r in con.execute("DESCRIBE pair_features").fetchall()]
+        tests = [f"{t}_{c}" for t in ("aggr", "fold", "junk") for c in ("n", "obs", "exp", "p")]
+        assert cols[-len(tests) - 2:] == [*tests, "hands_together", "flow_bb"]
+        assert con.execute("SELECT count(aggr_p), count(fold_p) FROM pair_features").fetchall()[0][0] > 100
     finally:
         con.close()
 

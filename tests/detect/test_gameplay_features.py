@@ -114,6 +114,17 @@ def test_decisions_read_in_hand_id_ranges_equal_one_query(planted_world):
     assert parts.equals(whole)
 
 
+def test_preflop_decisions_read_in_hand_id_ranges_equal_one_query(planted_world):
+    """by_hand_ranges on chip dumping's preflop decisions: the same rows as the query made whole."""
+    from detectors import chip_dumping as cd
+
+    con = planted_world.con
+    whole = gp.by_hand_ranges(con, cd.PRESENCE_SQL, hands_per_query=10**9)
+    parts = gp.by_hand_ranges(con, cd.PRESENCE_SQL, hands_per_query=700)
+    assert len(whole) > 1000 and parts.schema == whole.schema
+    assert parts.sort("hand_id", "seq").equals(whole.sort("hand_id", "seq"))
+
+
 def test_with_bet_faced_counts_the_blinds_as_nobodys_bet():
     """Preflop, chips to call before the first raise are the blinds (an open or a limp answers nobody's bet);
     after the first raise and on every later street, chips to call are someone's bet. The last preflop raiser
@@ -147,3 +158,25 @@ def test_with_bet_faced_counts_the_blinds_as_nobodys_bet():
     assert out["preflop_aggressor"].to_list() == ["bb"] * 5 + [None] * 2
     # a decision with nothing to call never faces a bet
     assert not with_bet_faced(con, dec.with_columns(facing=pl.lit(False)))["vs_bet"].any()
+
+
+def test_integer_keys_round_trip_and_sort_as_the_names():
+    """name_codes/encode: every value comes back from its key, rows keep their order, unknown values get null,
+    and ordered keys compare and sort as the names do (the presence test's SQL joins and groups on them)."""
+    rng = np.random.default_rng(3)
+    names = np.array(["b#1", "a#10", "a#2", "Zed", "zed", "é", "", "a"])
+    df = pl.DataFrame({"player": names[rng.integers(0, len(names), 500)],
+                       "partner": names[rng.integers(0, len(names), 500)], "i": np.arange(500)})
+    codes = gp.name_codes(df["player"], df["partner"])
+    keyed = gp.encode(df, ["player", "partner"], codes)
+    assert keyed.columns == df.columns and keyed["i"].to_list() == list(range(500))
+    assert keyed.schema["player"] == pl.UInt32
+    assert codes.gather(keyed["player"]).to_list() == df["player"].to_list()
+    assert codes.gather(keyed["partner"]).to_list() == df["partner"].to_list()
+    assert ((keyed["player"] < keyed["partner"]) == (df["player"] < df["partner"])).all()
+    assert keyed.sort("player", "partner", "i")["i"].to_list() == df.sort("player", "partner", "i")["i"].to_list()
+    unknown = gp.encode(pl.DataFrame({"player": ["a", "nobody"]}), ["player"], codes)
+    assert unknown["player"].to_list()[1] is None and codes[unknown["player"][0]] == "a"
+    # join keys only: any order, still a round trip
+    loose = gp.name_codes(df["player"], ordered=False)
+    assert loose.gather(gp.encode(df, ["player"], loose)["player"]).to_list() == df["player"].to_list()

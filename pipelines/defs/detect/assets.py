@@ -167,7 +167,8 @@ def pair_features(warehouse: DuckDBResource) -> dg.MaterializeResult:
     from detectors.features import gameplay as gp
 
     with warehouse.get_connection() as con:
-        _, pf = gp.cached_pair_features(con)
+        dec, pf = gp.cached_pair_features(con)
+        pf = gp.own_baseline_columns(pf, dec)
         con.register("_pf", pf.to_arrow())
         con.execute("CREATE OR REPLACE TABLE pair_features AS SELECT * FROM _pf")
         con.unregister("_pf")

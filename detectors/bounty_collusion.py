@@ -499,6 +499,7 @@ class BountyCollusionDetector(Detector):
                 for x, y, k in ((a, b, "a"), (b, a, "b"))
             ),
         ]
+        ev = [e for e in ev if e.n]  # a test with no decisions or spots for this pair says nothing about it
         ev.append(Evidence(
             name="knockout tournaments at one table", value=g("events"), n=int(g("events_hands")),
             text=f"{a} and {b} were dealt in together in {int(g('events_hands'))} knockout hands of {int(g('events'))} "

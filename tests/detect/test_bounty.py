@@ -26,6 +26,17 @@ def test_gang_found_with_hands_and_tournaments(ko_world, ko_signals):
     assert "Dry side pots" in s.benign
 
 
+def test_all_in_tests_alone_where_no_pair_has_enough_presence_decisions(ko_world):
+    """No pair reaches ``min_decisions`` (as in the real corpus's knockout files): the presence columns stay empty
+    and the joint all-in tests still find the gang (the detector failed on ``pres_k`` here before)."""
+    det = BountyCollusionDetector(min_decisions=10**9)
+    sigs = det.detect(ko_world.con)
+    assert det.presence_.height and not (det.presence_["pres_n"] >= det.min_decisions).any()
+    flagged = [s for s in sigs if s.flagged]
+    assert [s.accounts for s in flagged] == [["k01", "k02"]]
+    assert not any("short bounty target" in e.name for e in flagged[0].evidence)  # no decisions: no presence evidence
+
+
 def test_regulars_and_check_downs_not_flagged(ko_signals):
     det, sigs = ko_signals
     assert 0.5 < det.checkdown_rate_ < 0.95  # honest players check dry side pots down too
@@ -319,10 +330,11 @@ def test_player_view_runs_and_says_the_wide_call_test_was_not_made():
     assert det.cards_known_ < 0.5
     assert any("wide-call test" in m and "player view" in m for m in det.missing_)
     assert all(any("wide-call test" in m for m in s.missing) for s in sigs)
-    assert all(s.evidence[0].n == 0 and s.evidence[0].p_value is None for s in sigs)
-    # nor the rest of the calls that Fisher's method would join with them
-    assert all(s.evidence[1].name.startswith("other continuations") and s.evidence[1].n == 0
-               and s.evidence[1].p_value is None for s in sigs)
+    # no evidence row for a test not made (its counts would read "0 of 0"), nor for the rest of the calls that
+    # Fisher's method would join with them
+    assert not any(e.name.startswith(("calls against short bounty targets", "other continuations"))
+                   for s in sigs for e in s.evidence)
+    assert all(e.n > 0 for s in sigs for e in s.evidence)
     assert any("rest of the calls" in m for m in det.missing_)
     assert not any(s.flagged and s.accounts != ["k03", "k04"] for s in sigs)
 

@@ -742,7 +742,8 @@ class ChipDumpingDetector(Detector):
                                     rare_tail=self.rare_tail)
         self.pdec_ = preflop_decisions(con)
         state: dict = {}  # the first call's passes, reused by the second call below (presence_tests)
-        self.presence_ = presence_tests(con, self.pdec_, alpha=self.alpha, min_n=self.min_presence_n, min_own=self.min_presence_own, state=state)
+        self.presence_ = presence_tests(con, self.pdec_, alpha=self.alpha, min_n=self.min_presence_n,
+                                        min_own=self.min_presence_own, state=state)
         # per player, for the evidence hands: their preflop continuations, and the hands they were dealt in
         self.cont_by_ = {k[0]: v for k, v in self.pdec_.filter(pl.col("cont")).select("player", "hand_id", "strength")
                          .partition_by("player", as_dict=True).items()} if not self.pdec_.is_empty() else {}
@@ -762,8 +763,8 @@ class ChipDumpingDetector(Detector):
                 strong = t.filter(pl.col("q_value") <= self.alpha).select(
                     "player", pl.col("opponent").alias("partner"), p=pl.col("p_value"))
                 if not strong.is_empty():
-                    self.presence_ = presence_tests(con, self.pdec_, alpha=self.alpha, min_n=self.min_presence_n, min_own=self.min_presence_own,
-                                                    partners=strong, state=state)
+                    self.presence_ = presence_tests(con, self.pdec_, alpha=self.alpha, min_n=self.min_presence_n,
+                                                    min_own=self.min_presence_own, partners=strong, state=state)
         self.missing_ = []
         known = self.dec_["equity"].is_not_null().mean() if not self.dec_.is_empty() else 0.0
         if (known or 0.0) < 0.5:

@@ -150,4 +150,5 @@ class Detector(abc.ABC):
         for s in signals:
             s.detector = s.detector or type(self).__name__
             s.missing = sorted(set(s.missing) | set(self.missing_))
-        return sorted(signals, key=lambda s: -s.score)
+        # ties (capped scores) in a fixed order, so that two runs on the same warehouse list the same signals alike
+        return sorted(signals, key=lambda s: (-s.score, s.accounts, s.tournaments))

@@ -445,3 +445,32 @@ def test_chernoff_tail_stopping_at_the_minimum_equals_the_full_grid():
         best = np.minimum(best, k - theta * s)
     np.testing.assert_array_equal(got, np.exp(best))
     assert (got < 1).sum() > groups // 3 and (got == 1).sum() > 0  # both kinds of group were exercised
+
+
+def test_detect_lists_tied_scores_in_a_fixed_order():
+    """Signals of equal score (capped p-values) come out by accounts, whatever order the frames produced them in."""
+    import polars as pl
+
+    from detectors.base import Detector, Signal
+
+    class Tied(Detector):
+        kind = "soft_play"
+
+        def __init__(self, order):
+            super().__init__()
+            self.order = order
+
+        def fit(self, con):
+            return self
+
+        def score(self, con):
+            return pl.DataFrame({"a": self.order, "score": [5.0 if x != "z" else 9.0 for x in self.order]})
+
+        def threshold(self, scores):
+            return scores
+
+        def explain(self, con, row):
+            return Signal(kind=self.kind, accounts=[row["a"], "x"], score=row["score"], flagged=False, summary="")
+
+    runs = [[s.accounts[0] for s in Tied(order).detect(None)] for order in (["b", "z", "a", "c"], ["c", "a", "z", "b"])]
+    assert runs[0] == runs[1] == ["z", "a", "b", "c"]

@@ -63,6 +63,13 @@ class World:
         self.rows["accounts"].append((name, T0 - dt.timedelta(days=30), country, payment, None))
         return st
 
+    def accounts(self, prefix: str, n: int) -> list[str]:
+        """``n`` accounts ``<prefix>00``, ``<prefix>01``, ... with random styles (:meth:`account`); their names."""
+        names = [f"{prefix}{i:02d}" for i in range(n)]
+        for name in names:
+            self.account(name)
+        return names
+
     def session(self, account: str, ip: str | None, device: str | None,
                 t0: dt.datetime, t1: dt.datetime | None) -> None:
         n = sum(1 for r in self.rows["sessions"] if r[0] == account)

@@ -21,9 +21,7 @@ CP_ROUND = 30
 @pytest.fixture(scope="module")
 def world():
     w = World(seed=31)
-    names = [f"s{i:02d}" for i in range(30)]
-    for n in names:
-        w.account(n)
+    names = w.accounts("s", 30)
     for i, n in enumerate(names):
         w.session(n, f"10.{i}.0.1", f"dev-{n}", at(-5), at(600))
     w.styles["s05"] = Style(vpip=0.19, pfr=0.15, aggr=0.65, size=0.66, log_ms=7.9, sd_ms=0.4)
@@ -252,9 +250,7 @@ def world2():
     login, so the last login before its first hand is the helper's, and only the session that
     logged out just before the second take-over says whose seat changed hands."""
     w = World(seed=47)
-    names = [f"r{i:02d}" for i in range(24)]
-    for n in names:
-        w.account(n)
+    names = w.accounts("r", 24)
     special = {"r05", "r06", "r07", "r08"}
     for i, n in enumerate(names):
         if n not in special:

@@ -38,9 +38,7 @@ def _last_hand(w: World, acc: str, tid: str) -> dt.datetime:
 @pytest.fixture(scope="module")
 def world():
     w = World(seed=8)
-    names = [f"t{i:02d}" for i in range(30)]
-    for n in names:
-        w.account(n)
+    names = w.accounts("t", 30)
     for n in SPECIAL:
         w.styles[n] = OWNER
     order = [n for n in names if n not in SPECIAL] + list(SPECIAL)

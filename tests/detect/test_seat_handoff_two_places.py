@@ -30,9 +30,7 @@ SPECIAL = ("t05", "t20", "t21")
 @pytest.fixture(scope="module")
 def world():
     w = World(seed=8)
-    names = [f"t{i:02d}" for i in range(30)]
-    for n in names:
-        w.account(n)
+    names = w.accounts("t", 30)
     cp = CP * EVERY / 60
     yesterday = -24 * 60
     for i, n in enumerate(names):

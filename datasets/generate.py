@@ -430,7 +430,7 @@ def _pick_entrants(pool: list[int], cum_weights: list[float], k: int, rng: rando
 
 
 def _plan_tournaments(world: World, sng_target: int, mtt_target: int, days: int, rng: random.Random,
-                      groups: list[Group], first_unit: int) -> list[TournamentPlan]:
+                      groups: list[Group], first_unit: int, play: float = 1.0) -> list[TournamentPlan]:
     """Sit-and-gos and multi-table tournaments over the world's days, with the groups entered."""
     pop = world.pop
     people = [p.pid for p in pop.persons if p.activity > 0 and p.accounts]
@@ -498,18 +498,25 @@ def _plan_tournaments(world: World, sng_target: int, mtt_target: int, days: int,
 
     # Colluders play regularly (that is how collusion pays): each group enters enough events of its
     # venue for its behaviour to have chances at its strength; how often it then acts is the strength's
-    # coin in each opportunity (a hand dealt together, a sit-out stage, an event entered).
+    # coin in each opportunity (a hand dealt together, a sit-out stage, an event entered). The counts
+    # are for a world of its preset's size: one with more hands per account (``play`` times the
+    # preset's) gives its groups that many times the events, as it gives everyone more play.
+    per = max(1.0, play)
+
+    def count(lo: int, hi: int) -> int:
+        return rng.randint(round(lo * per), round(hi * per))
+
     for g in groups:
         if g.kind in ("soft_play", "chip_dumping") and g.venue == "sng":
-            events = pick(sngs, rng.randint(10, 16))
+            events = pick(sngs, count(10, 16))
         elif g.kind == "bounty_collusion":
-            events = pick(kos or mtts, rng.randint(7, 10))
+            events = pick(kos or mtts, count(7, 10))
         elif g.kind == "coordinated_sitout":
-            events = pick(mtts, rng.randint(6, 9))
+            events = pick(mtts, count(6, 9))
         elif g.kind == "multi_accounting":
-            events = pick((sngs if g.venue == "sng" else mtts) or sngs or mtts, rng.randint(4, 7))
+            events = pick((sngs if g.venue == "sng" else mtts) or sngs or mtts, count(4, 7))
         elif g.kind == "seat_handoff":
-            events = pick(mtts, rng.randint(4, 7))
+            events = pick(mtts, count(4, 7))
         else:
             events = []
         for pl in events:
@@ -635,7 +642,9 @@ def plan_world(*, preset: str | Preset = "demo", seed: int = 7, accounts: int | 
     units: list[tuple[str, int, object, int]] = []
     for t in sorted(cash_tables, key=lambda t: (t.start_ms, t.name)):
         units.append(("cash", 0, t, t.estimated_hands()))
-    tplans = _plan_tournaments(world, int(n_hands * sng_share), int(n_hands * mtt_share), days, rng, groups, 0)
+    # hands per account against the preset's: a bigger world plays more, groups included
+    play = (n_hands / max(1, n_accounts)) / (spec.hands / max(1, spec.accounts))
+    tplans = _plan_tournaments(world, int(n_hands * sng_share), int(n_hands * mtt_share), days, rng, groups, 0, play)
     for pl in tplans:
         est = SNG_HANDS_EST if pl.kind == "sng" else int(len(pl.entries) * MTT_HANDS_PER_ENTRANT)
         units.append(("sng" if pl.kind == "sng" else "mtt", 0, pl, est))

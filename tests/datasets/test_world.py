@@ -256,6 +256,25 @@ def test_planted_groups_get_enough_opportunities():
             assert len(with_group) == len(g.tournaments) >= 5
 
 
+def test_groups_play_more_events_in_a_world_with_more_play():
+    """The groups' event counts are for a world of the preset's size: the same accounts with four times
+    the hands give each tournament group about four times the events (the counts' floors scale), and the
+    preset's own size draws exactly the world it always did."""
+    from datasets.generate import plan_world
+
+    base, _, _, _ = plan_world(preset="mixed", seed=3)
+    again, _, _, _ = plan_world(preset="mixed", seed=3, hands=60_000)
+    assert [g.tournaments for g in base.groups] == [g.tournaments for g in again.groups]
+    big, _, _, _ = plan_world(preset="mixed", seed=3, hands=240_000)
+    floors = {"bounty_collusion": 21, "coordinated_sitout": 18, "seat_handoff": 12}  # 3x the preset's least
+    for g, b in zip(big.groups, base.groups):
+        assert g.kind == b.kind and g.accounts == b.accounts
+        if g.kind in floors:
+            assert len(g.tournaments) >= floors[g.kind], (g.gid, g.kind, len(g.tournaments))
+    n_base = sum(len(g.tournaments) for g in base.groups)
+    assert 3 * n_base <= sum(len(g.tournaments) for g in big.groups) <= 5 * n_base
+
+
 def test_no_account_holds_two_seats_at_one_cash_table():
     """A partner joining the lead's table while already seated there by its own session kept one seat
     (mixed seed 101 once seated an account twice and the hand it played could not balance)."""

@@ -40,20 +40,24 @@ from pipelines.lib import evaluation as ev  # noqa: E402
 RAILBIRD = [sys.executable, "-m", "pipelines.cli"]
 
 
-def build(work: Path, preset: str, seed: int, reuse: bool, reuse_runs: bool, hands_only: bool = False) -> Path:
+def build(work: Path, preset: str, seed: int, reuse: bool, reuse_runs: bool, hands_only: bool = False,
+          hands: int | None = None) -> Path:
     """Generate and run one population; returns its folder (pop/, home/, out/).
+
+    ``hands``: the population's size in hands instead of its preset's (the same accounts playing more;
+    ``<preset>-<seed>-<hands>/``).
 
     ``hands_only``: the run reads a copy of the population without its platform events (hand histories,
     accounts and labels only), in ``<preset>-<seed>-hands-only/``: what the detectors do with the hands alone."""
-    d = work / f"{preset}-{seed}"
+    d = work / (f"{preset}-{seed}" if hands is None else f"{preset}-{seed}-{hands}")
     d.mkdir(parents=True, exist_ok=True)
     t = time.perf_counter()
     if not (reuse and (d / "pop" / "labels.jsonl").is_file()):
         subprocess.run([*RAILBIRD, "generate", "--out", str(d / "pop"), "--preset", preset, "--seed", str(seed),
-                        "--no-progress"], check=True, cwd=ROOT, env={**os.environ, "RAILBIRD_HOME": str(d / "home")},
+                        "--no-progress", *(["--hands", str(hands)] if hands else [])], check=True, cwd=ROOT, env={**os.environ, "RAILBIRD_HOME": str(d / "home")},
                        stdout=subprocess.DEVNULL)
     if hands_only:
-        full, d = d, work / f"{preset}-{seed}-hands-only"
+        full, d = d, d.with_name(d.name + "-hands-only")
         shutil.rmtree(d / "pop", ignore_errors=True)
         (d / "pop").mkdir(parents=True)
         shutil.copytree(full / "pop" / "hands", d / "pop" / "hands")
@@ -107,6 +111,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--honest", type=int, nargs="*", default=[], help="seeds of honest-only populations (default: none)")
     ap.add_argument("--reuse", action="store_true", help="reuse populations already generated in --work")
     ap.add_argument("--reuse-runs", action="store_true", help="also reuse their runs (cases.jsonl) instead of running again")
+    ap.add_argument("--hands", type=int, default=None,
+                    help="hands per population instead of the presets' (the same accounts playing more)")
     ap.add_argument("--hands-only", action="store_true",
                     help="run each population without its platform events (hand histories and accounts only)")
     ap.add_argument("--json", action="store_true", help="print the pooled figures as JSON")
@@ -115,7 +121,7 @@ def main(argv: list[str] | None = None) -> int:
     work = Path(args.work)
     pooled: dict[str, dict] = {}
     for seed in args.seeds:
-        d = build(work, args.preset, seed, args.reuse, args.reuse_runs, args.hands_only)
+        d = build(work, args.preset, seed, args.reuse, args.reuse_runs, args.hands_only, args.hands)
         e, cases, labels = score(d)
         for kind in ev.KINDS:
             p = pooled.setdefault(kind, {"groups": 0, "found": 0, "flagged": 0, "false": 0, "matching_any": 0,
@@ -159,7 +165,7 @@ def main(argv: list[str] | None = None) -> int:
             f"{k} {f.groups_found}/{f.groups}" for k, f in e.kinds.items()) + f", false flags {e.false_flags}")
     honest_accounts = honest_false = 0
     for seed in args.honest:
-        d = build(work, "honest", seed, args.reuse, args.reuse_runs, args.hands_only)
+        d = build(work, "honest", seed, args.reuse, args.reuse_runs, args.hands_only, args.hands)
         e, _, _ = score(d)
         honest_accounts += e.accounts_seen
         honest_false += e.false_flags

@@ -53,8 +53,9 @@ def build(work: Path, preset: str, seed: int, reuse: bool, reuse_runs: bool, han
     d.mkdir(parents=True, exist_ok=True)
     t = time.perf_counter()
     if not (reuse and (d / "pop" / "labels.jsonl").is_file()):
+        size = ["--hands", str(hands)] if hands else []
         subprocess.run([*RAILBIRD, "generate", "--out", str(d / "pop"), "--preset", preset, "--seed", str(seed),
-                        "--no-progress", *(["--hands", str(hands)] if hands else [])], check=True, cwd=ROOT, env={**os.environ, "RAILBIRD_HOME": str(d / "home")},
+                        "--no-progress", *size], check=True, cwd=ROOT, env={**os.environ, "RAILBIRD_HOME": str(d / "home")},
                        stdout=subprocess.DEVNULL)
     if hands_only:
         full, d = d, d.with_name(d.name + "-hands-only")

@@ -9,7 +9,8 @@ sit-outs: 15 % and 40 % of the field gone, then the bubble), a tournament
 they enter together (multi-accounting) or a tournament the account plays
 (seat hand-off). Groups enter enough events of their venue for the strength
 to show (sit-and-go soft play and dumping 10-16, bounty gangs 7-10 knockout
-events, sit-out groups 6-9, hand-offs 4-7). For
+events, sit-out groups 6-9, hand-offs 4-7, in a world of its preset's size;
+times its hands per account against the preset's in a bigger one). For
 in-hand kinds the coin is thrown once per hand and group; when it falls, the
 colluder first computes the honest decision (:class:`~datasets.policies.HonestPolicy`)
 and then applies the kind's deviation:

@@ -53,7 +53,7 @@ def build(work: Path, preset: str, seed: int, reuse: bool, reuse_runs: bool, han
     d.mkdir(parents=True, exist_ok=True)
     t = time.perf_counter()
     if not (reuse and (d / "pop" / "labels.jsonl").is_file()):
-        size = ["--hands", str(hands)] if hands else []
+        size = [] if hands is None else ["--hands", str(hands)]
         subprocess.run([*RAILBIRD, "generate", "--out", str(d / "pop"), "--preset", preset, "--seed", str(seed),
                         "--no-progress", *size], check=True, cwd=ROOT, env={**os.environ, "RAILBIRD_HOME": str(d / "home")},
                        stdout=subprocess.DEVNULL)

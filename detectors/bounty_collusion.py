@@ -53,8 +53,10 @@ bounty is still in, with the partner still in too
    its figures;
 6. *wide calls* (cards known): only the decisions where the player's own
    baseline folds at least 70 % of the time at that hand strength (decile),
-   price and position; the calls there against the sum of the player's own rates, binomial
-   tail (Hoeffding's bound, :func:`detectors.features.gameplay.bounty_wide_calls`).
+   price and position; the calls there against the sum of the player's own rates, the exact
+   tail of that sum of Bernoullis (the Poisson-binomial, convolved cell by cell:
+   :func:`detectors.features.gameplay.bounty_wide_calls`; it replaced Hoeffding's binomial bound, valid but
+   loose where the cells' rates differ: see below).
    This is where a gang's deviation lives: a fold turned into a call. The
    presence test also counts the premium hands everyone plays and the trash no
    one does; on the tuning populations the wide-call test ranks gangs that
@@ -145,7 +147,11 @@ same count, ``min(1, (events / event_scale)^event_power)`` rescaled to mean 1
 (:meth:`BountyCollusionDetector.bh_weights`): a pair seated together in ten
 knockout tournaments gets more of the budget than one that met at three tables
 (on the tuning populations honest testable pairs shared 3-6 tournaments, gangs
-6-10; the honest pairs' p-values do not depend on it). A pair is flagged when q <= alpha, they contested at
+6-10; the honest pairs' p-values do not depend on it). ``event_scale`` = 40 (formerly 10): only past it are
+weights equal. In a world where the same accounts play four times as much (240,000 hands) the gangs met in
+28-37 knockout tournaments and the honest testable pairs in 4 (median) to 14; capped at 10, a gang got the weight
+of the half percent of honest pairs that met in 10. At the presets' size (gangs 5-10 tournaments) almost no pair
+reaches 10, and the weights there are the same. A pair is flagged when q <= alpha, they contested at
 least ``min_joint`` targets together and one of them took at least one of
 those bounties, or they continued at least ``min_joint`` times more than
 expected (presence or wide calls). Flagged pairs are grouped into rings (:mod:`detectors.graphs`).
@@ -217,7 +223,7 @@ class BountyCollusionDetector(Detector):
     def __init__(self, *, alpha: float = 0.01, random_state: int = 0, min_joint: int = 3, max_unflagged: int = 300,
                  min_spots: int = 3, min_decisions: int = 5, short_bb: float = 20.0, min_events: int = 4,
                  wide_rate: float = 0.3, shadow_p: float = 0.01,
-                 event_scale: float | None = 10.0, event_power: float = 3.0, test_weights: tuple[float, float, float, float] = (0.45, 0.45, 0.05, 0.05),
+                 event_scale: float | None = 40.0, event_power: float = 3.0, test_weights: tuple[float, float, float, float] = (0.45, 0.45, 0.05, 0.05),
                  context_bins: tuple[str, ...] = gp.BOUNTY_CONTEXT_BINS,
                  looseness_tau: float | None = gp.BOUNTY_LOOSENESS_TAU, wide_without_partner: bool = True) -> None:
         super().__init__(alpha=alpha, random_state=random_state)

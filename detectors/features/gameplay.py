@@ -1711,12 +1711,12 @@ def bounty_wide_calls(rows: pl.DataFrame, *, max_rate: float = 0.3, floor: float
     unordered pair, both directions pooled: ``wc_k`` continuations in
     ``wc_n`` such decisions against ``wc_e`` = sum of r expected. Under H0
     the count is a sum of independent Bernoullis with different rates (a
-    Poisson-binomial); Hoeffding ("On the distribution of the number of
-    successes in independent trials", Ann. Math. Stat. 1956) showed that its
-    upper tail at ``wc_k >= wc_e + 1`` is at most the binomial tail with the
-    same mean, so there ``wc_p`` = P(Bin(wc_n, wc_e / wc_n) >= wc_k), valid and
-    slightly conservative (below that point, where nothing is significant, the
-    larger Poisson tail). Only the decisions where a call is
+    Poisson-binomial); at ``wc_k >= wc_e + 1`` ``wc_p`` is its exact upper tail, the
+    cells' binomials convolved (:func:`betabinom_sum_sf` with known rates; Hong, CSDA 2013), below that
+    point, where nothing is significant, the larger Poisson tail. (It was the binomial tail at the mean
+    rate, P(Bin(wc_n, wc_e / wc_n) >= wc_k): Hoeffding, "On the distribution of the number of successes in
+    independent trials", Ann. Math. Stat. 1956, showed it an upper bound, valid but loose where the cells'
+    rates differ, as they do from decile to decile.) Only the decisions where a call is
     unlikely for this player are counted: a gang's wide calls are not diluted
     by the premium hands everyone plays nor the trash no one does (the
     likelihood-ratio ordering of Neyman–Pearson; the own-baseline idea of
@@ -1754,8 +1754,17 @@ def bounty_wide_calls(rows: pl.DataFrame, *, max_rate: float = 0.3, floor: float
         wc_b_n=pl.col("n").filter(~pl.col("fwd")).sum().cast(pl.Float64),
         wc_b_k=pl.col("k").filter(~pl.col("fwd")).sum().cast(pl.Float64), wc_b_e=pl.col("e").filter(~pl.col("fwd")).sum(),
     )
-    k, n, e = g["wc_k"].to_numpy(), g["wc_n"].to_numpy(), np.maximum(g["wc_e"].to_numpy(), 1e-9)
-    p = np.where(k >= e + 1, stats.binom_tail(k, n, e / np.maximum(n, 1.0)), _st_poisson_sf(k - 1.0, e))
+    k, e = g["wc_k"].to_numpy(), np.maximum(g["wc_e"].to_numpy(), 1e-9)
+    # the exact Poisson-binomial tail where the count is above its mean (each cell's decisions at the cell's own
+    # rate, convolved), the Poisson tail below (conservative there, and nothing below the mean is significant)
+    p = _st_poisson_sf(k - 1.0, e)
+    above = k >= e + 1
+    if above.any():
+        g = g.with_row_index("_g")
+        c = t.join(g.filter(pl.Series(above)).select("_g", x="player", y="opponent"), on=["x", "y"])
+        p[above] = betabinom_sum_sf(c["_g"].to_numpy().astype(np.int64), c["n"].to_numpy().astype(float),
+                                    c["r"].to_numpy(), np.full(len(c), np.inf), k)[above]
+        g = g.drop("_g")
     g = g.with_columns(pl.Series("wc_p", np.clip(p, 1e-300, 1.0)))
     if not hands:
         return g.with_columns(pl.lit([], pl.List(pl.Utf8)).alias("wc_hands")).select(list(schema))

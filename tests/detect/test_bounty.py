@@ -227,7 +227,7 @@ def test_presence_p_is_the_exact_tail_of_the_count():
 def test_wide_calls_count_only_the_calls_the_own_baseline_folds():
     """bounty_wide_calls on hand-made decisions: a folds weak hands (decile 2, cheap price) 38 times in 40 without b,
     and calls 6 of 10 with b in; a's strong hands (decile 9), called with b in as always, are not counted. The
-    p-value is the binomial tail at the expected rate (Hoeffding's bound), the hands are the 6 calls."""
+    p-value is the binomial tail at a's own rate (one cell: the exact tail is the binomial), the hands are the 6 calls."""
     import polars as pl
 
     from detectors import stats
@@ -255,6 +255,45 @@ def test_wide_calls_count_only_the_calls_the_own_baseline_folds():
     # a's decisions with x are a's own baseline: nothing unusual there
     ax = w.filter((pl.col("player") == "a") & (pl.col("opponent") == "x"))
     assert ax.is_empty() or ax["wc_p"][0] > 0.1
+
+
+def test_wide_calls_tail_is_the_exact_sum_over_cells_at_their_own_rates():
+    """Two cells at different own rates (a folds decile-1 hands 39 of 40 and decile-2 hands 34 of 40 without b) and
+    a's calls with b in (3 of 12 and 4 of 8): the p-value is the exact tail of Bin(12, r1) + Bin(8, r2), convolved
+    here with scipy's binomial probabilities, and below the binomial tail at the pooled mean rate (Hoeffding's bound,
+    the former p-value: valid, but loose when the rates differ). Below its mean the count's p-value is the Poisson
+    tail (nothing there is significant)."""
+    import numpy as np
+    import polars as pl
+    from scipy import stats as st
+
+    from detectors import stats
+    from detectors.features.gameplay import bounty_wide_calls, bounty_wide_cells
+
+    rows = []
+    for i in range(40):  # a's baseline with x
+        rows.append((f"u{i}", 1, "a", "x", i < 1, 0.15, 0))
+        rows.append((f"v{i}", 1, "a", "x", i < 6, 0.25, 0))
+    for i in range(12):
+        rows.append((f"p{i}", 1, "a", "b", i < 3, 0.15, 0))
+    for i in range(8):
+        rows.append((f"q{i}", 1, "a", "b", i < 4, 0.25, 0))
+    for i in range(10):  # c: with b in, calls 0 of 10 (below the mean)
+        rows.append((f"c{i}", 1, "c", "x", i < 3, 0.25, 0))
+        rows.append((f"d{i}", 1, "c", "b", False, 0.25, 0))
+    df = pl.DataFrame(rows, schema=["hand_id", "seq", "player", "partner", "cont", "strength", "cbin"], orient="row")
+    w = bounty_wide_calls(df, hands=False, looseness_tau=None)
+    _, bins, t = bounty_wide_cells(df, looseness_tau=None)
+    rate = {r["sdec"]: r["r"] for r in t.filter((pl.col("player") == "a") & (pl.col("partner") == "b")).iter_rows(named=True)}
+    r1, r2 = rate[1], rate[2]
+    assert r1 < 0.1 < r2 < 0.3  # two different own rates, both below the wide-call line
+    pmf = np.convolve(st.binom.pmf(np.arange(13), 12, r1), st.binom.pmf(np.arange(9), 8, r2))
+    row = w.filter((pl.col("player") == "a") & (pl.col("opponent") == "b")).row(0, named=True)
+    assert (row["wc_n"], row["wc_k"]) == (20.0, 7.0) and row["wc_e"] == pytest.approx(12 * r1 + 8 * r2)
+    assert row["wc_p"] == pytest.approx(pmf[7:].sum(), rel=1e-9)
+    assert row["wc_p"] < 0.9 * float(stats.binom_tail(7, 20, row["wc_e"] / 20))
+    low = w.filter((pl.col("player") == "b") & (pl.col("opponent") == "c")).row(0, named=True)
+    assert low["wc_k"] == 0 and low["wc_p"] == pytest.approx(1.0)
 
 
 def test_unshadowed_drops_a_bystanders_rows_only_where_the_strongest_partner_was_in():
@@ -383,9 +422,10 @@ def test_pairs_seated_together_in_more_tournaments_get_more_of_the_error_budget(
     assert out["weighted"][1].filter("flagged")["accounts"].to_list() == [["k03", "k04"]]
     reg = out["weighted"][0].filter((pl.col("player") == "k10") & (pl.col("opponent") == "k11")).row(0, named=True)
     assert reg["bh_weight"] == row["weighted"]["bh_weight"] and reg["q_value"] == 1.0
-    sig = next(s for s in BountyCollusionDetector().detect(w.con) if s.accounts == ["k03", "k04"])
+    # the real counts: every pair met in at least 10 tournaments, all weighed alike under a cap at 10
+    sig = next(s for s in BountyCollusionDetector(event_scale=10).detect(w.con) if s.accounts == ["k03", "k04"])
     ev = next(e for e in sig.evidence if e.name == "knockout tournaments at one table")
-    assert "weight 1.00 in the false-discovery control" in ev.text  # the real counts: every pair met in >= 10
+    assert "weight 1.00 in the false-discovery control" in ev.text
 
 
 def test_bh_weights_average_one_over_the_tested_and_equal_without_a_scale():
@@ -393,9 +433,15 @@ def test_bh_weights_average_one_over_the_tested_and_equal_without_a_scale():
 
     ev = np.array([3.0, 3.0, 8.0, 12.0, 20.0])
     tested = np.array([True, True, True, True, False])
-    w = BountyCollusionDetector().bh_weights(ev, tested)
-    raw = np.array([0.027, 0.027, 0.512, 1.0])
+    w = BountyCollusionDetector(event_scale=10).bh_weights(ev, tested)
+    raw = np.array([0.027, 0.027, 0.512, 1.0])  # capped at the scale: 12 tournaments weigh as 10
     assert w[:4] == pytest.approx(raw * 4 / raw.sum()) and w[4] == 0.0 and w[:4].mean() == pytest.approx(1.0)
+    # the default scale (40) caps nothing below 40 tournaments: a pair that met in 12 weighs (12/8)^3 one that met in 8
+    w = BountyCollusionDetector().bh_weights(ev, tested)
+    assert w[3] / w[2] == pytest.approx(1.5**3) and w[2] / w[0] == pytest.approx((8 / 3) ** 3) and w[4] == 0.0
+    assert w[:4].mean() == pytest.approx(1.0)
+    w = BountyCollusionDetector().bh_weights(np.array([3.0, 40.0, 60.0]), np.array([True, True, True]))
+    assert w[1] == w[2]  # the cap, where a pair met in 40 or more
     assert list(BountyCollusionDetector(event_scale=None).bh_weights(ev, tested)) == [1.0, 1.0, 1.0, 1.0, 0.0]
 
 

@@ -151,7 +151,12 @@ knockout tournaments gets more of the budget than one that met at three tables
 weights equal. In a world where the same accounts play four times as much (240,000 hands) the gangs met in
 28-37 knockout tournaments and the honest testable pairs in 4 (median) to 14; capped at 10, a gang got the weight
 of the half percent of honest pairs that met in 10. At the presets' size (gangs 5-10 tournaments) almost no pair
-reaches 10, and the weights there are the same. A pair is flagged when q <= alpha, they contested at
+reaches 10, and the weights there are the same. With the exact wide-call tail (item 6), on seven tuning
+populations at 240,000 hands (mixed seeds 280-286, 35 gangs): 34 -> 35 found (the strength-0.25 gang of
+mixed-284, q 0.012 -> 3e-4), the other six strength-0.25 gangs' q lowered 100x or more (e.g. 3.4e-4 -> 3.4e-6,
+1.6e-4 -> 3.1e-6), each change about half of it; over the 12,693 testable pairs that are not gangs, p below
+1e-2 / 1e-3 / 1e-4: 24 / 3 / 0 -> 29 / 6 / 0 against 127 / 12.7 / 1.3 nominal (the wide calls alone 27 / 2 / 0
+-> 34 / 3 / 0), their smallest q 0.029 -> 0.054. A pair is flagged when q <= alpha, they contested at
 least ``min_joint`` targets together and one of them took at least one of
 those bounties, or they continued at least ``min_joint`` times more than
 expected (presence or wide calls). Flagged pairs are grouped into rings (:mod:`detectors.graphs`).

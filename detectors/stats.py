@@ -554,7 +554,7 @@ def baseline_outliers(dec, specs, *, alpha: float = 0.01):
     return pl.concat(parts).unique(["player", "opponent"]).sort("player", "opponent")
 
 
-def replace_baseline_tests(pairs, dec, alpha: float = 0.01, rare_tail: str = "poisson"):
+def replace_baseline_tests(pairs, dec, alpha: float = 0.01, rare_tail: str = "poisson", junk_bins=None):
     """``pairs`` (gameplay pair features) with the aggr / fold / junk own-baseline columns recomputed by
     :func:`robust_own_baseline` (same names: ``<name>_n``, ``_obs``, ``_exp``, ``_p``; and ``_u``, ``_v``:
     the score test's statistic and variance; ``_n0``: the own baseline's decisions in the pair's bins).
@@ -565,8 +565,9 @@ def replace_baseline_tests(pairs, dec, alpha: float = 0.01, rare_tail: str = "po
     specs = (("aggr", "aggr", None, "less"), ("fold", "fold", pl.col("facing"), "greater"),
              ("junk", "commit", pl.col("sbin") <= 0, "greater"))
     for name, y, where, side in specs:
+        kw = {"bins": tuple(junk_bins)} if name == "junk" and junk_bins else {}
         t = robust_own_baseline(dec, y, where=where, side=side, alpha=alpha,
-                                rare_tail=rare_tail if side == "greater" else "poisson")
+                                rare_tail=rare_tail if side == "greater" else "poisson", **kw)
         out = out.drop([c for c in (f"{name}_n", f"{name}_obs", f"{name}_exp", f"{name}_p", f"{name}_u", f"{name}_v",
                                     f"{name}_n0") if c in out.columns])
         out = out.join(t.select("player", "opponent", pl.col("n").alias(f"{name}_n"), pl.col("observed").alias(f"{name}_obs"),

@@ -68,6 +68,7 @@ from datasets import cards as _cards
 from detectors import stats
 
 STRENGTH_BINS = [0.0, 0.3, 0.5, 0.65, 0.8, 1.01]
+PRICE_BINS = (0.2, 0.3, 0.4)  # a call's price, to call / (pot + to call): cells <= 0.2, <= 0.3, <= 0.4, more
 VALUE_CAP = 15.0  # bb per hand, for the value-given tests
 CARD_INDEX = {_cards.card_str(i): i for i in range(52)}
 
@@ -501,6 +502,7 @@ def hu_decisions(
             pl.lit(False).alias("commit"),
             pl.lit(False).alias("preflop"),
             pl.lit(False).alias("hu"),
+            pl.lit(None, pl.Int8).alias("pbin"),
         )
     df = df.sort(["hand_id", "seq"]).with_columns(_hu=pl.col("n_active") == 2)
     # the cards are the same for every decision of a player against one opponent on one street:
@@ -521,6 +523,10 @@ def hu_decisions(
         commit=a.is_in(["call", "bet", "raise"]),
         preflop=pl.col("street") == "preflop",
         hu=pl.col("n_active") == 2,
+        # the price of a call (to call / (pot + to call)) in four cells, -1 where nothing is to call
+        pbin=pl.when(pl.col("to_call") <= 0).then(-1)
+        .otherwise(sum((pl.col("to_call") / (pl.col("pot_before") + pl.col("to_call")) > t).cast(pl.Int8)
+                       for t in PRICE_BINS)).cast(pl.Int8),
         sbin=pl.when(pl.col("strength").is_null()).then(None).otherwise(
             sum((pl.col("strength") >= t).cast(pl.Int8) for t in STRENGTH_BINS[1:-1])
         ).cast(pl.Int8),

@@ -544,6 +544,47 @@ def test_junk_commitments_on_three_spots_are_not_a_one_in_a_million_event():
     assert ab(new)["aggr_p"] == ab(old)["aggr_p"] and fr(new)["aggr_p"] == fr(old)["aggr_p"]
 
 
+def test_calls_of_cheap_bets_are_judged_at_their_price():
+    """Tuning population honest-288 at 240,000 hands: an honest player called one opponent's small bets (a third of
+    the pot, price 0.25) with weak hands far more often than the half-pot-and-more bets of everyone else, and the junk
+    test, blind to the price, flagged him as that opponent's feeder. Here A calls weak hands at price <= 0.2 in 60 %
+    of spots and at more than 0.4 in 5 %, against everyone; B bets small (30 spots), A's eight others bet big (10
+    spots each) with a few small bets. Binned by the price (the detector's junk cells, ``pbin``) A's calls against B
+    are A's own; blind to it, A's 18 commitments are held to A's pooled rate (7.7 expected, p ~ 1e-3). A feeder F
+    calling R's big bets with junk 15 times in 30 (5 % against others) is held to its rate at that price (1.9
+    expected, p < 1e-8); blind to the price, to the same pooled 7.7 (p ~ 0.01): the price sharpens both ways."""
+    import numpy as np
+    import polars as pl
+
+    from detectors import stats
+    from detectors.chip_dumping import ChipDumpingDetector
+
+    rng = np.random.default_rng(8)
+    rows = []
+    for i in range(30):
+        rows.append({"player": "A", "opponent": "B", "commit": bool(i < 18), "pbin": 0})
+        rows.append({"player": "F", "opponent": "R", "commit": bool(i < 15), "pbin": 3})
+    for p in ("A", "F"):
+        for x in "CDEFGHIJ":
+            rows += [{"player": p, "opponent": x, "commit": bool(i < 3), "pbin": 0} for i in range(5)]
+            rows += [{"player": p, "opponent": x, "commit": bool(i == 0), "pbin": 3} for i in range(20)]
+    for i in range(60):  # the population, at both prices
+        rows += [{"player": f"P{i}", "opponent": "A", "commit": bool(v), "pbin": 0} for v in rng.random(20) < 0.55]
+        rows += [{"player": f"P{i}", "opponent": "A", "commit": bool(v), "pbin": 3} for v in rng.random(20) < 0.06]
+    dec = pl.DataFrame(rows).with_columns(preflop=pl.lit(False), facing=pl.lit(True), hu=pl.lit(True),
+                                          sbin=pl.lit(0, pl.Int8), pbin=pl.col("pbin").cast(pl.Int8),
+                                          fold=~pl.col("commit"), aggr=pl.lit(False))
+    pairs = pl.DataFrame({"player": ["A", "F"], "opponent": ["B", "R"]})
+    det = ChipDumpingDetector()
+    assert "pbin" in det.junk_bins
+    priced = stats.replace_baseline_tests(pairs, dec, rare_tail=det.rare_tail, junk_bins=det.junk_bins)
+    blind = stats.replace_baseline_tests(pairs, dec, rare_tail=det.rare_tail)
+    row = lambda t, p: t.filter(pl.col("player") == p).row(0, named=True)  # noqa: E731
+    assert row(blind, "A")["junk_obs"] == 18 and row(blind, "A")["junk_p"] < 5e-3
+    assert row(priced, "A")["junk_p"] > 0.05 and row(priced, "A")["junk_exp"] > 12
+    assert row(priced, "F")["junk_p"] < 1e-8 and row(blind, "F")["junk_p"] > 1e-3
+
+
 def _deviation_world():
     """Hands, seats and heads-up decisions of four pairs, each 40 hands met (20 with each of ten others):
 

@@ -112,6 +112,10 @@ def test_decisions_read_in_hand_id_ranges_equal_one_query(planted_world):
     assert len(whole) > 1000
     parts = gp.hu_decisions(con, hands_per_query=700)  # 5,000 hands in 8 ranges
     assert parts.equals(whole)
+    # the price cell of a call: -1 with nothing to call, else to call / (pot + to call) against 0.2, 0.3, 0.4
+    price = whole["to_call"] / (whole["pot_before"] + whole["to_call"])
+    want = [-1 if tc <= 0 else sum(x > t for t in (0.2, 0.3, 0.4)) for tc, x in zip(whole["to_call"], price)]
+    assert whole["pbin"].to_list() == want and len(set(want) - {-1}) >= 2
 
 
 def test_preflop_decisions_read_in_hand_id_ranges_equal_one_query(planted_world):

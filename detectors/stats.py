@@ -558,7 +558,9 @@ def replace_baseline_tests(pairs, dec, alpha: float = 0.01, rare_tail: str = "po
     """``pairs`` (gameplay pair features) with the aggr / fold / junk own-baseline columns recomputed by
     :func:`robust_own_baseline` (same names: ``<name>_n``, ``_obs``, ``_exp``, ``_p``; and ``_u``, ``_v``:
     the score test's statistic and variance; ``_n0``: the own baseline's decisions in the pair's bins).
-    ``rare_tail``: passed to the one-sided "greater" tests (fold, junk), see :func:`robust_own_baseline`."""
+    ``rare_tail``: passed to the one-sided "greater" tests (fold, junk), see :func:`robust_own_baseline`.
+    ``junk_bins``: the junk test's cells (default: :func:`robust_own_baseline`'s; chip dumping passes
+    :data:`detectors.features.gameplay.JUNK_BINS`, with the price of a call)."""
     import polars as pl
 
     out = pairs

@@ -29,7 +29,7 @@ everyone else:
    0.13, no unlabelled junk p below 1e-5 remained (5 before, 1.6 expected),
    and the same 42 cases were flagged (38 of 40 groups). The own rate's cells are the street (preflop or
    not), facing a bet or not, heads-up or not, the hand's strength and the price of a call (``pbin``:
-   to call / (pot + to call) up to 0.2, 0.3, 0.4 or more; ``junk_bins``, :data:`detectors.features.gameplay.JUNK_BINS`,
+   to call / (pot + to call) up to 0.2, 0.3, 0.4 or more; ``junk_bins``, :data:`detectors.stats.JUNK_BINS`,
    also the published ``pair_features`` table's): a weak hand calls a third-pot bet
    far more often than a pot-sized one (pot odds), and a player who bets small is called light by everyone.
    Blind to the price, an honest player on tuning population honest-288 (240,000 hands) who called one
@@ -727,7 +727,7 @@ class ChipDumpingDetector(Detector):
         rare_tail: str = "predictive",
         partners_by_combined: bool = True,
         deviation_gate: bool = True,
-        junk_bins: tuple[str, ...] | None = gp.JUNK_BINS,
+        junk_bins: tuple[str, ...] = stats.JUNK_BINS,
     ) -> None:
         super().__init__(alpha=alpha, random_state=random_state)
         self.junk_bins = junk_bins

@@ -56,6 +56,14 @@ if TYPE_CHECKING:  # polars is imported where it is used (annotations only here)
 _TINY = 1e-300
 
 
+# the cells of the own-baseline tests on heads-up decisions (columns of detectors.features.gameplay.hu_decisions):
+# preflop or not, facing a bet or not, heads-up or not, hand strength
+OWN_BASELINE_BINS: tuple[str, ...] = ("preflop", "facing", "hu", "sbin")
+# the weak-hand commitment ("junk") test's cells: those and the price of a call (``pbin``: a weak hand calls a
+# third-pot bet far more often than a pot-sized one; detectors.chip_dumping says what it changed)
+JUNK_BINS: tuple[str, ...] = (*OWN_BASELINE_BINS, "pbin")
+
+
 def _arr(x) -> np.ndarray:
     return np.asarray(x, dtype=float)
 
@@ -454,7 +462,7 @@ def _baseline_first_pass(dec, y: str, where, bins: tuple[str, ...], alpha: float
     return res
 
 
-def robust_own_baseline(dec, y: str, *, where=None, bins: tuple[str, ...] = ("preflop", "facing", "hu", "sbin"),
+def robust_own_baseline(dec, y: str, *, where=None, bins: tuple[str, ...] = OWN_BASELINE_BINS,
                         side: str = "less", alpha: float = 0.01, max_rate: float = 1 - 1e-6, also_out=None,
                         outliers_only: bool = False, rare_tail: str = "poisson"):
     """Own-baseline score test of indicator ``y`` per ordered pair, with the player's outlying partners left out.
@@ -554,22 +562,23 @@ def baseline_outliers(dec, specs, *, alpha: float = 0.01):
     return pl.concat(parts).unique(["player", "opponent"]).sort("player", "opponent")
 
 
-def replace_baseline_tests(pairs, dec, alpha: float = 0.01, rare_tail: str = "poisson", junk_bins=None):
+def replace_baseline_tests(pairs, dec, alpha: float = 0.01, rare_tail: str = "poisson",
+                           junk_bins: tuple[str, ...] = OWN_BASELINE_BINS):
     """``pairs`` (gameplay pair features) with the aggr / fold / junk own-baseline columns recomputed by
     :func:`robust_own_baseline` (same names: ``<name>_n``, ``_obs``, ``_exp``, ``_p``; and ``_u``, ``_v``:
     the score test's statistic and variance; ``_n0``: the own baseline's decisions in the pair's bins).
     ``rare_tail``: passed to the one-sided "greater" tests (fold, junk), see :func:`robust_own_baseline`.
-    ``junk_bins``: the junk test's cells (default: :func:`robust_own_baseline`'s; chip dumping passes
-    :data:`detectors.features.gameplay.JUNK_BINS`, with the price of a call)."""
+    ``junk_bins``: the junk test's cells (default :data:`OWN_BASELINE_BINS`, as the other two; chip dumping passes
+    :data:`JUNK_BINS`, with the price of a call)."""
     import polars as pl
 
     out = pairs
-    specs = (("aggr", "aggr", None, "less"), ("fold", "fold", pl.col("facing"), "greater"),
-             ("junk", "commit", pl.col("sbin") <= 0, "greater"))
-    for name, y, where, side in specs:
-        kw = {"bins": tuple(junk_bins)} if name == "junk" and junk_bins else {}
-        t = robust_own_baseline(dec, y, where=where, side=side, alpha=alpha,
-                                rare_tail=rare_tail if side == "greater" else "poisson", **kw)
+    specs = (("aggr", "aggr", None, "less", OWN_BASELINE_BINS),
+             ("fold", "fold", pl.col("facing"), "greater", OWN_BASELINE_BINS),
+             ("junk", "commit", pl.col("sbin") <= 0, "greater", tuple(junk_bins)))
+    for name, y, where, side, bins in specs:
+        t = robust_own_baseline(dec, y, where=where, bins=bins, side=side, alpha=alpha,
+                                rare_tail=rare_tail if side == "greater" else "poisson")
         out = out.drop([c for c in (f"{name}_n", f"{name}_obs", f"{name}_exp", f"{name}_p", f"{name}_u", f"{name}_v",
                                     f"{name}_n0") if c in out.columns])
         out = out.join(t.select("player", "opponent", pl.col("n").alias(f"{name}_n"), pl.col("observed").alias(f"{name}_obs"),
@@ -658,7 +667,7 @@ def weighted_bh_pvalues(p, power, prior=None) -> np.ndarray:
     return np.where(ok, np.minimum(out, 1.0), np.nan)
 
 
-def own_rates_per_decision(dec, y: str, *, where=None, bins: tuple[str, ...] = ("preflop", "facing", "hu", "sbin"),
+def own_rates_per_decision(dec, y: str, *, where=None, bins: tuple[str, ...] = OWN_BASELINE_BINS,
                            side: str = "less", alpha: float = 0.01, max_rate: float = 1 - 1e-6, also_out=None,
                            posterior: bool = False):
     """Each decision of ``dec`` (filtered by ``where``) with the acting player's own rate ``r`` of ``y`` in its bin.
@@ -800,7 +809,7 @@ def _chernoff_tail(idx, pi, w, s, groups: int) -> np.ndarray:
     return np.exp(best)
 
 
-def hand_passivity_predictive(rated, *, bins: tuple[str, ...] = ("preflop", "facing", "hu", "sbin"),
+def hand_passivity_predictive(rated, *, bins: tuple[str, ...] = OWN_BASELINE_BINS,
                               max_weight: float = 10.0, draws: int = 64, random_state: int = 0,
                               max_rate: float = 1 - 1e-6, prior_strength: float | None = None):
     """:func:`hand_passivity_test` with the own rates' uncertainty carried: a predictive p-value per unordered pair.

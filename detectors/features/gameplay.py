@@ -69,9 +69,6 @@ from detectors import stats
 
 STRENGTH_BINS = [0.0, 0.3, 0.5, 0.65, 0.8, 1.01]
 PRICE_BINS = (0.2, 0.3, 0.4)  # a call's price, to call / (pot + to call): cells <= 0.2, <= 0.3, <= 0.4, more
-# the cells of the weak-hand commitment ("junk") test's own rates: street, facing, heads-up, strength and the price
-# of a call (a weak hand calls a third-pot bet far more often than a pot-sized one; chip dumping's docstring)
-JUNK_BINS: tuple[str, ...] = ("preflop", "facing", "hu", "sbin", "pbin")
 VALUE_CAP = 15.0  # bb per hand, for the value-given tests
 CARD_INDEX = {_cards.card_str(i): i for i in range(52)}
 
@@ -567,7 +564,7 @@ def own_baseline(
     y: str,
     *,
     where: pl.Expr | None = None,
-    bins: tuple[str, ...] = ("preflop", "facing", "hu", "sbin"),
+    bins: tuple[str, ...] = stats.OWN_BASELINE_BINS,
     side: str = "less",
 ) -> pl.DataFrame:
     """Own-baseline test of indicator ``y`` per ordered pair (player, opponent).
@@ -793,7 +790,7 @@ def own_baseline_columns(pf: pl.DataFrame, dec: pl.DataFrame) -> pl.DataFrame:
     ``hands_together`` and ``flow_bb`` (the columns of the published ``pair_features`` table, in its order)."""
     aggr = own_baseline(dec, "aggr", side="less")
     fold = own_baseline(dec, "fold", where=pl.col("facing"), side="greater")
-    junk = own_baseline(dec, "commit", where=pl.col("sbin") <= 0, bins=JUNK_BINS, side="greater")
+    junk = own_baseline(dec, "commit", where=pl.col("sbin") <= 0, bins=stats.JUNK_BINS, side="greater")
     out = pf
     for name, t in (("aggr", aggr), ("fold", fold), ("junk", junk)):
         out = out.join(

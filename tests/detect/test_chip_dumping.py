@@ -578,7 +578,7 @@ def test_calls_of_cheap_bets_are_judged_at_their_price():
     det = ChipDumpingDetector()
     assert "pbin" in det.junk_bins
     priced = stats.replace_baseline_tests(pairs, dec, rare_tail=det.rare_tail, junk_bins=det.junk_bins)
-    blind = stats.replace_baseline_tests(pairs, dec, rare_tail=det.rare_tail)
+    blind = stats.replace_baseline_tests(pairs, dec, rare_tail=det.rare_tail, junk_bins=stats.OWN_BASELINE_BINS)
     row = lambda t, p: t.filter(pl.col("player") == p).row(0, named=True)  # noqa: E731
     assert row(blind, "A")["junk_obs"] == 18 and row(blind, "A")["junk_p"] < 5e-3
     assert row(priced, "A")["junk_p"] > 0.05 and row(priced, "A")["junk_exp"] > 12

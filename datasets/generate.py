@@ -499,11 +499,18 @@ def _plan_tournaments(world: World, sng_target: int, mtt_target: int, days: int,
     sngs = [p for p in plans if p.kind == "sng"]
     mtts = [p for p in plans if p.kind == "mtt"]
     kos = [p for p in mtts if p.bounty]
-    planted_in: dict[str, int] = {}
+    planted_in: dict[tuple[str, str], int] = {}
 
-    def pick(pool: list[TournamentPlan], k: int) -> list[TournamentPlan]:
-        """``k`` events of ``pool``, preferring those with the fewest planted entrants so far."""
-        order = sorted(pool, key=lambda p: (planted_in.get(p.tid, 0), rng.random()))
+    def pick(pool: list[TournamentPlan], k: int, kind: str) -> list[TournamentPlan]:
+        """``k`` events of ``pool``, preferring those with the fewest entrants planted by groups of ``kind`` so far.
+
+        Rings of one kind are spread over the schedule (two sit-out rings in one event would sit out at
+        the same bubble), but a ring does not know where rings of other kinds go: counting every planted
+        entrant made the groups planted after the bounty gangs avoid the knockouts the gangs had filled,
+        a taste for freezeouts that no real ring has and that a co-entry null knowing format tastes reads
+        as one (docs/measurements.md, twenty-first session).
+        """
+        order = sorted(pool, key=lambda p: (planted_in.get((kind, p.tid), 0), rng.random()))
         return order[:k]
 
     # Colluders play regularly (that is how collusion pays): each group enters enough events of its
@@ -518,20 +525,20 @@ def _plan_tournaments(world: World, sng_target: int, mtt_target: int, days: int,
 
     for g in groups:
         if g.kind in ("soft_play", "chip_dumping") and g.venue == "sng":
-            events = pick(sngs, count(10, 16))
+            events = pick(sngs, count(10, 16), g.kind)
         elif g.kind == "bounty_collusion":
-            events = pick(kos or mtts, count(7, 10))
+            events = pick(kos or mtts, count(7, 10), g.kind)
         elif g.kind == "coordinated_sitout":
-            events = pick(mtts, count(6, 9))
+            events = pick(mtts, count(6, 9), g.kind)
         elif g.kind == "multi_accounting":
-            events = pick((sngs if g.venue == "sng" else mtts) or sngs or mtts, count(4, 7))
+            events = pick((sngs if g.venue == "sng" else mtts) or sngs or mtts, count(4, 7), g.kind)
         elif g.kind == "seat_handoff":
-            events = pick(mtts, count(4, 7))
+            events = pick(mtts, count(4, 7), g.kind)
         else:
             events = []
         for pl in events:
             if _enter_group(pl, g, rng, world):
-                planted_in[pl.tid] = planted_in.get(pl.tid, 0) + len(g.accounts)
+                planted_in[g.kind, pl.tid] = planted_in.get((g.kind, pl.tid), 0) + len(g.accounts)
     for i, pl in enumerate(sorted(plans, key=lambda p: (p.start_ms, p.tid))):
         pl.unit = first_unit + i
         pl.name = pl.tid

@@ -490,7 +490,12 @@ def entry_pools(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
             .unique("tournament_id"))
 
 
-KNOCKOUT_PSEUDO = 6.0  # pseudo-entries at the null's knockout share that shrink an account's format taste
+# pseudo-entries at the null's knockout share that shrink an account's format taste (co_entries). Tuned on
+# seeds 270-277 (docs/measurements.md, twenty-first session): two different bounty gangs' accounts, each gang
+# entering knockouts only, had co-entry p <= 0.05 in a third of their pairs under the plain model and in none
+# with 6 (at 240k hands, mixed-270: 40/40 -> 0/40; 20 pseudo-entries left all 40, 10 left 12); sit-out
+# groups' own pairs 34/42 -> 27/42 at that level (fewer pseudo-entries cost them more).
+KNOCKOUT_PSEUDO = 6.0
 
 
 def co_entries(con: duckdb.DuckDBPyConnection, pairs: pl.DataFrame, *,

@@ -43,7 +43,8 @@ from datasets.cash import (DAY_MS, MIN_MS, CashPlanner, CashTablePlan, DayDevice
 from datasets.collusion import Group, links_for, make_policy, plant_groups
 from datasets.events import EventLog, HandSink, iso_s, to_ms, write_events
 from datasets.policies import DecisionLog
-from datasets.population import WORLD_START, Population, derive_seed, jitter_style, make_population
+from datasets.population import (WORLD_START, Population, derive_seed, draw_format_taste, jitter_style,
+                                 make_population)
 from datasets.presets import PRESETS, Preset
 from datasets.tournaments import Entry, TournamentPlan, play_tournament
 
@@ -413,6 +414,7 @@ def _plan_cash(world: World, planner: CashPlanner, target: int, rng: random.Rand
 
 
 _BUYINS = [(100, 10), (500, 50), (1000, 100), (2000, 200), (300, 30), (1000, 90)]
+_MTT_TYPES = [0.4, 0.3, 0.3]  # weights of a multi-table event's type: freezeout, knockout, progressive knockout
 
 
 def _pick_entrants(pool: list[int], cum_weights: list[float], k: int, rng: random.Random, exclude: set[int]) -> list[int]:
@@ -436,8 +438,16 @@ def _plan_tournaments(world: World, sng_target: int, mtt_target: int, days: int,
     people = [p.pid for p in pop.persons if p.activity > 0 and p.accounts]
     w_sng = [pop.persons[pid].activity * (3.0 if pop.persons[pid].favourite == "sng" else 0.5) + 0.05 for pid in people]
     w_mtt = [pop.persons[pid].activity * (3.0 if pop.persons[pid].favourite == "mtt" else 0.5) + 0.05 for pid in people]
+    # a bounty hunter's taste (population.draw_format_taste) moves their multi-table entries towards
+    # knockouts, not their number: weights t and 1 for knockout and freezeout, scaled by the mean
+    # 1 / (rho t + 1 - rho) over the schedule's knockout share rho
+    rho = 1.0 - _MTT_TYPES[0]
+    norm = [1.0 / (rho * pop.persons[pid].knockout + 1.0 - rho) for pid in people]
+    w_ko = [w * n * pop.persons[pid].knockout for w, n, pid in zip(w_mtt, norm, people)]
+    w_free = [w * n for w, n in zip(w_mtt, norm)]
     w_sng = list(itertools.accumulate(w_sng))
-    w_mtt = list(itertools.accumulate(w_mtt))
+    w_ko = list(itertools.accumulate(w_ko))
+    w_free = list(itertools.accumulate(w_free))
     group_pids = {pid for g in groups for pid in g.pids}
     plans: list[TournamentPlan] = []
     tid_seq = 0
@@ -470,7 +480,7 @@ def _plan_tournaments(world: World, sng_target: int, mtt_target: int, days: int,
         mtt_entrants.append(max(18, entrants_cap // 2))
     for k_mtt, e in enumerate(mtt_entrants):
         start = world.t0_ms + (rng.randrange(span) // (15 * MIN_MS)) * 15 * MIN_MS
-        typ = rng.choices(["freeze", "ko", "pko"], weights=[0.4, 0.3, 0.3])[0] if k_mtt >= 2 else ("ko", "pko")[k_mtt]
+        typ = rng.choices(["freeze", "ko", "pko"], weights=_MTT_TYPES)[0] if k_mtt >= 2 else ("ko", "pko")[k_mtt]
         bi, fee = rng.choice(_BUYINS)
         bounty = None
         if typ != "freeze":
@@ -478,7 +488,7 @@ def _plan_tournaments(world: World, sng_target: int, mtt_target: int, days: int,
             bi = bi - bounty
         pl = TournamentPlan(unit=-1, tid=new_tid(), kind="mtt", start_ms=start, buy_in=bi, fee=fee, bounty=bounty,
                             progressive=typ == "pko", stack=rng.choice([1500, 3000]))
-        pids = _pick_entrants(people, w_mtt, e, rng, group_pids)
+        pids = _pick_entrants(people, w_free if typ == "freeze" else w_ko, e, rng, group_pids)
         pl.entries = [Entry(pop.persons[pid].accounts[0], pid, start - rng.randrange(10_000, 6 * 60 * MIN_MS)) for pid in pids]
         for _ in range(rng.randint(0, max(1, e // 20))):
             pid = rng.choice(people)
@@ -489,11 +499,18 @@ def _plan_tournaments(world: World, sng_target: int, mtt_target: int, days: int,
     sngs = [p for p in plans if p.kind == "sng"]
     mtts = [p for p in plans if p.kind == "mtt"]
     kos = [p for p in mtts if p.bounty]
-    planted_in: dict[str, int] = {}
+    planted_in: dict[tuple[str, str], int] = {}
 
-    def pick(pool: list[TournamentPlan], k: int) -> list[TournamentPlan]:
-        """``k`` events of ``pool``, preferring those with the fewest planted entrants so far."""
-        order = sorted(pool, key=lambda p: (planted_in.get(p.tid, 0), rng.random()))
+    def pick(pool: list[TournamentPlan], k: int, kind: str) -> list[TournamentPlan]:
+        """``k`` events of ``pool``, preferring those with the fewest entrants planted by groups of ``kind`` so far.
+
+        Rings of one kind are spread over the schedule (two sit-out rings in one event would sit out at
+        the same bubble), but a ring does not know where rings of other kinds go: counting every planted
+        entrant made the groups planted after the bounty gangs avoid the knockouts the gangs had filled,
+        a taste for freezeouts that no real ring has and that a co-entry null knowing format tastes reads
+        as one (docs/measurements.md, twenty-first session).
+        """
+        order = sorted(pool, key=lambda p: (planted_in.get((kind, p.tid), 0), rng.random()))
         return order[:k]
 
     # Colluders play regularly (that is how collusion pays): each group enters enough events of its
@@ -508,20 +525,20 @@ def _plan_tournaments(world: World, sng_target: int, mtt_target: int, days: int,
 
     for g in groups:
         if g.kind in ("soft_play", "chip_dumping") and g.venue == "sng":
-            events = pick(sngs, count(10, 16))
+            events = pick(sngs, count(10, 16), g.kind)
         elif g.kind == "bounty_collusion":
-            events = pick(kos or mtts, count(7, 10))
+            events = pick(kos or mtts, count(7, 10), g.kind)
         elif g.kind == "coordinated_sitout":
-            events = pick(mtts, count(6, 9))
+            events = pick(mtts, count(6, 9), g.kind)
         elif g.kind == "multi_accounting":
-            events = pick((sngs if g.venue == "sng" else mtts) or sngs or mtts, count(4, 7))
+            events = pick((sngs if g.venue == "sng" else mtts) or sngs or mtts, count(4, 7), g.kind)
         elif g.kind == "seat_handoff":
-            events = pick(mtts, count(4, 7))
+            events = pick(mtts, count(4, 7), g.kind)
         else:
             events = []
         for pl in events:
             if _enter_group(pl, g, rng, world):
-                planted_in[pl.tid] = planted_in.get(pl.tid, 0) + len(g.accounts)
+                planted_in[g.kind, pl.tid] = planted_in.get((g.kind, pl.tid), 0) + len(g.accounts)
     for i, pl in enumerate(sorted(plans, key=lambda p: (p.start_ms, p.tid))):
         pl.unit = first_unit + i
         pl.name = pl.tid
@@ -620,6 +637,8 @@ def plan_world(*, preset: str | Preset = "demo", seed: int = 7, accounts: int | 
     # multi-accounters add 1-2 accounts each (1.33 on average): leave room for them in the total
     pop = make_population(max(10, n_accounts - int(mix.get("multi_accounting", 0) * 1.33)), rng)
     groups = plant_groups(pop, mix, spec.strength, rng)
+    # bounty hunters from a stream of their own: the persons and groups of a seed are what they were
+    draw_format_taste(pop, random.Random(derive_seed(seed, "taste")))
     # the multi-accounters' other accounts: the person's style up to noise
     account_style = {}
     for g in groups:

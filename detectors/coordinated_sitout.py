@@ -36,7 +36,10 @@ Method
    a weak group often acts once) is flagged only when a second, independent
    behaviour agrees: the two keep entering the same events far beyond the
    configuration model (co-entry p, as in multi-accounting:
-   :func:`detectors.features.identity.co_entries`). The coincidence must be
+   :func:`detectors.features.identity.co_entries`, whose null knows each
+   player's taste for knockouts, ``taste_pseudo``: two honest bounty hunters
+   meet in every knockout, and one coincidental shared sit-out must not be
+   corroborated by their shared taste). The coincidence must be
    unusual on its own (p <= ``single_p``), the co-entry must agree on its
    own (p <= ``single_coentry_p``: a strong coincidence beside co-entries any
    two regulars have is one coincidence still), and the two p-values,
@@ -314,6 +317,7 @@ class CoordinatedSitoutDetector(Detector):
         single_p: float = 0.01,
         single_alpha: float = 0.02,
         single_coentry_p: float = 0.05,
+        taste_pseudo: float | None = idf.KNOCKOUT_PSEUDO,
     ) -> None:
         super().__init__(alpha=alpha, random_state=random_state)
         self.tol_event_s = tol_event_s  # timing precision of a platform sit_out event
@@ -333,6 +337,7 @@ class CoordinatedSitoutDetector(Detector):
         self.single_p = single_p  # a lone coincidence must itself be this unusual to be corroborated
         self.single_alpha = single_alpha  # family-wise level (Bonferroni) of the corroborated lone coincidences
         self.single_coentry_p = single_coentry_p  # the co-entry must agree on its own below this p
+        self.taste_pseudo = taste_pseudo  # the co-entry null's format taste (identity.co_entries; None: plain)
 
     # ------------------------------------------------------------------ fit
     def fit(self, con: duckdb.DuckDBPyConnection) -> "CoordinatedSitoutDetector":
@@ -558,7 +563,7 @@ class CoordinatedSitoutDetector(Detector):
         if test.height == 0:
             return pairs.with_columns(n_shared_t=pl.lit(None, pl.Int64), p_coentry=pl.lit(None, pl.Float64),
                                       p_single=pl.lit(None, pl.Float64))
-        use = idf.co_entries(con, test).select("a", "b", "n_shared_t", "p_coentry")
+        use = idf.co_entries(con, test, taste_pseudo=self.taste_pseudo).select("a", "b", "n_shared_t", "p_coentry")
         pairs = pairs.join(use, on=["a", "b"], how="left")
         both = np.column_stack([pairs["p_gap"].to_numpy().astype(float),
                                 pairs["p_coentry"].fill_null(np.nan).to_numpy().astype(float)])

@@ -490,48 +490,101 @@ def entry_pools(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
             .unique("tournament_id"))
 
 
-def co_entries(con: duckdb.DuckDBPyConnection, pairs: pl.DataFrame) -> pl.DataFrame:
+# pseudo-entries at the null's knockout share that shrink an account's format taste (co_entries). Tuned on
+# seeds 270-277 (docs/measurements.md, twenty-first session): two different bounty gangs' accounts, each gang
+# entering knockouts only, had co-entry p <= 0.05 in a third of their pairs under the plain model and in none
+# with 6 (at 240k hands, mixed-270: 40/40 -> 0/40; 20 pseudo-entries left all 40, 10 left 12); sit-out
+# groups' own pairs 34/42 -> 27/42 at that level (fewer pseudo-entries cost them more).
+KNOCKOUT_PSEUDO = 6.0
+
+
+def co_entries(con: duckdb.DuckDBPyConnection, pairs: pl.DataFrame, *,
+               taste_pseudo: float | None = KNOCKOUT_PSEUDO) -> pl.DataFrame:
     """For each pair (``a``, ``b``): the tournaments both entered and how improbable their number is.
 
     Adds ``shared_tournaments`` (list), ``n_tourn_a``, ``n_tourn_b``,
-    ``n_shared_t``, ``exp_shared_t`` and ``p_coentry``: the shared count under a
-    configuration-model null (entries land in events in proportion to their
-    field size, per format, day and pool (:func:`entry_pools`)), so regulars of
-    big fields and of the same days are expected to meet; conditional on one
-    account's own events (:func:`_conditional_coentry_p`: a sum of binomials
-    over the cells, which knows the shared count cannot exceed either account's
-    entries), the unconditional Poisson tail kept as ``p_coentry_poisson``.
-    NaN where either account entered nothing.
+    ``n_shared_t``, ``exp_shared_t``, ``p_coentry``, ``taste_a`` and
+    ``taste_b``: the shared count under a configuration-model null (entries
+    land in events in proportion to their field size, per format, day and
+    pool (:func:`entry_pools`)), so regulars of big fields and of the same days
+    are expected to meet; conditional on one account's own events
+    (:func:`_conditional_coentry_p`: a sum of binomials over the cells, which
+    knows the shared count cannot exceed either account's entries), the
+    unconditional Poisson tail kept as ``p_coentry_poisson``. NaN where either
+    account entered nothing.
+
+    **Format taste.** Honest bounty hunters enter nearly every knockout; two of
+    them meet far more often than field sizes alone expect. The null is
+    therefore *taste-weighted*: within a cell an account's entry lands in event
+    ``j`` with probability proportional to ``size_j * taste ** ko_j`` (``ko_j``:
+    the event pays bounties, ``tournaments.bounty_kind``), a degree-corrected
+    configuration model with one covariate (Karrer & Newman, Phys. Rev. E 83,
+    016107, 2011), the taste a conditional-logit odds ratio (McFadden 1974).
+    ``taste`` (``taste_a``, ``taste_b``) is the odds of the account's knockout
+    share among its entries in cells that offer both kinds, against the odds of
+    the share the untasted null expects there (``rho``, the knockout share of
+    those cells' entry mass, averaged over its entries), the share shrunk
+    towards ``rho`` by ``taste_pseudo`` pseudo-entries (empirical-Bayes
+    shrinkage, Efron & Morris 1975): a handful of entries is no taste, a
+    season of knockouts is. With every taste 1 (``taste_pseudo=None``, or no
+    knockouts) it is the plain configuration model. The taste is estimated
+    from the account's entries, shared ones included, so a pair that always
+    meets in freezeouts reads as two freezeout players too: the pseudo-count
+    is that price's bound.
     """
     pairs = pairs.select("a", "b")
     if pairs.height == 0:
         return pairs.with_columns(
             shared_tournaments=pl.lit([], pl.List(pl.Utf8)), n_tourn_a=pl.lit(0, pl.Int64),
             n_tourn_b=pl.lit(0, pl.Int64), n_shared_t=pl.lit(0, pl.Int64), exp_shared_t=pl.lit(0.0),
-            p_coentry=pl.lit(None, pl.Float64), p_coentry_poisson=pl.lit(None, pl.Float64))
+            p_coentry=pl.lit(None, pl.Float64), p_coentry_poisson=pl.lit(None, pl.Float64),
+            taste_a=pl.lit(1.0), taste_b=pl.lit(1.0))
     # co-entry null (a configuration model per format, day and pool): an entry
     # of account a on a day lands in tournament j with probability size_j /
     # sum(size) among that day's events of that format in a's pool (sit-and-go:
     # at most 10 entrants, else multi-table; pools: entry_pools), so the
     # expected shared entries are sum over (format, day, pool) of
     # n_a * n_b * sum(size^2) / sum(size)^2: big fields, regulars who enter
-    # everything and players of the same days are expected to meet.
-    # entries e and each tournament's (format, day) cell f with its field size sz, shared by both queries below
+    # everything and players of the same days are expected to meet. With format
+    # tastes t_a, t_b the knockouts' sizes are weighted by the taste:
+    # n_a n_b (s2_fr + t_a t_b s2_ko) / ((s1_fr + t_a s1_ko) (s1_fr + t_b s1_ko)).
+    # entries e and each tournament's (format, day) cell f with its field size sz and knockout flag ko
+    pseudo = -1.0 if taste_pseudo is None else float(taste_pseudo)
     cells = f"""
     WITH e AS {tournament_entries(con)},
     sz AS (SELECT tournament_id, count(*) AS sz FROM e GROUP BY 1),
     tday AS (SELECT tournament_id, min(started_at)::DATE AS day FROM hands
              WHERE tournament_id IS NOT NULL GROUP BY 1),
-    fmt AS (SELECT sz.tournament_id, sz.sz,
+    kot AS (SELECT tournament_id, bool_or(bounty_kind <> 'none' OR coalesce(bounty, 0) > 0) AS ko
+            FROM tournaments GROUP BY 1),
+    fmt AS (SELECT sz.tournament_id, sz.sz, CAST(coalesce(kot.ko, false) AS INTEGER) AS ko,
                    (CASE WHEN sz.sz <= 10 THEN 'sng' ELSE 'mtt' END) || coalesce(CAST(tday.day AS VARCHAR), '')
                    || '/' || coalesce(CAST(po.pool AS VARCHAR), '') AS f
-            FROM sz LEFT JOIN tday USING (tournament_id) LEFT JOIN _rb_pools po USING (tournament_id)),"""
+            FROM sz LEFT JOIN tday USING (tournament_id) LEFT JOIN _rb_pools po USING (tournament_id)
+            LEFT JOIN kot USING (tournament_id)),
+    mom AS (SELECT f, sum(sz) FILTER (WHERE ko = 0)::DOUBLE AS s1_fr, sum(sz) FILTER (WHERE ko = 1)::DOUBLE AS s1_ko,
+                   sum(sz * sz) FILTER (WHERE ko = 0)::DOUBLE AS s2_fr, sum(sz * sz) FILTER (WHERE ko = 1)::DOUBLE AS s2_ko
+            FROM fmt GROUP BY 1),
+    -- an account's taste: its knockout share in cells offering both kinds against the null's share rho,
+    -- shrunk by $pseudo entries at rho, as an odds ratio (1 without knockouts, or with pseudo < 0)
+    tst AS (SELECT account,
+                   CASE WHEN $pseudo < 0 OR count(*) = 0 THEN 1.0 ELSE
+                   ((sum(ko) + $pseudo * avg(rho)) / (count(*) - sum(ko) + $pseudo * (1 - avg(rho))))
+                   / (avg(rho) / (1 - avg(rho))) END AS taste
+            FROM (SELECT e.account, fmt.ko, m.s1_ko / (m.s1_ko + m.s1_fr) AS rho
+                  FROM e JOIN fmt USING (tournament_id) JOIN mom m USING (f)
+                  WHERE m.s1_ko > 0 AND m.s1_fr > 0)
+            GROUP BY 1),
+    tp AS (SELECT p.a, p.b, coalesce(ta.taste, 1.0) AS taste_a, coalesce(tb.taste, 1.0) AS taste_b
+           FROM _rb_pairs p LEFT JOIN tst ta ON ta.account = p.a LEFT JOIN tst tb ON tb.account = p.b),"""
     q_t = cells + """
-    mom AS (SELECT f, sum(sz)::DOUBLE AS s1, sum(sz * sz)::DOUBLE AS s2 FROM fmt GROUP BY 1),
     acc AS (SELECT e.account, fmt.f, count(*) AS n FROM e JOIN fmt USING (tournament_id) GROUP BY ALL),
     expct AS (
-      SELECT p.a, p.b, sum(xa.n * xb.n * m.s2 / (m.s1 * m.s1)) AS exp_shared_t
-      FROM _rb_pairs p JOIN acc xa ON xa.account = p.a
+      SELECT p.a, p.b,
+             sum(xa.n * xb.n * (coalesce(m.s2_fr, 0) + p.taste_a * p.taste_b * coalesce(m.s2_ko, 0))
+                 / ((coalesce(m.s1_fr, 0) + p.taste_a * coalesce(m.s1_ko, 0))
+                    * (coalesce(m.s1_fr, 0) + p.taste_b * coalesce(m.s1_ko, 0)))) AS exp_shared_t
+      FROM tp p JOIN acc xa ON xa.account = p.a
       JOIN acc xb ON xb.account = p.b AND xb.f = xa.f JOIN mom m ON m.f = xa.f
       GROUP BY ALL
     ),
@@ -547,24 +600,29 @@ def co_entries(con: duckdb.DuckDBPyConnection, pairs: pl.DataFrame) -> pl.DataFr
       LEFT JOIN cnt ca ON ca.account = p.a LEFT JOIN cnt cb ON cb.account = p.b
       GROUP BY p.a, p.b
     )
-    SELECT shared.*, coalesce(expct.exp_shared_t, 0.0) AS exp_shared_t
-    FROM shared LEFT JOIN expct USING (a, b)
+    SELECT shared.*, coalesce(expct.exp_shared_t, 0.0) AS exp_shared_t, tp.taste_a, tp.taste_b
+    FROM shared LEFT JOIN expct USING (a, b) LEFT JOIN tp USING (a, b)
     """
     con.register("_rb_pairs", pairs)
     con.register("_rb_pools", entry_pools(con))
-    tt = con.sql(q_t).pl()
+    tt = con.sql(q_t, params={"pseudo": pseudo}).pl()
     # per pair and (format, day) cell: each account's entries there and the share of the
-    # cell's entry mass (sum of field sizes) its events hold: the conditional co-entry test
+    # cell's entry mass its events hold, each weighted by the other's taste (the chance one
+    # entry of the other lands in them): the conditional co-entry test
     q_cells = cells + """
-    mom AS (SELECT f, sum(sz)::DOUBLE AS s1 FROM fmt GROUP BY 1),
-    acc AS (SELECT e.account, fmt.f, count(*) AS n, sum(fmt.sz)::DOUBLE AS mass
+    acc AS (SELECT e.account, fmt.f, count(*) AS n,
+                   coalesce(sum(fmt.sz) FILTER (WHERE fmt.ko = 0), 0)::DOUBLE AS m_fr,
+                   coalesce(sum(fmt.sz) FILTER (WHERE fmt.ko = 1), 0)::DOUBLE AS m_ko
             FROM e JOIN fmt USING (tournament_id) GROUP BY ALL)
     SELECT p.a, p.b, xa.f, xa.n AS n_a, xb.n AS n_b,
-           least(xa.mass / m.s1, 1.0) AS share_a, least(xb.mass / m.s1, 1.0) AS share_b
-    FROM _rb_pairs p JOIN acc xa ON xa.account = p.a
+           least((xa.m_fr + p.taste_b * xa.m_ko)
+                 / (coalesce(m.s1_fr, 0) + p.taste_b * coalesce(m.s1_ko, 0)), 1.0) AS share_a,
+           least((xb.m_fr + p.taste_a * xb.m_ko)
+                 / (coalesce(m.s1_fr, 0) + p.taste_a * coalesce(m.s1_ko, 0)), 1.0) AS share_b
+    FROM tp p JOIN acc xa ON xa.account = p.a
     JOIN acc xb ON xb.account = p.b AND xb.f = xa.f JOIN mom m ON m.f = xa.f
     """
-    cells = con.sql(q_cells).pl()
+    cells = con.sql(q_cells, params={"pseudo": pseudo}).pl()
     con.unregister("_rb_pairs")
     con.unregister("_rb_pools")
     out = pairs.join(tt, on=["a", "b"], how="left")
@@ -580,6 +638,7 @@ def co_entries(con: duckdb.DuckDBPyConnection, pairs: pl.DataFrame) -> pl.DataFr
     return out.with_columns(
         shared_tournaments=pl.col("shared_tournaments").fill_null(pl.lit([], pl.List(pl.Utf8))),
         p_coentry=pl.Series(p), p_coentry_poisson=pl.Series(p_pois),
+        taste_a=pl.col("taste_a").fill_null(1.0), taste_b=pl.col("taste_b").fill_null(1.0),
     )
 
 

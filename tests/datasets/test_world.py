@@ -356,3 +356,51 @@ def test_mtt_honest_owners_move_from_phone_to_desktop_mid_event():
         assert e.mobile and e.handoff_pid < 0
         assert 2_000 <= gap <= 40_000
         assert (d["ip"], d["device"]) == world.devices.desktop(e.pid)
+
+
+
+def _knockout_counts(world, units) -> tuple[int, int, int, int]:
+    """Multi-table entries of the bounty hunters (knockouts, freezeouts) and of the other multi-table players."""
+    hunters = {p.pid for p in world.pop.persons if p.knockout > 1}
+    others = {p.pid for p in world.pop.persons if p.favourite == "mtt" and p.knockout == 1}
+    c = [0, 0, 0, 0]
+    for kind, _, plan, _ in units:
+        if kind == "mtt":
+            for e in plan.entries:
+                if e.pid in hunters or e.pid in others:
+                    c[(0 if e.pid in hunters else 2) + (plan.bounty is None)] += 1
+    return tuple(c)
+
+
+def test_bounty_hunters_fill_the_knockouts(monkeypatch):
+    """About one multi-table player in six is a bounty hunter who weights knockout and PKO events 3-6
+    times a freezeout: the odds that a hunter's entry is a knockout are well above the other multi-table
+    players' (Mantel-Haenszel odds ratio over four worlds; diluted from the taste's 3-6 because a
+    regular enters nearly every event of either kind). Without the taste the same persons' odds are the
+    others', and the persons and groups of a seed do not depend on it."""
+    from datasets import generate
+    from datasets.population import BOUNTY_HUNTER_TASTE
+
+    mh = {True: [0.0, 0.0], False: [0.0, 0.0]}
+    for seed in (3, 5, 7, 9):
+        world, units, _, _ = generate.plan_world(preset="mixed", seed=seed)
+        mtt = [p for p in world.pop.persons if p.favourite == "mtt"]
+        hunters = [p for p in world.pop.persons if p.knockout != 1.0]
+        assert all(p.favourite == "mtt" and BOUNTY_HUNTER_TASTE[0] <= p.knockout <= BOUNTY_HUNTER_TASTE[1]
+                   for p in hunters)
+        assert 0.08 * len(mtt) <= len(hunters) <= 0.28 * len(mtt), (len(hunters), len(mtt))
+        monkeypatch.setattr(generate, "draw_format_taste", lambda pop, rng: [])
+        plain, plain_units, _, _ = generate.plan_world(preset="mixed", seed=seed)
+        monkeypatch.undo()
+        assert [g.accounts for g in plain.groups] == [g.accounts for g in world.groups]
+        assert ([(p.style, p.favourite, p.activity) for p in plain.pop.persons]
+                == [(p.style, p.favourite, p.activity) for p in world.pop.persons])
+        for p in plain.pop.persons:
+            p.knockout = world.pop.persons[p.pid].knockout  # who would have been a hunter
+        for taste, (w, u) in ((True, (world, units)), (False, (plain, plain_units))):
+            hk, hf, ok, of = _knockout_counts(w, u)
+            n = hk + hf + ok + of
+            mh[taste][0] += hk * of / n
+            mh[taste][1] += hf * ok / n
+    assert mh[True][0] / mh[True][1] >= 1.6, mh
+    assert mh[False][0] / mh[False][1] <= 1.25, mh

@@ -489,3 +489,63 @@ def test_one_coincidence_corroborated_by_co_entry_hands_only():
     con.close()
     assert sigs and all(any("sit_out/sit_in events" in m for m in s.missing) for s in sigs)
     assert [s.accounts for s in sigs if s.flagged] == [LONE_SUBTLE]
+
+
+KO_HUNTERS = ["b1", "b2"]
+
+
+def _hunters_world() -> World:
+    """The lone-coincidence world with knockouts: 24 events, every other one a knockout; b1/b2
+    are honest bounty hunters who enter every knockout (and one freezeout each, not the same) and
+    happen to sit out together once, in the first; q1/q2 enter the same eight of the first sixteen
+    events, four of each kind, and sit out together once, in the second."""
+    w = World(seed=29)
+    honest = [f"k{i:02d}" for i in range(80)]
+    for p in honest + LONE_SUBTLE + KO_HUNTERS:
+        w.account(p)
+    rng = np.random.default_rng(19)
+    for t in range(24):
+        tid = str(800 + t)
+        ko = t % 2 == 0
+        mine = LONE_SUBTLE if t % 4 in (0, 1) and t < 16 else []
+        hunt = [b for i, b in enumerate(KO_HUNTERS) if ko or t == 1 + 2 * i]
+        players = rng.choice(honest, 20, replace=False).tolist() + mine + hunt
+        so: dict[str, list[tuple[int, int]]] = {}
+        for p in players:
+            if p not in LONE_SUBTLE + KO_HUNTERS and rng.random() < 0.4:
+                r0 = int(rng.integers(2, 60))
+                so[p] = [(r0, r0 + int(rng.integers(1, 4)))]
+        if t == 0:
+            so["b1"] = so["b2"] = [(20, 24)]
+        if t == 1:
+            so["q1"] = so["q2"] = [(50, 54)]
+        order = [p for p in players if p not in LONE_SUBTLE + KO_HUNTERS] + hunt + mine
+        w.tournament(tid, players, at(120 * t), n_hands=70, every_s=45, sitouts=so, bust_order=order,
+                     bounty_kind="knockout" if ko else "none")
+    return w
+
+
+def test_two_bounty_hunters_sitting_out_together_once_are_not_corroborated():
+    """Two honest bounty hunters meet in every knockout: beside their one shared sit-out, the plain
+    configuration model reads their twelve shared events as an agreement and the pair is flagged; the
+    taste-weighted null (each one's knockout odds read from their own entries) expects most of them,
+    and the lone coincidence stays one coincidence. The pair that enters the same events across both
+    kinds is corroborated either way."""
+    import polars as pl
+
+    con = _hunters_world().build()
+    try:
+        plain = CoordinatedSitoutDetector(taste_pseudo=None)
+        assert sorted(s.accounts for s in plain.detect(con) if s.flagged) == [KO_HUNTERS, LONE_SUBTLE]
+        det = CoordinatedSitoutDetector()
+        assert [s.accounts for s in det.detect(con) if s.flagged] == [LONE_SUBTLE]
+        rows = {r["a"]: r for r in det.pairs_.filter(pl.col("n_co") == 1).iter_rows(named=True)}
+        before = {r["a"]: r for r in plain.pairs_.filter(pl.col("n_co") == 1).iter_rows(named=True)}
+        b, q = rows["b1"], rows["q1"]
+        assert b["b"] == "b2" and q["b"] == "q2"
+        assert b["p_gap"] <= det.single_p and q["p_gap"] <= det.single_p
+        assert b["n_shared_t"] == 12 and q["n_shared_t"] == 8
+        assert before["b1"]["p_coentry"] <= det.single_coentry_p < b["p_coentry"]
+        assert q["p_coentry"] <= 0.01 and q["p_single"] * det.n_single_ <= det.single_alpha
+    finally:
+        con.close()

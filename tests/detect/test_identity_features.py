@@ -230,3 +230,100 @@ def test_co_entry_null_stays_inside_each_pool_of_players():
     finally:
         one.close()
         two.close()
+
+
+HUNTERS, TOGETHER = ("h1", "h2"), ("g1", "g2")
+
+
+def _taste_world() -> World:
+    """Twenty events, every other one a knockout; h1 and h2 are honest bounty hunters who enter every
+    knockout (and one freezeout each, not the same); g1 and g2 enter the same eight events, four
+    knockouts and four freezeouts; everyone else enters at random."""
+    w = World(seed=7)
+    names = [f"x{i:02d}" for i in range(40)]
+    for n in names + list(HUNTERS + TOGETHER):
+        w.account(n)
+    rng = np.random.default_rng(4)
+    for t in range(20):
+        players = rng.choice(names, int(rng.integers(12, 20)), replace=False).tolist()
+        if t % 2 == 0 or t == 1:
+            players.append("h1")
+        if t % 2 == 0 or t == 3:
+            players.append("h2")
+        if t % 4 in (0, 1) and t < 16:
+            players += list(TOGETHER)
+        w.tournament(str(700 + t), players, at(45 * t), n_hands=40, bounty_kind="knockout" if t % 2 == 0 else "none")
+    return w
+
+
+def _taste_reference(con, a: str, b: str, pseudo: float | None) -> tuple[float, float, float]:
+    """(taste_a, taste_b, p_coentry) of the taste-weighted configuration model, computed plainly: per day,
+    field sizes, knockout flags; each account's knockout odds against the null's share, shrunk by
+    ``pseudo`` entries; each of one account's entries lands in the other's events with the share of the
+    day's taste-weighted mass they hold; the larger p of the two directions."""
+    from scipy import stats
+
+    rows = con.execute(
+        "SELECT h.tournament_id, min(h.started_at)::DATE, count(DISTINCT s.player), any_value(t.bounty_kind) <> 'none', "
+        "bool_or(s.player = ?), bool_or(s.player = ?) "
+        "FROM seats s JOIN hands h USING (hand_id) JOIN tournaments t USING (tournament_id) GROUP BY 1",
+        [a, b]).fetchall()
+    days = sorted({r[1] for r in rows})
+
+    def taste(x: int) -> float:
+        if pseudo is None:
+            return 1.0
+        ko = n = rho_sum = 0.0
+        for d in days:
+            sz = np.array([r[2] for r in rows if r[1] == d], float)
+            isko = np.array([r[3] for r in rows if r[1] == d], bool)
+            mine = np.array([r[x] for r in rows if r[1] == d], bool)
+            if isko.any() and (~isko).any():
+                rho = sz[isko].sum() / sz.sum()
+                ko, n, rho_sum = ko + (mine & isko).sum(), n + mine.sum(), rho_sum + mine.sum() * rho
+        rho = rho_sum / n
+        return ((ko + pseudo * rho) / (n - ko + pseudo * (1 - rho))) / (rho / (1 - rho))
+
+    ta, tb = taste(4), taste(5)
+    k = sum(r[4] and r[5] for r in rows)
+
+    def cond(x: int, y: int, t_other: float) -> float:
+        dist = np.array([1.0])
+        for d in days:
+            sz = np.array([r[2] for r in rows if r[1] == d], float)
+            wt = sz * np.where([r[3] for r in rows if r[1] == d], t_other, 1.0)
+            mine = np.array([r[x] for r in rows if r[1] == d], bool)
+            n = sum(r[y] for r in rows if r[1] == d)
+            if mine.any() and n:
+                dist = np.convolve(dist, stats.binom.pmf(np.arange(n + 1), n, wt[mine].sum() / wt.sum()))
+        return float(dist[k:].sum())
+
+    return ta, tb, max(cond(4, 5, tb), cond(5, 4, ta))
+
+
+def test_co_entry_null_knows_a_taste_for_knockouts():
+    """Two honest bounty hunters meet in every knockout: the plain configuration model reads their
+    ten shared events as an agreement (p <= 0.05); the taste-weighted one expects most of them (each
+    hunter's knockout odds against the null's are read from their own entries) and does not, while a
+    pair that enters the same eight events across both kinds keeps its small p. Exact against a plain
+    re-computation of the model, with and without the taste."""
+    con = _taste_world().build()
+    try:
+        pairs = pl.DataFrame({"a": [HUNTERS[0], TOGETHER[0]], "b": [HUNTERS[1], TOGETHER[1]]})
+        plain = idf.co_entries(con, pairs, taste_pseudo=None)
+        taste = idf.co_entries(con, pairs)
+        hp, ht = _pair(plain, *HUNTERS), _pair(taste, *HUNTERS)
+        gp, gt = _pair(plain, *TOGETHER), _pair(taste, *TOGETHER)
+        assert hp["n_shared_t"] == ht["n_shared_t"] == 10 and gt["n_shared_t"] == 8
+        assert hp["taste_a"] == hp["taste_b"] == 1.0
+        for row, a, b, pseudo in ((hp, *HUNTERS, None), (ht, *HUNTERS, idf.KNOCKOUT_PSEUDO),
+                                  (gp, *TOGETHER, None), (gt, *TOGETHER, idf.KNOCKOUT_PSEUDO)):
+            ta, tb, p = _taste_reference(con, a, b, pseudo)
+            assert row["taste_a"] == pytest.approx(ta) and row["taste_b"] == pytest.approx(tb)
+            assert row["p_coentry"] == pytest.approx(p)
+        assert ht["taste_a"] > 2 and ht["taste_b"] > 2 and 0.7 < gt["taste_a"] < 1.4 and 0.7 < gt["taste_b"] < 1.4
+        assert hp["p_coentry"] <= 0.05 < 0.2 < ht["p_coentry"]
+        assert gt["p_coentry"] <= 0.01 and gp["p_coentry"] <= 0.01
+        assert ht["exp_shared_t"] > hp["exp_shared_t"]
+    finally:
+        con.close()

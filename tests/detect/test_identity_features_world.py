@@ -91,6 +91,7 @@ class World:
         register: bool = True,
         bust_order: list[str] | None = None,
         timeouts: dict[str, list[tuple[int, int]]] | None = None,
+        bounty_kind: str = "none",
     ) -> list[str]:
         """Play ``n_hands`` rounds of hands at tables of up to 9; returns hand ids.
 
@@ -98,7 +99,8 @@ class World:
         that round on (a seat hand-off); ``sitouts[acc] = [(r0, r1), ...]`` has
         the account sit out rounds r0..r1-1 (events and hand lines);
         ``timeouts`` likewise but seen only in the hands, as
-        ``timed_out_disconnected`` lines (a disconnect: no platform event).
+        ``timed_out_disconnected`` lines (a disconnect: no platform event);
+        ``bounty_kind`` ('knockout', 'progressive') makes it a knockout event.
         """
         rng = self.rng
         styles_from = styles_from or {}
@@ -139,7 +141,8 @@ class World:
                     t_in = start + dt.timedelta(seconds=r1 * every_s + ti * 3 - 5)
                     self.rows["sit_events"].append((p, t_out, "sit_out", f"T{tid} {ti + 1}", tid))
                     self.rows["sit_events"].append((p, t_in, "sit_in", f"T{tid} {ti + 1}", tid))
-        self.rows["tournaments"].append((tid, 10, 0, 1, "USD", "none", "holdem", "no_limit", first, last))
+        self.rows["tournaments"].append((tid, 10, 5 if bounty_kind != "none" else 0, 1, "USD", bounty_kind, "holdem",
+                                         "no_limit", first, last))
         last_hand = hand_ids[-1]
         for place, p in enumerate(reversed(order), start=1):
             prize = {1: 50, 2: 30, 3: 20}.get(place) if place <= paid else None

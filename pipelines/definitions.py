@@ -3,6 +3,8 @@
 ``dagster dev -w dagster_workspace.yaml`` (or ``railbird dev``) shows it all.
 """
 
+from pathlib import Path
+
 import dagster as dg
 
 from pipelines.defs import resources as _resources
@@ -13,9 +15,7 @@ ensure_dagster_home()
 
 @dg.definitions
 def defs() -> dg.Definitions:
-    import pipelines.defs
-
     return dg.Definitions.merge(
-        dg.load_defs(pipelines.defs),
+        dg.load_from_defs_folder(path_within_project=Path(__file__).parent),  # reads pipelines/dg.toml
         dg.Definitions(resources=_resources.default_resources()),
     )

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import warnings
 from pathlib import Path
 
 from pipelines.lib import paths
@@ -47,8 +48,8 @@ def demo_landing(seed: int = 7) -> Path:
     return target
 
 
-def build_definitions(landing: str, out_dir: str, modules=None):
-    """Every stage's definitions (or those of ``modules``) with the settings of this run."""
+def build_definitions(landing: str, out_dir: str, stages=None):
+    """Every stage's definitions (or those of the ``stages`` named, e.g. ``["ingest"]``) with the settings of this run."""
     import dagster as dg
 
     import pipelines.defs
@@ -56,7 +57,14 @@ def build_definitions(landing: str, out_dir: str, modules=None):
 
     paths.warehouse_path().parent.mkdir(parents=True, exist_ok=True)
     resources = default_resources(landing_dir=landing, out_dir=out_dir)
-    loaded = [dg.load_defs(m) for m in modules] if modules else [dg.load_defs(pipelines.defs)]
+    defs_folder = Path(pipelines.defs.__file__).parent
+    if stages:  # the same loader as pipelines/definitions.py, one sub-folder of defs/ at a time
+        with warnings.catch_warnings():  # as load_from_defs_folder does: its tree calls Dagster's preview helpers
+            warnings.simplefilter("ignore", dg.PreviewWarning)
+            tree = dg.ComponentTree.for_project(defs_folder)
+            loaded = [tree.build_defs_at_path(Path(stage)) for stage in stages]
+    else:
+        loaded = [dg.load_from_defs_folder(path_within_project=defs_folder)]
     return dg.Definitions.merge(*loaded, dg.Definitions(resources=resources)), resources["settings"]
 
 
@@ -75,13 +83,13 @@ def _failure(result) -> str:
 QUIET = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
 
 
-def execute(landing: str, out_dir: str, *, instance=None, modules=None) -> dict:
+def execute(landing: str, out_dir: str, *, instance=None, stages=None) -> dict:
     """Stage ``landing`` and run ``nightly_job`` over the staged days; returns what happened."""
     import dagster as dg
 
     from pipelines.defs.ingest.assets import range_tags, staged_span
 
-    defs, settings = build_definitions(landing, out_dir, modules)
+    defs, settings = build_definitions(landing, out_dir, stages)
     instance = instance or dg.DagsterInstance.get()
     staged = defs.resolve_job_def("landing_job").execute_in_process(instance=instance, raise_on_error=False,
                                                                     run_config=QUIET)

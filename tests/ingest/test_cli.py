@@ -112,7 +112,6 @@ def test_run_stages_and_runs_the_nightly_job_over_a_landing_folder(monkeypatch, 
     """``railbird run LANDING`` end to end, on the ingest stage's definitions (other stages are tested by their owners)."""
     import dagster as dg
 
-    import pipelines.defs.ingest
     from pipelines.commands import run as run_cmd
 
     monkeypatch.setenv("RAILBIRD_HOME", str(tmp_path / "home"))
@@ -126,7 +125,7 @@ def test_run_stages_and_runs_the_nightly_job_over_a_landing_folder(monkeypatch, 
     try:
         with _no_stale_defs_state():
             info = run_cmd.execute(str(landing), str(out), instance=instance,
-                                   modules=[pipelines.defs.ingest])  # its schedule brings nightly_job
+                                   stages=["ingest"])  # its schedule brings nightly_job
     finally:
         instance.dispose()
     assert info["summary"].startswith("hands stored 4 / duplicate 0")
@@ -160,7 +159,6 @@ def test_run_reads_a_freshly_written_landing_folder_once(monkeypatch, tmp_path, 
     """Files written moments ago count as growing; one ``railbird run`` must still stage them once, not twice."""
     import dagster as dg
 
-    import pipelines.defs.ingest
     from pipelines.commands import run as run_cmd
 
     for p in landing.iterdir():
@@ -171,7 +169,7 @@ def test_run_reads_a_freshly_written_landing_folder_once(monkeypatch, tmp_path, 
     instance = dg.DagsterInstance.ephemeral()
     try:
         with _no_stale_defs_state():
-            info = run_cmd.execute(str(landing), str(out), instance=instance, modules=[pipelines.defs.ingest])
+            info = run_cmd.execute(str(landing), str(out), instance=instance, stages=["ingest"])
     finally:
         instance.dispose()
     assert info["summary"].startswith("hands stored 4 / duplicate 0")

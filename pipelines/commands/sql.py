@@ -19,7 +19,7 @@ import duckdb
 
 from pipelines.lib import paths
 from pipelines.lib.errors import RailbirdError
-from pipelines.lib.readonly_sql import SqlRefused, check_query, open_snapshot
+from pipelines.lib.readonly_sql import SqlDoesNotParse, SqlRefused, check_query, open_snapshot
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -70,6 +70,8 @@ def main(args: argparse.Namespace) -> int:
     db = args.database or str(paths.snapshot_path())
     try:
         check_query(args.query)
+    except SqlDoesNotParse as exc:
+        raise RailbirdError(str(exc)) from None
     except SqlRefused as exc:
         raise RailbirdError(f"refused: the snapshot is read-only: {exc}") from None
     try:

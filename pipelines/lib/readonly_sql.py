@@ -42,6 +42,10 @@ class SqlRefused(Exception):
     """The text is not one read-only query."""
 
 
+class SqlDoesNotParse(SqlRefused):
+    """The text is not SQL DuckDB can parse (a typo, not an attempt to write)."""
+
+
 @dataclass
 class SqlResult:
     columns: list[str] = field(default_factory=list)
@@ -65,7 +69,7 @@ def check_query(query: str) -> str:
     try:
         stmts = duckdb.extract_statements(query)
     except duckdb.Error as exc:
-        raise SqlRefused(f"does not parse: {exc}") from None
+        raise SqlDoesNotParse(f"does not parse: {exc}") from None
     if len(stmts) != 1:
         raise SqlRefused(f"exactly one statement, please (got {len(stmts)})")
     st = stmts[0]

@@ -42,7 +42,7 @@ from pipelines.lib.errors import RailbirdError
 from pipelines.lib.replay import dict_rows, load_replays, table_names
 from pipelines.lib.reports import build_report, file_stem, jinja_env, render_html
 from pipelines.lib.review import SESSION_TTL_SECONDS, STATUS_LABELS, STATUSES, ReviewStore
-from pipelines.lib.readonly_sql import SqlRefused, open_snapshot, run_query
+from pipelines.lib.readonly_sql import SqlDoesNotParse, SqlRefused, open_snapshot, run_query
 
 COOKIE = "rb_session"
 LOGIN_COOKIE = "rb_login_csrf"
@@ -382,6 +382,8 @@ def create_app(settings: WebSettings | None = None) -> FastAPI:
         result, error, status = None, "", 200
         try:
             result = run_query(cfg.snapshot_path, query, limit=cfg.sql_row_limit, timeout=cfg.sql_timeout)
+        except SqlDoesNotParse as exc:
+            error, status = str(exc), 400
         except SqlRefused as exc:
             error, status = f"refused: {exc}", 400
         except duckdb.Error as exc:

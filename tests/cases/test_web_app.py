@@ -123,6 +123,8 @@ def test_sql_page_reads_and_cannot_write(published):
               "EXPLAIN ANALYZE CREATE TABLE x AS SELECT 1", "PRAGMA database_list"):
         r = c.post("/sql", data={"csrf": tok, "query": q})
         assert r.status_code == 400 and "refused" in r.text, q
+    r = c.post("/sql", data={"csrf": tok, "query": "SELEC 1"})  # a typo: said to be one, not called a refused write
+    assert r.status_code == 400 and "does not parse" in r.text and "refused" not in r.text
     r = c.post("/sql", data={"csrf": tok, "query": "SELECT * FROM read_csv('/etc/passwd')"})
     assert r.status_code == 400 and "Permission" in r.text
     r = c.post("/sql", data={"csrf": tok, "query": "SELECT count(*) FROM range(100000000000) a"})

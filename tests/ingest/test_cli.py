@@ -87,6 +87,9 @@ def test_sql_refuses_writes(railbird, landing, capsys):
     assert not out_file.exists()
     assert railbird("sql", "SELECT count(*) FROM hands", "--format", "csv") == 0
     assert capsys.readouterr().out.endswith("\n4\n")
+    assert railbird("sql", "SELEC count(*) FROM hands") == 2  # a typo is said to be one, not a refused write
+    err = capsys.readouterr().err
+    assert err.startswith("railbird sql: does not parse: Parser Error") and "Traceback" not in err
 
 
 def test_errors_are_one_line_without_traceback(railbird, tmp_path, capsys):

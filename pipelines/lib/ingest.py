@@ -18,7 +18,9 @@ Method
    hand is left out when it is unfinished (no summary, or the file does not
    end with a line break while still being written), and the file is logged
    ``growing`` so the next run reads it again (already stored hands then
-   count as duplicates).  An unreadable file is logged ``failed`` and
+   count as duplicates).  A file left untouched for ``ABANDONED_SECONDS`` (a
+   day) is not growing whatever its end: an unfinished last hand is then
+   quarantined as truncated.  An unreadable file is logged ``failed`` and
    quarantined as input kind ``file``.
 4. **Load** with :func:`pipelines.lib.warehouse.load`: one transaction for
    the whole run.
@@ -60,6 +62,9 @@ from pipelines.lib.handhistory import decode_bytes, parse_pool
 from pipelines.lib.handhistory import parse_texts as _parse_texts
 
 GROWING_SECONDS = 120
+# A client writes each hand whole when it ends; a file untouched for a day whose last hand still has no summary was
+# cut short (a crash, a partial copy), not being written: its last hand is quarantined as truncated, the file done.
+ABANDONED_SECONDS = 24 * 3600
 _HEADER = re.compile(r"^\ufeff?PokerStars (?:Zoom |Home Game )?(?:Hand|Game) #", re.MULTILINE)
 
 FILES_SCHEMA = {
@@ -173,14 +178,17 @@ def _last_header(text: str) -> int:
         end = i
 
 
-def complete_part(text: str, recent: bool) -> tuple[str, bool]:
-    """Cut an unfinished trailing hand off ``text``; return (text to parse, growing?)."""
+def complete_part(text: str, recent: bool, abandoned: bool = False) -> tuple[str, bool]:
+    """Cut an unfinished trailing hand off ``text``; return (text to parse, growing?).
+
+    ``recent``: modified within the growing window; ``abandoned``: untouched so long that an unfinished last hand
+    will never be finished (it is then parsed, and quarantined by the parser, instead of waited for)."""
     last = _last_header(text)
     if last < 0:
         return text, recent
     tail = text[last:]
     if "*** SUMMARY ***" not in tail:
-        return text[:last], True
+        return (text, False) if abandoned else (text[:last], True)
     if recent and not text.endswith("\n"):
         return text[:last], True
     return text, recent
@@ -224,7 +232,8 @@ def _read_chunk(files: list[FileInfo], growing_seconds: float, now: float,
                 info.sha256 = hashlib.sha256(data).hexdigest()
                 info.size = len(data)
                 if info.kind == "hands":
-                    text, growing = complete_part(decode_bytes(data), (now - info.mtime_epoch) < growing_seconds)
+                    age = now - info.mtime_epoch
+                    text, growing = complete_part(decode_bytes(data), age < growing_seconds, age >= ABANDONED_SECONDS)
                     if growing:
                         status = "growing"
                     if text.strip():

@@ -117,6 +117,38 @@ def test_growing_file_is_read_up_to_its_last_complete_hand_and_again_later(tmp_p
     assert con.execute("SELECT status FROM ingest_log ORDER BY started_at DESC LIMIT 1").fetchall() == [("done",)]
 
 
+INVALID_HAND = "HHSmithy__PokerHandHistoryParser/HandHistories.Parser.UnitTests/SampleHandHistories/PokerStars/CashGame/ValidHandTests/InValidHand.txt"
+
+
+def test_a_file_cut_short_long_ago_is_done_and_its_last_hand_quarantined(tmp_path, real_hands, corpus_dir):
+    """A real file whose only hand stops before its summary (written by a client that died): waited for while it
+    may still be written, then, untouched for a day, quarantined as truncated instead of waited for forever."""
+    land = tmp_path / "landing"
+    land.mkdir()
+    cut = land / "cut.txt"
+    shutil.copyfile(corpus_dir / INVALID_HAND, cut)
+    planted = land / "planted.txt"  # two whole hands, then a third that stops before its summary
+    planted.write_text("\n\n".join(real_hands[:2]) + "\n\n" + real_hands[2].split("*** SUMMARY ***")[0],
+                       encoding="utf-8")
+    for f in (cut, planted):
+        _old(f, ingest.ABANDONED_SECONDS - 3600)
+    con = wh.connect(None)
+    r1 = ingest.ingest([land], con, progress=False)
+    assert sorted(r1.growing) == sorted(str(f.resolve()) for f in (cut, planted))
+    assert (r1.result.hands_stored, r1.result.quarantined) == (2, 0)
+    for f in (cut, planted):
+        _old(f, ingest.ABANDONED_SECONDS + 60)
+    r2 = ingest.ingest([land], con, progress=False)
+    assert r2.growing == [] and (r2.result.hands_stored, r2.result.duplicates) == (0, 2)
+    q = con.execute("SELECT source_file, hand_id, reason FROM quarantine ORDER BY hand_id").fetchall()
+    assert q == [(str(cut.resolve()), "109681289672", "truncated hand"),
+                 (str(planted.resolve()), re.search(r"#(\d+)", real_hands[2]).group(1), "truncated hand")]
+    status = con.execute("SELECT source_file, arg_max(status, started_at) FROM ingest_log GROUP BY 1").fetchall()
+    assert sorted(s for _, s in status) == ["done", "done"]
+    r3 = ingest.ingest([land], con, progress=False)  # done: not read again, nothing doubles
+    assert r3.files_read == 0 and con.execute("SELECT count(*) FROM quarantine").fetchone()[0] == 2
+
+
 def test_recently_modified_file_counts_as_growing(tmp_path, real_hands):
     land = tmp_path / "landing"
     land.mkdir()

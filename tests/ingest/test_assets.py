@@ -7,6 +7,7 @@ import json
 import os
 import re
 import time
+from pathlib import Path
 
 import dagster as dg
 import duckdb
@@ -158,6 +159,21 @@ def test_nightly_job_selects_every_asset_of_every_stage():
     keys = json.loads(out.stdout.strip().splitlines()[-1])
     assert {"landing_files", "hands", "quarantine", "ingest_log", "sessions"} <= set(keys["all"])
     assert keys["job"] == keys["all"]
+
+
+def test_the_code_location_has_one_name_everywhere():
+    """dagster_workspace.yaml, [tool.dagster] and the defs loader's pipelines/dg.toml name the location alike
+    (Dagster warns on every load where the loader's name differs)."""
+    import tomllib
+
+    import yaml
+
+    root = Path(__file__).resolve().parents[2]
+    workspace = yaml.safe_load((root / "dagster_workspace.yaml").read_text())
+    names = {entry["python_module"]["location_name"] for entry in workspace["load_from"]}
+    names.add(tomllib.loads((root / "pyproject.toml").read_text())["tool"]["dagster"]["code_location_name"])
+    names.add(tomllib.loads((root / "pipelines" / "dg.toml").read_text())["project"]["code_location_name"])
+    assert names == {"railbird"}
 
 
 def test_hands_balance_finds_a_hand_that_does_not_add_up(tmp_path, hand_builder):

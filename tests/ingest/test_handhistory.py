@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import codecs
 import datetime as dt
+import re
 from decimal import Decimal
 
 import duckdb
@@ -563,6 +564,35 @@ def test_garbage_line_is_quarantined():
     assert q["reason"] == "unparsed line" and "this line is not poker" in q["detail"]
 
 
+@pytest.mark.parametrize("old, new, why", [
+    ("amy: raises $2 to $3\n", "amy: raises $2 to $3\namy: raises $2 to $3\n", "amy: raises $2 to $3 (does not raise)"),
+    ("bob: calls $2.50\ncat: folds\n*** FLOP *** [2c 7d 9h]\n", "cat: folds\n*** FLOP *** [2c 7d 9h]\nbob: calls $2.50\n",
+     "bob: calls $2.50 (nothing to call)"),
+    ("bob: calls $2.50\n", "bob: calls $3\n", "bob: calls $3 (more than is owed)"),
+    ("bob: checks\namy: bets $5\n", "amy: bets $5\nbob: checks\n", "bob: checks (facing a bet)"),
+    ("cat: folds\n", "cat: folds\ncat: folds\n", "cat: folds (after folding)"),
+    ("amy: folds\n", "amy: folds\nbob: checks\n", "bob: checks (after going all-in)"),
+])
+def test_a_lost_doubled_or_moved_action_line_is_quarantined_as_impossible(old, new, why):
+    """Each of these hands still adds up or nearly; what betrays the lost, doubled or moved line is the betting."""
+    assert old in CASH
+    r = one(CASH.replace(old, new, 1))
+    assert r.tables["hands"].height == 0 and r.headers_seen == 1
+    q = r.quarantine.row(0, named=True)
+    assert (q["reason"], q["hand_id"]) == ("impossible action", "1001")
+    assert q["detail"].endswith(why), q["detail"]
+
+
+def test_a_fold_after_posting_all_in_is_not_impossible(corpus_dir):
+    """A sitting-out tournament player posts all-in and is then folded by the client (real hand 16652117062)."""
+    hits = [p for p in corpus_dir.rglob("*.txt") if b"16652117062" in p.read_bytes()]
+    assert hits
+    r = parse_files(hits[:1])
+    assert "16652117062" in r.tables["hands"]["hand_id"].to_list()
+    a = r.tables["actions"].filter((pl.col("hand_id") == "16652117062") & (pl.col("player") == "Player12"))
+    assert a["action"].to_list()[-1] == "fold" and a["is_all_in"].any()
+
+
 def test_duplicates_are_returned_as_read():
     r = one(CASH + "\n\n" + CASH)
     assert r.tables["hands"].height == 2 and r.headers_seen == 2
@@ -657,9 +687,9 @@ HEADER_CASES = [
     ("PokerStars Hand #4:  5 Card Omaha Hi/Lo Pot Limit ($1/$2 USD) - 2023/01/10 10:00:00 AEST [2023/01/09 18:00:00 ET]",
      "omaha5", "pot_limit", True, "USD", "1", "2", dt.datetime(2023, 1, 9, 23, 0), False, None),
     # fixed limit: the header states the bets (30/60); the big blind is the small bet and the
-    # small blind what the hand's small blind posted (0.50 in the shared test body)
+    # small blind what the hand's small blind posted (the shared test body scaled to a big blind of 30: 15)
     ("PokerStars Game #5: Tournament #42, 90 FPP Hold'em Limit - Level III (30/60) - 2010/07/26 8:19:43 ET",
-     "holdem", "fixed_limit", False, "CHIPS", "0.50", "30", dt.datetime(2010, 7, 26, 12, 19, 43), False, "42"),
+     "holdem", "fixed_limit", False, "CHIPS", "15", "30", dt.datetime(2010, 7, 26, 12, 19, 43), False, "42"),
     ("PokerStars Game #6: Tournament #43, $5.00+$0.50 Hold'em No Limit - Level IV (50/100) - 2007/10/15 - 06:07:54 (ET)",
      "holdem", "no_limit", False, "CHIPS", "50", "100", dt.datetime(2007, 10, 15, 10, 7, 54), False, "43"),
     ("PokerStars Hand #7:  Mixed NLH/PLO (Omaha Pot Limit, $0.10/$0.20 USD) - 2012/04/01 10:00:00 ET",
@@ -674,8 +704,10 @@ HEADER_CASES = [
 @pytest.mark.parametrize("case", HEADER_CASES, ids=lambda c: c[0].split("#")[1].split(":")[0])
 def test_headers(case):
     header, game, limit, hilo, cur, sb, bb, at, zoom, tid = case
-    body = CASH.split("\n", 1)[1]
-    # amounts in the body are irrelevant to the header fields; keep the hand balanced
+    # the cash hand's body (big blind $1) scaled to the header's big blind, so that its betting is sound under
+    # the header's blinds (a raise to $3 is no raise where the big blind is 2,000: an impossible action)
+    scale = max(1, int(D(bb)))
+    body = re.sub(r"\$(\d+(?:\.\d+)?)", lambda m: f"${D(m.group(1)) * scale}", CASH.split("\n", 1)[1])
     r = one(header + "\n" + body)
     assert r.quarantine.height == 0, r.quarantine["detail"].to_list()
     h = r.tables["hands"].row(0, named=True)

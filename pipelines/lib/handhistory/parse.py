@@ -288,6 +288,39 @@ def _unparsed(df: pl.DataFrame, why: str = "") -> pl.DataFrame:
     )
 
 
+def _impossible_actions(A: pl.DataFrame) -> pl.DataFrame:
+    """Actions no client writes: a check or bet facing a bet, a call of nothing or of more than is owed, a raise
+    that does not raise, a voluntary action after the player folded, a check, call, bet or raise after their all-in.
+
+    None occurs in the real corpus or in generated worlds; a line lost, doubled or moved in a file makes them while
+    the money may still add up, and such a hand would tell the detectors that someone faced what they did not.
+    (A fold after an all-in does occur: a sitting-out tournament player posts all-in and is folded.)"""
+    a, owed = pl.col("action"), pl.col("to_call")
+    why = (
+        pl.when(a.is_in(["check", "bet"]) & (owed > 0)).then(pl.lit("facing a bet"))
+        .when((a == "call") & (owed == 0)).then(pl.lit("nothing to call"))
+        .when((a == "call") & (pl.col("amount") > owed)).then(pl.lit("more than is owed"))
+        .when((a == "raise") & (pl.col("amount") >= 0) & (pl.col("amount") <= owed)).then(pl.lit("does not raise"))
+    )
+    by_line = A.with_columns(why=why).filter(pl.col("why").is_not_null())
+    # after a fold or an all-in: each player's lines of a hand in order (a stable sort on one integer key); the
+    # first line after a fold, or a live action right after an all-in, is the impossible one
+    voluntary = a.is_in(["fold", "check", "call", "bet", "raise"])
+    P = A.filter(voluntary | pl.col("is_all_in")).select(
+        "hid", "ln", "t", "action", "is_all_in", voluntary=voluntary,
+        kp=pl.col("hid").cast(pl.Int64) * 1024 + pl.col("known_seat").cast(pl.Int64),
+    ).sort("kp", maintain_order=True)
+    same = pl.col("kp") == pl.col("kp").shift(1)
+    after_fold = same & (a.shift(1) == "fold")
+    after_all_in = same & pl.col("is_all_in").shift(1) & (a != "fold")
+    late = P.with_columns(after_fold=after_fold, after_all_in=after_all_in).filter(
+        pl.col("voluntary") & (pl.col("after_fold") | pl.col("after_all_in"))
+    ).with_columns(why=pl.when(pl.col("after_fold")).then(pl.lit("after folding")).otherwise(pl.lit("after going all-in")))
+    bad = pl.concat([by_line.select("hid", "ln", "t", "why"), late.select("hid", "ln", "t", "why")], how="vertical")
+    return _issue(bad.sort("hid", "ln"), 6, "impossible action",
+                  pl.format("line {}: {} ({})", pl.col("ln") + 1, pl.col("t"), pl.col("why")))
+
+
 def _dec(cols: Iterable[str]) -> list[pl.Expr]:
     return [G.cents_to_decimal(pl.col(c)).alias(c) for c in cols]
 
@@ -907,6 +940,7 @@ def _parse_lines(L: pl.DataFrame, files: list[str]) -> ParsedHands:  # noqa: C90
     )
     bad_raise = A.filter(pl.col("amount") < 0)
     issues.append(_unparsed(bad_raise, " (raise to less than already committed)"))
+    issues.append(_impossible_actions(A))
 
     # --- seats -----------------------------------------------------------------------
     # keyed by the seat each name was matched to (integers, not name strings);
@@ -1045,7 +1079,8 @@ def _parse_lines(L: pl.DataFrame, files: list[str]) -> ParsedHands:  # noqa: C90
 
     # --- decide --------------------------------------------------------------------------
     ISS = pl.concat([i for i in issues if i.height], how="vertical") if any(i.height for i in issues) else pl.DataFrame(schema={"hid": pl.Int32, "prio": pl.Int32, "reason": pl.String, "detail": pl.String})
-    ISS = ISS.with_columns(pl.col("prio").cast(pl.Int32)).sort(["hid", "prio"]).unique("hid", keep="first", maintain_order=True)
+    # a hand with several issues reports the most basic (lowest prio), and among equals the first found (stable)
+    ISS = ISS.with_columns(pl.col("prio").cast(pl.Int32)).sort(["hid", "prio"], maintain_order=True).unique("hid", keep="first", maintain_order=True)
     bad_hids = ISS.select("hid")
     raw = L.filter(pl.col("inh") & pl.col("hid").is_in(bad_hids.get_column("hid").implode())).group_by("hid", maintain_order=True).agg(
         raw=pl.col("raw").str.join("\n"))

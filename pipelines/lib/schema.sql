@@ -210,7 +210,7 @@ CREATE TABLE IF NOT EXISTS accounts (
 CREATE TABLE IF NOT EXISTS quarantine (
     source_file  VARCHAR NOT NULL,
     position     INTEGER NOT NULL,         -- 1-based line of the hand header / event line / CSV row
-    input_kind   VARCHAR NOT NULL,         -- 'hand' | 'event' | 'account' | 'file'
+    input_kind   VARCHAR NOT NULL,         -- 'hand' | 'text' | 'event' | 'account' | 'file'
     hand_id      VARCHAR,
     reason       VARCHAR NOT NULL,         -- short machine-readable reason, e.g. 'unsupported game', 'unbalanced pot', 'conflict'
     detail       VARCHAR,                  -- human-readable detail
@@ -435,7 +435,7 @@ COMMENT ON COLUMN accounts.extra IS 'Further columns of accounts.csv as a JSON o
 COMMENT ON TABLE quarantine IS 'Input that could not be stored, with file, position, raw text and reason. Nothing bad vanishes.';
 COMMENT ON COLUMN quarantine.source_file IS 'File the input came from.';
 COMMENT ON COLUMN quarantine.position IS '1-based line of the hand header / event line / CSV row (0 for a whole file).';
-COMMENT ON COLUMN quarantine.input_kind IS 'hand, event, account or file.';
+COMMENT ON COLUMN quarantine.input_kind IS 'hand, text (lines outside any hand), event, account or file.';
 COMMENT ON COLUMN quarantine.hand_id IS 'Hand id when one could be read.';
 COMMENT ON COLUMN quarantine.reason IS 'Short machine-readable reason, e.g. conflict, unbalanced pot, not a JSON object, bad ts.';
 COMMENT ON COLUMN quarantine.detail IS 'Human-readable detail.';

@@ -32,6 +32,8 @@ pytestmark = pytest.mark.skipif(not STARS.is_dir(), reason=f"real corpus folder 
 _HEADER = re.compile(
     r"^[ \t]*PokerStars (?:Zoom Hand|Hand|Game|Home Game Hand|Home Game) #\d+", re.M
 )
+# another room's hand header in PokerStars' layout, e.g. "Run It Once Poker Hand #30702949:"
+_OTHER_ROOM = re.compile(r"^([^\s:#][^:#\n]{0,40}) (?:Hand|Game) #\d+:", re.M)
 
 
 @pytest.fixture(scope="module")
@@ -46,41 +48,56 @@ def corpus():
 def test_every_header_is_accounted_for(corpus):
     files, r, elapsed = corpus
     assert len(files) >= 339
-    independent = 0
-    per_file = Counter()
+    independent = foreign = 0
+    per_file, foreign_per_file = Counter(), Counter()
     for p in files:
-        n = len(_HEADER.findall(decode_bytes(p.read_bytes())))
-        independent += n
-        per_file[str(p)] = n
-    stored, quarantined = r.tables["hands"].height, r.quarantine.height
-    print(f"\ncorpus: {len(files)} files, {independent} headers, {stored} stored, {quarantined} quarantined, "
-          f"parsed in {elapsed:.2f}s")
+        text = decode_bytes(p.read_bytes())
+        n = len(_HEADER.findall(text))
+        f = len([m for m in _OTHER_ROOM.findall(text) if "PokerStars" not in m])  # (not one glued to a line)
+        independent, foreign = independent + n, foreign + f
+        per_file[str(p)], foreign_per_file[str(p)] = n, f
+    q = r.quarantine
+    hands_q, foreign_q, text_q = (q.filter(pl.col("input_kind") == "hand"),
+                                  q.filter(pl.col("reason") == "unsupported site"), q.filter(pl.col("input_kind") == "text"))
+    stored = r.tables["hands"].height
+    print(f"\ncorpus: {len(files)} files, {independent} PokerStars headers and {foreign} of other rooms, {stored} stored, "
+          f"{hands_q.height} hands quarantined, {text_q.height} blocks of text outside any hand, parsed in {elapsed:.2f}s")
     print(r.reason_counts())
-    assert r.headers_seen == stored + quarantined == independent
-    assert independent >= 7290
-    # per file: stored + quarantined rows per source file = headers in that file
-    got = Counter(r.tables["hands"]["source_file"].to_list()) + Counter(r.quarantine["source_file"].to_list())
+    assert r.headers_seen == stored + hands_q.height == independent + foreign
+    assert independent >= 7290 and foreign >= 40
+    assert q.height == hands_q.height + text_q.height
+    # per file: stored + quarantined hands per source file = headers in that file, other rooms' apart
+    got = Counter(r.tables["hands"]["source_file"].to_list()) + Counter(
+        hands_q.filter(pl.col("reason") != "unsupported site")["source_file"].to_list())
     assert {k: v for k, v in got.items() if v} == {k: v for k, v in per_file.items() if v}
+    assert Counter(foreign_q["source_file"].to_list()) == +foreign_per_file
+    # nothing outside a hand vanishes: every file with non-blank text that no hand holds has its text quarantined
+    assert text_q["raw"].str.strip_chars().str.len_chars().min() > 0
+    assert text_q.filter(pl.col("source_file").str.ends_with("EuroTable.txt")).height == 0  # double-spaced: one hand
+    assert {Path(f).name for f in text_q["source_file"].to_list()} >= {"Ante.txt", "Wins.txt"}  # unit-test fragments
     # the parse time is printed, not asserted: benchmarks are never timed tests (DEVELOPERS.md)
 
 
 def test_holdem_and_omaha_parse_rate(corpus):
     _, r, _ = corpus
     q = r.quarantine
-    unsupported = q.filter(pl.col("reason") == "unsupported game").height
+    unsupported = q.filter(pl.col("reason").is_in(["unsupported game", "unsupported site"])).height
     supported = r.headers_seen - unsupported
     rate = r.tables["hands"].height / supported
     print(f"\nHold'em/Omaha: {r.tables['hands'].height}/{supported} = {rate:.4%}")
-    for row in q.filter(pl.col("reason") != "unsupported game").iter_rows(named=True):
+    q = q.filter(pl.col("input_kind") == "hand")  # (text outside any hand: the test above)
+    for row in q.filter(~pl.col("reason").is_in(["unsupported game", "unsupported site"])).iter_rows(named=True):
         print(f"  {row['reason']}: {Path(row['source_file']).name}:{row['position']} {row['detail'][:140]}")
     assert rate >= 0.995
     # no Hold'em/Omaha hand is called unsupported, and every unsupported one is a non-flop game
     unsup = q.filter(pl.col("reason") == "unsupported game")["detail"]
     assert unsup.str.contains(r"(?i)stud|razz|draw|badugi").all()
     assert not unsup.str.contains(r"(?i)\(hold'em|omaha").any()
-    assert q["reason"].is_in(["unsupported game", "hand cancelled", "truncated hand", "malformed header",
-                              "unparsed line", "unbalanced", "malformed hand"]).all()
-    assert q["raw"].str.contains(r"^PokerStars ").all()
+    assert q["reason"].is_in(["unsupported game", "unsupported site", "hand cancelled", "truncated hand",
+                              "malformed header", "unparsed line", "unbalanced", "malformed hand"]).all()
+    ours = q.filter(pl.col("reason") != "unsupported site")
+    assert ours["raw"].str.contains(r"^PokerStars ").all()
+    assert not q.filter(pl.col("reason") == "unsupported site")["raw"].str.contains(r"^PokerStars ").any()
 
 
 def test_stored_hands_satisfy_the_invariants(corpus, hand_invariant_breaks):

@@ -627,8 +627,39 @@ def test_old_format_without_uncalled_line_is_repaired_exactly():
 
 def test_empty_and_headerless_input():
     assert one("").headers_seen == 0
-    r = one("PokerStars Tournament #1, No Limit Hold'em\nBuy-In: $1/$0.10\n")
-    assert r.headers_seen == 0 and r.tables["hands"].height == 0 and r.quarantine.height == 0
+    assert one("\n \n\n").quarantine.height == 0
+    r = one("PokerStars Tournament #1, No Limit Hold'em\nBuy-In: $1/$0.10\n")  # a tournament summary: no hand, kept
+    assert r.headers_seen == 0 and r.tables["hands"].height == 0
+    assert r.quarantine.select("position", "input_kind", "hand_id", "reason", "detail", "raw").rows() == [
+        (1, "text", None, "text outside any hand", "2 line(s) outside any PokerStars hand",
+         "PokerStars Tournament #1, No Limit Hold'em\nBuy-In: $1/$0.10")]
+
+
+def test_text_outside_hands_and_other_rooms_hands_are_kept_with_their_reason():
+    """Before the first hand, after a hand's summary and a blank line: never dropped in silence. Another room's
+    hand in PokerStars' layout is a hand of an unsupported site, one row per hand."""
+    text = ("exported by some tool\n\n" + CASH + "\n\nnot poker\nat all\n\n"
+            "Run It Once Poker Hand #30702949: Hold'em No Limit (€0.02/€0.04) - 2019/02/08 15:19 UTC\nTable 'x'\n\n"
+            "MPLPoker Hand #4227871731:  Omaha 5 Cards Pot Limit (₹100/₹200) - 2023/10/17 22:39:01 UTC\n")
+    r = one(text)
+    assert r.tables["hands"]["hand_id"].to_list() == ["1001"] and r.headers_seen == 3
+    q = r.quarantine.select("position", "input_kind", "hand_id", "reason", "detail").rows()
+    assert q == [
+        (1, "text", None, "text outside any hand", "1 line(s) outside any PokerStars hand"),
+        (37, "text", None, "text outside any hand", "2 line(s) outside any PokerStars hand"),
+        (40, "hand", "30702949", "unsupported site", "a hand from Run It Once Poker: railbird reads PokerStars hand histories"),
+        (43, "hand", "4227871731", "unsupported site", "a hand from MPLPoker: railbird reads PokerStars hand histories"),
+    ]
+    assert r.quarantine["raw"].to_list()[1] == "not poker\nat all"
+
+
+def test_a_double_spaced_hand_reads_as_the_same_hand():
+    """A blank line after every line (a copy through a tool that doubled the line ends): the same hand, same hash."""
+    single, double = one(CASH), one(CASH.replace("\n", "\n\n"))
+    assert double.quarantine.height == 0
+    for name in ("hands", "seats", "actions", "pots", "collections"):
+        assert double.tables[name].drop("source_line", strict=False).equals(
+            single.tables[name].drop("source_line", strict=False)), name
 
 
 def test_every_single_line_deletion_is_parsed_or_quarantined():
@@ -640,8 +671,10 @@ def test_every_single_line_deletion_is_parsed_or_quarantined():
         for i in range(len(lines)):
             texts.append("\n".join(lines[:i] + lines[i + 1:]))
     r = one("\n\n".join(texts))
-    expected_headers = len(texts) - 3  # deleting a header line removes that hand
-    assert r.headers_seen == expected_headers == r.tables["hands"].height + r.quarantine.height
+    expected_headers = len(texts) - 3  # deleting a header line removes that hand: its lines are text outside any
+    hands_q = r.quarantine.filter(pl.col("input_kind") == "hand")
+    assert r.headers_seen == expected_headers == r.tables["hands"].height + hands_q.height
+    assert r.quarantine.filter(pl.col("input_kind") == "text").height == 3
     assert r.quarantine["reason"].null_count() == 0
     s = r.tables["seats"]
     assert (s["stack_end"] >= 0).all()

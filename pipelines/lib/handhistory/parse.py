@@ -423,6 +423,54 @@ def _seat_lines(S: pl.DataFrame, issues: list[pl.DataFrame]) -> pl.DataFrame:
 
 # ----------------------------------------------------------------------------- core
 
+# Hand headers of other rooms that write PokerStars' layout ("MPLPoker Hand #4227871731: ...", "Run It Once Poker
+# Hand #30702949: ..."): recognised so that their hands are quarantined one by one as from an unsupported site.
+# The lines a PokerStars summary holds after "*** SUMMARY ***"
+_SUMMARY_GOES_ON_RE = r"^(?:Total pot|Board \[|Seat \d+: |Hand was run|(?:FIRST|SECOND|THIRD) Board \[)"
+FOREIGN_HEADER_RE = r"^([^\s:#][^:#]{0,40}?) (?:Hand|Game) #(\d+):"
+OUTSIDE_RAW_CHARS = 10_000
+
+
+def _outside_hands(L: pl.DataFrame, files: list[str]) -> tuple[pl.DataFrame, int]:
+    """The non-blank text outside every PokerStars hand, as quarantine rows; and how many foreign hands it holds.
+
+    Lines before a file's first hand, or after a hand's summary and a blank line, are no part of any hand. They
+    are kept, never dropped in silence: one row per block of lines between blank lines, at the block's first
+    line. A block that starts with another room's hand header is that hand (input kind ``hand``, reason
+    ``unsupported site``); any other block is ``text outside any hand`` (input kind ``text``), its raw text cut
+    at ``OUTSIDE_RAW_CHARS`` characters."""
+    t = pl.col("t")
+    O = L.lazy().filter(~pl.col("inh")).select("fidx", "lno", "raw", "t").collect()
+    if O.height == 0 or O.get_column("t").str.len_bytes().max() == 0:
+        return pl.DataFrame(schema=QUARANTINE_SCHEMA), 0
+    blank = t == ""
+    foreign = t.str.extract_groups(FOREIGN_HEADER_RE)
+    B = O.lazy().with_columns(
+        start=~blank & (
+            blank.shift(1, fill_value=True) | (pl.col("fidx") != pl.col("fidx").shift(1))
+            | (pl.col("lno") != pl.col("lno").shift(1) + 1) | t.str.contains(FOREIGN_HEADER_RE)),
+    ).with_columns(block=pl.col("start").cum_sum()).filter(~blank).group_by("block", maintain_order=True).agg(
+        pl.col("fidx").first(), pl.col("lno").first(), first=t.first(), n=pl.len(),
+        raw=pl.col("raw").str.join("\n"),
+    ).with_columns(f=pl.col("first").str.extract_groups(FOREIGN_HEADER_RE)).with_columns(
+        site=pl.col("f").struct.field("1"), hand_id=pl.col("f").struct.field("2"),
+    ).collect()
+    is_foreign = pl.col("hand_id").is_not_null()
+    long = pl.col("raw").str.len_chars() > OUTSIDE_RAW_CHARS
+    Q = B.select(
+        source_file=pl.col("fidx").replace_strict(list(range(len(files))), files, return_dtype=pl.String),
+        position=pl.col("lno"),
+        input_kind=pl.when(is_foreign).then(pl.lit("hand")).otherwise(pl.lit("text")),
+        hand_id="hand_id",
+        reason=pl.when(is_foreign).then(pl.lit("unsupported site")).otherwise(pl.lit("text outside any hand")),
+        detail=pl.when(is_foreign).then(pl.format("a hand from {}: railbird reads PokerStars hand histories", pl.col("site")))
+        .otherwise(pl.format("{} line(s) outside any PokerStars hand{}", pl.col("n"),
+                             pl.when(long).then(pl.lit(f" (raw cut at {OUTSIDE_RAW_CHARS:,} characters)")).otherwise(pl.lit("")))),
+        raw=pl.when(long).then(pl.col("raw").str.slice(0, OUTSIDE_RAW_CHARS)).otherwise(pl.col("raw")),
+    )
+    return Q.select([pl.col(c).cast(QUARANTINE_SCHEMA[c]) for c in QUARANTINE_SCHEMA]), int(B.get_column("hand_id").is_not_null().sum())
+
+
 def _lines_frame(texts: list[str], files: list[str], line_offsets: list[int] | None = None) -> pl.DataFrame:
     """One row per line of every text: fidx, lno (1-based line in its file), raw.
 
@@ -490,7 +538,8 @@ def _parse_lines(L: pl.DataFrame, files: list[str]) -> ParsedHands:  # noqa: C90
     )
     headers_seen = int(L.get_column("is_hdr").sum())
     if headers_seen == 0:
-        return ParsedHands()
+        outside, foreign = _outside_hands(L.with_columns(inh=pl.lit(False)), files)
+        return ParsedHands(quarantine=outside, headers_seen=foreign)
     # sections as small integer codes set on header/marker rows and
     # forward-filled, then an Enum (a byte per line; comparing with a name is
     # an integer comparison); the run number likewise
@@ -500,20 +549,26 @@ def _parse_lines(L: pl.DataFrame, files: list[str]) -> ParsedHands:  # noqa: C90
         pl.repeat(None, L.height, dtype=pl.UInt8, eager=True).scatter(at, codes.get_column("sec")).alias("sec"),
         pl.repeat(None, L.height, dtype=pl.Int32, eager=True).scatter(at, codes.get_column("run")).alias("run"),
     )
-    L = (
-        L.lazy()
-        .with_columns(
-            sec=pl.col("sec").forward_fill().replace_strict(list(range(len(_SEC_NAMES))), _SEC_NAMES, return_dtype=_SEC),
-            run=pl.col("run").forward_fill(),
-            blank=t == "",
+    L = L.lazy().with_columns(
+        sec=pl.col("sec").forward_fill().replace_strict(list(range(len(_SEC_NAMES))), _SEC_NAMES, return_dtype=_SEC),
+        run=pl.col("run").forward_fill(),
+        blank=t == "",
+    ).collect()
+    # The first blank line after the summary ends the hand, unless the summary goes on after it (a file written
+    # double-spaced, a blank line after every line): only the few blank summary lines look at their next line.
+    cand = (L.get_column("blank") & (L.get_column("sec") == "summary")).arg_true()
+    ends = pl.repeat(False, L.height, dtype=pl.Boolean, eager=True)
+    if cand.len():
+        next_nb = L.select(pl.when(~pl.col("blank")).then(pl.int_range(pl.len(), dtype=pl.Int64))
+                           .shift(-1).backward_fill().fill_null(L.height - 1)).to_series().gather(cand)
+        goes_on = (
+            L.get_column("t").gather(next_nb).str.contains(_SUMMARY_GOES_ON_RE)
+            & (L.get_column("hid").gather(next_nb) == L.get_column("hid").gather(cand))
+            & (L.get_column("fidx").gather(next_nb) == L.get_column("fidx").gather(cand))
         )
-        # the first blank line after the summary ends the hand
-        .with_columns(
-            inh=pl.col("inh") & (
-                _g_cumsum((pl.col("blank") & (pl.col("sec") == "summary")).cast(pl.Int32), _starts("hid")) == 0)
-        )
-        .collect()
-    )
+        ends = ends.scatter(cand.filter(~goes_on), True)
+    L = L.with_columns(inh=pl.col("inh") & (_g_cumsum(ends.cast(pl.Int32), _starts("hid")) == 0))
+    outside, foreign = _outside_hands(L, files)
 
     # --- per-hand text, hash, raw --------------------------------------------------
     # blank lines are dropped once: a hand starts with its (non-blank) header,
@@ -569,7 +624,7 @@ def _parse_lines(L: pl.DataFrame, files: list[str]) -> ParsedHands:  # noqa: C90
     kind = (
         pl.when(pl.col("is_mk")).then(pl.lit(_K["marker"], pl.UInt8))
         .when(t.str.ends_with('"') & t.str.contains(' said, "', literal=True)).then(pl.lit(_K["chat"], pl.UInt8))
-        .when(pl.col("ln") == 1).then(pl.lit(_K["table"], pl.UInt8))
+        .when(pl.col("second")).then(pl.lit(_K["table"], pl.UInt8))
         .when((pl.col("sec") == "setup") & t.str.starts_with("Seat ")).then(pl.lit(_K["seat"], pl.UInt8))
         .when(pl.col("sec") == "summary").then(pl.lit(_K["summary"], pl.UInt8))
         .when(t.str.starts_with("Dealt to ")).then(pl.lit(_K["dealt"], pl.UInt8))
@@ -577,7 +632,9 @@ def _parse_lines(L: pl.DataFrame, files: list[str]) -> ParsedHands:  # noqa: C90
         .otherwise(pl.lit(_K["x"], pl.UInt8))
     )
     # one pass over the lines: classify, then split by class (order kept within each)
-    B = NB.lazy().filter(~pl.col("is_hdr")).select("hid", "ln", "t", "sec", "run", kind=kind).collect()
+    # (the table line is the hand's second non-blank line: the row after its header)
+    B = NB.lazy().with_columns(second=pl.col("is_hdr").shift(1, fill_value=False)).filter(~pl.col("is_hdr")).select(
+        "hid", "ln", "t", "sec", "run", kind=kind).collect()
     del NB
     BK = B.partition_by("kind", as_dict=True, maintain_order=True)
     del B
@@ -1179,4 +1236,5 @@ def _parse_lines(L: pl.DataFrame, files: list[str]) -> ParsedHands:  # noqa: C90
         *_dec(["buy_in", "bounty", "fee"]),
     )
     tables["tournaments"] = _finish(tours, "tournaments")
-    return ParsedHands(tables=tables, quarantine=Q, headers_seen=headers_seen)
+    Q = pl.concat([Q, outside], how="vertical") if outside.height else Q
+    return ParsedHands(tables=tables, quarantine=Q, headers_seen=headers_seen + foreign)

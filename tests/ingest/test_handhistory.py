@@ -651,6 +651,8 @@ def test_text_outside_hands_and_other_rooms_hands_are_kept_with_their_reason():
         (43, "hand", "4227871731", "unsupported site", "a hand from MPLPoker: railbird reads PokerStars hand histories"),
     ]
     assert r.quarantine["raw"].to_list()[1] == "not poker\nat all"
+    big = one("x" * 25_000 + "\n" + "y\n").quarantine.row(0, named=True)  # a binary file named .txt, say
+    assert len(big["raw"]) == 10_000 and big["detail"] == "2 line(s) outside any PokerStars hand (raw cut at 10,000 characters)"
 
 
 def test_a_double_spaced_hand_reads_as_the_same_hand():

@@ -444,7 +444,6 @@ def _outside_hands(L: pl.DataFrame, files: list[str]) -> tuple[pl.DataFrame, int
     if O.height == 0 or O.get_column("t").str.len_bytes().max() == 0:
         return pl.DataFrame(schema=QUARANTINE_SCHEMA), 0
     blank = t == ""
-    foreign = t.str.extract_groups(FOREIGN_HEADER_RE)
     B = O.lazy().with_columns(
         start=~blank & (
             blank.shift(1, fill_value=True) | (pl.col("fidx") != pl.col("fidx").shift(1))

@@ -33,8 +33,11 @@ Method
    Y`` plus later calls; antes and the dead part of "small & big blinds" are
    not live.
 5. Checks (unsupported game, cancelled, truncated, malformed header, unparsed
-   line, unbalanced) are group-by aggregates; a hand failing any of them goes
-   to the quarantine frame with its raw text, and to no other table.
+   line, impossible action, unbalanced) are group-by aggregates; a hand failing
+   any of them goes to the quarantine frame with its raw text, and to no other
+   table. Text outside every hand (before a file's first hand, after a hand's
+   summary and a blank line) is quarantined too, a block at a time: another
+   room's hands as ``unsupported site``, the rest as ``text outside any hand``.
 
 Balance rule: sum(put_in) + STP (splash-the-pot money added by the room) =
 Total pot = sum(collected from pots) + rake + pots not awarded because the
@@ -423,10 +426,10 @@ def _seat_lines(S: pl.DataFrame, issues: list[pl.DataFrame]) -> pl.DataFrame:
 
 # ----------------------------------------------------------------------------- core
 
-# Hand headers of other rooms that write PokerStars' layout ("MPLPoker Hand #4227871731: ...", "Run It Once Poker
-# Hand #30702949: ..."): recognised so that their hands are quarantined one by one as from an unsupported site.
 # The lines a PokerStars summary holds after "*** SUMMARY ***"
 _SUMMARY_GOES_ON_RE = r"^(?:Total pot|Board \[|Seat \d+: |Hand was run|(?:FIRST|SECOND|THIRD) Board \[)"
+# Hand headers of other rooms that write PokerStars' layout ("MPLPoker Hand #4227871731: ...", "Run It Once Poker
+# Hand #30702949: ..."): recognised so that their hands are quarantined one by one as from an unsupported site.
 FOREIGN_HEADER_RE = r"^([^\s:#][^:#]{0,40}?) (?:Hand|Game) #(\d+):"
 OUTSIDE_RAW_CHARS = 10_000
 

@@ -36,6 +36,7 @@ import duckdb
 import polars as pl
 
 from pipelines.lib.handhistory import decode_bytes
+from pipelines.lib.handhistory.parse import QUARANTINE_RAW_CHARS as RAW_CHARS
 from pipelines.lib.warehouse import Batch, empty_quarantine
 
 
@@ -139,12 +140,16 @@ def _account_quarantine(source_file: str, rows: list[tuple[int, str, str, str]])
 
 def parse_accounts_text(text: str, source_file: str) -> Batch:
     """Parse ``accounts.csv`` text into an ``accounts`` frame (extra columns as JSON) + quarantine."""
-    lines = text.split("\n")
+    # the file's lines as the csv reader counts them (its line_num), for each row's raw text
+    lines = [line.rstrip("\r\n") for line in io.StringIO(text, newline="")]
     reader = csv.reader(io.StringIO(text, newline=""))
     try:
         header = [h.strip() for h in next(reader)]
     except StopIteration:
         return Batch(tables={"accounts": pl.DataFrame()}, quarantine=empty_quarantine())
+    except csv.Error as exc:
+        bad = [(1, "bad header", f"accounts.csv header does not read as CSV: {exc}", lines[0][:RAW_CHARS])]
+        return Batch(tables={"accounts": pl.DataFrame()}, quarantine=_account_quarantine(source_file, bad))
     bad: list[tuple[int, str, str, str]] = []
     if "account" not in header:
         bad.append((1, "bad header", "accounts.csv header has no 'account' column", lines[0] if lines else ""))
@@ -152,15 +157,33 @@ def parse_accounts_text(text: str, source_file: str) -> Batch:
     width = len(header)
     rows: list[list[str]] = []
     line_nos: list[int] = []
-    start = reader.line_num + 1
-    for row in reader:  # the C reader yields rows; per-row work here is one length check
-        line = start
-        start = reader.line_num + 1
+    base = reader.line_num  # physical lines before the current reader's first
+
+    def read_from(k: int):  # a reader over the physical lines after the first k
+        return csv.reader(lines[i] + "\n" for i in range(k, len(lines)))
+
+    reader = read_from(base)
+    while True:  # the C reader yields rows; per-row work here is one length check
+        line = base + reader.line_num + 1
+        try:
+            row = next(reader)
+        except StopIteration:
+            break
+        except csv.Error as exc:  # a quote left open ran past the field limit: that line is bad, read on after it
+            bad.append((line, "unreadable row", str(exc), lines[line - 1][:RAW_CHARS]))
+            base, reader = line, read_from(line)
+            continue
+        end = base + reader.line_num
         if not row or (len(row) == 1 and not row[0].strip()):
             continue
+        if end > line:  # a quote left open swallowed the lines after it (whatever the count of fields that made):
+            # that line is bad, the lines after it are read again as rows of their own
+            bad.append((line, "quote left open", f"a quote opened on line {line} runs on to line {end}",
+                        lines[line - 1][:RAW_CHARS]))
+            base, reader = line, read_from(line)
+            continue
         if len(row) != width:
-            bad.append((line, "wrong column count", f"expected {width} fields, found {len(row)}",
-                        "\n".join(lines[line - 1:reader.line_num])))
+            bad.append((line, "wrong column count", f"expected {width} fields, found {len(row)}", lines[line - 1]))
             continue
         rows.append(row)
         line_nos.append(line)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import datetime as dt
 
+import pytest
+
 from pipelines.lib import events as ev
 
 LINES = (
@@ -110,3 +112,39 @@ def test_damaged_event_lines_are_each_stored_or_quarantined_once():
     assert stored + b.quarantine.height == sum(1 for line in lines if line.strip())
     assert b.quarantine.height > 500 and stored > 1000  # the damage is real, and much of it harmless
     assert b.quarantine["position"].is_unique().all() and b.quarantine["reason"].null_count() == 0
+
+
+@pytest.mark.parametrize("after", [40, 5000])  # the open quote's field under and over the csv module's field limit
+def test_a_quote_left_open_costs_its_own_row_only(after):
+    """A stray quote swallows the lines after it into one field: that line is quarantined, the rest are read."""
+    rows = [f"acc{i},2026-01-02,DE,h{i}{'x' * 30}" for i in range(after)]
+    text = "account,created_at,country,payment\nann,2026-01-02,DE,h\n\"bob,2026-01-02,DE,h\n" + "\n".join(rows) + "\n"
+    b = ev.parse_accounts_text(text, "accounts.csv")
+    assert b.tables["accounts"].height == after + 1
+    (q,) = b.quarantine.select("position", "reason", "raw").rows()
+    assert q[0] == 3 and q[2] == '"bob,2026-01-02,DE,h'
+    assert q[1] == ("unreadable row" if after > 1000 else "quote left open")
+
+
+def test_damaged_account_rows_are_each_stored_or_quarantined_once():
+    """accounts.csv rows cut, with a character added (quotes, commas, NUL...) or lost: no exception, and every
+    non-blank row is one stored account or one quarantine row. Seeded."""
+    import random
+
+    rng = random.Random(20261203)
+    rows = []
+    for n in range(3000):
+        row = f"acc{n},2026-01-{rng.randrange(1, 28):02d},DE,h{n},gold"
+        j = rng.randrange(len(row) + 1)
+        if n % 4 == 0:
+            row = row[:j]
+        elif n % 4 == 1:
+            row = row[:j] + rng.choice(['"', ",", "\\", "\x00", "é", "'"]) + row[j:]
+        elif n % 4 == 2:
+            row = row[:j] + row[j + 1:]
+        rows.append(row)
+    b = ev.parse_accounts_text("account,created_at,country,payment,vip\n" + "\n".join(rows) + "\n", "accounts.csv")
+    stored, quarantined = b.tables["accounts"].height, b.quarantine.height
+    assert stored + quarantined == sum(1 for row in rows if row.strip())
+    assert quarantined > 300 and stored > 1500
+    assert b.quarantine["position"].is_unique().all()

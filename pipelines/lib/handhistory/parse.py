@@ -431,7 +431,8 @@ _SUMMARY_GOES_ON_RE = r"^(?:Total pot|Board \[|Seat \d+: |Hand was run|(?:FIRST|
 # Hand headers of other rooms that write PokerStars' layout ("MPLPoker Hand #4227871731: ...", "Run It Once Poker
 # Hand #30702949: ..."): recognised so that their hands are quarantined one by one as from an unsupported site.
 FOREIGN_HEADER_RE = r"^([^\s:#][^:#]{0,40}?) (?:Hand|Game) #(\d+):"
-OUTSIDE_RAW_CHARS = 10_000
+# the most raw text one quarantine row keeps of input with no natural bound (text outside hands, a broken CSV row)
+QUARANTINE_RAW_CHARS = 10_000
 
 
 def _outside_hands(L: pl.DataFrame, files: list[str]) -> tuple[pl.DataFrame, int]:
@@ -441,7 +442,7 @@ def _outside_hands(L: pl.DataFrame, files: list[str]) -> tuple[pl.DataFrame, int
     are kept, never dropped in silence: one row per block of lines between blank lines, at the block's first
     line. A block that starts with another room's hand header is that hand (input kind ``hand``, reason
     ``unsupported site``); any other block is ``text outside any hand`` (input kind ``text``), its raw text cut
-    at ``OUTSIDE_RAW_CHARS`` characters."""
+    at ``QUARANTINE_RAW_CHARS`` characters."""
     t = pl.col("t")
     O = L.lazy().filter(~pl.col("inh")).select("fidx", "lno", "raw", "t").collect()
     if O.height == 0 or O.get_column("t").str.len_bytes().max() == 0:
@@ -458,7 +459,7 @@ def _outside_hands(L: pl.DataFrame, files: list[str]) -> tuple[pl.DataFrame, int
         site=pl.col("f").struct.field("1"), hand_id=pl.col("f").struct.field("2"),
     ).collect()
     is_foreign = pl.col("hand_id").is_not_null()
-    long = pl.col("raw").str.len_chars() > OUTSIDE_RAW_CHARS
+    long = pl.col("raw").str.len_chars() > QUARANTINE_RAW_CHARS
     Q = B.select(
         source_file=pl.col("fidx").replace_strict(list(range(len(files))), files, return_dtype=pl.String),
         position=pl.col("lno"),
@@ -467,8 +468,8 @@ def _outside_hands(L: pl.DataFrame, files: list[str]) -> tuple[pl.DataFrame, int
         reason=pl.when(is_foreign).then(pl.lit("unsupported site")).otherwise(pl.lit("text outside any hand")),
         detail=pl.when(is_foreign).then(pl.format("a hand from {}: railbird reads PokerStars hand histories", pl.col("site")))
         .otherwise(pl.format("{} line(s) outside any PokerStars hand{}", pl.col("n"),
-                             pl.when(long).then(pl.lit(f" (raw cut at {OUTSIDE_RAW_CHARS:,} characters)")).otherwise(pl.lit("")))),
-        raw=pl.when(long).then(pl.col("raw").str.slice(0, OUTSIDE_RAW_CHARS)).otherwise(pl.col("raw")),
+                             pl.when(long).then(pl.lit(f" (raw cut at {QUARANTINE_RAW_CHARS:,} characters)")).otherwise(pl.lit("")))),
+        raw=pl.when(long).then(pl.col("raw").str.slice(0, QUARANTINE_RAW_CHARS)).otherwise(pl.col("raw")),
     )
     return Q.select([pl.col(c).cast(QUARANTINE_SCHEMA[c]) for c in QUARANTINE_SCHEMA]), int(B.get_column("hand_id").is_not_null().sum())
 

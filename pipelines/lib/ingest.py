@@ -60,6 +60,7 @@ from pipelines.lib import warehouse as wh
 from pipelines.lib.errors import RailbirdError
 from pipelines.lib.handhistory import decode_bytes, parse_pool
 from pipelines.lib.handhistory import parse_texts as _parse_texts
+from pipelines.lib.handhistory.parse import QUARANTINE_RAW_CHARS
 
 GROWING_SECONDS = 120
 # A client writes each hand whole when it ends; a file untouched for a day whose last hand still has no summary was
@@ -209,6 +210,12 @@ def _parsed_to_batch(parsed) -> wh.Batch:
     return wh.Batch(tables=dict(parsed.tables), quarantine=parsed.quarantine, headers_seen=int(parsed.headers_seen))
 
 
+def _parser_error(source_file: str, text: str, exc: Exception) -> dict:
+    """The quarantine row of a whole file a parser failed on (a bug to fix, not a verdict on the file)."""
+    return {"source_file": source_file, "position": 0, "input_kind": "file", "hand_id": None, "reason": "parser error",
+            "detail": f"{type(exc).__name__}: {exc}"[:1000], "raw": text[:QUARANTINE_RAW_CHARS]}
+
+
 def _read_chunk(files: list[FileInfo], growing_seconds: float, now: float,
                 chunk_bytes: int = PARSE_BATCH_BYTES, spill_dir: str | None = None) -> wh.Batch:
     """Read one chunk of files (decode, growing check, parse in one batch) into a Batch with its log rows;
@@ -239,15 +246,18 @@ def _read_chunk(files: list[FileInfo], growing_seconds: float, now: float,
                     if text.strip():
                         texts.append(text)
                         names.append(str(info.path))
-                elif info.kind == "events":
+                else:
                     text = decode_bytes(data)
-                    if (now - info.mtime_epoch) < growing_seconds:
+                    if info.kind == "events" and (now - info.mtime_epoch) < growing_seconds:
                         status = "growing"
                         if not text.endswith("\n"):  # a line still being written: read it next time
                             text = text[: text.rfind("\n") + 1]
-                    parts.append(_events.parse_events_text(text, str(info.path)))
-                else:
-                    parts.append(_events.parse_accounts_text(decode_bytes(data), str(info.path)))
+                    parse = _events.parse_events_text if info.kind == "events" else _events.parse_accounts_text
+                    try:
+                        parts.append(parse(text, str(info.path)))
+                    except Exception as exc:  # noqa: BLE001 - one file must not stop the night
+                        status = "failed"
+                        fail_q.append(_parser_error(str(info.path), text, exc))
         elif info.sha256 is None:
             try:
                 info.sha256 = _sha256(info.path)
@@ -259,7 +269,17 @@ def _read_chunk(files: list[FileInfo], growing_seconds: float, now: float,
     if texts:
         # decode_bytes already normalised line ends and BOMs; a file larger than
         # the chunk is parsed in pieces cut at hand headers
-        batch.extend(_parsed_to_batch(_parse_texts(texts, names, chunk_bytes)))
+        try:
+            batch.extend(_parsed_to_batch(_parse_texts(texts, names, chunk_bytes)))
+        except Exception:  # noqa: BLE001 - a file the parser cannot take must not cost the others their night:
+            # each file alone, and the ones that still fail are quarantined whole and logged failed (read again
+            # next run, when a fixed parser may take them)
+            for text, name in zip(texts, names):
+                try:
+                    batch.extend(_parsed_to_batch(_parse_texts([text], [name], chunk_bytes)))
+                except Exception as exc:  # noqa: BLE001
+                    fail_q.append(_parser_error(name, text, exc))
+                    next(row for row in log if row["source_file"] == name)["status"] = "failed"
     for part in parts:
         batch.extend(part)
     batch.files = pl.DataFrame(log, schema=FILES_SCHEMA) if log else pl.DataFrame(schema=FILES_SCHEMA)

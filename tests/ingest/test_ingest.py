@@ -149,6 +149,42 @@ def test_a_file_cut_short_long_ago_is_done_and_its_last_hand_quarantined(tmp_pat
     assert r3.files_read == 0 and con.execute("SELECT count(*) FROM quarantine").fetchone()[0] == 2
 
 
+def test_a_file_the_parser_fails_on_is_quarantined_and_the_night_goes_on(tmp_path, real_hands, monkeypatch):
+    """A parser bug met by one file (here planted) costs that file only: it is quarantined whole with the error and
+    logged failed, so the next run reads it again; the other files of its batch are stored."""
+    land = tmp_path / "landing"
+    land.mkdir()
+    (land / "good.txt").write_text("\n\n".join(real_hands[:2]) + "\n\n", encoding="utf-8")
+    (land / "bad.txt").write_text(real_hands[3] + "\n\nBOOM\n", encoding="utf-8")
+    (land / "accounts.csv").write_text("account,created_at,country,payment\nann,2026-01-02,DE,h\n", encoding="utf-8")
+    for f in land.iterdir():
+        _old(f)
+    real_parse = ingest._parse_texts
+
+    def fragile(texts, names, *args):
+        if any("BOOM" in t for t in texts):
+            raise ValueError("the parser met BOOM")
+        return real_parse(texts, names, *args)
+
+    def broken_accounts(text, name):
+        raise RuntimeError("accounts parser bug")
+
+    monkeypatch.setattr(ingest, "_parse_texts", fragile)
+    monkeypatch.setattr(ingest._events, "parse_accounts_text", broken_accounts)
+    con = wh.connect(None)
+    r = ingest.ingest([land], con, progress=False, workers=1)
+    assert r.result.hands_stored == 2
+    q = con.execute("SELECT regexp_extract(source_file, '[^/]+$'), input_kind, reason, detail, left(raw, 10) "
+                    "FROM quarantine ORDER BY 1").fetchall()
+    assert q == [("accounts.csv", "file", "parser error", "RuntimeError: accounts parser bug", "account,cr"),
+                 ("bad.txt", "file", "parser error", "ValueError: the parser met BOOM", real_hands[3][:10])]
+    log = dict(con.execute("SELECT regexp_extract(source_file, '[^/]+$'), status FROM ingest_log").fetchall())
+    assert log == {"good.txt": "done", "bad.txt": "failed", "accounts.csv": "failed"}
+    monkeypatch.undo()  # the parser fixed: the failed files are read again, the good one is not
+    r2 = ingest.ingest([land], con, progress=False, workers=1)
+    assert r2.files_read == 2 and r2.result.hands_stored == 1 and r2.result.accounts_stored == 1
+
+
 def test_recently_modified_file_counts_as_growing(tmp_path, real_hands):
     land = tmp_path / "landing"
     land.mkdir()

@@ -140,29 +140,30 @@ def _account_quarantine(source_file: str, rows: list[tuple[int, str, str, str]])
 
 def parse_accounts_text(text: str, source_file: str) -> Batch:
     """Parse ``accounts.csv`` text into an ``accounts`` frame (extra columns as JSON) + quarantine."""
-    # the file's lines as the csv reader counts them (its line_num), for each row's raw text
+    # the file's lines as the csv reader counts them (its line_num), for each row's raw text; a reader can start
+    # again after any line (a quote left open, below)
     lines = [line.rstrip("\r\n") for line in io.StringIO(text, newline="")]
-    reader = csv.reader(io.StringIO(text, newline=""))
+
+    def read_from(k: int):  # a reader over the physical lines after the first k
+        return csv.reader(lines[i] + "\n" for i in range(k, len(lines)))
+
+    reader = read_from(0)
     try:
         header = [h.strip() for h in next(reader)]
     except StopIteration:
         return Batch(tables={"accounts": pl.DataFrame()}, quarantine=empty_quarantine())
     except csv.Error as exc:
-        bad = [(1, "bad header", f"accounts.csv header does not read as CSV: {exc}", lines[0][:RAW_CHARS])]
-        return Batch(tables={"accounts": pl.DataFrame()}, quarantine=_account_quarantine(source_file, bad))
+        header, why = [], f"accounts.csv header does not read as CSV: {exc}"
+    else:
+        why = "accounts.csv header has no 'account' column"
     bad: list[tuple[int, str, str, str]] = []
     if "account" not in header:
-        bad.append((1, "bad header", "accounts.csv header has no 'account' column", lines[0] if lines else ""))
+        bad.append((1, "bad header", why, lines[0][:RAW_CHARS]))
         return Batch(tables={"accounts": pl.DataFrame()}, quarantine=_account_quarantine(source_file, bad))
     width = len(header)
     rows: list[list[str]] = []
     line_nos: list[int] = []
-    base = reader.line_num  # physical lines before the current reader's first
-
-    def read_from(k: int):  # a reader over the physical lines after the first k
-        return csv.reader(lines[i] + "\n" for i in range(k, len(lines)))
-
-    reader = read_from(base)
+    base = 0  # physical lines before the current reader's first
     while True:  # the C reader yields rows; per-row work here is one length check
         line = base + reader.line_num + 1
         try:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import datetime as dt
+import json
+import random
 
 import pytest
 
@@ -78,9 +80,6 @@ def test_accounts_keep_further_columns_and_quarantine_bad_rows():
 def test_damaged_event_lines_are_each_stored_or_quarantined_once():
     """Event lines damaged at random (cut, a character added or lost, a field emptied, retyped or dropped): no
     exception, and every non-blank line is either one stored event or one quarantine row. Seeded."""
-    import json
-    import random
-
     good = [
         {"ts": "2026-03-04T21:15:20.120Z", "type": "login", "session": "s1", "ip": "1.2.3.4", "device": "d"},
         {"ts": "2026-03-04T22:15:20+01:00", "type": "decision", "hand": "12", "action": 3, "ms": 1200},
@@ -126,11 +125,16 @@ def test_a_quote_left_open_costs_its_own_row_only(after):
     assert q[1] == ("unreadable row" if after > 1000 else "quote left open")
 
 
+def test_a_header_that_does_not_read_as_csv_is_one_bad_header_row():
+    b = ev.parse_accounts_text('"account,created_at\n' + "x" * 200_000 + "\n", "accounts.csv")
+    assert b.tables["accounts"].height == 0
+    (q,) = b.quarantine.select("position", "reason", "detail", "raw").rows()
+    assert q[:2] == (1, "bad header") and "field larger than field limit" in q[2] and q[3] == '"account,created_at'
+
+
 def test_damaged_account_rows_are_each_stored_or_quarantined_once():
     """accounts.csv rows cut, with a character added (quotes, commas, NUL...) or lost: no exception, and every
     non-blank row is one stored account or one quarantine row. Seeded."""
-    import random
-
     rng = random.Random(20261203)
     rows = []
     for n in range(3000):

@@ -324,6 +324,11 @@ def _impossible_actions(A: pl.DataFrame) -> pl.DataFrame:
                   pl.format("line {}: {} ({})", pl.col("ln") + 1, pl.col("t"), pl.col("why")))
 
 
+def _as_quarantine(df: pl.DataFrame) -> pl.DataFrame:
+    """``df``'s quarantine columns, in order and cast to :data:`QUARANTINE_SCHEMA`."""
+    return df.select([pl.col(c).cast(QUARANTINE_SCHEMA[c]) for c in QUARANTINE_SCHEMA])
+
+
 def _dec(cols: Iterable[str]) -> list[pl.Expr]:
     return [G.cents_to_decimal(pl.col(c)).alias(c) for c in cols]
 
@@ -446,7 +451,7 @@ def _outside_hands(L: pl.DataFrame, files: list[str]) -> tuple[pl.DataFrame, int
     t = pl.col("t")
     O = L.lazy().filter(~pl.col("inh")).select("fidx", "lno", "raw", "t").collect()
     if O.height == 0 or O.get_column("t").str.len_bytes().max() == 0:
-        return pl.DataFrame(schema=QUARANTINE_SCHEMA), 0
+        return _empty(QUARANTINE_SCHEMA), 0
     blank = t == ""
     B = O.lazy().with_columns(
         start=~blank & (
@@ -471,7 +476,7 @@ def _outside_hands(L: pl.DataFrame, files: list[str]) -> tuple[pl.DataFrame, int
                              pl.when(long).then(pl.lit(f" (raw cut at {QUARANTINE_RAW_CHARS:,} characters)")).otherwise(pl.lit("")))),
         raw=pl.when(long).then(pl.col("raw").str.slice(0, QUARANTINE_RAW_CHARS)).otherwise(pl.col("raw")),
     )
-    return Q.select([pl.col(c).cast(QUARANTINE_SCHEMA[c]) for c in QUARANTINE_SCHEMA]), int(B.get_column("hand_id").is_not_null().sum())
+    return _as_quarantine(Q), int(B.get_column("hand_id").is_not_null().sum())
 
 
 def _lines_frame(texts: list[str], files: list[str], line_offsets: list[int] | None = None) -> pl.DataFrame:
@@ -541,7 +546,7 @@ def _parse_lines(L: pl.DataFrame, files: list[str]) -> ParsedHands:  # noqa: C90
     )
     headers_seen = int(L.get_column("is_hdr").sum())
     if headers_seen == 0:
-        outside, foreign = _outside_hands(L.with_columns(inh=pl.lit(False)), files)
+        outside, foreign = _outside_hands(L, files)  # (no header: no line is in a hand)
         return ParsedHands(quarantine=outside, headers_seen=foreign)
     # sections as small integer codes set on header/marker rows and
     # forward-filled, then an Enum (a byte per line; comparing with a name is
@@ -1152,7 +1157,7 @@ def _parse_lines(L: pl.DataFrame, files: list[str]) -> ParsedHands:  # noqa: C90
             reason="reason", detail="detail", raw=pl.col("raw").str.strip_chars_end(),
         )
     )
-    Q = Q.select([pl.col(c).cast(QUARANTINE_SCHEMA[c]) for c in QUARANTINE_SCHEMA])
+    Q = _as_quarantine(Q)
 
     def good(df: pl.DataFrame) -> pl.DataFrame:
         return df.join(bad_hids, on="hid", how="anti")

@@ -57,6 +57,12 @@ def is_missing(x: Any) -> bool:
     return x is None or (isinstance(x, float) and x != x)
 
 
+def pair_edges_json(a: str = "player", b: str = "opponent") -> pl.Expr:
+    """Each row's pair as the JSON text ``[[a, b]]`` (the edges of a pair case), encoded by Polars'
+    JSON encoder: names hold quotes, backslashes and emoji, so they are never pasted into JSON."""
+    return pl.struct(e=pl.concat_list(a, b).reshape((-1, 1, 2))).struct.json_encode().str.json_path_match("$.e")
+
+
 def with_top_unflagged(flagged_rows: list[dict[str, Any]], scored: pl.DataFrame, max_unflagged: int) -> pl.DataFrame:
     """The (grouped) flagged rows and the ``max_unflagged`` strongest unflagged
     candidates of ``scored``, one frame by score: what ``threshold`` returns."""

@@ -183,7 +183,7 @@ from scipy import stats as _st
 
 import duckdb
 from detectors import graphs, stats
-from detectors.base import Detector, Evidence, Signal, with_top_unflagged
+from detectors.base import Detector, Evidence, Signal, pair_edges_json, with_top_unflagged
 from detectors.features import gameplay as gp
 
 EVENTS_SQL = """
@@ -393,7 +393,7 @@ class BountyCollusionDetector(Detector):
                | ((pl.col("pres_k").fill_null(0) - pl.col("pres_e").fill_null(0)) >= self.min_joint)
                | ((pl.col("wc_k").fill_null(0) - pl.col("wc_e").fill_null(0)) >= self.min_joint)),
             shape=pl.lit("pair"),
-            edges=pl.format('[["{}", "{}"]]', "player", "opponent"),
+            edges=pair_edges_json(),
         )
         flagged = s.filter(pl.col("flagged"))
         by_pair = {(r["player"], r["opponent"]): r for r in flagged.iter_rows(named=True)}

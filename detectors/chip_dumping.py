@@ -185,7 +185,7 @@ import polars as pl
 
 import duckdb
 from detectors import graphs, stats
-from detectors.base import Detector, Evidence, Signal, with_top_unflagged
+from detectors.base import Detector, Evidence, Signal, pair_edges_json, with_top_unflagged
 from detectors.features import gameplay as gp
 
 
@@ -902,7 +902,7 @@ class ChipDumpingDetector(Detector):
         s = scores.with_columns(
             flagged=(pl.col("q_value").fill_null(1.0) <= self.alpha) & moved,
             shape=pl.lit("pair"),
-            edges=pl.format('[["{}", "{}"]]', "player", "opponent"),
+            edges=pair_edges_json(),
         )
         flagged = s.filter(pl.col("flagged"))
         by_edge = {(r["player"], r["opponent"]): r for r in flagged.iter_rows(named=True)}

@@ -253,7 +253,7 @@ import polars as pl
 
 import duckdb
 from detectors import graphs, stats
-from detectors.base import Detector, Evidence, Signal, with_top_unflagged
+from detectors.base import Detector, Evidence, Signal, pair_edges_json, with_top_unflagged
 from detectors.features import gameplay as gp
 from detectors.features import identity
 
@@ -704,7 +704,7 @@ class SoftPlayDetector(Detector):
                 pl.max_horizontal(pl.col("dir_z").fill_null(-9), *self._hdir("hdir_z", scores)),
                 pl.max_horizontal(pl.col("dir_z_r").fill_null(-9), *self._hdir("hdir_z_r", scores))) >= (self.mutual_z or 0.0))),
             shape=pl.lit("pair"),
-            edges=pl.format('[["{}", "{}"]]', "player", "opponent"),
+            edges=pair_edges_json(),
         )
         if "ring_q_value" in s.columns:
             # the three pairs of a ring found by the ring test (self._with_rings) are flagged with it

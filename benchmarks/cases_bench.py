@@ -15,17 +15,16 @@ from pathlib import Path
 
 import duckdb
 
+from detectors.kinds import KINDS, by_name
 from pipelines.lib.cases import build_cases, write_jsonl, write_tables
 from pipelines.lib.review import ReviewStore
-
-KINDS = ["soft_play", "chip_dumping", "bounty_collusion", "multi_accounting", "coordinated_sitout", "seat_handoff"]
 
 
 def signals(rng: random.Random, n: int, accounts: list[str]) -> list[dict]:
     out = []
     for _ in range(n):
         kind = rng.choice(KINDS)
-        size = 1 if kind == "seat_handoff" else (3 if rng.random() < 0.05 else 2)
+        size = 1 if by_name(kind).match == "account" else (3 if rng.random() < 0.05 else 2)
         out.append({"kind": kind, "accounts": rng.sample(accounts, size), "score": rng.random(),
                     "flagged": rng.random() < 0.03, "hands": [str(rng.randrange(10**6)) for _ in range(5)],
                     "tournaments": [], "summary": "synthetic", "p_value": None, "detector": "Bench"})

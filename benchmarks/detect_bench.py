@@ -175,8 +175,9 @@ def main(argv: list[str] | None = None) -> int:
             print(f"replica: {n:,} hands ({copies} copies of {base:,}) built in {time.perf_counter() - t:.1f} s")
 
         from detectors import get_detector
+        from detectors.kinds import KINDS
 
-        kinds = ["soft_play", "chip_dumping", "bounty_collusion", "multi_accounting", "seat_handoff", "coordinated_sitout"]
+        kinds = list(KINDS)
         if args.only:
             kinds = [k for k in kinds if k in args.only.split(",")]
         con = duckdb.connect(target, read_only=True)

@@ -8,17 +8,11 @@ from __future__ import annotations
 
 import importlib
 
-from detectors.base import KINDS, Detector, Evidence, Signal
+from detectors.base import Detector, Evidence, Signal
+from detectors.kinds import ALL, KINDS
 
-# kind -> "module:Class"; one module per detector.
-REGISTRY: dict[str, str] = {
-    "soft_play": "detectors.soft_play:SoftPlayDetector",
-    "chip_dumping": "detectors.chip_dumping:ChipDumpingDetector",
-    "bounty_collusion": "detectors.bounty_collusion:BountyCollusionDetector",
-    "multi_accounting": "detectors.multi_accounting:MultiAccountingDetector",
-    "seat_handoff": "detectors.seat_handoff:SeatHandoffDetector",
-    "coordinated_sitout": "detectors.coordinated_sitout:CoordinatedSitoutDetector",
-}
+# kind -> "module:Class"; one module per detector, read from the one list of kinds.
+REGISTRY: dict[str, str] = {k.name: k.detector for k in ALL}
 
 
 def get_detector(kind: str, **params) -> Detector:

@@ -36,14 +36,7 @@ from typing import Any, ClassVar
 import duckdb
 import polars as pl
 
-KINDS = (
-    "soft_play",
-    "chip_dumping",
-    "coordinated_sitout",
-    "bounty_collusion",
-    "multi_accounting",
-    "seat_handoff",
-)
+from detectors.kinds import KINDS  # re-exported: the one list of kinds
 
 
 def sql_literal(s: str) -> str:

@@ -23,7 +23,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from detectors.base import KINDS  # the six kinds of inputs.md, defined once
+from detectors.kinds import KINDS, by_name
 from pipelines.lib.errors import RailbirdError
 
 # label fields that grade how blatant a group is (the first one present is used)
@@ -54,7 +54,7 @@ def matches(case: dict[str, Any], group: dict[str, Any]) -> bool:
     """Does ``case`` match labelled ``group`` (the rule of evaluation.md)?"""
     acc = set(case.get("accounts") or [])
     gacc = set(group.get("accounts") or [])
-    if group.get("kind") == "seat_handoff":
+    if group.get("kind") in KINDS and by_name(group["kind"]).match == "account":
         if not gacc or not gacc <= acc:
             return False
         gt = set(group.get("tournaments") or [])

@@ -38,17 +38,10 @@ import jinja2
 import networkx as nx
 
 from detectors.base import sql_literal
+from detectors.kinds import KINDS, by_name
 from pipelines.lib.replay import dict_rows, load_replays, table_names
 
 TEMPLATES = Path(__file__).resolve().parent.parent / "web" / "templates"
-KIND_TEXT = {
-    "soft_play": "soft play (not playing against each other as they play against others)",
-    "chip_dumping": "chip dumping (deliberately losing chips to a partner)",
-    "coordinated_sitout": "coordinated sitting out (agreeing to sit out together)",
-    "bounty_collusion": "bounty collusion (ganging up for, or passing, bounties)",
-    "multi_accounting": "multi-accounting (one person playing several accounts)",
-    "seat_handoff": "seat hand-off (another person playing the account's seat mid-event)",
-}
 DEVICE_COLOURS = ("#4e79a7", "#f28e2b", "#59a14f", "#b07aa1", "#9c755f", "#76b7b2", "#edc948", "#ff9da7")
 
 
@@ -384,7 +377,7 @@ def accusation(case: dict[str, Any], n_signals: int) -> str:
     """The accusation in one paragraph (plain text; templates escape it)."""
     accounts = list(case["accounts"])
     who = accounts[0] if len(accounts) == 1 else ", ".join(accounts[:-1]) + " and " + accounts[-1]
-    what = KIND_TEXT.get(case["kind"], case["kind"])
+    what = by_name(case["kind"]).description if case["kind"] in KINDS else case["kind"]
     p = case.get("p_value")
     hands = list(case.get("hands") or [])
     summary = str(case["summary"]).strip()

@@ -37,6 +37,7 @@ from fastapi.responses import HTMLResponse, PlainTextResponse, RedirectResponse,
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from detectors.kinds import KINDS
 from pipelines.lib import paths
 from pipelines.lib.errors import RailbirdError
 from pipelines.lib.replay import dict_rows, load_replays, table_names
@@ -46,7 +47,6 @@ from pipelines.lib.readonly_sql import SqlDoesNotParse, SqlRefused, open_snapsho
 
 COOKIE = "rb_session"
 LOGIN_COOKIE = "rb_login_csrf"
-KINDS = ("soft_play", "chip_dumping", "coordinated_sitout", "bounty_collusion", "multi_accounting", "seat_handoff")
 LOGIN_MAX_FAILURES, LOGIN_WINDOW = 5, 300.0  # at most 5 failed sign-ins per user and client in 5 minutes
 CSP = ("default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; form-action 'self'; "
        "frame-ancestors 'none'; base-uri 'none'")

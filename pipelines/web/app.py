@@ -45,7 +45,8 @@ def create_app(settings: WebSettings | None = None) -> FastAPI:
     """Build the app for one snapshot and one review store."""
     app = FastAPI(title="railbird", docs_url=None, redoc_url=None, openapi_url=None)
     env = jinja_env(web=True)
-    env.globals["STATUS_LABELS"] = STATUS_LABELS
+    # "new" is the badge of a case the last run opened; the status says no one has looked yet
+    env.globals["STATUS_LABELS"] = {**STATUS_LABELS, "new": "not reviewed"}
     w = app.state.web = Web(settings or WebSettings(), env)
 
     @app.middleware("http")

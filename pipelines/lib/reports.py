@@ -70,6 +70,23 @@ def _fmt_num(x: Any, digits: int = 3) -> str:
     return f"{v:,.{digits}g}" if abs(v) < 1 else f"{v:,.{max(digits - 1, 2)}f}"
 
 
+def _fmt_utc(x: Any) -> str:
+    """A UTC time (a naive ``datetime`` or an ISO string, as the warehouse and the review store keep them)
+    as ``YYYY-MM-DD HH:MM UTC``; an empty or unreadable value as it is."""
+    import datetime as dt
+
+    if isinstance(x, str):
+        try:
+            x = dt.datetime.fromisoformat(x.replace("Z", "+00:00"))
+        except ValueError:
+            return x
+    if isinstance(x, dt.datetime):
+        if x.tzinfo is not None:
+            x = x.astimezone(dt.timezone.utc)
+        return x.strftime("%Y-%m-%d %H:%M UTC")
+    return "–" if x is None else str(x)
+
+
 @functools.lru_cache(maxsize=2)
 def jinja_env(web: bool = False) -> jinja2.Environment:
     """The Jinja environment of the reports (``web=False``) or the web app (links on): autoescape everywhere.
@@ -80,6 +97,7 @@ def jinja_env(web: bool = False) -> jinja2.Environment:
                              undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
     env.filters["num"] = _fmt_num
     env.filters["json_html"] = json_for_html
+    env.filters["utc"] = _fmt_utc
     env.filters["seg"] = lambda v: urllib.parse.quote(str(v), safe="")
     env.globals["web"] = web
     return env

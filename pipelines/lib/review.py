@@ -187,6 +187,33 @@ def overlaps(a: Iterable[str], b: Iterable[str]) -> bool:
     return len(sa & sb) >= min(2, len(sa), len(sb))
 
 
+REVIEWER_ROLES = ("reviewer", "admin")
+
+
+def allowed_actions(role: str, case: dict[str, Any], user: str) -> frozenset[str]:
+    """The workflow actions ``user`` (with ``role``) may take on ``case`` (a :meth:`ReviewStore.case` row).
+
+    Returns a subset of ``status``, ``assign``, ``note``, ``propose``,
+    ``approve``, ``reject``: the web page offers exactly these, and the
+    :class:`ReviewStore` methods refuse the same things (a confirmed case is
+    reopened by a reviewer only; a confirmation pending from someone else is
+    withdrawn, by a status change or a rejection, only by a reviewer or its
+    proposer; the approver is a reviewer who did not propose).
+    """
+    reviewer = role in REVIEWER_ROLES
+    proposer = case.get("confirm_proposed_by")
+    acts = {"assign", "note"}
+    if (case.get("status") != "confirmed" or reviewer) and (not proposer or reviewer or proposer == user):
+        acts.add("status")
+    if case.get("status") != "confirmed" and not proposer:
+        acts.add("propose")
+    if proposer and reviewer and proposer != user:
+        acts.add("approve")
+    if proposer and (reviewer or proposer == user):
+        acts.add("reject")
+    return frozenset(acts)
+
+
 class ReviewStore:
     """One SQLite review store; every public method is one transaction."""
 
@@ -352,17 +379,13 @@ class ReviewStore:
         return [dict(r) for r in self.con.execute(
             "SELECT * FROM notes WHERE case_id = ? ORDER BY id", [case_id]).fetchall()]
 
-    def queue(self, *, kind: str | None = None, status: str | None = None, assignee: str | None = None,
-              score_min: float | None = None, score_max: float | None = None,
-              date_from: str | None = None, date_to: str | None = None, flagged: bool | None = True,
-              account: str | None = None, ring: str | None = None, date_field: str = "last_seen",
-              sort: str = "rank", desc: bool = True, limit: int = 500) -> list[dict[str, Any]]:
-        """The case queue, filtered and sorted in SQL with bound parameters.
-
-        ``date_from`` / ``date_to`` (YYYY-MM-DD) bound the day a case was last
-        seen by a run (``date_field="first_seen"``: the day it was opened). ``sort`` is one of rank (flagged, score, stake), score,
-        stake, case, last_seen, status, kind, hands.
-        """
+    @staticmethod
+    def _queue_where(*, kind: str | None = None, status: str | None = None, assignee: str | None = None,
+                     score_min: float | None = None, score_max: float | None = None,
+                     date_from: str | None = None, date_to: str | None = None, flagged: bool | None = True,
+                     account: str | None = None, ring: str | None = None, date_field: str = "last_seen",
+                     search: str | None = None) -> tuple[str, list[Any]]:
+        """The queue's WHERE clause (fixed text) and its bound parameters; see :meth:`queue`."""
         # cases of the last run, and every case someone has worked on even if the last run no longer shows it
         where, params = ["(present = 1 OR status <> 'new' OR assignee IS NOT NULL)"], []
         for col, val in (("kind", kind), ("status", status)):
@@ -396,6 +419,31 @@ class ReviewStore:
         if ring:
             where.append("ring = ?")
             params.append(ring)
+        if search and search.strip():
+            # part of an account name (LIKE with its wildcards escaped), a hand id or a case id
+            text = search.strip()
+            like = "%" + text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+            where.append("(case_id IN (SELECT case_id FROM case_accounts WHERE account LIKE ? ESCAPE '\\')"
+                         " OR case_id IN (SELECT case_id FROM case_hands WHERE hand_id = ?) OR case_id = ?)")
+            params += [like, text, text]
+        return " AND ".join(where), params
+
+    def queue(self, *, sort: str = "rank", desc: bool = True, limit: int = 50, offset: int = 0,
+              **filters: Any) -> list[dict[str, Any]]:
+        """One page of the case queue, filtered and sorted in SQL with bound parameters.
+
+        ``filters``: ``kind``, ``status``, ``assignee`` ("-" for nobody),
+        ``score_min`` / ``score_max``, ``date_from`` / ``date_to``
+        (YYYY-MM-DD: the day a case was last seen by a run, or with
+        ``date_field="first_seen"`` the day it was opened), ``flagged``
+        (True, False or None for both), ``account`` (exact), ``ring``,
+        ``search`` (part of an account name, case-insensitive for ASCII, or
+        an evidence hand id, or a case id). ``sort`` is one of rank (flagged,
+        score, stake), score, stake, case, last_seen, status, kind, hands;
+        ``limit`` rows from ``offset``. :meth:`queue_count` counts the same
+        filters.
+        """
+        where, params = self._queue_where(**filters)
         direction = "DESC" if desc else "ASC"
         orders = {
             "rank": f"flagged {direction}, score {direction}, stake {direction}",
@@ -410,10 +458,16 @@ class ReviewStore:
         order = orders.get(sort, orders["rank"])  # fixed strings only: never the request's text
         rows = self.con.execute(
             "SELECT *, (SELECT count(*) FROM case_hands h WHERE h.case_id = cases.case_id AND h.first_run = cases.last_run"
-            " AND cases.first_run <> cases.last_run) AS new_hands"
-            f" FROM cases WHERE {' AND '.join(where)} ORDER BY {order}, case_id LIMIT ?",
-            [*params, int(limit)]).fetchall()
+            " AND cases.first_run <> cases.last_run) AS new_hands,"
+            " (SELECT count(*) FROM cases r WHERE r.ring = cases.ring) AS ring_cases"
+            f" FROM cases WHERE {where} ORDER BY {order}, case_id LIMIT ? OFFSET ?",
+            [*params, int(limit), max(int(offset), 0)]).fetchall()
         return [_case_row(r) for r in rows]
+
+    def queue_count(self, **filters: Any) -> int:
+        """How many cases :meth:`queue` pages through with these ``filters``."""
+        where, params = self._queue_where(**filters)
+        return int(self.con.execute(f"SELECT count(*) FROM cases WHERE {where}", params).fetchone()[0])
 
     def assignees(self) -> list[str]:
         return [r[0] for r in self.con.execute(

@@ -1,0 +1,233 @@
+"""The case queue: /cases (one page, filtered on the server) and /cases.csv (every case the filters keep).
+
+The queue's rows come from the review store (:meth:`ReviewStore.queue`); the
+published snapshot adds, for the rows shown, what a case is worth in its own
+unit and how many hands its accounts played together (:func:`case_facts`),
+and the latest detector runs (:func:`failed_detectors`).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import urllib.parse
+from pathlib import Path
+from typing import Any
+
+import duckdb
+from fastapi import APIRouter, Request
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
+
+from detectors.kinds import KINDS, by_name
+from pipelines.lib.replay import dict_rows, table_names
+from pipelines.lib.review import STATUSES
+from pipelines.lib.safe_text import csv_row
+from pipelines.web.core import web
+
+router = APIRouter()
+
+PAGE_SIZE = 50
+CSV_MAX_ROWS = 100_000
+FILTER_KEYS = ("kind", "status", "assignee", "score_min", "score_max", "date_from", "date_to", "account", "ring",
+               "date_field", "q")
+SORTS = ("rank", "score", "hands", "last_seen", "case", "status", "kind")
+
+FACTS_SQL = """
+WITH c AS (SELECT case_id, accounts, len(accounts) AS n_acc, hands, moved::DOUBLE AS moved,
+                  transfers::DOUBLE AS transfers, pot_total::DOUBLE AS pot_total
+           FROM cases WHERE case_id IN (SELECT unnest(?::VARCHAR[]))),
+eh AS (SELECT x.case_id, h.currency, h.is_tournament, h.total_pot::DOUBLE AS pot
+       FROM (SELECT case_id, unnest(hands) AS hand_id FROM c) x JOIN hands h ON h.hand_id = x.hand_id),
+units AS (SELECT case_id, any_value(currency) FILTER (WHERE NOT is_tournament) AS currency,
+                 count(*) FILTER (WHERE NOT is_tournament) AS cash_hands,
+                 count(*) FILTER (WHERE is_tournament) AS chip_hands,
+                 coalesce(sum(pot) FILTER (WHERE NOT is_tournament), 0) AS pot_cash,
+                 coalesce(sum(pot) FILTER (WHERE is_tournament), 0) AS pot_chips
+          FROM eh GROUP BY 1),
+together AS (SELECT case_id, count(*) AS hands_together FROM (
+                 SELECT a.case_id, s.hand_id FROM (SELECT case_id, n_acc, unnest(accounts) AS player FROM c) a
+                 JOIN seats s ON s.player = a.player GROUP BY 1, 2 HAVING count(*) >= least(2, max(a.n_acc)))
+             GROUP BY 1)
+SELECT c.case_id, c.moved, c.transfers, c.pot_total, u.currency, coalesce(u.cash_hands, 0) AS cash_hands,
+       coalesce(u.chip_hands, 0) AS chip_hands, coalesce(u.pot_cash, 0) AS pot_cash,
+       coalesce(u.pot_chips, 0) AS pot_chips, coalesce(t.hands_together, 0) AS hands_together
+FROM c LEFT JOIN units u USING (case_id) LEFT JOIN together t USING (case_id)
+"""
+
+
+def case_facts(con: duckdb.DuckDBPyConnection, case_ids: list[str]) -> dict[str, dict[str, Any]]:
+    """Per case id: ``money`` (with ``currency``), ``chips`` and ``hands_together``, from the published snapshot.
+
+    Method: one DuckDB query over the cases' evidence hands and seats.
+    Money is cash-game money and cashier transfers, in the cash hands'
+    currency (the transfers' where there are no cash hands); chips are
+    tournament chips. A case with hands of one unit takes its ``stake``
+    parts (moved between the accused, else the pots in play) in that unit;
+    a case with both shows each unit's pots. The two are never added.
+    ``hands_together``: hands in which at least two of the case's accounts
+    were seated (every hand of the account for a one-account case): what the
+    pair played, not the evidence hands the detector kept.
+    """
+    tables = table_names(con)
+    if not case_ids or not {"cases", "hands", "seats"} <= tables:
+        return {}
+    rows = dict_rows(con, FACTS_SQL, [case_ids])
+    tcur: dict[str, str] = {}
+    if "transfers" in tables:
+        tcur = {r["case_id"]: r["currency"] for r in dict_rows(con, """
+            SELECT c.case_id, any_value(t.currency) AS currency FROM cases c JOIN transfers t
+              ON list_contains(c.accounts, t.account) AND list_contains(c.accounts, t.to_account)
+            WHERE c.case_id IN (SELECT unnest(?::VARCHAR[])) GROUP BY 1""", [case_ids])}
+    out = {}
+    for r in rows:
+        cash, chip = r["cash_hands"] > 0, r["chip_hands"] > 0
+        moved, tr = r["moved"] or 0.0, r["transfers"] or 0.0
+        if cash and not chip:
+            money, chips = (moved + tr) or r["pot_cash"], None
+        elif chip and not cash:
+            money, chips = (tr or None), (moved or r["pot_chips"])
+        elif cash and chip:
+            money, chips = r["pot_cash"] + tr, r["pot_chips"]
+        else:
+            money, chips = (tr or None), None
+        out[r["case_id"]] = {"money": money, "currency": r["currency"] or tcur.get(r["case_id"]) or "",
+                             "chips": chips, "hands_together": int(r["hands_together"])}
+    return out
+
+
+def failed_detectors(con: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
+    """Kinds whose latest detector run failed: kind title, error, when, and the run its cases still come from.
+
+    Reads ``detector_runs`` (run_id, kind, status, error, finished_at,
+    signals_run_id); an empty list when the snapshot has no such table.
+    """
+    if "detector_runs" not in table_names(con):
+        return []
+    rows = dict_rows(con, """
+        SELECT kind, status, error, finished_at, signals_run_id FROM detector_runs
+        QUALIFY row_number() OVER (PARTITION BY kind ORDER BY finished_at DESC) = 1""")
+    out = []
+    for r in rows:
+        if r["status"] == "failed":
+            title = by_name(r["kind"]).title if r["kind"] in KINDS else str(r["kind"])
+            out.append({**r, "title": title})
+    return sorted(out, key=lambda r: r["title"])
+
+
+def _filters(q: Any, problems: list[str]) -> dict[str, Any]:
+    """The store's queue filters from the query string; what does not parse is said in ``problems``."""
+    def num(key: str) -> float | None:
+        v = q.get(key, "").strip()
+        if not v:
+            return None
+        try:
+            return float(v)
+        except ValueError:
+            problems.append(f"{key} is not a number")
+            return None
+
+    def day(key: str) -> str | None:
+        v = q.get(key, "").strip()
+        if v and (len(v) != 10 or not v.replace("-", "").isdigit()):
+            problems.append(f"{key} is not a date (YYYY-MM-DD)")
+            return None
+        return v or None
+
+    return {
+        "kind": q.get("kind") if q.get("kind") in KINDS else None,
+        "status": q.get("status") if q.get("status") in STATUSES else None,
+        "assignee": q.get("assignee") or None,
+        "score_min": num("score_min"), "score_max": num("score_max"),
+        "date_from": day("date_from"), "date_to": day("date_to"),
+        "flagged": {"1": True, "0": False}.get(q.get("flagged", "1")),
+        "account": q.get("account") or None,
+        "ring": q.get("ring") or None,
+        "date_field": "first_seen" if q.get("date_field") == "first_seen" else "last_seen",
+        "search": q.get("q") or None,
+    }
+
+
+def _with_facts(w: Any, rows: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The rows with their snapshot facts merged in, and the failed detectors (both empty without a snapshot)."""
+    con = w.snapshot()
+    if con is None:
+        return rows, []
+    try:
+        facts = case_facts(con, [r["case_id"] for r in rows])
+        failed = failed_detectors(con)
+    finally:
+        con.close()
+    blank = {"money": None, "currency": "", "chips": None, "hands_together": None}
+    return [r | facts.get(r["case_id"], blank) for r in rows], failed
+
+
+@router.get("/")
+def index(request: Request) -> Response:
+    web(request).require_user(request)
+    return RedirectResponse("/cases", status_code=303)
+
+
+@router.get("/cases", response_class=HTMLResponse)
+def queue(request: Request) -> HTMLResponse:
+    w = web(request)
+    w.require_user(request)
+    q = request.query_params
+    problems: list[str] = []
+    filters = _filters(q, problems)
+    sort = q.get("sort", "rank") if q.get("sort", "rank") in SORTS else "rank"
+    desc = q.get("order", "desc") != "asc"
+    try:
+        page = max(int(q.get("page", "1")), 1)
+    except ValueError:
+        page, _ = 1, problems.append("page is not a number")
+    with w.store() as st:
+        total = st.queue_count(**filters)
+        page = min(page, max((total + PAGE_SIZE - 1) // PAGE_SIZE, 1))
+        rows = st.queue(**filters, sort=sort, desc=desc, limit=PAGE_SIZE, offset=(page - 1) * PAGE_SIZE)
+        assignees = [u["name"] for u in st.users()]
+    rows, failed = _with_facts(w, rows)
+    flagged_q = q.get("flagged", "1")
+    shown = {k: q.get(k, "") for k in FILTER_KEYS}
+    base_q = {**{k: v for k, v in shown.items() if v}, "flagged": flagged_q}
+
+    def link(**extra: Any) -> str:
+        return "/cases?" + urllib.parse.urlencode({**base_q, "sort": sort, "order": "desc" if desc else "asc", **extra})
+
+    sort_links = {key: link(sort=key, order="asc" if (sort == key and desc) else "desc") for key in SORTS}
+    last = max((total + PAGE_SIZE - 1) // PAGE_SIZE, 1)
+    pages = {"first": link(page=1) if page > 1 else "", "prev": link(page=page - 1) if page > 1 else "",
+             "next": link(page=page + 1) if page < last else "", "last": link(page=last) if page < last else "",
+             "page": page, "of": last, "start": (page - 1) * PAGE_SIZE + 1 if rows else 0,
+             "end": (page - 1) * PAGE_SIZE + len(rows), "total": total}
+    csv_link = "/cases.csv?" + urllib.parse.urlencode({**base_q, "sort": sort, "order": "desc" if desc else "asc"})
+    return w.render(request, "queue.html", rows=rows, q=shown, kinds=KINDS, titles={k: by_name(k).title for k in KINDS},
+                    statuses=STATUSES, assignees=assignees, sort=sort, desc=desc, flagged_q=flagged_q,
+                    problems=problems, sort_links=sort_links, pages=pages, csv_link=csv_link, failed=failed,
+                    snap_exists=Path(w.cfg.snapshot_path).exists())
+
+
+CSV_COLUMNS = ("case", "kind", "accounts", "score", "flagged", "money", "currency", "chips", "hands_together",
+               "evidence_hands", "status", "assignee", "ring", "first_seen_utc", "last_seen_utc")
+
+
+@router.get("/cases.csv")
+def queue_csv(request: Request) -> Response:
+    """Every case the queue's filters keep (in its order, up to CSV_MAX_ROWS), formula cells escaped."""
+    w = web(request)
+    w.require_user(request)
+    q = request.query_params
+    filters = _filters(q, [])
+    sort = q.get("sort", "rank") if q.get("sort", "rank") in SORTS else "rank"
+    with w.store() as st:
+        rows = st.queue(**filters, sort=sort, desc=q.get("order", "desc") != "asc", limit=CSV_MAX_ROWS)
+    rows, _ = _with_facts(w, rows)
+    buf = io.StringIO()
+    out = csv.writer(buf)
+    out.writerow(CSV_COLUMNS)
+    for r in rows:
+        out.writerow(csv_row([r["case_id"], r["kind"], "; ".join(r["accounts"]), r["score"], r["flagged"],
+                              r["money"], r["currency"], r["chips"], r["hands_together"], r["n_hands"],
+                              r["status"], r["assignee"] or "", r["ring"] or "", r["first_seen_at"],
+                              r["last_seen_at"]]))
+    return Response(buf.getvalue(), media_type="text/csv; charset=utf-8",
+                    headers={"Content-Disposition": 'attachment; filename="railbird-cases.csv"'})

@@ -113,14 +113,15 @@ def expected_interval(value: float, baseline: float, n: int | None) -> tuple[flo
 
     A proportion (value and baseline in [0, 1], ``n`` trials): the normal
     approximation of the binomial, ``b ± z sqrt(b (1 - b) / n)`` clipped to
-    [0, 1]. A count (a whole value, a baseline >= 0 read as the expected
-    count): the normal approximation of the Poisson, ``b ± z sqrt(b)``,
-    clipped at 0. Anything else (means, distances): None, no interval claimed.
+    [0, 1]. A count of events among ``n`` chances (a whole value above 1 and
+    at most ``n``, the baseline read as the expected count): the normal
+    approximation of the Poisson, ``b ± z sqrt(b)``, clipped at 0. Anything
+    else (means per hand, distances): None, no interval claimed.
     """
     if n and 0 <= value <= 1 and 0 <= baseline <= 1 and not (value == 1 and baseline == 1):
         half = Z95 * math.sqrt(baseline * (1 - baseline) / n)
         return max(baseline - half, 0.0), min(baseline + half, 1.0), f"binomial, n = {n}"
-    if value >= 0 and baseline >= 0 and float(value).is_integer() and value > 1:
+    if n and baseline >= 0 and float(value).is_integer() and 1 < value <= n:
         half = Z95 * math.sqrt(baseline)
         return max(baseline - half, 0.0), baseline + half, "Poisson count"
     return None

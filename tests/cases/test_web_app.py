@@ -322,3 +322,26 @@ def test_case_page_offers_only_the_actions_the_role_may_take(published):
     page = ivy.get("/cases/c-000001").text  # confirmed: only a reviewer may reopen it
     assert 'id="status-form"' not in page and 'id="propose-form"' not in page and 'id="note-form"' in page
     assert 'id="status-form"' in rex.get("/cases/c-000001").text
+
+
+def test_case_page_reads_top_down(published):
+    c = signed_in(app_for(published))
+    page = c.get("/cases/c-000001").text
+    order = [page.index(marker) for marker in ('id="story"', 'aria-label="observed against expected"',
+                                                'id="contents"', 'id="workflow"', 'id="evidence"', 'id="accounts"',
+                                                'id="hands"', 'id="graph"', 'id="timeline"', 'id="sql"')]
+    assert order == sorted(order)
+    for anchor in ("#workflow", "#evidence", "#hands", "#graph", "#timeline", "#sql"):
+        assert f'href="{anchor}"' in page
+    assert "450 USD at stake" in page.split('id="story"')[1].split("</p>")[0]
+    assert page.count('<pre class="sql">') == page.split('id="sql"')[1].count('<pre class="sql">')  # all SQL at the end
+
+
+def test_case_page_replays_a_few_hands_and_links_the_rest(published, monkeypatch):
+    from pipelines.web import case as case_module
+
+    monkeypatch.setattr(case_module, "PAGE_REPLAYS", 1)
+    c = signed_in(app_for(published))
+    page = c.get("/cases/c-000001").text
+    assert page.count('class="hand') == 1 and 'id="hand-1001"' in page
+    assert '<a href="/hands/1002">1002</a>' in page

@@ -345,3 +345,33 @@ def test_case_page_replays_a_few_hands_and_links_the_rest(published, monkeypatch
     page = c.get("/cases/c-000001").text
     assert page.count('class="hand') == 1 and 'id="hand-1001"' in page
     assert '<a href="/hands/1002">1002</a>' in page
+
+
+def test_account_page_shows_play_devices_networks_and_pages_hands(published, monkeypatch):
+    import duckdb
+
+    from pipelines.lib.warehouse import VIEWS_SQL
+    from pipelines.web import account as account_module
+
+    with duckdb.connect(str(published / "snapshot" / "warehouse.duckdb")) as con:
+        con.execute(VIEWS_SQL.read_text())  # the views a real run's warehouse has
+    monkeypatch.setattr(account_module, "HANDS_PAGE", 2)
+    c = signed_in(app_for(published))
+    page = c.get("/accounts/amy").text
+    stats = re.findall(r'<td class="num">([^<]*)</td>', page.split('id="stats"')[1].split("</table>")[0])
+    assert stats[:4] == ["3", "1", "66.70", "66.70"]  # hands, days, VPIP %, PFR %: raised in 1001 and 1002, folded 1006
+    assert "bb per 100 hands" in page
+    assert "<code>dev-amy</code>" in page.split('id="device-table"')[1].split("</table>")[0]
+    assert "<code>10.0.0.1</code>" in page.split('id="network-table"')[1].split("</table>")[0]
+    assert "hands 1–2 of 3, newest first" in page and re.findall(r'href="/hands/(\d+)"', page) == ["1006", "1002"]
+    older = c.get(re.search(r'<a href="([^"]+)" rel="next">', page).group(1).replace("&amp;", "&")).text
+    assert "hands 3–3 of 3" in older and re.findall(r'href="/hands/(\d+)"', older) == ["1001"]
+    cases = page.split('id="cases"')[1].split("</table>")[0]
+    assert re.search(r'data-case="c-000001">.*?badge flagged">flagged', cases)
+    assert re.search(r'data-case="c-000005">.*?below the threshold', cases)  # the score-0.2 case says so
+
+
+def test_unknown_account_is_404(published):
+    c = signed_in(app_for(published))
+    assert c.get("/accounts/nobody-at-all").status_code == 404
+    assert c.get("/accounts/zed").status_code == 200  # no case, but hands in the snapshot

@@ -39,6 +39,7 @@ import networkx as nx
 
 from detectors.base import sql_literal
 from detectors.kinds import KINDS, by_name
+from pipelines.lib.case_story import case_facts, figure_chart, lead_figures, plain_sentence
 from pipelines.lib.replay import dict_rows, load_replays, table_names
 
 TEMPLATES = Path(__file__).resolve().parent.parent / "web" / "templates"
@@ -171,17 +172,19 @@ def graph_edges(con: duckdb.DuckDBPyConnection, accounts: list[str], hands: list
     flow_sql = """
         WITH s AS (SELECT hand_id, player, net FROM seats WHERE hand_id IN (SELECT unnest({h}::VARCHAR[]))),
         w AS (SELECT hand_id, sum(net) AS won FROM s WHERE net > 0 GROUP BY hand_id)
-        SELECT l.player AS src, g.player AS dst, sum(-l.net * g.net / w.won)::DOUBLE AS amount,
-               count(DISTINCT l.hand_id) AS n
+        SELECT l.player AS src, g.player AS dst,
+               CASE WHEN hh.is_tournament THEN 'chips' ELSE hh.currency END AS unit,
+               sum(-l.net * g.net / w.won)::DOUBLE AS amount, count(DISTINCT l.hand_id) AS n
         FROM s l JOIN s g ON g.hand_id = l.hand_id AND g.net > 0 AND l.net < 0
-        JOIN w ON w.hand_id = l.hand_id
+        JOIN w ON w.hand_id = l.hand_id JOIN hands hh ON hh.hand_id = l.hand_id
         WHERE l.player IN (SELECT unnest({a}::VARCHAR[])) AND g.player IN (SELECT unnest({a}::VARCHAR[]))
-        GROUP BY 1, 2 ORDER BY 3 DESC"""
-    if hands and {"seats"} <= tables:
+        GROUP BY 1, 2, 3 ORDER BY 4 DESC"""
+    if hands and {"seats", "hands"} <= tables:
         for r in dict_rows(con, flow_sql.format(h="?", a="?"), [hands, accounts, accounts]):
             edges.append({"src": r["src"], "dst": r["dst"], "amount": r["amount"], "kind": "chips",
-                          "label": f"{_fmt_num(r['amount'])} chips in {r['n']} hands", "directed": True})
-        sqls.append("-- chip flow between the accused in the evidence hands\n"
+                          "label": f"{_fmt_num(r['amount'])} {r['unit'] or ''} in {r['n']} hands".replace("  ", " "),
+                          "directed": True})
+        sqls.append("-- money and chips moved between the accused in the evidence hands (per unit)\n"
                     + flow_sql.format(h=hand_lit, a=acc_lit).strip())
     if "transfers" in tables:
         tr_sql = ("SELECT account AS src, to_account AS dst, sum(amount)::DOUBLE AS amount, count(*) AS n, "
@@ -235,7 +238,7 @@ def layout_graph(accounts: list[str], edges: list[dict[str, Any]], size: int = 4
     """Accounts on a circle (``order``, else accused first), edges as lines whose width grows with the amount."""
     names = list(dict.fromkeys([*(order or []), *accounts, *(e["src"] for e in edges), *(e["dst"] for e in edges)]))[:24]
     n = len(names)
-    c, r = size / 2, size / 2 - 70
+    c, r = size / 2, size / 2 - 90
     pos = {}
     for i, name in enumerate(names):
         ang = -math.pi / 2 + 2 * math.pi * i / max(n, 1)
@@ -263,7 +266,18 @@ def layout_graph(accounts: list[str], edges: list[dict[str, Any]], size: int = 4
             "lx": round(x1 + t * dx + ox * 1.5, 1), "ly": round(y1 + t * dy + oy * 1.5, 1),
             "width": round(1.5 + 5 * (abs(e["amount"]) / top if e.get("amount") else 0), 1),
         })
-    nodes = [{"name": nm, "x": pos[nm][0], "y": pos[nm][1], "accused": nm in accounts} for nm in names]
+    for i, e in enumerate(drawn, 1):
+        e["no"] = i  # the picture shows the number, the table under it the label: labels cannot collide
+    nodes = []
+    for nm in names:
+        x, y = pos[nm]
+        dx, dy = x - c, y - c
+        d = math.hypot(dx, dy)
+        ux, uy = (dx / d, dy / d) if d else (0.0, 1.0)
+        # the name outside the circle, away from the centre, anchored on the side it sits
+        nodes.append({"name": nm, "x": x, "y": y, "accused": nm in accounts,
+                      "tx": round(x + ux * 30, 1), "ty": round(y + uy * 30 + 4, 1),
+                      "anchor": "middle" if abs(ux) < 0.3 else ("start" if ux > 0 else "end")})
     return {"size": size, "nodes": nodes, "edges": drawn}
 
 
@@ -418,7 +432,13 @@ def accusation(case: dict[str, Any], n_signals: int) -> str:
 
 
 def build_report(con: duckdb.DuckDBPyConnection, case_id: str, *, max_replays: int = 10) -> dict[str, Any] | None:
-    """Everything the report shows about one case (a JSON-able dict), or None if the case is unknown."""
+    """Everything the report shows about one case (a JSON-able dict), or None if the case is unknown.
+
+    ``story`` is the plain sentence, ``figures`` / ``chart`` the figures that
+    carry it and ``facts`` the money, chips and hands played together
+    (:mod:`pipelines.lib.case_story`); ``max_replays`` evidence hands are
+    replayed, the rest listed in ``more_hands``.
+    """
     tables = table_names(con)  # once per report: each information_schema query costs as much as a small scan
     case = case_row(con, case_id, tables)
     if case is None:
@@ -480,8 +500,16 @@ def build_report(con: duckdb.DuckDBPyConnection, case_id: str, *, max_replays: i
             "n_hands": len(s.get("hands") or []),
             "extra": json.dumps(s.get("extra") or {}, default=str, ensure_ascii=False, indent=1)[:20000],
         })
+    facts = case_facts(con, [case_id]).get(case_id)
+    figures = lead_figures(signals)
     return {
         "case": case,
+        "story": plain_sentence(case, signals, facts),
+        "facts": facts,
+        "figures": figures,
+        "chart": figure_chart(figures),
+        "kind": {"title": by_name(case["kind"]).title, "description": by_name(case["kind"]).description}
+        if case["kind"] in KINDS else {"title": case["kind"], "description": ""},
         "accusation": accusation(case, len(signals)),
         "accounts": acc_rows,
         "signals": sig_out,

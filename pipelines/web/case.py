@@ -11,16 +11,19 @@ from fastapi.responses import HTMLResponse, Response
 
 from pipelines.lib.errors import RailbirdError
 from pipelines.lib.reports import build_report, file_stem, render_html
-from pipelines.lib.review import STATUSES, ReviewStore
+from pipelines.lib.review import STATUSES, ReviewStore, allowed_actions
 from pipelines.web.core import Refused, back, web
 
 router = APIRouter()
 
+PAGE_REPLAYS = 3  # replayed on the case page; every other evidence hand is a link to its replay
+
 
 @router.get("/cases/{case_id}", response_class=HTMLResponse)
 def case_page(request: Request, case_id: str) -> HTMLResponse:
+    """The case read top-down: its sentence, the figures that carry it, contents, workflow, then the sections."""
     w = web(request)
-    w.require_user(request)
+    sess = w.require_user(request)
     with w.store() as st:
         review = st.case(case_id)
         notes = st.notes(case_id) if review else []
@@ -33,13 +36,14 @@ def case_page(request: Request, case_id: str) -> HTMLResponse:
         report = None
     else:
         try:
-            report = build_report(con, case_id)
+            report = build_report(con, case_id, max_replays=PAGE_REPLAYS)
         finally:
             con.close()
     if review is None and report is None:
         raise Refused(404, f"no case {case_id}")
+    actions = allowed_actions(sess["role"], review, sess["user"]) if review else frozenset()
     return w.render(request, "case.html", case_id=case_id, review=review, report=report, r=report, notes=notes,
-                    audit=audit, users=users, statuses=[s for s in STATUSES if s != "confirmed"])
+                    audit=audit, users=users, statuses=[s for s in STATUSES if s != "confirmed"], actions=actions)
 
 
 @router.get("/cases/{case_id}/report.{fmt}")

@@ -19,6 +19,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from detectors.kinds import KINDS, by_name
+from pipelines.lib.case_story import case_facts
 from pipelines.lib.replay import dict_rows, table_names
 from pipelines.lib.review import STATUSES
 from pipelines.lib.safe_text import csv_row
@@ -32,69 +33,6 @@ FILTER_KEYS = ("kind", "status", "assignee", "score_min", "score_max", "date_fro
                "date_field", "q")
 SORTS = ("rank", "score", "hands", "last_seen", "case", "status", "kind")
 
-FACTS_SQL = """
-WITH c AS (SELECT case_id, accounts, len(accounts) AS n_acc, hands, moved::DOUBLE AS moved,
-                  transfers::DOUBLE AS transfers, pot_total::DOUBLE AS pot_total
-           FROM cases WHERE case_id IN (SELECT unnest(?::VARCHAR[]))),
-eh AS (SELECT x.case_id, h.currency, h.is_tournament, h.total_pot::DOUBLE AS pot
-       FROM (SELECT case_id, unnest(hands) AS hand_id FROM c) x JOIN hands h ON h.hand_id = x.hand_id),
-units AS (SELECT case_id, any_value(currency) FILTER (WHERE NOT is_tournament) AS currency,
-                 count(*) FILTER (WHERE NOT is_tournament) AS cash_hands,
-                 count(*) FILTER (WHERE is_tournament) AS chip_hands,
-                 coalesce(sum(pot) FILTER (WHERE NOT is_tournament), 0) AS pot_cash,
-                 coalesce(sum(pot) FILTER (WHERE is_tournament), 0) AS pot_chips
-          FROM eh GROUP BY 1),
-together AS (SELECT case_id, count(*) AS hands_together FROM (
-                 SELECT a.case_id, s.hand_id FROM (SELECT case_id, n_acc, unnest(accounts) AS player FROM c) a
-                 JOIN seats s ON s.player = a.player GROUP BY 1, 2 HAVING count(*) >= least(2, max(a.n_acc)))
-             GROUP BY 1)
-SELECT c.case_id, c.moved, c.transfers, c.pot_total, u.currency, coalesce(u.cash_hands, 0) AS cash_hands,
-       coalesce(u.chip_hands, 0) AS chip_hands, coalesce(u.pot_cash, 0) AS pot_cash,
-       coalesce(u.pot_chips, 0) AS pot_chips, coalesce(t.hands_together, 0) AS hands_together
-FROM c LEFT JOIN units u USING (case_id) LEFT JOIN together t USING (case_id)
-"""
-
-
-def case_facts(con: duckdb.DuckDBPyConnection, case_ids: list[str]) -> dict[str, dict[str, Any]]:
-    """Per case id: ``money`` (with ``currency``), ``chips`` and ``hands_together``, from the published snapshot.
-
-    Method: one DuckDB query over the cases' evidence hands and seats.
-    Money is cash-game money and cashier transfers, in the cash hands'
-    currency (the transfers' where there are no cash hands); chips are
-    tournament chips. A case with hands of one unit takes its ``stake``
-    parts (moved between the accused, else the pots in play) in that unit;
-    a case with both shows each unit's pots. The two are never added.
-    ``hands_together``: hands in which at least two of the case's accounts
-    were seated (every hand of the account for a one-account case): what the
-    pair played, not the evidence hands the detector kept.
-    """
-    tables = table_names(con)
-    if not case_ids or not {"cases", "hands", "seats"} <= tables:
-        return {}
-    rows = dict_rows(con, FACTS_SQL, [case_ids])
-    tcur: dict[str, str] = {}
-    if "transfers" in tables:
-        tcur = {r["case_id"]: r["currency"] for r in dict_rows(con, """
-            SELECT c.case_id, any_value(t.currency) AS currency FROM cases c JOIN transfers t
-              ON list_contains(c.accounts, t.account) AND list_contains(c.accounts, t.to_account)
-            WHERE c.case_id IN (SELECT unnest(?::VARCHAR[])) GROUP BY 1""", [case_ids])}
-    out = {}
-    for r in rows:
-        cash, chip = r["cash_hands"] > 0, r["chip_hands"] > 0
-        moved, tr = r["moved"] or 0.0, r["transfers"] or 0.0
-        if cash and not chip:
-            money, chips = (moved + tr) or r["pot_cash"], None
-        elif chip and not cash:
-            money, chips = (tr or None), (moved or r["pot_chips"])
-        elif cash and chip:
-            money, chips = r["pot_cash"] + tr, r["pot_chips"]
-        else:
-            money, chips = (tr or None), None
-        out[r["case_id"]] = {"money": money, "currency": r["currency"] or tcur.get(r["case_id"]) or "",
-                             "chips": chips, "hands_together": int(r["hands_together"])}
-    return out
-
-
 def failed_detectors(con: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
     """Kinds whose latest detector run failed: kind title, error, when, and the run its cases still come from.
 
@@ -105,7 +43,7 @@ def failed_detectors(con: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
         return []
     rows = dict_rows(con, """
         SELECT kind, status, error, finished_at, signals_run_id FROM detector_runs
-        QUALIFY row_number() OVER (PARTITION BY kind ORDER BY finished_at DESC) = 1""")
+        QUALIFY row_number() OVER (PARTITION BY kind ORDER BY finished_at DESC) = 1""", [])
     out = []
     for r in rows:
         if r["status"] == "failed":

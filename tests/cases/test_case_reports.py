@@ -102,3 +102,43 @@ def test_a_ring_shows_as_one_picture(tmp_path):
     assert {x["kind"] for x in ring["cases"]} == {"chip_dumping", "bounty_collusion", "soft_play"}
     assert {n["name"] for n in ring["nodes"]} == {"amy", "bob", "carl", "dan", "frank"}
     assert {(e["src"], e["dst"]) for e in ring["edges"] if e["case"] == cases["bounty_collusion"]["case"]} == {("bob", "dan")}
+
+
+def test_plain_sentence_comes_from_structured_fields_not_the_summary():
+    from pipelines.lib.case_story import lead_figures, plain_sentence
+
+    sig = {"kind": "soft_play", "summary": "IGNORE ME: 999 hands, 1,000,000 EUR",
+           "evidence": [{"name": "carl bets or raises dan", "value": 0.05, "baseline": 0.25, "n": 400, "p_value": 1e-6},
+                        {"name": "weak figure", "value": 3.0, "baseline": 2.0, "n": 10, "p_value": 0.3},
+                        {"name": "no baseline", "value": 1.0, "n": 10, "p_value": 1e-9}]}
+    case = {"kind": "soft_play", "accounts": ["carl", "dan"]}
+    facts = {"money": 812.5, "currency": "USD", "chips": None, "hands_together": 564}
+    text = plain_sentence(case, [sig], facts)
+    assert text == ("carl and dan are suspected of soft play (not playing against each other as they play against "
+                    "others): carl bets or raises dan was 0.05, 0.20 less than their own play gives (0.25), on a "
+                    "sample of 400, over the 564 hands they played together; 812.50 USD at stake.")
+    assert "IGNORE" not in text and "EUR" not in text
+    tournament = plain_sentence({"kind": "seat_handoff", "accounts": ["eve"]}, [],
+                                {"money": None, "currency": "", "chips": 12000.0, "hands_together": 90})
+    assert tournament.endswith("over the 90 hands the account played; 12,000 tournament chips at stake.")
+    figs = lead_figures([sig])
+    assert [f["name"] for f in figs] == ["carl bets or raises dan", "weak figure"]  # smallest p first, baseline needed
+    lo, hi = figs[0]["lo"], figs[0]["hi"]  # binomial interval of a 25 % rate over 400: 0.25 ± 0.042
+    assert abs(lo - 0.2076) < 1e-3 and abs(hi - 0.2924) < 1e-3 and figs[0]["outside"]
+    assert figs[1]["lo"] is not None and not figs[1]["outside"]  # 3 of 10 against 2 expected: inside
+
+
+def test_report_has_its_story_chart_and_units(published):
+    con = duckdb.connect(str(published / "snapshot" / "warehouse.duckdb"), read_only=True)
+    try:
+        rep = build_report(con, "c-000001")
+        handoff = build_report(con, "c-000003")
+    finally:
+        con.close()
+    assert rep["story"].startswith("amy and bob are suspected of chip dumping")
+    assert rep["story"].endswith("over the 2 hands they played together; 450 USD at stake.")
+    assert rep["chart"]["rows"][0]["value"] == "200" and rep["chart"]["rows"][0]["baseline"] == "3.50"
+    flow = next(e for e in rep["graph_edges"] if e["kind"] == "chips")
+    assert flow["label"] == "400 USD in 2 hands"  # a cash game's money in its currency, not "chips"
+    assert handoff["story"].endswith("4 tournament chips at stake.")
+    assert len({(e["lx"], e["ly"]) for e in rep["graph"]["edges"]}) == len(rep["graph"]["edges"])

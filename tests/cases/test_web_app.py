@@ -206,3 +206,172 @@ def test_a_new_snapshot_is_picked_up_without_restart(published):
     assert c.get("/hands/1010").status_code == 200
     page = c.get("/cases/c-000001")
     assert "night-1 note" in page.text and 'id="status">in review' in page.text and "1007" in page.text
+
+
+def rows_of(page):
+    return re.findall(r'data-case="([^"]+)"', page.text)
+
+
+def test_queue_pages_with_the_total(published, monkeypatch):
+    from pipelines.web import queue as queue_module
+
+    monkeypatch.setattr(queue_module, "PAGE_SIZE", 2)
+    c = signed_in(app_for(published))
+    first = c.get("/cases", params={"flagged": ""})
+    assert "cases 1–2 of 5" in first.text and rows_of(first) == ["c-000001", "c-000002"]
+    nxt = re.search(r'<a href="([^"]+)" rel="next">', first.text).group(1).replace("&amp;", "&")
+    second = c.get(nxt)
+    assert "cases 3–4 of 5" in second.text and rows_of(second) == ["c-000004", "c-000003"]
+    last = c.get("/cases", params={"flagged": "", "page": "99"})  # past the end: the last page
+    assert "cases 5–5 of 5" in last.text and rows_of(last) == ["c-000005"]
+    assert 'rel="next"' not in last.text
+
+
+def test_queue_searches_part_of_a_name_a_hand_and_a_case(published):
+    c = signed_in(app_for(published))
+    assert rows_of(c.get("/cases", params={"flagged": "", "q": "AM"})) == ["c-000001", "c-000005"]
+    assert rows_of(c.get("/cases", params={"flagged": "", "q": "1005"})) == ["c-000002"]
+    assert rows_of(c.get("/cases", params={"flagged": "", "q": "c-000004"})) == ["c-000004"]
+    assert rows_of(c.get("/cases", params={"flagged": "", "q": "script>"})) == ["c-000002"]
+    for wildcard in ("%", "_"):  # LIKE's wildcards are searched for, not obeyed
+        assert rows_of(c.get("/cases", params={"flagged": "", "q": wildcard})) == []
+
+
+def test_queue_csv_has_every_case_and_escapes_formulas(published, monkeypatch):
+    import csv
+    import io
+
+    from pipelines.web import queue as queue_module
+
+    monkeypatch.setattr(queue_module, "PAGE_SIZE", 2)
+    bomb = "=HYPERLINK(\"http://evil.example\",\"x\")"
+    with ReviewStore(published / "review.sqlite") as st:
+        st.register_run("run-x", [{"kind": "soft_play", "accounts": [bomb, "@bob"], "score": 0.5, "flagged": True,
+                                   "hands": ["1001"], "summary": ""}])
+    c = signed_in(app_for(published))
+    r = c.get("/cases.csv", params={"flagged": ""})
+    assert r.status_code == 200 and r.headers["content-type"].startswith("text/csv")
+    table = list(csv.DictReader(io.StringIO(r.text)))
+    assert len(table) == 1  # the run above replaced the last run: only its case and worked cases are listed
+    assert table[0]["accounts"] == "'" + bomb + "; @bob"
+    assert all(not v.startswith(("=", "+", "-", "@")) for row in table for v in row.values())
+    assert r.text.count("\n") == 2
+
+
+def test_queue_keeps_money_and_chips_apart_with_units_and_zone(published):
+    c = signed_in(app_for(published))
+    page = c.get("/cases", params={"flagged": ""}).text
+    row = {cid: re.search(rf'data-case="{cid}".*?<td class="num money">([^<]*)</td>\s*<td class="num chips">([^<]*)</td>',
+                          page, flags=re.S).groups() for cid in re.findall(r'data-case="(c-\d+)"', page)}
+    assert row["c-000001"] == ("450 USD", "–")  # a cash game: its currency
+    assert row["c-000003"] == ("–", "4 chips")  # a tournament: chips, never money
+    assert re.search(r"<td>\d{4}-\d\d-\d\d \d\d:\d\d UTC</td></tr>", page)
+
+
+def test_queue_hands_column_counts_the_hands_played_together(published):
+    import duckdb
+
+    snap = published / "snapshot" / "warehouse.duckdb"
+    with duckdb.connect(str(snap)) as con:  # amy and bob meet again in a hand no detector kept as evidence
+        con.execute("INSERT INTO seats SELECT '9001', * EXCLUDE (hand_id) FROM seats WHERE hand_id = '1001'")
+    c = signed_in(app_for(published))
+    page = c.get("/cases", params={"kind": "chip_dumping"}).text
+    assert re.search(r'<td class="num hands">3 \(2\)', page)
+
+
+def test_queue_ring_column_names_a_ring_not_a_case_number(published):
+    c = signed_in(app_for(published))
+    page = c.get("/cases", params={"flagged": ""}).text
+    assert "r-0000" not in page.split('id="queue"')[1]  # rings of one case are not rings
+    with ReviewStore(published / "review.sqlite") as st:
+        st.con.execute("UPDATE cases SET ring = 'r-000001' WHERE case_id IN ('c-000001', 'c-000004')")
+    page = c.get("/cases", params={"flagged": ""}).text
+    assert page.count(">ring of 2 cases</a>") == 2
+
+
+def test_queue_says_which_detector_failed(published):
+    import duckdb
+
+    c = signed_in(app_for(published))
+    assert "failed on its last run" not in c.get("/cases").text  # no detector_runs table: the page still works
+    with duckdb.connect(str(published / "snapshot" / "warehouse.duckdb")) as con:
+        con.execute("CREATE TABLE detector_runs (run_id VARCHAR, kind VARCHAR, status VARCHAR, error VARCHAR, "
+                    "finished_at TIMESTAMP, signals_run_id VARCHAR)")
+        con.execute("INSERT INTO detector_runs VALUES "
+                    "('run0', 'chip_dumping', 'ok', NULL, TIMESTAMP '2026-03-04 01:00', 'run0'), "
+                    "('run1', 'chip_dumping', 'failed', 'MemoryError: <boom>', TIMESTAMP '2026-03-05 01:00', 'run0'), "
+                    "('run1', 'soft_play', 'ok', NULL, TIMESTAMP '2026-03-05 01:00', 'run1'), "
+                    "('run0', 'soft_play', 'failed', 'old failure', TIMESTAMP '2026-03-04 01:00', 'run-1')")
+    page = c.get("/cases").text
+    assert ("chip dumping failed on its last run (2026-03-05 01:00 UTC): MemoryError: &lt;boom&gt;; "
+            "its cases are from run run0.") in page
+    assert "soft play failed" not in page
+
+
+def test_case_page_offers_only_the_actions_the_role_may_take(published):
+    app = app_for(published)
+    ivy, rex = signed_in(app, "ivy"), signed_in(app, "rex")
+    page = ivy.get("/cases/c-000001").text
+    assert 'id="propose-form"' in page and 'id="approve-form"' not in page
+    ivy.post("/cases/c-000001/propose", data={"csrf": csrf_of(ivy), "note": "dump"})
+    page = ivy.get("/cases/c-000001").text  # the proposer may withdraw, not approve
+    assert 'id="approve-form"' not in page and 'id="reject-form"' in page and 'id="propose-form"' not in page
+    page = rex.get("/cases/c-000001").text
+    assert 'id="approve-form"' in page and 'id="reject-form"' in page
+    rex.post("/cases/c-000001/approve", data={"csrf": csrf_of(rex)})
+    page = ivy.get("/cases/c-000001").text  # confirmed: only a reviewer may reopen it
+    assert 'id="status-form"' not in page and 'id="propose-form"' not in page and 'id="note-form"' in page
+    assert 'id="status-form"' in rex.get("/cases/c-000001").text
+
+
+def test_case_page_reads_top_down(published):
+    c = signed_in(app_for(published))
+    page = c.get("/cases/c-000001").text
+    order = [page.index(marker) for marker in ('id="story"', 'aria-label="observed against expected"',
+                                                'id="contents"', 'id="workflow"', 'id="evidence"', 'id="accounts"',
+                                                'id="hands"', 'id="graph"', 'id="timeline"', 'id="sql"')]
+    assert order == sorted(order)
+    for anchor in ("#workflow", "#evidence", "#hands", "#graph", "#timeline", "#sql"):
+        assert f'href="{anchor}"' in page
+    assert "450 USD at stake" in page.split('id="story"')[1].split("</p>")[0]
+    assert page.count('<pre class="sql">') == page.split('id="sql"')[1].count('<pre class="sql">')  # all SQL at the end
+
+
+def test_case_page_replays_a_few_hands_and_links_the_rest(published, monkeypatch):
+    from pipelines.web import case as case_module
+
+    monkeypatch.setattr(case_module, "PAGE_REPLAYS", 1)
+    c = signed_in(app_for(published))
+    page = c.get("/cases/c-000001").text
+    assert page.count('class="hand') == 1 and 'id="hand-1001"' in page
+    assert '<a href="/hands/1002">1002</a>' in page
+
+
+def test_account_page_shows_play_devices_networks_and_pages_hands(published, monkeypatch):
+    import duckdb
+
+    from pipelines.lib.warehouse import VIEWS_SQL
+    from pipelines.web import account as account_module
+
+    with duckdb.connect(str(published / "snapshot" / "warehouse.duckdb")) as con:
+        con.execute(VIEWS_SQL.read_text())  # the views a real run's warehouse has
+    monkeypatch.setattr(account_module, "HANDS_PAGE", 2)
+    c = signed_in(app_for(published))
+    page = c.get("/accounts/amy").text
+    stats = re.findall(r'<td class="num">([^<]*)</td>', page.split('id="stats"')[1].split("</table>")[0])
+    assert stats[:4] == ["3", "1", "66.70", "66.70"]  # hands, days, VPIP %, PFR %: raised in 1001 and 1002, folded 1006
+    assert "bb per 100 hands" in page
+    assert "<code>dev-amy</code>" in page.split('id="device-table"')[1].split("</table>")[0]
+    assert "<code>10.0.0.1</code>" in page.split('id="network-table"')[1].split("</table>")[0]
+    assert "hands 1–2 of 3, newest first" in page and re.findall(r'href="/hands/(\d+)"', page) == ["1006", "1002"]
+    older = c.get(re.search(r'<a href="([^"]+)" rel="next">', page).group(1).replace("&amp;", "&")).text
+    assert "hands 3–3 of 3" in older and re.findall(r'href="/hands/(\d+)"', older) == ["1001"]
+    cases = page.split('id="cases"')[1].split("</table>")[0]
+    assert re.search(r'data-case="c-000001">.*?badge flagged">flagged', cases)
+    assert re.search(r'data-case="c-000005">.*?below the threshold', cases)  # the score-0.2 case says so
+
+
+def test_unknown_account_is_404(published):
+    c = signed_in(app_for(published))
+    assert c.get("/accounts/nobody-at-all").status_code == 404
+    assert c.get("/accounts/zed").status_code == 200  # no case, but hands in the snapshot

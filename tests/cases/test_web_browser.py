@@ -108,8 +108,9 @@ def test_investigator_works_a_case(server, browser):
     page.wait_for_selector("text=saved")
     assert page.locator("#status").inner_text() == "in review"
     assert "aces folded into bob: checking" in page.locator("#notes").inner_text()
+    page.click("#audit-trail summary")  # the audit trail is folded under the workflow
     last = page.locator("#audit tr").last.inner_text()
-    assert "ivy" in last and "new" in last and "in_review" in last
+    assert "ivy" in last and "not reviewed" in last and "in review" in last and "in_review" not in last
 
     page.goto(f"{base}/hands/1002")
     assert "amy bets 100 and is all-in" in page.locator("li.marked").inner_text()

@@ -187,33 +187,6 @@ def overlaps(a: Iterable[str], b: Iterable[str]) -> bool:
     return len(sa & sb) >= min(2, len(sa), len(sb))
 
 
-REVIEWER_ROLES = ("reviewer", "admin")
-
-
-def allowed_actions(role: str, case: dict[str, Any], user: str) -> frozenset[str]:
-    """The workflow actions ``user`` (with ``role``) may take on ``case`` (a :meth:`ReviewStore.case` row).
-
-    Returns a subset of ``status``, ``assign``, ``note``, ``propose``,
-    ``approve``, ``reject``: the web page offers exactly these, and the
-    :class:`ReviewStore` methods refuse the same things (a confirmed case is
-    reopened by a reviewer only; a confirmation pending from someone else is
-    withdrawn, by a status change or a rejection, only by a reviewer or its
-    proposer; the approver is a reviewer who did not propose).
-    """
-    reviewer = role in REVIEWER_ROLES
-    proposer = case.get("confirm_proposed_by")
-    acts = {"assign", "note"}
-    if (case.get("status") != "confirmed" or reviewer) and (not proposer or reviewer or proposer == user):
-        acts.add("status")
-    if case.get("status") != "confirmed" and not proposer:
-        acts.add("propose")
-    if proposer and reviewer and proposer != user:
-        acts.add("approve")
-    if proposer and (reviewer or proposer == user):
-        acts.add("reject")
-    return frozenset(acts)
-
-
 class ReviewStore:
     """One SQLite review store; every public method is one transaction."""
 

@@ -106,8 +106,12 @@ def refusal(role: str, case: Mapping[str, Any], user: str, action: str) -> str |
 def allowed_actions(role: str, case: Mapping[str, Any], user: str) -> frozenset[str]:
     """The actions of :data:`ACTIONS` that ``user`` (of ``role``) may take on ``case`` now.
 
-    Status moves to the current status are left out (they change nothing).
-    Same parameters as :func:`refusal`, whose rules this applies.
+    Status moves to the current status are left out (they change nothing);
+    ``status`` alone is in the set when any status move is, for a page that
+    shows the status form once and its choices from the ``status:<s>``
+    members. Same parameters as :func:`refusal`, whose rules this applies.
     """
-    return frozenset(a for a in ACTIONS
-                     if a != f"status:{case['status']}" and refusal(role, case, user, a) is None)
+    acts = {a for a in ACTIONS if a != f"status:{case['status']}" and refusal(role, case, user, a) is None}
+    if any(a.startswith("status:") for a in acts):
+        acts.add("status")
+    return frozenset(acts)

@@ -67,7 +67,9 @@ def main(args: argparse.Namespace) -> int:
     settings = settings_of(args)
     with ReviewStore(settings.review_db) as store:
         if not store.users():
-            print("No users yet: add one with `.venv/bin/railbird users add NAME --role admin` "
+            from pipelines.cli import command_name
+
+            print(f"No users yet: add one with `{command_name()} users add NAME --role admin` "
                   "(it asks for the password; --password-stdin reads it from standard input).")
     print(f"railbird: http://{args.host}:{args.port}/cases  (snapshot {settings.snapshot_path})")
     uvicorn.Server(uvicorn_config(create_app(settings), args.host, args.port)).run()

@@ -232,7 +232,7 @@ def play_hand(rng, names, agents, stacks, button, sb, bb, ante, fmt, rake=None,
     if sb:
         _post(g, sbi, sb, "small blind")
     _post(g, bbi, bb, "big blind")
-    g.cur = max(g.bet)
+    g.cur = max(max(g.bet), bb)  # a short all-in big blind still makes the others call a full blind
     g.lines.append("*** HOLE CARDS ***")
     for i in range(n):
         g.lines.append(f"Dealt to {names[i]} [{C.cards_str(g.hole[i])}]")

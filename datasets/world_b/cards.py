@@ -84,7 +84,7 @@ def evaluate(cards) -> int:
             singles.append(r)
     if quads:
         rest = [r for r in range(12, -1, -1) if counts[r] and r != quads[0]]
-        return _pack(QUADS, [quads[0], rest[0]])
+        return _pack(QUADS, [quads[0]] + rest[:1])
     if trips and (len(trips) > 1 or pairs):
         second = max(trips[1] if len(trips) > 1 else -1, pairs[0] if pairs else -1)
         return _pack(FULL, [trips[0], second])

@@ -65,7 +65,7 @@ def generate(out: Path, *, seed: int, hands: int = 60_000, honest_only: bool = F
 
 def _cash_sessions(rng, accts, target: float, t0: float, days: int) -> list:
     """Honest cash sessions: enough player-hours for ``target`` hands; friends often arrive together."""
-    hours = target * 5.0 / 55.0
+    hours = target * 2.0 / 55.0
     weights = [a.rate for a in accts]
     out, got = [], 0.0
     while got < hours:
@@ -98,7 +98,8 @@ def _tournaments(w, rng, accts, groups, target: int, t0: float, days: int) -> in
         wishes = [(slot, g) for slot, g in wishes if slot > k]
         ko = any(g.ko for g in mine) or rng.random() < 0.4
         t = _new_tourney(rng, tid_base + k * 7, t0, days, k, ko)
-        field = _field(rng, accts, ko, rng.choice([18, 27, 36, 45, 60, 90, 120]))
+        size = rng.choice([18, 27, 36, 45, 60, 90, 120])
+        field = _field(rng, accts, ko, max(9, round(size * min(1.0, len(accts) / 600))))
         for g in mine:
             field += [a for a in g.accts if a not in field]
             g.tournaments.append(t.tid)

@@ -31,6 +31,7 @@ from .population import _hex, new_account, new_ip
 
 KINDS = ("soft_play", "chip_dumping", "coordinated_sitout", "bounty_collusion", "multi_accounting",
          "seat_handoff")
+SESSION_SCALE = [1.0]  # arranged cash sessions shrink with small worlds (set by plan_groups)
 STRENGTHS = (1.0, 0.5, 0.25, 0.1, 0.05, 0.75, 0.35, 0.15, 0.07, 0.6)
 
 
@@ -79,7 +80,7 @@ def _pick(rng, pool: list, k: int, used: set) -> list:
 def _pair_sessions(rng, g: Group, times: int, t0: float, days: int) -> None:
     """Cash sessions in which the group's accounts arrive at one pool together."""
     lead = g.accts[0]
-    for _ in range(times):
+    for _ in range(max(1, round(times * SESSION_SCALE[0]))):
         start = t0 + rng.randrange(days) * 86400 + (lead.peak + rng.normal(0, 2)) % 24 * 3600
         length = rng.uniform(2400, 9000)
         stake, size = rng.choice(lead.stakes), rng.choice([6, 6, 9, 2] if len(g.accts) == 2 else [6, 9])
@@ -92,6 +93,7 @@ def _pair_sessions(rng, g: Group, times: int, t0: float, days: int) -> None:
 def plan_groups(rng, accts: list, taken: set, scale: float, t0: float, days: int) -> list:
     """Draw every planted group of every kind; returns the groups (new accounts appended to ``accts``)."""
     n_per = max(3, round(5 * scale ** 0.5))
+    SESSION_SCALE[0] = min(1.0, scale ** 0.5)
     used: set = set()
     groups = []
     for kind in KINDS:

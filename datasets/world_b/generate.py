@@ -36,7 +36,8 @@ def generate(out: Path, *, seed: int, hands: int = 60_000, honest_only: bool = F
     scale = max(hands, 2000) / 60_000
     n_acc = max(60, round(600 * scale ** 0.5))
     days = max(2, round(6 * scale ** 0.5))
-    t0 = datetime(2026, 4, 6, tzinfo=timezone.utc).timestamp() + rng.randrange(150) * 86400
+    # November to February: US Eastern time has no DST change inside any world
+    t0 = datetime(2026, 11, 9, tzinfo=timezone.utc).timestamp() + rng.randrange(90) * 86400
     accts = make_population(rng, n_acc, t0)
     taken = {a.name for a in accts}
     groups = [] if honest_only else plant.plan_groups(rng, accts, taken, scale, t0, days)
@@ -65,7 +66,7 @@ def generate(out: Path, *, seed: int, hands: int = 60_000, honest_only: bool = F
 
 def _cash_sessions(rng, accts, target: float, t0: float, days: int) -> list:
     """Honest cash sessions: enough player-hours for ``target`` hands; friends often arrive together."""
-    hours = target * 2.0 / 55.0
+    hours = target * 2.6 / 55.0
     weights = [a.rate for a in accts]
     out, got = [], 0.0
     while got < hours:
@@ -88,7 +89,7 @@ def _tournaments(w, rng, accts, groups, target: int, t0: float, days: int) -> in
     wishes = []
     for g in groups:
         for j in range(g.n_tour):
-            wishes.append((2 * j + rng.randrange(6), g))
+            wishes.append((3 * j + rng.randrange(3), g))  # distinct events per group
     wishes.sort(key=lambda x: (x[0], x[1].gid))
     start_hands = w.n_hands
     k = 0
@@ -109,6 +110,9 @@ def _tournaments(w, rng, accts, groups, target: int, t0: float, days: int) -> in
             g.setup(t)
         run_tourney(w, t)
         for g in mine:
+            if not g.came_to_play(w, t.tid) and g.retries < 3 and not any(x is g for _, x in wishes):
+                g.retries += 1
+                wishes.append((k + 1 + rng.randrange(3), g))
             for sw in getattr(g, "pending_switch", []):
                 w.switch(g.accts[0], *sw)
             if hasattr(g, "pending_switch"):

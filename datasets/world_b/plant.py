@@ -43,6 +43,16 @@ class Group:
         self.n_tour, self.ko, self.cash = 0, False, []
         self.setup = None
         self.tournaments: list = []
+        self.retries = 0
+
+    def came_to_play(self, w, tid: int) -> bool:
+        """Whether the plan for tournament ``tid`` happened (a hand-off whose owner busted first did not)."""
+        if self.kind == "seat_handoff":
+            return (tid, self.accts[0].name) in w.handoff_first
+        if self.kind == "coordinated_sitout":
+            names = {a.name for a in self.accts}
+            return len({n for t, n, _ in w.sitlog if t == tid and n in names}) >= 2
+        return True
 
     def label(self, w) -> dict | None:
         """The labels.jsonl line, or None where the plan never came to play."""
@@ -138,7 +148,7 @@ def _coordinated_sitout(rng, g, accts, taken, used, t0, days):
 
     def setup(t):
         for _ in range(times):
-            at = t.start + rng.uniform(600, 3600)
+            at = t.start + rng.uniform(300, 2700)
             dur = rng.uniform(150, 300 + 700 * s)
             for a in g.accts:
                 m = mode if mode != "mix" else rng.choice(["event", "timeout"])
@@ -170,7 +180,7 @@ def _multi_accounting(rng, g, accts, taken, used, t0, days):
     extra = []
     for _ in range(rng.choice([1, 1, 2])):
         a = new_account(rng, taken, t0, owner.person, agent=owner.agent)
-        a.created = owner.created + rng.uniform(1, 60 if s > 0.5 else 600) * 86400 * rng.choice([1, -1]) * 0.1
+        a.created = min(t0 - 86400, owner.created + rng.uniform(0.1, 6 if s > 0.5 else 60) * 86400)
         a.country = owner.country
         a.stakes, a.sizes, a.peak, a.rate = owner.stakes, owner.sizes, owner.peak, owner.rate * 0.7
         if rng.random() < s:

@@ -63,9 +63,9 @@ class World:
 
     def event(self, ts: float, typ: str, account: str, **kw) -> None:
         """One platform event (``ts`` unix seconds)."""
-        d = {"ts": ts, "type": typ, "account": account}
+        d = {"ts": iso_utc(ts), "type": typ, "account": account}
         d.update(kw)
-        self.events.append(d)
+        self.events.append((ts, json.dumps(d, ensure_ascii=False)))
 
     def decisions(self, ts: float, hid: int, names, agents, decs, rng) -> None:
         """Decision events of one hand, a few seconds apart from ``ts``."""
@@ -73,8 +73,8 @@ class World:
         for idx, i, code in decs:
             ms = 15000 + rng.randint(0, 14000) if code == "timeout" else agents[i].ms(rng, code)
             t += ms / 1000.0
-            self.events.append({"ts": t, "type": "decision", "account": names[i], "hand": str(hid),
-                                "action": idx, "ms": ms})
+            self.events.append((t, json.dumps({"ts": iso_utc(t), "type": "decision", "account": names[i],
+                                               "hand": str(hid), "action": idx, "ms": ms}, ensure_ascii=False)))
 
     def interval(self, acct, a: float, b: float) -> None:
         """Account ``acct`` played from ``a`` to ``b`` (unix seconds)."""
@@ -117,13 +117,15 @@ def _session(w: World, a, start: float, end: float, dev: str, ip: str) -> None:
 
 
 def write_events(w: World) -> int:
-    """Events as JSON lines, one file per UTC day, in time order; returns the count."""
-    w.events.sort(key=lambda d: d["ts"])
+    """Events as JSON lines, one file per UTC day, in time order; returns the count.
+
+    Events are held as (unix seconds, encoded line) pairs: a quarter of the
+    memory of dicts at a million events.
+    """
+    w.events.sort(key=lambda e: e[0])
     files: dict = {}
-    for d in w.events:
-        ts = d["ts"]
-        d["ts"] = iso_utc(ts)
-        files.setdefault(d["ts"][:10], []).append(json.dumps(d, ensure_ascii=False))
+    for ts, line in w.events:
+        files.setdefault(line[8:18], []).append(line)
     for day, lines in files.items():
         p = w.out / "events" / f"events-{day}.jsonl"
         p.parent.mkdir(parents=True, exist_ok=True)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import heapq
 
 from . import engine
-from .text import cash_header, money, seat_line
+from .text import cash_header, money, seat_line, with_chat
 
 STAKES = ((2, 5), (5, 10), (10, 25), (25, 50), (50, 100), (100, 200))
 RAKE = ((0.0415, (50, 50, 100)), (0.045, (50, 100, 150)), (0.045, (50, 100, 200)), (0.05, (75, 75, 200)),
@@ -160,7 +160,7 @@ def _play(w, tab: Table, stake: int, t: float) -> float:
     head += [seat_line(k, s.acct.name, money(s.stack)) for k, s in zip(seats, ss)]
     day = w.day_of(t)
     w.write_hand(f"cash/{bb}-{tab.size}max/{day}/{tab.name} - {money(sb)}-{money(bb)} USD.txt",
-                 head + out["lines"] + out["summary"])
+                 head + with_chat(rng, out["lines"], names) + out["summary"])
     w.decisions(t + 2, hid, names, agents, out["decisions"], rng)
     for s, a, new in zip(ss, agents, out["stacks"]):
         lost = s.stack - new

@@ -13,6 +13,7 @@ Amounts are ints: cents at cash tables, chips in tournaments.
 from __future__ import annotations
 
 from . import cards as C
+from .text import showdown, summary_lines
 
 STREETS = ("Flop", "Turn", "River")
 
@@ -254,7 +255,6 @@ def play_hand(rng, names, agents, stacks, button, sb, bb, ante, fmt, rake=None,
 
 def _settle(g: Hand, rake, sbi: int, bbi: int) -> dict:
     """Showdown, pots, rake, collected lines and the summary."""
-    from .text import summary_lines, showdown
     n = g.n
     total = sum(g.total)
     act = g.active()

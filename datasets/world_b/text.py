@@ -65,6 +65,22 @@ def seat_line(seat: int, name: str, stack: str, bounty: int | None = None, sitti
     return f"Seat {seat}: {name} ({stack} in chips{b})" + (" is sitting out" if sitting else "")
 
 
+CHAT = ("nh", "gl all", "ty", "lol", "unlucky 😂", 'he said "all in" and meant it', "C:\\poker\\hands",
+        "ok: fine", "<b>gg</b>", "fold pre 🙈", "wp", "sick river...", "100% bluff", "why!!", "brb")
+
+
+def with_chat(rng, lines: list, names: list) -> list:
+    """The body with one table chat line (``NAME said, "..."``) after a random action, now and then."""
+    if rng.random() >= 0.025:
+        return lines
+    try:
+        first = lines.index("*** HOLE CARDS ***") + len(names) + 1
+    except ValueError:
+        return lines
+    at = rng.randint(first, len(lines))
+    return lines[:at] + [f'{rng.choice(names)} said, "{rng.choice(CHAT)}"'] + lines[at:]
+
+
 def showdown(g, act, scores) -> dict:
     """Write ``*** SHOW DOWN ***`` and the shows/mucks; returns {index: score or None if mucked}."""
     g.lines.append("*** SHOW DOWN ***")

@@ -16,7 +16,7 @@ hand-offs/device switches where another agent or device takes the seat.
 from __future__ import annotations
 
 from . import engine
-from .text import chips, money, seat_line, tour_header
+from .text import chips, money, seat_line, tour_header, with_chat
 
 LEVELS = [(10, 20, 0), (15, 30, 0), (25, 50, 0), (50, 100, 10), (75, 150, 15), (100, 200, 25), (150, 300, 40),
           (200, 400, 50), (300, 600, 75), (400, 800, 100), (600, 1200, 150), (800, 1600, 200),
@@ -181,11 +181,14 @@ def _hand(w, t: Tourney, k: int, tab: dict, ts: float, state: dict, entries: dic
     head = tour_header(hid, t.tid, t.label(), lv, sb, bb, ts, k + 1, t.size, state["buttons"][k])
     head += [seat_line(s, e.acct.name, chips(e.stack), e.bounty if t.bounty else None, i in sitting)
              for i, (s, e) in enumerate(zip(seats, es))]
-    head += [f"{n} has returned" for n in returned]
     for e, new in zip(es, out["stacks"]):
         e.stack = new
     tail = _eliminate(t, es, out, state, tab, hid)
-    lines = head + out["lines"] + tail + out["summary"]
+    body = with_chat(rng, out["lines"], names)
+    if returned:  # back in the seat: said once the cards are dealt, as the client writes it
+        at = body.index("*** HOLE CARDS ***") + len(names) + 1
+        body = body[:at] + [f"{n} has returned" for n in returned] + body[at:]
+    lines = head + body + tail + out["summary"]
     w.write_hand(f"mtt/{t.tid}.txt", lines)
     w.decisions(ts + 2, hid, names, agents, out["decisions"], rng)
     for e in es:

@@ -5,8 +5,9 @@ when it is a multi-accounter. A person has a style (:class:`policy.Agent`),
 one to three devices (a phone and a desktop, say), a home network, a country,
 hours they like to play, a taste for cash or tournaments (bounty hunters
 favour knockout events) and stakes. Households: two people sharing an
-address and a network but nothing else. Friends: pairs who like the same
-tables and often start at the same time (honest, by chance or habit).
+address and a network but nothing else (half of them also play together).
+Friends: pairs who like the same tables and often start at the same time
+(honest, by chance or habit).
 """
 
 from __future__ import annotations
@@ -116,6 +117,9 @@ def make_population(rng: Rng, n: int, t0: float) -> list:
     k = int(n * 0.04) // 2 * 2
     for x, y in zip(order[:k:2], order[1:k:2]):
         accts[y].ip, accts[y].address, accts[y].country = accts[x].ip, accts[x].address, accts[x].country
+        if rng.random() < 0.5:  # couples who play the same tables at the same hours
+            accts[x].friend, accts[y].friend = accts[y], accts[x]
+            accts[y].stakes, accts[y].sizes, accts[y].peak = accts[x].stakes, accts[x].sizes, accts[x].peak
     f = int(n * 0.08) // 2 * 2
     for x, y in zip(order[k:k + f:2], order[k + 1:k + f:2]):
         accts[x].friend, accts[y].friend = accts[y], accts[x]

@@ -113,10 +113,9 @@ def _tournaments(w, rng, accts, groups, target: int, t0: float, days: int) -> in
             if not g.came_to_play(w, t.tid) and g.retries < 3 and not any(x is g for _, x in wishes):
                 g.retries += 1
                 wishes.append((k + 1 + rng.randrange(3), g))
-            for sw in getattr(g, "pending_switch", []):
+            for sw in g.pending_switch:
                 w.switch(g.accts[0], *sw)
-            if hasattr(g, "pending_switch"):
-                g.pending_switch.clear()
+            g.pending_switch.clear()
         k += 1
     return k
 

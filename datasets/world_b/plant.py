@@ -44,6 +44,7 @@ class Group:
         self.setup = None
         self.tournaments: list = []
         self.retries = 0
+        self.pending_switch: list = []  # hand-offs' re-logins: (ts, device, ip, gap)
 
     def came_to_play(self, w, tid: int) -> bool:
         """Whether the plan for tournament ``tid`` happened (a hand-off whose owner busted first did not)."""
@@ -110,7 +111,7 @@ def plan_groups(rng, accts: list, taken: set, scale: float, t0: float, days: int
         for j in range(n_per):
             s = STRENGTHS[j % len(STRENGTHS)]
             g = Group(f"b-{kind}-{j + 1}", kind, s, [])
-            globals()["_" + kind](rng, g, accts, taken, used, t0, days)
+            MAKERS[kind](rng, g, accts, taken, used, t0, days)
             groups.append(g)
     return groups
 
@@ -219,7 +220,10 @@ def _seat_handoff(rng, g, accts, taken, used, t0, days):
         t.agent_at[a.name] = (th + gap, helper)
         if gap > 30:
             t.plan.setdefault(a.name, []).append((th, th + gap, "timeout"))
-        g.switch = (th + gap, dev, ip, gap)
         g.pending_switch.append((th + gap, dev, ip, gap))
-    g.pending_switch = []
     g.setup = setup
+
+
+MAKERS = {"soft_play": _soft_play, "chip_dumping": _chip_dumping, "coordinated_sitout": _coordinated_sitout,
+          "bounty_collusion": _bounty_collusion, "multi_accounting": _multi_accounting,
+          "seat_handoff": _seat_handoff}

@@ -169,7 +169,9 @@ def _hand(w, t: Tourney, k: int, tab: dict, ts: float, state: dict, entries: dic
             if was == "event":
                 w.event(ts - rng.uniform(1, 20), "sit_in", e.acct.name, table=f"{t.tid} {k + 1}",
                         tournament=str(t.tid))
-            returned.append(e.acct.name)
+            if was == "disc":
+                returned.append(f"{e.acct.name} is connected")
+            returned.append(f"{e.acct.name} has returned")
             del state["sitting"][e.acct.name]
     bi = seats.index(state["buttons"][k])
     stacks = [e.stack for e in es]
@@ -187,7 +189,7 @@ def _hand(w, t: Tourney, k: int, tab: dict, ts: float, state: dict, entries: dic
     body = with_chat(rng, out["lines"], names)
     if returned:  # back in the seat: said once the cards are dealt, as the client writes it
         at = body.index("*** HOLE CARDS ***") + len(names) + 1
-        body = body[:at] + [f"{n} has returned" for n in returned] + body[at:]
+        body = body[:at] + returned + body[at:]
     lines = head + body + tail + out["summary"]
     w.write_hand(f"mtt/{t.tid}.txt", lines)
     w.decisions(ts + 2, hid, names, agents, out["decisions"], rng)

@@ -208,11 +208,11 @@ def _seat_handoff(rng, g, accts, taken, used, t0, days):
     a = g.accts[0]
     s = g.strength
     g.n_tour = rng.choice([1, 1, 2]) if s < 0.3 else rng.choice([1, 2, 3, 4])
-    near = rng.random() < 0.5
+    near = rng.random() < 0.8 - 0.6 * s
     helper = Agent(rng, a.agent.style if near else rng.choice(["nit", "tag", "lag", "maniac"]))
-    same_dev = rng.random() < 0.3 * (1 - s) + 0.1
+    same_dev = rng.random() < 0.7 - 0.6 * s
     dev = a.devices[0] if same_dev else f"desktop-{_hex(rng, 12)}"
-    ip = a.ip if rng.random() < 0.3 else new_ip(rng)
+    ip = a.ip if rng.random() < 0.6 - 0.5 * s else new_ip(rng)
     gap = rng.choice([rng.uniform(5, 40), rng.uniform(40, 180), rng.uniform(180, 600)])
 
     def setup(t):

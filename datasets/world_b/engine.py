@@ -15,8 +15,6 @@ from __future__ import annotations
 from . import cards as C
 from .text import showdown, summary_lines
 
-STREETS = ("Flop", "Turn", "River")
-
 
 class Hand:
     """State of one hand in play; agents read it in ``decide(g, i)``."""

@@ -17,8 +17,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from . import plant
-from .cash import STAKES, Session, run_pool
-from .population import Rng, _hex, make_population, new_ip
+from .cash import Session, run_pool
+from .population import Rng, hex_id, make_population, new_ip
 from .text import iso_utc
 from .tourney import Tourney, run_tourney
 from .world import World, sessions_to_events, write_events
@@ -152,7 +152,7 @@ def _honest_quirks(w, rng, t: Tourney) -> None:
             t.plan.setdefault(a.name, []).append((at, at + rng.uniform(60, 600), mode))
         if a.switcher and rng.random() < 0.7:
             if len(a.devices) == 1:
-                a.devices.append(f"desktop-{_hex(rng, 12)}")
+                a.devices.append(f"desktop-{hex_id(rng, 12)}")
             ip = a.ip if rng.random() < 0.6 else new_ip(rng)
             w.switch(a, t.start + rng.uniform(2400, 6000), a.devices[-1], ip, rng.uniform(3, 90))
     for a in rng.sample(w.accts, 2):

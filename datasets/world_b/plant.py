@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from .cash import Session
 from .policy import Agent
-from .population import _hex, new_account, new_ip
+from .population import hex_id, new_account, new_ip
 
 KINDS = ("soft_play", "chip_dumping", "coordinated_sitout", "bounty_collusion", "multi_accounting",
          "seat_handoff")
@@ -192,7 +192,7 @@ def _multi_accounting(rng, g, accts, taken, used, t0, days):
             a.ip = new_ip(rng)
         if rng.random() < 0.8 * s:
             a.payment = owner.payment
-        a.address = owner.address if rng.random() < s else _hex(rng, 16)
+        a.address = owner.address if rng.random() < s else hex_id(rng, 16)
         a.idx = len(accts)
         accts.append(a)
         used.add(a.name)
@@ -211,7 +211,7 @@ def _seat_handoff(rng, g, accts, taken, used, t0, days):
     near = rng.random() < 0.8 - 0.6 * s
     helper = Agent(rng, a.agent.style if near else rng.choice(["nit", "tag", "lag", "maniac"]))
     same_dev = rng.random() < 0.7 - 0.6 * s
-    dev = a.devices[0] if same_dev else f"desktop-{_hex(rng, 12)}"
+    dev = a.devices[0] if same_dev else f"desktop-{hex_id(rng, 12)}"
     ip = a.ip if rng.random() < 0.6 - 0.5 * s else new_ip(rng)
     gap = rng.choice([rng.uniform(5, 40), rng.uniform(40, 180), rng.uniform(180, 600)])
 

@@ -69,7 +69,8 @@ def _name(rng: Rng, taken: set) -> str:
             return s
 
 
-def _hex(rng: Rng, k: int) -> str:
+def hex_id(rng: Rng, k: int) -> str:
+    """``k`` random hex digits (device fingerprints, payment and address hashes)."""
     return f"{rng.getrandbits(4 * k):0{k}x}"
 
 
@@ -86,12 +87,12 @@ def new_account(rng: Rng, taken: set, t0: float, person: int, agent: Agent | Non
     a.person = person
     a.agent = agent or Agent(rng, rng.pick(STYLES))
     kinds = ["phone", "desktop", "tablet"]
-    a.devices = [f"{kinds[k]}-{_hex(rng, 12)}" for k in range(rng.choice([1, 1, 2, 2, 3]))]
+    a.devices = [f"{kinds[k]}-{hex_id(rng, 12)}" for k in range(rng.choice([1, 1, 2, 2, 3]))]
     a.ip = new_ip(rng)
     a.country = rng.pick(COUNTRIES)
     a.created = t0 - rng.uniform(3, 1800) * 86400
-    a.payment = "" if rng.random() < 0.1 else _hex(rng, 24)
-    a.address = _hex(rng, 16)
+    a.payment = "" if rng.random() < 0.1 else hex_id(rng, 24)
+    a.address = hex_id(rng, 16)
     a.peak = rng.normal(20.5, 2.5) % 24
     reg = a.agent.style in ("nit", "tag", "lag")
     a.rate = rng.uniform(1.0, 3.0) if reg else rng.uniform(0.3, 1.5)

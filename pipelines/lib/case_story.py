@@ -29,7 +29,7 @@ Z95 = 1.959964  # two-sided 95 % normal quantile
 FACTS_SQL = """
 WITH c AS (SELECT case_id, accounts, len(accounts) AS n_acc, hands, moved::DOUBLE AS moved,
                   transfers::DOUBLE AS transfers, pot_total::DOUBLE AS pot_total
-           FROM cases WHERE case_id IN (SELECT unnest(?::VARCHAR[]))),
+           FROM cases WHERE list_position(?::VARCHAR[], case_id) > 0),  -- a scan (~10 ms): IN would take the key's index (0.25 s cold per connection)
 eh AS (SELECT x.case_id, h.currency, h.is_tournament, h.total_pot::DOUBLE AS pot
        FROM (SELECT case_id, unnest(hands) AS hand_id FROM c) x JOIN hands h ON h.hand_id = x.hand_id),
 units AS (SELECT case_id, any_value(currency) FILTER (WHERE NOT is_tournament) AS currency,
@@ -71,7 +71,7 @@ def case_facts(con: duckdb.DuckDBPyConnection, case_ids: list[str]) -> dict[str,
         tcur = {r["case_id"]: r["currency"] for r in dict_rows(con, """
             SELECT c.case_id, any_value(t.currency) AS currency FROM cases c JOIN transfers t
               ON list_contains(c.accounts, t.account) AND list_contains(c.accounts, t.to_account)
-            WHERE c.case_id IN (SELECT unnest(?::VARCHAR[])) GROUP BY 1""", [case_ids])}
+            WHERE list_position(?::VARCHAR[], c.case_id) > 0 GROUP BY 1""", [case_ids])}
     out = {}
     for r in rows:
         cash, chip = r["cash_hands"] > 0, r["chip_hands"] > 0

@@ -107,6 +107,7 @@ CREATE TABLE IF NOT EXISTS cases (
     reopened       INTEGER NOT NULL DEFAULT 0
 );
 CREATE INDEX IF NOT EXISTS cases_kind ON cases(kind);
+CREATE INDEX IF NOT EXISTS cases_ring ON cases(ring);
 CREATE TABLE IF NOT EXISTS case_accounts (
     case_id  TEXT NOT NULL REFERENCES cases(case_id),
     account  TEXT NOT NULL,
@@ -120,6 +121,7 @@ CREATE TABLE IF NOT EXISTS case_hands (
     first_at   TEXT NOT NULL,
     PRIMARY KEY (case_id, hand_id)
 );
+CREATE INDEX IF NOT EXISTS case_hands_hand ON case_hands(hand_id);
 CREATE TABLE IF NOT EXISTS runs (
     run_id  TEXT PRIMARY KEY,
     at      TEXT NOT NULL,
@@ -446,11 +448,13 @@ class ReviewStore:
             "hands": f"n_hands {direction}",
         }
         order = orders.get(sort, orders["rank"])  # fixed strings only: never the request's text
+        # the page first, then its new evidence hands and ring sizes: per page, not per matching case
         rows = self.con.execute(
             "SELECT *, (SELECT count(*) FROM case_hands h WHERE h.case_id = cases.case_id AND h.first_run = cases.last_run"
             " AND cases.first_run <> cases.last_run) AS new_hands,"
-            " (SELECT count(*) FROM cases r WHERE r.ring = cases.ring) AS ring_cases"
-            f" FROM cases WHERE {where} ORDER BY {order}, case_id LIMIT ? OFFSET ?",
+            " (SELECT count(*) FROM main.cases r WHERE r.ring = cases.ring) AS ring_cases"
+            f" FROM (SELECT * FROM main.cases WHERE {where} ORDER BY {order}, case_id LIMIT ? OFFSET ?) AS cases"
+            f" ORDER BY {order}, case_id",
             [*params, int(limit), max(int(offset), 0)]).fetchall()
         return [_case_row(r) for r in rows]
 

@@ -153,19 +153,25 @@ def lead_figures(signals: list[dict[str, Any]], k: int = 3) -> list[dict[str, An
                          "outside": bool(iv) and not (iv[0] <= v <= iv[1]),
                          "_key": (p if isinstance(p, (int, float)) else 2.0, order)})
     rows.sort(key=lambda r: r["_key"])
-    for r in rows:
+    out, seen = [], set()
+    for r in rows:  # two signals of one case may report the same figure: show it once
         del r["_key"]
-    return rows[:k]
+        key = (r["name"], r["value"], r["baseline"])
+        if key not in seen:
+            seen.add(key)
+            out.append(r)
+    return out[:k]
 
 
 def compare(value: float, baseline: float) -> str:
-    """How ``value`` stands against ``baseline``, in words ('4.2 times their own', '0.31 below their own')."""
+    """How ``value`` stands against ``baseline``, in words: a ratio where one of at least 1.5 (or at most
+    1 / 1.5) is meaningful, else the difference."""
     if baseline > 0 and value >= 0:
         ratio = value / baseline
         if ratio >= 1.5:
             return f"{ratio:.1f} times what their own play gives ({_fmt(baseline)})"
         if ratio <= 1 / 1.5:
-            return f"{_fmt(baseline - value)} less than their own play gives ({_fmt(baseline)})"
+            return f"{100 * ratio:.0f}% of what their own play gives ({_fmt(baseline)})"
     diff = value - baseline
     return f"{_fmt(abs(diff))} {'more' if diff >= 0 else 'less'} than their own play gives ({_fmt(baseline)})"
 
@@ -187,8 +193,9 @@ def plain_sentence(case: dict[str, Any], signals: list[dict[str, Any]], facts: d
             text += f", on a sample of {_fmt(float(f['n']))}"
     together = (facts or {}).get("hands_together")
     if together:
-        text += (f", over the {_fmt(together)} hands they played together" if len(accounts) > 1
-                 else f", over the {_fmt(together)} hands the account played")
+        hands = "the one hand" if together == 1 else f"the {_fmt(together)} hands"
+        text += (f", over {hands} they played together" if len(accounts) > 1
+                 else f", over {hands} the account played")
     stake = stake_text(facts)
     return text + (f"; {stake}." if stake else ".")
 
@@ -213,4 +220,4 @@ def figure_chart(figures: list[dict[str, Any]], width: int = 640) -> dict[str, A
                      "exp": x(f["baseline"]), "band": (x(f["lo"]), x(f["hi"])) if f["lo"] is not None else None,
                      "value": _fmt(f["value"]), "baseline": _fmt(f["baseline"]), "method": f["method"],
                      "outside": f["outside"]})
-    return {"width": width, "height": 34 + len(rows) * row_h - 8, "rows": rows, "label_x": width - right + 8}
+    return {"width": width, "height": 34 + (len(rows) - 1) * row_h + 14, "rows": rows, "label_x": width - right + 8}

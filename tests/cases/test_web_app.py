@@ -177,8 +177,10 @@ def test_report_downloads(published):
     c = signed_in(app_for(published))
     r = c.get("/cases/c-000002/report.json")
     assert r.status_code == 200 and r.json()["case"]["accounts"] == sorted([XSS1, XSS2])
-    r = c.get("/cases/c-000002/report.html")
-    assert r.status_code == 200 and "attachment" in r.headers["content-disposition"]
+    r = c.get("/cases/c-000002/report.html")  # opens in the browser; download=1 saves it
+    assert r.status_code == 200 and r.headers["content-disposition"].startswith("inline;")
+    assert c.get("/cases/c-000002/report.html", params={"download": "1"}).headers["content-disposition"] == \
+        'attachment; filename="c-000002.html"'
     assert "<img" not in r.text and "&lt;script&gt;alert(1)&lt;/script&gt;" in r.text
     assert c.get("/cases/c-000002/report.exe").status_code == 404
     assert TestClient(app_for(published), base_url=BASE).get("/cases/c-000002/report.json",

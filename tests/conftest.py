@@ -26,9 +26,9 @@ from pipelines.lib.paths import ensure_dagster_home  # noqa: E402
 
 ensure_dagster_home()
 
-CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpora" / "pokerstars"
-if not CORPUS.exists():
-    CORPUS = Path("/work/shared/corpora/pokerstars")
+# The real hand histories: RAILBIRD_CORPORA (as benchmarks/corpus.py reads it), else the shared/corpora
+# folder beside the checkout; tests that need them skip when neither exists.
+CORPUS = Path(os.environ.get("RAILBIRD_CORPORA") or Path(__file__).resolve().parents[2] / "shared" / "corpora") / "pokerstars"
 
 
 def pytest_sessionfinish(session, exitstatus):
@@ -51,7 +51,7 @@ def tmp_warehouse(tmp_path) -> Path:
 def corpus_dir() -> Path:
     """The real PokerStars hand histories (read-only); tests skip without them."""
     if not CORPUS.exists():
-        pytest.skip("real PokerStars corpus not found beside the checkout")
+        pytest.skip(f"real PokerStars corpus not found at {CORPUS} (set RAILBIRD_CORPORA to the corpora folder)")
     return CORPUS
 
 

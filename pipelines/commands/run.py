@@ -96,6 +96,7 @@ def execute(landing: str, out_dir: str, *, instance=None, stages=None) -> dict:
     if not staged.success:
         raise RailbirdError(f"staging {landing}: {_failure(staged)}")
     span = staged_span(instance, settings.staging_dir)
+    hand_days = staged_hand_days(settings.staging_dir)
     if span is None:
         raise RailbirdError(f"nothing to load: no hand histories, events or accounts found in {landing}")
     # landing_job has just staged the folder: the rest of nightly_job runs without staging it again
@@ -112,7 +113,37 @@ def execute(landing: str, out_dir: str, *, instance=None, stages=None) -> dict:
         mat = m.event_specific_data.materialization
         if mat.asset_key.path == ["hands"] and "summary" in mat.metadata:
             summary = mat.metadata["summary"].value
-    return {"span": span, "summary": summary, "run_id": result.run_id}
+    return {"span": span, "summary": summary, "run_id": result.run_id, "hand_days": hand_days}
+
+
+def staged_hand_days(staging_dir: str) -> tuple[str, str, int] | None:
+    """(first, last, number of days) of the hands in the staged batches; None when no hands are staged.
+
+    The run's partition span can be wider (events and accounts register days
+    too, and the span runs over every key between), so the header says this.
+    """
+    import polars as pl
+
+    from pipelines.lib.ingest import staged_batches
+
+    files = [f for b in staged_batches(staging_dir) for f in [b / "hands.parquet"] if f.exists()]
+    if not files:
+        return None
+    row = pl.scan_parquet(files).select(pl.col("_day").min().alias("a"), pl.col("_day").max().alias("b"),
+                                        pl.col("_day").n_unique().alias("n")).collect().row(0)
+    return None if row[0] is None else (str(row[0]), str(row[1]), int(row[2]))
+
+
+def header(info: dict) -> str:
+    """The run's first line: the days its hands span (and the job's partition span when wider)."""
+    first, last = info["span"]
+    days = info.get("hand_days")
+    if not days:
+        return f"nightly_job over {first}..{last} (no hands staged; run {info['run_id']})"
+    text = f"nightly_job: hands of {days[2]} day{'s' if days[2] != 1 else ''}, {days[0]}..{days[1]}"
+    if (first, last) != (days[0], days[1]):
+        text += f" (partitions {first}..{last}, events and accounts included)"
+    return f"{text} (run {info['run_id']})"
 
 
 def print_cases(out_dir: Path, top: int) -> None:
@@ -123,8 +154,12 @@ def print_cases(out_dir: Path, top: int) -> None:
     if not cases_file.exists():
         print(f"no cases.jsonl in {out_dir} (the cases stage has not run)")
         return
-    print(format_ranked(cases_file, limit=top))
-    print("First time? Create a sign-in: railbird users add NAME --role admin")
+    from pipelines.cli import command_name
+
+    cmd = command_name()
+    print(format_ranked(cases_file, limit=top, command=cmd))
+    print(f"First time? Create a sign-in: {cmd} users add NAME --role admin "
+          "(asks for the password; without a terminal, pipe it in with --password-stdin)")
 
 
 def main(args: argparse.Namespace) -> int:
@@ -134,9 +169,12 @@ def main(args: argparse.Namespace) -> int:
     out_dir = Path(args.out or paths.home() / "out").resolve()
     out_dir.mkdir(parents=True, exist_ok=True)
     info = execute(str(landing.resolve()), str(out_dir))
-    print(f"nightly_job over {info['span'][0]}..{info['span'][1]} (run {info['run_id']})")
+    print(header(info))
     if info["summary"]:
         print(info["summary"])
-    print(f"warehouse snapshot: {paths.snapshot_path()}  (query it: railbird sql \"SELECT * FROM player_stats\")")
+    from pipelines.cli import command_name
+
+    print(f"warehouse snapshot: {paths.snapshot_path()}  "
+          f"(query it: {command_name()} sql \"SELECT * FROM player_stats LIMIT 10\")")
     print_cases(out_dir, args.top)
     return 0

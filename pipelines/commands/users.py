@@ -1,7 +1,10 @@
 """``railbird users``: add investigators, reviewers and admins, change roles and passwords, list them.
 
-Passwords come from a prompt (typed twice) or, for scripts, from the first
-line of standard input with ``--password-stdin``; never from the command line.
+Passwords come from a prompt (typed twice) or from the first line of
+standard input with ``--password-stdin`` (scripts, ``make``, anything without
+a terminal: ``printf '%s\n' "$PW" | railbird users add NAME --password-stdin``);
+never from the command line. Without a terminal and without the flag, the
+command says so instead of waiting for a prompt nobody sees.
 """
 
 from __future__ import annotations
@@ -20,13 +23,17 @@ def configure(parser: argparse.ArgumentParser) -> None:
     common = argparse.ArgumentParser(add_help=False)  # so --review-db may also follow the action
     common.add_argument("--review-db", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
     sub = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
-    add = sub.add_parser("add", help="add a user", parents=[common])
+    add = sub.add_parser("add", help="add a user (password prompted, or --password-stdin)", parents=[common],
+                         description="Add a user. The password is asked twice on the terminal; without one "
+                                     "(scripts), pipe it in with --password-stdin.")
     add.add_argument("name")
     add.add_argument("--role", choices=ROLES, default="investigator")
-    add.add_argument("--password-stdin", action="store_true", help="read the password from standard input")
+    add.add_argument("--password-stdin", action="store_true",
+                     help="read the password from the first line of standard input (no terminal needed)")
     pw = sub.add_parser("passwd", help="set a user's password (ends their sessions)", parents=[common])
     pw.add_argument("name")
-    pw.add_argument("--password-stdin", action="store_true", help="read the password from standard input")
+    pw.add_argument("--password-stdin", action="store_true",
+                    help="read the password from the first line of standard input (no terminal needed)")
     role = sub.add_parser("role", help="change a user's role", parents=[common])
     role.add_argument("name")
     role.add_argument("role", choices=ROLES)
@@ -36,7 +43,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def _password(args: argparse.Namespace) -> str:
     if args.password_stdin:
         pw = sys.stdin.readline().rstrip("\r\n")
+    elif not sys.stdin.isatty():
+        from pipelines.cli import command_name
+
+        raise RailbirdError("no terminal to ask the password on: pipe it in with --password-stdin, e.g. "
+                            f"printf '%s\\n' \"$PW\" | {command_name()} users {args.action} {args.name} --password-stdin")
     else:
+        print("(to pipe the password in instead, use --password-stdin)", file=sys.stderr)
         pw = getpass.getpass("password: ")
         if getpass.getpass("again: ") != pw:
             raise RailbirdError("the two passwords differ")

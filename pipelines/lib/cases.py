@@ -452,7 +452,7 @@ def _clean(text: str, width: int | None = None) -> str:
     return out
 
 
-def format_ranked(cases_jsonl_path: str | os.PathLike[str], limit: int = 20) -> str:
+def format_ranked(cases_jsonl_path: str | os.PathLike[str], limit: int = 20, command: str = "railbird") -> str:
     """The ranked cases of a ``cases.jsonl`` as a terminal table, with how to open them.
 
     Columns: rank, case id, kind, score, flagged, accounts (control
@@ -480,8 +480,8 @@ def format_ranked(cases_jsonl_path: str | os.PathLike[str], limit: int = 20) -> 
             lines.append(f"{i:>4}  {_clean(r.get('case', ''), 9):<9}  {_clean(r.get('kind', ''), 18):<18}  "
                          f"{float(r.get('score', 0)):>8.3f}  {'yes' if r.get('flagged') else 'no':<7}  {accounts}")
         first = _clean(rows[0].get("case", "<id>"))
-        lines.append(f"Open them: railbird serve, then http://127.0.0.1:8765/cases/{first} "
+        lines.append(f"Open them: {command} serve, then http://127.0.0.1:8765/cases/{first} "
                      f"(any case: http://127.0.0.1:8765/cases/<id>)")
     else:
-        lines.append("Open the queue: railbird serve, then http://127.0.0.1:8765/cases/<id>")
+        lines.append(f"Open the queue: {command} serve, then http://127.0.0.1:8765/cases/<id>")
     return "\n".join(lines)

@@ -28,7 +28,9 @@ Tables:
 The two-person rule: ``confirmed`` is never set directly. One user proposes
 confirmation (:meth:`ReviewStore.propose_confirmation`); a different user with
 the ``reviewer`` (or ``admin``) role approves it
-(:meth:`ReviewStore.approve_confirmation`).
+(:meth:`ReviewStore.approve_confirmation`). Every workflow change is checked
+by :func:`pipelines.lib.workflow.refusal`, the one statement of the role
+rules; :func:`allowed_actions` (re-exported here) is what the app shows.
 """
 
 from __future__ import annotations
@@ -45,8 +47,10 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator
 
 from pipelines.lib.errors import RailbirdError
+from pipelines.lib.workflow import CLOSED_STATUSES, ROLES, STATUSES, allowed_actions, refusal
 
-STATUSES = ("new", "in_review", "confirmed", "dismissed", "closed_insufficient_evidence")
+__all__ = ["CLOSED_STATUSES", "ROLES", "STATUSES", "STATUS_LABELS", "ReviewStore", "allowed_actions", "open_store"]
+
 STATUS_LABELS = {
     "new": "new",
     "in_review": "in review",
@@ -54,8 +58,6 @@ STATUS_LABELS = {
     "dismissed": "dismissed (false positive)",
     "closed_insufficient_evidence": "closed: insufficient evidence",
 }
-ROLES = ("investigator", "reviewer", "admin")
-CLOSED_STATUSES = ("dismissed", "closed_insufficient_evidence")
 SESSION_TTL_SECONDS = 8 * 3600
 SCRYPT_N, SCRYPT_R, SCRYPT_P = 2**14, 8, 1
 
@@ -185,33 +187,6 @@ def overlaps(a: Iterable[str], b: Iterable[str]) -> bool:
     if not sa or not sb:
         return False
     return len(sa & sb) >= min(2, len(sa), len(sb))
-
-
-REVIEWER_ROLES = ("reviewer", "admin")
-
-
-def allowed_actions(role: str, case: dict[str, Any], user: str) -> frozenset[str]:
-    """The workflow actions ``user`` (with ``role``) may take on ``case`` (a :meth:`ReviewStore.case` row).
-
-    Returns a subset of ``status``, ``assign``, ``note``, ``propose``,
-    ``approve``, ``reject``: the web page offers exactly these, and the
-    :class:`ReviewStore` methods refuse the same things (a confirmed case is
-    reopened by a reviewer only; a confirmation pending from someone else is
-    withdrawn, by a status change or a rejection, only by a reviewer or its
-    proposer; the approver is a reviewer who did not propose).
-    """
-    reviewer = role in REVIEWER_ROLES
-    proposer = case.get("confirm_proposed_by")
-    acts = {"assign", "note"}
-    if (case.get("status") != "confirmed" or reviewer) and (not proposer or reviewer or proposer == user):
-        acts.add("status")
-    if case.get("status") != "confirmed" and not proposer:
-        acts.add("propose")
-    if proposer and reviewer and proposer != user:
-        acts.add("approve")
-    if proposer and (reviewer or proposer == user):
-        acts.add("reject")
-    return frozenset(acts)
 
 
 class ReviewStore:
@@ -353,8 +328,16 @@ class ReviewStore:
     # ------------------------------------------------------------------ cases
 
     def case(self, case_id: str) -> dict[str, Any] | None:
+        """One case with its workflow state (``unconfirmed_by`` too: see :func:`allowed_actions`), or None."""
         row = self.con.execute("SELECT * FROM cases WHERE case_id = ?", [case_id]).fetchone()
-        return _case_row(row) if row else None
+        if row is None:
+            return None
+        return {**_case_row(row), "unconfirmed_by": _unconfirmed_by(self.con, case_id)}
+
+    def allowed_actions(self, case_id: str, user: str) -> frozenset[str]:
+        """What ``user`` may do to the case now (:func:`pipelines.lib.workflow.allowed_actions`)."""
+        case, u = self.case(case_id), self.user(user)
+        return frozenset() if case is None or u is None or u["disabled"] else allowed_actions(u["role"], case, user)
 
     def cases_of_account(self, account: str) -> list[dict[str, Any]]:
         rows = self.con.execute(
@@ -481,17 +464,19 @@ class ReviewStore:
             raise RailbirdError(f"no user {user!r}")
         return row["role"]
 
+    def _check(self, con: sqlite3.Connection, case_id: str, actor: str, action: str) -> sqlite3.Row:
+        """The case row, once :func:`refusal` lets ``actor`` take ``action`` on it; else RailbirdError."""
+        role = self._role(con, actor)
+        row = self._get_case(con, case_id)
+        why = refusal(role, {**dict(row), "unconfirmed_by": _unconfirmed_by(con, case_id)}, actor, action)
+        if why:
+            raise RailbirdError(why)
+        return row
+
     def set_status(self, case_id: str, status: str, actor: str, note: str | None = None) -> None:
-        """Move a case to a status other than ``confirmed`` (which needs two people)."""
-        if status not in STATUSES:
-            raise RailbirdError(f"unknown status {status!r}")
-        if status == "confirmed":
-            raise RailbirdError("a case is confirmed only by a second reviewer: propose confirmation instead")
+        """Move a case to a status other than ``confirmed`` (which needs two people), as the role rules allow."""
         with self.tx() as con:
-            self._role(con, actor)
-            row = self._get_case(con, case_id)
-            if row["status"] == "confirmed" and self._role(con, actor) not in ("reviewer", "admin"):
-                raise RailbirdError("only a reviewer can reopen a confirmed case")
+            row = self._check(con, case_id, actor, f"status:{status}")
             if note:
                 self._note(con, case_id, actor, note)
             if row["status"] == status:
@@ -509,7 +494,7 @@ class ReviewStore:
         with self.tx() as con:
             if assignee is not None:
                 self._role(con, assignee)
-            row = self._get_case(con, case_id)
+            row = self._check(con, case_id, actor, "assign")
             if row["assignee"] == assignee:
                 return
             con.execute("UPDATE cases SET assignee = ? WHERE case_id = ?", [assignee, case_id])
@@ -524,17 +509,13 @@ class ReviewStore:
 
     def add_note(self, case_id: str, actor: str, body: str) -> None:
         with self.tx() as con:
-            self._role(con, actor)
-            self._get_case(con, case_id)
+            self._check(con, case_id, actor, "note")
             self._note(con, case_id, actor, body)
 
     def propose_confirmation(self, case_id: str, actor: str, note: str | None = None) -> None:
         """First half of the two-person rule: the case waits, in review, for a second reviewer."""
         with self.tx() as con:
-            self._role(con, actor)
-            row = self._get_case(con, case_id)
-            if row["status"] == "confirmed":
-                raise RailbirdError(f"case {case_id} is already confirmed")
+            row = self._check(con, case_id, actor, "propose")
             if note:
                 self._note(con, case_id, actor, note)
             con.execute("UPDATE cases SET status = 'in_review', confirm_proposed_by = ? WHERE case_id = ?",
@@ -547,14 +528,7 @@ class ReviewStore:
     def approve_confirmation(self, case_id: str, actor: str, note: str | None = None) -> None:
         """Second half: a reviewer other than the proposer confirms the case."""
         with self.tx() as con:
-            role = self._role(con, actor)
-            row = self._get_case(con, case_id)
-            if not row["confirm_proposed_by"]:
-                raise RailbirdError(f"case {case_id}: nobody has proposed confirmation")
-            if role not in ("reviewer", "admin"):
-                raise RailbirdError("only a reviewer can approve a confirmation")
-            if row["confirm_proposed_by"] == actor:
-                raise RailbirdError("two-person rule: the approving reviewer must not be the proposer")
+            row = self._check(con, case_id, actor, "approve")
             if note:
                 self._note(con, case_id, actor, note)
             con.execute("UPDATE cases SET status = 'confirmed', confirm_proposed_by = NULL WHERE case_id = ?", [case_id])
@@ -563,12 +537,7 @@ class ReviewStore:
 
     def reject_confirmation(self, case_id: str, actor: str, note: str | None = None) -> None:
         with self.tx() as con:
-            role = self._role(con, actor)
-            row = self._get_case(con, case_id)
-            if not row["confirm_proposed_by"]:
-                raise RailbirdError(f"case {case_id}: nobody has proposed confirmation")
-            if role not in ("reviewer", "admin") and actor != row["confirm_proposed_by"]:
-                raise RailbirdError("only a reviewer or the proposer can withdraw a confirmation")
+            row = self._check(con, case_id, actor, "reject")
             if note:
                 self._note(con, case_id, actor, note)
             con.execute("UPDATE cases SET confirm_proposed_by = NULL WHERE case_id = ?", [case_id])
@@ -698,6 +667,15 @@ class ReviewStore:
             con.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('case_seq', ?)", [str(seq)])
             con.execute("INSERT INTO runs(run_id, at, n_cases) VALUES (?,?,?)", [run_id, at, len(groups)])
         return out
+
+
+def _unconfirmed_by(con: sqlite3.Connection, case_id: str) -> str | None:
+    """Who moved the case off ``confirmed``, if no close or confirmation came after; else None."""
+    row = con.execute(
+        "SELECT actor, old, new FROM audit WHERE case_id = ? AND action = 'status' AND (old = 'confirmed' "
+        "OR new IN ('confirmed', 'dismissed', 'closed_insufficient_evidence')) ORDER BY id DESC LIMIT 1",
+        [case_id]).fetchone()
+    return row["actor"] if row is not None and row["old"] == "confirmed" and row["new"] not in CLOSED_STATUSES else None
 
 
 def _case_row(row: sqlite3.Row) -> dict[str, Any]:

@@ -17,7 +17,12 @@ Security:
   the ``sessions`` table, expiring after ``session_ttl`` seconds);
 - every page but /login needs a session: GET without one redirects to
   /login, anything else is answered 401;
-- at most five failed sign-ins per user and client in five minutes (then 429);
+- at most five failed sign-ins per account and twenty per address in five
+  minutes (then 429), counted before the password is checked so parallel
+  guesses count too; ``X-Forwarded-For`` is read only from a configured
+  proxy (``trusted_proxies``);
+- SQL page queries run on low-priority worker threads, never on the event
+  loop, within row, character and time limits;
 - every POST checks the ``Origin`` (and, without it, the ``Referer``)
   against the app's own origin, and a CSRF token: the session's token in
   every form (before sign-in, a double-submit cookie); a mismatch is 403;

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import secrets
-import time
 
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from starlette.concurrency import run_in_threadpool
 
-from pipelines.web.core import COOKIE, LOGIN_COOKIE, LOGIN_MAX_FAILURES, LOGIN_WINDOW, Refused, same, web
+from pipelines.web.core import COOKIE, LOGIN_COOKIE, Refused, same, web
 
 router = APIRouter()
 
@@ -32,21 +31,18 @@ async def login(request: Request) -> Response:
     if not cookie or not same(form.get("csrf", ""), cookie):
         raise Refused(403, "missing or wrong CSRF token")
     name, password = form.get("username", ""), form.get("password", "")
-    key = (name, request.client.host if request.client else "")
-    now = time.monotonic()
-    recent = [t for t in w.failures.get(key, []) if now - t < LOGIN_WINDOW]
-    if len(recent) >= LOGIN_MAX_FAILURES:
+    attempt = w.throttle.begin(name, w.client(request))  # reserved before the check: parallel guesses count too
+    if attempt is None:
         raise Refused(429, "too many failed sign-ins: wait a few minutes")
     nxt = form.get("next", "/cases")
     if not nxt.startswith("/") or nxt.startswith("//") or "\\" in nxt:
         nxt = "/cases"
     with w.store() as st:
         if not await run_in_threadpool(st.verify_password, name, password):  # scrypt off the event loop
-            w.failures[key] = [*recent, now]
             return w.render(request, "login.html", status_code=401, csrf=cookie, next=nxt, user=None,
                             err="wrong user name or password")
         token, _ = st.create_session(name, ttl=w.cfg.session_ttl)
-    w.failures.pop(key, None)
+    w.throttle.succeeded(attempt)
     resp = RedirectResponse(nxt, status_code=303)
     resp.set_cookie(COOKIE, token, httponly=True, samesite="strict", secure=w.cfg.secure_cookie,
                     max_age=int(w.cfg.session_ttl), path="/")

@@ -17,12 +17,14 @@ from fastapi import Request
 from fastapi.responses import HTMLResponse, RedirectResponse
 
 from pipelines.lib import paths
-from pipelines.lib.readonly_sql import open_snapshot
+from pipelines.lib.readonly_sql import SqlLimits, SqlRunner, open_snapshot
 from pipelines.lib.review import SESSION_TTL_SECONDS, ReviewStore
+from pipelines.lib.throttle import SignInThrottle, client_address
 
 COOKIE = "rb_session"
 LOGIN_COOKIE = "rb_login_csrf"
-LOGIN_MAX_FAILURES, LOGIN_WINDOW = 5, 300.0  # at most 5 failed sign-ins per user and client in 5 minutes
+# failed sign-ins in LOGIN_WINDOW seconds: at most LOGIN_MAX_FAILURES per account, LOGIN_MAX_PER_ADDRESS per address
+LOGIN_MAX_FAILURES, LOGIN_MAX_PER_ADDRESS, LOGIN_WINDOW = 5, 20, 300.0
 CSP = ("default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; form-action 'self'; "
        "frame-ancestors 'none'; base-uri 'none'")
 
@@ -33,8 +35,13 @@ class WebSettings:
     review_db: str = str(paths.review_store_path())
     sql_row_limit: int = 1000
     sql_timeout: float = 10.0
+    sql_workers: int = 2  # SQL page queries at once; one more is refused, never queued
     session_ttl: float = SESSION_TTL_SECONDS
     secure_cookie: bool = False  # set when served behind HTTPS
+    trusted_proxies: tuple[str, ...] = ()  # peers whose X-Forwarded-For names the client (addresses or networks)
+    login_max_failures: int = LOGIN_MAX_FAILURES  # per account in login_window seconds
+    login_max_per_address: int = LOGIN_MAX_PER_ADDRESS
+    login_window: float = LOGIN_WINDOW
 
 
 class Refused(Exception):
@@ -52,7 +59,14 @@ class Web:
     def __init__(self, cfg: WebSettings, env: jinja2.Environment) -> None:
         self.cfg = cfg
         self.env = env
-        self.failures: dict[tuple[str, str], list[float]] = {}  # failed sign-ins per (user, client)
+        self.throttle = SignInThrottle(cfg.login_max_failures, cfg.login_max_per_address, cfg.login_window)
+        self.sql = SqlRunner(cfg.snapshot_path, SqlLimits(rows=cfg.sql_row_limit, seconds=cfg.sql_timeout),
+                             workers=cfg.sql_workers)
+
+    def client(self, request: Request) -> str:
+        """The client's address: the TCP peer, or X-Forwarded-For's client when the peer is a trusted proxy."""
+        return client_address(request.client.host if request.client else "",
+                              request.headers.get("x-forwarded-for"), self.cfg.trusted_proxies)
 
     def store(self) -> ReviewStore:
         return ReviewStore(self.cfg.review_db)

@@ -8,7 +8,7 @@ import duckdb
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse
 
-from pipelines.lib.readonly_sql import SqlDoesNotParse, SqlRefused, run_query
+from pipelines.lib.readonly_sql import SqlBusy, SqlDoesNotParse, SqlRefused
 from pipelines.web.core import web
 
 router = APIRouter()
@@ -31,7 +31,9 @@ async def sql_run(request: Request) -> HTMLResponse:
     query = form.get("query", "")
     result, error, status = None, "", 200
     try:
-        result = run_query(w.cfg.snapshot_path, query, limit=w.cfg.sql_row_limit, timeout=w.cfg.sql_timeout)
+        result = await w.sql.run(query)  # on a worker thread: the event loop keeps serving everyone else
+    except SqlBusy as exc:
+        error, status = str(exc), 429
     except SqlDoesNotParse as exc:
         error, status = str(exc), 400
     except SqlRefused as exc:

@@ -18,7 +18,7 @@ import duckdb
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
-from detectors.kinds import KINDS, by_name
+from detectors.kinds import KINDS
 from pipelines.lib.case_story import case_facts
 from pipelines.lib.replay import dict_rows, table_names
 from pipelines.lib.review import STATUSES
@@ -34,7 +34,7 @@ FILTER_KEYS = ("kind", "status", "assignee", "score_min", "score_max", "date_fro
 SORTS = ("rank", "score", "hands", "last_seen", "case", "status", "kind")
 
 def failed_detectors(con: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
-    """Kinds whose latest detector run failed: kind title, error, when, and the run its cases still come from.
+    """Kinds whose latest detector run failed: kind, error, when, and the run its cases still come from.
 
     Reads ``detector_runs`` (run_id, kind, status, error, finished_at,
     signals_run_id); an empty list when the snapshot has no such table.
@@ -44,12 +44,7 @@ def failed_detectors(con: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
     rows = dict_rows(con, """
         SELECT kind, status, error, finished_at, signals_run_id FROM detector_runs
         QUALIFY row_number() OVER (PARTITION BY kind ORDER BY finished_at DESC) = 1""", [])
-    out = []
-    for r in rows:
-        if r["status"] == "failed":
-            title = by_name(r["kind"]).title if r["kind"] in KINDS else str(r["kind"])
-            out.append({**r, "title": title})
-    return sorted(out, key=lambda r: r["title"])
+    return sorted((r for r in rows if r["status"] == "failed"), key=lambda r: str(r["kind"]))
 
 
 def _filters(q: Any, problems: list[str]) -> dict[str, Any]:
@@ -138,14 +133,14 @@ def queue(request: Request) -> HTMLResponse:
              "page": page, "of": last, "start": (page - 1) * PAGE_SIZE + 1 if rows else 0,
              "end": (page - 1) * PAGE_SIZE + len(rows), "total": total}
     csv_link = "/cases.csv?" + urllib.parse.urlencode({**base_q, "sort": sort, "order": "desc" if desc else "asc"})
-    return w.render(request, "queue.html", rows=rows, q=shown, kinds=KINDS, titles={k: by_name(k).title for k in KINDS},
+    return w.render(request, "queue.html", rows=rows, q=shown, kinds=KINDS,
                     statuses=STATUSES, assignees=assignees, sort=sort, desc=desc, flagged_q=flagged_q,
                     problems=problems, sort_links=sort_links, pages=pages, csv_link=csv_link, failed=failed,
                     snap_exists=Path(w.cfg.snapshot_path).exists())
 
 
 CSV_COLUMNS = ("case", "kind", "accounts", "score", "flagged", "money", "currency", "chips", "hands_together",
-               "evidence_hands", "status", "assignee", "ring", "first_seen_utc", "last_seen_utc")
+               "evidence_hands", "status", "assignee", "ring", "ring_cases", "first_seen_utc", "last_seen_utc")
 
 
 @router.get("/cases.csv")
@@ -165,7 +160,8 @@ def queue_csv(request: Request) -> Response:
     for r in rows:
         out.writerow(csv_row([r["case_id"], r["kind"], "; ".join(r["accounts"]), r["score"], r["flagged"],
                               r["money"], r["currency"], r["chips"], r["hands_together"], r["n_hands"],
-                              r["status"], r["assignee"] or "", r["ring"] or "", r["first_seen_at"],
+                              r["status"], r["assignee"] or "", r["ring"] if r["ring_cases"] > 1 else "",
+                              r["ring_cases"] if r["ring_cases"] > 1 else "", r["first_seen_at"],
                               r["last_seen_at"]]))
     return Response(buf.getvalue(), media_type="text/csv; charset=utf-8",
                     headers={"Content-Disposition": 'attachment; filename="railbird-cases.csv"'})

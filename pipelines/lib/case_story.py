@@ -26,41 +26,52 @@ from pipelines.lib.replay import dict_rows, table_names
 
 Z95 = 1.959964  # two-sided 95 % normal quantile
 
-FACTS_SQL = """
+# the cases asked for: a few (a page) by a scan, since IN would take the key's index (0.25 s per fresh
+# connection); many (a whole filtered queue) by a hash join
+FEW_CASES = "FROM cases WHERE list_position(?::VARCHAR[], case_id) > 0"
+MANY_CASES = "FROM cases JOIN (SELECT DISTINCT unnest(?::VARCHAR[]) AS case_id) USING (case_id)"
+
+STAKE_SQL = """
 WITH c AS (SELECT case_id, accounts, len(accounts) AS n_acc, hands, moved::DOUBLE AS moved,
-                  transfers::DOUBLE AS transfers, pot_total::DOUBLE AS pot_total
-           FROM cases WHERE list_position(?::VARCHAR[], case_id) > 0),  -- a scan (~10 ms): IN would take the key's index (0.25 s cold per connection)
+                  transfers::DOUBLE AS transfers {cases}),
 eh AS (SELECT x.case_id, h.currency, h.is_tournament, h.total_pot::DOUBLE AS pot
        FROM (SELECT case_id, unnest(hands) AS hand_id FROM c) x JOIN hands h ON h.hand_id = x.hand_id),
 units AS (SELECT case_id, any_value(currency) FILTER (WHERE NOT is_tournament) AS currency,
-                 count(*) FILTER (WHERE NOT is_tournament) AS cash_hands,
-                 count(*) FILTER (WHERE is_tournament) AS chip_hands,
+                 count(*) FILTER (WHERE NOT is_tournament) AS cash, count(*) FILTER (WHERE is_tournament) AS chip,
                  coalesce(sum(pot) FILTER (WHERE NOT is_tournament), 0) AS pot_cash,
                  coalesce(sum(pot) FILTER (WHERE is_tournament), 0) AS pot_chips
           FROM eh GROUP BY 1),
+stake AS (SELECT c.case_id, u.currency,
+                 CASE WHEN u.cash > 0 AND u.chip = 0 THEN coalesce(nullif(c.moved + c.transfers, 0), u.pot_cash)
+                      WHEN u.cash > 0 AND u.chip > 0 THEN u.pot_cash + c.transfers
+                      ELSE nullif(c.transfers, 0) END AS money,
+                 CASE WHEN u.chip > 0 AND u.cash = 0 THEN coalesce(nullif(c.moved, 0), u.pot_chips)
+                      WHEN u.chip > 0 AND u.cash > 0 THEN u.pot_chips END AS chips
+          FROM c LEFT JOIN units u USING (case_id))
+"""
+
+FACTS_SQL = STAKE_SQL.format(cases=FEW_CASES) + """,
 together AS (SELECT case_id, count(*) AS hands_together FROM (
                  SELECT a.case_id, s.hand_id FROM (SELECT case_id, n_acc, unnest(accounts) AS player FROM c) a
                  JOIN seats s ON s.player = a.player GROUP BY 1, 2 HAVING count(*) >= least(2, max(a.n_acc)))
              GROUP BY 1)
-SELECT c.case_id, c.moved, c.transfers, c.pot_total, u.currency, coalesce(u.cash_hands, 0) AS cash_hands,
-       coalesce(u.chip_hands, 0) AS chip_hands, coalesce(u.pot_cash, 0) AS pot_cash,
-       coalesce(u.pot_chips, 0) AS pot_chips, coalesce(t.hands_together, 0) AS hands_together
-FROM c LEFT JOIN units u USING (case_id) LEFT JOIN together t USING (case_id)
+SELECT s.case_id, s.currency, s.money, s.chips, coalesce(t.hands_together, 0) AS hands_together
+FROM stake s LEFT JOIN together t USING (case_id)
 """
 
 
 def case_facts(con: duckdb.DuckDBPyConnection, case_ids: list[str]) -> dict[str, dict[str, Any]]:
     """Per case id: ``money`` (with ``currency``), ``chips`` and ``hands_together``, from the published snapshot.
 
-    Method: one DuckDB query over the cases' evidence hands and seats.
-    Money is cash-game money and cashier transfers, in the cash hands'
-    currency (the transfers' where there are no cash hands); chips are
-    tournament chips. A case with hands of one unit takes its ``stake``
-    parts (moved between the accused, else the pots in play) in that unit;
-    a case with both shows each unit's pots. The two are never added.
-    ``hands_together``: hands in which at least two of the case's accounts
-    were seated (every hand of the account for a one-account case): what the
-    pair played, not the evidence hands the detector kept.
+    Method: one DuckDB query over the cases' evidence hands and seats
+    (:data:`STAKE_SQL`). Money is cash-game money and cashier transfers, in
+    the cash hands' currency (the transfers' where there are no cash hands);
+    chips are tournament chips. A case with hands of one unit takes its
+    ``stake`` parts (moved between the accused, else the pots in play) in
+    that unit; a case with both shows each unit's pots. The two are never
+    added. ``hands_together``: hands in which at least two of the case's
+    accounts were seated (every hand of the account for a one-account case):
+    what the pair played, not the evidence hands the detector kept.
     """
     tables = table_names(con)
     if not case_ids or not {"cases", "hands", "seats"} <= tables:
@@ -72,22 +83,23 @@ def case_facts(con: duckdb.DuckDBPyConnection, case_ids: list[str]) -> dict[str,
             SELECT c.case_id, any_value(t.currency) AS currency FROM cases c JOIN transfers t
               ON list_contains(c.accounts, t.account) AND list_contains(c.accounts, t.to_account)
             WHERE list_position(?::VARCHAR[], c.case_id) > 0 GROUP BY 1""", [case_ids])}
-    out = {}
-    for r in rows:
-        cash, chip = r["cash_hands"] > 0, r["chip_hands"] > 0
-        moved, tr = r["moved"] or 0.0, r["transfers"] or 0.0
-        if cash and not chip:
-            money, chips = (moved + tr) or r["pot_cash"], None
-        elif chip and not cash:
-            money, chips = (tr or None), (moved or r["pot_chips"])
-        elif cash and chip:
-            money, chips = r["pot_cash"] + tr, r["pot_chips"]
-        else:
-            money, chips = (tr or None), None
-        out[r["case_id"]] = {"money": money, "currency": r["currency"] or tcur.get(r["case_id"]) or "",
-                             "chips": chips, "hands_together": int(r["hands_together"])}
-    return out
+    return {r["case_id"]: {"money": r["money"], "currency": r["currency"] or tcur.get(r["case_id"]) or "",
+                           "chips": r["chips"], "hands_together": int(r["hands_together"])} for r in rows}
 
+
+def order_by_stake(con: duckdb.DuckDBPyConnection, case_ids: list[str], unit: str, desc: bool) -> list[str]:
+    """``case_ids`` ordered by their money (``unit="money"``) or chips (``"chips"``) at stake.
+
+    The amounts are :func:`case_facts`'s; cases without any in that unit come
+    after, then those the snapshot does not hold, each by case id.
+    """
+    ordered: list[str] = []
+    if case_ids and {"cases", "hands"} <= table_names(con):
+        col = "chips" if unit == "chips" else "money"  # a fixed column name
+        sql = STAKE_SQL.format(cases=MANY_CASES) + (
+            f"SELECT case_id FROM stake ORDER BY {col} {'DESC' if desc else 'ASC'} NULLS LAST, case_id")
+        ordered = [r[0] for r in con.execute(sql, [case_ids]).fetchall()]
+    return ordered + sorted(set(case_ids) - set(ordered))
 
 
 def _fmt(x: float) -> str:

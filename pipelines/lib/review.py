@@ -359,7 +359,7 @@ class ReviewStore:
                      score_min: float | None = None, score_max: float | None = None,
                      date_from: str | None = None, date_to: str | None = None, flagged: bool | None = True,
                      account: str | None = None, ring: str | None = None, date_field: str = "last_seen",
-                     search: str | None = None) -> tuple[str, list[Any]]:
+                     search: str | None = None, only: list[str] | None = None) -> tuple[str, list[Any]]:
         """The queue's WHERE clause (fixed text) and its bound parameters; see :meth:`queue`."""
         # cases of the last run, and every case someone has worked on even if the last run no longer shows it
         where, params = ["(present = 1 OR status <> 'new' OR assignee IS NOT NULL)"], []
@@ -394,6 +394,9 @@ class ReviewStore:
         if ring:
             where.append("ring = ?")
             params.append(ring)
+        if only is not None:
+            where.append("case_id IN (SELECT value FROM json_each(?))")
+            params.append(json.dumps(list(only)))
         if search and search.strip():
             # part of an account name (LIKE with its wildcards escaped), a hand id or a case id
             text = search.strip()
@@ -413,7 +416,7 @@ class ReviewStore:
         ``date_field="first_seen"`` the day it was opened), ``flagged``
         (True, False or None for both), ``account`` (exact), ``ring``,
         ``search`` (part of an account name, case-insensitive for ASCII, or
-        an evidence hand id, or a case id). ``sort`` is one of rank (flagged,
+        an evidence hand id, or a case id), ``only`` (these case ids). ``sort`` is one of rank (flagged,
         score, stake), score, stake, case, last_seen, status, kind, hands;
         ``limit`` rows from ``offset``. :meth:`queue_count` counts the same
         filters.
@@ -440,6 +443,11 @@ class ReviewStore:
             f" ORDER BY {order}, case_id",
             [*params, int(limit), max(int(offset), 0)]).fetchall()
         return [_case_row(r) for r in rows]
+
+    def queue_ids(self, **filters: Any) -> list[str]:
+        """The ids of every case :meth:`queue` pages through with these ``filters``, unordered."""
+        where, params = self._queue_where(**filters)
+        return [r[0] for r in self.con.execute(f"SELECT case_id FROM cases WHERE {where}", params).fetchall()]
 
     def queue_count(self, **filters: Any) -> int:
         """How many cases :meth:`queue` pages through with these ``filters``."""

@@ -19,7 +19,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from detectors.kinds import KINDS
-from pipelines.lib.case_story import case_facts
+from pipelines.lib.case_story import case_facts, order_by_stake
 from pipelines.lib.replay import dict_rows, table_names
 from pipelines.lib.review import STATUSES
 from pipelines.lib.safe_text import csv_row
@@ -31,7 +31,8 @@ PAGE_SIZE = 50
 CSV_MAX_ROWS = 100_000
 FILTER_KEYS = ("kind", "status", "assignee", "score_min", "score_max", "date_from", "date_to", "account", "ring",
                "date_field", "q")
-SORTS = ("rank", "score", "hands", "last_seen", "case", "status", "kind")
+STAKE_SORTS = ("money", "chips")
+SORTS = ("rank", "score", "hands", "last_seen", "case", "status", "kind", *STAKE_SORTS)
 
 def failed_detectors(con: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
     """Kinds whose latest detector run failed: kind, error, when, and the run its cases still come from.
@@ -80,6 +81,25 @@ def _filters(q: Any, problems: list[str]) -> dict[str, Any]:
     }
 
 
+def _page(w: Any, st: Any, filters: dict[str, Any], sort: str, desc: bool, limit: int,
+          offset: int) -> list[dict[str, Any]]:
+    """``limit`` queue rows from ``offset``: sorted by the store, or for money and chips by the snapshot's
+    amounts in that unit (:func:`order_by_stake`), the store then fetching that page's rows."""
+    if sort not in STAKE_SORTS:
+        return st.queue(**filters, sort=sort, desc=desc, limit=limit, offset=offset)
+    con = w.snapshot()
+    ids = st.queue_ids(**filters)
+    try:
+        ordered = order_by_stake(con, ids, sort, desc) if con is not None else sorted(ids)
+    finally:
+        if con is not None:
+            con.close()
+    wanted = ordered[offset:offset + limit]
+    rank = {cid: i for i, cid in enumerate(wanted)}
+    rows = st.queue(**filters, only=wanted, limit=limit) if wanted else []
+    return sorted(rows, key=lambda r: rank[r["case_id"]])
+
+
 def _with_facts(w: Any, rows: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """The rows with their snapshot facts merged in, and the failed detectors (both empty without a snapshot)."""
     con = w.snapshot()
@@ -116,7 +136,7 @@ def queue(request: Request) -> HTMLResponse:
     with w.store() as st:
         total = st.queue_count(**filters)
         page = min(page, max((total + PAGE_SIZE - 1) // PAGE_SIZE, 1))
-        rows = st.queue(**filters, sort=sort, desc=desc, limit=PAGE_SIZE, offset=(page - 1) * PAGE_SIZE)
+        rows = _page(w, st, filters, sort, desc, PAGE_SIZE, (page - 1) * PAGE_SIZE)
         assignees = [u["name"] for u in st.users()]
     rows, failed = _with_facts(w, rows)
     flagged_q = q.get("flagged", "1")
@@ -152,7 +172,7 @@ def queue_csv(request: Request) -> Response:
     filters = _filters(q, [])
     sort = q.get("sort", "rank") if q.get("sort", "rank") in SORTS else "rank"
     with w.store() as st:
-        rows = st.queue(**filters, sort=sort, desc=q.get("order", "desc") != "asc", limit=CSV_MAX_ROWS)
+        rows = _page(w, st, filters, sort, q.get("order", "desc") != "asc", CSV_MAX_ROWS, 0)
     rows, _ = _with_facts(w, rows)
     buf = io.StringIO()
     out = csv.writer(buf)

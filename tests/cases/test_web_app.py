@@ -377,3 +377,18 @@ def test_unknown_account_is_404(published):
     c = signed_in(app_for(published))
     assert c.get("/accounts/nobody-at-all").status_code == 404
     assert c.get("/accounts/zed").status_code == 200  # no case, but hands in the snapshot
+
+
+def test_queue_sorts_money_and_chips_each_in_its_unit(published, monkeypatch):
+    from pipelines.web import queue as queue_module
+
+    c = signed_in(app_for(published))
+    money = c.get("/cases", params={"flagged": "", "sort": "money"})
+    assert rows_of(money) == ["c-000001", "c-000004", "c-000002", "c-000003", "c-000005"]  # 450, 4, 2 USD; then chips
+    chips = c.get("/cases", params={"flagged": "", "sort": "chips", "order": "desc"})
+    assert rows_of(chips) == ["c-000003", "c-000005", "c-000001", "c-000002", "c-000004"]
+    monkeypatch.setattr(queue_module, "PAGE_SIZE", 2)
+    second = c.get("/cases", params={"flagged": "", "sort": "money", "page": "2"})
+    assert rows_of(second) == ["c-000002", "c-000003"] and "cases 3–4 of 5" in second.text
+    up = c.get("/cases", params={"flagged": "", "sort": "money", "order": "asc", "kind": "soft_play"})
+    assert rows_of(up) == ["c-000004", "c-000005"]  # the filters hold; a case without money comes last

@@ -97,7 +97,9 @@ def time_queue(folder: Path, registered: int) -> None:
     pages = {"first page, all cases": {"flagged": ""}, "page 300": {"flagged": "", "page": "300"},
              "kind + score filter": {"flagged": "", "kind": "chip_dumping", "score_min": "0.5"},
              "search part of a name": {"flagged": "", "q": "p12"}, "search a hand id": {"flagged": "", "q": "4242"},
-             "sorted by score, ascending, page 100": {"flagged": "", "sort": "score", "order": "asc", "page": "100"}}
+             "sorted by score, ascending, page 100": {"flagged": "", "sort": "score", "order": "asc", "page": "100"},
+             "sorted by money, page 50": {"flagged": "", "sort": "money", "page": "50"},
+             "sorted by chips, one kind": {"flagged": "", "sort": "chips", "kind": "bounty_collusion"}}
     for label, params in pages.items():
         times = []
         for _ in range(3):

@@ -20,16 +20,15 @@ import math
 from typing import Any
 
 import duckdb
+import polars as pl
 
 from detectors.kinds import KINDS, by_name
 from pipelines.lib.replay import dict_rows, table_names
 
 Z95 = 1.959964  # two-sided 95 % normal quantile
 
-# the cases asked for: a few (a page) by a scan, since IN would take the key's index (0.25 s per fresh
-# connection); many (a whole filtered queue) by a hash join
+# the cases of a page, by a scan: IN would take the key's index (0.25 s per fresh connection)
 FEW_CASES = "FROM cases WHERE list_position(?::VARCHAR[], case_id) > 0"
-MANY_CASES = "FROM cases JOIN (SELECT DISTINCT unnest(?::VARCHAR[]) AS case_id) USING (case_id)"
 
 STAKE_SQL = """
 WITH c AS (SELECT case_id, accounts, len(accounts) AS n_acc, hands, moved::DOUBLE AS moved,
@@ -87,18 +86,21 @@ def case_facts(con: duckdb.DuckDBPyConnection, case_ids: list[str]) -> dict[str,
                            "chips": r["chips"], "hands_together": int(r["hands_together"])} for r in rows}
 
 
-def order_by_stake(con: duckdb.DuckDBPyConnection, case_ids: list[str], unit: str, desc: bool) -> list[str]:
-    """``case_ids`` ordered by their money (``unit="money"``) or chips (``"chips"``) at stake.
+def stake_table(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
+    """Every case's ``money`` and ``chips`` at stake (:data:`STAKE_SQL`, the amounts :func:`case_facts`
+    shows): case_id, money, chips; empty when the snapshot lacks the tables."""
+    if not {"cases", "hands"} <= table_names(con):
+        return pl.DataFrame(schema={"case_id": pl.String, "money": pl.Float64, "chips": pl.Float64})
+    return con.sql(STAKE_SQL.format(cases="FROM cases") + "SELECT case_id, money, chips FROM stake").pl()
 
-    The amounts are :func:`case_facts`'s; cases without any in that unit come
-    after, then those the snapshot does not hold, each by case id.
-    """
-    ordered: list[str] = []
-    if case_ids and {"cases", "hands"} <= table_names(con):
-        col = "chips" if unit == "chips" else "money"  # a fixed column name
-        sql = STAKE_SQL.format(cases=MANY_CASES) + (
-            f"SELECT case_id FROM stake ORDER BY {col} {'DESC' if desc else 'ASC'} NULLS LAST, case_id")
-        ordered = [r[0] for r in con.execute(sql, [case_ids]).fetchall()]
+
+def order_by_stake(stakes: pl.DataFrame, case_ids: list[str], unit: str, desc: bool) -> list[str]:
+    """``case_ids`` ordered by their money (``unit="money"``) or chips (``"chips"``) in ``stakes``
+    (:func:`stake_table`): cases without any in that unit come after, then those ``stakes`` lacks,
+    each by case id."""
+    col = "chips" if unit == "chips" else "money"
+    ordered = (stakes.filter(pl.col("case_id").is_in(case_ids))
+               .sort([col, "case_id"], descending=[desc, False], nulls_last=True)["case_id"].to_list())
     return ordered + sorted(set(case_ids) - set(ordered))
 
 

@@ -15,11 +15,12 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
+import polars as pl
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from detectors.kinds import KINDS
-from pipelines.lib.case_story import case_facts, order_by_stake
+from pipelines.lib.case_story import case_facts, order_by_stake, stake_table
 from pipelines.lib.replay import dict_rows, table_names
 from pipelines.lib.review import STATUSES
 from pipelines.lib.safe_text import csv_row
@@ -87,17 +88,37 @@ def _page(w: Any, st: Any, filters: dict[str, Any], sort: str, desc: bool, limit
     amounts in that unit (:func:`order_by_stake`), the store then fetching that page's rows."""
     if sort not in STAKE_SORTS:
         return st.queue(**filters, sort=sort, desc=desc, limit=limit, offset=offset)
-    con = w.snapshot()
     ids = st.queue_ids(**filters)
-    try:
-        ordered = order_by_stake(con, ids, sort, desc) if con is not None else sorted(ids)
-    finally:
-        if con is not None:
-            con.close()
+    stakes = _stakes(w)
+    ordered = order_by_stake(stakes, ids, sort, desc) if stakes is not None else sorted(ids)
     wanted = ordered[offset:offset + limit]
     rank = {cid: i for i, cid in enumerate(wanted)}
     rows = st.queue(**filters, only=wanted, limit=limit) if wanted else []
     return sorted(rows, key=lambda r: rank[r["case_id"]])
+
+
+_STAKES: dict[tuple[str, int, int, int], pl.DataFrame] = {}  # the last snapshot's stake_table, by (path, inode, mtime, size)
+
+
+def _stakes(w: Any) -> pl.DataFrame | None:
+    """The published snapshot's :func:`stake_table`, read once per published snapshot (None before one)."""
+    path = Path(w.cfg.snapshot_path)
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        return None
+    key = (str(path), st.st_ino, st.st_mtime_ns, st.st_size)
+    if key not in _STAKES:
+        con = w.snapshot()
+        if con is None:
+            return None
+        try:
+            table = stake_table(con)
+        finally:
+            con.close()
+        _STAKES.clear()
+        _STAKES[key] = table
+    return _STAKES[key]
 
 
 def _with_facts(w: Any, rows: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:

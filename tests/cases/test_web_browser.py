@@ -303,6 +303,7 @@ def every_kind(tmp_path_factory):
         yield base, folder
 
 
+@pytest.mark.slow
 def test_screenshots_of_the_queue_each_kind_and_an_account(every_kind, browser):
     from detectors.kinds import KINDS
 

@@ -153,7 +153,8 @@ def queue(request: Request) -> HTMLResponse:
     try:
         page = max(int(q.get("page", "1")), 1)
     except ValueError:
-        page, _ = 1, problems.append("page is not a number")
+        page = 1
+        problems.append("page is not a number")
     with w.store() as st:
         total = st.queue_count(**filters)
         page = min(page, max((total + PAGE_SIZE - 1) // PAGE_SIZE, 1))

@@ -46,6 +46,7 @@ import pyarrow as pa
 from detectors.base import KINDS
 from pipelines.lib.replay import table_names
 from pipelines.lib.review import ReviewStore, overlaps
+from pipelines.lib.safe_text import terminal_safe
 
 EXPORT_FIELDS = ("case", "kind", "accounts", "tournaments", "score", "flagged", "hands", "summary")
 
@@ -443,15 +444,6 @@ def write_jsonl(path: str | os.PathLike[str], cases: list[dict[str, Any]]) -> Pa
 
 # --------------------------------------------------------------------- terminal
 
-def _clean(text: str, width: int | None = None) -> str:
-    """Replace control characters (terminal escapes included) by '?' and cut to width."""
-    out = "".join("?" if (ord(ch) < 32 or 0x7F <= ord(ch) < 0xA0 or ch in "\u2028\u2029\u202e\u202d") else ch
-                  for ch in str(text))
-    if width is not None and len(out) > width:
-        out = out[: max(width - 1, 0)] + "…"
-    return out
-
-
 def format_ranked(cases_jsonl_path: str | os.PathLike[str], limit: int = 20, command: str = "railbird") -> str:
     """The ranked cases of a ``cases.jsonl`` as a terminal table, with how to open them.
 
@@ -476,10 +468,10 @@ def format_ranked(cases_jsonl_path: str | os.PathLike[str], limit: int = 20, com
     if rows:
         lines.append(f"{'rank':>4}  {'case':<9}  {'kind':<18}  {'score':>8}  {'flagged':<7}  accounts")
         for i, r in enumerate(rows, 1):
-            accounts = _clean(", ".join(str(a) for a in r.get("accounts", [])), 60)
-            lines.append(f"{i:>4}  {_clean(r.get('case', ''), 9):<9}  {_clean(r.get('kind', ''), 18):<18}  "
+            accounts = terminal_safe(", ".join(str(a) for a in r.get("accounts", [])), width=60)
+            lines.append(f"{i:>4}  {terminal_safe(r.get('case', ''), width=9):<9}  {terminal_safe(r.get('kind', ''), width=18):<18}  "
                          f"{float(r.get('score', 0)):>8.3f}  {'yes' if r.get('flagged') else 'no':<7}  {accounts}")
-        first = _clean(rows[0].get("case", "<id>"))
+        first = terminal_safe(rows[0].get("case", "<id>"))
         lines.append(f"Open them: {command} serve, then http://127.0.0.1:8765/cases/{first} "
                      f"(any case: http://127.0.0.1:8765/cases/<id>)")
     else:

@@ -21,9 +21,9 @@ Tables:
 - ``notes`` and ``audit``: append-only; triggers abort any UPDATE or DELETE.
   Triggers also forbid deleting a case or an evidence hand: nothing a run
   or a user does can lose a case.
-- ``users`` and ``sessions``: sign-in. Passwords are hashed with scrypt and a
-  per-user random salt; sessions are random tokens stored as SHA-256 hashes,
-  with an expiry and a per-session CSRF token.
+- ``users`` and ``sessions``: sign-in (:mod:`pipelines.lib.signin`). Passwords
+  are hashed with scrypt and a per-user random salt; sessions are random
+  tokens stored as SHA-256 hashes, with an expiry and a per-session CSRF token.
 
 The two-person rule: ``confirmed`` is never set directly. One user proposes
 confirmation (:meth:`ReviewStore.propose_confirmation`); a different user with
@@ -35,9 +35,6 @@ rules; :func:`allowed_actions` (re-exported here) is what the app shows.
 
 from __future__ import annotations
 
-import datetime as _dt
-import hashlib
-import hmac
 import json
 import os
 import secrets
@@ -47,9 +44,11 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator
 
 from pipelines.lib.errors import RailbirdError
+from pipelines.lib.signin import SESSION_TTL_SECONDS, SignIn, hash_password, now_iso
 from pipelines.lib.workflow import CLOSED_STATUSES, ROLES, STATUSES, allowed_actions, refusal
 
-__all__ = ["CLOSED_STATUSES", "ROLES", "STATUSES", "STATUS_LABELS", "ReviewStore", "allowed_actions", "open_store"]
+__all__ = ["CLOSED_STATUSES", "ROLES", "SESSION_TTL_SECONDS", "STATUSES", "STATUS_LABELS", "ReviewStore",
+           "allowed_actions", "hash_password", "now_iso", "open_store"]
 
 STATUS_LABELS = {
     "new": "new",
@@ -58,8 +57,6 @@ STATUS_LABELS = {
     "dismissed": "dismissed (false positive)",
     "closed_insufficient_evidence": "closed: insufficient evidence",
 }
-SESSION_TTL_SECONDS = 8 * 3600
-SCRYPT_N, SCRYPT_R, SCRYPT_P = 2**14, 8, 1
 
 # A dismissed / closed case is reopened only when its evidence grows materially:
 # score up by at least max(REOPEN_SCORE_ABS, REOPEN_SCORE_REL * |old score|), or
@@ -162,19 +159,6 @@ BEGIN SELECT RAISE(ABORT, 'notes are append-only'); END;
 """
 
 
-def now_iso() -> str:
-    return _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-
-
-def hash_password(password: str, salt: bytes) -> bytes:
-    """scrypt (N=2^14, r=8, p=1) of the UTF-8 password with the user's salt."""
-    return hashlib.scrypt(password.encode("utf-8"), salt=salt, n=SCRYPT_N, r=SCRYPT_R, p=SCRYPT_P, dklen=32)
-
-
-def _token_hash(token: str) -> str:
-    return hashlib.sha256(token.encode("utf-8")).hexdigest()
-
-
 def overlaps(a: Iterable[str], b: Iterable[str]) -> bool:
     """Whether two account sets of one kind describe the same group.
 
@@ -189,8 +173,8 @@ def overlaps(a: Iterable[str], b: Iterable[str]) -> bool:
     return len(sa & sb) >= min(2, len(sa), len(sb))
 
 
-class ReviewStore:
-    """One SQLite review store; every public method is one transaction."""
+class ReviewStore(SignIn):
+    """One SQLite review store; every public method is one transaction (users and sessions: :class:`SignIn`)."""
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path)
@@ -239,91 +223,6 @@ class ReviewStore:
         else:
             rows = self.con.execute("SELECT * FROM audit WHERE case_id = ? ORDER BY id", [case_id]).fetchall()
         return [dict(r) for r in rows]
-
-    # ------------------------------------------------------------------ users
-
-    def add_user(self, name: str, role: str, password: str, actor: str = "cli") -> None:
-        if role not in ROLES:
-            raise RailbirdError(f"unknown role {role!r}: one of {', '.join(ROLES)}")
-        if not name or len(name) > 64 or any(c.isspace() or ord(c) < 32 for c in name):
-            raise RailbirdError(f"bad user name {name!r}: 1-64 characters, no spaces or control characters")
-        if len(password) < 8:
-            raise RailbirdError("password too short: at least 8 characters")
-        salt = secrets.token_bytes(16)
-        with self.tx() as con:
-            if con.execute("SELECT 1 FROM users WHERE name = ?", [name]).fetchone():
-                raise RailbirdError(f"user {name!r} exists")
-            con.execute("INSERT INTO users(name, role, salt, pw_hash, created_at) VALUES (?,?,?,?,?)",
-                        [name, role, salt, hash_password(password, salt), now_iso()])
-            self._audit(con, actor, None, "user_added", "role", None, role, name)
-
-    def set_password(self, name: str, password: str, actor: str = "cli") -> None:
-        if len(password) < 8:
-            raise RailbirdError("password too short: at least 8 characters")
-        salt = secrets.token_bytes(16)
-        with self.tx() as con:
-            if con.execute("UPDATE users SET salt = ?, pw_hash = ? WHERE name = ?",
-                           [salt, hash_password(password, salt), name]).rowcount != 1:
-                raise RailbirdError(f"no user {name!r}")
-            con.execute("DELETE FROM sessions WHERE user = ?", [name])
-            self._audit(con, actor, None, "password_set", None, None, None, name)
-
-    def set_role(self, name: str, role: str, actor: str = "cli") -> None:
-        if role not in ROLES:
-            raise RailbirdError(f"unknown role {role!r}: one of {', '.join(ROLES)}")
-        with self.tx() as con:
-            row = con.execute("SELECT role FROM users WHERE name = ?", [name]).fetchone()
-            if row is None:
-                raise RailbirdError(f"no user {name!r}")
-            con.execute("UPDATE users SET role = ? WHERE name = ?", [role, name])
-            self._audit(con, actor, None, "role_set", "role", row["role"], role, name)
-
-    def users(self) -> list[dict[str, Any]]:
-        return [dict(r) for r in self.con.execute(
-            "SELECT name, role, created_at, disabled FROM users ORDER BY name").fetchall()]
-
-    def user(self, name: str) -> dict[str, Any] | None:
-        row = self.con.execute("SELECT name, role, disabled FROM users WHERE name = ?", [name]).fetchone()
-        return dict(row) if row else None
-
-    def verify_password(self, name: str, password: str) -> bool:
-        """Constant-time comparison of the scrypt hash; unknown users cost the same."""
-        row = self.con.execute("SELECT salt, pw_hash, disabled FROM users WHERE name = ?", [name]).fetchone()
-        salt, stored = (row["salt"], row["pw_hash"]) if row else (b"\0" * 16, b"\0" * 32)
-        ok = hmac.compare_digest(hash_password(password, salt), stored)
-        return bool(row) and ok and not row["disabled"]
-
-    # --------------------------------------------------------------- sessions
-
-    def create_session(self, user: str, ttl: float = SESSION_TTL_SECONDS) -> tuple[str, str]:
-        """A new session: returns (token for the cookie, CSRF token for forms)."""
-        import time
-
-        token, csrf = secrets.token_urlsafe(32), secrets.token_urlsafe(32)
-        t = time.time()
-        with self.tx() as con:
-            con.execute("DELETE FROM sessions WHERE expires_at < ?", [t])
-            con.execute("INSERT INTO sessions(token_hash, user, csrf, created_at, expires_at) VALUES (?,?,?,?,?)",
-                        [_token_hash(token), user, csrf, t, t + ttl])
-        return token, csrf
-
-    def session(self, token: str | None) -> dict[str, Any] | None:
-        """The live session of a cookie token (user, role, csrf), or None."""
-        import time
-
-        if not token:
-            return None
-        row = self.con.execute(
-            "SELECT s.user, s.csrf, s.expires_at, u.role, u.disabled FROM sessions s JOIN users u ON u.name = s.user "
-            "WHERE s.token_hash = ?", [_token_hash(token)]).fetchone()
-        if row is None or row["expires_at"] < time.time() or row["disabled"]:
-            return None
-        return dict(row)
-
-    def end_session(self, token: str | None) -> None:
-        if token:
-            with self.tx() as con:
-                con.execute("DELETE FROM sessions WHERE token_hash = ?", [_token_hash(token)])
 
     # ------------------------------------------------------------------ cases
 

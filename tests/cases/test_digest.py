@@ -177,6 +177,7 @@ def test_sensor_sends_nothing_for_a_quiet_night_and_writes_without_config(tmp_pa
     assert receiver.got == [] and list((tmp_path / "out" / "digests").iterdir())
 
 
+@pytest.mark.slow
 def test_the_sensor_is_in_the_code_location():
     from pipelines.definitions import defs
 

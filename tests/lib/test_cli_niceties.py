@@ -44,6 +44,7 @@ def test_users_add_without_a_terminal_says_how(tmp_path, monkeypatch, capsys):
     assert "--password-stdin" in capsys.readouterr().out
 
 
+@pytest.mark.slow
 def test_users_add_through_a_pipe_as_printed(tmp_path):
     """The command as the error message prints it, in a real process with no terminal."""
     env = {**os.environ, "PYTHONPATH": str(ROOT), "PW": "a long enough password"}

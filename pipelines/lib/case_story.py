@@ -20,47 +20,57 @@ import math
 from typing import Any
 
 import duckdb
+import polars as pl
 
 from detectors.kinds import KINDS, by_name
 from pipelines.lib.replay import dict_rows, table_names
 
 Z95 = 1.959964  # two-sided 95 % normal quantile
 
-FACTS_SQL = """
+# the cases of a page, by a scan: IN would take the key's index (0.25 s per fresh connection)
+FEW_CASES = "FROM cases WHERE list_position(?::VARCHAR[], case_id) > 0"
+
+STAKE_SQL = """
 WITH c AS (SELECT case_id, accounts, len(accounts) AS n_acc, hands, moved::DOUBLE AS moved,
-                  transfers::DOUBLE AS transfers, pot_total::DOUBLE AS pot_total
-           FROM cases WHERE case_id IN (SELECT unnest(?::VARCHAR[]))),
+                  transfers::DOUBLE AS transfers {cases}),
 eh AS (SELECT x.case_id, h.currency, h.is_tournament, h.total_pot::DOUBLE AS pot
        FROM (SELECT case_id, unnest(hands) AS hand_id FROM c) x JOIN hands h ON h.hand_id = x.hand_id),
 units AS (SELECT case_id, any_value(currency) FILTER (WHERE NOT is_tournament) AS currency,
-                 count(*) FILTER (WHERE NOT is_tournament) AS cash_hands,
-                 count(*) FILTER (WHERE is_tournament) AS chip_hands,
+                 count(*) FILTER (WHERE NOT is_tournament) AS cash, count(*) FILTER (WHERE is_tournament) AS chip,
                  coalesce(sum(pot) FILTER (WHERE NOT is_tournament), 0) AS pot_cash,
                  coalesce(sum(pot) FILTER (WHERE is_tournament), 0) AS pot_chips
           FROM eh GROUP BY 1),
+stake AS (SELECT c.case_id, u.currency,
+                 CASE WHEN u.cash > 0 AND u.chip = 0 THEN coalesce(nullif(c.moved + c.transfers, 0), u.pot_cash)
+                      WHEN u.cash > 0 AND u.chip > 0 THEN u.pot_cash + c.transfers
+                      ELSE nullif(c.transfers, 0) END AS money,
+                 CASE WHEN u.chip > 0 AND u.cash = 0 THEN coalesce(nullif(c.moved, 0), u.pot_chips)
+                      WHEN u.chip > 0 AND u.cash > 0 THEN u.pot_chips END AS chips
+          FROM c LEFT JOIN units u USING (case_id))
+"""
+
+FACTS_SQL = STAKE_SQL.format(cases=FEW_CASES) + """,
 together AS (SELECT case_id, count(*) AS hands_together FROM (
                  SELECT a.case_id, s.hand_id FROM (SELECT case_id, n_acc, unnest(accounts) AS player FROM c) a
                  JOIN seats s ON s.player = a.player GROUP BY 1, 2 HAVING count(*) >= least(2, max(a.n_acc)))
              GROUP BY 1)
-SELECT c.case_id, c.moved, c.transfers, c.pot_total, u.currency, coalesce(u.cash_hands, 0) AS cash_hands,
-       coalesce(u.chip_hands, 0) AS chip_hands, coalesce(u.pot_cash, 0) AS pot_cash,
-       coalesce(u.pot_chips, 0) AS pot_chips, coalesce(t.hands_together, 0) AS hands_together
-FROM c LEFT JOIN units u USING (case_id) LEFT JOIN together t USING (case_id)
+SELECT s.case_id, s.currency, s.money, s.chips, coalesce(t.hands_together, 0) AS hands_together
+FROM stake s LEFT JOIN together t USING (case_id)
 """
 
 
 def case_facts(con: duckdb.DuckDBPyConnection, case_ids: list[str]) -> dict[str, dict[str, Any]]:
     """Per case id: ``money`` (with ``currency``), ``chips`` and ``hands_together``, from the published snapshot.
 
-    Method: one DuckDB query over the cases' evidence hands and seats.
-    Money is cash-game money and cashier transfers, in the cash hands'
-    currency (the transfers' where there are no cash hands); chips are
-    tournament chips. A case with hands of one unit takes its ``stake``
-    parts (moved between the accused, else the pots in play) in that unit;
-    a case with both shows each unit's pots. The two are never added.
-    ``hands_together``: hands in which at least two of the case's accounts
-    were seated (every hand of the account for a one-account case): what the
-    pair played, not the evidence hands the detector kept.
+    Method: one DuckDB query over the cases' evidence hands and seats
+    (:data:`STAKE_SQL`). Money is cash-game money and cashier transfers, in
+    the cash hands' currency (the transfers' where there are no cash hands);
+    chips are tournament chips. A case with hands of one unit takes its
+    ``stake`` parts (moved between the accused, else the pots in play) in
+    that unit; a case with both shows each unit's pots. The two are never
+    added. ``hands_together``: hands in which at least two of the case's
+    accounts were seated (every hand of the account for a one-account case):
+    what the pair played, not the evidence hands the detector kept.
     """
     tables = table_names(con)
     if not case_ids or not {"cases", "hands", "seats"} <= tables:
@@ -71,23 +81,27 @@ def case_facts(con: duckdb.DuckDBPyConnection, case_ids: list[str]) -> dict[str,
         tcur = {r["case_id"]: r["currency"] for r in dict_rows(con, """
             SELECT c.case_id, any_value(t.currency) AS currency FROM cases c JOIN transfers t
               ON list_contains(c.accounts, t.account) AND list_contains(c.accounts, t.to_account)
-            WHERE c.case_id IN (SELECT unnest(?::VARCHAR[])) GROUP BY 1""", [case_ids])}
-    out = {}
-    for r in rows:
-        cash, chip = r["cash_hands"] > 0, r["chip_hands"] > 0
-        moved, tr = r["moved"] or 0.0, r["transfers"] or 0.0
-        if cash and not chip:
-            money, chips = (moved + tr) or r["pot_cash"], None
-        elif chip and not cash:
-            money, chips = (tr or None), (moved or r["pot_chips"])
-        elif cash and chip:
-            money, chips = r["pot_cash"] + tr, r["pot_chips"]
-        else:
-            money, chips = (tr or None), None
-        out[r["case_id"]] = {"money": money, "currency": r["currency"] or tcur.get(r["case_id"]) or "",
-                             "chips": chips, "hands_together": int(r["hands_together"])}
-    return out
+            WHERE list_position(?::VARCHAR[], c.case_id) > 0 GROUP BY 1""", [case_ids])}
+    return {r["case_id"]: {"money": r["money"], "currency": r["currency"] or tcur.get(r["case_id"]) or "",
+                           "chips": r["chips"], "hands_together": int(r["hands_together"])} for r in rows}
 
+
+def stake_table(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
+    """Every case's ``money`` and ``chips`` at stake (:data:`STAKE_SQL`, the amounts :func:`case_facts`
+    shows): case_id, money, chips; empty when the snapshot lacks the tables."""
+    if not {"cases", "hands"} <= table_names(con):
+        return pl.DataFrame(schema={"case_id": pl.String, "money": pl.Float64, "chips": pl.Float64})
+    return con.sql(STAKE_SQL.format(cases="FROM cases") + "SELECT case_id, money, chips FROM stake").pl()
+
+
+def order_by_stake(stakes: pl.DataFrame, case_ids: list[str], unit: str, desc: bool) -> list[str]:
+    """``case_ids`` ordered by their money (``unit="money"``) or chips (``"chips"``) in ``stakes``
+    (:func:`stake_table`): cases without any in that unit come after, then those ``stakes`` lacks,
+    each by case id."""
+    col = "chips" if unit == "chips" else "money"
+    ordered = (stakes.filter(pl.col("case_id").is_in(case_ids))
+               .sort([col, "case_id"], descending=[desc, False], nulls_last=True)["case_id"].to_list())
+    return ordered + sorted(set(case_ids) - set(ordered))
 
 
 def _fmt(x: float) -> str:
@@ -153,19 +167,25 @@ def lead_figures(signals: list[dict[str, Any]], k: int = 3) -> list[dict[str, An
                          "outside": bool(iv) and not (iv[0] <= v <= iv[1]),
                          "_key": (p if isinstance(p, (int, float)) else 2.0, order)})
     rows.sort(key=lambda r: r["_key"])
-    for r in rows:
+    out, seen = [], set()
+    for r in rows:  # two signals of one case may report the same figure: show it once
         del r["_key"]
-    return rows[:k]
+        key = (r["name"], r["value"], r["baseline"])
+        if key not in seen:
+            seen.add(key)
+            out.append(r)
+    return out[:k]
 
 
 def compare(value: float, baseline: float) -> str:
-    """How ``value`` stands against ``baseline``, in words ('4.2 times their own', '0.31 below their own')."""
+    """How ``value`` stands against ``baseline``, in words: a ratio where one of at least 1.5 (or at most
+    1 / 1.5) is meaningful, else the difference."""
     if baseline > 0 and value >= 0:
         ratio = value / baseline
         if ratio >= 1.5:
             return f"{ratio:.1f} times what their own play gives ({_fmt(baseline)})"
         if ratio <= 1 / 1.5:
-            return f"{_fmt(baseline - value)} less than their own play gives ({_fmt(baseline)})"
+            return f"{100 * ratio:.0f}% of what their own play gives ({_fmt(baseline)})"
     diff = value - baseline
     return f"{_fmt(abs(diff))} {'more' if diff >= 0 else 'less'} than their own play gives ({_fmt(baseline)})"
 
@@ -187,8 +207,9 @@ def plain_sentence(case: dict[str, Any], signals: list[dict[str, Any]], facts: d
             text += f", on a sample of {_fmt(float(f['n']))}"
     together = (facts or {}).get("hands_together")
     if together:
-        text += (f", over the {_fmt(together)} hands they played together" if len(accounts) > 1
-                 else f", over the {_fmt(together)} hands the account played")
+        hands = "the one hand" if together == 1 else f"the {_fmt(together)} hands"
+        text += (f", over {hands} they played together" if len(accounts) > 1
+                 else f", over {hands} the account played")
     stake = stake_text(facts)
     return text + (f"; {stake}." if stake else ".")
 
@@ -213,4 +234,4 @@ def figure_chart(figures: list[dict[str, Any]], width: int = 640) -> dict[str, A
                      "exp": x(f["baseline"]), "band": (x(f["lo"]), x(f["hi"])) if f["lo"] is not None else None,
                      "value": _fmt(f["value"]), "baseline": _fmt(f["baseline"]), "method": f["method"],
                      "outside": f["outside"]})
-    return {"width": width, "height": 34 + len(rows) * row_h - 8, "rows": rows, "label_x": width - right + 8}
+    return {"width": width, "height": 34 + (len(rows) - 1) * row_h + 14, "rows": rows, "label_x": width - right + 8}

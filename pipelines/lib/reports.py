@@ -99,6 +99,7 @@ def jinja_env(web: bool = False) -> jinja2.Environment:
     env.filters["num"] = _fmt_num
     env.filters["json_html"] = json_for_html
     env.filters["utc"] = _fmt_utc
+    env.filters["kind_title"] = lambda k: by_name(k).title if k in KINDS else str(k)
     env.filters["seg"] = lambda v: urllib.parse.quote(str(v), safe="")
     env.globals["web"] = web
     return env
@@ -431,6 +432,20 @@ def accusation(case: dict[str, Any], n_signals: int) -> str:
     return text + "."
 
 
+def _signal_out(s: dict[str, Any]) -> dict[str, Any]:
+    """One signal's payload as the report shows it: its fields, Evidence rows and ``extra`` as indented JSON."""
+    ev = [{k: e.get(k) for k in ("name", "value", "baseline", "n", "p_value", "text", "sql")}
+          for e in s.get("evidence") or [] if isinstance(e, dict)]
+    return {
+        "kind": s.get("kind", ""), "detector": s.get("detector", ""), "accounts": [str(a) for a in s.get("accounts") or []],
+        "tournaments": [str(t) for t in s.get("tournaments") or []], "score": s.get("score"),
+        "p_value": s.get("p_value"), "flagged": bool(s.get("flagged")), "summary": s.get("summary", ""),
+        "benign": s.get("benign", ""), "missing": [str(m) for m in s.get("missing") or []], "evidence": ev,
+        "n_hands": len(s.get("hands") or []),
+        "extra": json.dumps(s.get("extra") or {}, default=str, ensure_ascii=False, indent=1)[:20000],
+    }
+
+
 def build_report(con: duckdb.DuckDBPyConnection, case_id: str, *, max_replays: int = 10) -> dict[str, Any] | None:
     """Everything the report shows about one case (a JSON-able dict), or None if the case is unknown.
 
@@ -486,20 +501,6 @@ def build_report(con: duckdb.DuckDBPyConnection, case_id: str, *, max_replays: i
                 first["why"] = "first decision after the change point: the detector's first hand by the other person"
     edges, graph_sql = graph_edges(con, accounts, case["hands"], signals, tables)
     tl, tl_sql = timeline(con, accounts, case["hands"], tables=tables)
-    sig_out = []
-    for s in signals:
-        ev = []
-        for e in s.get("evidence") or []:
-            if isinstance(e, dict):
-                ev.append({k: e.get(k) for k in ("name", "value", "baseline", "n", "p_value", "text", "sql")})
-        sig_out.append({
-            "kind": s.get("kind", ""), "detector": s.get("detector", ""), "accounts": [str(a) for a in s.get("accounts") or []],
-            "tournaments": [str(t) for t in s.get("tournaments") or []], "score": s.get("score"),
-            "p_value": s.get("p_value"), "flagged": bool(s.get("flagged")), "summary": s.get("summary", ""),
-            "benign": s.get("benign", ""), "missing": [str(m) for m in s.get("missing") or []], "evidence": ev,
-            "n_hands": len(s.get("hands") or []),
-            "extra": json.dumps(s.get("extra") or {}, default=str, ensure_ascii=False, indent=1)[:20000],
-        })
     facts = case_facts(con, [case_id]).get(case_id)
     figures = lead_figures(signals)
     return {
@@ -512,7 +513,7 @@ def build_report(con: duckdb.DuckDBPyConnection, case_id: str, *, max_replays: i
         if case["kind"] in KINDS else {"title": case["kind"], "description": ""},
         "accusation": accusation(case, len(signals)),
         "accounts": acc_rows,
-        "signals": sig_out,
+        "signals": [_signal_out(s) for s in signals],
         "replays": replays,
         "more_hands": case["hands"][max_replays:],
         "graph": layout_graph(accounts, edges),

@@ -106,6 +106,7 @@ CREATE TABLE IF NOT EXISTS cases (
     reopened       INTEGER NOT NULL DEFAULT 0
 );
 CREATE INDEX IF NOT EXISTS cases_kind ON cases(kind);
+CREATE INDEX IF NOT EXISTS cases_ring ON cases(ring);
 CREATE TABLE IF NOT EXISTS case_accounts (
     case_id  TEXT NOT NULL REFERENCES cases(case_id),
     account  TEXT NOT NULL,
@@ -119,6 +120,7 @@ CREATE TABLE IF NOT EXISTS case_hands (
     first_at   TEXT NOT NULL,
     PRIMARY KEY (case_id, hand_id)
 );
+CREATE INDEX IF NOT EXISTS case_hands_hand ON case_hands(hand_id);
 CREATE TABLE IF NOT EXISTS runs (
     run_id  TEXT PRIMARY KEY,
     at      TEXT NOT NULL,
@@ -256,7 +258,7 @@ class ReviewStore(SignIn):
                      score_min: float | None = None, score_max: float | None = None,
                      date_from: str | None = None, date_to: str | None = None, flagged: bool | None = True,
                      account: str | None = None, ring: str | None = None, date_field: str = "last_seen",
-                     search: str | None = None) -> tuple[str, list[Any]]:
+                     search: str | None = None, only: list[str] | None = None) -> tuple[str, list[Any]]:
         """The queue's WHERE clause (fixed text) and its bound parameters; see :meth:`queue`."""
         # cases of the last run, and every case someone has worked on even if the last run no longer shows it
         where, params = ["(present = 1 OR status <> 'new' OR assignee IS NOT NULL)"], []
@@ -291,6 +293,9 @@ class ReviewStore(SignIn):
         if ring:
             where.append("ring = ?")
             params.append(ring)
+        if only is not None:
+            where.append("case_id IN (SELECT value FROM json_each(?))")
+            params.append(json.dumps(list(only)))
         if search and search.strip():
             # part of an account name (LIKE with its wildcards escaped), a hand id or a case id
             text = search.strip()
@@ -310,7 +315,7 @@ class ReviewStore(SignIn):
         ``date_field="first_seen"`` the day it was opened), ``flagged``
         (True, False or None for both), ``account`` (exact), ``ring``,
         ``search`` (part of an account name, case-insensitive for ASCII, or
-        an evidence hand id, or a case id). ``sort`` is one of rank (flagged,
+        an evidence hand id, or a case id), ``only`` (these case ids). ``sort`` is one of rank (flagged,
         score, stake), score, stake, case, last_seen, status, kind, hands;
         ``limit`` rows from ``offset``. :meth:`queue_count` counts the same
         filters.
@@ -328,13 +333,20 @@ class ReviewStore(SignIn):
             "hands": f"n_hands {direction}",
         }
         order = orders.get(sort, orders["rank"])  # fixed strings only: never the request's text
+        # the page first, then its new evidence hands and ring sizes: per page, not per matching case
         rows = self.con.execute(
             "SELECT *, (SELECT count(*) FROM case_hands h WHERE h.case_id = cases.case_id AND h.first_run = cases.last_run"
             " AND cases.first_run <> cases.last_run) AS new_hands,"
-            " (SELECT count(*) FROM cases r WHERE r.ring = cases.ring) AS ring_cases"
-            f" FROM cases WHERE {where} ORDER BY {order}, case_id LIMIT ? OFFSET ?",
+            " (SELECT count(*) FROM main.cases r WHERE r.ring = cases.ring) AS ring_cases"
+            f" FROM (SELECT * FROM main.cases WHERE {where} ORDER BY {order}, case_id LIMIT ? OFFSET ?) AS cases"
+            f" ORDER BY {order}, case_id",
             [*params, int(limit), max(int(offset), 0)]).fetchall()
         return [_case_row(r) for r in rows]
+
+    def queue_ids(self, **filters: Any) -> list[str]:
+        """The ids of every case :meth:`queue` pages through with these ``filters``, unordered."""
+        where, params = self._queue_where(**filters)
+        return [r[0] for r in self.con.execute(f"SELECT case_id FROM cases WHERE {where}", params).fetchall()]
 
     def queue_count(self, **filters: Any) -> int:
         """How many cases :meth:`queue` pages through with these ``filters``."""

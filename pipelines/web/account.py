@@ -10,7 +10,6 @@ import duckdb
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse
 
-from detectors.kinds import KINDS, by_name
 from pipelines.lib.replay import dict_rows, table_names
 from pipelines.web.core import Refused, web
 
@@ -47,8 +46,7 @@ def account_page(request: Request, account: str) -> HTMLResponse:
              "end": (page - 1) * HANDS_PAGE + len(info["hands"]),
              "prev": f"{here}?page={page - 1}#hands" if page > 1 else "",
              "next": f"{here}?page={page + 1}#hands" if page < last else ""}
-    titles = {k: by_name(k).title for k in KINDS}
-    return w.render(request, "account.html", account=account, cases=cases, pages=pages, titles=titles, **info)
+    return w.render(request, "account.html", account=account, cases=cases, pages=pages, **info)
 
 
 def _account_play(con: duckdb.DuckDBPyConnection, account: str, page: int) -> dict[str, Any]:

@@ -48,7 +48,9 @@ def case_page(request: Request, case_id: str) -> HTMLResponse:
 
 @router.get("/cases/{case_id}/report.{fmt}")
 def case_report_file(request: Request, case_id: str, fmt: str) -> Response:
-    """The case report as the standalone HTML page or its JSON, built from the published snapshot."""
+    """The case report as the standalone HTML page or its JSON, built from the published snapshot.
+
+    Shown in the browser; with ``?download=1`` offered as a file."""
     w = web(request)
     w.require_user(request)
     if fmt not in ("html", "json"):
@@ -62,7 +64,9 @@ def case_report_file(request: Request, case_id: str, fmt: str) -> Response:
         con.close()
     if report is None:
         raise Refused(404, f"no case {case_id} in the published snapshot")
-    headers = {"Content-Disposition": f'attachment; filename="{file_stem(case_id)}.{fmt}"'}
+    # opens in the browser (inline); ?download=1 saves it under the case's name
+    disposition = "attachment" if request.query_params.get("download") else "inline"
+    headers = {"Content-Disposition": f'{disposition}; filename="{file_stem(case_id)}.{fmt}"'}
     if fmt == "json":
         return Response(json.dumps(report, default=str, ensure_ascii=False), media_type="application/json",
                         headers=headers)

@@ -15,11 +15,12 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
+import polars as pl
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
-from detectors.kinds import KINDS, by_name
-from pipelines.lib.case_story import case_facts
+from detectors.kinds import KINDS
+from pipelines.lib.case_story import case_facts, order_by_stake, stake_table
 from pipelines.lib.replay import dict_rows, table_names
 from pipelines.lib.review import STATUSES
 from pipelines.lib.safe_text import csv_row
@@ -31,10 +32,11 @@ PAGE_SIZE = 50
 CSV_MAX_ROWS = 100_000
 FILTER_KEYS = ("kind", "status", "assignee", "score_min", "score_max", "date_from", "date_to", "account", "ring",
                "date_field", "q")
-SORTS = ("rank", "score", "hands", "last_seen", "case", "status", "kind")
+STAKE_SORTS = ("money", "chips")
+SORTS = ("rank", "score", "hands", "last_seen", "case", "status", "kind", *STAKE_SORTS)
 
 def failed_detectors(con: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
-    """Kinds whose latest detector run failed: kind title, error, when, and the run its cases still come from.
+    """Kinds whose latest detector run failed: kind, error, when, and the run its cases still come from.
 
     Reads ``detector_runs`` (run_id, kind, status, error, finished_at,
     signals_run_id); an empty list when the snapshot has no such table.
@@ -44,12 +46,7 @@ def failed_detectors(con: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
     rows = dict_rows(con, """
         SELECT kind, status, error, finished_at, signals_run_id FROM detector_runs
         QUALIFY row_number() OVER (PARTITION BY kind ORDER BY finished_at DESC) = 1""", [])
-    out = []
-    for r in rows:
-        if r["status"] == "failed":
-            title = by_name(r["kind"]).title if r["kind"] in KINDS else str(r["kind"])
-            out.append({**r, "title": title})
-    return sorted(out, key=lambda r: r["title"])
+    return sorted((r for r in rows if r["status"] == "failed"), key=lambda r: str(r["kind"]))
 
 
 def _filters(q: Any, problems: list[str]) -> dict[str, Any]:
@@ -85,6 +82,45 @@ def _filters(q: Any, problems: list[str]) -> dict[str, Any]:
     }
 
 
+def _page(w: Any, st: Any, filters: dict[str, Any], sort: str, desc: bool, limit: int,
+          offset: int) -> list[dict[str, Any]]:
+    """``limit`` queue rows from ``offset``: sorted by the store, or for money and chips by the snapshot's
+    amounts in that unit (:func:`order_by_stake`), the store then fetching that page's rows."""
+    if sort not in STAKE_SORTS:
+        return st.queue(**filters, sort=sort, desc=desc, limit=limit, offset=offset)
+    ids = st.queue_ids(**filters)
+    stakes = _stakes(w)
+    ordered = order_by_stake(stakes, ids, sort, desc) if stakes is not None else sorted(ids)
+    wanted = ordered[offset:offset + limit]
+    rank = {cid: i for i, cid in enumerate(wanted)}
+    rows = st.queue(**filters, only=wanted, limit=limit) if wanted else []
+    return sorted(rows, key=lambda r: rank[r["case_id"]])
+
+
+_STAKES: dict[tuple[str, int, int, int], pl.DataFrame] = {}  # the last snapshot's stake_table, by (path, inode, mtime, size)
+
+
+def _stakes(w: Any) -> pl.DataFrame | None:
+    """The published snapshot's :func:`stake_table`, read once per published snapshot (None before one)."""
+    path = Path(w.cfg.snapshot_path)
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        return None
+    key = (str(path), st.st_ino, st.st_mtime_ns, st.st_size)
+    if key not in _STAKES:
+        con = w.snapshot()
+        if con is None:
+            return None
+        try:
+            table = stake_table(con)
+        finally:
+            con.close()
+        _STAKES.clear()
+        _STAKES[key] = table
+    return _STAKES[key]
+
+
 def _with_facts(w: Any, rows: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """The rows with their snapshot facts merged in, and the failed detectors (both empty without a snapshot)."""
     con = w.snapshot()
@@ -117,11 +153,12 @@ def queue(request: Request) -> HTMLResponse:
     try:
         page = max(int(q.get("page", "1")), 1)
     except ValueError:
-        page, _ = 1, problems.append("page is not a number")
+        page = 1
+        problems.append("page is not a number")
     with w.store() as st:
         total = st.queue_count(**filters)
         page = min(page, max((total + PAGE_SIZE - 1) // PAGE_SIZE, 1))
-        rows = st.queue(**filters, sort=sort, desc=desc, limit=PAGE_SIZE, offset=(page - 1) * PAGE_SIZE)
+        rows = _page(w, st, filters, sort, desc, PAGE_SIZE, (page - 1) * PAGE_SIZE)
         assignees = [u["name"] for u in st.users()]
     rows, failed = _with_facts(w, rows)
     flagged_q = q.get("flagged", "1")
@@ -138,14 +175,14 @@ def queue(request: Request) -> HTMLResponse:
              "page": page, "of": last, "start": (page - 1) * PAGE_SIZE + 1 if rows else 0,
              "end": (page - 1) * PAGE_SIZE + len(rows), "total": total}
     csv_link = "/cases.csv?" + urllib.parse.urlencode({**base_q, "sort": sort, "order": "desc" if desc else "asc"})
-    return w.render(request, "queue.html", rows=rows, q=shown, kinds=KINDS, titles={k: by_name(k).title for k in KINDS},
+    return w.render(request, "queue.html", rows=rows, q=shown, kinds=KINDS,
                     statuses=STATUSES, assignees=assignees, sort=sort, desc=desc, flagged_q=flagged_q,
                     problems=problems, sort_links=sort_links, pages=pages, csv_link=csv_link, failed=failed,
                     snap_exists=Path(w.cfg.snapshot_path).exists())
 
 
 CSV_COLUMNS = ("case", "kind", "accounts", "score", "flagged", "money", "currency", "chips", "hands_together",
-               "evidence_hands", "status", "assignee", "ring", "first_seen_utc", "last_seen_utc")
+               "evidence_hands", "status", "assignee", "ring", "ring_cases", "first_seen_utc", "last_seen_utc")
 
 
 @router.get("/cases.csv")
@@ -157,7 +194,7 @@ def queue_csv(request: Request) -> Response:
     filters = _filters(q, [])
     sort = q.get("sort", "rank") if q.get("sort", "rank") in SORTS else "rank"
     with w.store() as st:
-        rows = st.queue(**filters, sort=sort, desc=q.get("order", "desc") != "asc", limit=CSV_MAX_ROWS)
+        rows = _page(w, st, filters, sort, q.get("order", "desc") != "asc", CSV_MAX_ROWS, 0)
     rows, _ = _with_facts(w, rows)
     buf = io.StringIO()
     out = csv.writer(buf)
@@ -165,7 +202,8 @@ def queue_csv(request: Request) -> Response:
     for r in rows:
         out.writerow(csv_row([r["case_id"], r["kind"], "; ".join(r["accounts"]), r["score"], r["flagged"],
                               r["money"], r["currency"], r["chips"], r["hands_together"], r["n_hands"],
-                              r["status"], r["assignee"] or "", r["ring"] or "", r["first_seen_at"],
+                              r["status"], r["assignee"] or "", r["ring"] if r["ring_cases"] > 1 else "",
+                              r["ring_cases"] if r["ring_cases"] > 1 else "", r["first_seen_at"],
                               r["last_seen_at"]]))
     return Response(buf.getvalue(), media_type="text/csv; charset=utf-8",
                     headers={"Content-Disposition": 'attachment; filename="railbird-cases.csv"'})

@@ -115,7 +115,7 @@ def test_plain_sentence_comes_from_structured_fields_not_the_summary():
     facts = {"money": 812.5, "currency": "USD", "chips": None, "hands_together": 564}
     text = plain_sentence(case, [sig], facts)
     assert text == ("carl and dan are suspected of soft play (not playing against each other as they play against "
-                    "others): carl bets or raises dan was 0.05, 0.20 less than their own play gives (0.25), on a "
+                    "others): carl bets or raises dan was 0.05, 20% of what their own play gives (0.25), on a "
                     "sample of 400, over the 564 hands they played together; 812.50 USD at stake.")
     assert "IGNORE" not in text and "EUR" not in text
     tournament = plain_sentence({"kind": "seat_handoff", "accounts": ["eve"]}, [],

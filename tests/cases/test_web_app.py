@@ -177,8 +177,10 @@ def test_report_downloads(published):
     c = signed_in(app_for(published))
     r = c.get("/cases/c-000002/report.json")
     assert r.status_code == 200 and r.json()["case"]["accounts"] == sorted([XSS1, XSS2])
-    r = c.get("/cases/c-000002/report.html")
-    assert r.status_code == 200 and "attachment" in r.headers["content-disposition"]
+    r = c.get("/cases/c-000002/report.html")  # opens in the browser; download=1 saves it
+    assert r.status_code == 200 and r.headers["content-disposition"].startswith("inline;")
+    assert c.get("/cases/c-000002/report.html", params={"download": "1"}).headers["content-disposition"] == \
+        'attachment; filename="c-000002.html"'
     assert "<img" not in r.text and "&lt;script&gt;alert(1)&lt;/script&gt;" in r.text
     assert c.get("/cases/c-000002/report.exe").status_code == 404
     assert TestClient(app_for(published), base_url=BASE).get("/cases/c-000002/report.json",
@@ -375,3 +377,18 @@ def test_unknown_account_is_404(published):
     c = signed_in(app_for(published))
     assert c.get("/accounts/nobody-at-all").status_code == 404
     assert c.get("/accounts/zed").status_code == 200  # no case, but hands in the snapshot
+
+
+def test_queue_sorts_money_and_chips_each_in_its_unit(published, monkeypatch):
+    from pipelines.web import queue as queue_module
+
+    c = signed_in(app_for(published))
+    money = c.get("/cases", params={"flagged": "", "sort": "money"})
+    assert rows_of(money) == ["c-000001", "c-000004", "c-000002", "c-000003", "c-000005"]  # 450, 4, 2 USD; then chips
+    chips = c.get("/cases", params={"flagged": "", "sort": "chips", "order": "desc"})
+    assert rows_of(chips) == ["c-000003", "c-000005", "c-000001", "c-000002", "c-000004"]
+    monkeypatch.setattr(queue_module, "PAGE_SIZE", 2)
+    second = c.get("/cases", params={"flagged": "", "sort": "money", "page": "2"})
+    assert rows_of(second) == ["c-000002", "c-000003"] and "cases 3–4 of 5" in second.text
+    up = c.get("/cases", params={"flagged": "", "sort": "money", "order": "asc", "kind": "soft_play"})
+    assert rows_of(up) == ["c-000004", "c-000005"]  # the filters hold; a case without money comes last

@@ -6,11 +6,13 @@ snapshot and review store built from the planted world.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import socket
 import threading
 import time
+from pathlib import Path
 
 import pytest
 
@@ -28,14 +30,13 @@ pytestmark = [
 ]
 
 
-@pytest.fixture(scope="module")
-def server(_published_template, tmp_path_factory):
+@contextlib.contextmanager
+def serving(folder):
+    """uvicorn serving the app over ``folder``'s snapshot and review store from a thread; yields the base URL."""
     import uvicorn
 
     from pipelines.web.app import WebSettings, create_app
 
-    folder = tmp_path_factory.mktemp("browser") / "pub"
-    shutil.copytree(_published_template, folder)
     app = create_app(WebSettings(snapshot_path=str(folder / "snapshot" / "warehouse.duckdb"),
                                  review_db=str(folder / "review.sqlite"), sql_timeout=2.0))
     with socket.socket() as s:
@@ -48,9 +49,19 @@ def server(_published_template, tmp_path_factory):
     while not srv.started and time.time() < deadline:
         time.sleep(0.05)
     assert srv.started, "uvicorn did not start"
-    yield f"http://127.0.0.1:{port}", folder
-    srv.should_exit = True
-    t.join(timeout=10)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        srv.should_exit = True
+        t.join(timeout=10)
+
+
+@pytest.fixture(scope="module")
+def server(_published_template, tmp_path_factory):
+    folder = tmp_path_factory.mktemp("browser") / "pub"
+    shutil.copytree(_published_template, folder)
+    with serving(folder) as base:
+        yield base, folder
 
 
 @pytest.fixture(scope="module")
@@ -184,3 +195,136 @@ def test_sql_page_cannot_write(server, browser):
     assert page.locator("#sql-result td").inner_text() == "0"
     assert not os.path.exists("/tmp/rb_pwned.csv")
     ctx.close()
+
+
+def test_queue_pages_and_searches(server, browser, monkeypatch):
+    from pipelines.web import queue as queue_module
+
+    monkeypatch.setattr(queue_module, "PAGE_SIZE", 2)
+    base, _ = server
+    ctx, page, dialogs = signed_in_page(browser, base)
+    assert "cases 1–2 of 4" in page.locator("#paging").inner_text()
+    page.click("#paging a[rel=next]")
+    page.wait_for_url("**page=2**")
+    assert "cases 3–4 of 4" in page.locator("#paging").inner_text()
+    assert page.locator("tr.case-row").count() == 2
+    page.fill("#filters input[name=q]", "AM")  # part of a name, any case
+    page.click("#filters button")
+    page.wait_for_url("**q=AM**")
+    assert [r.get_attribute("data-case") for r in page.locator("tr.case-row").all()] == ["c-000001"]
+    assert "cases 1–1 of 1" in page.locator("#paging").inner_text()
+    page.fill("#filters input[name=q]", "1005")  # a hand id
+    page.click("#filters button")
+    page.wait_for_url("**q=1005**")
+    assert [r.get_attribute("data-case") for r in page.locator("tr.case-row").all()] == ["c-000002"]
+    assert dialogs == []
+    ctx.close()
+
+
+def test_case_page_reads_top_down_in_the_browser(server, browser):
+    base, _ = server
+    ctx, page, _ = signed_in_page(browser, base)
+    page.goto(f"{base}/cases/c-000001")
+    story = page.locator("#story")
+    assert story.is_visible() and "450 USD at stake" in story.inner_text()
+    chart = page.locator("svg[aria-label='observed against expected']")
+    tops = [story.bounding_box()["y"], chart.bounding_box()["y"], page.locator("#contents").bounding_box()["y"],
+            page.locator("#evidence").bounding_box()["y"], page.locator("#hands").bounding_box()["y"]]
+    assert tops == sorted(tops) and tops[1] < 700  # the sentence and its chart on the first screen
+    page.click("#contents a[href='#graph']")
+    assert page.url.endswith("#graph")
+    assert page.locator("details.replay[open]").count() == 1 and page.locator("#hand-1001").is_visible()
+    assert not page.locator("#hand-1002").is_visible()  # folded until asked for
+    page.click("#hands details.replay:nth-of-type(2) summary")
+    assert page.locator("#hand-1002").is_visible()
+    ctx.close()
+
+
+def test_account_page_in_the_browser(server, browser):
+    base, _ = server
+    ctx, page, _ = signed_in_page(browser, base)
+    page.goto(f"{base}/accounts/amy")
+    assert page.locator("#account-name").inner_text() == "amy"
+    assert "dev-amy" in page.locator("#device-table").inner_text()
+    assert "10.0.0.1" in page.locator("#network-table").inner_text()
+    assert "hands 1–3 of 3" in page.locator("#hand-paging").inner_text()
+    assert "flagged" in page.locator("#cases tr[data-case='c-000001']").inner_text()
+    r = page.goto(f"{base}/accounts/nobody-at-all")
+    assert r.status == 404
+    ctx.close()
+
+
+SCREENSHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
+
+
+def _every_kind_signals(stage, original):
+    """The planted world's signals (``original(stage)``) with evidence rows for each kind, and a coordinated
+    sit-out: a case of every kind."""
+    from detectors.base import Evidence, Signal
+
+    sigs = original(stage)
+    figures = {
+        "soft_play": [Evidence("carl bets or raises dan", 0.04, 0.31, 212, 2e-7, "4% of spots against dan, 31% against others"),
+                      Evidence("carl folds to dan's bets", 0.62, 0.35, 88, 1e-4, "folds to dan far more than to others")],
+        "multi_accounting": [Evidence("tournaments entered together", 14.0, 1.2, 20, 1e-9, "14 of 20 entries together"),
+                             Evidence("style likeness", 0.08, 0.5, 400, 1e-3, "VPIP and PFR nearly identical")],
+        "seat_handoff": [Evidence("action mix shift (VPIP after vs before)", 0.48, 0.21, 140, 1e-5, "VPIP 0.21 -> 0.48")],
+        "bounty_collusion": [Evidence("all-in targets contested together", 9.0, 2.1, 31, 1e-4, "both called 9 all-ins")],
+    }
+    for s in sigs:
+        if not s.evidence and s.kind in figures:
+            s.evidence = figures[s.kind]
+    sigs.append(Signal(kind="coordinated_sitout", accounts=["carl", "zed"], score=0.66, flagged=True, p_value=1e-5,
+                       summary="carl and zed sat out together six times", hands=["1003", "1004"],
+                       detector="CoordinatedSitout",
+                       evidence=[Evidence("sit-outs started together: carl & zed", 6.0, 0.4, 9, 1e-5,
+                                          "6 of 9 sit-outs began within a minute of each other")]))
+    return sigs
+
+
+@pytest.fixture(scope="module")
+def every_kind(tmp_path_factory):
+    """A published world with a case of each of the six kinds (the planted world's second night plus a sit-out)."""
+    import duckdb
+
+    import cases_world
+    from pipelines.lib.warehouse import VIEWS_SQL
+
+    folder = tmp_path_factory.mktemp("kinds")
+    original = cases_world.signals
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(cases_world, "signals", lambda stage: _every_kind_signals(stage, original))
+        cases_world.nightly(folder, 2, "run2")
+    with duckdb.connect(str(folder / "snapshot" / "warehouse.duckdb")) as con:
+        con.execute(VIEWS_SQL.read_text())
+    with ReviewStore(folder / "review.sqlite") as st:
+        st.add_user("ivy", "investigator", PASSWORD)
+    with serving(folder) as base:
+        yield base, folder
+
+
+@pytest.mark.slow
+def test_screenshots_of_the_queue_each_kind_and_an_account(every_kind, browser):
+    from detectors.kinds import KINDS
+
+    base, folder = every_kind
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    ctx = browser.new_context(viewport={"width": 1280, "height": 900})
+    page = ctx.new_page()
+    sign_in(page, base)
+    page.goto(f"{base}/cases?flagged=")
+    page.screenshot(path=str(SCREENSHOTS / "queue.png"))
+    with ReviewStore(folder / "review.sqlite") as st:
+        first_of = {}
+        for c in st.queue(flagged=None, limit=100):
+            first_of.setdefault(c["kind"], c["case_id"])
+    assert set(first_of) == set(KINDS)
+    for kind, case_id in first_of.items():
+        page.goto(f"{base}/cases/{case_id}")
+        assert page.locator("#story").is_visible()
+        page.screenshot(path=str(SCREENSHOTS / f"case-{kind.replace('_', '-')}.png"))
+    page.goto(f"{base}/accounts/amy")
+    page.screenshot(path=str(SCREENSHOTS / "account.png"), full_page=True)
+    ctx.close()
+    shots = sorted(SCREENSHOTS.glob("*.png"))
+    assert len(shots) == 8 and sum(p.stat().st_size for p in shots) < 1_500_000

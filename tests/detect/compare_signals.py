@@ -12,21 +12,25 @@ p_value, flagged, hands, summary, benign, missing, detector, the evidence rows
 (every field) and ``extra``, and the order of the signals.  Exit status 0
 only when every kind is identical.
 
-Floats are compared exactly (the same bits; NaN equals NaN).  ``--rel-tol``
-allows a relative difference (e.g. ``1e-12``) for a change that reorders a
-floating-point sum (a sum over other groups, or a split of one aggregation
-in two): the last bits of such a sum depend on its order, not on the method.
-Say in the commit message when a gate passed only with a tolerance.  Signals
-are matched by (accounts, tournaments); their order must agree except between
+Everything but floats must be equal (texts, counts, flags, accounts, hands,
+the order of lists).  Floats are equal within ``--rel-tol`` relative,
+default 1e-12 (NaN equals NaN); ``--rel-tol 0`` asks for the same bits.  Why
+a tolerance: the same code run twice does not add its floating-point sums in
+the same order (see below), and a change that reorders a sum (a split of one
+aggregation in two) changes the last bits, not the method.  Signals are
+matched by (accounts, tournaments); their order must agree except between
 signals of equal score.
 
-Each detector process runs with one DuckDB thread, ``POLARS_MAX_THREADS=1``
-and ``PYTHONHASHSEED=0``, so that thread scheduling and string hashing do not
-reorder sums.  Polars' hash group-by still orders groups differently in every
-process (its hasher is seeded per process); where a detector sums over such
-groups in that order, the same code gives floats that differ in the last bits
-from run to run (docs/measurements.md, 2026-12-06: the state of main at
-fcfae72).  Run the gate head against head first to see that floor.
+The detectors are not reproducible bit for bit across processes as they stand
+(docs/measurements.md, 2026-12-06): DuckDB's threads, Polars' threads and
+Polars' hash group-by (its hasher is seeded per process, so groups, unique
+rows and joins come out in a different order each run) reorder sums and
+lists.  The detector processes of the gate therefore run with one DuckDB
+thread, ``POLARS_MAX_THREADS=1``, ``PYTHONHASHSEED=0`` and Polars' group-by,
+unique and join keeping their input order (set in the runner, not in the
+shipped code).  What is left is a difference in the last bit of some soft
+play p-values, within the default tolerance.  Run the gate head against head
+first to see that floor on a new input.
 
     .venv/bin/python tests/detect/compare_signals.py --base /work/main --head . --preset mixed --hands 20000 --seed 7
     .venv/bin/python tests/detect/compare_signals.py --base /work/main --head . --input /work/shared/corpora
@@ -59,6 +63,7 @@ HERE = Path(__file__).resolve().parents[2]
 RUNNER = r"""
 import json, sys, time
 import duckdb
+import polars as pl
 from detectors import get_detector
 from detectors.kinds import KINDS
 
@@ -70,6 +75,21 @@ def plain(x):
     if hasattr(x, "isoformat"):
         return x.isoformat()
     return str(x)
+
+def ordered(method, name, value):
+    def wrapper(*args, **kw):
+        if kw.get(name) is None:
+            kw[name] = value
+        return method(*args, **kw)
+    return wrapper
+
+# groups, unique rows and joins in the order of their input, not of a per-process hash seed
+for cls in (pl.DataFrame, pl.LazyFrame):
+    cls.group_by = ordered(cls.group_by, "maintain_order", True)
+    cls.unique = ordered(cls.unique, "maintain_order", True)
+    cls.join = ordered(cls.join, "maintain_order", "left_right")
+for cls in (pl.Expr, pl.Series):
+    cls.unique = ordered(cls.unique, "maintain_order", True)
 
 db, out, only = sys.argv[1], sys.argv[2], [k for k in sys.argv[3].split(",") if k]
 con = duckdb.connect(db, read_only=True)
@@ -144,6 +164,17 @@ def same_value(a: Any, b: Any, rel_tol: float) -> bool:
     return a == b
 
 
+def first_difference(a: Any, b: Any, rel_tol: float, path: str = "") -> str:
+    """Where ``a`` and ``b`` first differ (``same_value``'s rules), as ``path: base ... head ...``."""
+    if isinstance(a, dict) and isinstance(b, dict) and a.keys() == b.keys():
+        return next((first_difference(a[k], b[k], rel_tol, f"{path}.{k}") for k in a
+                     if not same_value(a[k], b[k], rel_tol)), "")
+    if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
+        return next((first_difference(x, y, rel_tol, f"{path}[{i}]") for i, (x, y) in enumerate(zip(a, b))
+                     if not same_value(x, y, rel_tol)), "")
+    return f"{path}: base {a!r:.300} head {b!r:.300}"
+
+
 def _keyed(signals: list[dict]) -> dict[tuple, dict]:
     """Signals by (accounts, tournaments, occurrence): the candidate each one is about."""
     seen: dict[tuple, int] = {}
@@ -171,7 +202,7 @@ def differences(base: list[dict], head: list[dict], rel_tol: float) -> list[str]
             if field not in b or field not in h:
                 out.append(f"{list(k[0])} {field}: only in {'head' if field in h else 'base'}")
             elif not same_value(b[field], h[field], rel_tol):
-                out.append(f"{list(k[0])} {field}: base {b[field]!r:.400} head {h[field]!r:.400}")
+                out.append(f"{list(k[0])} {first_difference(b[field], h[field], rel_tol, field)}")
     if not out:
         for i, (b, h) in enumerate(zip(base, head)):
             if (b["accounts"], b["tournaments"]) != (h["accounts"], h["tournaments"]) \
@@ -199,7 +230,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--accounts", type=int, default=None, help="accounts to generate (default: the preset's)")
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--kinds", default="", help="comma-separated kinds to compare (default: every kind)")
-    ap.add_argument("--rel-tol", type=float, default=0.0, help="relative tolerance for floats (default: exact)")
+    ap.add_argument("--rel-tol", type=float, default=1e-12, help="relative tolerance for floats (default: 1e-12; 0: exact)")
     ap.add_argument("--work", type=Path, help="folder for the population, warehouse and signals (default: temporary)")
     ap.add_argument("--python", default=sys.executable)
     args = ap.parse_args(argv)
@@ -224,7 +255,7 @@ def main(argv: list[str] | None = None) -> int:
         for line in d[:10]:
             print(f"  {kind}: {line}")
     same = not any(diffs.values())
-    print("IDENTICAL" + (f" (floats within {args.rel_tol:g} relative)" if args.rel_tol else " (floats exact)")
+    print(("IDENTICAL" + (f" (floats within {args.rel_tol:g} relative)" if args.rel_tol else " (floats exact)"))
           if same else "DIFFERENT")
     return 0 if same else 1
 

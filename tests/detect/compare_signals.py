@@ -113,8 +113,10 @@ def run(cmd: list[str], cwd: Path, env: dict[str, str] | None = None) -> None:
 
 
 def checkout_env(checkout: Path) -> dict[str, str]:
-    """The environment that makes ``checkout``'s packages the ones imported, with its own run folders."""
-    return dict(os.environ, PYTHONPATH=str(checkout), POLARS_MAX_THREADS="1", PYTHONHASHSEED="0")
+    """The environment that makes ``checkout``'s packages the ones imported (no bytecode written into it: the
+    base is often someone else's checkout), with the orders pinned (see the module docstring)."""
+    return dict(os.environ, PYTHONPATH=str(checkout), POLARS_MAX_THREADS="1", PYTHONHASHSEED="0",
+                PYTHONDONTWRITEBYTECODE="1")
 
 
 def build_warehouse(args: argparse.Namespace, work: Path, head: Path) -> Path:

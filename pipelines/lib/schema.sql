@@ -114,6 +114,14 @@ CREATE TABLE IF NOT EXISTS table_events (
     -- unique on (hand_id, line): kept by the loader (warehouse.py), not by an index
 );
 
+CREATE TABLE IF NOT EXISTS unknown_lines (
+    hand_id  VARCHAR NOT NULL,
+    line     INTEGER NOT NULL,             -- 0-based line within the hand text
+    kind     VARCHAR NOT NULL,             -- 'blanked show' | 'unknown'
+    text     VARCHAR NOT NULL              -- the line as written (surrounding whitespace removed)
+    -- unique on (hand_id, line): kept by the loader (warehouse.py), not by an index
+);
+
 CREATE TABLE IF NOT EXISTS tournaments (
     tournament_id  VARCHAR PRIMARY KEY,
     buy_in         DECIMAL(18,2),          -- prize-pool part of the buy-in
@@ -355,6 +363,12 @@ COMMENT ON COLUMN table_events.line IS '0-based line within the hand text.';
 COMMENT ON COLUMN table_events.player IS 'Player concerned, if any.';
 COMMENT ON COLUMN table_events.event IS 'sitting_out, timed_out, timed_out_disconnected, disconnected, connected, returned, joins, leaves, chat, cashed_out or other.';
 COMMENT ON COLUMN table_events.detail IS 'Chat text, seat number joined, or other detail (attacker-controlled text: escape it).';
+
+COMMENT ON TABLE unknown_lines IS 'Lines of a stored hand that no pattern reads and that carry no money and no action (a client message, a show line whose cards the export blanked); the hand balanced and was stored. Lines that could change an amount quarantine their hand instead.';
+COMMENT ON COLUMN unknown_lines.hand_id IS 'The hand (hands.hand_id).';
+COMMENT ON COLUMN unknown_lines.line IS '0-based line within the hand text (as table_events.line).';
+COMMENT ON COLUMN unknown_lines.kind IS 'blanked show (a seated name and a colon, nothing after: the cards shown were blanked, so they are unknown) or unknown (no money, no action, not a line railbird knows).';
+COMMENT ON COLUMN unknown_lines.text IS 'The line as written, surrounding whitespace removed (attacker-controlled text: escape it).';
 
 COMMENT ON TABLE tournaments IS 'One row per tournament seen in the hands, merged over runs (first/last hand times widen).';
 COMMENT ON COLUMN tournaments.tournament_id IS 'The number after "Tournament #".';

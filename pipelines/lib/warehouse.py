@@ -87,7 +87,7 @@ VIEWS_SQL = HERE / "views.sql"
 
 HAND_TABLES = [
     "hands", "seats", "actions", "hole_cards", "boards", "pots", "collections",
-    "table_events", "tournaments", "tournament_finishes", "bounties",
+    "table_events", "tournaments", "tournament_finishes", "bounties", "unknown_lines",
 ]
 #: hand child tables (keyed by hand_id) and their unique key: a batch's rows are deduplicated on it
 #: (the hand-keyed tables have no index to enforce it; ``tournament_finishes`` uses ``ON CONFLICT DO NOTHING``)
@@ -101,6 +101,7 @@ CHILD_TABLES = {
     "table_events": ("hand_id", "line"),
     "tournament_finishes": ("tournament_id", "player"),
     "bounties": None,
+    "unknown_lines": ("hand_id", "line"),
 }
 #: child tables keyed by their hand (every row belongs to one hand): a parse worker may write them to Parquet itself
 SPILL_TABLES = [name for name, key in CHILD_TABLES.items() if key is None or key[0] == "hand_id"]

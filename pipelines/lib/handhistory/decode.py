@@ -5,7 +5,8 @@ UTF-8 BOM some exporters write when they re-save a file), then try strict
 UTF-8; if that fails, decide between UTF-8 with a few damaged bytes and
 Windows-1252: a file that is mostly valid UTF-8 multi-byte sequences is decoded
 as UTF-8 with replacement characters (an invalid byte in a player name must not
-lose the hand), otherwise as Windows-1252 (old European clients). BOM/zero-width
+lose the hand), otherwise as Windows-1252 (old European clients); a leading UTF-8
+byte-order mark is dropped before either, so it never reads as ``ï»¿``. BOM/zero-width
 characters left at the start of a line are stripped, and ``\\r\\n`` and a lone
 ``\\r`` both become ``\\n``.
 """
@@ -50,6 +51,9 @@ def decode_bytes(data: bytes) -> str:
             try:
                 text = data.decode("utf-8")
             except UnicodeDecodeError:
+                # a UTF-8 byte-order mark (or several) on a file with damaged bytes: not content in any decoding
+                while data.startswith(codecs.BOM_UTF8):
+                    data = data[len(codecs.BOM_UTF8):]
                 good = len(_UTF8_MULTIBYTE.findall(data))
                 high = len(_HIGH_BYTE.findall(data))
                 # Each valid multibyte sequence holds >= 2 high bytes; if most of

@@ -110,6 +110,7 @@ TABLE_COLUMNS: dict[str, list[str]] = {
     ],
     "tournament_finishes": ["tournament_id", "player", "place", "prize", "hand_id"],
     "bounties": ["hand_id", "tournament_id", "winner", "eliminated", "amount", "increase", "new_bounty"],
+    "unknown_lines": ["hand_id", "line", "kind", "text"],
 }
 
 _DEC = pl.Decimal(18, 2)
@@ -161,6 +162,7 @@ TABLE_SCHEMAS: dict[str, dict[str, pl.DataType]] = {
         "hand_id": pl.String, "tournament_id": pl.String, "winner": pl.String,
         "eliminated": pl.String, "amount": _DEC, "increase": _DEC, "new_bounty": _DEC,
     },
+    "unknown_lines": {"hand_id": pl.String, "line": pl.Int32, "kind": pl.String, "text": pl.String},
 }
 QUARANTINE_SCHEMA: dict[str, pl.DataType] = {
     "source_file": pl.String, "position": pl.Int32, "input_kind": pl.String,
@@ -289,6 +291,38 @@ def _unparsed(df: pl.DataFrame, why: str = "") -> pl.DataFrame:
         df, 5, "unparsed line",
         pl.format("line {}: {}{}", pl.col("ln") + 1, pl.col("t"), pl.lit(why)),
     )
+
+
+# What makes a line worth a hand's quarantine: a currency sign, a number standing on its own (not the end of a name
+# such as "Player6"), or a word of betting, dealing or paying. A line with none of them carries no money and no action.
+MONEY_OR_ACTION_RE = (
+    r"(?i)[$€£₹¥]|(?:^|[^\w])\d|\b(?:bets?|calls?|raises?|folds?|checks?|posts?|collect(?:s|ed)?|won|wins?|"
+    r"returned|pots?|chips|all-in|cash(?:ed|es)?|antes?|blinds?|shows?|showed|mucks?|mucked|dealt|uncalled|rake|"
+    r"bounty|board|flop|turn|river|seat|hand|stacks?)\b|\*\*"
+)
+
+
+def _cards_or_null(cards: pl.Expr) -> pl.Expr:
+    """Cards as written between brackets, or null when the brackets hold none (an export that blanks shown cards)."""
+    return pl.when(cards.str.strip_chars() != "").then(cards)
+
+
+def _unknown_lines(df: pl.DataFrame, names: "_Names", issues: list[pl.DataFrame]) -> pl.DataFrame:
+    """Split lines no pattern read (columns hid, ln, t) into harmless ones, returned as unknown-line rows
+    (hid, ln, kind, t), and the others, appended to ``issues`` as unparsed lines (the hand is quarantined).
+
+    Harmless: a seated player's name and a colon with nothing after (kind ``blanked show``: an export that blanks
+    the cards shown), or a line matching nothing of :data:`MONEY_OR_ACTION_RE` (kind ``unknown``: a client
+    message). Such a line changes no amount, so the hand is stored when its money balances (the balance and
+    structure checks still apply); the line is kept in ``unknown_lines``, never dropped."""
+    df = df.select("hid", "ln", "t")
+    blanked = _known(df.with_columns(player=pl.col("t").str.strip_suffix(":")), names, "player", "blank")
+    blanked = blanked.get_column("blank") & df.get_column("t").str.ends_with(":")
+    harmless = ~df.get_column("t").str.contains(MONEY_OR_ACTION_RE)
+    out = df.with_columns(kind=pl.when(blanked).then(pl.lit("blanked show"))
+                          .when(harmless).then(pl.lit("unknown")).otherwise(None))
+    issues.append(_unparsed(out.filter(pl.col("kind").is_null())))
+    return out.filter(pl.col("kind").is_not_null()).select("hid", "ln", "kind", "t")
 
 
 def _impossible_actions(A: pl.DataFrame) -> pl.DataFrame:
@@ -746,7 +780,7 @@ def _parse_lines(L: pl.DataFrame, files: list[str]) -> ParsedHands:  # noqa: C90
 
     # showdown lines
     SH = V.filter(pl.col("verb").is_in(["shows", "mucks", "mucks hand", "doesn't show hand", "doesn't show"]))
-    SH = SH.with_columns(cards=pl.col("tail").str.extract(r"^ \[([^\]]*)\]", 1))
+    SH = SH.with_columns(cards=_cards_or_null(pl.col("tail").str.extract(r"^ \[([^\]]*)\]", 1)))
 
     # dealt
     D = by_kind("dealt").with_columns(g=t.str.extract_groups(G.DEALT_RE))
@@ -813,7 +847,7 @@ def _parse_lines(L: pl.DataFrame, files: list[str]) -> ParsedHands:  # noqa: C90
            "win": ("win", G.WINS_TOURNEY_RE), "bounty": ("bty", G.BOUNTY_RE), "split_bounty": ("sbty", G.SPLIT_BOUNTY_RE)}
     sub = {k: R.filter(pl.col("rkind") == k).with_columns(t.str.extract_groups(pat).alias(col)) for k, (col, pat) in ext.items()}
     f = lambda c, i: pl.col(c).struct.field(str(i))  # noqa: E731
-    issues.append(_unparsed(R.filter(pl.col("rkind") == "unknown")))
+    UNK = _unknown_lines(R.filter(pl.col("rkind") == "unknown"), names, issues)
 
     C = sub["collected"].select(
         "hid", "ln", "run", "t", player=f("coll", 1), amt=G.money_cents(f("coll", 2)),
@@ -920,14 +954,14 @@ def _parse_lines(L: pl.DataFrame, files: list[str]) -> ParsedHands:  # noqa: C90
     SS = SS.with_columns(rest=pl.when(pl.col("ok")).then(t.str.slice(prefix.str.len_chars())))
     issues.append(_unparsed(SS.filter(~pl.col("ok")), " (summary seat line does not match the seat list)"))
     SS = SS.filter(pl.col("ok")).with_columns(
-        cards=pl.col("rest").str.extract(r"(?:showed|mucked) \[([^\]]*)\]", 1),
+        cards=_cards_or_null(pl.col("rest").str.extract(r"(?:showed|mucked) \[([^\]]*)\]", 1)),
         not_awarded=G.money_cents(pl.col("rest").str.extract(r"won \((" + G.AMT + r")\)[^(]*\(pot not awarded as player cashed out\)", 1)),
     )
     SM_other = SM.filter(
         ~t.str.starts_with("Seat ") & ~t.str.starts_with("Total pot") & ~t.str.contains(G.BOARD_RE)
         & ~t.str.contains(G.NEUTRAL_RE)
     )
-    issues.append(_unparsed(SM_other))
+    UNK = pl.concat([UNK, _unknown_lines(SM_other, names, issues)], how="vertical")
     hand_run_twice = SM.filter(t.str.contains("run twice", literal=True)).select("hid").unique().with_columns(rit=pl.lit(True))
 
     # table line problems, markers we do not know
@@ -1219,6 +1253,8 @@ def _parse_lines(L: pl.DataFrame, files: list[str]) -> ParsedHands:  # noqa: C90
     colls = with_hand(CC).with_columns(*_dec(["amt"])).rename({"amt": "amount"})
     tables["collections"] = _finish(colls, "collections")
     tables["table_events"] = _finish(with_hand(EV.sort(["hid", "ln"])).rename({"ln": "line"}), "table_events")
+    tables["unknown_lines"] = _finish(with_hand(UNK.sort(["hid", "ln"])).rename({"ln": "line", "t": "text"}),
+                                      "unknown_lines")
 
     tid = H.select("hid", "tournament_id").filter(pl.col("tournament_id").is_not_null())
     fin = FIN.join(tid, on="hid", how="inner").join(ids, on="hid", how="inner").with_columns(*_dec(["prize"]))

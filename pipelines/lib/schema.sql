@@ -234,7 +234,7 @@ CREATE TABLE IF NOT EXISTS ingest_log (
     size_bytes    BIGINT,
     mtime         TIMESTAMP,
     sha256        VARCHAR,
-    status        VARCHAR NOT NULL,        -- 'done' | 'growing' (read again later) | 'ignored' | 'failed'
+    status        VARCHAR NOT NULL,        -- 'done' | 'growing' (read again later) | 'ignored' | 'failed' | 'refused'
     stored        INTEGER,                 -- hands / events / rows stored
     duplicates    INTEGER,
     quarantined   INTEGER,
@@ -464,7 +464,7 @@ COMMENT ON COLUMN ingest_log.file_kind IS 'hands, events, accounts, labels or ig
 COMMENT ON COLUMN ingest_log.size_bytes IS 'File size when read.';
 COMMENT ON COLUMN ingest_log.mtime IS 'File modification time when read (UTC).';
 COMMENT ON COLUMN ingest_log.sha256 IS 'SHA-256 of the file content when read.';
-COMMENT ON COLUMN ingest_log.status IS 'done, growing (read again next run), ignored or failed.';
+COMMENT ON COLUMN ingest_log.status IS 'done, growing (read again next run), ignored, failed, or refused (a symbolic link out of the landing folder: logged and quarantined, never followed).';
 COMMENT ON COLUMN ingest_log.stored IS 'Hands / events / rows read from the file and stored (hands: new ones).';
 COMMENT ON COLUMN ingest_log.duplicates IS 'Hands already stored with the same content.';
 COMMENT ON COLUMN ingest_log.quarantined IS 'Hands / lines / rows quarantined.';

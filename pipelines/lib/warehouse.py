@@ -78,7 +78,7 @@ import duckdb
 import polars as pl
 
 from pipelines.lib.errors import RailbirdError
-from pipelines.lib.handhistory import decode_bytes
+from pipelines.lib.handhistory import decode_bytes, file_path
 from pipelines.lib.handhistory.lines import HEADER_RE
 
 HERE = Path(__file__).resolve().parent
@@ -500,7 +500,8 @@ class _RawText:
     def lines(self, source_file: str) -> list[str]:
         if source_file not in self._lines:
             try:
-                self._lines[source_file] = decode_bytes(Path(source_file).read_bytes()).splitlines()
+                with open(file_path(source_file), "rb") as fh:
+                    self._lines[source_file] = decode_bytes(fh.read()).splitlines()
             except OSError:
                 self._lines[source_file] = []
         return self._lines[source_file]

@@ -13,11 +13,11 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Iterable, Iterator
 
-from .decode import decode_bytes
+from .decode import decode_bytes, file_name, file_path
 from .lines import HEADER_RE
 from .parse import ParsedHands, TABLE_COLUMNS, TABLE_SCHEMAS, _lines_frame, _parse_lines, parse_text
 
-__all__ = ["decode_bytes", "parse_text", "parse_texts", "parse_files", "ParsedHands", "parse_pool", "TABLE_COLUMNS", "TABLE_SCHEMAS"]
+__all__ = ["decode_bytes", "file_name", "file_path", "parse_text", "parse_texts", "parse_files", "ParsedHands", "parse_pool", "TABLE_COLUMNS", "TABLE_SCHEMAS"]
 
 # Batches are cut by bytes; a batch bigger than this is worth a second process.
 _BATCH_BYTES = 24 * 1024 * 1024
@@ -75,7 +75,7 @@ def _parse_batch(paths: list[str]) -> ParsedHands:
     for p in paths:
         with open(p, "rb") as fh:
             texts.append(decode_bytes(fh.read()))
-    return parse_texts(texts, paths)
+    return parse_texts(texts, [file_name(p) for p in paths])
 
 
 def parse_files(paths: Iterable[str | Path], workers: int | None = None) -> ParsedHands:

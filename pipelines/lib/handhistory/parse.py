@@ -412,7 +412,14 @@ def _g_cummax_nonneg(x: pl.Expr, start: pl.Expr) -> pl.Expr:
     """Running max within contiguous groups of values in [0, 2**40)."""
     gi = start.cast(pl.Int64).cum_sum()
     big = 1 << 40
-    return (x + gi * big).cum_max() - gi * big
+    # (clipped: a value out of range can then not raise the maximum of a later group; lines.MAX_CENTS keeps the
+    # amounts of parsed hands inside it)
+    return (x.clip(0, big - 1) + gi * big).cum_max() - gi * big
+
+# The highest seat number read (real tables have at most 10 seats). A seat line above it is unparsed and its hand
+# quarantined: keys of the form hand * 1024 + seat (below) then cannot reach another hand.
+MAX_SEAT = 100
+
 
 def _seat_lines(S: pl.DataFrame, issues: list[pl.DataFrame]) -> pl.DataFrame:
     """Setup seat lines -> hid, seat, player, stack_start, bounty, sitting_out.
@@ -453,12 +460,16 @@ def _seat_lines(S: pl.DataFrame, issues: list[pl.DataFrame]) -> pl.DataFrame:
         bad = pl.col("seat_s").is_null()
         issues.append(_unparsed(S.filter(bad)))
         S = S.filter(~bad)
-    return S.select(
-        "hid",
-        seat=pl.col("seat_s").cast(pl.Int32),
-        player="player",
+    S = S.with_columns(
+        seat=pl.col("seat_s").cast(pl.Int32, strict=False),
         stack_start=G.money_cents(pl.col("stack_s")),
         bounty=G.money_cents(pl.col("bounty_s")),
+    )
+    absurd = (~pl.col("seat").is_between(1, MAX_SEAT) | pl.col("seat").is_null() | pl.col("stack_start").is_null()
+              | (pl.col("bounty_s").is_not_null() & pl.col("bounty").is_null()))
+    issues.append(_unparsed(S.filter(absurd), f" (seat number outside 1..{MAX_SEAT} or an amount out of range)"))
+    return S.filter(~absurd).select(
+        "hid", "seat", "player", "stack_start", "bounty",
         sitting_out=pl.col("rest").str.contains("sitting out|out of hand"),
     )
 
@@ -935,6 +946,8 @@ def _parse_lines(L: pl.DataFrame, files: list[str]) -> ParsedHands:  # noqa: C90
     SIDES = SIDES.with_columns(pot=pl.coalesce(pl.col("pot"), pl.int_range(1, pl.len() + 1).over("hid").cast(pl.Int32)))
     side_sum = SIDES.group_by("hid").agg(side_sum=pl.col("amt").sum())
     TOT = TOT.join(side_sum, on="hid", how="left").with_columns(pl.col("side_sum").fill_null(0))
+    issues.append(_issue(TOT.filter(pl.col("total").is_null()), 5, "unparsed line",
+                         pl.format("{} (no total or an amount out of range)", pl.col("mid"))))
     POTS = pl.concat([
         TOT.select("hid", pot=pl.lit(0, pl.Int32), amt=pl.coalesce(pl.col("main"), pl.col("total"))),
         SIDES.select("hid", "pot", "amt"),

@@ -66,7 +66,7 @@ GROWING_SECONDS = 120
 # A client writes each hand whole when it ends; a file untouched for a day whose last hand still has no summary was
 # cut short (a crash, a partial copy), not being written: its last hand is quarantined as truncated, the file done.
 ABANDONED_SECONDS = 24 * 3600
-_HEADER = re.compile(r"^\ufeff?PokerStars (?:Zoom |Home Game )?(?:Hand|Game) #", re.MULTILINE)
+_HEADER = re.compile(r"^\ufeff?(?i:PokerStars (?:Zoom |Home Game )?(?:Hand|Game)) #", re.MULTILINE)
 
 FILES_SCHEMA = {
     "source_file": pl.String, "file_kind": pl.String, "size_bytes": pl.Int64, "mtime": pl.Datetime("us"),
@@ -193,7 +193,7 @@ def _last_header(text: str) -> int:
     every header of the file."""
     end = len(text)
     while True:
-        i = text.rfind("PokerStars ", 0, end)
+        i = max(text.rfind("PokerStars ", 0, end), text.rfind("POKERSTARS ", 0, end))
         if i < 0:
             return -1
         for start in (i, i - 1):

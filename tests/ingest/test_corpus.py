@@ -29,8 +29,8 @@ SCHEMA = Path(__file__).resolve().parents[2] / "pipelines" / "lib" / "schema.sql
 
 pytestmark = pytest.mark.skipif(not STARS.is_dir(), reason=f"real corpus folder {STARS} is absent")
 
-_HEADER = re.compile(
-    r"^[ \t]*PokerStars (?:Zoom Hand|Hand|Game|Home Game Hand|Home Game) #\d+", re.M
+_HEADER = re.compile(  # (any case: the PokerTracker 2 export writes "POKERSTARS GAME #")
+    r"^[ \t]*PokerStars (?:Zoom Hand|Hand|Game|Home Game Hand|Home Game) #\d+", re.M | re.I
 )
 # another room's hand header in PokerStars' layout, e.g. "Run It Once Poker Hand #30702949:"
 _OTHER_ROOM = re.compile(r"^([^\s:#][^:#\n]{0,40}) (?:Hand|Game) #\d+:", re.M)
@@ -96,8 +96,8 @@ def test_holdem_and_omaha_parse_rate(corpus):
     assert q["reason"].is_in(["unsupported game", "unsupported site", "hand cancelled", "truncated hand",
                               "malformed header", "unparsed line", "unbalanced", "malformed hand"]).all()
     ours = q.filter(pl.col("reason") != "unsupported site")
-    assert ours["raw"].str.contains(r"^PokerStars ").all()
-    assert not q.filter(pl.col("reason") == "unsupported site")["raw"].str.contains(r"^PokerStars ").any()
+    assert ours["raw"].str.contains(r"(?i)^PokerStars ").all()
+    assert not q.filter(pl.col("reason") == "unsupported site")["raw"].str.contains(r"(?i)^PokerStars ").any()
 
 
 def test_stored_hands_satisfy_the_invariants(corpus, hand_invariant_breaks):
@@ -155,3 +155,7 @@ def test_known_real_hands(corpus):
     assert co.select("player", "amount").rows() == [("Player0", Decimal("6.63"))]
     assert t["bounties"].filter(pl.col("increase").is_not_null()).height >= 4
     assert t["hands"].filter(pl.col("is_zoom")).height >= 4000
+    # the upper-case PokerTracker 2 export ("POKERSTARS GAME #13177128246:  HOLD'EM NO LIMIT ($2/$4)") is read
+    pt2 = t["hands"].filter(pl.col("hand_id") == "13177128246").row(0, named=True)
+    assert (pt2["game"], pt2["limit_type"], pt2["total_pot"], pt2["rake"]) == ("holdem", "no_limit", Decimal("32"), Decimal("1.60"))
+    assert t["unknown_lines"].filter(pl.col("text") == "Table leave user").height == 1  # a converted file's message

@@ -17,8 +17,8 @@ import re
 import polars as pl
 
 # A hand header: any PokerStars header naming a hand ("Hand", "Zoom Hand",
-# "Game", "Home Game Hand").
-HEADER_RE = r"^PokerStars (?:[A-Za-z]+ )*?(?:Hand|Game) #\d+"
+# "Game", "Home Game Hand"), in any case (PokerTracker 2 exports write "POKERSTARS GAME #").
+HEADER_RE = r"^(?i:PokerStars (?:[A-Za-z]+ )*?(?:Hand|Game)) #\d+"
 
 # An amount as written: optional currency prefix ("$", "€", "Rs. "), digits
 # with separators, optional currency suffix ("€" on decimal-comma clients).

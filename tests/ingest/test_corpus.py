@@ -85,6 +85,20 @@ def test_holdem_and_omaha_parse_rate(corpus):
     supported = r.headers_seen - unsupported
     rate = r.tables["hands"].height / supported
     print(f"\nHold'em/Omaha: {r.tables['hands'].height}/{supported} = {rate:.4%}")
+    # per corpus folder: stored / Hold'em-Omaha hands, and the reasons of the others
+    folder = pl.col("source_file").str.strip_prefix(str(STARS) + "/").str.split("/").list.first()
+    hq = q.filter((pl.col("input_kind") == "hand") & (pl.col("reason") != "unsupported site"))
+    per = (r.tables["hands"].group_by(folder.alias("folder")).agg(stored=pl.len())
+           .join(hq.group_by(folder.alias("folder")).agg(
+               unsupported=(pl.col("reason") == "unsupported game").sum(),
+               lost=(pl.col("reason") != "unsupported game").sum(),
+               reasons=pl.col("reason").filter(pl.col("reason") != "unsupported game").unique().sort().str.join(", ")),
+               on="folder", how="full", coalesce=True)
+           .with_columns(pl.col("stored", "unsupported", "lost").fill_null(0))
+           .with_columns(share=pl.col("stored") / (pl.col("stored") + pl.col("lost"))).sort("folder"))
+    with pl.Config(tbl_rows=20, fmt_str_lengths=80, tbl_width_chars=200):
+        print(per)
+    assert per["stored"].sum() == r.tables["hands"].height
     q = q.filter(pl.col("input_kind") == "hand")  # (text outside any hand: the test above)
     for row in q.filter(~pl.col("reason").is_in(["unsupported game", "unsupported site"])).iter_rows(named=True):
         print(f"  {row['reason']}: {Path(row['source_file']).name}:{row['position']} {row['detail'][:140]}")

@@ -83,7 +83,7 @@ def parse_files(paths: Iterable[str | Path], workers: int | None = None) -> Pars
     24 MB parsed by a process pool (2 workers by default, or RAILBIRD_PARSE_WORKERS);
     small inputs are parsed in-process as one batch. Worker processes are
     spawned (not forked)."""
-    paths = [str(p) for p in paths]
+    paths = [os.fsdecode(p) for p in paths]
     if not paths:
         return ParsedHands()
     sizes = [os.path.getsize(p) for p in paths]

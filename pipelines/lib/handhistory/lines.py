@@ -131,6 +131,8 @@ def _in_range(cents: pl.Series) -> pl.Series:
 
 def _money_series(s: pl.Series) -> pl.Series:
     s = s.cast(pl.String)
+    # (an amount written with more than ~30 characters is out of range anyway, and would overflow the decimal cast)
+    s = s.set(s.str.len_bytes() > 30, None) if s.len() else s
     plain = s.str.contains(_PLAIN_AMOUNT)
     n_other = s.len() - s.null_count() - int(plain.sum())
     if n_other == 0:

@@ -585,7 +585,8 @@ def _parse_lines(L: pl.DataFrame, files: list[str]) -> ParsedHands:  # noqa: C90
             inh=((pl.col("hid") > 0) & (pl.when(pl.col("is_hdr")).then(pl.col("fidx")).forward_fill() == pl.col("fidx")))
             .fill_null(False),
             ln=_g_index(_starts("hid")).cast(pl.Int32),
-            is_mk=t.str.contains(r"^\*\*\* [A-Za-z0-9 '-]+ \*\*\*(?: |$)"),
+            # (nothing but cards may follow: "*** FLOP *** collected $1 from pot" is a player named "*** FLOP ***")
+            is_mk=t.str.contains(r"^\*\*\* [A-Za-z0-9 '-]+ \*\*\*(?: +\[.*)?$"),
         )
         .collect()
     )
@@ -678,7 +679,8 @@ def _parse_lines(L: pl.DataFrame, files: list[str]) -> ParsedHands:  # noqa: C90
         pl.when(pl.col("is_mk")).then(pl.lit(_K["marker"], pl.UInt8))
         .when(t.str.ends_with('"') & t.str.contains(' said, "', literal=True)).then(pl.lit(_K["chat"], pl.UInt8))
         .when(pl.col("second")).then(pl.lit(_K["table"], pl.UInt8))
-        .when((pl.col("sec") == "setup") & t.str.starts_with("Seat ")).then(pl.lit(_K["seat"], pl.UInt8))
+        .when((pl.col("sec") == "setup") & t.str.starts_with("Seat ") & t.str.contains(" in chips", literal=True))
+        .then(pl.lit(_K["seat"], pl.UInt8))
         .when(pl.col("sec") == "summary").then(pl.lit(_K["summary"], pl.UInt8))
         .when(t.str.starts_with("Dealt to ")).then(pl.lit(_K["dealt"], pl.UInt8))
         .when(t.str.starts_with("Uncalled bet (")).then(pl.lit(_K["uncalled"], pl.UInt8))
@@ -710,7 +712,27 @@ def _parse_lines(L: pl.DataFrame, files: list[str]) -> ParsedHands:  # noqa: C90
     # unanchored pattern, their fields scattered back in place. Lines whose
     # name so found is not seated are tried again below with the greedy
     # pattern (names that themselves contain ": <verb>").
-    X = by_kind("x").with_columns(sp=t.str.splitn(": ", 2)).with_columns(
+    # dealt
+    D = by_kind("dealt").with_columns(g=t.str.extract_groups(G.DEALT_RE))
+    D = D.with_columns(player=pl.col("g").struct.field("1"), cards=pl.col("g").struct.field("2"), cards2=pl.col("g").struct.field("3"))
+    D = _known(D, names, "player", "known").drop("known_seat")
+    # names containing " [": retry the unknown ones with a greedy name
+    D_retry = D.filter(~pl.col("known")).with_columns(g=t.str.extract_groups(r"^Dealt to (.+) \[([^\]]*)\]$")).with_columns(
+        player=pl.col("g").struct.field("1"), cards=pl.col("g").struct.field("2"), cards2=pl.lit(None, pl.String)
+    ).drop("known")
+    D = pl.concat([D.filter(pl.col("known")).drop("known"), _known(D_retry, names, "player", "known").drop("known", "known_seat")],
+                  how="vertical_relaxed")
+    D = _known(D, names, "player", "known")
+    # greedy fallback for names containing " [": retry with the whole prefix
+    # a line that starts "Dealt to " but names no seated player may be another line of a player whose name starts
+    # "Dealt to" ("Dealt to: folds"): it goes on with the other lines
+    D_other = D.filter(~pl.col("known") | pl.col("cards").is_null()).select(empty_b.columns)
+    D = D.filter(pl.col("known") & pl.col("cards").is_not_null())
+
+    X = by_kind("x")
+    if D_other.height:
+        X = pl.concat([X, D_other], how="vertical").sort("hid", "ln", maintain_order=True)
+    X = X.with_columns(sp=t.str.splitn(": ", 2)).with_columns(
         player=pl.col("sp").struct.field("field_0"), rest=pl.col("sp").struct.field("field_1")).drop("sp")
     hit = X.get_column("rest").str.contains(G.VERB_AT_START_RE).fill_null(False)
     later = (~hit & X.get_column("rest").is_not_null()).arg_true()
@@ -792,22 +814,6 @@ def _parse_lines(L: pl.DataFrame, files: list[str]) -> ParsedHands:  # noqa: C90
     # showdown lines
     SH = V.filter(pl.col("verb").is_in(["shows", "mucks", "mucks hand", "doesn't show hand", "doesn't show"]))
     SH = SH.with_columns(cards=_cards_or_null(pl.col("tail").str.extract(r"^ \[([^\]]*)\]", 1)))
-
-    # dealt
-    D = by_kind("dealt").with_columns(g=t.str.extract_groups(G.DEALT_RE))
-    D = D.with_columns(player=pl.col("g").struct.field("1"), cards=pl.col("g").struct.field("2"), cards2=pl.col("g").struct.field("3"))
-    D = _known(D, names, "player", "known").drop("known_seat")
-    # names containing " [": retry the unknown ones with a greedy name
-    D_retry = D.filter(~pl.col("known")).with_columns(g=t.str.extract_groups(r"^Dealt to (.+) \[([^\]]*)\]$")).with_columns(
-        player=pl.col("g").struct.field("1"), cards=pl.col("g").struct.field("2"), cards2=pl.lit(None, pl.String)
-    ).drop("known")
-    D = pl.concat([D.filter(pl.col("known")).drop("known"), _known(D_retry, names, "player", "known").drop("known", "known_seat")],
-                  how="vertical_relaxed")
-    D = _known(D, names, "player", "known")
-    # greedy fallback for names containing " [": retry with the whole prefix
-    D_bad = D.filter(~pl.col("known") | pl.col("cards").is_null())
-    issues.append(_unparsed(D_bad, " (dealt to an unknown player)"))
-    D = D.filter(pl.col("known") & pl.col("cards").is_not_null())
 
     # uncalled
     U = by_kind("uncalled").with_columns(g=t.str.extract_groups(G.UNCALLED_RE))

@@ -26,20 +26,33 @@ _BATCH_BYTES = 24 * 1024 * 1024
 _HEADER_LINE = re.compile(HEADER_RE, re.M)
 
 
-def _pieces(text: str, max_chars: int) -> list[tuple[str, int]]:
-    """Cut a long text at hand-header lines into pieces of about ``max_chars``;
-    return (piece, number of lines before it). Short texts come back whole."""
+def _pieces(text: str, max_chars: int) -> list[tuple[int, int, int]]:
+    """Cut a long text into pieces of about ``max_chars``: (start, end, number of lines before the piece).
+
+    Cuts fall at hand-header lines; where no header comes for twice ``max_chars`` (text outside any hand, or a
+    hand of absurd size), after the last blank line (else line break) within ``max_chars``, so a piece never
+    holds more than twice that. Short texts come back whole."""
     if len(text) <= max_chars:
-        return [(text, 0)]
-    out: list[tuple[str, int]] = []
-    start, lines_before = 0, 0
+        return [(0, len(text), 0)]
+    bounds: list[int] = [0]
+
+    def line_cuts(upto: int) -> None:  # cut [bounds[-1], upto) at line breaks while it is over twice the size
+        while upto - bounds[-1] > 2 * max_chars:
+            lo, hi = bounds[-1] + 1, bounds[-1] + max_chars
+            nl = text.rfind("\n\n", lo, hi)  # (a blank line ends a hand: no hand is cut when there is one)
+            nl = nl + 1 if nl >= 0 else text.rfind("\n", lo, hi)
+            bounds.append(nl + 1 if nl >= 0 else hi)
+
     for m in _HEADER_LINE.finditer(text):
-        cut = m.start()
-        if cut - start >= max_chars:
-            out.append((text[start:cut], lines_before))
-            lines_before += text.count("\n", start, cut)
-            start = cut
-    out.append((text[start:], lines_before))
+        line_cuts(m.start())
+        if m.start() - bounds[-1] >= max_chars:
+            bounds.append(m.start())
+    line_cuts(len(text))
+    bounds.append(len(text))
+    out, lines_before = [], 0
+    for start, end in zip(bounds, bounds[1:]):
+        out.append((start, end, lines_before))
+        lines_before += text.count("\n", start, end)
     return out
 
 
@@ -56,7 +69,8 @@ def parse_texts(texts: list[str], names: list[str], max_chars: int | None = None
     parts: list[ParsedHands] = []
     size = 0
     for text, name in zip(texts, names):
-        for piece, before in _pieces(text, max_chars):
+        for start, end, before in _pieces(text, max_chars):
+            piece = text[start:end]
             if batch and size + len(piece) > max_chars:
                 parts.append(_parse_lines(_lines_frame(batch, batch_names, offsets), batch_names))
                 batch, batch_names, offsets, size = [], [], [], 0

@@ -218,14 +218,6 @@ def complete_part(text: str, recent: bool, abandoned: bool = False) -> tuple[str
     return text, recent
 
 
-def parse_texts(texts: list[str], names: list[str], max_chars: int | None = None):
-    """Parse several texts with the hand-history parser's batch entry (the one
-    ``parse_files`` uses): one vectorised pass per ~24 MB, a longer text cut at
-    hand headers into pieces."""
-    texts = [t.replace("\r\n", "\n").replace("\r", "\n").replace("\ufeff", "") for t in texts]
-    return _parse_texts(texts, names, PARSE_BATCH_BYTES if max_chars is None else max_chars)
-
-
 PARSE_BATCH_BYTES = 24 * 1024 * 1024
 
 

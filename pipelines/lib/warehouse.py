@@ -78,7 +78,7 @@ import duckdb
 import polars as pl
 
 from pipelines.lib.errors import RailbirdError
-from pipelines.lib.handhistory import decode_bytes, file_path
+from pipelines.lib.handhistory import decode_bytes, file_path, parse_texts
 from pipelines.lib.handhistory.lines import HEADER_RE
 
 HERE = Path(__file__).resolve().parent
@@ -565,8 +565,6 @@ def _reparse_children(texts: list[str], names: list[str]) -> dict[str, pl.DataFr
     All those hand texts go through the parser in one batch; each text holds
     one hand, so the child rows of a hand_id are exactly that copy's.
     """
-    from pipelines.lib.ingest import parse_texts
-
     if not texts:
         return {}
     parsed = parse_texts(texts, names)

@@ -173,3 +173,9 @@ def test_known_real_hands(corpus):
     pt2 = t["hands"].filter(pl.col("hand_id") == "13177128246").row(0, named=True)
     assert (pt2["game"], pt2["limit_type"], pt2["total_pot"], pt2["rake"]) == ("holdem", "no_limit", Decimal("32"), Decimal("1.60"))
     assert t["unknown_lines"].filter(pl.col("text") == "Table leave user").height == 1  # a converted file's message
+    # layouts railbird does not read are named in the quarantine
+    q = r.quarantine
+    hm1 = q.filter(pl.col("source_file").str.contains("HM1", literal=True))
+    assert hm1.height == 2 and hm1["detail"].str.contains("Holdem Manager 1 export", literal=True).all()
+    assert q.filter(pl.col("source_file").str.ends_with("/sample1.txt"))["detail"].str.contains(
+        "broken over two lines", literal=True).all()

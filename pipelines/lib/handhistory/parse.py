@@ -302,6 +302,17 @@ MONEY_OR_ACTION_RE = (
 )
 
 
+# A layout railbird does not read, named in the detail of the hands it makes unbalanced: Holdem Manager 1 exports
+# write the total pot net of rake (what was collected) and drop the uncalled-bet line.
+_LAYOUT_NET_OF_RAKE = (
+    pl.when((pl.col("coll_pot") == pl.col("total")) & (pl.col("rake") > 0)
+            & (pl.col("sum_put") + pl.col("stp") >= pl.col("total") + pl.col("rake")))
+    .then(pl.lit(" (the layout of a Holdem Manager 1 export: total pot written net of rake, no uncalled-bet line;"
+                 " not read)"))
+    .otherwise(pl.lit(""))
+)
+
+
 def _cards_or_null(cards: pl.Expr) -> pl.Expr:
     """Cards as written between brackets, or null when the brackets hold none (an export that blanks shown cards)."""
     return pl.when(cards.str.strip_chars() != "").then(cards)
@@ -1191,9 +1202,9 @@ def _parse_lines(L: pl.DataFrame, files: list[str]) -> ParsedHands:  # noqa: C90
     issues.append(_issue(over_paid, 6, "unbalanced", pl.lit("a pot paid out more than the summary states it held")))
     fmt = lambda c: G.cents_to_decimal(pl.col(c)).cast(pl.String).fill_null("-")  # noqa: E731  (display only)
     issues.append(_issue(unbalanced, 6, "unbalanced", pl.format(
-        "put_in {} + STP {} vs total pot {}; collected {} + rake {} + not awarded {}; main {} + sides {}; min stack_end {}; min put_in {}",
+        "put_in {} + STP {} vs total pot {}; collected {} + rake {} + not awarded {}; main {} + sides {}; min stack_end {}; min put_in {}{}",
         fmt("sum_put"), fmt("stp"), fmt("total"), fmt("coll_pot"), fmt("rake"), fmt("not_awarded"),
-        fmt("main"), fmt("side_sum"), fmt("min_stack_end"), fmt("min_put"))))
+        fmt("main"), fmt("side_sum"), fmt("min_stack_end"), fmt("min_put"), _LAYOUT_NET_OF_RAKE)))
 
     # --- decide --------------------------------------------------------------------------
     ISS = pl.concat([i for i in issues if i.height], how="vertical") if any(i.height for i in issues) else pl.DataFrame(schema={"hid": pl.Int32, "prio": pl.Int32, "reason": pl.String, "detail": pl.String})

@@ -97,3 +97,22 @@ def test_a_byte_order_mark_on_a_file_decoded_as_windows_1252_is_stripped(showdow
     r = _parse(decoded)
     assert r.tables["hands"].height == 1 and r.quarantine.height == 0
     assert "Jos\u00e9" in r.tables["seats"]["player"].to_list()
+
+
+def test_a_research_dump_with_hashed_names_and_blanked_cards_is_stored_with_the_cards_unknown(showdown_hand):
+    import hashlib
+
+    names = re.findall(r"(?m)^Seat \d+: (.+?) \(\$[\d.]+ in chips\)", showdown_hand)
+    dump = showdown_hand
+    for n in sorted(names, key=len, reverse=True):
+        dump = re.sub(rf"(?<!\w){re.escape(n)}(?!\w)", hashlib.md5(n.encode()).hexdigest(), dump)
+    dump = re.sub(r"(?m)^(Dealt to \S+) \[[^\]]*\]$", r"\1 [?? ??]", dump)
+    dump = re.sub(r"(shows|showed) \[[^\]]*\]", r"\1 [?? ??]", dump)
+    assert "[?? ??]" in dump and "Dealt to" in dump
+    whole, r = _parse(showdown_hand), _parse(dump)
+    assert r.quarantine.height == 0 and r.tables["hands"].height == 1
+    assert r.tables["hole_cards"].height == 0  # every card blanked: none stored, none made up
+    h = r.tables["hands"].row(0, named=True)
+    assert h["n_players"] == whole.tables["hands"].item(0, "n_players") and not h["all_cards_known"]
+    assert r.tables["seats"].drop("player").equals(whole.tables["seats"].drop("player"))
+    assert r.tables["actions"].drop("player").equals(whole.tables["actions"].drop("player"))

@@ -314,8 +314,9 @@ _LAYOUT_NET_OF_RAKE = (
 
 
 def _cards_or_null(cards: pl.Expr) -> pl.Expr:
-    """Cards as written between brackets, or null when the brackets hold none (an export that blanks shown cards)."""
-    return pl.when(cards.str.strip_chars() != "").then(cards)
+    """Cards as written between brackets, or null when the brackets hold no card (``[ ]``, ``[?? ??]``: an export
+    or a research dump that blanks the cards)."""
+    return pl.when(cards.str.contains(r"[2-9TJQKA][cdhs]")).then(cards)
 
 
 def _unknown_lines(df: pl.DataFrame, names: "_Names", issues: list[pl.DataFrame]) -> pl.DataFrame:
@@ -738,7 +739,8 @@ def _parse_lines(L: pl.DataFrame, files: list[str]) -> ParsedHands:  # noqa: C90
     # a line that starts "Dealt to " but names no seated player may be another line of a player whose name starts
     # "Dealt to" ("Dealt to: folds"): it goes on with the other lines
     D_other = D.filter(~pl.col("known") | pl.col("cards").is_null()).select(empty_b.columns)
-    D = D.filter(pl.col("known") & pl.col("cards").is_not_null())
+    # (blanked cards: the player was dealt in, the cards are unknown)
+    D = D.filter(pl.col("known") & pl.col("cards").is_not_null()).with_columns(cards=_cards_or_null(pl.col("cards")))
 
     X = by_kind("x")
     if D_other.height:
@@ -1153,7 +1155,7 @@ def _parse_lines(L: pl.DataFrame, files: list[str]) -> ParsedHands:  # noqa: C90
                                   min_stack_end=pl.col("stack_end").min(), min_put=pl.col("put_in").min(),
                                   sum_put=pl.col("put_in").sum())
     dealt_in_with_cards = S.filter(pl.col("dealt_in")).join(
-        D.select("hid", seat=pl.col("known_seat")), on=["hid", "seat"], how="semi").group_by("hid").agg(n_known=pl.len())
+        D.filter(pl.col("cards").is_not_null()).select("hid", seat=pl.col("known_seat")), on=["hid", "seat"], how="semi").group_by("hid").agg(n_known=pl.len())
     H = (
         H.join(dstat, on="hid", how="left").join(nstat, on="hid", how="left")
         .join(dealt_in_with_cards, on="hid", how="left").join(TOT, on="hid", how="left")
@@ -1273,7 +1275,8 @@ def _parse_lines(L: pl.DataFrame, files: list[str]) -> ParsedHands:  # noqa: C90
         SH.filter(pl.col("cards").is_not_null()).select("hid", "player", "cards", "ln"),
         SS.filter(pl.col("cards").is_not_null()).select("hid", "player", "cards", "ln"),
     ], how="vertical").with_columns(source=pl.lit("shown"), pri=pl.lit(1))
-    dealt = D.select("hid", "player", "cards", "ln").with_columns(source=pl.lit("dealt"), pri=pl.lit(0))
+    dealt = D.filter(pl.col("cards").is_not_null()).select("hid", "player", "cards", "ln").with_columns(
+        source=pl.lit("dealt"), pri=pl.lit(0))
     HC = pl.concat([dealt, shown], how="vertical").with_columns(cards=pl.col("cards").str.strip_chars().str.split(" "))
     HC = HC.with_columns(nc=pl.col("cards").list.len()).sort(["hid", "player", "pri", "nc"], descending=[False, False, False, True])
     HC = HC.unique(["hid", "player"], keep="first", maintain_order=True)

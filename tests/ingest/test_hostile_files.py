@@ -9,7 +9,7 @@ import pytest
 
 from pipelines.lib import ingest
 from pipelines.lib import warehouse as wh
-from pipelines.lib.handhistory import file_name, file_path, parse_texts
+from pipelines.lib.handhistory import _pieces, file_name, file_path, parse_texts
 
 SAMPLE = "ChazDazzle__fpdb-chaz/pyfpdb/regression-test-files/cash/Stars/Flop/NLHE-6max-USD-0.05-0.10-200911.txt"
 SECRET = "TOP SECRET: this text lives outside the landing folder"
@@ -111,8 +111,6 @@ def test_links_out_of_the_landing_folder_are_refused_and_logged(tmp_path, real_h
 
 
 def test_text_without_hands_is_cut_in_pieces_of_bounded_size(real_hands):
-    from pipelines.lib.handhistory import _pieces
-
     junk = "\n".join(f"junk line {i} " + "x" * 90 for i in range(300)) + "\n"
     text = junk + _file(real_hands[:3]) + junk
     pieces = _pieces(text, 2000)

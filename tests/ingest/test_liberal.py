@@ -7,6 +7,7 @@ on a file that is not valid UTF-8 as a whole. Lines that could change an amount 
 from __future__ import annotations
 
 import codecs
+import hashlib
 import re
 
 import polars as pl
@@ -100,8 +101,6 @@ def test_a_byte_order_mark_on_a_file_decoded_as_windows_1252_is_stripped(showdow
 
 
 def test_a_research_dump_with_hashed_names_and_blanked_cards_is_stored_with_the_cards_unknown(showdown_hand):
-    import hashlib
-
     names = re.findall(r"(?m)^Seat \d+: (.+?) \(\$[\d.]+ in chips\)", showdown_hand)
     dump = showdown_hand
     for n in sorted(names, key=len, reverse=True):

@@ -24,20 +24,24 @@ _BATCH_BYTES = 24 * 1024 * 1024
 
 
 _HEADER_LINE = re.compile(HEADER_RE, re.M)
+# No real hand comes near this size: text this long without a hand header is never a hand to keep whole.
+_MIN_LINE_CUT = 1 << 20
 
 
 def _pieces(text: str, max_chars: int) -> list[tuple[int, int, int]]:
     """Cut a long text into pieces of about ``max_chars``: (start, end, number of lines before the piece).
 
-    Cuts fall at hand-header lines; where no header comes for twice ``max_chars`` (text outside any hand, or a
-    hand of absurd size), after the last blank line (else line break) within ``max_chars``, so a piece never
-    holds more than twice that. Short texts come back whole."""
+    Cuts fall at hand-header lines; where no header comes for twice ``max_chars`` and at least
+    ``_MIN_LINE_CUT`` (text outside any hand, or a hand of absurd size), after the last blank line (else line
+    break) within ``max_chars``, so a piece never holds more than that. Short texts come back whole."""
     if len(text) <= max_chars:
         return [(0, len(text), 0)]
     bounds: list[int] = [0]
 
-    def line_cuts(upto: int) -> None:  # cut [bounds[-1], upto) at line breaks while it is over twice the size
-        while upto - bounds[-1] > 2 * max_chars:
+    limit = max(2 * max_chars, _MIN_LINE_CUT)
+
+    def line_cuts(upto: int) -> None:  # cut [bounds[-1], upto) at line breaks while it is over the limit
+        while upto - bounds[-1] > limit:
             lo, hi = bounds[-1] + 1, bounds[-1] + max_chars
             nl = text.rfind("\n\n", lo, hi)  # (a blank line ends a hand: no hand is cut when there is one)
             nl = nl + 1 if nl >= 0 else text.rfind("\n", lo, hi)

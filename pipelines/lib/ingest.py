@@ -294,6 +294,7 @@ def _read_chunk(files: list[FileInfo], growing_seconds: float, now: float,
                 pass
         log.append({"source_file": file_name(info.path), "file_kind": info.kind, "size_bytes": info.size if info.size >= 0 else None,
                     "mtime": info.mtime, "sha256": info.sha256, "status": status})
+        data = text = None  # (a file's bytes are not kept while the chunk is parsed)
     batch = wh.Batch()
     if texts:
         # decode_bytes already normalised line ends and BOMs; a file larger than

@@ -230,7 +230,7 @@ CREATE TABLE IF NOT EXISTS quarantine (
 CREATE TABLE IF NOT EXISTS ingest_log (
     run_id        VARCHAR NOT NULL,
     source_file   VARCHAR NOT NULL,
-    file_kind     VARCHAR NOT NULL,        -- 'hands' | 'events' | 'accounts' | 'labels' | 'ignored'
+    file_kind     VARCHAR NOT NULL,        -- 'hands' | 'events' | 'accounts' | 'labels' | 'ignored' | 'refused'
     size_bytes    BIGINT,
     mtime         TIMESTAMP,
     sha256        VARCHAR,
@@ -460,7 +460,7 @@ COMMENT ON COLUMN quarantine.quarantined_at IS 'When it was quarantined (UTC).';
 COMMENT ON TABLE ingest_log IS 'One row per file per run that read or noted it: what it was, its fingerprint, status and counts.';
 COMMENT ON COLUMN ingest_log.run_id IS 'The run.';
 COMMENT ON COLUMN ingest_log.source_file IS 'File path (absolute).';
-COMMENT ON COLUMN ingest_log.file_kind IS 'hands, events, accounts, labels or ignored.';
+COMMENT ON COLUMN ingest_log.file_kind IS 'hands, events, accounts, labels, ignored, or refused (a symbolic link out of the landing folder).';
 COMMENT ON COLUMN ingest_log.size_bytes IS 'File size when read.';
 COMMENT ON COLUMN ingest_log.mtime IS 'File modification time when read (UTC).';
 COMMENT ON COLUMN ingest_log.sha256 IS 'SHA-256 of the file content when read.';

@@ -104,6 +104,8 @@ def test_links_out_of_the_landing_folder_are_refused_and_logged(tmp_path, real_h
     assert len(log) == 4
     q = t["quarantine"]
     assert sorted(q["reason"].to_list()) == ["link out of the landing folder"] * 2
+    again = _ingest([land], tmp_path / "wh.duckdb")  # unchanged links: not logged or quarantined again
+    assert again["quarantine"].height == 2 and again["ingest_log"].height == t["ingest_log"].height
     for frame in t.values():
         for col in frame.columns:
             if frame[col].dtype == str or str(frame[col].dtype) == "String":

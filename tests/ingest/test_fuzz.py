@@ -27,6 +27,7 @@ NAMES = [
     '"quoted', "trailing\"", 'in"side', "back\\slash", "[brackets]", "colon: inside", "a:b", "#$%&<>", "run   of spaces",
     "Ünïcödé", "名前テスト", "игрок", "🂡🃏 ace", "Seat 1:", "folds", "said,", "*** FLOP ***", "Total pot", "x",
     "a" * 30, "O'Brien", "{json}", "Dealt to", "Uncalled bet", "collected", "<script>alert(1)</script>",
+    "trailing space ", " leading space", "  both  ",
 ]
 FILE_NAMES = [b"bad\xffname.txt", b"caf\xe9 latin1.txt", b"new\nline.txt", b"tab\tand space .txt", "emoji 🂡.txt".encode(),
               b"-dash.txt", b"..dots.txt", b"back\\slash.txt", b"quote'\".txt"]

@@ -252,6 +252,11 @@ class _Names:
             names.select("hid", "player", "seat").unique(["hid", "player"], keep="first", maintain_order=True)
             if collision else None
         )
+        # names with spaces at an end, by their stripped form (when no other name of the hand strips to it): a line's
+        # own spaces at its ends are stripped, so "Uncalled bet ($1) returned to x " names the seat "x "
+        stripped = names.select("hid", _n=pl.col("player").str.strip_chars(), _p="player", _s="seat")
+        stripped = stripped.filter(~pl.struct("hid", "_n").is_duplicated())
+        self.spaced = stripped.filter(pl.col("_n") != pl.col("_p")).drop_nulls("_n")
 
 
 def _name_key(col: str) -> pl.Expr:
@@ -260,7 +265,25 @@ def _name_key(col: str) -> pl.Expr:
 
 def _known(df: pl.DataFrame, names: _Names, col: str, flag: str) -> pl.DataFrame:
     """Add boolean ``flag``: is ``df[col]`` one of the seat names of the same hand
-    (and ``{flag}_seat``, its seat)."""
+    (and ``{flag}_seat``, its seat). A name found only as the stripped form of a seat name with spaces at an end
+    is that seat's, and ``df[col]`` becomes the seat's name as written."""
+    out = _known_exact(df, names, col, flag)
+    if names.spaced.height == 0 or bool(out.get_column(flag).all()):
+        return out
+    miss = (~out.get_column(flag)).arg_true()
+    m = out[miss].select("hid", _n=pl.col(col).str.strip_chars()).join(
+        names.spaced, on=["hid", "_n"], how="left", maintain_order="left")
+    found = m.get_column("_p").is_not_null()
+    return out.with_columns(
+        out.get_column(col).scatter(miss, pl.select(pl.when(found).then(m.get_column("_p"))
+                                                    .otherwise(out.get_column(col).gather(miss))).to_series()),
+        out.get_column(f"{flag}_seat").scatter(miss, m.get_column("_s").cast(out.schema[f"{flag}_seat"])),
+        out.get_column(flag).scatter(miss, found),
+    )
+
+
+def _known_exact(df: pl.DataFrame, names: _Names, col: str, flag: str) -> pl.DataFrame:
+    """:func:`_known` for names as written."""
     if names.keyed is None:
         right = names.exact.select(
             "hid", pl.col("player").alias(col), pl.col("seat").alias(f"{flag}_seat")

@@ -7,6 +7,10 @@ text with ``\\n`` ends), split into lines, and the lines go into DuckDB as one
 column; everything after that is set-based SQL: ``json_valid`` and
 ``json_type = 'OBJECT'`` pick the JSON objects, ``->>`` extracts the fields,
 ``TRY_CAST(ts AS TIMESTAMPTZ)`` parses ISO-8601 (``Z`` or an offset) to UTC.
+Every field has a type and a range (``_TEXT_FIELDS``, ``_ID_FIELDS``,
+``_INT_FIELDS``, ``amount`` a finite DECIMAL(18,2), ``ts`` in 1970..2100, at
+most ``MAX_BRACKETS`` brackets in a line): the first field that breaks them
+quarantines the line as ``bad field`` with the field and the reason named.
 A line that is not a JSON object, lacks a non-empty ``ts``/``type``/``account``,
 has a ``ts`` that does not parse, or lacks the fields its type needs
 (``session`` for login/logout, ``tournament`` for register/unregister,
@@ -40,28 +44,93 @@ from pipelines.lib.handhistory.parse import QUARANTINE_RAW_CHARS as RAW_CHARS
 from pipelines.lib.warehouse import Batch, empty_quarantine
 
 
+# Every field an event may carry: its JSON types and, for numbers, its range. A field absent or JSON null is
+# "missing" (required or not by the type of event, below); a field of another type or out of range makes the event
+# "bad field" with the field named. Text fields hold at most MAX_TEXT characters; ts lies in [TS_MIN, TS_MAX).
+_TEXT_FIELDS = ["ts", "type", "account", "session", "ip", "device", "table", "currency", "to"]
+_ID_FIELDS = ["tournament", "hand"]  # a string, or an integer written as a number
+_INT_FIELDS = {"action": (0, 100_000), "ms": (0, 7 * 24 * 3600 * 1000)}
+MAX_TEXT = 1000
+MAX_BRACKETS = 64
+TS_MIN, TS_MAX = "1970-01-01", "2100-01-01"
+
+
+_FIELDS = _TEXT_FIELDS + _ID_FIELDS + list(_INT_FIELDS) + ["amount"]
+# the JSON types and the text of every field, each a list read with one parse of the line (a path list)
+_PATHS = "[" + ", ".join(f"'$.{f}'" for f in _FIELDS) + "]"
+
+
+def _ty(f: str) -> str:
+    return f"coalesce(ty[{_FIELDS.index(f) + 1}], 'NULL')"
+
+
+def _va(f: str) -> str:
+    return f"va[{_FIELDS.index(f) + 1}]"
+
+
+def _json_kind(f: str) -> str:
+    """SQL: the JSON type of field ``f`` in plain words (a number, not 'ubigint')."""
+    return (f"replace(replace(replace(lower({_ty(f)}), 'ubigint', 'number'), 'bigint', 'number'), "
+            f"'double', 'number')")
+
+
+def _field_checks() -> str:
+    """SQL CASE branches: (field, why) of the first field that breaks its type or range."""
+    out = []
+    for f in _TEXT_FIELDS:
+        out.append(f"WHEN {_ty(f)} NOT IN ('VARCHAR', 'NULL') THEN ['{f}', 'a JSON ' || {_json_kind(f)} || "
+                   f"', not a string']")
+        out.append(f"WHEN length({_va(f)}) > {MAX_TEXT} THEN ['{f}', 'longer than {MAX_TEXT} characters']")
+    for f in _ID_FIELDS:
+        out.append(f"WHEN {_ty(f)} NOT IN ('VARCHAR', 'NULL', 'BIGINT', 'UBIGINT') THEN ['{f}', "
+                   f"'a JSON ' || {_json_kind(f)} || ', not a string or an integer']")
+        out.append(f"WHEN length({_va(f)}) > {MAX_TEXT} THEN ['{f}', 'longer than {MAX_TEXT} characters']")
+    for f, (lo, hi) in _INT_FIELDS.items():
+        out.append(f"WHEN {_ty(f)} NOT IN ('BIGINT', 'UBIGINT', 'NULL') THEN ['{f}', 'a JSON ' || {_json_kind(f)} || "
+                   f"', not an integer']")
+        out.append(f"WHEN {_ty(f)} <> 'NULL' AND NOT coalesce(TRY_CAST({_va(f)} AS BIGINT) "
+                   f"BETWEEN {lo} AND {hi}, false) THEN ['{f}', 'outside {lo}..{hi:,}']")
+    out.append(f"WHEN {_ty('amount')} NOT IN ('BIGINT', 'UBIGINT', 'DOUBLE', 'VARCHAR', 'NULL') THEN "
+               f"['amount', 'a JSON ' || {_json_kind('amount')} || ', not a number']")
+    out.append(f"WHEN {_ty('amount')} <> 'NULL' AND TRY_CAST({_va('amount')} AS DECIMAL(18,2)) IS NULL THEN "
+               f"['amount', 'not a finite number within DECIMAL(18,2): ' || left({_va('amount')}, 40)]")
+    out.append(f"WHEN ts IS NOT NULL AND NOT (ts >= TIMESTAMP '{TS_MIN}' AND ts < TIMESTAMP '{TS_MAX}') THEN "
+               f"['ts', 'outside {TS_MIN}..{TS_MAX}: ' || left(ts_raw, 40)]")
+    return "\n           ".join(out)
+
+
 _EVENTS_SQL = r"""
 WITH src AS (
     SELECT line_no, raw,
-           coalesce(CASE WHEN json_valid(raw) THEN json_type(raw) = 'OBJECT' END, false) AS is_obj
+           length(raw) - length(replace(replace(raw, '[', ''), '{', '')) AS brackets
     FROM _railbird_lines WHERE trim(raw) <> ''
 ), obj AS (
-    SELECT line_no, raw, is_obj,
-           CASE WHEN is_obj THEN raw::JSON END AS j
+    SELECT line_no, raw, brackets,
+           brackets <= """ + str(MAX_BRACKETS) + r""" AND coalesce(CASE WHEN json_valid(raw) THEN json_type(raw) = 'OBJECT' END, false) AS is_obj
     FROM src
-), f AS (
-    SELECT line_no, raw, is_obj, j,
-           j->>'ts' AS ts_raw, j->>'type' AS type, j->>'account' AS account,
-           TRY_CAST(j->>'ts' AS TIMESTAMPTZ) AT TIME ZONE 'UTC' AS ts
+), f0 AS (
+    SELECT line_no, raw, brackets, is_obj, CASE WHEN is_obj THEN raw::JSON END AS j
     FROM obj
+), f AS (
+    SELECT line_no, raw, brackets, is_obj, j,
+           j->>'ts' AS ts_raw, j->>'type' AS type, j->>'account' AS account,
+           TRY_CAST(j->>'ts' AS TIMESTAMPTZ) AT TIME ZONE 'UTC' AS ts,
+           json_type(j, """ + _PATHS + r""") AS ty, json_extract_string(j, """ + _PATHS + r""") AS va
+    FROM f0
+), c AS (
+    SELECT *, CASE """ + _field_checks() + r""" END AS bad
+    FROM f
 )
 SELECT line_no, raw, j::VARCHAR AS payload, ts, type, account,
-       j->>'session' AS session, j->>'ip' AS ip, j->>'device' AS device,
-       j->>'table' AS table_name, j->>'tournament' AS tournament_id,
-       j->>'hand' AS hand_id, TRY_CAST(j->>'action' AS INTEGER) AS seq, TRY_CAST(j->>'ms' AS INTEGER) AS ms,
-       j->>'to' AS to_account, TRY_CAST(j->>'amount' AS DECIMAL(18,2)) AS amount, j->>'currency' AS currency,
+       """ + ", ".join(f"{_va(f)} AS {a}" for f, a in [("session", "session"), ("ip", "ip"), ("device", "device"),
+       ("table", "table_name"), ("tournament", "tournament_id"), ("hand", "hand_id"), ("to", "to_account"),
+       ("currency", "currency")]) + r""",
+       TRY_CAST(""" + _va("action") + r""" AS INTEGER) AS seq, TRY_CAST(""" + _va("ms") + r""" AS INTEGER) AS ms,
+       TRY_CAST(""" + _va("amount") + r""" AS DECIMAL(18,2)) AS amount,
        CASE
+         WHEN brackets > """ + str(MAX_BRACKETS) + r""" THEN 'too deeply nested'
          WHEN NOT is_obj THEN 'not a JSON object'
+         WHEN bad IS NOT NULL THEN 'bad field'
          WHEN coalesce(trim(ts_raw), '') = '' OR coalesce(trim(type), '') = '' OR coalesce(trim(account), '') = ''
               THEN 'missing field'
          WHEN ts IS NULL THEN 'bad ts'
@@ -73,13 +142,15 @@ SELECT line_no, raw, j::VARCHAR AS payload, ts, type, account,
               THEN 'missing field'
        END AS reason,
        CASE
+         WHEN brackets > """ + str(MAX_BRACKETS) + r""" THEN 'more than """ + str(MAX_BRACKETS) + r""" brackets: nesting that deep is no event'
          WHEN NOT is_obj THEN 'line is not a JSON object'
+         WHEN bad IS NOT NULL THEN 'field ' || bad[1] || ': ' || bad[2]
          WHEN coalesce(trim(ts_raw), '') = '' OR coalesce(trim(type), '') = '' OR coalesce(trim(account), '') = ''
               THEN 'an event needs ts, type and account'
          WHEN ts IS NULL THEN 'ts is not an ISO-8601 timestamp: ' || ts_raw
          ELSE 'a ' || type || ' event lacks a field it needs'
        END AS detail
-FROM f
+FROM c
 """
 
 
@@ -101,7 +172,7 @@ def parse_events_text(text: str, source_file: str) -> Batch:
     good = ev.filter(pl.col("reason").is_null())
     quarantine = bad.select(
         pl.lit(source_file).alias("source_file"), pl.col("line_no").alias("position"), pl.lit("event").alias("input_kind"),
-        pl.lit(None, dtype=pl.String).alias("hand_id"), "reason", "detail", "raw",
+        pl.lit(None, dtype=pl.String).alias("hand_id"), "reason", "detail", pl.col("raw").str.slice(0, RAW_CHARS),
     )
     t = pl.col("type")
     tables = {

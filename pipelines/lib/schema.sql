@@ -114,6 +114,14 @@ CREATE TABLE IF NOT EXISTS table_events (
     -- unique on (hand_id, line): kept by the loader (warehouse.py), not by an index
 );
 
+CREATE TABLE IF NOT EXISTS unknown_lines (
+    hand_id  VARCHAR NOT NULL,
+    line     INTEGER NOT NULL,             -- 0-based line within the hand text
+    kind     VARCHAR NOT NULL,             -- 'blanked show' | 'unknown'
+    text     VARCHAR NOT NULL              -- the line as written (surrounding whitespace removed)
+    -- unique on (hand_id, line): kept by the loader (warehouse.py), not by an index
+);
+
 CREATE TABLE IF NOT EXISTS tournaments (
     tournament_id  VARCHAR PRIMARY KEY,
     buy_in         DECIMAL(18,2),          -- prize-pool part of the buy-in
@@ -222,11 +230,11 @@ CREATE TABLE IF NOT EXISTS quarantine (
 CREATE TABLE IF NOT EXISTS ingest_log (
     run_id        VARCHAR NOT NULL,
     source_file   VARCHAR NOT NULL,
-    file_kind     VARCHAR NOT NULL,        -- 'hands' | 'events' | 'accounts' | 'labels' | 'ignored'
+    file_kind     VARCHAR NOT NULL,        -- 'hands' | 'events' | 'accounts' | 'labels' | 'ignored' | 'refused'
     size_bytes    BIGINT,
     mtime         TIMESTAMP,
     sha256        VARCHAR,
-    status        VARCHAR NOT NULL,        -- 'done' | 'growing' (read again later) | 'ignored' | 'failed'
+    status        VARCHAR NOT NULL,        -- 'done' | 'growing' (read again later) | 'ignored' | 'failed' | 'refused'
     stored        INTEGER,                 -- hands / events / rows stored
     duplicates    INTEGER,
     quarantined   INTEGER,
@@ -356,6 +364,12 @@ COMMENT ON COLUMN table_events.player IS 'Player concerned, if any.';
 COMMENT ON COLUMN table_events.event IS 'sitting_out, timed_out, timed_out_disconnected, disconnected, connected, returned, joins, leaves, chat, cashed_out or other.';
 COMMENT ON COLUMN table_events.detail IS 'Chat text, seat number joined, or other detail (attacker-controlled text: escape it).';
 
+COMMENT ON TABLE unknown_lines IS 'Lines of a stored hand that no pattern reads and that carry no money and no action (a client message, a show line whose cards the export blanked); the hand balanced and was stored. Lines that could change an amount quarantine their hand instead.';
+COMMENT ON COLUMN unknown_lines.hand_id IS 'The hand (hands.hand_id).';
+COMMENT ON COLUMN unknown_lines.line IS '0-based line within the hand text (as table_events.line).';
+COMMENT ON COLUMN unknown_lines.kind IS 'blanked show (a seated name and a colon, nothing after: the cards shown were blanked, so they are unknown) or unknown (no money, no action, not a line railbird knows).';
+COMMENT ON COLUMN unknown_lines.text IS 'The line as written, surrounding whitespace removed (attacker-controlled text: escape it).';
+
 COMMENT ON TABLE tournaments IS 'One row per tournament seen in the hands, merged over runs (first/last hand times widen).';
 COMMENT ON COLUMN tournaments.tournament_id IS 'The number after "Tournament #".';
 COMMENT ON COLUMN tournaments.buy_in IS 'Prize-pool part of the buy-in.';
@@ -446,11 +460,11 @@ COMMENT ON COLUMN quarantine.quarantined_at IS 'When it was quarantined (UTC).';
 COMMENT ON TABLE ingest_log IS 'One row per file per run that read or noted it: what it was, its fingerprint, status and counts.';
 COMMENT ON COLUMN ingest_log.run_id IS 'The run.';
 COMMENT ON COLUMN ingest_log.source_file IS 'File path (absolute).';
-COMMENT ON COLUMN ingest_log.file_kind IS 'hands, events, accounts, labels or ignored.';
+COMMENT ON COLUMN ingest_log.file_kind IS 'hands, events, accounts, labels, ignored, or refused (a symbolic link out of the landing folder).';
 COMMENT ON COLUMN ingest_log.size_bytes IS 'File size when read.';
 COMMENT ON COLUMN ingest_log.mtime IS 'File modification time when read (UTC).';
 COMMENT ON COLUMN ingest_log.sha256 IS 'SHA-256 of the file content when read.';
-COMMENT ON COLUMN ingest_log.status IS 'done, growing (read again next run), ignored or failed.';
+COMMENT ON COLUMN ingest_log.status IS 'done, growing (read again next run), ignored, failed, or refused (a symbolic link out of the landing folder: logged and quarantined, never followed).';
 COMMENT ON COLUMN ingest_log.stored IS 'Hands / events / rows read from the file and stored (hands: new ones).';
 COMMENT ON COLUMN ingest_log.duplicates IS 'Hands already stored with the same content.';
 COMMENT ON COLUMN ingest_log.quarantined IS 'Hands / lines / rows quarantined.';

@@ -78,7 +78,7 @@ import duckdb
 import polars as pl
 
 from pipelines.lib.errors import RailbirdError
-from pipelines.lib.handhistory import decode_bytes
+from pipelines.lib.handhistory import decode_bytes, file_path, parse_texts
 from pipelines.lib.handhistory.lines import HEADER_RE
 
 HERE = Path(__file__).resolve().parent
@@ -87,7 +87,7 @@ VIEWS_SQL = HERE / "views.sql"
 
 HAND_TABLES = [
     "hands", "seats", "actions", "hole_cards", "boards", "pots", "collections",
-    "table_events", "tournaments", "tournament_finishes", "bounties",
+    "table_events", "tournaments", "tournament_finishes", "bounties", "unknown_lines",
 ]
 #: hand child tables (keyed by hand_id) and their unique key: a batch's rows are deduplicated on it
 #: (the hand-keyed tables have no index to enforce it; ``tournament_finishes`` uses ``ON CONFLICT DO NOTHING``)
@@ -101,6 +101,7 @@ CHILD_TABLES = {
     "table_events": ("hand_id", "line"),
     "tournament_finishes": ("tournament_id", "player"),
     "bounties": None,
+    "unknown_lines": ("hand_id", "line"),
 }
 #: child tables keyed by their hand (every row belongs to one hand): a parse worker may write them to Parquet itself
 SPILL_TABLES = [name for name, key in CHILD_TABLES.items() if key is None or key[0] == "hand_id"]
@@ -499,7 +500,8 @@ class _RawText:
     def lines(self, source_file: str) -> list[str]:
         if source_file not in self._lines:
             try:
-                self._lines[source_file] = decode_bytes(Path(source_file).read_bytes()).splitlines()
+                with open(file_path(source_file), "rb") as fh:
+                    self._lines[source_file] = decode_bytes(fh.read()).splitlines()
             except OSError:
                 self._lines[source_file] = []
         return self._lines[source_file]
@@ -563,8 +565,6 @@ def _reparse_children(texts: list[str], names: list[str]) -> dict[str, pl.DataFr
     All those hand texts go through the parser in one batch; each text holds
     one hand, so the child rows of a hand_id are exactly that copy's.
     """
-    from pipelines.lib.ingest import parse_texts
-
     if not texts:
         return {}
     parsed = parse_texts(texts, names)

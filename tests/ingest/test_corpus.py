@@ -29,8 +29,8 @@ SCHEMA = Path(__file__).resolve().parents[2] / "pipelines" / "lib" / "schema.sql
 
 pytestmark = pytest.mark.skipif(not STARS.is_dir(), reason=f"real corpus folder {STARS} is absent")
 
-_HEADER = re.compile(
-    r"^[ \t]*PokerStars (?:Zoom Hand|Hand|Game|Home Game Hand|Home Game) #\d+", re.M
+_HEADER = re.compile(  # (any case: the PokerTracker 2 export writes "POKERSTARS GAME #")
+    r"^[ \t]*PokerStars (?:Zoom Hand|Hand|Game|Home Game Hand|Home Game) #\d+", re.M | re.I
 )
 # another room's hand header in PokerStars' layout, e.g. "Run It Once Poker Hand #30702949:"
 _OTHER_ROOM = re.compile(r"^([^\s:#][^:#\n]{0,40}) (?:Hand|Game) #\d+:", re.M)
@@ -85,6 +85,20 @@ def test_holdem_and_omaha_parse_rate(corpus):
     supported = r.headers_seen - unsupported
     rate = r.tables["hands"].height / supported
     print(f"\nHold'em/Omaha: {r.tables['hands'].height}/{supported} = {rate:.4%}")
+    # per corpus folder: stored / Hold'em-Omaha hands, and the reasons of the others
+    folder = pl.col("source_file").str.strip_prefix(str(STARS) + "/").str.split("/").list.first()
+    hq = q.filter((pl.col("input_kind") == "hand") & (pl.col("reason") != "unsupported site"))
+    per = (r.tables["hands"].group_by(folder.alias("folder")).agg(stored=pl.len())
+           .join(hq.group_by(folder.alias("folder")).agg(
+               unsupported=(pl.col("reason") == "unsupported game").sum(),
+               lost=(pl.col("reason") != "unsupported game").sum(),
+               reasons=pl.col("reason").filter(pl.col("reason") != "unsupported game").unique().sort().str.join(", ")),
+               on="folder", how="full", coalesce=True)
+           .with_columns(pl.col("stored", "unsupported", "lost").fill_null(0))
+           .with_columns(share=pl.col("stored") / (pl.col("stored") + pl.col("lost"))).sort("folder"))
+    with pl.Config(tbl_rows=20, fmt_str_lengths=80, tbl_width_chars=200):
+        print(per)
+    assert per["stored"].sum() == r.tables["hands"].height
     q = q.filter(pl.col("input_kind") == "hand")  # (text outside any hand: the test above)
     for row in q.filter(~pl.col("reason").is_in(["unsupported game", "unsupported site"])).iter_rows(named=True):
         print(f"  {row['reason']}: {Path(row['source_file']).name}:{row['position']} {row['detail'][:140]}")
@@ -96,8 +110,8 @@ def test_holdem_and_omaha_parse_rate(corpus):
     assert q["reason"].is_in(["unsupported game", "unsupported site", "hand cancelled", "truncated hand",
                               "malformed header", "unparsed line", "unbalanced", "malformed hand"]).all()
     ours = q.filter(pl.col("reason") != "unsupported site")
-    assert ours["raw"].str.contains(r"^PokerStars ").all()
-    assert not q.filter(pl.col("reason") == "unsupported site")["raw"].str.contains(r"^PokerStars ").any()
+    assert ours["raw"].str.contains(r"(?i)^PokerStars ").all()
+    assert not q.filter(pl.col("reason") == "unsupported site")["raw"].str.contains(r"(?i)^PokerStars ").any()
 
 
 def test_stored_hands_satisfy_the_invariants(corpus, hand_invariant_breaks):
@@ -155,3 +169,13 @@ def test_known_real_hands(corpus):
     assert co.select("player", "amount").rows() == [("Player0", Decimal("6.63"))]
     assert t["bounties"].filter(pl.col("increase").is_not_null()).height >= 4
     assert t["hands"].filter(pl.col("is_zoom")).height >= 4000
+    # the upper-case PokerTracker 2 export ("POKERSTARS GAME #13177128246:  HOLD'EM NO LIMIT ($2/$4)") is read
+    pt2 = t["hands"].filter(pl.col("hand_id") == "13177128246").row(0, named=True)
+    assert (pt2["game"], pt2["limit_type"], pt2["total_pot"], pt2["rake"]) == ("holdem", "no_limit", Decimal("32"), Decimal("1.60"))
+    assert t["unknown_lines"].filter(pl.col("text") == "Table leave user").height == 1  # a converted file's message
+    # layouts railbird does not read are named in the quarantine
+    q = r.quarantine
+    hm1 = q.filter(pl.col("source_file").str.contains("HM1", literal=True))
+    assert hm1.height == 2 and hm1["detail"].str.contains("Holdem Manager 1 export", literal=True).all()
+    assert q.filter(pl.col("source_file").str.ends_with("/sample1.txt"))["detail"].str.contains(
+        "broken over two lines", literal=True).all()

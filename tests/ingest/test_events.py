@@ -152,3 +152,37 @@ def test_damaged_account_rows_are_each_stored_or_quarantined_once():
     assert stored + quarantined == sum(1 for row in rows if row.strip())
     assert quarantined > 300 and stored > 1500
     assert b.quarantine["position"].is_unique().all()
+
+
+_OK = '"ts":"2026-03-04T21:17:00Z","account":"bob"'
+
+
+@pytest.mark.parametrize("line, field, why", [
+    ('{"ts":"2026-03-04T21:17:00Z","type":"login","account":{"a":1},"session":"s"}', "account", "a JSON object, not a string"),
+    ('{"ts":"2026-03-04T21:17:00Z","type":"login","account":12,"session":"s"}', "account", "a JSON number, not a string"),
+    ('{"ts":"2026-03-04T21:17:00Z","type":"login","account":["x"],"session":"s"}', "account", "a JSON array, not a string"),
+    ('{"ts":"99999-03-04T21:17:00Z","type":"login","account":"bob","session":"s"}', "ts", "outside 1970-01-01..2100-01-01"),
+    ('{' + _OK + ',"type":"transfer","to":"amy","amount":1e400}', "amount", "not a finite number"),
+    ('{' + _OK + ',"type":"transfer","to":"amy","amount":NaN}', "amount", "not a finite number"),
+    ('{' + _OK + ',"type":"transfer","to":"amy","amount":-Infinity}', "amount", "not a finite number"),
+    ('{' + _OK + ',"type":"transfer","to":"amy","amount":true}', "amount", "a JSON boolean, not a number"),
+    ('{' + _OK + ',"type":"decision","hand":"1","action":2,"ms":-5}', "ms", "outside 0.."),
+    ('{' + _OK + ',"type":"decision","hand":"1","action":2.5,"ms":5}', "action", "a JSON number, not an integer"),
+    ('{' + _OK + ',"type":"decision","hand":{"id":1},"action":2,"ms":5}', "hand", "not a string or an integer"),
+    ('{' + _OK + ',"type":"sit_out","table":"' + "T" * 1001 + '"}', "table", "longer than 1000 characters"),
+])
+def test_every_event_field_has_a_type_and_a_range_and_the_quarantine_names_it(line, field, why):
+    good = '{' + _OK + ',"type":"sit_out","table":"T1","tournament":null}'
+    b = ev.parse_events_text(good + "\n" + line + "\n", "/l/e.jsonl")
+    assert b.tables["sit_events"].height == 1
+    assert sum(t.height for t in b.tables.values()) == 1
+    (row,) = b.quarantine.select("position", "reason", "detail").rows()
+    assert row[:2] == (2, "bad field") and row[2].startswith(f"field {field}: ") and why in row[2], row
+
+
+def test_deep_nesting_is_quarantined_and_its_raw_text_cut():
+    line = '{' + _OK + ',"type":"weird","x":' + "[" * 100_000 + "]" * 100_000 + "}"
+    b = ev.parse_events_text(line + "\n", "/l/e.jsonl")
+    assert sum(t.height for t in b.tables.values()) == 0
+    (row,) = b.quarantine.select("reason", "raw").rows()
+    assert row[0] == "too deeply nested" and len(row[1]) <= 10_000

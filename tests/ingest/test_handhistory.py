@@ -558,10 +558,14 @@ def test_truncated_cancelled_and_malformed_hands():
     assert q["1002"]["position"] == truncated.count("\n") + 3  # the cancelled hand's header line in the file
 
 
-def test_garbage_line_is_quarantined():
+def test_garbage_line_without_money_is_kept_and_with_money_is_quarantined():
+    # no money and no action: the balanced hand is stored, the line kept in unknown_lines (issue 31, item 4)
     r = one(CASH.replace("cat: folds\n", "cat: folds\nthis line is not poker\n"))
+    assert r.quarantine.height == 0 and r.tables["hands"].height == 1
+    assert r.tables["unknown_lines"].select("kind", "text").rows() == [("unknown", "this line is not poker")]
+    r = one(CASH.replace("cat: folds\n", "cat: folds\nthis line is not poker $5\n"))
     q = r.quarantine.row(0, named=True)
-    assert q["reason"] == "unparsed line" and "this line is not poker" in q["detail"]
+    assert q["reason"] == "unparsed line" and "this line is not poker $5" in q["detail"]
 
 
 @pytest.mark.parametrize("old, new, why", [

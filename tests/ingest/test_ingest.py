@@ -335,7 +335,9 @@ def test_child_keys_stay_unique_without_an_index(tmp_path, real_hands):
     belongs to a stored hand."""
     land = tmp_path / "landing"
     land.mkdir()
-    (land / "a.txt").write_text("\n\n".join(real_hands[:4] + real_hands[1:2]) + "\n\n", encoding="utf-8")
+    lines = real_hands[1].split("\n")
+    h1 = "\n".join(lines[:2] + ["Table leave user"] + lines[2:])  # (a client message: a row of unknown_lines)
+    (land / "a.txt").write_text("\n\n".join([real_hands[0], h1] + real_hands[2:4] + [h1]) + "\n\n", encoding="utf-8")
     (land / "b.txt").write_text("\n\n".join(real_hands[3:7]) + "\n\n", encoding="utf-8")
     grow = land / "c.txt"
     grow.write_text("\n\n".join(real_hands[6:8]) + "\n\n" + real_hands[8].split("*** SUMMARY ***")[0], encoding="utf-8")
@@ -556,7 +558,11 @@ def test_discover_lists_what_walking_and_resolving_every_file_lists(tmp_path):
         return sorted({Path(root, f).resolve() for root, _, files in os.walk(path) for f in files})
 
     got = ingest.discover([tmp_path / "landing"])
-    assert got == walked(tmp_path / "landing")
-    assert other / "target.txt" in got and tmp_path / "missing.txt" in got
+    # links out of the landing folder (a file, a broken link, a folder) come back as the links themselves (refused
+    # by ingest, never followed), every other file resolved
+    refused = [real / "a" / "link.txt", real / "broken.txt", real / "dirlink"]
+    assert got == sorted([p for p in walked(tmp_path / "landing") if p.is_relative_to(real)] + refused)
+    assert other / "target.txt" not in got and tmp_path / "missing.txt" not in got
     assert all(p.parent != other / "d" for p in got)  # the symlinked folder is not entered
+    assert [ingest.file_kind(p) for p in refused] == ["refused"] * 3
     assert ingest.discover([tmp_path / "landing", real / "h0.txt"]) == got

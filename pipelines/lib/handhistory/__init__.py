@@ -13,33 +13,50 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Iterable, Iterator
 
-from .decode import decode_bytes
+from .decode import decode_bytes, file_name, file_path
 from .lines import HEADER_RE
 from .parse import ParsedHands, TABLE_COLUMNS, TABLE_SCHEMAS, _lines_frame, _parse_lines, parse_text
 
-__all__ = ["decode_bytes", "parse_text", "parse_texts", "parse_files", "ParsedHands", "parse_pool", "TABLE_COLUMNS", "TABLE_SCHEMAS"]
+__all__ = ["decode_bytes", "file_name", "file_path", "parse_text", "parse_texts", "parse_files", "ParsedHands", "parse_pool", "TABLE_COLUMNS", "TABLE_SCHEMAS"]
 
 # Batches are cut by bytes; a batch bigger than this is worth a second process.
 _BATCH_BYTES = 24 * 1024 * 1024
 
 
 _HEADER_LINE = re.compile(HEADER_RE, re.M)
+# No real hand comes near this size: text this long without a hand header is never a hand to keep whole.
+_MIN_LINE_CUT = 1 << 20
 
 
-def _pieces(text: str, max_chars: int) -> list[tuple[str, int]]:
-    """Cut a long text at hand-header lines into pieces of about ``max_chars``;
-    return (piece, number of lines before it). Short texts come back whole."""
+def _pieces(text: str, max_chars: int) -> list[tuple[int, int, int]]:
+    """Cut a long text into pieces of about ``max_chars``: (start, end, number of lines before the piece).
+
+    Cuts fall at hand-header lines; where no header comes for twice ``max_chars`` and at least
+    ``_MIN_LINE_CUT`` (text outside any hand, or a hand of absurd size), after the last blank line (else line
+    break) within ``max_chars``, so a piece never holds more than that. Short texts come back whole."""
     if len(text) <= max_chars:
-        return [(text, 0)]
-    out: list[tuple[str, int]] = []
-    start, lines_before = 0, 0
+        return [(0, len(text), 0)]
+    bounds: list[int] = [0]
+
+    limit = max(2 * max_chars, _MIN_LINE_CUT)
+
+    def line_cuts(upto: int) -> None:  # cut [bounds[-1], upto) at line breaks while it is over the limit
+        while upto - bounds[-1] > limit:
+            lo, hi = bounds[-1] + 1, bounds[-1] + max_chars
+            nl = text.rfind("\n\n", lo, hi)  # (a blank line ends a hand: no hand is cut when there is one)
+            nl = nl + 1 if nl >= 0 else text.rfind("\n", lo, hi)
+            bounds.append(nl + 1 if nl >= 0 else hi)
+
     for m in _HEADER_LINE.finditer(text):
-        cut = m.start()
-        if cut - start >= max_chars:
-            out.append((text[start:cut], lines_before))
-            lines_before += text.count("\n", start, cut)
-            start = cut
-    out.append((text[start:], lines_before))
+        line_cuts(m.start())
+        if m.start() - bounds[-1] >= max_chars:
+            bounds.append(m.start())
+    line_cuts(len(text))
+    bounds.append(len(text))
+    out, lines_before = [], 0
+    for start, end in zip(bounds, bounds[1:]):
+        out.append((start, end, lines_before))
+        lines_before += text.count("\n", start, end)
     return out
 
 
@@ -56,7 +73,8 @@ def parse_texts(texts: list[str], names: list[str], max_chars: int | None = None
     parts: list[ParsedHands] = []
     size = 0
     for text, name in zip(texts, names):
-        for piece, before in _pieces(text, max_chars):
+        for start, end, before in _pieces(text, max_chars):
+            piece = text[start:end]
             if batch and size + len(piece) > max_chars:
                 parts.append(_parse_lines(_lines_frame(batch, batch_names, offsets), batch_names))
                 batch, batch_names, offsets, size = [], [], [], 0
@@ -75,7 +93,7 @@ def _parse_batch(paths: list[str]) -> ParsedHands:
     for p in paths:
         with open(p, "rb") as fh:
             texts.append(decode_bytes(fh.read()))
-    return parse_texts(texts, paths)
+    return parse_texts(texts, [file_name(p) for p in paths])
 
 
 def parse_files(paths: Iterable[str | Path], workers: int | None = None) -> ParsedHands:
@@ -83,7 +101,7 @@ def parse_files(paths: Iterable[str | Path], workers: int | None = None) -> Pars
     24 MB parsed by a process pool (2 workers by default, or RAILBIRD_PARSE_WORKERS);
     small inputs are parsed in-process as one batch. Worker processes are
     spawned (not forked)."""
-    paths = [str(p) for p in paths]
+    paths = [os.fsdecode(p) for p in paths]
     if not paths:
         return ParsedHands()
     sizes = [os.path.getsize(p) for p in paths]

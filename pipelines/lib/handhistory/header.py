@@ -196,6 +196,9 @@ def parse_headers(h: pl.DataFrame) -> pl.DataFrame:
         .otherwise(pl.col("currency")),
         unsupported=pl.col("game_name").is_not_null() & (pl.col("game").is_null() | pl.col("limit_type").is_null()),
         header_error=pl.when(pl.col("hand_id").is_null()).then(pl.lit("no hand id"))
+        .when(pl.col("game_name").is_null() & pl.col("table_t").str.contains(GAME_RE).fill_null(False))
+        .then(pl.lit("no game named in the header: the header is broken over two lines (the game on the next one),"
+                     " a layout railbird does not read"))
         .when(pl.col("game_name").is_null()).then(pl.lit("no game named in the header"))
         .when(pl.col("started_at").is_null()).then(pl.lit("no readable date/time zone"))
         .when(pl.col("table_name").is_null()).then(pl.lit("no table line after the header"))

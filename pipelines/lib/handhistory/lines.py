@@ -17,8 +17,8 @@ import re
 import polars as pl
 
 # A hand header: any PokerStars header naming a hand ("Hand", "Zoom Hand",
-# "Game", "Home Game Hand").
-HEADER_RE = r"^PokerStars (?:[A-Za-z]+ )*?(?:Hand|Game) #\d+"
+# "Game", "Home Game Hand"), in any case (PokerTracker 2 exports write "POKERSTARS GAME #").
+HEADER_RE = r"^(?i:PokerStars (?:[A-Za-z]+ )*?(?:Hand|Game)) #\d+"
 
 # An amount as written: optional currency prefix ("$", "€", "Rs. "), digits
 # with separators, optional currency suffix ("€" on decimal-comma clients).
@@ -119,12 +119,24 @@ CANCELLED_RE = r"(?i)^hand cancelled$|hand was cancelled|^Hand canceled$"
 _PLAIN_AMOUNT = r"^[$€£]?[0-9]+(?:\.[0-9]+)?$"
 
 
+# The largest amount read, in cents (about 11 billion units): a written amount above it reads as null, so the line
+# holding it is unparsed and its hand quarantined. Running sums of a hand's amounts stay far inside Int64, and the
+# group-wise running maximum of parse.py (which adds group offsets of this size) cannot carry a hand into the next.
+MAX_CENTS = (1 << 40) - 1
+
+
+def _in_range(cents: pl.Series) -> pl.Series:
+    return cents.set(cents > MAX_CENTS, None) if cents.len() else cents
+
+
 def _money_series(s: pl.Series) -> pl.Series:
     s = s.cast(pl.String)
+    # (an amount written with more than ~30 characters is out of range anyway, and would overflow the decimal cast)
+    s = s.set(s.str.len_bytes() > 30, None) if s.len() else s
     plain = s.str.contains(_PLAIN_AMOUNT)
     n_other = s.len() - s.null_count() - int(plain.sum())
     if n_other == 0:
-        return (s.str.strip_chars_start("$€£").str.to_decimal(scale=2) * 100).cast(pl.Int64)
+        return _in_range((s.str.strip_chars_start("$€£").str.to_decimal(scale=2) * 100).cast(pl.Int64, strict=False))
     if n_other * 4 < s.len():
         # clean only the other ones (thousands separators, decimal commas, "Rs. ")
         other = (~plain).fill_null(False).arg_true()
@@ -132,7 +144,7 @@ def _money_series(s: pl.Series) -> pl.Series:
         s = s.str.strip_chars_start("$€£").scatter(other, cleaned)
     else:
         s = _money_clean(s)
-    return (s.str.to_decimal(scale=2) * 100).cast(pl.Int64)
+    return _in_range((s.str.to_decimal(scale=2) * 100).cast(pl.Int64, strict=False))
 
 
 def _money_clean(s: pl.Series) -> pl.Series:
@@ -155,7 +167,7 @@ def money_cents(expr: pl.Expr) -> pl.Expr:
     Everything but digits and separators is dropped; a comma is a decimal
     comma when it is the last separator and is followed by one or two digits
     ("0,25", "1.234,50"), otherwise commas group thousands; the result is
-    read as a decimal with two places. Evaluated once per column (Series
+    read as a decimal with two places; an amount above :data:`MAX_CENTS` reads as null. Evaluated once per column (Series
     operations, no per-row Python). Null in, null out.
     """
     return expr.map_batches(_money_series, return_dtype=pl.Int64)

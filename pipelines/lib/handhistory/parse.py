@@ -110,6 +110,7 @@ TABLE_COLUMNS: dict[str, list[str]] = {
     ],
     "tournament_finishes": ["tournament_id", "player", "place", "prize", "hand_id"],
     "bounties": ["hand_id", "tournament_id", "winner", "eliminated", "amount", "increase", "new_bounty"],
+    "unknown_lines": ["hand_id", "line", "kind", "text"],
 }
 
 _DEC = pl.Decimal(18, 2)
@@ -161,6 +162,7 @@ TABLE_SCHEMAS: dict[str, dict[str, pl.DataType]] = {
         "hand_id": pl.String, "tournament_id": pl.String, "winner": pl.String,
         "eliminated": pl.String, "amount": _DEC, "increase": _DEC, "new_bounty": _DEC,
     },
+    "unknown_lines": {"hand_id": pl.String, "line": pl.Int32, "kind": pl.String, "text": pl.String},
 }
 QUARANTINE_SCHEMA: dict[str, pl.DataType] = {
     "source_file": pl.String, "position": pl.Int32, "input_kind": pl.String,
@@ -250,6 +252,11 @@ class _Names:
             names.select("hid", "player", "seat").unique(["hid", "player"], keep="first", maintain_order=True)
             if collision else None
         )
+        # names with spaces at an end, by their stripped form (when no other name of the hand strips to it): a line's
+        # own spaces at its ends are stripped, so "Uncalled bet ($1) returned to x " names the seat "x "
+        stripped = names.select("hid", _n=pl.col("player").str.strip_chars(), _p="player", _s="seat")
+        stripped = stripped.filter(~pl.struct("hid", "_n").is_duplicated())
+        self.spaced = stripped.filter(pl.col("_n") != pl.col("_p")).drop_nulls("_n")
 
 
 def _name_key(col: str) -> pl.Expr:
@@ -258,7 +265,25 @@ def _name_key(col: str) -> pl.Expr:
 
 def _known(df: pl.DataFrame, names: _Names, col: str, flag: str) -> pl.DataFrame:
     """Add boolean ``flag``: is ``df[col]`` one of the seat names of the same hand
-    (and ``{flag}_seat``, its seat)."""
+    (and ``{flag}_seat``, its seat). A name found only as the stripped form of a seat name with spaces at an end
+    is that seat's, and ``df[col]`` becomes the seat's name as written."""
+    out = _known_exact(df, names, col, flag)
+    if names.spaced.height == 0 or bool(out.get_column(flag).all()):
+        return out
+    miss = (~out.get_column(flag)).arg_true()
+    m = out[miss].select("hid", _n=pl.col(col).str.strip_chars()).join(
+        names.spaced, on=["hid", "_n"], how="left", maintain_order="left")
+    found = m.get_column("_p").is_not_null()
+    return out.with_columns(
+        out.get_column(col).scatter(miss, pl.select(pl.when(found).then(m.get_column("_p"))
+                                                    .otherwise(out.get_column(col).gather(miss))).to_series()),
+        out.get_column(f"{flag}_seat").scatter(miss, m.get_column("_s").cast(out.schema[f"{flag}_seat"])),
+        out.get_column(flag).scatter(miss, found),
+    )
+
+
+def _known_exact(df: pl.DataFrame, names: _Names, col: str, flag: str) -> pl.DataFrame:
+    """:func:`_known` for names as written."""
     if names.keyed is None:
         right = names.exact.select(
             "hid", pl.col("player").alias(col), pl.col("seat").alias(f"{flag}_seat")
@@ -289,6 +314,50 @@ def _unparsed(df: pl.DataFrame, why: str = "") -> pl.DataFrame:
         df, 5, "unparsed line",
         pl.format("line {}: {}{}", pl.col("ln") + 1, pl.col("t"), pl.lit(why)),
     )
+
+
+# What makes a line worth a hand's quarantine: a currency sign, a number standing on its own (not the end of a name
+# such as "Player6"), or a word of betting, dealing or paying. A line with none of them carries no money and no action.
+MONEY_OR_ACTION_RE = (
+    r"(?i)[$€£₹¥]|(?:^|[^\w])\d|\b(?:bets?|calls?|raises?|folds?|checks?|posts?|collect(?:s|ed)?|won|wins?|"
+    r"returned|pots?|chips|all-in|cash(?:ed|es)?|antes?|blinds?|shows?|showed|mucks?|mucked|dealt|uncalled|rake|"
+    r"bounty|board|flop|turn|river|seat|hand|stacks?)\b|\*\*"
+)
+
+
+# A layout railbird does not read, named in the detail of the hands it makes unbalanced: Holdem Manager 1 exports
+# write the total pot net of rake (what was collected) and drop the uncalled-bet line.
+_LAYOUT_NET_OF_RAKE = (
+    pl.when((pl.col("coll_pot") == pl.col("total")) & (pl.col("rake") > 0)
+            & (pl.col("sum_put") + pl.col("stp") >= pl.col("total") + pl.col("rake")))
+    .then(pl.lit(" (the layout of a Holdem Manager 1 export: total pot written net of rake, no uncalled-bet line;"
+                 " not read)"))
+    .otherwise(pl.lit(""))
+)
+
+
+def _cards_or_null(cards: pl.Expr) -> pl.Expr:
+    """Cards as written between brackets, or null when the brackets hold no card (``[ ]``, ``[?? ??]``: an export
+    or a research dump that blanks the cards)."""
+    return pl.when(cards.str.contains(r"[2-9TJQKA][cdhs]")).then(cards)
+
+
+def _unknown_lines(df: pl.DataFrame, names: "_Names", issues: list[pl.DataFrame]) -> pl.DataFrame:
+    """Split lines no pattern read (columns hid, ln, t) into harmless ones, returned as unknown-line rows
+    (hid, ln, kind, t), and the others, appended to ``issues`` as unparsed lines (the hand is quarantined).
+
+    Harmless: a seated player's name and a colon with nothing after (kind ``blanked show``: an export that blanks
+    the cards shown), or a line matching nothing of :data:`MONEY_OR_ACTION_RE` (kind ``unknown``: a client
+    message). Such a line changes no amount, so the hand is stored when its money balances (the balance and
+    structure checks still apply); the line is kept in ``unknown_lines``, never dropped."""
+    df = df.select("hid", "ln", "t")
+    blanked = _known(df.with_columns(player=pl.col("t").str.strip_suffix(":")), names, "player", "blank")
+    blanked = blanked.get_column("blank") & df.get_column("t").str.ends_with(":")
+    harmless = ~df.get_column("t").str.contains(MONEY_OR_ACTION_RE)
+    out = df.with_columns(kind=pl.when(blanked).then(pl.lit("blanked show"))
+                          .when(harmless).then(pl.lit("unknown")).otherwise(None))
+    issues.append(_unparsed(out.filter(pl.col("kind").is_null())))
+    return out.filter(pl.col("kind").is_not_null()).select("hid", "ln", "kind", "t")
 
 
 def _impossible_actions(A: pl.DataFrame) -> pl.DataFrame:
@@ -378,7 +447,14 @@ def _g_cummax_nonneg(x: pl.Expr, start: pl.Expr) -> pl.Expr:
     """Running max within contiguous groups of values in [0, 2**40)."""
     gi = start.cast(pl.Int64).cum_sum()
     big = 1 << 40
-    return (x + gi * big).cum_max() - gi * big
+    # (clipped: a value out of range can then not raise the maximum of a later group; lines.MAX_CENTS keeps the
+    # amounts of parsed hands inside it)
+    return (x.clip(0, big - 1) + gi * big).cum_max() - gi * big
+
+# The highest seat number read (real tables have at most 10 seats). A seat line above it is unparsed and its hand
+# quarantined: keys of the form hand * 1024 + seat (below) then cannot reach another hand.
+MAX_SEAT = 100
+
 
 def _seat_lines(S: pl.DataFrame, issues: list[pl.DataFrame]) -> pl.DataFrame:
     """Setup seat lines -> hid, seat, player, stack_start, bounty, sitting_out.
@@ -419,12 +495,16 @@ def _seat_lines(S: pl.DataFrame, issues: list[pl.DataFrame]) -> pl.DataFrame:
         bad = pl.col("seat_s").is_null()
         issues.append(_unparsed(S.filter(bad)))
         S = S.filter(~bad)
-    return S.select(
-        "hid",
-        seat=pl.col("seat_s").cast(pl.Int32),
-        player="player",
+    S = S.with_columns(
+        seat=pl.col("seat_s").cast(pl.Int32, strict=False),
         stack_start=G.money_cents(pl.col("stack_s")),
         bounty=G.money_cents(pl.col("bounty_s")),
+    )
+    absurd = (~pl.col("seat").is_between(1, MAX_SEAT) | pl.col("seat").is_null() | pl.col("stack_start").is_null()
+              | (pl.col("bounty_s").is_not_null() & pl.col("bounty").is_null()))
+    issues.append(_unparsed(S.filter(absurd), f" (seat number outside 1..{MAX_SEAT} or an amount out of range)"))
+    return S.filter(~absurd).select(
+        "hid", "seat", "player", "stack_start", "bounty",
         sitting_out=pl.col("rest").str.contains("sitting out|out of hand"),
     )
 
@@ -540,7 +620,8 @@ def _parse_lines(L: pl.DataFrame, files: list[str]) -> ParsedHands:  # noqa: C90
             inh=((pl.col("hid") > 0) & (pl.when(pl.col("is_hdr")).then(pl.col("fidx")).forward_fill() == pl.col("fidx")))
             .fill_null(False),
             ln=_g_index(_starts("hid")).cast(pl.Int32),
-            is_mk=t.str.contains(r"^\*\*\* [A-Za-z0-9 '-]+ \*\*\*(?: |$)"),
+            # (nothing but cards may follow: "*** FLOP *** collected $1 from pot" is a player named "*** FLOP ***")
+            is_mk=t.str.contains(r"^\*\*\* [A-Za-z0-9 '-]+ \*\*\*(?: +\[.*)?$"),
         )
         .collect()
     )
@@ -633,7 +714,8 @@ def _parse_lines(L: pl.DataFrame, files: list[str]) -> ParsedHands:  # noqa: C90
         pl.when(pl.col("is_mk")).then(pl.lit(_K["marker"], pl.UInt8))
         .when(t.str.ends_with('"') & t.str.contains(' said, "', literal=True)).then(pl.lit(_K["chat"], pl.UInt8))
         .when(pl.col("second")).then(pl.lit(_K["table"], pl.UInt8))
-        .when((pl.col("sec") == "setup") & t.str.starts_with("Seat ")).then(pl.lit(_K["seat"], pl.UInt8))
+        .when((pl.col("sec") == "setup") & t.str.starts_with("Seat ") & t.str.contains(" in chips", literal=True))
+        .then(pl.lit(_K["seat"], pl.UInt8))
         .when(pl.col("sec") == "summary").then(pl.lit(_K["summary"], pl.UInt8))
         .when(t.str.starts_with("Dealt to ")).then(pl.lit(_K["dealt"], pl.UInt8))
         .when(t.str.starts_with("Uncalled bet (")).then(pl.lit(_K["uncalled"], pl.UInt8))
@@ -665,7 +747,28 @@ def _parse_lines(L: pl.DataFrame, files: list[str]) -> ParsedHands:  # noqa: C90
     # unanchored pattern, their fields scattered back in place. Lines whose
     # name so found is not seated are tried again below with the greedy
     # pattern (names that themselves contain ": <verb>").
-    X = by_kind("x").with_columns(sp=t.str.splitn(": ", 2)).with_columns(
+    # dealt
+    D = by_kind("dealt").with_columns(g=t.str.extract_groups(G.DEALT_RE))
+    D = D.with_columns(player=pl.col("g").struct.field("1"), cards=pl.col("g").struct.field("2"), cards2=pl.col("g").struct.field("3"))
+    D = _known(D, names, "player", "known").drop("known_seat")
+    # names containing " [": retry the unknown ones with a greedy name
+    D_retry = D.filter(~pl.col("known")).with_columns(g=t.str.extract_groups(r"^Dealt to (.+) \[([^\]]*)\]$")).with_columns(
+        player=pl.col("g").struct.field("1"), cards=pl.col("g").struct.field("2"), cards2=pl.lit(None, pl.String)
+    ).drop("known")
+    D = pl.concat([D.filter(pl.col("known")).drop("known"), _known(D_retry, names, "player", "known").drop("known", "known_seat")],
+                  how="vertical_relaxed")
+    D = _known(D, names, "player", "known")
+    # greedy fallback for names containing " [": retry with the whole prefix
+    # a line that starts "Dealt to " but names no seated player may be another line of a player whose name starts
+    # "Dealt to" ("Dealt to: folds"): it goes on with the other lines
+    D_other = D.filter(~pl.col("known") | pl.col("cards").is_null()).select(empty_b.columns)
+    # (blanked cards: the player was dealt in, the cards are unknown)
+    D = D.filter(pl.col("known") & pl.col("cards").is_not_null()).with_columns(cards=_cards_or_null(pl.col("cards")))
+
+    X = by_kind("x")
+    if D_other.height:
+        X = pl.concat([X, D_other], how="vertical").sort("hid", "ln", maintain_order=True)
+    X = X.with_columns(sp=t.str.splitn(": ", 2)).with_columns(
         player=pl.col("sp").struct.field("field_0"), rest=pl.col("sp").struct.field("field_1")).drop("sp")
     hit = X.get_column("rest").str.contains(G.VERB_AT_START_RE).fill_null(False)
     later = (~hit & X.get_column("rest").is_not_null()).arg_true()
@@ -746,23 +849,7 @@ def _parse_lines(L: pl.DataFrame, files: list[str]) -> ParsedHands:  # noqa: C90
 
     # showdown lines
     SH = V.filter(pl.col("verb").is_in(["shows", "mucks", "mucks hand", "doesn't show hand", "doesn't show"]))
-    SH = SH.with_columns(cards=pl.col("tail").str.extract(r"^ \[([^\]]*)\]", 1))
-
-    # dealt
-    D = by_kind("dealt").with_columns(g=t.str.extract_groups(G.DEALT_RE))
-    D = D.with_columns(player=pl.col("g").struct.field("1"), cards=pl.col("g").struct.field("2"), cards2=pl.col("g").struct.field("3"))
-    D = _known(D, names, "player", "known").drop("known_seat")
-    # names containing " [": retry the unknown ones with a greedy name
-    D_retry = D.filter(~pl.col("known")).with_columns(g=t.str.extract_groups(r"^Dealt to (.+) \[([^\]]*)\]$")).with_columns(
-        player=pl.col("g").struct.field("1"), cards=pl.col("g").struct.field("2"), cards2=pl.lit(None, pl.String)
-    ).drop("known")
-    D = pl.concat([D.filter(pl.col("known")).drop("known"), _known(D_retry, names, "player", "known").drop("known", "known_seat")],
-                  how="vertical_relaxed")
-    D = _known(D, names, "player", "known")
-    # greedy fallback for names containing " [": retry with the whole prefix
-    D_bad = D.filter(~pl.col("known") | pl.col("cards").is_null())
-    issues.append(_unparsed(D_bad, " (dealt to an unknown player)"))
-    D = D.filter(pl.col("known") & pl.col("cards").is_not_null())
+    SH = SH.with_columns(cards=_cards_or_null(pl.col("tail").str.extract(r"^ \[([^\]]*)\]", 1)))
 
     # uncalled
     U = by_kind("uncalled").with_columns(g=t.str.extract_groups(G.UNCALLED_RE))
@@ -813,7 +900,7 @@ def _parse_lines(L: pl.DataFrame, files: list[str]) -> ParsedHands:  # noqa: C90
            "win": ("win", G.WINS_TOURNEY_RE), "bounty": ("bty", G.BOUNTY_RE), "split_bounty": ("sbty", G.SPLIT_BOUNTY_RE)}
     sub = {k: R.filter(pl.col("rkind") == k).with_columns(t.str.extract_groups(pat).alias(col)) for k, (col, pat) in ext.items()}
     f = lambda c, i: pl.col(c).struct.field(str(i))  # noqa: E731
-    issues.append(_unparsed(R.filter(pl.col("rkind") == "unknown")))
+    UNK = _unknown_lines(R.filter(pl.col("rkind") == "unknown"), names, issues)
 
     C = sub["collected"].select(
         "hid", "ln", "run", "t", player=f("coll", 1), amt=G.money_cents(f("coll", 2)),
@@ -901,6 +988,8 @@ def _parse_lines(L: pl.DataFrame, files: list[str]) -> ParsedHands:  # noqa: C90
     SIDES = SIDES.with_columns(pot=pl.coalesce(pl.col("pot"), pl.int_range(1, pl.len() + 1).over("hid").cast(pl.Int32)))
     side_sum = SIDES.group_by("hid").agg(side_sum=pl.col("amt").sum())
     TOT = TOT.join(side_sum, on="hid", how="left").with_columns(pl.col("side_sum").fill_null(0))
+    issues.append(_issue(TOT.filter(pl.col("total").is_null()), 5, "unparsed line",
+                         pl.format("{} (no total or an amount out of range)", pl.col("mid"))))
     POTS = pl.concat([
         TOT.select("hid", pot=pl.lit(0, pl.Int32), amt=pl.coalesce(pl.col("main"), pl.col("total"))),
         SIDES.select("hid", "pot", "amt"),
@@ -920,14 +1009,14 @@ def _parse_lines(L: pl.DataFrame, files: list[str]) -> ParsedHands:  # noqa: C90
     SS = SS.with_columns(rest=pl.when(pl.col("ok")).then(t.str.slice(prefix.str.len_chars())))
     issues.append(_unparsed(SS.filter(~pl.col("ok")), " (summary seat line does not match the seat list)"))
     SS = SS.filter(pl.col("ok")).with_columns(
-        cards=pl.col("rest").str.extract(r"(?:showed|mucked) \[([^\]]*)\]", 1),
+        cards=_cards_or_null(pl.col("rest").str.extract(r"(?:showed|mucked) \[([^\]]*)\]", 1)),
         not_awarded=G.money_cents(pl.col("rest").str.extract(r"won \((" + G.AMT + r")\)[^(]*\(pot not awarded as player cashed out\)", 1)),
     )
     SM_other = SM.filter(
         ~t.str.starts_with("Seat ") & ~t.str.starts_with("Total pot") & ~t.str.contains(G.BOARD_RE)
         & ~t.str.contains(G.NEUTRAL_RE)
     )
-    issues.append(_unparsed(SM_other))
+    UNK = pl.concat([UNK, _unknown_lines(SM_other, names, issues)], how="vertical")
     hand_run_twice = SM.filter(t.str.contains("run twice", literal=True)).select("hid").unique().with_columns(rit=pl.lit(True))
 
     # table line problems, markers we do not know
@@ -1089,7 +1178,7 @@ def _parse_lines(L: pl.DataFrame, files: list[str]) -> ParsedHands:  # noqa: C90
                                   min_stack_end=pl.col("stack_end").min(), min_put=pl.col("put_in").min(),
                                   sum_put=pl.col("put_in").sum())
     dealt_in_with_cards = S.filter(pl.col("dealt_in")).join(
-        D.select("hid", seat=pl.col("known_seat")), on=["hid", "seat"], how="semi").group_by("hid").agg(n_known=pl.len())
+        D.filter(pl.col("cards").is_not_null()).select("hid", seat=pl.col("known_seat")), on=["hid", "seat"], how="semi").group_by("hid").agg(n_known=pl.len())
     H = (
         H.join(dstat, on="hid", how="left").join(nstat, on="hid", how="left")
         .join(dealt_in_with_cards, on="hid", how="left").join(TOT, on="hid", how="left")
@@ -1138,9 +1227,9 @@ def _parse_lines(L: pl.DataFrame, files: list[str]) -> ParsedHands:  # noqa: C90
     issues.append(_issue(over_paid, 6, "unbalanced", pl.lit("a pot paid out more than the summary states it held")))
     fmt = lambda c: G.cents_to_decimal(pl.col(c)).cast(pl.String).fill_null("-")  # noqa: E731  (display only)
     issues.append(_issue(unbalanced, 6, "unbalanced", pl.format(
-        "put_in {} + STP {} vs total pot {}; collected {} + rake {} + not awarded {}; main {} + sides {}; min stack_end {}; min put_in {}",
+        "put_in {} + STP {} vs total pot {}; collected {} + rake {} + not awarded {}; main {} + sides {}; min stack_end {}; min put_in {}{}",
         fmt("sum_put"), fmt("stp"), fmt("total"), fmt("coll_pot"), fmt("rake"), fmt("not_awarded"),
-        fmt("main"), fmt("side_sum"), fmt("min_stack_end"), fmt("min_put"))))
+        fmt("main"), fmt("side_sum"), fmt("min_stack_end"), fmt("min_put"), _LAYOUT_NET_OF_RAKE)))
 
     # --- decide --------------------------------------------------------------------------
     ISS = pl.concat([i for i in issues if i.height], how="vertical") if any(i.height for i in issues) else pl.DataFrame(schema={"hid": pl.Int32, "prio": pl.Int32, "reason": pl.String, "detail": pl.String})
@@ -1209,7 +1298,8 @@ def _parse_lines(L: pl.DataFrame, files: list[str]) -> ParsedHands:  # noqa: C90
         SH.filter(pl.col("cards").is_not_null()).select("hid", "player", "cards", "ln"),
         SS.filter(pl.col("cards").is_not_null()).select("hid", "player", "cards", "ln"),
     ], how="vertical").with_columns(source=pl.lit("shown"), pri=pl.lit(1))
-    dealt = D.select("hid", "player", "cards", "ln").with_columns(source=pl.lit("dealt"), pri=pl.lit(0))
+    dealt = D.filter(pl.col("cards").is_not_null()).select("hid", "player", "cards", "ln").with_columns(
+        source=pl.lit("dealt"), pri=pl.lit(0))
     HC = pl.concat([dealt, shown], how="vertical").with_columns(cards=pl.col("cards").str.strip_chars().str.split(" "))
     HC = HC.with_columns(nc=pl.col("cards").list.len()).sort(["hid", "player", "pri", "nc"], descending=[False, False, False, True])
     HC = HC.unique(["hid", "player"], keep="first", maintain_order=True)
@@ -1219,6 +1309,8 @@ def _parse_lines(L: pl.DataFrame, files: list[str]) -> ParsedHands:  # noqa: C90
     colls = with_hand(CC).with_columns(*_dec(["amt"])).rename({"amt": "amount"})
     tables["collections"] = _finish(colls, "collections")
     tables["table_events"] = _finish(with_hand(EV.sort(["hid", "ln"])).rename({"ln": "line"}), "table_events")
+    tables["unknown_lines"] = _finish(with_hand(UNK.sort(["hid", "ln"])).rename({"ln": "line", "t": "text"}),
+                                      "unknown_lines")
 
     tid = H.select("hid", "tournament_id").filter(pl.col("tournament_id").is_not_null())
     fin = FIN.join(tid, on="hid", how="inner").join(ids, on="hid", how="inner").with_columns(*_dec(["prize"]))

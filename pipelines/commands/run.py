@@ -9,7 +9,9 @@ in-process runs: ``landing_job`` parses new files into a staged batch and
 registers their days; then ``nightly_job`` (every asset of every stage:
 ingest tables, detectors, cases) runs over the span of the staged days.
 Afterwards the ranked cases of ``DIR/cases.jsonl`` are printed if the cases
-stage wrote one.
+stage wrote one. A detector that raised does not stop the run: the other kinds'
+cases are published, the failed kind keeps its previous signals, and the
+command names it and exits 1.
 """
 
 from __future__ import annotations
@@ -108,11 +110,23 @@ def execute(landing: str, out_dir: str, *, instance=None, stages=None) -> dict:
     if not result.success:
         raise RailbirdError(f"nightly_job over {span[0]}..{span[1]}: {_failure(result)}")
     summary = None
+    failed: dict[str, dict[str, str]] = {}
     for m in result.get_asset_materialization_events():
         mat = m.event_specific_data.materialization
         if mat.asset_key.path == ["hands"] and "summary" in mat.metadata:
             summary = mat.metadata["summary"].value
-    return {"span": span, "summary": summary, "run_id": result.run_id}
+        status = mat.metadata.get("status")
+        if status is not None and status.value == "failed":
+            failed[mat.asset_key.path[-1].removesuffix("_signals")] = {
+                "error": mat.metadata["error"].value, "signals_run_id": mat.metadata["signals_run_id"].value}
+    return {"span": span, "summary": summary, "run_id": result.run_id, "failed_detectors": failed}
+
+
+def failure_lines(failed: dict[str, dict[str, str]]) -> list[str]:
+    """One line per failed detector: the kind, its error, and whose signals the kind shows instead."""
+    return [f"detector {kind} FAILED: {f['error']}; its cases show the signals of "
+            + (f"run {f['signals_run_id']}" if f["signals_run_id"] else "no earlier run (none)")
+            for kind, f in sorted(failed.items())]
 
 
 def print_cases(out_dir: Path, top: int) -> None:
@@ -138,5 +152,12 @@ def main(args: argparse.Namespace) -> int:
     if info["summary"]:
         print(info["summary"])
     print(f"warehouse snapshot: {paths.snapshot_path()}  (query it: railbird sql \"SELECT * FROM player_stats\")")
+    failed = info["failed_detectors"]
+    for line in failure_lines(failed):
+        print(line)
     print_cases(out_dir, args.top)
+    if failed:
+        print(f"railbird run: {len(failed)} detector(s) failed ({', '.join(sorted(failed))}); the other kinds' cases "
+              "are published", file=sys.stderr)
+        return 1
     return 0

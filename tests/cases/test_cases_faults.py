@@ -83,3 +83,19 @@ def test_the_run_summary_names_the_failed_detector_on_one_line():
                            "bounty_collusion": {"error": "KeyError: 'x'", "signals_run_id": ""}})
     assert lines == ["detector bounty_collusion FAILED: KeyError: 'x'; its cases show the signals of no earlier run (none)",
                      "detector soft_play FAILED: ValueError: boom; its cases show the signals of run night-1"]
+
+
+def test_railbird_run_exits_1_with_one_line_when_a_detector_failed(tmp_path, monkeypatch, capsys):
+    from pipelines import cli
+    from pipelines.commands import run as run_cmd
+
+    monkeypatch.setenv("RAILBIRD_HOME", str(tmp_path))
+    monkeypatch.setattr(run_cmd, "execute", lambda landing, out: {
+        "span": ("2026-03-02", "2026-03-04"), "summary": None, "run_id": "r2",
+        "failed_detectors": {"soft_play": {"error": "ValueError: boom", "signals_run_id": "r1"}}})
+    assert cli.main(["run", str(tmp_path), "--out", str(tmp_path / "out")]) == 1
+    out, err = capsys.readouterr()
+    assert "detector soft_play FAILED: ValueError: boom; its cases show the signals of run r1" in out
+    assert err.strip().splitlines() == ["railbird run: 1 detector(s) failed (soft_play); the other kinds' cases "
+                                        "are published"]
+    assert "Traceback" not in out + err

@@ -70,6 +70,7 @@ def test_a_failing_detector_leaves_the_other_kinds_published_and_says_so(night):
 
     meta = result.asset_materializations_for_node(f"{FAULTY}_signals")[0].metadata
     assert meta["status"].value == "failed" and meta["signals_run_id"].value == "night-1"
+    assert "in boom" in meta["traceback"].value  # for whoever mends the detector (the UI, not the terminal)
     checks = {e.check_name: e.passed for e in result.get_asset_check_evaluations()}
     assert checks[f"{FAULTY}_detector_ran"] is False
     assert all(checks[f"{k}_detector_ran"] for k in REGISTRY if k != FAULTY)

@@ -17,6 +17,7 @@ import datetime as _dt
 import importlib
 import json
 import logging
+import traceback
 from typing import Any
 
 import dagster as dg
@@ -118,7 +119,11 @@ def record_detector_run(con, run_id: str, kind: str, status: str, error: str | N
 
 
 def _failed(context: dg.AssetExecutionContext, con, kind: str, exc: Exception) -> dg.MaterializeResult:
-    """A detector raised: keep its previous signals, record and report the failure; the run goes on."""
+    """A detector raised: keep its previous signals, record and report the failure; the run goes on.
+
+    The terminal and the run's log get one line; the traceback is kept in the
+    materialisation's metadata (the Dagster UI) for whoever mends the detector.
+    """
     run_id = context.run.run_id
     error = one_line(exc)
     shown = record_detector_run(con, run_id, kind, "failed", error)
@@ -126,7 +131,7 @@ def _failed(context: dg.AssetExecutionContext, con, kind: str, exc: Exception) -
     context.log.error(f"detector {kind} failed: {error}; {note}")
     context.instance.add_run_tags(run_id, {f"railbird/failed_{kind}": error[:200]})
     return dg.MaterializeResult(metadata={"status": "failed", "error": error, "signals_run_id": shown or "",
-                                          "note": note})
+                                          "note": note, "traceback": dg.MetadataValue.text(traceback.format_exc())})
 
 
 def _load_detector_class(kind: str) -> type[Detector] | None:

@@ -11,10 +11,12 @@ it pastes in:
 - into SQL: constants, numbers, the quoting helpers
   (:func:`detectors.base.sql_literal` and its aliases for values, a
   quote-doubling identifier helper for names), module constants
-  (``ALL_CAPS``) and the reviewed identifier/fragment expressions of
-  ``IDENTIFIERS`` (table and column names from the code itself, SQL fragments
-  built by the project's own functions). Anything else, e.g. ``{acc}`` or
-  ``{row["player"]}``, is a finding.
+  (``ALL_CAPS``, and ``CONSTANT.format(...)`` of constants), a module's
+  private fragment builder called on constants (``_va('ip')``), names a
+  comprehension binds to a literal's or a constant's items, and the reviewed
+  identifier/fragment expressions of ``IDENTIFIERS`` (table and column names
+  from the code itself, SQL fragments built by the project's own functions).
+  Anything else, e.g. ``{acc}`` or ``{row["player"]}``, is a finding.
 
 Messages (arguments of ``print``, loggers, ``warnings.warn`` and exception
 constructors) are text for people and are not checked. A second test feeds the
@@ -38,7 +40,8 @@ SQL_RE = re.compile(
     r"\bSELECT\b[\s\S]*\bFROM\b|\bINSERT\s+INTO\b|\bDELETE\s+FROM\b|\bUPDATE\s+\S+\s+SET\b"
     r"|\bCREATE\s+(OR\s+REPLACE\s+)?(TEMP\s+|TEMPORARY\s+)?(TABLE|VIEW|INDEX)\b|\bWHERE\b|\bJOIN\b[\s\S]*\bON\b"
     r"|\bCOPY\b[\s\S]*\b(TO|FROM)\b|\bATTACH\b|\bCOMMENT\s+ON\b|\bVALUES\s*\(|\bIN\s*\(\s*$|\bFROM\s*$")
-JSON_RE = re.compile(r'[\[{,]\s*"|"\s*:\s*[\[{"\d]|"\s*[\]}]')
+JSON_RE = re.compile(r'[\[{]\s*"|"\s*:\s*[\[{"\d]|"\s*[\]}]')
+HOLE = "\x00"  # stands for a pasted value in the literal text: never mistaken for JSON or SQL
 
 #: helpers whose result is safe to paste into SQL text: value literals and identifier quoting
 QUOTERS = {"sql_literal", "_ident"}
@@ -53,7 +56,7 @@ IDENTIFIERS: dict[str, set[str]] = {
     "pipelines/defs/ingest/assets.py": {"t"},
     "pipelines/defs/ingest/checks.py": {"t", "cols"},
     "pipelines/lib/replay.py": {"table", "sel", "order", "h"},
-    "pipelines/lib/review.py": {"' AND '.join(where)", "order"},
+    "pipelines/lib/review.py": {"' AND '.join(where)", "where", "order"},
     "pipelines/lib/warehouse.py": {"collist", "table", "src", "conflict", "ids_view", "files_view", "tcols", "db",
                                    "sets", "', '.join(aggs)", "', '.join(sets)"},
     "pipelines/lib/reports.py": {"col", "acc_lit", "hand_lit"},
@@ -63,6 +66,14 @@ IDENTIFIERS: dict[str, set[str]] = {
     "detectors/chip_dumping.py": {"gp.seat_nets_cte()", "tag", "seat", "b", "bb", "cb", "same", "score"},
     "detectors/features/identity.py": {"tournament_entries(con)", "table", "cells"},
     "detectors/features/gameplay.py": {"seat_nets_cte()", "_card_codes_sql('cards')", "hands_from", "restrict", "t"},
+    # the same code, split into modules
+    "detectors/chip_dumping/presence.py": {"tag", "seat", "b", "bb", "cb", "same", "score"},
+    "detectors/chip_dumping/evidence.py": {"gp.seat_nets_cte()"},
+    "detectors/features/gameplay/decisions.py": {"t"},
+    "detectors/features/gameplay/pairs.py": {"seat_nets_cte()", "hands_from", "restrict"},
+    "detectors/features/identity/coentry.py": {"tournament_entries(con)"},
+    "detectors/features/identity/links.py": {"table"},
+    "pipelines/web/account.py": {"col"},
 }
 
 _MESSAGE_FUNCS = {"print", "warn", "debug", "info", "warning", "error", "exception", "critical", "log"}
@@ -102,16 +113,21 @@ class _Checker:
                 for sub in [*node.args, *(k.value for k in node.keywords)]:
                     self.messages |= {id(n) for n in ast.walk(sub)}
 
-    def safe(self, node: ast.AST, kind: str) -> bool:
-        """Whether pasting ``node``'s value into ``kind`` text is safe (see the module docstring)."""
-        if isinstance(node, ast.Constant):
+    def safe(self, node: ast.AST, kind: str, bound: frozenset[str] = frozenset()) -> bool:
+        """Whether pasting ``node``'s value into ``kind`` text is safe (see the module docstring).
+
+        ``bound``: names a comprehension binds to the items of a literal or a module constant.
+        """
+        if isinstance(node, ast.Constant) or isinstance(node, ast.Name) and node.id in bound:
             return True
         if isinstance(node, ast.FormattedValue):
             spec = node.format_spec
             if spec is not None and any(isinstance(v, ast.Constant) and re.search(r"[dfeg%n]$", v.value)
                                         for v in spec.values):
                 return True
-            return self.safe(node.value, kind)
+            return self.safe(node.value, kind, bound)
+        if isinstance(node, ast.JoinedStr):  # a fragment: safe when everything pasted into it is
+            return all(self.safe(v, kind, bound) for v in node.values)
         name = _call_name(node)
         if name in NUMERIC_CALLS:
             return True
@@ -119,19 +135,42 @@ class _Checker:
             return name == "dumps"
         if name in self.quoters:
             return True
-        if (name == "join" and node.args and isinstance(node.args[0], (ast.GeneratorExp, ast.ListComp))
-                and self.safe(node.args[0].elt, kind)):
-            return True
+        if name == "str" and len(node.args) == 1:
+            return self.safe(node.args[0], kind, bound)
+        if (name == "format" and isinstance(node.func.value, ast.Name) and node.func.value.id.isupper()
+                and all(self.safe(a, kind, bound) for a in [*node.args, *(k.value for k in node.keywords)])):
+            return True  # a constant SQL template filled with constants
+        if name == "join" and node.args and isinstance(node.args[0], (ast.GeneratorExp, ast.ListComp)):
+            comp = node.args[0]
+            return self.safe(comp.elt, kind, bound | self._constant_targets(comp))
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):  # '[' + ', '.join(quoted) + ']'
-            return self.safe(node.left, kind) and self.safe(node.right, kind)
+            return self.safe(node.left, kind, bound) and self.safe(node.right, kind, bound)
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id.startswith("_")
+                and all(isinstance(a, ast.Constant) or isinstance(a, ast.Name) and a.id in bound for a in node.args)
+                and not node.keywords):
+            return True  # the module's own fragment builder called on constants: code, not data
         if isinstance(node, ast.Name) and node.id.isupper() or isinstance(node, ast.Attribute) and node.attr.isupper():
             return True
         return ast.unparse(node) in self.allowed
 
+    @staticmethod
+    def _constant_targets(comp: ast.GeneratorExp | ast.ListComp) -> frozenset[str]:
+        """Names a comprehension binds to the items of a literal or of a module constant (``ALL_CAPS``)."""
+        names: set[str] = set()
+        for gen in comp.generators:
+            it = gen.iter
+            try:
+                constant = isinstance(it, ast.Name) and it.id.isupper() or ast.literal_eval(it) is not None
+            except ValueError:
+                constant = False
+            if constant:
+                names |= {n.id for n in ast.walk(gen.target) if isinstance(n, ast.Name)}
+        return frozenset(names)
+
     def _template(self, node: ast.AST) -> tuple[str, list[ast.AST]] | None:
         """The literal text and the pasted values of a formatting expression, or None."""
         if isinstance(node, ast.JoinedStr):
-            text = "".join(v.value if isinstance(v, ast.Constant) else "{}" for v in node.values)
+            text = "".join(v.value if isinstance(v, ast.Constant) else HOLE for v in node.values)
             return text, [v for v in node.values if isinstance(v, ast.FormattedValue)]
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod) and isinstance(node.left, ast.Constant) \
                 and isinstance(node.left.value, str):
@@ -159,7 +198,7 @@ class _Checker:
             flatten(node)
             self.inner |= {id(n) for n in ast.walk(node) if n is not node and isinstance(n, ast.BinOp)}
             if any(isinstance(p, ast.Constant) and isinstance(p.value, str) for p in parts):
-                text = "".join(p.value if isinstance(p, ast.Constant) else "{}" for p in parts)
+                text = "".join(p.value if isinstance(p, ast.Constant) else HOLE for p in parts)
                 return text, [p for p in parts if not isinstance(p, ast.Constant)]
         return None
 
@@ -203,6 +242,8 @@ def test_no_data_is_pasted_into_json_or_sql():
     ("e = pl.format('[[\"{}\", \"{}\"]]', 'player', 'opponent')", "JSON"),
     ("s = f'{{\"account\":\"{name}\"}}'", "JSON"),
     ("s = '{\"hand\": \"%s\"}' % hand", "JSON"),
+    ("q = f\"SELECT * FROM t WHERE {_cond(name)}\"", "SQL"),
+    ("""q = f'''SELECT * FROM t WHERE p IN ({", ".join(f"'{n}'" for n in names)})'''""", "SQL"),
 ])
 def test_the_checker_finds_planted_pastes(snippet, kind):
     found = _Checker(snippet).findings()
@@ -217,6 +258,9 @@ def test_the_checker_finds_planted_pastes(snippet, kind):
     "log.warning('SELECT %s FROM %s failed', col, table)",
     "raise RailbirdError(f'only SELECT ... FROM is allowed here: {stmt}')",
     "print(f'the cases of {name}: see the file')",
+    "line = f'{name} said, \"{message}\"'",
+    "q = f\"SELECT {', '.join(f'{_col(c)} AS {c}' for c in ('ip', 'device'))} FROM sessions\"",
+    "q = f\"SELECT * FROM t WHERE k = {str(LIMIT)} AND {TEMPLATE.format(x=OTHER)}\"",
 ])
 def test_the_checker_leaves_safe_and_plain_text_alone(snippet):
     assert _Checker(snippet).findings() == []

@@ -85,8 +85,8 @@ def event_line(row: tuple) -> str:
     """One JSON line; decisions (most of the volume) are formatted directly."""
     ts, type_, account, fields = row
     if type_ == "decision":
-        return (f'{{"ts":"{_iso_fast(ts)}","type":"decision","account":{json.dumps(account)},'
-                f'"hand":"{fields["hand"]}","action":{fields["action"]},"ms":{fields["ms"]}}}')
+        return (f'{{"ts":{json.dumps(_iso_fast(ts))},"type":"decision","account":{json.dumps(account)},'
+                f'"hand":{json.dumps(str(fields["hand"]))},"action":{int(fields["action"])},"ms":{int(fields["ms"])}}}')
     obj = {"ts": _iso_fast(ts), "type": type_, "account": account}
     obj.update(fields)
     return json.dumps(obj, separators=(",", ":"))

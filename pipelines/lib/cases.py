@@ -180,6 +180,19 @@ def load_signals(con: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
     return out
 
 
+def stale_kinds(con: duckdb.DuckDBPyConnection, run_id: str) -> dict[str, tuple[str | None, str | None]]:
+    """The kinds whose detector failed in ``run_id``: kind -> (error, run whose signals the kind still shows).
+
+    Read from ``detector_runs`` (written by the detect stage); an empty dict
+    when every detector ran or the table does not exist yet.
+    """
+    if not con.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = 'detector_runs'").fetchone()[0]:
+        return {}
+    rows = con.execute("SELECT kind, error, signals_run_id FROM detector_runs WHERE run_id = ? AND status = 'failed' "
+                       "ORDER BY kind", [run_id]).fetchall()
+    return {kind: (error, shown) for kind, error, shown in rows}
+
+
 def merge_signals(signals: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Group signals by kind and overlapping account sets (union-find; see module doc).
 

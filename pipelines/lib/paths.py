@@ -10,6 +10,8 @@ directory), which git ignores:
 - ``review.sqlite``: the investigators' review state (statuses, notes, audit
   trail); never rebuilt by a run.
 - ``dagster/``: ``DAGSTER_HOME``, with telemetry switched off.
+- ``run.lock``: held (``fcntl.flock``) by the one ``railbird run`` at work;
+  the kernel frees it when that process dies.
 """
 
 from __future__ import annotations
@@ -32,6 +34,10 @@ def snapshot_path() -> Path:
 
 def review_store_path() -> Path:
     return Path(os.environ.get("RAILBIRD_REVIEW_DB", home() / "review.sqlite")).resolve()
+
+
+def run_lock_path() -> Path:
+    return home() / "run.lock"
 
 
 DAGSTER_YAML = """\

@@ -492,3 +492,20 @@ COMMENT ON COLUMN session_events.kind IS 'login or logout.';
 COMMENT ON COLUMN session_events.ts IS 'Event time (UTC).';
 COMMENT ON COLUMN session_events.ip IS 'IP address (login).';
 COMMENT ON COLUMN session_events.device IS 'Device fingerprint (login).';
+
+CREATE TABLE IF NOT EXISTS detector_runs (
+    run_id          VARCHAR NOT NULL,
+    kind            VARCHAR NOT NULL,
+    status          VARCHAR NOT NULL,
+    error           VARCHAR,
+    finished_at     TIMESTAMPTZ NOT NULL,
+    signals_run_id  VARCHAR,
+    PRIMARY KEY (run_id, kind)
+);
+COMMENT ON TABLE detector_runs IS 'One row per nightly run and detector kind: whether the detector ran, and whose signals the kind now shows.';
+COMMENT ON COLUMN detector_runs.run_id IS 'Dagster run id of the nightly run.';
+COMMENT ON COLUMN detector_runs.kind IS 'One of the six collusion kinds.';
+COMMENT ON COLUMN detector_runs.status IS 'ok (the detector ran and replaced its signals) or failed (it raised; its signals were kept).';
+COMMENT ON COLUMN detector_runs.error IS 'The exception on one line (type: message) when failed, else NULL.';
+COMMENT ON COLUMN detector_runs.finished_at IS 'When the detector finished or failed.';
+COMMENT ON COLUMN detector_runs.signals_run_id IS 'Run whose signals this kind shows after this run: this run when ok, the last run that produced them when failed (NULL: none yet).';

@@ -40,7 +40,10 @@ def cases(context: dg.AssetExecutionContext, warehouse: DuckDBResource, settings
     with ReviewStore(settings.review_db) as store, warehouse.get_connection() as con:
         result = cases_lib.build_cases(con, store, context.run.run_id)
         cases_lib.write_tables(con, result, context.run.run_id)
+        stale = cases_lib.stale_kinds(con, context.run.run_id)
     path = cases_lib.write_jsonl(Path(settings.out_dir) / "cases.jsonl", result)
+    for kind, (error, shown) in stale.items():
+        context.log.warning(f"{kind}: detector failed ({error}); its cases show the signals of run {shown or 'none'}")
     flagged = [c for c in result if c["flagged"]]
     by_kind = {k: sum(1 for c in flagged if c["kind"] == k) for k in KINDS}
     return dg.MaterializeResult(metadata={
@@ -50,6 +53,7 @@ def cases(context: dg.AssetExecutionContext, warehouse: DuckDBResource, settings
         "reopened": sum(1 for c in result if c["reopened"]),
         "new_hands": sum(len(c["new_hands"]) for c in result if not c["is_new"]),
         "flagged_by_kind": dg.MetadataValue.json(by_kind),
+        "stale_kinds": dg.MetadataValue.json({k: {"error": e, "signals_run_id": r} for k, (e, r) in stale.items()}),
         "cases_jsonl": dg.MetadataValue.path(str(path)),
         "top": dg.MetadataValue.md(cases_lib.format_ranked(path, limit=10).replace("\n", "  \n")),
     })

@@ -17,6 +17,7 @@ import datetime as _dt
 import importlib
 import json
 import logging
+import traceback
 from typing import Any
 
 import dagster as dg
@@ -94,6 +95,45 @@ def write_signals(con, kind: str, signals: list[Signal], run_id: str | None) -> 
     return len(rows)
 
 
+def one_line(exc: BaseException, limit: int = 300) -> str:
+    """``Type: first line of the message`` of an exception, at most ``limit`` characters."""
+    lines = str(exc).strip().splitlines()
+    text = f"{type(exc).__name__}: {lines[0]}" if lines else type(exc).__name__
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def record_detector_run(con, run_id: str, kind: str, status: str, error: str | None = None) -> str | None:
+    """Append this run's outcome for ``kind`` to ``detector_runs`` (bound parameters); returns ``signals_run_id``.
+
+    ``signals_run_id`` is the run whose rows of ``kind`` the ``signals`` table
+    now holds: this run when ``status`` is 'ok'; when 'failed', the run of the
+    newest kept rows (the previous night's), or None when there are none.
+    """
+    if not con.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = 'detector_runs'").fetchone()[0]:
+        _wh.ensure_schema(con)
+    shown = run_id if status == "ok" else next(iter(con.execute(
+        "SELECT run_id FROM signals WHERE kind = ? ORDER BY created_at DESC LIMIT 1", [kind]).fetchone() or []), None)
+    con.execute("INSERT OR REPLACE INTO detector_runs VALUES (?, ?, ?, ?, ?, ?)",
+                [run_id, kind, status, error, _dt.datetime.now(_dt.timezone.utc), shown])
+    return shown
+
+
+def _failed(context: dg.AssetExecutionContext, con, kind: str, exc: Exception) -> dg.MaterializeResult:
+    """A detector raised: keep its previous signals, record and report the failure; the run goes on.
+
+    The terminal and the run's log get one line; the traceback is kept in the
+    materialisation's metadata (the Dagster UI) for whoever mends the detector.
+    """
+    run_id = context.run.run_id
+    error = one_line(exc)
+    shown = record_detector_run(con, run_id, kind, "failed", error)
+    note = f"the {kind} cases show the signals of run {shown}" if shown else f"there are no {kind} signals yet"
+    context.log.error(f"detector {kind} failed: {error}; {note}")
+    context.instance.add_run_tags(run_id, {f"railbird/failed_{kind}": error[:200]})
+    return dg.MaterializeResult(metadata={"status": "failed", "error": error, "signals_run_id": shown or "",
+                                          "note": note, "traceback": dg.MetadataValue.text(traceback.format_exc())})
+
+
 def _load_detector_class(kind: str) -> type[Detector] | None:
     module, cls = REGISTRY[kind].split(":")
     try:
@@ -128,13 +168,19 @@ def make_signals_asset(kind: str, detector_cls: type[Detector]) -> dg.AssetsDefi
         description=description,
     )
     def _signals(context: dg.AssetExecutionContext, warehouse: DuckDBResource) -> dg.MaterializeResult:
+        run_id = context.run.run_id
         with warehouse.get_connection() as con:
             detector = detector_cls()
-            signals = detector.detect(con)
-            n = write_signals(con, kind, signals, context.run.run_id)
+            try:
+                signals = detector.detect(con)
+                n = write_signals(con, kind, signals, run_id)
+            except Exception as exc:  # one detector's fault must not cost the other kinds their cases
+                return _failed(context, con, kind, exc)
+            record_detector_run(con, run_id, kind, "ok")
         flagged = [s for s in signals if s.flagged]
         return dg.MaterializeResult(
             metadata={
+                "status": "ok",
                 "signals": n,
                 "flagged": len(flagged),
                 "top": dg.MetadataValue.md(

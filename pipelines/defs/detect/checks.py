@@ -4,6 +4,10 @@
 finite score and a p-value in [0, 1] (or none), and every flagged row has a
 summary and at least one evidence hand (seat hand-offs and sit-outs may rest
 on tournaments instead).
+
+``<kind>_detector_ran``: the detector of that kind ran in this run
+(``detector_runs``); when it failed, the check fails with its error and the run
+whose signals the kind still shows.
 """
 
 import dagster as dg
@@ -40,4 +44,20 @@ def make_check(asset: dg.AssetsDefinition) -> dg.AssetChecksDefinition:
     return _check
 
 
-signals_checks = [make_check(a) for a in signals_assets]
+def make_ran_check(asset: dg.AssetsDefinition) -> dg.AssetChecksDefinition:
+    kind = asset.key.path[-1].removesuffix("_signals")
+
+    @dg.asset_check(asset=asset, name=f"{kind}_detector_ran", blocking=False,
+                    description=f"The {kind} detector ran in this run; if it failed, its kind shows an earlier run's signals.")
+    def _check(context: dg.AssetCheckExecutionContext, warehouse: DuckDBResource) -> dg.AssetCheckResult:
+        with warehouse.get_connection() as con:
+            row = con.execute("SELECT status, error, signals_run_id FROM detector_runs WHERE run_id = ? AND kind = ?",
+                              [context.run.run_id, kind]).fetchone()
+        status, error, shown = row or ("not recorded", None, None)
+        return dg.AssetCheckResult(passed=status == "ok", severity=dg.AssetCheckSeverity.ERROR,
+                                   metadata={"status": status, "error": error or "", "signals_run_id": shown or ""})
+
+    return _check
+
+
+signals_checks = [make_check(a) for a in signals_assets] + [make_ran_check(a) for a in signals_assets]

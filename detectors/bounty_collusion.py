@@ -182,8 +182,8 @@ import polars as pl
 from scipy import stats as _st
 
 import duckdb
-from detectors import graphs, stats
-from detectors.base import Detector, Evidence, Signal, pair_edges_json, with_top_unflagged
+from detectors import stats
+from detectors.base import HAND_INPUTS, Evidence, PairDetector, Signal
 from detectors.features import gameplay as gp
 
 EVENTS_SQL = """
@@ -220,10 +220,12 @@ ORDER BY ai.hand_id
 """
 
 
-class BountyCollusionDetector(Detector):
+class BountyCollusionDetector(PairDetector):
     """Pairs that jointly contest all-in bounty targets beyond chance, weakly, and check the side pot down."""
 
     kind = "bounty_collusion"
+    inputs = {**HAND_INPUTS, "seats": (*HAND_INPUTS["seats"], "bounty"),
+              "bounties": ("hand_id", "tournament_id", "winner", "eliminated", "amount")}
 
     def __init__(self, *, alpha: float = 0.01, random_state: int = 0, min_joint: int = 3, max_unflagged: int = 300,
                  min_spots: int = 3, min_decisions: int = 5, short_bb: float = 20.0, min_events: int = 4,
@@ -248,6 +250,18 @@ class BountyCollusionDetector(Detector):
         self.max_unflagged = max_unflagged
 
     def fit(self, con: duckdb.DuckDBPyConnection) -> "BountyCollusionDetector":
+        """Learn the population's bounty spots: every all-in target's opportunities, the presence and
+        wide-call decisions with each player's own rates (looseness priors, tournament effects), the events each
+        pair shared and the population's check-down rate.
+
+        Parameters
+        ----------
+        con : the warehouse (``inputs`` names the tables read).
+
+        Returns
+        -------
+        self, with ``spots_``, ``pairs_``, ``presence_``, ``events_``, ``cards_known_``, ``checkdown_rate_``
+        and ``missing_``."""
         rows = gp.bounty_presence(con, max_bb=self.short_bb)
         self.spots_ = gp.bounty_spots(con)
         self.missing_ = []
@@ -317,6 +331,14 @@ class BountyCollusionDetector(Detector):
                               .otherwise("pres_tournaments"))
 
     def score(self, con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
+        """One row per unordered pair: the joint-contest, weak-contest, check-down, presence, wide-call
+        and rest-of-calls tests combined by a weighted Bonferroni, weighted Benjamini-Hochberg over the pairs
+        that met in enough knockout events (weights from the events shared, :meth:`bh_weights`).
+
+        Returns
+        -------
+        ``player``, ``opponent``, ``accounts``, ``tournaments``, ``p_value``, ``q_value``, ``score`` and the
+        tests' figures and evidence hands."""
         t = self._candidates()
         if t.is_empty():
             return pl.DataFrame(schema={"accounts": pl.List(pl.Utf8), "tournaments": pl.List(pl.Utf8),
@@ -384,40 +406,39 @@ class BountyCollusionDetector(Detector):
             return np.where(ok, 1.0, 0.0)
         return raw * ok.sum() / raw.sum()
 
-    def threshold(self, scores: pl.DataFrame) -> pl.DataFrame:
-        if scores.is_empty():
-            return scores.with_columns(pl.lit(False).alias("flagged"), pl.lit("pair").alias("shape"), pl.lit("[]").alias("edges"))
-        s = scores.with_columns(
+    def flag(self, scores: pl.DataFrame) -> pl.DataFrame:
+        """``scores`` with ``flagged``: q <= alpha and either at least ``min_joint`` joint contests with a bounty
+        taken, or at least ``min_joint`` continuations more than expected (presence or wide calls)."""
+        return scores.with_columns(
             flagged=(pl.col("q_value").fill_null(1.0) <= self.alpha)
             & (((pl.col("joint") >= self.min_joint) & (pl.col("bounties_won") >= 1))
                | ((pl.col("pres_k").fill_null(0) - pl.col("pres_e").fill_null(0)) >= self.min_joint)
-               | ((pl.col("wc_k").fill_null(0) - pl.col("wc_e").fill_null(0)) >= self.min_joint)),
-            shape=pl.lit("pair"),
-            edges=pair_edges_json(),
-        )
-        flagged = s.filter(pl.col("flagged"))
-        by_pair = {(r["player"], r["opponent"]): r for r in flagged.iter_rows(named=True)}
-        g = graphs.suspicion_graph((a, b, r["score"]) for (a, b), r in by_pair.items())
-        rows = []
-        for grp in graphs.groups(g):
-            members = [by_pair[e] for e in grp.edges if e in by_pair]
-            best = dict(max(members, key=lambda r: r["score"]))
-            best["accounts"] = grp.accounts
-            best["shape"] = grp.shape
-            best["edges"] = json.dumps([list(e) for e in grp.edges])
-            best["p_value"] = min(r["p_value"] for r in members)
-            best["tournaments"] = sorted({x for r in members for x in r["tournaments"]})
-            best["hands"] = sorted({x for r in members for x in r["hands"]})
-            best["won_hands"] = sorted({x for r in members for x in r["won_hands"]})
-            best["cd_hands"] = sorted({x for r in members for x in r["cd_hands"]})
-            best["pres_hands"] = sorted({x for r in members for x in (r.get("pres_hands") or [])})
-            # the wide calls of the ring, strongest pair's first, each pair's least likely first
-            best["wc_hands"] = list(dict.fromkeys(x for r in sorted(members, key=lambda r: -r["score"])
-                                                  for x in (r.get("wc_hands") or [])))
-            rows.append(best)
-        return with_top_unflagged(rows, s, self.max_unflagged)
+               | ((pl.col("wc_k").fill_null(0) - pl.col("wc_e").fill_null(0)) >= self.min_joint)))
+
+    def merge_group(self, best: dict[str, Any], members: list[dict[str, Any]], shape: str) -> dict[str, Any]:
+        """A ring's tournaments and evidence hands: the union of its pairs' (the wide calls strongest pair first)."""
+        best["tournaments"] = sorted({x for r in members for x in r["tournaments"]})
+        best["hands"] = sorted({x for r in members for x in r["hands"]})
+        best["won_hands"] = sorted({x for r in members for x in r["won_hands"]})
+        best["cd_hands"] = sorted({x for r in members for x in r["cd_hands"]})
+        best["pres_hands"] = sorted({x for r in members for x in (r.get("pres_hands") or [])})
+        # the wide calls of the ring, strongest pair's first, each pair's least likely first
+        best["wc_hands"] = list(dict.fromkeys(x for r in sorted(members, key=lambda r: -r["score"])
+                                              for x in (r.get("wc_hands") or [])))
+        return best
 
     def explain(self, con: duckdb.DuckDBPyConnection, row: dict[str, Any]) -> Signal:
+        """The signal of one row of :meth:`threshold`: the joint contests, bounties taken, side pots
+        checked down, wide calls and presence continuations against their expectations, the evidence hands
+        (the calls the own baseline folds first).
+
+        Parameters
+        ----------
+        con : the warehouse. row : one row of :meth:`threshold`.
+
+        Returns
+        -------
+        :class:`~detectors.base.Signal`."""
         a, b = row["player"], row["opponent"]
         accounts = list(row["accounts"])
         joint, exp = int(row["joint"]), float(row["expected"])

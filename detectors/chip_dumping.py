@@ -184,8 +184,8 @@ import numpy as np
 import polars as pl
 
 import duckdb
-from detectors import graphs, stats
-from detectors.base import Detector, Evidence, Signal, pair_edges_json, with_top_unflagged
+from detectors import stats
+from detectors.base import HAND_INPUTS, Evidence, PairDetector, Signal
 from detectors.features import gameplay as gp
 
 
@@ -704,10 +704,12 @@ def receiver_tests(dec: pl.DataFrame, *, alpha: float = 0.01,
     return named(aggr, "raggr").join(named(late, "lfold"), on=["player", "opponent"], how="full", coalesce=True)
 
 
-class ChipDumpingDetector(Detector):
+class ChipDumpingDetector(PairDetector):
     """Ordered pairs where one side gives value to the other, judged by the cards against its own baseline."""
 
     kind = "chip_dumping"
+    inputs = HAND_INPUTS
+    directed = True  # giver -> receiver
 
     def __init__(
         self,
@@ -746,6 +748,17 @@ class ChipDumpingDetector(Detector):
         self.max_unflagged = max_unflagged
 
     def fit(self, con: duckdb.DuckDBPyConnection) -> "ChipDumpingDetector":
+        """Learn each player's own play towards everyone else: the card-aware value given, the junk,
+        late-fold and receiver tests, the presence test with its explaining away, the chip and deviation flows.
+
+        Parameters
+        ----------
+        con : the warehouse (``inputs`` names the tables read).
+
+        Returns
+        -------
+        self, with ``dec_``, ``pairs_``, ``recv_``, ``pdec_``, ``presence_``, ``cont_by_``, ``dealt_by_``,
+        ``flow_``, ``devflow_`` and ``missing_``."""
         self.dec_, pairs = gp.cached_pair_features(con, samples=self.samples, random_state=self.random_state)
         # own-baseline tests with each player's outlying partners left out of the baseline (stats.robust_own_baseline)
         self.pairs_ = (stats.replace_baseline_tests(pairs, self.dec_, alpha=self.alpha, rare_tail=self.rare_tail,
@@ -826,6 +839,14 @@ class ChipDumpingDetector(Detector):
         return t.with_columns(pl.Series("value_p", test(t, "greater"), nan_to_null=True)).drop("_out")
 
     def score(self, con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
+        """One row per ordered pair (giver ``player``, receiver ``opponent``): the five tests' p-values
+        combined by Fisher's method, Benjamini-Hochberg over the pairs that met often enough (independent
+        filtering, Bourgon, Gentleman & Huber, PNAS 2010).
+
+        Returns
+        -------
+        ``player``, ``opponent``, ``accounts``, ``tournaments``, ``p_value``, ``q_value``, ``score`` (-log10 q),
+        the tests' figures, ``net_flow_bb`` and the deviation flow."""
         t = self._combined(self.presence_)
         if "q_value" not in t.columns:
             return t
@@ -890,34 +911,21 @@ class ChipDumpingDetector(Detector):
         )
         return t
 
-    def threshold(self, scores: pl.DataFrame) -> pl.DataFrame:
-        if scores.is_empty():
-            return scores.with_columns(pl.lit(False).alias("flagged"))
+    def flag(self, scores: pl.DataFrame) -> pl.DataFrame:
+        """``scores`` with ``flagged``: q <= alpha and the chips moved (net flow at least ``min_flow_bb`` in at
+        least ``min_hu_hands`` hands lost), or the value given is significant (:meth:`_value_moved`), or the chips
+        moved in the deviation hands (:meth:`_deviation_moved`)."""
         for c, v in (("dev_flow_bb", 0.0), ("dev_exp_bb", 0.0), ("dev_loss_hands", 0)):
             if c not in scores.columns:
                 scores = scores.with_columns(pl.lit(v).alias(c))
-        # the chips moved, or the value given (cards known, own baseline) stands in for them where they did not
         moved = ((pl.col("net_flow_bb") >= self.min_flow_bb) & (pl.col("flow_hands") >= self.min_hu_hands)
                  | self._value_moved() | self._deviation_moved())
-        s = scores.with_columns(
-            flagged=(pl.col("q_value").fill_null(1.0) <= self.alpha) & moved,
-            shape=pl.lit("pair"),
-            edges=pair_edges_json(),
-        )
-        flagged = s.filter(pl.col("flagged"))
-        by_edge = {(r["player"], r["opponent"]): r for r in flagged.iter_rows(named=True)}
-        g = graphs.suspicion_graph((a, b, r["score"]) for (a, b), r in by_edge.items())
-        rows = []
-        for grp in graphs.groups(g):
-            members = [r for (a, b), r in by_edge.items() if tuple(sorted((a, b))) in grp.edges]
-            best = dict(max(members, key=lambda r: r["score"]))
-            best["accounts"] = grp.accounts if grp.shape != "pair" else [best["player"], best["opponent"]]
-            best["shape"] = grp.shape
-            best["edges"] = json.dumps([[r["player"], r["opponent"]] for r in members])
-            best["p_value"] = min(r["p_value"] for r in members)
-            best["net_flow_bb"] = sum(r["net_flow_bb"] for r in members)
-            rows.append(best)
-        return with_top_unflagged(rows, s, self.max_unflagged)
+        return scores.with_columns(flagged=(pl.col("q_value").fill_null(1.0) <= self.alpha) & moved)
+
+    def merge_group(self, best: dict[str, Any], members: list[dict[str, Any]], shape: str) -> dict[str, Any]:
+        """A star's or ring's net flow: the sum of its flows."""
+        best["net_flow_bb"] = sum(r["net_flow_bb"] for r in members)
+        return best
 
     def _value_moved(self) -> pl.Expr:
         """The card-aware value given is significant at ``value_gate_p`` on enough hands on both sides of the test
@@ -1005,6 +1013,17 @@ class ChipDumpingDetector(Detector):
         return ranked[:limit]
 
     def explain(self, con: duckdb.DuckDBPyConnection, row: dict[str, Any]) -> Signal:
+        """The signal of one row of :meth:`threshold`: the value given with the cards known, the chips
+        moved (overall and in the deviation hands), the count tests and the presence test, the dump hands
+        strongest first; the benign note says why a row is (not) flagged by the flow.
+
+        Parameters
+        ----------
+        con : the warehouse. row : one row of :meth:`threshold`.
+
+        Returns
+        -------
+        :class:`~detectors.base.Signal` (its ``extra`` holds the shape and the directed edges)."""
         edges = json.loads(row["edges"]) if row.get("edges") else [[row["player"], row["opponent"]]]
         a, b = row["player"], row["opponent"]
         vm, m0, n = row.get("value_mean") or 0.0, row.get("mean0") or 0.0, int(row.get("value_n") or 0)

@@ -115,13 +115,12 @@ from __future__ import annotations
 from typing import Any
 
 import duckdb
-import networkx as nx
 import numpy as np
 import polars as pl
 from scipy import special as _sp
 from scipy import stats as sps
 
-from detectors.base import Detector, Evidence, Signal, groups_frame, is_missing, sql_literal as _lit
+from detectors.base import Evidence, GroupDetector, Signal, is_missing, sql_literal as _lit
 from detectors.features import identity as idf
 
 
@@ -291,10 +290,17 @@ GROUP BY ALL
 """
 
 
-class CoordinatedSitoutDetector(Detector):
+class CoordinatedSitoutDetector(GroupDetector):
     """Pairs/groups of players who sit out together far more than chance allows."""
 
     kind = "coordinated_sitout"
+    inputs = {"hands": ("hand_id", "tournament_id", "started_at", "table_name"),
+              "seats": ("hand_id", "player", "sitting_out", "dealt_in"), "table_events": ("hand_id", "player", "event"),
+              "sit_events": ("account", "ts", "kind", "table_name", "tournament_id"),
+              "tournament_finishes": ("tournament_id", "player", "place", "prize", "hand_id"),
+              "registrations": ("account", "ts", "kind", "tournament_id")}
+    max_unflagged = 200  # unflagged pairs kept, ranked
+    unflagged_inside_groups = True
 
     def __init__(
         self,
@@ -325,7 +331,6 @@ class CoordinatedSitoutDetector(Detector):
         self.tol_hand_s = tol_hand_s  # of a sit-out seen only in the hands (the next hand's start)
         self.res_hand_s = res_hand_s  # resolution of hand times (whole seconds, tables drift)
         self.max_perm_pairs = max_perm_pairs
-        self.window_s = 2 * max(tol_event_s, tol_hand_s)  # widest window (waves, band join)
         self.merge_s = merge_s
         self.wave_share = wave_share
         self.wave_min = wave_min
@@ -341,6 +346,18 @@ class CoordinatedSitoutDetector(Detector):
 
     # ------------------------------------------------------------------ fit
     def fit(self, con: duckdb.DuckDBPyConnection) -> "CoordinatedSitoutDetector":
+        """Learn the population's sit-outs: each player's sit-out starts (platform events, or the hands on
+        the event's consensus clock), the waves and breaks left out, and every pair's coincidence tests
+        (computed here, as PyOD's ``decision_scores_``: :meth:`score` returns them).
+
+        Parameters
+        ----------
+        con : the warehouse (``inputs`` names the tables read).
+
+        Returns
+        -------
+        self, with ``starts_``, ``waves_``, ``kept_``, ``spans_``, ``finishes_``, ``co_`` (the co-occurring
+        starts), ``per_event_``, ``family_``, ``n_single_``, ``scores_`` and ``missing_``."""
         self.missing_ = []
         self.has_events_ = idf.table_rows(con, "sit_events") > 0
         if not self.has_events_:
@@ -371,6 +388,7 @@ class CoordinatedSitoutDetector(Detector):
         is_wave = (pl.col("crowd") >= pl.max_horizontal(pl.lit(self.wave_min), pl.col("field") * self.wave_share)) | pl.col("at_break")
         self.waves_ = s.filter(is_wave)
         self.kept_ = s.filter(~is_wave)
+        self.scores_ = self._with_q(self._pair_scores(con))
         return self
 
     def _active_counts(self, s: pl.DataFrame, spans: pl.DataFrame) -> np.ndarray:
@@ -413,12 +431,30 @@ class CoordinatedSitoutDetector(Detector):
 
     # ------------------------------------------------------------------ score
     def score(self, con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
+        """The candidate pairs' scores (computed by :meth:`fit`, as PyOD's ``decision_scores_``).
+
+        Returns one row per pair of players with a co-occurring sit-out (``a``, ``b``, ``accounts``,
+        ``tournaments``, ``score``, ``p_value``, ``q_value``: BH over every pair with a sit-out in a shared
+        event, and the tests' figures)."""
+        return self.scores_.clone()
+
+    def _with_q(self, scores: pl.DataFrame) -> pl.DataFrame:
+        """``scores`` with ``q_value``: Benjamini-Hochberg over the family of every pair of players with a
+        sit-out in a shared event (``family_``; the untested pairs count with p = 1)."""
+        if scores.height == 0:
+            return scores.with_columns(q_value=pl.lit(None, pl.Float64))
+        p = scores["p_value"].to_numpy()
+        q = idf.benjamini_hochberg(np.r_[p, np.ones(max(self.family_ - len(p), 0))])[: len(p)]
+        return scores.with_columns(q_value=pl.Series(q))
+
+    def _pair_scores(self, con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
         schema = {"accounts": pl.List(pl.Utf8), "tournaments": pl.List(pl.Utf8), "score": pl.Float64,
                   "p_value": pl.Float64}
         k = self.kept_
         self.family_ = 0
+        self.co_ = pl.DataFrame()
+        self.n_single_ = 0
         if k.height == 0:
-            self.pairs_ = pl.DataFrame()
             return pl.DataFrame(schema=schema)
         x = k.select("account", "tournament_id", "t", "ts", "hand_id", "run_hands").with_columns(
             tol=pl.when(k["source"] == "event").then(pl.lit(self.tol_event_s)).otherwise(pl.lit(self.tol_hand_s)),
@@ -441,7 +477,6 @@ class CoordinatedSitoutDetector(Detector):
         """).pl()
         if co.height == 0:
             con.unregister("_rb_starts")
-            self.pairs_ = pl.DataFrame()
             return pl.DataFrame(schema=schema)
         cand = co.group_by("a", "b").agg(n_co=pl.len(), n_events=pl.col("tournament_id").n_unique()).sort("a", "b")
         # per candidate pair and shared event: the closest pair of starts (floored at the
@@ -549,7 +584,6 @@ class CoordinatedSitoutDetector(Detector):
         pairs = self._corroborate(con, pairs)
         self.co_ = co
         self.per_event_ = per_event
-        self.pairs_ = pairs
         return pairs.with_columns(accounts=pl.concat_list("a", "b"), tournaments=pl.col("co_tournaments"))
 
     def _corroborate(self, con: duckdb.DuckDBPyConnection, pairs: pl.DataFrame) -> pl.DataFrame:
@@ -627,48 +661,25 @@ class CoordinatedSitoutDetector(Detector):
         return co
 
     # ------------------------------------------------------------------ threshold
-    def threshold(self, scores: pl.DataFrame) -> pl.DataFrame:
-        if scores.height == 0:
-            self.groups_ = []
-            return scores.with_columns(flagged=pl.lit(False), group=pl.lit(0, pl.Int64))
-        p = scores["p_value"].to_numpy()
-        fam = getattr(self, "family_", len(p))
-        q = idf.benjamini_hochberg(np.r_[p, np.ones(max(fam - len(p), 0))])[: len(p)]
-        repeated = scores["n_co"].to_numpy() >= self.min_cooccur
-        flag = (q <= self.alpha) & repeated
-        # one coincidence, corroborated by co-entry (module docstring, step 3): Bonferroni
-        # over every single-coincidence pair of the population
+    def flag(self, scores: pl.DataFrame) -> pl.DataFrame:
+        """``scores`` with ``pair_flagged``: q <= alpha with at least ``min_cooccur`` coincidences, or one
+        coincidence with p_gap <= ``single_p`` corroborated by co-entry (p <= ``single_coentry_p``) whose
+        combined p, Bonferroni over every single-coincidence pair, is at most ``single_alpha``."""
+        flag = (scores["q_value"].to_numpy() <= self.alpha) & (scores["n_co"].to_numpy() >= self.min_cooccur)
         if "p_single" in scores.columns:
             ps = scores["p_single"].fill_null(np.nan).to_numpy().astype(float)
             pc = scores["p_coentry"].fill_null(np.nan).to_numpy().astype(float)
             lone = ((scores["n_co"].to_numpy() == 1) & (scores["p_gap"].to_numpy() <= self.single_p)
                     & (np.nan_to_num(pc, nan=1.0) <= self.single_coentry_p)
-                    & (np.nan_to_num(ps, nan=1.0) * max(getattr(self, "n_single_", 1), 1) <= self.single_alpha))
+                    & (np.nan_to_num(ps, nan=1.0) * max(self.n_single_, 1) <= self.single_alpha))
             flag |= lone
-        pairs = scores.with_columns(q_value=pl.Series(q), pair_flagged=pl.Series(flag))
-        self.pairs_ = pairs
-        g = nx.Graph()
-        for r in pairs.filter(pl.col("pair_flagged")).iter_rows(named=True):
-            g.add_edge(r["a"], r["b"])
-        groups: list[dict[str, Any]] = []
-        for comp in nx.connected_components(g):
-            sub = pairs.filter(pl.col("pair_flagged") & pl.col("a").is_in(list(comp)) & pl.col("b").is_in(list(comp)))
-            groups.append({"accounts": sorted(comp), "pairs": sub, "flagged": True})
-        for r in pairs.filter(~pl.col("pair_flagged")).sort("score", descending=True).head(200).iter_rows(named=True):
-            groups.append({"accounts": [r["a"], r["b"]],
-                           "pairs": pairs.filter((pl.col("a") == r["a"]) & (pl.col("b") == r["b"])), "flagged": False})
-        for g_ in groups:
-            g_["tournaments"] = sorted({t for ts in g_["pairs"]["tournaments"].to_list() for t in ts})
-            g_["score"] = float(g_["pairs"]["score"].max())
-            g_["p_value"] = float(g_["pairs"]["p_value"].min())
-        self.groups_ = groups
-        return groups_frame(groups)
+        return scores.with_columns(pair_flagged=pl.Series(flag))
 
     def _single_text(self, r: dict[str, Any]) -> str:
         """A lone coincidence's corroboration (co-entry), in words."""
         if r.get("n_co") != 1 or is_missing(r.get("p_single")):
             return ""
-        n_fam = max(getattr(self, "n_single_", 1), 1)
+        n_fam = max(self.n_single_, 1)
         return (f"; sat out together once only: corroborated by co-entry ({r['n_shared_t']} events entered together, "
                 f"co-entry p {r['p_coentry']:.3g} under the configuration model, needed <= {self.single_coentry_p:g}), combined p {r['p_single']:.3g}, "
                 f"x {n_fam} single-coincidence pairs (Bonferroni) = {min(1.0, r['p_single'] * n_fam):.3g}, "
@@ -676,9 +687,19 @@ class CoordinatedSitoutDetector(Detector):
 
     # ------------------------------------------------------------------ explain
     def explain(self, con: duckdb.DuckDBPyConnection, row: dict[str, Any]) -> Signal:
-        grp = self.groups_[row["group"]]
-        accs = grp["accounts"]
-        pairs: pl.DataFrame = grp["pairs"]
+        """The signal of one group row of :meth:`threshold`: each pair's coincidences against its own
+        sit-out rates (count, closeness, lengths, permutation test), the co-occurring sit-outs by event, the
+        waves left out.
+
+        Parameters
+        ----------
+        con : the warehouse. row : one row of :meth:`threshold` (its ``pairs`` hold the group's pairs).
+
+        Returns
+        -------
+        :class:`~detectors.base.Signal` (``extra["cooccurrences"]``)."""
+        accs = list(row["accounts"])
+        pairs = self.pairs_of(row)
         co = self.co_.filter(pl.col("a").is_in(accs) & pl.col("b").is_in(accs)).sort("ts_a")
         ev: list[Evidence] = []
         for r in pairs.sort("score", descending=True).iter_rows(named=True):

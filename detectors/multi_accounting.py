@@ -68,18 +68,21 @@ import math
 from typing import Any
 
 import duckdb
-import networkx as nx
 import numpy as np
 import polars as pl
 
-from detectors.base import Detector, Evidence, Signal, groups_frame, is_missing, sql_literal as _lit
+from detectors.base import Evidence, GroupDetector, Signal, is_missing, sql_literal as _lit
 from detectors.features import identity as idf
 
 
-class MultiAccountingDetector(Detector):
+class MultiAccountingDetector(GroupDetector):
     """Groups of accounts run by one person (see the module docstring)."""
 
     kind = "multi_accounting"
+    inputs = {"hands": ("hand_id", "tournament_id", "started_at"), "seats": ("hand_id", "player", "dealt_in"),
+              "actions": ("hand_id", "street", "player", "action"), "accounts": ("account", "payment"),
+              "sessions": ("account", "ip", "device", "login_at", "logout_at"), "decisions": ("account", "ms"),
+              "registrations": ("account", "ts", "kind", "tournament_id")}
 
     def __init__(
         self,
@@ -113,6 +116,17 @@ class MultiAccountingDetector(Detector):
 
     # ------------------------------------------------------------------ fit
     def fit(self, con: duckdb.DuckDBPyConnection) -> "MultiAccountingDetector":
+        """Learn what the population offers: whether sessions, payment hashes and decision times exist,
+        each account's style fingerprint, the number of accounts and tournaments (the IDF weights' base).
+
+        Parameters
+        ----------
+        con : the warehouse (``inputs`` names the tables read).
+
+        Returns
+        -------
+        self, with ``has_sessions_``, ``has_payment_``, ``has_decisions_``, ``fingerprints_``, ``n_accounts_``,
+        ``n_tournaments_`` and ``missing_``."""
         self.missing_ = []
         self.has_sessions_ = idf.table_rows(con, "sessions") > 0
         self.has_payment_ = int(con.execute(
@@ -166,11 +180,18 @@ class MultiAccountingDetector(Detector):
         return co
 
     def score(self, con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
+        """One row per candidate pair (shared identifiers, or co-entries where there are no sessions):
+        identifier, style, timing and co-entry p-values, Fisher's combination (``p_value``), weighted
+        Benjamini-Hochberg (``q_value``; Genovese, Roeder & Wasserman 2006) and the household-shaped pairs'
+        own BH (``q_household``).
+
+        Returns
+        -------
+        ``a``, ``b``, ``accounts``, ``tournaments``, ``score``, ``p_value``, ``q_value`` and the tests' figures."""
         cand = self._candidates(con)
         empty = pl.DataFrame(schema={"accounts": pl.List(pl.Utf8), "tournaments": pl.List(pl.Utf8),
                                      "score": pl.Float64, "p_value": pl.Float64})
         if cand.height == 0:
-            self.pairs_ = cand
             return empty
         pairs = idf.likeness(self.fingerprints_, cand, min_hands=self.min_hands,
                              random_state=self.random_state)
@@ -217,18 +238,15 @@ class MultiAccountingDetector(Detector):
             score=(-pl.col("p_behaviour").clip(1e-300, 1).log10()
                    + 0.1 * pl.max_horizontal("w_ip", "w_net")),
         )
-        self.pairs_ = pairs
-        return pairs.with_columns(
+        return self._with_q(pairs.with_columns(
             accounts=pl.concat_list("a", "b"),
             tournaments=pl.col("shared_tournaments"),
             p_value=pl.col("p_behaviour"),
-        )
+        ))
 
-    # ------------------------------------------------------------------ threshold
-    def threshold(self, scores: pl.DataFrame) -> pl.DataFrame:
-        """Flag pairs (FDR + agreeing signals), then merge them into groups."""
-        if scores.height == 0:
-            return scores.with_columns(flagged=pl.lit(False))
+    def _with_q(self, scores: pl.DataFrame) -> pl.DataFrame:
+        """``scores`` with ``q_value`` (weighted BH over all pairs) and ``q_household`` (plain BH over the
+        household-shaped pairs' combined conduct p-values; 1 elsewhere)."""
         # weighted BH (Genovese, Roeder & Wasserman, Biometrika 93(3), 2006): the
         # identity link is a prior, not a test: pairs bound by a shared device or
         # card get more of the error budget than pairs bound by an address alone;
@@ -240,53 +258,44 @@ class MultiAccountingDetector(Detector):
         w = w * 2.0 / np.maximum(scores["min_share"].fill_null(2).to_numpy().astype(float), 2.0)
         w = w / w.mean()
         q = idf.benjamini_hochberg(np.minimum(1.0, scores["p_value"].to_numpy() / w))
-        linked = scores["id_strong"].to_numpy() | (scores["weight"].to_numpy() == 0)
-        agree = scores["n_agree"].to_numpy() >= self.min_signals
-        # housemates (a home address, own devices): the behaviour must say one
-        # person on its own, combined, not two families agreeing by chance; and it
-        # must do so across all household-shaped pairs of the population (a hundred
-        # or so: BH over them, Benjamini & Hochberg 1995), since among that many
+        # housemates: the behaviour must say one person across all household-shaped pairs of the
+        # population (a hundred or so: BH over them, Benjamini & Hochberg 1995), since among that many
         # honest pairs one reaches p ~ 1/100 by chance
         hh = scores["household"].to_numpy().astype(bool)
-        p_cond = scores["p_conduct"].to_numpy().astype(float)
         q_hh = np.ones(scores.height)
         if hh.any():
-            q_hh[hh] = idf.benjamini_hochberg(p_cond[hh])
-        agree &= ~hh | ((p_cond <= self.household_p) & (q_hh <= self.alpha))
-        pair_flag = (q <= self.alpha) & agree & linked
-        pairs = scores.with_columns(q_value=pl.Series(q), pair_flagged=pl.Series(pair_flag))
-        self.pairs_ = pairs
-        # groups: components of the flagged-pair graph; unflagged pairs stay pairs
-        g = nx.Graph()
-        for r in pairs.filter(pl.col("pair_flagged")).iter_rows(named=True):
-            g.add_edge(r["a"], r["b"])
-        rows: list[dict[str, Any]] = []
-        for comp in nx.connected_components(g):
-            sub = pairs.filter(pl.col("pair_flagged") & pl.col("a").is_in(list(comp)) & pl.col("b").is_in(list(comp)))
-            tourns = sorted({t for ts in sub["tournaments"].to_list() for t in (ts or [])})
-            rows.append({
-                "accounts": sorted(comp), "tournaments": tourns,
-                "score": float(sub["score"].max()), "p_value": float(sub["p_value"].min()),
-                "flagged": True, "pairs": sub,
-            })
-        for r in pairs.filter(~pl.col("pair_flagged")).sort("score", descending=True).head(self.max_unflagged).iter_rows(named=True):
-            if r["a"] in g and r["b"] in g and nx.has_path(g, r["a"], r["b"]):
-                continue
-            rows.append({
-                "accounts": [r["a"], r["b"]], "tournaments": r["tournaments"] or [],
-                "score": float(r["score"]), "p_value": float(r["p_value"]),
-                "flagged": False, "pairs": pairs.filter((pl.col("a") == r["a"]) & (pl.col("b") == r["b"])),
-            })
-        self.groups_ = rows
-        if hasattr(self, "hands_"):
-            del self.hands_
-        return groups_frame(rows)
+            q_hh[hh] = idf.benjamini_hochberg(scores["p_conduct"].to_numpy().astype(float)[hh])
+        return scores.with_columns(q_value=pl.Series(q), q_household=pl.Series(q_hh))
+
+    # ------------------------------------------------------------------ threshold
+    def flag(self, scores: pl.DataFrame) -> pl.DataFrame:
+        """``scores`` with ``pair_flagged``: q <= alpha, at least ``min_signals`` signals agreeing, and a strong
+        identity link (the rarest shared identifier held by at most ``max_link_share`` accounts) or none needed
+        (co-entry candidates); a household-shaped pair (home address, own devices) also needs its combined
+        conduct p at most ``household_p`` and its household q at most alpha."""
+        linked = scores["id_strong"].to_numpy() | (scores["weight"].to_numpy() == 0)
+        agree = scores["n_agree"].to_numpy() >= self.min_signals
+        hh = scores["household"].to_numpy().astype(bool)
+        p_cond = scores["p_conduct"].to_numpy().astype(float)
+        agree &= ~hh | ((p_cond <= self.household_p) & (scores["q_household"].to_numpy() <= self.alpha))
+        pair_flag = (scores["q_value"].to_numpy() <= self.alpha) & agree & linked
+        return scores.with_columns(pair_flagged=pl.Series(pair_flag))
 
     # ------------------------------------------------------------------ explain
     def explain(self, con: duckdb.DuckDBPyConnection, row: dict[str, Any]) -> Signal:
-        grp = self.groups_[row["group"]]
-        pairs: pl.DataFrame = grp["pairs"]
-        accs = grp["accounts"]
+        """The signal of one group row of :meth:`threshold`: the shared identifiers with their IDF
+        weights, the style, timing and co-entry likeness of its strongest pair, the online overlap, the evidence
+        hands (two of its accounts at one table first).
+
+        Parameters
+        ----------
+        con : the warehouse. row : one row of :meth:`threshold` (its ``pairs`` hold the group's pairs).
+
+        Returns
+        -------
+        :class:`~detectors.base.Signal` (``extra["edges"]``: each pair's signals)."""
+        pairs = self.pairs_of(row)
+        accs = list(row["accounts"])
         ev: list[Evidence] = []
         ids_seen: dict[tuple[str, str], int] = {}
         for r in pairs.iter_rows(named=True):
@@ -367,14 +376,12 @@ class MultiAccountingDetector(Detector):
             benign += (" The pair shares a home address but no device (household-shaped): a shared card there is "
                        f"a family's, so the behaviour alone must say one person (combined p {float(best['p_conduct']):.2g}, "
                        f"needed <= {self.household_p:g} and significant among all household-shaped pairs).")
-        if not hasattr(self, "hands_"):
-            self.hands_ = _evidence_hands(con, self.groups_)
-        hands = self.hands_.get(row["group"], [])
+        hands = _evidence_hands(con, [row]).get(0, [])
         summary = (f"{', '.join(accs)} look like one person: linked by {', '.join(kinds) or 'co-entries'}; "
-                   f"{len(grp['tournaments'])} tournaments entered together")
+                   f"{len(row['tournaments'])} tournaments entered together")
         return Signal(
             kind=self.kind, accounts=accs, score=float(row["score"]), flagged=bool(row["flagged"]),
-            summary=summary, tournaments=list(grp["tournaments"]), hands=hands, evidence=ev, benign=benign,
+            summary=summary, tournaments=list(row["tournaments"]), hands=hands, evidence=ev, benign=benign,
             p_value=float(row["p_value"]) if row["p_value"] is not None else None,
             detector=type(self).__name__,
             extra={"edges": [

@@ -200,7 +200,7 @@ import numpy as np
 import polars as pl
 from scipy import stats as sps
 
-from detectors.base import Detector, Evidence, Signal, is_missing, sql_literal as _lit
+from detectors.base import HAND_INPUTS, Detector, Evidence, Signal, is_missing, sql_literal as _lit
 from detectors.features import gameplay as gp
 from detectors.features import identity as idf
 
@@ -728,6 +728,8 @@ class SeatHandoffDetector(Detector):
     """Account, tournament and change-point hand of a mid-event seat hand-off."""
 
     kind = "seat_handoff"
+    inputs = {**HAND_INPUTS, "sessions": ("account", "ip", "device", "login_at", "logout_at"),
+              "decisions": ("hand_id", "seq", "account", "ms")}
 
     def __init__(
         self,
@@ -813,6 +815,20 @@ class SeatHandoffDetector(Detector):
 
     # ------------------------------------------------------------------ fit
     def fit(self, con: duckdb.DuckDBPyConnection) -> "SeatHandoffDetector":
+        """Learn the population's sessions and change points: each candidate change point in an
+        account's event (a mid-event login from another device or network, or the scanned best split without
+        sessions), its style, range and timing tests against the event's field and the account's own history,
+        calibrated against the population's simulated same-player moves (computed here, as PyOD's
+        ``decision_scores_``: :meth:`score` returns them).
+
+        Parameters
+        ----------
+        con : the warehouse (``inputs`` names the tables read).
+
+        Returns
+        -------
+        self, with ``has_sessions_``, ``has_decisions_``, ``has_logouts_``, ``cand_``, ``field_``, ``null_``,
+        ``scores_`` and ``missing_``."""
         self.missing_ = []
         self.has_sessions_ = idf.table_rows(con, "sessions") > 0
         self.has_decisions_ = idf.table_rows(con, "decisions") > 0
@@ -823,6 +839,7 @@ class SeatHandoffDetector(Detector):
                                  "ranked but never flagged (a player's own stack and table shift play as much)")
         if not self.has_decisions_:
             self.missing_.append("decision timing (no decisions)")
+        self.scores_ = self._candidate_scores(con)
         return self
 
     # ------------------------------------------------------------------ candidates
@@ -972,6 +989,15 @@ class SeatHandoffDetector(Detector):
 
     # ------------------------------------------------------------------ score
     def score(self, con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
+        """The candidate change points' scores (computed by :meth:`fit`, as PyOD's ``decision_scores_``).
+
+        Returns one row per account-event (its strongest change point, ``cand`` its index): the tests'
+        p-values, the combined ``p_value`` (calibrated against the population's simulated same-player
+        moves where sessions allow), ``q_value`` (Benjamini-Hochberg over the rows) and ``score``."""
+        return self.scores_.clone()
+
+    def _candidate_scores(self, con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
+        """The rows of :meth:`score` (sets ``cand_``, ``field_``, ``null_``, ``null_after_``, ``null_parts_``)."""
         if self.has_sessions_:
             cand = self._session_candidates(con)
         else:
@@ -979,8 +1005,8 @@ class SeatHandoffDetector(Detector):
         self.cand_ = cand
         out_schema = {"accounts": pl.List(pl.Utf8), "tournaments": pl.List(pl.Utf8), "score": pl.Float64,
                       "p_value": pl.Float64}
+        self.null_ = np.zeros(0)
         if cand.height == 0:
-            self.rows_ = []
             return pl.DataFrame(schema=out_schema)
         # the account-events the population's simulated same-player moves are placed in (their
         # data come with the candidates', one pass over the tables)
@@ -1032,7 +1058,6 @@ class SeatHandoffDetector(Detector):
             r["n_splits"] = n_splits
             rows.append(r)
         if not rows:
-            self.rows_ = []
             return pl.DataFrame(schema=out_schema)
         rows = self._test(rows)
         if self.has_sessions_:
@@ -1085,8 +1110,8 @@ class SeatHandoffDetector(Detector):
         )
         # one row per account-tournament: its strongest change point
         df = df.sort("score", descending=True).unique(["account", "tournament_id"], keep="first", maintain_order=True)
-        self.rows_ = df.to_dicts()
-        return df.with_row_index("cand").with_columns(pl.col("cand").cast(pl.Int64))
+        return df.with_row_index("cand").with_columns(pl.col("cand").cast(pl.Int64),
+                                                      q_value=pl.Series(idf.benjamini_hochberg(df["p_value"].to_numpy())))
 
     # ------------------------------------------------------------------ the population's own null
     def _matched_rank(self, p: np.ndarray, after: np.ndarray) -> np.ndarray:
@@ -1619,9 +1644,21 @@ class SeatHandoffDetector(Detector):
 
     # ------------------------------------------------------------------ threshold
     def threshold(self, scores: pl.DataFrame) -> pl.DataFrame:
+        """``scores`` with ``flagged``, the one flag rule: q <= alpha with a device or network change at a
+        hand-over and the play shifted (style, or timing from a new device); or a clean quick hand-over to a new
+        device on a new network with style and timing shifted at ``handover_p``; or a take-over-only device at
+        ``repeat_p``. Never without sessions (the scan ranks, it does not accuse).
+
+        Parameters
+        ----------
+        scores : the frame of :meth:`score`.
+
+        Returns
+        -------
+        ``scores`` with the boolean ``flagged``."""
         if scores.height == 0:
             return scores.with_columns(flagged=pl.lit(False))
-        q = idf.benjamini_hochberg(scores["p_value"].to_numpy())
+        q = scores["q_value"].to_numpy()
         style_ok = scores["p_style"].fill_nan(1.0).fill_null(1.0).to_numpy() < self.signal_p
         changed = (scores["device_changed"] | scores["net_changed"]).to_numpy() if self.has_sessions_ else np.ones(scores.height, bool)
         # the style must shift (an honest device switch changes speed, not the game),
@@ -1639,7 +1676,7 @@ class SeatHandoffDetector(Detector):
         # its other tables still open, is the owner starting a new day on another machine
         # (without logout times every login counts)
         since = scores["since_logout"].cast(pl.Float64).to_numpy() if "since_logout" in scores.columns else np.full(scores.height, np.nan)
-        handover = (since <= self.handover_s) | (np.isnan(since) & ~self.has_logouts_)
+        handover = (since <= self.handover_s) | (np.isnan(since) & (not self.has_logouts_))
         flagged = (q <= self.alpha) & changed & handover & ((new_dev & (style_ok | time_ok)) | (~new_dev & strong_style))
         # a clean hand-over, within seconds, to a device the account had never used (and that
         # never starts play of its own) on a network it had never used: the combined style and
@@ -1647,7 +1684,7 @@ class SeatHandoffDetector(Detector):
         # timing must each shift (quick: within quick_s, a seat changing hands between two deals;
         # an owner moving from the phone to the desktop at home does the same 2-15 s after the
         # logout half of the time, so the structure is no proof of another person)
-        quick = (since <= self.quick_s) | (np.isnan(since) & ~self.has_logouts_)
+        quick = (since <= self.quick_s) | (np.isnan(since) & (not self.has_logouts_))
         clean = quick & new_dev & scores["new_net"].to_numpy() & scores["device_changed"].to_numpy()
         level = np.full(scores.height, self.handover_p if getattr(self, "null_", np.zeros(0)).size else self.handover_p_raw)
         # the play must shift both ways too: the style and the timing by the device-invariant
@@ -1691,13 +1728,21 @@ class SeatHandoffDetector(Detector):
             # hands only: a player's own stack and table change their play as much as
             # a new player would; without logins or timing the scan ranks, never accuses
             flagged = np.zeros(scores.height, dtype=bool)
-        for r, qq, f in zip(self.rows_, q, flagged):
-            r["q_value"] = float(qq)
-        return scores.with_columns(q_value=pl.Series(q), flagged=pl.Series(flagged))
+        return scores.with_columns(flagged=pl.Series(flagged))
 
     # ------------------------------------------------------------------ explain
     def explain(self, con: duckdb.DuckDBPyConnection, row: dict[str, Any]) -> Signal:
-        r = self.rows_[row["cand"]]
+        """The signal of one row: the style, range, size and timing shifts at the change point against
+        the field and the account's own history, the login and device history, the hands after the change.
+
+        Parameters
+        ----------
+        con : the warehouse. row : one row of :meth:`threshold`.
+
+        Returns
+        -------
+        :class:`~detectors.base.Signal`, from the row and the fitted attributes only."""
+        r = row
         acc, tid = r["account"], r["tournament_id"]
         hsql = ("SELECT h.hand_id, h.started_at FROM seats s JOIN hands h USING (hand_id) "
                 f"WHERE s.player = {_lit(acc)} AND h.tournament_id = {_lit(tid)} ORDER BY h.started_at")

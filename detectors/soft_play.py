@@ -252,8 +252,8 @@ import numpy as np
 import polars as pl
 
 import duckdb
-from detectors import graphs, stats
-from detectors.base import Detector, Evidence, Signal, pair_edges_json, with_top_unflagged
+from detectors import stats
+from detectors.base import HAND_INPUTS, Evidence, PairDetector, Signal
 from detectors.features import gameplay as gp
 from detectors.features import identity
 
@@ -280,10 +280,11 @@ WHERE x.account = $player AND y.account = $opponent ORDER BY 1
 """
 
 
-class SoftPlayDetector(Detector):
+class SoftPlayDetector(PairDetector):
     """Pairs that spare each other: own-baseline passivity and folding tests, BH across pairs."""
 
     kind = "soft_play"
+    inputs = {**HAND_INPUTS, "registrations": ("account", "ts", "kind", "tournament_id")}
 
     def __init__(
         self,
@@ -371,6 +372,17 @@ class SoftPlayDetector(Detector):
 
     # ---------------------------------------------------------------- fit / score
     def fit(self, con: duckdb.DuckDBPyConnection) -> "SoftPlayDetector":
+        """Learn the population's own rates: every heads-up decision judged by the cards, each pair's
+        own-baseline tests (robust baselines, explaining away) and the pooled, whole-hand and ring tests.
+
+        Parameters
+        ----------
+        con : the warehouse (``inputs`` names the tables read).
+
+        Returns
+        -------
+        self, with ``dec_`` (the decisions), ``pairs_`` (ordered-pair tests), ``pooled_`` (unordered-pair tests),
+        ``outliers_``, ``coverage_`` (share of hands with the cards known) and ``missing_``."""
         dec, pairs = gp.cached_pair_features(con, samples=self.samples, random_state=self.random_state)
         # which decisions face a real bet (preflop: after the first raise), and who raised last preflop
         self.dec_ = gp.with_bet_faced(con, dec)
@@ -513,6 +525,16 @@ class SoftPlayDetector(Detector):
         return out
 
     def score(self, con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
+        """One row per unordered pair: the weighted-Bonferroni combination of the check (with the preflop
+        support), raise, fold and hand tests, weighted Benjamini-Hochberg with the co-entry prior, the ring test.
+
+        Returns
+        -------
+        ``player``, ``opponent`` (player < opponent), ``accounts``, ``tournaments``, ``p_value``, ``q_value``,
+        ``score`` (-log10 q) and each test's observed, expected and p-value; ratios ``*_ratio`` observed/expected.
+
+        Method: own-baseline score tests pooled over both directions (Mazrooei, Archibald & Bowling, AAAI 2013);
+        weighted BH (Genovese, Roeder & Wasserman, Biometrika 2006)."""
         u = gp.unordered(self.pairs_)
         schema = {"accounts": pl.List(pl.Utf8), "tournaments": pl.List(pl.Utf8), "score": pl.Float64, "p_value": pl.Float64}
         if u.is_empty():
@@ -690,9 +712,11 @@ class SoftPlayDetector(Detector):
             out.append(pl.col(f"sdir_z{s}").fill_null(-9))
         return out
 
-    def threshold(self, scores: pl.DataFrame) -> pl.DataFrame:
-        if scores.is_empty():
-            return scores.with_columns(pl.lit(False).alias("flagged"), pl.lit("pair").alias("shape"))
+    def flag(self, scores: pl.DataFrame) -> pl.DataFrame:
+        """``scores`` with ``flagged``: q <= alpha, at least ``min_hu_hands`` heads-up hands together, a
+        material deficit (overall, check, raise or hand test at most ``max_ratio`` of the expected, or folds
+        at least its inverse), and the mutual rule (each side's z at least ``mutual_z``); or a ring found by
+        the ring test (its three pairs)."""
         s = scores.with_columns(
             flagged=(pl.col("q_value").fill_null(1.0) <= self.alpha)
             & (pl.col("hu") >= self.min_hu_hands)
@@ -703,27 +727,17 @@ class SoftPlayDetector(Detector):
             & (pl.lit(self.mutual_z is None) | (pl.min_horizontal(
                 pl.max_horizontal(pl.col("dir_z").fill_null(-9), *self._hdir("hdir_z", scores)),
                 pl.max_horizontal(pl.col("dir_z_r").fill_null(-9), *self._hdir("hdir_z_r", scores))) >= (self.mutual_z or 0.0))),
-            shape=pl.lit("pair"),
-            edges=pair_edges_json(),
         )
         if "ring_q_value" in s.columns:
             # the three pairs of a ring found by the ring test (self._with_rings) are flagged with it
             s = s.with_columns(flagged=pl.col("flagged") | (pl.col("ring_q_value").fill_null(1.0) <= self.alpha))
-        flagged = s.filter(pl.col("flagged"))
-        g = graphs.suspicion_graph(zip(flagged["player"], flagged["opponent"], flagged["score"]))
-        rows = []
-        by_pair = {tuple(sorted((r["player"], r["opponent"]))): r for r in flagged.iter_rows(named=True)}
-        for grp in graphs.groups(g):
-            members = [by_pair[e] for e in grp.edges if e in by_pair]
-            best = max(members, key=lambda r: r["score"])
-            row = dict(best)
-            row["accounts"] = grp.accounts
-            row["shape"] = grp.shape
-            row["edges"] = json.dumps([list(e) for e in grp.edges])
-            if grp.shape != "pair":
-                row["p_value"] = min(min(r["p_value"], r.get("ring_q_value") or 1.0) for r in members)
-            rows.append(row)
-        return with_top_unflagged(rows, s, self.max_unflagged)
+        return s
+
+    def merge_group(self, best: dict[str, Any], members: list[dict[str, Any]], shape: str) -> dict[str, Any]:
+        """A ring's or star's p-value: the smallest of its pairs' p-values and ring q-values."""
+        if shape != "pair":
+            best["p_value"] = min(min(r["p_value"], r.get("ring_q_value") or 1.0) for r in members)
+        return best
 
     # ---------------------------------------------------------------- explain
     def _evidence_hands(self, accounts: list[str], limit: int = 25) -> list[str]:
@@ -751,6 +765,17 @@ class SoftPlayDetector(Detector):
         return h["hand_id"].head(limit).to_list()
 
     def explain(self, con: duckdb.DuckDBPyConnection, row: dict[str, Any]) -> Signal:
+        """The signal of one row of :meth:`threshold`: each test's counts against the own rates, the
+        ring test and the co-entry prior where they apply, the hands where the pair spared each other most
+        surprisingly first.
+
+        Parameters
+        ----------
+        con : the warehouse. row : one row of :meth:`threshold` (a dict).
+
+        Returns
+        -------
+        :class:`~detectors.base.Signal`, computed from the row and the fitted attributes only."""
         a, b = row["player"], row["opponent"]
         accounts = list(row["accounts"])
         ev: list[Evidence] = []

@@ -7,171 +7,46 @@ is valued with the cards known (:mod:`detectors.features.gameplay`, after
 Mazrooei, Archibald & Bowling, AAAI 2013): a fold facing a bet gives the
 opponent ``equity*(pot+to_call) - to_call``; chips put in give
 ``amount*(1 - 2*equity)``. For every ordered pair (giver A, receiver B) five
-own-baseline tests are made, each against the tested player's play towards
-everyone else:
+tests are made, each against the tested player's own play towards everyone
+else (robust baselines, :func:`detectors.stats.robust_own_baseline`):
 
-1. *value given*: A's mean value given per decision to B against A's mean
-   value given to others (z-test with A's own variance, so big honest
-   swings, which A also has against others, do not count);
-2. *junk commitment*: A calls, bets or raises B with a weak hand (strength
-   < 0.3) more than A's own rate in the same bins predicts. Such commitments
-   are rare (about 1 % preflop) and A's rate is estimated: the tail is the
-   predictive one (``rare_tail="predictive"``,
-   :func:`detectors.stats.predictive_count_tail`: negative binomial with the
-   variance of the rate's Beta posterior, Gelman, Meng & Stern, *Statistica
-   Sinica* 1996), not the Poisson at the point rate, which made two
-   commitments in three spots a 1e-6 event when A's baseline (80 decisions)
-   had none and the rate was the prior's 0.0005 (issue 4: an honest pair
-   flagged on held-out data on this test alone; the robust baseline's first
-   pass can also set aside the one opponent A's only other event went to). On ten tuning populations
-   (mixed 224, 225, 270-275; honest 276, 277) the two unlabelled pairs of
-   that pattern nearest the bar went from q 0.012 and 0.013 to 0.15 and
-   0.13, no unlabelled junk p below 1e-5 remained (5 before, 1.6 expected),
-   and the same 42 cases were flagged (38 of 40 groups). The own rate's cells are the street (preflop or
-   not), facing a bet or not, heads-up or not, the hand's strength and the price of a call (``pbin``:
-   to call / (pot + to call) up to 0.2, 0.3, 0.4 or more; ``junk_bins``, :data:`detectors.stats.JUNK_BINS`,
-   also the published ``pair_features`` table's): a weak hand calls a third-pot bet
-   far more often than a pot-sized one (pot odds), and a player who bets small is called light by everyone.
-   Blind to the price, an honest player on tuning population honest-288 (240,000 hands) who called one
-   opponent's small bets (price 0.25) with weak hands 83 % of the time (25 % against the others' larger bets)
-   was flagged as that opponent's feeder (junk p 1e-10, q 0.006), and a bounty gang's wide calls on mixed-286
-   were taken for a dump. With the price, on seven mixed tuning populations at 240,000 hands (seeds 280-286)
-   and honest-288: dumps found 35 -> 35 of 35, wrong cases 2 -> 0; at 60,000 hands (mixed 280, 281) 9 -> 9
-   of 10, no wrong case either way;
-3. *late folds* (:func:`receiver_tests`): A folds a made hand (strength at
-   least 0.5) to B's bets heads-up on the turn or river more often than A's
-   own rate at the same street and hand strength (a fold test over all
-   streets points the wrong way: a feeder calls preflop and on the flop with
-   any two cards). A sparse dump is a count of rare events, not a shift of a
-   mean: the feeder surrenders strong hands an honest player rarely folds,
-   while its folds of weak hands are everyone's and, counted with them, only
-   add noise;
+1. *value given*: A's mean value given per decision to B against A's to
+   others (z-test with A's own variance);
+2. *junk commitment*: A calls, bets or raises B with a weak hand more often
+   than A's own rate in the same cells (street, facing a bet, heads-up,
+   strength, price of a call: :data:`detectors.stats.JUNK_BINS`) predicts; a
+   predictive tail for the estimated rare rate (Gelman, Meng & Stern,
+   Statistica Sinica 1996);
+3. *late folds* (:func:`receiver_tests`): A folds a made hand to B's turn or
+   river bets more often than A's own rate;
 4. *receiver aggression* (:func:`receiver_tests`): B bets or raises into A
-   heads-up after the flop more often than B does against everyone else on
-   the same street, facing a bet or not, with a hand of the same strength.
-   B's baseline is B's play against the whole population, so this test has
-   power where A's own baseline is thin (a feeder who sits almost only with
-   its receivers);
-5. *presence* (:func:`presence_tests`): A calls or raises preflop bets more
-   often when B is dealt in than A does, at the same starting-hand decile, price,
-   stack depth, venue and table size (heads-up or not), in the hands without B. A feeder pays to
-   see flops with the receiver at the table, whoever made the bet, and this
-   test needs no heads-up meeting (dumps in multiway pots, Omaha and the
-   player view, where the strength bin is "unknown" and the test stays valid
-   because seating is independent of the cards). Table-mates who merely sit
-   with B inherit B's effect; they are explained away greedily: a partner is
-   judged only on the hands where no stronger first-pass partner of A is
-   dealt in. The partners that explain away are the presence test's own
-   first-pass finds and the pairs the combined test (all five tests) finds,
-   ranked by their combined p (``partners_by_combined``): a receiver whose
-   presence baseline is too thin for the first pass but whose heads-up tests
-   are strong explains its table-mates away too (on tuning population
-   mixed-275 a real feeder was flagged with its receiver's table-mate, every
-   one of their 56 hands shared with the receiver: q 0.003 -> 1; on ten
-   tuning populations that was the only flag that changed, the planted
-   groups found and the honest populations' tests unchanged). The own rate in a bin is shrunk to a prior whose mean is the
-   population's rate in the bin moved by A's own looseness (the log-odds
-   offset of all A's decisions without B, :func:`presence_tests`): an honest
-   loose player who meets B late in tournaments, short-handed or heads-up,
-   where A's own bins are thin, is compared with a loose player's rate there,
-   not with the population's (the held-out false flag "rogor": 53 of 97
-   against 28.2 predicted). On 28 tuning populations (seeds 101-245) the
-   unlabelled ordered pairs with a presence p below 1e-3 fell from 343 to 97
-   and those with q <= 0.05 from 13 to 5; dumps found 120 -> 119 of 125 (one
-   of strength 0.438 in seed 243, q 6e-6 -> 1, lost: a feeder loose with
-   everyone is judged as loose; 50 pseudo-decisions instead of 20 did not
-   keep it); no false flag before or after. Finer table-size strata (2 / 3-4
-   / 5+ players) with the offset left more honest pairs below 1e-3: not used.
+   after the flop more often than B does against everyone else;
+5. *presence* (:func:`presence_tests`): A continues preflop more often with B
+   dealt in than in A's hands without B, in the same cells, with table-mates
+   of a receiver explained away greedily and thin cells shrunk towards the
+   population's rate moved by A's own looseness.
 
-The heads-up tests need the giver's own baseline: a test whose baseline
-rests on fewer than ``min_value_n`` heads-up hands or decisions against
-others is not made (a player seen heads-up almost only with one opponent has
-no "elsewhere", and the population's rate in its place would make a loose
-player look like a feeder). The presence test needs one too: a giver with
-fewer than ``min_presence_own`` (as many as ``min_value_n``) decisions
-without the receiver is not tested there. Such a player is mostly someone
-seen in one session at one table (the player view's one-hero files, a
-recreational player's only night), and the population's rate in place of
-his own style accused the loose ones: on the real corpus a player who
-continued 88 of 129 times with the file's hero dealt in, against 27.9
-predicted, was flagged as the hero's feeder. Where the player has no
-decision at all without the partner the test was liberal (p < 1e-3 in 36 of
-1,035 such real pairs and 12 of about 1,050 honest pairs of nine tuning
-populations); with 1-19 it held on the tuning populations (1 in about
-1,400). A first version asked for 20 and lost a held-out feeder with 19
-(1 continuation in 16 without its receiver, 222 in 249 with it).
+A test whose baseline rests on fewer than ``min_value_n`` (presence:
+``min_presence_own``) decisions is not made. Fisher's method combines the
+p-values; Benjamini–Hochberg controls the false-discovery rate over the
+ordered pairs that met often enough (independent filtering, Bourgon,
+Gentleman & Huber, PNAS 2010). A pair is flagged
+(:meth:`ChipDumpingDetector.flag`) when q <= alpha and the chips moved: a net
+flow of at least ``min_flow_bb`` in at least ``min_hu_hands`` hands lost, or
+the value given is significant on its own (``value_gate_p``), or A lost that
+much more than its own rate predicts in the *deviation hands*, those where it
+put chips in with a weak hand or folded a made hand late
+(:func:`deviation_flow`). Flagged edges form a value-flow graph
+(:mod:`detectors.graphs`): one account feeding many (or many feeding one) is
+one *star*.
 
-Baselines are robust: a first pass finds the opponents a player treats unlike
-the rest in either direction (a receiver raises its feeders) and the second
-pass leaves them out of that player's baseline
-(:func:`detectors.stats.robust_own_baseline`), so one planted partner does not
-make every honest opponent look favoured by contrast.
+Benign look-alikes considered: coolers (value with the cards known), loose
+players (own baselines), regulars (per-decision tests), aggressive players
+(the receiver test is against B's own rate), table-mates of a receiver
+(explained away).
 
-The p-values are combined with Fisher's method, Benjamini–Hochberg controls
-the false-discovery rate over the ordered pairs with at least
-``min_test_hands`` heads-up hands or ``min_presence_n`` preflop decisions
-together (independent filtering, blind to the p-values), and a pair is flagged
-when q <= alpha and the chips actually moved (net flow A -> B of at least
-``min_flow_bb`` big blinds, lost to B in at least ``min_hu_hands`` hands), or,
-where they did not, when the value given (test 1, cards known, against A's own
-baseline, on at least ``min_value_n`` heads-up hands each side) is itself
-significant at ``value_gate_p``: the realised chips carry the luck of the
-cards, the value given does not, so a feeder whose dump hands were cancelled
-by honest coolers still gave value that can be measured. Where the hole cards
-are unknown (player view) that test is not made and only the chip flow counts.
-On 47 tuning populations (seeds 101-289, 3 honest, 3 subtle) the gate at
-1e-3 flagged one more dump (strength 0.625: q 2e-17, value p 5e-4, net flow
-6 bb in 34 hands) and joined two flagged pairs of one 0.15 group into its star;
-no false flag before or after, and no unlabelled ordered pair had q <= 0.2 with
-a value p <= 0.01 and a small flow (the gate's margin). It does not reach the
-missed dumps of strength 0.25: all nine missed groups of strength >= 0.25 had
-q > alpha in the dump direction (0.02-1), their value given not significant
-(value p 0.02-0.86 on 10-51 heads-up hands).
-The third way the chips are seen to move (``deviation_gate``,
-:func:`deviation_flow`) asks where they moved rather than over every hand the
-two played: in the *deviation hands*, those where A put chips in against B
-with a weak hand or folded a made hand to B's bet heads-up on the turn or
-river (the junk and late-fold tests' spots), A lost to B at least
-``min_flow_bb`` more than A's own rate in such hands against everyone else predicts (a
-negative rate counts as zero), losing to B in at least ``min_hu_hands`` of
-them. A feeder that dumps in a share of its hands against the receiver and
-wins the ordinary ones back has a negative net flow over all their hands
-(three of the four 0.438 misses on 18 mixed tuning populations, thirteenth
-session: q <= 2.5e-5, net flow negative); its dump hands still carry the
-transfer. Gating on the gross flow instead flagged an honest pair of
-mixed-164 (q 4e-6, gross 24 bb, net -3.7 bb): it has no deviation hand
-against its opponent, and so does not pass. Over the tested unlabelled
-ordered pairs of the tuning populations the deviation gate is the stricter
-one: of 362,431 on 13 mixed and 2 honest tuning populations (mixed 164-169,
-213, 243, 270-273; honest 276, 277) 18,233 pass the net-flow gate, 177 the
-deviation gate, 18,297 either. On those populations: groups found 54 -> 55
-of 60 (mixed-164 bluff_fox -> riverninja40, strength 0.438: q 1.1e-7, net
-flow -4 bb, 83 bb lost in 9 deviation hands against 6 predicted), flagged
-right 60 -> 62 (mixed-213: a second feeder of a found 0.438 star flagged
-too), and the edges of found groups: mixed-273's 0.438 star found as one pair
-became the star of all three feeders (zugor -> Zuvi575 net -258 bb, 236 bb in
-27 deviation hands; dentan40 net 5 bb, 528 bb in 46), wrong 1 -> 1
-(mixed-169, a pair with net flow 22 bb whose deviation hands moved 2 bb: it
-passes the old gate, not this one), the honest
-populations without a flag. The deviation gate alone, in place of the net
-flow, lost three found groups (strengths 0.25, 0.25, 0.438): it is added, not
-substituted.
-Every tested direction stays a (ranked) case whatever its flow: a small dump
-in a few tournaments can leave the feeder ahead of its receiver over all their
-hands, and the receiver's direction, the one the chips took, tests the wrong
-way round.
-Flagged edges form a value-flow graph (:mod:`detectors.graphs`): one account
-feeding many (or many feeding one) is reported as one *star* signal, dense
-groups as a ring.
-
-Benign look-alikes considered: big honest losses (coolers: strong hands that
-lose are not junk commitments and give no value in expectation over many
-decisions), a loose player who loses to everyone (own baseline), a regular
-who happens to be the opponent often (per-decision tests), an aggressive
-player who bets into everyone (the receiver test is against B's own rate), and
-table-mates of a receiver (explained away).
-
-Score: −log10 q, comparable within the kind.
+Score: −log10 q, comparable within the kind. The figures behind each rule are
+in docs/measurements.md ("Detector notes moved from docstrings").
 """
 
 from __future__ import annotations

@@ -3,111 +3,43 @@
 Method
 ------
 1. **Sit-out starts** per account and tournament, from the platform events
-   (``sit_events`` ``sit_out``) and from the hands (``seats.sitting_out`` and the
-   table events ``sitting_out`` / ``timed_out`` / ``timed_out_disconnected``: the
-   first hand of a run of hands sat out). Starts of one account closer than
-   ``merge_s`` are one start. Starts seen only in the hands are timed on the
-   event's consensus clock (:func:`consensus_clock`: the deal order of hand
-   numbers, since each table's own clock drifts).
-2. **Waves are not coordination.** A start shared by a large share of the
-   players still in the event at that moment (``wave_share`` of those whose
-   hands span it, and at least ``wave_min`` players, within the window) is a
-   scheduled break or a disconnect wave and is dropped before testing. The
-   share is of the players left, not of the entrants: a break late in an event
-   takes most of the few still playing. So is a start in the first hand after
-   a scheduled break (most of the event's tables idle at once): away with
-   everyone, or back late from it; unless the platform logged that sit-out
-   more than ``tol_event_s`` before the break began (the last hand dealt ahead
-   of it): a player whose own table was already idle, waiting for the others,
-   sat out before the break, not at it.
-3. **Co-occurrence.** Two players of one event co-occur when their sit-out
-   starts fall within the sum of their timing tolerances of each other
-   (``tol_event_s`` for a platform event, ``tol_hand_s`` for a start seen only
-   as the next hand's start). Candidate pairs co-occur at least once; a pair
-   is flagged only when it co-occurs at least ``min_cooccur`` (2) times over
-   all events: coordination is repeated, and one coincidence, however close,
-   is what the closest of a few thousand honest pairs shows by chance (on a
-   fresh tuning population an honest pair was flagged on one pair of starts
-   0.7 s apart, p 3e-4, q 0.04 over 2,700 pairs, when eight true pairs made
-   Benjamini-Hochberg generous; no true group on 19 tuning populations was
-   found through a single coincidence). The family tested stays every pair.
-   **One coincidence, corroborated.** A pair seen sitting out together only
-   once (the subtle groups: a coin at the group's strength in each stage, so
-   a weak group often acts once) is flagged only when a second, independent
-   behaviour agrees: the two keep entering the same events far beyond the
-   configuration model (co-entry p, as in multi-accounting:
-   :func:`detectors.features.identity.co_entries`, whose null knows each
-   player's taste for knockouts, ``taste_pseudo``: two honest bounty hunters
-   meet in every knockout, and one coincidental shared sit-out must not be
-   corroborated by their shared taste). The coincidence must be
-   unusual on its own (p <= ``single_p``), the co-entry must agree on its
-   own (p <= ``single_coentry_p``: a strong coincidence beside co-entries any
-   two regulars have is one coincidence still), and the two p-values,
-   combined with Fisher's method, must survive a Bonferroni bound at
-   ``single_alpha`` over every single-coincidence pair of the population
-   (family-wise control, Bonferroni 1936 / Holm 1979: unlike
-   Benjamini-Hochberg it does not grow generous when true pairs are many,
-   which is how the honest pair above was flagged). On 17 tuning
-   populations the 357 single-coincidence pairs of two honest accounts had a
-   smallest combined p of 0.002 (about the minimum of that many uniform
-   draws: the combination looks calibrated); planted single coincidences
-   reached 1e-4 to 1.6e-3. The bound (0.02 over the 20-90 single pairs of a
-   population) took 3 of the 5 subtle groups seen together once and no
-   honest pair: the closest, p x family = 0.08, stayed four times above it.
-   Under a calibrated null the bound allows at most a 2 % chance of one
-   false pair per population (the price of these groups: the rule is
-   ``single_alpha``; 0 turns it off).
+   (``sit_events``) and from the hands (``seats.sitting_out`` and the table
+   events), starts of one account closer than ``merge_s`` merged; starts seen
+   only in the hands are timed on the event's consensus clock
+   (:func:`consensus_clock`: the deal order of hand numbers, since each
+   table's own clock drifts).
+2. **Waves are not coordination.** A start shared by ``wave_share`` of the
+   players still in the event (and at least ``wave_min``), or in the first
+   hand after a scheduled break, is a break or a disconnect wave and is
+   dropped before testing.
+3. **Co-occurrence.** Two players' starts co-occur when they fall within the
+   sum of their timing tolerances (``tol_event_s``, ``tol_hand_s``). A pair is
+   flagged (:meth:`CoordinatedSitoutDetector.flag`) when it co-occurs at
+   least ``min_cooccur`` times with q <= alpha, or once when a second,
+   independent behaviour agrees: co-entry far beyond the configuration model
+   (:func:`detectors.features.identity.co_entries`), the coincidence and the
+   co-entry each unusual on their own and their Fisher combination under a
+   Bonferroni bound at ``single_alpha`` over every single-coincidence pair
+   (family-wise control, Holm 1979).
 4. **Null: each player's own sit-out rate in the event.** Under independence
-   the sit-out starts of two players are uniform over the span ``T`` both were
-   in the event, so coincidences (start pairs within their window ``w``, the
-   sum of the two tolerances) fall as a Poisson count with mean
-   ``lam = sum over start pairs of 2 w / T``, and given a coincidence its gap
-   over ``w`` is uniform (gaps floored at the sources' timing resolution, which
-   only makes the test conservative). Per event the statistic is
-   ``S = sum of -log(gap / w)`` over the coincidences, a marked Poisson
-   (compound Poisson-gamma) variable: ``P(S >= s) = sum_k Pois(k; lam)
-   Gamma_sf(s; k)``. It counts every coincidence of the event by its closeness
-   (three stages sat out together in one event weigh more than the closest
-   one alone); the closest-pair probability ``1 - exp(-2 g n_a n_b / T)`` is
-   reported beside it. Each coincidence carries a second mark, how unusual it
-   is that the two runs last as many hands (:func:`_length_mark`, against the
-   population's run lengths): a group comes back together. Each start is
-   matched to the run of hands it began (the account's run in the event whose
-   first hand is nearest on the consensus clock, within ``merge_s``: a platform
-   sit_out and the table's hands keep different clocks). Without platform
-   events both marks always count; with them a sit-out the hands do not show
-   has no length. Whether a start's length is known is a property of the start
-   (do the hands show its run?), fixed before its timing is looked at, so the
-   null is chosen per event from it: in an event where every start of both
-   players has a known length, every coincidence that could happen carries
-   both marks and the two-mark null is exact; elsewhere closeness alone is
-   tested. No choice is made after seeing the marks, so no Bonferroni x2 is
-   owed (an earlier version tested both over all events and kept the smaller
-   p, x2, which doubled the p of planted pairs whose runs the hands showed:
-   on 27 tuning populations three groups seen sitting out together once
-   missed the single-coincidence bound by that factor; without it 115 instead
-   of 112 of 120 groups are found, no honest pair flagged, the closest honest
-   single-coincidence pair at p x family 0.067, was 0.081, against 0.02;
-   closeness alone and with length are still reported). These per-event
-   p-values are
-   combined over the events the pair shared with Fisher's method, and
-   Benjamini-Hochberg (1995) controls the false-discovery rate (5%) over the
-   whole family tested: every pair of players with a sit-out in a shared event
-   (on two honest populations of ~1,000 such pairs the smallest q was 1.0). A
-   seeded permutation test (each player's starts re-drawn uniformly within
-   their own span in the event, statistic = co-occurrences; p = (b + 1) / (B +
-   1), Phipson & Smyth, SAGMB 9, 2010) is reported alongside for the most
-   suspicious pairs: B draws cannot resolve the p-values a search over
-   thousands of pairs needs, the closed form can.
-5. **Bubble weight.** Each co-occurrence is weighted by how close the event was
-   to the money when it happened (paid places over players remaining, from
-   ``tournament_finishes``): sitting out near the bubble is where it pays. The
-   score is -log10(p) times (1 + mean bubble proximity); flagged pairs join into
-   groups (connected components).
+   coincidences fall as a Poisson count with mean
+   ``lam = sum over start pairs of 2 w / T`` and each gap over its window is
+   uniform; per event the statistic ``S = sum of -log(gap / w)`` is a marked
+   Poisson variable with an exact tail, and where the hands show every run of
+   both players a second mark, whether the two runs last as many hands
+   (:func:`_length_mark`). Per-event p-values are combined over the shared
+   events with Fisher's method; Benjamini–Hochberg (1995) controls the
+   false-discovery rate over every pair of players with a sit-out in a
+   shared event. A seeded permutation test (Phipson & Smyth, SAGMB 2010) is
+   reported for the most suspicious pairs.
+5. **Bubble weight.** The score is -log10(p) times (1 + the mean proximity to
+   the money at the co-occurrences); flagged pairs join into groups
+   (connected components, :class:`detectors.base.GroupDetector`).
 
 The test of near-coincident point events against each unit's own rate follows
-the spike-train synchrony literature (e.g. Grün, Diesmann & Aertsen,
-"Unitary event analysis", Neural Computation 14, 2002, with per-unit rates).
+the spike-train synchrony literature (Grün, Diesmann & Aertsen, "Unitary event
+analysis", Neural Computation 14, 2002). The figures behind each rule are in
+docs/measurements.md ("Detector notes moved from docstrings").
 """
 
 from __future__ import annotations

@@ -5,61 +5,32 @@ Method
 1. **Identity graph.** Accounts are linked through shared identifiers (device
    fingerprints, exact IPs, /24 or /64 networks, payment hashes), each weighted
    by its rarity, ``log(N / accounts sharing it)`` (an IDF weight, Sparck Jones
-   1972), and by time (logins close in time count in full): see
-   :func:`detectors.features.identity.identity_links`. This gives a sparse
-   candidate graph (networkx); identifiers shared by a crowd are dropped.
+   1972), and by time (:func:`detectors.features.identity.identity_links`);
+   identifiers shared by a crowd are dropped. Without sessions candidates are
+   also pairs that keep entering the same events far beyond the
+   configuration model.
 2. **Evidence per linked pair**, each as a p-value: a shared device or card
-   (``n_sharing / N``, the chance an unrelated account carries it), the style
-   fingerprint (VPIP, PFR, aggression, 3-bet, fold to raise / bet, betting when
-   checked to, river calls, bet sizes as fractions of the pot) and the
-   decision-time distribution (from ``decisions``), each compared with a
-   sampling-error-scaled homogeneity statistic whose significance is its rank
-   among random pairs of the same population, and co-entry into tournaments
-   (under a configuration-model null per format and day, conditional on one
-   account's own events: a sum of binomials, so that two accounts whose every
-   entry is shared are judged against their own few entries; the Poisson tail
-   on the expected count ignored that cap and left a strong tuning-population
-   group, seven entries each, all seven shared, at p 0.11 instead of 0.009).
+   (``n_sharing / N``), the style fingerprint and the decision-time
+   distribution (each ranked among random pairs of the same population), and
+   co-entry into tournaments (a configuration-model null per format and day).
    Patterns of use (online at once, hand-overs) are reported as evidence.
-3. **Decision.** The p-values are combined with Fisher's method and controlled
-   for false discoveries across candidate pairs with weighted Benjamini-Hochberg
-   (Benjamini & Hochberg 1995; Genovese, Roeder & Wasserman, Biometrika 93(3),
-   2006: the identity link is the prior weight, higher for a shared device or
-   card and for identifiers shared by fewer accounts) at a 5% false-discovery
-   rate. A pair is flagged when it survives FDR control and at least
-   ``min_signals`` of device / style / timing / co-entry agree on their own
-   (p < ``signal_p``): a shared household IP or family card alone (housemates:
-   own devices, own styles, online at once, separate entries) is never enough;
-   a card shared beside a shared device counts as a second identifier (a
-   device and a card held by these accounts alone: no household shares both),
-   and so does a shared device **used by both accounts at once** (sessions of
-   both open on it together for ``co_device_s`` or more: housemates take turns
-   at a family computer; one machine with two accounts online at the same time
-   is one person at two seats).
-   **Households are modelled explicitly**: a pair that shares a home address
-   (IP or network) but no device is household-shaped, and for it a shared card
-   is household-grade evidence (families share one): it stays in the BH prior
-   weight but leaves the test's p-value (counting it there as well would spend
-   the same evidence twice and let a family card plus one or two chance
-   behavioural agreements pass). Such a pair is flagged only when the
-   behaviour alone (style, timing, co-entry combined with Fisher's method) is
-   strong, p <= ``household_p``: two families of behaviour each agreeing at
-   p < 0.1 by chance (about 1 % of honest household pairs) are not enough; and
-   it must stay significant across all household-shaped pairs of the population
-   (Benjamini-Hochberg over that family at ``alpha``): among a hundred or so
-   honest household pairs one reaches p ~ 1e-3 by chance (a tuning population
-   had such a pair, behind a carrier address shared by ten accounts, flagged).
-   Flagged pairs are joined into groups (connected components of the networkx
-   graph): one case per person, listing the tournaments they entered together.
-   Without sessions (hand histories only, with or without the accounts' payment
-   hashes) candidates are also pairs that keep entering the same events far
-   beyond the configuration model: a payment hash links a family or one
-   person's one card, never the accounts of a person who pays with several.
+3. **Decision.** Fisher's method combines the p-values; weighted
+   Benjamini–Hochberg (Genovese, Roeder & Wasserman, Biometrika 2006: the
+   identity link is the prior weight) controls the false-discovery rate. A
+   pair is flagged (:meth:`MultiAccountingDetector.flag`) when it survives,
+   is strongly linked and at least ``min_signals`` of device / style /
+   timing / co-entry agree on their own (p < ``signal_p``); a shared card or
+   a device used by both at once counts beside a shared device. Households
+   (a home address, own devices) need the behaviour alone at
+   ``household_p`` and significant across all household-shaped pairs. Flagged
+   pairs join into groups (connected components,
+   :class:`detectors.base.GroupDetector`): one case per person.
 
 This follows the record-linkage view of account matching (Fellegi & Sunter,
-"A theory for record linkage", JASA 64(328), 1969: independent agreement
-weights on several fields are summed) with behavioural fields taken from
-player-fingerprinting work (e.g. Chen et al., NetGames 2008).
+JASA 1969: independent agreement weights on several fields are summed) with
+behavioural fields taken from player-fingerprinting work (e.g. Chen et al.,
+NetGames 2008). The figures behind each rule are in docs/measurements.md
+("Detector notes moved from docstrings").
 """
 
 from __future__ import annotations

@@ -2,192 +2,46 @@
 
 Method
 ------
-Per account and tournament, candidate change points come from the platform
-sessions: a login during the account's play in that event from a device or
-network the previous session did not use (and, more telling, one the account
-had never used before), at a hand-over: the session the account started the
-event on is closed by then (a login while it stays open is the owner opening
-a table elsewhere; without logout times every such login is a candidate). The
-change-point hand is the account's first hand in the event after that login. Where there are no sessions (hand histories only)
-every split of the account's hand sequence is a candidate and the split
-maximising the action-mix chi-square is taken, with a Bonferroni correction
-over the splits scanned (binary-segmentation change-point detection, Scott &
-Knott, Biometrics 30, 1974; Killick, Fearnhead & Eckley, JASA 107, 2012 for
-the wider family).
+Candidate change points (:mod:`detectors.seat_handoff.candidates`): per
+account and tournament, a login during the account's play from a device or
+network the previous session did not use, at a hand-over (the session the
+event began on is closed by then). Without sessions every split of the
+account's hand sequence is a candidate and the split maximising the
+action-mix chi-square is taken, Bonferroni over the splits scanned
+(binary segmentation, Scott & Knott, Biometrics 1974; Killick, Fearnhead &
+Eckley, JASA 2012); such change points are ranked, never flagged.
 
-Before and after the change point the account's play is compared with two-sample
-tests:
+Before and after the change point the play is compared
+(:mod:`detectors.seat_handoff.tests`):
 
-* decision timing: the after-segment against the account's own decisions
-  played under its other devices (this event before the change point, its
-  other events and its cash games: hundreds of decisions where the event alone
-  has a few dozen before a hand-off early in the event), by decision class
-  (quick preflop folds, ordinary decisions, big decisions over a third of the
-  stack), so that a new player's different mix of decisions is not taken for
-  different speed. At a login the test is **device-invariant**
-  (``_device_time_many``): a device rescales a person's decision times (a
-  phone's touch screen is slower than a desktop's mouse), so the speed alone is
-  no evidence of another person within a band of ``device_band`` either way;
-  what a device does not change is the person's profile over the classes and
-  the spread of their times (van der Linden's lognormal response-time model,
-  J. Educ. Behav. Stat. 31, 2006): the common shift is removed and the classes
-  compared (Mann-Whitney, Mann & Whitney, Ann. Math. Stat. 18, 1947), the
-  spreads compared by a rank test on absolute deviations, and the shift tested
-  against the band (an interval null, Hodges & Lehmann, JRSS B 16, 1954). The
-  plain class-by-class test (``p_time_plain``), the within-event before/after
-  test and the Kolmogorov-Smirnov distance are reported;
-* style: the action mix (fold/check/call/bet/raise) before and after, judged
-  against the rest of the field over the same two periods (the three-way
-  interaction of a who x period x action table, G2 by iterative proportional
-  fitting), so the event's own drift (blinds up, stacks short) is not taken for
-  a new player; and Mann-Whitney on bet sizes (all-ins left out) as fractions
-  of the pot;
-* the after-segment's action mix against the account's own tournament hands
-  under its other devices (chi-square); the mix counts as shifted by the smaller
-  of this and the field-relative p, Bonferroni-corrected for the two looks;
-* the cards (``_range_p_many``, operator view: every hole card known): whether the
-  account enters pots, and raises, with other starting hands after the point than in
-  its own hands under other devices, the entry and the raise compared given the hand
-  dealt (starting-hand percentile in bins, stack depth, facing a raise, a short-handed table; Cochran-Mantel-
-  Haenszel), a fact of the person a device cannot change, with none of the luck of the
-  deal that the plain rates carry. It joins the style (Fisher with the mix and the
-  sizes) for candidates and the population's null alike, not the known-device rule.
+* decision timing, device-invariant: a device rescales a person's times, so
+  the common shift is removed and the profile over decision classes and the
+  spread compared (Mann-Whitney, 1947; van der Linden's lognormal
+  response-time model, J. Educ. Behav. Stat. 2006), the shift tested against
+  a band (``device_band``; an interval null, Hodges & Lehmann, JRSS B 1954);
+* style: the action mix against the rest of the field over the same two
+  periods (the who x period x action interaction, G2 by iterative
+  proportional fitting) and against the account's own hands under other
+  devices, bet sizes (Mann-Whitney), and with every hole card known the
+  range: entry and raise given the hand dealt (Cochran-Mantel-Haenszel).
 
-The samples of one helper device are pooled over every event it took over
-(independent events: the G2 statistics and their degrees of freedom add up).
-A device is new to the account when its first login was itself such a
-hand-over (a helper's machine appears as a take-over, never at the start of the
-owner's own play) and it never starts play of its own on the account, before or
-after (a login outside every span of the account's tournament play: an owner's
-desktop that first logged in to continue an event begun on the phone and later
-opens the owner's own sessions is the owner's machine). A hand-off needs the login from a changed device or network
-that the account had never used **and** a shift in style or timing; from a
-device the account already used (its owner's other machine) the field-relative
-style alone must shift, at a much stricter level (``known_device_p``; the
-own-history look sets late-event play against all stages and is left out
-there): an honest move from phone to desktop brings the player's own, known
-desktop and changes speed, not the game. Style and timing p-values are
-combined with Fisher's method; Benjamini-Hochberg controls the false-discovery rate over the
-candidates. Only a hand-over is flagged: the login follows one of the account's logouts
-within ``handover_s`` (the seat changes hands between two deals; a login hours after the
-account's last logout, its other tables open, is its owner starting a new day on another
-machine). ``handover_s`` is 60 s: with 10 minutes, a fresh held-out population had an
-honest player flagged who moved to a new device and network 3.7 minutes after logging out
-(with style and timing shifts of p 8e-5 and 6e-4 that were the tournament's late stage, not
-another person). A hand-over that takes longer is missed: precision first. A clean
-hand-over, within seconds (``quick_s``, 15 s), to a device **and** a network the account had
-never used needs the combined style and timing p only at ``handover_p``, not at the
-false-discovery level, but style and (device-invariant) timing must **each** shift below
-``signal_p`` (or one of them beyond ``known_device_p``, the level at which the style alone
-carries a hand-over to a known device): an honest owner moving from the phone to the desktop at home makes the same
-structure (a home network the phone never used, 2-15 s after the logout half of the time),
-so it is no evidence of another person on its own. (Before, play that merely leaned the
-same way was enough, and the plain timing test took the desktop's speed for another
-person: every such mover was a false flag.) A device
-that **only ever logged in to take the account's seat** (every one of its sessions on the account
-a clean hand-over, two or more of them; every such login counts, also one after which the account
-busted too soon for its play to be tested) is a helper's machine more often than not (an owner's new
-phone or laptop, after a first quick switch, starts sessions of its own), but not always: a held-out
-honest player's own desktop only ever continued events begun on the phone, twice, and the play did
-not shift (range p 0.38, action mix 0.75, timing 0.77; 0.69 against the simulated moves); flagged on
-the structure alone, an honest customer stood accused with no evidence. The structure is therefore a
-prior, not a proof: it waives the need for style **and** timing to shift, but the combined p must
-reach ``repeat_p`` (0.25) on the calibrated scale and at least one test (action mix, bet sizes, range,
-timing) fall below ``signal_p``; the case names those tests. Over fourteen tuning populations no
-honest account of 7,521 showed the structure (95 % upper bound 3 / 7,521 = 4e-4 per account, the
-rule of three: Hanley & Lippman-Hand, JAMA 249, 1983) and 22.8 % of the
-simulated same-player moves meet both conditions: at most about 1e-4 honest flags per account. The
-planted helpers the structure alone had flagged showed such a shift at combined p 0.075-0.27 (5 of 7
-at most 0.25); a helper who plays exactly like the owner is no longer found: only the play can tell.
+The samples of one helper device are pooled over every event it took over.
+Style and timing are combined with Fisher's method and each candidate's
+combined p is ranked against simulated same-player moves in this population
+(:mod:`detectors.seat_handoff.null`; an empirical null, Efron, JASA 2004),
+keeping the larger of that Monte Carlo p and the tests' own;
+Benjamini–Hochberg controls the false-discovery rate over the candidates. A
+candidate is flagged (:meth:`SeatHandoffDetector.threshold`) at a hand-over
+(a login within ``handover_s`` of one of the account's logouts) from a device
+the account had never used with a shift in style or timing, or from a known
+device with a field-relative style shift beyond ``known_device_p``; a clean
+quick hand-over to a new device on a new network, a device that only ever
+takes the account's seat, or a seat left from one home network and taken on
+another (two places at once) relax the level to ``handover_p`` /
+``repeat_p`` but still need the play to shift. One login takes one seat.
 
-**Two places at once** (``two_places``). The clean rule's need for style and timing both to shift
-costs recall: a helper often shifts one clearly and the other weakly. What tells his take-over from
-an honest move is where the two sessions are. An honest owner's move from the phone to the desktop
-goes from a carrier's network (its NAT shared by many accounts) to his home network, or between
-places of his own he uses; a helper's take-over goes from the owner's home to the helper's home: the
-seat is left from the account's own home-sized network (at most ``household_max`` = 4 accounts ever
-used it, and the account used it on two days or more) and taken seconds later on another home-sized
-network, by a device that never starts play of its own on the account (the notion of the take-over
-rules above). One person cannot be at two homes at once. Per candidate: ``prev_net_accounts`` and
-``net_accounts`` (distinct accounts that ever used the network the seat was left from, and the new
-login's), ``prev_net_days`` (the account's days on the former), ``login_two_places`` (both
-home-sized, the former used on two days or more, the two different) and ``two_places`` (that, by a
-device that never starts play of its own), the one the rule reads. A quick clean
-hand-over with the structure needs the calibrated combined p at ``handover_p`` (0.25) and at least
-one behavioural test below ``signal_p`` (``two_places_test``; the test the case names), not style
-and timing each. On ten tuning populations (mixed, seeds 280-289, 15 hand-offs each) the groups
-found went from 123 to 128 of 150 (128 of the 141 that acted), with no wrong flag before or after
-and no flag on two honest populations (177, 178; 1,078 accounts); of the 5,869 accounts outside any
-group in those twelve populations none showed the structure, or even its network half (of their 73
-quick hand-over logins, 49 left a carrier's network used by 7-23 accounts and 24 changed device
-within one home network), while 127 of the 150 planted hand-off accounts did. Without the one-test
-requirement 130 groups were found (calibrated p 0.237 and 0.225, the smallest test at 0.069 and
-0.056), also with no wrong flag; it is kept, as for the take-over-only device: the structure is a
-prior, and a case must name a shift. Of the 22 groups still missed, nine never acted, nine have the
-structure but play that does not shift enough (seven at calibrated p 0.27-0.91, two within 0.25 with
-no test below 0.05), two took the seat from a device that also starts play of its own, one left a
-carrier's network and one has no login tested.
-
-**The hand histories' clock** (``hand_clock_s``, 1 s). A hand's start is recorded in whole
-seconds: the hand recorded at 21:54:31 began in [21:54:31, 21:54:32). A helper who takes the seat
-for the account's last hand of an event (it busts in that hand) logs in a fraction of a second
-before the deal, often after the recorded start; read as exact, that login lies outside every span
-of the account's tournament play and counted as his device starting play of its own, the mark of an
-owner's machine (``owner_device``), so that the device's other take-overs were judged as an owner's
-move. A login within ``hand_clock_s`` after the recorded start of an event's last hand is inside the
-event's span (a candidate, and a quick take-over of the device). On the ten tuning populations (mixed 280-289)
-groups found went from 128 to 130 of 150 (two helpers at strength 0.73, rail_fox and rail_lion23,
-whose machines had each taken one event's last hand), no wrong flag before or after, no flag on
-honest 177 and 178; among the 113 candidate rows of accounts outside any group none changed its
-``owner_device``, none has the two-places structure. On four fresh tuning populations (mixed
-290-293) 48 -> 49 of 60 (a helper at strength 0.41 found), no wrong flag; of the 37 rows outside any
-group none changed its ``owner_device``. The change-point hand stays the first recorded at or after the
-login: taking the hand recorded in the login's own second as the new session's too (a first version)
-added nothing on these fourteen populations and, on held-out seed 26606, moved a helper's combined p
-from 0.248 to 0.271, over ``handover_p``, by one hand whose player the clock cannot tell.
-``hand_clock_s`` = 0 restores the recorded start as exact. The other misses at strengths 0.25-0.5 are
-not a matter of the clock: over the fourteen mixed populations 280-293, of the 70 groups there 20 were
-missed: 10 never acted (nothing to find), 2 handed off 4-6 hands before the account busted (too few to
-test), 2 left a carrier's network (an owner's phone-to-desktop move looks the same), 6 show the two-places
-structure with play that shifts no more than honest movers' does (the 73 quick hand-overs of accounts
-outside any group in 280-289 and honest 177/178 have calibrated p quartiles 0.22 / 0.60 / 0.83; four of
-the six at 0.43-0.70, two within ``handover_p`` (0.18, 0.23) but with no test below ``signal_p``: they are
-what ``two_places_test=False`` adds). Only the structure would find the rest, and the rule keeps that a
-case must name a shift.
-
-**The population's own null.** The tests' p-values are not uniform for a player who simply
-plays on: speed and game drift between days, devices and stages more than within one session,
-and the timing test sets the after-segment against the account's other events. Fake quick moves
-to a never-seen device planted in 11,318 honest account-events of six tuning populations gave
-p <= 0.05 for 26 % and p <= 0.01 for 14 %. Each candidate's combined p is therefore ranked
-against simulated same-player moves in this population (other accounts' events split at the
-candidates' hand positions, put through the same tests, the same code; an empirical null, Efron,
-JASA 99, 2004), among the moves with about as many hands after the point (a fixed drift grows
-more significant with more hands), and the larger of that Monte Carlo p-value and the tests'
-own is kept. ``handover_p`` is on that calibrated scale: an honest quick mover is flagged at
-most about that often given the rare structure (0.25; the uncalibrated tests at 0.1 flagged 35 %
-of the fake moves). Planted in a seeded half of the accounts of six tuning populations (5,453
-moves; the other half left free for the null to draw from, as candidates are a few accounts in
-a real population) the calibrated p was near uniform: <= 0.01 for 1.2 %, <= 0.05 for 4.5 %,
-<= 0.25 for 23.8 %, flagged 23.8 %. (Planted in every account, the null is left only accounts
-with short events, and 30 % were flagged: the "1.4 times liberal" figure came from that design.)
-Real device moves are another matter: the null's moves keep the device, and a move to another
-kind of machine changes speed. With the plain timing test, honest candidates of the tuning
-populations had a timing p <= 0.01 for 22 % (planted same-device moves: 7.5 %); the
-device-invariant test sets a device's speed aside, and the null's moves go through it too
-(their own common shift removed, as a candidate's; ``_null_device_time``). Without a null (fewer than ``null_min_events``
-account-events free of mid-event logins, or ``calibrate=False``) the raw p-values and the old
-level, ``handover_p_raw`` = 0.1, are kept.
-
-The hand-over is judged against the session that logged out just before the login (within
-``handover_s``) as well as against the session the account started the event on: an account in
-several events at once has several sessions, and the last login before an event's first hand may
-be a helper's already. **One login takes one seat**: a login inside several of the account's events
-is kept for the event whose own play shifts most (where the device does not hold the seat already),
-so the owner's play in the other events is neither accused nor pooled into the helper's sample.
-With hand histories only (no logins, no timing) change points are
-scanned and ranked but never flagged: a player's own stack and table change
-their play as much as a new player would.
+The figures behind each rule are in docs/measurements.md ("Detector notes
+moved from docstrings").
 """
 
 from __future__ import annotations

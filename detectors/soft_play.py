@@ -4,242 +4,51 @@ Method
 ------
 Each heads-up decision is judged by the acting player's own cards
 (:mod:`detectors.features.gameplay`: strength = share of random holdings
-beaten on the current board, so luck cancels). For every ordered pair
-(A, B) two own-baseline tests are made, with A's rates *against everyone
-else* in the same strength / street / facing-a-bet bins as the null
-(empirical-Bayes shrunk, :mod:`detectors.stats`):
+beaten on the current board, so luck cancels). For every pair, each player's
+decisions aimed at the partner are compared with that player's own rates
+*against everyone else* in the same bins (street, facing a bet or not,
+heads-up or not, strength; the stage of play for the check test; shrunk
+empirically towards the population, :mod:`detectors.stats`), the baselines
+robust (opponents a player treats unlike the rest left out,
+:func:`detectors.stats.robust_own_baseline`). Both directions are pooled
+(:func:`detectors.stats.pool_directions`, Edgeworth-corrected tails), split
+by the spot where sparing shows:
 
-1. *passivity*: A bets or raises B less often than A's own rates predict
-   (every spot aimed at B, weighted by the score test so a missing raise
-   with a hand A nearly always raises counts most);
-2. *folding*: A folds to B's bets more often than A's own rates predict.
+- *checks*: bets against the partner heads-up with no bet to call;
+- *raises* and *folds*: facing the partner's real bet or raise
+  (:func:`detectors.features.gameplay.with_bet_faced`);
+- *preflop*: calls and raises facing the partner's open or re-raise, by the
+  starting hand's tenth of the 1,326;
+- *hands*: whole heads-up hands with no bet from either, surprise-weighted
+  (:func:`detectors.stats.hand_passivity_test`, a sparse-mixture test, Donoho
+  & Jin, Ann. Stat. 2004; where a baseline is thin, its predictive form,
+  Box, JRSS A 1980, and the check test as a two-sample test).
 
-Both baselines are robust (:func:`detectors.stats.robust_own_baseline`): a
-first pass finds the opponents a player treats unlike the rest, in either
-direction, and the second leaves them out of that player's baseline, so a
-chip-dump receiver who raises its feeders does not look soft against every
-honest opponent by contrast.
+The main test is T = 4 z_check + max(z_preflop, 0)
+(:func:`detectors.stats.z_sum_with_support`); it, the raise, fold and hand
+tests enter a weighted Bonferroni (Genovese, Roeder & Wasserman, Biometrika
+2006). Benjamini–Hochberg, weighted by power and by a co-entry prior
+(colluders choose to enter together: :func:`detectors.features.identity.co_entries`;
+Roeder & Wasserman, Stat. Sci. 2009), controls the false-discovery rate over
+the pairs with at least ``min_spots`` decisions aimed at each other. A pair is
+flagged (:meth:`SoftPlayDetector.flag`) when q <= alpha, they met heads-up at
+least ``min_hu_hands`` times, a deficit is material (``max_ratio``) and it is
+mutual (each side's z at least ``mutual_z``, by the check test, its share of
+the hand test or its Stouffer z over every test). Triangles of tested pairs
+each leaning the sparing way have one combined test (a truncated product,
+Zaykin et al., Genet. Epidemiol. 2002, Bonferroni over the triangles). Flagged
+pairs form a suspicion graph whose dense communities are rings
+(:mod:`detectors.graphs`).
 
 This is the pairwise "play against this partner vs play against others"
 comparison of Mazrooei, Archibald & Bowling (AAAI 2013) reduced to
-interpretable counts. Soft play is mutual, so the pair is judged on both
-directions pooled (score statistics and variances added,
-:func:`detectors.stats.pool_directions`), split by the spot where sparing
-shows:
-
-- *checks* (heads-up, no bet to call): bets against the partner where the
-  player's own rate with equally strong cards says bet (the check-down when
-  only partners remain);
-- *raises* (facing the partner's real bet or raise): raises where the
-  player's own rate facing others' bets with the same strength says raise;
-- *folds* (facing the partner's real bet or raise): more folds than the own
-  rate predicts;
-- *preflop* (facing the partner's open or re-raise, heads-up or multiway):
-  fewer calls and raises than the own rate predicts with a starting hand in
-  the same tenth of the 1,326 (the strength bins are too coarse preflop),
-  heads-up or multiway, tournament or cash (leaving the partner's raised pot
-  alone, the usual sit-and-go form of soft play).
-
-A decision "faces a bet" only after someone bet or raised
-(:func:`detectors.features.gameplay.with_bet_faced`): preflop, chips to call
-before the first raise are the blinds, and an open from the small blind into
-the big blind is nobody's bet. Counting those spots (as this detector once
-did) mixed opens with answers to raises, and since seats are fixed at a cash
-table, regulars who meet often had a skewed mix of them: honest pairs with
-many decisions came out with z near -0.7 on the raise and fold tests.
-
-On the tuning populations the sparing shows almost only in the first (the
-check test's p-values are orders of magnitude below the all-spots test's for
-groups of strength 0.25-0.6; the raise and fold tests never found a pair the
-check test missed), so the three are not averaged: the pair's p-value is the
-smallest, *weighted* Bonferroni-corrected (min p_i / w_i with fixed prior
-weights 0.9 / 0.05 / 0.05, since the hand test below 0.45 / 0.05 / 0.05 / 0.45,
-:func:`detectors.stats.weighted_bonferroni`;
-Genovese, Roeder & Wasserman, Biometrika 2006): valid under any dependence
-like the plain correction, but a pair found by the check test pays x1.11
-instead of x3, while the raise and fold tests stay as a backstop for a pair
-that only spares the partner's bets (they need a p-value 20 times smaller).
-Fisher's method let the tests that do not move dilute the one that does.
-
-The preflop test rests on decisions the check test never sees, so it is not
-a rival but support: the main test is T = 4 z_check + max(z_preflop, 0)
-(:func:`detectors.stats.z_sum_with_support`, exact null distribution for
-normal z's, a truncated combination in the spirit of Zaykin et al., Genet.
-Epidemiol. 2002): a preflop deficit adds to the check test's evidence, a
-preflop surplus costs only the fixed price of the support (x2.1 at p = 4e-6).
-On the tuning populations the preflop test leans the sparing way for the
-planted pairs (z about 1.5 on average, honest pairs about 0 with sd 1.06), too
-weak alone, and the weight 4 keeps the check test in charge.
-
-Whole hands. Soft play is often occasional: a pair sparing each other in a
-quarter of its hands checks *every* spot of those hands and plays normally in
-the rest, and the per-decision score test spreads that deviation over every
-decision the pair made. The *hand* test
-(:func:`detectors.stats.hand_passivity_test`) pools each heads-up hand's
-bet-or-check decisions between them first: a hand is passive when neither
-bet, which under the own rates (the check test's, same explaining-away) has
-probability pi_h = prod (1 - r_i); the passive hands are counted weighted by
-their surprise min(-ln pi_h, 10), the locally best statistic for the mixture
-"colludes in a fraction of the hands" (a higher-criticism-style sparse
-mixture test, Donoho & Jin, Ann. Stat. 2004), with a Chernoff tail (exact
-cumulant generating function; valid for one hand or hundreds, conservative).
-It treats the own rates as known, so it is made only where each player's
-baseline has at least half as many decisions against others as against the
-partner (``hand_min_baseline``; an honest pair that plays mostly each other,
-with 27 baseline decisions for 109 against the partner, reached p = 3e-6 on
-tuning population 101 without it; on the tuning populations the planted pairs
-that needed the hand test had ratios 0.8-20, and 1.0 lost one of them). Below
-that ratio the same statistic is judged by its *predictive* tail
-(:func:`detectors.stats.hand_passivity_predictive`, ``hand_thin``): each
-(player, opponent, bin) rate is drawn from its Beta posterior given the
-player's few decisions against others, the Chernoff tail is taken given the
-draw and averaged over ``hand_draws`` draws: a predictive p-value (Box,
-JRSS A 1980) whose posterior rests on the decisions against others only,
-never the pair's own, so no decision is used twice (Bayarri & Berger, JASA
-2000, on carrying a nuisance parameter's uncertainty into a p-value). The bin's
-empirical-Bayes prior keeps its mean but is capped at the strength of two
-decisions (``hand_prior_strength``): the population's spread says little
-about a player who plays mostly one opponent, and at the fitted strength the
-honest pair of population 101 came out at p = 7e-5 (q = 0.008, a false flag)
-while with the cap its own passive baseline speaks (p = 2e-4), and a group of
-strength 0.25 on tuning population 192 (31 baseline decisions for 199 with
-the partner, plug-in p = 4e-11) keeps p = 3e-8 to 7e-8 over seeds of the
-draws. It enters the weighted Bonferroni with the main
-test at 0.45 each (raise and fold tests 0.05 each); the predictive form at
-0.1 with the main test at 0.8 (``thin_weights``): with 0.45 the two closest
-honest thin-baseline pairs of the tuning populations moved from q = 0.11 and
-0.55 to 0.04, with 0.1 they stay at 0.11 and above while the groups it finds
-keep q below 1e-4. The check test itself is read the same way there:
-with a thin baseline its own rates are estimates from few decisions, and it
-becomes the two-sample comparison of the player's rate against the partner
-with the rate against everyone else, z over sqrt(1 + n / n0)
-(:func:`detectors.stats.estimated_baseline_pvalue`, ``thin_check``; the
-plug-in p-value is kept as ``chk_p_value_plugin``): on tuning population 141
-an honest pair that played mostly each other (370 heads-up hands, 0.17
-decisions against others per decision against each other) was flagged by the
-plug-in check test (main p = 1.1e-5, q = 0.002); read as the two-sample test
-it is not (the same 201 planted groups found on 56 tuning populations). On tuning population 103
-a group of strength 0.25 that acted in 11 of its 286 heads-up hands moved from
-p = 3e-4 (check test) to 5e-7 (hand test), the best honest pair's stayed at
-3e-3.
-
-Explaining away. A chip-dump receiver who bets into its feeders whenever they
-check has an inflated own rate of betting, so against every honest opponent it
-looks passive; the check test's first pass does not always find the feeders
-(on tuning population 125 a receiver's check-test z against its feeders was
--3.8, under the BH cut), but its fold test does (z -31). Every opponent found
-outlying by any of the check, raise and fold tests' first passes
-(:func:`detectors.stats.baseline_outliers`) is left out of that player's
-baseline in all of them.
-
-Small samples. A check where the player nearly always bets scores
-r / (1 - r) (large) with probability 1 - r and -1 otherwise: the pooled score
-is right-skewed, and for pairs that met in a handful of hands its normal tail
-is far too thin (the honest pairs closest to a flag on the tuning
-populations had met heads-up in 5-9 hands). The tails are corrected with one Edgeworth term
-(:func:`detectors.stats.pool_directions` with ``skew``), only ever upwards. Soft play
-is mutual: a flag also needs each direction's check-test z >= ``mutual_z``
-(one player who happens to check into another is not a pair sparing each
-other), or, where the hand test was made, that side's own share of it (the
-hand test on its decisions only, ``hdir_z``, ``hand_mutual``): a ring member
-of tuning population 124 spared its partner in whole hands (hand test
-p = 6e-5) with a check-test z of 0.83 on its side. A side may also show it
-in the other spots (``side_stouffer``): its Stouffer z over every test of
-``SPECS`` on its own decisions, (z_chk + z_rse + z_fld + z_pre) / sqrt(k) for
-the k made (``sdir_z``; Stouffer, 1949; Whitlock, J. Evol. Biol. 2005), since
-the planted deviation spares the partner wherever the chance comes: a pair
-of strength 0.625 on tuning population 123 (q = 0.002) was blocked because
-one side only ever faced the other's bets and raises (check-test z -0.12,
-hand share 0.74; it never raised in 59 spots, 2.8 expected, and called
-fewer preflop raises: Stouffer z 1.57). On 37 tuning populations every
-pair outside a planted group at q <= 0.1 (20) already passed the rule
-without it, so it adds no flag there; a side's Stouffer z is one more way to
-show the sparing, never a way around the other side.
-
-Benjamini–Hochberg controls the false-discovery rate across the pairs with
-at least ``min_spots`` decisions aimed at each other (independent filtering:
-the filter never looks at the p-values), *weighted* by power
-(:func:`detectors.stats.weighted_bh_pvalues`; Genovese, Roeder & Wasserman
-2006): a pair's weight is min(1, expected bets in the check spots /
-``weight_scale``), rescaled to mean 1, so the many pairs that met in too few
-spots to ever show a deficit no longer dilute the budget of those that can
-(the weights are fixed by the decision counts and the own rates, not by what
-the pair did). The weight is multiplied by a *co-entry prior*
-(:meth:`SoftPlayDetector._with_coentry`): colluders choose to play together,
-and who enters which tournament is decided before any card is dealt, so under
-honest play it is independent of the play tests' p-values, which is what
-weighted BH needs (Roeder & Wasserman, Stat. Sci. 2009, weights from prior
-information). The co-entry p-value is the configuration model of
-:func:`detectors.features.identity.co_entries` (the one multi-accounting
-and the sit-out detector use); the factor is 1 at p >= 1e-3, ``coentry_prior``
-(30) at p <= 1e-8, log-linear between, and the weights are rescaled to mean 1
-again. On 30 tuning populations (37,032 tested pairs) one honest pair of
-23,513 had co-entry p below 1e-3 (5e-4: x2.7) and none below 1e-4, while all
-58 tested pairs of sit-and-go soft-play groups were below 1e-4 (54 below
-1e-8); cash pairs, who share no tournaments, keep x1 (the budget the prior
-moves costs them little: no cash group was lost). Honest friends who always
-enter together get the same factor and still need the play evidence (at most
-30 times weaker than without it); the false-discovery rate is controlled
-whatever the prior says. The hour-by-hour co-seating excess at cash tables
-was measured as a second prior and left out: planted cash pairs sat together
-1.0-4.4 times the hands their table time predicts, honest tested pairs up to
-4.6 at the 99th percentile. A pair is flagged
-when q <= alpha, they met heads-up at least ``min_hu_hands`` times and the
-observed aggression (overall, in the check or the raise spots) is materially
-below the expected, or the folds above (``max_ratio``), or, where the hand test
-was made, the surprise-weighted passive hands are at least 1 / ``max_ratio``
-times the expected (``hp_ratio``): occasional soft play moves whole hands and
-barely moves the per-decision rates (a ring of strength 0.25 on tuning
-population 104 checked 0.83-0.87 times its expected bets with q = 3e-4, while
-its passive hands were 2.1-2.3 times the expected).
-Flagged pairs form a suspicion graph whose dense communities are rings
-(:mod:`detectors.graphs`): one signal lists the ring.
-
-Rings. Three accounts who each spare the other two a little can be missed
-pair by pair: each pair's q pays for the thousand pairs tested. The three
-pairs' tests rest on disjoint decisions, so their p-values are independent
-under the null; every triangle of tested pairs (chosen by the same filter as
-the pairs, never by the p-values) has one combined test, the product of its
-three pair p-values when each is at most ``ring_tau`` (a truncated product,
-Zaykin, Zhivotovsky, Westfall & Weir, Genet. Epidemiol. 2002, with every part
-required below the truncation point: :func:`detectors.stats.all_below_product_pvalue`),
-Bonferroni-corrected over every triangle tested (about a thousand on a
-600-account population): the cost of choosing the ring is paid in full. A
-ring with corrected p <= alpha is flagged as one case with its three pairs
-(:meth:`SoftPlayDetector._with_rings`). On 24 tuning populations no triangle
-of honest accounts had all three pair p-values below 0.05.
-
-Stage. Everyone's betting changes with the stage of play: at a cash table,
-early in a tournament, or late and short-stacked (the effective stack in
-big blinds decides push-or-fold play, and the bubble's payout pressure
-makes players tighten; Harrington & Robertie, *Harrington on Hold'em* vol. 2,
-2005). A player's own rate pooled over the stages over-predicts the bets of
-a pair whose heads-up hands concentrate where the player bets less: on the
-tuning populations the closest honest pairs to a flag were of this shape
-(two sit-and-go players who met heads-up only at the end of their events,
-all at <= 20 bb near the money; a sit-out group member's cash-table pair, the
-member's baseline pooling cash with tournament play). So the check test's
-(and through its rates the hand test's) own-rate bins add the stage
-(``stage_bb``): cash, tournament deeper than 20 bb effective, tournament at
-or under 20 bb (:func:`detectors.features.gameplay.with_stack_depth`), each
-expected count comparing like with like, a stratified comparison in the
-sense of Mantel & Haenszel (JNCI 1959); thin stage bins shrink towards the
-population's rate at that stage (the same empirical-Bayes prior per bin).
-On 21 tuning populations (26,858 honest tested pairs) the honest pairs at
-q <= 0.1 went from 9 to 3 and those at p < 1e-3 from 9 to 5 (the check
-test's smallest honest p from 5e-5 to 3e-4), the same planted groups found
-(the weakest sit-and-go pairs, late and short like the honest ones, lose
-about an order of magnitude of q); cash against tournament alone, without
-the stack depth, cleared the cash pairs but flagged the sit-and-go end-game
-pair (q 0.006).
-
-Benign look-alikes considered: regulars meet often (the test is per
-decision, not per meeting); a passive player is passive against everyone
-(own baseline); a cautious player folds weak hands (bins by strength); and
-everyone checks down when their hand is weak.
+interpretable counts. Benign look-alikes considered: regulars who meet often
+(the test is per decision), passive players (own baseline), cautious folds
+of weak hands (bins by strength), check-downs with weak hands.
 
 Score: −log10 q of the pair (the best pair of a ring), comparable within the
-kind.
+kind. The figures behind each rule are in docs/measurements.md ("Detector
+notes moved from docstrings").
 """
 
 from __future__ import annotations

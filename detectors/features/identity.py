@@ -73,22 +73,17 @@ def table_rows(con: duckdb.DuckDBPyConnection, table: str) -> int:
         return 0
 
 
+# The identity detectors' spelling of the one implementation in detectors.stats, with their NaN rule (a test not
+# made reads as p = 1): kept so that their modules run unchanged while they move to stats.bh_qvalues /
+# stats.fisher_combine with ``untested=1.0``; nothing else should call these.
 def benjamini_hochberg(p: np.ndarray) -> np.ndarray:
-    """Benjamini-Hochberg q-values (``detectors.stats.bh_qvalues``); a test not
-    made (NaN) gets q = 1 (Benjamini & Hochberg, JRSS B 57(1), 1995)."""
-    q = _stats.bh_qvalues(np.asarray(p, dtype=float))
-    return np.where(np.isnan(q), 1.0, q)
+    """:func:`detectors.stats.bh_qvalues` with ``untested=1.0``."""
+    return _stats.bh_qvalues(p, untested=1.0)
 
 
 def fisher_combine(pvals: np.ndarray) -> np.ndarray:
-    """Fisher's method row-wise over a 2-D array of p-values (NaN = test not
-    made; a row with no test gets 1). Fisher, *Statistical Methods for Research
-    Workers*, 1925, §21.1; via ``detectors.stats.fisher_combine``."""
-    P = np.asarray(pvals, dtype=float)
-    if P.size == 0:
-        return np.ones(P.shape[0])
-    out = _stats.fisher_combine(*P.T)
-    return np.where(np.isnan(out), 1.0, out)
+    """:func:`detectors.stats.fisher_combine` of a 2-D array (a row per candidate) with ``untested=1.0``."""
+    return _stats.fisher_combine(np.atleast_2d(np.asarray(pvals, dtype=float)), untested=1.0)
 
 
 def population_size(con: duckdb.DuckDBPyConnection) -> int:

@@ -8,6 +8,7 @@ import polars as pl
 import pytest
 from test_identity_features_world import Style, World, at
 
+from detectors import stats as stats_mod
 from detectors.features import identity as idf
 
 
@@ -138,10 +139,15 @@ def test_usage_patterns_handovers_and_co_entries(con):
 
 
 def test_benjamini_hochberg_and_fisher_helpers():
-    q = idf.benjamini_hochberg(np.array([0.01, 0.04, np.nan, 0.5]))
+    """The identity detectors' names are detectors.stats' one BH and one Fisher with untested = 1."""
+    p = np.array([0.01, 0.04, np.nan, 0.5])
+    q = idf.benjamini_hochberg(p)
     assert q[2] == 1.0 and q[0] == pytest.approx(0.03)
-    f = idf.fisher_combine(np.array([[0.01, 0.01], [np.nan, np.nan]]))
+    assert np.array_equal(q, stats_mod.bh_qvalues(p, untested=1.0))
+    P = np.array([[0.01, 0.01], [np.nan, np.nan]])
+    f = idf.fisher_combine(P)
     assert f[1] == 1.0 and f[0] < 0.01
+    assert np.array_equal(f, stats_mod.fisher_combine(P[:, 0], P[:, 1], untested=1.0))
 
 
 def test_device_used_by_two_accounts_at_once(con):

@@ -5,6 +5,7 @@ import pytest
 from scipy import stats as st
 
 from detectors import stats
+from detectors.stats import baselines, passivity
 
 
 def test_bh_matches_reference_order_and_values():
@@ -84,6 +85,8 @@ def test_permutation_is_seeded_and_detects_shift():
 def test_combine_and_score():
     c = stats.fisher_combine([0.01, np.nan], [0.01, np.nan])
     assert c[0] < 0.01 and np.isnan(c[1])
+    # chi2 with 4 dof at -2 ln(1e-4): 1e-4 (1 + ln 1e4)
+    assert c[0] == pytest.approx(1e-4 * (1 + np.log(1e4)))
     s = stats.score_from_q([1e-5, 1.0, np.nan, 0.0])
     assert s.tolist() == [pytest.approx(5.0), 0.0, 0.0, 30.0]
     assert stats.min_p_bonferroni([0.01, 0.5], [0.2, np.nan])[0] == pytest.approx(0.02)
@@ -369,21 +372,21 @@ def test_robust_own_baseline_counts_and_first_pass_once_per_selection(monkeypatc
     dec = pl.DataFrame(rows).with_columns(pl.col("sbin").cast(pl.Int8))
     where = ~pl.col("facing")
     passes = []
-    real = stats._baseline_pass
-    monkeypatch.setattr(stats, "_baseline_pass", lambda *a, **k: passes.append(1) or real(*a, **k))
+    real = baselines._baseline_pass
+    monkeypatch.setattr(baselines, "_baseline_pass", lambda *a, **k: passes.append(1) or real(*a, **k))
 
     def fresh(f):
-        stats._ROBUST_CACHE.clear()
-        stats._FIRST_CACHE.clear()
+        baselines._ROBUST_CACHE.clear()
+        baselines._FIRST_CACHE.clear()
         return f()
 
     out = fresh(lambda: stats.baseline_outliers(dec, [("aggr", {"where": where, "side": "less"})]))
-    assert len(passes) == 1 and len(stats._FIRST_CACHE) == 1
+    assert len(passes) == 1 and len(baselines._FIRST_CACHE) == 1
     also = pl.DataFrame({"player": ["C"], "opponent": ["F"]})
     got = stats.robust_own_baseline(dec, "aggr", where=where, side="less", also_out=also)
     assert len(passes) == 2  # the second pass only: counts and first pass reused
     rated = stats.own_rates_per_decision(dec, "aggr", where=where, also_out=also, posterior=True)
-    assert len(passes) == 2 and len(stats._FIRST_CACHE) == 1
+    assert len(passes) == 2 and len(baselines._FIRST_CACHE) == 1
     # the same as from scratch, and the unread columns are not needed
     narrow = dec.select("player", "opponent", "aggr", "facing", "preflop", "hu", "sbin")
     ref_out = fresh(lambda: stats.baseline_outliers(narrow, [("aggr", {"where": where, "side": "less"})]))
@@ -435,7 +438,7 @@ def test_chernoff_tail_stopping_at_the_minimum_equals_the_full_grid():
     w = rng.exponential(1.0, idx.size)
     mean = np.bincount(idx, weights=pi * w, minlength=groups)
     s = mean * rng.choice([0.0, 0.5, 1.0, 1.5, 3.0, 10.0], groups)
-    got = stats._chernoff_tail(idx, pi, w, s, groups)
+    got = passivity._chernoff_tail(idx, pi, w, s, groups)
     # the full grid, written out plainly
     pic = np.clip(pi, 1e-300, 1.0)
     l1, lp = np.log1p(-np.minimum(pic, 1 - 1e-15)), np.log(pic)
@@ -474,3 +477,22 @@ def test_detect_lists_tied_scores_in_a_fixed_order():
 
     runs = [[s.accounts[0] for s in Tied(order).detect(None)] for order in (["b", "z", "a", "c"], ["c", "a", "z", "b"])]
     assert runs[0] == runs[1] == ["z", "a", "b", "c"]
+
+
+def test_untested_is_nan_unless_the_caller_asks_for_a_number():
+    """One BH and one Fisher: a test not made (NaN) stays out of the family and the combination; its result is
+    NaN, or ``untested`` where the caller needs a number."""
+    p = np.array([0.01, 0.04, np.nan, 0.5])
+    q = stats.bh_qvalues(p)
+    assert np.isnan(q[2]) and q[0] == pytest.approx(0.01 * 3 / 1)  # m = 3: the NaN does not count
+    q1 = stats.bh_qvalues(p, untested=1.0)
+    assert q1[2] == 1.0 and np.array_equal(q1[[0, 1, 3]], q[[0, 1, 3]])
+    assert np.isnan(stats.bh_qvalues([np.nan, np.nan])).all()
+    assert stats.bh_qvalues([np.nan], untested=1.0).tolist() == [1.0]
+    rows = np.array([[0.01, 0.2], [np.nan, 0.3], [np.nan, np.nan]])
+    by_row = stats.fisher_combine(rows, untested=1.0)
+    by_test = stats.fisher_combine(rows[:, 0], rows[:, 1], untested=1.0)
+    assert np.array_equal(by_row, by_test)
+    assert by_row[1] == pytest.approx(0.3) and by_row[2] == 1.0  # one test made: its own p; none: untested
+    assert np.isnan(stats.fisher_combine(rows)[2])
+    assert stats.fisher_combine(np.empty((0, 2))).shape == (0,)

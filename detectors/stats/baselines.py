@@ -1,0 +1,310 @@
+"""Each player's own baseline, robust to the partners it is tested against (Polars frames of decisions).
+
+:func:`robust_own_baseline`: the own-baseline score test per ordered pair in two passes (outlying
+partners left out of the baseline); :func:`baseline_outliers` and :func:`replace_baseline_tests` around
+it; :func:`pool_directions`: both directions of a pair pooled; :func:`own_rates_per_decision`: each
+decision's own rate, for the per-hand tests of :mod:`detectors.stats.passivity`.
+"""
+
+from __future__ import annotations
+
+import itertools
+import weakref
+
+import numpy as np
+import polars as pl
+from scipy import stats as _st
+
+from detectors.stats._common import _TINY, OWN_BASELINE_BINS
+from detectors.stats.multiple_testing import bh_reject
+from detectors.stats.shrinkage import beta_priors_by_bin
+from detectors.stats.tails import predictive_count_tail
+
+_ROBUST_CACHE: dict[tuple, object] = {}
+
+
+# (id of the frame, selection) -> (a weak reference to the frame: an id is never taken for another frame's, the first pass)
+_FIRST_CACHE: dict[tuple, tuple] = {}
+_TOKENS = itertools.count()  # names of selected decisions, never reused
+# (selection, id) -> (the columns read, the first pass): other frames with the same decisions match it (only these
+# columns are kept, not the frame)
+_SAME_SELECTION: dict[tuple, tuple] = {}
+
+
+def _baseline_pass(pair_o, totals, pri, bins: list[str], max_rate: float):
+    """One pass of :func:`robust_own_baseline`: per (player, opponent, bin) rows ``pair_o`` (``n``, ``k``, ``_o``: the
+    opponent left out of the baseline), the player's totals per bin and the bins' priors -> the score test's sums per
+    ordered pair."""
+    t = pair_o.join(totals, on=["player", *bins]).join(pri, on=bins)
+    t = t.with_columns(
+        n0=(pl.col("N") - pl.when(pl.col("_o")).then(0).otherwise(pl.col("n"))).clip(0),
+        k0=(pl.col("K") - pl.when(pl.col("_o")).then(0).otherwise(pl.col("k"))).clip(0))
+    t = t.with_columns(r=((pl.col("k0") + pl.col("pa")) / (pl.col("n0") + pl.col("pa") + pl.col("pb"))).clip(1e-6, max_rate),
+                       s=pl.col("n0") + pl.col("pa") + pl.col("pb"))
+    n, k, r, s = pl.col("n"), pl.col("k"), pl.col("r"), pl.col("s")
+    t = t.with_columns(e=n * r, u=(k - n * r) / (1 - r), v=n * r / (1 - r) + n**2 * r / ((1 - r) * (s + 1)),
+                       k3=n * r * (2 * r - 1) / (1 - r) ** 2,
+                       # the count's variance beyond the plug-in binomial's (beta-binomial, rate uncertain)
+                       ex=n * (n - 1) * r * (1 - r) / (s + 1))
+    return t.group_by(["player", "opponent"]).agg(
+        n=pl.col("n").sum(), observed=pl.col("k").sum(), expected=pl.col("e").sum(),
+        score_u=pl.col("u").sum(), var=pl.col("v").sum(), n0=pl.col("n0").sum(), k3=pl.col("k3").sum(),
+        extra_var=pl.col("ex").sum())
+
+
+def _baseline_first_pass(dec, y: str, where, bins: tuple[str, ...], alpha: float, max_rate: float):
+    """The counts and first pass of :func:`robust_own_baseline` (and :func:`own_rates_per_decision`), which do not
+    depend on the test's side, tail or extra outliers: (a token naming the selected decisions, pair counts per bin,
+    the player's totals per bin, the bins' priors, the first pass's outliers with ``_o``), or None when no decision
+    is selected. Computed once per selection of the same decisions and reused: the detectors ask for the same
+    selection several times (soft play's outliers of the check, raise and fold tests, then the tests themselves),
+    and chip dumping and soft play read the same columns of their two decision frames (soft play's adds columns to
+    the shared one). A frame not seen before is matched by the columns the counts read (equal values: the same
+    counts); only those columns are filtered."""
+    key = (id(dec), len(dec), y, str(where), bins, alpha, max_rate)
+    hit = _FIRST_CACHE.get(key)
+    if hit is not None and hit[0]() is dec:
+        return hit[1]
+    need = list(dict.fromkeys(["player", "opponent", y, "sbin", *bins,
+                               *([] if where is None else where.meta.root_names())]))
+    narrow = dec.select(need)
+    same = (len(dec), tuple(need), y, str(where), bins, alpha, max_rate)
+    for k, (frame, res) in _SAME_SELECTION.items():
+        if k[0] == same and frame.equals(narrow):
+            _FIRST_CACHE[key] = (weakref.ref(dec), res)
+            return res
+    d = narrow.filter(pl.col("sbin").is_not_null())
+    if where is not None:
+        d = d.filter(where)
+    if d.is_empty():
+        res = None
+    else:
+        bins = list(bins)
+        d = d.with_columns(pl.col(y).cast(pl.Int64).alias("_y"))
+        pair = d.group_by(["player", "opponent", *bins]).agg(n=pl.len(), k=pl.col("_y").sum())
+        # the player's totals per bin from the pair counts (integer sums: the same counts, from far fewer rows)
+        me = pair.group_by(["player", *bins]).agg(N=pl.col("n").sum().cast(pair.schema["n"]), K=pl.col("k").sum())
+        pri = beta_priors_by_bin(me, bins, "K", "N")
+        first = _baseline_pass(pair.with_columns(_o=pl.lit(False)), me, pri, bins, max_rate)
+        z1 = (first["score_u"] / first["var"].clip(1e-9).sqrt()).to_numpy()
+        p2 = np.clip(2 * _st.norm.sf(np.abs(z1)), _TINY, 1.0)
+        out = first.filter(pl.Series(bh_reject(p2, alpha))).select("player", "opponent", _o=pl.lit(True))
+        res = (next(_TOKENS), pair, me, pri, out)
+    if len(_FIRST_CACHE) > 32:
+        _FIRST_CACHE.clear()
+        _SAME_SELECTION.clear()
+    _FIRST_CACHE[key] = (weakref.ref(dec), res)
+    _SAME_SELECTION[(same, id(narrow))] = (narrow, res)
+    return res
+
+
+def robust_own_baseline(dec, y: str, *, where=None, bins: tuple[str, ...] = OWN_BASELINE_BINS,
+                        side: str = "less", alpha: float = 0.01, max_rate: float = 1 - 1e-6, also_out=None,
+                        outliers_only: bool = False, rare_tail: str = "poisson"):
+    """Own-baseline score test of indicator ``y`` per ordered pair, with the player's outlying partners left out.
+
+    As :func:`detectors.features.gameplay.own_baseline` (expected count from
+    the player's shrunk rate per bin against everyone else; score test for one
+    multiplier on the rates, its variance carrying the rates' uncertainty), in
+    two passes. The first pass tests every pair two-sided and takes the pairs
+    with BH q <= ``alpha`` as outliers: opponents the player treats unlike the
+    rest (a chip-dump receiver raises its feeders, a soft player spares its
+    partner). The second pass leaves the outliers' decisions out of the
+    player's baseline, so one planted partner does not make every honest
+    opponent look soft or favoured by contrast (a robust, trimmed baseline in
+    the spirit of Huber's contamination model). Returns player, opponent, n,
+    observed, expected, rate_pair, rate_own, z, p_value, and the score test's
+    ``score_u`` (sum of (k - n r) / (1 - r)) and ``var``, so that tests of
+    several pairs (both directions of one pair) can be pooled, and ``n0``: the
+    player's own decisions against others in the pair's bins (the baseline's
+    sample; where it is tiny the "own" rate is the population's prior).
+
+    ``also_out`` (player, opponent rows): more opponents to leave out of the player's baseline with the
+    first pass's own outliers (for example those found by another test of the same player, see
+    :func:`baseline_outliers`). ``outliers_only``: return the first pass's outliers (player, opponent) instead.
+
+    ``max_rate`` caps the own rates: a score weight r / (1 - r) near r = 1 lets one decision decide the test (a
+    player who always calls with the nuts folds once), which the normal and Edgeworth tails cannot follow.
+
+    ``rare_tail`` (``side="greater"`` only): the floor under the normal tail for rare events. ``"poisson"``: the
+    Poisson tail at the expected count, the rates taken as known; ``"predictive"``:
+    :func:`predictive_count_tail`, the rates' Beta posteriors (baseline plus prior, per bin) carried into the
+    count's distribution, so a few events where the baseline saw none (a thin baseline, or one whose only events
+    went with the first pass's outliers) are not read as impossible.
+    """
+    if rare_tail not in ("poisson", "predictive"):
+        raise ValueError(f"rare_tail must be 'poisson' or 'predictive', not {rare_tail!r}")
+    cols = ["player", "opponent", "n", "observed", "expected", "rate_pair", "rate_own", "z", "p_value", "score_u", "var", "n0",
+            "k3"]
+    fp = _baseline_first_pass(dec, y, where, tuple(bins), alpha, max_rate)
+    if fp is None:
+        return pl.DataFrame(schema={c: (pl.Utf8 if c in ("player", "opponent") else pl.Float64) for c in cols})
+    token, pair, me, pri, out = fp
+    # the same selected decisions (fp's token), whichever frame they came in
+    key = (token, y, str(where), bins, side, alpha, max_rate,
+           None if also_out is None else (id(also_out), len(also_out)), outliers_only, rare_tail)
+    if key in _ROBUST_CACHE:
+        return _ROBUST_CACHE[key]
+    bins = list(bins)
+    if outliers_only:
+        return out.select("player", "opponent")
+    if also_out is not None and not also_out.is_empty():
+        out = pl.concat([out, also_out.select("player", "opponent", _o=pl.lit(True))]).unique(["player", "opponent"])
+    pair = pair.join(out, on=["player", "opponent"], how="left").with_columns(pl.col("_o").fill_null(False))
+    removed = pair.filter(pl.col("_o")).group_by(["player", *bins]).agg(rn=pl.col("n").sum(), rk=pl.col("k").sum())
+    clean = me.join(removed, on=["player", *bins], how="left").with_columns(
+        N=pl.col("N") - pl.col("rn").fill_null(0), K=pl.col("K") - pl.col("rk").fill_null(0)).drop("rn", "rk")
+    g = _baseline_pass(pair, clean, pri, bins, max_rate)
+    sign = -1.0 if side == "less" else 1.0
+    g = g.with_columns(
+        rate_pair=pl.col("observed") / pl.col("n"),
+        rate_own=pl.col("expected") / pl.col("n"),
+        z=(sign * pl.col("score_u") - 0.5) / pl.col("var").clip(1e-9).sqrt(),
+    )
+    p = _st.norm.sf(g["z"].to_numpy())
+    if side == "greater":
+        # rare events (expected near zero): the normal tail is far too small; the Poisson tail is not
+        if rare_tail == "predictive":
+            p = np.maximum(p, predictive_count_tail(g["observed"].to_numpy(), np.maximum(g["expected"].to_numpy(), 1e-9),
+                                                    g["extra_var"].to_numpy()))
+        else:
+            p = np.maximum(p, _st.poisson.sf(g["observed"].to_numpy() - 1, np.maximum(g["expected"].to_numpy(), 1e-9)))
+    res = g.with_columns(pl.col("n", "observed").cast(pl.Float64), p_value=pl.Series(np.clip(p, _TINY, 1.0))).select(cols)
+    # k3: third cumulant of the "fewer than expected" score (sum of (r - y) / (1 - r) over the decisions), for
+    # :func:`pool_directions` with ``skew``; the "more" score's is its negative
+    if len(_ROBUST_CACHE) > 16:
+        _ROBUST_CACHE.clear()
+    _ROBUST_CACHE[key] = res
+    return res
+
+
+def baseline_outliers(dec, specs, *, alpha: float = 0.01):
+    """The union over several own-baseline tests of each player's outlying opponents (first pass of
+    :func:`robust_own_baseline`, two-sided BH at ``alpha``): (player, opponent) rows.
+
+    ``specs``: (y, keyword arguments of :func:`robust_own_baseline`) per test. A partner a player treats unlike the rest in one respect
+    (a chip-dump receiver who hardly ever folds to its feeders) is left out of that player's baseline in
+    every test: its hands would otherwise inflate the player's own rates (the receiver's bets into the
+    feeders) and make the player look passive against every honest opponent (explaining away).
+    """
+    parts = [robust_own_baseline(dec, y, alpha=alpha, outliers_only=True, **kw) for y, kw in specs]
+    parts = [p for p in parts if not p.is_empty()]
+    if not parts:
+        return pl.DataFrame(schema={"player": pl.Utf8, "opponent": pl.Utf8})
+    return pl.concat(parts).unique(["player", "opponent"]).sort("player", "opponent")
+
+
+def replace_baseline_tests(pairs, dec, alpha: float = 0.01, rare_tail: str = "poisson",
+                           junk_bins: tuple[str, ...] = OWN_BASELINE_BINS):
+    """``pairs`` (gameplay pair features) with the aggr / fold / junk own-baseline columns recomputed by
+    :func:`robust_own_baseline` (same names: ``<name>_n``, ``_obs``, ``_exp``, ``_p``; and ``_u``, ``_v``:
+    the score test's statistic and variance; ``_n0``: the own baseline's decisions in the pair's bins).
+    ``rare_tail``: passed to the one-sided "greater" tests (fold, junk), see :func:`robust_own_baseline`.
+    ``junk_bins``: the junk test's cells (default :data:`OWN_BASELINE_BINS`, as the other two; chip dumping passes
+    :data:`JUNK_BINS`, with the price of a call)."""
+    out = pairs
+    specs = (("aggr", "aggr", None, "less", OWN_BASELINE_BINS),
+             ("fold", "fold", pl.col("facing"), "greater", OWN_BASELINE_BINS),
+             ("junk", "commit", pl.col("sbin") <= 0, "greater", tuple(junk_bins)))
+    for name, y, where, side, bins in specs:
+        t = robust_own_baseline(dec, y, where=where, bins=bins, side=side, alpha=alpha,
+                                rare_tail=rare_tail if side == "greater" else "poisson")
+        out = out.drop([c for c in (f"{name}_n", f"{name}_obs", f"{name}_exp", f"{name}_p", f"{name}_u", f"{name}_v",
+                                    f"{name}_n0") if c in out.columns])
+        out = out.join(t.select("player", "opponent", pl.col("n").alias(f"{name}_n"), pl.col("observed").alias(f"{name}_obs"),
+                                pl.col("expected").alias(f"{name}_exp"), pl.col("p_value").alias(f"{name}_p"),
+                                pl.col("score_u").alias(f"{name}_u"), pl.col("var").alias(f"{name}_v"),
+                                pl.col("n0").cast(pl.Float64).alias(f"{name}_n0")),
+                       on=["player", "opponent"], how="left")
+    return out
+
+
+def pool_directions(t, *, side: str = "less", skew: bool = False):
+    """Both directions of an ordered-pair score test (:func:`robust_own_baseline` output) pooled per unordered pair.
+
+    Soft play is mutual: both partners spare each other, so the score
+    statistics U and their variances add up (the directions rest on different
+    players' decisions, hence independent): z = (±ΣU − 0.5) / sqrt(ΣVar),
+    one-sided; for ``side="greater"`` the Poisson tail of the pooled count is
+    the floor (rare events). Returns player (< opponent), opponent, n,
+    observed, expected, p_value.
+
+    ``skew``: the normal tail corrected for the skewness of the score (one
+    Edgeworth term; needs the ``k3`` column). The score of a check where the
+    player's own rate of betting is r is r / (1 - r) with probability 1 - r
+    and -1 otherwise: for the spots where a player nearly always bets it is
+    strongly right-skewed, so with few decisions the normal tail of their sum
+    is far too thin and a pair that met in a handful of hands gets a p-value
+    it has not earned. The one-term Edgeworth expansion (Hall, *The Bootstrap
+    and Edgeworth Expansion*, 1992, ch. 2) P(Z > z) = 1 - Phi(z) + gamma / 6
+    (z^2 - 1) phi(z), with gamma = k3 / Var^(3/2) the standardised third
+    cumulant summed over both directions, is used only where it makes the
+    tail heavier (the correction never makes a p-value smaller). Adds the
+    columns ``z`` and ``skew``.
+    """
+    cols = {"player": pl.Utf8, "opponent": pl.Utf8, "n": pl.Float64, "observed": pl.Float64,
+            "expected": pl.Float64, "p_value": pl.Float64}
+    if skew:
+        cols |= {"z": pl.Float64, "skew": pl.Float64}
+    if t.is_empty():
+        return pl.DataFrame(schema=cols)
+    lo, hi = pl.min_horizontal("player", "opponent"), pl.max_horizontal("player", "opponent")
+    g = t.group_by(lo.alias("player"), hi.alias("opponent")).agg(
+        pl.col("n", "observed", "expected").cast(pl.Float64).sum(), U=pl.col("score_u").sum(), V=pl.col("var").sum(),
+        *([pl.col("k3").sum().alias("K3")] if skew else []))
+    sign = -1.0 if side == "less" else 1.0
+    v = np.maximum(g["V"].to_numpy(), 1e-9)
+    z = (sign * g["U"].to_numpy() - 0.5) / np.sqrt(v)
+    p = _st.norm.sf(z)
+    extra = {}
+    if skew:
+        gamma = -sign * g["K3"].to_numpy() / v**1.5
+        p = np.maximum(p, np.minimum(1.0, p + gamma / 6.0 * (z**2 - 1.0) * _st.norm.pdf(z)))
+        extra = {"z": pl.Series(z), "skew": pl.Series(gamma)}
+    if side == "greater":
+        p = np.maximum(p, _st.poisson.sf(g["observed"].to_numpy() - 1, np.maximum(g["expected"].to_numpy(), 1e-9)))
+    return g.with_columns(p_value=pl.Series(np.clip(p, _TINY, 1.0)), **extra).select(list(cols))
+
+
+def own_rates_per_decision(dec, y: str, *, where=None, bins: tuple[str, ...] = OWN_BASELINE_BINS,
+                           side: str = "less", alpha: float = 0.01, max_rate: float = 1 - 1e-6, also_out=None,
+                           posterior: bool = False):
+    """Each decision of ``dec`` (filtered by ``where``) with the acting player's own rate ``r`` of ``y`` in its bin.
+
+    The rate is the one :func:`robust_own_baseline`'s second pass uses for the
+    pair's expected count: the player's shrunk rate (beta prior per bin) from
+    the decisions against everyone else, with the first pass's outlying
+    opponents (and ``also_out``) left out of the baseline. Returns the
+    decision columns with ``_y`` (0/1) and ``r`` added, for tests that need the
+    decisions themselves (e.g. :func:`hand_passivity_test`).
+
+    ``posterior``: also the rate's Beta posterior, ``ra`` = prior a + k0 and ``rb`` = prior b + n0 - k0 (``k0`` of
+    ``n0`` decisions against everyone else in the bin; ``r`` is its mean), for tests that carry the baseline's uncertainty
+    (:func:`hand_passivity_predictive`).
+    """
+    d = dec.filter(pl.col("sbin").is_not_null())
+    if where is not None:
+        d = d.filter(where)
+    if d.is_empty():
+        return d.with_columns(_y=pl.lit(0, pl.Int64), r=pl.lit(None, pl.Float64))
+    bins = list(bins)
+    d = d.with_columns(pl.col(y).cast(pl.Int64).alias("_y"))
+    # the counts, priors and first-pass outliers of robust_own_baseline's test on the same selection
+    _, pair, me, pri, out = _baseline_first_pass(dec, y, where, tuple(bins), alpha, max_rate)
+    out = out.select("player", "opponent")
+    if also_out is not None and not also_out.is_empty():
+        out = pl.concat([out, also_out.select("player", "opponent")]).unique(["player", "opponent"])
+    out = out.with_columns(_o=pl.lit(True))
+    pair = pair.join(out, on=["player", "opponent"], how="left").with_columns(pl.col("_o").fill_null(False))
+    removed = pair.filter(pl.col("_o")).group_by(["player", *bins]).agg(rn=pl.col("n").sum(), rk=pl.col("k").sum())
+    clean = me.join(removed, on=["player", *bins], how="left").with_columns(
+        N=pl.col("N") - pl.col("rn").fill_null(0), K=pl.col("K") - pl.col("rk").fill_null(0)).drop("rn", "rk")
+    t = pair.join(clean, on=["player", *bins]).join(pri, on=bins).with_columns(
+        n0=(pl.col("N") - pl.when(pl.col("_o")).then(0).otherwise(pl.col("n"))).clip(0),
+        k0=(pl.col("K") - pl.when(pl.col("_o")).then(0).otherwise(pl.col("k"))).clip(0))
+    t = t.select("player", "opponent", *bins,
+                 r=((pl.col("k0") + pl.col("pa")) / (pl.col("n0") + pl.col("pa") + pl.col("pb"))).clip(1e-6, max_rate),
+                 *([(pl.col("k0") + pl.col("pa")).cast(pl.Float64).alias("ra"),
+                    (pl.col("n0") - pl.col("k0") + pl.col("pb")).cast(pl.Float64).alias("rb"),
+                    pl.col("k0").cast(pl.Float64), pl.col("n0").cast(pl.Float64)] if posterior else []))
+    return d.join(t, on=["player", "opponent", *bins], how="left")

@@ -204,9 +204,9 @@ class Detector(abc.ABC):
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
-        for name in _CHECKED:
-            m = cls.__dict__.get(name)
-            if m is not None and not getattr(m, "__abstractmethod__", False) and not getattr(m, "__fitted_check__", False):
+        for name in _CHECKED:  # also a step a mixin defines (detectors.seat_handoff.evidence)
+            m = getattr(cls, name, None)
+            if m is not None and not getattr(m, "__isabstractmethod__", False) and not getattr(m, "__fitted_check__", False):
                 setattr(cls, name, _fitted_first(m))
 
     # ------------------------------------------------------------------ parameters

@@ -406,7 +406,7 @@ def test_one_coincidence_is_not_repeated_coordination():
     det = CoordinatedSitoutDetector()
     flagged = sorted(s.accounts for s in det.detect(con) if s.flagged)
     assert flagged == [list(p) for p in pairs]
-    o = det.scores_.filter((pl.col("a") == "o1") & (pl.col("b") == "o2")).row(0, named=True)
+    o = det.flag(det.scores_).filter((pl.col("a") == "o1") & (pl.col("b") == "o2")).row(0, named=True)
     assert o["n_co"] == 1 and o["q_value"] <= det.alpha and not o["pair_flagged"]
     one = CoordinatedSitoutDetector(min_cooccur=1)
     assert ["o1", "o2"] in [s.accounts for s in one.detect(con) if s.flagged]

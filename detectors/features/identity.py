@@ -493,6 +493,82 @@ def entry_pools(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
 KNOCKOUT_PSEUDO = 6.0
 
 
+# The co-entry null of :func:`co_entries`: entries ``e``, each tournament's (format, day, pool) cell ``f`` with its
+# field size and knockout flag, the cells' moments ``mom``, each account's format taste ``tst`` and the pairs'
+# tastes ``tp`` (``$pseudo``: the taste's pseudo-entries; ``{entries}``: :func:`tournament_entries`)
+COENTRY_CELLS_SQL = """
+    WITH e AS {entries},
+    sz AS (SELECT tournament_id, count(*) AS sz FROM e GROUP BY 1),
+    tday AS (SELECT tournament_id, min(started_at)::DATE AS day FROM hands
+             WHERE tournament_id IS NOT NULL GROUP BY 1),
+    kot AS (SELECT tournament_id, bool_or(bounty_kind <> 'none' OR coalesce(bounty, 0) > 0) AS ko
+            FROM tournaments GROUP BY 1),
+    fmt AS (SELECT sz.tournament_id, sz.sz, CAST(coalesce(kot.ko, false) AS INTEGER) AS ko,
+                   (CASE WHEN sz.sz <= 10 THEN 'sng' ELSE 'mtt' END) || coalesce(CAST(tday.day AS VARCHAR), '')
+                   || '/' || coalesce(CAST(po.pool AS VARCHAR), '') AS f
+            FROM sz LEFT JOIN tday USING (tournament_id) LEFT JOIN _rb_pools po USING (tournament_id)
+            LEFT JOIN kot USING (tournament_id)),
+    mom AS (SELECT f, sum(sz) FILTER (WHERE ko = 0)::DOUBLE AS s1_fr, sum(sz) FILTER (WHERE ko = 1)::DOUBLE AS s1_ko,
+                   sum(sz * sz) FILTER (WHERE ko = 0)::DOUBLE AS s2_fr, sum(sz * sz) FILTER (WHERE ko = 1)::DOUBLE AS s2_ko
+            FROM fmt GROUP BY 1),
+    -- an account's taste: its knockout share in cells offering both kinds against the null's share rho,
+    -- shrunk by $pseudo entries at rho, as an odds ratio (1 without knockouts, or with pseudo < 0)
+    tst AS (SELECT account,
+                   CASE WHEN $pseudo < 0 OR count(*) = 0 THEN 1.0 ELSE
+                   ((sum(ko) + $pseudo * avg(rho)) / (count(*) - sum(ko) + $pseudo * (1 - avg(rho))))
+                   / (avg(rho) / (1 - avg(rho))) END AS taste
+            FROM (SELECT e.account, fmt.ko, m.s1_ko / (m.s1_ko + m.s1_fr) AS rho
+                  FROM e JOIN fmt USING (tournament_id) JOIN mom m USING (f)
+                  WHERE m.s1_ko > 0 AND m.s1_fr > 0)
+            GROUP BY 1),
+    tp AS (SELECT p.a, p.b, coalesce(ta.taste, 1.0) AS taste_a, coalesce(tb.taste, 1.0) AS taste_b
+           FROM _rb_pairs p LEFT JOIN tst ta ON ta.account = p.a LEFT JOIN tst tb ON tb.account = p.b),"""
+
+# after COENTRY_CELLS_SQL: per pair the shared tournaments, each one's entries and the expected shared count
+COENTRY_COUNTS_SQL = """
+    acc AS (SELECT e.account, fmt.f, count(*) AS n FROM e JOIN fmt USING (tournament_id) GROUP BY ALL),
+    expct AS (
+      SELECT p.a, p.b,
+             sum(xa.n * xb.n * (coalesce(m.s2_fr, 0) + p.taste_a * p.taste_b * coalesce(m.s2_ko, 0))
+                 / ((coalesce(m.s1_fr, 0) + p.taste_a * coalesce(m.s1_ko, 0))
+                    * (coalesce(m.s1_fr, 0) + p.taste_b * coalesce(m.s1_ko, 0)))) AS exp_shared_t
+      FROM tp p JOIN acc xa ON xa.account = p.a
+      JOIN acc xb ON xb.account = p.b AND xb.f = xa.f JOIN mom m ON m.f = xa.f
+      GROUP BY ALL
+    ),
+    cnt AS (SELECT account, count(*) AS nt FROM e GROUP BY 1),
+    shared AS (
+      SELECT p.a, p.b,
+        list(DISTINCT x.tournament_id ORDER BY x.tournament_id) FILTER (WHERE y.account IS NOT NULL) AS shared_tournaments,
+        coalesce(any_value(ca.nt), 0) AS n_tourn_a, coalesce(any_value(cb.nt), 0) AS n_tourn_b,
+        count(y.account) AS n_shared_t
+      FROM _rb_pairs p
+      LEFT JOIN e x ON x.account = p.a
+      LEFT JOIN e y ON y.account = p.b AND y.tournament_id = x.tournament_id
+      LEFT JOIN cnt ca ON ca.account = p.a LEFT JOIN cnt cb ON cb.account = p.b
+      GROUP BY p.a, p.b
+    )
+    SELECT shared.*, coalesce(expct.exp_shared_t, 0.0) AS exp_shared_t, tp.taste_a, tp.taste_b
+    FROM shared LEFT JOIN expct USING (a, b) LEFT JOIN tp USING (a, b)
+    """
+
+# after COENTRY_CELLS_SQL: per pair and cell, each account's entries and the taste-weighted share of the
+# cell's entry mass its events hold (the conditional test's cells)
+COENTRY_SHARES_SQL = """
+    acc AS (SELECT e.account, fmt.f, count(*) AS n,
+                   coalesce(sum(fmt.sz) FILTER (WHERE fmt.ko = 0), 0)::DOUBLE AS m_fr,
+                   coalesce(sum(fmt.sz) FILTER (WHERE fmt.ko = 1), 0)::DOUBLE AS m_ko
+            FROM e JOIN fmt USING (tournament_id) GROUP BY ALL)
+    SELECT p.a, p.b, xa.f, xa.n AS n_a, xb.n AS n_b,
+           least((xa.m_fr + p.taste_b * xa.m_ko)
+                 / (coalesce(m.s1_fr, 0) + p.taste_b * coalesce(m.s1_ko, 0)), 1.0) AS share_a,
+           least((xb.m_fr + p.taste_a * xb.m_ko)
+                 / (coalesce(m.s1_fr, 0) + p.taste_a * coalesce(m.s1_ko, 0)), 1.0) AS share_b
+    FROM tp p JOIN acc xa ON xa.account = p.a
+    JOIN acc xb ON xb.account = p.b AND xb.f = xa.f JOIN mom m ON m.f = xa.f
+    """
+
+
 def co_entries(con: duckdb.DuckDBPyConnection, pairs: pl.DataFrame, *,
                taste_pseudo: float | None = KNOCKOUT_PSEUDO) -> pl.DataFrame:
     """For each pair (``a``, ``b``): the tournaments both entered and how improbable their number is.
@@ -545,78 +621,15 @@ def co_entries(con: duckdb.DuckDBPyConnection, pairs: pl.DataFrame, *,
     # n_a n_b (s2_fr + t_a t_b s2_ko) / ((s1_fr + t_a s1_ko) (s1_fr + t_b s1_ko)).
     # entries e and each tournament's (format, day) cell f with its field size sz and knockout flag ko
     pseudo = -1.0 if taste_pseudo is None else float(taste_pseudo)
-    cells = f"""
-    WITH e AS {tournament_entries(con)},
-    sz AS (SELECT tournament_id, count(*) AS sz FROM e GROUP BY 1),
-    tday AS (SELECT tournament_id, min(started_at)::DATE AS day FROM hands
-             WHERE tournament_id IS NOT NULL GROUP BY 1),
-    kot AS (SELECT tournament_id, bool_or(bounty_kind <> 'none' OR coalesce(bounty, 0) > 0) AS ko
-            FROM tournaments GROUP BY 1),
-    fmt AS (SELECT sz.tournament_id, sz.sz, CAST(coalesce(kot.ko, false) AS INTEGER) AS ko,
-                   (CASE WHEN sz.sz <= 10 THEN 'sng' ELSE 'mtt' END) || coalesce(CAST(tday.day AS VARCHAR), '')
-                   || '/' || coalesce(CAST(po.pool AS VARCHAR), '') AS f
-            FROM sz LEFT JOIN tday USING (tournament_id) LEFT JOIN _rb_pools po USING (tournament_id)
-            LEFT JOIN kot USING (tournament_id)),
-    mom AS (SELECT f, sum(sz) FILTER (WHERE ko = 0)::DOUBLE AS s1_fr, sum(sz) FILTER (WHERE ko = 1)::DOUBLE AS s1_ko,
-                   sum(sz * sz) FILTER (WHERE ko = 0)::DOUBLE AS s2_fr, sum(sz * sz) FILTER (WHERE ko = 1)::DOUBLE AS s2_ko
-            FROM fmt GROUP BY 1),
-    -- an account's taste: its knockout share in cells offering both kinds against the null's share rho,
-    -- shrunk by $pseudo entries at rho, as an odds ratio (1 without knockouts, or with pseudo < 0)
-    tst AS (SELECT account,
-                   CASE WHEN $pseudo < 0 OR count(*) = 0 THEN 1.0 ELSE
-                   ((sum(ko) + $pseudo * avg(rho)) / (count(*) - sum(ko) + $pseudo * (1 - avg(rho))))
-                   / (avg(rho) / (1 - avg(rho))) END AS taste
-            FROM (SELECT e.account, fmt.ko, m.s1_ko / (m.s1_ko + m.s1_fr) AS rho
-                  FROM e JOIN fmt USING (tournament_id) JOIN mom m USING (f)
-                  WHERE m.s1_ko > 0 AND m.s1_fr > 0)
-            GROUP BY 1),
-    tp AS (SELECT p.a, p.b, coalesce(ta.taste, 1.0) AS taste_a, coalesce(tb.taste, 1.0) AS taste_b
-           FROM _rb_pairs p LEFT JOIN tst ta ON ta.account = p.a LEFT JOIN tst tb ON tb.account = p.b),"""
-    q_t = cells + """
-    acc AS (SELECT e.account, fmt.f, count(*) AS n FROM e JOIN fmt USING (tournament_id) GROUP BY ALL),
-    expct AS (
-      SELECT p.a, p.b,
-             sum(xa.n * xb.n * (coalesce(m.s2_fr, 0) + p.taste_a * p.taste_b * coalesce(m.s2_ko, 0))
-                 / ((coalesce(m.s1_fr, 0) + p.taste_a * coalesce(m.s1_ko, 0))
-                    * (coalesce(m.s1_fr, 0) + p.taste_b * coalesce(m.s1_ko, 0)))) AS exp_shared_t
-      FROM tp p JOIN acc xa ON xa.account = p.a
-      JOIN acc xb ON xb.account = p.b AND xb.f = xa.f JOIN mom m ON m.f = xa.f
-      GROUP BY ALL
-    ),
-    cnt AS (SELECT account, count(*) AS nt FROM e GROUP BY 1),
-    shared AS (
-      SELECT p.a, p.b,
-        list(DISTINCT x.tournament_id ORDER BY x.tournament_id) FILTER (WHERE y.account IS NOT NULL) AS shared_tournaments,
-        coalesce(any_value(ca.nt), 0) AS n_tourn_a, coalesce(any_value(cb.nt), 0) AS n_tourn_b,
-        count(y.account) AS n_shared_t
-      FROM _rb_pairs p
-      LEFT JOIN e x ON x.account = p.a
-      LEFT JOIN e y ON y.account = p.b AND y.tournament_id = x.tournament_id
-      LEFT JOIN cnt ca ON ca.account = p.a LEFT JOIN cnt cb ON cb.account = p.b
-      GROUP BY p.a, p.b
-    )
-    SELECT shared.*, coalesce(expct.exp_shared_t, 0.0) AS exp_shared_t, tp.taste_a, tp.taste_b
-    FROM shared LEFT JOIN expct USING (a, b) LEFT JOIN tp USING (a, b)
-    """
+    cells = COENTRY_CELLS_SQL.replace("{entries}", tournament_entries(con))  # fixed SQL, no input text
+    q_t = cells + COENTRY_COUNTS_SQL
     con.register("_rb_pairs", pairs)
     con.register("_rb_pools", entry_pools(con))
     tt = con.sql(q_t, params={"pseudo": pseudo}).pl()
     # per pair and (format, day) cell: each account's entries there and the share of the
     # cell's entry mass its events hold, each weighted by the other's taste (the chance one
     # entry of the other lands in them): the conditional co-entry test
-    q_cells = cells + """
-    acc AS (SELECT e.account, fmt.f, count(*) AS n,
-                   coalesce(sum(fmt.sz) FILTER (WHERE fmt.ko = 0), 0)::DOUBLE AS m_fr,
-                   coalesce(sum(fmt.sz) FILTER (WHERE fmt.ko = 1), 0)::DOUBLE AS m_ko
-            FROM e JOIN fmt USING (tournament_id) GROUP BY ALL)
-    SELECT p.a, p.b, xa.f, xa.n AS n_a, xb.n AS n_b,
-           least((xa.m_fr + p.taste_b * xa.m_ko)
-                 / (coalesce(m.s1_fr, 0) + p.taste_b * coalesce(m.s1_ko, 0)), 1.0) AS share_a,
-           least((xb.m_fr + p.taste_a * xb.m_ko)
-                 / (coalesce(m.s1_fr, 0) + p.taste_a * coalesce(m.s1_ko, 0)), 1.0) AS share_b
-    FROM tp p JOIN acc xa ON xa.account = p.a
-    JOIN acc xb ON xb.account = p.b AND xb.f = xa.f JOIN mom m ON m.f = xa.f
-    """
+    q_cells = cells + COENTRY_SHARES_SQL
     cells = con.sql(q_cells, params={"pseudo": pseudo}).pl()
     con.unregister("_rb_pairs")
     con.unregister("_rb_pools")

@@ -87,7 +87,7 @@ def test_card_values_are_seeded_and_unknown_cards_stay_nan():
 def test_sql_card_codes_match_card_index():
     con = duckdb.connect(":memory:")
     texts = list(gp.CARD_INDEX) + ["10h", "Xx", "", "hA", "ah", "A", "Ahh"]
-    got = con.execute(f"SELECT {gp._card_codes_sql('$cards')}", {"cards": texts}).fetchall()[0][0]
+    got = con.execute(f"SELECT {gp.cards._card_codes_sql('$cards')}", {"cards": texts}).fetchall()[0][0]
     assert got == [gp.CARD_INDEX.get(t, -1) for t in texts]
 
 
@@ -184,3 +184,31 @@ def test_integer_keys_round_trip_and_sort_as_the_names():
     # join keys only: any order, still a round trip
     loose = gp.name_codes(df["player"], ordered=False)
     assert loose.gather(gp.encode(df, ["player"], loose)["player"]).to_list() == df["player"].to_list()
+
+
+def _warehouse(path=None) -> duckdb.DuckDBPyConnection:
+    """The tables a store's identity reads, with two hands (the rest of the schema plays no part)."""
+    con = duckdb.connect(str(path) if path else ":memory:")
+    con.execute("CREATE TABLE hands (hand_id VARCHAR, content_hash VARCHAR); CREATE TABLE actions (hand_id VARCHAR); "
+                "CREATE TABLE hole_cards (hand_id VARCHAR)")
+    con.execute("INSERT INTO hands VALUES ('h1', 'a'), ('h2', 'b'); INSERT INTO actions VALUES ('h1'), ('h2')")
+    return con
+
+
+def test_feature_store_is_one_warehouse_state(tmp_path):
+    """The store is keyed on the warehouse and its content, not on row counts: the same counts with other
+    content, or another warehouse in memory with the very same rows, never reuse a store's features."""
+    con = _warehouse(tmp_path / "w.duckdb")
+    store = gp.store_for(con)
+    assert gp.store_for(con) is store
+    con2 = duckdb.connect(str(tmp_path / "w.duckdb"))
+    assert gp.store_for(con2) is gp.store_for(con)  # two connections to one file share it
+    con2.close()
+    con.execute("UPDATE hands SET content_hash = 'c' WHERE hand_id = 'h2'")  # same counts, same last hand
+    assert not gp.store_for(con).serves(con, store.identity) and gp.store_for(con) is not store
+    mem_a, mem_b = _warehouse(), _warehouse()
+    a = gp.store_for(mem_a)
+    assert gp.store_for(mem_b) is not a  # identical rows, another database
+    gp.release(mem_b)
+    assert gp.store_for(mem_b) is not None
+    con.close()

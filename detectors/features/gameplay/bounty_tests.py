@@ -1,0 +1,231 @@
+"""The per-pair tests of bounty collusion: continuations with the partner in, wide calls, unshadowed and
+strongest-partner tests."""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+from scipy import stats as _st
+
+from detectors import stats
+from detectors.features.gameplay.bounty import BOUNTY_CONTEXT_BINS, BOUNTY_LOOSENESS_TAU, _bounty_cells
+from detectors.features.gameplay.distributions import betabinom_sum_sf, overdispersed_sum_sf
+
+def bounty_presence_unordered(pairs: pl.DataFrame) -> pl.DataFrame:
+    """Both directions of :func:`bounty_presence_pairs` summed per unordered pair (``player`` < ``opponent``).
+
+    Partners loosen up in both directions, so the pair's continuations with the
+    other still in are added up: ``pres_k`` observed of ``pres_n`` decisions
+    against ``pres_e`` expected from each player's own rates. ``pres_p`` is the
+    exact tail P(K >= ``pres_k``) of the count under the null "each player
+    continues at their own rate, at the same hand strength (quintile) and price,
+    whoever is in": in each (direction, strength, price) bin the n decisions
+    share the player's own rate, known only through its Beta posterior (mean r,
+    strength s, from the player's decisions with other players in), so the
+    bin's count is beta-binomial and K the sum of the pair's independent bins
+    (:func:`betabinom_sum_sf`: the direct convolution, exact in the far tail;
+    with known rates it is the Poisson-binomial of Hong 2013). It is the
+    posterior-predictive check of :func:`detectors.stats.baseline_tail` over
+    several bins. It replaces the smaller of the score test's normal tail and a
+    binomial tail at the mean rate (x2), which was liberal in the far tail where
+    rates are low: 2x at 1e-5 for 40 decisions at rate 0.3, 13x at 1e-6 for 100
+    at 0.1 (the normal tail ignores the binomial's skew), and, at few
+    decisions, by orders of magnitude (6 decisions at rate 0.1, 4 continued:
+    ~4e-6 where P(k >= 4) = 1.3e-3). Per-direction figures are kept for the
+    evidence (``a_*``: ``player`` with ``opponent`` in, ``b_*`` the reverse).
+    ``pairs`` must carry the per-bin lists ``bin_n``, ``bin_r``, ``bin_s``.
+
+    The bins are split by tournament (``bin_t``) and a player's looseness in one tournament is not their
+    looseness in the next: with ``sigma2`` > 0 (:func:`bounty_tournament_effect`) each (direction, tournament)
+    block of bins shares one draw of a logit-normal effect, integrated exactly per block
+    (:func:`overdispersed_sum_sf`). Without it the test was liberal: an honest pair meets mostly in one tournament,
+    so all its decisions share that tournament's draw (on mixed-270, -271 and tuning seed 150, 19,902 honest
+    pairs: p < 1e-3 1.46x nominal, p < 1e-4 5.5x; standardised counts' variance 1.26, growing with the pair's
+    decisions). Without ``bin_t`` (hand-made rows) each direction is one block; without ``sigma2`` the bins are
+    independent, as before.
+    """
+    schema = {"player": pl.Utf8, "opponent": pl.Utf8, "pres_n": pl.Float64, "pres_k": pl.Float64, "pres_e": pl.Float64,
+              "pres_p": pl.Float64, "a_n": pl.Float64, "a_k": pl.Float64, "a_e": pl.Float64, "a_own": pl.Float64,
+              "b_n": pl.Float64, "b_k": pl.Float64, "b_e": pl.Float64, "b_own": pl.Float64,
+              "pres_tournaments": pl.List(pl.Utf8), "pres_hands": pl.List(pl.Utf8)}
+    if pairs.is_empty():
+        return pl.DataFrame(schema=schema)
+    lo = pl.min_horizontal("player", "partner")
+    d = pairs.with_columns(x=lo, y=pl.max_horizontal("player", "partner"), fwd=pl.col("player") == lo)
+    g = d.group_by(pl.col("x").alias("player"), pl.col("y").alias("opponent")).agg(
+        pres_n=pl.col("n").sum(), pres_k=pl.col("observed").sum(), pres_e=pl.col("expected").sum(),
+        a_n=pl.col("n").filter("fwd").sum(), a_k=pl.col("observed").filter("fwd").sum(),
+        a_e=pl.col("expected").filter("fwd").sum(), a_own=pl.col("rate_own").filter("fwd").first(),
+        b_n=pl.col("n").filter(~pl.col("fwd")).sum(), b_k=pl.col("observed").filter(~pl.col("fwd")).sum(),
+        b_e=pl.col("expected").filter(~pl.col("fwd")).sum(), b_own=pl.col("rate_own").filter(~pl.col("fwd")).first(),
+        pres_tournaments=pl.col("tournaments").list.explode(keep_nulls=False, empty_as_null=False).drop_nulls().unique().sort(),
+        pres_hands=pl.col("hands").list.explode(keep_nulls=False, empty_as_null=False).drop_nulls().unique().sort(),
+    ).sort("player", "opponent").with_row_index("_g")
+    if "bin_t" not in d.columns:
+        d = d.with_columns(bin_t=pl.col("bin_n").list.eval(pl.lit("")))
+    bins = d.select(pl.col("x").alias("player"), pl.col("y").alias("opponent"), pl.col("player").alias("dir"), "bin_n",
+                    "bin_r", "bin_s", "bin_t").explode(["bin_n", "bin_r", "bin_s", "bin_t"]).drop_nulls().join(
+        g.select("player", "opponent", "_g"), on=["player", "opponent"])
+    # a block: one direction of the pair in one tournament (one draw of the player's tournament effect)
+    block = (pl.struct("_g", "dir", "bin_t").rank("dense") - 1).cast(pl.Int64)
+    bins = bins.with_columns(_b=block if not bins.is_empty() else pl.lit(0, pl.Int64))
+    sigma2 = float(pairs["sigma2"].drop_nulls().max() or 0.0) if "sigma2" in pairs.columns else 0.0
+    p = overdispersed_sum_sf(bins["_g"].to_numpy(), bins["_b"].to_numpy(), bins["bin_n"].to_numpy(),
+                             bins["bin_r"].to_numpy(), bins["bin_s"].to_numpy(), g["pres_k"].to_numpy(),
+                             float(np.sqrt(sigma2)))
+    return g.with_columns(pl.Series("pres_p", np.clip(p, 1e-300, 1.0))).select(list(schema))
+
+
+def bounty_wide_cells(rows: pl.DataFrame, *, floor: float = 0.02, context: tuple[str, ...] = BOUNTY_CONTEXT_BINS,
+                      looseness_tau: float | None = BOUNTY_LOOSENESS_TAU, without_partner: bool = True) -> tuple | None:
+    """The cells of :func:`bounty_wide_calls`: (the decisions with cards known, their cell columns, the cells with
+    the player's own rate ``r`` without the partner, at least ``floor``), or None without such decisions. Compute
+    once and pass as ``cells=`` to test several rate ranges of the same rows (the detector's wide calls and the
+    rest of its calls) without counting and fitting the offsets again.
+
+    ``without_partner`` (default): ``r`` is the rate over the player's decisions in the cell at which this partner
+    was *not* in, each decision once: the player's distinct decisions in the cell (``Dn``, ``Dk`` continuations)
+    minus the distinct decisions with the partner in (the pair's ``n``, ``k``: one row per decision and partner), then shrunk by the cell's Beta prior
+    (``pa``, ``pb``): r = (Dk - k + pa) / (Dn - n + pa + pb). ``False``: the former baseline, from the rows per
+    (decision, other player still in): the player's rows in the cell less the pair's, (K - k), (N - n), scaled by
+    Dn / N back to decisions. There a decision with three others in weighs three times, and the decisions in which
+    the partner was in stay in it through the other players' rows: a partner present in most of the player's
+    decisions (a gang's usual table) is most of the "without the partner" baseline, and the gang's own wide calls
+    raise the rate they are held to. Kept reachable to measure the change (see
+    :class:`detectors.bounty_collusion.BountyCollusionDetector`)."""
+    d = rows.filter(pl.col("strength").is_not_null()) if not rows.is_empty() else rows
+    if d.is_empty():
+        return None
+    bins = ["sdec", "cbin", *(c for c in context if c in d.columns)]
+    d = d.with_columns(sdec=(pl.col("strength") * 10).floor().clip(0, 9).cast(pl.Int8), _y=pl.col("cont").cast(pl.Int64),
+                       *(pl.col(c).fill_null(-1) for c in bins[2:]))
+    t = _bounty_cells(d, bins, looseness_tau)
+    if without_partner:
+        # the decisions the partner was in, to take out of the player's distinct decisions: the pair's ``n``, ``k``
+        # (bounty_presence has one row per (decision, partner), so the pair's rows are its distinct decisions)
+        t = t.with_columns(
+            r=(((pl.col("Dk") - pl.col("k")).clip(0, None) + pl.col("pa"))
+               / ((pl.col("Dn") - pl.col("n")).clip(0, None) + pl.col("pa") + pl.col("pb"))).clip(floor, 1.0))
+    else:
+        t = t.with_columns(
+            r=(((pl.col("K") - pl.col("k")) * pl.col("scale") + pl.col("pa"))
+               / ((pl.col("N") - pl.col("n")) * pl.col("scale") + pl.col("pa") + pl.col("pb"))).clip(floor, 1.0))
+    return d, bins, t
+
+
+def bounty_wide_calls(rows: pl.DataFrame, *, max_rate: float = 0.3, floor: float = 0.02, hands: bool = True,
+                      min_rate: float = 0.0, context: tuple[str, ...] = BOUNTY_CONTEXT_BINS,
+                      looseness_tau: float | None = BOUNTY_LOOSENESS_TAU, cells: tuple | None = None,
+                      without_partner: bool = True) -> pl.DataFrame:
+    """Per unordered pair: continuations against a short bounty target that the player's own baseline folds.
+
+    The deviation of a bounty gang is a fold turned into a call: with a hand
+    and a price at which the player, without the partner in, folds nearly
+    always. Among the :func:`bounty_presence` decisions (cards known), each
+    (player, partner) decision is put in a cell of starting-hand decile x price
+    bin x ``context`` (default: the position, as :func:`bounty_presence_pairs`
+    says why); ``r`` is the player's own rate of continuing in that cell when the
+    partner was *not* in (empirical-Bayes shrunk to the population's rate in
+    the cell, at least ``floor``). Cells with ``r < max_rate`` are the spots
+    where the player's own baseline folds at least 70 % of the time. Per
+    unordered pair, both directions pooled: ``wc_k`` continuations in
+    ``wc_n`` such decisions against ``wc_e`` = sum of r expected. Under H0
+    the count is a sum of independent Bernoullis with different rates (a
+    Poisson-binomial); at ``wc_k >= wc_e + 1`` ``wc_p`` is its exact upper tail, the
+    cells' binomials convolved (:func:`betabinom_sum_sf` with known rates; Hong, CSDA 2013), below that
+    point, where nothing is significant, the larger Poisson tail. (It was the binomial tail at the mean
+    rate, P(Bin(wc_n, wc_e / wc_n) >= wc_k): Hoeffding, "On the distribution of the number of successes in
+    independent trials", Ann. Math. Stat. 1956, showed it an upper bound, valid but loose where the cells'
+    rates differ, as they do from decile to decile.) Only the decisions where a call is
+    unlikely for this player are counted: a gang's wide calls are not diluted
+    by the premium hands everyone plays nor the trash no one does (the
+    likelihood-ratio ordering of Neyman–Pearson; the own-baseline idea of
+    :func:`own_baseline`). ``wc_hands``: the hands of those continuations, the
+    least likely first (the evidence an investigator opens first);
+    ``wc_a_*``/``wc_b_*`` per direction (``player`` with ``opponent`` in, and the reverse).
+    ``hands=False`` leaves ``wc_hands`` empty (faster, when only the p-values are needed).
+    ``min_rate`` (default 0: every cell below ``max_rate``) keeps only the cells with ``min_rate <= r``:
+    ``min_rate=0.3, max_rate=1.01`` is the complement of the default, the decisions where the player's own
+    baseline continues at least 30 % of the time (disjoint decisions, so a test independent of the default's).
+    ``looseness_tau``: the cells' priors centred on the player's own looseness, as :func:`bounty_presence_pairs`.
+    ``cells``: :func:`bounty_wide_cells` of the same ``rows`` (then ``floor``, ``context``, ``looseness_tau`` and
+    ``without_partner`` are theirs), to test another rate range without computing them again. ``without_partner``
+    (default): ``r`` from the player's distinct decisions without this partner in; False: the former per-row
+    baseline (:func:`bounty_wide_cells` says why it changed).
+    """
+    schema = {"player": pl.Utf8, "opponent": pl.Utf8, "wc_n": pl.Float64, "wc_k": pl.Float64, "wc_e": pl.Float64,
+              "wc_p": pl.Float64, "wc_a_n": pl.Float64, "wc_a_k": pl.Float64, "wc_a_e": pl.Float64,
+              "wc_b_n": pl.Float64, "wc_b_k": pl.Float64, "wc_b_e": pl.Float64, "wc_hands": pl.List(pl.Utf8)}
+    if cells is None:
+        cells = bounty_wide_cells(rows, floor=floor, context=context, looseness_tau=looseness_tau,
+                                  without_partner=without_partner)
+    if cells is None:
+        return pl.DataFrame(schema=schema)
+    d, bins, t = cells
+    t = t.filter((pl.col("r") < max_rate) & (pl.col("r") >= min_rate))
+    if t.is_empty():
+        return pl.DataFrame(schema=schema)
+    lo, hi = pl.min_horizontal("player", "partner"), pl.max_horizontal("player", "partner")
+    t = t.with_columns(x=lo, y=hi, fwd=pl.col("player") == lo, e=pl.col("n") * pl.col("r"))
+    g = t.group_by(pl.col("x").alias("player"), pl.col("y").alias("opponent")).agg(
+        wc_n=pl.col("n").sum().cast(pl.Float64), wc_k=pl.col("k").sum().cast(pl.Float64), wc_e=pl.col("e").sum(),
+        wc_a_n=pl.col("n").filter("fwd").sum().cast(pl.Float64), wc_a_k=pl.col("k").filter("fwd").sum().cast(pl.Float64),
+        wc_a_e=pl.col("e").filter("fwd").sum(),
+        wc_b_n=pl.col("n").filter(~pl.col("fwd")).sum().cast(pl.Float64),
+        wc_b_k=pl.col("k").filter(~pl.col("fwd")).sum().cast(pl.Float64), wc_b_e=pl.col("e").filter(~pl.col("fwd")).sum(),
+    )
+    k, e = g["wc_k"].to_numpy(), np.maximum(g["wc_e"].to_numpy(), 1e-9)
+    # the exact Poisson-binomial tail where the count is above its mean (each cell's decisions at the cell's own
+    # rate, convolved), the Poisson tail below (conservative there, and nothing below the mean is significant)
+    p = _st.poisson.sf(k - 1.0, e)
+    above = k >= e + 1
+    if above.any():
+        g = g.with_row_index("_g")
+        c = t.join(g.filter(pl.Series(above)).select("_g", x="player", y="opponent"), on=["x", "y"])
+        p[above] = betabinom_sum_sf(c["_g"].to_numpy().astype(np.int64), c["n"].to_numpy().astype(float),
+                                    c["r"].to_numpy(), np.full(len(c), np.inf), k)[above]
+        g = g.drop("_g")
+    g = g.with_columns(pl.Series("wc_p", np.clip(p, 1e-300, 1.0)))
+    if not hands:
+        return g.with_columns(pl.lit([], pl.List(pl.Utf8)).alias("wc_hands")).select(list(schema))
+    calls = d.filter(pl.col("cont")).join(t.select("player", "partner", *bins, "r"), on=["player", "partner", *bins])
+    where = calls.with_columns(x=lo, y=hi).sort("r", "hand_id").group_by(
+        pl.col("x").alias("player"), pl.col("y").alias("opponent")).agg(wc_hands=pl.col("hand_id").unique(maintain_order=True))
+    return g.join(where, on=["player", "opponent"], how="left").with_columns(
+        pl.col("wc_hands").fill_null(pl.lit([], pl.List(pl.Utf8)))).select(list(schema))
+
+
+def bounty_unshadowed(rows: pl.DataFrame, wide: pl.DataFrame, *, max_p: float = 0.01) -> pl.DataFrame:
+    """:func:`bounty_presence` rows without the decisions that a player's strongest partner explains.
+
+    A colluder who calls wide whenever the partner is in also calls wide with
+    every third player who happens to be in those hands: pair tests alone
+    would accuse the bystander. Each player's *strongest partner* is the one
+    of smallest :func:`bounty_wide_calls` p-value (if at most ``max_p``); a
+    (decision, partner) row is dropped when the player's strongest partner was
+    also still in at that decision and is not this partner. The pair then
+    keeps only the decisions that the stronger pair cannot explain (the
+    explaining-away of a conditional test: is C's presence informative
+    given B's?). The strongest pair itself loses nothing.
+    """
+    best = bounty_strongest_partner(wide, max_p=max_p)
+    if rows.is_empty() or best.is_empty():
+        return rows
+    shadowed = rows.join(best, on="player").filter(pl.col("partner") == pl.col("best")).select(
+        "hand_id", "seq", "player", "best").unique()
+    return rows.join(shadowed, on=["hand_id", "seq", "player"], how="left").filter(
+        pl.col("best").is_null() | (pl.col("partner") == pl.col("best"))).drop("best")
+
+
+def bounty_strongest_partner(wide: pl.DataFrame, *, max_p: float = 0.01) -> pl.DataFrame:
+    """Each player's partner of smallest :func:`bounty_wide_calls` p-value, where it is at most ``max_p``.
+
+    Returns ``player``, ``best`` (ties: the first name), for :func:`bounty_unshadowed` and ``bounty_pairs(best=)``.
+    """
+    if wide.is_empty():
+        return pl.DataFrame(schema={"player": pl.Utf8, "best": pl.Utf8})
+    both = pl.concat([
+        wide.select("player", pl.col("opponent").alias("best"), "wc_p"),
+        wide.select(pl.col("opponent").alias("player"), pl.col("player").alias("best"), "wc_p"),
+    ]).filter(pl.col("wc_p") <= max_p)
+    return both.sort("wc_p", "best").group_by("player", maintain_order=True).first().select("player", "best")

@@ -109,9 +109,8 @@ class BountyCollusionDetector(PairDetector):
                  wide_rate: float = 0.3, shadow_p: float = 0.01,
                  event_scale: float | None = 40.0, event_power: float = 3.0, test_weights: tuple[float, float, float, float] = (0.45, 0.45, 0.05, 0.05),
                  context_bins: tuple[str, ...] = gp.BOUNTY_CONTEXT_BINS,
-                 looseness_tau: float | None = gp.BOUNTY_LOOSENESS_TAU, wide_without_partner: bool = True) -> None:
+                 looseness_tau: float | None = gp.BOUNTY_LOOSENESS_TAU) -> None:
         super().__init__(alpha=alpha, random_state=random_state)
-        self.wide_without_partner = wide_without_partner
         self.context_bins = tuple(context_bins)
         self.looseness_tau = looseness_tau
         self.test_weights = test_weights
@@ -151,14 +150,14 @@ class BountyCollusionDetector(PairDetector):
         # the bystanders of a gang's hands: drop the decisions and spots that each player's strongest partner explains
         ctx, lt = self.context_bins, self.looseness_tau
         wide = gp.bounty_wide_calls(rows if wide_ok else rows.head(0), max_rate=self.wide_rate, hands=False, context=ctx,
-                                    looseness_tau=lt, without_partner=self.wide_without_partner)
+                                    looseness_tau=lt, without_partner=True)
         rows = gp.bounty_unshadowed(rows, wide, max_p=self.shadow_p)
         self.pairs_ = gp.bounty_pairs(self.spots_, best=gp.bounty_strongest_partner(wide, max_p=self.shadow_p))
         # the rest of the decisions (own baseline continues at least wide_rate of the time): disjoint from the
         # wide calls', so its p-value is independent of theirs under the null and Fisher's method can join them
         # (the cells of the rows left counted once for both rate ranges)
         src = rows if wide_ok else rows.head(0)
-        cells = gp.bounty_wide_cells(src, context=ctx, looseness_tau=lt, without_partner=self.wide_without_partner)
+        cells = gp.bounty_wide_cells(src, context=ctx, looseness_tau=lt, without_partner=True)
         rest = gp.bounty_wide_calls(src, min_rate=self.wide_rate, max_rate=1.01, hands=False, cells=cells)
         self.presence_ = gp.bounty_presence_unordered(gp.bounty_presence_pairs(rows, context=ctx, looseness_tau=lt)).join(
             gp.bounty_wide_calls(src, max_rate=self.wide_rate, cells=cells),
@@ -304,21 +303,9 @@ class BountyCollusionDetector(PairDetector):
                                               for x in (r.get("wc_hands") or [])))
         return best
 
-    def explain(self, con: duckdb.DuckDBPyConnection, row: dict[str, Any]) -> Signal:
-        """The signal of one row of :meth:`threshold`: the joint contests, bounties taken, side pots
-        checked down, wide calls and presence continuations against their expectations, the evidence hands
-        (the calls the own baseline folds first).
-
-        Parameters
-        ----------
-        con : the warehouse. row : one row of :meth:`threshold`.
-
-        Returns
-        -------
-        :class:`~detectors.base.Signal`."""
-        a, b = row["player"], row["opponent"]
-        accounts = list(row["accounts"])
-        joint, exp = int(row["joint"]), float(row["expected"])
+    def _evidence_hands(self, row: dict[str, Any]) -> list[str]:
+        """The pair's evidence hands, strongest first: the calls their own baseline folds (least likely first), then
+        bounty taken and side pot checked down, then bounty taken, then the other joint contests and presence hands."""
         # strongest first: bounty taken by the pair and side pot checked down, then bounty, then the rest
         won, cd, allh = set(row.get("won_hands") or []), set(row.get("cd_hands") or []), list(row.get("hands") or [])
         joint_hands = set(allh)
@@ -327,8 +314,14 @@ class BountyCollusionDetector(PairDetector):
         hands = sorted(allh, key=lambda h: (-(h in won) - (h in cd) - (h in joint_hands), h))
         # first of all: the calls their own baseline folds, least likely first
         hands = list(dict.fromkeys([*(row.get("wc_hands") or []), *hands]))
+        return hands
+
+    def _call_evidence(self, row: dict[str, Any]) -> list[Evidence]:
+        """The wide calls and the rest of the calls against short bounty targets with the partner in, pooled and per
+        player, against their own rates."""
+        a, b = row["player"], row["opponent"]
         g = lambda c: float(row.get(c) or 0.0)  # noqa: E731
-        ev = [
+        return [
             Evidence(
                 name="calls against short bounty targets that their own baseline folds",
                 value=g("wc_k"), baseline=g("wc_e"), n=int(g("wc_n")), p_value=row.get("p_wide_calls"),
@@ -356,6 +349,14 @@ class BountyCollusionDetector(PairDetector):
                 )
                 for x, y, k in ((a, b, "a"), (b, a, "b"))
             ),
+        ]
+
+    def _allin_evidence(self, row: dict[str, Any]) -> list[Evidence]:
+        """The all-in tests: targets contested together, with a weak hand, per player, side pots checked down,
+        bounties taken."""
+        a, b = row["player"], row["opponent"]
+        joint, exp = int(row["joint"]), float(row["expected"])
+        return [
             Evidence(
                 name="all-in targets contested together", value=float(joint), baseline=exp, n=int(row["spots"]),
                 p_value=row.get("p_joint"),
@@ -390,6 +391,14 @@ class BountyCollusionDetector(PairDetector):
                 name="bounties taken by the pair", value=float(row.get("bounties_won") or 0), n=joint,
                 text=f"one of them took the bounty in {int(row.get('bounties_won') or 0)} of the {joint}",
             ),
+        ]
+
+    def _presence_evidence(self, row: dict[str, Any]) -> list[Evidence]:
+        """The presence test: continuations against a short bounty target with the partner still in, pooled and per
+        player, against their own rates with other players in."""
+        a, b = row["player"], row["opponent"]
+        g = lambda c: float(row.get(c) or 0.0)  # noqa: E731
+        return [
             Evidence(
                 name="preflop continuations against a short bounty target with the partner still in",
                 value=g("pres_k"), baseline=g("pres_e"), n=int(g("pres_n")), p_value=row.get("p_presence"),
@@ -408,6 +417,25 @@ class BountyCollusionDetector(PairDetector):
                 for x, y, k in ((a, b, "a"), (b, a, "b"))
             ),
         ]
+
+    def explain(self, con: duckdb.DuckDBPyConnection, row: dict[str, Any]) -> Signal:
+        """The signal of one row of :meth:`threshold`: the joint contests, bounties taken, side pots
+        checked down, wide calls and presence continuations against their expectations, the evidence hands
+        (the calls the own baseline folds first).
+
+        Parameters
+        ----------
+        con : the warehouse. row : one row of :meth:`threshold`.
+
+        Returns
+        -------
+        :class:`~detectors.base.Signal`."""
+        a, b = row["player"], row["opponent"]
+        accounts = list(row["accounts"])
+        joint, exp = int(row["joint"]), float(row["expected"])
+        hands = self._evidence_hands(row)
+        g = lambda c: float(row.get(c) or 0.0)  # noqa: E731
+        ev = [*self._call_evidence(row), *self._allin_evidence(row), *self._presence_evidence(row)]
         ev = [e for e in ev if e.n]  # a test with no decisions or spots for this pair says nothing about it
         ev.append(Evidence(
             name="knockout tournaments at one table", value=g("events"), n=int(g("events_hands")),

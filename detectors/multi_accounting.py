@@ -253,20 +253,9 @@ class MultiAccountingDetector(GroupDetector):
         return scores.with_columns(pair_flagged=pl.Series(pair_flag))
 
     # ------------------------------------------------------------------ explain
-    def explain(self, con: duckdb.DuckDBPyConnection, row: dict[str, Any]) -> Signal:
-        """The signal of one group row of :meth:`threshold`: the shared identifiers with their IDF
-        weights, the style, timing and co-entry likeness of its strongest pair, the online overlap, the evidence
-        hands (two of its accounts at one table first).
-
-        Parameters
-        ----------
-        con : the warehouse. row : one row of :meth:`threshold` (its ``pairs`` hold the group's pairs).
-
-        Returns
-        -------
-        :class:`~detectors.base.Signal` (``extra["edges"]``: each pair's signals)."""
-        pairs = self.pairs_of(row)
-        accs = list(row["accounts"])
+    def _identifier_evidence(self, pairs: pl.DataFrame) -> tuple[list[Evidence], dict[tuple[str, str], int]]:
+        """The identifiers the group's pairs share, rarest first, each with its IDF weight and the SQL that lists its
+        accounts; returns the evidence and (kind, value) -> accounts sharing it."""
         ev: list[Evidence] = []
         ids_seen: dict[tuple[str, str], int] = {}
         for r in pairs.iter_rows(named=True):
@@ -284,10 +273,13 @@ class MultiAccountingDetector(GroupDetector):
                 text=f"{kind} {value} is used by {n} accounts (IDF weight {math.log(self.n_accounts_ / n):.2f})",
                 sql=sql,
             ))
-        accs_sql = ", ".join(_lit(a) for a in accs)
-        best = pairs.sort("score", descending=True).row(0, named=True)
+        return ev, ids_seen
+
+    def _likeness_evidence(self, best: dict[str, Any], accs_sql: str) -> list[Evidence]:
+        """The style, decision-time and co-entry likeness of the group's strongest pair, and its online overlap."""
         a, b = best["a"], best["b"]
         fp = self.fingerprints_.filter(pl.col("account").is_in([a, b]))
+        ev: list[Evidence] = []
         fpd = {r["account"]: r for r in fp.iter_rows(named=True)}
         if not is_missing(best.get("p_style")):
             ev.append(Evidence(
@@ -331,7 +323,10 @@ class MultiAccountingDetector(GroupDetector):
                          if best.get("co_device") else "")),
                 sql=f"SELECT account, login_at, logout_at, ip, device FROM sessions WHERE account IN ({accs_sql}) ORDER BY login_at",
             ))
-        kinds = sorted({k for k, _ in ids_seen})
+        return ev
+
+    def _benign(self, row: dict[str, Any], best: dict[str, Any], kinds: list[str]) -> str:
+        """The household and shared-network explanation, and whether the behaviour excludes it."""
         strong_ids = [k for k in kinds if k in ("device", "payment")]
         benign = (
             "Housemates or a shared café/carrier network share an IP honestly; they differ in device, style "
@@ -347,6 +342,40 @@ class MultiAccountingDetector(GroupDetector):
             benign += (" The pair shares a home address but no device (household-shaped): a shared card there is "
                        f"a family's, so the behaviour alone must say one person (combined p {float(best['p_conduct']):.2g}, "
                        f"needed <= {self.household_p:g} and significant among all household-shaped pairs).")
+        return benign
+
+    def _edges(self, pairs: pl.DataFrame) -> list[dict[str, Any]]:
+        """Each pair of the group with its weight, score, q-value and the signals that agree."""
+        return [
+            {"a": r["a"], "b": r["b"], "weight": float(r["weight"]), "score": float(r["score"]),
+             "q_value": float(r["q_value"]),
+             "signals": [k for k, p in (("device", r["p_device"]), ("style", r["p_style"]), ("timing", r["p_timing"]),
+                                        ("co-entry", r["p_coentry"])) if not is_missing(p) and p < self.signal_p]
+             + (["device at once"] if r.get("co_device") else [])
+             + [s["kind"] for s in (r["shared"] or []) if s["weight"] > 0]}
+            for r in pairs.iter_rows(named=True)
+        ]
+
+    def explain(self, con: duckdb.DuckDBPyConnection, row: dict[str, Any]) -> Signal:
+        """The signal of one group row of :meth:`threshold`: the shared identifiers with their IDF
+        weights, the style, timing and co-entry likeness of its strongest pair, the online overlap, the evidence
+        hands (two of its accounts at one table first).
+
+        Parameters
+        ----------
+        con : the warehouse. row : one row of :meth:`threshold` (its ``pairs`` hold the group's pairs).
+
+        Returns
+        -------
+        :class:`~detectors.base.Signal` (``extra["edges"]``: each pair's signals)."""
+        pairs = self.pairs_of(row)
+        accs = list(row["accounts"])
+        ev, ids_seen = self._identifier_evidence(pairs)
+        accs_sql = ", ".join(_lit(a) for a in accs)
+        best = pairs.sort("score", descending=True).row(0, named=True)
+        ev += self._likeness_evidence(best, accs_sql)
+        kinds = sorted({k for k, _ in ids_seen})
+        benign = self._benign(row, best, kinds)
         hands = _evidence_hands(con, [row]).get(0, [])
         summary = (f"{', '.join(accs)} look like one person: linked by {', '.join(kinds) or 'co-entries'}; "
                    f"{len(row['tournaments'])} tournaments entered together")
@@ -355,15 +384,7 @@ class MultiAccountingDetector(GroupDetector):
             summary=summary, tournaments=list(row["tournaments"]), hands=hands, evidence=ev, benign=benign,
             p_value=float(row["p_value"]) if row["p_value"] is not None else None,
             detector=type(self).__name__,
-            extra={"edges": [
-                {"a": r["a"], "b": r["b"], "weight": float(r["weight"]), "score": float(r["score"]),
-                 "q_value": float(r["q_value"]),
-                 "signals": [k for k, p in (("device", r["p_device"]), ("style", r["p_style"]), ("timing", r["p_timing"]),
-                                            ("co-entry", r["p_coentry"])) if not is_missing(p) and p < self.signal_p]
-                 + (["device at once"] if r.get("co_device") else [])
-                 + [s["kind"] for s in (r["shared"] or []) if s["weight"] > 0]}
-                for r in pairs.iter_rows(named=True)
-            ]},
+            extra={"edges": self._edges(pairs)},
         )
 
 

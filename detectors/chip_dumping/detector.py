@@ -39,7 +39,6 @@ class ChipDumpingDetector(EvidenceMixin, PairDetector):
         value_gate_p: float | None = 1e-3,
         late_fold_min_strength: float | None = 0.5,
         rare_tail: str = "predictive",
-        partners_by_combined: bool = True,
         deviation_gate: bool = True,
         junk_bins: tuple[str, ...] = stats.JUNK_BINS,
     ) -> None:
@@ -47,7 +46,6 @@ class ChipDumpingDetector(EvidenceMixin, PairDetector):
         self.junk_bins = junk_bins
         self.deviation_gate = deviation_gate
         self.rare_tail = rare_tail
-        self.partners_by_combined = partners_by_combined
         self.late_fold_min_strength = late_fold_min_strength
         self.min_presence_n = min_presence_n
         self.min_presence_own = min_presence_own
@@ -90,7 +88,7 @@ class ChipDumpingDetector(EvidenceMixin, PairDetector):
         self.flow_ = gp.cached_chip_flow(con)
         # the chips that moved in the hands where the giver's play deviates (the count tests' spots), for the gate
         self.devflow_ = deviation_flow(con, self.dec_, late_fold_min_strength=self.late_fold_min_strength)
-        if self.partners_by_combined and not self.presence_.is_empty():
+        if not self.presence_.is_empty():
             # explaining away by the strongest evidence: the pairs the combined test finds (all five tests) join
             # the presence test's partners S, ranked by their combined p, and the presence test is made again. A
             # feeder's receiver with a thin presence baseline (not in S on presence alone) but strong heads-up

@@ -133,19 +133,9 @@ class EvidenceMixin:
                 ranked.append(hid)
         return ranked[:limit]
 
-    def explain(self, con: duckdb.DuckDBPyConnection, row: dict[str, Any]) -> Signal:
-        """The signal of one row of :meth:`threshold`: the value given with the cards known, the chips
-        moved (overall and in the deviation hands), the count tests and the presence test, the dump hands
-        strongest first; the benign note says why a row is (not) flagged by the flow.
-
-        Parameters
-        ----------
-        con : the warehouse. row : one row of :meth:`threshold`.
-
-        Returns
-        -------
-        :class:`~detectors.base.Signal` (its ``extra`` holds the shape and the directed edges)."""
-        edges = json.loads(row["edges"]) if row.get("edges") else [[row["player"], row["opponent"]]]
+    def _flow_evidence(self, row: dict[str, Any]) -> list[Evidence]:
+        """The value given with the cards known, the net chips moved and, where there are any, the chips moved in
+        the deviation hands."""
         a, b = row["player"], row["opponent"]
         vm, m0, n = row.get("value_mean") or 0.0, row.get("mean0") or 0.0, int(row.get("value_n") or 0)
         ev = [
@@ -173,6 +163,12 @@ class EvidenceMixin:
                      f"rate in such hands against others predicts {dexp:.0f} bb",
                 sql=DEVIATION_FLOW_COUNTS_SQL,
             ))
+        return ev
+
+    def _count_evidence(self, row: dict[str, Any]) -> list[Evidence]:
+        """The count tests (junk commitments, folds, receiver aggression, late folds) against the own rates."""
+        a, b = row["player"], row["opponent"]
+        ev: list[Evidence] = []
         # the count tests: (column prefix, name, text with {a} {b} {obs} {n} {exp}, the SQL that reproduces the counts);
         # the names are filled in once, by str.format, so braces in an (attacker-chosen) name are never a template
         made = self.late_fold_min_strength
@@ -197,7 +193,12 @@ class EvidenceMixin:
             obs, exp, k = float(row.get(f"{key}_obs") or 0), float(row.get(f"{key}_exp") or 0), int(row[f"{key}_n"])
             ev.append(Evidence(name=name.format(a=a, b=b), value=obs, baseline=exp, n=k, p_value=row.get(f"{key}_p"),
                                text=text.format(a=a, b=b, obs=int(obs), n=k, exp=exp), sql=sql))
-        no_own_baseline = row.get("pres_p") is None and float(row.get("own_n") or 0) < self.min_presence_own
+        return ev
+
+    def _presence_evidence(self, row: dict[str, Any], no_own_baseline: bool) -> list[Evidence]:
+        """The presence test: continuations with the receiver dealt in against the giver's own rate without it."""
+        a, b = row["player"], row["opponent"]
+        ev: list[Evidence] = []
         if row.get("pres_n"):
             pk, pn, pe = float(row.get("pres_k") or 0), float(row["pres_n"]), float(row.get("pres_e") or 0)
             bn, bk = float(row.get("base_n") or 0), float(row.get("base_k") or 0)
@@ -212,6 +213,25 @@ class EvidenceMixin:
                      f"the population's rate moved by {a}'s own looseness), predicts {pe:.1f}{untested}",
                 sql=PRESENCE_COUNTS_SQL,
             ))
+        return ev
+
+    def explain(self, con: duckdb.DuckDBPyConnection, row: dict[str, Any]) -> Signal:
+        """The signal of one row of :meth:`threshold`: the value given with the cards known, the chips
+        moved (overall and in the deviation hands), the count tests and the presence test, the dump hands
+        strongest first; the benign note says why a row is (not) flagged by the flow.
+
+        Parameters
+        ----------
+        con : the warehouse. row : one row of :meth:`threshold`.
+
+        Returns
+        -------
+        :class:`~detectors.base.Signal` (its ``extra`` holds the shape and the directed edges)."""
+        edges = json.loads(row["edges"]) if row.get("edges") else [[row["player"], row["opponent"]]]
+        a, b = row["player"], row["opponent"]
+        vm, m0, n = row.get("value_mean") or 0.0, row.get("mean0") or 0.0, int(row.get("value_n") or 0)
+        no_own_baseline = row.get("pres_p") is None and float(row.get("own_n") or 0) < self.min_presence_own
+        ev = [*self._flow_evidence(row), *self._count_evidence(row), *self._presence_evidence(row, no_own_baseline)]
         shape = row.get("shape", "pair")
         accounts = list(row["accounts"])
         if shape == "star":

@@ -203,6 +203,34 @@ class CoordinatedSitoutDetector(EvidenceMixin, GroupDetector):
             con.unregister("_rb_starts")
             return pl.DataFrame(schema=schema)
         cand = co.group_by("a", "b").agg(n_co=pl.len(), n_events=pl.col("tournament_id").n_unique()).sort("a", "b")
+        per_event = self._per_event(con, cand)
+        co, per_event, fish = self._marked_tests(co, per_event, x, k)
+        pairs = cand.join(fish, on=["a", "b"], how="left")
+        co = co.join(cand.select("a", "b"), on=["a", "b"], how="inner")
+        co = self._bubble(co)
+        # a seeded permutation test (co-occurrence counts) for the most suspicious pairs
+        pairs = pairs.sort("p_gap", "a", "b")
+        perm = self._permutation(x, pairs.head(self.max_perm_pairs).select("a", "b", "shared_events"))
+        pairs = pairs.join(perm, on=["a", "b"], how="left")
+        bub = co.group_by("a", "b").agg(
+            bubble=pl.col("proximity").mean(),
+            co_tournaments=pl.col("tournament_id").unique().sort(),
+        )
+        pairs = pairs.join(bub, on=["a", "b"], how="left").with_columns(
+            p_value=pl.max_horizontal(pl.col("p_gap"), pl.lit(1e-300)),
+        ).with_columns(
+            score=(-pl.col("p_value").log10() * (1 + pl.col("bubble").fill_null(0.0))),
+        )
+        self.family_ = max(self.family_, pairs.height)
+        pairs = self._corroborate(con, pairs)
+        self.co_ = co
+        self.per_event_ = per_event
+        return pairs.with_columns(accounts=pl.concat_list("a", "b"), tournaments=pl.col("co_tournaments"))
+
+    def _per_event(self, con: duckdb.DuckDBPyConnection, cand: pl.DataFrame) -> pl.DataFrame:
+        """Per candidate pair and shared event (the starts registered as ``_rb_starts``): the closest gap, each
+        player's starts, the span both were in, the closest-pair p (``p_event``) and the expected coincidences
+        (``lam``) under each player's own rate."""
         # per candidate pair and shared event: the closest pair of starts (floored at the
         # timing resolution of the sources), each player's number of starts, the span both were in
         sp = self.spans_.with_columns(t0=pl.col("t0").dt.epoch("ms") / 1000.0, t1=pl.col("t1").dt.epoch("ms") / 1000.0)
@@ -233,6 +261,14 @@ class CoordinatedSitoutDetector(EvidenceMixin, GroupDetector):
             p_event=(1 - (-(pl.col("n_a") * pl.col("n_b") * 2 * pl.col("gap") / pl.col("overlap"))).exp()).clip(1e-300, 1.0),
             lam=2 * (pl.col("n_b") * pl.col("sum_tol_a") + pl.col("n_a") * pl.col("sum_tol_b")) / pl.col("overlap"),
         )
+        return per_event
+
+    def _marked_tests(self, co: pl.DataFrame, per_event: pl.DataFrame, x: pl.DataFrame,
+                      k: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
+        """The marked Poisson test per event (closeness, and equal run lengths where every length is known) and
+        Fisher's combination over the pair's shared events; returns the coincidences (with ``u_len``), the
+        per-event frame and the per-pair combination (``p_gap``, ``p_time_only``, ``p_with_length``,
+        ``p_closest``)."""
         # per event: every coincidence counts, by its closeness (marked Poisson test)
         # and a second mark: do the two runs last as many hands? (a group comes back
         # together; two players stepping away independently rarely sit out the same
@@ -288,27 +324,7 @@ class CoordinatedSitoutDetector(EvidenceMixin, GroupDetector):
             p_gap=pl.Series(p_gap), p_time_only=pl.Series(p_one), p_with_length=pl.Series(p_len),
             p_closest=pl.Series(sps.chi2.sf(fish["stat_closest"].to_numpy(), fish["dof"].to_numpy())),
         )
-        pairs = cand.join(fish, on=["a", "b"], how="left")
-        co = co.join(cand.select("a", "b"), on=["a", "b"], how="inner")
-        co = self._bubble(co)
-        # a seeded permutation test (co-occurrence counts) for the most suspicious pairs
-        pairs = pairs.sort("p_gap", "a", "b")
-        perm = self._permutation(x, pairs.head(self.max_perm_pairs).select("a", "b", "shared_events"))
-        pairs = pairs.join(perm, on=["a", "b"], how="left")
-        bub = co.group_by("a", "b").agg(
-            bubble=pl.col("proximity").mean(),
-            co_tournaments=pl.col("tournament_id").unique().sort(),
-        )
-        pairs = pairs.join(bub, on=["a", "b"], how="left").with_columns(
-            p_value=pl.max_horizontal(pl.col("p_gap"), pl.lit(1e-300)),
-        ).with_columns(
-            score=(-pl.col("p_value").log10() * (1 + pl.col("bubble").fill_null(0.0))),
-        )
-        self.family_ = max(self.family_, pairs.height)
-        pairs = self._corroborate(con, pairs)
-        self.co_ = co
-        self.per_event_ = per_event
-        return pairs.with_columns(accounts=pl.concat_list("a", "b"), tournaments=pl.col("co_tournaments"))
+        return co, per_event, fish
 
     def _corroborate(self, con: duckdb.DuckDBPyConnection, pairs: pl.DataFrame) -> pl.DataFrame:
         """Pairs seen sitting out together once: the co-entry p (configuration-model null,

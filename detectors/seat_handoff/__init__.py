@@ -12,7 +12,7 @@ action-mix chi-square is taken, Bonferroni over the splits scanned
 Eckley, JASA 2012); such change points are ranked, never flagged.
 
 Before and after the change point the play is compared
-(:mod:`detectors.seat_handoff.tests`):
+(:mod:`detectors.seat_handoff.statistics`):
 
 * decision timing, device-invariant: a device rescales a person's times, so
   the common shift is removed and the profile over decision classes and the

@@ -12,7 +12,7 @@ import numpy as np
 import polars as pl
 
 from detectors.features import identity as idf
-from detectors.seat_handoff.queries import ACTS
+from detectors.seat_handoff.queries import _SESSION_CANDIDATES_SQL, ACTS
 from detectors.seat_handoff.statistics import (
     _chi2_p_vec, _device_time_many, _g2_p, _mwu_p_many, _range_p_many, _strat_mwu_many,
 )
@@ -26,134 +26,7 @@ class CandidatesMixin:
         """Logins during an account's play in an event from a device or network other
         than the one it started the event on (the last login before its first hand:
         an account may play several events at once, each with its own session)."""
-        q = """
-        WITH s AS (
-          SELECT account, session, ip, device, login_at, logout_at,
-                 """ + idf.NET_SQL + """ AS net
-          FROM sessions
-        ),
-        s2 AS (
-          SELECT *,
-            login_at = min(login_at) OVER (PARTITION BY account, device) AS new_device,
-            login_at = min(login_at) OVER (PARTITION BY account, net) AS new_net,
-            count(*) OVER (PARTITION BY account, device) AS device_sessions,
-            count(*) OVER (PARTITION BY account) AS account_sessions
-          FROM s
-        ),
-        -- how many distinct accounts ever used each network (a home's few, a carrier's NAT or a
-        -- cafe's many), and on how many distinct days each account used each of its networks: the
-        -- "two places at once" structure (``_pool``: a seat left from the account's own home-sized
-        -- network, taken on another home-sized one)
-        net_acc AS (
-          SELECT net, count(DISTINCT account) AS net_accounts FROM s WHERE net IS NOT NULL GROUP BY ALL
-        ),
-        acc_net_days AS (
-          SELECT account, net, count(DISTINCT CAST(login_at AS DATE)) AS net_days
-          FROM s WHERE net IS NOT NULL AND login_at IS NOT NULL GROUP BY ALL
-        ),
-        acct AS (
-          SELECT s.player AS account, h.tournament_id,
-                 min(h.started_at) AS t_first, max(h.started_at) AS t_last, count(*) AS n_hands
-          FROM seats s JOIN hands h USING (hand_id)
-          WHERE h.is_tournament AND h.tournament_id IS NOT NULL AND s.dealt_in AND NOT s.sitting_out
-          GROUP BY ALL
-        ),
-        init AS (
-          SELECT acct.account, acct.tournament_id,
-                 arg_max(s2.device, s2.login_at) AS dev0, arg_max(s2.net, s2.login_at) AS net0,
-                 arg_max(s2.logout_at, s2.login_at) AS logout0
-          FROM acct JOIN s2 ON s2.account = acct.account AND s2.login_at <= acct.t_first
-          GROUP BY ALL
-        ),
-        -- the session of the account that logged out last, at most handover_s before a login:
-        -- the one a hand-over replaces (an account in several events at once has several
-        -- sessions, and the last login before the event's first hand need not be the one
-        -- that played it)
-        ho AS (
-          SELECT y.account, y.session,
-                 arg_max(x.device, x.logout_at) AS ho_dev, arg_max(x.net, x.logout_at) AS ho_net
-          FROM s y JOIN s x ON x.account = y.account AND x.session <> y.session
-           AND x.logout_at <= y.login_at AND x.logout_at >= y.login_at - to_microseconds(CAST(? * 1e6 AS BIGINT))
-          GROUP BY ALL
-        ),
-        c0 AS (
-          SELECT acct.account, acct.tournament_id, s2.session, s2.login_at, s2.device, s2.ip, s2.net,
-                 s2.new_device AS first_login_of_device,
-                 s2.new_net, s2.device_sessions, s2.account_sessions, acct.n_hands,
-                 init.dev0, init.net0, ho.ho_dev, ho.ho_net,
-                 -- a hand-over: the session the account started the event on is closed by then (a
-                 -- login while it stays open is the owner opening another table elsewhere, not
-                 -- someone taking this seat); without logout times every such login counts
-                 (init.logout0 IS NULL OR init.logout0 <= s2.login_at + INTERVAL 60 SECOND)
-                   AND (s2.device IS DISTINCT FROM init.dev0 OR s2.net IS DISTINCT FROM init.net0) AS from_start,
-                 -- ... or it replaces, within handover_s, a session on another device or network
-                 -- that has just logged out (the owner's other sessions may stay open)
-                 ho.ho_dev IS NOT NULL
-                   AND (s2.device IS DISTINCT FROM ho.ho_dev OR s2.net IS DISTINCT FROM ho.ho_net) AS from_logout
-          FROM acct JOIN init USING (account, tournament_id)
-          JOIN s2 ON s2.account = acct.account AND s2.login_at > acct.t_first
-           AND (s2.login_at <= acct.t_last OR s2.login_at < acct.t_last + to_microseconds(CAST(? * 1e6 AS BIGINT)))
-          LEFT JOIN ho ON ho.account = s2.account AND ho.session = s2.session
-        ),
-        c AS (
-          SELECT account, tournament_id, session, login_at, device, ip,
-                 CASE WHEN from_start THEN dev0 ELSE ho_dev END AS prev_device,
-                 CASE WHEN from_start THEN net0 ELSE ho_net END AS prev_net, net,
-                 device IS DISTINCT FROM CASE WHEN from_start THEN dev0 ELSE ho_dev END AS device_changed,
-                 net IS DISTINCT FROM CASE WHEN from_start THEN net0 ELSE ho_net END AS net_changed,
-                 first_login_of_device, new_net, device_sessions, account_sessions, n_hands
-          FROM c0 WHERE from_start OR from_logout
-        ),
-        -- a device is new to the account when its first login was itself such a take-over (in this
-        -- event or an earlier one), not the owner's own start of play
-        new_dev AS (
-          SELECT DISTINCT account, device FROM c WHERE first_login_of_device
-        ),
-        -- the account's other sessions still open at the login (its owner still at
-        -- another table), and the seconds since its last logout
-        oth AS (
-          SELECT c.account, c.session,
-                 count(*) FILTER (WHERE x.logout_at > c.login_at + INTERVAL 60 SECOND) AS others_open,
-                 min(epoch(c.login_at) - epoch(x.logout_at)) FILTER (WHERE x.logout_at <= c.login_at) AS since_logout
-          FROM c JOIN s x ON x.account = c.account AND x.session <> c.session AND x.login_at < c.login_at
-          GROUP BY ALL
-        ),
-        -- the sessions of each of the account's devices that start play of its own: logins outside
-        -- every span of the account's tournament play (before an event's first hand, for cash
-        -- tables), not in mid-event (a take-over, or a reconnect of the device holding the seat)
-        dev_own AS (
-          SELECT s2.account, s2.device, count(*) AS dev_own_sessions
-          FROM s2 LEFT JOIN acct ON acct.account = s2.account AND s2.login_at > acct.t_first
-           AND (s2.login_at <= acct.t_last OR s2.login_at < acct.t_last + to_microseconds(CAST(? * 1e6 AS BIGINT)))
-          WHERE acct.account IS NULL AND s2.device IS NOT NULL
-          GROUP BY ALL
-        ),
-        -- every quick hand-over login of each of the account's devices (within quick_s of a
-        -- logout, from another device), those too short to test included: the structure of
-        -- a helper's machine is judged on all its logins, not only on the tested ones
-        dev_ho AS (
-          SELECT c.account, c.device,
-                 count(DISTINCT c.session) AS dev_quick_takeovers,
-                 bool_or(c.new_net) AS dev_takeover_new_net
-          FROM c JOIN oth o ON o.account = c.account AND o.session = c.session
-          WHERE c.device IS NOT NULL AND c.device_changed AND o.since_logout <= ?
-          GROUP BY ALL
-        )
-        SELECT c.*, nd.device IS NOT NULL AS new_device,
-               coalesce(o.others_open, 0) AS others_open, o.since_logout,
-               coalesce(dh.dev_quick_takeovers, 0) AS dev_quick_takeovers,
-               coalesce(dh.dev_takeover_new_net, FALSE) AS dev_takeover_new_net,
-               coalesce(dow.dev_own_sessions, 0) AS dev_own_sessions,
-               na.net_accounts, pna.net_accounts AS prev_net_accounts, coalesce(pnd.net_days, 0) AS prev_net_days
-        FROM c LEFT JOIN new_dev nd ON nd.account = c.account AND nd.device IS NOT DISTINCT FROM c.device
-        LEFT JOIN net_acc na ON na.net = c.net
-        LEFT JOIN net_acc pna ON pna.net = c.prev_net
-        LEFT JOIN acc_net_days pnd ON pnd.account = c.account AND pnd.net = c.prev_net
-        LEFT JOIN dev_own dow ON dow.account = c.account AND dow.device = c.device
-        LEFT JOIN oth o ON o.account = c.account AND o.session = c.session
-        LEFT JOIN dev_ho dh ON dh.account = c.account AND dh.device = c.device
-        ORDER BY c.account, c.tournament_id, c.login_at
-        """
+        q = _SESSION_CANDIDATES_SQL
         clock = float(self.hand_clock_s)
         return con.sql(q, params=[float(self.handover_s), clock, clock, float(self.quick_s)]).pl()
 
@@ -283,41 +156,7 @@ class CandidatesMixin:
         # the pooled tests of each device seen in two or more events, all devices at once
         multi = [g for g in groups.values() if len(g) >= 2]
         if multi:
-            # events are independent strata: their interaction statistics add up
-            p_mix = _g2_p([sum(r["_g2"] for r in g) for g in multi], [sum(r["_dof"] for r in g) for g in multi])
-            p_size = _mwu_p_many([np.concatenate([r["_sb"] for r in g]) for g in multi],
-                                 [np.concatenate([r["_sa"] for r in g]) for g in multi])
-            # timing against the account's own decisions under other devices where it has any (the
-            # same account and device: one baseline, the largest), else after against before
-            has_tb = np.array([any(r["_tb"].size for r in g) for g in multi])
-            tbase = [max(g, key=lambda r: r["_tb"].size) for g in multi]
-            p_strat = _strat_mwu_many([np.concatenate([r["_ta"] for r in g]) for g in multi],
-                                      [np.concatenate([r["_cta"] for r in g]) for g in multi],
-                                      [b["_tb"] for b in tbase], [b["_ctb"] for b in tbase])
-            p_in = _mwu_p_many([np.concatenate([r["_xb"] for r in g]) for g in multi],
-                               [np.concatenate([r["_xa"] for r in g]) for g in multi])
-            p_time = np.where(has_tb, p_strat, p_in)
-            if self.has_sessions_:
-                # logins: the device-invariant test (``_test``)
-                p_time = _device_time_many([np.concatenate([r["_ta"] for r in g]) for g in multi],
-                                           [np.concatenate([r["_cta"] for r in g]) for g in multi],
-                                           [b["_tb"] for b in tbase], [b["_ctb"] for b in tbase],
-                                           math.log(self.device_band))["p"]
-            rbase = [max(g, key=lambda r: r["_rb"].size) for g in multi]
-            p_range = (_range_p_many([np.concatenate([r["_ra"] for r in g]) for g in multi],
-                                     [np.concatenate([r["_cra"] for r in g]) for g in multi],
-                                     [b["_rb"] for b in rbase], [b["_crb"] for b in rbase])
-                       if self.use_range else np.full(len(multi), np.nan))
-            hbase = np.stack([max(g, key=lambda r: r["_hc"].sum())["_hc"] for g in multi])
-            p_hist_mix = np.where(hbase.sum(axis=1) >= 20,
-                                  _chi2_p_vec(hbase, np.stack([np.sum([r["_ca"] for r in g], axis=0) for g in multi])),
-                                  np.nan)
-            for i, g in enumerate(multi):
-                for r in g:
-                    r["p_hist_mix_event"] = r["p_hist_mix"]
-                    r["p_mix"], r["p_size"] = float(p_mix[i]), float(p_size[i])
-                    r["p_time"], r["p_hist_mix"] = float(p_time[i]), float(p_hist_mix[i])
-                    r["p_range"] = float(p_range[i])
+            self._pool_devices(multi)
         for r in rows:
             r.setdefault("p_hist_mix_event", r["p_hist_mix"])
             # the action mix counts if it shifts against the field in the event or against the
@@ -325,3 +164,42 @@ class CandidatesMixin:
             ps = [p for p in (r["p_mix"], r["p_hist_mix"]) if not math.isnan(p)]
             r["p_mix_any"] = min(1.0, len(ps) * min(ps)) if ps else float("nan")
         return rows
+
+    def _pool_devices(self, multi: list[list[dict[str, Any]]]) -> None:
+        """The pooled tests of each device seen in two or more events (``multi``: each device's rows), all
+        devices at once, written into the rows (the per-event figures kept in ``*_event``)."""
+        # events are independent strata: their interaction statistics add up
+        p_mix = _g2_p([sum(r["_g2"] for r in g) for g in multi], [sum(r["_dof"] for r in g) for g in multi])
+        p_size = _mwu_p_many([np.concatenate([r["_sb"] for r in g]) for g in multi],
+                             [np.concatenate([r["_sa"] for r in g]) for g in multi])
+        # timing against the account's own decisions under other devices where it has any (the
+        # same account and device: one baseline, the largest), else after against before
+        has_tb = np.array([any(r["_tb"].size for r in g) for g in multi])
+        tbase = [max(g, key=lambda r: r["_tb"].size) for g in multi]
+        p_strat = _strat_mwu_many([np.concatenate([r["_ta"] for r in g]) for g in multi],
+                                  [np.concatenate([r["_cta"] for r in g]) for g in multi],
+                                  [b["_tb"] for b in tbase], [b["_ctb"] for b in tbase])
+        p_in = _mwu_p_many([np.concatenate([r["_xb"] for r in g]) for g in multi],
+                           [np.concatenate([r["_xa"] for r in g]) for g in multi])
+        p_time = np.where(has_tb, p_strat, p_in)
+        if self.has_sessions_:
+            # logins: the device-invariant test (``_test``)
+            p_time = _device_time_many([np.concatenate([r["_ta"] for r in g]) for g in multi],
+                                       [np.concatenate([r["_cta"] for r in g]) for g in multi],
+                                       [b["_tb"] for b in tbase], [b["_ctb"] for b in tbase],
+                                       math.log(self.device_band))["p"]
+        rbase = [max(g, key=lambda r: r["_rb"].size) for g in multi]
+        p_range = (_range_p_many([np.concatenate([r["_ra"] for r in g]) for g in multi],
+                                 [np.concatenate([r["_cra"] for r in g]) for g in multi],
+                                 [b["_rb"] for b in rbase], [b["_crb"] for b in rbase])
+                   if self.use_range else np.full(len(multi), np.nan))
+        hbase = np.stack([max(g, key=lambda r: r["_hc"].sum())["_hc"] for g in multi])
+        p_hist_mix = np.where(hbase.sum(axis=1) >= 20,
+                              _chi2_p_vec(hbase, np.stack([np.sum([r["_ca"] for r in g], axis=0) for g in multi])),
+                              np.nan)
+        for i, g in enumerate(multi):
+            for r in g:
+                r["p_hist_mix_event"] = r["p_hist_mix"]
+                r["p_mix"], r["p_size"] = float(p_mix[i]), float(p_size[i])
+                r["p_time"], r["p_hist_mix"] = float(p_time[i]), float(p_hist_mix[i])
+                r["p_range"] = float(p_range[i])

@@ -26,7 +26,51 @@ from detectors.seat_handoff.statistics import (
 
 
 class SeatHandoffDetector(CandidatesMixin, NullMixin, EvidenceMixin, Detector):
-    """Account, tournament and change-point hand of a mid-event seat hand-off."""
+    """Account, tournament and change-point hand of a mid-event seat hand-off (see the package docstring).
+
+    Parameters
+    ----------
+    alpha : float
+        false-discovery rate over the candidates.
+    random_state : int
+        seed of the population null's simulated moves.
+    min_segment, min_before : int
+        hands needed after a change point (and each side of a scanned split), and before a login change point
+        (the account's own history outside the hand-off is the timing baseline).
+    signal_p : float
+        style and timing must each shift below this p.
+    min_scan_hands, max_scan : int
+        hands only: the hands an account-event needs to be scanned, and the account-events fully compared
+        (strongest splits).
+    known_device_p : float
+        the field-relative style p needed when the device is one the account already used.
+    handover_s, quick_s : float
+        a hand-over: the login comes this soon after one of the account's logouts; the structure-led rules
+        (clean, repeated, two places) need it this soon.
+    handover_p, handover_p_raw, repeat_p : float
+        the combined p enough after a clean hand-over to a new device and network, on the calibrated scale and
+        without a null (the tests' own p-values are liberal); and when one take-over-only device took the seat
+        in two or more events.
+    calibrate : bool
+        rank the candidates' combined p against this population's simulated same-player moves.
+    null_moves, null_events, null_min_events, null_jitter, null_match : int
+        the null: simulated moves (Monte Carlo p-values resolve down to 1 / (1 + N)), account-events sampled to
+        place them in, the fewest eligible account-events for a null, the jitter of a move's hand, and the moves
+        of the nearest length a candidate is ranked among.
+    device_band : float
+        a device changes a person's speed by at most this factor either way (about 1.2-1.4 between phone and PC:
+        Antoun & Cernat, Soc. Sci. Comput. Rev. 2019; Andreadis, mda 9(2), 2015).
+    use_range : bool
+        the style includes the range of starting hands entered and raised.
+    household_max : int
+        a home-sized network: at most this many accounts ever used it.
+    two_places : bool
+        a quick clean hand-over with the "two places at once" structure needs the combined p only, not style and
+        timing each, but at least one behavioural test below ``signal_p``.
+    hand_clock_s : float
+        a hand's recorded start is whole seconds: a login this soon after the recorded start of an event's last
+        hand is inside the event's span.
+    """
 
     kind = "seat_handoff"
     inputs = {**HAND_INPUTS, "sessions": ("account", "ip", "device", "login_at", "logout_at"),
@@ -58,60 +102,30 @@ class SeatHandoffDetector(CandidatesMixin, NullMixin, EvidenceMixin, Detector):
         use_range: bool = True,
         household_max: int = 4,
         two_places: bool = True,
-        two_places_test: bool = True,
         hand_clock_s: float = 1.0,
     ) -> None:
         super().__init__(alpha=alpha, random_state=random_state)
-        self.min_segment = min_segment  # hands needed after a change point (and each side of a scanned split)
-        self.min_before = min_before  # hands needed before a login change point: the account's own
-        # history outside the hand-off is the timing baseline, so a hand-off a few hands in is still tested
-        self.signal_p = signal_p  # style and timing must each shift below this p
+        self.min_segment = min_segment
+        self.min_before = min_before
+        self.signal_p = signal_p
         self.min_scan_hands = min_scan_hands
-        self.max_scan = max_scan  # hands only: account-events fully compared (strongest splits)
-        self.known_device_p = known_device_p  # style p needed when the device is one the account already used
-        self.handover_s = handover_s  # a hand-over: the login comes this soon after one of the account's logouts
-        # combined (calibrated) p enough after a clean hand-over to a new device and network: an
-        # honest quick mover's calibrated p is about uniform, so at most this share of them
+        self.max_scan = max_scan
+        self.known_device_p = known_device_p
+        self.handover_s = handover_s
         self.handover_p = handover_p
-        # the same where there is no null to calibrate against (too few account-events, or
-        # calibrate=False): the tests' own p-values are liberal, so the stricter level
         self.handover_p_raw = handover_p_raw
-        # combined (calibrated) p enough when one take-over-only device took the seat in 2+ events,
-        # with at least one behavioural test below signal_p (``threshold``); without a null the
-        # raw level handover_p_raw. The share of simulated same-player moves that meet both: 22.8 %
-        # over fourteen tuning populations (111,643 moves); no honest account of 7,521 there showed
-        # the structure (95 % upper bound 4e-4), so about 1e-4 honest flags per account at most
         self.repeat_p = repeat_p
-        self.quick_s = quick_s  # the structure-led rules (clean, repeated) need the login this soon after the logout
-        # candidates' combined p ranked against this population's own simulated same-player moves
+        self.quick_s = quick_s
         self.calibrate = calibrate
-        self.null_moves = null_moves  # simulated moves (Monte Carlo p-values resolve down to 1 / (1 + N))
-        self.null_events = null_events  # account-events sampled to place them in
-        self.null_min_events = null_min_events  # fewer eligible account-events: no null, raw p-values kept
-        self.null_jitter = null_jitter  # a simulated move's hand: a candidate's, moved by up to this many hands
-        self.null_match = null_match  # a candidate is ranked among this many moves of the nearest length
-        # a device changes a person's speed by at most this factor either way: timing beyond it can
-        # be another person's. Measured device effects on response times are of this order: the
-        # same respondents took about 1.4 times as long on a smartphone as on a PC (randomised
-        # crossover, Antoun & Cernat, Soc. Sci. Comput. Rev., 2019), item response times about
-        # 1.2 times (Andreadis, methods, data, analyses 9(2), 2015)
+        self.null_moves = null_moves
+        self.null_events = null_events
+        self.null_min_events = null_min_events
+        self.null_jitter = null_jitter
+        self.null_match = null_match
         self.device_band = device_band
-        # the style includes the range of starting hands entered and folded (``_range_p_many``)
         self.use_range = use_range
-        # a home-sized network: at most this many accounts ever used it (a household; a carrier's
-        # NAT, a cafe or an office has more)
         self.household_max = household_max
-        # a quick clean hand-over with the "two places at once" structure (``_pool``) needs the
-        # combined p only, not style and timing each to shift (False: the rule before, to measure)
         self.two_places = two_places
-        # ... and at least one behavioural test (action mix, bet sizes, range, timing) below signal_p,
-        # the evidence the case names (False: the structure and the combined p alone, to measure)
-        self.two_places_test = two_places_test
-        # hand histories give a hand's start in whole seconds: an event's last hand recorded at
-        # 21:54:31 began at some time in [21:54:31, 21:54:32), so a login at 21:54:31.24 may
-        # precede it. A login within this slack after the recorded start of an event's last hand
-        # is inside the event's span (a take-over of its last hand), not a start of play of the
-        # account's own (``dev_own``). 0: the recorded start taken as exact (the rule before)
         self.hand_clock_s = hand_clock_s
 
     # ------------------------------------------------------------------ fit
@@ -219,6 +233,13 @@ class SeatHandoffDetector(CandidatesMixin, NullMixin, EvidenceMixin, Detector):
         if self.has_sessions_:
             rows = self._one_seat_per_login(rows)
         rows = self._pool(rows)
+        return self._combined_rows(rows, plans, null_ev, hands, hist, field, hist_dec)
+
+    def _combined_rows(self, rows: list[dict[str, Any]], plans: list, null_ev: pl.DataFrame, hands: pl.DataFrame,
+                       hist: pl.DataFrame, field: pl.DataFrame, hist_dec: pl.DataFrame | None) -> pl.DataFrame:
+        """The tested candidates as score rows: style and timing combined (Fisher), Bonferroni over scanned splits,
+        calibrated against the population's simulated moves (sets ``null_``, ``null_after_``), the score, the
+        strongest change point per account-event, and BH's ``q_value``."""
         df = pl.DataFrame([{k: v for k, v in r.items() if not k.startswith("_")} for r in rows])
         p_style = idf.fisher_combine(np.column_stack([df["p_mix_any"].to_numpy(), df["p_size"].to_numpy()]
                                                      + ([df["p_range"].to_numpy()] if self.use_range else [])))
@@ -291,9 +312,7 @@ class SeatHandoffDetector(CandidatesMixin, NullMixin, EvidenceMixin, Detector):
             if n_db and n_da:
                 ks_d = float(sps.ks_2samp(xb, xa).statistic)
                 med_b, med_a = float(np.exp(np.median(xb))), float(np.exp(np.median(xa)))
-        # after-segment against the account's history outside this event
-        # (the account's tournament hands under its other devices, this event's
-        # hands before the change point included)
+        # after-segment against the account's tournament hands under its other devices (before the point included)
         hc = np.zeros(len(ACTS))
         # the range of starting hands entered / folded: after the change point against the same history
         st_h, rc_h = h["rstr"].to_numpy().astype(np.int64), h["rcls"].to_numpy().astype(np.int64)
@@ -308,9 +327,7 @@ class SeatHandoffDetector(CandidatesMixin, NullMixin, EvidenceMixin, Detector):
             hr, hrc = hist["rstr"].to_numpy().astype(np.int64), hist["rcls"].to_numpy().astype(np.int64)
             kr = keep & (hrc >= 0)
             rb, crb = hr[kr], hrc[kr]
-        # timing after the change point against the account's own decisions played
-        # under its other devices (this event before the change point, its other
-        # events and cash games), class by class
+        # timing after the point against the account's own decisions under its other devices, class by class
         ta = tb = np.array([], dtype=float)
         cta = ctb = np.array([], dtype=np.int64)
         n_hist = 0
@@ -436,47 +453,25 @@ class SeatHandoffDetector(CandidatesMixin, NullMixin, EvidenceMixin, Detector):
         since = scores["since_logout"].cast(pl.Float64).to_numpy() if "since_logout" in scores.columns else np.full(scores.height, np.nan)
         handover = (since <= self.handover_s) | (np.isnan(since) & (not self.has_logouts_))
         flagged = (q <= self.alpha) & changed & handover & ((new_dev & (style_ok | time_ok)) | (~new_dev & strong_style))
-        # a clean hand-over, within seconds, to a device the account had never used (and that
-        # never starts play of its own) on a network it had never used: the combined style and
-        # timing p need only reach handover_p, not the false-discovery level, but style and
-        # timing must each shift (quick: within quick_s, a seat changing hands between two deals;
-        # an owner moving from the phone to the desktop at home does the same 2-15 s after the
-        # logout half of the time, so the structure is no proof of another person)
+        # a clean hand-over (within quick_s, to a device and a network the account had never used): the combined p
+        # at handover_p instead of the false-discovery level, but the play must still shift
         quick = (since <= self.quick_s) | (np.isnan(since) & (not self.has_logouts_))
         clean = quick & new_dev & scores["new_net"].to_numpy() & scores["device_changed"].to_numpy()
         level = np.full(scores.height, self.handover_p if getattr(self, "null_", np.zeros(0)).size else self.handover_p_raw)
-        # the play must shift both ways too: the style and the timing by the device-invariant
-        # test, each below signal_p (the issue: "a login from a new device or network together
-        # with a shift in style and decision timing"). A login from a new device on a new
-        # network seconds after a logout is also how an owner moves from the phone to the
-        # desktop at home: the structure is no longer rare among honest players, so it only
-        # relaxes the combined level, not the need for both shifts
-        # (or one of them far beyond chance, below known_device_p: the level at which the style
-        # alone carries a hand-over to a known device; an honest mover keeps his game and, the
-        # device's speed set aside, his timing)
+        # both ways (style and device-invariant timing each below signal_p), or one far beyond chance (known_device_p):
+        # an owner moving from the phone to the desktop at home makes the same structure
         p_st = scores["p_style"].fill_nan(1.0).fill_null(1.0).to_numpy()
         p_ti = scores["p_time"].fill_nan(1.0).fill_null(1.0).to_numpy()
         shifted = (style_ok & time_ok) | (p_st < self.known_device_p) | (p_ti < self.known_device_p)
         if self.two_places and "two_places" in scores.columns:
-            # two places at once (``_pool``): the seat left from the account's own home network and
-            # taken on another home-sized network, by a device that never starts play of its own. An
-            # honest owner's move goes from a carrier's network to his home, or stays in places he
-            # uses: the structure is rare among honest accounts, so it waives the need for style and
-            # timing both to shift; the combined p at handover_p stays
+            # two places at once (``_pool``): left from the account's home network, taken on another home-sized one by
+            # a device that never starts play of its own; it waives the need for both shifts, not the combined p
             tp = scores["two_places"].fill_null(False).to_numpy().astype(bool)
-            if self.two_places_test:
-                tp &= _min_test_p(scores) < self.signal_p
+            tp &= _min_test_p(scores) < self.signal_p
             shifted = shifted | tp
         flagged |= clean & shifted & (scores["p_value"].fill_nan(1.0).fill_null(1.0).to_numpy() <= level)
-        # a device that only ever appears to take this account's seat mid-event, seconds after a
-        # logout, in two or more events, never to start the account's own play: a helper's
-        # machine, or an owner whose own desktop only ever continues events begun on the phone
-        # (a held-out honest player did exactly that, twice, and played on unchanged). The
-        # structure is a prior, not a proof: it waives the clean rule's need for style and timing
-        # both to shift, but the play must still show a shift: the combined p on the calibrated
-        # scale at repeat_p (an honest take-over-only device is flagged at most about that often)
-        # and at least one test (action mix, bet sizes, range, timing) below signal_p, which the
-        # case names as its evidence
+        # a take-over-only device (it only ever took this seat mid-event, in two or more events): a prior, not a
+        # proof; the combined p at repeat_p and at least one test below signal_p, the evidence the case names
         if "takeover_only" in scores.columns:
             rep = scores["takeover_only"].fill_null(False).to_numpy() & quick
             rep_level = self.repeat_p if getattr(self, "null_", np.zeros(0)).size else self.handover_p_raw

@@ -16,22 +16,12 @@ class EvidenceMixin:
     """The ``explain`` of :class:`~detectors.seat_handoff.SeatHandoffDetector`."""
 
     # ------------------------------------------------------------------ explain
-    def explain(self, con: duckdb.DuckDBPyConnection, row: dict[str, Any]) -> Signal:
-        """The signal of one row: the style, range, size and timing shifts at the change point against
-        the field and the account's own history, the login and device history, the hands after the change.
-
-        Parameters
-        ----------
-        con : the warehouse. row : one row of :meth:`threshold`.
-
-        Returns
-        -------
-        :class:`~detectors.base.Signal`, from the row and the fitted attributes only."""
+    def _login_evidence(self, row: dict[str, Any]) -> list[Evidence]:
+        """The login that anchors the change point: device and network, new or known, pooled events, the
+        take-over-only and two-places structures (none without sessions)."""
         r = row
         acc, tid = r["account"], r["tournament_id"]
-        hsql = ("SELECT h.hand_id, h.started_at FROM seats s JOIN hands h USING (hand_id) "
-                f"WHERE s.player = {_lit(acc)} AND h.tournament_id = {_lit(tid)} ORDER BY h.started_at")
-        ev = []
+        ev: list[Evidence] = []
         if self.has_sessions_:
             ev.append(Evidence(
                 name="login from a changed device/network", value=float(r["new_device"]) + float(r["new_net"]),
@@ -48,6 +38,14 @@ class EvidenceMixin:
                       + (f"; two places at once: {_two_places_text(r, acc)}" if r.get("two_places") else "")),
                 sql=f"SELECT session, login_at, logout_at, ip, device FROM sessions WHERE account = {_lit(acc)} ORDER BY login_at",
             ))
+        return ev
+
+    def _timing_evidence(self, row: dict[str, Any]) -> list[Evidence]:
+        """The decision-time shift: within the event, against the account's own decisions under other devices,
+        device-invariant (profile, spread, speed beyond a device's band)."""
+        r = row
+        acc, tid = r["account"], r["tournament_id"]
+        ev: list[Evidence] = []
         ev.append(Evidence(
             name="decision time shift (median ms, after vs before)", value=_nz(r["med_ms_after"]), baseline=_nz(r["med_ms_before"]),
             n=int(r["n_dec_after"]), p_value=_nz(r["p_time"]),
@@ -74,6 +72,16 @@ class EvidenceMixin:
              "median(d.ms), count(*) FROM decisions d JOIN hands h USING (hand_id) "
              f"WHERE d.account = {_lit(acc)} AND h.tournament_id = {_lit(tid)} GROUP BY 1"),
         ))
+        return ev
+
+    def _style_evidence(self, row: dict[str, Any]) -> list[Evidence]:
+        """The style shift: the action mix against the field and the own history, the starting hands entered and
+        raised given the cards dealt, the bet sizes."""
+        r = row
+        acc, tid = r["account"], r["tournament_id"]
+        hsql = ("SELECT h.hand_id, h.started_at FROM seats s JOIN hands h USING (hand_id) "
+                f"WHERE s.player = {_lit(acc)} AND h.tournament_id = {_lit(tid)} ORDER BY h.started_at")
+        ev: list[Evidence] = []
         ev.append(Evidence(
             name="action mix shift (VPIP after vs before)", value=r["vpip_after"], baseline=r["vpip_before"],
             n=int(r["n_hands"] - r["k"]), p_value=_nz(r["p_mix_any"]),
@@ -107,9 +115,12 @@ class EvidenceMixin:
             p_value=_nz(r["p_size"]), text=f"median bet {r['size_before']:.2f} -> {r['size_after']:.2f} of the pot",
             sql=hsql,
         ))
-        # strongest first: the login anchors the change point, then the tests by p-value
-        head, tests = ev[:1] if self.has_sessions_ else [], ev[1:] if self.has_sessions_ else ev
-        ev = head + sorted(tests, key=lambda e: 1.0 if e.p_value is None else e.p_value)
+        return ev
+
+    def _benign(self, row: dict[str, Any]) -> str:
+        """The same-person explanation (a device move) and why it does or does not hold here."""
+        r = row
+        acc, tid = r["account"], r["tournament_id"]
         shifted = [w for w, p in (("style", r.get("p_style")), ("timing", r.get("p_time")))
                    if p is not None and not math.isnan(p) and p < self.signal_p]
         benign = ("A player moving from phone to desktop (or to another network) changes device and a little "
@@ -147,6 +158,26 @@ class EvidenceMixin:
                        f"{int(r['n_null'])} simulated same-player device moves (other players' events split at "
                        f"the same hands, with about as much play after the split and in the player's history; "
                        f"the tests' own combined p {r['p_value_raw']:.2g}).")
+        return benign
+
+    def explain(self, con: duckdb.DuckDBPyConnection, row: dict[str, Any]) -> Signal:
+        """The signal of one row: the style, range, size and timing shifts at the change point against
+        the field and the account's own history, the login and device history, the hands after the change.
+
+        Parameters
+        ----------
+        con : the warehouse. row : one row of :meth:`threshold`.
+
+        Returns
+        -------
+        :class:`~detectors.base.Signal`, from the row and the fitted attributes only."""
+        r = row
+        acc, tid = r["account"], r["tournament_id"]
+        ev = [*self._login_evidence(row), *self._timing_evidence(row), *self._style_evidence(row)]
+        # strongest first: the login anchors the change point, then the tests by p-value
+        head, tests = ev[:1] if self.has_sessions_ else [], ev[1:] if self.has_sessions_ else ev
+        ev = head + sorted(tests, key=lambda e: 1.0 if e.p_value is None else e.p_value)
+        benign = self._benign(row)
         return Signal(
             kind=self.kind, accounts=[acc], tournaments=[tid], score=float(row["score"]), flagged=bool(row["flagged"]),
             summary=(f"{acc}'s seat in tournament {tid} changes hands at hand {r['cp_hand']}"

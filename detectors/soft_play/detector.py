@@ -17,7 +17,53 @@ from detectors.soft_play.evidence import EvidenceMixin
 
 
 class SoftPlayDetector(EvidenceMixin, PairDetector):
-    """Pairs that spare each other: own-baseline passivity and folding tests, BH across pairs."""
+    """Pairs that spare each other: own-baseline passivity and folding tests, BH across pairs (see the package
+    docstring).
+
+    Parameters
+    ----------
+    alpha : float
+        false-discovery rate over the tested pairs.
+    random_state : int
+        seed of the card equities' Monte Carlo and of the predictive hand test's draws.
+    min_hu_hands, min_spots : int
+        heads-up hands together needed for a flag; decisions aimed at each other needed to be tested.
+    max_ratio : float
+        a deficit is material when observed / expected is at most this (folds: at least its inverse).
+    samples : int
+        Monte Carlo samples per card equity.
+    max_unflagged : int
+        unflagged pairs kept, ranked.
+    tests, test_weights : tuple
+        the spot tests (names of ``SPECS``, the first the main test) and their weighted-Bonferroni weights (the
+        hand test's last).
+    mutual_z : float or None
+        each direction's z of the main test (or its share of the hand test, or its Stouffer z) at least this
+        for a flag (None: off).
+    skew : bool
+        Edgeworth-corrected tails (:func:`detectors.stats.pool_directions`).
+    weight_scale : float or None
+        weighted BH: a pair's weight min(1, expected bets / scale), mean 1 (None: plain BH).
+    combined : tuple of (name, weight)
+        the main test T = w z_main + w' max(z_support, 0) on disjoint decisions (() for the main test alone).
+    explain_away : tuple of str
+        the tests whose first-pass outliers leave every test's baseline.
+    hand_test, hand_max_weight, hand_min_baseline : bool, float, float
+        the whole-hand passivity test, its surprise cap, and the baseline (decisions against others per decision
+        against the partner) above which the own rates are taken as known.
+    hand_thin, hand_draws, hand_prior_strength, thin_weights, thin_check : bool, int, float, tuple, bool
+        below ``hand_min_baseline``: the predictive hand test (posterior draws, each bin's prior capped at this many
+        decisions) with its weighted-Bonferroni weights, and the check test as a two-sample test.
+    hand_mutual, side_stouffer : bool
+        the mutual rule may read each side's share of the hand test, and each side's Stouffer z.
+    ring_tau : float or None
+        rings: triangles of tested pairs each with p at most this, one combined test (None: off).
+    coentry_prior, coentry_range : float or None, (float, float)
+        the co-entry prior of the weighted BH: up to this factor, from co-entry p 10**-lo (x1) to 10**-hi.
+    stage_bb, stage_tests : tuple
+        the tournament stage as an own-rate bin of these tests: effective stack cut at these big blinds, cash
+        apart (None: no stage bin).
+    """
 
     kind = "soft_play"
     inputs = {**HAND_INPUTS, "registrations": ("account", "ts", "kind", "tournament_id")}
@@ -58,48 +104,26 @@ class SoftPlayDetector(EvidenceMixin, PairDetector):
         super().__init__(alpha=alpha, random_state=random_state)
         self.min_hu_hands = min_hu_hands
         self.min_spots = min_spots
-        self.test_weights = test_weights  # prior weights of the tests (weighted Bonferroni)
-        self.tests = tests  # names of SPECS, the first is the main test (its per-direction z: mutual_z)
-        self.mutual_z = mutual_z  # each direction's z of the main test at least this for a flag (None: off)
-        self.skew = skew  # Edgeworth-corrected tails (stats.pool_directions(skew=True))
-        self.weight_scale = weight_scale  # weighted BH: weight min(1, expected bets / scale), mean 1 (None: plain BH)
-        # the main test in place of the first of ``tests``: (main, weight), (supporting, weight) on disjoint
-        # decisions, T = w z_main + w' max(z_support, 0) (stats.z_sum_with_support); () for the main test alone
+        self.test_weights = test_weights
+        self.tests = tests
+        self.mutual_z = mutual_z
+        self.skew = skew
+        self.weight_scale = weight_scale
         self.combined = combined
         self.explain_away = explain_away
-        # the whole-hand passivity test (stats.hand_passivity_test) as the last of the weighted-Bonferroni views
         self.hand_test = hand_test
         self.hand_max_weight = hand_max_weight
-        # the hand test only where each player's own baseline (decisions against others in the pair's bins) is at
-        # least this multiple of the decisions aimed at the partner: it takes the own rates as known
         self.hand_min_baseline = hand_min_baseline
-        # below hand_min_baseline the hand test is still made, with the own rates' uncertainty carried
-        # (stats.hand_passivity_predictive, ``hand_draws`` posterior draws, each bin's prior capped at
-        # ``hand_prior_strength`` decisions) instead of the plug-in rates (False: not made)
         self.hand_thin = hand_thin
         self.hand_draws = hand_draws
         self.hand_prior_strength = hand_prior_strength
-        # the weighted-Bonferroni weights of the pairs whose hand test is the predictive one: it is the weaker evidence
-        # there (the plug-in rates' fit is what it doubts), so it gets a small share and the main test keeps most
         self.thin_weights = thin_weights
-        # below hand_min_baseline the check test too carries its baseline's error: its z over sqrt(1 + n / n0), the
-        # two-sample comparison (stats.estimated_baseline_pvalue); False: the plug-in p-value everywhere
         self.thin_check = thin_check
-        # the mutual rule: each direction's check-test z, or its own share of the hand test's z, at least mutual_z
         self.hand_mutual = hand_mutual
-        # the mutual rule may also read each side's Stouffer z over all the tests of SPECS on its decisions (sdir_z)
         self.side_stouffer = side_stouffer
-        # rings: triangles of tested pairs each with p <= ring_tau, one combined test (stats.all_below_product_pvalue)
-        # Bonferroni-corrected over every triangle of tested pairs (None: off)
         self.ring_tau = ring_tau
-        # the co-entry prior of the weighted BH: a tested pair's weight times up to ``coentry_prior`` when the two
-        # entered more of the same tournaments than their entries' days and field sizes explain (co-entry
-        # p-value of identity.co_entries from 10**-lo (x1) to 10**-hi (the maximum), log-linear between; None: off)
         self.coentry_prior = coentry_prior
         self.coentry_range = coentry_range
-        # the tournament stage as one more own-rate bin of the ``stage_tests`` (the check test and, through its rates,
-        # the hand test): the effective stack in big blinds (gameplay.with_stack_depth) cut at ``stage_bb``; cash
-        # decisions in a class of their own (None: no stage bin)
         self.stage_bb = stage_bb
         self.stage_tests = stage_tests
         self.max_ratio = max_ratio
@@ -219,45 +243,51 @@ class SoftPlayDetector(EvidenceMixin, PairDetector):
                                        .alias(f"sdir_z{sfx}"))
             out = out.drop([f"{x}_dz{sfx}" for x in self.SPECS for sfx in ("", "_r")])
         if self.hand_test and out is not None:
-            # whole hands checked through between them (the check test's decisions, heads-up, own rates as its)
-            y, kw = self._baseline_args(self.tests[0])
-            rated = stats.own_rates_per_decision(self.dec_, y, alpha=self.alpha, also_out=also, posterior=self.hand_thin,
-                                                 **kw)
-            hp = stats.hand_passivity_test(rated.filter(pl.col("hu")), max_weight=self.hand_max_weight)
-            # the plug-in own rates are trusted only where each player's baseline outweighs the pair's own decisions
-            lo, hi = pl.min_horizontal("player", "opponent"), pl.max_horizontal("player", "opponent")
-            base = first_dir.group_by(lo.alias("player"), hi.alias("opponent")).agg(
-                hp_base=(pl.col("n0").cast(pl.Float64) / pl.col("n").cast(pl.Float64).clip(1.0)).min(),
-                hp_dirs=pl.len())
-            hp = hp.join(base, on=["player", "opponent"], how="left")
-            deep = (pl.col("hp_dirs") == 2) & (pl.col("hp_base") >= self.hand_min_baseline)
-            thin = (pl.col("hp_dirs") == 2) & (pl.col("hp_base") < self.hand_min_baseline)
-            if self.hand_thin:
-                # thinner baselines: the same statistic, its tail averaged over the rates the baseline allows
-                tp = hp.filter(thin).select("player", "opponent")
-                r = rated.filter(pl.col("hu")).with_columns(_a=lo, _b=hi).join(
-                    tp.select(_a="player", _b="opponent"), on=["_a", "_b"], how="semi").drop("_a", "_b")
-                pred = stats.hand_passivity_predictive(r, bins=tuple(kw.get("bins") or self.BINS),
-                                                       max_weight=self.hand_max_weight, draws=self.hand_draws,
-                                                       random_state=self.random_state,
-                                                       prior_strength=self.hand_prior_strength)
-                hp = hp.join(pred, on=["player", "opponent"], how="left").with_columns(
-                    hp_p_value=pl.when(deep).then("hp_p_value").when(thin).then("hp_pred_p_value"),
-                    hp_predictive=pl.when(thin & pl.col("hp_pred_p_value").is_not_null()).then(True).when(deep).then(False)
-                ).drop("hp_pred_p_value")
-            else:
-                hp = hp.with_columns(hp_p_value=pl.when(deep).then("hp_p_value"))
-            out = out.join(hp.drop("hp_dirs"), on=["player", "opponent"], how="left")
-            # each side's own share of the passivity (its decisions only): the mutual rule may read it in place of the
-            # check test's per-direction z where the hand test was made
-            hd = stats.hand_passivity_test(rated.filter(pl.col("hu")), max_weight=self.hand_max_weight, directed=True)
-            hd = hd.select("player", "opponent", "hp_z")
-            lo = pl.col("player") < pl.col("opponent")
-            out = out.join(hd.filter(lo).rename({"hp_z": "hdir_z"}), on=["player", "opponent"], how="left").join(
-                hd.filter(~lo).select(pl.col("opponent").alias("player"), pl.col("player").alias("opponent"),
-                                      pl.col("hp_z").alias("hdir_z_r")), on=["player", "opponent"], how="left")
-            out = out.with_columns(pl.when(pl.col("hp_p_value").is_not_null()).then(pl.col(c)).alias(c)
-                                   for c in ("hdir_z", "hdir_z_r"))
+            out = self._with_hand_test(out, also, first_dir)
+        return out
+
+    def _with_hand_test(self, out: pl.DataFrame, also: pl.DataFrame | None, first_dir: pl.DataFrame) -> pl.DataFrame:
+        """``out`` with the whole-hand passivity test (``hp_*``; :func:`detectors.stats.hand_passivity_test`, its
+        predictive form where a baseline is thin) and each side's share of it (``hdir_z``, ``hdir_z_r``)."""
+        # whole hands checked through between them (the check test's decisions, heads-up, own rates as its)
+        y, kw = self._baseline_args(self.tests[0])
+        rated = stats.own_rates_per_decision(self.dec_, y, alpha=self.alpha, also_out=also, posterior=self.hand_thin,
+                                             **kw)
+        hp = stats.hand_passivity_test(rated.filter(pl.col("hu")), max_weight=self.hand_max_weight)
+        # the plug-in own rates are trusted only where each player's baseline outweighs the pair's own decisions
+        lo, hi = pl.min_horizontal("player", "opponent"), pl.max_horizontal("player", "opponent")
+        base = first_dir.group_by(lo.alias("player"), hi.alias("opponent")).agg(
+            hp_base=(pl.col("n0").cast(pl.Float64) / pl.col("n").cast(pl.Float64).clip(1.0)).min(),
+            hp_dirs=pl.len())
+        hp = hp.join(base, on=["player", "opponent"], how="left")
+        deep = (pl.col("hp_dirs") == 2) & (pl.col("hp_base") >= self.hand_min_baseline)
+        thin = (pl.col("hp_dirs") == 2) & (pl.col("hp_base") < self.hand_min_baseline)
+        if self.hand_thin:
+            # thinner baselines: the same statistic, its tail averaged over the rates the baseline allows
+            tp = hp.filter(thin).select("player", "opponent")
+            r = rated.filter(pl.col("hu")).with_columns(_a=lo, _b=hi).join(
+                tp.select(_a="player", _b="opponent"), on=["_a", "_b"], how="semi").drop("_a", "_b")
+            pred = stats.hand_passivity_predictive(r, bins=tuple(kw.get("bins") or self.BINS),
+                                                   max_weight=self.hand_max_weight, draws=self.hand_draws,
+                                                   random_state=self.random_state,
+                                                   prior_strength=self.hand_prior_strength)
+            hp = hp.join(pred, on=["player", "opponent"], how="left").with_columns(
+                hp_p_value=pl.when(deep).then("hp_p_value").when(thin).then("hp_pred_p_value"),
+                hp_predictive=pl.when(thin & pl.col("hp_pred_p_value").is_not_null()).then(True).when(deep).then(False)
+            ).drop("hp_pred_p_value")
+        else:
+            hp = hp.with_columns(hp_p_value=pl.when(deep).then("hp_p_value"))
+        out = out.join(hp.drop("hp_dirs"), on=["player", "opponent"], how="left")
+        # each side's own share of the passivity (its decisions only): the mutual rule may read it in place of the
+        # check test's per-direction z where the hand test was made
+        hd = stats.hand_passivity_test(rated.filter(pl.col("hu")), max_weight=self.hand_max_weight, directed=True)
+        hd = hd.select("player", "opponent", "hp_z")
+        lo = pl.col("player") < pl.col("opponent")
+        out = out.join(hd.filter(lo).rename({"hp_z": "hdir_z"}), on=["player", "opponent"], how="left").join(
+            hd.filter(~lo).select(pl.col("opponent").alias("player"), pl.col("player").alias("opponent"),
+                                  pl.col("hp_z").alias("hdir_z_r")), on=["player", "opponent"], how="left")
+        out = out.with_columns(pl.when(pl.col("hp_p_value").is_not_null()).then(pl.col(c)).alias(c)
+                               for c in ("hdir_z", "hdir_z_r"))
         return out
 
     def score(self, con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
@@ -280,36 +310,7 @@ class SoftPlayDetector(EvidenceMixin, PairDetector):
             if c not in u.columns:
                 u = u.with_columns(pl.lit(None, pl.Float64).alias(c))
         u = u.join(self.pooled_, on=["player", "opponent"], how="left")
-        if self.thin_check and "hp_base" in u.columns and f"{self.tests[0]}_p_value" in u.columns:
-            # a thin own baseline (under hand_min_baseline decisions against others per decision against the partner):
-            # the check test as the two-sample comparison it is (stats.estimated_baseline_pvalue); the plug-in p kept
-            c = f"{self.tests[0]}_p_value"
-            thin = (u["hp_base"] < self.hand_min_baseline).fill_null(False).to_numpy()
-            adj = stats.estimated_baseline_pvalue(u[c].to_numpy(allow_copy=True).astype(float), u["hp_base"].to_numpy(allow_copy=True).astype(float))
-            u = u.with_columns(pl.col(c).alias(f"{c}_plugin"),
-                               pl.Series(c, np.where(thin, adj, u[c].to_numpy(allow_copy=True).astype(float)), nan_to_null=True))
-        f = lambda c: u[c].to_numpy(allow_copy=True).astype(float)  # noqa: E731
-        # three views of one deviation on partly shared decisions: the best, weighted-Bonferroni-corrected with
-        # the prior weight on the check test (valid under any dependence; a Fisher combination would let the tests
-        # that do not move dilute the one that does)
-        ps = [f(f"{x}_p_value") for x in self.tests]
-        if len(self.test_weights) > len(ps):
-            # the hand test's weight; not made (off, or the baselines too thin): NaN, and weighted_bonferroni spreads
-            # its weight over the tests that were made
-            ps.append(f("hp_p_value") if self.hand_test and "hp_p_value" in u.columns else np.full(len(u), np.nan))
-        if self.combined:
-            # the main test: the check test, with the preflop test (disjoint decisions) adding its evidence where
-            # it points the same way (stats.z_sum_with_support)
-            (m, wm), (x, wx) = self.combined
-            ps[0] = stats.z_sum_with_support(f(f"{m}_p_value"), f(f"{x}_p_value"), wm, wx)
-        u = u.with_columns(pl.Series("main_p_value", ps[0], nan_to_null=True))
-        p = stats.weighted_bonferroni(ps, self.test_weights)
-        if "hp_predictive" in u.columns and len(self.thin_weights) == len(ps):
-            # pairs judged by the predictive hand test (thin own baselines): its weight is fixed by the decision counts,
-            # never by the outcome, so the correction stays valid
-            thin = u["hp_predictive"].fill_null(False).to_numpy()
-            p = np.where(thin, stats.weighted_bonferroni(ps, self.thin_weights), p)
-        u = u.with_columns(pl.Series("p_value", p, nan_to_null=True))
+        u = self._combined_p(u)
         u = u.with_columns(
             hu=pl.max_horizontal(pl.col("hu_hands").fill_null(0), pl.col("hu_hands_r").fill_null(0)),
             aggr_o=pl.col("aggr_obs").fill_null(0) + pl.col("aggr_obs_r").fill_null(0),
@@ -350,6 +351,43 @@ class SoftPlayDetector(EvidenceMixin, PairDetector):
         if self.ring_tau:
             u = self._with_rings(u)
         return u.sort("score", descending=True)
+
+    def _combined_p(self, u: pl.DataFrame) -> pl.DataFrame:
+        """``u`` (unordered pairs with the pooled tests) with ``main_p_value`` (the check test with the preflop
+        support, :func:`detectors.stats.z_sum_with_support`) and ``p_value``: the weighted-Bonferroni combination
+        of the main, raise, fold and hand tests (Genovese, Roeder & Wasserman, Biometrika 2006); thin baselines
+        read the check test as a two-sample test and weigh the predictive hand test less (``thin_weights``)."""
+        if self.thin_check and "hp_base" in u.columns and f"{self.tests[0]}_p_value" in u.columns:
+            # a thin own baseline (under hand_min_baseline decisions against others per decision against the partner):
+            # the check test as the two-sample comparison it is (stats.estimated_baseline_pvalue); the plug-in p kept
+            c = f"{self.tests[0]}_p_value"
+            thin = (u["hp_base"] < self.hand_min_baseline).fill_null(False).to_numpy()
+            adj = stats.estimated_baseline_pvalue(u[c].to_numpy(allow_copy=True).astype(float), u["hp_base"].to_numpy(allow_copy=True).astype(float))
+            u = u.with_columns(pl.col(c).alias(f"{c}_plugin"),
+                               pl.Series(c, np.where(thin, adj, u[c].to_numpy(allow_copy=True).astype(float)), nan_to_null=True))
+        f = lambda c: u[c].to_numpy(allow_copy=True).astype(float)  # noqa: E731
+        # three views of one deviation on partly shared decisions: the best, weighted-Bonferroni-corrected with
+        # the prior weight on the check test (valid under any dependence; a Fisher combination would let the tests
+        # that do not move dilute the one that does)
+        ps = [f(f"{x}_p_value") for x in self.tests]
+        if len(self.test_weights) > len(ps):
+            # the hand test's weight; not made (off, or the baselines too thin): NaN, and weighted_bonferroni spreads
+            # its weight over the tests that were made
+            ps.append(f("hp_p_value") if self.hand_test and "hp_p_value" in u.columns else np.full(len(u), np.nan))
+        if self.combined:
+            # the main test: the check test, with the preflop test (disjoint decisions) adding its evidence where
+            # it points the same way (stats.z_sum_with_support)
+            (m, wm), (x, wx) = self.combined
+            ps[0] = stats.z_sum_with_support(f(f"{m}_p_value"), f(f"{x}_p_value"), wm, wx)
+        u = u.with_columns(pl.Series("main_p_value", ps[0], nan_to_null=True))
+        p = stats.weighted_bonferroni(ps, self.test_weights)
+        if "hp_predictive" in u.columns and len(self.thin_weights) == len(ps):
+            # pairs judged by the predictive hand test (thin own baselines): its weight is fixed by the decision counts,
+            # never by the outcome, so the correction stays valid
+            thin = u["hp_predictive"].fill_null(False).to_numpy()
+            p = np.where(thin, stats.weighted_bonferroni(ps, self.thin_weights), p)
+        u = u.with_columns(pl.Series("p_value", p, nan_to_null=True))
+        return u
 
     def _with_coentry(self, con: duckdb.DuckDBPyConnection, u: pl.DataFrame, tested: np.ndarray) -> tuple[pl.DataFrame, np.ndarray | None]:
         """The co-entry prior of each tested pair (``coentry_shared``, ``coentry_expected``, ``coentry_p``,

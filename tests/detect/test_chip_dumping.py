@@ -184,7 +184,6 @@ def test_a_partner_found_by_the_combined_test_explains_its_table_mate_away():
     first = pl.DataFrame({"player": ["F", "F"], "partner": ["A", "B"], "pres_p": [1e-8, 1e-6]})
     rk = presence._ranked_partners(first, 0.01, pl.DataFrame({"player": ["F", "F"], "partner": ["B", "C"], "p": [1e-10, 1e-7]}))
     assert rk.sort("rk")["partner"].to_list() == ["B", "A", "C"]
-    assert cd.ChipDumpingDetector().partners_by_combined
 
 
 def test_a_repeated_presence_call_reuses_the_first_and_retests_only_changed_players(monkeypatch):

@@ -397,9 +397,9 @@ def _n_tournaments(con: duckdb.DuckDBPyConnection) -> int:
 
 
 def _evidence_hands(con: duckdb.DuckDBPyConnection, groups: list[dict[str, Any]], limit: int = 20) -> dict[int, list[str]]:
-    """Evidence hands of every group in one query: hands where two of a group's
-    accounts sat at one table (one person at two seats) first, then each
-    account's first hand in every tournament the group entered together."""
+    """Evidence hands of the given groups (their ``accounts`` and ``tournaments``) in one query: hands where two
+    of a group's accounts sat at one table (one person at two seats) first, then each account's first hand in
+    every tournament the group entered together; by time, hands of the same second by hand id."""
     ga = pl.DataFrame({"g": [i for i, g in enumerate(groups) for _ in g["accounts"]],
                        "account": [a for g in groups for a in g["accounts"]]},
                       schema={"g": pl.Int64, "account": pl.Utf8})
@@ -425,7 +425,7 @@ def _evidence_hands(con: duckdb.DuckDBPyConnection, groups: list[dict[str, Any]]
       SELECT g, hand_id, min(rank) AS rank, min(t) AS t FROM (SELECT * FROM together UNION ALL SELECT * FROM firsts)
       GROUP BY g, hand_id
     )
-    SELECT g, list(hand_id ORDER BY rank, t)[1:?] AS hands FROM ranked GROUP BY g
+    SELECT g, list(hand_id ORDER BY rank, t, hand_id)[1:?] AS hands FROM ranked GROUP BY g
     """
     rows = con.execute(q, [limit]).fetchall()
     con.unregister("_rb_ga")

@@ -16,4 +16,5 @@ JUNK_BINS: tuple[str, ...] = (*OWN_BASELINE_BINS, "pbin")
 
 
 def _arr(x) -> np.ndarray:
+    """``x`` as a float array (lists, scalars and integer arrays alike)."""
     return np.asarray(x, dtype=float)

@@ -20,7 +20,8 @@ from detectors.stats.multiple_testing import bh_reject
 from detectors.stats.shrinkage import beta_priors_by_bin
 from detectors.stats.tails import predictive_count_tail
 
-_ROBUST_CACHE: dict[tuple, object] = {}
+# (selection token, test parameters, also_out's id and length) -> (a weak reference to also_out, the result)
+_ROBUST_CACHE: dict[tuple, tuple] = {}
 
 
 # (id of the frame, selection) -> (a weak reference to the frame: an id is never taken for another frame's, the first pass)
@@ -143,8 +144,10 @@ def robust_own_baseline(dec, y: str, *, where=None, bins: tuple[str, ...] = OWN_
     # the same selected decisions (fp's token), whichever frame they came in
     key = (token, y, str(where), bins, side, alpha, max_rate,
            None if also_out is None else (id(also_out), len(also_out)), outliers_only, rare_tail)
-    if key in _ROBUST_CACHE:
-        return _ROBUST_CACHE[key]
+    hit = _ROBUST_CACHE.get(key)
+    # an ``also_out`` frame is known by its id only while it lives: a new frame may take a dead one's id
+    if hit is not None and (also_out is None or hit[0]() is also_out):
+        return hit[1]
     bins = list(bins)
     if outliers_only:
         return out.select("player", "opponent")
@@ -174,7 +177,7 @@ def robust_own_baseline(dec, y: str, *, where=None, bins: tuple[str, ...] = OWN_
     # :func:`pool_directions` with ``skew``; the "more" score's is its negative
     if len(_ROBUST_CACHE) > 16:
         _ROBUST_CACHE.clear()
-    _ROBUST_CACHE[key] = res
+    _ROBUST_CACHE[key] = (None if also_out is None else weakref.ref(also_out), res)
     return res
 
 

@@ -38,7 +38,8 @@ first to see that floor on a new input.
 Prints per kind the signals and flagged signals of each checkout and the
 number of differences, then the first differences in full.  ``--work`` keeps
 the population, the warehouse and both checkouts' signals (JSON) there;
-``--warehouse`` compares on an existing warehouse instead of building one.
+``--warehouse`` compares on an existing warehouse instead of building one;
+``--parallel`` runs the two checkouts' detector processes at once.
 
 Not collected by pytest as a test (not named ``test_*``); ``test_compare_signals.py``
 runs it head against head on a small population.
@@ -54,6 +55,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -113,8 +115,10 @@ def run(cmd: list[str], cwd: Path, env: dict[str, str] | None = None) -> None:
 
 
 def checkout_env(checkout: Path) -> dict[str, str]:
-    """The environment that makes ``checkout``'s packages the ones imported, with its own run folders."""
-    return dict(os.environ, PYTHONPATH=str(checkout), POLARS_MAX_THREADS="1", PYTHONHASHSEED="0")
+    """The environment that makes ``checkout``'s packages the ones imported (no bytecode written into it: the
+    base is often someone else's checkout), with the orders pinned (see the module docstring)."""
+    return dict(os.environ, PYTHONPATH=str(checkout), POLARS_MAX_THREADS="1", PYTHONHASHSEED="0",
+                PYTHONDONTWRITEBYTECODE="1")
 
 
 def build_warehouse(args: argparse.Namespace, work: Path, head: Path) -> Path:
@@ -231,6 +235,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--kinds", default="", help="comma-separated kinds to compare (default: every kind)")
     ap.add_argument("--rel-tol", type=float, default=1e-12, help="relative tolerance for floats (default: 1e-12; 0: exact)")
+    ap.add_argument("--parallel", action="store_true", help="run the two checkouts' detectors at once (2 cores)")
     ap.add_argument("--work", type=Path, help="folder for the population, warehouse and signals (default: temporary)")
     ap.add_argument("--python", default=sys.executable)
     args = ap.parse_args(argv)
@@ -242,10 +247,19 @@ def main(argv: list[str] | None = None) -> int:
     db = args.warehouse.resolve() if args.warehouse else build_warehouse(args, work, head_dir)
     print(f"warehouse: {db} ({time.perf_counter() - t:.1f} s)", flush=True)
     runs = {}
-    for label, checkout in (("base", base_dir), ("head", head_dir)):
+    sides = (("base", base_dir), ("head", head_dir))
+    if args.parallel:  # both checkouts at once (the warehouse is opened read-only by both)
         t = time.perf_counter()
-        runs[label] = signals_of(checkout, db, work / f"signals-{label}.jsonl", kinds, args.python)
-        print(f"{label}: {checkout}  {time.perf_counter() - t:.1f} s", flush=True)
+        with ThreadPoolExecutor(2) as pool:
+            futures = {label: pool.submit(signals_of, checkout, db, work / f"signals-{label}.jsonl", kinds, args.python)
+                       for label, checkout in sides}
+            runs = {label: f.result() for label, f in futures.items()}
+        print(f"base and head at once: {time.perf_counter() - t:.1f} s", flush=True)
+    else:
+        for label, checkout in sides:
+            t = time.perf_counter()
+            runs[label] = signals_of(checkout, db, work / f"signals-{label}.jsonl", kinds, args.python)
+            print(f"{label}: {checkout}  {time.perf_counter() - t:.1f} s", flush=True)
     diffs = compare(runs["base"], runs["head"], args.rel_tol)
     for kind, d in diffs.items():
         b, h = runs["base"].get(kind, {}).get("signals", []), runs["head"].get(kind, {}).get("signals", [])

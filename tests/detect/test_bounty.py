@@ -802,8 +802,8 @@ def test_offset_priors_index_players_as_sorted_names_and_wide_calls_reuse_the_ce
     assert np.ptp(delta) > 0.1  # the looser players' offsets differ
 
     fits = []
-    real = gp.bounty_offset_priors
-    monkeypatch.setattr(gp, "bounty_offset_priors", lambda *a, **kw: fits.append(1) or real(*a, **kw))
+    real = gp.bounty_offset_priors  # called inside gp.bounty (its module), so patched there
+    monkeypatch.setattr(gp.bounty, "bounty_offset_priors", lambda *a, **kw: fits.append(1) or real(*a, **kw))
     cells = gp.bounty_wide_cells(df)
     wide = gp.bounty_wide_calls(df, hands=False, cells=cells)
     rest = gp.bounty_wide_calls(df, min_rate=0.3, max_rate=1.01, hands=False, cells=cells)

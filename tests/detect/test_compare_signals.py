@@ -57,8 +57,8 @@ def test_compare_reports_a_kind_only_one_checkout_has():
 def test_head_against_head_on_a_small_population(tmp_path, capsys):
     """One whole run of the gate, this checkout against itself: generate, ingest once, two detector processes.
     Every kind must come out identical: the gate fixes the orders that differ from process to process."""
-    rc = cs.main(["--base", str(ROOT), "--head", str(ROOT), "--preset", "mixed", "--hands", "1500", "--accounts", "60",
-                  "--seed", "5", "--work", str(tmp_path)])
+    rc = cs.main(["--base", str(ROOT), "--head", str(ROOT), "--preset", "mixed", "--hands", "1000", "--accounts", "40",
+                  "--seed", "5", "--parallel", "--work", str(tmp_path)])
     out = capsys.readouterr().out
     assert rc == 0, out
     assert "IDENTICAL" in out

@@ -180,7 +180,7 @@ def test_conditional_coentry_p_is_calibrated_and_sharp():
     each entry had a 0.566 chance of landing in the other's events, get p 0.566^7."""
     import polars as pl
 
-    from detectors.features.identity import _conditional_coentry_p
+    from detectors.features.identity.coentry import _conditional_coentry_p
 
     rng = np.random.default_rng(2)
     sizes = rng.integers(10, 120, 16).astype(float)

@@ -496,3 +496,34 @@ def test_untested_is_nan_unless_the_caller_asks_for_a_number():
     assert by_row[1] == pytest.approx(0.3) and by_row[2] == 1.0  # one test made: its own p; none: untested
     assert np.isnan(stats.fisher_combine(rows)[2])
     assert stats.fisher_combine(np.empty((0, 2))).shape == (0,)
+
+
+def test_robust_baseline_cache_never_serves_a_dead_frames_result():
+    """``also_out`` frames are cached by id: a new frame that takes a freed one's id (and length) must get its own
+    result, not the freed frame's."""
+    import gc
+
+    import polars as pl
+
+    rng = np.random.default_rng(3)
+    rows = [{"player": p, "opponent": o, "aggr": bool(rng.random() < 0.3), "facing": False, "preflop": True,
+             "hu": True, "sbin": int(i % 3)}
+            for p in "ABCD" for o in "ABCD" if o != p for i in range(60)]
+    dec = pl.DataFrame(rows).with_columns(pl.col("sbin").cast(pl.Int8))
+    run = lambda out: stats.robust_own_baseline(dec, "aggr", also_out=out).sort("player", "opponent")  # noqa: E731
+    fresh = {}
+    for who in ("B", "C", "D"):
+        baselines._ROBUST_CACHE.clear()
+        fresh[who] = run(pl.DataFrame({"player": ["A"], "opponent": [who]}))
+    baselines._ROBUST_CACHE.clear()
+    reused = 0
+    seen = set()
+    for _ in range(2):  # CPython hands a freed frame's id to the next one of its kind often, not always
+        for who in ("B", "C", "D"):
+            out = pl.DataFrame({"player": ["A"], "opponent": [who]})
+            reused += id(out) in seen
+            seen.add(id(out))
+            assert run(out).equals(fresh[who]), who
+            del out
+            gc.collect()
+    assert reused  # the case was met

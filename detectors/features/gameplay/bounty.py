@@ -362,10 +362,9 @@ def bounty_tournament_effect(d: pl.DataFrame, t: pl.DataFrame, bins: list[str]) 
     """The variance sigma^2 of a player's looseness from one tournament to the next (logit scale), by moments.
 
     A player's rate of continuing against short bounty targets is not the same in every tournament (the table, the
-    stage they reach, their stack's path): on mixed-270, over the players' tournaments with 20-40 such decisions, the
-    squared residuals against their own cell rates were 2.6x the binomial variance. A pair that meets in one
-    tournament has all its decisions there, so the presence count of an honest pair is overdispersed (honest pairs'
-    standardised counts had variance 1.43, 2.06 for pairs with 80+ decisions) and its tail was liberal. The model is
+    stage they reach, their stack's path). A pair that meets in one tournament has all its decisions there, so the
+    presence count of an honest pair is overdispersed and a binomial tail is liberal (docs/measurements.md,
+    2026-12-06, for the figures). The model is
     a random intercept per (player, tournament) on the logit of every cell rate, u ~ N(0, sigma^2) (Breslow &
     Clayton, JASA 1993): to first order the count of a unit with own-rate variances v_i has variance sum v_i +
     sigma^2 (sum v_i)^2 beyond the baseline's own estimation error, so sigma^2 = sum over units of ((k - e)^2 -
@@ -400,17 +399,14 @@ def bounty_offset_priors(dec: pl.DataFrame, pri: pl.DataFrame, bins: list[str], 
     few decisions, and where the players' rates in a cell show no spread beyond the binomial noise the prior's
     strength is the maximum (1e4): there the "own" rate is the population's. For a loose player (who continues
     more often than the population in cell after cell) it is too low, and two loose players who share tables look
-    as if they loosen up for each other. On the tuning populations (seeds 212-214, 270-277, 222-223; 93,000
-    pairs with no colluder), sorted into quarters by the product of the two players' looseness (own continuations
-    over the population's rates), the loosest quarter held the whole excess of small p-values (wide calls p <=
-    1e-3: 11x nominal; presence 16x) and the other three quarters none; one honest pair of them (mixed-271) was
-    flagged. The fix is a logistic model with the cells as fixed effects and one effect per player (the
+    as if they loosen up for each other (the excess of small p-values sits with the loosest pairs:
+    docs/measurements.md, 2026-12-06). The model is a logistic model with the cells as fixed effects and one effect per player (the
     multilevel model of Gelman & Hill, "Data Analysis Using Regression and Multilevel/Hierarchical Models", 2007,
     ch. 14), fitted per player with the cells' population log-odds as offsets: ``delta`` solves
     sum_c Dn_c expit(logit m_c + delta) + tau delta = sum_c Dk_c over the player's decisions (``dec``: ``Dn``,
     ``Dk`` per player and bin; ``pri``: ``pa``, ``pb`` per bin, m = pa / (pa + pb)), with ``tau`` the precision
     of a N(0, 1 / tau) prior on delta (a ridge: a player with few decisions stays at the population's rates;
-    ``tau`` = 30 was set from the honest pairs' calibration, see :class:`detectors.bounty_collusion.BountyCollusionDetector`).
+    the default of ``tau`` is the detector's, :class:`detectors.bounty_collusion.BountyCollusionDetector`).
     Newton's method. Chip dumping's presence test carries the same player effect in another form
     (:func:`detectors.chip_dumping.presence_tests`, ``offset_a``: a closed-form offset from the player's smoothed
     rate without the partner, computed in DuckDB); the two are kept apart only because each was tuned and

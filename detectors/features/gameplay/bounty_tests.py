@@ -26,22 +26,16 @@ def bounty_presence_unordered(pairs: pl.DataFrame) -> pl.DataFrame:
     (:func:`betabinom_sum_sf`: the direct convolution, exact in the far tail;
     with known rates it is the Poisson-binomial of Hong 2013). It is the
     posterior-predictive check of :func:`detectors.stats.baseline_tail` over
-    several bins. It replaces the smaller of the score test's normal tail and a
-    binomial tail at the mean rate (x2), which was liberal in the far tail where
-    rates are low: 2x at 1e-5 for 40 decisions at rate 0.3, 13x at 1e-6 for 100
-    at 0.1 (the normal tail ignores the binomial's skew), and, at few
-    decisions, by orders of magnitude (6 decisions at rate 0.1, 4 continued:
-    ~4e-6 where P(k >= 4) = 1.3e-3). Per-direction figures are kept for the
+    several bins. A normal tail would be liberal in the far tail where rates are
+    low (it ignores the binomial's skew; docs/measurements.md, 2026-12-06). Per-direction figures are kept for the
     evidence (``a_*``: ``player`` with ``opponent`` in, ``b_*`` the reverse).
     ``pairs`` must carry the per-bin lists ``bin_n``, ``bin_r``, ``bin_s``.
 
     The bins are split by tournament (``bin_t``) and a player's looseness in one tournament is not their
     looseness in the next: with ``sigma2`` > 0 (:func:`bounty_tournament_effect`) each (direction, tournament)
     block of bins shares one draw of a logit-normal effect, integrated exactly per block
-    (:func:`overdispersed_sum_sf`). Without it the test was liberal: an honest pair meets mostly in one tournament,
-    so all its decisions share that tournament's draw (on mixed-270, -271 and tuning seed 150, 19,902 honest
-    pairs: p < 1e-3 1.46x nominal, p < 1e-4 5.5x; standardised counts' variance 1.26, growing with the pair's
-    decisions). Without ``bin_t`` (hand-made rows) each direction is one block; without ``sigma2`` the bins are
+    (:func:`overdispersed_sum_sf`). Without it the test is liberal: an honest pair meets mostly in one tournament,
+    so all its decisions share that tournament's draw (docs/measurements.md, 2026-12-06). Without ``bin_t`` (hand-made rows) each direction is one block; without ``sigma2`` the bins are
     independent, as before.
     """
     schema = {"player": pl.Utf8, "opponent": pl.Utf8, "pres_n": pl.Float64, "pres_k": pl.Float64, "pres_e": pl.Float64,

@@ -135,6 +135,8 @@ def preflop_percentile_table() -> np.ndarray:
 
 
 def _preflop_strength(hole: np.ndarray) -> np.ndarray:
+    """Preflop strength of (n, 2) Hold'em hole-card codes: the starting hand's percentile among the 169 classes
+    (:func:`preflop_percentile_table`; suited at ``[lo][hi]``, offsuit and pairs at ``[hi][lo]``)."""
     t = preflop_percentile_table()
     r1, r2 = hole[:, 0] >> 2, hole[:, 1] >> 2
     hi, lo = np.maximum(r1, r2), np.minimum(r1, r2)

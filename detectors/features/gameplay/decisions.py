@@ -158,8 +158,7 @@ def by_hand_ranges(con: duckdb.DuckDBPyConnection, sql: str, *, hands_per_query:
 
     ``sql`` starts ``WITH {part_tables}`` and each of its rows depends on the rows of one hand only (the parts are
     then exact). Caps DuckDB's join memory on large warehouses, and its joins on text keys run faster on a share of
-    the hands (smaller hash tables; on the million-hand replica chip dumping's preflop decisions took 2.4-3.1 s in
-    four parts against 3.2-4.1 s whole). One part (small warehouses): the query as it is.
+    the hands (smaller hash tables; docs/measurements.md, 2026-12-06). One part (small warehouses): the query as it is.
     """
     n_hands = con.execute("SELECT count(*) FROM hands").fetchall()[0][0]
     parts = max(1, -(-n_hands // hands_per_query))

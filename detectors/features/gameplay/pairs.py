@@ -81,8 +81,8 @@ def pair_features(con: duckdb.DuckDBPyConnection, dec: pl.DataFrame | None = Non
     fold/junk-commit observed, expected (own baseline) and p-values,
     value_given_bb (card-aware), flow_bb (chips lost to the opponent).
     ``baseline=False``: without the aggr/fold/junk columns (:func:`own_baseline_columns` adds them): the
-    detectors read their robust versions instead (:func:`detectors.stats.replace_baseline_tests`), and on a
-    million hands these three tests are a third of this function's time. ``flow``: :func:`chip_flow` of
+    detectors read their robust versions instead (:func:`detectors.stats.replace_baseline_tests`), and these
+    three tests are a third of this function's time. ``flow``: :func:`chip_flow` of
     ``con`` when the caller has it (:class:`~detectors.features.gameplay.store.FeatureStore`); else it is read.
     """
     if dec is None:

@@ -21,11 +21,17 @@ call.
 Example
 -------
 >>> import duckdb
->>> con = duckdb.connect()
->>> _ = con.execute(open("pipelines/lib/schema.sql").read())
+>>> con = duckdb.connect()  # a warehouse (these three tables are all the identity reads)
+>>> _ = con.execute("CREATE TABLE hands (hand_id VARCHAR, content_hash VARCHAR); "
+...                 "CREATE TABLE actions (hand_id VARCHAR); CREATE TABLE hole_cards (hand_id VARCHAR)")
 >>> store_for(con) is store_for(con)
 True
->>> release(con)
+>>> other = duckdb.connect()  # the same (empty) content, another database
+>>> _ = other.execute("CREATE TABLE hands (hand_id VARCHAR, content_hash VARCHAR); "
+...                   "CREATE TABLE actions (hand_id VARCHAR); CREATE TABLE hole_cards (hand_id VARCHAR)")
+>>> store_for(other) is store_for(con)
+False
+>>> release()
 """
 
 from __future__ import annotations

@@ -105,22 +105,9 @@ class NullMixin:
         hoff = np.concatenate([[0], np.cumsum(n_e)[:-1]]).astype(np.int64)  # first hand row of each event
         ts_h = hands["ts"].to_numpy()
 
-        # the moves: hand positions drawn from the real candidates', each in an event long enough
-        # (each drawn position moved by up to null_jitter hands, so one event gives several
-        # distinct splits; a split drawn twice counts once)
-        n_moves = int(self.null_moves)
-        kk = np.maximum(rng.choice(ks, n_moves) + rng.integers(-self.null_jitter, self.null_jitter + 1, n_moves),
-                        self.min_before)
-        order = np.argsort(n_e, kind="stable")
-        lo = np.searchsorted(n_e[order], kk + self.min_segment, side="left")
-        okm = lo < E
-        kk, lo = kk[okm], lo[okm]
-        me = order[lo + np.floor(rng.random(kk.size) * (E - lo)).astype(np.int64)]
+        me, kk, width = self._draw_moves(rng, ks, n_e)
         if kk.size == 0:
             return none
-        width = int(n_e.max()) + 1
-        pairs = np.unique(me * width + kk)
-        me, kk = pairs // width, pairs % width
         N = kk.size
         cp = ts_h[hoff[me] + kk]
 
@@ -133,6 +120,109 @@ class NullMixin:
         cb = np.column_stack([before(_prefix(hbin, X[:, i], nb), kk) for i in range(len(ACTS))])
         ct = np.column_stack([before(_prefix(hbin, X[:, i], nb), n_e[me]) for i in range(len(ACTS))])
         ca = ct - cb
+        p_mix, field, span, t0 = self._null_field_mix(field, evs, me, cb, ca, cp, ts_h)
+        # after-segment against the account's own tournament hands outside it
+        htot = hist.group_by("account").agg([pl.col(f"n_{a}").sum() for a in ACTS])
+        hc = (evs.join(htot, on="account", how="left").sort("e")
+              .select([f"n_{a}" for a in ACTS]).fill_null(0).to_numpy().astype(float))[me] - ca
+        p_hist = np.where(hc.sum(axis=1) >= 20, _chi2_p_vec(hc, ca), np.nan)
+        p_size = self._null_sizes(hands, boff, nb, before, n_e, me, kk, E)
+        p_range = self._null_range(hands, hist, evs, me, kk, before, hbin, nb, n_e) if self.use_range else np.full(N, np.nan)
+        p_time = self._null_timing(tim, evs, e_h, ts_h, hoff, span, t0, me, kk, width)
+        # the same combination as the candidates' (score)
+        pm = np.column_stack([p_mix, p_hist])
+        nm = (~np.isnan(pm)).sum(axis=1)
+        p_mix_any = np.where(nm > 0, np.minimum(1.0, nm * np.nanmin(np.where(np.isnan(pm), np.inf, pm), axis=1)), np.nan)
+        p_style = idf.fisher_combine(np.column_stack([p_mix_any, p_size] + ([p_range] if self.use_range else [])))
+        p_all = idf.fisher_combine(np.column_stack([p_style, p_time]))
+        self.null_parts_ = {"p_mix": p_mix, "p_hist_mix": p_hist, "p_size": p_size, "p_time": p_time, "p_value": p_all,
+                            "p_range": p_range, "p_style": p_style,
+                            "account": evs["account"].to_numpy()[me], "tournament_id": evs["tournament_id"].to_numpy()[me],
+                            "k": kk, "n_eff": _eff_n(ca.sum(axis=1), hc.sum(axis=1))}
+        return p_all, _eff_n(ca.sum(axis=1), hc.sum(axis=1))
+
+    def _draw_moves(self, rng: np.random.Generator, ks: np.ndarray, n_e: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
+        """The simulated moves: hand positions drawn from the real candidates' (``ks``), each moved by up to
+        ``null_jitter`` hands and placed in an account-event long enough (``n_e`` hands each); a split drawn twice
+        counts once. Returns each move's event and hand position, and the width that keys them."""
+        n_moves, E = int(self.null_moves), n_e.size
+        kk = np.maximum(rng.choice(ks, n_moves) + rng.integers(-self.null_jitter, self.null_jitter + 1, n_moves),
+                        self.min_before)
+        order = np.argsort(n_e, kind="stable")
+        lo = np.searchsorted(n_e[order], kk + self.min_segment, side="left")
+        okm = lo < E
+        kk, lo = kk[okm], lo[okm]
+        me = order[lo + np.floor(rng.random(kk.size) * (E - lo)).astype(np.int64)]
+        width = int(n_e.max()) + 1
+        if kk.size == 0:
+            return me, kk, width
+        pairs = np.unique(me * width + kk)
+        return pairs // width, pairs % width, width
+
+    def _null_sizes(self, hands: pl.DataFrame, boff: np.ndarray, nb: int, before, n_e: np.ndarray, me: np.ndarray,
+                    kk: np.ndarray, E: int) -> np.ndarray:
+        """The simulated moves' bet-size test: Mann-Whitney before / after within the event, by prefix sums of ranks."""
+        # bet sizes before / after (within the event)
+        sz = hands.select("e", "j", "sizes").explode("sizes").drop_nulls("sizes").filter(pl.col("sizes").is_not_nan())
+        e_s, j_s, v_s = sz["e"].to_numpy().astype(np.int64), sz["j"].to_numpy().astype(np.int64), sz["sizes"].to_numpy().astype(float)
+        r_s, tie_s = _midranks(e_s, v_s)
+        tie_s = np.concatenate([tie_s, np.zeros(max(0, E + 1 - tie_s.size))])
+        sbin = boff[e_s] + j_s + 1
+        cn, cr = _prefix(sbin, np.ones(e_s.size), nb), _prefix(sbin, r_s, nb)
+        na = before(cn, n_e[me]) - before(cn, kk)
+        p_size = _mwu_p_vec(before(cn, kk), na, before(cr, kk) - before(cn, kk) * (before(cn, kk) + 1) / 2, tie_s[me])
+        return p_size
+
+    def _null_timing(self, tim: pl.DataFrame | None, evs: pl.DataFrame, e_h: np.ndarray, ts_h: np.ndarray,
+                     hoff: np.ndarray, span: int, t0: int, me: np.ndarray, kk: np.ndarray, width: int) -> np.ndarray:
+        """The simulated moves' timing test: after the point against all the account's other decisions, the
+        device-invariant test of a candidate's login (:meth:`_null_device_time`); NaN without decision times."""
+        if tim is None or not tim.height:
+            return np.full(kk.size, np.nan)
+        # decision timing after the point against all the account's other decisions: the timing
+        # test of a candidate's login (the device-invariant one, ``_test``) on each move's own samples
+        acc_codes = {a: i for i, a in enumerate(sorted(set(tim["account"].to_list())))}
+        # the decisions in the sampled events, placed by the hands before them
+        te = tim.with_row_index("row").join(evs, on=["account", "tournament_id"], how="inner")
+        e_t = te["e"].to_numpy().astype(np.int64)
+        ts_t = te["started_at"].dt.epoch("us").to_numpy()
+        # hands of event e are ts_h[hoff[e]:hoff[e]+n_e[e]]; count those at or before each decision
+        key_h = e_h.astype(np.int64) * span + (ts_h - t0)
+        pos = np.searchsorted(key_h, e_t.astype(np.int64) * span + (ts_t - t0), side="right") - hoff[e_t]
+        acc_m = np.array([acc_codes.get(a, -1) for a in evs["account"].to_list()], dtype=np.int64)[me]
+        return self._null_device_time(tim, te, e_t, pos, acc_codes, acc_m, me, kk, width)
+
+    def _null_range(self, hands: pl.DataFrame, hist: pl.DataFrame, evs: pl.DataFrame, me: np.ndarray, kk: np.ndarray,
+                    before, hbin: np.ndarray, nb: int, n_e: np.ndarray) -> np.ndarray:
+        """The simulated moves' range test: the entry decisions by the cards after each point against all the
+        account's other tournament hands (``_range_p_many`` on counts per stratum, by prefix sums)."""
+        N = kk.size
+        S = _N_STRATA
+        rs, rc = hands["rstr"].to_numpy().astype(np.int64), hands["rcls"].to_numpy().astype(np.int64)
+        a, a1, a2 = np.zeros((N, S)), np.zeros((N, S)), np.zeros((N, S))
+        for st_ in np.unique(rs[rs >= 0]):
+            for arr, sel in ((a, rs == st_), (a1, (rs == st_) & (rc >= 1)), (a2, (rs == st_) & (rc == 2))):
+                cs_ = _prefix(hbin, sel.astype(float), nb)
+                arr[:, st_] = before(cs_, n_e[me]) - before(cs_, kk)
+        acc_list = evs["account"].to_list()
+        acc_codes_r = {x: i for i, x in enumerate(sorted(set(acc_list)))}
+        hh = hist.filter(pl.col("rcls") >= 0)
+        ha = np.array([acc_codes_r.get(x, -1) for x in hh["account"].to_list()], dtype=np.int64)
+        okh = ha >= 0
+        nacc = len(acc_codes_r)
+        idx = ha[okh] * S + hh["rstr"].to_numpy().astype(np.int64)[okh]
+        hc_ = hh["rcls"].to_numpy()[okh]
+        T = np.bincount(idx, minlength=nacc * S).reshape(nacc, S).astype(float)
+        T1 = np.bincount(idx, weights=(hc_ >= 1).astype(float), minlength=nacc * S).reshape(nacc, S)
+        T2 = np.bincount(idx, weights=(hc_ == 2).astype(float), minlength=nacc * S).reshape(nacc, S)
+        am = np.array([acc_codes_r[x] for x in acc_list], dtype=np.int64)[me]
+        return _range_p_counts(a, a1, a2, np.maximum(T[am] - a, 0.0), np.maximum(T1[am] - a1, 0.0),
+                               np.maximum(T2[am] - a2, 0.0))
+
+    def _null_field_mix(self, field: pl.DataFrame, evs: pl.DataFrame, me: np.ndarray, cb: np.ndarray, ca: np.ndarray,
+                        cp: np.ndarray, ts_h: np.ndarray) -> tuple[np.ndarray, pl.DataFrame, int, int]:
+        """The simulated moves' action-mix change against the field's over the same two periods (G2 interaction);
+        returns the p-values, the keyed field frame, and the time key's span and origin."""
         # the field's counts before / after the point, the account's own left out
         tid_codes = {t: i for i, t in enumerate(field["tournament_id"].unique().sort().to_list())}
         field = field.with_columns(tc=pl.col("tournament_id").replace_strict(tid_codes, return_dtype=pl.Int64),
@@ -150,71 +240,7 @@ class NullMixin:
         fb = fcs[i1] - fcs[i0] - cb
         fa = fcs[i2] - fcs[i1] - ca
         p_mix = _g2_p(*_g2_interaction_vec(np.stack([np.stack([cb, ca], axis=1), np.stack([fb, fa], axis=1)], axis=1)))
-        # after-segment against the account's own tournament hands outside it
-        htot = hist.group_by("account").agg([pl.col(f"n_{a}").sum() for a in ACTS])
-        hc = (evs.join(htot, on="account", how="left").sort("e")
-              .select([f"n_{a}" for a in ACTS]).fill_null(0).to_numpy().astype(float))[me] - ca
-        p_hist = np.where(hc.sum(axis=1) >= 20, _chi2_p_vec(hc, ca), np.nan)
-        # bet sizes before / after (within the event)
-        sz = hands.select("e", "j", "sizes").explode("sizes").drop_nulls("sizes").filter(pl.col("sizes").is_not_nan())
-        e_s, j_s, v_s = sz["e"].to_numpy().astype(np.int64), sz["j"].to_numpy().astype(np.int64), sz["sizes"].to_numpy().astype(float)
-        r_s, tie_s = _midranks(e_s, v_s)
-        tie_s = np.concatenate([tie_s, np.zeros(max(0, E + 1 - tie_s.size))])
-        sbin = boff[e_s] + j_s + 1
-        cn, cr = _prefix(sbin, np.ones(e_s.size), nb), _prefix(sbin, r_s, nb)
-        na = before(cn, n_e[me]) - before(cn, kk)
-        p_size = _mwu_p_vec(before(cn, kk), na, before(cr, kk) - before(cn, kk) * (before(cn, kk) + 1) / 2, tie_s[me])
-        # the entry decisions by the cards after the point against all the account's other
-        # tournament hands (``_range_p_many``): the after-segment's counts per stratum by prefix
-        # sums, the baseline's the account's totals less them
-        p_range = np.full(N, np.nan)
-        if self.use_range:
-            S = _N_STRATA
-            rs, rc = hands["rstr"].to_numpy().astype(np.int64), hands["rcls"].to_numpy().astype(np.int64)
-            a, a1, a2 = np.zeros((N, S)), np.zeros((N, S)), np.zeros((N, S))
-            for st_ in np.unique(rs[rs >= 0]):
-                for arr, sel in ((a, rs == st_), (a1, (rs == st_) & (rc >= 1)), (a2, (rs == st_) & (rc == 2))):
-                    cs_ = _prefix(hbin, sel.astype(float), nb)
-                    arr[:, st_] = before(cs_, n_e[me]) - before(cs_, kk)
-            acc_list = evs["account"].to_list()
-            acc_codes_r = {x: i for i, x in enumerate(sorted(set(acc_list)))}
-            hh = hist.filter(pl.col("rcls") >= 0)
-            ha = np.array([acc_codes_r.get(x, -1) for x in hh["account"].to_list()], dtype=np.int64)
-            okh = ha >= 0
-            nacc = len(acc_codes_r)
-            idx = ha[okh] * S + hh["rstr"].to_numpy().astype(np.int64)[okh]
-            hc_ = hh["rcls"].to_numpy()[okh]
-            T = np.bincount(idx, minlength=nacc * S).reshape(nacc, S).astype(float)
-            T1 = np.bincount(idx, weights=(hc_ >= 1).astype(float), minlength=nacc * S).reshape(nacc, S)
-            T2 = np.bincount(idx, weights=(hc_ == 2).astype(float), minlength=nacc * S).reshape(nacc, S)
-            am = np.array([acc_codes_r[x] for x in acc_list], dtype=np.int64)[me]
-            p_range = _range_p_counts(a, a1, a2, np.maximum(T[am] - a, 0.0), np.maximum(T1[am] - a1, 0.0),
-                                      np.maximum(T2[am] - a2, 0.0))
-        # decision timing after the point against all the account's other decisions: the timing
-        # test of a candidate's login (the device-invariant one, ``_test``) on each move's own samples
-        p_time = np.full(N, np.nan)
-        if tim is not None and tim.height:
-            acc_codes = {a: i for i, a in enumerate(sorted(set(tim["account"].to_list())))}
-            # the decisions in the sampled events, placed by the hands before them
-            te = tim.with_row_index("row").join(evs, on=["account", "tournament_id"], how="inner")
-            e_t = te["e"].to_numpy().astype(np.int64)
-            ts_t = te["started_at"].dt.epoch("us").to_numpy()
-            # hands of event e are ts_h[hoff[e]:hoff[e]+n_e[e]]; count those at or before each decision
-            key_h = e_h.astype(np.int64) * span + (ts_h - t0)
-            pos = np.searchsorted(key_h, e_t.astype(np.int64) * span + (ts_t - t0), side="right") - hoff[e_t]
-            acc_m = np.array([acc_codes.get(a, -1) for a in evs["account"].to_list()], dtype=np.int64)[me]
-            p_time = self._null_device_time(tim, te, e_t, pos, acc_codes, acc_m, me, kk, width)
-        # the same combination as the candidates' (score)
-        pm = np.column_stack([p_mix, p_hist])
-        nm = (~np.isnan(pm)).sum(axis=1)
-        p_mix_any = np.where(nm > 0, np.minimum(1.0, nm * np.nanmin(np.where(np.isnan(pm), np.inf, pm), axis=1)), np.nan)
-        p_style = idf.fisher_combine(np.column_stack([p_mix_any, p_size] + ([p_range] if self.use_range else [])))
-        p_all = idf.fisher_combine(np.column_stack([p_style, p_time]))
-        self.null_parts_ = {"p_mix": p_mix, "p_hist_mix": p_hist, "p_size": p_size, "p_time": p_time, "p_value": p_all,
-                            "p_range": p_range, "p_style": p_style,
-                            "account": evs["account"].to_numpy()[me], "tournament_id": evs["tournament_id"].to_numpy()[me],
-                            "k": kk, "n_eff": _eff_n(ca.sum(axis=1), hc.sum(axis=1))}
-        return p_all, _eff_n(ca.sum(axis=1), hc.sum(axis=1))
+        return p_mix, field, span, t0
 
     def _null_device_time(self, tim: pl.DataFrame, te: pl.DataFrame, e_t: np.ndarray, pos: np.ndarray,
                           acc_codes: dict, acc_m: np.ndarray, me: np.ndarray, kk: np.ndarray, width: int,

@@ -30,12 +30,17 @@ permutation tests) is seeded through ``random_state``.
 from __future__ import annotations
 
 import abc
+import functools
+import inspect
+import json
 from dataclasses import asdict, dataclass, field
 from typing import Any, ClassVar
 
 import duckdb
+import networkx as nx
 import polars as pl
 
+from detectors import graphs
 from detectors.kinds import KINDS  # re-exported: the one list of kinds
 
 
@@ -120,16 +125,135 @@ class Signal:
         return asdict(self)
 
 
+#: the hand-history tables every gameplay detector reads (table -> the columns it needs)
+HAND_INPUTS: dict[str, tuple[str, ...]] = {
+    "hands": ("hand_id", "game", "is_tournament", "tournament_id", "big_blind", "started_at", "n_players"),
+    "seats": ("hand_id", "player", "stack_start", "dealt_in", "net"),
+    "actions": ("hand_id", "seq", "street", "player", "action", "amount", "is_all_in", "pot_before", "to_call",
+                "n_active"),
+    "hole_cards": ("hand_id", "player", "cards"),
+    "boards": ("hand_id", "run", "cards"),
+}
+
+
+class NotFittedError(ValueError, AttributeError):
+    """A detector was asked to score or explain before :meth:`Detector.fit` ran
+    (as scikit-learn's ``NotFittedError``)."""
+
+
+class MissingInputError(ValueError):
+    """The warehouse lacks a table or column the detector reads (:attr:`Detector.inputs`)."""
+
+
+_CHECKED = ("score", "explain")
+
+
+def _fitted_first(method):
+    """``method`` preceded by the fitted check (:meth:`Detector.check_fitted`)."""
+
+    @functools.wraps(method)
+    def checked(self, *args, **kwargs):
+        self.check_fitted()
+        return method(self, *args, **kwargs)
+
+    checked.__fitted_check__ = True
+    return checked
+
+
 class Detector(abc.ABC):
-    """Base class: subclasses set ``kind`` and implement the four steps."""
+    """Base class of every detector: parameters in, fitted state out, one flag rule.
+
+    The contract, in the manner of scikit-learn's estimators and PyOD's
+    detectors (Buitinck et al., "API design for machine learning software",
+    2013; Zhao, Nasrullah & Li, JMLR 2019):
+
+    - ``__init__`` stores its keyword parameters under their own names and
+      nothing else (:meth:`get_params` reads them back, :meth:`set_params`
+      sets them);
+    - :meth:`fit` sets every fitted attribute (names ending in ``_``, among
+      them ``missing_``: the tests the data does not allow) and returns
+      ``self``;
+    - :meth:`score` returns one row per candidate with ``p_value`` and
+      ``q_value`` (the false-discovery control is in score); it changes no
+      attribute;
+    - :meth:`threshold` adds the boolean ``flagged`` column by the detector's
+      one flag rule and merges flagged rows into groups (:class:`PairDetector`,
+      :class:`GroupDetector`); it changes no attribute;
+    - :meth:`explain` turns one row of :meth:`threshold` into a :class:`Signal`
+      from the row and the fitted attributes alone;
+    - :meth:`detect` checks the warehouse's tables (:attr:`inputs`), then
+      runs the four in order.
+
+    ``score`` and ``explain`` raise :class:`NotFittedError` before ``fit``.
+
+    Parameters
+    ----------
+    alpha : float
+        the false-discovery rate across candidates.
+    random_state : int
+        the seed of every random draw (permutations, Monte Carlo).
+    """
 
     kind: ClassVar[str]
+    #: warehouse table -> the columns of it the detector reads (checked by :meth:`detect`)
+    inputs: ClassVar[dict[str, tuple[str, ...]]] = {}
 
     def __init__(self, *, alpha: float = 0.01, random_state: int = 0) -> None:
-        self.alpha = alpha  # false-discovery rate across candidates
+        self.alpha = alpha
         self.random_state = random_state
-        self.missing_: list[str] = []  # filled by fit: tests the data does not allow
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        for name in _CHECKED:  # also a step a mixin defines (detectors.seat_handoff.evidence)
+            m = getattr(cls, name, None)
+            if m is not None and not getattr(m, "__isabstractmethod__", False) and not getattr(m, "__fitted_check__", False):
+                setattr(cls, name, _fitted_first(m))
+
+    # ------------------------------------------------------------------ parameters
+    @classmethod
+    def param_names(cls) -> list[str]:
+        """The keyword parameters of ``__init__``, in order."""
+        sig = inspect.signature(cls.__init__)
+        return [p.name for p in sig.parameters.values() if p.kind == p.KEYWORD_ONLY]
+
+    def get_params(self) -> dict[str, Any]:
+        """The detector's parameters by name (``type(det)(**det.get_params())`` is an equal, unfitted detector)."""
+        return {k: getattr(self, k) for k in self.param_names()}
+
+    def set_params(self, **params: Any) -> "Detector":
+        """Set parameters by name (an unknown name raises ``ValueError``); returns ``self``."""
+        known = set(self.param_names())
+        for k, v in params.items():
+            if k not in known:
+                raise ValueError(f"{type(self).__name__} has no parameter {k!r}")
+            setattr(self, k, v)
+        return self
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({', '.join(f'{k}={v!r}' for k, v in self.get_params().items())})"
+
+    # ------------------------------------------------------------------ checks
+    def fitted_attributes(self) -> list[str]:
+        """The names of the attributes :meth:`fit` set (trailing underscore)."""
+        return sorted(k for k in vars(self) if k.endswith("_") and not k.startswith("_"))
+
+    def check_fitted(self) -> None:
+        """Raise :class:`NotFittedError` unless :meth:`fit` ran."""
+        if not self.fitted_attributes():
+            raise NotFittedError(f"this {type(self).__name__} is not fitted yet: call fit(con) before score or explain")
+
+    def check_input(self, con: duckdb.DuckDBPyConnection) -> None:
+        """Raise :class:`MissingInputError` naming every table and column of :attr:`inputs` the warehouse lacks."""
+        have: dict[str, set[str]] = {}
+        for t, c in con.execute("SELECT table_name, column_name FROM duckdb_columns() "
+                                "WHERE schema_name = 'main' AND database_name = current_database()").fetchall():
+            have.setdefault(t, set()).add(c)
+        lacking = [f"{t}.{c}" if t in have else t for t, cols in self.inputs.items()
+                   for c in (cols if t in have else cols[:1]) if t not in have or c not in have[t]]
+        if lacking:
+            raise MissingInputError(f"{type(self).__name__} needs {', '.join(lacking)}: not in the warehouse")
+
+    # ------------------------------------------------------------------ the four steps
     @abc.abstractmethod
     def fit(self, con: duckdb.DuckDBPyConnection) -> "Detector": ...
 
@@ -143,11 +267,121 @@ class Detector(abc.ABC):
     def explain(self, con: duckdb.DuckDBPyConnection, row: dict[str, Any]) -> Signal: ...
 
     def detect(self, con: duckdb.DuckDBPyConnection) -> list[Signal]:
-        """Fit, score, threshold and explain every candidate, flagged or not."""
+        """Check the inputs, then fit, score, threshold and explain every candidate, flagged or not.
+
+        Returns the signals strongest first (ties in a fixed order, so that two runs on the same
+        warehouse list the same signals alike)."""
+        self.check_input(con)
         scored = self.threshold(self.fit(con).score(con))
         signals = [self.explain(con, row) for row in scored.iter_rows(named=True)]
         for s in signals:
             s.detector = s.detector or type(self).__name__
             s.missing = sorted(set(s.missing) | set(self.missing_))
-        # ties (capped scores) in a fixed order, so that two runs on the same warehouse list the same signals alike
         return sorted(signals, key=lambda s: (-s.score, s.accounts, s.tournaments))
+
+
+class PairDetector(Detector):
+    """A detector whose candidates are pairs of accounts (``player``, ``opponent``) and whose flagged
+    pairs are merged into rings and stars (:func:`detectors.graphs.groups`).
+
+    A subclass writes its one flag rule in :meth:`flag` and, where a group carries more than the
+    strongest pair's figures, :meth:`merge_group`. ``directed`` says whether a candidate is an ordered
+    pair (giver -> receiver: both directions of a pair may be flagged) or an unordered one.
+    """
+
+    directed: ClassVar[bool] = False
+    max_unflagged: int
+
+    def flag(self, scores: pl.DataFrame) -> pl.DataFrame:
+        """``scores`` with the boolean column ``flagged``: the detector's one flag rule."""
+        raise NotImplementedError
+
+    def merge_group(self, best: dict[str, Any], members: list[dict[str, Any]], shape: str) -> dict[str, Any]:
+        """The row of a group of flagged pairs: ``best`` (a copy of its strongest pair's row, with the
+        group's accounts, shape, edges and smallest p-value) completed from its ``members``."""
+        return best
+
+    def threshold(self, scores: pl.DataFrame) -> pl.DataFrame:
+        """Flag candidates by :meth:`flag`, merge flagged pairs into groups.
+
+        Returns one row per group of flagged pairs (``shape`` 'pair', 'ring' or 'star', ``edges`` the
+        JSON list of its pairs, ``accounts`` its members) and the ``max_unflagged`` strongest
+        unflagged candidates, by score."""
+        if scores.is_empty():
+            return scores.with_columns(pl.lit(False).alias("flagged"), pl.lit("pair").alias("shape"),
+                                       pl.lit("[]").alias("edges"))
+        s = self.flag(scores).with_columns(shape=pl.lit("pair"), edges=pair_edges_json())
+        return with_top_unflagged(self._merge_flagged(s.filter(pl.col("flagged"))), s, self.max_unflagged)
+
+    def _merge_flagged(self, flagged: pl.DataFrame) -> list[dict[str, Any]]:
+        """One row per group (:func:`detectors.graphs.groups`) of the flagged pairs."""
+        key = (lambda a, b: (a, b)) if self.directed else (lambda a, b: tuple(sorted((a, b))))
+        by_edge = {key(r["player"], r["opponent"]): r for r in flagged.iter_rows(named=True)}
+        g = graphs.suspicion_graph((a, b, r["score"]) for (a, b), r in by_edge.items())
+        rows = []
+        for grp in graphs.groups(g):
+            if self.directed:
+                edges = set(grp.edges)
+                members = [r for (a, b), r in by_edge.items() if tuple(sorted((a, b))) in edges]
+            else:
+                members = [by_edge[e] for e in grp.edges if e in by_edge]
+            best = dict(max(members, key=lambda r: r["score"]))
+            best["accounts"] = grp.accounts if grp.shape != "pair" else [best["player"], best["opponent"]]
+            best["shape"] = grp.shape
+            best["edges"] = json.dumps([[r["player"], r["opponent"]] for r in members])
+            best["p_value"] = min(r["p_value"] for r in members)
+            rows.append(self.merge_group(best, members, grp.shape))
+        return rows
+
+
+class GroupDetector(Detector):
+    """A detector whose candidates are pairs of accounts (``a``, ``b``) and whose cases are the
+    connected components of its flagged pairs (the accounts one person or one team plays).
+
+    A subclass writes its one pair flag rule in :meth:`flag`. Each row of :meth:`threshold` carries
+    its pairs (``pairs``, a list of the pair rows), so :meth:`explain` needs no stored state.
+    """
+
+    max_unflagged: int
+    #: whether an unflagged pair of two accounts already joined by flagged pairs still makes a row
+    unflagged_inside_groups: ClassVar[bool] = False
+
+    def flag(self, scores: pl.DataFrame) -> pl.DataFrame:
+        """``scores`` with the boolean column ``pair_flagged``: the detector's one flag rule."""
+        raise NotImplementedError
+
+    def threshold(self, scores: pl.DataFrame) -> pl.DataFrame:
+        """Flag pairs by :meth:`flag`; each connected component of flagged pairs is one row
+        (accounts, tournaments entered by its pairs, best score, smallest p-value, flagged), then the
+        ``max_unflagged`` strongest unflagged pairs, one row each; ``pairs`` holds each row's pairs."""
+        schema = {"accounts": pl.List(pl.Utf8), "tournaments": pl.List(pl.Utf8), "score": pl.Float64,
+                  "p_value": pl.Float64, "flagged": pl.Boolean}
+        if scores.height == 0:
+            return pl.DataFrame(schema={"group": pl.Int64, **schema, "pairs": pl.List(pl.Struct(scores.schema))})
+        pairs = self.flag(scores)
+        g = nx.Graph()
+        for r in pairs.filter(pl.col("pair_flagged")).iter_rows(named=True):
+            g.add_edge(r["a"], r["b"])
+        groups: list[tuple[list[str], pl.DataFrame, bool]] = []
+        for comp in nx.connected_components(g):
+            sub = pairs.filter(pl.col("pair_flagged") & pl.col("a").is_in(list(comp)) & pl.col("b").is_in(list(comp)))
+            groups.append((sorted(comp), sub, True))
+        for r in (pairs.filter(~pl.col("pair_flagged")).sort("score", descending=True).head(self.max_unflagged)
+                  .iter_rows(named=True)):
+            if not self.unflagged_inside_groups and r["a"] in g and r["b"] in g and nx.has_path(g, r["a"], r["b"]):
+                continue
+            groups.append(([r["a"], r["b"]], pairs.filter((pl.col("a") == r["a"]) & (pl.col("b") == r["b"])), False))
+        return pl.DataFrame({
+            "group": list(range(len(groups))),
+            "accounts": [acc for acc, _, _ in groups],
+            "tournaments": [sorted({t for ts in sub["tournaments"].to_list() for t in (ts or [])}) for _, sub, _ in groups],
+            "score": [float(sub["score"].max()) for _, sub, _ in groups],
+            "p_value": [float(sub["p_value"].min()) for _, sub, _ in groups],
+            "flagged": [f for _, _, f in groups],
+            "pairs": [sub.to_dicts() for _, sub, _ in groups],
+        }, schema={"group": pl.Int64, **schema, "pairs": pl.List(pl.Struct(pairs.schema))})
+
+    @staticmethod
+    def pairs_of(row: dict[str, Any]) -> pl.DataFrame:
+        """The pair rows of one :meth:`threshold` row, as a frame."""
+        return pl.from_dicts(row["pairs"], infer_schema_length=None)

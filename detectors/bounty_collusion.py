@@ -2,174 +2,51 @@
 
 Method
 ------
-House rules forbid agreeing to eliminate a player for the bounty. The
-pattern: when a short stack with a bounty is all-in, the partners both call
-it (often with hands that could not call alone), then check the side pot down
-between themselves so that the best of their two hands takes the pot and the
-bounty.
+House rules forbid agreeing to eliminate a player for the bounty: partners
+both call a short stack's all-in (often with hands that could not call
+alone), then check the side pot down so that the better of their hands takes
+pot and bounty. For each knockout hand and each all-in target, every other
+player who could still act is an opportunity
+(:func:`detectors.features.gameplay.bounty_spots`). Per unordered pair:
 
-For each knockout hand and each all-in player (the *target*), every other
-player who could still act is an *opportunity*; they *contest* when they put
-chips in voluntarily (folding later in the side pot still counts) (:func:`detectors.features.gameplay.bounty_spots`).
-Per unordered pair of players three tests are made:
+1. *joint contests* of the same target against each player's own contest
+   rate (rescaled per spot); Poisson tail;
+2. *weak joint contests* (cards known) against each player's weak-call rate;
+3. *checked-down side pots* against the population's own check-down rate;
+4. *presence*: preflop continuations while a short bounty target and the
+   partner are in, against the player's own rate with others in, in the same
+   strength, price and position cells: the exact tail of a sum of
+   beta-binomials with a logit-normal tournament effect (Breslow & Clayton
+   1993; :func:`detectors.features.gameplay.overdispersed_sum_sf`), each
+   player's prior centred on their own looseness (Gelman & Hill 2007);
+5. *wide calls* (cards known): the calls where the own baseline folds at
+   least 70 %, against the Poisson-binomial of the own rates
+   (:func:`detectors.features.gameplay.bounty_wide_calls`); and the *rest of
+   the calls*, joined to it by Fisher's method.
 
-1. *joint contests*: how often both contested the same target, against the
-   expectation if each contested independently at their own rate (shrunk to
-   the population's rate, rescaled per spot so a tiny shove that everyone
-   calls favours no pair); Poisson tail;
-2. *weak joint contests* (cards known): joint contests in which one of them
-   held a starting hand in the bottom half (percentile of all-in equity),
-   against the expectation from each player's own weak-call rate;
-3. *wide calls in the partner's presence* (cards known): how often each of
-   them put chips in against an all-in target with a bottom-half hand in the
-   spots where the other could also contest, against the same player's rate
-   in every other spot (beta-binomial own-baseline test; the better of the
-   two directions, Bonferroni-corrected);
-4. *checked-down side pots*: among joint contests that saw a flop, how often
-   neither bet after the target's all-in, against the population's own rate
-   of checking dry side pots down (everyone does it often: this test only
-   adds weight when it is near-universal for the pair).
+A bystander's decisions with a player's strongest partner in are counted for
+that pair only (:func:`detectors.features.gameplay.bounty_unshadowed`). The
+four views (wide calls, all calls, presence, the all-in tests) are combined
+by a weighted Bonferroni (``test_weights``); weighted Benjamini–Hochberg
+(Genovese, Roeder & Wasserman 2006; weights from the knockout events shared,
+:meth:`BountyCollusionDetector.bh_weights`) controls it over the pairs that
+could contest at least ``min_spots`` targets or faced ``min_decisions``
+decisions together and met in at least ``min_events`` knockout events
+(independent filtering, Bourgon, Gentleman & Huber, PNAS 2010). A pair is
+flagged (:meth:`BountyCollusionDetector.flag`) when q <= alpha and they
+contested at least ``min_joint`` targets together with a bounty taken, or
+continued at least ``min_joint`` times more than expected. Flagged pairs are
+grouped into rings (:mod:`detectors.graphs`). This is the "collusive
+opportunity" analysis of Smed, Knuutila & Hakonen (2006) made into a pairwise
+own-baseline test.
 
-Fisher's method combines them. Two tests look at every preflop decision
-facing a bet while a short stack (at most ``short_bb`` big blinds) with a
-bounty is still in, with the partner still in too
-(:func:`detectors.features.gameplay.bounty_presence`):
+Benign look-alikes considered: dry side pots checked down (the population's
+rate), regulars at many final tables (own contest rates), tiny all-ins
+everyone calls (per-spot rescaling).
 
-5. *presence*: continuations against the same player's own rate with other
-   players in, at the same hand strength (quintile), price and position
-   (:func:`detectors.features.gameplay.bounty_presence_unordered`): the exact
-   tail of the count, a sum of one beta-binomial per (direction, strength,
-   price) bin (each own rate uncertain with its Beta posterior), computed by
-   direct convolution (:func:`detectors.features.gameplay.betabinom_sum_sf`;
-   the Poisson-binomial of Hong, CSDA 2013, where rates are known). It
-   replaced a normal tail that was liberal in the far tail at low rates.
-   A player's looseness also moves from one tournament to the next, and an
-   honest pair meets mostly in one tournament, all its decisions sharing that
-   tournament's draw: the null gives each (direction, tournament) block one
-   logit-normal effect (Breslow & Clayton 1993), its variance estimated by
-   moments over the players' tournaments (Williams 1982; never over pairs),
-   integrated by quadrature (:func:`detectors.features.gameplay.overdispersed_sum_sf`,
-   :func:`detectors.features.gameplay.bounty_tournament_effect`). See below for
-   its figures;
-6. *wide calls* (cards known): only the decisions where the player's own
-   baseline folds at least 70 % of the time at that hand strength (decile),
-   price and position; the calls there against the sum of the player's own rates, the exact
-   tail of that sum of Bernoullis (the Poisson-binomial, convolved cell by cell:
-   :func:`detectors.features.gameplay.bounty_wide_calls`; it replaced Hoeffding's binomial bound, valid but
-   loose where the cells' rates differ: see below).
-   This is where a gang's deviation lives: a fold turned into a call. The
-   presence test also counts the premium hands everyone plays and the trash no
-   one does; on the tuning populations the wide-call test ranks gangs that
-   act in 9-13 spots above every honest pair, where the presence test left
-   them at p ~ 0.01-0.05.
-7. *the rest of the continuations* (cards known): the same count over the other
-   decisions (own baseline continues at least 30 %), which a gang's middling
-   hands turned from folds into calls land in. Its decisions are disjoint from
-   the wide calls', so under the null the two p-values are independent and
-   Fisher's method joins them (*all calls*): on the tuning populations a gang
-   acting in 2-9 hands often shows a little in each part and enough in both.
-
-The own rate of a wide-call cell is counted over the player's distinct decisions in the cell without the partner
-in (``wide_without_partner``, :func:`detectors.features.gameplay.bounty_wide_cells`): each decision once, less the
-decisions in which this partner was in. It was taken from the rows per (decision, other player still in) less the
-pair's rows, which weighed a decision by the number of others in and kept the decisions with the partner in through
-the other players' rows: the more of a player's decisions the partner was in, the more the gang's own wide calls
-raised the rate they were held to. On mixed seeds 160-168 and honest 152, 264 (detector alone on each run's snapshot, before -> after): 37 ->
-39 of 45 gangs found (mixed-167 2 -> 4 of 5: strength 1.0 q 0.11 -> 4e-4, strength 0.81 q 0.015 -> 0.008; the
-six still missed: q 0.11 -> 0.089, 0.27 -> 0.12, 0.037 -> 0.023, 0.56 -> 0.93, 1 -> 1 twice), 0 wrong flags, 0
-honest flags; over the ~87,000 honest pairs (no labelled account) the wide-call p < 1e-2 / 1e-3 / 1e-4: 156 / 52 /
-12 -> 340 / 56 / 14 against 870 / 87 / 8.7 nominal (the excess at 1e-4 was there before: mostly the same pairs,
-most with presence p as small; two crossed 1e-4, from 4e-4 and 1.2e-4); smallest honest q 0.18 -> 0.17.
-``wide_without_partner=False`` keeps the former baseline for measuring.
-
-The position cells (blinds, early, middle, late; ``context_bins``) are there because a partner who has yet to act
-counts as still in: the decisions with a partner in come from earlier positions, where ranges are tighter, than the
-player's other decisions, and a baseline pooled over positions expected too many calls there (a gang's wide calls
-from early position hid; Sklansky & Miller 2006 on position and preflop ranges). On 9 mixed tuning populations
-(seeds 212-214, 270-275; 45 gangs) they found one more gang (strength 0.25, 5 hands acted: q 0.024 -> 0.004; 41 ->
-42 found) and lowered most gangs' p-values by 1-3 orders, with no honest flag added there nor on the honest-only
-populations 222 and 276. Honest pairs' p-values move towards nominal (pooled over positions they were
-conservative): the smallest honest q on honest population 276 went 0.12 -> 0.015.
-
-In a cell where a player has few decisions the own rate is mostly the population's (the Beta prior of the cell),
-which is too low for a loose player: on 13 tuning populations (seeds 212-214, 222-223, 270-277) the honest pairs
-of two loose players held the whole excess of small p-values (wide calls p <= 1e-3 11x nominal in the loosest
-quarter of pairs, none in the others) and one of them was flagged (mixed-271, q 0.0003). Each player's prior is
-therefore centred on their own looseness over the population's cells, a logit offset with a ridge
-(``looseness_tau``, :func:`detectors.features.gameplay.bounty_offset_priors`; Gelman & Hill 2007), refitted
-without the pair's own decisions. Over the ~93,000 honest pairs the wide-call test's share of p <= 1e-3 went
-1.48x -> 0.86x nominal (presence 2.34x -> 1.48x); the flagged honest pair went to q 0.23 and the smallest honest
-q on honest population 276 back to 0.12; one gang of strength 0.25 (mixed-271, q 0.004 -> 0.10; its players
-are loose too) is no longer found: 42 -> 41 of 45 gangs, false flags 1 -> 0. ``tau`` = 30: 10 left 38 gangs,
-100 kept the honest flag. On three populations generated afterwards (seeds 292, 293, 296 honest) the same trade:
-mixed-293 loses its false flag (q 0.007 -> 0.044) and one gang of strength 0.625 (q 0.0055 -> 0.013); 292 5/5 both,
-honest 296 no flag both.
-
-The presence test stayed liberal after that (p <= 1e-3 ~1.5x nominal): a player's looseness moves from one
-tournament to the next (on mixed-270 the squared residuals of the players' tournaments with 20-40 decisions were
-2.6x the binomial variance; pair context bins for stack depth or table size did not remove it), and an honest pair
-meets mostly in one tournament, all its decisions sharing that tournament's draw. Its null now carries that effect
-(item 5; sigma^2 estimated 0.19-0.29 on the tuning populations). On 57,295 honest pairs (no labelled account; mixed
-150, 151, 270-273, honest 152, 276) presence p < 1e-2 / 1e-3 / 1e-4: 415 / 87 / 27 -> 197 / 39 / 6 against 573 /
-57 / 5.7 nominal; pairs' standardised counts' variance 1.26 -> 0.92 (slightly conservative for pairs with 80+
-decisions, 0.75). The same 26 of 30 gangs found, no flag added or lost, no honest flag; the combined p-value hardly
-moves because the wide calls lead it. The same null on the wide and rest calls was measured and not used: it
-over-corrected them (variance 1.11 -> 0.77) and raised gangs' wide-call p-values by one to three orders.
-
-Before both, each player's decisions in which their strongest partner (the
-smallest wide-call p-value, at most 0.01) was still in are counted for that
-pair only (:func:`detectors.features.gameplay.bounty_unshadowed`): a
-bystander seated in a gang's hands is not accused for them (explaining away,
-as a conditional test would).
-
-The four views (wide calls, all calls, presence, the all-in tests) are
-combined by a weighted Bonferroni (Genovese, Roeder & Wasserman 2006),
-``test_weights`` of the error budget each (0.45, 0.45, 0.05, 0.05); without
-cards (player view) the tests that could be made share it. Weighted
-Benjamini–Hochberg (same paper: BH on p / w with prior weights w that average
-1 keeps the false-discovery rate) controls it over the pairs that could both contest at least ``min_spots`` targets
-(or faced ``min_decisions`` presence decisions together) *and* were dealt in
-together at knockout tables of at least ``min_events`` distinct tournaments
-(independent filtering, Bourgon, Gentleman & Huber, PNAS 2010: the filter
-counts opportunities and never looks at what the players did; a gang works
-event after event, while two or three shared tables are the dynamics of one
-table, a short stack that loosens everyone there). Both counts are set from
-what they cost and buy on 42 tuning populations (seeds 101-281): at
-``min_events`` = 3 the honest pairs flagged (one with the former filters, one
-more with ``min_decisions`` lowered alone) had met in exactly 3 knockout
-tournaments (6,018 of the 7,119 testable non-gang pairs met in 3, no gang in
-fewer than 4), so 4 is the default; ``min_decisions`` = 5 (formerly 20)
-lets the wide-call test see a gang that met in few hands: a strength-1 gang
-that deviated in 4 hands faced fewer than 20 decisions together and was only
-judged by the joint all-in tests (q 0.57; with its wide calls q ~ 1e-5). The
-two together: 143 -> 146 of 210 gangs found, false flags 1 -> 0. The weights grow with the
-same count, ``min(1, (events / event_scale)^event_power)`` rescaled to mean 1
-(:meth:`BountyCollusionDetector.bh_weights`): a pair seated together in ten
-knockout tournaments gets more of the budget than one that met at three tables
-(on the tuning populations honest testable pairs shared 3-6 tournaments, gangs
-6-10; the honest pairs' p-values do not depend on it). ``event_scale`` = 40 (formerly 10): only past it are
-weights equal. In a world where the same accounts play four times as much (240,000 hands) the gangs met in
-28-37 knockout tournaments and the honest testable pairs in 4 (median) to 14; capped at 10, a gang got the weight
-of the half percent of honest pairs that met in 10. At the presets' size (gangs 5-10 tournaments) almost no pair
-reaches 10, and the weights there are the same. With the exact wide-call tail (item 6), on seven tuning
-populations at 240,000 hands (mixed seeds 280-286, 35 gangs): 34 -> 35 found (the strength-0.25 gang of
-mixed-284, q 0.012 -> 3e-4), the other six strength-0.25 gangs' q lowered 100x or more (e.g. 3.4e-4 -> 3.4e-6,
-1.6e-4 -> 3.1e-6), each change about half of it; over the 12,693 testable pairs that are not gangs, p below
-1e-2 / 1e-3 / 1e-4: 24 / 3 / 0 -> 29 / 6 / 0 against 127 / 12.7 / 1.3 nominal (the wide calls alone 27 / 2 / 0
--> 34 / 3 / 0), their smallest q 0.029 -> 0.054. A pair is flagged when q <= alpha, they contested at
-least ``min_joint`` targets together and one of them took at least one of
-those bounties, or they continued at least ``min_joint`` times more than
-expected (presence or wide calls). Flagged pairs are grouped into rings (:mod:`detectors.graphs`).
-This is the "collusive opportunity" analysis of Smed, Knuutila & Hakonen
-("Can we prevent collusion in multiplayer online games?", 2006) made into a
-pairwise own-baseline test.
-
-Benign look-alikes considered: dry side pots checked down (compared with the
-population's own check-down rate), regulars who meet at many final tables
-(the expectation uses each player's own contest rate at the same spots), and
-tiny all-ins everyone calls (per-spot rescaling).
-
-Score: −log10 q (ties broken by the p-value, at most +0.01), comparable within the kind.
+Score: −log10 q (ties broken by the p-value, at most +0.01), comparable within
+the kind. The figures behind each rule are in docs/measurements.md ("Detector
+notes moved from docstrings").
 """
 
 from __future__ import annotations
@@ -182,8 +59,8 @@ import polars as pl
 from scipy import stats as _st
 
 import duckdb
-from detectors import graphs, stats
-from detectors.base import Detector, Evidence, Signal, pair_edges_json, with_top_unflagged
+from detectors import stats
+from detectors.base import HAND_INPUTS, Evidence, PairDetector, Signal
 from detectors.features import gameplay as gp
 
 EVENTS_SQL = """
@@ -220,19 +97,20 @@ ORDER BY ai.hand_id
 """
 
 
-class BountyCollusionDetector(Detector):
+class BountyCollusionDetector(PairDetector):
     """Pairs that jointly contest all-in bounty targets beyond chance, weakly, and check the side pot down."""
 
     kind = "bounty_collusion"
+    inputs = {**HAND_INPUTS, "seats": (*HAND_INPUTS["seats"], "bounty"),
+              "bounties": ("hand_id", "tournament_id", "winner", "eliminated", "amount")}
 
     def __init__(self, *, alpha: float = 0.01, random_state: int = 0, min_joint: int = 3, max_unflagged: int = 300,
                  min_spots: int = 3, min_decisions: int = 5, short_bb: float = 20.0, min_events: int = 4,
                  wide_rate: float = 0.3, shadow_p: float = 0.01,
                  event_scale: float | None = 40.0, event_power: float = 3.0, test_weights: tuple[float, float, float, float] = (0.45, 0.45, 0.05, 0.05),
                  context_bins: tuple[str, ...] = gp.BOUNTY_CONTEXT_BINS,
-                 looseness_tau: float | None = gp.BOUNTY_LOOSENESS_TAU, wide_without_partner: bool = True) -> None:
+                 looseness_tau: float | None = gp.BOUNTY_LOOSENESS_TAU) -> None:
         super().__init__(alpha=alpha, random_state=random_state)
-        self.wide_without_partner = wide_without_partner
         self.context_bins = tuple(context_bins)
         self.looseness_tau = looseness_tau
         self.test_weights = test_weights
@@ -248,6 +126,18 @@ class BountyCollusionDetector(Detector):
         self.max_unflagged = max_unflagged
 
     def fit(self, con: duckdb.DuckDBPyConnection) -> "BountyCollusionDetector":
+        """Learn the population's bounty spots: every all-in target's opportunities, the presence and
+        wide-call decisions with each player's own rates (looseness priors, tournament effects), the events each
+        pair shared and the population's check-down rate.
+
+        Parameters
+        ----------
+        con : the warehouse (``inputs`` names the tables read).
+
+        Returns
+        -------
+        self, with ``spots_``, ``pairs_``, ``presence_``, ``events_``, ``cards_known_``, ``checkdown_rate_``
+        and ``missing_``."""
         rows = gp.bounty_presence(con, max_bb=self.short_bb)
         self.spots_ = gp.bounty_spots(con)
         self.missing_ = []
@@ -260,14 +150,14 @@ class BountyCollusionDetector(Detector):
         # the bystanders of a gang's hands: drop the decisions and spots that each player's strongest partner explains
         ctx, lt = self.context_bins, self.looseness_tau
         wide = gp.bounty_wide_calls(rows if wide_ok else rows.head(0), max_rate=self.wide_rate, hands=False, context=ctx,
-                                    looseness_tau=lt, without_partner=self.wide_without_partner)
+                                    looseness_tau=lt, without_partner=True)
         rows = gp.bounty_unshadowed(rows, wide, max_p=self.shadow_p)
         self.pairs_ = gp.bounty_pairs(self.spots_, best=gp.bounty_strongest_partner(wide, max_p=self.shadow_p))
         # the rest of the decisions (own baseline continues at least wide_rate of the time): disjoint from the
         # wide calls', so its p-value is independent of theirs under the null and Fisher's method can join them
         # (the cells of the rows left counted once for both rate ranges)
         src = rows if wide_ok else rows.head(0)
-        cells = gp.bounty_wide_cells(src, context=ctx, looseness_tau=lt, without_partner=self.wide_without_partner)
+        cells = gp.bounty_wide_cells(src, context=ctx, looseness_tau=lt, without_partner=True)
         rest = gp.bounty_wide_calls(src, min_rate=self.wide_rate, max_rate=1.01, hands=False, cells=cells)
         self.presence_ = gp.bounty_presence_unordered(gp.bounty_presence_pairs(rows, context=ctx, looseness_tau=lt)).join(
             gp.bounty_wide_calls(src, max_rate=self.wide_rate, cells=cells),
@@ -317,6 +207,14 @@ class BountyCollusionDetector(Detector):
                               .otherwise("pres_tournaments"))
 
     def score(self, con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
+        """One row per unordered pair: the joint-contest, weak-contest, check-down, presence, wide-call
+        and rest-of-calls tests combined by a weighted Bonferroni, weighted Benjamini-Hochberg over the pairs
+        that met in enough knockout events (weights from the events shared, :meth:`bh_weights`).
+
+        Returns
+        -------
+        ``player``, ``opponent``, ``accounts``, ``tournaments``, ``p_value``, ``q_value``, ``score`` and the
+        tests' figures and evidence hands."""
         t = self._candidates()
         if t.is_empty():
             return pl.DataFrame(schema={"accounts": pl.List(pl.Utf8), "tournaments": pl.List(pl.Utf8),
@@ -384,43 +282,30 @@ class BountyCollusionDetector(Detector):
             return np.where(ok, 1.0, 0.0)
         return raw * ok.sum() / raw.sum()
 
-    def threshold(self, scores: pl.DataFrame) -> pl.DataFrame:
-        if scores.is_empty():
-            return scores.with_columns(pl.lit(False).alias("flagged"), pl.lit("pair").alias("shape"), pl.lit("[]").alias("edges"))
-        s = scores.with_columns(
+    def flag(self, scores: pl.DataFrame) -> pl.DataFrame:
+        """``scores`` with ``flagged``: q <= alpha and either at least ``min_joint`` joint contests with a bounty
+        taken, or at least ``min_joint`` continuations more than expected (presence or wide calls)."""
+        return scores.with_columns(
             flagged=(pl.col("q_value").fill_null(1.0) <= self.alpha)
             & (((pl.col("joint") >= self.min_joint) & (pl.col("bounties_won") >= 1))
                | ((pl.col("pres_k").fill_null(0) - pl.col("pres_e").fill_null(0)) >= self.min_joint)
-               | ((pl.col("wc_k").fill_null(0) - pl.col("wc_e").fill_null(0)) >= self.min_joint)),
-            shape=pl.lit("pair"),
-            edges=pair_edges_json(),
-        )
-        flagged = s.filter(pl.col("flagged"))
-        by_pair = {(r["player"], r["opponent"]): r for r in flagged.iter_rows(named=True)}
-        g = graphs.suspicion_graph((a, b, r["score"]) for (a, b), r in by_pair.items())
-        rows = []
-        for grp in graphs.groups(g):
-            members = [by_pair[e] for e in grp.edges if e in by_pair]
-            best = dict(max(members, key=lambda r: r["score"]))
-            best["accounts"] = grp.accounts
-            best["shape"] = grp.shape
-            best["edges"] = json.dumps([list(e) for e in grp.edges])
-            best["p_value"] = min(r["p_value"] for r in members)
-            best["tournaments"] = sorted({x for r in members for x in r["tournaments"]})
-            best["hands"] = sorted({x for r in members for x in r["hands"]})
-            best["won_hands"] = sorted({x for r in members for x in r["won_hands"]})
-            best["cd_hands"] = sorted({x for r in members for x in r["cd_hands"]})
-            best["pres_hands"] = sorted({x for r in members for x in (r.get("pres_hands") or [])})
-            # the wide calls of the ring, strongest pair's first, each pair's least likely first
-            best["wc_hands"] = list(dict.fromkeys(x for r in sorted(members, key=lambda r: -r["score"])
-                                                  for x in (r.get("wc_hands") or [])))
-            rows.append(best)
-        return with_top_unflagged(rows, s, self.max_unflagged)
+               | ((pl.col("wc_k").fill_null(0) - pl.col("wc_e").fill_null(0)) >= self.min_joint)))
 
-    def explain(self, con: duckdb.DuckDBPyConnection, row: dict[str, Any]) -> Signal:
-        a, b = row["player"], row["opponent"]
-        accounts = list(row["accounts"])
-        joint, exp = int(row["joint"]), float(row["expected"])
+    def merge_group(self, best: dict[str, Any], members: list[dict[str, Any]], shape: str) -> dict[str, Any]:
+        """A ring's tournaments and evidence hands: the union of its pairs' (the wide calls strongest pair first)."""
+        best["tournaments"] = sorted({x for r in members for x in r["tournaments"]})
+        best["hands"] = sorted({x for r in members for x in r["hands"]})
+        best["won_hands"] = sorted({x for r in members for x in r["won_hands"]})
+        best["cd_hands"] = sorted({x for r in members for x in r["cd_hands"]})
+        best["pres_hands"] = sorted({x for r in members for x in (r.get("pres_hands") or [])})
+        # the wide calls of the ring, strongest pair's first, each pair's least likely first
+        best["wc_hands"] = list(dict.fromkeys(x for r in sorted(members, key=lambda r: -r["score"])
+                                              for x in (r.get("wc_hands") or [])))
+        return best
+
+    def _evidence_hands(self, row: dict[str, Any]) -> list[str]:
+        """The pair's evidence hands, strongest first: the calls their own baseline folds (least likely first), then
+        bounty taken and side pot checked down, then bounty taken, then the other joint contests and presence hands."""
         # strongest first: bounty taken by the pair and side pot checked down, then bounty, then the rest
         won, cd, allh = set(row.get("won_hands") or []), set(row.get("cd_hands") or []), list(row.get("hands") or [])
         joint_hands = set(allh)
@@ -429,8 +314,14 @@ class BountyCollusionDetector(Detector):
         hands = sorted(allh, key=lambda h: (-(h in won) - (h in cd) - (h in joint_hands), h))
         # first of all: the calls their own baseline folds, least likely first
         hands = list(dict.fromkeys([*(row.get("wc_hands") or []), *hands]))
+        return hands
+
+    def _call_evidence(self, row: dict[str, Any]) -> list[Evidence]:
+        """The wide calls and the rest of the calls against short bounty targets with the partner in, pooled and per
+        player, against their own rates."""
+        a, b = row["player"], row["opponent"]
         g = lambda c: float(row.get(c) or 0.0)  # noqa: E731
-        ev = [
+        return [
             Evidence(
                 name="calls against short bounty targets that their own baseline folds",
                 value=g("wc_k"), baseline=g("wc_e"), n=int(g("wc_n")), p_value=row.get("p_wide_calls"),
@@ -458,6 +349,14 @@ class BountyCollusionDetector(Detector):
                 )
                 for x, y, k in ((a, b, "a"), (b, a, "b"))
             ),
+        ]
+
+    def _allin_evidence(self, row: dict[str, Any]) -> list[Evidence]:
+        """The all-in tests: targets contested together, with a weak hand, per player, side pots checked down,
+        bounties taken."""
+        a, b = row["player"], row["opponent"]
+        joint, exp = int(row["joint"]), float(row["expected"])
+        return [
             Evidence(
                 name="all-in targets contested together", value=float(joint), baseline=exp, n=int(row["spots"]),
                 p_value=row.get("p_joint"),
@@ -492,6 +391,14 @@ class BountyCollusionDetector(Detector):
                 name="bounties taken by the pair", value=float(row.get("bounties_won") or 0), n=joint,
                 text=f"one of them took the bounty in {int(row.get('bounties_won') or 0)} of the {joint}",
             ),
+        ]
+
+    def _presence_evidence(self, row: dict[str, Any]) -> list[Evidence]:
+        """The presence test: continuations against a short bounty target with the partner still in, pooled and per
+        player, against their own rates with other players in."""
+        a, b = row["player"], row["opponent"]
+        g = lambda c: float(row.get(c) or 0.0)  # noqa: E731
+        return [
             Evidence(
                 name="preflop continuations against a short bounty target with the partner still in",
                 value=g("pres_k"), baseline=g("pres_e"), n=int(g("pres_n")), p_value=row.get("p_presence"),
@@ -510,6 +417,25 @@ class BountyCollusionDetector(Detector):
                 for x, y, k in ((a, b, "a"), (b, a, "b"))
             ),
         ]
+
+    def explain(self, con: duckdb.DuckDBPyConnection, row: dict[str, Any]) -> Signal:
+        """The signal of one row of :meth:`threshold`: the joint contests, bounties taken, side pots
+        checked down, wide calls and presence continuations against their expectations, the evidence hands
+        (the calls the own baseline folds first).
+
+        Parameters
+        ----------
+        con : the warehouse. row : one row of :meth:`threshold`.
+
+        Returns
+        -------
+        :class:`~detectors.base.Signal`."""
+        a, b = row["player"], row["opponent"]
+        accounts = list(row["accounts"])
+        joint, exp = int(row["joint"]), float(row["expected"])
+        hands = self._evidence_hands(row)
+        g = lambda c: float(row.get(c) or 0.0)  # noqa: E731
+        ev = [*self._call_evidence(row), *self._allin_evidence(row), *self._presence_evidence(row)]
         ev = [e for e in ev if e.n]  # a test with no decisions or spots for this pair says nothing about it
         ev.append(Evidence(
             name="knockout tournaments at one table", value=g("events"), n=int(g("events_hands")),

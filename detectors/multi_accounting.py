@@ -5,61 +5,32 @@ Method
 1. **Identity graph.** Accounts are linked through shared identifiers (device
    fingerprints, exact IPs, /24 or /64 networks, payment hashes), each weighted
    by its rarity, ``log(N / accounts sharing it)`` (an IDF weight, Sparck Jones
-   1972), and by time (logins close in time count in full): see
-   :func:`detectors.features.identity.identity_links`. This gives a sparse
-   candidate graph (networkx); identifiers shared by a crowd are dropped.
+   1972), and by time (:func:`detectors.features.identity.identity_links`);
+   identifiers shared by a crowd are dropped. Without sessions candidates are
+   also pairs that keep entering the same events far beyond the
+   configuration model.
 2. **Evidence per linked pair**, each as a p-value: a shared device or card
-   (``n_sharing / N``, the chance an unrelated account carries it), the style
-   fingerprint (VPIP, PFR, aggression, 3-bet, fold to raise / bet, betting when
-   checked to, river calls, bet sizes as fractions of the pot) and the
-   decision-time distribution (from ``decisions``), each compared with a
-   sampling-error-scaled homogeneity statistic whose significance is its rank
-   among random pairs of the same population, and co-entry into tournaments
-   (under a configuration-model null per format and day, conditional on one
-   account's own events: a sum of binomials, so that two accounts whose every
-   entry is shared are judged against their own few entries; the Poisson tail
-   on the expected count ignored that cap and left a strong tuning-population
-   group, seven entries each, all seven shared, at p 0.11 instead of 0.009).
+   (``n_sharing / N``), the style fingerprint and the decision-time
+   distribution (each ranked among random pairs of the same population), and
+   co-entry into tournaments (a configuration-model null per format and day).
    Patterns of use (online at once, hand-overs) are reported as evidence.
-3. **Decision.** The p-values are combined with Fisher's method and controlled
-   for false discoveries across candidate pairs with weighted Benjamini-Hochberg
-   (Benjamini & Hochberg 1995; Genovese, Roeder & Wasserman, Biometrika 93(3),
-   2006: the identity link is the prior weight, higher for a shared device or
-   card and for identifiers shared by fewer accounts) at a 5% false-discovery
-   rate. A pair is flagged when it survives FDR control and at least
-   ``min_signals`` of device / style / timing / co-entry agree on their own
-   (p < ``signal_p``): a shared household IP or family card alone (housemates:
-   own devices, own styles, online at once, separate entries) is never enough;
-   a card shared beside a shared device counts as a second identifier (a
-   device and a card held by these accounts alone: no household shares both),
-   and so does a shared device **used by both accounts at once** (sessions of
-   both open on it together for ``co_device_s`` or more: housemates take turns
-   at a family computer; one machine with two accounts online at the same time
-   is one person at two seats).
-   **Households are modelled explicitly**: a pair that shares a home address
-   (IP or network) but no device is household-shaped, and for it a shared card
-   is household-grade evidence (families share one): it stays in the BH prior
-   weight but leaves the test's p-value (counting it there as well would spend
-   the same evidence twice and let a family card plus one or two chance
-   behavioural agreements pass). Such a pair is flagged only when the
-   behaviour alone (style, timing, co-entry combined with Fisher's method) is
-   strong, p <= ``household_p``: two families of behaviour each agreeing at
-   p < 0.1 by chance (about 1 % of honest household pairs) are not enough; and
-   it must stay significant across all household-shaped pairs of the population
-   (Benjamini-Hochberg over that family at ``alpha``): among a hundred or so
-   honest household pairs one reaches p ~ 1e-3 by chance (a tuning population
-   had such a pair, behind a carrier address shared by ten accounts, flagged).
-   Flagged pairs are joined into groups (connected components of the networkx
-   graph): one case per person, listing the tournaments they entered together.
-   Without sessions (hand histories only, with or without the accounts' payment
-   hashes) candidates are also pairs that keep entering the same events far
-   beyond the configuration model: a payment hash links a family or one
-   person's one card, never the accounts of a person who pays with several.
+3. **Decision.** Fisher's method combines the p-values; weighted
+   Benjamini–Hochberg (Genovese, Roeder & Wasserman, Biometrika 2006: the
+   identity link is the prior weight) controls the false-discovery rate. A
+   pair is flagged (:meth:`MultiAccountingDetector.flag`) when it survives,
+   is strongly linked and at least ``min_signals`` of device / style /
+   timing / co-entry agree on their own (p < ``signal_p``); a shared card or
+   a device used by both at once counts beside a shared device. Households
+   (a home address, own devices) need the behaviour alone at
+   ``household_p`` and significant across all household-shaped pairs. Flagged
+   pairs join into groups (connected components,
+   :class:`detectors.base.GroupDetector`): one case per person.
 
 This follows the record-linkage view of account matching (Fellegi & Sunter,
-"A theory for record linkage", JASA 64(328), 1969: independent agreement
-weights on several fields are summed) with behavioural fields taken from
-player-fingerprinting work (e.g. Chen et al., NetGames 2008).
+JASA 1969: independent agreement weights on several fields are summed) with
+behavioural fields taken from player-fingerprinting work (e.g. Chen et al.,
+NetGames 2008). The figures behind each rule are in docs/measurements.md
+("Detector notes moved from docstrings").
 """
 
 from __future__ import annotations
@@ -68,18 +39,21 @@ import math
 from typing import Any
 
 import duckdb
-import networkx as nx
 import numpy as np
 import polars as pl
 
-from detectors.base import Detector, Evidence, Signal, groups_frame, is_missing, sql_literal as _lit
+from detectors.base import Evidence, GroupDetector, Signal, is_missing, sql_literal as _lit
 from detectors.features import identity as idf
 
 
-class MultiAccountingDetector(Detector):
+class MultiAccountingDetector(GroupDetector):
     """Groups of accounts run by one person (see the module docstring)."""
 
     kind = "multi_accounting"
+    inputs = {"hands": ("hand_id", "tournament_id", "started_at"), "seats": ("hand_id", "player", "dealt_in"),
+              "actions": ("hand_id", "street", "player", "action"), "accounts": ("account", "payment"),
+              "sessions": ("account", "ip", "device", "login_at", "logout_at"), "decisions": ("account", "ms"),
+              "registrations": ("account", "ts", "kind", "tournament_id")}
 
     def __init__(
         self,
@@ -113,6 +87,17 @@ class MultiAccountingDetector(Detector):
 
     # ------------------------------------------------------------------ fit
     def fit(self, con: duckdb.DuckDBPyConnection) -> "MultiAccountingDetector":
+        """Learn what the population offers: whether sessions, payment hashes and decision times exist,
+        each account's style fingerprint, the number of accounts and tournaments (the IDF weights' base).
+
+        Parameters
+        ----------
+        con : the warehouse (``inputs`` names the tables read).
+
+        Returns
+        -------
+        self, with ``has_sessions_``, ``has_payment_``, ``has_decisions_``, ``fingerprints_``, ``n_accounts_``,
+        ``n_tournaments_`` and ``missing_``."""
         self.missing_ = []
         self.has_sessions_ = idf.table_rows(con, "sessions") > 0
         self.has_payment_ = int(con.execute(
@@ -166,11 +151,18 @@ class MultiAccountingDetector(Detector):
         return co
 
     def score(self, con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
+        """One row per candidate pair (shared identifiers, or co-entries where there are no sessions):
+        identifier, style, timing and co-entry p-values, Fisher's combination (``p_value``), weighted
+        Benjamini-Hochberg (``q_value``; Genovese, Roeder & Wasserman 2006) and the household-shaped pairs'
+        own BH (``q_household``).
+
+        Returns
+        -------
+        ``a``, ``b``, ``accounts``, ``tournaments``, ``score``, ``p_value``, ``q_value`` and the tests' figures."""
         cand = self._candidates(con)
         empty = pl.DataFrame(schema={"accounts": pl.List(pl.Utf8), "tournaments": pl.List(pl.Utf8),
                                      "score": pl.Float64, "p_value": pl.Float64})
         if cand.height == 0:
-            self.pairs_ = cand
             return empty
         pairs = idf.likeness(self.fingerprints_, cand, min_hands=self.min_hands,
                              random_state=self.random_state)
@@ -217,18 +209,15 @@ class MultiAccountingDetector(Detector):
             score=(-pl.col("p_behaviour").clip(1e-300, 1).log10()
                    + 0.1 * pl.max_horizontal("w_ip", "w_net")),
         )
-        self.pairs_ = pairs
-        return pairs.with_columns(
+        return self._with_q(pairs.with_columns(
             accounts=pl.concat_list("a", "b"),
             tournaments=pl.col("shared_tournaments"),
             p_value=pl.col("p_behaviour"),
-        )
+        ))
 
-    # ------------------------------------------------------------------ threshold
-    def threshold(self, scores: pl.DataFrame) -> pl.DataFrame:
-        """Flag pairs (FDR + agreeing signals), then merge them into groups."""
-        if scores.height == 0:
-            return scores.with_columns(flagged=pl.lit(False))
+    def _with_q(self, scores: pl.DataFrame) -> pl.DataFrame:
+        """``scores`` with ``q_value`` (weighted BH over all pairs) and ``q_household`` (plain BH over the
+        household-shaped pairs' combined conduct p-values; 1 elsewhere)."""
         # weighted BH (Genovese, Roeder & Wasserman, Biometrika 93(3), 2006): the
         # identity link is a prior, not a test: pairs bound by a shared device or
         # card get more of the error budget than pairs bound by an address alone;
@@ -240,53 +229,33 @@ class MultiAccountingDetector(Detector):
         w = w * 2.0 / np.maximum(scores["min_share"].fill_null(2).to_numpy().astype(float), 2.0)
         w = w / w.mean()
         q = idf.benjamini_hochberg(np.minimum(1.0, scores["p_value"].to_numpy() / w))
-        linked = scores["id_strong"].to_numpy() | (scores["weight"].to_numpy() == 0)
-        agree = scores["n_agree"].to_numpy() >= self.min_signals
-        # housemates (a home address, own devices): the behaviour must say one
-        # person on its own, combined, not two families agreeing by chance; and it
-        # must do so across all household-shaped pairs of the population (a hundred
-        # or so: BH over them, Benjamini & Hochberg 1995), since among that many
+        # housemates: the behaviour must say one person across all household-shaped pairs of the
+        # population (a hundred or so: BH over them, Benjamini & Hochberg 1995), since among that many
         # honest pairs one reaches p ~ 1/100 by chance
         hh = scores["household"].to_numpy().astype(bool)
-        p_cond = scores["p_conduct"].to_numpy().astype(float)
         q_hh = np.ones(scores.height)
         if hh.any():
-            q_hh[hh] = idf.benjamini_hochberg(p_cond[hh])
-        agree &= ~hh | ((p_cond <= self.household_p) & (q_hh <= self.alpha))
-        pair_flag = (q <= self.alpha) & agree & linked
-        pairs = scores.with_columns(q_value=pl.Series(q), pair_flagged=pl.Series(pair_flag))
-        self.pairs_ = pairs
-        # groups: components of the flagged-pair graph; unflagged pairs stay pairs
-        g = nx.Graph()
-        for r in pairs.filter(pl.col("pair_flagged")).iter_rows(named=True):
-            g.add_edge(r["a"], r["b"])
-        rows: list[dict[str, Any]] = []
-        for comp in nx.connected_components(g):
-            sub = pairs.filter(pl.col("pair_flagged") & pl.col("a").is_in(list(comp)) & pl.col("b").is_in(list(comp)))
-            tourns = sorted({t for ts in sub["tournaments"].to_list() for t in (ts or [])})
-            rows.append({
-                "accounts": sorted(comp), "tournaments": tourns,
-                "score": float(sub["score"].max()), "p_value": float(sub["p_value"].min()),
-                "flagged": True, "pairs": sub,
-            })
-        for r in pairs.filter(~pl.col("pair_flagged")).sort("score", descending=True).head(self.max_unflagged).iter_rows(named=True):
-            if r["a"] in g and r["b"] in g and nx.has_path(g, r["a"], r["b"]):
-                continue
-            rows.append({
-                "accounts": [r["a"], r["b"]], "tournaments": r["tournaments"] or [],
-                "score": float(r["score"]), "p_value": float(r["p_value"]),
-                "flagged": False, "pairs": pairs.filter((pl.col("a") == r["a"]) & (pl.col("b") == r["b"])),
-            })
-        self.groups_ = rows
-        if hasattr(self, "hands_"):
-            del self.hands_
-        return groups_frame(rows)
+            q_hh[hh] = idf.benjamini_hochberg(scores["p_conduct"].to_numpy().astype(float)[hh])
+        return scores.with_columns(q_value=pl.Series(q), q_household=pl.Series(q_hh))
+
+    # ------------------------------------------------------------------ threshold
+    def flag(self, scores: pl.DataFrame) -> pl.DataFrame:
+        """``scores`` with ``pair_flagged``: q <= alpha, at least ``min_signals`` signals agreeing, and a strong
+        identity link (the rarest shared identifier held by at most ``max_link_share`` accounts) or none needed
+        (co-entry candidates); a household-shaped pair (home address, own devices) also needs its combined
+        conduct p at most ``household_p`` and its household q at most alpha."""
+        linked = scores["id_strong"].to_numpy() | (scores["weight"].to_numpy() == 0)
+        agree = scores["n_agree"].to_numpy() >= self.min_signals
+        hh = scores["household"].to_numpy().astype(bool)
+        p_cond = scores["p_conduct"].to_numpy().astype(float)
+        agree &= ~hh | ((p_cond <= self.household_p) & (scores["q_household"].to_numpy() <= self.alpha))
+        pair_flag = (scores["q_value"].to_numpy() <= self.alpha) & agree & linked
+        return scores.with_columns(pair_flagged=pl.Series(pair_flag))
 
     # ------------------------------------------------------------------ explain
-    def explain(self, con: duckdb.DuckDBPyConnection, row: dict[str, Any]) -> Signal:
-        grp = self.groups_[row["group"]]
-        pairs: pl.DataFrame = grp["pairs"]
-        accs = grp["accounts"]
+    def _identifier_evidence(self, pairs: pl.DataFrame) -> tuple[list[Evidence], dict[tuple[str, str], int]]:
+        """The identifiers the group's pairs share, rarest first, each with its IDF weight and the SQL that lists its
+        accounts; returns the evidence and (kind, value) -> accounts sharing it."""
         ev: list[Evidence] = []
         ids_seen: dict[tuple[str, str], int] = {}
         for r in pairs.iter_rows(named=True):
@@ -304,10 +273,13 @@ class MultiAccountingDetector(Detector):
                 text=f"{kind} {value} is used by {n} accounts (IDF weight {math.log(self.n_accounts_ / n):.2f})",
                 sql=sql,
             ))
-        accs_sql = ", ".join(_lit(a) for a in accs)
-        best = pairs.sort("score", descending=True).row(0, named=True)
+        return ev, ids_seen
+
+    def _likeness_evidence(self, best: dict[str, Any], accs_sql: str) -> list[Evidence]:
+        """The style, decision-time and co-entry likeness of the group's strongest pair, and its online overlap."""
         a, b = best["a"], best["b"]
         fp = self.fingerprints_.filter(pl.col("account").is_in([a, b]))
+        ev: list[Evidence] = []
         fpd = {r["account"]: r for r in fp.iter_rows(named=True)}
         if not is_missing(best.get("p_style")):
             ev.append(Evidence(
@@ -351,7 +323,10 @@ class MultiAccountingDetector(Detector):
                          if best.get("co_device") else "")),
                 sql=f"SELECT account, login_at, logout_at, ip, device FROM sessions WHERE account IN ({accs_sql}) ORDER BY login_at",
             ))
-        kinds = sorted({k for k, _ in ids_seen})
+        return ev
+
+    def _benign(self, row: dict[str, Any], best: dict[str, Any], kinds: list[str]) -> str:
+        """The household and shared-network explanation, and whether the behaviour excludes it."""
         strong_ids = [k for k in kinds if k in ("device", "payment")]
         benign = (
             "Housemates or a shared café/carrier network share an IP honestly; they differ in device, style "
@@ -367,25 +342,49 @@ class MultiAccountingDetector(Detector):
             benign += (" The pair shares a home address but no device (household-shaped): a shared card there is "
                        f"a family's, so the behaviour alone must say one person (combined p {float(best['p_conduct']):.2g}, "
                        f"needed <= {self.household_p:g} and significant among all household-shaped pairs).")
-        if not hasattr(self, "hands_"):
-            self.hands_ = _evidence_hands(con, self.groups_)
-        hands = self.hands_.get(row["group"], [])
+        return benign
+
+    def _edges(self, pairs: pl.DataFrame) -> list[dict[str, Any]]:
+        """Each pair of the group with its weight, score, q-value and the signals that agree."""
+        return [
+            {"a": r["a"], "b": r["b"], "weight": float(r["weight"]), "score": float(r["score"]),
+             "q_value": float(r["q_value"]),
+             "signals": [k for k, p in (("device", r["p_device"]), ("style", r["p_style"]), ("timing", r["p_timing"]),
+                                        ("co-entry", r["p_coentry"])) if not is_missing(p) and p < self.signal_p]
+             + (["device at once"] if r.get("co_device") else [])
+             + [s["kind"] for s in (r["shared"] or []) if s["weight"] > 0]}
+            for r in pairs.iter_rows(named=True)
+        ]
+
+    def explain(self, con: duckdb.DuckDBPyConnection, row: dict[str, Any]) -> Signal:
+        """The signal of one group row of :meth:`threshold`: the shared identifiers with their IDF
+        weights, the style, timing and co-entry likeness of its strongest pair, the online overlap, the evidence
+        hands (two of its accounts at one table first).
+
+        Parameters
+        ----------
+        con : the warehouse. row : one row of :meth:`threshold` (its ``pairs`` hold the group's pairs).
+
+        Returns
+        -------
+        :class:`~detectors.base.Signal` (``extra["edges"]``: each pair's signals)."""
+        pairs = self.pairs_of(row)
+        accs = list(row["accounts"])
+        ev, ids_seen = self._identifier_evidence(pairs)
+        accs_sql = ", ".join(_lit(a) for a in accs)
+        best = pairs.sort("score", descending=True).row(0, named=True)
+        ev += self._likeness_evidence(best, accs_sql)
+        kinds = sorted({k for k, _ in ids_seen})
+        benign = self._benign(row, best, kinds)
+        hands = _evidence_hands(con, [row]).get(0, [])
         summary = (f"{', '.join(accs)} look like one person: linked by {', '.join(kinds) or 'co-entries'}; "
-                   f"{len(grp['tournaments'])} tournaments entered together")
+                   f"{len(row['tournaments'])} tournaments entered together")
         return Signal(
             kind=self.kind, accounts=accs, score=float(row["score"]), flagged=bool(row["flagged"]),
-            summary=summary, tournaments=list(grp["tournaments"]), hands=hands, evidence=ev, benign=benign,
+            summary=summary, tournaments=list(row["tournaments"]), hands=hands, evidence=ev, benign=benign,
             p_value=float(row["p_value"]) if row["p_value"] is not None else None,
             detector=type(self).__name__,
-            extra={"edges": [
-                {"a": r["a"], "b": r["b"], "weight": float(r["weight"]), "score": float(r["score"]),
-                 "q_value": float(r["q_value"]),
-                 "signals": [k for k, p in (("device", r["p_device"]), ("style", r["p_style"]), ("timing", r["p_timing"]),
-                                            ("co-entry", r["p_coentry"])) if not is_missing(p) and p < self.signal_p]
-                 + (["device at once"] if r.get("co_device") else [])
-                 + [s["kind"] for s in (r["shared"] or []) if s["weight"] > 0]}
-                for r in pairs.iter_rows(named=True)
-            ]},
+            extra={"edges": self._edges(pairs)},
         )
 
 
@@ -398,9 +397,9 @@ def _n_tournaments(con: duckdb.DuckDBPyConnection) -> int:
 
 
 def _evidence_hands(con: duckdb.DuckDBPyConnection, groups: list[dict[str, Any]], limit: int = 20) -> dict[int, list[str]]:
-    """Evidence hands of every group in one query: hands where two of a group's
-    accounts sat at one table (one person at two seats) first, then each
-    account's first hand in every tournament the group entered together."""
+    """Evidence hands of the given groups (their ``accounts`` and ``tournaments``) in one query: hands where two
+    of a group's accounts sat at one table (one person at two seats) first, then each account's first hand in
+    every tournament the group entered together; by time, hands of the same second by hand id."""
     ga = pl.DataFrame({"g": [i for i, g in enumerate(groups) for _ in g["accounts"]],
                        "account": [a for g in groups for a in g["accounts"]]},
                       schema={"g": pl.Int64, "account": pl.Utf8})
@@ -426,7 +425,7 @@ def _evidence_hands(con: duckdb.DuckDBPyConnection, groups: list[dict[str, Any]]
       SELECT g, hand_id, min(rank) AS rank, min(t) AS t FROM (SELECT * FROM together UNION ALL SELECT * FROM firsts)
       GROUP BY g, hand_id
     )
-    SELECT g, list(hand_id ORDER BY rank, t)[1:?] AS hands FROM ranked GROUP BY g
+    SELECT g, list(hand_id ORDER BY rank, t, hand_id)[1:?] AS hands FROM ranked GROUP BY g
     """
     rows = con.execute(q, [limit]).fetchall()
     con.unregister("_rb_ga")

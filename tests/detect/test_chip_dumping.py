@@ -69,6 +69,7 @@ def test_presence_counts_from_duckdb_equal_the_rows_counted_one_by_one(planted_w
     import polars as pl
 
     from detectors import chip_dumping as cd
+    from detectors.chip_dumping import presence
 
     con = planted_world.con
     dec = cd.preflop_decisions(con)
@@ -83,7 +84,7 @@ def test_presence_counts_from_duckdb_equal_the_rows_counted_one_by_one(planted_w
     assert (j["pres_n"] == j["n"]).mean() > 0.5
     # the baseline: the player's own decisions in the pair's bins without the partner (the pairs no member of S
     # touches, every bin kept): counted in Polars the same way
-    bins = list(cd.PRESENCE_BINS)
+    bins = list(presence.PRESENCE_BINS)
     per_bin = rows.group_by("player", "partner", *bins).agg(n=pl.len())
     own = dec.group_by("player", *bins).agg(tn=pl.len())
     base = per_bin.join(own, on=["player", *bins]).group_by("player", "partner").agg(
@@ -102,6 +103,7 @@ def test_receiver_aggression_points_at_the_receivers_and_spares_honest_pairs(pla
     import polars as pl
 
     from detectors import chip_dumping as cd
+    from detectors.chip_dumping import presence
     from detectors.features import gameplay as gp
 
     dec, _ = gp.cached_pair_features(planted_world.con)
@@ -162,6 +164,7 @@ def test_a_partner_found_by_the_combined_test_explains_its_table_mate_away():
     import pytest
 
     from detectors import chip_dumping as cd
+    from detectors.chip_dumping import presence
 
     con, d, others = _table_mate_world()
     one = lambda t, a, b: t.filter((pl.col("player") == a) & (pl.col("partner") == b)).row(0, named=True)  # noqa: E731
@@ -179,9 +182,8 @@ def test_a_partner_found_by_the_combined_test_explains_its_table_mate_away():
     assert 0 < (h(got) == -1).sum() == alone.filter(pl.col("player").is_in(others) & (pl.col("partner") == "F")).height
     # ranking: a passed partner is ranked by its own p among the first pass's (strongest first)
     first = pl.DataFrame({"player": ["F", "F"], "partner": ["A", "B"], "pres_p": [1e-8, 1e-6]})
-    rk = cd._ranked_partners(first, 0.01, pl.DataFrame({"player": ["F", "F"], "partner": ["B", "C"], "p": [1e-10, 1e-7]}))
+    rk = presence._ranked_partners(first, 0.01, pl.DataFrame({"player": ["F", "F"], "partner": ["B", "C"], "p": [1e-10, 1e-7]}))
     assert rk.sort("rk")["partner"].to_list() == ["B", "A", "C"]
-    assert cd.ChipDumpingDetector().partners_by_combined
 
 
 def test_a_repeated_presence_call_reuses_the_first_and_retests_only_changed_players(monkeypatch):
@@ -193,11 +195,12 @@ def test_a_repeated_presence_call_reuses_the_first_and_retests_only_changed_play
     import pytest
 
     from detectors import chip_dumping as cd
+    from detectors.chip_dumping import presence
 
     con, d, others = _table_mate_world()
     parts: list[str] = []
-    sql = cd._presence_sql
-    monkeypatch.setattr(cd, "_presence_sql", lambda bins, tag, part: parts.append(part) or sql(bins, tag, part))
+    sql = presence._presence_sql
+    monkeypatch.setattr(presence, "_presence_sql", lambda bins, tag, part: parts.append(part) or sql(bins, tag, part))
     state: dict = {}
     alone = cd.presence_tests(con, d, decisions_per_part=5000, state=state)
     assert "first" in parts and "second" in parts  # F's S (R) is found by the first pass
@@ -239,6 +242,7 @@ def test_presence_explains_a_receivers_table_mate_away():
     import pytest
 
     from detectors import chip_dumping as cd
+    from detectors.chip_dumping import presence
 
     con, d, others = _table_mate_world()
     first_only = cd.presence_tests(con, d, alpha=0.0)  # alpha 0: no partner found in a first pass, nothing explained
@@ -265,6 +269,7 @@ def test_presence_compares_heads_up_play_with_heads_up_play(monkeypatch):
     import polars as pl
 
     from detectors import chip_dumping as cd
+    from detectors.chip_dumping import presence
 
     rng = random.Random(11)
     others = [f"h{i:02d}" for i in range(20)]
@@ -290,7 +295,7 @@ def test_presence_compares_heads_up_play_with_heads_up_play(monkeypatch):
     d = pl.DataFrame(dec).with_columns(pl.col("sbin", "cbin", "nbin").cast(pl.Int8))
     one = lambda t, a, b: t.filter((pl.col("player") == a) & (pl.col("partner") == b)).row(0, named=True)  # noqa: E731
     assert one(cd.presence_tests(con, d), "P", "Q")["pres_p"] > 0.01
-    monkeypatch.setattr(cd, "PRESENCE_BINS", tuple(b for b in cd.PRESENCE_BINS if b != "nbin"))
+    monkeypatch.setattr(presence, "PRESENCE_BINS", tuple(b for b in presence.PRESENCE_BINS if b != "nbin"))
     assert one(cd.presence_tests(con, d), "P", "Q")["pres_p"] < 1e-6
 
 
@@ -370,6 +375,7 @@ def test_a_loose_player_who_meets_one_opponent_heads_up_is_judged_by_his_own_loo
     import polars as pl
 
     from detectors import chip_dumping as cd
+    from detectors.chip_dumping import presence
 
     rng = random.Random(5)
     others = [f"h{i:02d}" for i in range(20)]
@@ -454,7 +460,7 @@ def test_partners_always_dealt_in_together_are_ranked_the_same_every_run():
     one run of seven before)."""
     import polars as pl
 
-    from detectors.chip_dumping import _ranked_partners
+    from detectors.chip_dumping.presence import _ranked_partners
 
     p = 2.583772658380928e-16
     for a, b in ((p, p * (1 + 4e-16)), (p * (1 + 4e-16), p)):
@@ -476,6 +482,7 @@ def test_late_folds_count_the_surrendered_made_hands():
     import polars as pl
 
     from detectors import chip_dumping as cd
+    from detectors.chip_dumping import presence
 
     rng = random.Random(11)
     others = [f"h{i:02d}" for i in range(20)]

@@ -278,7 +278,7 @@ def test_a_sit_out_logged_before_a_break_is_not_the_break():
     near = det.starts_.filter(pl.col("ts") > t(38))
     assert near.filter(pl.col("account").is_in(["e1", "e2"]))["at_break"].to_list() == [True, True]
     assert near.filter(pl.col("account").is_in(["d1", "d2"]))["at_break"].to_list() == [False, False]
-    pairs = {(r["a"], r["b"]): r for r in det.pairs_.iter_rows(named=True)}
+    pairs = {(r["a"], r["b"]): r for r in det.scores_.iter_rows(named=True)}
     assert pairs[("d1", "d2")]["n_co"] == 2
     assert ("e1", "e2") not in pairs
 
@@ -326,14 +326,14 @@ def test_with_events_coinciding_sit_outs_of_equal_length_count_twice():
     det.detect(con)
     q = det.starts_.filter(pl.col("account").is_in(["q1", "q2"]) & (pl.col("source") == "event"))
     assert q.height == 4 and q["run_hands"].to_list() == [5, 5, 5, 5]
-    r = det.pairs_.filter((pl.col("a") == "q1") & (pl.col("b") == "q2")).row(0, named=True)
+    r = det.scores_.filter((pl.col("a") == "q1") & (pl.col("b") == "q2")).row(0, named=True)
     assert r["n_co"] == 2
     assert r["p_with_length"] < r["p_time_only"] / 2
     assert r["n_len_events"] == 2
     assert r["p_value"] == pytest.approx(r["p_with_length"])
     off = CoordinatedSitoutDetector(length_mark=False)
     off.detect(con)
-    r_off = off.pairs_.filter((pl.col("a") == "q1") & (pl.col("b") == "q2")).row(0, named=True)
+    r_off = off.scores_.filter((pl.col("a") == "q1") & (pl.col("b") == "q2")).row(0, named=True)
     assert r_off["p_value"] == pytest.approx(r["p_time_only"])
     assert r["p_value"] < r_off["p_value"]
     # the honest players' coincidences gain nothing systematic: none is flagged either way
@@ -367,7 +367,7 @@ def test_an_event_with_a_sit_out_the_hands_do_not_show_is_tested_on_closeness_al
     assert pe["950"]["lengths_known"] and not pe["951"]["lengths_known"]
     assert pe["950"]["p_marked"] == pytest.approx(pe["950"]["p_marked_len"])
     assert pe["951"]["p_marked"] == pytest.approx(pe["951"]["p_marked_time"])
-    r = det.pairs_.filter((pl.col("a") == "q1") & (pl.col("b") == "q2")).row(0, named=True)
+    r = det.scores_.filter((pl.col("a") == "q1") & (pl.col("b") == "q2")).row(0, named=True)
     assert r["n_len_events"] == 1
     want = sps.chi2.sf(-2 * (np.log(pe["950"]["p_marked_len"]) + np.log(pe["951"]["p_marked_time"])), 4)
     assert r["p_value"] == pytest.approx(want)
@@ -406,7 +406,7 @@ def test_one_coincidence_is_not_repeated_coordination():
     det = CoordinatedSitoutDetector()
     flagged = sorted(s.accounts for s in det.detect(con) if s.flagged)
     assert flagged == [list(p) for p in pairs]
-    o = det.pairs_.filter((pl.col("a") == "o1") & (pl.col("b") == "o2")).row(0, named=True)
+    o = det.flag(det.scores_).filter((pl.col("a") == "o1") & (pl.col("b") == "o2")).row(0, named=True)
     assert o["n_co"] == 1 and o["q_value"] <= det.alpha and not o["pair_flagged"]
     one = CoordinatedSitoutDetector(min_cooccur=1)
     assert ["o1", "o2"] in [s.accounts for s in one.detect(con) if s.flagged]
@@ -460,7 +460,7 @@ def test_one_coincidence_corroborated_by_co_entry_is_flagged_its_look_alike_is_n
     sigs = det.detect(con)
     flagged = [s for s in sigs if s.flagged]
     assert [s.accounts for s in flagged] == [subtle]
-    P = det.pairs_
+    P = det.scores_
     q = P.filter((pl.col("a") == "q1") & (pl.col("b") == "q2")).row(0, named=True)
     lk = P.filter((pl.col("a") == "l1") & (pl.col("b") == "l2")).row(0, named=True)
     # both sat out together exactly once, each coincidence unusual on its own ...
@@ -539,8 +539,8 @@ def test_two_bounty_hunters_sitting_out_together_once_are_not_corroborated():
         assert sorted(s.accounts for s in plain.detect(con) if s.flagged) == [KO_HUNTERS, LONE_SUBTLE]
         det = CoordinatedSitoutDetector()
         assert [s.accounts for s in det.detect(con) if s.flagged] == [LONE_SUBTLE]
-        rows = {r["a"]: r for r in det.pairs_.filter(pl.col("n_co") == 1).iter_rows(named=True)}
-        before = {r["a"]: r for r in plain.pairs_.filter(pl.col("n_co") == 1).iter_rows(named=True)}
+        rows = {r["a"]: r for r in det.scores_.filter(pl.col("n_co") == 1).iter_rows(named=True)}
+        before = {r["a"]: r for r in plain.scores_.filter(pl.col("n_co") == 1).iter_rows(named=True)}
         b, q = rows["b1"], rows["q1"]
         assert b["b"] == "b2" and q["b"] == "q2"
         assert b["p_gap"] <= det.single_p and q["p_gap"] <= det.single_p

@@ -240,5 +240,5 @@ def at(minutes: float) -> dt.datetime:
 
 
 def event_rows(det, tournament_id: str) -> dict:
-    """A fitted SeatHandoffDetector's candidate rows of one tournament, by account (its ``rows_``)."""
-    return {r["account"]: r for r in det.rows_ if r["tournament_id"] == tournament_id}
+    """A fitted SeatHandoffDetector's candidate rows of one tournament, by account (its ``scores_``)."""
+    return {r["account"]: r for r in det.scores_.iter_rows(named=True) if r["tournament_id"] == tournament_id}

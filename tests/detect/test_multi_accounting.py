@@ -134,6 +134,7 @@ def test_hands_only_with_payment_hashes_still_uses_co_entries(sng_world):
     con.execute("UPDATE accounts SET payment = 'card-family' WHERE account IN ('h01', 'h02')")
     det = MultiAccountingDetector()
     sigs = det.detect(con)
+    pairs = det.flag(det.score(con))
     con.close()
     for s in sigs:
         assert "device and IP links (no sessions)" in s.missing
@@ -141,7 +142,7 @@ def test_hands_only_with_payment_hashes_still_uses_co_entries(sng_world):
     top = [s for s in sigs if s.flagged]
     assert [sorted(s.accounts) for s in top] == [PERSON]
     # the family card is tested too (a candidate), and not enough alone
-    fam = det.pairs_.filter((det.pairs_["a"] == "h01") & (det.pairs_["b"] == "h02"))
+    fam = pairs.filter((pairs["a"] == "h01") & (pairs["b"] == "h02"))
     assert fam.height == 1 and not fam["pair_flagged"][0]
 
 
@@ -163,8 +164,7 @@ def _decide(monkeypatch, rows):
     monkeypatch.setattr(idf, "likeness", lambda fp, cand, **kw: cand.join(frame.select("a", "b", "p_style", "p_timing"), on=["a", "b"]))
     monkeypatch.setattr(idf, "usage_patterns", lambda con, p: p.join(
         frame.select("a", "b", "p_coentry", "shared_tournaments", "device_overlap_s"), on=["a", "b"]))
-    det.threshold(det.score(None))
-    return {(r["a"], r["b"]): r["pair_flagged"] for r in det.pairs_.iter_rows(named=True)}
+    return {(r["a"], r["b"]): r["pair_flagged"] for r in det.flag(det.score(None)).iter_rows(named=True)}
 
 
 def test_household_with_family_card_and_chance_agreements_not_flagged(monkeypatch):

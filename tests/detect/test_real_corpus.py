@@ -22,6 +22,7 @@ import pytest
 
 from detectors import all_detectors
 from detectors import chip_dumping as cd
+from detectors.chip_dumping import presence
 from pipelines.lib.ingest import ingest
 
 #: a loose player in one cash-game file, dealt in with the file's hero in every one of his hands
@@ -89,11 +90,11 @@ def test_presence_baseline_is_the_same_game(real_con, monkeypatch):
     assert set(dec.filter(pl.col("player") == O8_PLAYER)["variant"].unique()) == {"omaha no_limit hi-lo"}
 
     def expected(bins):
-        monkeypatch.setattr(cd, "PRESENCE_BINS", bins)
+        monkeypatch.setattr(presence, "PRESENCE_BINS", bins)
         r = cd.presence_tests(real_con, dec, min_own=0)
         return r.filter((pl.col("player") == O8_PLAYER) & (pl.col("partner") == O8_OPPONENT))["pres_e"][0]
 
-    by_game = expected(cd.PRESENCE_BINS)
-    pooled = expected(tuple(b for b in cd.PRESENCE_BINS if b != "variant"))
+    by_game = expected(presence.PRESENCE_BINS)
+    pooled = expected(tuple(b for b in presence.PRESENCE_BINS if b != "variant"))
     # 72 continuations in 72 decisions: Hold'em players' rates predict 16, Omaha Hi/Lo players' more than twice that
     assert pooled < 20 < 30 < by_game

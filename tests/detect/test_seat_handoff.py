@@ -12,6 +12,7 @@ import pytest
 from test_identity_features_world import Style, World, at
 
 from detectors import get_detector
+from detectors.features.identity import benjamini_hochberg
 from detectors.seat_handoff import SeatHandoffDetector
 
 EVERY_S = 45
@@ -191,11 +192,11 @@ def _threshold(rows, null: bool = False):
             "group_new_device": True, "since_logout": 3.0, "p_style": 0.5, "p_style_field": 0.5,
             "p_time": 0.5, "p_value": 0.5}
     frame = pl.DataFrame([{**base, **r} for r in rows])
+    frame = frame.with_columns(q_value=pl.Series(benjamini_hochberg(frame["p_value"].to_numpy())))
     det = SeatHandoffDetector()
     det.has_sessions_, det.has_logouts_ = True, True
     if null:
         det.null_ = np.linspace(0.001, 1.0, 1000)
-    det.rows_ = [{} for _ in rows]
     out = det.threshold(frame)
     return dict(zip(out["account"].to_list(), out["flagged"].to_list()))
 

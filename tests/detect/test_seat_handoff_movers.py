@@ -16,7 +16,8 @@ import numpy as np
 import pytest
 from test_identity_features_world import Style, World, at, event_rows
 
-from detectors.seat_handoff import SeatHandoffDetector, _device_time_many
+from detectors.seat_handoff import SeatHandoffDetector
+from detectors.seat_handoff.statistics import _device_time_many
 
 EVERY = 45
 CP = 30  # the round of the move / take-over in event 900

@@ -127,7 +127,7 @@ def test_the_one_implementation_of_the_tests_agrees_with_scipy():
     test; each must give the p-value of an independent reference, scipy.stats, row by row."""
     from scipy import stats as sps
 
-    from detectors import seat_handoff as sh
+    from detectors.seat_handoff import statistics as sh
 
     rng = np.random.default_rng(5)
     # chi-square homogeneity of 2 x k tables (a column empty in both rows is dropped)

@@ -18,7 +18,8 @@ from scipy import stats as sps
 from test_identity_features_world import Style, World, at
 
 from detectors.features import gameplay as gp
-from detectors.seat_handoff import SeatHandoffDetector, _cmh_p_vec, _range_p_many
+from detectors.seat_handoff import SeatHandoffDetector
+from detectors.seat_handoff.statistics import _cmh_p_vec, _range_p_many
 
 EVERY = 45
 CP = 30  # the round of the take-over / move in event 900
@@ -98,7 +99,7 @@ def runs(con):
 
 
 def _row(d, acc):
-    return next(r for r in d.rows_ if r["account"] == acc and r["tournament_id"] == "900")
+    return next(r for r in d.scores_.iter_rows(named=True) if r["account"] == acc and r["tournament_id"] == "900")
 
 
 def test_helper_with_a_slightly_looser_line_found_by_the_range(runs):
@@ -203,7 +204,8 @@ def test_strata_use_dealt_cards_only():
     facing a raise, a short-handed table (at most 3 players dealt in)."""
     import polars as pl
 
-    from detectors.seat_handoff import _BINS, _DEPTH_BB, _N_STRATA, _SHORT_MAX, _with_strength
+    from detectors.seat_handoff.queries import _with_strength
+    from detectors.seat_handoff.statistics import _BINS, _DEPTH_BB, _N_STRATA, _SHORT_MAX
 
     df = pl.DataFrame({
         "hole": [["Ah", "As"], ["3c", "2d"], ["Ah", "As"], ["Ah", "As"], ["Kd", "Ks"], ["Ah", "As"], ["Ah", "As"]],

@@ -1,0 +1,57 @@
+"""Chip dumping: one account losing chips to another on purpose.
+
+Method
+------
+Chip flow alone cannot tell a dump from a cooler, so every heads-up decision
+is valued with the cards known (:mod:`detectors.features.gameplay`, after
+Mazrooei, Archibald & Bowling, AAAI 2013): a fold facing a bet gives the
+opponent ``equity*(pot+to_call) - to_call``; chips put in give
+``amount*(1 - 2*equity)``. For every ordered pair (giver A, receiver B) five
+tests are made, each against the tested player's own play towards everyone
+else (robust baselines, :func:`detectors.stats.robust_own_baseline`):
+
+1. *value given*: A's mean value given per decision to B against A's to
+   others (z-test with A's own variance);
+2. *junk commitment*: A calls, bets or raises B with a weak hand more often
+   than A's own rate in the same cells (street, facing a bet, heads-up,
+   strength, price of a call: :data:`detectors.stats.JUNK_BINS`) predicts; a
+   predictive tail for the estimated rare rate (Gelman, Meng & Stern,
+   Statistica Sinica 1996);
+3. *late folds* (:func:`receiver_tests`): A folds a made hand to B's turn or
+   river bets more often than A's own rate;
+4. *receiver aggression* (:func:`receiver_tests`): B bets or raises into A
+   after the flop more often than B does against everyone else;
+5. *presence* (:func:`presence_tests`): A continues preflop more often with B
+   dealt in than in A's hands without B, in the same cells, with table-mates
+   of a receiver explained away greedily and thin cells shrunk towards the
+   population's rate moved by A's own looseness.
+
+A test whose baseline rests on fewer than ``min_value_n`` (presence:
+``min_presence_own``) decisions is not made. Fisher's method combines the
+p-values; Benjamini–Hochberg controls the false-discovery rate over the
+ordered pairs that met often enough (independent filtering, Bourgon,
+Gentleman & Huber, PNAS 2010). A pair is flagged
+(:meth:`ChipDumpingDetector.flag`) when q <= alpha and the chips moved: a net
+flow of at least ``min_flow_bb`` in at least ``min_hu_hands`` hands lost, or
+the value given is significant on its own (``value_gate_p``), or A lost that
+much more than its own rate predicts in the *deviation hands*, those where it
+put chips in with a weak hand or folded a made hand late
+(:func:`deviation_flow`). Flagged edges form a value-flow graph
+(:mod:`detectors.graphs`): one account feeding many (or many feeding one) is
+one *star*.
+
+Benign look-alikes considered: coolers (value with the cards known), loose
+players (own baselines), regulars (per-decision tests), aggressive players
+(the receiver test is against B's own rate), table-mates of a receiver
+(explained away).
+
+Score: −log10 q, comparable within the kind. The figures behind each rule are
+in docs/measurements.md ("Detector notes moved from docstrings").
+"""
+
+from detectors.chip_dumping.detector import ChipDumpingDetector
+from detectors.chip_dumping.evidence import DEVIATION_FLOW_COUNTS_SQL, PRESENCE_COUNTS_SQL, RECEIVER_COUNTS_SQL
+from detectors.chip_dumping.flows import deviation_flow, receiver_tests
+from detectors.chip_dumping.presence import preflop_decisions, presence_tests
+
+__all__ = ["DEVIATION_FLOW_COUNTS_SQL", "PRESENCE_COUNTS_SQL", "RECEIVER_COUNTS_SQL", "ChipDumpingDetector", "deviation_flow", "preflop_decisions", "presence_tests", "receiver_tests"]

@@ -1,0 +1,259 @@
+"""The ChipDumpingDetector: fit, score, threshold."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import duckdb
+import numpy as np
+import polars as pl
+
+from detectors import stats
+from detectors.base import HAND_INPUTS, PairDetector
+from detectors.chip_dumping.evidence import EvidenceMixin
+from detectors.chip_dumping.flows import deviation_flow, receiver_tests
+from detectors.chip_dumping.presence import preflop_decisions, presence_tests
+from detectors.features import gameplay as gp
+
+
+class ChipDumpingDetector(EvidenceMixin, PairDetector):
+    """Ordered pairs where one side gives value to the other, judged by the cards against its own baseline."""
+
+    kind = "chip_dumping"
+    inputs = HAND_INPUTS
+    directed = True  # giver -> receiver
+
+    def __init__(
+        self,
+        *,
+        alpha: float = 0.01,
+        random_state: int = 0,
+        min_hu_hands: int = 5,
+        min_flow_bb: float = 20.0,
+        min_value_n: int = 10,
+        min_test_hands: int = 10,
+        samples: int = 16,
+        max_unflagged: int = 300,
+        min_presence_n: int = 20,
+        min_presence_own: int = 10,
+        value_gate_p: float | None = 1e-3,
+        late_fold_min_strength: float | None = 0.5,
+        rare_tail: str = "predictive",
+        deviation_gate: bool = True,
+        junk_bins: tuple[str, ...] = stats.JUNK_BINS,
+    ) -> None:
+        super().__init__(alpha=alpha, random_state=random_state)
+        self.junk_bins = junk_bins
+        self.deviation_gate = deviation_gate
+        self.rare_tail = rare_tail
+        self.late_fold_min_strength = late_fold_min_strength
+        self.min_presence_n = min_presence_n
+        self.min_presence_own = min_presence_own
+        self.value_gate_p = value_gate_p
+        self.min_hu_hands = min_hu_hands
+        self.min_flow_bb = min_flow_bb
+        self.min_value_n = min_value_n
+        self.min_test_hands = min_test_hands
+        self.samples = samples
+        self.max_unflagged = max_unflagged
+
+    def fit(self, con: duckdb.DuckDBPyConnection) -> "ChipDumpingDetector":
+        """Learn each player's own play towards everyone else: the card-aware value given, the junk,
+        late-fold and receiver tests, the presence test with its explaining away, the chip and deviation flows.
+
+        Parameters
+        ----------
+        con : the warehouse (``inputs`` names the tables read).
+
+        Returns
+        -------
+        self, with ``dec_``, ``pairs_``, ``recv_``, ``pdec_``, ``presence_``, ``cont_by_``, ``dealt_by_``,
+        ``flow_``, ``devflow_`` and ``missing_``."""
+        self.dec_, pairs = gp.cached_pair_features(con, samples=self.samples, random_state=self.random_state)
+        # own-baseline tests with each player's outlying partners left out of the baseline (stats.robust_own_baseline)
+        self.pairs_ = (stats.replace_baseline_tests(pairs, self.dec_, alpha=self.alpha, rare_tail=self.rare_tail,
+                                                    junk_bins=self.junk_bins)
+                       if not pairs.is_empty() else pairs)
+        self.recv_ = receiver_tests(self.dec_, alpha=self.alpha, late_fold_min_strength=self.late_fold_min_strength,
+                                    rare_tail=self.rare_tail)
+        self.pdec_ = preflop_decisions(con)
+        state: dict = {}  # the first call's passes, reused by the second call below (presence_tests)
+        self.presence_ = presence_tests(con, self.pdec_, alpha=self.alpha, min_n=self.min_presence_n,
+                                        min_own=self.min_presence_own, state=state)
+        # per player, for the evidence hands: their preflop continuations, and the hands they were dealt in
+        self.cont_by_ = {k[0]: v for k, v in self.pdec_.filter(pl.col("cont")).select("player", "hand_id", "strength")
+                         .partition_by("player", as_dict=True).items()} if not self.pdec_.is_empty() else {}
+        dealt = con.sql("SELECT player, hand_id FROM seats WHERE dealt_in").pl()
+        self.dealt_by_ = {k[0]: v.select("hand_id") for k, v in dealt.partition_by("player", as_dict=True).items()}
+        self.flow_ = gp.cached_chip_flow(con)
+        # the chips that moved in the hands where the giver's play deviates (the count tests' spots), for the gate
+        self.devflow_ = deviation_flow(con, self.dec_, late_fold_min_strength=self.late_fold_min_strength)
+        if not self.presence_.is_empty():
+            # explaining away by the strongest evidence: the pairs the combined test finds (all five tests) join
+            # the presence test's partners S, ranked by their combined p, and the presence test is made again. A
+            # feeder's receiver with a thin presence baseline (not in S on presence alone) but strong heads-up
+            # tests otherwise lends its effect to a table-mate (tuning mixed-275: linto_nuts1262, a real feeder,
+            # flagged with tansorstar1165, all of whose 56 hands with linto had linto's receiver ranezu536 dealt in)
+            t = self._combined(self.presence_)
+            if "q_value" in t.columns:
+                strong = t.filter(pl.col("q_value") <= self.alpha).select(
+                    "player", pl.col("opponent").alias("partner"), p=pl.col("p_value"))
+                if not strong.is_empty():
+                    self.presence_ = presence_tests(con, self.pdec_, alpha=self.alpha, min_n=self.min_presence_n,
+                                                    min_own=self.min_presence_own, partners=strong, state=state)
+        self.missing_ = []
+        known = self.dec_["equity"].is_not_null().mean() if not self.dec_.is_empty() else 0.0
+        if (known or 0.0) < 0.5:
+            self.missing_.append(
+                "card-aware value given: both players' hole cards known in only "
+                f"{(known or 0.0):.0%} of heads-up decisions (player view); chip flow, presence and showdown hands only; "
+                "where the chips did not move, the value given cannot stand in for them (that test needs both hands)"
+            )
+        return self
+
+    def _value_tests(self, pf: pl.DataFrame) -> pl.DataFrame:
+        """Value given per heads-up hand to each opponent against the giver's own mean to the others.
+
+        Robust baseline: a first pass (two-sided, BH at ``alpha``) finds the
+        opponents a player treats unusually in either direction (a receiver's
+        feeders, say); the second pass leaves them out of the player's baseline
+        mean and variance, so one partner's planted play does not make every
+        honest opponent look odd by contrast.
+        """
+        def test(t: pl.DataFrame, side: str) -> np.ndarray:
+            vn = t["value_n"].fill_null(0).to_numpy()
+            return stats.weighted_mean_test(
+                t["value_w"].fill_null(0).to_numpy(), t["value_sq"].fill_null(0).to_numpy(),
+                np.where(vn >= self.min_value_n, vn, 0), t["mean0"].fill_null(0).to_numpy(),
+                t["var0"].fill_null(1).to_numpy(), t["n0"].fill_null(0).to_numpy(), side=side)
+
+        def baseline(t: pl.DataFrame, me: pl.DataFrame) -> pl.DataFrame:
+            t = t.drop([c for c in ("S", "S2", "N", "n0", "s0", "q0", "mean0", "var0") if c in t.columns])
+            t = t.join(me, on="player", how="left").with_columns(
+                n0=pl.col("N") - pl.when(pl.col("_out")).then(0).otherwise(pl.col("value_n")),
+                s0=pl.col("S") - pl.when(pl.col("_out")).then(0.0).otherwise(pl.col("value_w")),
+                q0=pl.col("S2") - pl.when(pl.col("_out")).then(0.0).otherwise(pl.col("value_sq")),
+            )
+            t = t.with_columns(mean0=pl.col("s0") / pl.col("n0").clip(1))
+            return t.with_columns(var0=(pl.col("q0") / pl.col("n0").clip(1) - pl.col("mean0") ** 2).clip(1e-6))
+
+        t = pf.with_columns(_out=pl.lit(False))
+        me = t.group_by("player").agg(S=pl.col("value_w").sum(), S2=pl.col("value_sq").sum(), N=pl.col("value_n").sum())
+        t = baseline(t, me)
+        p2 = np.fmin(test(t, "greater"), test(t, "less")) * 2
+        out = pl.Series(np.nan_to_num(stats.bh_qvalues(np.clip(p2, 0, 1)), nan=1.0) <= self.alpha)
+        t = t.with_columns(_out=out)
+        me = t.filter(~pl.col("_out")).group_by("player").agg(
+            S=pl.col("value_w").sum(), S2=pl.col("value_sq").sum(), N=pl.col("value_n").sum())
+        t = baseline(t, me)
+        return t.with_columns(pl.Series("value_p", test(t, "greater"), nan_to_null=True)).drop("_out")
+
+    def score(self, con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
+        """One row per ordered pair (giver ``player``, receiver ``opponent``): the five tests' p-values
+        combined by Fisher's method, Benjamini-Hochberg over the pairs that met often enough (independent
+        filtering, Bourgon, Gentleman & Huber, PNAS 2010).
+
+        Returns
+        -------
+        ``player``, ``opponent``, ``accounts``, ``tournaments``, ``p_value``, ``q_value``, ``score`` (-log10 q),
+        the tests' figures, ``net_flow_bb`` and the deviation flow."""
+        t = self._combined(self.presence_)
+        if "q_value" not in t.columns:
+            return t
+        # candidates: every direction in which the chips moved, and every tested direction whatever the flow. A
+        # feeder whose honest hands against its receiver won back more than it dumped (a small dump in a few
+        # tournaments) leaves the flowing row to the receiver's side, whose tests look the wrong way: the dump
+        # direction must stay a case (unflagged: a flag still needs the chips to have moved, ``threshold``)
+        return t.filter((pl.col("net_flow_bb") > 0) | pl.col("q_value").is_not_null()).sort("score", descending=True)
+
+    def _combined(self, presence: pl.DataFrame) -> pl.DataFrame:
+        """Every ordered pair with its tests, chip flow, Fisher-combined ``p_value`` and BH ``q_value``."""
+        pf = self.pairs_
+        pres = presence.rename({"partner": "opponent"})
+        if pf.is_empty() and pres.is_empty():
+            return pl.DataFrame(schema={"accounts": pl.List(pl.Utf8), "tournaments": pl.List(pl.Utf8),
+                                        "score": pl.Float64, "p_value": pl.Float64})
+        t = self._value_tests(pf) if not pf.is_empty() else pf
+        if not t.is_empty() and not self.recv_.is_empty():
+            t = t.join(self.recv_, on=["player", "opponent"], how="left")
+        # candidates: ordered pairs that met heads-up, and pairs seen by the presence test
+        t = t.join(pres, on=["player", "opponent"], how="full", coalesce=True) if not t.is_empty() else pres
+        flow = self.flow_.select("player", "opponent", pl.col("flow_bb").alias("_flow"), pl.col("hands").alias("flow_hands"))
+        rev = self.flow_.select(pl.col("opponent").alias("player"), pl.col("player").alias("opponent"),
+                                pl.col("flow_bb").alias("flow_back_bb"), pl.col("hands").alias("flow_back_hands"))
+        t = t.join(flow, on=["player", "opponent"], how="left").join(rev, on=["player", "opponent"], how="left")
+        devflow = getattr(self, "devflow_", None)
+        if devflow is not None and not devflow.is_empty():
+            t = t.join(devflow.drop("met_hands"), on=["player", "opponent"], how="left")
+        for c in ("dev_hands", "dev_loss_hands"):
+            t = t.with_columns((pl.col(c).fill_null(0) if c in t.columns else pl.lit(0)).cast(pl.Int64).alias(c))
+        for c in ("dev_flow_bb", "dev_exp_bb"):
+            t = t.with_columns((pl.col(c).fill_null(0.0) if c in t.columns else pl.lit(0.0)).cast(pl.Float64).alias(c))
+        t = t.with_columns(
+            net_flow_bb=pl.col("_flow").fill_null(0.0) - pl.col("flow_back_bb").fill_null(0.0),
+            flow_hands=pl.col("flow_hands").fill_null(0),
+            hu_hands=pl.col("hu_hands").fill_null(0) if "hu_hands" in t.columns else pl.lit(0),
+        ).drop("_flow")
+        for c in ("value_p", "junk_p", "fold_p", "pres_p", "value_w", "value_n", "mean0"):
+            if c not in t.columns:
+                t = t.with_columns(pl.lit(None, pl.Float64).alias(c))
+        for c in ("n0", "junk_n0", "fold_n0", "base_n", "raggr_p", "raggr_n0", "lfold_p", "lfold_n0"):
+            if c not in t.columns:
+                t = t.with_columns(pl.lit(None, pl.Float64).alias(c))
+        f = lambda c: t[c].to_numpy(allow_copy=True).astype(float)  # noqa: E731
+        # a heads-up own-baseline test needs an own baseline: where the giver has (almost) no heads-up hands
+        # against others, the "own" rate is the population's prior and a loose player would look like a feeder
+        own = lambda p, n0, k: np.where(np.nan_to_num(f(n0)) >= k, f(p), np.nan)  # noqa: E731
+        k = self.min_value_n
+        p = stats.fisher_combine(own("value_p", "n0", k), own("junk_p", "junk_n0", k), own("lfold_p", "lfold_n0", k),
+                                 own("raggr_p", "raggr_n0", k), f("pres_p"))
+        # independent filtering (Bourgon, Gentleman & Huber, PNAS 2010): test only ordered pairs that played
+        # enough heads-up hands or faced enough preflop decisions together; the filter ignores the p-values
+        testable = (t["hu_hands"].to_numpy() >= self.min_test_hands) | (np.nan_to_num(f("pres_n")) >= self.min_presence_n)
+        q = stats.bh_qvalues(np.where(testable, p, np.nan))
+        t = t.with_columns(
+            pl.Series("p_value", p, nan_to_null=True),
+            pl.Series("q_value", q, nan_to_null=True),
+            pl.Series("score", stats.score_from_q(q)),
+            accounts=pl.concat_list("player", "opponent"),
+            tournaments=pl.lit([], pl.List(pl.Utf8)),
+            value_mean=pl.col("value_w") / pl.col("value_n").clip(1),
+        )
+        return t
+
+    def flag(self, scores: pl.DataFrame) -> pl.DataFrame:
+        """``scores`` with ``flagged``: q <= alpha and the chips moved (net flow at least ``min_flow_bb`` in at
+        least ``min_hu_hands`` hands lost), or the value given is significant (:meth:`_value_moved`), or the chips
+        moved in the deviation hands (:meth:`_deviation_moved`)."""
+        for c, v in (("dev_flow_bb", 0.0), ("dev_exp_bb", 0.0), ("dev_loss_hands", 0)):
+            if c not in scores.columns:
+                scores = scores.with_columns(pl.lit(v).alias(c))
+        moved = ((pl.col("net_flow_bb") >= self.min_flow_bb) & (pl.col("flow_hands") >= self.min_hu_hands)
+                 | self._value_moved() | self._deviation_moved())
+        return scores.with_columns(flagged=(pl.col("q_value").fill_null(1.0) <= self.alpha) & moved)
+
+    def merge_group(self, best: dict[str, Any], members: list[dict[str, Any]], shape: str) -> dict[str, Any]:
+        """A star's or ring's net flow: the sum of its flows."""
+        best["net_flow_bb"] = sum(r["net_flow_bb"] for r in members)
+        return best
+
+    def _value_moved(self) -> pl.Expr:
+        """The card-aware value given is significant at ``value_gate_p`` on enough hands on both sides of the test
+        (null where the cards are unknown: never true there)."""
+        if self.value_gate_p is None:
+            return pl.lit(False)
+        return ((pl.col("n0").fill_null(0) >= self.min_value_n) & (pl.col("value_n").fill_null(0) >= self.min_value_n)
+                & (pl.col("value_p").fill_null(1.0) <= self.value_gate_p))
+
+    def _deviation_moved(self) -> pl.Expr:
+        """The chips moved in the deviation hands (:func:`deviation_flow`): A lost to B at least ``min_flow_bb`` more
+        there than A's own rate in such hands against everyone else predicts (a rate below zero, a player who wins
+        in such hands, counts as zero: the chips must have moved A -> B), losing to B in at least ``min_hu_hands``
+        of them (never true where the columns are missing or the cards unknown)."""
+        if not self.deviation_gate:
+            return pl.lit(False)
+        exp = pl.col("dev_exp_bb").fill_null(0.0).clip(lower_bound=0.0)
+        return ((pl.col("dev_flow_bb").fill_null(0.0) - exp >= self.min_flow_bb)
+                & (pl.col("dev_loss_hands").fill_null(0) >= self.min_hu_hands))
+
+

@@ -1,0 +1,356 @@
+"""The presence test: a player's preflop continuations with a partner dealt in against the same player's own
+rate without the partner, in like cells, thin cells shrunk towards the population moved by the player's own
+looseness, table-mates of a partner explained away greedily."""
+
+from __future__ import annotations
+
+import os
+
+import duckdb
+import numpy as np
+import polars as pl
+
+from detectors import stats
+from detectors.features import gameplay as gp
+
+
+PRESENCE_SQL = """
+-- every preflop decision facing a bet (fold / call / raise), with the decider's stack, price and hole cards
+-- (read by hand ranges: gameplay.by_hand_ranges)
+WITH {part_tables} pre AS (
+    SELECT a.hand_id, a.seq, a.player, a.action <> 'fold' AS cont, h.tournament_id, h.game,
+           a.to_call::DOUBLE / coalesce(nullif(h.big_blind, 0), 1)::DOUBLE AS to_call_bb,
+           s.stack_start::DOUBLE / coalesce(nullif(h.big_blind, 0), 1)::DOUBLE AS stack_bb,
+           h.is_tournament AS tour, h.n_players, hc.cards AS hole,
+           concat_ws(' ', h.game, h.limit_type, CASE WHEN h.hi_lo THEN 'hi-lo' END) AS variant
+    FROM actions a JOIN hands h USING (hand_id)
+    JOIN seats s ON s.hand_id = a.hand_id AND s.player = a.player
+    LEFT JOIN hole_cards hc ON hc.hand_id = a.hand_id AND hc.player = a.player
+    WHERE a.street = 'preflop' AND a.action IN ('fold', 'call', 'raise') AND a.to_call > 0
+)
+SELECT * FROM pre
+"""
+
+
+PRESENCE_BINS = ("sbin", "cbin", "short", "tour", "nbin", "variant")
+
+
+def preflop_decisions(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
+    """Every preflop decision facing a bet, binned by what drives an honest continuation.
+
+    ``sbin``: decile of the starting hand's percentile (Hold'em, cards known; -1
+    where they are not: Omaha, player view); ``cbin``: the price in big blinds
+    (<= 1, 2.5, 6, 15, more); ``short``: at most 15 big blinds deep; ``tour``:
+    tournament hand; ``variant``: game, betting limit and hi/lo split (an
+    Omaha Hi/Lo table continues far more often than a Hold'em one at the same
+    price); ``nbin``: heads-up (two players dealt in) or not: ranges
+    widen heads-up, and a pair that meets mostly heads-up (a final table, an
+    emptying cash table) must not be compared with the same player's
+    full-table hands (finer table sizes thinned the baselines and cost
+    precision on the tuning populations). ``cont``: called or raised rather
+    than folded.
+    """
+    df = gp.by_hand_ranges(con, PRESENCE_SQL)
+    if df.is_empty():
+        return df.drop("hole").with_columns(pl.lit(None, pl.Int8).alias("sbin"), pl.lit(None, pl.Int8).alias("cbin"),
+                                            pl.lit(None, pl.Boolean).alias("short"), pl.lit(None, pl.Int8).alias("nbin"))
+    return df.drop("hole").with_columns(gp.starting_hand_percentile(df)).with_columns(
+        sbin=(pl.col("strength") * 10).floor().clip(0, 9).fill_null(-1).cast(pl.Int8),
+        cbin=pl.when(pl.col("to_call_bb") <= 1).then(0).when(pl.col("to_call_bb") <= 2.5).then(1)
+        .when(pl.col("to_call_bb") <= 6).then(2).when(pl.col("to_call_bb") <= 15).then(3).otherwise(4).cast(pl.Int8),
+        short=pl.col("stack_bb") <= 15,
+        nbin=(pl.col("n_players") <= 2).cast(pl.Int8),
+    )
+
+
+# rank of "no member of S dealt in" (every rank of S is below it)
+_NO_RANK = 2**31 - 1
+
+
+_PRESENCE_SCORE_SQL = """
+, t AS (
+    SELECT pc.player, pc.partner, pc.n::DOUBLE AS n, pc.k::DOUBLE AS k, greatest(pc.tn - pc.n, 0)::DOUBLE AS n0,
+           greatest(pc.tk - pc.k, 0)::DOUBLE AS k0, p.pa, p.pb,
+           least(greatest(p.pa / (p.pa + p.pb), 1e-4), 1 - 1e-4) AS m
+    FROM pc JOIN _pri_{tag} p USING ({bb})
+), o AS (
+    -- the player's own looseness without the partner: observed against the population's rates in the same bins,
+    -- over every decision of the player without the partner (totals minus the pair's), smoothed by $off_a decisions
+    SELECT t.player, t.partner, greatest(any_value(w.wn) - sum(t.n), 0) AS on0,
+           greatest(any_value(w.wk) - sum(t.k), 0) AS ok0, greatest(any_value(w.we) - sum(t.n * t.m), 0) AS oe0
+    FROM t JOIN _off_{tag} w USING (player) GROUP BY t.player, t.partner
+), o2 AS (
+    SELECT player, partner,
+           least(greatest(CASE WHEN on0 > 0 THEN oe0 / on0 ELSE 0.5 END, 1e-3), 1 - 1e-3) AS mbar,
+           on0, ok0 FROM o
+), o3 AS (
+    -- the player's smoothed rate without the partner, against mbar, the population's rate at his bins
+    SELECT player, partner, mbar,
+           least(greatest((ok0 + $off_a * mbar) / (on0 + $off_a), 1e-3), 1 - 1e-3) AS own FROM o2
+), o4 AS (
+    -- the log-odds offset ($use_off 0: none, the population's rate as the prior mean)
+    SELECT o3.player, o3.partner, $use_off * (ln(o3.own / (1 - o3.own)) - ln(o3.mbar / (1 - o3.mbar))) AS delta, o2.on0
+    FROM o3 JOIN o2 USING (player, partner)
+), t1 AS (
+    -- the prior mean of the player's rate in a bin: the population's rate in the bin, moved by the player's offset
+    SELECT t.*, 1 / (1 + exp(-(ln(t.m / (1 - t.m)) + o4.delta))) AS m1, o4.on0
+    FROM t JOIN o4 USING (player, partner)
+), t2 AS (
+    SELECT *, least(greatest((k0 + m1 * (pa + pb)) / (n0 + pa + pb), 1e-4), 1 - 1e-4) AS r, n0 + pa + pb AS s FROM t1
+)
+-- a bin where the player (nearly) always continues cannot show more continuation, and its score-test weight
+-- 1/(1-r) would swamp the rest: left out
+SELECT player, partner, sum(n) AS pres_n, sum(k) AS pres_k, sum(n * r) AS pres_e, sum((k - n * r) / (1 - r)) AS u,
+       sum(n * r / (1 - r) + n * n * r / ((1 - r) * (s + 1))) AS v, sum(n0) AS base_n, sum(k0) AS base_k,
+       any_value(on0) AS own_n
+FROM t2 WHERE r < 0.98 GROUP BY player, partner
+"""
+
+
+def _presence_sql(bins: list[str], tag: str, part: str) -> str:
+    """The presence score test, counted and summed inside DuckDB: one row per ordered pair comes back.
+
+    ``_pd_<tag>``: the decisions (did, hand_id, player, y, bins, part),
+    registered by :func:`presence_tests` with integer keys for hands and
+    players, as are ``_seat_<tag>`` (every dealt-in seat: hand_id, player;
+    :func:`detectors.features.gameplay.dealt_in_keys`) and the other frames, so
+    every join and group-by runs on integers; only the players of partition
+    ``$part`` are read (the test is per player, so the partitions are exact
+    and the join of decisions with the other players dealt in is never held
+    whole). ``_me_<tag>``: the player's decisions per bin (tn, tk; DuckDB's names are case-blind);
+    ``_pri_<tag>``: the population's Beta prior per bin.
+
+    ``first``: per pair with at least ``$min_n`` decisions together, the
+    decisions n, k per bin against the player's decisions without the
+    partner. ``second`` (``_ps_<tag>``: the first pass's pairs S with their
+    rank ``rk`` within the player, strongest first): partner X is judged
+    only on the decisions where no member of S ranked above X is dealt in,
+    against the player's decisions in that same stratum without X
+    (``mr``: the best rank of S dealt in at a decision).
+    """
+    b = ", ".join(f"d.{x}" for x in bins)
+    cb = ", ".join(f"c.{x}" for x in bins)
+    bb = ", ".join(bins)
+    same = " AND ".join(f"t.{x} = c.{x}" for x in bins)
+    seat = f"JOIN _seat_{tag} s ON s.hand_id = d.hand_id AND s.player <> d.player"
+    score = _PRESENCE_SCORE_SQL.format(tag=tag, bb=bb)
+    if part == "first":
+        return f"""WITH c0 AS (
+            SELECT d.player, s.player AS partner, {b}, count(*) AS n, sum(d.y) AS k
+            FROM _pd_{tag} d {seat} WHERE d.part = $part GROUP BY ALL
+        ), pc AS (
+            SELECT c.*, m.tn, m.tk FROM c0 c JOIN _me_{tag} m USING (player, {bb})
+            QUALIFY sum(c.n) OVER (PARTITION BY c.player, c.partner) >= $min_n
+        ) {score}"""
+    return f"""WITH dd AS (
+        SELECT d.* FROM _pd_{tag} d WHERE d.part = $part AND d.player IN (SELECT player FROM _ps_{tag})
+    ), m AS (
+        SELECT d.did, min(ps.rk) AS mr
+        FROM dd d {seat} JOIN _ps_{tag} ps ON ps.player = d.player AND ps.partner = s.player
+        GROUP BY ALL
+    ), c0 AS (
+        SELECT d.player, s.player AS partner, {b}, coalesce(ps.rk, {_NO_RANK}) AS rk, count(*) AS n, sum(d.y) AS k
+        FROM dd d {seat} LEFT JOIN _ps_{tag} ps ON ps.player = d.player AND ps.partner = s.player
+        LEFT JOIN m ON m.did = d.did
+        WHERE coalesce(m.mr, {_NO_RANK}) >= coalesce(ps.rk, {_NO_RANK})
+        GROUP BY ALL
+    ), c AS (
+        SELECT c0.* FROM c0 SEMI JOIN _pp_{tag} pp USING (player, partner)
+    ), tot AS (
+        SELECT d.player, {b}, coalesce(m.mr, {_NO_RANK}) AS mrb, count(*) AS tn, sum(d.y) AS tk
+        FROM dd d LEFT JOIN m USING (did) GROUP BY ALL
+    ), pc AS (
+        SELECT c.player, c.partner, {cb}, c.n, c.k, sum(t.tn) AS tn, sum(t.tk) AS tk
+        FROM c JOIN tot t ON t.player = c.player AND {same} AND t.mrb >= c.rk
+        GROUP BY ALL
+    ) {score}"""
+
+
+def _presence_p(g: pl.DataFrame) -> pl.DataFrame:
+    """p-value of the presence score test per pair: the larger of the score test (it carries the baseline's
+    uncertainty) and the exact binomial tail at the mean expected rate (exact for few decisions, where the
+    normal approximation is too kind)."""
+    from scipy.stats import norm
+
+    n, k, e = (g[c].to_numpy().astype(float) for c in ("pres_n", "pres_k", "pres_e"))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        z = g["u"].to_numpy() / np.sqrt(g["v"].to_numpy())
+    p = np.fmax(np.where(np.isfinite(z), norm.sf(z), np.nan),
+                stats.binom_tail(k, n, np.clip(e / np.maximum(n, 1e-9), 1e-4, 1 - 1e-4)))
+    return g.drop("u", "v").with_columns(pl.Series("pres_p", np.clip(p, 1e-300, 1.0), nan_to_null=True))
+
+
+def _ranked_partners(first: pl.DataFrame, alpha: float, partners: pl.DataFrame | None = None) -> pl.DataFrame:
+    """The first pass's partners S (BH q <= ``alpha``) with their rank ``rk`` within the player, strongest first.
+
+    Ranked by p, ties by name: partners always dealt in together get p-values equal but for the last bits of
+    DuckDB's parallel sums, so p is compared to 9 significant digits (else which of them keeps the test, and so
+    whether a case is flagged, changed from run to run). ``partners`` (player, partner, p): more members of S,
+    found by other tests (the detector's combined test), ranked by their ``p`` in place of the presence p."""
+    q = stats.bh_qvalues(first["pres_p"].to_numpy())
+    s = first.filter(pl.Series(np.nan_to_num(q, nan=1.0) <= alpha)).select("player", "partner", rp=pl.col("pres_p"))
+    if partners is not None and not partners.is_empty():
+        s = pl.concat([s.join(partners, on=["player", "partner"], how="anti"),
+                       partners.select("player", "partner", rp=pl.col("p").cast(pl.Float64))])
+    return (s.sort([pl.col("player"), pl.col("rp").round_sig_figs(9), pl.col("partner")])
+            .select("player", "partner", rk=pl.int_range(1, pl.len() + 1).over("player").cast(pl.Int64)))
+
+
+def presence_tests(con: duckdb.DuckDBPyConnection, dec: pl.DataFrame, *, alpha: float = 0.01, min_n: int = 20,
+                   min_own: int = 10, decisions_per_part: int = 400_000, offset_a: float | None = 20.0,
+                   partners: pl.DataFrame | None = None, state: dict | None = None) -> pl.DataFrame:
+    """Per ordered pair (player, partner): does the player continue preflop more often with the partner dealt in?
+
+    Own baseline: the same player's continuation rate facing a bet, in the same
+    bin (:data:`PRESENCE_BINS`: hand-strength decile, price, stack depth, venue, heads-up or not, and the game:
+    Omaha Hi/Lo players continue far more often than Hold'em players at the same price),
+    in the hands *without* the partner, empirical-Bayes shrunk to a Beta prior
+    of the population's strength in the bin whose mean is the population's rate
+    in the bin moved by the player's own offset: ``delta = logit((k0 + a m0) /
+    (n0 + a)) - logit(m0)`` over all ``n0`` decisions of the player without the
+    partner (``k0`` continuations, ``m0`` the population's rate at the same
+    bins, ``a = offset_a`` pseudo-decisions; the player-effect logit of
+    hierarchical rate models, Gelman & Hill, *Data Analysis Using Regression
+    and Multilevel/Hierarchical Models*, 2007, ch. 14). Without it a bin the
+    player has (almost) no decisions in fell back to the population's rate,
+    and a loose player who meets one opponent where his own bins are thin (late
+    in tournaments, at short-handed tables and heads-up) looked like that
+    opponent's feeder; ``offset_a=None``: no offset (bounty's tests carry the same player effect, fitted by a
+    ridge-penalised Newton step: :func:`detectors.features.gameplay.bounty_offset_priors`; one of the two should
+    replace the other once measured on both detectors). One-sided score test for a common multiplier
+    on the player's rates (as :func:`detectors.features.gameplay.own_baseline`),
+    checked against the exact binomial tail. Seating is independent of the
+    cards, so the test stays valid where cards are unknown (bin -1).
+
+    Explaining away: people who sit with the partner (regulars of the same
+    table) inherit the partner's effect. A first pass finds each player's
+    partners S with BH q <= ``alpha``, ranked by their first-pass p-value; the
+    second pass judges every partner X only on the decisions where no member
+    of S ranked above X is dealt in, against the player's own decisions in
+    that stratum (a greedy forward selection, strongest partner first, in the
+    manner of a Mantel-Haenszel stratum: the stratum with a stronger partner
+    present, where the baseline is thin and would lend X that partner's
+    effect, is not used). The strongest partner keeps its first-pass test. A
+    partner X seen only with a stronger member keeps its counts but no test.
+    ``partners`` (player, partner, p): more members of S with the p-value
+    they are ranked by (the detector passes the pairs its combined test
+    finds, :class:`ChipDumpingDetector`): a receiver whose presence test is
+    weak on its own (a thin baseline) but whose heads-up tests are strong
+    then explains its table-mates away.
+    A player with fewer than ``min_own`` decisions without the partner (``own_n``) has no baseline of his own:
+    the pair keeps its counts but no test (``pres_p`` null), as the prior alone would test his style.
+    Returns player, partner, pres_n, pres_k, pres_e, base_n, base_k, own_n, pres_p
+    (pairs with at least ``min_n`` decisions together).
+
+    Memory: the (decision x other player dealt in) rows exist only inside
+    DuckDB, one partition of players at a time (about ``decisions_per_part``
+    decisions each), and are counted and summed to one row per pair there
+    (:func:`_presence_sql`).
+
+    ``state`` (a dict the caller keeps between calls on the same ``dec``,
+    connection and parameters): a repeated call with more ``partners``
+    reuses the first pass and the previous call's rows of every player
+    whose ranked S is unchanged, and makes the second pass again only for
+    the players whose S changed. The test is per player (its baseline,
+    strata and partners are the player's own), so the rows are those of a
+    full call; this only saves time (on a million hands most players' S
+    is unchanged by the combined test's partners).
+    """
+    bins = list(PRESENCE_BINS)
+    cols = {"player": pl.Utf8, "partner": pl.Utf8, "pres_n": pl.Float64, "pres_k": pl.Float64, "pres_e": pl.Float64,
+            "base_n": pl.Float64, "base_k": pl.Float64, "own_n": pl.Float64, "pres_p": pl.Float64}
+    if dec.is_empty():
+        return pl.DataFrame(schema=cols)
+    parts = max(1, -(-len(dec) // max(1, int(decisions_per_part))))
+    d = dec.select("hand_id", "player", pl.col("cont").cast(pl.Int64).alias("y"), *bins).with_row_index("did")
+    d = d.with_columns(part=(pl.col("player").hash(seed=0) % parts).cast(pl.Int64))
+    me = d.group_by(["player", *bins]).agg(tn=pl.len(), tk=pl.col("y").sum())
+    pri = stats.beta_priors_by_bin(me, bins, "tk", "tn")
+    # per player: decisions, continuations and the population's expected continuations at the player's bins
+    off = me.join(pri, on=bins).group_by("player").agg(
+        wn=pl.col("tn").sum().cast(pl.Float64), wk=pl.col("tk").sum().cast(pl.Float64),
+        we=(pl.col("tn") * pl.col("pa") / (pl.col("pa") + pl.col("pb"))).sum())
+    tag = f"{os.getpid()}_{id(d)}"
+    out_cols = ["player", "partner", "pres_n", "pres_k", "pres_e", "u", "v", "base_n", "base_k", "own_n"]
+    key = (con, alpha, min_n, min_own, decisions_per_part, offset_a)
+    prev = state if state is not None and state.get("dec") is dec and state.get("key") == key else None
+    # DuckDB sees hands and players as integer keys (joins and group-bys on text cost twice as long); the rows that
+    # come back are decoded to names, so everything here in Polars keeps the names. Encoded once per ``state``.
+    if prev is not None and "keys" in prev:
+        seats, pcodes, pd_keyed = prev["keys"]
+    else:
+        seats, pcodes, hcodes = gp.dealt_in_keys(con, d["player"], d["hand_id"])
+        pd_keyed = gp.encode(gp.encode(d.select("did", "hand_id", "player", "y", *bins, "part"), ["player"], pcodes),
+                             ["hand_id"], hcodes)
+
+    def keyed(frame: pl.DataFrame, cols: list[str]) -> pl.DataFrame:
+        return gp.encode(frame, cols, pcodes)
+
+    def run(part: str) -> pl.DataFrame:
+        # offset_a None: no offset (use_off 0; any positive smoothing keeps the unused rate finite)
+        off_a = {"off_a": 1.0 if offset_a is None else float(offset_a), "use_off": 0.0 if offset_a is None else 1.0}
+        extra = {"min_n": int(min_n), **off_a} if part == "first" else off_a
+        got = [con.sql(_presence_sql(bins, tag, part), params={"part": i, **extra}).pl() for i in range(parts)]
+        got = [g for g in got if not g.is_empty()]
+        if not got:
+            return pl.DataFrame(schema={c: (pl.Utf8 if c in ("player", "partner") else pl.Float64) for c in out_cols})
+        g = pl.concat(got)
+        g = g.with_columns(pcodes.gather(g["player"]).alias("player"), pcodes.gather(g["partner"]).alias("partner"))
+        rows = _presence_p(g.select(out_cols).cast({c: pl.Float64 for c in out_cols[2:]}))
+        # no own baseline, no test: the population's rate cannot stand in for the player's style
+        return rows.with_columns(pres_p=pl.when(pl.col("own_n") >= min_own).then("pres_p"))
+
+    names = [f"_pd_{tag}", f"_me_{tag}", f"_pri_{tag}", f"_off_{tag}", f"_seat_{tag}"]
+    con.register(names[0], pd_keyed)
+    con.register(names[1], keyed(me, ["player"]))
+    con.register(names[2], pri)
+    con.register(names[3], keyed(off, ["player"]))
+    con.register(names[4], seats)
+    try:
+        # independent filtering: pairs with at least min_n decisions together (blind to the outcome)
+        first = prev["first"] if prev is not None else run("first")
+        if state is not None and prev is None:
+            state.clear()
+            state.update(dec=dec, key=key, first=first, keys=(seats, pcodes, pd_keyed))
+        if first.is_empty():
+            return pl.DataFrame(schema=cols)
+        s_set = _ranked_partners(first, alpha, partners)
+        done = None
+        if prev is not None and "out" in prev:
+            # only the players whose ranked S changed are tested again; the others keep the previous call's rows
+            changed = pl.concat([s_set.join(prev["s_set"], on=["player", "partner", "rk"], how="anti"),
+                                 prev["s_set"].join(s_set, on=["player", "partner", "rk"], how="anti")]
+                                ).select("player").unique()
+            done = prev["out"].join(changed, on="player", how="anti")
+            state["s_set"] = s_set
+            first = first.join(changed, on="player", how="semi")
+            s_set = s_set.join(changed, on="player", how="semi")
+        elif state is not None:
+            state["s_set"] = s_set
+        if s_set.is_empty():
+            return _presence_rows(state, done, first.select(list(cols)))
+        touched = s_set.select("player").unique()
+        # second pass: the pairs of the players S touches, each partner judged without the stronger members of S
+        pp = first.join(touched, on="player", how="semi").select("player", "partner")
+        names += [f"_ps_{tag}", f"_pp_{tag}"]
+        con.register(names[5], keyed(s_set, ["player", "partner"]))
+        con.register(names[6], keyed(pp, ["player", "partner"]))
+        second = run("second")
+    finally:
+        for nm in names:
+            con.unregister(nm)
+    keep1 = first.join(touched, on="player", how="anti")
+    # a partner seen only beside a stronger member of S cannot be told from it: its counts stay, untested
+    unseen = first.join(pp, on=["player", "partner"], how="semi").join(second, on=["player", "partner"], how="anti") \
+        .with_columns(pl.lit(None, pl.Float64).alias("pres_p"))
+    return _presence_rows(state, done, pl.concat([keep1.select(list(cols)), second.select(list(cols)),
+                                                  unseen.select(list(cols))], how="vertical"))
+
+
+def _presence_rows(state: dict | None, done: pl.DataFrame | None, new: pl.DataFrame) -> pl.DataFrame:
+    """:func:`presence_tests`' rows: the previous call's rows kept (``done``) and the rows made now; kept in
+    ``state`` for the next call."""
+    out = new if done is None else pl.concat([done, new], how="vertical")
+    if state is not None:
+        state["out"] = out
+    return out

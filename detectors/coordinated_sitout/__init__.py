@@ -1,0 +1,49 @@
+"""Coordinated sit-outs: players of one event who agree to sit out together.
+
+Method
+------
+1. **Sit-out starts** per account and tournament, from the platform events
+   (``sit_events``) and from the hands (``seats.sitting_out`` and the table
+   events), starts of one account closer than ``merge_s`` merged; starts seen
+   only in the hands are timed on the event's consensus clock
+   (:func:`consensus_clock`: the deal order of hand numbers, since each
+   table's own clock drifts).
+2. **Waves are not coordination.** A start shared by ``wave_share`` of the
+   players still in the event (and at least ``wave_min``), or in the first
+   hand after a scheduled break, is a break or a disconnect wave and is
+   dropped before testing.
+3. **Co-occurrence.** Two players' starts co-occur when they fall within the
+   sum of their timing tolerances (``tol_event_s``, ``tol_hand_s``). A pair is
+   flagged (:meth:`CoordinatedSitoutDetector.flag`) when it co-occurs at
+   least ``min_cooccur`` times with q <= alpha, or once when a second,
+   independent behaviour agrees: co-entry far beyond the configuration model
+   (:func:`detectors.features.identity.co_entries`), the coincidence and the
+   co-entry each unusual on their own and their Fisher combination under a
+   Bonferroni bound at ``single_alpha`` over every single-coincidence pair
+   (family-wise control, Holm 1979).
+4. **Null: each player's own sit-out rate in the event.** Under independence
+   coincidences fall as a Poisson count with mean
+   ``lam = sum over start pairs of 2 w / T`` and each gap over its window is
+   uniform; per event the statistic ``S = sum of -log(gap / w)`` is a marked
+   Poisson variable with an exact tail, and where the hands show every run of
+   both players a second mark, whether the two runs last as many hands
+   (:func:`_length_mark`). Per-event p-values are combined over the shared
+   events with Fisher's method; Benjamini–Hochberg (1995) controls the
+   false-discovery rate over every pair of players with a sit-out in a
+   shared event. A seeded permutation test (Phipson & Smyth, SAGMB 2010) is
+   reported for the most suspicious pairs.
+5. **Bubble weight.** The score is -log10(p) times (1 + the mean proximity to
+   the money at the co-occurrences); flagged pairs join into groups
+   (connected components, :class:`detectors.base.GroupDetector`).
+
+The test of near-coincident point events against each unit's own rate follows
+the spike-train synchrony literature (Grün, Diesmann & Aertsen, "Unitary event
+analysis", Neural Computation 14, 2002). The figures behind each rule are in
+docs/measurements.md ("Detector notes moved from docstrings").
+"""
+
+from detectors.coordinated_sitout.detector import CoordinatedSitoutDetector
+from detectors.coordinated_sitout.null import _length_mark, _marked_poisson_sf
+from detectors.coordinated_sitout.starts import consensus_clock
+
+__all__ = ["CoordinatedSitoutDetector", "consensus_clock"]

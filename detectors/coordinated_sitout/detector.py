@@ -1,0 +1,418 @@
+"""The CoordinatedSitoutDetector: fit, score, threshold."""
+
+from __future__ import annotations
+
+import duckdb
+import numpy as np
+import polars as pl
+from scipy import stats as sps
+
+from detectors.base import GroupDetector
+from detectors.coordinated_sitout.evidence import EvidenceMixin
+from detectors.coordinated_sitout.null import _length_mark, _marked_poisson_sf
+from detectors.coordinated_sitout.starts import _SPAN_SQL, _STARTS_SQL, consensus_clock
+from detectors.features import identity as idf
+
+
+class CoordinatedSitoutDetector(EvidenceMixin, GroupDetector):
+    """Pairs/groups of players who sit out together far more than chance allows."""
+
+    kind = "coordinated_sitout"
+    inputs = {"hands": ("hand_id", "tournament_id", "started_at", "table_name"),
+              "seats": ("hand_id", "player", "sitting_out", "dealt_in"), "table_events": ("hand_id", "player", "event"),
+              "sit_events": ("account", "ts", "kind", "table_name", "tournament_id"),
+              "tournament_finishes": ("tournament_id", "player", "place", "prize", "hand_id"),
+              "registrations": ("account", "ts", "kind", "tournament_id")}
+    max_unflagged = 200  # unflagged pairs kept, ranked
+    unflagged_inside_groups = True
+
+    def __init__(
+        self,
+        *,
+        alpha: float = 0.05,
+        random_state: int = 0,
+        tol_event_s: float = 15.0,
+        res_event_s: float = 1.0,
+        tol_hand_s: float = 60.0,
+        res_hand_s: float = 5.0,
+        max_perm_pairs: int = 300,
+        merge_s: float = 180.0,
+        wave_share: float = 0.4,
+        wave_min: int = 6,
+        min_cooccur: int = 2,
+        n_perm: int = 999,
+        clock_hands: int = 50,
+        pause_s: float = 180.0,
+        length_mark: bool = True,
+        single_p: float = 0.01,
+        single_alpha: float = 0.02,
+        single_coentry_p: float = 0.05,
+        taste_pseudo: float | None = idf.KNOCKOUT_PSEUDO,
+    ) -> None:
+        super().__init__(alpha=alpha, random_state=random_state)
+        self.tol_event_s = tol_event_s  # timing precision of a platform sit_out event
+        self.res_event_s = res_event_s  # resolution of event times: closer gaps count as this
+        self.tol_hand_s = tol_hand_s  # of a sit-out seen only in the hands (the next hand's start)
+        self.res_hand_s = res_hand_s  # resolution of hand times (whole seconds, tables drift)
+        self.max_perm_pairs = max_perm_pairs
+        self.merge_s = merge_s
+        self.wave_share = wave_share
+        self.wave_min = wave_min
+        self.min_cooccur = min_cooccur
+        self.n_perm = n_perm
+        self.clock_hands = clock_hands  # hands per block of the consensus clock
+        self.pause_s = pause_s  # a table idle this long has been on a break
+        self.length_mark = length_mark  # with events too: do coinciding sit-outs last as many hands?
+        self.single_p = single_p  # a lone coincidence must itself be this unusual to be corroborated
+        self.single_alpha = single_alpha  # family-wise level (Bonferroni) of the corroborated lone coincidences
+        self.single_coentry_p = single_coentry_p  # the co-entry must agree on its own below this p
+        self.taste_pseudo = taste_pseudo  # the co-entry null's format taste (identity.co_entries; None: plain)
+
+    # ------------------------------------------------------------------ fit
+    def fit(self, con: duckdb.DuckDBPyConnection) -> "CoordinatedSitoutDetector":
+        """Learn the population's sit-outs: each player's sit-out starts (platform events, or the hands on
+        the event's consensus clock), the waves and breaks left out, and every pair's coincidence tests
+        (computed here, as PyOD's ``decision_scores_``: :meth:`score` returns them).
+
+        Parameters
+        ----------
+        con : the warehouse (``inputs`` names the tables read).
+
+        Returns
+        -------
+        self, with ``starts_``, ``waves_``, ``kept_``, ``spans_``, ``finishes_``, ``co_`` (the co-occurring
+        starts), ``per_event_``, ``family_``, ``n_single_``, ``scores_`` and ``missing_``."""
+        self.missing_ = []
+        self.has_events_ = idf.table_rows(con, "sit_events") > 0
+        if not self.has_events_:
+            self.missing_.append("platform sit_out/sit_in events (sit-outs read from the hands only: timed to the hand "
+                                 "on the event's consensus clock, with how many hands each lasted as a second mark)")
+        if idf.table_rows(con, "tournament_finishes") == 0:
+            self.missing_.append("bubble weighting (no tournament finishes)")
+        con.register("_rb_clock", consensus_clock(con, block=self.clock_hands, pause_s=self.pause_s))
+        try:
+            starts = con.sql(_STARTS_SQL, params={"merge": self.merge_s, "tol": self.tol_event_s}).pl()
+        finally:
+            con.unregister("_rb_clock")
+        spans = con.sql(_SPAN_SQL).pl()
+        # field size over time: entrants minus finishers whose finishing hand came earlier
+        fin = con.sql("""
+          SELECT f.tournament_id, f.player AS account, f.place, f.prize, h.started_at AS out_at
+          FROM tournament_finishes f LEFT JOIN hands h USING (hand_id)""").pl()
+        self.starts_all_ = starts
+        self.spans_ = spans
+        self.finishes_ = fin
+        # waves: starts shared by a large share of the players still in the event at the time
+        # (a break late in an event takes most of the few players left, not a quarter of the entrants)
+        starts = starts.join(spans.select("account", "tournament_id"), on=["account", "tournament_id"], how="inner")
+        s = starts.with_columns(t=pl.col("ts").dt.epoch("ms") / 1000.0).sort("tournament_id", "t")
+        s = s.with_columns(crowd=pl.Series(self._wave_counts(s), dtype=pl.Int64),
+                           field=pl.Series(self._active_counts(s, spans), dtype=pl.Int64))
+        self.starts_ = s
+        is_wave = (pl.col("crowd") >= pl.max_horizontal(pl.lit(self.wave_min), pl.col("field") * self.wave_share)) | pl.col("at_break")
+        self.waves_ = s.filter(is_wave)
+        self.kept_ = s.filter(~is_wave)
+        self.scores_ = self._with_q(self._pair_scores(con))
+        return self
+
+    def _active_counts(self, s: pl.DataFrame, spans: pl.DataFrame) -> np.ndarray:
+        """Players of the event in play around each start (first hand before it, last hand after it)."""
+        out = np.zeros(s.height, dtype=int)
+        if s.height == 0:
+            return out
+        sp = spans.with_columns(t0=pl.col("t0").dt.epoch("ms") / 1000.0, t1=pl.col("t1").dt.epoch("ms") / 1000.0)
+        by_t = {k[0]: (np.sort(g["t0"].to_numpy()), np.sort(g["t1"].to_numpy()))
+                for k, g in sp.partition_by(["tournament_id"], as_dict=True).items()}
+        tid = s["tournament_id"].to_numpy()
+        t = s["t"].to_numpy()
+        bounds = np.flatnonzero(np.r_[True, tid[1:] != tid[:-1], True])
+        w = self.tol_hand_s
+        for i0, i1 in zip(bounds[:-1], bounds[1:]):
+            t0s, t1s = by_t.get(tid[i0], (np.array([]), np.array([])))
+            tt = t[i0:i1]
+            out[i0:i1] = np.searchsorted(t0s, tt + w, side="right") - np.searchsorted(t1s, tt - w, side="left")
+        return out
+
+    def _wave_counts(self, s: pl.DataFrame) -> np.ndarray:
+        """Sit-out starts of the same event that fall together with each start: within the
+        same window a coincidence of two starts has (the sum of their timing tolerances)."""
+        out = np.zeros(s.height, dtype=int)
+        if s.height == 0:
+            return out
+        tid = s["tournament_id"].to_numpy()
+        t = s["t"].to_numpy()
+        is_ev = (s["source"] == "event").to_numpy()
+        tol = np.where(is_ev, self.tol_event_s, self.tol_hand_s)
+        bounds = np.flatnonzero(np.r_[True, tid[1:] != tid[:-1], True])
+        for i0, i1 in zip(bounds[:-1], bounds[1:]):
+            tt, ee, tl = t[i0:i1], is_ev[i0:i1], tol[i0:i1]
+            n = np.zeros(i1 - i0, dtype=int)
+            for sub, tol_j in ((np.sort(tt[ee]), self.tol_event_s), (np.sort(tt[~ee]), self.tol_hand_s)):
+                w = tl + tol_j
+                n += np.searchsorted(sub, tt + w, side="right") - np.searchsorted(sub, tt - w, side="left")
+            out[i0:i1] = n  # starts (≈ players; one start per player per merge window), itself included
+        return out
+
+    # ------------------------------------------------------------------ score
+    def score(self, con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
+        """The candidate pairs' scores (computed by :meth:`fit`, as PyOD's ``decision_scores_``).
+
+        Returns one row per pair of players with a co-occurring sit-out (``a``, ``b``, ``accounts``,
+        ``tournaments``, ``score``, ``p_value``, ``q_value``: BH over every pair with a sit-out in a shared
+        event, and the tests' figures)."""
+        return self.scores_.clone()
+
+    def _with_q(self, scores: pl.DataFrame) -> pl.DataFrame:
+        """``scores`` with ``q_value``: Benjamini-Hochberg over the family of every pair of players with a
+        sit-out in a shared event (``family_``; the untested pairs count with p = 1)."""
+        if scores.height == 0:
+            return scores.with_columns(q_value=pl.lit(None, pl.Float64))
+        p = scores["p_value"].to_numpy()
+        q = idf.benjamini_hochberg(np.r_[p, np.ones(max(self.family_ - len(p), 0))])[: len(p)]
+        return scores.with_columns(q_value=pl.Series(q))
+
+    def _pair_scores(self, con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
+        schema = {"accounts": pl.List(pl.Utf8), "tournaments": pl.List(pl.Utf8), "score": pl.Float64,
+                  "p_value": pl.Float64}
+        k = self.kept_
+        self.family_ = 0
+        self.co_ = pl.DataFrame()
+        self.n_single_ = 0
+        if k.height == 0:
+            return pl.DataFrame(schema=schema)
+        x = k.select("account", "tournament_id", "t", "ts", "hand_id", "run_hands").with_columns(
+            tol=pl.when(k["source"] == "event").then(pl.lit(self.tol_event_s)).otherwise(pl.lit(self.tol_hand_s)),
+            res=pl.when(k["source"] == "event").then(pl.lit(self.res_event_s)).otherwise(pl.lit(self.res_hand_s)),
+        )
+        # the family tested: every pair of players with a sit-out in a shared event
+        k_t = x.group_by("tournament_id").agg(k=pl.col("account").n_unique())["k"].to_numpy()
+        self.family_ = int((k_t * (k_t - 1) // 2).sum())
+        # co-occurring starts of two players in one event (a band join in DuckDB)
+        con.register("_rb_starts", x)
+        co = con.sql("""
+          SELECT a.account AS a, b.account AS b, a.tournament_id, a.ts AS ts_a, b.ts AS ts_b,
+                 a.t AS t_a, b.t AS t_b, coalesce(a.hand_id, b.hand_id) AS hand_id,
+                 -- the coincidence's closeness: gap over its window, the gap floored at the sources' resolution
+                 least(greatest(abs(b.t - a.t), greatest(a.res, b.res)) / (a.tol + b.tol), 1.0) AS u,
+                 a.run_hands AS len_a, b.run_hands AS len_b
+          FROM _rb_starts a JOIN _rb_starts b
+            ON a.tournament_id = b.tournament_id AND a.account < b.account
+           AND abs(b.t - a.t) <= a.tol + b.tol
+        """).pl()
+        if co.height == 0:
+            con.unregister("_rb_starts")
+            return pl.DataFrame(schema=schema)
+        cand = co.group_by("a", "b").agg(n_co=pl.len(), n_events=pl.col("tournament_id").n_unique()).sort("a", "b")
+        per_event = self._per_event(con, cand)
+        co, per_event, fish = self._marked_tests(co, per_event, x, k)
+        pairs = cand.join(fish, on=["a", "b"], how="left")
+        co = co.join(cand.select("a", "b"), on=["a", "b"], how="inner")
+        co = self._bubble(co)
+        # a seeded permutation test (co-occurrence counts) for the most suspicious pairs
+        pairs = pairs.sort("p_gap", "a", "b")
+        perm = self._permutation(x, pairs.head(self.max_perm_pairs).select("a", "b", "shared_events"))
+        pairs = pairs.join(perm, on=["a", "b"], how="left")
+        bub = co.group_by("a", "b").agg(
+            bubble=pl.col("proximity").mean(),
+            co_tournaments=pl.col("tournament_id").unique().sort(),
+        )
+        pairs = pairs.join(bub, on=["a", "b"], how="left").with_columns(
+            p_value=pl.max_horizontal(pl.col("p_gap"), pl.lit(1e-300)),
+        ).with_columns(
+            score=(-pl.col("p_value").log10() * (1 + pl.col("bubble").fill_null(0.0))),
+        )
+        self.family_ = max(self.family_, pairs.height)
+        pairs = self._corroborate(con, pairs)
+        self.co_ = co
+        self.per_event_ = per_event
+        return pairs.with_columns(accounts=pl.concat_list("a", "b"), tournaments=pl.col("co_tournaments"))
+
+    def _per_event(self, con: duckdb.DuckDBPyConnection, cand: pl.DataFrame) -> pl.DataFrame:
+        """Per candidate pair and shared event (the starts registered as ``_rb_starts``): the closest gap, each
+        player's starts, the span both were in, the closest-pair p (``p_event``) and the expected coincidences
+        (``lam``) under each player's own rate."""
+        # per candidate pair and shared event: the closest pair of starts (floored at the
+        # timing resolution of the sources), each player's number of starts, the span both were in
+        sp = self.spans_.with_columns(t0=pl.col("t0").dt.epoch("ms") / 1000.0, t1=pl.col("t1").dt.epoch("ms") / 1000.0)
+        con.register("_rb_cand", cand.select("a", "b"))
+        con.register("_rb_spans", sp.select("account", "tournament_id", "t0", "t1"))
+        per_event = con.sql("""
+          WITH n AS (SELECT account, tournament_id, count(*) AS n, sum(tol) AS sum_tol FROM _rb_starts GROUP BY ALL)
+          SELECT c.a, c.b, x.tournament_id,
+                 min(greatest(abs(x.t - y.t), greatest(x.res, y.res))) AS gap,
+                 any_value(na.n) AS n_a, any_value(nb.n) AS n_b,
+                 any_value(na.sum_tol) AS sum_tol_a, any_value(nb.sum_tol) AS sum_tol_b,
+                 greatest(least(any_value(sa.t1), any_value(sb.t1)) - greatest(any_value(sa.t0), any_value(sb.t0)),
+                          60.0) AS overlap
+          FROM _rb_cand c
+          JOIN _rb_starts x ON x.account = c.a
+          JOIN _rb_starts y ON y.account = c.b AND y.tournament_id = x.tournament_id
+          JOIN n na ON na.account = c.a AND na.tournament_id = x.tournament_id
+          JOIN n nb ON nb.account = c.b AND nb.tournament_id = x.tournament_id
+          LEFT JOIN _rb_spans sa ON sa.account = c.a AND sa.tournament_id = x.tournament_id
+          LEFT JOIN _rb_spans sb ON sb.account = c.b AND sb.tournament_id = x.tournament_id
+          GROUP BY ALL
+        """).pl()
+        for v in ("_rb_starts", "_rb_cand", "_rb_spans"):
+            con.unregister(v)
+        # P(closest of n_a*n_b independent uniform pairs within gap) under each player's own rate (reported);
+        # lam: the expected number of coincidences (start pairs within their window) in the event
+        per_event = per_event.with_columns(
+            p_event=(1 - (-(pl.col("n_a") * pl.col("n_b") * 2 * pl.col("gap") / pl.col("overlap"))).exp()).clip(1e-300, 1.0),
+            lam=2 * (pl.col("n_b") * pl.col("sum_tol_a") + pl.col("n_a") * pl.col("sum_tol_b")) / pl.col("overlap"),
+        )
+        return per_event
+
+    def _marked_tests(self, co: pl.DataFrame, per_event: pl.DataFrame, x: pl.DataFrame,
+                      k: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
+        """The marked Poisson test per event (closeness, and equal run lengths where every length is known) and
+        Fisher's combination over the pair's shared events; returns the coincidences (with ``u_len``), the
+        per-event frame and the per-pair combination (``p_gap``, ``p_time_only``, ``p_with_length``,
+        ``p_closest``)."""
+        # per event: every coincidence counts, by its closeness (marked Poisson test)
+        # and a second mark: do the two runs last as many hands? (a group comes back
+        # together; two players stepping away independently rarely sit out the same
+        # number of hands). Without platform events (starts timed only to the hand) both
+        # marks always count. With events the start times are precise to the second, and
+        # a sit-out the hands do not show has no length (mark 1, no evidence, which a
+        # two-mark null would count against the pair): the two-mark null is used in the
+        # events where every start of both players has a known length (a property of the
+        # starts, not of their timing: no choice after the fact, no Bonferroni), closeness
+        # alone elsewhere (``length_mark``; off: closeness alone everywhere).
+        two = (not self.has_events_) or self.length_mark
+        co = co.with_columns(u_len=pl.Series(_length_mark(
+            co["len_a"].to_numpy(), co["len_b"].to_numpy(), k["run_hands"].to_numpy()))
+            if two else pl.lit(1.0))
+        marks = co.group_by("a", "b", "tournament_id").agg(
+            x=pl.len(), s1=(-pl.col("u").log()).sum(), s=(-pl.col("u").log() - pl.col("u_len").log()).sum())
+        per_event = per_event.join(marks, on=["a", "b", "tournament_id"], how="left").with_columns(
+            pl.col("x").fill_null(0), pl.col("s").fill_null(0.0), pl.col("s1").fill_null(0.0))
+        x_, lam_ = per_event["x"].to_numpy(), per_event["lam"].to_numpy()
+        p1 = _marked_poisson_sf(x_, per_event["s1"].to_numpy(), lam_, marks=1)
+        p2 = _marked_poisson_sf(x_, per_event["s"].to_numpy(), lam_, marks=2) if two else p1
+        # every start of both players in the event has a known length (the hands show its run)
+        known = x.group_by("account", "tournament_id").agg(known=(pl.col("run_hands") > 0).all())
+        per_event = (per_event
+                     .join(known.rename({"account": "a", "known": "known_a"}), on=["a", "tournament_id"], how="left")
+                     .join(known.rename({"account": "b", "known": "known_b"}), on=["b", "tournament_id"], how="left"))
+        both_known = (per_event["known_a"].fill_null(False) & per_event["known_b"].fill_null(False)).to_numpy()
+        if not self.has_events_:
+            p_use = p2
+        elif two:
+            p_use = np.where(both_known, p2, p1)
+        else:
+            p_use = p1
+        per_event = per_event.with_columns(p_marked=pl.Series(p_use), p_marked_len=pl.Series(p2),
+                                           p_marked_time=pl.Series(p1), lengths_known=pl.Series(both_known))
+        fish = per_event.group_by("a", "b").agg(
+            stat=-2 * pl.col("p_marked").log().sum(), dof=2 * pl.len(),
+            stat_len=-2 * pl.col("p_marked_len").log().sum(),
+            stat_time=-2 * pl.col("p_marked_time").log().sum(),
+            n_len_events=pl.col("lengths_known").sum(),
+            stat_closest=-2 * pl.col("p_event").log().sum(),
+            shared_events=pl.col("tournament_id").sort(),
+            n_starts_a=pl.col("n_a").sum(), n_starts_b=pl.col("n_b").sum(),
+            min_gap=pl.col("gap").min(),
+            lam=pl.col("lam").sum(),
+        )
+        # the test (per event: two marks where every length is known, closeness alone elsewhere);
+        # closeness alone and with length over every event are reported beside it
+        p_gap = sps.chi2.sf(fish["stat"].to_numpy(), fish["dof"].to_numpy())
+        p_one = sps.chi2.sf(fish["stat_time"].to_numpy(), fish["dof"].to_numpy())
+        p_len = sps.chi2.sf(fish["stat_len"].to_numpy(), fish["dof"].to_numpy())
+        fish = fish.with_columns(
+            p_gap=pl.Series(p_gap), p_time_only=pl.Series(p_one), p_with_length=pl.Series(p_len),
+            p_closest=pl.Series(sps.chi2.sf(fish["stat_closest"].to_numpy(), fish["dof"].to_numpy())),
+        )
+        return co, per_event, fish
+
+    def _corroborate(self, con: duckdb.DuckDBPyConnection, pairs: pl.DataFrame) -> pl.DataFrame:
+        """Pairs seen sitting out together once: the co-entry p (configuration-model null,
+        :func:`detectors.features.identity.co_entries`) of those whose coincidence is
+        itself unusual (p <= ``single_p``), and its Fisher combination with the coincidence
+        p (``p_single``); ``n_single`` is the family (every pair with one coincidence)."""
+        one = pairs["n_co"].to_numpy() == 1
+        self.n_single_ = int(one.sum())
+        test = pairs.filter((pl.col("n_co") == 1) & (pl.col("p_gap") <= self.single_p)).select("a", "b")
+        if test.height == 0:
+            return pairs.with_columns(n_shared_t=pl.lit(None, pl.Int64), p_coentry=pl.lit(None, pl.Float64),
+                                      p_single=pl.lit(None, pl.Float64))
+        use = idf.co_entries(con, test, taste_pseudo=self.taste_pseudo).select("a", "b", "n_shared_t", "p_coentry")
+        pairs = pairs.join(use, on=["a", "b"], how="left")
+        both = np.column_stack([pairs["p_gap"].to_numpy().astype(float),
+                                pairs["p_coentry"].fill_null(np.nan).to_numpy().astype(float)])
+        p_single = idf.fisher_combine(both)
+        # a pair without a co-entry p (not tested) has no corroboration
+        p_single = np.where(np.isnan(both[:, 1]), np.nan, p_single)
+        return pairs.with_columns(p_single=pl.Series(p_single))
+
+    def _permutation(self, x: pl.DataFrame, pairs: pl.DataFrame) -> pl.DataFrame:
+        """Seeded permutation test: each player's sit-out starts re-drawn uniformly
+        within the span they were in the event; statistic = co-occurrences."""
+        rng = np.random.default_rng(self.random_state)
+        need = set(pairs["a"].to_list()) | set(pairs["b"].to_list())
+        xs = x.filter(pl.col("account").is_in(list(need))).sort("account", "tournament_id", "t")
+        parts = xs.partition_by(["account", "tournament_id"], as_dict=True)
+        starts = {key: g["t"].to_numpy() for key, g in parts.items()}
+        tols = {key: g["tol"].to_numpy() for key, g in parts.items()}
+        sp = self.spans_.filter(pl.col("account").is_in(list(need))).with_columns(
+            t0=pl.col("t0").dt.epoch("ms") / 1000.0, t1=pl.col("t1").dt.epoch("ms") / 1000.0)
+        span = {(r[0], r[1]): (r[2], r[3]) for r in sp.select("account", "tournament_id", "t0", "t1").iter_rows()}
+        rows = []
+        for r in pairs.iter_rows(named=True):
+            a, b = r["a"], r["b"]
+            null = np.zeros(self.n_perm)
+            obs = 0
+            for tid in r["shared_events"] or []:
+                ta, tb = starts[(a, tid)], starts[(b, tid)]
+                win = tols[(a, tid)][:, None] + tols[(b, tid)][None, :]
+                obs += int((np.abs(ta[:, None] - tb[None, :]) <= win).sum())
+                a0, a1 = span.get((a, tid), (ta.min(), ta.max()))
+                b0, b1 = span.get((b, tid), (tb.min(), tb.max()))
+                ra = rng.uniform(a0, max(a1, a0 + 1), size=(self.n_perm, ta.size))
+                rb = rng.uniform(b0, max(b1, b0 + 1), size=(self.n_perm, tb.size))
+                null += (np.abs(ra[:, :, None] - rb[:, None, :]) <= win[None]).sum(axis=(1, 2))
+            rows.append({"a": a, "b": b, "n_co_obs": obs, "expected": float(null.mean()),
+                         "p_perm": (1 + int((null >= obs).sum())) / (self.n_perm + 1)})
+        return pl.DataFrame(rows, schema={"a": pl.Utf8, "b": pl.Utf8, "n_co_obs": pl.Int64, "expected": pl.Float64,
+                                          "p_perm": pl.Float64})
+
+    def _bubble(self, co: pl.DataFrame) -> pl.DataFrame:
+        """Proximity to the money at each co-occurrence: paid places over players remaining."""
+        fin = self.finishes_
+        if fin.height == 0:
+            return co.with_columns(remaining=pl.lit(None, pl.Int64), paid=pl.lit(None, pl.Int64), proximity=pl.lit(0.0))
+        paid = fin.group_by("tournament_id").agg(paid=pl.col("prize").is_not_null().sum().cast(pl.Int64),
+                                                 entrants=pl.len())
+        fx = fin.filter(pl.col("out_at").is_not_null()).select("tournament_id", "out_at").sort("tournament_id", "out_at")
+        co = co.with_columns(t_co=pl.min_horizontal("ts_a", "ts_b")).join(paid, on="tournament_id", how="left")
+        # finished before t: count via a join-asof-like aggregation in polars
+        gone = (co.select("a", "b", "tournament_id", "t_co").unique()
+                .join(fx, on="tournament_id", how="left")
+                .group_by("a", "b", "tournament_id", "t_co")
+                .agg(gone=(pl.col("out_at") < pl.col("t_co")).sum()))
+        co = co.join(gone, on=["a", "b", "tournament_id", "t_co"], how="left").with_columns(
+            remaining=(pl.col("entrants").cast(pl.Int64) - pl.col("gone").fill_null(0).cast(pl.Int64)),
+        ).with_columns(
+            proximity=pl.when(pl.col("remaining") > pl.col("paid"))
+            .then((pl.col("paid") / pl.col("remaining")).clip(0, 1))
+            .otherwise(0.0).fill_null(0.0),
+        )
+        return co
+
+    # ------------------------------------------------------------------ threshold
+    def flag(self, scores: pl.DataFrame) -> pl.DataFrame:
+        """``scores`` with ``pair_flagged``: q <= alpha with at least ``min_cooccur`` coincidences, or one
+        coincidence with p_gap <= ``single_p`` corroborated by co-entry (p <= ``single_coentry_p``) whose
+        combined p, Bonferroni over every single-coincidence pair, is at most ``single_alpha``."""
+        flag = (scores["q_value"].to_numpy() <= self.alpha) & (scores["n_co"].to_numpy() >= self.min_cooccur)
+        if "p_single" in scores.columns:
+            ps = scores["p_single"].fill_null(np.nan).to_numpy().astype(float)
+            pc = scores["p_coentry"].fill_null(np.nan).to_numpy().astype(float)
+            lone = ((scores["n_co"].to_numpy() == 1) & (scores["p_gap"].to_numpy() <= self.single_p)
+                    & (np.nan_to_num(pc, nan=1.0) <= self.single_coentry_p)
+                    & (np.nan_to_num(ps, nan=1.0) * max(self.n_single_, 1) <= self.single_alpha))
+            flag |= lone
+        return scores.with_columns(pair_flagged=pl.Series(flag))
+
+

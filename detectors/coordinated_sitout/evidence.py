@@ -1,0 +1,106 @@
+"""What a coordinated sit-out signal says: each pair's coincidences against its own sit-out rates, the
+co-occurring sit-outs by event, the waves left out."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import duckdb
+import polars as pl
+
+from detectors.base import Evidence, Signal, is_missing, sql_literal as _lit
+
+
+def _ident(s: str) -> str:
+    return '"' + s.replace('"', '""') + '"'
+
+
+class EvidenceMixin:
+    """The ``explain`` of :class:`~detectors.coordinated_sitout.CoordinatedSitoutDetector`."""
+
+    def _single_text(self, r: dict[str, Any]) -> str:
+        """A lone coincidence's corroboration (co-entry), in words."""
+        if r.get("n_co") != 1 or is_missing(r.get("p_single")):
+            return ""
+        n_fam = max(self.n_single_, 1)
+        return (f"; sat out together once only: corroborated by co-entry ({r['n_shared_t']} events entered together, "
+                f"co-entry p {r['p_coentry']:.3g} under the configuration model, needed <= {self.single_coentry_p:g}), combined p {r['p_single']:.3g}, "
+                f"x {n_fam} single-coincidence pairs (Bonferroni) = {min(1.0, r['p_single'] * n_fam):.3g}, "
+                f"needed <= {self.single_alpha:g}")
+
+    # ------------------------------------------------------------------ explain
+    def explain(self, con: duckdb.DuckDBPyConnection, row: dict[str, Any]) -> Signal:
+        """The signal of one group row of :meth:`threshold`: each pair's coincidences against its own
+        sit-out rates (count, closeness, lengths, permutation test), the co-occurring sit-outs by event, the
+        waves left out.
+
+        Parameters
+        ----------
+        con : the warehouse. row : one row of :meth:`threshold` (its ``pairs`` hold the group's pairs).
+
+        Returns
+        -------
+        :class:`~detectors.base.Signal` (``extra["cooccurrences"]``)."""
+        accs = list(row["accounts"])
+        pairs = self.pairs_of(row)
+        co = self.co_.filter(pl.col("a").is_in(accs) & pl.col("b").is_in(accs)).sort("ts_a")
+        ev: list[Evidence] = []
+        for r in pairs.sort("score", descending=True).iter_rows(named=True):
+            a, b = r["a"], r["b"]
+            perm = ("" if r.get("p_perm") is None else
+                    f"; {r['expected']:.2f} co-occurrences expected when each player's sit-outs are shuffled "
+                    f"within the event ({self.n_perm} permutations, seed {self.random_state}), permutation p "
+                    f"{r['p_perm']:.3g}")
+            ev.append(Evidence(
+                name=f"sit-outs started together: {a} & {b}", value=float(r["n_co"]),
+                baseline=None if r.get("expected") is None else round(float(r["expected"]), 3),
+                n=int(min(r["n_starts_a"], r["n_starts_b"])),
+                p_value=float(r["p_value"]),
+                text=(f"{a} ({r['n_starts_a']} sit-outs) and {b} ({r['n_starts_b']}) in {len(r['shared_events'])} "
+                      f"shared events started sitting out together {r['n_co']} times in {len(r['co_tournaments'])} "
+                      f"tournaments, closest {r['min_gap']:.1f} s apart; {r['lam']:.3g} coincidences expected from "
+                      f"each player's own sit-out rate, coincidence test (count and closeness, events combined) p "
+                      f"{r['p_gap']:.3g} (q {r['q_value']:.3g} over {self.family_} pairs), closest-pair test p "
+                      f"{r['p_closest']:.3g}{perm}; "
+                      + (f"closeness alone p {r['p_time_only']:.3g}, with whether the runs last as many hands "
+                         f"p {r['p_with_length']:.3g} (the hands show every run of both players in "
+                         f"{r['n_len_events']} of the {len(r['shared_events'])} events: there the test counts both, "
+                         f"elsewhere closeness alone); " if self.has_events_ and self.length_mark else "")
+                      + f"mean bubble proximity {(r['bubble'] or 0):.2f}" + self._single_text(r)),
+                sql=(f"SELECT x.tournament_id, x.ts AS {_ident('ts_' + a)}, y.ts AS {_ident('ts_' + b)} FROM sit_events x "
+                     f"JOIN sit_events y ON x.tournament_id = y.tournament_id AND y.kind = 'sit_out' "
+                     f"AND abs(epoch(y.ts) - epoch(x.ts)) <= {2 * self.tol_event_s:.0f} "
+                     f"WHERE x.kind = 'sit_out' AND x.account = {_lit(a)} AND y.account = {_lit(b)} ORDER BY x.ts"),
+            ))
+        per_event = (
+            pl.concat([co.select(pl.col("tournament_id"), pl.col("a").alias("acc"), pl.col("ts_a").alias("ts")),
+                       co.select(pl.col("tournament_id"), pl.col("b").alias("acc"), pl.col("ts_b").alias("ts"))])
+            .unique().sort("tournament_id", "ts")
+            .group_by("tournament_id", maintain_order=True)
+            .agg(txt=pl.format("{} {}", pl.col("acc"), pl.col("ts").dt.strftime("%H:%M:%S")))
+        )
+        times = [f"{r['tournament_id']}: " + ", ".join(r["txt"]) for r in per_event.iter_rows(named=True)]
+        ev.append(Evidence(
+            name="co-occurring sit-outs (tournament, times)", value=float(per_event.height), n=co.height,
+            text="; ".join(times),
+            sql=("SELECT account, tournament_id, kind, ts FROM sit_events WHERE account IN ("
+                 + ", ".join(_lit(a) for a in accs) + ") ORDER BY tournament_id, ts"),
+        ))
+        n_waves = self.waves_.filter(pl.col("account").is_in(accs)).height
+        tourns = sorted(set(co["tournament_id"].to_list()))
+        benign = (f"Scheduled breaks and disconnect waves take many players out at once: {n_waves} sit-outs of these "
+                  f"accounts fell in such waves (≥{self.wave_share:.0%} of the players still in and "
+                  f"≥{self.wave_min} players) and "
+                  "were left out. ")
+        benign += ("The remaining co-occurrences are far beyond what each player's own sit-out rate explains."
+                   if row["flagged"] else "What remains is within chance: not flagged.")
+        hands = [h for h in co.sort("proximity", descending=True)["hand_id"].to_list() if h][:20]
+        return Signal(
+            kind=self.kind, accounts=accs, tournaments=tourns, score=float(row["score"]), flagged=bool(row["flagged"]),
+            summary=f"{', '.join(accs)} sat out together {co.height} times in {len(tourns)} tournaments",
+            hands=hands, evidence=ev, benign=benign, p_value=float(row["p_value"]), detector=type(self).__name__,
+            extra={"cooccurrences": [
+                {"tournament": r["tournament_id"], "a": r["a"], "b": r["b"], "ts_a": str(r["ts_a"]), "ts_b": str(r["ts_b"]),
+                 "hands_out_a": r["len_a"], "hands_out_b": r["len_b"],
+                 "remaining": r["remaining"], "paid": r["paid"]} for r in co.head(100).iter_rows(named=True)]},
+        )

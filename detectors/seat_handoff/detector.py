@@ -1,0 +1,484 @@
+"""The seat hand-off detector: fit (candidates, their tests, the population null), score, threshold."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import duckdb
+import numpy as np
+import polars as pl
+from scipy import stats as sps
+
+from detectors.base import HAND_INPUTS, Detector
+from detectors.features import identity as idf
+from detectors.seat_handoff.candidates import CandidatesMixin
+from detectors.seat_handoff.evidence import EvidenceMixin, _aggr, _min_test_p, _nint, _share
+from detectors.seat_handoff.null import NullMixin
+from detectors.seat_handoff.queries import (
+    ACTS, _DECISIONS_SQL, _FIELD_SQL, _HAND_ROWS_SQL, _HISTORY_SQL, _TIMING_SQL, _with_strength,
+)
+from detectors.seat_handoff.statistics import (
+    _chi2_p_vec, _device_time_many, _eff_n, _g2_interaction_vec, _g2_p, _mwu_p_many, _range_p_many,
+    _strat_mwu_many,
+)
+
+
+
+class SeatHandoffDetector(CandidatesMixin, NullMixin, EvidenceMixin, Detector):
+    """Account, tournament and change-point hand of a mid-event seat hand-off (see the package docstring).
+
+    Parameters
+    ----------
+    alpha : float
+        false-discovery rate over the candidates.
+    random_state : int
+        seed of the population null's simulated moves.
+    min_segment, min_before : int
+        hands needed after a change point (and each side of a scanned split), and before a login change point
+        (the account's own history outside the hand-off is the timing baseline).
+    signal_p : float
+        style and timing must each shift below this p.
+    min_scan_hands, max_scan : int
+        hands only: the hands an account-event needs to be scanned, and the account-events fully compared
+        (strongest splits).
+    known_device_p : float
+        the field-relative style p needed when the device is one the account already used.
+    handover_s, quick_s : float
+        a hand-over: the login comes this soon after one of the account's logouts; the structure-led rules
+        (clean, repeated, two places) need it this soon.
+    handover_p, handover_p_raw, repeat_p : float
+        the combined p enough after a clean hand-over to a new device and network, on the calibrated scale and
+        without a null (the tests' own p-values are liberal); and when one take-over-only device took the seat
+        in two or more events.
+    calibrate : bool
+        rank the candidates' combined p against this population's simulated same-player moves.
+    null_moves, null_events, null_min_events, null_jitter, null_match : int
+        the null: simulated moves (Monte Carlo p-values resolve down to 1 / (1 + N)), account-events sampled to
+        place them in, the fewest eligible account-events for a null, the jitter of a move's hand, and the moves
+        of the nearest length a candidate is ranked among.
+    device_band : float
+        a device changes a person's speed by at most this factor either way (about 1.2-1.4 between phone and PC:
+        Antoun & Cernat, Soc. Sci. Comput. Rev. 2019; Andreadis, mda 9(2), 2015).
+    use_range : bool
+        the style includes the range of starting hands entered and raised.
+    household_max : int
+        a home-sized network: at most this many accounts ever used it.
+    two_places : bool
+        a quick clean hand-over with the "two places at once" structure needs the combined p only, not style and
+        timing each, but at least one behavioural test below ``signal_p``.
+    hand_clock_s : float
+        a hand's recorded start is whole seconds: a login this soon after the recorded start of an event's last
+        hand is inside the event's span.
+    """
+
+    kind = "seat_handoff"
+    inputs = {**HAND_INPUTS, "sessions": ("account", "ip", "device", "login_at", "logout_at"),
+              "decisions": ("hand_id", "seq", "account", "ms")}
+
+    def __init__(
+        self,
+        *,
+        alpha: float = 0.01,
+        random_state: int = 0,
+        min_segment: int = 8,
+        min_before: int = 3,
+        signal_p: float = 0.05,
+        min_scan_hands: int = 30,
+        max_scan: int = 200,
+        known_device_p: float = 0.001,
+        handover_s: float = 60.0,
+        handover_p: float = 0.25,
+        handover_p_raw: float = 0.1,
+        repeat_p: float = 0.25,
+        quick_s: float = 15.0,
+        calibrate: bool = True,
+        null_moves: int = 20000,
+        null_events: int = 300,
+        null_min_events: int = 20,
+        null_jitter: int = 5,
+        null_match: int = 1000,
+        device_band: float = 1.5,
+        use_range: bool = True,
+        household_max: int = 4,
+        two_places: bool = True,
+        hand_clock_s: float = 1.0,
+    ) -> None:
+        super().__init__(alpha=alpha, random_state=random_state)
+        self.min_segment = min_segment
+        self.min_before = min_before
+        self.signal_p = signal_p
+        self.min_scan_hands = min_scan_hands
+        self.max_scan = max_scan
+        self.known_device_p = known_device_p
+        self.handover_s = handover_s
+        self.handover_p = handover_p
+        self.handover_p_raw = handover_p_raw
+        self.repeat_p = repeat_p
+        self.quick_s = quick_s
+        self.calibrate = calibrate
+        self.null_moves = null_moves
+        self.null_events = null_events
+        self.null_min_events = null_min_events
+        self.null_jitter = null_jitter
+        self.null_match = null_match
+        self.device_band = device_band
+        self.use_range = use_range
+        self.household_max = household_max
+        self.two_places = two_places
+        self.hand_clock_s = hand_clock_s
+
+    # ------------------------------------------------------------------ fit
+    def fit(self, con: duckdb.DuckDBPyConnection) -> "SeatHandoffDetector":
+        """Learn the population's sessions and change points: each candidate change point in an
+        account's event (a mid-event login from another device or network, or the scanned best split without
+        sessions), its style, range and timing tests against the event's field and the account's own history,
+        calibrated against the population's simulated same-player moves (computed here, as PyOD's
+        ``decision_scores_``: :meth:`score` returns them).
+
+        Parameters
+        ----------
+        con : the warehouse (``inputs`` names the tables read).
+
+        Returns
+        -------
+        self, with ``has_sessions_``, ``has_decisions_``, ``has_logouts_``, ``cand_``, ``field_``, ``null_``,
+        ``scores_`` and ``missing_``."""
+        self.missing_ = []
+        self.has_sessions_ = idf.table_rows(con, "sessions") > 0
+        self.has_decisions_ = idf.table_rows(con, "decisions") > 0
+        self.has_logouts_ = self.has_sessions_ and int(con.execute(
+            "SELECT count(*) FROM sessions WHERE logout_at IS NOT NULL").fetchall()[0][0]) > 0
+        if not self.has_sessions_:
+            self.missing_.append("device and network changes (no sessions): change points scanned from play alone, "
+                                 "ranked but never flagged (a player's own stack and table shift play as much)")
+        if not self.has_decisions_:
+            self.missing_.append("decision timing (no decisions)")
+        self.scores_ = self._candidate_scores(con)
+        return self
+
+    # ------------------------------------------------------------------ score
+    def score(self, con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
+        """The candidate change points' scores (computed by :meth:`fit`, as PyOD's ``decision_scores_``).
+
+        Returns one row per account-event (its strongest change point, ``cand`` its index): the tests'
+        p-values, the combined ``p_value`` (calibrated against the population's simulated same-player
+        moves where sessions allow), ``q_value`` (Benjamini-Hochberg over the rows) and ``score``."""
+        return self.scores_.clone()
+
+    def _candidate_scores(self, con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
+        """The rows of :meth:`score` (sets ``cand_``, ``field_``, ``null_``, ``null_after_``, ``null_parts_``)."""
+        if self.has_sessions_:
+            cand = self._session_candidates(con)
+        else:
+            cand = self._scan_candidates(con)
+        self.cand_ = cand
+        out_schema = {"accounts": pl.List(pl.Utf8), "tournaments": pl.List(pl.Utf8), "score": pl.Float64,
+                      "p_value": pl.Float64}
+        self.null_ = np.zeros(0)
+        if cand.height == 0:
+            return pl.DataFrame(schema=out_schema)
+        # the account-events the population's simulated same-player moves are placed in (their
+        # data come with the candidates', one pass over the tables)
+        null_ev = (self._null_events(con, cand.select("account", "tournament_id"))
+                   if self.has_sessions_ and self.calibrate else pl.DataFrame(schema={"account": pl.Utf8, "tournament_id": pl.Utf8}))
+        con.register("_rb_at", pl.concat([cand.select("account", "tournament_id"), null_ev], how="vertical_relaxed").unique())
+        hands = _with_strength(con.sql(_HAND_ROWS_SQL).pl()).sort("account", "tournament_id", "started_at", "hand_id")
+        dec = con.sql(_DECISIONS_SQL).pl() if self.has_decisions_ else None
+        hist = _with_strength(con.sql(_HISTORY_SQL).pl())
+        field = con.sql(_FIELD_SQL).pl().sort("tournament_id", "started_at")
+        self.field_ = {k[0]: (g["started_at"].to_numpy(), g["account"].to_numpy(),
+                              g.select([f"n_{a}" for a in ACTS]).to_numpy().astype(float))
+                       for k, g in field.partition_by(["tournament_id"], as_dict=True).items()}
+        hist_dec = None
+        if self.has_decisions_:
+            hist_dec = con.sql(_TIMING_SQL).pl()
+        con.unregister("_rb_at")
+
+        by_at = {k: g for k, g in hands.partition_by(["account", "tournament_id"], as_dict=True).items()}
+        dec_at = {k: g for k, g in dec.partition_by(["account", "tournament_id"], as_dict=True).items()} if dec is not None else {}
+        hist_by_acc = {k[0]: g for k, g in hist.partition_by(["account"], as_dict=True).items()}
+        hdec_by_acc = {k[0]: g for k, g in hist_dec.partition_by(["account"], as_dict=True).items()} if hist_dec is not None else {}
+
+        plans = []
+        for c in cand.iter_rows(named=True):
+            key = (c["account"], c["tournament_id"])
+            h = by_at.get(key)
+            # a login change point needs min_before hands before it and min_segment after it;
+            # a scanned split min_segment on each side
+            if h is None or h.height < (self.min_before if self.has_sessions_ else self.min_segment) + self.min_segment:
+                continue
+            t = h["started_at"].to_numpy()
+            counts = h.select([f"n_{a}" for a in ACTS]).to_numpy().astype(float)
+            if self.has_sessions_:
+                k = int(np.searchsorted(t, np.datetime64(c["login_at"], "us"), side="left"))
+                n_splits, stat = 1, 0.0
+            else:
+                k, n_splits, stat = self._best_split(counts)
+            if k < (self.min_before if self.has_sessions_ else self.min_segment) or h.height - k < self.min_segment:
+                continue
+            plans.append((stat, c, key, h, k, counts, n_splits))
+        if not self.has_sessions_:
+            # hands only: the full comparison for the strongest splits only
+            plans = sorted(plans, key=lambda x: -x[0])[: self.max_scan]
+        rows: list[dict[str, Any]] = []
+        for _, c, key, h, k, counts, n_splits in plans:
+            r = self._compare(c, h, k, counts, dec_at.get(key), hist_by_acc.get(c["account"]),
+                              hdec_by_acc.get(c["account"]))
+            r["n_splits"] = n_splits
+            rows.append(r)
+        if not rows:
+            return pl.DataFrame(schema=out_schema)
+        rows = self._test(rows)
+        if self.has_sessions_:
+            rows = self._one_seat_per_login(rows)
+        rows = self._pool(rows)
+        return self._combined_rows(rows, plans, null_ev, hands, hist, field, hist_dec)
+
+    def _combined_rows(self, rows: list[dict[str, Any]], plans: list, null_ev: pl.DataFrame, hands: pl.DataFrame,
+                       hist: pl.DataFrame, field: pl.DataFrame, hist_dec: pl.DataFrame | None) -> pl.DataFrame:
+        """The tested candidates as score rows: style and timing combined (Fisher), Bonferroni over scanned splits,
+        calibrated against the population's simulated moves (sets ``null_``, ``null_after_``), the score, the
+        strongest change point per account-event, and BH's ``q_value``."""
+        df = pl.DataFrame([{k: v for k, v in r.items() if not k.startswith("_")} for r in rows])
+        p_style = idf.fisher_combine(np.column_stack([df["p_mix_any"].to_numpy(), df["p_size"].to_numpy()]
+                                                     + ([df["p_range"].to_numpy()] if self.use_range else [])))
+        # the style as the event's field sees it (no own-history look): what a login from a
+        # device the account already used must clear on its own
+        p_style_field = idf.fisher_combine(np.column_stack([df["p_mix"].to_numpy(), df["p_size"].to_numpy()]))
+        p_time = df["p_time"].to_numpy().astype(float)
+        p_all = idf.fisher_combine(np.column_stack([p_style, p_time]))
+        # scanned split points: Bonferroni over the splits tried
+        p_all = np.minimum(1.0, p_all * df["n_splits"].to_numpy())
+        p_raw = p_all
+        self.null_ = np.zeros(0)
+        if self.has_sessions_ and self.calibrate:
+            # the tests' p-values are not uniform for a player who carries on (speed and game
+            # drift between sessions and stages): each candidate's combined p is ranked against
+            # the population's own simulated same-player device moves (Monte Carlo p-value)
+            self.null_, self.null_after_ = self._population_null(
+                null_ev, np.array([pl_[4] for pl_ in plans], dtype=np.int64), hands, hist, field, hist_dec)
+            if self.null_.size:
+                # the tests' effective sample size (actions after the point against the account's own
+                # history, pooled over a device's events): a drift that is no other person grows
+                # more significant with more data, so a candidate is ranked among simulated moves
+                # with about as much
+                after = _eff_n(df["n_act_after"].to_numpy(), df["n_act_hist"].to_numpy())
+                # never below the tests' own p: where the tests are conservative for this
+                # population (p-values above uniform) the rank alone would make them laxer; the
+                # larger of two p-values is valid when either one is
+                p_all = np.maximum(p_raw, self._matched_rank(p_raw, after))
+            else:
+                self.missing_.append("a simulated null (too few account-events without a mid-event login): "
+                                     "the tests' own p-values are used uncalibrated")
+        novelty = (df["new_device"].cast(pl.Int8).to_numpy() + df["new_net"].cast(pl.Int8).to_numpy())
+        df = df.with_columns(
+            p_style=pl.Series(p_style),
+            p_style_field=pl.Series(p_style_field),
+            p_value=pl.Series(p_all),
+            p_value_raw=pl.Series(p_raw),
+            n_null=pl.lit(int(min(self.null_.size, self.null_match))),
+            novelty=pl.Series(novelty),
+        ).with_columns(
+            # ranked by the tests' own p (finer than the calibrated one's 1 / (1 + N) steps)
+            score=(-pl.col("p_value_raw").clip(1e-300, 1).log10() + 2.0 * pl.col("novelty")),
+            accounts=pl.concat_list("account"),
+            tournaments=pl.concat_list("tournament_id"),
+        )
+        # one row per account-tournament: its strongest change point
+        df = df.sort("score", descending=True).unique(["account", "tournament_id"], keep="first", maintain_order=True)
+        return df.with_row_index("cand").with_columns(pl.col("cand").cast(pl.Int64),
+                                                      q_value=pl.Series(idf.benjamini_hochberg(df["p_value"].to_numpy())))
+
+    def _compare(self, c, h: pl.DataFrame, k: int, counts: np.ndarray, dec: pl.DataFrame | None,
+                 hist: pl.DataFrame | None, hdec: pl.DataFrame | None) -> dict[str, Any]:
+        cp_hand = h["hand_id"][k]
+        cp_time = h["started_at"][k]
+        before, after = counts[:k].sum(axis=0), counts[k:].sum(axis=0)
+        field_b, field_a = self._field_counts(c["tournament_id"], c["account"], cp_time)
+        sizes = h["sizes"].to_list()
+        sb = np.array([x for s in sizes[:k] for x in (s or []) if x is not None], dtype=float)
+        sa = np.array([x for s in sizes[k:] for x in (s or []) if x is not None], dtype=float)
+        vpip = h["vpip"].to_numpy()
+        ks_d = float("nan")
+        med_b = med_a = float("nan")
+        n_db = n_da = 0
+        xb = xa = np.array([], dtype=float)
+        if dec is not None and dec.height:
+            after_mask = dec["started_at"].to_numpy() >= np.datetime64(cp_time, "us")
+            lm = dec["log_ms"].to_numpy()
+            xb, xa = lm[~after_mask], lm[after_mask]
+            n_db, n_da = len(xb), len(xa)
+            if n_db and n_da:
+                ks_d = float(sps.ks_2samp(xb, xa).statistic)
+                med_b, med_a = float(np.exp(np.median(xb))), float(np.exp(np.median(xa)))
+        # after-segment against the account's tournament hands under its other devices (before the point included)
+        hc = np.zeros(len(ACTS))
+        # the range of starting hands entered / folded: after the change point against the same history
+        st_h, rc_h = h["rstr"].to_numpy().astype(np.int64), h["rcls"].to_numpy().astype(np.int64)
+        ra, cra = st_h[k:][rc_h[k:] >= 0], rc_h[k:][rc_h[k:] >= 0]
+        rb, crb = np.array([], dtype=np.int64), np.array([], dtype=np.int64)
+        if hist is not None and hist.height:
+            same_event = (hist["tournament_id"] == c["tournament_id"]).fill_null(False).to_numpy()
+            after_t = hist["started_at"].to_numpy() >= np.datetime64(cp_time, "us")
+            dev = hist["device"].to_numpy()
+            keep = ~(same_event & after_t) & ((dev != c.get("device")) if c.get("device") is not None else True)
+            hc = hist.select([f"n_{a}" for a in ACTS]).to_numpy().astype(float)[keep].sum(axis=0)
+            hr, hrc = hist["rstr"].to_numpy().astype(np.int64), hist["rcls"].to_numpy().astype(np.int64)
+            kr = keep & (hrc >= 0)
+            rb, crb = hr[kr], hrc[kr]
+        # timing after the point against the account's own decisions under its other devices, class by class
+        ta = tb = np.array([], dtype=float)
+        cta = ctb = np.array([], dtype=np.int64)
+        n_hist = 0
+        if hdec is not None and hdec.height:
+            same_event = (hdec["tournament_id"] == c["tournament_id"]).fill_null(False).to_numpy()
+            after_t = hdec["started_at"].to_numpy() >= np.datetime64(cp_time, "us")
+            a_mask = same_event & after_t
+            dev = hdec["device"].to_numpy()
+            cand_dev = c.get("device")
+            b_mask = ~a_mask & ((dev != cand_dev) if cand_dev is not None else np.ones(hdec.height, bool))
+            lm, cl = hdec["log_ms"].to_numpy(), hdec["cls"].to_numpy()
+            ta, cta, tb, ctb = lm[a_mask], cl[a_mask], lm[b_mask], cl[b_mask]
+            n_hist = int(b_mask.sum())
+        return {
+            "account": c["account"], "tournament_id": c["tournament_id"],
+            "cp_hand": cp_hand, "cp_time": cp_time, "k": k, "n_hands": h.height,
+            "hands_after": h["hand_id"].to_list()[k:k + 25],
+            "session": c.get("session"), "device": c.get("device"), "ip": c.get("ip"),
+            "prev_device": c.get("prev_device"),
+            "device_changed": bool(c.get("device_changed") or False), "net_changed": bool(c.get("net_changed") or False),
+            "new_device": bool(c.get("new_device") or False), "new_net": bool(c.get("new_net") or False),
+            "others_open": int(c.get("others_open") or 0), "since_logout": c.get("since_logout"),
+            "device_sessions": int(c.get("device_sessions") or 0),
+            "dev_quick_takeovers": int(c.get("dev_quick_takeovers") or 0),
+            "dev_takeover_new_net": bool(c.get("dev_takeover_new_net") or False),
+            "dev_own_sessions": int(c.get("dev_own_sessions") or 0),
+            "net": c.get("net"), "prev_net": c.get("prev_net"),
+            "net_accounts": _nint(c.get("net_accounts")), "prev_net_accounts": _nint(c.get("prev_net_accounts")),
+            "prev_net_days": int(c.get("prev_net_days") or 0),
+            "ks_d": ks_d,
+            "vpip_before": float(vpip[:k].mean()), "vpip_after": float(vpip[k:].mean()),
+            "aggr_before": _aggr(before), "aggr_after": _aggr(after),
+            "fold_before": _share(before, 0), "fold_after": _share(after, 0),
+            "size_before": float(np.median(sb)) if sb.size else float("nan"),
+            "size_after": float(np.median(sa)) if sa.size else float("nan"),
+            "med_ms_before": med_b, "med_ms_after": med_a, "n_dec_before": n_db, "n_dec_after": n_da,
+            "n_hist_dec": n_hist, "med_ms_hist": float(np.exp(np.median(tb))) if tb.size else float("nan"),
+            "_cb": before, "_ca": after, "_fb": field_b, "_fa": field_a, "_sb": sb, "_sa": sa, "_xb": xb, "_xa": xa,
+            "_ta": ta, "_cta": cta, "_tb": tb, "_ctb": ctb, "_hc": hc,
+            "_ra": ra, "_cra": cra, "_rb": rb, "_crb": crb,
+        }
+
+    def _test(self, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """The tests of every compared change point at once, by the array forms the
+        population's null uses (one implementation): the action mix against the field's
+        (G2 interaction), bet sizes and decision times before/after (Mann-Whitney), the
+        after-segment's mix and timing against the account's own history (chi-square;
+        Mann-Whitney by decision class, Fisher-combined); the before/after mix alone
+        (chi-square) is reported."""
+        if not rows:
+            return rows
+        g2, dof = _g2_interaction_vec(np.stack([np.array([[r["_cb"], r["_ca"]], [r["_fb"], r["_fa"]]]) for r in rows]))
+        p_mix = _g2_p(g2, dof)
+        p_size = _mwu_p_many([r["_sb"] for r in rows], [r["_sa"] for r in rows])
+        p_time_in = _mwu_p_many([r["_xb"] for r in rows], [r["_xa"] for r in rows])
+        hc = np.stack([r["_hc"] for r in rows])
+        ca = np.stack([r["_ca"] for r in rows])
+        p_hist_mix = np.where(hc.sum(axis=1) >= 20, _chi2_p_vec(hc, ca), np.nan)
+        p_hist_time = _strat_mwu_many([r["_ta"] for r in rows], [r["_cta"] for r in rows],
+                                      [r["_tb"] for r in rows], [r["_ctb"] for r in rows])
+        p_mix_raw = _chi2_p_vec(np.stack([r["_cb"] for r in rows]), ca)
+        p_range = (_range_p_many([r["_ra"] for r in rows], [r["_cra"] for r in rows],
+                                 [r["_rb"] for r in rows], [r["_crb"] for r in rows])
+                   if self.use_range else np.full(len(rows), np.nan))
+        # at a login (the after-segment played on another device or network, the baseline the
+        # account's decisions under its other devices) the timing that counts is the device-
+        # invariant test: a device rescales a person's times, another person reshapes them
+        dev_t = _device_time_many([r["_ta"] for r in rows], [r["_cta"] for r in rows],
+                                  [r["_tb"] for r in rows], [r["_ctb"] for r in rows], math.log(self.device_band))
+        for i, r in enumerate(rows):
+            login = r.get("session") is not None
+            r.update({"p_time_plain": float(p_hist_time[i]) if not np.isnan(p_hist_time[i]) else float(p_time_in[i]),
+                      "p_time_device": float(dev_t["p"][i]), "p_time_profile": float(dev_t["p_profile"][i]),
+                      "p_time_spread": float(dev_t["p_spread"][i]), "p_time_speed": float(dev_t["p_speed"][i]),
+                      "time_shift": float(dev_t["shift"][i])})
+            r.update({"_g2": float(g2[i]), "_dof": int(dof[i]), "p_mix": float(p_mix[i]), "p_size": float(p_size[i]),
+                      "p_time_in": float(p_time_in[i]),
+                      # the timing test that counts: at a login the device-invariant one (NaN where the
+                      # account has too little history under other devices: the event's own
+                      # decisions before the login are on the device being left, the speed no
+                      # evidence); hands only (no device known), the account's own history where it
+                      # has one, else after against before in the event
+                      "p_time": (float(dev_t["p"][i]) if login else
+                                 float(p_hist_time[i]) if not np.isnan(p_hist_time[i]) else float(p_time_in[i])),
+                      "p_hist_mix": float(p_hist_mix[i]), "p_hist_time": float(p_hist_time[i]),
+                      "p_range": float(p_range[i]),
+                      "p_mix_raw": float(p_mix_raw[i])})
+        return rows
+
+    # ------------------------------------------------------------------ threshold
+    def threshold(self, scores: pl.DataFrame) -> pl.DataFrame:
+        """``scores`` with ``flagged``, the one flag rule: q <= alpha with a device or network change at a
+        hand-over and the play shifted (style, or timing from a new device); or a clean quick hand-over to a new
+        device on a new network with style and timing shifted at ``handover_p``; or a take-over-only device at
+        ``repeat_p``. Never without sessions (the scan ranks, it does not accuse).
+
+        Parameters
+        ----------
+        scores : the frame of :meth:`score`.
+
+        Returns
+        -------
+        ``scores`` with the boolean ``flagged``."""
+        if scores.height == 0:
+            return scores.with_columns(flagged=pl.lit(False))
+        q = scores["q_value"].to_numpy()
+        style_ok = scores["p_style"].fill_nan(1.0).fill_null(1.0).to_numpy() < self.signal_p
+        changed = (scores["device_changed"] | scores["net_changed"]).to_numpy() if self.has_sessions_ else np.ones(scores.height, bool)
+        # the style must shift (an honest device switch changes speed, not the game),
+        # or the timing must shift at a login from a device the account had never
+        # used (a phone-to-desktop move brings the player's own, known desktop)
+        time_ok = scores["p_time"].fill_nan(1.0).fill_null(1.0).to_numpy() < self.signal_p
+        new_dev = scores["group_new_device"].to_numpy() if "group_new_device" in scores.columns else np.zeros(scores.height, bool)
+        # a login from a device the account had used before (its owner's other
+        # machine) is no evidence of another person: then the style alone must
+        # carry the case, at a much stricter level
+        # (field-relative only: the own-history comparison sets late-event play against all stages)
+        strong_style = scores["p_style_field"].fill_nan(1.0).fill_null(1.0).to_numpy() < self.known_device_p
+        # a hand-over: the login follows one of the account's logouts within handover_s (the
+        # seat changes hands between two deals); a login hours after the account's last logout,
+        # its other tables still open, is the owner starting a new day on another machine
+        # (without logout times every login counts)
+        since = scores["since_logout"].cast(pl.Float64).to_numpy() if "since_logout" in scores.columns else np.full(scores.height, np.nan)
+        handover = (since <= self.handover_s) | (np.isnan(since) & (not self.has_logouts_))
+        flagged = (q <= self.alpha) & changed & handover & ((new_dev & (style_ok | time_ok)) | (~new_dev & strong_style))
+        # a clean hand-over (within quick_s, to a device and a network the account had never used): the combined p
+        # at handover_p instead of the false-discovery level, but the play must still shift
+        quick = (since <= self.quick_s) | (np.isnan(since) & (not self.has_logouts_))
+        clean = quick & new_dev & scores["new_net"].to_numpy() & scores["device_changed"].to_numpy()
+        level = np.full(scores.height, self.handover_p if getattr(self, "null_", np.zeros(0)).size else self.handover_p_raw)
+        # both ways (style and device-invariant timing each below signal_p), or one far beyond chance (known_device_p):
+        # an owner moving from the phone to the desktop at home makes the same structure
+        p_st = scores["p_style"].fill_nan(1.0).fill_null(1.0).to_numpy()
+        p_ti = scores["p_time"].fill_nan(1.0).fill_null(1.0).to_numpy()
+        shifted = (style_ok & time_ok) | (p_st < self.known_device_p) | (p_ti < self.known_device_p)
+        if self.two_places and "two_places" in scores.columns:
+            # two places at once (``_pool``): left from the account's home network, taken on another home-sized one by
+            # a device that never starts play of its own; it waives the need for both shifts, not the combined p
+            tp = scores["two_places"].fill_null(False).to_numpy().astype(bool)
+            tp &= _min_test_p(scores) < self.signal_p
+            shifted = shifted | tp
+        flagged |= clean & shifted & (scores["p_value"].fill_nan(1.0).fill_null(1.0).to_numpy() <= level)
+        # a take-over-only device (it only ever took this seat mid-event, in two or more events): a prior, not a
+        # proof; the combined p at repeat_p and at least one test below signal_p, the evidence the case names
+        if "takeover_only" in scores.columns:
+            rep = scores["takeover_only"].fill_null(False).to_numpy() & quick
+            rep_level = self.repeat_p if getattr(self, "null_", np.zeros(0)).size else self.handover_p_raw
+            flagged |= (rep & (scores["p_value"].fill_nan(1.0).fill_null(1.0).to_numpy() <= rep_level)
+                        & (_min_test_p(scores) < self.signal_p))
+        if not self.has_sessions_:
+            # hands only: a player's own stack and table change their play as much as
+            # a new player would; without logins or timing the scan ranks, never accuses
+            flagged = np.zeros(scores.height, dtype=bool)
+        return scores.with_columns(flagged=pl.Series(flagged))

@@ -1,0 +1,228 @@
+"""What a seat hand-off signal says: the evidence of one candidate row, in numbers an investigator can check."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import duckdb
+import numpy as np
+import polars as pl
+
+from detectors.base import Evidence, Signal, is_missing, sql_literal as _lit
+
+
+class EvidenceMixin:
+    """The ``explain`` of :class:`~detectors.seat_handoff.SeatHandoffDetector`."""
+
+    # ------------------------------------------------------------------ explain
+    def _login_evidence(self, row: dict[str, Any]) -> list[Evidence]:
+        """The login that anchors the change point: device and network, new or known, pooled events, the
+        take-over-only and two-places structures (none without sessions)."""
+        r = row
+        acc, tid = r["account"], r["tournament_id"]
+        ev: list[Evidence] = []
+        if self.has_sessions_:
+            ev.append(Evidence(
+                name="login from a changed device/network", value=float(r["new_device"]) + float(r["new_net"]),
+                baseline=0.0, n=1,
+                text=(f"session {r['session']} at {r['cp_time']}: device {r['device']} (before {r['prev_device']}), "
+                      f"ip {r['ip']}; device {'never' if r['new_device'] else 'already'} used by {acc} before, "
+                      f"network {'new' if r['new_net'] else 'seen before'}"
+                      + (f"; the same device logged in mid-event in {r['n_pooled']} events "
+                         f"({', '.join(r['pooled_tournaments'])}): their before/after samples are pooled"
+                         if r["n_pooled"] > 1 else "")
+                      + (f"; this device only ever logged in to take this seat mid-event (all its "
+                         f"{r['device_sessions']} sessions on {acc}, each seconds after a logout), never "
+                         f"to start {acc}'s own play" if r.get("takeover_only") else "")
+                      + (f"; two places at once: {_two_places_text(r, acc)}" if r.get("two_places") else "")),
+                sql=f"SELECT session, login_at, logout_at, ip, device FROM sessions WHERE account = {_lit(acc)} ORDER BY login_at",
+            ))
+        return ev
+
+    def _timing_evidence(self, row: dict[str, Any]) -> list[Evidence]:
+        """The decision-time shift: within the event, against the account's own decisions under other devices,
+        device-invariant (profile, spread, speed beyond a device's band)."""
+        r = row
+        acc, tid = r["account"], r["tournament_id"]
+        ev: list[Evidence] = []
+        ev.append(Evidence(
+            name="decision time shift (median ms, after vs before)", value=_nz(r["med_ms_after"]), baseline=_nz(r["med_ms_before"]),
+            n=int(r["n_dec_after"]), p_value=_nz(r["p_time"]),
+            text=(f"median decision {r['med_ms_before']:.0f} ms on {r['n_dec_before']} decisions before hand {r['cp_hand']}, "
+                  f"{r['med_ms_after']:.0f} ms on {r['n_dec_after']} after; KS distance {r['ks_d']:.2f}; "
+                  f"Mann-Whitney p {r['p_time_in']:.2g} after vs before in this event; against {acc}'s own "
+                  f"{r['n_hist_dec']} decisions under other devices (median {r['med_ms_hist']:.0f} ms), class by class "
+                  f"(preflop folds, ordinary, big decisions), p {r['p_hist_time']:.2g} in this event"
+                  + (f"; a device rescales a player's times: with the common shift ({math.exp(r['time_shift']):.2f}x) "
+                     f"set aside, profile over the classes p {r['p_time_profile']:.2g}, spread p {r['p_time_spread']:.2g}, "
+                     f"speed beyond a device's {self.device_band:g}x p {r['p_time_speed']:.2g}; together "
+                     f"{r['p_time']:.2g}, pooled over the device's events" if r.get("session") is not None and
+                     not is_missing(r.get("time_shift")) else f"; {r['p_time']:.2g} as counted"))
+            if self.has_decisions_ else "no decision times in the warehouse",
+            # each decision under the device of the session it was played in: the new device's
+            # decisions against the account's others
+            sql=("SELECT ss.device, count(*) AS decisions, median(d.ms) AS median_ms "
+                 "FROM decisions d JOIN hands h USING (hand_id) ASOF LEFT JOIN "
+                 f"(SELECT account, login_at, device FROM sessions WHERE account = {_lit(acc)}) ss "
+                 "ON d.account = ss.account AND h.started_at >= ss.login_at "
+                 f"WHERE d.account = {_lit(acc)} GROUP BY ALL ORDER BY decisions DESC")
+            if self.has_sessions_ else
+            ("SELECT h.started_at >= (SELECT started_at FROM hands WHERE hand_id = " + _lit(r["cp_hand"]) + ") AS after, "
+             "median(d.ms), count(*) FROM decisions d JOIN hands h USING (hand_id) "
+             f"WHERE d.account = {_lit(acc)} AND h.tournament_id = {_lit(tid)} GROUP BY 1"),
+        ))
+        return ev
+
+    def _style_evidence(self, row: dict[str, Any]) -> list[Evidence]:
+        """The style shift: the action mix against the field and the own history, the starting hands entered and
+        raised given the cards dealt, the bet sizes."""
+        r = row
+        acc, tid = r["account"], r["tournament_id"]
+        hsql = ("SELECT h.hand_id, h.started_at FROM seats s JOIN hands h USING (hand_id) "
+                f"WHERE s.player = {_lit(acc)} AND h.tournament_id = {_lit(tid)} ORDER BY h.started_at")
+        ev: list[Evidence] = []
+        ev.append(Evidence(
+            name="action mix shift (VPIP after vs before)", value=r["vpip_after"], baseline=r["vpip_before"],
+            n=int(r["n_hands"] - r["k"]), p_value=_nz(r["p_mix_any"]),
+            text=(f"VPIP {r['vpip_before']:.2f} -> {r['vpip_after']:.2f}, aggression {r['aggr_before']:.2f} -> "
+                  f"{r['aggr_after']:.2f}, fold share {r['fold_before']:.2f} -> {r['fold_after']:.2f} over "
+                  f"{r['k']} hands before and {r['n_hands'] - r['k']} after; change against the field's "
+                  f"(G2 interaction) p {r['p_mix_event']:.2g} in this event, {r['p_mix']:.2g} pooled; after vs "
+                  f"{acc}'s own tournament hands under other devices p {r['p_hist_mix_event']:.2g} in this event, "
+                  f"{r['p_hist_mix']:.2g} pooled; the smaller, Bonferroni x2: {r['p_mix_any']:.2g}"),
+            sql=("SELECT h.started_at >= (SELECT started_at FROM hands WHERE hand_id = " + _lit(r["cp_hand"]) + ") AS after, "
+                 "a.action, count(*) FROM actions a JOIN hands h USING (hand_id) "
+                 f"WHERE a.player = {_lit(acc)} AND h.tournament_id = {_lit(tid)} AND a.action NOT LIKE 'post%' GROUP BY ALL ORDER BY ALL"),
+        ))
+        if not is_missing(r.get("p_range")):
+            ev.append(Evidence(
+                name="starting hands entered and raised (by the cards dealt)", value=float(r["n_hands"] - r["k"]),
+                baseline=0.0, n=int(r["n_hands"] - r["k"]), p_value=_nz(r["p_range"]),
+                text=(f"whether {acc} enters pots, and raises, with the same starting hands after hand {r['cp_hand']} "
+                      f"as in its own hands under other devices, hand by hand given the cards dealt (bins of "
+                      f"starting-hand strength, stack depth, facing a raise, a short-handed table): p {r['p_range']:.2g}"
+                      + (f" pooled over the device's events ({r['p_range_event']:.2g} in this event)"
+                         if r.get("n_pooled", 1) > 1 and not is_missing(r.get("p_range_event")) else "")),
+                sql=("SELECT h.started_at >= (SELECT started_at FROM hands WHERE hand_id = " + _lit(r["cp_hand"]) + ") AS after, "
+                     "hc.cards, a.action FROM actions a JOIN hands h USING (hand_id) "
+                     "JOIN hole_cards hc ON hc.hand_id = a.hand_id AND hc.player = a.player "
+                     f"WHERE a.player = {_lit(acc)} AND h.tournament_id = {_lit(tid)} AND a.street = 'preflop' "
+                     "AND a.action NOT LIKE 'post%' ORDER BY h.started_at, a.seq"),
+            ))
+        ev.append(Evidence(
+            name="bet size shift (median fraction of pot)", value=_nz(r["size_after"]), baseline=_nz(r["size_before"]),
+            p_value=_nz(r["p_size"]), text=f"median bet {r['size_before']:.2f} -> {r['size_after']:.2f} of the pot",
+            sql=hsql,
+        ))
+        return ev
+
+    def _benign(self, row: dict[str, Any]) -> str:
+        """The same-person explanation (a device move) and why it does or does not hold here."""
+        r = row
+        acc, tid = r["account"], r["tournament_id"]
+        shifted = [w for w, p in (("style", r.get("p_style")), ("timing", r.get("p_time")))
+                   if p is not None and not math.isnan(p) and p < self.signal_p]
+        benign = ("A player moving from phone to desktop (or to another network) changes device and a little "
+                  "of their speed, but not their game. ")
+        # the behavioural tests below signal_p, by name: what the case rests on
+        below = [f"{name} p {float(r[c]):.2g}" for c, name in _TESTS
+                 if not is_missing(r.get(c)) and float(r[c]) < self.signal_p]
+        below_txt = (f"tests below {self.signal_p:g}: {', '.join(below)}" if below
+                     else f"no test below {self.signal_p:g}")
+        structure = (f"the device {r['device']} only ever appeared to take {acc}'s seat mid-event, seconds after a "
+                     f"logout, {max(r['n_pooled'], r.get('dev_quick_takeovers') or 0)} times, and never started play "
+                     "of its own (an owner's new machine would; a helper's does not)") if r.get("takeover_only") else ""
+        if row["flagged"] and r.get("takeover_only"):
+            benign += (f"Here {structure}, and the play shifts ({below_txt}; combined p {row['p_value']:.2g}, within "
+                       + (f"the level {self.repeat_p:g} against the same player's simulated moves" if int(r.get("n_null") or 0)
+                          else f"the level {self.handover_p_raw:g}, no simulated moves to calibrate it")
+                       + "): the structure alone would be no evidence.")
+        elif not row["flagged"] and r.get("takeover_only"):
+            benign += (f"Here {structure}, but the play shows no more shift than the same player's own moves "
+                       f"({below_txt}; combined p {row['p_value']:.2g}): the structure alone is no evidence of another "
+                       "person: not flagged.")
+        elif row["flagged"] and r.get("two_places") and self.two_places and len(shifted) < 2:
+            benign += (f"An owner moving from the phone to his home desktop goes from a carrier's network, used by many, "
+                       f"to his home; here {_two_places_text(r, acc)}: the owner cannot be at both homes. With that "
+                       f"structure the play need not shift both ways: {below_txt}; combined p {row['p_value']:.2g}, "
+                       f"within the level {self.handover_p if int(r.get('n_null') or 0) else self.handover_p_raw:g}.")
+        elif row["flagged"]:
+            benign += (f"Here the {' and the '.join(shifted) or 'play'} shift{'s' if len(shifted) < 2 else ''} at a login "
+                       f"from a device {acc} {'had never used' if r.get('group_new_device') else 'already used, and the style shift is far beyond chance'}, "
+                       f"so the same-person explanation is unlikely ({below_txt}).")
+        else:
+            benign += "The shift is not strong enough for the device change: not flagged."
+        if int(r.get("n_null") or 0):
+            benign += (f" Timing and style shift p = {row['p_value']:.2g} against this population's own "
+                       f"{int(r['n_null'])} simulated same-player device moves (other players' events split at "
+                       f"the same hands, with about as much play after the split and in the player's history; "
+                       f"the tests' own combined p {r['p_value_raw']:.2g}).")
+        return benign
+
+    def explain(self, con: duckdb.DuckDBPyConnection, row: dict[str, Any]) -> Signal:
+        """The signal of one row: the style, range, size and timing shifts at the change point against
+        the field and the account's own history, the login and device history, the hands after the change.
+
+        Parameters
+        ----------
+        con : the warehouse. row : one row of :meth:`threshold`.
+
+        Returns
+        -------
+        :class:`~detectors.base.Signal`, from the row and the fitted attributes only."""
+        r = row
+        acc, tid = r["account"], r["tournament_id"]
+        ev = [*self._login_evidence(row), *self._timing_evidence(row), *self._style_evidence(row)]
+        # strongest first: the login anchors the change point, then the tests by p-value
+        head, tests = ev[:1] if self.has_sessions_ else [], ev[1:] if self.has_sessions_ else ev
+        ev = head + sorted(tests, key=lambda e: 1.0 if e.p_value is None else e.p_value)
+        benign = self._benign(row)
+        return Signal(
+            kind=self.kind, accounts=[acc], tournaments=[tid], score=float(row["score"]), flagged=bool(row["flagged"]),
+            summary=(f"{acc}'s seat in tournament {tid} changes hands at hand {r['cp_hand']}"
+                     + (f" (login from device {r['device']})" if self.has_sessions_ else "")),
+            hands=list(r["hands_after"]), evidence=ev, benign=benign,
+            p_value=float(row["p_value"]), detector=type(self).__name__,
+            extra={"change_point_hand": r["cp_hand"], "change_point_time": str(r["cp_time"]), "q_value": r.get("q_value")},
+        )
+
+
+_TESTS = (("p_mix_any", "action mix"), ("p_size", "bet sizes"), ("p_range", "starting hands entered and raised"),
+          ("p_time", "decision timing"))
+
+
+def _min_test_p(scores: pl.DataFrame) -> np.ndarray:
+    """The smallest p-value of the behavioural tests (``_TESTS``) per row; 1 where none was run."""
+    cols = [scores[c].cast(pl.Float64).fill_nan(1.0).fill_null(1.0).to_numpy() for c, _ in _TESTS if c in scores.columns]
+    return np.min(np.column_stack(cols), axis=1) if cols else np.ones(scores.height)
+
+
+def _aggr(c: np.ndarray) -> float:
+    d = c[2] + c[3] + c[4]
+    return float((c[3] + c[4]) / d) if d else float("nan")
+
+
+def _share(c: np.ndarray, i: int) -> float:
+    s = c.sum()
+    return float(c[i] / s) if s else float("nan")
+
+
+def _nz(x: Any) -> float | None:
+    return None if is_missing(x) else float(x)
+
+
+def _two_places_text(r: dict[str, Any], acc: str) -> str:
+    """The "two places at once" structure of a candidate row, in words."""
+    def who(n: Any) -> str:
+        return f"{n} account{'s' if n != 1 else ''}"
+    return (f"the seat was left on network {r['prev_net']} (ever used by {who(r['prev_net_accounts'])}, by "
+            f"{acc} on {r['prev_net_days']} days: a home) and taken "
+            + (f"{float(r['since_logout']):.0f} s later " if not is_missing(r.get("since_logout")) else "")
+            + f"on network {r['net']} (ever used by {who(r['net_accounts'])}: another home"
+            + (f", one {acc} had never used), " if r.get("new_net") else "), ")
+            + f"by device {r['device']}, which never started play of its own on {acc}")
+
+
+def _nint(x: Any) -> int | None:
+    return None if is_missing(x) else int(x)

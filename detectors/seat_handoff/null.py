@@ -1,0 +1,286 @@
+"""The population's own null: simulated same-player moves (other accounts' events split at the candidates'
+hand positions, through the same tests), a candidate's combined p ranked among moves of about as much data
+(an empirical null, Efron, JASA 99, 2004)."""
+
+from __future__ import annotations
+
+import math
+
+import duckdb
+import numpy as np
+import polars as pl
+
+from detectors.features import identity as idf
+from detectors.seat_handoff.queries import ACTS
+from detectors.seat_handoff.statistics import (
+    _N_STRATA, _chi2_p_vec, _device_time_many, _eff_n, _g2_interaction_vec, _g2_p, _midranks, _mwu_p_vec, _prefix,
+    _range_p_counts,
+)
+
+
+class NullMixin:
+    """The population null of :class:`~detectors.seat_handoff.SeatHandoffDetector`."""
+
+    # ------------------------------------------------------------------ the population's own null
+    def _matched_rank(self, p: np.ndarray, after: np.ndarray) -> np.ndarray:
+        """Monte Carlo p-value of each candidate's combined ``p`` among the ``null_match``
+        simulated moves nearest to it in (log) effective sample size ``after`` (``_eff_n``):
+        (1 + #moves with a combined p at most the candidate's) / (1 + #moves compared). A
+        player's drift between days is a fixed shift, so the tests find it the more
+        significant the more data they have; ranked against all moves, an honest mover with a
+        long event and a long history would look extreme against mostly smaller samples (a
+        conditional Monte Carlo test, Davison & Hinkley 1997, ch. 4.2, matched on a nuisance
+        statistic)."""
+        la = np.log(np.maximum(self.null_after_, 1.0))
+        o = np.argsort(la, kind="stable")
+        la, pn = la[o], self.null_[o]
+        n = la.size
+        m = int(min(n, self.null_match))
+        pos = np.searchsorted(la, np.log(np.maximum(after, 1.0)))
+        lo = np.clip(pos - m // 2, 0, n - m)
+        out = np.empty(p.size)
+        for i in range(p.size):  # one slice per candidate, not per action
+            out[i] = (1.0 + np.count_nonzero(pn[lo[i]:lo[i] + m] <= p[i])) / (1.0 + m)
+        return out
+
+    def _null_events(self, con: duckdb.DuckDBPyConnection, exclude: pl.DataFrame) -> pl.DataFrame:
+        """A seeded sample of account-events (at least min_before + min_segment hands) of
+        accounts with no candidate login at all, to place the simulated moves in: an account
+        whose seat was taken in another event would carry the helper's play in its own
+        history and make its simulated moves look like hand-offs."""
+        ev = con.sql(
+            """SELECT s.player AS account, h.tournament_id, count(*) AS n_hands
+               FROM seats s JOIN hands h USING (hand_id)
+               WHERE h.is_tournament AND h.tournament_id IS NOT NULL AND s.dealt_in AND NOT s.sitting_out
+               GROUP BY ALL HAVING count(*) >= ? ORDER BY ALL""",
+            params=[self.min_before + self.min_segment]).pl()
+        ev = ev.join(exclude.select("account").unique(), on="account", how="anti")
+        if ev.height < self.null_min_events:
+            return ev.clear().select("account", "tournament_id")
+        if ev.height > self.null_events:
+            rng = np.random.default_rng(self.random_state)
+            ev = ev[np.sort(rng.choice(ev.height, self.null_events, replace=False))]
+        return ev.select("account", "tournament_id")
+
+    def _population_null(self, ev: pl.DataFrame, ks: np.ndarray, hands: pl.DataFrame, hist: pl.DataFrame,
+                         field: pl.DataFrame, tim: pl.DataFrame | None) -> tuple[np.ndarray, np.ndarray]:
+        """Combined p-values of simulated same-player device moves in this population
+        (an empirical null, Efron, JASA 99, 2004): pseudo change points at seeded random
+        hands of account-events without a mid-event login, at the hand positions the real
+        candidates have (``ks``), each put through the same tests as a candidate whose
+        device the account never used (timing and action mix after the point against all
+        the account's other play; action mix against the field; bet sizes before/after),
+        vectorised over the points by prefix sums. Under the null the same player plays on,
+        so a candidate's rank among these is a Monte Carlo p-value (Davison & Hinkley,
+        *Bootstrap Methods and their Application*, 1997, ch. 4): (1 + #null at least as
+        extreme) / (1 + N). The tests' own p-values are not uniform here (a player's speed
+        and game drift between sessions and stages more than within one), which is what
+        this corrects. Returns each simulated move's combined p and its effective sample size
+        (actions after the point against those of the account's history: the candidates are
+        ranked among the moves of a similar size, ``_matched_rank``)."""
+        rng = np.random.default_rng(self.random_state + 1)
+        none = (np.zeros(0), np.zeros(0))
+        if ev.height == 0 or ks.size == 0:
+            return none
+        # (the data come from the candidates' own queries, run once over both sets)
+        hands = hands.join(ev, on=["account", "tournament_id"], how="semi")
+        hist = hist.join(ev.select("account").unique(), on="account", how="semi")
+        field = field.join(ev.select("tournament_id").unique(), on="tournament_id", how="semi")
+        if tim is not None:
+            tim = tim.join(ev.select("account").unique(), on="account", how="semi")
+        if hands.height == 0:
+            return none
+        # account-events in a fixed order; each has n_e hands and n_e + 1 bins (bin j + 1: hand j;
+        # an element before hand k lies in bins 0..k)
+        hands = hands.sort("account", "tournament_id", "started_at", "hand_id")
+        evs = hands.select("account", "tournament_id").unique(maintain_order=True).with_row_index("e")
+        hands = hands.join(evs, on=["account", "tournament_id"], how="left").with_columns(
+            j=pl.int_range(pl.len()).over("e"), ts=pl.col("started_at").dt.epoch("us"))
+        n_e = hands.group_by("e").len().sort("e")["len"].to_numpy().astype(np.int64)
+        E = evs.height
+        boff = np.concatenate([[0], np.cumsum(n_e + 1)[:-1]]).astype(np.int64)
+        nb = int((n_e + 1).sum())
+        e_h, j_h = hands["e"].to_numpy().astype(np.int64), hands["j"].to_numpy().astype(np.int64)
+        hbin = boff[e_h] + j_h + 1
+        hoff = np.concatenate([[0], np.cumsum(n_e)[:-1]]).astype(np.int64)  # first hand row of each event
+        ts_h = hands["ts"].to_numpy()
+
+        me, kk, width = self._draw_moves(rng, ks, n_e)
+        if kk.size == 0:
+            return none
+        N = kk.size
+        cp = ts_h[hoff[me] + kk]
+
+        def before(cs: np.ndarray, k: np.ndarray) -> np.ndarray:
+            csz = np.concatenate([[0.0], cs])
+            return csz[boff[me] + k + 1] - csz[boff[me]]
+
+        # action counts before / after
+        X = hands.select([f"n_{a}" for a in ACTS]).to_numpy().astype(float)
+        cb = np.column_stack([before(_prefix(hbin, X[:, i], nb), kk) for i in range(len(ACTS))])
+        ct = np.column_stack([before(_prefix(hbin, X[:, i], nb), n_e[me]) for i in range(len(ACTS))])
+        ca = ct - cb
+        p_mix, field, span, t0 = self._null_field_mix(field, evs, me, cb, ca, cp, ts_h)
+        # after-segment against the account's own tournament hands outside it
+        htot = hist.group_by("account").agg([pl.col(f"n_{a}").sum() for a in ACTS])
+        hc = (evs.join(htot, on="account", how="left").sort("e")
+              .select([f"n_{a}" for a in ACTS]).fill_null(0).to_numpy().astype(float))[me] - ca
+        p_hist = np.where(hc.sum(axis=1) >= 20, _chi2_p_vec(hc, ca), np.nan)
+        p_size = self._null_sizes(hands, boff, nb, before, n_e, me, kk, E)
+        p_range = self._null_range(hands, hist, evs, me, kk, before, hbin, nb, n_e) if self.use_range else np.full(N, np.nan)
+        p_time = self._null_timing(tim, evs, e_h, ts_h, hoff, span, t0, me, kk, width)
+        # the same combination as the candidates' (score)
+        pm = np.column_stack([p_mix, p_hist])
+        nm = (~np.isnan(pm)).sum(axis=1)
+        p_mix_any = np.where(nm > 0, np.minimum(1.0, nm * np.nanmin(np.where(np.isnan(pm), np.inf, pm), axis=1)), np.nan)
+        p_style = idf.fisher_combine(np.column_stack([p_mix_any, p_size] + ([p_range] if self.use_range else [])))
+        p_all = idf.fisher_combine(np.column_stack([p_style, p_time]))
+        self.null_parts_ = {"p_mix": p_mix, "p_hist_mix": p_hist, "p_size": p_size, "p_time": p_time, "p_value": p_all,
+                            "p_range": p_range, "p_style": p_style,
+                            "account": evs["account"].to_numpy()[me], "tournament_id": evs["tournament_id"].to_numpy()[me],
+                            "k": kk, "n_eff": _eff_n(ca.sum(axis=1), hc.sum(axis=1))}
+        return p_all, _eff_n(ca.sum(axis=1), hc.sum(axis=1))
+
+    def _draw_moves(self, rng: np.random.Generator, ks: np.ndarray, n_e: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
+        """The simulated moves: hand positions drawn from the real candidates' (``ks``), each moved by up to
+        ``null_jitter`` hands and placed in an account-event long enough (``n_e`` hands each); a split drawn twice
+        counts once. Returns each move's event and hand position, and the width that keys them."""
+        n_moves, E = int(self.null_moves), n_e.size
+        kk = np.maximum(rng.choice(ks, n_moves) + rng.integers(-self.null_jitter, self.null_jitter + 1, n_moves),
+                        self.min_before)
+        order = np.argsort(n_e, kind="stable")
+        lo = np.searchsorted(n_e[order], kk + self.min_segment, side="left")
+        okm = lo < E
+        kk, lo = kk[okm], lo[okm]
+        me = order[lo + np.floor(rng.random(kk.size) * (E - lo)).astype(np.int64)]
+        width = int(n_e.max()) + 1
+        if kk.size == 0:
+            return me, kk, width
+        pairs = np.unique(me * width + kk)
+        return pairs // width, pairs % width, width
+
+    def _null_sizes(self, hands: pl.DataFrame, boff: np.ndarray, nb: int, before, n_e: np.ndarray, me: np.ndarray,
+                    kk: np.ndarray, E: int) -> np.ndarray:
+        """The simulated moves' bet-size test: Mann-Whitney before / after within the event, by prefix sums of ranks."""
+        # bet sizes before / after (within the event)
+        sz = hands.select("e", "j", "sizes").explode("sizes").drop_nulls("sizes").filter(pl.col("sizes").is_not_nan())
+        e_s, j_s, v_s = sz["e"].to_numpy().astype(np.int64), sz["j"].to_numpy().astype(np.int64), sz["sizes"].to_numpy().astype(float)
+        r_s, tie_s = _midranks(e_s, v_s)
+        tie_s = np.concatenate([tie_s, np.zeros(max(0, E + 1 - tie_s.size))])
+        sbin = boff[e_s] + j_s + 1
+        cn, cr = _prefix(sbin, np.ones(e_s.size), nb), _prefix(sbin, r_s, nb)
+        na = before(cn, n_e[me]) - before(cn, kk)
+        p_size = _mwu_p_vec(before(cn, kk), na, before(cr, kk) - before(cn, kk) * (before(cn, kk) + 1) / 2, tie_s[me])
+        return p_size
+
+    def _null_timing(self, tim: pl.DataFrame | None, evs: pl.DataFrame, e_h: np.ndarray, ts_h: np.ndarray,
+                     hoff: np.ndarray, span: int, t0: int, me: np.ndarray, kk: np.ndarray, width: int) -> np.ndarray:
+        """The simulated moves' timing test: after the point against all the account's other decisions, the
+        device-invariant test of a candidate's login (:meth:`_null_device_time`); NaN without decision times."""
+        if tim is None or not tim.height:
+            return np.full(kk.size, np.nan)
+        # decision timing after the point against all the account's other decisions: the timing
+        # test of a candidate's login (the device-invariant one, ``_test``) on each move's own samples
+        acc_codes = {a: i for i, a in enumerate(sorted(set(tim["account"].to_list())))}
+        # the decisions in the sampled events, placed by the hands before them
+        te = tim.with_row_index("row").join(evs, on=["account", "tournament_id"], how="inner")
+        e_t = te["e"].to_numpy().astype(np.int64)
+        ts_t = te["started_at"].dt.epoch("us").to_numpy()
+        # hands of event e are ts_h[hoff[e]:hoff[e]+n_e[e]]; count those at or before each decision
+        key_h = e_h.astype(np.int64) * span + (ts_h - t0)
+        pos = np.searchsorted(key_h, e_t.astype(np.int64) * span + (ts_t - t0), side="right") - hoff[e_t]
+        acc_m = np.array([acc_codes.get(a, -1) for a in evs["account"].to_list()], dtype=np.int64)[me]
+        return self._null_device_time(tim, te, e_t, pos, acc_codes, acc_m, me, kk, width)
+
+    def _null_range(self, hands: pl.DataFrame, hist: pl.DataFrame, evs: pl.DataFrame, me: np.ndarray, kk: np.ndarray,
+                    before, hbin: np.ndarray, nb: int, n_e: np.ndarray) -> np.ndarray:
+        """The simulated moves' range test: the entry decisions by the cards after each point against all the
+        account's other tournament hands (``_range_p_many`` on counts per stratum, by prefix sums)."""
+        N = kk.size
+        S = _N_STRATA
+        rs, rc = hands["rstr"].to_numpy().astype(np.int64), hands["rcls"].to_numpy().astype(np.int64)
+        a, a1, a2 = np.zeros((N, S)), np.zeros((N, S)), np.zeros((N, S))
+        for st_ in np.unique(rs[rs >= 0]):
+            for arr, sel in ((a, rs == st_), (a1, (rs == st_) & (rc >= 1)), (a2, (rs == st_) & (rc == 2))):
+                cs_ = _prefix(hbin, sel.astype(float), nb)
+                arr[:, st_] = before(cs_, n_e[me]) - before(cs_, kk)
+        acc_list = evs["account"].to_list()
+        acc_codes_r = {x: i for i, x in enumerate(sorted(set(acc_list)))}
+        hh = hist.filter(pl.col("rcls") >= 0)
+        ha = np.array([acc_codes_r.get(x, -1) for x in hh["account"].to_list()], dtype=np.int64)
+        okh = ha >= 0
+        nacc = len(acc_codes_r)
+        idx = ha[okh] * S + hh["rstr"].to_numpy().astype(np.int64)[okh]
+        hc_ = hh["rcls"].to_numpy()[okh]
+        T = np.bincount(idx, minlength=nacc * S).reshape(nacc, S).astype(float)
+        T1 = np.bincount(idx, weights=(hc_ >= 1).astype(float), minlength=nacc * S).reshape(nacc, S)
+        T2 = np.bincount(idx, weights=(hc_ == 2).astype(float), minlength=nacc * S).reshape(nacc, S)
+        am = np.array([acc_codes_r[x] for x in acc_list], dtype=np.int64)[me]
+        return _range_p_counts(a, a1, a2, np.maximum(T[am] - a, 0.0), np.maximum(T1[am] - a1, 0.0),
+                               np.maximum(T2[am] - a2, 0.0))
+
+    def _null_field_mix(self, field: pl.DataFrame, evs: pl.DataFrame, me: np.ndarray, cb: np.ndarray, ca: np.ndarray,
+                        cp: np.ndarray, ts_h: np.ndarray) -> tuple[np.ndarray, pl.DataFrame, int, int]:
+        """The simulated moves' action-mix change against the field's over the same two periods (G2 interaction);
+        returns the p-values, the keyed field frame, and the time key's span and origin."""
+        # the field's counts before / after the point, the account's own left out
+        tid_codes = {t: i for i, t in enumerate(field["tournament_id"].unique().sort().to_list())}
+        field = field.with_columns(tc=pl.col("tournament_id").replace_strict(tid_codes, return_dtype=pl.Int64),
+                                   ts=pl.col("started_at").dt.epoch("us"))
+        t0 = int(min(field["ts"].min(), ts_h.min()))
+        span = int(max(field["ts"].max(), ts_h.max())) - t0 + 2
+        field = field.with_columns(key=pl.col("tc") * span + (pl.col("ts") - t0)).sort("key")
+        fkey = field["key"].to_numpy()
+        FX = field.select([f"n_{a}" for a in ACTS]).to_numpy().astype(float)
+        fcs = np.vstack([np.zeros((1, len(ACTS))), np.cumsum(FX, axis=0)])
+        mtc = np.array([tid_codes.get(t, -1) for t in evs["tournament_id"].to_list()], dtype=np.int64)[me]
+        i0 = np.searchsorted(fkey, mtc * span, side="left")
+        i1 = np.searchsorted(fkey, mtc * span + (cp - t0), side="left")
+        i2 = np.searchsorted(fkey, (mtc + 1) * span, side="left")
+        fb = fcs[i1] - fcs[i0] - cb
+        fa = fcs[i2] - fcs[i1] - ca
+        p_mix = _g2_p(*_g2_interaction_vec(np.stack([np.stack([cb, ca], axis=1), np.stack([fb, fa], axis=1)], axis=1)))
+        return p_mix, field, span, t0
+
+    def _null_device_time(self, tim: pl.DataFrame, te: pl.DataFrame, e_t: np.ndarray, pos: np.ndarray,
+                          acc_codes: dict, acc_m: np.ndarray, me: np.ndarray, kk: np.ndarray, width: int,
+                          chunk: int = 500) -> np.ndarray:
+        """``_device_time_many`` for the simulated moves of the population's null: each move's
+        decisions after its split (its event, hands from ``kk`` on) against the account's other
+        decisions, built as explicit samples a chunk of moves at a time (the test removes each
+        move's own common shift: no prefix sums). NaN where the account has no decisions."""
+        N = me.size
+        out = np.full(N, np.nan)
+        if N == 0 or te.height == 0:
+            return out
+        lm = tim["log_ms"].to_numpy().astype(float)
+        cl = tim["cls"].to_numpy().astype(np.int64)
+        acc_all = np.array([acc_codes[a] for a in tim["account"].to_list()], dtype=np.int64)
+        by_acc = np.argsort(acc_all, kind="stable")
+        acc_lo = np.searchsorted(acc_all[by_acc], np.arange(len(acc_codes)), side="left")
+        acc_hi = np.searchsorted(acc_all[by_acc], np.arange(len(acc_codes)), side="right")
+        # the sampled events' decisions ordered by (event, hands before them)
+        W = int(width) + 2
+        rows_t = te["row"].to_numpy()
+        key = e_t.astype(np.int64) * W + pos.astype(np.int64)
+        o = np.argsort(key, kind="stable")
+        key, rows_o = key[o], rows_t[o]
+        a0 = np.searchsorted(key, me * W + kk, side="right")  # decisions on hands kk.. of the move's event
+        a1 = np.searchsorted(key, (me + 1) * W, side="left")
+        mask = np.zeros(lm.size, bool)
+        band = math.log(self.device_band)
+        for s0 in range(0, N, chunk):
+            idx = range(s0, min(N, s0 + chunk))
+            xa, ca, xb, cb, keep = [], [], [], [], []
+            for i in idx:
+                if acc_m[i] < 0:
+                    continue
+                after = rows_o[a0[i]:a1[i]]
+                own = by_acc[acc_lo[acc_m[i]]:acc_hi[acc_m[i]]]
+                mask[after] = True
+                base = own[~mask[own]]
+                mask[after] = False
+                xa.append(lm[after]), ca.append(cl[after]), xb.append(lm[base]), cb.append(cl[base]), keep.append(i)
+            if keep:
+                out[np.array(keep)] = _device_time_many(xa, ca, xb, cb, band)["p"]
+        return out

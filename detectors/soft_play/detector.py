@@ -1,0 +1,516 @@
+"""The SoftPlayDetector: fit, score, threshold."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import duckdb
+import networkx as nx
+import numpy as np
+import polars as pl
+
+from detectors import stats
+from detectors.base import HAND_INPUTS, PairDetector
+from detectors.features import gameplay as gp
+from detectors.features import identity
+from detectors.soft_play.evidence import EvidenceMixin
+
+
+class SoftPlayDetector(EvidenceMixin, PairDetector):
+    """Pairs that spare each other: own-baseline passivity and folding tests, BH across pairs (see the package
+    docstring).
+
+    Parameters
+    ----------
+    alpha : float
+        false-discovery rate over the tested pairs.
+    random_state : int
+        seed of the card equities' Monte Carlo and of the predictive hand test's draws.
+    min_hu_hands, min_spots : int
+        heads-up hands together needed for a flag; decisions aimed at each other needed to be tested.
+    max_ratio : float
+        a deficit is material when observed / expected is at most this (folds: at least its inverse).
+    samples : int
+        Monte Carlo samples per card equity.
+    max_unflagged : int
+        unflagged pairs kept, ranked.
+    tests, test_weights : tuple
+        the spot tests (names of ``SPECS``, the first the main test) and their weighted-Bonferroni weights (the
+        hand test's last).
+    mutual_z : float or None
+        each direction's z of the main test (or its share of the hand test, or its Stouffer z) at least this
+        for a flag (None: off).
+    skew : bool
+        Edgeworth-corrected tails (:func:`detectors.stats.pool_directions`).
+    weight_scale : float or None
+        weighted BH: a pair's weight min(1, expected bets / scale), mean 1 (None: plain BH).
+    combined : tuple of (name, weight)
+        the main test T = w z_main + w' max(z_support, 0) on disjoint decisions (() for the main test alone).
+    explain_away : tuple of str
+        the tests whose first-pass outliers leave every test's baseline.
+    hand_test, hand_max_weight, hand_min_baseline : bool, float, float
+        the whole-hand passivity test, its surprise cap, and the baseline (decisions against others per decision
+        against the partner) above which the own rates are taken as known.
+    hand_thin, hand_draws, hand_prior_strength, thin_weights, thin_check : bool, int, float, tuple, bool
+        below ``hand_min_baseline``: the predictive hand test (posterior draws, each bin's prior capped at this many
+        decisions) with its weighted-Bonferroni weights, and the check test as a two-sample test.
+    hand_mutual, side_stouffer : bool
+        the mutual rule may read each side's share of the hand test, and each side's Stouffer z.
+    ring_tau : float or None
+        rings: triangles of tested pairs each with p at most this, one combined test (None: off).
+    coentry_prior, coentry_range : float or None, (float, float)
+        the co-entry prior of the weighted BH: up to this factor, from co-entry p 10**-lo (x1) to 10**-hi.
+    stage_bb, stage_tests : tuple
+        the tournament stage as an own-rate bin of these tests: effective stack cut at these big blinds, cash
+        apart (None: no stage bin).
+    """
+
+    kind = "soft_play"
+    inputs = {**HAND_INPUTS, "registrations": ("account", "ts", "kind", "tournament_id")}
+
+    def __init__(
+        self,
+        *,
+        alpha: float = 0.01,
+        random_state: int = 0,
+        min_hu_hands: int = 8,
+        max_ratio: float = 0.75,
+        samples: int = 16,
+        max_unflagged: int = 300,
+        min_spots: int = 30,
+        test_weights: tuple[float, ...] = (0.45, 0.05, 0.05, 0.45),
+        tests: tuple[str, ...] = ("chk", "rse", "fld"),
+        mutual_z: float | None = 1.0,
+        skew: bool = True,
+        weight_scale: float | None = 20.0,
+        combined: tuple[tuple[str, float], ...] = (("chk", 4.0), ("pre", 1.0)),
+        explain_away: tuple[str, ...] = ("chk", "rse", "fld"),
+        hand_test: bool = True,
+        hand_max_weight: float = 10.0,
+        hand_min_baseline: float = 0.5,
+        hand_mutual: bool = True,
+        hand_thin: bool = True,
+        hand_draws: int = 512,
+        hand_prior_strength: float | None = 2.0,
+        thin_weights: tuple[float, ...] = (0.8, 0.05, 0.05, 0.1),
+        side_stouffer: bool = True,
+        thin_check: bool = True,
+        ring_tau: float | None = 0.05,
+        coentry_prior: float | None = 30.0,
+        coentry_range: tuple[float, float] = (3.0, 8.0),
+        stage_bb: tuple[float, ...] | None = (20.0,),
+        stage_tests: tuple[str, ...] = ("chk",),
+    ) -> None:
+        super().__init__(alpha=alpha, random_state=random_state)
+        self.min_hu_hands = min_hu_hands
+        self.min_spots = min_spots
+        self.test_weights = test_weights
+        self.tests = tests
+        self.mutual_z = mutual_z
+        self.skew = skew
+        self.weight_scale = weight_scale
+        self.combined = combined
+        self.explain_away = explain_away
+        self.hand_test = hand_test
+        self.hand_max_weight = hand_max_weight
+        self.hand_min_baseline = hand_min_baseline
+        self.hand_thin = hand_thin
+        self.hand_draws = hand_draws
+        self.hand_prior_strength = hand_prior_strength
+        self.thin_weights = thin_weights
+        self.thin_check = thin_check
+        self.hand_mutual = hand_mutual
+        self.side_stouffer = side_stouffer
+        self.ring_tau = ring_tau
+        self.coentry_prior = coentry_prior
+        self.coentry_range = coentry_range
+        self.stage_bb = stage_bb
+        self.stage_tests = stage_tests
+        self.max_ratio = max_ratio
+        self.samples = samples
+        self.max_unflagged = max_unflagged
+
+    # ---------------------------------------------------------------- fit / score
+    def fit(self, con: duckdb.DuckDBPyConnection) -> "SoftPlayDetector":
+        """Learn the population's own rates: every heads-up decision judged by the cards, each pair's
+        own-baseline tests (robust baselines, explaining away) and the pooled, whole-hand and ring tests.
+
+        Parameters
+        ----------
+        con : the warehouse (``inputs`` names the tables read).
+
+        Returns
+        -------
+        self, with ``dec_`` (the decisions), ``pairs_`` (ordered-pair tests), ``pooled_`` (unordered-pair tests),
+        ``outliers_``, ``coverage_`` (share of hands with the cards known) and ``missing_``."""
+        dec, pairs = gp.cached_pair_features(con, samples=self.samples, random_state=self.random_state)
+        # which decisions face a real bet (preflop: after the first raise), and who raised last preflop
+        self.dec_ = gp.with_bet_faced(con, dec)
+        if not self.dec_.is_empty():
+            # preflop the starting hand's percentile in tenths (the strength bins are too coarse there: a player who
+            # always continues with the top 5% and folds the next 15% shows one middling rate in the top bin), and
+            # tournament or cash (stack depth and payouts change which hands continue)
+            self.dec_ = self.dec_.with_columns(
+                pbin=pl.when(pl.col("preflop")).then((pl.col("strength") * 10).floor().clip(0, 9))
+                .otherwise(pl.col("sbin") + 10).cast(pl.Int8),
+                tour=pl.col("is_tournament").fill_null(False))
+            if self.stage_bb:
+                # the stage: 0 cash, then tournament decisions by effective stack, deepest first (1 deeper than every
+                # cut, up to len(stage_bb) + 1 at or under the smallest); an unknown stack counts as deep
+                # (only the columns the stack depth reads: the two joins then copy five columns, not every one)
+                eff = gp.with_stack_depth(con, self.dec_.select("hand_id", "player", "opponent", "is_tournament", "bb"))["eff_bb"]
+                deep = pl.Series(np.sum([eff.fill_null(np.inf).to_numpy() <= c for c in self.stage_bb], axis=0))
+                self.dec_ = self.dec_.with_columns(
+                    stage=pl.when(pl.col("tour")).then(1 + deep).otherwise(0).cast(pl.Int8))
+        # own-baseline tests with each player's outlying partners left out of the baseline (stats.robust_own_baseline)
+        self.pairs_ = stats.replace_baseline_tests(pairs, self.dec_, alpha=self.alpha) if not pairs.is_empty() else pairs
+        # the three pooled tests (both directions of the pair added up, stats.pool_directions)
+        self.pooled_ = self._pooled_tests()
+        self.coverage_ = gp.card_coverage(con) if not self.dec_.is_empty() else 0.0
+        self.missing_ = []
+        known = self.dec_["strength"].is_not_null().mean() if not self.dec_.is_empty() else 0.0
+        if self.coverage_ < 0.5 or (known or 0.0) < 0.5:
+            self.missing_.append(
+                "card-aware passivity and folding tests: hole cards known only for the hero and showdowns "
+                f"({(known or 0.0):.0%} of heads-up decisions judged)"
+            )
+        if not self.dec_.is_empty() and (self.dec_["game"] != "holdem").any():
+            self.missing_.append("Omaha and other non-Hold'em decisions are not judged by the cards")
+        return self
+
+    # the own-rate bins of the tests without bins of their own in SPECS (stats.robust_own_baseline's default)
+    BINS = ("preflop", "facing", "hu", "sbin")
+
+    SPECS = {
+        # no bet to call, heads-up: bet or check
+        "chk": ("aggr", ~pl.col("facing"), "less"),
+        # facing the other's real bet or raise (not just the blinds): raise or not
+        "rse": ("aggr", pl.col("vs_bet"), "less"),
+        # facing the other's real bet or raise: fold or not
+        "fld": ("fold", pl.col("vs_bet"), "greater"),
+        # preflop, facing the other's open or re-raise: continue (call or raise) or fold, by the starting hand's
+        # percentile in tenths, heads-up or not, tournament or cash; own rates capped at 0.95 so that no single fold
+        # decides the test (on the tuning populations no player's rate in a bin reaches 0.9: the cap changes nothing)
+        "pre": ("commit", pl.col("vs_bet") & pl.col("preflop"), "less", ("hu", "tour", "pbin"), 0.95),
+    }
+
+    def _baseline_args(self, name: str) -> tuple[str, dict]:
+        """The indicator and keyword arguments of :func:`detectors.stats.robust_own_baseline` for test ``name``."""
+        y, where, side, *more = self.SPECS[name]
+        kw = {"where": where, "side": side, **dict(zip(("bins", "max_rate"), more))}
+        if self.stage_bb and name in self.stage_tests and "stage" in getattr(self, "dec_", pl.DataFrame()).columns:
+            kw["bins"] = (*(kw.get("bins") or self.BINS), "stage")
+        return y, kw
+
+    def _pooled_tests(self) -> pl.DataFrame:
+        """Per unordered pair, each test of ``self.tests`` pooled over both directions (``<name>_n``, ``_observed``,
+        ``_expected``, ``_p_value``), and per direction the z of the first test (``dir_z``, ``dir_z_r``)."""
+        out = None
+        also = None
+        if self.explain_away:
+            also = self.outliers_ = stats.baseline_outliers(
+                self.dec_, [self._baseline_args(x) for x in self.explain_away], alpha=self.alpha)
+        for name in (self.tests[0], *[x for x in self.SPECS if x != self.tests[0]]):
+            y, kw = self._baseline_args(name)
+            side = kw["side"]
+            d = stats.robust_own_baseline(self.dec_, y, alpha=self.alpha, also_out=also, **kw)
+            t = stats.pool_directions(d, side=side, skew=self.skew).drop("z", "skew", strict=False)
+            t = t.rename({c: f"{name}_{c}" for c in ("n", "observed", "expected", "p_value")})
+            if self.side_stouffer:
+                # this test's z per direction (the side's own decisions), for the side's Stouffer z of the mutual rule
+                lo = pl.col("player") < pl.col("opponent")
+                dz = d.select("player", "opponent", "z")
+                t = t.join(dz.filter(lo).rename({"z": f"{name}_dz"}), on=["player", "opponent"], how="left").join(
+                    dz.filter(~lo).select(pl.col("opponent").alias("player"), pl.col("player").alias("opponent"),
+                                          pl.col("z").alias(f"{name}_dz_r")), on=["player", "opponent"], how="left")
+            if out is None:
+                first_dir = d
+                lo = pl.col("player") < pl.col("opponent")
+                dz = d.select("player", "opponent", "z")
+                t = t.join(dz.filter(lo).rename({"z": "dir_z"}), on=["player", "opponent"], how="left").join(
+                    dz.filter(~lo).select(pl.col("opponent").alias("player"), pl.col("player").alias("opponent"),
+                                          pl.col("z").alias("dir_z_r")), on=["player", "opponent"], how="left")
+                out = t
+            else:
+                out = out.join(t, on=["player", "opponent"], how="full", coalesce=True)
+        if self.side_stouffer and out is not None:
+            # each side's evidence from all its decisions aimed at the other: Stouffer's z over the tests made for that
+            # direction (sum / sqrt(count)), ``sdir_z`` and ``sdir_z_r``
+            for sfx in ("", "_r"):
+                zs = [pl.col(f"{x}_dz{sfx}") for x in self.SPECS]
+                k = pl.sum_horizontal(*[z.is_not_null().cast(pl.Float64) for z in zs])
+                out = out.with_columns(pl.when(k > 0).then(pl.sum_horizontal(*[z.fill_null(0.0) for z in zs]) / k.sqrt())
+                                       .alias(f"sdir_z{sfx}"))
+            out = out.drop([f"{x}_dz{sfx}" for x in self.SPECS for sfx in ("", "_r")])
+        if self.hand_test and out is not None:
+            out = self._with_hand_test(out, also, first_dir)
+        return out
+
+    def _with_hand_test(self, out: pl.DataFrame, also: pl.DataFrame | None, first_dir: pl.DataFrame) -> pl.DataFrame:
+        """``out`` with the whole-hand passivity test (``hp_*``; :func:`detectors.stats.hand_passivity_test`, its
+        predictive form where a baseline is thin) and each side's share of it (``hdir_z``, ``hdir_z_r``)."""
+        # whole hands checked through between them (the check test's decisions, heads-up, own rates as its)
+        y, kw = self._baseline_args(self.tests[0])
+        rated = stats.own_rates_per_decision(self.dec_, y, alpha=self.alpha, also_out=also, posterior=self.hand_thin,
+                                             **kw)
+        hp = stats.hand_passivity_test(rated.filter(pl.col("hu")), max_weight=self.hand_max_weight)
+        # the plug-in own rates are trusted only where each player's baseline outweighs the pair's own decisions
+        lo, hi = pl.min_horizontal("player", "opponent"), pl.max_horizontal("player", "opponent")
+        base = first_dir.group_by(lo.alias("player"), hi.alias("opponent")).agg(
+            hp_base=(pl.col("n0").cast(pl.Float64) / pl.col("n").cast(pl.Float64).clip(1.0)).min(),
+            hp_dirs=pl.len())
+        hp = hp.join(base, on=["player", "opponent"], how="left")
+        deep = (pl.col("hp_dirs") == 2) & (pl.col("hp_base") >= self.hand_min_baseline)
+        thin = (pl.col("hp_dirs") == 2) & (pl.col("hp_base") < self.hand_min_baseline)
+        if self.hand_thin:
+            # thinner baselines: the same statistic, its tail averaged over the rates the baseline allows
+            tp = hp.filter(thin).select("player", "opponent")
+            r = rated.filter(pl.col("hu")).with_columns(_a=lo, _b=hi).join(
+                tp.select(_a="player", _b="opponent"), on=["_a", "_b"], how="semi").drop("_a", "_b")
+            pred = stats.hand_passivity_predictive(r, bins=tuple(kw.get("bins") or self.BINS),
+                                                   max_weight=self.hand_max_weight, draws=self.hand_draws,
+                                                   random_state=self.random_state,
+                                                   prior_strength=self.hand_prior_strength)
+            hp = hp.join(pred, on=["player", "opponent"], how="left").with_columns(
+                hp_p_value=pl.when(deep).then("hp_p_value").when(thin).then("hp_pred_p_value"),
+                hp_predictive=pl.when(thin & pl.col("hp_pred_p_value").is_not_null()).then(True).when(deep).then(False)
+            ).drop("hp_pred_p_value")
+        else:
+            hp = hp.with_columns(hp_p_value=pl.when(deep).then("hp_p_value"))
+        out = out.join(hp.drop("hp_dirs"), on=["player", "opponent"], how="left")
+        # each side's own share of the passivity (its decisions only): the mutual rule may read it in place of the
+        # check test's per-direction z where the hand test was made
+        hd = stats.hand_passivity_test(rated.filter(pl.col("hu")), max_weight=self.hand_max_weight, directed=True)
+        hd = hd.select("player", "opponent", "hp_z")
+        lo = pl.col("player") < pl.col("opponent")
+        out = out.join(hd.filter(lo).rename({"hp_z": "hdir_z"}), on=["player", "opponent"], how="left").join(
+            hd.filter(~lo).select(pl.col("opponent").alias("player"), pl.col("player").alias("opponent"),
+                                  pl.col("hp_z").alias("hdir_z_r")), on=["player", "opponent"], how="left")
+        out = out.with_columns(pl.when(pl.col("hp_p_value").is_not_null()).then(pl.col(c)).alias(c)
+                               for c in ("hdir_z", "hdir_z_r"))
+        return out
+
+    def score(self, con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
+        """One row per unordered pair: the weighted-Bonferroni combination of the check (with the preflop
+        support), raise, fold and hand tests, weighted Benjamini-Hochberg with the co-entry prior, the ring test.
+
+        Returns
+        -------
+        ``player``, ``opponent`` (player < opponent), ``accounts``, ``tournaments``, ``p_value``, ``q_value``,
+        ``score`` (-log10 q) and each test's observed, expected and p-value; ratios ``*_ratio`` observed/expected.
+
+        Method: own-baseline score tests pooled over both directions (Mazrooei, Archibald & Bowling, AAAI 2013);
+        weighted BH (Genovese, Roeder & Wasserman, Biometrika 2006)."""
+        u = gp.unordered(self.pairs_)
+        schema = {"accounts": pl.List(pl.Utf8), "tournaments": pl.List(pl.Utf8), "score": pl.Float64, "p_value": pl.Float64}
+        if u.is_empty():
+            return pl.DataFrame(schema=schema)
+        for c in ("aggr_p", "aggr_p_r", "fold_p", "fold_p_r", "aggr_obs", "aggr_obs_r", "aggr_exp", "aggr_exp_r",
+                  "fold_obs", "fold_obs_r", "fold_exp", "fold_exp_r", "hu_hands", "hu_hands_r", "aggr_n", "aggr_n_r"):
+            if c not in u.columns:
+                u = u.with_columns(pl.lit(None, pl.Float64).alias(c))
+        u = u.join(self.pooled_, on=["player", "opponent"], how="left")
+        u = self._combined_p(u)
+        u = u.with_columns(
+            hu=pl.max_horizontal(pl.col("hu_hands").fill_null(0), pl.col("hu_hands_r").fill_null(0)),
+            aggr_o=pl.col("aggr_obs").fill_null(0) + pl.col("aggr_obs_r").fill_null(0),
+            aggr_e=pl.col("aggr_exp").fill_null(0) + pl.col("aggr_exp_r").fill_null(0),
+            fold_o=pl.col("fold_obs").fill_null(0) + pl.col("fold_obs_r").fill_null(0),
+            fold_e=pl.col("fold_exp").fill_null(0) + pl.col("fold_exp_r").fill_null(0),
+        )
+        # independent filtering (Bourgon, Gentleman & Huber, PNAS 2010): only pairs with enough
+        # decisions aimed at each other can be tested; the filter ignores the p-values
+        spots = (u["aggr_n"].fill_null(0) + u["aggr_n_r"].fill_null(0)).to_numpy()  # decisions aimed at each other
+        ptest = np.where(spots >= self.min_spots, u["p_value"].to_numpy(allow_copy=True).astype(float), np.nan)
+        u, prior = self._with_coentry(con, u, spots >= self.min_spots)
+        if self.weight_scale:
+            # weighted BH (Genovese, Roeder & Wasserman, Biometrika 2006): a pair's weight grows with the bets the
+            # main test expects between them (its power), not with its outcome, times the co-entry prior (decided
+            # before any card is dealt); weights average 1 over the tested
+            ptest = stats.weighted_bh_pvalues(ptest, u[f"{self.tests[0]}_expected"].fill_null(0).to_numpy() / self.weight_scale,
+                                              prior=prior)
+        elif prior is not None:
+            ptest = stats.weighted_bh_pvalues(ptest, np.ones(len(u)), prior=prior)
+        q = stats.bh_qvalues(ptest)
+        u = u.with_columns(pl.Series("q_value", q, nan_to_null=True))
+        u = u.with_columns(
+            score=pl.Series(stats.score_from_q(q)),
+            accounts=pl.concat_list("player", "opponent"),
+            tournaments=pl.lit([], pl.List(pl.Utf8)),
+            aggr_ratio=pl.col("aggr_o") / pl.col("aggr_e").clip(1e-9),
+            fold_ratio=(pl.col("fold_o") + 1) / (pl.col("fold_e") + 1),
+            chk_ratio=pl.col("chk_observed") / pl.col("chk_expected").clip(1e-9),
+            rse_ratio=pl.col("rse_observed") / pl.col("rse_expected").clip(1e-9),
+            fld_ratio=(pl.col("fld_observed") + 1) / (pl.col("fld_expected") + 1),
+        )
+        # the hand test's effect size: surprise-weighted passive hands expected over observed (<= max_ratio: at least
+        # 1 / max_ratio times the expected), only where the hand test was made
+        hp_cols = {"hp_p_value", "hp_expected", "hp_observed"} <= set(u.columns)
+        u = u.with_columns(hp_ratio=pl.when(pl.col("hp_p_value").is_not_null()).then(
+            pl.col("hp_expected") / pl.col("hp_observed").clip(1e-9)) if hp_cols else pl.lit(None, pl.Float64))
+        if self.ring_tau:
+            u = self._with_rings(u)
+        return u.sort("score", descending=True)
+
+    def _combined_p(self, u: pl.DataFrame) -> pl.DataFrame:
+        """``u`` (unordered pairs with the pooled tests) with ``main_p_value`` (the check test with the preflop
+        support, :func:`detectors.stats.z_sum_with_support`) and ``p_value``: the weighted-Bonferroni combination
+        of the main, raise, fold and hand tests (Genovese, Roeder & Wasserman, Biometrika 2006); thin baselines
+        read the check test as a two-sample test and weigh the predictive hand test less (``thin_weights``)."""
+        if self.thin_check and "hp_base" in u.columns and f"{self.tests[0]}_p_value" in u.columns:
+            # a thin own baseline (under hand_min_baseline decisions against others per decision against the partner):
+            # the check test as the two-sample comparison it is (stats.estimated_baseline_pvalue); the plug-in p kept
+            c = f"{self.tests[0]}_p_value"
+            thin = (u["hp_base"] < self.hand_min_baseline).fill_null(False).to_numpy()
+            adj = stats.estimated_baseline_pvalue(u[c].to_numpy(allow_copy=True).astype(float), u["hp_base"].to_numpy(allow_copy=True).astype(float))
+            u = u.with_columns(pl.col(c).alias(f"{c}_plugin"),
+                               pl.Series(c, np.where(thin, adj, u[c].to_numpy(allow_copy=True).astype(float)), nan_to_null=True))
+        f = lambda c: u[c].to_numpy(allow_copy=True).astype(float)  # noqa: E731
+        # three views of one deviation on partly shared decisions: the best, weighted-Bonferroni-corrected with
+        # the prior weight on the check test (valid under any dependence; a Fisher combination would let the tests
+        # that do not move dilute the one that does)
+        ps = [f(f"{x}_p_value") for x in self.tests]
+        if len(self.test_weights) > len(ps):
+            # the hand test's weight; not made (off, or the baselines too thin): NaN, and weighted_bonferroni spreads
+            # its weight over the tests that were made
+            ps.append(f("hp_p_value") if self.hand_test and "hp_p_value" in u.columns else np.full(len(u), np.nan))
+        if self.combined:
+            # the main test: the check test, with the preflop test (disjoint decisions) adding its evidence where
+            # it points the same way (stats.z_sum_with_support)
+            (m, wm), (x, wx) = self.combined
+            ps[0] = stats.z_sum_with_support(f(f"{m}_p_value"), f(f"{x}_p_value"), wm, wx)
+        u = u.with_columns(pl.Series("main_p_value", ps[0], nan_to_null=True))
+        p = stats.weighted_bonferroni(ps, self.test_weights)
+        if "hp_predictive" in u.columns and len(self.thin_weights) == len(ps):
+            # pairs judged by the predictive hand test (thin own baselines): its weight is fixed by the decision counts,
+            # never by the outcome, so the correction stays valid
+            thin = u["hp_predictive"].fill_null(False).to_numpy()
+            p = np.where(thin, stats.weighted_bonferroni(ps, self.thin_weights), p)
+        u = u.with_columns(pl.Series("p_value", p, nan_to_null=True))
+        return u
+
+    def _with_coentry(self, con: duckdb.DuckDBPyConnection, u: pl.DataFrame, tested: np.ndarray) -> tuple[pl.DataFrame, np.ndarray | None]:
+        """The co-entry prior of each tested pair (``coentry_shared``, ``coentry_expected``, ``coentry_p``,
+        ``prior_factor``) and the factor as an array (None when off).
+
+        Colluders choose to play together: a pair that enters many of the same
+        tournaments beyond what the configuration model of
+        :func:`detectors.features.identity.co_entries` explains (each entry
+        lands in an event of its format and day in proportion to the field
+        size; the conditional co-entry p-value) is more likely to be sparing
+        each other. Who enters with whom is fixed before any card is dealt, so
+        under honest play the factor is independent of the play tests'
+        p-values: a valid prior weight for the weighted BH (Genovese, Roeder &
+        Wasserman, Biometrika 2006; Roeder & Wasserman, Stat. Sci. 2009). It
+        is bounded (``coentry_prior``): honest friends who always enter
+        together still need the play tests' evidence, at most that many times
+        weaker than a pair without the prior, and the false-discovery rate
+        stays controlled whatever the prior says. The ring test (Bonferroni
+        over triangles) does not use it.
+        """
+        cols = {"coentry_shared": pl.Int64, "coentry_expected": pl.Float64, "coentry_p": pl.Float64, "prior_factor": pl.Float64}
+        if not self.coentry_prior or self.coentry_prior <= 1 or not tested.any():
+            return u.with_columns(pl.lit(None, dt).alias(c) for c, dt in cols.items()), None
+        pairs = u.filter(pl.Series(tested)).select(a=pl.col("player"), b=pl.col("opponent"))
+        co = identity.co_entries(con, pairs).select(
+            player=pl.col("a"), opponent=pl.col("b"), coentry_shared=pl.col("n_shared_t").cast(pl.Int64),
+            coentry_expected=pl.col("exp_shared_t").cast(pl.Float64), coentry_p=pl.col("p_coentry").cast(pl.Float64).fill_nan(None))
+        lo, hi = self.coentry_range
+        x = ((-pl.col("coentry_p").clip(1e-300, 1.0).log10() - lo) / (hi - lo)).clip(0.0, 1.0).fill_null(0.0)
+        co = co.with_columns(prior_factor=1.0 + (self.coentry_prior - 1.0) * x)
+        u = u.join(co, on=["player", "opponent"], how="left")
+        return u, u["prior_factor"].fill_null(1.0).to_numpy()
+
+    def _with_rings(self, u: pl.DataFrame) -> pl.DataFrame:
+        """Each tested pair's best ring: three accounts whose three pairs each lean the sparing way.
+
+        A ring of three whose pairs each spared the others a little is often
+        missed pair by pair (each pair's q is diluted by the thousand pairs
+        tested). The three pairs' tests rest on disjoint decisions (each on
+        the decisions two of them aimed at each other), so their p-values are
+        independent under the null; a triangle of tested pairs (the same
+        filter as the pairs': enough decisions and heads-up hands, never the
+        p-values) is judged by :func:`detectors.stats.all_below_product_pvalue`
+        (every pair p <= ``ring_tau``, their product; a truncated product,
+        Zaykin et al., Genet. Epidemiol. 2002), and the multiple-testing cost
+        of choosing the ring is paid in full: Bonferroni over *every*
+        triangle of tested pairs (``ring_tests``, about a thousand on a
+        600-account population), whatever its p-values. Adds ring_accounts,
+        ring_pairs_p (the three pair p-values), ring_p_value, ring_tests and
+        ring_q_value (the Bonferroni-corrected p-value) to each pair of a
+        candidate ring; the score becomes the larger of the pair's and the
+        ring's −log10. On the tuning populations no triangle of honest
+        accounts had all three pair p-values below 0.05; a ring of strength
+        0.625 on tuning population 160 whose pairs had q 0.36-1 (p 0.002-0.008)
+        has ring q 0.002.
+        """
+        spots = pl.col("aggr_n").fill_null(0) + pl.col("aggr_n_r").fill_null(0)
+        e = u.filter((spots >= self.min_spots) & (pl.col("hu") >= self.min_hu_hands) & pl.col("p_value").is_not_null()
+                     & pl.col("p_value").is_not_nan()).select(
+            a=pl.min_horizontal("player", "opponent"), b=pl.max_horizontal("player", "opponent"), p="p_value")
+
+        def triangles(x: pl.DataFrame) -> pl.DataFrame:
+            # a < b < c with edges ab, ac (joined on a) and bc
+            t = x.join(x, on="a", suffix="_c").filter(pl.col("b") < pl.col("b_c"))
+            t = t.rename({"b_c": "c", "p": "p_ab", "p_c": "p_ac"})
+            return t.join(x.rename({"b": "c", "a": "b", "p": "p_bc"}), on=["b", "c"])
+
+        # every triangle of tested pairs (networkx counts them with neighbour-set intersections, memory linear in
+        # the pairs; the join above would hold every wedge of a regular who met thousands of players)
+        m = sum(nx.triangles(nx.Graph(zip(e["a"], e["b"]))).values()) // 3
+        t = triangles(e.filter(pl.col("p") <= self.ring_tau))
+        cols = {"ring_accounts": pl.List(pl.Utf8), "ring_pairs_p": pl.List(pl.Float64), "ring_p_value": pl.Float64,
+                "ring_tests": pl.Int64, "ring_q_value": pl.Float64}
+        if t.is_empty():
+            return u.with_columns(pl.lit(None, dt).alias(c) for c, dt in cols.items())
+        rp = stats.all_below_product_pvalue(t.select("p_ab", "p_ac", "p_bc").to_numpy(), self.ring_tau)
+        t = t.with_columns(ring_p_value=pl.Series(rp), ring_tests=pl.lit(m, pl.Int64),
+                           ring_accounts=pl.concat_list("a", "b", "c"), ring_pairs_p=pl.concat_list("p_ab", "p_ac", "p_bc"))
+        t = t.with_columns(ring_q_value=(pl.col("ring_p_value") * m).clip(upper_bound=1.0))
+        # each pair of a ring, its best ring
+        per = pl.concat([t.select(pl.col(x).alias("player"), pl.col(y).alias("opponent"), *cols)
+                         for x, y in (("a", "b"), ("a", "c"), ("b", "c"))])
+        per = per.sort(["ring_q_value", "ring_accounts"]).unique(["player", "opponent"], keep="first")
+        lo, hi = pl.min_horizontal("player", "opponent"), pl.max_horizontal("player", "opponent")
+        u = u.with_columns(_lo=lo, _hi=hi).join(per.rename({"player": "_lo", "opponent": "_hi"}), on=["_lo", "_hi"],
+                                                  how="left").drop("_lo", "_hi")
+        ring_score = stats.score_from_q(u["ring_q_value"].fill_null(1.0).to_numpy())
+        return u.with_columns(score=pl.Series(np.maximum(u["score"].to_numpy(), ring_score)))
+
+    def _hdir(self, col: str, scores: pl.DataFrame) -> list[pl.Expr]:
+        """The hand test's per-direction z and the side's Stouffer z for the mutual rule (none when the rule reads the
+        check test only)."""
+        s = "_r" if col.endswith("_r") else ""
+        out = [pl.col(col).fill_null(-9)] if self.hand_mutual and col in scores.columns else []
+        if self.side_stouffer and f"sdir_z{s}" in scores.columns:
+            out.append(pl.col(f"sdir_z{s}").fill_null(-9))
+        return out
+
+    def flag(self, scores: pl.DataFrame) -> pl.DataFrame:
+        """``scores`` with ``flagged``: q <= alpha, at least ``min_hu_hands`` heads-up hands together, a
+        material deficit (overall, check, raise or hand test at most ``max_ratio`` of the expected, or folds
+        at least its inverse), and the mutual rule (each side's z at least ``mutual_z``); or a ring found by
+        the ring test (its three pairs)."""
+        s = scores.with_columns(
+            flagged=(pl.col("q_value").fill_null(1.0) <= self.alpha)
+            & (pl.col("hu") >= self.min_hu_hands)
+            & ((pl.col("aggr_ratio") <= self.max_ratio) | (pl.col("chk_ratio").fill_null(1.0) <= self.max_ratio)
+               | (pl.col("rse_ratio").fill_null(1.0) <= self.max_ratio) | (pl.col("fold_ratio") >= 1 / self.max_ratio)
+               | (pl.col("fld_ratio").fill_null(1.0) >= 1 / self.max_ratio)
+               | (pl.col("hp_ratio").fill_null(1.0) <= self.max_ratio))
+            & (pl.lit(self.mutual_z is None) | (pl.min_horizontal(
+                pl.max_horizontal(pl.col("dir_z").fill_null(-9), *self._hdir("hdir_z", scores)),
+                pl.max_horizontal(pl.col("dir_z_r").fill_null(-9), *self._hdir("hdir_z_r", scores))) >= (self.mutual_z or 0.0))),
+        )
+        if "ring_q_value" in s.columns:
+            # the three pairs of a ring found by the ring test (self._with_rings) are flagged with it
+            s = s.with_columns(flagged=pl.col("flagged") | (pl.col("ring_q_value").fill_null(1.0) <= self.alpha))
+        return s
+
+    def merge_group(self, best: dict[str, Any], members: list[dict[str, Any]], shape: str) -> dict[str, Any]:
+        """A ring's or star's p-value: the smallest of its pairs' p-values and ring q-values."""
+        if shape != "pair":
+            best["p_value"] = min(min(r["p_value"], r.get("ring_q_value") or 1.0) for r in members)
+        return best
+
+

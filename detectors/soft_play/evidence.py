@@ -1,0 +1,269 @@
+"""What a soft-play signal says: each test's counts against the own rates, the ring test, the co-entry
+prior, the hands where the pair spared each other most surprisingly first."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import duckdb
+import polars as pl
+
+from detectors.base import Evidence, Signal
+from detectors.features import gameplay as gp
+
+
+# an investigator's check of the preflop test's counts: the player's answers to the opponent's preflop raises
+PRE_COUNTS_SQL = """
+SELECT d.action, count(*) AS decisions
+FROM actions d
+WHERE d.street = 'preflop' AND d.player = $player AND d.to_call > 0
+  AND d.action IN ('fold', 'call', 'raise')
+  AND $opponent = (SELECT arg_max(a.player, a.seq) FROM actions a
+                   WHERE a.hand_id = d.hand_id AND a.street = 'preflop' AND a.seq < d.seq AND a.action IN ('bet', 'raise'))
+GROUP BY d.action ORDER BY d.action
+"""
+
+
+# an investigator's check of the co-entry prior: the tournaments both registered for (and did not withdraw from) or
+# were seated in
+COENTRY_SQL = """
+WITH reg AS (SELECT account, tournament_id FROM registrations GROUP BY ALL HAVING arg_max(kind, ts) = 'register'),
+e AS (SELECT account, tournament_id FROM reg
+      UNION SELECT s.player, h.tournament_id FROM seats s JOIN hands h USING (hand_id) WHERE h.tournament_id IS NOT NULL)
+SELECT x.tournament_id FROM e x JOIN e y USING (tournament_id)
+WHERE x.account = $player AND y.account = $opponent ORDER BY 1
+"""
+
+
+class EvidenceMixin:
+    """The ``explain`` of :class:`~detectors.soft_play.SoftPlayDetector`."""
+
+    # ---------------------------------------------------------------- explain
+    def _evidence_hands(self, accounts: list[str], limit: int = 25) -> list[str]:
+        """Hands where they spared each other, most surprising first.
+
+        Each passive decision (check, call or fold) towards a partner with a
+        good hand weighs the player's own probability of betting or raising in
+        that spot against everyone else (same street type, facing a bet or not,
+        heads-up or not, strength bin); a hand's weight is the sum.
+        """
+        bins = ["preflop", "facing", "hu", "sbin"]
+        d = gp.decisions_of(self.dec_, accounts).filter(pl.col("sbin").is_not_null())
+        if d.is_empty():
+            return []
+        partner = pl.col("opponent").is_in(accounts)
+        rates = d.filter(~partner).group_by(["player", *bins]).agg(r=(pl.col("aggr").cast(pl.Float64).sum() + 0.5) / (pl.len() + 1.0))
+        x = (
+            d.filter(partner & (pl.col("sbin") >= 2) & ~pl.col("aggr"))
+            .join(rates, on=["player", *bins], how="left")
+            .with_columns(pl.col("r").fill_null(0.3))
+        )
+        if x.is_empty():
+            return []
+        h = x.group_by("hand_id").agg(w=pl.col("r").sum()).sort(["w", "hand_id"], descending=[True, False])
+        return h["hand_id"].head(limit).to_list()
+
+    def _direction_evidence(self, row: dict[str, Any], ev: list[Evidence], texts: list[str]) -> None:
+        """Each direction's bets and raises aimed at the other and folds to the other's bets, against the own
+        rates (appended to ``ev``; the summary's per-direction lines to ``texts``)."""
+        a, b = row["player"], row["opponent"]
+        for x, y, sfx in ((a, b, ""), (b, a, "_r")):
+            n = row.get(f"aggr_n{sfx}")
+            if n:
+                obs, exp = row.get(f"aggr_obs{sfx}") or 0, row.get(f"aggr_exp{sfx}") or 0
+                ev.append(
+                    Evidence(
+                        name=f"{x} bets or raises {y}",
+                        value=obs / n,
+                        baseline=exp / n,
+                        n=int(n),
+                        p_value=row.get(f"aggr_p{sfx}"),
+                        text=(
+                            f"{x} bet or raised in {int(obs)} of {int(n)} decisions aimed at {y} (facing {y}'s bet, or heads-up); "
+                            f"{x}'s own rates against others with equally strong cards predict {exp:.1f} ({exp / n:.0%})"
+                        ),
+                        sql=gp.HU_COUNTS_SQL,
+                    )
+                )
+                if obs < exp:  # the one-line summary names a direction only where it points the same way as the
+                    # deciding test (the all-spots count also holds spots that test leaves out; it stays in evidence)
+                    texts.append(f"{x} bet/raised {y} in {int(obs)} of {int(n)} spots (own rate vs others with the same cards {exp / n:.0%})")
+            fo, fe = row.get(f"fold_obs{sfx}"), row.get(f"fold_exp{sfx}")
+            if fe is not None and (fo or 0) + fe > 0:
+                ev.append(
+                    Evidence(
+                        name=f"{x} folds to {y}'s bets",
+                        value=float(fo or 0),
+                        baseline=float(fe),
+                        n=None,
+                        p_value=row.get(f"fold_p{sfx}"),
+                        text=f"{x} folded to {y}'s bet {int(fo or 0)} times; own rates with the same cards predict {fe:.1f}",
+                        sql=gp.HU_COUNTS_SQL,
+                    )
+                )
+
+    def _spot_evidence(self, row: dict[str, Any], ev: list[Evidence]) -> None:
+        """Both directions pooled, spot by spot (checks, raises, folds, preflop), against the own rates."""
+        a, b = row["player"], row["opponent"]
+        for name, k, what, side in (("chk", "bet when heads-up with no bet to call", "bet", "fewer"),
+                                    ("rse", "raise facing the other's bet", "raised", "fewer"),
+                                    ("fld", "fold facing the other's bet", "folded", "more"),
+                                    ("pre", "call or raise facing the other's preflop raise", "called or raised", "fewer")):
+            n = row.get(f"{name}_n")
+            if n:
+                obs, exp = float(row.get(f"{name}_observed") or 0), float(row.get(f"{name}_expected") or 0)
+                cards = ("in the same spots (starting hand in the same tenth of the 1,326, heads-up or multiway, "
+                         "tournament or cash)" if name == "pre" else "with equally strong cards")
+                ev.append(Evidence(
+                    name=f"both directions: {k}",
+                    value=obs / n, baseline=exp / n, n=int(n), p_value=row.get(f"{name}_p_value"),
+                    text=f"{a} and {b} {what} against each other in {int(obs)} of {int(n)} such spots; their own rates "
+                         f"against others {cards} predict {exp:.1f} ({'one-sided: ' + side})",
+                    sql=PRE_COUNTS_SQL if name == "pre" else gp.HU_COUNTS_SQL,
+                ))
+
+    def _lead_texts(self, row: dict[str, Any], texts: list[str]) -> list[tuple[float, str]]:
+        """The summary's lead: the strongest spot test, then the combined main test; returns the spot tests made
+        as (p-value, name)."""
+        labels = {"chk": "bet into each other heads-up (no bet to call)", "rse": "raised each other's bets",
+                  "fld": "folded to each other's bets", "pre": "called or raised each other's preflop raises"}
+        tests = [(row.get(f"{x}_p_value"), x) for x in labels if row.get(f"{x}_p_value") is not None]
+        if tests:
+            pbest, xbest = min(tests)
+            texts.insert(0, f"{labels[xbest]} {int(row.get(f'{xbest}_observed') or 0)} times in {int(row.get(f'{xbest}_n') or 0)} spots "
+                            f"where their own rates with equally strong cards predict {row.get(f'{xbest}_expected') or 0:.1f} "
+                            f"(p = {pbest:.2g})")
+        parts = [x for x, _ in (self.combined or ()) if row.get(f"{x}_p_value") is not None]
+        if len(parts) > 1 and row.get("main_p_value") is not None:
+            # the deciding figure: the weighted Z combination of the tests on disjoint decisions
+            short = {"chk": "heads-up bets", "rse": "raises", "fld": "folds", "pre": "preflop calls or raises"}
+            texts.insert(1, " and ".join(f"{short[x]} {int(row.get(f'{x}_observed') or 0)} vs "
+                                         f"{row.get(f'{x}_expected') or 0:.1f} expected" for x in parts)
+                         + f" combined ({' + '.join(f'{w:g} z' if i == 0 else f'{w:g} max(z, 0)' for i, (x, w) in enumerate(self.combined))}): "
+                           f"p = {row['main_p_value']:.2g}")
+        return tests
+
+    def _hand_evidence(self, row: dict[str, Any], ev: list[Evidence], texts: list[str],
+                       tests: list[tuple[float, str]]) -> None:
+        """The whole-hand test, leading the summary where it beats every spot test."""
+        a, b = row["player"], row["opponent"]
+        hp = row.get("hp_p_value")
+        if hp is not None and row.get("hands"):
+            # the whole-hand test (made only where both players' own baselines are deep enough)
+            nh, npass = int(row["hands"]), int(row.get("passive") or 0)
+            ev.append(Evidence(
+                name="both directions: heads-up hands with no bet from either",
+                value=npass / nh, n=nh, p_value=hp,
+                text=f"in {npass} of {nh} heads-up hands between {a} and {b} neither bet on any street; weighted by how "
+                     f"unlikely each such hand was under their own betting rates against others with the same cards, "
+                     f"{row.get('hp_observed') or 0:.1f} against {row.get('hp_expected') or 0:.1f} expected"
+                     + (f"; their play against others is thin ({row.get('hp_base') or 0:.2f} decisions against others "
+                        f"per decision against each other), so the p-value is averaged over every rate it allows"
+                        if row.get("hp_predictive") else ""),
+                sql=gp.HU_COUNTS_SQL,
+            ))
+            if not tests or hp < min(tests)[0]:
+                texts.insert(0, f"neither bet in {npass} of {nh} heads-up hands together, surprise-weighted "
+                                f"{row.get('hp_observed') or 0:.1f} vs {row.get('hp_expected') or 0:.1f} expected from "
+                                f"their own rates (p = {hp:.2g})")
+
+    def _ring_evidence(self, row: dict[str, Any], ev: list[Evidence], texts: list[str]) -> None:
+        """The ring test (three pairs each leaning the sparing way), leading the summary where it is the stronger."""
+        rq = row.get("ring_q_value")
+        if rq is not None and rq <= self.alpha and row.get("ring_accounts"):
+            # the ring test: three pairs each leaning the sparing way, combined, Bonferroni over every triangle tested
+            ra, rps = list(row["ring_accounts"]), list(row.get("ring_pairs_p") or [])
+            pairs = [f"{x}-{y}" for x, y in ((ra[0], ra[1]), (ra[0], ra[2]), (ra[1], ra[2]))]
+            ev.append(Evidence(
+                name="ring: each pair of three spares the others",
+                value=float(row.get("ring_p_value") or 1.0), n=int(row.get("ring_tests") or 0), p_value=rq,
+                text=f"{', '.join(ra)}: each of the three pairs' tests leans the sparing way (p "
+                     + ", ".join(f"{pr} {pv:.2g}" for pr, pv in zip(pairs, rps))
+                     + f", each at most {self.ring_tau:g}); combined p = {row.get('ring_p_value') or 1:.2g}, times "
+                       f"{int(row.get('ring_tests') or 0)} triangles of tested pairs: {rq:.2g}",
+                sql=gp.HU_COUNTS_SQL,
+            ))
+            if rq < (row.get("q_value") or 1.0):  # the ring is the stronger evidence: it leads the summary
+                texts.insert(0, f"ring of three whose pairs each lean the sparing way (pair p-values "
+                                f"{', '.join(f'{pv:.2g}' for pv in rps)}; ring p = {rq:.2g} after {int(row.get('ring_tests') or 0)} "
+                                f"triangles tested)")
+
+    def _prior_evidence(self, row: dict[str, Any], texts: list[str]) -> Evidence | None:
+        """The co-entry prior's weight in the test over pairs, where it moved the pair (never evidence by itself)."""
+        a, b = row["player"], row["opponent"]
+        prior_ev = None
+        pf = row.get("prior_factor")
+        if pf is not None and pf > 1.01 and row.get("coentry_shared") is not None:
+            # the co-entry prior (self._with_coentry): fixed before any card was dealt, it weighs the pair up in the
+            # test over pairs; it is never evidence of soft play by itself
+            k, e = int(row["coentry_shared"]), float(row.get("coentry_expected") or 0.0)
+            prior_text = (f"entered {k} of the same tournaments, {e:.1f} expected from their entries' days and field "
+                          f"sizes (co-entry p = {row.get('coentry_p') or 1:.2g}): weight x{pf:.3g} in the test over pairs")
+            prior_ev = Evidence(
+                name="tournaments entered together (prior weight)",
+                value=float(k), baseline=e, n=None, p_value=row.get("coentry_p"),
+                text=f"{a} and {b} {prior_text}; a prior, not evidence of soft play: the play tests above decide",
+                sql=COENTRY_SQL,
+            )
+            texts.append(prior_text)
+        return prior_ev
+
+    def explain(self, con: duckdb.DuckDBPyConnection, row: dict[str, Any]) -> Signal:
+        """The signal of one row of :meth:`threshold`: each test's counts against the own rates, the
+        ring test and the co-entry prior where they apply, the hands where the pair spared each other most
+        surprisingly first.
+
+        Parameters
+        ----------
+        con : the warehouse. row : one row of :meth:`threshold` (a dict).
+
+        Returns
+        -------
+        :class:`~detectors.base.Signal`, computed from the row and the fitted attributes only."""
+        a, b = row["player"], row["opponent"]
+        accounts = list(row["accounts"])
+        ev: list[Evidence] = []
+        texts: list[str] = []
+        self._direction_evidence(row, ev, texts)
+        self._spot_evidence(row, ev)
+        tests = self._lead_texts(row, texts)
+        self._hand_evidence(row, ev, texts, tests)
+        self._ring_evidence(row, ev, texts)
+        prior_ev = self._prior_evidence(row, texts)
+        # the strongest test first (the co-entry prior after them: it weighs the pair, it does not accuse it)
+        ev.sort(key=lambda e: (e.p_value is None, e.p_value if e.p_value is not None else 1.0))
+        if prior_ev is not None:
+            ev.append(prior_ev)
+        hands_tog = row.get("hands_together") or row.get("hands_together_r") or 0
+        ev.append(
+            Evidence(
+                name="hands together",
+                value=float(hands_tog),
+                n=int(row.get("hu") or 0),
+                text=f"dealt in together {int(hands_tog)} hands, heads-up in {int(row.get('hu') or 0)}",
+                sql="SELECT count(*) FROM seats a JOIN seats b USING (hand_id) WHERE a.dealt_in AND b.dealt_in AND a.player = $player AND b.player = $opponent",
+            )
+        )
+        shape = row.get("shape", "pair")
+        who = " and ".join(accounts) if len(accounts) == 2 else f"ring of {len(accounts)} ({', '.join(accounts)})"
+        summary = f"{who}: " + "; ".join(texts) + f"; q = {row.get('q_value') or 1:.2g}"
+        hands = self._evidence_hands(accounts)
+        return Signal(
+            kind=self.kind,
+            accounts=accounts,
+            score=float(row["score"]),
+            flagged=bool(row["flagged"]),
+            summary=summary,
+            tournaments=gp.tournaments_of(self.dec_, hands),
+            hands=hands,
+            evidence=ev,
+            benign=(
+                "Regulars who meet often, passive players and weak-hand check-downs: the comparison is per decision, "
+                "against each player's own rate versus everyone else holding equally strong cards, so none of these "
+                f"explains a deficit (observed {row.get('aggr_o', 0):.0f} aggressive actions vs {row.get('aggr_e', 0):.1f} expected)."
+            ),
+            p_value=row.get("p_value"),
+            extra={"shape": shape, "edges": json.loads(row["edges"]) if row.get("edges") else [], "q_value": row.get("q_value"),
+                   "sql_params": {"player": a, "opponent": b}},
+        )

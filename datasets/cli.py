@@ -24,6 +24,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="collusion groups per kind, e.g. soft_play=4,chip_dumping=3 ('none' for an honest world)")
     parser.add_argument("--view", default="operator", choices=["operator", "player"],
                         help="operator: every player's hole cards; player: one player's client view per hand")
+    parser.add_argument("--names", default="realistic", choices=["realistic", "plain"],
+                        help="realistic: a share of names with quotes, backslashes, colons, spaces, scripts, emoji "
+                             "and the format's own words (default); plain: letters and digits only")
     parser.add_argument("--workers", type=int, default=2, help="worker processes (default: 2)")
     parser.add_argument("--chunk-hands", type=int, default=4000,
                         help="about this many hands per hands/*.txt file (default: 4000)")
@@ -55,7 +58,7 @@ def main(args: argparse.Namespace) -> int:
     t0 = time.perf_counter()
     generate(out, preset=args.preset, seed=args.seed, accounts=args.accounts, hands=args.hands, mix=mix,
              view=args.view, progress=not args.no_progress, workers=max(1, args.workers),
-             chunk_hands=max(100, args.chunk_hands))
+             chunk_hands=max(100, args.chunk_hands), names=args.names)
     dt = time.perf_counter() - t0
     n_hands = 0
     for f in sorted((out / "hands").glob("*.txt")):

@@ -32,7 +32,7 @@ import json
 import math
 import random
 import shutil
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -42,6 +42,7 @@ from datasets.cash import (DAY_MS, MIN_MS, CashPlanner, CashTablePlan, DayDevice
                            play_cash_table, session_minutes, session_start, trim_short_tables)
 from datasets.collusion import Group, links_for, make_policy, plant_groups
 from datasets.events import EventLog, HandSink, iso_s, to_ms, write_events
+from datasets.names import dress_names
 from datasets.policies import DecisionLog
 from datasets.population import (WORLD_START, Population, derive_seed, draw_format_taste, jitter_style,
                                  make_population)
@@ -69,6 +70,11 @@ class World:
     ma_accounts: dict  # account -> group (multi-accounting)
     handoff: dict      # account -> group
     waves: list        # disconnect waves: (start ms, end ms, IP prefix)
+    plain: dict = field(default_factory=dict)  # shown account name -> plain name (dressed names only)
+
+    def key(self, account: str) -> str:
+        """The name ``account`` was drawn under: what per-account seeds are derived from."""
+        return self.plain.get(account, account)
 
 
 _WORLD: World | None = None
@@ -197,7 +203,7 @@ class UnitContext:
             return p.home_ip, p.devices[0].fingerprint, False
         ip, dev, mobile = w.devices.get(pid, day)
         if p.accounts and account != p.accounts[0]:
-            r = random.Random(derive_seed(w.seed, "ma", account, day))
+            r = random.Random(derive_seed(w.seed, "ma", w.key(account), day))
             if r.random() < 0.5:
                 ip = f"{r.randint(5, 95)}.{r.randint(0, 255)}.{r.randint(0, 255)}.{r.randint(1, 254)}"  # VPN exit
             if r.random() < 0.5:
@@ -626,9 +632,35 @@ def _chunks(units: list[tuple[str, int, object, int]], per_chunk: int) -> list[l
     return out
 
 
+NAME_STYLES = ("realistic", "plain")
+
+
+def _dress(pop: Population, groups: list[Group], account_style: dict, rng: random.Random) -> dict[str, str]:
+    """Rename every account to its dressed name (:func:`datasets.names.dress_names`) everywhere the plan
+    holds it; returns ``{shown: plain}`` for the renamed ones."""
+    shown = dress_names(list(pop.accounts), rng)
+    pop.accounts = {shown[a]: replace(acc, name=shown[a]) for a, acc in pop.accounts.items()}
+    for p in pop.persons:
+        p.accounts = [shown[a] for a in p.accounts]
+    for g in groups:
+        g.accounts = [shown[a] for a in g.accounts]
+        g.roles = {shown[a]: r for a, r in g.roles.items()}
+    for a in list(account_style):
+        account_style[shown[a]] = account_style.pop(a)
+    return {s: a for a, s in shown.items() if s != a}
+
+
 def plan_world(*, preset: str | Preset = "demo", seed: int = 7, accounts: int | None = None, hands: int | None = None,
-               mix: dict[str, int] | None = None, view: str = "operator"):
-    """The planned world and its units (no hands played yet)."""
+               mix: dict[str, int] | None = None, view: str = "operator", names: str = "realistic"):
+    """The planned world and its units (no hands played yet).
+
+    ``names``: ``"realistic"`` (default) dresses a share of the account names
+    as real rooms have them (:mod:`datasets.names`, from a stream of its own:
+    the world is otherwise the one ``"plain"`` gives); ``"plain"`` keeps the
+    letters-and-digits names.
+    """
+    if names not in NAME_STYLES:
+        raise ValueError(f"names must be one of {', '.join(NAME_STYLES)}")
     spec = PRESETS[preset] if isinstance(preset, str) else preset
     n_accounts = accounts if accounts is not None else spec.accounts
     n_hands = hands if hands is not None else spec.hands
@@ -646,11 +678,12 @@ def plan_world(*, preset: str | Preset = "demo", seed: int = 7, accounts: int | 
             p = pop.persons[g.pids[0]]
             for acc in g.accounts[1:]:
                 account_style[acc] = jitter_style(p.style, random.Random(derive_seed(seed, "style", acc)))
+    plain = _dress(pop, groups, account_style, random.Random(derive_seed(seed, "names"))) if names == "realistic" else {}
     t0 = to_ms(WORLD_START)
     devices = DayDevices(pop, seed)
     world = World(seed=seed, pop=pop, groups=groups, account_style=account_style, devices=devices, t0_ms=t0, view=view,
                   ma_accounts={a: g for g in groups if g.kind == "multi_accounting" for a in g.accounts},
-                  handoff={g.accounts[0]: g for g in groups if g.kind == "seat_handoff"}, waves=[])
+                  handoff={g.accounts[0]: g for g in groups if g.kind == "seat_handoff"}, waves=[], plain=plain)
     cash_share, sng_share, mtt_share = spec.shares
     planner_events = EventLog()
     buckets = make_buckets(sum(1 for p in pop.persons if p.favourite == "cash"), rng)
@@ -690,20 +723,21 @@ def plan_world(*, preset: str | Preset = "demo", seed: int = 7, accounts: int | 
 
 def generate(out_dir, *, preset: str = "demo", seed: int = 7, accounts: int | None = None, hands: int | None = None,
              mix: dict[str, int] | None = None, view: str = "operator", progress: bool = True, workers: int | None = None,
-             chunk_hands: int = 4000, on_record=None, results_out: list | None = None) -> Path:
+             chunk_hands: int = 4000, on_record=None, results_out: list | None = None, names: str = "realistic") -> Path:
     """Write a population under ``out_dir`` (see the module docstring); returns the path.
 
     ``workers`` defaults to 2 (a process pool); 1 plays everything in this
     process. ``on_record`` (tests) is called with every ``HandRecord`` and
     forces ``workers=1``; ``results_out`` (tests) receives the units'
-    tournament results (finishes, prize pools, bounties paid).
+    tournament results (finishes, prize pools, bounties paid); ``names``
+    as :func:`plan_world`.
     """
     global _WORLD
     if view not in ("operator", "player"):
         raise ValueError("view must be 'operator' or 'player'")
     out = Path(out_dir)
     world, units, planner_events, days = plan_world(preset=preset, seed=seed, accounts=accounts, hands=hands, mix=mix,
-                                                    view=view)
+                                                    view=view, names=names)
     for sub in ("hands", "events"):
         if (out / sub).exists():
             shutil.rmtree(out / sub)

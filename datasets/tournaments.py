@@ -270,7 +270,7 @@ def play_tournament(plan: TournamentPlan, ctx) -> int:
     away: dict[str, int] = {}             # account -> when its desktop logs in (an owner moving from the phone)
     if plan.kind == "mtt":
         for e in entries:
-            sw = random.Random(derive_seed(ctx.w.seed, "switch", tid, e.account))
+            sw = random.Random(derive_seed(ctx.w.seed, "switch", tid, ctx.w.key(e.account)))
             if e.mobile and e.handoff_pid < 0 and sw.random() < 1 / 6:
                 e.switch_hand = sw.randint(5, 40)
     coord_done: dict[str, int] = {}
@@ -326,7 +326,7 @@ def play_tournament(plan: TournamentPlan, ctx) -> int:
                 e = by_acc[acc]
                 if e.switch_hand >= 0 and tour_hands_of.get(acc, 0) >= e.switch_hand and sessions[acc]:
                     e.switch_hand = -1
-                    sw = random.Random(derive_seed(ctx.w.seed, "switch-at", tid, acc))
+                    sw = random.Random(derive_seed(ctx.w.seed, "switch-at", tid, ctx.w.key(acc)))
                     logout = t - sw.randrange(4_000, 5_500)
                     ev.logout(logout, acc, sessions[acc])
                     sessions[acc] = ""

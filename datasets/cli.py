@@ -60,6 +60,7 @@ def _world_b(out: Path, args: argparse.Namespace, mix: dict | None) -> str | Non
 
     honest_only = args.preset == "honest" or mix == {}
     hands = args.hands if args.hands is not None else PRESETS[args.preset].hands
+    out.mkdir(parents=True, exist_ok=True)
     world_b.generate(out, seed=args.seed, hands=hands, honest_only=honest_only)
     return None
 

@@ -25,6 +25,7 @@ chance, never colluding; knockout specialists who meet in most knockouts.
 
 from __future__ import annotations
 
+import math
 import random
 from dataclasses import dataclass, fields, replace
 
@@ -104,7 +105,8 @@ class WorldParams:
 
 
 # The ranges a drawn world takes each parameter from: (low, high) for a number, ("pick", [choices]) for a
-# choice, ("range", (lo range), (span range)) for a (lo, hi) pair drawn as lo, then lo + span.
+# choice, ("range", (lo range), (span range)) for a (lo, hi) pair drawn as lo, then lo + span,
+# ("logrange", (lo range), (ratio range)) for one drawn log-uniformly as lo, then lo times the ratio.
 RANGES: dict[str, tuple] = {
     "soft_streets": ("pick", [(0, 1, 2, 3), (0, 1, 2, 3), (1, 2, 3), (0,), (2, 3), (0, 1)]),
     "soft_leave": (0.2, 0.8),
@@ -124,7 +126,7 @@ RANGES: dict[str, tuple] = {
     "sitout_timeout": (0.0, 1.0),
     "sitout_events": ("range", (3, 8), (1, 5)),
     "handoff_hand": ("range", (3, 40), (5, 80)),
-    "handoff_gap_s": ("range", (1, 40), (2, 560)),
+    "handoff_gap_s": ("logrange", (1.0, 60.0), (1.5, 10.0)),
     "handoff_near": (0.0, 1.0),
     "handoff_same_device": (0.0, 0.6),
     "handoff_events": ("range", (1, 5), (0, 6)),
@@ -154,6 +156,9 @@ def _draw(spec: tuple, rng: random.Random, integer: bool):
         return rng.choice(spec[1])
     if spec[0] == "pair":
         return (round(rng.uniform(*spec[1]), 3), round(rng.uniform(*spec[2]), 3))
+    if spec[0] == "logrange":
+        lo = math.exp(rng.uniform(math.log(spec[1][0]), math.log(spec[1][1])))
+        return (round(lo, 3), round(lo * math.exp(rng.uniform(math.log(spec[2][0]), math.log(spec[2][1]))), 3))
     if spec[0] == "range":
         if integer:
             lo = rng.randint(*spec[1])

@@ -91,9 +91,9 @@ def main(args: argparse.Namespace) -> int:
                  chunk_hands=max(100, args.chunk_hands), names=args.names, world_seed=args.world_seed)
     dt = time.perf_counter() - t0
     n_hands = 0
-    for f in sorted((out / "hands").glob("*.txt")):
-        with open(f, encoding="utf-8") as fh:
-            n_hands += sum(1 for line in fh if line.startswith("PokerStars Hand #"))
+    for f in sorted(out.rglob("*.txt")):  # hands/ here, world b's own layout there
+        with open(f, encoding="utf-8", errors="replace") as fh:
+            n_hands += sum(1 for line in fh if line.startswith(("PokerStars Hand #", "PokerStars Game #")))
     groups = 0
     with open(out / "labels.jsonl", encoding="utf-8") as fh:
         kinds: dict[str, int] = {}

@@ -119,7 +119,7 @@ class UnitContext:
         self._sitout_active = {}
         self._handoff_active = set()
         self._offline = {}
-        self._clock_out: dict = {}
+        self._clock_out = {}
 
     def connection(self, t: int, players: dict, table: str, tid, sessions: dict | None = None,
                    ends: dict | None = None) -> tuple[set, list[str]]:

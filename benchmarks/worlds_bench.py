@@ -3,9 +3,10 @@
 For each world: the first world with its mechanisms drawn per world seed
 (``railbird generate --world-seed K``, ranges in datasets/README.md) and the
 second world written apart (``railbird generate --world b``); at each size
-(the presets' 60,000 hands and four times that), a population with collusion
-(preset ``mixed``) and an honest-only one (preset ``honest``: the same world's
-confounders, nothing planted). Each runs through the nightly job (``railbird
+(the presets' 60,000 hands and four times that), populations with collusion
+(first world: presets ``mixed``, strengths 0.25-1, and ``subtle``, 0.05-0.25;
+world b: its own strengths 0.05-1) and an honest-only one (preset ``honest``:
+the same world's confounders, nothing planted). Each runs through the nightly job (``railbird
 run``, see ``quality_bench.build``) and is scored by the evaluation of
 ``../shared/spec/evaluation.md`` (``pipelines.lib.evaluation``). Printed per
 world and size, pooled over its seeds, per kind: recall of the groups of
@@ -59,9 +60,9 @@ def _band(group: dict) -> str | None:
     return next((name for name, lo, hi in BANDS if lo <= s < hi), None)
 
 
-def population(work: Path, world: str, seed: int, hands: int, honest: bool, reuse: bool, reuse_runs: bool) -> Path:
-    """Generate and run one population of ``world`` ("a": drawn first world, "b"); returns its folder."""
-    preset = "honest" if honest else "mixed"
+def population(work: Path, world: str, seed: int, hands: int, preset: str, reuse: bool, reuse_runs: bool) -> Path:
+    """Generate and run one population of ``world`` ("a": drawn first world, "b") and ``preset``; returns its
+    folder."""
     gen_args = ("--world-seed", str(seed)) if world == "a" else ("--world", "b")
     return build(work, preset, seed, reuse, reuse_runs, hands=hands, gen_args=gen_args, tag=f"-{world}")
 
@@ -123,6 +124,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="first-world seeds of the honest-only populations (default: --a-seeds)")
     ap.add_argument("--b-honest", type=int, nargs="*", default=None,
                     help="world b seeds of the honest-only populations (default: --b-seeds)")
+    ap.add_argument("--a-presets", nargs="+", default=["mixed", "subtle"],
+                    help="first-world presets with collusion (mixed: strengths 0.25-1; subtle: 0.05-0.25)")
     ap.add_argument("--sizes", type=int, nargs="+", default=[60_000, 240_000], help="hands per population")
     ap.add_argument("--tuning", action="store_true", help="allow tuning seeds (the output says TUNING)")
     ap.add_argument("--reuse", action="store_true", help="reuse populations already generated in --work")
@@ -143,15 +146,16 @@ def main(argv: list[str] | None = None) -> int:
             if not seeds and not honest_seeds:
                 continue
             pooled: dict = {}
-            for seed in seeds:
-                e = tally(population(work, world, seed, hands, False, args.reuse, args.reuse_runs), pooled)
-                print(f"world {world} seed {seed} {hands} hands: " + ", ".join(
+            for seed, preset in [(s, p) for p in (args.a_presets if world == "a" else ["mixed"]) for s in seeds]:
+                e = tally(population(work, world, seed, hands, preset, args.reuse, args.reuse_runs), pooled)
+                print(f"world {world} {preset} seed {seed} {hands} hands: " + ", ".join(
                     f"{k} {f.groups_found}/{f.groups}" for k, f in e.kinds.items()), file=sys.stderr)
             accused = seen = 0
             for seed in honest_seeds:
-                a, s = flagged_accounts(population(work, world, seed, hands, True, args.reuse, args.reuse_runs))
+                a, s = flagged_accounts(population(work, world, seed, hands, "honest", args.reuse, args.reuse_runs))
                 accused, seen = accused + a, seen + s
-            title = f"world {world}, {hands:,} hands, seeds {seeds}, honest-only seeds {honest_seeds}"
+            presets = args.a_presets if world == "a" else ["mixed"]
+            title = f"world {world}, {hands:,} hands, {'+'.join(presets)} seeds {seeds}, honest-only seeds {honest_seeds}"
             out_lines += report(title, pooled, (accused, seen) if honest_seeds else None)
             figures[f"{world}-{hands}"] = {"pooled": pooled, "honest": [accused, seen]}
     print("\n".join(out_lines))

@@ -155,7 +155,8 @@ def main(argv: list[str] | None = None) -> int:
                 a, s = flagged_accounts(population(work, world, seed, hands, "honest", args.reuse, args.reuse_runs))
                 accused, seen = accused + a, seen + s
             presets = args.a_presets if world == "a" else ["mixed"]
-            title = f"world {world}, {hands:,} hands, {'+'.join(presets)} seeds {seeds}, honest-only seeds {honest_seeds}"
+            title = (f"world {world}, {hands:,} hands, {'+'.join(presets)} seeds {seeds}, "
+                     f"honest-only seeds {honest_seeds}")
             out_lines += report(title, pooled, (accused, seen) if honest_seeds else None)
             figures[f"{world}-{hands}"] = {"pooled": pooled, "honest": [accused, seen]}
     print("\n".join(out_lines))

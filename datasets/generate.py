@@ -733,7 +733,9 @@ def plan_world(*, preset: str | Preset = "demo", seed: int = 7, accounts: int | 
             p = pop.persons[g.pids[0]]
             for acc in g.accounts[1:]:
                 account_style[acc] = jitter_style(p.style, random.Random(derive_seed(seed, "style", acc)))
-    plain = _dress(pop, groups, account_style, random.Random(derive_seed(seed, "names"))) if names == "realistic" else {}
+    plain = {}
+    if names == "realistic":
+        plain = _dress(pop, groups, account_style, random.Random(derive_seed(seed, "names")))
     traits = draw_traits(pop, groups, params, derive_seed(seed, world_seed))
     t0 = to_ms(WORLD_START)
     devices = DayDevices(pop, seed)

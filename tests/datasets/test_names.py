@@ -124,6 +124,7 @@ def _norm(x, plain: dict[str, str]):
     return x
 
 
+@pytest.mark.slow
 def test_the_world_is_the_same_but_for_the_names(tmp_path):
     kw = dict(preset="demo", seed=5, accounts=50, hands=500)
     w_plain, *_ = plan_world(**kw, names="plain")
@@ -140,7 +141,8 @@ def test_the_world_is_the_same_but_for_the_names(tmp_path):
     assert [_norm(r, plain) for r in recs["realistic"]] == [_norm(r, {}) for r in recs["plain"]]
     for f in sorted((tmp_path / "plain" / "events").glob("*.jsonl")):
         want = [json.loads(line) for line in f.read_text(encoding="utf-8").splitlines()]
-        got = [json.loads(line) for line in (tmp_path / "realistic" / "events" / f.name).read_text(encoding="utf-8").splitlines()]
+        mine = tmp_path / "realistic" / "events" / f.name
+        got = [json.loads(line) for line in mine.read_text(encoding="utf-8").splitlines()]
         assert [{k: plain.get(v, v) if k in ("account", "to") else v for k, v in e.items()} for e in got] == want
     rows = list(csv.reader(open(tmp_path / "realistic" / "accounts.csv", newline="", encoding="utf-8")))
     assert {r[0] for r in rows[1:]} == set(w_real.pop.accounts)
@@ -153,6 +155,7 @@ def test_every_preset_uses_the_mix(preset):
     assert all(a in world.pop.accounts for a in world.plain)
 
 
+@pytest.mark.slow
 def test_the_parser_reads_the_mix_but_the_known_unreadable():
     shown = dress_names([f"plain{i}" for i in range(1500)], random.Random(2), share=1.0)
     hard = re.compile(r"^(Seat \d+:|\*\*\* |Dealt to)|\S {2,}\S.* $")  # the families of UNREADABLE

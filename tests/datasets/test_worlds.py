@@ -66,7 +66,8 @@ def test_adaptive_players_tilt_tire_and_loosen_against_weak_players(monkeypatch)
     used += [pol.decide(_view(f"h{k}", 1700)) for k in range(4, 8)]
     assert used[:3] == [0.30, 0.30, pytest.approx(0.45)]           # a 200-chip (20 bb) loss starts the tilt
     assert used[3:5] == [pytest.approx(0.45)] * 2 and used[-1] == 0.30  # three hands of it, then back
-    fish = AdaptivePolicy("me", base, draw_timing(rng), rng, DecisionLog(), mood=Mood(fish=0.4), weak=frozenset({"fish"}))
+    fish = AdaptivePolicy("me", base, draw_timing(rng), rng, DecisionLog(), mood=Mood(fish=0.4),
+                          weak=frozenset({"fish"}))
     assert fish.decide(_view("a", 1000)) == 0.30
     assert fish.decide(_view("b", 1000, ("me", "fish"))) == pytest.approx(0.42)
     tired = AdaptivePolicy("me", base, draw_timing(rng), rng, DecisionLog(), mood=Mood(fatigue=-0.3),
@@ -105,6 +106,7 @@ def extreme_world(tmp_path_factory):
                            labels=labels)
 
 
+@pytest.mark.slow
 def test_labels_are_well_formed(extreme_world):
     ids = {r.hand_id for r in extreme_world.recs}
     accounts = set(extreme_world.world.pop.accounts)
@@ -119,6 +121,7 @@ def test_labels_are_well_formed(extreme_world):
     assert all(len(g["accounts"]) == 4 for g in extreme_world.labels if g["kind"] == "bounty_collusion")
 
 
+@pytest.mark.slow
 def test_planted_mechanisms_follow_the_drawn_parameters(extreme_world):
     w, events = extreme_world.world, extreme_world.events
     by_id = {r.hand_id: r for r in extreme_world.recs}
@@ -149,6 +152,7 @@ def _seconds(ts: str) -> float:
     return datetime.fromisoformat(ts.replace("Z", "+00:00")).timestamp()
 
 
+@pytest.mark.slow
 def test_honest_confounders_are_present(extreme_world):
     w, recs = extreme_world.world, extreme_world.recs
     t = w.traits

@@ -41,21 +41,22 @@ RAILBIRD = [sys.executable, "-m", "pipelines.cli"]
 
 
 def build(work: Path, preset: str, seed: int, reuse: bool, reuse_runs: bool, hands_only: bool = False,
-          hands: int | None = None) -> Path:
+          hands: int | None = None, gen_args: tuple[str, ...] = (), tag: str = "") -> Path:
     """Generate and run one population; returns its folder (pop/, home/, out/).
 
     ``hands``: the population's size in hands instead of its preset's (the same accounts playing more;
-    ``<preset>-<seed>-<hands>/``).
+    ``<preset>-<seed>-<hands>/``). ``gen_args``: more ``railbird generate`` arguments (``--world-seed K``,
+    ``--world b``), with ``tag`` naming them in the folder (``<preset>-<seed><tag>...``).
 
     ``hands_only``: the run reads a copy of the population without its platform events (hand histories,
     accounts and labels only), in ``<preset>-<seed>-hands-only/``: what the detectors do with the hands alone."""
-    d = work / (f"{preset}-{seed}" if hands is None else f"{preset}-{seed}-{hands}")
+    d = work / (f"{preset}-{seed}{tag}" if hands is None else f"{preset}-{seed}{tag}-{hands}")
     d.mkdir(parents=True, exist_ok=True)
     t = time.perf_counter()
     if not (reuse and (d / "pop" / "labels.jsonl").is_file()):
         size = [] if hands is None else ["--hands", str(hands)]
         subprocess.run([*RAILBIRD, "generate", "--out", str(d / "pop"), "--preset", preset, "--seed", str(seed),
-                        "--no-progress", *size], check=True, cwd=ROOT, env={**os.environ, "RAILBIRD_HOME": str(d / "home")},
+                        "--no-progress", *size, *gen_args], check=True, cwd=ROOT, env={**os.environ, "RAILBIRD_HOME": str(d / "home")},
                        stdout=subprocess.DEVNULL)
     if hands_only:
         full, d = d, d.with_name(d.name + "-hands-only")

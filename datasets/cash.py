@@ -214,6 +214,7 @@ class CashPlanner:
         self.name_count: dict[str, int] = {}
         self.session_seq = 0
         self.unit_base = 0
+        self.short: tuple[float, random.Random] | None = None  # (share of short-handed tables, their stream)
 
     def _new_table(self, bucket_idx: int, day: int) -> CashTablePlan:
         b = self.buckets[bucket_idx]
@@ -223,6 +224,9 @@ class CashPlanner:
         name = base if k == 1 else f"{base} {ROMAN[k] if k < len(ROMAN) else k}"
         t = CashTablePlan(unit=-1, name=name, bucket=b, day=day, free_from=[0] * b.max_seats)
         t.bucket_idx = bucket_idx  # type: ignore[attr-defined]
+        if self.short is not None and self.short[1].random() < self.short[0]:
+            cap = self.short[1].randint(3, 4)  # a short-handed table: the other seats never open
+            t.free_from[cap:] = [1 << 62] * (b.max_seats - cap)
         self.tables.append(t)
         self.day_tables.setdefault(day, []).append(t)
         return t

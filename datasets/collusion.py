@@ -77,12 +77,15 @@ class Link:
 class ColludingPolicy(HonestPolicy):
     """An honest policy plus the deviations of the groups the player belongs to."""
 
-    __slots__ = ("links", "ctx")
+    __slots__ = ("links", "ctx", "params")
 
     def __init__(self, *args, links: list[Link], ctx, **kw):
+        from datasets.worlds import WorldParams
+
         super().__init__(*args, **kw)
         self.links = links
         self.ctx = ctx
+        self.params = getattr(getattr(ctx, "w", None), "params", None) or WorldParams()
 
     def act(self, view: DecisionView) -> Action:
         if view.table and view.player in view.table.get("disconnected", ()):
@@ -107,6 +110,8 @@ class ColludingPolicy(HonestPolicy):
                 if not self.ctx.coin(link.gid, view.hand_id, link.strength):
                     continue
                 if link.kind in ("soft_play", "multi_accounting"):
+                    if view.street not in self.params.soft_streets:
+                        continue
                     a = self._soft(view, a, link)
                 elif link.kind == "chip_dumping":
                     a = self._dump(view, a, link)
@@ -123,7 +128,7 @@ class ColludingPolicy(HonestPolicy):
         facing_partner = view.facing_player in link.partners and view.n_bets >= (2 if view.street == 0 else 1)
         if facing_partner and a.kind in ("raise", "bet"):
             return Action("fold") if (not others and self.rng.random() < 0.5) else Action("call")
-        if facing_partner and a.kind == "call" and (not others or view.street == 0) and self.rng.random() < 0.5:
+        if facing_partner and a.kind == "call" and (not others or view.street == 0) and self.rng.random() < self.params.soft_leave:
             return Action("fold")  # don't contest the partner's pot
         if not others and view.to_call <= 0 and a.kind in ("bet", "raise"):
             return Action("check")
@@ -133,14 +138,16 @@ class ColludingPolicy(HonestPolicy):
     def _dump(self, view: DecisionView, a: Action, link: Link) -> Action:
         others = [p for p in view.in_hand if p != view.player and p not in link.partners]
         rng = self.rng
+        P = self.params
         if link.role == "feeder":
             if view.street == 0:
                 if view.to_call > 0:
-                    if a.kind == "fold" and view.to_call <= view.stack * 0.25:
+                    if a.kind == "fold" and view.to_call <= view.stack * P.dump_call:
                         return Action("call")
                     return a
-                if a.kind in ("check", "fold", "call") and view.can_raise and rng.random() < 0.6:
-                    return Action("raise", min(view.max_raise_to, max(view.min_raise_to, view.big_blind * 3)))
+                if a.kind in ("check", "fold", "call") and view.can_raise and rng.random() < P.dump_open:
+                    open_to = int(view.big_blind * P.dump_open_bb)
+                    return Action("raise", min(view.max_raise_to, max(view.min_raise_to, open_to)))
                 return a
             if others:
                 return a
@@ -149,7 +156,7 @@ class ColludingPolicy(HonestPolicy):
                     return Action("call")
                 return Action("fold")
             if view.street == 1 and view.can_raise:
-                return Action("bet", min(view.max_raise_to, max(view.min_raise_to, int(view.pot * 0.6))))
+                return Action("bet", min(view.max_raise_to, max(view.min_raise_to, int(view.pot * P.dump_bet))))
             return Action("check")
         # receiver: put the feeder to a decision
         if others:
@@ -186,9 +193,10 @@ class ColludingPolicy(HonestPolicy):
         if view.street == 0:
             if view.to_call > 0 and a.kind == "fold" and view.to_call <= max(view.stack * 0.35, 15 * view.big_blind):
                 pct = self.preflop_pct(view)
-                if pct < (0.85 if target_allin else 0.6):
+                if pct < self.params.bounty_call[0 if target_allin else 1]:
                     return Action("call")
-            if view.to_call <= 0 and a.kind == "check" and not target_allin and view.can_raise:
+            isolate = self.params.bounty_isolate >= 1 or self.rng.random() < self.params.bounty_isolate
+            if view.to_call <= 0 and a.kind == "check" and not target_allin and view.can_raise and isolate:
                 # isolate the short stack: put them to a decision for their chips
                 return Action("raise", view.min_raise_to)
             if view.to_call > 0 and a.kind == "raise" and target_allin and partners_in:
@@ -235,7 +243,8 @@ VENUES = {
 }
 
 
-def plant_groups(pop, mix: dict[str, int], strength: tuple[float, float], rng: random.Random) -> list[Group]:
+def plant_groups(pop, mix: dict[str, int], strength: tuple[float, float], rng: random.Random,
+                 gang: tuple[int, int] = (2, 2)) -> list[Group]:
     """Choose the colluders among the persons and create the extra accounts.
 
     Strengths of the groups of one kind are spread evenly over the range
@@ -243,8 +252,9 @@ def plant_groups(pop, mix: dict[str, int], strength: tuple[float, float], rng: r
     persons with some activity (in-hand kinds: players with a VPIP of at
     least 18 %, who actually contest pots); a person joins at most one group. Chip
     dumping groups are stars (one feeder and 2-3 receivers, or the reverse)
-    a third of the time. Multi-accounting gives one person 1-2 extra
-    accounts; a seat hand-off adds a person with no account who takes over.
+    a third of the time; bounty gangs have ``gang`` (low, high) members.
+    Multi-accounting gives one person 1-2 extra accounts; a seat hand-off
+    adds a person with no account who takes over.
     """
     from datasets.population import NameMaker, add_multi_accounts, new_person
 
@@ -270,6 +280,8 @@ def plant_groups(pop, mix: dict[str, int], strength: tuple[float, float], rng: r
                 take = 3
             if kind == "coordinated_sitout" and rng.random() < 0.35:
                 take = 3
+            if kind == "bounty_collusion" and gang != (2, 2):
+                take = rng.randint(*gang)
             star = kind == "chip_dumping" and rng.random() < 0.34
             if star:
                 take = rng.choice([3, 4])

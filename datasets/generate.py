@@ -32,7 +32,7 @@ import json
 import math
 import random
 import shutil
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -42,11 +42,13 @@ from datasets.cash import (DAY_MS, MIN_MS, CashPlanner, CashTablePlan, DayDevice
                            play_cash_table, session_minutes, session_start, trim_short_tables)
 from datasets.collusion import Group, links_for, make_policy, plant_groups
 from datasets.events import EventLog, HandSink, iso_s, to_ms, write_events
+from datasets.names import dress_names
 from datasets.policies import DecisionLog
 from datasets.population import (WORLD_START, Population, derive_seed, draw_format_taste, jitter_style,
                                  make_population)
 from datasets.presets import PRESETS, Preset
 from datasets.tournaments import Entry, TournamentPlan, play_tournament
+from datasets.worlds import AdaptivePolicy, Traits, WorldParams, draw_params, draw_traits, no_traits
 
 HAND_ID_BASE = 230_000_000_000
 HANDS_PER_UNIT = 100_000
@@ -69,6 +71,13 @@ class World:
     ma_accounts: dict  # account -> group (multi-accounting)
     handoff: dict      # account -> group
     waves: list        # disconnect waves: (start ms, end ms, IP prefix)
+    plain: dict = field(default_factory=dict)  # shown account name -> plain name (dressed names only)
+    params: WorldParams = field(default_factory=WorldParams)  # the mechanisms (datasets.worlds)
+    traits: Traits = field(default_factory=no_traits)
+
+    def key(self, account: str) -> str:
+        """The name ``account`` was drawn under: what per-account seeds are derived from."""
+        return self.plain.get(account, account)
 
 
 _WORLD: World | None = None
@@ -98,6 +107,7 @@ class UnitContext:
         self.results: list = []
         self._sitout_active: dict = {}
         self._handoff_active: set = set()
+        self._clock_out: dict = {}  # account -> [hands left, group]: a planted sit-out by timing out
 
     def start_unit(self, unit: int) -> None:
         self.unit = unit
@@ -109,6 +119,7 @@ class UnitContext:
         self._sitout_active = {}
         self._handoff_active = set()
         self._offline = {}
+        self._clock_out = {}
 
     def connection(self, t: int, players: dict, table: str, tid, sessions: dict | None = None,
                    ends: dict | None = None) -> tuple[set, list[str]]:
@@ -182,6 +193,10 @@ class UnitContext:
         p = w.pop.persons[pid]
         style = p.style if person else w.account_style.get(account, p.style)
         links = [] if person else links_for(w.groups, account)
+        mood = None if person or links else w.traits.moods.get(pid)
+        if mood is not None:
+            return AdaptivePolicy(account, style, p.timing, self.rng, self.decisions, mobile, mood=mood,
+                                  weak=w.traits.weak)
         return make_policy(account, style, p.timing, self.rng, self.decisions, mobile, links, self)
 
     def device_of(self, pid: int, account: str, ms: int, person_only: bool = False) -> tuple[str, str, bool]:
@@ -197,10 +212,10 @@ class UnitContext:
             return p.home_ip, p.devices[0].fingerprint, False
         ip, dev, mobile = w.devices.get(pid, day)
         if p.accounts and account != p.accounts[0]:
-            r = random.Random(derive_seed(w.seed, "ma", account, day))
-            if r.random() < 0.5:
+            r = random.Random(derive_seed(w.seed, "ma", w.key(account), day))
+            if r.random() < w.params.ma_vpn:
                 ip = f"{r.randint(5, 95)}.{r.randint(0, 255)}.{r.randint(0, 255)}.{r.randint(1, 254)}"  # VPN exit
-            if r.random() < 0.5:
+            if r.random() < w.params.ma_other_device:
                 others = [d for d in p.devices if d.fingerprint != dev]
                 dev = others[0].fingerprint if others else "%016x" % r.getrandbits(64)
         return ip, dev, mobile
@@ -214,8 +229,13 @@ class UnitContext:
         return out
 
     def plan_sitouts(self, plan, tables, remaining, bubble_at, sitting, sitout_log, coord_done, clock) -> None:
-        """Planted coordinated sit-outs (at the bubble, and twice earlier) and honest single sit-outs."""
+        """Planted coordinated sit-outs (at the bubble, and twice earlier) and honest single sit-outs.
+
+        A group of a drawn world may use only some of the three stages, and may let the clock run out
+        (its partners stay dealt in and time out, no ``sit_out`` event) instead of clicking sit-out.
+        """
         rng = self.rng
+        P = self.w.params
         seat_of = {acc: tb for tb in tables for acc in tb.seats.values()}
         for gid, accounts, strength in plan.sitout_groups:
             present = [a for a in accounts if a in seat_of]
@@ -232,16 +252,19 @@ class UnitContext:
             if done & (1 << stage):
                 continue
             coord_done[gid] = done | ((1 << (stage + 1)) - 1)
-            if rng.random() >= strength:
+            if stage not in P.sitout_stages or rng.random() >= strength:
                 continue
-            k = rng.randint(3, 6)
+            k = rng.randint(*P.sitout_hands)
             t0 = max(clock[seat_of[a].name] for a in present)
             for a in present:
-                if a in sitting:
+                if a in sitting or a in self._clock_out:
+                    continue
+                if gid in self.w.traits.sitout_timeout:
+                    self._clock_out[a] = [k, gid]
                     continue
                 sitting[a] = k
                 sitout_log[a] = (gid, seat_of[a].name)
-                self.events.sit_out(t0 - rng.randrange(0, 4_000), a, seat_of[a].name, plan.tid)
+                self.events.sit_out(t0 - rng.randrange(0, P.sitout_sync_ms), a, seat_of[a].name, plan.tid)
                 self._sitout_active[a] = gid
         # honest sit-outs: someone steps away for a hand or three
         for acc, tb in seat_of.items():
@@ -249,6 +272,10 @@ class UnitContext:
                 sitting[acc] = rng.randint(1, 3)
                 sitout_log[acc] = (None, tb.name)
                 self.events.sit_out(clock[tb.name] - rng.randrange(0, 20_000), acc, tb.name, plan.tid)
+
+    def clocked_out(self, accounts) -> set:
+        """The accounts among ``accounts`` letting the clock run out (a planted sit-out without sit_out)."""
+        return {a for a in accounts if a in self._clock_out} if self._clock_out else set()
 
     def handoff_started(self, account: str, tid: str) -> None:
         self._handoff_active.add(account)
@@ -271,6 +298,14 @@ class UnitContext:
             for a in dealt:
                 if a in self._handoff_active:
                     self.sink.hit(w.handoff[a].gid, rec.hand_id, t, tid)
+        if self._clock_out:
+            for a in dealt:
+                left = self._clock_out.get(a)
+                if left is not None:
+                    self.sink.hit(left[1], rec.hand_id, t, tid)
+                    left[0] -= 1
+                    if left[0] <= 0:
+                        del self._clock_out[a]
         if self._sitout_active:
             out = {s.player for s in rec.seats if s.sitting_out}
             for a, gid in list(self._sitout_active.items()):
@@ -331,6 +366,22 @@ def _poisson(rng: random.Random, lam: float) -> int:
         k += 1
 
 
+def _friends_meet(world: World, reqs: list, fav: dict, rng: random.Random) -> None:
+    """Honest friends meet by chance: for each session one of a pair starts, the other starts one in the
+    same game within 15 minutes with probability ``friend_meet`` (they are seated as anyone else is)."""
+    friend_of: dict[int, list[int]] = {}
+    for a, b in world.traits.friends:
+        friend_of.setdefault(a, []).append(b)
+        friend_of.setdefault(b, []).append(a)
+    extra = []
+    for st, what, who in reqs:
+        if what == "solo":
+            for f in friend_of.get(who, ()):
+                if f in fav and rng.random() < world.params.friend_meet:
+                    extra.append((st + rng.randrange(-15 * MIN_MS, 15 * MIN_MS), "solo", f))
+    reqs.extend(extra)
+
+
 def _plan_cash(world: World, planner: CashPlanner, target: int, rng: random.Random, events: EventLog,
                groups: list[Group], min_days: int = 1, max_days: int = 400) -> tuple[list[CashTablePlan], int]:
     """Sessions day by day until the tables' estimated hands reach ``target``, over at least ``min_days``."""
@@ -344,6 +395,10 @@ def _plan_cash(world: World, planner: CashPlanner, target: int, rng: random.Rand
             if pid not in fav:
                 fav[pid] = person_buckets(pop.persons[pid], planner.buckets, rng)
     in_group = {pid for g in cash_groups for pid in g.pids}
+    friend_rng = random.Random(derive_seed(world.seed, "friends"))
+    for a, b in world.traits.friends:  # friends play the same game: the one's usual bucket first for the other
+        if a in fav and b in fav:
+            fav[b] = fav[a][:1] + [x for x in fav[b] if x != fav[a][0]]
     house: dict[int, list[int]] = {}
     for pid in pids:
         h = pop.persons[pid].household
@@ -374,8 +429,10 @@ def _plan_cash(world: World, planner: CashPlanner, target: int, rng: random.Rand
                 for mate in house.get(p.household, ()) if p.household is not None else ():
                     if mate != pid and rng.random() < 0.4:
                         reqs.append((st + rng.randrange(-20 * MIN_MS, 20 * MIN_MS), "solo", mate))
+        if world.traits.friends:
+            _friends_meet(world, reqs, fav, friend_rng)
         for g in cash_groups:
-            if rng.random() < 0.85:
+            if rng.random() < world.params.cash_meet:
                 lead = pop.persons[g.pids[0]]
                 reqs.append((session_start(lead, day, rng, world.t0_ms), "group", g))
             # group members also play alone (their honest baseline)
@@ -519,21 +576,22 @@ def _plan_tournaments(world: World, sng_target: int, mtt_target: int, days: int,
     # are for a world of its preset's size: one with more hands per account (``play`` times the
     # preset's) gives its groups that many times the events, as it gives everyone more play.
     per = max(1.0, play)
+    P = world.params
 
     def count(lo: int, hi: int) -> int:
         return rng.randint(round(lo * per), round(hi * per))
 
     for g in groups:
         if g.kind in ("soft_play", "chip_dumping") and g.venue == "sng":
-            events = pick(sngs, count(10, 16), g.kind)
+            events = pick(sngs, count(*P.dump_sng_events), g.kind)
         elif g.kind == "bounty_collusion":
-            events = pick(kos or mtts, count(7, 10), g.kind)
+            events = pick(kos or mtts, count(*P.bounty_events), g.kind)
         elif g.kind == "coordinated_sitout":
-            events = pick(mtts, count(6, 9), g.kind)
+            events = pick(mtts, count(*P.sitout_events), g.kind)
         elif g.kind == "multi_accounting":
             events = pick((sngs if g.venue == "sng" else mtts) or sngs or mtts, count(4, 7), g.kind)
         elif g.kind == "seat_handoff":
-            events = pick(mtts, count(4, 7), g.kind)
+            events = pick(mtts, count(*P.handoff_events), g.kind)
         else:
             events = []
         for pl in events:
@@ -566,7 +624,7 @@ def _enter_group(pl: TournamentPlan, g: Group, rng: random.Random, world: World)
     for acc, pid in zip(chosen, pids):
         e = Entry(acc, pid, pl.start_ms - rng.randrange(10_000, 30 * MIN_MS))
         if g.kind == "seat_handoff" and rng.random() < g.strength:
-            e.handoff_hand = rng.randint(5, 25)
+            e.handoff_hand = rng.randint(*world.params.handoff_hand)
             e.handoff_pid = g.pids[1]
         new.append(e)
     if pl.kind == "sng":
@@ -626,19 +684,48 @@ def _chunks(units: list[tuple[str, int, object, int]], per_chunk: int) -> list[l
     return out
 
 
+NAME_STYLES = ("realistic", "plain")
+
+
+def _dress(pop: Population, groups: list[Group], account_style: dict, rng: random.Random) -> dict[str, str]:
+    """Rename every account to its dressed name (:func:`datasets.names.dress_names`) everywhere the plan
+    holds it; returns ``{shown: plain}`` for the renamed ones."""
+    shown = dress_names(list(pop.accounts), rng)
+    pop.accounts = {shown[a]: replace(acc, name=shown[a]) for a, acc in pop.accounts.items()}
+    for p in pop.persons:
+        p.accounts = [shown[a] for a in p.accounts]
+    for g in groups:
+        g.accounts = [shown[a] for a in g.accounts]
+        g.roles = {shown[a]: r for a, r in g.roles.items()}
+    for a in list(account_style):
+        account_style[shown[a]] = account_style.pop(a)
+    return {s: a for a, s in shown.items() if s != a}
+
+
 def plan_world(*, preset: str | Preset = "demo", seed: int = 7, accounts: int | None = None, hands: int | None = None,
-               mix: dict[str, int] | None = None, view: str = "operator"):
-    """The planned world and its units (no hands played yet)."""
+               mix: dict[str, int] | None = None, view: str = "operator", names: str = "realistic",
+               world_seed: int | None = None):
+    """The planned world and its units (no hands played yet).
+
+    ``names``: ``"realistic"`` (default) dresses a share of the account names
+    as real rooms have them (:mod:`datasets.names`, from a stream of its own:
+    the world is otherwise the one ``"plain"`` gives); ``"plain"`` keeps the
+    letters-and-digits names. ``world_seed``: None keeps the first world's fixed mechanisms; an int draws
+    every mechanism's parameters from the documented ranges (:func:`datasets.worlds.draw_params`).
+    """
+    if names not in NAME_STYLES:
+        raise ValueError(f"names must be one of {', '.join(NAME_STYLES)}")
     spec = PRESETS[preset] if isinstance(preset, str) else preset
     n_accounts = accounts if accounts is not None else spec.accounts
     n_hands = hands if hands is not None else spec.hands
     mix = dict(spec.mix if mix is None else mix)
     rng = random.Random(derive_seed(seed, "world"))
     # multi-accounters add 1-2 accounts each (1.33 on average): leave room for them in the total
+    params = draw_params(world_seed)
     pop = make_population(max(10, n_accounts - int(mix.get("multi_accounting", 0) * 1.33)), rng)
-    groups = plant_groups(pop, mix, spec.strength, rng)
+    groups = plant_groups(pop, mix, spec.strength, rng, gang=params.bounty_gang)
     # bounty hunters from a stream of their own: the persons and groups of a seed are what they were
-    draw_format_taste(pop, random.Random(derive_seed(seed, "taste")))
+    draw_format_taste(pop, random.Random(derive_seed(seed, "taste")), params.hunter_share, params.hunter_taste)
     # the multi-accounters' other accounts: the person's style up to noise
     account_style = {}
     for g in groups:
@@ -646,15 +733,22 @@ def plan_world(*, preset: str | Preset = "demo", seed: int = 7, accounts: int | 
             p = pop.persons[g.pids[0]]
             for acc in g.accounts[1:]:
                 account_style[acc] = jitter_style(p.style, random.Random(derive_seed(seed, "style", acc)))
+    plain = {}
+    if names == "realistic":
+        plain = _dress(pop, groups, account_style, random.Random(derive_seed(seed, "names")))
+    traits = draw_traits(pop, groups, params, derive_seed(seed, world_seed))
     t0 = to_ms(WORLD_START)
     devices = DayDevices(pop, seed)
     world = World(seed=seed, pop=pop, groups=groups, account_style=account_style, devices=devices, t0_ms=t0, view=view,
                   ma_accounts={a: g for g in groups if g.kind == "multi_accounting" for a in g.accounts},
-                  handoff={g.accounts[0]: g for g in groups if g.kind == "seat_handoff"}, waves=[])
+                  handoff={g.accounts[0]: g for g in groups if g.kind == "seat_handoff"}, waves=[], plain=plain,
+                  params=params, traits=traits)
     cash_share, sng_share, mtt_share = spec.shares
     planner_events = EventLog()
     buckets = make_buckets(sum(1 for p in pop.persons if p.favourite == "cash"), rng)
     planner = CashPlanner(pop, buckets, devices, t0, rng)
+    if params.short_share:
+        planner.short = (params.short_share, random.Random(derive_seed(seed, world_seed, "short")))
     cash_tables, days = _plan_cash(world, planner, int(n_hands * cash_share), rng, planner_events, groups,
                                    min_days=spec.days)
     days = max(days, 2)
@@ -690,20 +784,22 @@ def plan_world(*, preset: str | Preset = "demo", seed: int = 7, accounts: int | 
 
 def generate(out_dir, *, preset: str = "demo", seed: int = 7, accounts: int | None = None, hands: int | None = None,
              mix: dict[str, int] | None = None, view: str = "operator", progress: bool = True, workers: int | None = None,
-             chunk_hands: int = 4000, on_record=None, results_out: list | None = None) -> Path:
+             chunk_hands: int = 4000, on_record=None, results_out: list | None = None, names: str = "realistic",
+             world_seed: int | None = None) -> Path:
     """Write a population under ``out_dir`` (see the module docstring); returns the path.
 
     ``workers`` defaults to 2 (a process pool); 1 plays everything in this
     process. ``on_record`` (tests) is called with every ``HandRecord`` and
     forces ``workers=1``; ``results_out`` (tests) receives the units'
-    tournament results (finishes, prize pools, bounties paid).
+    tournament results (finishes, prize pools, bounties paid); ``names`` and
+    ``world_seed`` as :func:`plan_world`.
     """
     global _WORLD
     if view not in ("operator", "player"):
         raise ValueError("view must be 'operator' or 'player'")
     out = Path(out_dir)
     world, units, planner_events, days = plan_world(preset=preset, seed=seed, accounts=accounts, hands=hands, mix=mix,
-                                                    view=view)
+                                                    view=view, names=names, world_seed=world_seed)
     for sub in ("hands", "events"):
         if (out / sub).exists():
             shutil.rmtree(out / sub)

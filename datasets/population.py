@@ -302,20 +302,21 @@ BOUNTY_HUNTER_SHARE = 1 / 6
 BOUNTY_HUNTER_TASTE = (3.0, 6.0)
 
 
-def draw_format_taste(pop: Population, rng: random.Random) -> list[int]:
+def draw_format_taste(pop: Population, rng: random.Random, share: float = BOUNTY_HUNTER_SHARE,
+                      taste: tuple[float, float] = BOUNTY_HUNTER_TASTE) -> list[int]:
     """Give a minority of multi-table players a taste for knockouts; returns their pids.
 
     Each person whose favourite is ``mtt`` is a bounty hunter with
-    probability :data:`BOUNTY_HUNTER_SHARE`; a hunter's ``knockout`` weight
+    probability ``share`` (default :data:`BOUNTY_HUNTER_SHARE`); a hunter's ``knockout`` weight
     (knockout and PKO events against freezeouts when entrants are drawn) is
-    uniform in :data:`BOUNTY_HUNTER_TASTE`. Everyone else keeps 1. Drawn from
+    uniform in ``taste`` (default :data:`BOUNTY_HUNTER_TASTE`). Everyone else keeps 1. Drawn from
     its own RNG (the caller's), after the persons and groups, so the rest of
     a world drawn from the same seed is unchanged.
     """
     hunters = []
     for p in pop.persons:
-        if p.favourite == "mtt" and rng.random() < BOUNTY_HUNTER_SHARE:
-            p.knockout = rng.uniform(*BOUNTY_HUNTER_TASTE)
+        if p.favourite == "mtt" and rng.random() < share:
+            p.knockout = rng.uniform(*taste)
             hunters.append(p.pid)
     return hunters
 

@@ -268,11 +268,15 @@ def play_tournament(plan: TournamentPlan, ctx) -> int:
     next_break = plan.start_ms + 55 * 60_000 if plan.kind == "mtt" else None
     handed_off: dict[str, bool] = {}
     away: dict[str, int] = {}             # account -> when its desktop logs in (an owner moving from the phone)
+    away_dev: dict[str, tuple] = {}       # account -> (ip, device) it logs in from, when not the owner's desktop
+    P = ctx.w.params
     if plan.kind == "mtt":
         for e in entries:
-            sw = random.Random(derive_seed(ctx.w.seed, "switch", tid, e.account))
+            sw = random.Random(derive_seed(ctx.w.seed, "switch", tid, ctx.w.key(e.account)))
             if e.mobile and e.handoff_pid < 0 and sw.random() < 1 / 6:
                 e.switch_hand = sw.randint(5, 40)
+            elif e.pid in ctx.w.traits.switchers and e.handoff_pid < 0 and sw.random() < P.switcher_rate:
+                e.switch_hand = sw.randint(*P.switcher_hand)  # a habit: another device of theirs, late
     coord_done: dict[str, int] = {}
     place_of: dict[str, int] = {}
     table_info = ctx.table_info
@@ -326,7 +330,9 @@ def play_tournament(plan: TournamentPlan, ctx) -> int:
                 e = by_acc[acc]
                 if e.switch_hand >= 0 and tour_hands_of.get(acc, 0) >= e.switch_hand and sessions[acc]:
                     e.switch_hand = -1
-                    sw = random.Random(derive_seed(ctx.w.seed, "switch-at", tid, acc))
+                    sw = random.Random(derive_seed(ctx.w.seed, "switch-at", tid, ctx.w.key(acc)))
+                    if e.pid in ctx.w.traits.switchers:
+                        away_dev[acc] = _other_device(ctx, e, t)
                     logout = t - sw.randrange(4_000, 5_500)
                     ev.logout(logout, acc, sessions[acc])
                     sessions[acc] = ""
@@ -336,7 +342,7 @@ def play_tournament(plan: TournamentPlan, ctx) -> int:
                         sitout_log[acc] = (None, tb.name)
                         ev.sit_out(logout + sw.randrange(200, 1_500), acc, tb.name, tid)
                 if acc in away and away[acc] + 300 <= t:
-                    ip, device = ctx.w.devices.desktop(e.pid)
+                    ip, device = away_dev.pop(acc) if acc in away_dev else ctx.w.devices.desktop(e.pid)
                     sid = ctx.new_session_id()
                     ev.login(away.pop(acc), acc, sid, ip, device)
                     sessions[acc] = sid
@@ -361,18 +367,33 @@ def play_tournament(plan: TournamentPlan, ctx) -> int:
                 if e.handoff_pid >= 0 and not handed_off.get(acc) and tour_hands_of.get(acc, 0) >= e.handoff_hand:
                     handed_off[acc] = True
                     # between hands (the last decision is at least 6 s before the next deal)
+                    logout = t - rng.randrange(4_000, 5_500)
                     if sessions[acc]:
-                        ev.logout(t - rng.randrange(4_000, 5_500), acc, sessions[acc])
+                        ev.logout(logout, acc, sessions[acc])
                     ip, device, mobile = ctx.device_of(e.handoff_pid, acc, t, person_only=True)
-                    sid = ctx.new_session_id()
-                    ev.login(t - rng.randrange(300, 3_000), acc, sid, ip, device)
-                    sessions[acc] = sid
+                    if ctx.w.handoff[acc].gid in ctx.w.traits.handoff_same_device:
+                        ip, device, mobile = ctx.device_of(e.pid, acc, t)  # the helper sits at the owner's device
+                    login = t - rng.randrange(300, 3_000)
+                    if P.handoff_gap_s is not None:
+                        login = logout + int(rng.uniform(*P.handoff_gap_s) * 1000)
+                    if login + 300 <= t:
+                        sid = ctx.new_session_id()
+                        ev.login(login, acc, sid, ip, device)
+                        sessions[acc] = sid
+                    else:  # not back by this deal: the seat sits out until the helper logs in
+                        sessions[acc] = ""
+                        away[acc], away_dev[acc] = login, (ip, device)
+                        sitting[acc] = 1 << 30
+                        sitout_log[acc] = (None, tb.name)
+                        for st in seat_states:
+                            if st.player == acc:
+                                st.sitting_out = True
                     policies[acc] = ctx.policy_for(acc, e.handoff_pid, mobile, None, tid, person=True)
                     ctx.handoff_started(acc, tid)
             table_info["start_stacks"] = start_stacks
             players = {acc: (by_acc[acc].handoff_pid if handed_off.get(acc) else by_acc[acc].pid) for acc in tb.seats.values()}
             disc, conn_lines = ctx.connection(t, players, tb.name, tid, sessions=sessions)
-            table_info["disconnected"] = disc
+            table_info["disconnected"] = disc | ctx.clocked_out(tb.seats.values())
             extra.extend(conn_lines)
             hid = ctx.next_hand_id()
             ctx.decisions.clear()
@@ -466,6 +487,14 @@ def play_tournament(plan: TournamentPlan, ctx) -> int:
             ev.logout(clock[tname] + rng.randrange(10_000, 300_000), winner, sessions[winner])
     ctx.tournament_done(plan, place_of, bounty_cash)
     return hands
+
+
+def _other_device(ctx, e, t: int) -> tuple[str, str]:
+    """A habitual switcher's next device: one of theirs other than the one in use now, on the home network."""
+    p = ctx.w.pop.persons[e.pid]
+    _, now, _ = ctx.device_of(e.pid, e.account, t)
+    others = [d for d in p.devices if d.fingerprint != now] or p.devices
+    return p.home_ip, others[-1].fingerprint
 
 
 def _rebalance(tables: list[TourTable], clock: dict[str, int], rng: random.Random, together: list | None = None) -> None:

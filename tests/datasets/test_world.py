@@ -389,7 +389,7 @@ def test_bounty_hunters_fill_the_knockouts(monkeypatch):
         assert all(p.favourite == "mtt" and BOUNTY_HUNTER_TASTE[0] <= p.knockout <= BOUNTY_HUNTER_TASTE[1]
                    for p in hunters)
         assert 0.08 * len(mtt) <= len(hunters) <= 0.28 * len(mtt), (len(hunters), len(mtt))
-        monkeypatch.setattr(generate, "draw_format_taste", lambda pop, rng: [])
+        monkeypatch.setattr(generate, "draw_format_taste", lambda pop, rng, *taste: [])
         plain, plain_units, _, _ = generate.plan_world(preset="mixed", seed=seed)
         monkeypatch.undo()
         assert [g.accounts for g in plain.groups] == [g.accounts for g in world.groups]

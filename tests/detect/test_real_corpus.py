@@ -78,7 +78,12 @@ def test_presence_test_needs_the_players_own_baseline(real_con, real_signals):
     accused = [s.accounts for s in cd.ChipDumpingDetector(min_presence_own=0).detect(real_con) if s.flagged]
     assert [FISH, HERO] in accused
     # the investigator reads why the test was not made
-    sig = next(s for s in real_signals["chip_dumping"][1] if s.accounts == [FISH, HERO])
+    # the pair's score is about 0, below the strongest unflagged candidates detect() shows: score all, keep the pair,
+    # apply the one flag rule (per row: q-values come from score) and explain it
+    det = real_signals["chip_dumping"][0]
+    pair = det.score(real_con).filter((pl.col("player") == FISH) & (pl.col("opponent") == HERO))
+    sig = det.explain(real_con, det.threshold(pair).row(0, named=True))
+    assert not sig.flagged
     ev = next(e for e in sig.evidence if e.name.startswith(f"{FISH} continues preflop"))
     assert ev.p_value is None and f"not tested: {FISH} made only 0 such decisions without {HERO}" in ev.text
 

@@ -244,6 +244,8 @@ class Detector(abc.ABC):
 
     def check_input(self, con: duckdb.DuckDBPyConnection) -> None:
         """Raise :class:`MissingInputError` naming every table and column of :attr:`inputs` the warehouse lacks."""
+        if not self.inputs:
+            return
         have: dict[str, set[str]] = {}
         for t, c in con.execute("SELECT table_name, column_name FROM duckdb_columns() "
                                 "WHERE schema_name = 'main' AND database_name = current_database()").fetchall():

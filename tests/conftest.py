@@ -117,6 +117,23 @@ def hand_builder():
     return build_hand
 
 
+def no_stale_defs_state():
+    """A context in which no Dagster defs-state storage is current (the reason: :func:`_no_stale_dagster_state_storage`).
+
+    For fixtures wider than one test (module, session), which run before that autouse fixture does.
+    """
+    from dagster._core.storage.defs_state.base import set_defs_state_storage
+
+    gc.collect()
+    return set_defs_state_storage(None)
+
+
+@pytest.fixture(scope="session")
+def fresh_dagster_state():
+    """:func:`no_stale_defs_state`, for fixtures and tests that load definitions more than once."""
+    return no_stale_defs_state
+
+
 @pytest.fixture(autouse=True)
 def _no_stale_dagster_state_storage():
     """Each test starts with no current Dagster defs-state storage.
@@ -129,11 +146,5 @@ def _no_stale_dagster_state_storage():
     variable to that run's (by then dead) storage whenever it is collected,
     which could otherwise happen in the middle of this test.
     """
-    try:
-        from dagster._core.storage.defs_state.base import set_defs_state_storage
-    except ImportError:  # another Dagster release: nothing to clear
-        yield
-        return
-    gc.collect()
-    with set_defs_state_storage(None):
+    with no_stale_defs_state():
         yield

@@ -53,7 +53,7 @@ def _rename(landing: Path, names: dict[str, str]) -> None:
 
 
 @pytest.fixture(scope="module")
-def night(tmp_path_factory):
+def night(tmp_path_factory, fresh_dagster_state):
     """A hostile-named population run through ``railbird run``'s nightly job; yields (home, out, names)."""
     from datasets.generate import generate
     from pipelines.commands import run as run_cmd
@@ -73,7 +73,8 @@ def night(tmp_path_factory):
         for k in ("RAILBIRD_WAREHOUSE", "RAILBIRD_SNAPSHOT", "RAILBIRD_REVIEW_DB"):
             mp.delenv(k, raising=False)
         out = home / "out"
-        info = run_cmd.execute(str(landing), str(out), instance=dg.DagsterInstance.ephemeral())
+        with fresh_dagster_state():  # this module fixture runs before the per-test clearing
+            info = run_cmd.execute(str(landing), str(out), instance=dg.DagsterInstance.ephemeral())
         assert info["failed_detectors"] == {}
         yield home / "var", out, names
 

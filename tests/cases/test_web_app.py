@@ -295,19 +295,20 @@ def test_queue_says_which_detector_failed(published):
     import duckdb
 
     c = signed_in(app_for(published))
-    assert "failed on its last run" not in c.get("/cases").text  # no detector_runs table: the page still works
+    assert "failed on its last run" not in c.get("/cases").text  # detector_runs empty: no banner
     with duckdb.connect(str(published / "snapshot" / "warehouse.duckdb")) as con:
-        con.execute("CREATE TABLE detector_runs (run_id VARCHAR, kind VARCHAR, status VARCHAR, error VARCHAR, "
-                    "finished_at TIMESTAMP, signals_run_id VARCHAR)")
         con.execute("INSERT INTO detector_runs VALUES "
-                    "('run0', 'chip_dumping', 'ok', NULL, TIMESTAMP '2026-03-04 01:00', 'run0'), "
-                    "('run1', 'chip_dumping', 'failed', 'MemoryError: <boom>', TIMESTAMP '2026-03-05 01:00', 'run0'), "
-                    "('run1', 'soft_play', 'ok', NULL, TIMESTAMP '2026-03-05 01:00', 'run1'), "
-                    "('run0', 'soft_play', 'failed', 'old failure', TIMESTAMP '2026-03-04 01:00', 'run-1')")
+                    "('run0', 'chip_dumping', 'ok', NULL, TIMESTAMPTZ '2026-03-04 01:00+00', 'run0'), "
+                    "('run1', 'chip_dumping', 'failed', 'MemoryError: <boom>', TIMESTAMPTZ '2026-03-05 01:00+00', 'run0'), "
+                    "('run1', 'soft_play', 'ok', NULL, TIMESTAMPTZ '2026-03-05 01:00+00', 'run1'), "
+                    "('run0', 'soft_play', 'failed', 'old failure', TIMESTAMPTZ '2026-03-04 01:00+00', 'run-1')")
     page = c.get("/cases").text
     assert ("chip dumping failed on its last run (2026-03-05 01:00 UTC): MemoryError: &lt;boom&gt;; "
             "its cases are from run run0.") in page
     assert "soft play failed" not in page
+    with duckdb.connect(str(published / "snapshot" / "warehouse.duckdb")) as con:
+        con.execute("DROP TABLE detector_runs")
+    assert "failed on its last run" not in c.get("/cases").text  # a snapshot of an older release: the page still works
 
 
 def test_case_page_offers_only_the_actions_the_role_may_take(published):

@@ -120,11 +120,11 @@ def test_decisions_read_in_hand_id_ranges_equal_one_query(planted_world):
 
 def test_preflop_decisions_read_in_hand_id_ranges_equal_one_query(planted_world):
     """by_hand_ranges on chip dumping's preflop decisions: the same rows as the query made whole."""
-    from detectors import chip_dumping as cd
+    from detectors.chip_dumping.presence import PRESENCE_SQL
 
     con = planted_world.con
-    whole = gp.by_hand_ranges(con, cd.PRESENCE_SQL, hands_per_query=10**9)
-    parts = gp.by_hand_ranges(con, cd.PRESENCE_SQL, hands_per_query=700)
+    whole = gp.by_hand_ranges(con, PRESENCE_SQL, hands_per_query=10**9)
+    parts = gp.by_hand_ranges(con, PRESENCE_SQL, hands_per_query=700)
     assert len(whole) > 1000 and parts.schema == whole.schema
     assert parts.sort("hand_id", "seq").equals(whole.sort("hand_id", "seq"))
 

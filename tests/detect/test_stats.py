@@ -464,6 +464,7 @@ def test_detect_lists_tied_scores_in_a_fixed_order():
             self.order = order
 
         def fit(self, con):
+            self.missing_ = []  # fit sets every fitted attribute (the contract)
             return self
 
         def score(self, con):

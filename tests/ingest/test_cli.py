@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import gc
 import json
 import os
 import re
@@ -39,18 +38,6 @@ def landing(tmp_path, corpus_dir):
     for p in land.iterdir():
         os.utime(p, (old, old))
     return land
-
-
-def _no_stale_defs_state():
-    """Clear Dagster's process-wide defs-state storage for the block. An instance
-    entered as a context manager by an earlier test (``dg.materialize``...) stays
-    there after it is disposed; once garbage-collected, loading definitions fails
-    with "Attempted to resolve undefined DagsterInstance weakref" (when depends on
-    the collector's timing)."""
-    from dagster._core.storage.defs_state.base import set_defs_state_storage
-
-    gc.collect()  # see tests/conftest.py: collected generators restore stale storages
-    return set_defs_state_storage(None)
 
 
 def test_ingest_prints_one_summary_line_and_sql_reads_the_snapshot(railbird, landing, capsys):
@@ -111,7 +98,7 @@ def test_sql_reports_a_bad_query_in_one_line(railbird, landing, capsys):
     assert err.startswith("railbird sql: query failed: Binder Error") and len(err.strip().splitlines()) == 1
 
 
-def test_run_stages_and_runs_the_nightly_job_over_a_landing_folder(monkeypatch, tmp_path, landing, capsys):
+def test_run_stages_and_runs_the_nightly_job_over_a_landing_folder(monkeypatch, tmp_path, landing, capsys, fresh_dagster_state):
     """``railbird run LANDING`` end to end, on the ingest stage's definitions (other stages are tested by their owners)."""
     import dagster as dg
 
@@ -126,7 +113,7 @@ def test_run_stages_and_runs_the_nightly_job_over_a_landing_folder(monkeypatch, 
     (tmp_path / "dagster").mkdir()
     instance = dg.DagsterInstance.ephemeral()
     try:
-        with _no_stale_defs_state():
+        with fresh_dagster_state():
             info = run_cmd.execute(str(landing), str(out), instance=instance,
                                    stages=["ingest"])  # its schedule brings nightly_job
     finally:
@@ -158,7 +145,7 @@ def test_dev_execs_dagster_dev_with_the_workspace(railbird, monkeypatch):
     assert os.path.exists(os.path.join(os.environ["DAGSTER_HOME"], "dagster.yaml"))
 
 
-def test_run_reads_a_freshly_written_landing_folder_once(monkeypatch, tmp_path, landing):
+def test_run_reads_a_freshly_written_landing_folder_once(monkeypatch, tmp_path, landing, fresh_dagster_state):
     """Files written moments ago count as growing; one ``railbird run`` must still stage them once, not twice."""
     import dagster as dg
 
@@ -171,7 +158,7 @@ def test_run_reads_a_freshly_written_landing_folder_once(monkeypatch, tmp_path, 
     out.mkdir()
     instance = dg.DagsterInstance.ephemeral()
     try:
-        with _no_stale_defs_state():
+        with fresh_dagster_state():
             info = run_cmd.execute(str(landing), str(out), instance=instance, stages=["ingest"])
     finally:
         instance.dispose()

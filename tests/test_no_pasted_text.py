@@ -74,6 +74,9 @@ IDENTIFIERS: dict[str, set[str]] = {
     "detectors/features/identity/coentry.py": {"tournament_entries(con)"},
     "detectors/features/identity/links.py": {"table"},
     "pipelines/web/account.py": {"col"},
+    "pipelines/lib/warehouse_stage.py": {"collist", "table", "src", "conflict", "ids_view", "files_view", "tcols"},
+    "pipelines/lib/warehouse_hands.py": {"collist", "table", "sets", "', '.join(aggs)", "', '.join(sets)"},
+    "pipelines/lib/warehouse_events.py": {"collist", "table", "sets"},
 }
 
 _MESSAGE_FUNCS = {"print", "warn", "debug", "info", "warning", "error", "exception", "critical", "log"}

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import tempfile
 import time
 from pathlib import Path
 
@@ -306,8 +307,8 @@ def test_staged_child_rows_load_like_direct_inserts_and_roll_back_on_failure(tmp
     direct = wh.connect(None)
     d = run(direct, staged=False)
     folders = []
-    real_mkdtemp = wh.tempfile.mkdtemp
-    monkeypatch.setattr(wh.tempfile, "mkdtemp", lambda **kw: folders.append(real_mkdtemp(**kw)) or folders[-1])
+    real_mkdtemp = tempfile.mkdtemp
+    monkeypatch.setattr(tempfile, "mkdtemp", lambda **kw: folders.append(real_mkdtemp(**kw)) or folders[-1])
 
     def boom(stage):
         if stage == "staged":

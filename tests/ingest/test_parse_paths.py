@@ -1,6 +1,6 @@
 """The parser's fast paths and their exact fallbacks give the same tables.
 
-The seat-name lookup (``parse._Names`` / ``parse._known``) searches a sorted
+The seat-name lookup (``names.Names`` / ``names.known``) searches a sorted
 64-bit (hand, name-hash) key and falls back to an exact join on (hand, name)
 when two names of a hand share a key. Here the key is forced to collide (the
 hand number alone), so the whole batch takes the exact join, and every table
@@ -16,7 +16,7 @@ import polars as pl
 import pytest
 
 from pipelines.lib.handhistory import decode_bytes, parse_text, parse_texts
-from pipelines.lib.handhistory import parse as P
+from pipelines.lib.handhistory import names as P
 
 from test_handhistory import CASH  # noqa: E402 (tests/ingest is on sys.path under pytest)
 
@@ -76,17 +76,17 @@ def test_name_lookup_fallback_matches_the_sorted_key_search(monkeypatch):
     fast = parse_texts(texts, names)
     assert fast.n_hands > 2
     seen = []
-    real_init = P._Names.__init__
+    real_init = P.Names.__init__
 
     def spy(self, df):
         real_init(self, df)
         seen.append(self.keyed is None)
 
-    monkeypatch.setattr(P._Names, "__init__", spy)
+    monkeypatch.setattr(P.Names, "__init__", spy)
     parse_texts(texts, names)
     assert seen == [False]  # the fast path ran above
     seen.clear()
-    monkeypatch.setattr(P, "_name_key", lambda col: pl.col("hid").cast(pl.UInt64))
+    monkeypatch.setattr(P, "name_key", lambda col: pl.col("hid").cast(pl.UInt64))
     slow = parse_texts(texts, names)
     assert seen == [True]  # every hand's names collide: the exact join ran
     for name, df in _frames(fast).items():

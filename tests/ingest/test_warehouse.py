@@ -11,6 +11,7 @@ import pytest
 
 from pipelines.lib import events as ev
 from pipelines.lib import warehouse as wh
+from pipelines.lib import warehouse_hands
 
 
 def _combine(*batches):
@@ -77,7 +78,7 @@ def test_conflict_inside_one_batch_keeps_the_first_copy(tmp_path, hand_builder, 
         seen.append((texts, names))
         return {k: v for k, v in first.tables.items() if k != "hands"}
 
-    monkeypatch.setattr(wh, "_reparse_children", reparse)
+    monkeypatch.setattr(warehouse_hands, "_reparse_children", reparse)
     r = wh.load(con, _combine(first, second, dup), run_id="r")
     assert seen == [(["PokerStars Hand #7: first copy\nTable 'first'\n"], [str(src)])]
     assert (r.hands_stored, r.duplicates, r.quarantined) == (1, 1, 1)
@@ -105,7 +106,7 @@ def test_reparsed_hands_of_a_run_are_parsed_once_and_keep_the_first_tournament_f
         return {"seats": pl.concat([seven.tables["seats"], eight.tables["seats"]]),
                 "tournament_finishes": pl.concat([_finish("T", "amy", 3, "7"), _finish("T", "bob", 5, "8")])}
 
-    monkeypatch.setattr(wh, "_reparse_children", reparse)
+    monkeypatch.setattr(warehouse_hands, "_reparse_children", reparse)
     b1 = _combine(hand_builder("7", content_hash="a", source_file=str(src)),
                   hand_builder("7", content_hash="b", source_file=str(src), source_line=3))
     b2 = _combine(hand_builder("8", content_hash="a", source_file=str(src), source_line=3),

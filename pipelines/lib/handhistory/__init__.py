@@ -15,7 +15,7 @@ from typing import Iterable, Iterator
 
 from .decode import decode_bytes, file_name, file_path
 from .lines import HEADER_RE
-from .parse import ParsedHands, TABLE_COLUMNS, TABLE_SCHEMAS, _lines_frame, _parse_lines, parse_text
+from .parse import ParsedHands, TABLE_COLUMNS, TABLE_SCHEMAS, _parse_lines, lines_frame, parse_text
 
 __all__ = ["decode_bytes", "file_name", "file_path", "parse_text", "parse_texts", "parse_files", "ParsedHands", "parse_pool", "TABLE_COLUMNS", "TABLE_SCHEMAS"]
 
@@ -76,14 +76,14 @@ def parse_texts(texts: list[str], names: list[str], max_chars: int | None = None
         for start, end, before in _pieces(text, max_chars):
             piece = text[start:end]
             if batch and size + len(piece) > max_chars:
-                parts.append(_parse_lines(_lines_frame(batch, batch_names, offsets), batch_names))
+                parts.append(_parse_lines(lines_frame(batch, batch_names, offsets), batch_names))
                 batch, batch_names, offsets, size = [], [], [], 0
             batch.append(piece)
             batch_names.append(name)
             offsets.append(before)
             size += len(piece)
     if batch:
-        parts.append(_parse_lines(_lines_frame(batch, batch_names, offsets), batch_names))
+        parts.append(_parse_lines(lines_frame(batch, batch_names, offsets), batch_names))
     return ParsedHands.concat(parts)
 
 

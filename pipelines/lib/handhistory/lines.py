@@ -8,7 +8,7 @@ expression of a class is only run on the lines of that class.
 Names are attacker-controlled and may contain ``': '``, ``' said, '``,
 brackets, quotes or unicode, so patterns that start with a name are anchored at
 both ends and the name they extract is afterwards checked against the seat list
-of the same hand (see ``parse.py``).
+of the same hand (see ``names.py``).
 """
 from __future__ import annotations
 
@@ -121,7 +121,7 @@ _PLAIN_AMOUNT = r"^[$€£]?[0-9]+(?:\.[0-9]+)?$"
 
 # The largest amount read, in cents (about 11 billion units): a written amount above it reads as null, so the line
 # holding it is unparsed and its hand quarantined. Running sums of a hand's amounts stay far inside Int64, and the
-# group-wise running maximum of parse.py (which adds group offsets of this size) cannot carry a hand into the next.
+# group-wise running maximum of frames.py (which adds group offsets of this size) cannot carry a hand into the next.
 MAX_CENTS = (1 << 40) - 1
 
 

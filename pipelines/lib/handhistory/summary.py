@@ -1,0 +1,68 @@
+"""The summary section: total pot, rake, STP, main and side pots, boards, and the summary seat lines."""
+from __future__ import annotations
+
+import polars as pl
+
+from . import lines as G
+from .checks import issue, unknown_lines, unparsed
+from .frames import cards_or_null
+from .names import Names
+
+
+def read_summary(summary_lines: pl.DataFrame, seats: pl.DataFrame, names: Names,
+                 issues: list[pl.DataFrame]) -> tuple[pl.DataFrame, ...]:
+    """Read the ``summary_lines``; returns totals (total, rake, main, stp, side_sum), pots, boards,
+    summary seats (cards shown, pots not awarded), the harmless unread lines and the hands run twice.
+    Seat lines that do not match the seat list and unread lines that may carry money are appended to
+    ``issues``."""
+    t = pl.col("t")
+    totals = summary_lines.filter(t.str.starts_with("Total pot")).with_columns(g=t.str.extract_groups(G.TOTAL_RE))
+    totals = totals.select(
+        "hid",
+        total=G.money_cents(pl.col("g").struct.field("1")),
+        rake=G.money_cents(t.str.extract(r"Rake (" + G.AMT + ")", 1)).fill_null(0),
+        mid=t,
+    ).unique("hid", keep="first", maintain_order=True)
+    totals = totals.with_columns(
+        main=G.money_cents(pl.col("mid").str.extract(r"Main pot (" + G.AMT + ")", 1)),
+        stp=G.money_cents(pl.col("mid").str.extract(r"STP (" + G.AMT + ")", 1)).fill_null(0),
+        sides=pl.col("mid").str.extract_all(r"Side pot(?:-\d+)? " + G.AMT),
+    )
+    side_pots = totals.select("hid", "sides").explode("sides").drop_nulls("sides").with_columns(
+        pot=pl.col("sides").str.extract(r"Side pot-(\d+)", 1).cast(pl.Int32, strict=False),
+        amt=G.money_cents(pl.col("sides").str.extract(r"Side pot(?:-\d+)? (" + G.AMT + ")", 1)),
+    )
+    side_pots = side_pots.with_columns(pot=pl.coalesce(pl.col("pot"), pl.int_range(1, pl.len() + 1).over("hid").cast(pl.Int32)))
+    side_sum = side_pots.group_by("hid").agg(side_sum=pl.col("amt").sum())
+    totals = totals.join(side_sum, on="hid", how="left").with_columns(pl.col("side_sum").fill_null(0))
+    issues.append(issue(totals.filter(pl.col("total").is_null()), 5, "unparsed line",
+                         pl.format("{} (no total or an amount out of range)", pl.col("mid"))))
+    pots = pl.concat([
+        totals.select("hid", pot=pl.lit(0, pl.Int32), amt=pl.coalesce(pl.col("main"), pl.col("total"))),
+        side_pots.select("hid", "pot", "amt"),
+    ], how="vertical")
+
+    boards = summary_lines.filter(t.str.contains(G.BOARD_RE)).with_columns(g=t.str.extract_groups(G.BOARD_RE)).select(
+        "hid",
+        run=pl.when(pl.col("g").struct.field("1") == "SECOND").then(pl.lit(2, pl.Int32)).otherwise(pl.lit(1, pl.Int32)),
+        cards=pl.col("g").struct.field("2").str.strip_chars().str.split(" "),
+    ).unique(["hid", "run"], keep="first", maintain_order=True)
+
+    # summary seat lines, anchored on the seat's own name
+    summary_seats = summary_lines.filter(t.str.starts_with("Seat ")).with_columns(seat=t.str.extract(r"^Seat (\d+): ", 1).cast(pl.Int32, strict=False))
+    summary_seats = summary_seats.join(seats.select("hid", "seat", "player"), on=["hid", "seat"], how="left", maintain_order="left")
+    prefix = pl.format("Seat {}: {}", pl.col("seat"), pl.col("player"))
+    summary_seats = summary_seats.with_columns(ok=t.str.starts_with(prefix).fill_null(False))
+    summary_seats = summary_seats.with_columns(rest=pl.when(pl.col("ok")).then(t.str.slice(prefix.str.len_chars())))
+    issues.append(unparsed(summary_seats.filter(~pl.col("ok")), " (summary seat line does not match the seat list)"))
+    summary_seats = summary_seats.filter(pl.col("ok")).with_columns(
+        cards=cards_or_null(pl.col("rest").str.extract(r"(?:showed|mucked) \[([^\]]*)\]", 1)),
+        not_awarded=G.money_cents(pl.col("rest").str.extract(r"won \((" + G.AMT + r")\)[^(]*\(pot not awarded as player cashed out\)", 1)),
+    )
+    summary_other = summary_lines.filter(
+        ~t.str.starts_with("Seat ") & ~t.str.starts_with("Total pot") & ~t.str.contains(G.BOARD_RE)
+        & ~t.str.contains(G.NEUTRAL_RE)
+    )
+    unknown = unknown_lines(summary_other, names, issues)
+    hand_run_twice = summary_lines.filter(t.str.contains("run twice", literal=True)).select("hid").unique().with_columns(rit=pl.lit(True))
+    return totals, pots, boards, summary_seats, unknown, hand_run_twice

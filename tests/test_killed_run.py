@@ -2,10 +2,13 @@
 
 On a small generated population, in one home: three ``railbird run``
 processes killed (SIGKILL) as soon as a step of each stage starts
-(``KILL_AT``: each holds a slot of the ``duckdb_writer`` pool), then one left
+(``KILL_AT``: each holds a slot of the ``duckdb_writer`` pool; in ``cases``,
+once the review store is locked for the run's registration), then one left
 to finish. It must complete (before, it waited forever for the dead run's
 slot), and its warehouse tables and cases must equal those of a clean run in
-another home, the columns naming a run aside and floats to a relative 1e-9.
+another home, the columns naming a run aside and floats to a relative 1e-9:
+the cases' novelty too (``is_new``, ``new_hands``, ``reopened``), since the
+review store commits a run's registration only with its publication.
 """
 
 from __future__ import annotations
@@ -29,11 +32,6 @@ RUN_COLUMNS = {"run_id", "started_at", "finished_at", "quarantined_at", "created
                "last_run", "signals_run_id"}
 #: tables about the runs themselves (logs of what each run did), not about the data
 RUN_TABLES = {"ingest_log", "detector_runs"}
-#: Known gap: the review store registers a run's cases (one SQLite transaction) before the cases stage
-#: writes the warehouse; a run killed between the two leaves its registration, so the next run finds those
-#: cases and hands already seen: ids, scores, hands and flags as a clean run's, but not new. Compared
-#: apart from these novelty columns until registration and publication are one step (pipelines/lib/review.py).
-NOVELTY_COLUMNS = {"cases": {"is_new", "new_hands", "reopened"}, "case_hands": {"is_new"}}
 TIMEOUT = 300
 #: a step of each stage: ingest (a warehouse table), detect (a detector), cases
 KILL_AT = ("warehouse_tables", "soft_play_signals", "cases")
@@ -58,14 +56,14 @@ def _start(home: Path, landing: Path) -> subprocess.Popen:
                             env=env, cwd=home, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 
 
-def _started(home: Path, step: str) -> bool:
-    """Whether a run of ``home``'s Dagster instance has started ``step`` (its event logs, read-only SQLite)."""
+def _started(home: Path, step: str, event: str = "STEP_START") -> bool:
+    """Whether a run of ``home``'s Dagster instance has logged ``event`` of ``step`` (its event logs, read-only)."""
     for db in (home / "dagster" / "history" / "runs").glob("*.db"):
         try:
             con = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=1)
             try:
-                if con.execute("SELECT 1 FROM event_logs WHERE dagster_event_type = 'STEP_START' AND step_key = ?",
-                               [step]).fetchone():
+                if con.execute("SELECT 1 FROM event_logs WHERE dagster_event_type = ? AND step_key = ?",
+                               [event, step]).fetchone():
                     return True
             finally:
                 con.close()
@@ -74,13 +72,59 @@ def _started(home: Path, step: str) -> bool:
     return False
 
 
+def _store_locked(db: Path) -> bool:
+    """Whether a writer holds the write lock of the review store, its schema committed: a run registering cases."""
+    if not db.exists():
+        return False
+    con = sqlite3.connect(str(db), timeout=0, isolation_level=None)
+    try:
+        if not con.execute("SELECT 1 FROM sqlite_master WHERE name = 'runs'").fetchone():
+            return False
+        con.execute("BEGIN IMMEDIATE")
+        con.execute("ROLLBACK")
+        return False
+    except sqlite3.OperationalError:
+        return True
+    finally:
+        con.close()
+
+
+def _registered(home: Path) -> set[str]:
+    """The run ids whose cases the review store has registered (committed)."""
+    con = sqlite3.connect(f"file:{home / 'review.sqlite'}?mode=ro", uri=True)
+    try:
+        return {r[0] for r in con.execute("SELECT run_id FROM runs")}
+    finally:
+        con.close()
+
+
+def _published(home: Path) -> set[str]:
+    """The run id whose cases the warehouse holds (none before a cases table is written)."""
+    con = duckdb.connect(str(home / "warehouse.duckdb"), read_only=True)
+    try:
+        if not con.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = 'cases'").fetchone()[0]:
+            return set()
+        return {r[0] for r in con.execute("SELECT DISTINCT run_id FROM cases").fetchall()}
+    finally:
+        con.close()
+
+
 def _kill_when_step_starts(proc: subprocess.Popen, home: Path, step: str) -> None:
-    """SIGKILL ``proc`` as soon as one of its runs has started ``step``."""
+    """SIGKILL ``proc`` as soon as one of its runs has started ``step``.
+
+    In ``cases``, once the run holds the review store's write lock for its registration; then the store
+    must hold the run's registration exactly when the warehouse holds its cases.
+    """
     deadline = time.monotonic() + TIMEOUT
     while time.monotonic() < deadline and proc.poll() is None:
         if _started(home, step):
+            locked = step != "cases"
+            while not locked and proc.poll() is None and not _started(home, step, "STEP_SUCCESS"):
+                locked = _store_locked(home / "review.sqlite")
             proc.send_signal(signal.SIGKILL)
             proc.wait()
+            if step == "cases":
+                assert _registered(home) == _published(home)
             return
         time.sleep(0.2)
     proc.kill()
@@ -135,7 +179,7 @@ def _differences(ref: Path, new: Path) -> list[str]:
         cols = [(name, typ) for name, typ in con.execute(
             "SELECT column_name, data_type FROM duckdb_columns() WHERE database_name = 'ref' AND table_name = ? "
             "ORDER BY column_index", [t]).fetchall()
-                if name not in RUN_COLUMNS | NOVELTY_COLUMNS.get(t, set()) and name != "payload"]
+                if name not in RUN_COLUMNS and name != "payload"]
         collist = ", ".join(_ident(c) for c, _ in cols)  # catalogue names, quoted
         order = ", ".join(f"round({_ident(c)}, 4)" if typ in ("DOUBLE", "FLOAT") else _ident(c) for c, typ in cols)
         frames = [con.sql(f"SELECT {collist} FROM {db}.{_ident(t)} ORDER BY {order}").pl() for db in ("ref", "new")]

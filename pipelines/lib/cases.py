@@ -21,6 +21,8 @@ Method, in the order :func:`build_cases` runs it:
 5. **Case ids** come from the review store (:meth:`ReviewStore.register_run`),
    so the same group keeps its id across nightly runs, new evidence hands are
    marked new, and dismissed cases stay dismissed unless the evidence grows.
+   :func:`publish_cases` commits that registration only with the run's
+   warehouse tables and ``cases.jsonl``: a killed run leaves nothing "seen".
 6. **Rank**: flagged first, then score (strength of evidence), then money at
    stake.
 
@@ -337,11 +339,21 @@ def link_rings(cases: list[dict[str, Any]]) -> None:
 def build_cases(con: duckdb.DuckDBPyConnection, store: ReviewStore, run_id: str,
                 signals: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
     """The whole method of the module doc; returns the cases ranked (rank 1 first)."""
+    return register_cases(store, run_id, case_groups(con, signals))
+
+
+def case_groups(con: duckdb.DuckDBPyConnection, signals: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
+    """Steps 1-3 of the module doc: the signals (``signals``, else the warehouse's) merged, with money at stake."""
     if signals is None:
         signals = load_signals(con)
     groups = merge_signals(signals)
     for g, m in zip(groups, money_at_stake(con, groups)):
         g.update(m)
+    return groups
+
+
+def register_cases(store: ReviewStore, run_id: str, groups: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Steps 4-6 of the module doc on :func:`case_groups`' groups: ids and novelty, rings, rank."""
     registered = store.register_run(run_id, groups)
     cases = []
     for g, r in zip(groups, registered):
@@ -453,6 +465,33 @@ def write_jsonl(path: str | os.PathLike[str], cases: list[dict[str, Any]]) -> Pa
             f.write(json.dumps(export_record(c), ensure_ascii=False) + "\n")
     os.replace(tmp, path)
     return path
+
+
+def publish_cases(con: duckdb.DuckDBPyConnection, store: ReviewStore, run_id: str,
+                  jsonl_path: str | os.PathLike[str]) -> tuple[list[dict[str, Any]], Path]:
+    """Build a run's cases and publish them: review store, warehouse tables and ``cases.jsonl`` as one step.
+
+    Parameters: the warehouse connection (signals in, the case tables out),
+    the review store, the run id and where ``cases.jsonl`` goes. Returns the
+    ranked cases (as :func:`build_cases`) and the path written.
+
+    Method: the groups are built first (:func:`case_groups`); their review-store
+    registration (case ids, new evidence hands, reopened cases, rings) is made
+    inside one SQLite transaction that stays open while :func:`write_tables`
+    commits the warehouse tables and :func:`write_jsonl` replaces the file,
+    and commits last. A run killed
+    before that commit leaves the store as the last published run left it
+    (SQLite drops an uncommitted transaction), so the next run's ``is_new``,
+    ``new_hands`` and ``reopened`` are those of a run that never saw the
+    killed one. Investigators' writes to the store wait for the commit
+    (``busy_timeout``); their reads do not (WAL).
+    """
+    groups = case_groups(con)
+    with store.tx():
+        cases = register_cases(store, run_id, groups)
+        write_tables(con, cases, run_id)
+        path = write_jsonl(jsonl_path, cases)
+    return cases, path
 
 
 # --------------------------------------------------------------------- terminal

@@ -197,7 +197,16 @@ class ReviewStore(SignIn):
 
     @contextmanager
     def tx(self) -> Iterator[sqlite3.Connection]:
-        """``BEGIN IMMEDIATE`` ... ``COMMIT``, rolled back on any error."""
+        """``BEGIN IMMEDIATE`` ... ``COMMIT``, rolled back on any error.
+
+        Inside an open transaction of this store it joins that one: the
+        outermost ``tx()`` commits or rolls back everything, so a caller can
+        make several methods (and work outside the store) one commit, as
+        :func:`pipelines.lib.cases.publish_cases` does.
+        """
+        if self.con.in_transaction:
+            yield self.con
+            return
         self.con.execute("BEGIN IMMEDIATE")
         try:
             yield self.con

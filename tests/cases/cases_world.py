@@ -199,9 +199,7 @@ def nightly(folder: Path, stage: int, run_id: str) -> list[dict]:
     con = duckdb.connect(str(wh))
     try:
         with ReviewStore(folder / "review.sqlite") as store:
-            result = cases_lib.build_cases(con, store, run_id)
-        cases_lib.write_tables(con, result, run_id)
-        cases_lib.write_jsonl(folder / "out" / "cases.jsonl", result)
+            result, _ = cases_lib.publish_cases(con, store, run_id, folder / "out" / "cases.jsonl")
         publish(con, folder / "snapshot" / "warehouse.duckdb")
     finally:
         con.close()

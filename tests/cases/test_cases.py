@@ -85,6 +85,52 @@ def test_two_nights_keep_ids_decisions_notes_and_mark_new_evidence(tmp_path):
         assert hands == {"1001": "run1", "1002": "run1", "1007": "run2", "1008": "run2"}
 
 
+def test_a_run_killed_between_registration_and_publication_leaves_nothing_seen(tmp_path, monkeypatch):
+    """kill -9 after the review store registered the night's cases, before the warehouse got them.
+
+    The kill is simulated by copying the store as another connection sees it
+    (only what was committed survives a SIGKILL) at the moment the warehouse
+    tables would be written, then aborting. The next run on that copy must
+    equal a run on a store that never met the killed one.
+    """
+    import sqlite3
+
+    from pipelines.lib import cases as cases_lib
+
+    killed, clean = tmp_path / "killed", tmp_path / "clean"
+    killed.mkdir()
+    first = by_accounts(nightly(killed, 1, "run1"))
+    with ReviewStore(killed / "review.sqlite") as st:
+        st.add_user("ivy", "investigator", PASSWORD)
+        st.set_status(first[("soft_play", ("carl", "dan"))]["case"], "dismissed", "ivy", "tight regulars")
+    shutil.copytree(killed, clean)
+
+    class Killed(BaseException):
+        pass
+
+    def kill(con, cases, run_id):
+        src, dst = sqlite3.connect(killed / "review.sqlite"), sqlite3.connect(tmp_path / "at_kill.sqlite")
+        src.backup(dst)
+        src.close()
+        dst.close()
+        raise Killed
+
+    with monkeypatch.context() as m:
+        m.setattr(cases_lib, "write_tables", kill)
+        with pytest.raises(Killed):
+            nightly(killed, 2, "run2-killed")
+    shutil.copyfile(tmp_path / "at_kill.sqlite", killed / "review.sqlite")
+
+    def novelty(cases):
+        return {k: (c["case"], c["is_new"], c["new_hands"], c["reopened"], c["status"]) for k, c in cases.items()}
+
+    after, ref = novelty(by_accounts(nightly(killed, 2, "run2"))), novelty(by_accounts(nightly(clean, 2, "run2")))
+    assert after == ref
+    assert ref[("bounty_collusion", ("bob", "dan"))][1]  # the reference does show something new
+    assert ref[("soft_play", ("carl", "dan", "frank"))][3]  # and a reopened case
+    assert ref[("chip_dumping", ("amy", "bob"))][2] == ["1007", "1008"]
+
+
 def test_score_growth_reopens_a_dismissed_case(tmp_path):
     from pipelines.lib.review import ReviewStore as RS
 

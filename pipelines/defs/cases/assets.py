@@ -35,13 +35,12 @@ def cases(context: dg.AssetExecutionContext, warehouse: DuckDBResource, settings
     form a ring; the review store (SQLite, never rebuilt) keeps case ids,
     statuses, notes and the audit trail, marks new evidence hands and reopens
     a dismissed case only when its evidence grows materially. Writes the
-    warehouse tables cases / case_signals / case_hands and OUT/cases.jsonl.
+    warehouse tables cases / case_signals / case_hands and OUT/cases.jsonl; the
+    store's registration commits only with them (:func:`cases_lib.publish_cases`).
     """
     with ReviewStore(settings.review_db) as store, warehouse.get_connection() as con:
-        result = cases_lib.build_cases(con, store, context.run.run_id)
-        cases_lib.write_tables(con, result, context.run.run_id)
+        result, path = cases_lib.publish_cases(con, store, context.run.run_id, Path(settings.out_dir) / "cases.jsonl")
         stale = cases_lib.stale_kinds(con, context.run.run_id)
-    path = cases_lib.write_jsonl(Path(settings.out_dir) / "cases.jsonl", result)
     for kind, (error, shown) in stale.items():
         context.log.warning(f"{kind}: detector failed ({error}); its cases show the signals of run {shown or 'none'}")
     flagged = [c for c in result if c["flagged"]]

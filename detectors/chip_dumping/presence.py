@@ -196,6 +196,12 @@ def _ranked_partners(first: pl.DataFrame, alpha: float, partners: pl.DataFrame |
             .select("player", "partner", rk=pl.int_range(1, pl.len() + 1).over("player").cast(pl.Int64)))
 
 
+_PRESENCE_COLS = {"player": pl.Utf8, "partner": pl.Utf8, "pres_n": pl.Float64, "pres_k": pl.Float64,
+                  "pres_e": pl.Float64, "base_n": pl.Float64, "base_k": pl.Float64, "own_n": pl.Float64,
+                  "pres_p": pl.Float64}
+_PRESENCE_OUT = ["player", "partner", "pres_n", "pres_k", "pres_e", "u", "v", "base_n", "base_k", "own_n"]
+
+
 def presence_tests(con: duckdb.DuckDBPyConnection, dec: pl.DataFrame, *, alpha: float = 0.01, min_n: int = 20,
                    min_own: int = 10, decisions_per_part: int = 400_000, offset_a: float | None = 20.0,
                    partners: pl.DataFrame | None = None, state: dict | None = None) -> pl.DataFrame:
@@ -241,110 +247,151 @@ def presence_tests(con: duckdb.DuckDBPyConnection, dec: pl.DataFrame, *, alpha: 
     the pair keeps its counts but no test (``pres_p`` null), as the prior alone would test his style.
     Returns player, partner, pres_n, pres_k, pres_e, base_n, base_k, own_n, pres_p
     (pairs with at least ``min_n`` decisions together).
-
-    Memory: the (decision x other player dealt in) rows exist only inside
-    DuckDB, one partition of players at a time (about ``decisions_per_part``
-    decisions each), and are counted and summed to one row per pair there
-    (:func:`_presence_sql`).
-
-    ``state`` (a dict the caller keeps between calls on the same ``dec``,
-    connection and parameters): a repeated call with more ``partners``
-    reuses the first pass and the previous call's rows of every player
-    whose ranked S is unchanged, and makes the second pass again only for
-    the players whose S changed. The test is per player (its baseline,
-    strata and partners are the player's own), so the rows are those of a
-    full call; this only saves time (on a million hands most players' S
-    is unchanged by the combined test's partners).
+    Memory: :class:`_PresenceRun`. ``state`` (a dict the caller keeps between calls on the same ``dec``,
+    connection and parameters): :func:`_changed_players`.
     """
-    bins = list(PRESENCE_BINS)
-    cols = {"player": pl.Utf8, "partner": pl.Utf8, "pres_n": pl.Float64, "pres_k": pl.Float64, "pres_e": pl.Float64,
-            "base_n": pl.Float64, "base_k": pl.Float64, "own_n": pl.Float64, "pres_p": pl.Float64}
+    cols = _PRESENCE_COLS
     if dec.is_empty():
         return pl.DataFrame(schema=cols)
-    parts = max(1, -(-len(dec) // max(1, int(decisions_per_part))))
-    d = dec.select("hand_id", "player", pl.col("cont").cast(pl.Int64).alias("y"), *bins).with_row_index("did")
-    d = d.with_columns(part=(pl.col("player").hash(seed=0) % parts).cast(pl.Int64))
-    me = d.group_by(["player", *bins]).agg(tn=pl.len(), tk=pl.col("y").sum())
-    pri = stats.beta_priors_by_bin(me, bins, "tk", "tn")
-    # per player: decisions, continuations and the population's expected continuations at the player's bins
-    off = me.join(pri, on=bins).group_by("player").agg(
-        wn=pl.col("tn").sum().cast(pl.Float64), wk=pl.col("tk").sum().cast(pl.Float64),
-        we=(pl.col("tn") * pl.col("pa") / (pl.col("pa") + pl.col("pb"))).sum())
-    tag = f"{os.getpid()}_{id(d)}"
-    out_cols = ["player", "partner", "pres_n", "pres_k", "pres_e", "u", "v", "base_n", "base_k", "own_n"]
     key = (con, alpha, min_n, min_own, decisions_per_part, offset_a)
     prev = state if state is not None and state.get("dec") is dec and state.get("key") == key else None
-    # DuckDB sees hands and players as integer keys (joins and group-bys on text cost twice as long); the rows that
-    # come back are decoded to names, so everything here in Polars keeps the names. Encoded once per ``state``.
-    if prev is not None and "keys" in prev:
-        seats, pcodes, pd_keyed = prev["keys"]
-    else:
-        seats, pcodes, hcodes = gp.dealt_in_keys(con, d["player"], d["hand_id"])
-        pd_keyed = gp.encode(gp.encode(d.select("did", "hand_id", "player", "y", *bins, "part"), ["player"], pcodes),
-                             ["hand_id"], hcodes)
-
-    def keyed(frame: pl.DataFrame, cols: list[str]) -> pl.DataFrame:
-        return gp.encode(frame, cols, pcodes)
-
-    def run(part: str) -> pl.DataFrame:
-        # offset_a None: no offset (use_off 0; any positive smoothing keeps the unused rate finite)
-        off_a = {"off_a": 1.0 if offset_a is None else float(offset_a), "use_off": 0.0 if offset_a is None else 1.0}
-        extra = {"min_n": int(min_n), **off_a} if part == "first" else off_a
-        got = [con.sql(_presence_sql(bins, tag, part), params={"part": i, **extra}).pl() for i in range(parts)]
-        got = [g for g in got if not g.is_empty()]
-        if not got:
-            return pl.DataFrame(schema={c: (pl.Utf8 if c in ("player", "partner") else pl.Float64) for c in out_cols})
-        g = pl.concat(got)
-        g = g.with_columns(pcodes.gather(g["player"]).alias("player"), pcodes.gather(g["partner"]).alias("partner"))
-        rows = _presence_p(g.select(out_cols).cast({c: pl.Float64 for c in out_cols[2:]}))
-        # no own baseline, no test: the population's rate cannot stand in for the player's style
-        return rows.with_columns(pres_p=pl.when(pl.col("own_n") >= min_own).then("pres_p"))
-
-    names = [f"_pd_{tag}", f"_me_{tag}", f"_pri_{tag}", f"_off_{tag}", f"_seat_{tag}"]
-    con.register(names[0], pd_keyed)
-    con.register(names[1], keyed(me, ["player"]))
-    con.register(names[2], pri)
-    con.register(names[3], keyed(off, ["player"]))
-    con.register(names[4], seats)
+    pr = _PresenceRun(con, dec, decisions_per_part, min_n, min_own, offset_a, prev)
     try:
         # independent filtering: pairs with at least min_n decisions together (blind to the outcome)
-        first = prev["first"] if prev is not None else run("first")
+        first = prev["first"] if prev is not None else pr.run("first")
         if state is not None and prev is None:
             state.clear()
-            state.update(dec=dec, key=key, first=first, keys=(seats, pcodes, pd_keyed))
+            state.update(dec=dec, key=key, first=first, keys=pr.keys)
         if first.is_empty():
             return pl.DataFrame(schema=cols)
         s_set = _ranked_partners(first, alpha, partners)
-        done = None
-        if prev is not None and "out" in prev:
-            # only the players whose ranked S changed are tested again; the others keep the previous call's rows
-            changed = pl.concat([s_set.join(prev["s_set"], on=["player", "partner", "rk"], how="anti"),
-                                 prev["s_set"].join(s_set, on=["player", "partner", "rk"], how="anti")]
-                                ).select("player").unique()
-            done = prev["out"].join(changed, on="player", how="anti")
-            state["s_set"] = s_set
-            first = first.join(changed, on="player", how="semi")
-            s_set = s_set.join(changed, on="player", how="semi")
-        elif state is not None:
-            state["s_set"] = s_set
+        first, s_set, done = _changed_players(state, prev, first, s_set)
         if s_set.is_empty():
             return _presence_rows(state, done, first.select(list(cols)))
         touched = s_set.select("player").unique()
         # second pass: the pairs of the players S touches, each partner judged without the stronger members of S
         pp = first.join(touched, on="player", how="semi").select("player", "partner")
-        names += [f"_ps_{tag}", f"_pp_{tag}"]
-        con.register(names[5], keyed(s_set, ["player", "partner"]))
-        con.register(names[6], keyed(pp, ["player", "partner"]))
-        second = run("second")
+        pr.register([("_ps_", pr.keyed(s_set, ["player", "partner"])), ("_pp_", pr.keyed(pp, ["player", "partner"]))])
+        second = pr.run("second")
     finally:
-        for nm in names:
-            con.unregister(nm)
+        pr.unregister()
+    return _presence_rows(state, done, _second_pass_rows(first, touched, pp, second))
+
+
+class _PresenceRun:
+    """The DuckDB side of :func:`presence_tests`: the decisions, per-player bins, Beta priors, player offsets and
+    dealt-in seats registered under names tagged by process and frame, and the two passes of
+    :func:`_presence_sql` run over them.
+
+    Memory: the (decision x other player dealt in) rows exist only inside
+    DuckDB, one partition of players at a time (about ``decisions_per_part``
+    decisions each), and are counted and summed to one row per pair there
+    (:func:`_presence_sql`). DuckDB sees hands and players as integer keys (joins and group-bys on text cost
+    twice as long); the rows that come back are decoded to names, so everything in Polars keeps the names.
+    Encoded once per ``state`` (``prev["keys"]`` reused).
+    """
+
+    def __init__(self, con: duckdb.DuckDBPyConnection, dec: pl.DataFrame, decisions_per_part: int, min_n: int,
+                 min_own: int, offset_a: float | None, prev: dict | None) -> None:
+        self.con, self.min_n, self.min_own, self.offset_a = con, min_n, min_own, offset_a
+        self.bins = bins = list(PRESENCE_BINS)
+        self.parts = max(1, -(-len(dec) // max(1, int(decisions_per_part))))
+        d = dec.select("hand_id", "player", pl.col("cont").cast(pl.Int64).alias("y"), *bins).with_row_index("did")
+        d = d.with_columns(part=(pl.col("player").hash(seed=0) % self.parts).cast(pl.Int64))
+        me = d.group_by(["player", *bins]).agg(tn=pl.len(), tk=pl.col("y").sum())
+        pri = stats.beta_priors_by_bin(me, bins, "tk", "tn")
+        # per player: decisions, continuations and the population's expected continuations at the player's bins
+        off = me.join(pri, on=bins).group_by("player").agg(
+            wn=pl.col("tn").sum().cast(pl.Float64), wk=pl.col("tk").sum().cast(pl.Float64),
+            we=(pl.col("tn") * pl.col("pa") / (pl.col("pa") + pl.col("pb"))).sum())
+        self.tag = f"{os.getpid()}_{id(d)}"
+        if prev is not None and "keys" in prev:
+            seats, self.pcodes, pd_keyed = prev["keys"]
+        else:
+            seats, self.pcodes, hcodes = gp.dealt_in_keys(con, d["player"], d["hand_id"])
+            pd_keyed = gp.encode(gp.encode(d.select("did", "hand_id", "player", "y", *bins, "part"), ["player"],
+                                           self.pcodes), ["hand_id"], hcodes)
+        self.keys = (seats, self.pcodes, pd_keyed)
+        self.names: list[str] = []
+        self.register([("_pd_", pd_keyed), ("_me_", self.keyed(me, ["player"])), ("_pri_", pri),
+                       ("_off_", self.keyed(off, ["player"])), ("_seat_", seats)])
+
+    def keyed(self, frame: pl.DataFrame, cols: list[str]) -> pl.DataFrame:
+        """``frame`` with the player columns ``cols`` encoded to the integer keys DuckDB joins on."""
+        return gp.encode(frame, cols, self.pcodes)
+
+    def register(self, frames: list[tuple[str, pl.DataFrame]]) -> None:
+        """Register each (prefix, frame) on the connection as ``prefix + tag``, in order."""
+        for prefix, frame in frames:
+            self.names.append(f"{prefix}{self.tag}")
+            self.con.register(self.names[-1], frame)
+
+    def unregister(self) -> None:
+        """Drop every frame :meth:`register` put on the connection."""
+        for nm in self.names:
+            self.con.unregister(nm)
+
+    def run(self, part: str) -> pl.DataFrame:
+        """One pass (``"first"`` or ``"second"``) over every partition of players: the rows of
+        :data:`_PRESENCE_OUT` with names decoded and ``pres_p`` (null without an own baseline)."""
+        offset_a, bins, tag = self.offset_a, self.bins, self.tag
+        # offset_a None: no offset (use_off 0; any positive smoothing keeps the unused rate finite)
+        off_a = {"off_a": 1.0 if offset_a is None else float(offset_a), "use_off": 0.0 if offset_a is None else 1.0}
+        extra = {"min_n": int(self.min_n), **off_a} if part == "first" else off_a
+        got = [self.con.sql(_presence_sql(bins, tag, part), params={"part": i, **extra}).pl()
+               for i in range(self.parts)]
+        got = [g for g in got if not g.is_empty()]
+        if not got:
+            return pl.DataFrame(schema={c: (pl.Utf8 if c in ("player", "partner") else pl.Float64)
+                                        for c in _PRESENCE_OUT})
+        g = pl.concat(got)
+        g = g.with_columns(self.pcodes.gather(g["player"]).alias("player"),
+                           self.pcodes.gather(g["partner"]).alias("partner"))
+        rows = _presence_p(g.select(_PRESENCE_OUT).cast({c: pl.Float64 for c in _PRESENCE_OUT[2:]}))
+        # no own baseline, no test: the population's rate cannot stand in for the player's style
+        return rows.with_columns(pres_p=pl.when(pl.col("own_n") >= self.min_own).then("pres_p"))
+
+
+def _changed_players(state: dict | None, prev: dict | None, first: pl.DataFrame, s_set: pl.DataFrame
+                     ) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame | None]:
+    """The first-pass rows and ranked partners S still to judge, and the previous call's rows kept.
+
+    ``state`` (a dict the caller keeps between calls on the same ``dec``,
+    connection and parameters; ``prev`` is it when it matches): a repeated call with more ``partners``
+    reuses the first pass and the previous call's rows of every player
+    whose ranked S is unchanged, and makes the second pass again only for
+    the players whose S changed. The test is per player (its baseline,
+    strata and partners are the player's own), so the rows are those of a
+    full call; this only saves time (on a million hands most players' S
+    is unchanged by the combined test's partners). Records ``s_set`` in ``state``.
+    Returns (first, s_set, done): both restricted to the changed players when previous rows exist (``done``
+    then holds the others' previous rows), else unchanged with ``done`` None.
+    """
+    done = None
+    if prev is not None and "out" in prev:
+        # only the players whose ranked S changed are tested again; the others keep the previous call's rows
+        changed = pl.concat([s_set.join(prev["s_set"], on=["player", "partner", "rk"], how="anti"),
+                             prev["s_set"].join(s_set, on=["player", "partner", "rk"], how="anti")]
+                            ).select("player").unique()
+        done = prev["out"].join(changed, on="player", how="anti")
+        state["s_set"] = s_set
+        first = first.join(changed, on="player", how="semi")
+        s_set = s_set.join(changed, on="player", how="semi")
+    elif state is not None:
+        state["s_set"] = s_set
+    return first, s_set, done
+
+
+def _second_pass_rows(first: pl.DataFrame, touched: pl.DataFrame, pp: pl.DataFrame, second: pl.DataFrame
+                      ) -> pl.DataFrame:
+    """:func:`presence_tests`' rows after the second pass: the first-pass rows of the players S does not touch,
+    the second pass's rows, and the pairs ``pp`` the second pass did not see (counts kept, ``pres_p`` null)."""
+    cols = list(_PRESENCE_COLS)
     keep1 = first.join(touched, on="player", how="anti")
     # a partner seen only beside a stronger member of S cannot be told from it: its counts stay, untested
     unseen = first.join(pp, on=["player", "partner"], how="semi").join(second, on=["player", "partner"], how="anti") \
         .with_columns(pl.lit(None, pl.Float64).alias("pres_p"))
-    return _presence_rows(state, done, pl.concat([keep1.select(list(cols)), second.select(list(cols)),
-                                                  unseen.select(list(cols))], how="vertical"))
+    return pl.concat([keep1.select(cols), second.select(cols), unseen.select(cols)], how="vertical")
 
 
 def _presence_rows(state: dict | None, done: pl.DataFrame | None, new: pl.DataFrame) -> pl.DataFrame:

@@ -210,15 +210,14 @@ def _account_quarantine(source_file: str, rows: list[tuple[int, str, str, str]])
 
 
 def parse_accounts_text(text: str, source_file: str) -> Batch:
-    """Parse ``accounts.csv`` text into an ``accounts`` frame (extra columns as JSON) + quarantine."""
+    """Parse ``accounts.csv`` text into an ``accounts`` frame (extra columns as JSON) + quarantine.
+
+    Rows are read by :func:`_account_rows`, checked by :func:`_account_checks` (rejects: :func:`_account_rejects`)
+    and stored by :func:`_accepted_accounts`."""
     # the file's lines as the csv reader counts them (its line_num), for each row's raw text; a reader can start
     # again after any line (a quote left open, below)
     lines = [line.rstrip("\r\n") for line in io.StringIO(text, newline="")]
-
-    def read_from(k: int):  # a reader over the physical lines after the first k
-        return csv.reader(lines[i] + "\n" for i in range(k, len(lines)))
-
-    reader = read_from(0)
+    reader = _reader_from(lines, 0)
     try:
         header = [h.strip() for h in next(reader)]
     except StopIteration:
@@ -231,11 +230,30 @@ def parse_accounts_text(text: str, source_file: str) -> Batch:
     if "account" not in header:
         bad.append((1, "bad header", why, lines[0][:RAW_CHARS]))
         return Batch(tables={"accounts": pl.DataFrame()}, quarantine=_account_quarantine(source_file, bad))
-    width = len(header)
+    rows, line_nos = _account_rows(lines, reader, len(header), bad)
+    names = [h if h else f"column_{i + 1}" for i, h in enumerate(header)]
+    df = _account_checks(lines, rows, line_nos, names)
+    quarantine = pl.concat([_account_quarantine(source_file, bad),
+                            _account_rejects(df, source_file).cast(empty_quarantine().schema)], how="vertical_relaxed")
+    return Batch(tables={"accounts": _accepted_accounts(df, names, source_file)}, quarantine=quarantine)
+
+
+def _reader_from(lines: list[str], k: int):
+    """A ``csv.reader`` over the physical ``lines`` after the first ``k``."""
+    return csv.reader(lines[i] + "\n" for i in range(k, len(lines)))
+
+
+def _account_rows(lines: list[str], reader, width: int, bad: list[tuple[int, str, str, str]]
+                  ) -> tuple[list[list[str]], list[int]]:
+    """The rows of ``width`` fields that ``reader`` (past the header) yields from ``lines``, with their 1-based line.
+
+    Blank rows are skipped; an unreadable row, a quote left open (the row runs past its line: the lines after it are
+    read again as rows of their own) and a row of another width are appended to ``bad`` as (line, reason, detail,
+    raw). The C reader yields the rows; the per-row work here is one length check."""
     rows: list[list[str]] = []
     line_nos: list[int] = []
     base = 0  # physical lines before the current reader's first
-    while True:  # the C reader yields rows; per-row work here is one length check
+    while True:
         line = base + reader.line_num + 1
         try:
             row = next(reader)
@@ -243,7 +261,7 @@ def parse_accounts_text(text: str, source_file: str) -> Batch:
             break
         except csv.Error as exc:  # a quote left open ran past the field limit: that line is bad, read on after it
             bad.append((line, "unreadable row", str(exc), lines[line - 1][:RAW_CHARS]))
-            base, reader = line, read_from(line)
+            base, reader = line, _reader_from(lines, line)
             continue
         end = base + reader.line_num
         if not row or (len(row) == 1 and not row[0].strip()):
@@ -252,14 +270,20 @@ def parse_accounts_text(text: str, source_file: str) -> Batch:
             # that line is bad, the lines after it are read again as rows of their own
             bad.append((line, "quote left open", f"a quote opened on line {line} runs on to line {end}",
                         lines[line - 1][:RAW_CHARS]))
-            base, reader = line, read_from(line)
+            base, reader = line, _reader_from(lines, line)
             continue
         if len(row) != width:
             bad.append((line, "wrong column count", f"expected {width} fields, found {len(row)}", lines[line - 1]))
             continue
         rows.append(row)
         line_nos.append(line)
-    names = [h if h else f"column_{i + 1}" for i, h in enumerate(header)]
+    return rows, line_nos
+
+
+def _account_checks(lines: list[str], rows: list[list[str]], line_nos: list[int], names: list[str]) -> pl.DataFrame:
+    """The rows as a frame of text columns ``names`` (plus any of :data:`ACCOUNT_COLUMNS` missing, null), with
+    ``_line``, ``_raw``, ``_created`` (``created_at`` parsed to UTC, ISO-8601 with ``Z``, an offset or none, or a
+    date) and ``_reason`` (null, or why the row is rejected: missing field, bad date, duplicate of an earlier row)."""
     df = pl.DataFrame(rows, schema={n: pl.String for n in names}, orient="row") if rows else pl.DataFrame(
         schema={n: pl.String for n in names})
     df = df.with_columns(pl.Series("_line", line_nos, dtype=pl.Int64),
@@ -283,8 +307,12 @@ def parse_accounts_text(text: str, source_file: str) -> Batch:
         .when(created.fill_null("").ne("") & pl.col("_created").is_null()).then(pl.lit("bad date"))
         .when(pl.col("account").is_duplicated() & (pl.int_range(pl.len()).over("account") > 0)).then(pl.lit("duplicate"))
     )
-    df = df.with_columns(reason.alias("_reason"))
-    qdf = df.filter(pl.col("_reason").is_not_null()).select(
+    return df.with_columns(reason.alias("_reason"))
+
+
+def _account_rejects(df: pl.DataFrame, source_file: str) -> pl.DataFrame:
+    """The quarantine rows of the rows :func:`_account_checks` rejected, each with its line, reason and detail."""
+    return df.filter(pl.col("_reason").is_not_null()).select(
         pl.lit(source_file).alias("source_file"), pl.col("_line").alias("position"), pl.lit("account").alias("input_kind"),
         pl.lit(None, dtype=pl.String).alias("hand_id"), pl.col("_reason").alias("reason"),
         pl.when(pl.col("_reason") == "bad date").then(pl.format("created_at is not a date: {}", "created_at"))
@@ -292,10 +320,15 @@ def parse_accounts_text(text: str, source_file: str) -> Batch:
         .otherwise(pl.lit("empty account")).alias("detail"),
         pl.col("_raw").alias("raw"),
     )
+
+
+def _accepted_accounts(df: pl.DataFrame, names: list[str], source_file: str) -> pl.DataFrame:
+    """The ``accounts`` rows of the rows :func:`_account_checks` kept: the stored columns trimmed (empty country or
+    payment null) and every other column of ``names`` in ``extra`` as one JSON object (null without such columns)."""
     good = df.filter(pl.col("_reason").is_null())
     extra_cols = [c for c in names if c not in ACCOUNT_COLUMNS]
     extra = (pl.struct(extra_cols).struct.json_encode() if extra_cols else pl.lit(None, dtype=pl.String)).alias("extra")
-    accounts = good.select(
+    return good.select(
         "account",
         pl.col("_created").alias("created_at"),
         pl.col("country").str.strip_chars().replace("", None),
@@ -304,8 +337,6 @@ def parse_accounts_text(text: str, source_file: str) -> Batch:
         pl.lit(source_file).alias("_file"),
         pl.col("_line"),
     )
-    quarantine = pl.concat([_account_quarantine(source_file, bad), qdf.cast(empty_quarantine().schema)], how="vertical_relaxed")
-    return Batch(tables={"accounts": accounts}, quarantine=quarantine)
 
 
 def parse_accounts_file(path: str | Path) -> Batch:

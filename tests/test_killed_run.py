@@ -109,11 +109,13 @@ def _published(home: Path) -> set[str]:
         con.close()
 
 
-def _kill_when_step_starts(proc: subprocess.Popen, home: Path, step: str) -> None:
-    """SIGKILL ``proc`` as soon as one of its runs has started ``step``.
+def _kill_when_step_starts(proc: subprocess.Popen, home: Path, step: str) -> bool:
+    """SIGKILL ``proc`` as soon as one of its runs has started ``step``; True when the kill came before
+    the run published anything of that step.
 
     In ``cases``, once the run holds the review store's write lock for its registration; then the store
-    must hold the run's registration exactly when the warehouse holds its cases.
+    must hold the run's registration exactly when the warehouse holds its cases. (On a loaded machine the
+    poll can miss that short lock and the kill land after publication: the caller is told.)
     """
     deadline = time.monotonic() + TIMEOUT
     while time.monotonic() < deadline and proc.poll() is None:
@@ -123,12 +125,14 @@ def _kill_when_step_starts(proc: subprocess.Popen, home: Path, step: str) -> Non
                 locked = _store_locked(home / "review.sqlite")
             proc.send_signal(signal.SIGKILL)
             proc.wait()
-            if step == "cases":
-                assert _registered(home) == _published(home)
-            return
+            if step != "cases":
+                return True
+            assert _registered(home) == _published(home)
+            return not _registered(home)
         time.sleep(0.2)
     proc.kill()
     pytest.fail(f"step {step} never started; output:\n{proc.communicate()[0][-3000:]}")
+    return False
 
 
 def _clean_run(home: Path, landing: Path, monkeypatch) -> None:
@@ -157,7 +161,11 @@ def _ident(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
 
-def _differences(ref: Path, new: Path) -> list[str]:
+#: what a case's novelty is told by: a run that published before it was killed rightly made its cases known
+NOVELTY = {"is_new", "new_hands", "reopened"}
+
+
+def _differences(ref: Path, new: Path, skip: frozenset[str] = frozenset()) -> list[str]:
     """Every table of the two warehouses whose rows differ (run-naming columns and run logs aside).
 
     Floats are compared to a relative 1e-9: DuckDB's parallel sums differ in the
@@ -179,7 +187,7 @@ def _differences(ref: Path, new: Path) -> list[str]:
         cols = [(name, typ) for name, typ in con.execute(
             "SELECT column_name, data_type FROM duckdb_columns() WHERE database_name = 'ref' AND table_name = ? "
             "ORDER BY column_index", [t]).fetchall()
-                if name not in RUN_COLUMNS and name != "payload"]
+                if name not in RUN_COLUMNS and name not in skip and name != "payload"]
         collist = ", ".join(_ident(c) for c, _ in cols)  # catalogue names, quoted
         order = ", ".join(f"round({_ident(c)}, 4)" if typ in ("DOUBLE", "FLOAT") else _ident(c) for c, typ in cols)
         frames = [con.sql(f"SELECT {collist} FROM {db}.{_ident(t)} ORDER BY {order}").pl() for db in ("ref", "new")]
@@ -197,8 +205,7 @@ def test_a_run_killed_in_detect_and_in_cases_is_followed_by_a_complete_identical
     clean_home.mkdir()
     killed_home.mkdir()
     t0 = time.monotonic()
-    for step in KILL_AT:
-        _kill_when_step_starts(_start(killed_home, landing), killed_home, step)
+    early = [_kill_when_step_starts(_start(killed_home, landing), killed_home, step) for step in KILL_AT]
     t1 = time.monotonic()
     out = _finish(_start(killed_home, landing))
     t2 = time.monotonic()
@@ -207,9 +214,15 @@ def test_a_run_killed_in_detect_and_in_cases_is_followed_by_a_complete_identical
     print(f"three runs killed at {', '.join(KILL_AT)}: {t1 - t0:.1f} s; the run after them: {t2 - t1:.1f} s; "
           f"the clean run (in-process): {time.monotonic() - t2:.1f} s")
 
-    assert _differences(clean_home / "warehouse.duckdb", killed_home / "warehouse.duckdb") == []
+    # novelty equals a clean run's when the cases-stage kill came before publication (the case the fix is
+    # for; tests/cases/test_cases.py simulates it without timing); after it, the killed run's cases were known
+    skip = frozenset() if early[-1] else frozenset(NOVELTY)
+    if skip:
+        print("the cases-stage kill landed after publication: novelty not compared")
+    assert _differences(clean_home / "warehouse.duckdb", killed_home / "warehouse.duckdb", skip) == []
     ref, new = _cases(clean_home), _cases(killed_home)
-    assert [{**r, "score": None} for r in new] == [{**r, "score": None} for r in ref]
+    assert [{**r, "score": None, **dict.fromkeys(skip)} for r in new] == \
+        [{**r, "score": None, **dict.fromkeys(skip)} for r in ref]
     assert [r["score"] for r in new] == pytest.approx([r["score"] for r in ref], rel=1e-9)
 
 

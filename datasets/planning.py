@@ -18,7 +18,7 @@ from datasets.cash import (DAY_MS, MIN_MS, CashPlanner, CashTablePlan, person_bu
                            session_start, trim_short_tables)
 from datasets.collusion import Group
 from datasets.events import EventLog
-from datasets.population import derive_seed
+from datasets.population import Population, derive_seed
 from datasets.tournaments import Entry, TournamentPlan
 from datasets.units import World
 
@@ -162,25 +162,16 @@ def _pick_entrants(pool: list[int], cum_weights: list[float], k: int, rng: rando
 
 
 def plan_tournaments(world: World, sng_target: int, mtt_target: int, days: int, rng: random.Random,
-                      groups: list[Group], first_unit: int, play: float = 1.0) -> list[TournamentPlan]:
-    """Sit-and-gos and multi-table tournaments over the world's days, with the groups entered."""
+                     groups: list[Group], first_unit: int, play: float = 1.0) -> list[TournamentPlan]:
+    """Sit-and-gos and multi-table tournaments over the world's days, with the groups entered.
+
+    ``sng_target`` and ``mtt_target``: the hands wanted of each format (events are counted from
+    ``SNG_HANDS_EST`` and ``MTT_HANDS_PER_ENTRANT``); ``play``: hands per account against the preset's
+    (:func:`_enter_groups`). Returns the plans numbered from ``first_unit`` in start-time order.
+    """
     pop = world.pop
     people = [p.pid for p in pop.persons if p.activity > 0 and p.accounts]
-    w_sng = [pop.persons[pid].activity * (3.0 if pop.persons[pid].favourite == "sng" else 0.5) + 0.05 for pid in people]
-    w_mtt = [pop.persons[pid].activity * (3.0 if pop.persons[pid].favourite == "mtt" else 0.5) + 0.05 for pid in people]
-    # a bounty hunter's taste (population.draw_format_taste) moves their multi-table entries towards
-    # knockouts, not their number: weights t and 1 for knockout and freezeout, scaled by the mean
-    # 1 / (rho t + 1 - rho) over the schedule's knockout share rho
-    rho = 1.0 - _MTT_TYPES[0]
-    norm = [1.0 / (rho * pop.persons[pid].knockout + 1.0 - rho) for pid in people]
-    w_ko = [w * n * pop.persons[pid].knockout for w, n, pid in zip(w_mtt, norm, people)]
-    w_free = [w * n for w, n in zip(w_mtt, norm)]
-    w_sng = list(itertools.accumulate(w_sng))
-    w_ko = list(itertools.accumulate(w_ko))
-    w_free = list(itertools.accumulate(w_free))
     group_pids = {pid for g in groups for pid in g.pids}
-    plans: list[TournamentPlan] = []
-    tid_seq = 0
     n_sng = int(round(sng_target / SNG_HANDS_EST))
     # enough sit-and-gos for the groups that play them to have a few events each without crowding
     n_sng = max(n_sng, 2 * sum(1 for g in groups if g.venue == "sng"))
@@ -191,13 +182,53 @@ def plan_tournaments(world: World, sng_target: int, mtt_target: int, days: int, 
         e = rng.randint(max(18, entrants_cap // 2), entrants_cap)
         mtt_entrants.append(e)
         budget -= e * MTT_HANDS_PER_ENTRANT
-    span = max(1, days) * DAY_MS
+    if any(g.venue == "mtt" for g in groups):
+        while len(mtt_entrants) < 3:
+            mtt_entrants.append(max(18, entrants_cap // 2))
+    plans = _schedule_events(world, people, group_pids, n_sng, mtt_entrants, max(1, days) * DAY_MS, rng)
+    _enter_groups(plans, groups, rng, world, play)
+    for i, pl in enumerate(sorted(plans, key=lambda p: (p.start_ms, p.tid))):
+        pl.unit = first_unit + i
+        pl.name = pl.tid
+    return sorted(plans, key=lambda p: p.unit)
+
+
+def _entry_weights(pop: Population, people: list[int]) -> tuple[list[float], list[float], list[float]]:
+    """Cumulative entry weights of ``people`` for sit-and-gos, knockouts and freezeouts.
+
+    A person enters their favourite format six times as often as another. A bounty hunter's taste
+    (population.draw_format_taste) moves their multi-table entries towards knockouts, not their number:
+    weights t and 1 for knockout and freezeout, scaled by the mean 1 / (rho t + 1 - rho) over the
+    schedule's knockout share rho.
+    """
+    w_sng = [pop.persons[pid].activity * (3.0 if pop.persons[pid].favourite == "sng" else 0.5) + 0.05 for pid in people]
+    w_mtt = [pop.persons[pid].activity * (3.0 if pop.persons[pid].favourite == "mtt" else 0.5) + 0.05 for pid in people]
+    rho = 1.0 - _MTT_TYPES[0]
+    norm = [1.0 / (rho * pop.persons[pid].knockout + 1.0 - rho) for pid in people]
+    w_ko = [w * n * pop.persons[pid].knockout for w, n, pid in zip(w_mtt, norm, people)]
+    w_free = [w * n for w, n in zip(w_mtt, norm)]
+    return (list(itertools.accumulate(w_sng)), list(itertools.accumulate(w_ko)),
+            list(itertools.accumulate(w_free)))
+
+
+def _schedule_events(world: World, people: list[int], group_pids: set[int], n_sng: int, mtt_entrants: list[int],
+                     span: int, rng: random.Random) -> list[TournamentPlan]:
+    """``n_sng`` sit-and-gos and one multi-table event per ``mtt_entrants`` size, with honest entrants.
+
+    Starts are uniform over ``span`` ms from the world's start; the first two multi-table events are a
+    knockout and a progressive knockout, the others drawn by ``_MTT_TYPES``; a few registrations to a
+    multi-table event are withdrawn. Group members (``group_pids``) are left to :func:`_enter_groups`.
+    """
+    pop = world.pop
+    w_sng, w_ko, w_free = _entry_weights(pop, people)
+    tid_seq = 0
 
     def new_tid() -> str:
         nonlocal tid_seq
         tid_seq += 1
         return str(TOURNAMENT_ID_BASE + tid_seq * 7919 + rng.randrange(7000))
 
+    plans: list[TournamentPlan] = []
     for _ in range(n_sng):
         start = world.t0_ms + rng.randrange(span) // 60_000 * 60_000
         bi, fee = rng.choice(_BUYINS[:4])
@@ -205,9 +236,6 @@ def plan_tournaments(world: World, sng_target: int, mtt_target: int, days: int, 
         pids = _pick_entrants(people, w_sng, 9, rng, group_pids)
         pl.entries = [Entry(pop.persons[pid].accounts[0], pid, start - rng.randrange(10_000, 40 * MIN_MS)) for pid in pids]
         plans.append(pl)
-    need_mtt = any(g.venue == "mtt" for g in groups)
-    while need_mtt and len(mtt_entrants) < 3:
-        mtt_entrants.append(max(18, entrants_cap // 2))
     for k_mtt, e in enumerate(mtt_entrants):
         start = world.t0_ms + (rng.randrange(span) // (15 * MIN_MS)) * 15 * MIN_MS
         typ = rng.choices(["freeze", "ko", "pko"], weights=_MTT_TYPES)[0] if k_mtt >= 2 else ("ko", "pko")[k_mtt]
@@ -225,7 +253,19 @@ def plan_tournaments(world: World, sng_target: int, mtt_target: int, days: int, 
             if pid not in pids and pid not in group_pids:
                 pl.unregistered.append((pop.persons[pid].accounts[0], pid, start - rng.randrange(11 * MIN_MS, 120 * MIN_MS)))
         plans.append(pl)
-    # the groups: each enters a few events of its venue together
+    return plans
+
+
+def _enter_groups(plans: list[TournamentPlan], groups: list[Group], rng: random.Random, world: World,
+                  play: float) -> None:
+    """Each group enters a few events of its venue together (in place, through :func:`_enter_group`).
+
+    Colluders play regularly (that is how collusion pays): each group enters enough events of its
+    venue for its behaviour to have chances at its strength; how often it then acts is the strength's
+    coin in each opportunity (a hand dealt together, a sit-out stage, an event entered). The counts
+    (``world.params``) are for a world of its preset's size: one with more hands per account (``play``
+    times the preset's) gives its groups that many times the events, as it gives everyone more play.
+    """
     sngs = [p for p in plans if p.kind == "sng"]
     mtts = [p for p in plans if p.kind == "mtt"]
     kos = [p for p in mtts if p.bounty]
@@ -238,16 +278,11 @@ def plan_tournaments(world: World, sng_target: int, mtt_target: int, days: int, 
         the same bubble), but a ring does not know where rings of other kinds go: counting every planted
         entrant made the groups planted after the bounty gangs avoid the knockouts the gangs had filled,
         a taste for freezeouts that no real ring has and that a co-entry null knowing format tastes reads
-        as one (docs/measurements.md, twenty-first session).
+        as one (docs/measurements.md).
         """
         order = sorted(pool, key=lambda p: (planted_in.get((kind, p.tid), 0), rng.random()))
         return order[:k]
 
-    # Colluders play regularly (that is how collusion pays): each group enters enough events of its
-    # venue for its behaviour to have chances at its strength; how often it then acts is the strength's
-    # coin in each opportunity (a hand dealt together, a sit-out stage, an event entered). The counts
-    # are for a world of its preset's size: one with more hands per account (``play`` times the
-    # preset's) gives its groups that many times the events, as it gives everyone more play.
     per = max(1.0, play)
     P = world.params
 
@@ -270,10 +305,6 @@ def plan_tournaments(world: World, sng_target: int, mtt_target: int, days: int, 
         for pl in events:
             if _enter_group(pl, g, rng, world):
                 planted_in[g.kind, pl.tid] = planted_in.get((g.kind, pl.tid), 0) + len(g.accounts)
-    for i, pl in enumerate(sorted(plans, key=lambda p: (p.start_ms, p.tid))):
-        pl.unit = first_unit + i
-        pl.name = pl.tid
-    return sorted(plans, key=lambda p: p.unit)
 
 
 def _enter_group(pl: TournamentPlan, g: Group, rng: random.Random, world: World) -> bool:

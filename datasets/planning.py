@@ -56,20 +56,61 @@ def _friends_meet(world: World, reqs: list, fav: dict, rng: random.Random) -> No
 
 
 def plan_cash(world: World, planner: CashPlanner, target: int, rng: random.Random, events: EventLog,
-               groups: list[Group], min_days: int = 1, max_days: int = 400) -> tuple[list[CashTablePlan], int]:
-    """Sessions day by day until the tables' estimated hands reach ``target``, over at least ``min_days``."""
+              groups: list[Group], min_days: int = 1, max_days: int = 400) -> tuple[list[CashTablePlan], int]:
+    """Sessions day by day until the tables' estimated hands reach ``target``, over at least ``min_days``.
+
+    Each day, the cash players' and groups' session requests (:func:`_day_requests`) are seated by the
+    ``planner`` (:func:`_seat_requests`); the last day is thinned so the world stops near the target.
+    Events (logins, sessions) go to ``events``. Returns the tables with two seats or more and the
+    number of days planned (at most ``max_days``).
+    """
     pop = world.pop
     pids = [p.pid for p in pop.persons if p.activity > 0 and p.accounts]
     cash_people = [pid for pid in pids if pop.persons[pid].favourite == "cash" or rng.random() < 0.25]
-    fav = {pid: person_buckets(pop.persons[pid], planner.buckets, rng) for pid in cash_people}
     cash_groups = [g for g in groups if g.venue == "cash"]
+    fav, house = _cash_buckets(world, planner, pids, cash_people, cash_groups, rng)
+    in_group = {pid for g in cash_groups for pid in g.pids}
+    friend_rng = random.Random(derive_seed(world.seed, "friends"))
+    est = 0
+    day = 0
+    if target <= 0:
+        return [], 0
+    # spread the target over at least ``min_days`` days: scale everyone's activity down if needed
+    per_session = (85.0 / 60.0) * 1.6 * 95.0 / 5.5
+    day_est0 = sum(pop.persons[pid].activity * 0.9 for pid in cash_people if pid not in in_group) * 1.1 * per_session
+    scale = max(0.6, min(1.0, target / max(1.0, min_days * day_est0)))  # but keep tables populated
+    while est < target and day < max_days:
+        solo = [pid for pid in cash_people if pid not in in_group]
+        reqs = _day_requests(world, solo, house, cash_groups, fav, scale, day, rng, friend_rng)
+        # the last day is thinned so the world stops near the target
+        day_est = len(reqs) * per_session
+        if est + day_est > target:
+            keep = max(0.05, (target - est) / day_est)
+            reqs = [r for r in reqs if r[1] == "group" or rng.random() < keep]
+        _seat_requests(planner, pop, reqs, fav, day, events, rng)
+        for t in planner.day_tables.get(day, []):
+            trim_short_tables(t, rng)
+        est += sum(t.estimated_hands() for t in planner.day_tables.get(day, []))
+        day += 1
+    tables = [t for t in planner.tables if len(t.seats) >= 2]
+    return tables, day
+
+
+def _cash_buckets(world: World, planner: CashPlanner, pids: list[int], cash_people: list[int],
+                  cash_groups: list[Group], rng: random.Random) -> tuple[dict[int, list], dict[int, list[int]]]:
+    """The games (the planner's buckets, usual first) of everyone who may sit at a cash table, and the households.
+
+    Cash players, the cash groups' members and everyone sharing a household get their buckets
+    (:func:`datasets.cash.person_buckets`); friends play the same game: the one's usual bucket comes
+    first for the other. Returns (person -> buckets, household -> its active persons).
+    """
+    pop = world.pop
+    fav = {pid: person_buckets(pop.persons[pid], planner.buckets, rng) for pid in cash_people}
     for g in cash_groups:
         for pid in g.pids:
             if pid not in fav:
                 fav[pid] = person_buckets(pop.persons[pid], planner.buckets, rng)
-    in_group = {pid for g in cash_groups for pid in g.pids}
-    friend_rng = random.Random(derive_seed(world.seed, "friends"))
-    for a, b in world.traits.friends:  # friends play the same game: the one's usual bucket first for the other
+    for a, b in world.traits.friends:
         if a in fav and b in fav:
             fav[b] = fav[a][:1] + [x for x in fav[b] if x != fav[a][0]]
     house: dict[int, list[int]] = {}
@@ -81,66 +122,63 @@ def plan_cash(world: World, planner: CashPlanner, target: int, rng: random.Rando
         for pid in members:
             if pid not in fav:
                 fav[pid] = person_buckets(pop.persons[pid], planner.buckets, rng)
-    est = 0
-    day = 0
-    if target <= 0:
-        return [], 0
-    # spread the target over at least ``min_days`` days: scale everyone's activity down if needed
-    per_session = (85.0 / 60.0) * 1.6 * 95.0 / 5.5
-    day_est0 = sum(pop.persons[pid].activity * 0.9 for pid in cash_people if pid not in in_group) * 1.1 * per_session
-    scale = max(0.6, min(1.0, target / max(1.0, min_days * day_est0)))  # but keep tables populated
-    while est < target and day < max_days:
-        reqs = []
-        for pid in cash_people:
-            if pid in in_group:
-                continue
-            p = pop.persons[pid]
-            for _ in range(_poisson(rng, p.activity * 0.9 * scale)):
-                st = session_start(p, day, rng, world.t0_ms)
-                reqs.append((st, "solo", pid))
-                # housemates often play the same evening from the same home IP (own devices, own game)
-                for mate in house.get(p.household, ()) if p.household is not None else ():
-                    if mate != pid and rng.random() < 0.4:
-                        reqs.append((st + rng.randrange(-20 * MIN_MS, 20 * MIN_MS), "solo", mate))
-        if world.traits.friends:
-            _friends_meet(world, reqs, fav, friend_rng)
-        for g in cash_groups:
-            if rng.random() < world.params.cash_meet:
-                lead = pop.persons[g.pids[0]]
-                reqs.append((session_start(lead, day, rng, world.t0_ms), "group", g))
-            # group members also play alone (their honest baseline)
-            for pid in g.pids:
-                if rng.random() < 0.6:
-                    reqs.append((session_start(pop.persons[pid], day, rng, world.t0_ms), "solo", pid))
-        reqs.sort(key=lambda r: (r[0], r[1], r[2] if isinstance(r[2], int) else -1))
-        # the last day is thinned so the world stops near the target
-        day_est = len(reqs) * per_session
-        if est + day_est > target:
-            keep = max(0.05, (target - est) / day_est)
-            reqs = [r for r in reqs if r[1] == "group" or rng.random() < keep]
-        for start, what, who in reqs:
-            if what == "solo":
-                p = pop.persons[who]
-                n_tab = max(1, min(4, p.multi_table + rng.choice([-1, 0, 0, 0, 1])))
-                planner.add_session(p.accounts[0], who, day, start, session_minutes(rng), n_tab, fav[who], events)
-            else:
-                g = who
-                minutes = session_minutes(rng) * 1.3
-                lead_pid = g.pids[0]
-                lead_acc = g.accounts[0]
-                n_tab = rng.choice([1, 1, 2])
-                tabs = planner.add_session(lead_acc, lead_pid, day, start, minutes, n_tab, fav[lead_pid], events,
-                                           need=len(g.accounts) + 1)
-                for acc, pid in zip(g.accounts[1:], g.pids[1:]):
-                    s2 = start + rng.randrange(0, 4 * MIN_MS)
-                    planner.add_session(acc, pid, day, s2, minutes - 4, len(tabs), fav[lead_pid], events,
-                                        with_tables=tabs)
-        for t in planner.day_tables.get(day, []):
-            trim_short_tables(t, rng)
-        est += sum(t.estimated_hands() for t in planner.day_tables.get(day, []))
-        day += 1
-    tables = [t for t in planner.tables if len(t.seats) >= 2]
-    return tables, day
+    return fav, house
+
+
+def _day_requests(world: World, solo: list[int], house: dict[int, list[int]], cash_groups: list[Group], fav: dict,
+                  scale: float, day: int, rng: random.Random, friend_rng: random.Random) -> list[tuple]:
+    """One day's session requests ``(start ms, "solo" | "group", person | group)``, in start order.
+
+    Each of ``solo`` starts a Poisson number of sessions (activity times ``scale``), housemates often
+    join from the same home; friends meet (:func:`_friends_meet`, from ``friend_rng``); a cash group
+    meets with probability ``world.params.cash_meet`` and its members also play alone.
+    """
+    pop = world.pop
+    reqs = []
+    for pid in solo:
+        p = pop.persons[pid]
+        for _ in range(_poisson(rng, p.activity * 0.9 * scale)):
+            st = session_start(p, day, rng, world.t0_ms)
+            reqs.append((st, "solo", pid))
+            # housemates often play the same evening from the same home IP (own devices, own game)
+            for mate in house.get(p.household, ()) if p.household is not None else ():
+                if mate != pid and rng.random() < 0.4:
+                    reqs.append((st + rng.randrange(-20 * MIN_MS, 20 * MIN_MS), "solo", mate))
+    if world.traits.friends:
+        _friends_meet(world, reqs, fav, friend_rng)
+    for g in cash_groups:
+        if rng.random() < world.params.cash_meet:
+            lead = pop.persons[g.pids[0]]
+            reqs.append((session_start(lead, day, rng, world.t0_ms), "group", g))
+        # group members also play alone (their honest baseline)
+        for pid in g.pids:
+            if rng.random() < 0.6:
+                reqs.append((session_start(pop.persons[pid], day, rng, world.t0_ms), "solo", pid))
+    reqs.sort(key=lambda r: (r[0], r[1], r[2] if isinstance(r[2], int) else -1))
+    return reqs
+
+
+def _seat_requests(planner: CashPlanner, pop: Population, reqs: list[tuple], fav: dict, day: int, events: EventLog,
+                   rng: random.Random) -> None:
+    """Seat one day's requests through ``planner``: a player on one to four tables of their games, a group
+    together (its lead first, the others within four minutes at the lead's tables)."""
+    for start, what, who in reqs:
+        if what == "solo":
+            p = pop.persons[who]
+            n_tab = max(1, min(4, p.multi_table + rng.choice([-1, 0, 0, 0, 1])))
+            planner.add_session(p.accounts[0], who, day, start, session_minutes(rng), n_tab, fav[who], events)
+        else:
+            g = who
+            minutes = session_minutes(rng) * 1.3
+            lead_pid = g.pids[0]
+            lead_acc = g.accounts[0]
+            n_tab = rng.choice([1, 1, 2])
+            tabs = planner.add_session(lead_acc, lead_pid, day, start, minutes, n_tab, fav[lead_pid], events,
+                                       need=len(g.accounts) + 1)
+            for acc, pid in zip(g.accounts[1:], g.pids[1:]):
+                s2 = start + rng.randrange(0, 4 * MIN_MS)
+                planner.add_session(acc, pid, day, s2, minutes - 4, len(tabs), fav[lead_pid], events,
+                                    with_tables=tabs)
 
 
 _BUYINS = [(100, 10), (500, 50), (1000, 100), (2000, 200), (300, 30), (1000, 90)]

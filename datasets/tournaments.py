@@ -47,7 +47,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field
 
-from .population import derive_seed
+from . import entrants
 
 SNG_LEVELS = [(10, 20), (15, 30), (25, 50), (50, 100), (75, 150), (100, 200), (150, 300), (200, 400)]
 SNG_HANDS_PER_LEVEL = 10
@@ -191,22 +191,6 @@ def _bubble_size(plan: TournamentPlan, n_paid: int) -> int:
     return n_paid + max(2, n_paid // 3)
 
 
-@dataclass
-class _Players:
-    """The entrants' state across a tournament's hands: sessions, policies, sit-outs and device moves."""
-
-    by_acc: dict                                        # account -> Entry
-    sessions: dict = field(default_factory=dict)        # account -> session id ("" while logged out)
-    policies: dict = field(default_factory=dict)        # account -> decision policy
-    hands_of: dict = field(default_factory=dict)        # account -> hands dealt in this tournament
-    sitting: dict = field(default_factory=dict)         # account -> hands left sitting out
-    sitout_log: dict = field(default_factory=dict)      # account -> (gid or None, table)
-    returning: set = field(default_factory=set)         # back from a sit-out: "has returned" at the next deal
-    handed_off: dict = field(default_factory=dict)      # account -> True once another person plays it
-    away: dict = field(default_factory=dict)            # account -> when its desktop logs in (an owner moving from the phone)
-    away_dev: dict = field(default_factory=dict)        # account -> (ip, device) it logs in from, when not the owner's desktop
-
-
 def play_tournament(plan: TournamentPlan, ctx) -> int:
     """Play ``plan`` to the end into ``ctx.sink``; returns the number of hands.
 
@@ -214,7 +198,7 @@ def play_tournament(plan: TournamentPlan, ctx) -> int:
     eliminations of a round are ranked together by chips at the start of
     their hands. See the module docstring for blinds, levels, balancing,
     breaks, prizes and bounties. Seating (:func:`_seat_entrants`),
-    registration (:func:`_register`), each table's hand of a round
+    registration (:func:`datasets.entrants.register`), each table's hand of a round
     (:func:`_deal_table`), the settling of a round (:func:`_settle_round`)
     and its writing (:func:`_close_round`) are functions of their own.
     """
@@ -229,16 +213,16 @@ def play_tournament(plan: TournamentPlan, ctx) -> int:
     bounty = {e.account: plan.bounty for e in entries} if plan.bounty else {}
     bounty_cash: dict[str, int] = {}
     tid = plan.tid
-    ps = _Players({e.account: e for e in entries})
+    ps = entrants.Players({e.account: e for e in entries})
     tables, together = _seat_entrants(plan, entries, ps.by_acc, ctx)
-    _register(plan, entries, ps, ctx)
+    entrants.register(plan, entries, ps, ctx)
     clock = {tb.name: plan.start_ms for tb in tables}
     hands = 0
     level_hands = 0          # hands at the busiest table (SNG: the only table)
     remaining = n
     next_break = plan.start_ms + 55 * 60_000 if plan.kind == "mtt" else None
     if plan.kind == "mtt":
-        _plan_switches(plan, entries, ctx)
+        entrants.plan_switches(plan, entries, ctx)
     coord_done: dict[str, int] = {}
     place_of: dict[str, int] = {}
     table_info = ctx.table_info
@@ -350,43 +334,7 @@ def _seat_entrants(plan: TournamentPlan, entries: list, by_acc: dict, ctx) -> tu
     return tables, together
 
 
-def _register(plan: TournamentPlan, entries: list, ps: _Players, ctx) -> None:
-    """Each entrant's login, registration, session and policy (into ``ps``); the withdrawn
-    registrations' login, register, unregister and logout events."""
-    rng = ctx.rng
-    ev = ctx.events
-    tid = plan.tid
-    for e in entries:
-        ip, device, mobile = ctx.device_of(e.pid, e.account, plan.start_ms)
-        e.mobile = mobile
-        sid = ctx.new_session_id()
-        login = min(e.register_ms, plan.start_ms - rng.randrange(30_000, 20 * 60_000)) - rng.randrange(5_000, 60_000)
-        ev.login(login, e.account, sid, ip, device)
-        ev.add(e.register_ms, "register", e.account, tournament=tid)
-        ps.sessions[e.account] = sid
-        ps.policies[e.account] = ctx.policy_for(e.account, e.pid, mobile, None, tid)
-    for acc, pid, ms in plan.unregistered:
-        ip, device, mobile = ctx.device_of(pid, acc, ms)
-        sid = ctx.new_session_id()
-        ev.login(ms - rng.randrange(60_000, 600_000), acc, sid, ip, device)
-        ev.add(ms - rng.randrange(30 * 60_000, 90 * 60_000), "register", acc, tournament=tid)
-        ev.add(ms, "unregister", acc, tournament=tid)
-        ev.logout(ms + rng.randrange(10_000, 300_000), acc, sid)
-
-
-def _plan_switches(plan: TournamentPlan, entries: list, ctx) -> None:
-    """Which entrants of a multi-table event move to another device, and after how many hands
-    (``Entry.switch_hand``): a sixth of those on a phone, and the world's switchers by habit."""
-    P = ctx.w.params
-    for e in entries:
-        sw = random.Random(derive_seed(ctx.w.seed, "switch", plan.tid, ctx.w.key(e.account)))
-        if e.mobile and e.handoff_pid < 0 and sw.random() < 1 / 6:
-            e.switch_hand = sw.randint(5, 40)
-        elif e.pid in ctx.w.traits.switchers and e.handoff_pid < 0 and sw.random() < P.switcher_rate:
-            e.switch_hand = sw.randint(*P.switcher_hand)  # a habit: another device of theirs, late
-
-
-def _scheduled_break(tables: list[TourTable], clock: dict[str, int], ps: _Players, ev, rng, tid) -> int:
+def _scheduled_break(tables: list[TourTable], clock: dict[str, int], ps: entrants.Players, ev, rng, tid) -> int:
     """A scheduled break: every table finishes its hand, then everyone is away 5 minutes (the clocks of
     the tables still running: a broken table's clock stops when it breaks). Returns the next break's time."""
     brk_start = max(clock[tb.name] for tb in tables)
@@ -404,7 +352,7 @@ def _scheduled_break(tables: list[TourTable], clock: dict[str, int], ps: _Player
     return brk_start + 60 * 60_000
 
 
-def _deal_table(tb: TourTable, t: int, ps: _Players, stacks: dict, bounty: dict, config, info, ctx, tid) -> tuple:
+def _deal_table(tb: TourTable, t: int, ps: entrants.Players, stacks: dict, bounty: dict, config, info, ctx, tid) -> tuple:
     """Play one table's hand of a round at ``t`` (not yet written): device switches, the seats, hand-offs,
     connections. Returns (table, record, t, its decisions, start stacks)."""
     from datasets.engine import SeatState, play_hand
@@ -415,7 +363,7 @@ def _deal_table(tb: TourTable, t: int, ps: _Players, stacks: dict, bounty: dict,
     seat_states = []
     extra = []
     start_stacks = {}
-    _switch_devices(tb, t, ps, ctx, tid)
+    entrants.switch_devices(tb, t, ps, ctx, tid)
     for s_no in sorted(tb.seats):
         acc = tb.seats[s_no]
         out = ps.sitting.get(acc, 0) > 0
@@ -425,7 +373,7 @@ def _deal_table(tb: TourTable, t: int, ps: _Players, stacks: dict, bounty: dict,
         seat_states.append(SeatState(s_no, acc, stacks[acc], sitting_out=out,
                                      bounty=bounty.get(acc) if bounty else None))
         start_stacks[acc] = stacks[acc]
-    _hand_offs(tb, t, ps, seat_states, ctx, tid)
+    entrants.hand_offs(tb, t, ps, seat_states, ctx, tid)
     table_info["start_stacks"] = start_stacks
     by_acc = ps.by_acc
     players = {acc: (by_acc[acc].handoff_pid if ps.handed_off.get(acc) else by_acc[acc].pid) for acc in tb.seats.values()}
@@ -442,75 +390,6 @@ def _deal_table(tb: TourTable, t: int, ps: _Players, stacks: dict, bounty: dict,
     decisions = list(ctx.decisions.rows)
     tb.hands += 1
     return tb, rec, t, decisions, start_stacks
-
-
-def _switch_devices(tb: TourTable, t: int, ps: _Players, ctx, tid) -> None:
-    """The owner moves from the phone to the desktop between hands: the phone logs out, and the player
-    sits out the hands dealt until the desktop has logged in."""
-    rng = ctx.rng
-    ev = ctx.events
-    for acc in tb.seats.values():
-        e = ps.by_acc[acc]
-        if e.switch_hand >= 0 and ps.hands_of.get(acc, 0) >= e.switch_hand and ps.sessions[acc]:
-            e.switch_hand = -1
-            sw = random.Random(derive_seed(ctx.w.seed, "switch-at", tid, ctx.w.key(acc)))
-            if e.pid in ctx.w.traits.switchers:
-                ps.away_dev[acc] = _other_device(ctx, e, t)
-            logout = t - sw.randrange(4_000, 5_500)
-            ev.logout(logout, acc, ps.sessions[acc])
-            ps.sessions[acc] = ""
-            ps.away[acc] = logout + (sw.randrange(2_000, 15_000) if sw.random() < 0.5 else sw.randrange(15_000, 40_000))
-            if ps.away[acc] + 300 > t and acc not in ps.sitting:
-                ps.sitting[acc] = 1 << 30
-                ps.sitout_log[acc] = (None, tb.name)
-                ev.sit_out(logout + sw.randrange(200, 1_500), acc, tb.name, tid)
-        if acc in ps.away and ps.away[acc] + 300 <= t:
-            ip, device = ps.away_dev.pop(acc) if acc in ps.away_dev else ctx.w.devices.desktop(e.pid)
-            sid = ctx.new_session_id()
-            ev.login(ps.away.pop(acc), acc, sid, ip, device)
-            ps.sessions[acc] = sid
-            ps.policies[acc].mobile = False
-            if ps.sitting.get(acc, 0) >= 1 << 30:
-                del ps.sitting[acc]
-                ps.sitout_log.pop(acc, None)
-                ev.sit_in(t - rng.randrange(100, 300), acc, tb.name, tid)
-                ps.returning.add(acc)
-
-
-def _hand_offs(tb: TourTable, t: int, ps: _Players, seat_states: list, ctx, tid) -> None:
-    """Seat hand-off: from this hand on another person plays the account (logout, the helper's login
-    from their device or the owner's; a seat whose helper is not back by the deal sits out)."""
-    rng = ctx.rng
-    ev = ctx.events
-    P = ctx.w.params
-    for acc in tb.seats.values():
-        e = ps.by_acc[acc]
-        if e.handoff_pid >= 0 and not ps.handed_off.get(acc) and ps.hands_of.get(acc, 0) >= e.handoff_hand:
-            ps.handed_off[acc] = True
-            # between hands (the last decision is at least 6 s before the next deal)
-            logout = t - rng.randrange(4_000, 5_500)
-            if ps.sessions[acc]:
-                ev.logout(logout, acc, ps.sessions[acc])
-            ip, device, mobile = ctx.device_of(e.handoff_pid, acc, t, person_only=True)
-            if ctx.w.handoff[acc].gid in ctx.w.traits.handoff_same_device:
-                ip, device, mobile = ctx.device_of(e.pid, acc, t)  # the helper sits at the owner's device
-            login = t - rng.randrange(300, 3_000)
-            if P.handoff_gap_s is not None:
-                login = logout + int(rng.uniform(*P.handoff_gap_s) * 1000)
-            if login + 300 <= t:
-                sid = ctx.new_session_id()
-                ev.login(login, acc, sid, ip, device)
-                ps.sessions[acc] = sid
-            else:  # not back by this deal: the seat sits out until the helper logs in
-                ps.sessions[acc] = ""
-                ps.away[acc], ps.away_dev[acc] = login, (ip, device)
-                ps.sitting[acc] = 1 << 30
-                ps.sitout_log[acc] = (None, tb.name)
-                for st in seat_states:
-                    if st.player == acc:
-                        st.sitting_out = True
-            ps.policies[acc] = ctx.policy_for(acc, e.handoff_pid, mobile, None, tid, person=True)
-            ctx.handoff_started(acc, tid)
 
 
 def _settle_round(round_recs: list, stacks: dict, bounty: dict, bounty_cash: dict, progressive: bool) -> list:
@@ -556,7 +435,7 @@ def _rank_eliminations(busted: list, remaining: int, prizes: dict, bounty_cash: 
     return place
 
 
-def _close_round(round_recs: list, busted: list, clock: dict[str, int], ps: _Players, ctx, tid) -> int:
+def _close_round(round_recs: list, busted: list, clock: dict[str, int], ps: entrants.Players, ctx, tid) -> int:
     """Write the round's hands and advance the clocks; the eliminated log out; sit-outs count down and
     those coming back sit in. Returns the number of hands written."""
     rng = ctx.rng
@@ -581,14 +460,6 @@ def _close_round(round_recs: list, busted: list, clock: dict[str, int], ps: _Pla
             ps.returning.add(acc)
             ctx.events.sit_in(clock.get(tname, end_t) - rng.randrange(500, 6_000), acc, tname, tid)
     return hands
-
-
-def _other_device(ctx, e, t: int) -> tuple[str, str]:
-    """A habitual switcher's next device: one of theirs other than the one in use now, on the home network."""
-    p = ctx.w.pop.persons[e.pid]
-    _, now, _ = ctx.device_of(e.pid, e.account, t)
-    others = [d for d in p.devices if d.fingerprint != now] or p.devices
-    return p.home_ip, others[-1].fingerprint
 
 
 def _rebalance(tables: list[TourTable], clock: dict[str, int], rng: random.Random, together: list | None = None) -> None:

@@ -13,7 +13,9 @@ memory does not grow with the number of hands and the bytes written do not
 depend on scheduling: the same seed gives byte-identical files. The parent
 then writes the planner's events (logins, registrations, transfers),
 ``accounts.csv`` and ``labels.jsonl`` from the hits the units reported
-(only hands in which collusion actually happened).
+(only hands in which collusion actually happened). The planning of cash,
+tournaments and transfers is :mod:`datasets.planning`; the world a worker
+plays in and the services its units use are :mod:`datasets.units`.
 
 Layout written under ``out_dir``::
 
@@ -25,6 +27,7 @@ Layout written under ``out_dir``::
 """
 
 from __future__ import annotations
+
 import csv
 import json
 import random

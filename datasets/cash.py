@@ -373,12 +373,15 @@ def play_cash_table(plan: CashTablePlan, ctx) -> int:
     """Play one table-day of ``plan`` into ``ctx.sink``; returns the number of hands.
 
     ``ctx`` carries the unit's RNGs, the persons (styles, timing), the policy
-    factory and the hand-id allocator (see :mod:`datasets.generate`).
+    factory and the hand-id allocator (see :class:`datasets.units.UnitContext`).
     Joining players post a big blind (or wait for it to reach them); players
     returning from a break post what they missed (``sb``, ``bb`` or both);
     busted players re-buy or leave; short stacks top up between hands.
+    Between hands: arrivals (:func:`_arrivals`), departures and breaks
+    (:func:`_departures`), top-ups (:func:`_top_ups`); then the seats of the
+    next hand (:func:`_hand_seats`) and the hand itself.
     """
-    from datasets.engine import GameConfig, SeatState, play_hand, rake_rule_for
+    from datasets.engine import GameConfig, play_hand, rake_rule_for
 
     b = plan.bucket
     sb, bb = (cents(x) for x in b.blinds)
@@ -396,51 +399,9 @@ def play_cash_table(plan: CashTablePlan, ctx) -> int:
     n_seats = b.max_seats
     log = ctx.decisions
     while t < end_all:
-        join_lines: list[str] = []
-        # arrivals
-        still = []
-        for sp in pending:
-            if sp.start_ms <= t:
-                if sp.end_ms - 240_000 <= t:
-                    continue
-                if sp.seat in occ:  # seat still busy (late leaver): try next hand
-                    still.append(sp)
-                    continue
-                o = _Occupant(sp, sp.buyin_bb * bb)
-                occ[sp.seat] = o
-                policies[sp.account] = ctx.policy_for(sp.account, sp.pid, sp.mobile, plan.name, None)
-                join_lines.append(f"{sp.account} joins the table at seat #{sp.seat}")
-            else:
-                still.append(sp)
-        pending = still
-        # departures and breaks
-        leave_lines: list[str] = []
-        for seat_no in list(occ):
-            o = occ[seat_no]
-            sp = o.plan
-            if sp.end_ms - 240_000 <= t or o.left:  # no new hand in the last minutes: the session ends after
-                leave_lines.append(f"{sp.account} leaves the table")
-                del occ[seat_no]
-                continue
-            brk = any(a <= t < z for a, z in sp.breaks)
-            if brk and not o.on_break:
-                o.on_break = True
-                ctx.events.sit_out(t - rng.randrange(1000, 20000), sp.account, plan.name, None)
-            elif not brk and o.on_break:
-                o.on_break = False
-                ctx.events.sit_in(t - rng.randrange(500, 8000), sp.account, plan.name, None)
-            o.sitting_out = o.on_break
-        # top-ups and rebuys between hands
-        for o in occ.values():
-            full = o.plan.buyin_bb * bb
-            if o.stack <= 0:
-                if rng.random() < 0.6:
-                    o.stack = full
-                else:
-                    o.left = True
-                    o.sitting_out = True
-            elif o.stack < full * 0.35 and rng.random() < 0.5:
-                o.stack = full
+        pending, join_lines = _arrivals(pending, occ, policies, t, bb, plan, ctx)
+        leave_lines = _departures(occ, t, plan, ctx)
+        _top_ups(occ, bb, rng)
         ready = [s for s, o in occ.items() if not o.sitting_out and o.stack > 0]
         if len(ready) < 2:
             nxt = [sp.start_ms for sp in pending if sp.start_ms > t]
@@ -449,47 +410,7 @@ def play_cash_table(plan: CashTablePlan, ctx) -> int:
                 nxt.append(o.plan.end_ms)
             t = max(t + 1000, min(nxt) if nxt else end_all)
             continue
-        # button: next ready seat clockwise
-        order = sorted(ready, key=lambda s: (s - button - 1) % n_seats)
-        button = order[0]
-        clockwise = sorted(ready, key=lambda s: (s - button - 1) % n_seats)
-        if len(clockwise) == 2:
-            blind_seats = [button, clockwise[0] if clockwise[0] != button else clockwise[1]]
-        else:
-            blind_seats = clockwise[:2]
-        # waiting for the big blind: deal them only when the big blind reaches them
-        dealt_seats = []
-        for s_no in clockwise:
-            o = occ[s_no]
-            if o.waiting_bb and s_no != blind_seats[-1]:
-                continue
-            dealt_seats.append(s_no)
-        if len(dealt_seats) < 2:
-            dealt_seats = clockwise
-        hand_seats = []
-        for s_no in sorted(occ):
-            o = occ[s_no]
-            out = o.sitting_out or s_no not in dealt_seats or o.stack <= 0
-            pd = None
-            if not out:
-                if o.waiting_bb:
-                    o.waiting_bb = False
-                elif not o.joined and s_no not in blind_seats:
-                    pd = "bb"
-                elif o.missed_sb or o.missed_bb:
-                    pd = "sb_bb" if (o.missed_sb and o.missed_bb) else ("bb" if o.missed_bb else "sb")
-                o.joined = True
-                o.missed_sb = o.missed_bb = False
-            hand_seats.append(SeatState(s_no, o.plan.account, o.stack, sitting_out=out, posts_dead=pd))
-        # blinds missed by players on a break
-        all_cw = sorted(occ, key=lambda s: (s - button - 1) % n_seats)
-        for k, s_no in enumerate(all_cw[:2]):
-            o = occ[s_no]
-            if o.on_break:
-                if k == 0:
-                    o.missed_sb = True
-                else:
-                    o.missed_bb = True
+        button, hand_seats = _hand_seats(occ, ready, button, n_seats)
         disc, conn_lines = ctx.connection(t, {o.plan.account: o.plan.pid for o in occ.values()}, plan.name, None,
                                           ends={o.plan.account: o.plan.end_ms for o in occ.values()})
         ctx.table_info["disconnected"] = disc
@@ -512,3 +433,116 @@ def play_cash_table(plan: CashTablePlan, ctx) -> int:
         hands += 1
         t += dur
     return hands
+
+
+def _arrivals(pending: list, occ: dict, policies: dict, t: int, bb: int, plan: CashTablePlan,
+              ctx) -> tuple[list, list[str]]:
+    """Seat the planned sessions that have started by ``t`` (in ``occ``, their policies in ``policies``).
+
+    A session with under four minutes left is dropped; one whose seat is still busy waits for the next
+    hand. Returns the sessions still pending and the "joins the table" lines.
+    """
+    join_lines: list[str] = []
+    still = []
+    for sp in pending:
+        if sp.start_ms <= t:
+            if sp.end_ms - 240_000 <= t:
+                continue
+            if sp.seat in occ:  # seat still busy (late leaver): try next hand
+                still.append(sp)
+                continue
+            o = _Occupant(sp, sp.buyin_bb * bb)
+            occ[sp.seat] = o
+            policies[sp.account] = ctx.policy_for(sp.account, sp.pid, sp.mobile, plan.name, None)
+            join_lines.append(f"{sp.account} joins the table at seat #{sp.seat}")
+        else:
+            still.append(sp)
+    return still, join_lines
+
+
+def _departures(occ: dict, t: int, plan: CashTablePlan, ctx) -> list[str]:
+    """Unseat the sessions that end (no new hand in their last four minutes) or left; start and end breaks
+    (sit-out and sit-in events). Returns the "leaves the table" lines."""
+    rng = ctx.rng
+    leave_lines: list[str] = []
+    for seat_no in list(occ):
+        o = occ[seat_no]
+        sp = o.plan
+        if sp.end_ms - 240_000 <= t or o.left:  # no new hand in the last minutes: the session ends after
+            leave_lines.append(f"{sp.account} leaves the table")
+            del occ[seat_no]
+            continue
+        brk = any(a <= t < z for a, z in sp.breaks)
+        if brk and not o.on_break:
+            o.on_break = True
+            ctx.events.sit_out(t - rng.randrange(1000, 20000), sp.account, plan.name, None)
+        elif not brk and o.on_break:
+            o.on_break = False
+            ctx.events.sit_in(t - rng.randrange(500, 8000), sp.account, plan.name, None)
+        o.sitting_out = o.on_break
+    return leave_lines
+
+
+def _top_ups(occ: dict, bb: int, rng) -> None:
+    """Between hands: a busted player re-buys (60 %) or leaves; a stack under 35 % of the buy-in tops up
+    half the time."""
+    for o in occ.values():
+        full = o.plan.buyin_bb * bb
+        if o.stack <= 0:
+            if rng.random() < 0.6:
+                o.stack = full
+            else:
+                o.left = True
+                o.sitting_out = True
+        elif o.stack < full * 0.35 and rng.random() < 0.5:
+            o.stack = full
+
+
+def _hand_seats(occ: dict, ready: list[int], button: int, n_seats: int) -> tuple[int, list]:
+    """The next hand's button (the next ready seat clockwise) and its seats.
+
+    A player waiting for the big blind is dealt in only when it reaches them; a newcomer not in the
+    blinds posts a big blind, a player back from a break what they missed. Blinds passing a player on
+    a break are marked missed. Returns (button seat, the engine's ``SeatState`` list in seat order).
+    """
+    from datasets.engine import SeatState
+
+    order = sorted(ready, key=lambda s: (s - button - 1) % n_seats)
+    button = order[0]
+    clockwise = sorted(ready, key=lambda s: (s - button - 1) % n_seats)
+    if len(clockwise) == 2:
+        blind_seats = [button, clockwise[0] if clockwise[0] != button else clockwise[1]]
+    else:
+        blind_seats = clockwise[:2]
+    dealt_seats = []
+    for s_no in clockwise:
+        o = occ[s_no]
+        if o.waiting_bb and s_no != blind_seats[-1]:
+            continue
+        dealt_seats.append(s_no)
+    if len(dealt_seats) < 2:
+        dealt_seats = clockwise
+    hand_seats = []
+    for s_no in sorted(occ):
+        o = occ[s_no]
+        out = o.sitting_out or s_no not in dealt_seats or o.stack <= 0
+        pd = None
+        if not out:
+            if o.waiting_bb:
+                o.waiting_bb = False
+            elif not o.joined and s_no not in blind_seats:
+                pd = "bb"
+            elif o.missed_sb or o.missed_bb:
+                pd = "sb_bb" if (o.missed_sb and o.missed_bb) else ("bb" if o.missed_bb else "sb")
+            o.joined = True
+            o.missed_sb = o.missed_bb = False
+        hand_seats.append(SeatState(s_no, o.plan.account, o.stack, sitting_out=out, posts_dead=pd))
+    all_cw = sorted(occ, key=lambda s: (s - button - 1) % n_seats)
+    for k, s_no in enumerate(all_cw[:2]):
+        o = occ[s_no]
+        if o.on_break:
+            if k == 0:
+                o.missed_sb = True
+            else:
+                o.missed_bb = True
+    return button, hand_seats

@@ -570,6 +570,11 @@ def play_hand(
     4 Omaha, 5 five-card Omaha); the board is the next five cards.
     ``blinds`` optionally fixes ``(sb_seat or None, bb_seat)`` (dead-button
     play); see the module docstring for every rule.
+
+    One function on purpose: one hand's betting is one state machine (stacks,
+    bets, the pot and its side pots, who is to act and who has acted, what a
+    player may still do, the dealt cards); split into helpers, that state would
+    travel through a dozen parameters or an object that only this function uses.
     """
     is_tour = tournament is not None
     # Dealt-in players in clockwise order starting left of the button.

@@ -105,33 +105,49 @@ def write_hand(record: HandRecord, *, view: str = "operator", hero: str | None =
     ``view='operator'`` writes a ``Dealt to`` line for every player dealt in
     (the room's export); ``view='player'`` only the ``hero``'s (default: the
     first player dealt in) and shows other players' cards only when shown at
-    showdown.
+    showdown. The sections in order: header and seats, the betting
+    (:func:`_write_betting`), showdown, bounties and finishes
+    (:func:`_write_results`), summary (:func:`_write_summary`).
     """
-    r = record
+    sym, amt = _money_format(record)
+    out: list[str] = []
+    _write_header(record, sym, amt, out)
+    _write_betting(record, amt, view, hero, out)
+    desc_of = _hand_describer(record)
+    _write_results(record, sym, amt, desc_of, out)
+    _write_summary(record, amt, view, hero, desc_of, out)
+    return "\n".join(out)
+
+
+def _money_format(r: HandRecord):
+    """The currency symbol of the hand and its amount formatter: money in a cash game (cached per
+    symbol), chips (``str``) in a tournament."""
+    tour = r.tournament
+    if tour is not None:
+        return CURRENCY_SYMBOL.get(tour.currency, "$"), str
+    sym = CURRENCY_SYMBOL.get(r.config.currency, "$")
+    cache = _MONEY_CACHE.get(sym)
+    if cache is None:
+        cache = _MONEY_CACHE[sym] = {}
+
+    def amt(x: int) -> str:
+        t = cache.get(x)
+        if t is None:
+            t = cache[x] = money(x, sym)
+        return t
+    return sym, amt
+
+
+def _write_header(r: HandRecord, sym: str, amt, out: list[str]) -> None:
+    """Append the hand line (game, stakes or tournament and level, time), the table line and the seats."""
     cfg = r.config
     tour = r.tournament
-    if tour is None:
-        sym = CURRENCY_SYMBOL.get(cfg.currency, "$")
-        cache = _MONEY_CACHE.get(sym)
-        if cache is None:
-            cache = _MONEY_CACHE[sym] = {}
-
-        def amt(x: int) -> str:
-            t = cache.get(x)
-            if t is None:
-                t = cache[x] = money(x, sym)
-            return t
-    else:
-        sym = CURRENCY_SYMBOL.get(tour.currency, "$")
-        amt = str  # chips
-
     game = f"{GAME_NAME[cfg.game]}{' Hi/Lo' if cfg.hi_lo else ''} {LIMIT_NAME[cfg.limit]}"
     if cfg.limit == "fixed_limit":
         lo, hi = cfg.big_blind, 2 * cfg.big_blind
     else:
         lo, hi = cfg.small_blind, cfg.big_blind
     when = et_time(r.started_at)
-    out: list[str] = []
     if tour is None:
         out.append(f"PokerStars Hand #{r.hand_id}:  {game} ({amt(lo)}/{amt(hi)} {cfg.currency}) - {when}")
     else:
@@ -152,13 +168,17 @@ def write_hand(record: HandRecord, *, view: str = "operator", hero: str | None =
             line += " is sitting out"
         out.append(line)
 
+
+def _write_betting(r: HandRecord, amt, view: str, hero: str | None, out: list[str]) -> None:
+    """Append the posts, the hole cards (as ``view`` sees them), the actions street by street with the
+    table lines (``extra_lines``) after the action they follow, the uncalled bet and the streets dealt
+    after the last action (all-in run-outs)."""
     extra: dict[int, list[str]] = {}
     if r.extra_lines:
         last = len(r.actions) - 1
         for after, text in r.extra_lines:
             extra.setdefault(min(after, last), []).append(text)
         out.extend(extra.pop(-1, []))
-
     acts = r.actions
     n_posts = 0
     for a in acts:
@@ -190,45 +210,50 @@ def write_hand(record: HandRecord, *, view: str = "operator", hero: str | None =
             out.append(_street_line(street, board))
         if a.timed_out:
             out.append(f"{a.player} has timed out")
-        k = a.kind
-        if k == "fold":
-            line = f"{a.player}: folds"
-        elif k == "check":
-            line = f"{a.player}: checks"
-        elif k == "call":
-            line = f"{a.player}: calls {amt(a.amount)}"
-        elif k == "bet":
-            line = f"{a.player}: bets {amt(a.amount)}"
-        else:
-            line = f"{a.player}: raises {amt(a.raise_by)} to {amt(a.to)}"
-        if a.all_in:
-            line += " and is all-in"
-        out.append(line)
+        out.append(_action_line(a, amt))
         if extra and a.seq in extra:
             out.extend(extra.pop(a.seq))
     for lines in extra.values():
         out.extend(lines)
     if r.uncalled:
         out.append(f"Uncalled bet ({amt(r.uncalled[1])}) returned to {r.uncalled[0]}")
-    # streets dealt after the last action (all-in run-outs)
-    n_board = len(board)
-    last_street = {0: PREFLOP, 3: FLOP, 4: TURN, 5: RIVER}[n_board]
+    last_street = {0: PREFLOP, 3: FLOP, 4: TURN, 5: RIVER}[len(board)]
     while street < last_street:
         street += 1
         out.append(_street_line(street, board))
 
-    pots = r.pots
-    multi = len(pots) > 1
 
-    def pot_name(i: int) -> str:
-        if not multi:
-            return "pot"
-        if i == 0:
-            return "main pot"
-        return "side pot" if len(pots) == 2 else f"side pot-{i}"
+def _action_line(a, amt) -> str:
+    """The line of one action after the posts (fold, check, call, bet or raise; all-in marked)."""
+    k = a.kind
+    if k == "fold":
+        line = f"{a.player}: folds"
+    elif k == "check":
+        line = f"{a.player}: checks"
+    elif k == "call":
+        line = f"{a.player}: calls {amt(a.amount)}"
+    elif k == "bet":
+        line = f"{a.player}: bets {amt(a.amount)}"
+    else:
+        line = f"{a.player}: raises {amt(a.raise_by)} to {amt(a.to)}"
+    if a.all_in:
+        line += " and is all-in"
+    return line
 
+
+def _pot_name(pots: list, i: int) -> str:
+    """How the text names pot ``i``: "pot" alone, else "main pot", "side pot" or "side pot-i"."""
+    if len(pots) <= 1:
+        return "pot"
+    if i == 0:
+        return "main pot"
+    return "side pot" if len(pots) == 2 else f"side pot-{i}"
+
+
+def _hand_describer(r: HandRecord):
+    """A function naming a player's shown hand (high, and low in a hi/lo game)."""
     values = r.values
-    if cfg.hi_lo:
+    if r.config.hi_lo:
         lows = r.low_values
 
         def desc_of(p: str) -> str:
@@ -239,6 +264,13 @@ def write_hand(record: HandRecord, *, view: str = "operator", hero: str | None =
     else:
         def desc_of(p: str) -> str:
             return describe(values[p])
+    return desc_of
+
+
+def _write_results(r: HandRecord, sym: str, amt, desc_of, out: list[str]) -> None:
+    """Append the showdown (shown and mucked hands) or the collections, the bounties won and the finishes."""
+    pots = r.pots
+    hole = r.hole
     if r.showdown:
         out.append("*** SHOW DOWN ***")
         for p in r.shown:
@@ -246,11 +278,10 @@ def write_hand(record: HandRecord, *, view: str = "operator", hero: str | None =
         for p in r.mucked:
             out.append(f"{p}: mucks hand")
         for c in sorted(r.collections, key=lambda c: -c.pot):
-            out.append(f"{c.player} collected {amt(c.amount)} from {pot_name(c.pot)}")
+            out.append(f"{c.player} collected {amt(c.amount)} from {_pot_name(pots, c.pot)}")
     else:
         for c in r.collections:
-            out.append(f"{c.player} collected {amt(c.amount)} from {pot_name(c.pot)}")
-
+            out.append(f"{c.player} collected {amt(c.amount)} from {_pot_name(pots, c.pot)}")
     if r.bounty_awards:
         for b in r.bounty_awards:
             if b.new_bounty is not None:
@@ -271,9 +302,15 @@ def write_hand(record: HandRecord, *, view: str = "operator", hero: str | None =
         else:
             out.append(f"{f.player} finished the tournament in {ordinal(f.place)} place")
 
+
+def _write_summary(r: HandRecord, amt, view: str, hero: str | None, desc_of, out: list[str]) -> None:
+    """Append the summary: total pot, side pots and rake, the board, and one line per seat dealt in
+    (blinds and button, when it folded, what it collected, showed or mucked)."""
+    pots = r.pots
+    hole = r.hole
     out.append("*** SUMMARY ***")
     total = sum(p.amount for p in pots)
-    if multi:
+    if len(pots) > 1:
         parts = [f"Main pot {amt(pots[0].amount - pots[0].rake)}."]
         if len(pots) == 2:
             parts.append(f"Side pot {amt(pots[1].amount - pots[1].rake)}.")
@@ -282,15 +319,14 @@ def write_hand(record: HandRecord, *, view: str = "operator", hero: str | None =
         out.append(f"Total pot {amt(total)} {' '.join(parts)} | Rake {amt(r.rake)}")
     else:
         out.append(f"Total pot {amt(total)} | Rake {amt(r.rake)}")
-    if board:
-        out.append(f"Board [{_cards(board)}]")
-
+    if r.board:
+        out.append(f"Board [{_cards(r.board)}]")
     won: dict[str, int] = {}
     for c in r.collections:
         won[c.player] = won.get(c.player, 0) + c.amount
     shown = set(r.shown)
     voluntary = set()
-    for a in acts:
+    for a in r.actions:
         if a.kind != "ante" and a.kind != "fold" and a.kind != "check":
             voluntary.add(a.player)
     hero_p = hero if hero is not None else (r.dealt[0] if r.dealt else None)
@@ -324,7 +360,6 @@ def write_hand(record: HandRecord, *, view: str = "operator", hero: str | None =
             else:
                 tail = "mucked"
         out.append(f"Seat {s.seat}: {p}{label} {tail}")
-    return "\n".join(out)
 
 
 _POST_TEXT = {

@@ -7,7 +7,7 @@ the name a real room would show: with probability :data:`DRESSED_SHARE` the
 plain name is rewritten in one of the forms of :data:`FORMS` (drawn by its
 weight), else it stays as it is. Because the names come from their own stream
 and the world's seeds are keyed by the plain name
-(:meth:`datasets.generate.World.key`), a seed's persons, groups and hands are
+(:meth:`datasets.units.World.key`), a seed's persons, groups and hands are
 the same with or without dressing, but for the names.
 
 The forms follow what real hand histories hold (issue 31: a real player

@@ -47,7 +47,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field
 
-from .population import derive_seed
+from . import entrants
 
 SNG_LEVELS = [(10, 20), (15, 30), (25, 50), (50, 100), (75, 150), (100, 200), (150, 300), (200, 400)]
 SNG_HANDS_PER_LEVEL = 10
@@ -197,29 +197,123 @@ def play_tournament(plan: TournamentPlan, ctx) -> int:
     Rounds: every table plays one hand per round (hand-for-hand timing);
     eliminations of a round are ranked together by chips at the start of
     their hands. See the module docstring for blinds, levels, balancing,
-    breaks, prizes and bounties.
+    breaks, prizes and bounties. Seating (:func:`_seat_entrants`),
+    registration (:func:`datasets.entrants.register`), each table's hand of a round
+    (:func:`_deal_table`), the settling of a round (:func:`_settle_round`)
+    and its writing (:func:`_close_round`) are functions of their own.
     """
-    from datasets.engine import Finish, GameConfig, SeatState, TournamentInfo, play_hand
-
     rng = ctx.rng
     ev = ctx.events
     entries = list(plan.entries)
     n = len(entries)
-    by_acc = {e.account: e for e in entries}
     pool = plan.buy_in * n
     prizes = sng_payouts(pool) if plan.kind == "sng" else mtt_payouts(n, pool)
-    n_paid = len(prizes)
-    bubble_at = _bubble_size(plan, n_paid)
+    bubble_at = _bubble_size(plan, len(prizes))
     stacks = {e.account: plan.stack for e in entries}
     bounty = {e.account: plan.bounty for e in entries} if plan.bounty else {}
     bounty_cash: dict[str, int] = {}
     tid = plan.tid
-    # seating: random
+    ps = entrants.Players({e.account: e for e in entries})
+    tables, together = _seat_entrants(plan, entries, ps.by_acc, ctx)
+    entrants.register(plan, entries, ps, ctx)
+    clock = {tb.name: plan.start_ms for tb in tables}
+    hands = 0
+    level_hands = 0          # hands at the busiest table (SNG: the only table)
+    remaining = n
+    next_break = plan.start_ms + 55 * 60_000 if plan.kind == "mtt" else None
+    if plan.kind == "mtt":
+        entrants.plan_switches(plan, entries, ctx)
+    coord_done: dict[str, int] = {}
+    place_of: dict[str, int] = {}
+    table_info = ctx.table_info
+    table_info.clear()
+    if bounty:
+        table_info["bounties"] = bounty
+    if plan.kind == "sng":
+        # house rule 11: at most three raises (four bets) a round, five raises (six bets) heads-up
+        table_info["raise_cap"] = (4, 6)
+    while remaining > 1:
+        config, info = _level(plan, level_hands)
+        if next_break is not None and min(clock[tb.name] for tb in tables) >= next_break:
+            next_break = _scheduled_break(tables, clock, ps, ev, rng, tid)
+        # planted coordinated sit-outs near the bubble, and the odd honest one
+        ctx.plan_sitouts(plan, tables, remaining, bubble_at, ps.sitting, ps.sitout_log, coord_done, clock)
+        round_recs = []
+        for tb in tables:
+            if len(tb.seats) >= 2:
+                round_recs.append(_deal_table(tb, clock[tb.name], ps, stacks, bounty, config, info, ctx, tid))
+        if not round_recs:
+            break
+        busted = _settle_round(round_recs, stacks, bounty, bounty_cash, plan.progressive)
+        remaining = _rank_eliminations(busted, remaining, prizes, bounty_cash, place_of, ctx, tid)
+        for _, _, acc, tb, rec in busted:
+            for s_no, a in list(tb.seats.items()):
+                if a == acc:
+                    del tb.seats[s_no]
+            bounty.pop(acc, None)
+            ps.sitting.pop(acc, None)
+        if remaining == 1:
+            _crown_winner(tables, round_recs, prizes, bounty, bounty_cash, place_of, ctx, tid)
+        hands += _close_round(round_recs, busted, clock, ps, ctx, tid)
+        level_hands = max(tb.hands for tb in tables)
+        # break and balance tables
+        if plan.kind == "mtt":
+            _rebalance(tables, clock, rng, together)
+    if remaining == 1 and hands:
+        winner = next(a for tb in tables for a in tb.seats.values())
+        tname = next(tb.name for tb in tables if winner in tb.seats.values())
+        if ps.sessions[winner]:
+            ev.logout(clock[tname] + rng.randrange(10_000, 300_000), winner, ps.sessions[winner])
+    ctx.tournament_done(plan, place_of, bounty_cash)
+    return hands
+
+
+def _level(plan: TournamentPlan, level_hands: int) -> tuple:
+    """The game and tournament header of the level reached after ``level_hands`` hands at the busiest
+    table (the schedule's last level at most)."""
+    from datasets.engine import GameConfig, TournamentInfo
+
+    lvl = min(level_hands // (SNG_HANDS_PER_LEVEL if plan.kind == "sng" else MTT_HANDS_PER_LEVEL),
+              (len(SNG_LEVELS) if plan.kind == "sng" else len(MTT_LEVELS)) - 1)
+    if plan.kind == "sng":
+        sb, bb = SNG_LEVELS[lvl]
+        ante = 0
+    else:
+        sb, bb, ante = MTT_LEVELS[lvl]
+    config = GameConfig(game="holdem", limit="no_limit", small_blind=sb, big_blind=bb, ante=ante)
+    info = TournamentInfo(plan.tid, plan.buy_in, plan.fee, level=lvl + 1, bounty=plan.bounty,
+                          progressive=plan.progressive)
+    return config, info
+
+
+def _crown_winner(tables: list[TourTable], round_recs: list, prizes: dict, bounty: dict, bounty_cash: dict,
+                  place_of: dict, ctx, tid) -> None:
+    """The last player left wins: first place in the last hand they played, first prize and their own bounty."""
+    from datasets.engine import Finish
+
+    winner = next(a for tb in tables for a in tb.seats.values())
+    last_rec = round_recs[-1][1]
+    for tb, rec, *_ in round_recs:
+        if winner in rec.final_stacks:
+            last_rec = rec
+    last_rec.finishes.append(Finish(winner, 1, prizes.get(1)))
+    own = bounty.get(winner, 0) or 0
+    bounty_cash[winner] = bounty_cash.get(winner, 0) + own
+    place_of[winner] = 1
+    ctx.finished(tid, winner, 1, prizes.get(1, 0) + bounty_cash.get(winner, 0), own_bounty=own)
+
+
+def _seat_entrants(plan: TournamentPlan, entries: list, by_acc: dict, ctx) -> tuple[list[TourTable], list]:
+    """Seat the entrants at random on as few nine-seat tables as hold them, filled evenly.
+
+    Partners of bounty groups (``ctx.seat_together``) start at one table: they registered together and
+    were lucky (planted). Returns the tables and those partner groups.
+    """
+    rng = ctx.rng
     order = list(entries)
     rng.shuffle(order)
-    n_tables = max(1, -(-n // 9))
-    tables = [TourTable(f"{tid} {k + 1}", 9) for k in range(n_tables)]
-    # partners of bounty groups start at one table: they registered together and were lucky (planted)
+    n_tables = max(1, -(-len(entries) // 9))
+    tables = [TourTable(f"{plan.tid} {k + 1}", 9) for k in range(n_tables)]
     together = ctx.seat_together(plan)
     placed: set[str] = set()
     ti = 0
@@ -237,264 +331,135 @@ def play_tournament(plan: TournamentPlan, ctx) -> int:
         ti += 1
         t.seats[rng.choice(t.free_seats())] = e.account
         placed.add(e.account)
-    # sessions and policies
-    sessions: dict[str, str] = {}
-    policies: dict[str, object] = {}
-    for e in entries:
-        ip, device, mobile = ctx.device_of(e.pid, e.account, plan.start_ms)
-        e.mobile = mobile
-        sid = ctx.new_session_id()
-        login = min(e.register_ms, plan.start_ms - rng.randrange(30_000, 20 * 60_000)) - rng.randrange(5_000, 60_000)
-        ev.login(login, e.account, sid, ip, device)
-        ev.add(e.register_ms, "register", e.account, tournament=tid)
-        sessions[e.account] = sid
-        policies[e.account] = ctx.policy_for(e.account, e.pid, mobile, None, tid)
-    for acc, pid, ms in plan.unregistered:
-        ip, device, mobile = ctx.device_of(pid, acc, ms)
-        sid = ctx.new_session_id()
-        ev.login(ms - rng.randrange(60_000, 600_000), acc, sid, ip, device)
-        ev.add(ms - rng.randrange(30 * 60_000, 90 * 60_000), "register", acc, tournament=tid)
-        ev.add(ms, "unregister", acc, tournament=tid)
-        ev.logout(ms + rng.randrange(10_000, 300_000), acc, sid)
+    return tables, together
 
-    clock = {tb.name: plan.start_ms for tb in tables}
-    hands = 0
-    level_hands = 0          # hands at the busiest table (SNG: the only table)
-    remaining = n
-    tour_hands_of: dict[str, int] = {}
-    sitting: dict[str, int] = {}          # account -> hands left sitting out
-    sitout_log: dict[str, tuple] = {}     # account -> (gid or None, table)
-    returning: set[str] = set()
-    next_break = plan.start_ms + 55 * 60_000 if plan.kind == "mtt" else None
-    handed_off: dict[str, bool] = {}
-    away: dict[str, int] = {}             # account -> when its desktop logs in (an owner moving from the phone)
-    away_dev: dict[str, tuple] = {}       # account -> (ip, device) it logs in from, when not the owner's desktop
-    P = ctx.w.params
-    if plan.kind == "mtt":
-        for e in entries:
-            sw = random.Random(derive_seed(ctx.w.seed, "switch", tid, ctx.w.key(e.account)))
-            if e.mobile and e.handoff_pid < 0 and sw.random() < 1 / 6:
-                e.switch_hand = sw.randint(5, 40)
-            elif e.pid in ctx.w.traits.switchers and e.handoff_pid < 0 and sw.random() < P.switcher_rate:
-                e.switch_hand = sw.randint(*P.switcher_hand)  # a habit: another device of theirs, late
-    coord_done: dict[str, int] = {}
-    place_of: dict[str, int] = {}
+
+def _scheduled_break(tables: list[TourTable], clock: dict[str, int], ps: entrants.Players, ev, rng, tid) -> int:
+    """A scheduled break: every table finishes its hand, then everyone is away 5 minutes (the clocks of
+    the tables still running: a broken table's clock stops when it breaks). Returns the next break's time."""
+    brk_start = max(clock[tb.name] for tb in tables)
+    brk_end = brk_start + BREAK_MS
+    for tb in tables:
+        for acc in tb.seats.values():
+            if rng.random() < 0.7:
+                ev.sit_out(brk_start + rng.randrange(0, 40_000), acc, tb.name, tid)
+                if rng.random() < 0.1:
+                    ps.sitting[acc] = rng.randint(1, 2)
+                    ps.sitout_log[acc] = (None, tb.name)
+                else:
+                    ev.sit_in(brk_end - rng.randrange(0, 60_000), acc, tb.name, tid)
+        clock[tb.name] = brk_end
+    return brk_start + 60 * 60_000
+
+
+def _deal_table(tb: TourTable, t: int, ps: entrants.Players, stacks: dict, bounty: dict, config, info, ctx, tid) -> tuple:
+    """Play one table's hand of a round at ``t`` (not yet written): device switches, the seats, hand-offs,
+    connections. Returns (table, record, t, its decisions, start stacks)."""
+    from datasets.engine import SeatState, play_hand
+
+    rng = ctx.rng
     table_info = ctx.table_info
-    table_info.clear()
-    if bounty:
-        table_info["bounties"] = bounty
-    if plan.kind == "sng":
-        # house rule 11: at most three raises (four bets) a round, five raises (six bets) heads-up
-        table_info["raise_cap"] = (4, 6)
-    while remaining > 1:
-        lvl = min(level_hands // (SNG_HANDS_PER_LEVEL if plan.kind == "sng" else MTT_HANDS_PER_LEVEL),
-                  (len(SNG_LEVELS) if plan.kind == "sng" else len(MTT_LEVELS)) - 1)
-        if plan.kind == "sng":
-            sb, bb = SNG_LEVELS[lvl]
-            ante = 0
-        else:
-            sb, bb, ante = MTT_LEVELS[lvl]
-        config = GameConfig(game="holdem", limit="no_limit", small_blind=sb, big_blind=bb, ante=ante)
-        info = TournamentInfo(tid, plan.buy_in, plan.fee, level=lvl + 1, bounty=plan.bounty,
-                              progressive=plan.progressive)
-        # scheduled break: every table finishes its hand, then everyone is away 5 minutes
-        # (the clocks of the tables still running: a broken table's clock stops when it breaks)
-        if next_break is not None and min(clock[tb.name] for tb in tables) >= next_break:
-            brk_start = max(clock[tb.name] for tb in tables)
-            brk_end = brk_start + BREAK_MS
-            for tb in tables:
-                for acc in tb.seats.values():
-                    if rng.random() < 0.7:
-                        ev.sit_out(brk_start + rng.randrange(0, 40_000), acc, tb.name, tid)
-                        if rng.random() < 0.1:
-                            sitting[acc] = rng.randint(1, 2)
-                            sitout_log[acc] = (None, tb.name)
-                        else:
-                            ev.sit_in(brk_end - rng.randrange(0, 60_000), acc, tb.name, tid)
-                clock[tb.name] = brk_end
-            next_break = brk_start + 60 * 60_000
-        # planted coordinated sit-outs near the bubble, and the odd honest one
-        ctx.plan_sitouts(plan, tables, remaining, bubble_at, sitting, sitout_log, coord_done, clock)
-        round_recs = []
-        for tb in tables:
-            if len(tb.seats) < 2:
-                continue
-            t = clock[tb.name]
-            button, blinds = tb.next_blinds(rng)
-            seat_states = []
-            extra = []
-            start_stacks = {}
-            # the owner moves from the phone to the desktop between hands: the phone logs out, and
-            # the player sits out the hands dealt until the desktop has logged in
-            for acc in tb.seats.values():
-                e = by_acc[acc]
-                if e.switch_hand >= 0 and tour_hands_of.get(acc, 0) >= e.switch_hand and sessions[acc]:
-                    e.switch_hand = -1
-                    sw = random.Random(derive_seed(ctx.w.seed, "switch-at", tid, ctx.w.key(acc)))
-                    if e.pid in ctx.w.traits.switchers:
-                        away_dev[acc] = _other_device(ctx, e, t)
-                    logout = t - sw.randrange(4_000, 5_500)
-                    ev.logout(logout, acc, sessions[acc])
-                    sessions[acc] = ""
-                    away[acc] = logout + (sw.randrange(2_000, 15_000) if sw.random() < 0.5 else sw.randrange(15_000, 40_000))
-                    if away[acc] + 300 > t and acc not in sitting:
-                        sitting[acc] = 1 << 30
-                        sitout_log[acc] = (None, tb.name)
-                        ev.sit_out(logout + sw.randrange(200, 1_500), acc, tb.name, tid)
-                if acc in away and away[acc] + 300 <= t:
-                    ip, device = away_dev.pop(acc) if acc in away_dev else ctx.w.devices.desktop(e.pid)
-                    sid = ctx.new_session_id()
-                    ev.login(away.pop(acc), acc, sid, ip, device)
-                    sessions[acc] = sid
-                    policies[acc].mobile = False
-                    if sitting.get(acc, 0) >= 1 << 30:
-                        del sitting[acc]
-                        sitout_log.pop(acc, None)
-                        ev.sit_in(t - rng.randrange(100, 300), acc, tb.name, tid)
-                        returning.add(acc)
-            for s_no in sorted(tb.seats):
-                acc = tb.seats[s_no]
-                out = sitting.get(acc, 0) > 0
-                if not out and acc in returning:
-                    returning.discard(acc)
-                    extra.append(f"{acc} has returned")
-                seat_states.append(SeatState(s_no, acc, stacks[acc], sitting_out=out,
-                                             bounty=bounty.get(acc) if bounty else None))
-                start_stacks[acc] = stacks[acc]
-            # seat hand-off: from this hand on another person plays the account
-            for acc in tb.seats.values():
-                e = by_acc[acc]
-                if e.handoff_pid >= 0 and not handed_off.get(acc) and tour_hands_of.get(acc, 0) >= e.handoff_hand:
-                    handed_off[acc] = True
-                    # between hands (the last decision is at least 6 s before the next deal)
-                    logout = t - rng.randrange(4_000, 5_500)
-                    if sessions[acc]:
-                        ev.logout(logout, acc, sessions[acc])
-                    ip, device, mobile = ctx.device_of(e.handoff_pid, acc, t, person_only=True)
-                    if ctx.w.handoff[acc].gid in ctx.w.traits.handoff_same_device:
-                        ip, device, mobile = ctx.device_of(e.pid, acc, t)  # the helper sits at the owner's device
-                    login = t - rng.randrange(300, 3_000)
-                    if P.handoff_gap_s is not None:
-                        login = logout + int(rng.uniform(*P.handoff_gap_s) * 1000)
-                    if login + 300 <= t:
-                        sid = ctx.new_session_id()
-                        ev.login(login, acc, sid, ip, device)
-                        sessions[acc] = sid
-                    else:  # not back by this deal: the seat sits out until the helper logs in
-                        sessions[acc] = ""
-                        away[acc], away_dev[acc] = login, (ip, device)
-                        sitting[acc] = 1 << 30
-                        sitout_log[acc] = (None, tb.name)
-                        for st in seat_states:
-                            if st.player == acc:
-                                st.sitting_out = True
-                    policies[acc] = ctx.policy_for(acc, e.handoff_pid, mobile, None, tid, person=True)
-                    ctx.handoff_started(acc, tid)
-            table_info["start_stacks"] = start_stacks
-            players = {acc: (by_acc[acc].handoff_pid if handed_off.get(acc) else by_acc[acc].pid) for acc in tb.seats.values()}
-            disc, conn_lines = ctx.connection(t, players, tb.name, tid, sessions=sessions)
-            table_info["disconnected"] = disc | ctx.clocked_out(tb.seats.values())
-            extra.extend(conn_lines)
-            hid = ctx.next_hand_id()
-            ctx.decisions.clear()
-            ctx.current_hand = (hid, t, tid)
-            rec = play_hand(config, seat_states, button, policies, ctx.np_rng, hid, ctx.to_dt(t), tb.name, 9,
-                            tournament=info, blinds=blinds, table=table_info)
-            for line in extra:
-                rec.extra_lines.append((-1, line))
-            decisions = list(ctx.decisions.rows)
-            round_recs.append((tb, rec, t, decisions, start_stacks))
-            tb.hands += 1
-        if not round_recs:
-            break
-        # settle the round: stacks, bounties, eliminations ranked by start stacks
-        busted = []
-        for tb, rec, t, decisions, start_stacks in round_recs:
-            for acc, st in rec.final_stacks.items():
-                stacks[acc] = st
-            for aw in rec.bounty_awards:
-                bounty_cash[aw.winner] = bounty_cash.get(aw.winner, 0) + aw.cash
-                if plan.progressive and aw.new_bounty is not None:
-                    bounty[aw.winner] = aw.new_bounty
-            for acc in rec.eliminated:
-                busted.append((start_stacks[acc], -len(busted), acc, tb, rec))
-        busted.sort(key=lambda x: (-x[0], -x[1]))
-        place = remaining
-        i = 0
-        # worst first: the smallest start stack finishes lowest
-        worst_first = list(reversed(busted))
-        while i < len(worst_first):
-            j = i
-            while j + 1 < len(worst_first) and worst_first[j + 1][0] == worst_first[i][0]:
-                j += 1
-            tied = worst_first[i:j + 1]
-            places = list(range(place - len(tied) + 1, place + 1))
-            shares = split_prizes(places, prizes) if len(tied) > 1 else [prizes.get(place, 0)]
-            for k, (_, _, acc, tb, rec) in enumerate(tied):
-                pl = places[0] if len(tied) > 1 else place
-                place_of[acc] = pl
-                rec.finishes.append(Finish(acc, pl, shares[k] or None))
-                ctx.finished(tid, acc, pl, shares[k] + bounty_cash.get(acc, 0))
-            place -= len(tied)
-            i = j + 1
-        remaining = place
-        for _, _, acc, tb, rec in busted:
-            for s_no, a in list(tb.seats.items()):
-                if a == acc:
-                    del tb.seats[s_no]
-            bounty.pop(acc, None)
-            sitting.pop(acc, None)
-        if remaining == 1:
-            winner = next(a for tb in tables for a in tb.seats.values())
-            last_rec = round_recs[-1][1]
-            for tb, rec, *_ in round_recs:
-                if winner in rec.final_stacks:
-                    last_rec = rec
-            last_rec.finishes.append(Finish(winner, 1, prizes.get(1)))
-            own = bounty.get(winner, 0) or 0
-            bounty_cash[winner] = bounty_cash.get(winner, 0) + own
-            place_of[winner] = 1
-            ctx.finished(tid, winner, 1, prizes.get(1, 0) + bounty_cash.get(winner, 0), own_bounty=own)
-        # write the round's hands and advance the clocks
-        for tb, rec, t, decisions, start_stacks in round_recs:
-            dur = ctx.sink.record(rec, t, decisions)
-            ctx.current_hand = (rec.hand_id, t, tid)
-            ctx.after_hand(rec, t)
-            clock[tb.name] = t + dur
-            hands += 1
-            for acc in rec.dealt:
-                tour_hands_of[acc] = tour_hands_of.get(acc, 0) + 1
-        end_t = max(clock.values())
-        for _, _, acc, tb, rec in busted:
-            if sessions[acc]:
-                ev.logout(clock[tb.name] + rng.randrange(3_000, 180_000), acc, sessions[acc])
-        # sit-outs count down; those coming back send sit_in
-        for acc in list(sitting):
-            sitting[acc] -= 1
-            if sitting[acc] <= 0:
-                del sitting[acc]
-                gid, tname = sitout_log.pop(acc, (None, None))
-                returning.add(acc)
-                ctx.events.sit_in(clock.get(tname, end_t) - rng.randrange(500, 6_000), acc, tname, tid)
-        level_hands = max(tb.hands for tb in tables)
-        # break and balance tables
-        if plan.kind == "mtt":
-            _rebalance(tables, clock, rng, together)
-    if remaining == 1 and hands:
-        winner = next(a for tb in tables for a in tb.seats.values())
-        tname = next(tb.name for tb in tables if winner in tb.seats.values())
-        if sessions[winner]:
-            ev.logout(clock[tname] + rng.randrange(10_000, 300_000), winner, sessions[winner])
-    ctx.tournament_done(plan, place_of, bounty_cash)
+    button, blinds = tb.next_blinds(rng)
+    seat_states = []
+    extra = []
+    start_stacks = {}
+    entrants.switch_devices(tb, t, ps, ctx, tid)
+    for s_no in sorted(tb.seats):
+        acc = tb.seats[s_no]
+        out = ps.sitting.get(acc, 0) > 0
+        if not out and acc in ps.returning:
+            ps.returning.discard(acc)
+            extra.append(f"{acc} has returned")
+        seat_states.append(SeatState(s_no, acc, stacks[acc], sitting_out=out,
+                                     bounty=bounty.get(acc) if bounty else None))
+        start_stacks[acc] = stacks[acc]
+    entrants.hand_offs(tb, t, ps, seat_states, ctx, tid)
+    table_info["start_stacks"] = start_stacks
+    by_acc = ps.by_acc
+    players = {acc: (by_acc[acc].handoff_pid if ps.handed_off.get(acc) else by_acc[acc].pid) for acc in tb.seats.values()}
+    disc, conn_lines = ctx.connection(t, players, tb.name, tid, sessions=ps.sessions)
+    table_info["disconnected"] = disc | ctx.clocked_out(tb.seats.values())
+    extra.extend(conn_lines)
+    hid = ctx.next_hand_id()
+    ctx.decisions.clear()
+    ctx.current_hand = (hid, t, tid)
+    rec = play_hand(config, seat_states, button, ps.policies, ctx.np_rng, hid, ctx.to_dt(t), tb.name, 9,
+                    tournament=info, blinds=blinds, table=table_info)
+    for line in extra:
+        rec.extra_lines.append((-1, line))
+    decisions = list(ctx.decisions.rows)
+    tb.hands += 1
+    return tb, rec, t, decisions, start_stacks
+
+
+def _settle_round(round_recs: list, stacks: dict, bounty: dict, bounty_cash: dict, progressive: bool) -> list:
+    """Settle a round's hands: stacks, bounties won (a progressive bounty grows). Returns the eliminated
+    as (start stack, -order, account, table, record), best first."""
+    busted = []
+    for tb, rec, t, decisions, start_stacks in round_recs:
+        for acc, st in rec.final_stacks.items():
+            stacks[acc] = st
+        for aw in rec.bounty_awards:
+            bounty_cash[aw.winner] = bounty_cash.get(aw.winner, 0) + aw.cash
+            if progressive and aw.new_bounty is not None:
+                bounty[aw.winner] = aw.new_bounty
+        for acc in rec.eliminated:
+            busted.append((start_stacks[acc], -len(busted), acc, tb, rec))
+    busted.sort(key=lambda x: (-x[0], -x[1]))
+    return busted
+
+
+def _rank_eliminations(busted: list, remaining: int, prizes: dict, bounty_cash: dict, place_of: dict, ctx,
+                       tid) -> int:
+    """Places and prizes of a round's eliminated: the smallest start stack finishes lowest, equal start
+    stacks tie and split their places' prizes. Returns the players remaining."""
+    from datasets.engine import Finish
+
+    place = remaining
+    i = 0
+    worst_first = list(reversed(busted))
+    while i < len(worst_first):
+        j = i
+        while j + 1 < len(worst_first) and worst_first[j + 1][0] == worst_first[i][0]:
+            j += 1
+        tied = worst_first[i:j + 1]
+        places = list(range(place - len(tied) + 1, place + 1))
+        shares = split_prizes(places, prizes) if len(tied) > 1 else [prizes.get(place, 0)]
+        for k, (_, _, acc, tb, rec) in enumerate(tied):
+            pl = places[0] if len(tied) > 1 else place
+            place_of[acc] = pl
+            rec.finishes.append(Finish(acc, pl, shares[k] or None))
+            ctx.finished(tid, acc, pl, shares[k] + bounty_cash.get(acc, 0))
+        place -= len(tied)
+        i = j + 1
+    return place
+
+
+def _close_round(round_recs: list, busted: list, clock: dict[str, int], ps: entrants.Players, ctx, tid) -> int:
+    """Write the round's hands and advance the clocks; the eliminated log out; sit-outs count down and
+    those coming back sit in. Returns the number of hands written."""
+    rng = ctx.rng
+    hands = 0
+    for tb, rec, t, decisions, start_stacks in round_recs:
+        dur = ctx.sink.record(rec, t, decisions)
+        ctx.current_hand = (rec.hand_id, t, tid)
+        ctx.after_hand(rec, t)
+        clock[tb.name] = t + dur
+        hands += 1
+        for acc in rec.dealt:
+            ps.hands_of[acc] = ps.hands_of.get(acc, 0) + 1
+    end_t = max(clock.values())
+    for _, _, acc, tb, rec in busted:
+        if ps.sessions[acc]:
+            ctx.events.logout(clock[tb.name] + rng.randrange(3_000, 180_000), acc, ps.sessions[acc])
+    for acc in list(ps.sitting):
+        ps.sitting[acc] -= 1
+        if ps.sitting[acc] <= 0:
+            del ps.sitting[acc]
+            gid, tname = ps.sitout_log.pop(acc, (None, None))
+            ps.returning.add(acc)
+            ctx.events.sit_in(clock.get(tname, end_t) - rng.randrange(500, 6_000), acc, tname, tid)
     return hands
-
-
-def _other_device(ctx, e, t: int) -> tuple[str, str]:
-    """A habitual switcher's next device: one of theirs other than the one in use now, on the home network."""
-    p = ctx.w.pop.persons[e.pid]
-    _, now, _ = ctx.device_of(e.pid, e.account, t)
-    others = [d for d in p.devices if d.fingerprint != now] or p.devices
-    return p.home_ip, others[-1].fingerprint
 
 
 def _rebalance(tables: list[TourTable], clock: dict[str, int], rng: random.Random, together: list | None = None) -> None:

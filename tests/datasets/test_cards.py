@@ -10,7 +10,6 @@ from datasets.cards import (
     card_str,
     cards_str,
     describe,
-    equity,
     evaluate,
     evaluate_batch,
     evaluate_omaha,
@@ -20,6 +19,7 @@ from datasets.cards import (
     parse_cards,
     value_ranks,
 )
+from datasets.equity import equity
 
 
 def ref5(cards):
@@ -262,7 +262,7 @@ def test_omaha_equity_on_the_turn_matches_enumeration():
 
 
 def test_equity_batch_equals_equity_exactly_on_turn_and_river():
-    from datasets.cards import equity_batch
+    from datasets.equity import equity_batch
 
     rng = np.random.default_rng(4)
     for b, game, h in ((5, "holdem", 2), (4, "holdem", 2), (4, "omaha", 4), (3, "holdem", 2)):
@@ -279,7 +279,7 @@ def test_equity_batch_equals_equity_exactly_on_turn_and_river():
 
 
 def test_equity_batch_monte_carlo_preflop():
-    from datasets.cards import equity_batch
+    from datasets.equity import equity_batch
 
     holes = np.array([[parse_cards("Ah Ad"), parse_cards("Kc Kd")]] * 20)
     e = equity_batch(holes, np.empty((20, 0), dtype=int), np.random.default_rng(1), n=1000)

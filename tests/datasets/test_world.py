@@ -140,7 +140,8 @@ def _cash_table_run(breaks_for: int, minutes: int = 60):
 
     from datasets.cash import Bucket, CashTablePlan, SeatPlan, play_cash_table
     from datasets.events import EventLog, HandSink
-    from datasets.generate import UnitContext, plan_world
+    from datasets.generate import plan_world
+    from datasets.units import UnitContext
 
     world, _, _, _ = plan_world(preset="honest", seed=2, accounts=40, hands=300)
     people = [p for p in world.pop.persons if p.accounts][:5]
@@ -302,7 +303,8 @@ def _play_one_mtt(accounts: int, players: int, tid: str):
     import io
 
     from datasets.events import EventLog, HandSink
-    from datasets.generate import UnitContext, plan_world
+    from datasets.generate import plan_world
+    from datasets.units import UnitContext
     from datasets.tournaments import TournamentPlan, play_tournament
 
     world, _, _, _ = plan_world(preset="honest", seed=4, accounts=accounts, hands=300)

@@ -1,7 +1,7 @@
 """The card values behind the gameplay detectors: exact where the method says exact, unbiased elsewhere.
 
 ``card_values`` values hands as additive states (``datasets.cards.hand_state``);
-these tests hold it to the plain reference (``datasets.cards.equity``, which
+these tests hold it to the plain reference (``datasets.equity.equity``, which
 enumerates every run-out on the flop, turn and river) and hold the SQL that
 turns card texts into codes to ``CARD_INDEX``.
 """
@@ -16,6 +16,7 @@ import polars as pl
 import pytest
 
 from datasets import cards as C
+from datasets.equity import equity
 from detectors.features import gameplay as gp
 
 
@@ -40,7 +41,7 @@ def test_hand_states_add_up_and_value_as_evaluate():
 def test_equity_exact_on_the_river_and_turn(L):
     hole, opp, board = _deals(300, 2 + L)
     _, eq = gp.card_values(hole, opp, board, np.full(len(hole), L), samples=16, random_state=0)
-    ref = [C.equity([h, o], b[:L])[0] for h, o, b in zip(hole.tolist(), opp.tolist(), board.tolist())]
+    ref = [equity([h, o], b[:L])[0] for h, o, b in zip(hole.tolist(), opp.tolist(), board.tolist())]
     assert eq == pytest.approx(ref, abs=1e-12)
 
 
@@ -49,7 +50,7 @@ def test_equity_monte_carlo_is_unbiased_on_the_flop_and_preflop(L):
     hole, opp, board = _deals(600, 10 + L)
     _, eq = gp.card_values(hole, opp, board, np.full(len(hole), L), samples=16, random_state=3)
     rng = np.random.default_rng(0)
-    ref = np.array([C.equity([h, o], b[:L], rng, n=1500)[0] for h, o, b in zip(hole.tolist(), opp.tolist(), board.tolist())])
+    ref = np.array([equity([h, o], b[:L], rng, n=1500)[0] for h, o, b in zip(hole.tolist(), opp.tolist(), board.tolist())])
     err = eq - ref
     assert abs(err.mean()) < 0.015  # no bias: the mean error of 600 rows (sd about 0.005)
     assert np.abs(err).mean() < 0.12  # 16 run-outs: sd about 0.1 a row

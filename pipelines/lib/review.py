@@ -65,98 +65,8 @@ REOPEN_SCORE_ABS = 0.1
 REOPEN_SCORE_REL = 0.1
 REOPEN_HANDS_GROWTH = 0.5
 
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS users (
-    name        TEXT PRIMARY KEY,
-    role        TEXT NOT NULL CHECK (role IN ('investigator', 'reviewer', 'admin')),
-    salt        BLOB NOT NULL,
-    pw_hash     BLOB NOT NULL,
-    created_at  TEXT NOT NULL,
-    disabled    INTEGER NOT NULL DEFAULT 0
-);
-CREATE TABLE IF NOT EXISTS sessions (
-    token_hash  TEXT PRIMARY KEY,
-    user        TEXT NOT NULL REFERENCES users(name),
-    csrf        TEXT NOT NULL,
-    created_at  REAL NOT NULL,
-    expires_at  REAL NOT NULL
-);
-CREATE TABLE IF NOT EXISTS cases (
-    case_id        TEXT PRIMARY KEY,
-    kind           TEXT NOT NULL,
-    accounts       TEXT NOT NULL,          -- JSON list
-    tournaments    TEXT NOT NULL,          -- JSON list
-    score          REAL NOT NULL,
-    flagged        INTEGER NOT NULL,
-    stake          REAL NOT NULL DEFAULT 0,
-    n_hands        INTEGER NOT NULL DEFAULT 0,
-    summary        TEXT NOT NULL DEFAULT '',
-    ring           TEXT,
-    present        INTEGER NOT NULL DEFAULT 1, -- seen in the last run
-    first_run      TEXT,
-    first_seen_at  TEXT NOT NULL,
-    last_run       TEXT,
-    last_seen_at   TEXT NOT NULL,
-    status         TEXT NOT NULL DEFAULT 'new',
-    assignee       TEXT,
-    confirm_proposed_by TEXT,
-    decided_score  REAL,                   -- evidence when dismissed / closed
-    decided_hands  INTEGER,
-    reopened       INTEGER NOT NULL DEFAULT 0
-);
-CREATE INDEX IF NOT EXISTS cases_kind ON cases(kind);
-CREATE INDEX IF NOT EXISTS cases_ring ON cases(ring);
-CREATE TABLE IF NOT EXISTS case_accounts (
-    case_id  TEXT NOT NULL REFERENCES cases(case_id),
-    account  TEXT NOT NULL,
-    PRIMARY KEY (case_id, account)
-);
-CREATE INDEX IF NOT EXISTS case_accounts_account ON case_accounts(account);
-CREATE TABLE IF NOT EXISTS case_hands (
-    case_id    TEXT NOT NULL REFERENCES cases(case_id),
-    hand_id    TEXT NOT NULL,
-    first_run  TEXT,
-    first_at   TEXT NOT NULL,
-    PRIMARY KEY (case_id, hand_id)
-);
-CREATE INDEX IF NOT EXISTS case_hands_hand ON case_hands(hand_id);
-CREATE TABLE IF NOT EXISTS runs (
-    run_id  TEXT PRIMARY KEY,
-    at      TEXT NOT NULL,
-    n_cases INTEGER NOT NULL
-);
-CREATE TABLE IF NOT EXISTS notes (
-    id       INTEGER PRIMARY KEY AUTOINCREMENT,
-    case_id  TEXT NOT NULL,
-    author   TEXT NOT NULL,
-    at       TEXT NOT NULL,
-    body     TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS audit (
-    id       INTEGER PRIMARY KEY AUTOINCREMENT,
-    at       TEXT NOT NULL,
-    actor    TEXT NOT NULL,
-    case_id  TEXT,
-    action   TEXT NOT NULL,
-    field    TEXT,
-    old      TEXT,
-    new      TEXT,
-    detail   TEXT
-);
-CREATE TRIGGER IF NOT EXISTS audit_no_update BEFORE UPDATE ON audit
-BEGIN SELECT RAISE(ABORT, 'the audit trail is append-only'); END;
-CREATE TRIGGER IF NOT EXISTS audit_no_delete BEFORE DELETE ON audit
-BEGIN SELECT RAISE(ABORT, 'the audit trail is append-only'); END;
-CREATE TRIGGER IF NOT EXISTS cases_no_delete BEFORE DELETE ON cases
-BEGIN SELECT RAISE(ABORT, 'cases are never deleted from the review store'); END;
-CREATE TRIGGER IF NOT EXISTS case_hands_no_delete BEFORE DELETE ON case_hands
-BEGIN SELECT RAISE(ABORT, 'evidence hands are never deleted from the review store'); END;
-CREATE TRIGGER IF NOT EXISTS notes_no_update BEFORE UPDATE ON notes
-BEGIN SELECT RAISE(ABORT, 'notes are append-only'); END;
-CREATE TRIGGER IF NOT EXISTS notes_no_delete BEFORE DELETE ON notes
-BEGIN SELECT RAISE(ABORT, 'notes are append-only'); END;
-"""
+#: the store's tables, indexes and triggers (SQLite; idempotent)
+SCHEMA = (Path(__file__).with_name("review.sql")).read_text(encoding="utf-8")
 
 
 def overlaps(a: Iterable[str], b: Iterable[str]) -> bool:
@@ -462,6 +372,36 @@ class ReviewStore(SignIn):
 
     # ------------------------------------------------------ nightly registration
 
+    def _continue_case(self, con: sqlite3.Connection, actor: str, cid: str, row: sqlite3.Row, g: dict[str, Any],
+                       hands: list[str], hands_of: dict[str, set[str]], run_id: str, at: str) -> tuple[str, bool]:
+        """Update known case ``cid`` with this run's group ``g``; returns its status and whether it reopened."""
+        reopened = False
+        old_hands = hands_of.get(cid, set())
+        n_total = len(old_hands | set(hands))
+        status = row["status"]
+        if status in CLOSED_STATUSES and row["decided_score"] is not None:
+            reasons = _reopen_reasons(row, float(g["score"]), n_total)
+            if reasons:
+                reopened = True
+                self._audit(con, actor, cid, "reopened", "status", status, "in_review",
+                            "evidence grew materially since it was " + STATUS_LABELS[status] + ": "
+                            + "; ".join(reasons))
+                status = "in_review"
+        if set(g["accounts"]) != set(json.loads(row["accounts"])):
+            self._audit(con, actor, cid, "accounts", "accounts", row["accounts"],
+                        json.dumps(sorted(g["accounts"])), "the group changed between runs")
+        con.execute(
+            "UPDATE cases SET accounts = ?, tournaments = ?, score = ?, flagged = ?, stake = ?, n_hands = ?,"
+            " summary = ?, ring = ?, present = 1, last_run = ?, last_seen_at = ?, status = ?,"
+            " reopened = CASE WHEN ? THEN 1 ELSE reopened END,"
+            " decided_score = CASE WHEN ? THEN NULL ELSE decided_score END,"
+            " decided_hands = CASE WHEN ? THEN NULL ELSE decided_hands END WHERE case_id = ?",
+            [json.dumps(sorted(g["accounts"])), json.dumps(sorted(g.get("tournaments") or [])),
+             float(g["score"]), int(bool(g["flagged"])), float(g.get("stake") or 0), n_total,
+             g.get("summary") or "", g.get("ring"), run_id, at, status,
+             reopened, reopened, reopened, cid])
+        return status, reopened
+
     def register_run(self, run_id: str, groups: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """Give each of a run's case groups its lasting case id, in one transaction.
 
@@ -482,35 +422,7 @@ class ReviewStore(SignIn):
         with self.tx() as con:
             if con.execute("SELECT 1 FROM runs WHERE run_id = ?", [run_id]).fetchone():
                 run_id = f"{run_id}#{secrets.token_hex(3)}"  # a run materialised twice: still distinct
-            by_account: dict[tuple[str, str], set[str]] = {}
-            for r in con.execute("SELECT c.case_id, c.kind, a.account FROM cases c "
-                                 "JOIN case_accounts a ON a.case_id = c.case_id").fetchall():
-                by_account.setdefault((r["kind"], r["account"]), set()).add(r["case_id"])
-            accounts_of: dict[str, frozenset[str]] = {}
-            rows_of: dict[str, sqlite3.Row] = {}
-            for r in con.execute("SELECT * FROM cases").fetchall():
-                accounts_of[r["case_id"]] = frozenset(json.loads(r["accounts"]))
-                rows_of[r["case_id"]] = r
-            hands_of: dict[str, set[str]] = {}
-            for cid_, hid_ in con.execute("SELECT case_id, hand_id FROM case_hands").fetchall():
-                hands_of.setdefault(cid_, set()).add(hid_)
-            candidates: list[tuple[float, int, str]] = []
-            for gi, g in enumerate(groups):
-                acc = frozenset(g["accounts"])
-                seen: set[str] = set()
-                for a in acc:
-                    seen |= by_account.get((g["kind"], a), set())
-                for cid in seen:
-                    other = accounts_of[cid]
-                    if overlaps(acc, other):
-                        candidates.append((len(acc & other) / len(acc | other), gi, cid))
-            candidates.sort(key=lambda t: (-t[0], t[1], t[2]))
-            match: dict[int, str] = {}
-            taken: set[str] = set()
-            for _, gi, cid in candidates:
-                if gi not in match and cid not in taken:
-                    match[gi] = cid
-                    taken.add(cid)
+            match, rows_of, hands_of = _match_known_cases(con, groups)
             seq = int((con.execute("SELECT value FROM meta WHERE key = 'case_seq'").fetchone() or ["0"])[0])
             con.execute("UPDATE cases SET present = 0")
             out = []
@@ -536,37 +448,8 @@ class ReviewStore(SignIn):
                                 f"{len(hands)} evidence hands, score {float(g['score']):.4g}")
                     status, is_new = "new", True
                 else:
-                    row = rows_of[cid]
-                    old_hands = hands_of.get(cid, set())
-                    n_total = len(old_hands | set(hands))
-                    status, is_new = row["status"], False
-                    if status in CLOSED_STATUSES and row["decided_score"] is not None:
-                        reasons = []
-                        margin = max(REOPEN_SCORE_ABS, REOPEN_SCORE_REL * abs(row["decided_score"]))
-                        if float(g["score"]) >= row["decided_score"] + margin:
-                            reasons.append(f"score {row['decided_score']:.4g} -> {float(g['score']):.4g}")
-                        if row["decided_hands"] is not None and n_total >= max(
-                                row["decided_hands"] + 1, row["decided_hands"] * (1 + REOPEN_HANDS_GROWTH)):
-                            reasons.append(f"evidence hands {row['decided_hands']} -> {n_total}")
-                        if reasons:
-                            reopened = True
-                            self._audit(con, actor, cid, "reopened", "status", status, "in_review",
-                                        "evidence grew materially since it was " + STATUS_LABELS[status] + ": "
-                                        + "; ".join(reasons))
-                            status = "in_review"
-                    if set(g["accounts"]) != set(json.loads(row["accounts"])):
-                        self._audit(con, actor, cid, "accounts", "accounts", row["accounts"],
-                                    json.dumps(sorted(g["accounts"])), "the group changed between runs")
-                    con.execute(
-                        "UPDATE cases SET accounts = ?, tournaments = ?, score = ?, flagged = ?, stake = ?, n_hands = ?,"
-                        " summary = ?, ring = ?, present = 1, last_run = ?, last_seen_at = ?, status = ?,"
-                        " reopened = CASE WHEN ? THEN 1 ELSE reopened END,"
-                        " decided_score = CASE WHEN ? THEN NULL ELSE decided_score END,"
-                        " decided_hands = CASE WHEN ? THEN NULL ELSE decided_hands END WHERE case_id = ?",
-                        [json.dumps(sorted(g["accounts"])), json.dumps(sorted(g.get("tournaments") or [])),
-                         float(g["score"]), int(bool(g["flagged"])), float(g.get("stake") or 0), n_total,
-                         g.get("summary") or "", g.get("ring"), run_id, at, status,
-                         reopened, reopened, reopened, cid])
+                    status, reopened = self._continue_case(con, actor, cid, rows_of[cid], g, hands, hands_of, run_id, at)
+                    is_new = False
                     stale_accounts.append((cid,))
                 account_rows.extend((cid, a) for a in sorted(set(g["accounts"])))
                 before = hands_of.get(cid, set())
@@ -583,6 +466,59 @@ class ReviewStore(SignIn):
             con.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('case_seq', ?)", [str(seq)])
             con.execute("INSERT INTO runs(run_id, at, n_cases) VALUES (?,?,?)", [run_id, at, len(groups)])
         return out
+
+
+def _match_known_cases(con: sqlite3.Connection, groups: list[dict[str, Any]]
+                       ) -> tuple[dict[int, str], dict[str, sqlite3.Row], dict[str, set[str]]]:
+    """Which known case each of a run's groups continues: ``(match, rows_of, hands_of)``.
+
+    ``match`` maps a group's index to a known case of the same kind whose accounts
+    overlap (:func:`overlaps`); where several match, the highest Jaccard similarity of
+    accounts wins, greedily, so one known case goes to one group. ``rows_of`` holds the
+    known cases' rows and ``hands_of`` their evidence hands.
+    """
+    by_account: dict[tuple[str, str], set[str]] = {}
+    for r in con.execute("SELECT c.case_id, c.kind, a.account FROM cases c "
+                         "JOIN case_accounts a ON a.case_id = c.case_id").fetchall():
+        by_account.setdefault((r["kind"], r["account"]), set()).add(r["case_id"])
+    accounts_of: dict[str, frozenset[str]] = {}
+    rows_of: dict[str, sqlite3.Row] = {}
+    for r in con.execute("SELECT * FROM cases").fetchall():
+        accounts_of[r["case_id"]] = frozenset(json.loads(r["accounts"]))
+        rows_of[r["case_id"]] = r
+    hands_of: dict[str, set[str]] = {}
+    for cid_, hid_ in con.execute("SELECT case_id, hand_id FROM case_hands").fetchall():
+        hands_of.setdefault(cid_, set()).add(hid_)
+    candidates: list[tuple[float, int, str]] = []
+    for gi, g in enumerate(groups):
+        acc = frozenset(g["accounts"])
+        seen: set[str] = set()
+        for a in acc:
+            seen |= by_account.get((g["kind"], a), set())
+        for cid in seen:
+            other = accounts_of[cid]
+            if overlaps(acc, other):
+                candidates.append((len(acc & other) / len(acc | other), gi, cid))
+    candidates.sort(key=lambda t: (-t[0], t[1], t[2]))
+    match: dict[int, str] = {}
+    taken: set[str] = set()
+    for _, gi, cid in candidates:
+        if gi not in match and cid not in taken:
+            match[gi] = cid
+            taken.add(cid)
+    return match, rows_of, hands_of
+
+
+def _reopen_reasons(row: sqlite3.Row, score: float, n_total: int) -> list[str]:
+    """Why a closed case's evidence grew materially since its decision (none: it stays closed)."""
+    reasons = []
+    margin = max(REOPEN_SCORE_ABS, REOPEN_SCORE_REL * abs(row["decided_score"]))
+    if score >= row["decided_score"] + margin:
+        reasons.append(f"score {row['decided_score']:.4g} -> {score:.4g}")
+    if row["decided_hands"] is not None and n_total >= max(
+            row["decided_hands"] + 1, row["decided_hands"] * (1 + REOPEN_HANDS_GROWTH)):
+        reasons.append(f"evidence hands {row['decided_hands']} -> {n_total}")
+    return reasons
 
 
 def _unconfirmed_by(con: sqlite3.Connection, case_id: str) -> str | None:

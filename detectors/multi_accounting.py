@@ -43,6 +43,7 @@ import numpy as np
 import polars as pl
 
 from detectors.base import Evidence, GroupDetector, Signal, is_missing, sql_literal as _lit
+from detectors import stats as mt
 from detectors.features import identity as idf
 
 
@@ -191,8 +192,8 @@ class MultiAccountingDetector(GroupDetector):
         pairs = pairs.with_columns(
             p_device=pl.Series(p_dev),
             p_payment=pl.Series(p_pay),
-            p_behaviour=pl.Series(idf.fisher_combine(np.column_stack([B, np.where(household, np.nan, p_pay)]))),
-            p_conduct=pl.Series(idf.fisher_combine(behav)),
+            p_behaviour=pl.Series(mt.fisher_combine(np.column_stack([B, np.where(household, np.nan, p_pay)]), untested=1.0)),
+            p_conduct=pl.Series(mt.fisher_combine(np.asarray(behav, dtype=float), untested=1.0)),
             household=pl.Series(household),
             # a card counts as agreeing only beside a shared device: two identifiers, each
             # held by these accounts alone, that no household pattern explains (housemates
@@ -228,14 +229,14 @@ class MultiAccountingDetector(GroupDetector):
         # weight; an address behind 9 accounts is a café or a carrier, not a home)
         w = w * 2.0 / np.maximum(scores["min_share"].fill_null(2).to_numpy().astype(float), 2.0)
         w = w / w.mean()
-        q = idf.benjamini_hochberg(np.minimum(1.0, scores["p_value"].to_numpy() / w))
+        q = mt.bh_qvalues(np.minimum(1.0, scores["p_value"].to_numpy() / w), untested=1.0)
         # housemates: the behaviour must say one person across all household-shaped pairs of the
         # population (a hundred or so: BH over them, Benjamini & Hochberg 1995), since among that many
         # honest pairs one reaches p ~ 1/100 by chance
         hh = scores["household"].to_numpy().astype(bool)
         q_hh = np.ones(scores.height)
         if hh.any():
-            q_hh[hh] = idf.benjamini_hochberg(scores["p_conduct"].to_numpy().astype(float)[hh])
+            q_hh[hh] = mt.bh_qvalues(scores["p_conduct"].to_numpy().astype(float)[hh], untested=1.0)
         return scores.with_columns(q_value=pl.Series(q), q_household=pl.Series(q_hh))
 
     # ------------------------------------------------------------------ threshold

@@ -11,6 +11,7 @@ from detectors.base import GroupDetector
 from detectors.coordinated_sitout.evidence import EvidenceMixin
 from detectors.coordinated_sitout.null import _length_mark, _marked_poisson_sf
 from detectors.coordinated_sitout.starts import _SPAN_SQL, _STARTS_SQL, consensus_clock
+from detectors import stats as mt
 from detectors.features import identity as idf
 
 
@@ -168,7 +169,7 @@ class CoordinatedSitoutDetector(EvidenceMixin, GroupDetector):
         if scores.height == 0:
             return scores.with_columns(q_value=pl.lit(None, pl.Float64))
         p = scores["p_value"].to_numpy()
-        q = idf.benjamini_hochberg(np.r_[p, np.ones(max(self.family_ - len(p), 0))])[: len(p)]
+        q = mt.bh_qvalues(np.r_[p, np.ones(max(self.family_ - len(p), 0))], untested=1.0)[: len(p)]
         return scores.with_columns(q_value=pl.Series(q))
 
     def _pair_scores(self, con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
@@ -341,7 +342,7 @@ class CoordinatedSitoutDetector(EvidenceMixin, GroupDetector):
         pairs = pairs.join(use, on=["a", "b"], how="left")
         both = np.column_stack([pairs["p_gap"].to_numpy().astype(float),
                                 pairs["p_coentry"].fill_null(np.nan).to_numpy().astype(float)])
-        p_single = idf.fisher_combine(both)
+        p_single = mt.fisher_combine(np.asarray(both, dtype=float), untested=1.0)
         # a pair without a co-entry p (not tested) has no corroboration
         p_single = np.where(np.isnan(both[:, 1]), np.nan, p_single)
         return pairs.with_columns(p_single=pl.Series(p_single))

@@ -11,7 +11,7 @@ import duckdb
 import numpy as np
 import polars as pl
 
-from detectors.features import identity as idf
+from detectors import stats as mt
 from detectors.seat_handoff.queries import _SESSION_CANDIDATES_SQL, ACTS
 from detectors.seat_handoff.statistics import (
     _chi2_p_vec, _device_time_many, _g2_p, _mwu_p_many, _range_p_many, _strat_mwu_many,
@@ -80,7 +80,7 @@ class CandidatesMixin:
         def own_p(r: dict[str, Any]) -> float:
             ps = [p for p in (r["p_mix"], r["p_hist_mix"]) if not math.isnan(p)]
             mix = min(1.0, len(ps) * min(ps)) if ps else float("nan")
-            return float(idf.fisher_combine(np.array([[mix, r["p_size"], r["p_time"], r["p_range"]]]))[0])
+            return float(mt.fisher_combine(np.array([[mix, r["p_size"], r["p_time"], r["p_range"]]], dtype=float), untested=1.0)[0])
         best: dict[tuple, dict[str, Any]] = {}
         out = []
         # a device already holding the seat in an event (an earlier take-over there) changes

@@ -11,6 +11,7 @@ import polars as pl
 from scipy import stats as sps
 
 from detectors.base import HAND_INPUTS, Detector
+from detectors import stats as mt
 from detectors.features import identity as idf
 from detectors.seat_handoff.candidates import CandidatesMixin
 from detectors.seat_handoff.evidence import EvidenceMixin, _aggr, _min_test_p, _nint, _share
@@ -241,13 +242,13 @@ class SeatHandoffDetector(CandidatesMixin, NullMixin, EvidenceMixin, Detector):
         calibrated against the population's simulated moves (sets ``null_``, ``null_after_``), the score, the
         strongest change point per account-event, and BH's ``q_value``."""
         df = pl.DataFrame([{k: v for k, v in r.items() if not k.startswith("_")} for r in rows])
-        p_style = idf.fisher_combine(np.column_stack([df["p_mix_any"].to_numpy(), df["p_size"].to_numpy()]
-                                                     + ([df["p_range"].to_numpy()] if self.use_range else [])))
+        p_style = mt.fisher_combine(np.column_stack([df["p_mix_any"].to_numpy(), df["p_size"].to_numpy()]
+                                                     + ([df["p_range"].to_numpy()] if self.use_range else [])), untested=1.0)
         # the style as the event's field sees it (no own-history look): what a login from a
         # device the account already used must clear on its own
-        p_style_field = idf.fisher_combine(np.column_stack([df["p_mix"].to_numpy(), df["p_size"].to_numpy()]))
+        p_style_field = mt.fisher_combine(np.column_stack([df["p_mix"].to_numpy(), df["p_size"].to_numpy()]), untested=1.0)
         p_time = df["p_time"].to_numpy().astype(float)
-        p_all = idf.fisher_combine(np.column_stack([p_style, p_time]))
+        p_all = mt.fisher_combine(np.column_stack([p_style, p_time]), untested=1.0)
         # scanned split points: Bonferroni over the splits tried
         p_all = np.minimum(1.0, p_all * df["n_splits"].to_numpy())
         p_raw = p_all
@@ -288,7 +289,7 @@ class SeatHandoffDetector(CandidatesMixin, NullMixin, EvidenceMixin, Detector):
         # one row per account-tournament: its strongest change point
         df = df.sort("score", descending=True).unique(["account", "tournament_id"], keep="first", maintain_order=True)
         return df.with_row_index("cand").with_columns(pl.col("cand").cast(pl.Int64),
-                                                      q_value=pl.Series(idf.benjamini_hochberg(df["p_value"].to_numpy())))
+                                                      q_value=pl.Series(mt.bh_qvalues(df["p_value"].to_numpy(), untested=1.0)))
 
     def _compare(self, c, h: pl.DataFrame, k: int, counts: np.ndarray, dec: pl.DataFrame | None,
                  hist: pl.DataFrame | None, hdec: pl.DataFrame | None) -> dict[str, Any]:

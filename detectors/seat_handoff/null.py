@@ -10,7 +10,7 @@ import duckdb
 import numpy as np
 import polars as pl
 
-from detectors.features import identity as idf
+from detectors import stats as mt
 from detectors.seat_handoff.queries import ACTS
 from detectors.seat_handoff.statistics import (
     _N_STRATA, _chi2_p_vec, _device_time_many, _eff_n, _g2_interaction_vec, _g2_p, _midranks, _mwu_p_vec, _prefix,
@@ -133,8 +133,8 @@ class NullMixin:
         pm = np.column_stack([p_mix, p_hist])
         nm = (~np.isnan(pm)).sum(axis=1)
         p_mix_any = np.where(nm > 0, np.minimum(1.0, nm * np.nanmin(np.where(np.isnan(pm), np.inf, pm), axis=1)), np.nan)
-        p_style = idf.fisher_combine(np.column_stack([p_mix_any, p_size] + ([p_range] if self.use_range else [])))
-        p_all = idf.fisher_combine(np.column_stack([p_style, p_time]))
+        p_style = mt.fisher_combine(np.column_stack([p_mix_any, p_size] + ([p_range] if self.use_range else [])), untested=1.0)
+        p_all = mt.fisher_combine(np.column_stack([p_style, p_time]), untested=1.0)
         self.null_parts_ = {"p_mix": p_mix, "p_hist_mix": p_hist, "p_size": p_size, "p_time": p_time, "p_value": p_all,
                             "p_range": p_range, "p_style": p_style,
                             "account": evs["account"].to_numpy()[me], "tournament_id": evs["tournament_id"].to_numpy()[me],

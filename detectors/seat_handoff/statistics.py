@@ -10,7 +10,7 @@ import numpy as np
 import polars as pl
 from scipy import stats as sps
 
-from detectors.features import identity as idf
+from detectors import stats as mt
 
 
 
@@ -356,7 +356,7 @@ def _device_time_many(xa: list[np.ndarray], ca: list[np.ndarray], xb: list[np.nd
         zf_c = np.nansum(zf, axis=1) / np.sqrt(nt)
     p_speed = np.where(nt > 0, np.minimum(1.0, 2.0 * np.minimum(sps.norm.sf(zs_c), sps.norm.cdf(zf_c))), np.nan)
     parts = np.column_stack([p_profile, p_spread, p_speed])
-    p = idf.fisher_combine(parts)
+    p = mt.fisher_combine(np.asarray(parts, dtype=float), untested=1.0)
     out.update(p=np.where(np.isnan(parts).all(axis=1), np.nan, p), p_profile=p_profile, p_spread=p_spread,
                p_speed=p_speed, shift=shift)
     return out

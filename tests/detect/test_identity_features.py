@@ -138,14 +138,14 @@ def test_usage_patterns_handovers_and_co_entries(con):
     assert house["concurrency"] == pytest.approx(1.0) and house["handovers"] == 0
 
 
-def test_benjamini_hochberg_and_fisher_helpers():
-    """The identity detectors' names are detectors.stats' one BH and one Fisher with untested = 1."""
+def test_untested_one_bh_and_fisher_as_the_identity_detectors_use_them():
+    """The identity detectors call detectors.stats' one BH and one Fisher with untested = 1: a test not made
+    counts as p = 1, and a 2-D array (a row per candidate) combines like one array per test."""
     p = np.array([0.01, 0.04, np.nan, 0.5])
-    q = idf.benjamini_hochberg(p)
+    q = stats_mod.bh_qvalues(p, untested=1.0)
     assert q[2] == 1.0 and q[0] == pytest.approx(0.03)
-    assert np.array_equal(q, stats_mod.bh_qvalues(p, untested=1.0))
     P = np.array([[0.01, 0.01], [np.nan, np.nan]])
-    f = idf.fisher_combine(P)
+    f = stats_mod.fisher_combine(P, untested=1.0)
     assert f[1] == 1.0 and f[0] < 0.01
     assert np.array_equal(f, stats_mod.fisher_combine(P[:, 0], P[:, 1], untested=1.0))
 

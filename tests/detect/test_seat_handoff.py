@@ -12,7 +12,7 @@ import pytest
 from test_identity_features_world import Style, World, at
 
 from detectors import get_detector
-from detectors.features.identity import benjamini_hochberg
+from detectors.stats import bh_qvalues
 from detectors.seat_handoff import SeatHandoffDetector
 
 EVERY_S = 45
@@ -192,7 +192,7 @@ def _threshold(rows, null: bool = False):
             "group_new_device": True, "since_logout": 3.0, "p_style": 0.5, "p_style_field": 0.5,
             "p_time": 0.5, "p_value": 0.5}
     frame = pl.DataFrame([{**base, **r} for r in rows])
-    frame = frame.with_columns(q_value=pl.Series(benjamini_hochberg(frame["p_value"].to_numpy())))
+    frame = frame.with_columns(q_value=pl.Series(bh_qvalues(frame["p_value"].to_numpy(), untested=1.0)))
     det = SeatHandoffDetector()
     det.has_sessions_, det.has_logouts_ = True, True
     if null:

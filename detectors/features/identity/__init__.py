@@ -55,8 +55,6 @@ from detectors.features.identity.links import (
     ID_KINDS,
     IDENTIFIERS_SQL,
     NET_SQL,
-    benjamini_hochberg,
-    fisher_combine,
     identifiers,
     identity_links,
     population_size,
@@ -77,6 +75,6 @@ from detectors.features.identity.usage import usage_patterns
 __all__ = [
     "COENTRY_CELLS_SQL", "COENTRY_COUNTS_SQL", "COENTRY_SHARES_SQL", "IDENTIFIERS_SQL", "ID_KINDS", "KNOCKOUT_PSEUDO",
     "NET_SQL", "RATE_FEATURES", "SIZE_BINS", "SIZE_FEATURES", "STYLE_SQL", "TIME_BINS", "TIME_FEATURES",
-    "benjamini_hochberg", "co_entries", "entry_pools", "fisher_combine", "identifiers", "identity_links", "likeness",
+    "co_entries", "entry_pools", "identifiers", "identity_links", "likeness",
     "population_size", "style_fingerprints", "table_rows", "tournament_entries", "usage_patterns",
 ]

@@ -7,7 +7,6 @@ import duckdb
 import numpy as np
 import polars as pl
 
-from detectors import stats as _stats
 
 ID_KINDS = ("device", "payment", "ip", "net")
 
@@ -30,19 +29,6 @@ def table_rows(con: duckdb.DuckDBPyConnection, table: str) -> int:
         return int(con.execute(f"SELECT count(*) FROM {table}").fetchall()[0][0])  # noqa: S608 (fixed names)
     except duckdb.Error:
         return 0
-
-
-# The identity detectors' spelling of the one implementation in detectors.stats, with their NaN rule (a test not
-# made reads as p = 1): kept so that their modules run unchanged while they move to stats.bh_qvalues /
-# stats.fisher_combine with ``untested=1.0``; nothing else should call these.
-def benjamini_hochberg(p: np.ndarray) -> np.ndarray:
-    """:func:`detectors.stats.bh_qvalues` with ``untested=1.0``."""
-    return _stats.bh_qvalues(p, untested=1.0)
-
-
-def fisher_combine(pvals: np.ndarray) -> np.ndarray:
-    """:func:`detectors.stats.fisher_combine` of a 2-D array (a row per candidate) with ``untested=1.0``."""
-    return _stats.fisher_combine(np.atleast_2d(np.asarray(pvals, dtype=float)), untested=1.0)
 
 
 def population_size(con: duckdb.DuckDBPyConnection) -> int:

@@ -46,6 +46,7 @@ from detectors.stats.baselines import (
     pool_directions,
     replace_baseline_tests,
     robust_own_baseline,
+    score_test_pvalues,
 )
 from detectors.stats.combining import (
     all_below_product_pvalue,
@@ -91,6 +92,7 @@ __all__ = [
     "replace_baseline_tests",
     "robust_own_baseline",
     "score_from_q",
+    "score_test_pvalues",
     "shrink_rate",
     "weighted_bh_pvalues",
     "weighted_bonferroni",

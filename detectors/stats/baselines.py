@@ -99,6 +99,41 @@ def _baseline_first_pass(dec, y: str, where, bins: tuple[str, ...], alpha: float
     return res
 
 
+def score_test_pvalues(g: pl.DataFrame, side: str, rare_tail: str = "poisson") -> tuple[pl.DataFrame, np.ndarray]:
+    """The own-baseline score test's one-sided p-values, per ordered pair.
+
+    Parameters
+    ----------
+    g : polars.DataFrame
+        per pair: ``n`` decisions, ``observed`` and ``expected`` counts, ``score_u`` and ``var`` (the score
+        statistic and its variance); ``extra_var`` when ``rare_tail="predictive"``.
+    side : str
+        ``"less"`` (fewer than the player's own rates predict) or ``"greater"``.
+    rare_tail : str
+        for ``"greater"``: the tail that guards rare events, where the normal one is far too small:
+        ``"poisson"`` (of the expected count) or ``"predictive"`` (:func:`predictive_count_tail`).
+
+    Returns
+    -------
+    (polars.DataFrame, numpy.ndarray)
+        ``g`` with ``rate_pair``, ``rate_own`` and ``z`` (continuity-corrected), and the p-values.
+    """
+    sign = -1.0 if side == "less" else 1.0
+    g = g.with_columns(
+        rate_pair=pl.col("observed") / pl.col("n"),
+        rate_own=pl.col("expected") / pl.col("n"),
+        z=(sign * pl.col("score_u") - 0.5) / pl.col("var").clip(1e-9).sqrt(),
+    )
+    p = _st.norm.sf(g["z"].to_numpy())
+    if side == "greater":
+        expected = np.maximum(g["expected"].to_numpy(), 1e-9)
+        if rare_tail == "predictive":
+            p = np.maximum(p, predictive_count_tail(g["observed"].to_numpy(), expected, g["extra_var"].to_numpy()))
+        else:
+            p = np.maximum(p, _st.poisson.sf(g["observed"].to_numpy() - 1, expected))
+    return g, p
+
+
 def robust_own_baseline(dec, y: str, *, where=None, bins: tuple[str, ...] = OWN_BASELINE_BINS,
                         side: str = "less", alpha: float = 0.01, max_rate: float = 1 - 1e-6, also_out=None,
                         outliers_only: bool = False, rare_tail: str = "poisson"):
@@ -158,20 +193,7 @@ def robust_own_baseline(dec, y: str, *, where=None, bins: tuple[str, ...] = OWN_
     clean = me.join(removed, on=["player", *bins], how="left").with_columns(
         N=pl.col("N") - pl.col("rn").fill_null(0), K=pl.col("K") - pl.col("rk").fill_null(0)).drop("rn", "rk")
     g = _baseline_pass(pair, clean, pri, bins, max_rate)
-    sign = -1.0 if side == "less" else 1.0
-    g = g.with_columns(
-        rate_pair=pl.col("observed") / pl.col("n"),
-        rate_own=pl.col("expected") / pl.col("n"),
-        z=(sign * pl.col("score_u") - 0.5) / pl.col("var").clip(1e-9).sqrt(),
-    )
-    p = _st.norm.sf(g["z"].to_numpy())
-    if side == "greater":
-        # rare events (expected near zero): the normal tail is far too small; the Poisson tail is not
-        if rare_tail == "predictive":
-            p = np.maximum(p, predictive_count_tail(g["observed"].to_numpy(), np.maximum(g["expected"].to_numpy(), 1e-9),
-                                                    g["extra_var"].to_numpy()))
-        else:
-            p = np.maximum(p, _st.poisson.sf(g["observed"].to_numpy() - 1, np.maximum(g["expected"].to_numpy(), 1e-9)))
+    g, p = score_test_pvalues(g, side, rare_tail)
     res = g.with_columns(pl.col("n", "observed").cast(pl.Float64), p_value=pl.Series(np.clip(p, _TINY, 1.0))).select(cols)
     # k3: third cumulant of the "fewer than expected" score (sum of (r - y) / (1 - r) over the decisions), for
     # :func:`pool_directions` with ``skew``; the "more" score's is its negative

@@ -63,7 +63,6 @@ import re
 import duckdb
 import numpy as np
 import polars as pl
-from scipy import stats as _st
 
 from detectors import stats
 from detectors.features.gameplay.cards import _card_codes_sql, card_values, omaha_strength
@@ -337,17 +336,7 @@ def own_baseline(
         n0=pl.col("n0").sum(),
         k0=pl.col("k0").sum(),
     )
-    sign = -1.0 if side == "less" else 1.0
-    g = g.with_columns(
-        rate_pair=pl.col("observed") / pl.col("n"),
-        rate_own=pl.col("expected") / pl.col("n"),
-        z=(sign * pl.col("score_u") - 0.5) / pl.col("var").clip(1e-9).sqrt(),
-    )
-    p = _st.norm.sf(g["z"].to_numpy())
-    if side == "greater":
-        # rare events (expected near zero): the normal tail is far too small; the Poisson tail is not
-        p_pois = _st.poisson.sf(g["observed"].to_numpy() - 1, np.maximum(g["expected"].to_numpy(), 1e-9))
-        p = np.maximum(p, p_pois)
+    g, p = stats.score_test_pvalues(g, side)
     return g.with_columns(p_value=pl.Series(np.clip(p, 1e-300, 1.0))).select(cols)
 
 

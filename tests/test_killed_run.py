@@ -90,9 +90,14 @@ def _store_locked(db: Path) -> bool:
 
 
 def _registered(home: Path) -> set[str]:
-    """The run ids whose cases the review store has registered (committed)."""
+    """The run ids whose cases the review store has registered (committed); none while its tables are not
+    created yet (a kill can come as the store is first opened)."""
+    if not (home / "review.sqlite").exists():
+        return set()
     con = sqlite3.connect(f"file:{home / 'review.sqlite'}?mode=ro", uri=True)
     try:
+        if not con.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'runs'").fetchone():
+            return set()
         return {r[0] for r in con.execute("SELECT run_id FROM runs")}
     finally:
         con.close()

@@ -10,11 +10,18 @@ rather than a matrix:
 ``score(con)``
     a Polars frame, one row per candidate (a pair, a group, an account-event),
     with at least the columns ``accounts`` (list[str]), ``tournaments``
-    (list[str]), ``score`` (float) and ``p_value`` (float or null).
+    (list[str]), ``score`` (float), ``p_value`` (float or null: null for a
+    candidate not tested) and ``q_value`` (float or null): the estimated
+    false-discovery rate of flagging this candidate and every one of its kind
+    with a smaller p-value, Benjamini-Hochberg over the kind's tested
+    candidates. A detector whose frame lacks ``q_value`` gets it from
+    ``p_value`` (:func:`with_q_values`); one that computes its own (a weighted
+    BH, a family larger than its rows) keeps it.
 ``threshold(scores)``
     the same frame with a boolean ``flagged`` column: the detector's own
     decision rule (false-discovery control across candidates, a floor on the
-    evidence, ...).
+    evidence, ...); a row that merges several candidates (a ring, a group)
+    carries the smallest ``p_value`` and ``q_value`` of its members.
 ``explain(con, row)``
     one :class:`Signal` for one candidate row: the evidence in numbers an
     investigator can check, the evidence hands strongest first, the benign
@@ -23,8 +30,10 @@ rather than a matrix:
     all of the above in order; what the pipeline calls.
 
 Sign convention (one for the whole package): **higher score = more
-suspicious**, and scores are comparable within one kind. Randomness (e.g.
-permutation tests) is seeded through ``random_state``.
+suspicious**, and scores are comparable within one kind; ``q_value`` is on
+one scale for every kind (a false-discovery rate: lower is more suspicious),
+so cases of different kinds are ranked by it. Randomness (e.g. permutation
+tests) is seeded through ``random_state``.
 """
 
 from __future__ import annotations
@@ -42,6 +51,7 @@ import polars as pl
 
 from detectors import graphs
 from detectors.kinds import KINDS  # re-exported: the one list of kinds
+from detectors.stats.multiple_testing import bh_qvalues
 
 
 def sql_literal(s: str) -> str:
@@ -61,6 +71,32 @@ def pair_edges_json(a: str = "player", b: str = "opponent") -> pl.Expr:
     return pl.struct(e=pl.concat_list(a, b).reshape((-1, 1, 2))).struct.json_encode().str.json_path_match("$.e")
 
 
+def with_q_values(scores: pl.DataFrame) -> pl.DataFrame:
+    """``scores`` with ``q_value`` (Float64, null where ``p_value`` is null or NaN) when it lacks one.
+
+    Parameters
+    ----------
+    scores : a score frame with a ``p_value`` column (a frame without one, or with ``q_value``
+        already, is returned as it is).
+
+    Returns
+    -------
+    The frame with ``q_value``: Benjamini-Hochberg adjusted p-values over the rows that have a
+    p-value (:func:`detectors.stats.bh_qvalues`; Benjamini & Hochberg, JRSS B 1995), that is the
+    estimated false-discovery rate of flagging the row and every row with a smaller p-value.
+    """
+    if "q_value" in scores.columns or "p_value" not in scores.columns:
+        return scores
+    p = scores["p_value"].cast(pl.Float64).fill_null(float("nan")).to_numpy()
+    return scores.with_columns(pl.Series("q_value", bh_qvalues(p), dtype=pl.Float64, nan_to_null=True))
+
+
+def min_present(values: Any) -> float | None:
+    """The smallest of ``values`` that is a number (None and NaN skipped), or None: a group's p- or q-value."""
+    xs = [float(v) for v in values if not is_missing(v)]
+    return min(xs) if xs else None
+
+
 def with_top_unflagged(flagged_rows: list[dict[str, Any]], scored: pl.DataFrame, max_unflagged: int) -> pl.DataFrame:
     """The (grouped) flagged rows and the ``max_unflagged`` strongest unflagged
     candidates of ``scored``, one frame by score: what ``threshold`` returns."""
@@ -73,16 +109,18 @@ def with_top_unflagged(flagged_rows: list[dict[str, Any]], scored: pl.DataFrame,
 
 def groups_frame(groups: list[dict[str, Any]]) -> pl.DataFrame:
     """``threshold``'s frame for detectors that keep their groups aside (``self.groups_``):
-    one row per group, ``group`` its index, with accounts, tournaments, score, p_value and flagged."""
+    one row per group, ``group`` its index, with accounts, tournaments, score, p_value, q_value (None
+    where a group has none) and flagged."""
     return pl.DataFrame({
         "group": list(range(len(groups))),
         "accounts": [g["accounts"] for g in groups],
         "tournaments": [g["tournaments"] for g in groups],
         "score": [g["score"] for g in groups],
         "p_value": [g["p_value"] for g in groups],
+        "q_value": [g.get("q_value") for g in groups],
         "flagged": [g["flagged"] for g in groups],
     }, schema={"group": pl.Int64, "accounts": pl.List(pl.Utf8), "tournaments": pl.List(pl.Utf8),
-               "score": pl.Float64, "p_value": pl.Float64, "flagged": pl.Boolean})
+               "score": pl.Float64, "p_value": pl.Float64, "q_value": pl.Float64, "flagged": pl.Boolean})
 
 
 @dataclass(frozen=True)
@@ -105,7 +143,14 @@ class Evidence:
 
 @dataclass
 class Signal:
-    """What a detector says about one group of accounts."""
+    """What a detector says about one group of accounts.
+
+    ``score``: higher is more suspicious, comparable within the kind. ``p_value``: the candidate's
+    test against the population's own null (the smallest of a group's pairs). ``q_value``: the
+    estimated false-discovery rate of flagging it and everything of its kind with a smaller p-value
+    (Benjamini-Hochberg over the kind's tested candidates; a group's smallest), one scale for every
+    kind; None where no test was made.
+    """
 
     kind: str
     accounts: list[str]
@@ -118,6 +163,9 @@ class Signal:
     benign: str = ""  # the innocent explanation considered, and why it does or does not hold
     missing: list[str] = field(default_factory=list)  # tests not made for lack of data
     p_value: float | None = None
+    #: the estimated false-discovery rate of flagging this signal and every stronger one of its kind
+    #: (Benjamini-Hochberg over the kind's tested candidates); None where no test was made
+    q_value: float | None = None
     detector: str = ""
     extra: dict[str, Any] = field(default_factory=dict)  # e.g. graph edges for the report
 
@@ -149,12 +197,14 @@ _CHECKED = ("score", "explain")
 
 
 def _fitted_first(method):
-    """``method`` preceded by the fitted check (:meth:`Detector.check_fitted`)."""
+    """``method`` preceded by the fitted check (:meth:`Detector.check_fitted`); for ``score``, its frame
+    completed with ``q_value`` where the detector did not compute one (:func:`with_q_values`)."""
 
     @functools.wraps(method)
     def checked(self, *args, **kwargs):
         self.check_fitted()
-        return method(self, *args, **kwargs)
+        out = method(self, *args, **kwargs)
+        return with_q_values(out) if method.__name__ == "score" and isinstance(out, pl.DataFrame) else out
 
     checked.__fitted_check__ = True
     return checked
@@ -174,8 +224,9 @@ class Detector(abc.ABC):
       them ``missing_``: the tests the data does not allow) and returns
       ``self``;
     - :meth:`score` returns one row per candidate with ``p_value`` and
-      ``q_value`` (the false-discovery control is in score); it changes no
-      attribute;
+      ``q_value`` (the false-discovery control is in score; a frame without
+      ``q_value`` gets Benjamini-Hochberg's from ``p_value``, see
+      :func:`with_q_values`); it changes no attribute;
     - :meth:`threshold` adds the boolean ``flagged`` column by the detector's
       one flag rule and merges flagged rows into groups (:class:`PairDetector`,
       :class:`GroupDetector`); it changes no attribute;
@@ -272,13 +323,17 @@ class Detector(abc.ABC):
         """Check the inputs, then fit, score, threshold and explain every candidate, flagged or not.
 
         Returns the signals strongest first (ties in a fixed order, so that two runs on the same
-        warehouse list the same signals alike)."""
+        warehouse list the same signals alike); a signal whose :meth:`explain` left ``q_value`` unset
+        takes its row's ``q_value``."""
         self.check_input(con)
         scored = self.threshold(self.fit(con).score(con))
-        signals = [self.explain(con, row) for row in scored.iter_rows(named=True)]
-        for s in signals:
+        rows = list(scored.iter_rows(named=True))
+        signals = [self.explain(con, row) for row in rows]
+        for s, row in zip(signals, rows):
             s.detector = s.detector or type(self).__name__
             s.missing = sorted(set(s.missing) | set(self.missing_))
+            if s.q_value is None and not is_missing(row.get("q_value")):
+                s.q_value = float(row["q_value"])
         return sorted(signals, key=lambda s: (-s.score, s.accounts, s.tournaments))
 
 
@@ -300,7 +355,7 @@ class PairDetector(Detector):
 
     def merge_group(self, best: dict[str, Any], members: list[dict[str, Any]], shape: str) -> dict[str, Any]:
         """The row of a group of flagged pairs: ``best`` (a copy of its strongest pair's row, with the
-        group's accounts, shape, edges and smallest p-value) completed from its ``members``."""
+        group's accounts, shape, edges and smallest p- and q-value) completed from its ``members``."""
         return best
 
     def threshold(self, scores: pl.DataFrame) -> pl.DataFrame:
@@ -332,6 +387,8 @@ class PairDetector(Detector):
             best["shape"] = grp.shape
             best["edges"] = json.dumps([[r["player"], r["opponent"]] for r in members])
             best["p_value"] = min(r["p_value"] for r in members)
+            if "q_value" in best:
+                best["q_value"] = min_present(r["q_value"] for r in members)
             rows.append(self.merge_group(best, members, grp.shape))
         return rows
 
@@ -354,10 +411,10 @@ class GroupDetector(Detector):
 
     def threshold(self, scores: pl.DataFrame) -> pl.DataFrame:
         """Flag pairs by :meth:`flag`; each connected component of flagged pairs is one row
-        (accounts, tournaments entered by its pairs, best score, smallest p-value, flagged), then the
-        ``max_unflagged`` strongest unflagged pairs, one row each; ``pairs`` holds each row's pairs."""
+        (accounts, tournaments entered by its pairs, best score, smallest p-value and q-value, flagged), then
+        the ``max_unflagged`` strongest unflagged pairs, one row each; ``pairs`` holds each row's pairs."""
         schema = {"accounts": pl.List(pl.Utf8), "tournaments": pl.List(pl.Utf8), "score": pl.Float64,
-                  "p_value": pl.Float64, "flagged": pl.Boolean}
+                  "p_value": pl.Float64, "q_value": pl.Float64, "flagged": pl.Boolean}
         if scores.height == 0:
             return pl.DataFrame(schema={"group": pl.Int64, **schema, "pairs": pl.List(pl.Struct(scores.schema))})
         pairs = self.flag(scores)
@@ -379,6 +436,8 @@ class GroupDetector(Detector):
             "tournaments": [sorted({t for ts in sub["tournaments"].to_list() for t in (ts or [])}) for _, sub, _ in groups],
             "score": [float(sub["score"].max()) for _, sub, _ in groups],
             "p_value": [float(sub["p_value"].min()) for _, sub, _ in groups],
+            "q_value": [min_present(sub["q_value"].to_list()) if "q_value" in sub.columns else None
+                        for _, sub, _ in groups],
             "flagged": [f for _, _, f in groups],
             "pairs": [sub.to_dicts() for _, sub, _ in groups],
         }, schema={"group": pl.Int64, **schema, "pairs": pl.List(pl.Struct(pairs.schema))})

@@ -165,6 +165,9 @@ def test_threshold_applies_one_flag_rule(kind, con, fitted):
     out = det.threshold(scored)
     assert out.equals(det.threshold(scored))
     assert out["flagged"].dtype == pl.Boolean
+    # every row, merged or not, carries its q-value (the case's estimated false-discovery rate)
+    assert "q_value" in out.columns
+    assert (out["q_value"].is_not_null() | out["p_value"].fill_nan(None).is_null()).all()
     if isinstance(det, PairDetector):
         flagged = det.flag(scored).filter(pl.col("flagged"))
         want = {tuple(sorted(p)) for p in flagged.select("player", "opponent").rows()}

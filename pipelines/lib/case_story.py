@@ -12,6 +12,8 @@
   fields (never from their summary text).
 - :func:`figure_chart`: the lead figures as an SVG layout (observed dot,
   expected tick, interval band) for the templates.
+- :func:`fdr_text` / :func:`fdr_sentence`: a case's estimated false-discovery
+  rate (its ``q_value``) as a percentage and in plain words.
 """
 
 from __future__ import annotations
@@ -26,6 +28,31 @@ from detectors.kinds import KINDS, by_name
 from pipelines.lib.replay import dict_rows, table_names
 
 Z95 = 1.959964  # two-sided 95 % normal quantile
+
+
+def fdr_text(q: Any) -> str:
+    """An estimated false-discovery rate (a q-value in [0, 1]) as a percentage: "12 %", "3.4 %", "0.041 %",
+    "< 0.0001 %"; "–" for none (None, NaN or not a number)."""
+    try:
+        v = float(q)
+    except (TypeError, ValueError):
+        return "–"
+    if v != v:
+        return "–"
+    pct = 100.0 * min(max(v, 0.0), 1.0)
+    if pct < 1e-4:
+        return "< 0.0001 %"
+    return f"{pct:.0f} %" if pct >= 10 else f"{pct:.2g} %"
+
+
+def fdr_sentence(q: Any, kind: str) -> str:
+    """The estimated false-discovery rate of a case in plain words (plain text; templates escape it):
+    what share of the cases of its kind this strong or stronger are expected to accuse honest players."""
+    title = by_name(kind).title if kind in KINDS else str(kind)
+    if fdr_text(q) == "–":
+        return f"No estimated false-discovery rate: the {title} test was not made for these accounts."
+    return (f"Estimated false-discovery rate {fdr_text(q)}: of the {title} cases as strong as this one or "
+            f"stronger, about {fdr_text(q)} are expected to accuse players who did nothing wrong.")
 
 # the cases of a page, by a scan: IN would take the key's index (0.25 s per fresh connection)
 FEW_CASES = "FROM cases WHERE list_position(?::VARCHAR[], case_id) > 0"

@@ -23,12 +23,14 @@ Method, in the order :func:`build_cases` runs it:
    marked new, and dismissed cases stay dismissed unless the evidence grows.
    :func:`publish_cases` commits that registration only with the run's
    warehouse tables and ``cases.jsonl``: a killed run leaves nothing "seen".
-6. **Rank**: flagged first, then score (strength of evidence), then money at
-   stake.
+6. **Rank**: flagged first, then the estimated false-discovery rate
+   (``q_value``, lowest first: one scale for every kind, so the queue's order
+   and its line are one thing), then score (strength of evidence within the
+   kind), then money at stake.
 
 Outputs: the ``cases``, ``case_signals`` and ``case_hands`` tables in the
 warehouse (rebuilt each run, for analysts and the web app's snapshot) and
-``cases.jsonl`` with exactly the fields of ``evaluation.md``.
+``cases.jsonl`` with the fields of ``evaluation.md`` and then ``q_value``.
 """
 
 from __future__ import annotations
@@ -46,11 +48,14 @@ import polars as pl
 import pyarrow as pa
 
 from detectors.base import KINDS
+from pipelines.lib.case_story import fdr_text
 from pipelines.lib.replay import table_names
 from pipelines.lib.review import ReviewStore, overlaps
 from pipelines.lib.safe_text import terminal_safe
 
 EXPORT_FIELDS = ("case", "kind", "accounts", "tournaments", "score", "flagged", "hands", "summary")
+#: fields ``cases.jsonl`` carries after evaluation.md's: the case's estimated false-discovery rate
+EXPORT_EXTRA = ("q_value",)
 
 CASES_DDL = """
 CREATE OR REPLACE TABLE cases (
@@ -61,6 +66,7 @@ CREATE OR REPLACE TABLE cases (
     tournaments VARCHAR[] NOT NULL,
     score       DOUBLE NOT NULL,
     p_value     DOUBLE,
+    q_value     DOUBLE,
     flagged     BOOLEAN NOT NULL,
     hands       VARCHAR[] NOT NULL,
     new_hands   VARCHAR[] NOT NULL,
@@ -87,6 +93,7 @@ CREATE OR REPLACE TABLE case_signals (
     tournaments VARCHAR[] NOT NULL,
     score       DOUBLE NOT NULL,
     p_value     DOUBLE,
+    q_value     DOUBLE,
     flagged     BOOLEAN NOT NULL,
     hands       VARCHAR[] NOT NULL,
     summary     VARCHAR NOT NULL,
@@ -100,12 +107,13 @@ CREATE OR REPLACE TABLE case_hands (
 );
 COMMENT ON TABLE cases IS 'One row per case of this run (signals of one kind about one group of accounts), ranked; rebuilt each run. Review decisions live in the review store; status here is a copy at run time.';
 COMMENT ON COLUMN cases.case_id IS 'Case id kept across runs by the review store (c-000123)';
-COMMENT ON COLUMN cases.rank IS '1 = first in the queue: flagged first, then score, then stake';
+COMMENT ON COLUMN cases.rank IS '1 = first in the queue: flagged first, then estimated false-discovery rate (lowest first), then score, then stake';
 COMMENT ON COLUMN cases.kind IS 'One of the six kinds';
 COMMENT ON COLUMN cases.accounts IS 'The accused accounts, sorted';
 COMMENT ON COLUMN cases.tournaments IS 'Tournaments the case is about (may be empty)';
 COMMENT ON COLUMN cases.score IS 'Highest score of its signals; comparable within a kind';
 COMMENT ON COLUMN cases.p_value IS 'Lowest p-value of its signals';
+COMMENT ON COLUMN cases.q_value IS 'Estimated false-discovery rate: the share of false accusations expected among this case and every case of its kind with a smaller p-value (Benjamini-Hochberg; lowest of its signals). One scale for every kind; NULL where no test was made';
 COMMENT ON COLUMN cases.flagged IS 'Put in front of an investigator (any of its signals flagged)';
 COMMENT ON COLUMN cases.hands IS 'Evidence hands, strongest first';
 COMMENT ON COLUMN cases.new_hands IS 'Evidence hands no earlier run showed for this case';
@@ -131,6 +139,7 @@ COMMENT ON COLUMN case_signals.accounts IS 'Accounts of the signal';
 COMMENT ON COLUMN case_signals.tournaments IS 'Tournaments of the signal';
 COMMENT ON COLUMN case_signals.score IS 'Signal score';
 COMMENT ON COLUMN case_signals.p_value IS 'Signal p-value';
+COMMENT ON COLUMN case_signals.q_value IS 'Signal estimated false-discovery rate (Benjamini-Hochberg q-value)';
 COMMENT ON COLUMN case_signals.flagged IS 'Signal flagged by its detector';
 COMMENT ON COLUMN case_signals.hands IS 'Evidence hands of the signal, strongest first';
 COMMENT ON COLUMN case_signals.summary IS 'Signal summary';
@@ -146,11 +155,14 @@ COMMENT ON COLUMN case_hands.is_new IS 'First shown for this case by this run';
 # --------------------------------------------------------------------- signals
 
 def load_signals(con: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
-    """Signals of each detector's latest run, as dicts (the payload merged over the columns); unknown kinds skipped."""
+    """Signals of each detector's latest run, as dicts (the payload merged over the columns, ``q_value`` None
+    in a warehouse written before the column); unknown kinds skipped."""
     exists = con.execute(
         "SELECT count(*) FROM information_schema.tables WHERE table_name = 'signals'").fetchone()[0]
     if not exists:
         return []
+    has_q = con.execute("SELECT count(*) FROM information_schema.columns WHERE table_name = 'signals' "
+                        "AND column_name = 'q_value'").fetchone()[0]
     rows = con.execute(
         """
         WITH latest AS (
@@ -158,14 +170,14 @@ def load_signals(con: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
             FROM signals GROUP BY kind, detector
         )
         SELECT s.kind, s.detector, s.accounts, s.tournaments, s.score, s.p_value, s.flagged, s.hands,
-               s.summary, CAST(s.payload AS VARCHAR)
+               s.summary, CAST(s.payload AS VARCHAR), {q}
         FROM signals s JOIN latest l
           ON l.kind = s.kind AND l.detector = s.detector
          AND (l.run_id IS NOT DISTINCT FROM s.run_id OR l.run_id IS NULL)
         ORDER BY s.kind, s.score DESC
-        """).fetchall()
+        """.format(q="s.q_value" if has_q else "NULL::DOUBLE")).fetchall()  # a fixed text: no input in it
     out = []
-    for kind, det, acc, tours, score, p, flagged, hands, summary, payload in rows:
+    for kind, det, acc, tours, score, p, flagged, hands, summary, payload, q in rows:
         if kind not in KINDS:  # evaluation.md knows six kinds; anything else is not a case
             continue
         try:
@@ -176,8 +188,8 @@ def load_signals(con: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
             extra = {}
         sig = dict(extra)
         sig.update(kind=kind, detector=det, accounts=list(acc or []), tournaments=list(tours or []),
-                   score=float(score), p_value=p, flagged=bool(flagged), hands=[str(h) for h in (hands or [])],
-                   summary=summary or "")
+                   score=float(score), p_value=p, q_value=q, flagged=bool(flagged),
+                   hands=[str(h) for h in (hands or [])], summary=summary or "")
         out.append(sig)
     return out
 
@@ -199,7 +211,8 @@ def merge_signals(signals: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Group signals by kind and overlapping account sets (union-find; see module doc).
 
     Returns groups with kind, accounts (sorted), tournaments (first seen
-    first), score (max), p_value (min), flagged (any), hands (strongest
+    first), score (max), p_value (min), q_value (min: the estimated
+    false-discovery rate of its strongest test), flagged (any), hands (strongest
     signal's first, no repeats), summary (strongest signal's) and signals
     (strongest first).
     """
@@ -242,12 +255,13 @@ def merge_signals(signals: list[dict[str, Any]]) -> list[dict[str, Any]]:
         tournaments = list(dict.fromkeys(str(t) for s in sigs for t in s.get("tournaments") or []))
         hands = list(dict.fromkeys(str(h) for s in sigs for h in s.get("hands") or []))
         ps = [float(s["p_value"]) for s in sigs if s.get("p_value") is not None]
+        qs = [float(s["q_value"]) for s in sigs if s.get("q_value") is not None and s["q_value"] == s["q_value"]]
         summary = sigs[0].get("summary") or ""
         if len(sigs) > 1:
             summary += f" (+{len(sigs) - 1} more {sigs[0]['kind']} signal{'s' if len(sigs) > 2 else ''} on these accounts)"
         groups.append({
             "kind": sigs[0]["kind"], "accounts": accounts, "tournaments": tournaments,
-            "score": float(sigs[0]["score"]), "p_value": min(ps) if ps else None,
+            "score": float(sigs[0]["score"]), "p_value": min(ps) if ps else None, "q_value": min(qs) if qs else None,
             "flagged": any(bool(s.get("flagged")) for s in sigs), "hands": hands,
             "summary": summary, "signals": sigs,
         })
@@ -352,6 +366,13 @@ def case_groups(con: duckdb.DuckDBPyConnection, signals: list[dict[str, Any]] | 
     return groups
 
 
+def rank_key(case: dict[str, Any]) -> tuple:
+    """The queue's order (step 6 of the module doc): flagged first, then ``q_value`` lowest first (a case
+    without one after every case with one), then score, then stake, then case id."""
+    q = case.get("q_value")
+    return (not case["flagged"], q is None, q if q is not None else 0.0, -case["score"], -case["stake"], case["case"])
+
+
 def register_cases(store: ReviewStore, run_id: str, groups: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Steps 4-6 of the module doc on :func:`case_groups`' groups: ids and novelty, rings, rank."""
     registered = store.register_run(run_id, groups)
@@ -362,7 +383,7 @@ def register_cases(store: ReviewStore, run_id: str, groups: list[dict[str, Any]]
     link_rings(cases)
     with store.tx() as scon:
         scon.executemany("UPDATE cases SET ring = ? WHERE case_id = ?", [(c["ring"], c["case"]) for c in cases])
-    cases.sort(key=lambda c: (not c["flagged"], -c["score"], -c["stake"], c["case"]))
+    cases.sort(key=rank_key)
     for i, c in enumerate(cases, 1):
         c["rank"] = i
     return cases
@@ -380,6 +401,7 @@ def write_tables(con: duckdb.DuckDBPyConnection, cases: list[dict[str, Any]], ru
         "tournaments": (strs, [c["tournaments"] for c in cases]),
         "score": (f64, [c["score"] for c in cases]),
         "p_value": (f64, [c["p_value"] for c in cases]),
+        "q_value": (f64, [c.get("q_value") for c in cases]),
         "flagged": (pa.bool_(), [c["flagged"] for c in cases]),
         "hands": (strs, [c["hands"] for c in cases]),
         "new_hands": (strs, [c["new_hands"] for c in cases]),
@@ -406,6 +428,7 @@ def write_tables(con: duckdb.DuckDBPyConnection, cases: list[dict[str, Any]], ru
         "tournaments": (strs, [[str(t) for t in r[2].get("tournaments") or []] for r in sig_rows]),
         "score": (f64, [float(r[2]["score"]) for r in sig_rows]),
         "p_value": (f64, [None if r[2].get("p_value") is None else float(r[2]["p_value"]) for r in sig_rows]),
+        "q_value": (f64, [None if r[2].get("q_value") is None else float(r[2]["q_value"]) for r in sig_rows]),
         "flagged": (pa.bool_(), [bool(r[2].get("flagged")) for r in sig_rows]),
         "hands": (strs, [[str(h) for h in r[2].get("hands") or []] for r in sig_rows]),
         "summary": (pa.string(), [str(r[2].get("summary") or "") for r in sig_rows]),
@@ -426,11 +449,11 @@ def write_tables(con: duckdb.DuckDBPyConnection, cases: list[dict[str, Any]], ru
         con.execute("BEGIN TRANSACTION")
         con.execute(CASES_DDL)
         con.execute(
-            "INSERT INTO cases SELECT case_id, rank, kind, accounts, tournaments, score, p_value, flagged, hands,"
+            "INSERT INTO cases SELECT case_id, rank, kind, accounts, tournaments, score, p_value, q_value, flagged, hands,"
             " new_hands, is_new, reopened, status, summary, ring, related, n_signals, pot_total, moved, transfers,"
             " stake, ?, ? FROM rb_cases", [run_id, now])
         con.execute("INSERT INTO case_signals SELECT case_id, idx, kind, detector, accounts, tournaments, score,"
-                    " p_value, flagged, hands, summary, payload::JSON FROM rb_case_signals")
+                    " p_value, q_value, flagged, hands, summary, payload::JSON FROM rb_case_signals")
         con.execute("INSERT INTO case_hands SELECT case_id, hand_id, rank, is_new FROM rb_case_hands")
         con.execute("COMMIT")
     except BaseException:
@@ -442,7 +465,8 @@ def write_tables(con: duckdb.DuckDBPyConnection, cases: list[dict[str, Any]], ru
 
 
 def export_record(case: dict[str, Any]) -> dict[str, Any]:
-    """The ``cases.jsonl`` line of one case: exactly the fields of evaluation.md, in its order."""
+    """The ``cases.jsonl`` line of one case: the fields of evaluation.md in its order, then ``q_value`` (the
+    estimated false-discovery rate, null where no test was made)."""
     return {
         "case": case["case"],
         "kind": case["kind"],
@@ -452,6 +476,7 @@ def export_record(case: dict[str, Any]) -> dict[str, Any]:
         "flagged": bool(case["flagged"]),
         "hands": [str(h) for h in case["hands"]],
         "summary": str(case["summary"]),
+        "q_value": None if case.get("q_value") is None else float(case["q_value"]),
     }
 
 
@@ -499,7 +524,8 @@ def publish_cases(con: duckdb.DuckDBPyConnection, store: ReviewStore, run_id: st
 def format_ranked(cases_jsonl_path: str | os.PathLike[str], limit: int = 20, command: str = "railbird") -> str:
     """The ranked cases of a ``cases.jsonl`` as a terminal table, with how to open them.
 
-    Columns: rank, case id, kind, score, flagged, accounts (control
+    Columns: rank, case id, kind, score, the estimated false-discovery rate
+    (``q_value`` as a percentage; "–" where no test was made), flagged, accounts (control
     characters replaced, so a player name cannot drive the terminal). The
     file's order is the rank; the last line says how to open a case.
     """
@@ -518,11 +544,12 @@ def format_ranked(cases_jsonl_path: str | os.PathLike[str], limit: int = 20, com
                 rows.append(rec)
     lines = [f"{n_total} cases, {n_flagged} flagged" + (f"; the first {len(rows)}:" if rows else ".")]
     if rows:
-        lines.append(f"{'rank':>4}  {'case':<9}  {'kind':<18}  {'score':>8}  {'flagged':<7}  accounts")
+        lines.append(f"{'rank':>4}  {'case':<9}  {'kind':<18}  {'score':>8}  {'est. FDR':>10}  {'flagged':<7}  accounts")
         for i, r in enumerate(rows, 1):
             accounts = terminal_safe(", ".join(str(a) for a in r.get("accounts", [])), width=60)
             lines.append(f"{i:>4}  {terminal_safe(r.get('case', ''), width=9):<9}  {terminal_safe(r.get('kind', ''), width=18):<18}  "
-                         f"{float(r.get('score', 0)):>8.3f}  {'yes' if r.get('flagged') else 'no':<7}  {accounts}")
+                         f"{float(r.get('score', 0)):>8.3f}  {fdr_text(r.get('q_value')):>10}  "
+                         f"{'yes' if r.get('flagged') else 'no':<7}  {accounts}")
         first = terminal_safe(rows[0].get("case", "<id>"))
         lines.append(f"Open them: {command} serve, then http://127.0.0.1:8765/cases/{first} "
                      f"(any case: http://127.0.0.1:8765/cases/<id>)")

@@ -39,7 +39,7 @@ import networkx as nx
 
 from detectors.base import sql_literal
 from detectors.kinds import KINDS, by_name
-from pipelines.lib.case_story import case_facts, figure_chart, lead_figures, plain_sentence
+from pipelines.lib.case_story import case_facts, fdr_sentence, fdr_text, figure_chart, lead_figures, plain_sentence
 from pipelines.lib.replay import dict_rows, load_replays, table_names
 
 TEMPLATES = Path(__file__).resolve().parent.parent / "web" / "templates"
@@ -97,6 +97,7 @@ def jinja_env(web: bool = False) -> jinja2.Environment:
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(TEMPLATES)), autoescape=True,
                              undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
     env.filters["num"] = _fmt_num
+    env.filters["fdr"] = fdr_text
     env.filters["json_html"] = json_for_html
     env.filters["utc"] = _fmt_utc
     env.filters["kind_title"] = lambda k: by_name(k).title if k in KINDS else str(k)
@@ -419,7 +420,9 @@ def accusation(case: dict[str, Any], n_signals: int) -> str:
     text = (f"{who} {'is' if len(accounts) == 1 else 'are'} suspected of {what}. {summary} "
             f"The case rests on {n_signals} signal{'s' if n_signals != 1 else ''} "
             f"(strongest score {_fmt_num(case['score'])}"
-            + (f", p = {_fmt_num(p)}" if p is not None else "") + f") and {len(hands)} evidence hand"
+            + (f", p = {_fmt_num(p)}" if p is not None else "")
+            + (f", estimated false-discovery rate {fdr_text(case.get('q_value'))}" if case.get("q_value") is not None else "")
+            + f") and {len(hands)} evidence hand"
             + ("s" if len(hands) != 1 else ""))
     if case.get("tournaments"):
         text += f" in tournament{'s' if len(case['tournaments']) > 1 else ''} {', '.join(case['tournaments'][:5])}"
@@ -439,7 +442,8 @@ def _signal_out(s: dict[str, Any]) -> dict[str, Any]:
     return {
         "kind": s.get("kind", ""), "detector": s.get("detector", ""), "accounts": [str(a) for a in s.get("accounts") or []],
         "tournaments": [str(t) for t in s.get("tournaments") or []], "score": s.get("score"),
-        "p_value": s.get("p_value"), "flagged": bool(s.get("flagged")), "summary": s.get("summary", ""),
+        "p_value": s.get("p_value"), "q_value": s.get("q_value"), "flagged": bool(s.get("flagged")),
+        "summary": s.get("summary", ""),
         "benign": s.get("benign", ""), "missing": [str(m) for m in s.get("missing") or []], "evidence": ev,
         "n_hands": len(s.get("hands") or []),
         "extra": json.dumps(s.get("extra") or {}, default=str, ensure_ascii=False, indent=1)[:20000],
@@ -463,6 +467,7 @@ def build_report(con: duckdb.DuckDBPyConnection, case_id: str, *, max_replays: i
     for k in ("pot_total", "moved", "transfers", "stake"):
         case[k] = float(case[k]) if case.get(k) is not None else 0.0
     case["created_at"] = str(case.get("created_at"))
+    case.setdefault("q_value", None)  # a snapshot published before the column
     signals = case_signals(con, case_id, tables)
     accounts = case["accounts"]
     acc_info = {}
@@ -506,6 +511,7 @@ def build_report(con: duckdb.DuckDBPyConnection, case_id: str, *, max_replays: i
     return {
         "case": case,
         "story": plain_sentence(case, signals, facts),
+        "fdr": fdr_sentence(case.get("q_value"), case["kind"]),
         "facts": facts,
         "figures": figures,
         "chart": figure_chart(figures),
@@ -521,7 +527,7 @@ def build_report(con: duckdb.DuckDBPyConnection, case_id: str, *, max_replays: i
         "graph_edges": [{k: e[k] for k in ("src", "dst", "amount", "kind", "label")} for e in edges],
         "timeline": tl,
         "sql": {"case": f"SELECT * FROM cases WHERE case_id = {sql_literal(case_id)};\n"
-                        f"SELECT idx, detector, score, p_value, payload FROM case_signals WHERE case_id = "
+                        f"SELECT idx, detector, score, p_value, q_value, payload FROM case_signals WHERE case_id = "
                         f"{sql_literal(case_id)} ORDER BY idx;",
                 "graph": graph_sql, "timeline": tl_sql},
     }

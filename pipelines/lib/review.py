@@ -95,6 +95,19 @@ class ReviewStore(SignIn):
         self.con.execute("PRAGMA foreign_keys=ON")
         self.con.execute("PRAGMA busy_timeout=30000")
         self.con.executescript(SCHEMA)
+        self._add_missing_columns()
+
+    def _add_missing_columns(self) -> None:
+        """Bring a store made by an older railbird up to :data:`SCHEMA`: ``cases.q_value`` (the estimated
+        false-discovery rate), NULL until the next run registers its cases. Two processes opening the
+        store at once may both try: the second finds the column there."""
+        cols = {r[1] for r in self.con.execute("PRAGMA table_info(cases)").fetchall()}
+        if "q_value" not in cols:
+            try:
+                self.con.execute("ALTER TABLE cases ADD COLUMN q_value REAL")
+            except sqlite3.OperationalError as exc:
+                if "duplicate column" not in str(exc):
+                    raise
 
     def close(self) -> None:
         self.con.close()
@@ -175,7 +188,7 @@ class ReviewStore(SignIn):
     @staticmethod
     def _queue_where(*, kind: str | None = None, status: str | None = None, assignee: str | None = None,
                      score_min: float | None = None, score_max: float | None = None,
-                     date_from: str | None = None, date_to: str | None = None, flagged: bool | None = True,
+                     q_max: float | None = None, date_from: str | None = None, date_to: str | None = None, flagged: bool | None = True,
                      account: str | None = None, ring: str | None = None, date_field: str = "last_seen",
                      search: str | None = None, only: list[str] | None = None) -> tuple[str, list[Any]]:
         """The queue's WHERE clause (fixed text) and its bound parameters; see :meth:`queue`."""
@@ -196,6 +209,9 @@ class ReviewStore(SignIn):
         if score_max is not None:
             where.append("score <= ?")
             params.append(score_max)
+        if q_max is not None:
+            where.append("q_value <= ?")
+            params.append(q_max)
         day_col = "first_seen_at" if date_field == "first_seen" else "last_seen_at"  # a fixed column name
         if date_from:
             where.append(f"substr({day_col}, 1, 10) >= ?")
@@ -229,20 +245,27 @@ class ReviewStore(SignIn):
         """One page of the case queue, filtered and sorted in SQL with bound parameters.
 
         ``filters``: ``kind``, ``status``, ``assignee`` ("-" for nobody),
-        ``score_min`` / ``score_max``, ``date_from`` / ``date_to``
+        ``score_min`` / ``score_max``, ``q_max`` (estimated false-discovery rate at most; a case
+        without one is left out), ``date_from`` / ``date_to``
         (YYYY-MM-DD: the day a case was last seen by a run, or with
         ``date_field="first_seen"`` the day it was opened), ``flagged``
         (True, False or None for both), ``account`` (exact), ``ring``,
         ``search`` (part of an account name, case-insensitive for ASCII, or
         an evidence hand id, or a case id), ``only`` (these case ids). ``sort`` is one of rank (flagged,
-        score, stake), score, stake, case, last_seen, status, kind, hands;
+        estimated false-discovery rate lowest first, score, stake: the run's rank), fdr (the estimated
+        false-discovery rate alone; "desc" = strongest first), score, stake, case, last_seen, status,
+        kind, hands;
         ``limit`` rows from ``offset``. :meth:`queue_count` counts the same
         filters.
         """
         where, params = self._queue_where(**filters)
         direction = "DESC" if desc else "ASC"
+        against = "ASC" if desc else "DESC"  # a false-discovery rate: lower is stronger
+        # a case without a q-value comes after every case with one, whichever way
+        fdr = f"q_value IS NULL {'ASC' if desc else 'DESC'}, q_value {against}"
         orders = {
-            "rank": f"flagged {direction}, score {direction}, stake {direction}",
+            "rank": f"flagged {direction}, {fdr}, score {direction}, stake {direction}",
+            "fdr": fdr,
             "score": f"score {direction}",
             "stake": f"stake {direction}",
             "case": f"case_id {direction}",
@@ -391,13 +414,13 @@ class ReviewStore(SignIn):
             self._audit(con, actor, cid, "accounts", "accounts", row["accounts"],
                         json.dumps(sorted(g["accounts"])), "the group changed between runs")
         con.execute(
-            "UPDATE cases SET accounts = ?, tournaments = ?, score = ?, flagged = ?, stake = ?, n_hands = ?,"
+            "UPDATE cases SET accounts = ?, tournaments = ?, score = ?, q_value = ?, flagged = ?, stake = ?, n_hands = ?,"
             " summary = ?, ring = ?, present = 1, last_run = ?, last_seen_at = ?, status = ?,"
             " reopened = CASE WHEN ? THEN 1 ELSE reopened END,"
             " decided_score = CASE WHEN ? THEN NULL ELSE decided_score END,"
             " decided_hands = CASE WHEN ? THEN NULL ELSE decided_hands END WHERE case_id = ?",
             [json.dumps(sorted(g["accounts"])), json.dumps(sorted(g.get("tournaments") or [])),
-             float(g["score"]), int(bool(g["flagged"])), float(g.get("stake") or 0), n_total,
+             float(g["score"]), _q(g), int(bool(g["flagged"])), float(g.get("stake") or 0), n_total,
              g.get("summary") or "", g.get("ring"), run_id, at, status,
              reopened, reopened, reopened, cid])
         return status, reopened
@@ -406,7 +429,7 @@ class ReviewStore(SignIn):
         """Give each of a run's case groups its lasting case id, in one transaction.
 
         Each group (``kind``, ``accounts``, ``tournaments``, ``score``,
-        ``flagged``, ``hands``, ``stake``, ``summary``, ``ring_key``) is
+        ``q_value`` (optional), ``flagged``, ``hands``, ``stake``, ``summary``, ``ring_key``) is
         matched to a known case of the same kind whose accounts overlap
         (:func:`overlaps`); where several match, the pair with the highest
         Jaccard similarity of accounts wins, greedily, so one known case goes
@@ -438,11 +461,11 @@ class ReviewStore(SignIn):
                     seq += 1
                     cid = f"c-{seq:06d}"
                     con.execute(
-                        "INSERT INTO cases(case_id, kind, accounts, tournaments, score, flagged, stake, n_hands, summary,"
-                        " ring, present, first_run, first_seen_at, last_run, last_seen_at, status) "
-                        "VALUES (?,?,?,?,?,?,?,?,?,?,1,?,?,?,?,'new')",
+                        "INSERT INTO cases(case_id, kind, accounts, tournaments, score, q_value, flagged, stake, n_hands,"
+                        " summary, ring, present, first_run, first_seen_at, last_run, last_seen_at, status) "
+                        "VALUES (?,?,?,?,?,?,?,?,?,?,?,1,?,?,?,?,'new')",
                         [cid, g["kind"], json.dumps(sorted(g["accounts"])), json.dumps(sorted(g.get("tournaments") or [])),
-                         float(g["score"]), int(bool(g["flagged"])), float(g.get("stake") or 0), len(hands),
+                         float(g["score"]), _q(g), int(bool(g["flagged"])), float(g.get("stake") or 0), len(hands),
                          g.get("summary") or "", g.get("ring"), run_id, at, run_id, at])
                     self._audit(con, actor, cid, "opened", "status", None, "new",
                                 f"{len(hands)} evidence hands, score {float(g['score']):.4g}")
@@ -528,6 +551,12 @@ def _unconfirmed_by(con: sqlite3.Connection, case_id: str) -> str | None:
         "OR new IN ('confirmed', 'dismissed', 'closed_insufficient_evidence')) ORDER BY id DESC LIMIT 1",
         [case_id]).fetchone()
     return row["actor"] if row is not None and row["old"] == "confirmed" and row["new"] not in CLOSED_STATUSES else None
+
+
+def _q(group: dict[str, Any]) -> float | None:
+    """A group's ``q_value`` as the store keeps it: a float, or None (none, or NaN)."""
+    q = group.get("q_value")
+    return None if q is None or q != q else float(q)
 
 
 def _case_row(row: sqlite3.Row) -> dict[str, Any]:

@@ -22,6 +22,7 @@ CREATE TABLE IF NOT EXISTS cases (
     accounts       TEXT NOT NULL,          -- JSON list
     tournaments    TEXT NOT NULL,          -- JSON list
     score          REAL NOT NULL,
+    q_value        REAL,                   -- estimated false-discovery rate (a store made before it: ReviewStore adds it)
     flagged        INTEGER NOT NULL,
     stake          REAL NOT NULL DEFAULT 0,
     n_hands        INTEGER NOT NULL DEFAULT 0,

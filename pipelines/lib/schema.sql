@@ -256,8 +256,11 @@ CREATE TABLE IF NOT EXISTS signals (
     summary      VARCHAR NOT NULL,
     payload      JSON NOT NULL,            -- the whole detectors.base.Signal as JSON
     run_id       VARCHAR,
-    created_at   TIMESTAMP NOT NULL
+    created_at   TIMESTAMP NOT NULL,
+    q_value      DOUBLE                    -- estimated false-discovery rate; one scale for every kind
 );
+-- a warehouse built before q_value: the column is added last, as in a new one
+ALTER TABLE signals ADD COLUMN IF NOT EXISTS q_value DOUBLE;
 
 -- ---------------------------------------------------------------- platform events, as they came (ingest bookkeeping)
 
@@ -478,6 +481,7 @@ COMMENT ON COLUMN signals.accounts IS 'Accounts the signal concerns.';
 COMMENT ON COLUMN signals.tournaments IS 'Tournaments the signal concerns (may be empty).';
 COMMENT ON COLUMN signals.score IS 'Higher = more suspicious; comparable within a kind.';
 COMMENT ON COLUMN signals.p_value IS 'p-value of the detector''s test, where it has one.';
+COMMENT ON COLUMN signals.q_value IS 'Estimated false-discovery rate: the share of false accusations expected among this signal and every one of its kind with a smaller p-value (Benjamini-Hochberg over the kind''s tested candidates; a group''s smallest). One scale for every kind, lower = stronger; NULL where no test was made.';
 COMMENT ON COLUMN signals.flagged IS 'The detector puts it in front of an investigator.';
 COMMENT ON COLUMN signals.hands IS 'Evidence hands, strongest first.';
 COMMENT ON COLUMN signals.summary IS 'One-sentence summary.';

@@ -30,10 +30,12 @@ router = APIRouter()
 
 PAGE_SIZE = 50
 CSV_MAX_ROWS = 100_000
-FILTER_KEYS = ("kind", "status", "assignee", "score_min", "score_max", "date_from", "date_to", "account", "ring",
-               "date_field", "q")
+FILTER_KEYS = ("kind", "status", "assignee", "score_min", "score_max", "fdr_max", "date_from", "date_to", "account",
+               "ring", "date_field", "q")
 STAKE_SORTS = ("money", "chips")
-SORTS = ("rank", "score", "hands", "last_seen", "case", "status", "kind", *STAKE_SORTS)
+#: how the sort menu names a sort key (the others: the key itself)
+SORT_LABELS = {"fdr": "estimated false-discovery rate", "last_seen": "last seen"}
+SORTS = ("rank", "fdr", "score", "hands", "last_seen", "case", "status", "kind", *STAKE_SORTS)
 
 def failed_detectors(con: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
     """Kinds whose latest detector run failed: kind, error, when, and the run its cases still come from.
@@ -51,6 +53,21 @@ def failed_detectors(con: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
 
 def _filters(q: Any, problems: list[str]) -> dict[str, Any]:
     """The store's queue filters from the query string; what does not parse is said in ``problems``."""
+    def percent(key: str) -> float | None:
+        """A percentage as typed ("5", "5 %", "0.5%") as a fraction (0.05); what does not parse is a problem."""
+        v = q.get(key, "").strip().rstrip("%").strip()
+        if not v:
+            return None
+        try:
+            x = float(v)
+        except ValueError:
+            problems.append(f"{key} is not a percentage")
+            return None
+        if not 0 <= x <= 100:
+            problems.append(f"{key} is not between 0 and 100 %")
+            return None
+        return x / 100.0
+
     def num(key: str) -> float | None:
         v = q.get(key, "").strip()
         if not v:
@@ -72,7 +89,7 @@ def _filters(q: Any, problems: list[str]) -> dict[str, Any]:
         "kind": q.get("kind") if q.get("kind") in KINDS else None,
         "status": q.get("status") if q.get("status") in STATUSES else None,
         "assignee": q.get("assignee") or None,
-        "score_min": num("score_min"), "score_max": num("score_max"),
+        "score_min": num("score_min"), "score_max": num("score_max"), "q_max": percent("fdr_max"),
         "date_from": day("date_from"), "date_to": day("date_to"),
         "flagged": {"1": True, "0": False}.get(q.get("flagged", "1")),
         "account": q.get("account") or None,
@@ -177,11 +194,11 @@ def queue(request: Request) -> HTMLResponse:
     csv_link = "/cases.csv?" + urllib.parse.urlencode({**base_q, "sort": sort, "order": "desc" if desc else "asc"})
     return w.render(request, "queue.html", rows=rows, q=shown, kinds=KINDS,
                     statuses=STATUSES, assignees=assignees, sort=sort, desc=desc, flagged_q=flagged_q,
-                    problems=problems, sort_links=sort_links, pages=pages, csv_link=csv_link, failed=failed,
+                    problems=problems, sort_links=sort_links, SORT_LABELS=SORT_LABELS, pages=pages, csv_link=csv_link, failed=failed,
                     snap_exists=Path(w.cfg.snapshot_path).exists())
 
 
-CSV_COLUMNS = ("case", "kind", "accounts", "score", "flagged", "money", "currency", "chips", "hands_together",
+CSV_COLUMNS = ("case", "kind", "accounts", "estimated_false_discovery_rate", "score", "flagged", "money", "currency", "chips", "hands_together",
                "evidence_hands", "status", "assignee", "ring", "ring_cases", "first_seen_utc", "last_seen_utc")
 
 
@@ -200,7 +217,7 @@ def queue_csv(request: Request) -> Response:
     out = csv.writer(buf)
     out.writerow(CSV_COLUMNS)
     for r in rows:
-        out.writerow(csv_row([r["case_id"], r["kind"], "; ".join(r["accounts"]), r["score"], r["flagged"],
+        out.writerow(csv_row([r["case_id"], r["kind"], "; ".join(r["accounts"]), r.get("q_value"), r["score"], r["flagged"],
                               r["money"], r["currency"], r["chips"], r["hands_together"], r["n_hands"],
                               r["status"], r["assignee"] or "", r["ring"] if r["ring_cases"] > 1 else "",
                               r["ring_cases"] if r["ring_cases"] > 1 else "", r["first_seen_at"],

@@ -173,7 +173,7 @@ def write_signals(con: duckdb.DuckDBPyConnection, sigs: list[Signal], run_id: st
     insert(
         con, "signals",
         [(s.kind, s.detector, s.accounts, s.tournaments, s.score, s.p_value, s.flagged, s.hands, s.summary,
-          json.dumps(s.to_dict()), run_id, now) for s in sigs])
+          json.dumps(s.to_dict()), run_id, now, s.q_value) for s in sigs])
 
 
 def build(path: Path, stage: int, run_id: str = "run1") -> None:

@@ -167,14 +167,15 @@ def test_review_store_survives_a_warehouse_rebuild(tmp_path):
         assert len(st.audit()) >= n_audit
 
 
-def test_cases_jsonl_has_exactly_the_fields_of_evaluation_md(tmp_path):
+def test_cases_jsonl_has_the_fields_of_evaluation_md_then_q_value(tmp_path):
     nightly(tmp_path, 2, "run1")
     lines = (tmp_path / "out" / "cases.jsonl").read_text(encoding="utf-8").splitlines()
     assert len(lines) == 6  # the carl-dan pair and the carl-dan-frank ring are one case
     recs = [json.loads(x) for x in lines]
     assert EXPORT_FIELDS == ("case", "kind", "accounts", "tournaments", "score", "flagged", "hands", "summary")
     for r in recs:
-        assert list(r) == list(EXPORT_FIELDS)
+        assert list(r) == list(EXPORT_FIELDS) + ["q_value"]
+        assert r["q_value"] is None or 0 <= r["q_value"] <= 1
         assert isinstance(r["score"], float) and isinstance(r["flagged"], bool)
         assert all(isinstance(h, str) for h in r["hands"]) and all(isinstance(a, str) for a in r["accounts"])
     handoff = next(r for r in recs if r["kind"] == "seat_handoff")
@@ -216,7 +217,7 @@ def test_load_signals_keeps_each_detectors_latest_run_and_known_kinds(tmp_path):
 
     con = new_warehouse(tmp_path / "w.duckdb")
     row = lambda kind, det, acc, run, day: (kind, det, acc, [], 0.5, None, True, ["1"], f"{det} {run}",  # noqa: E731
-                                            json.dumps({"extra": {"run": run}}), run, dt.datetime(2026, 3, day))
+                                            json.dumps({"extra": {"run": run}}), run, dt.datetime(2026, 3, day), None)
     insert(con, "signals", [row("soft_play", "SoftPlay", ["a", "b"], "old", 1),
                             row("soft_play", "SoftPlay", ["c", "d"], "new", 2),
                             row("chip_dumping", "ChipDumping", ["a", "b"], "old", 1),

@@ -54,7 +54,8 @@ def _clean(o: Any) -> Any:
 
 
 def write_signals(con, kind: str, signals: list[Signal], run_id: str | None) -> int:
-    """Replace the rows of ``kind`` in ``signals`` with ``signals`` (one transaction, bound parameters)."""
+    """Replace the rows of ``kind`` in ``signals`` with ``signals`` (one transaction, bound parameters);
+    ``q_value`` is the signal's estimated false-discovery rate (NaN stored as NULL). Returns the rows written."""
     now = _dt.datetime.now(_dt.timezone.utc).replace(tzinfo=None)
     rows = [
         {
@@ -64,6 +65,7 @@ def write_signals(con, kind: str, signals: list[Signal], run_id: str | None) -> 
             "tournaments": [str(t) for t in s.tournaments],
             "score": float(s.score),
             "p_value": None if s.p_value is None or s.p_value != s.p_value else float(s.p_value),
+            "q_value": None if s.q_value is None or s.q_value != s.q_value else float(s.q_value),
             "flagged": bool(s.flagged),
             "hands": [str(h) for h in s.hands],
             "summary": s.summary,
@@ -76,16 +78,17 @@ def write_signals(con, kind: str, signals: list[Signal], run_id: str | None) -> 
     frame = pl.DataFrame(
         rows,
         schema={"kind": pl.Utf8, "detector": pl.Utf8, "accounts": pl.List(pl.Utf8), "tournaments": pl.List(pl.Utf8),
-                "score": pl.Float64, "p_value": pl.Float64, "flagged": pl.Boolean, "hands": pl.List(pl.Utf8),
+                "score": pl.Float64, "p_value": pl.Float64, "q_value": pl.Float64, "flagged": pl.Boolean, "hands": pl.List(pl.Utf8),
                 "summary": pl.Utf8, "payload": pl.Utf8, "run_id": pl.Utf8, "created_at": pl.Datetime("us")},
     )
     con.execute("BEGIN TRANSACTION")
     try:
         con.execute("DELETE FROM signals WHERE kind = ?", [kind])
         con.register("_new_signals", frame.to_arrow())
-        con.execute(
-            "INSERT INTO signals SELECT kind, detector, accounts, tournaments, score, p_value, flagged, hands, "
-            "summary, CAST(payload AS JSON), run_id, created_at FROM _new_signals"
+        con.execute(  # columns by name: a warehouse migrated by ALTER TABLE has them in its own order
+            "INSERT INTO signals (kind, detector, accounts, tournaments, score, p_value, q_value, flagged, hands, "
+            "summary, payload, run_id, created_at) SELECT kind, detector, accounts, tournaments, score, p_value, "
+            "q_value, flagged, hands, summary, CAST(payload AS JSON), run_id, created_at FROM _new_signals"
         )
         con.unregister("_new_signals")
         con.execute("COMMIT")

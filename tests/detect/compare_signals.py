@@ -34,6 +34,11 @@ first to see that floor on a new input.
 
     .venv/bin/python tests/detect/compare_signals.py --base /work/main --head . --preset mixed --hands 20000 --seed 7
     .venv/bin/python tests/detect/compare_signals.py --base /work/main --head . --input /work/shared/corpora
+    .venv/bin/python tests/detect/compare_signals.py --base /work/main --head . --added q_value ...
+
+``--added FIELD`` names a field of the signal the head adds (a new column of the contract): where the base
+lacks it, it is no difference; every other field must still be identical, and the number of the head's
+signals that carry a value in it is printed.
 
 Prints per kind the signals and flagged signals of each checkout and the
 number of differences, then the first differences in full.  ``--work`` keeps
@@ -190,10 +195,11 @@ def _keyed(signals: list[dict]) -> dict[tuple, dict]:
     return out
 
 
-def differences(base: list[dict], head: list[dict], rel_tol: float) -> list[str]:
+def differences(base: list[dict], head: list[dict], rel_tol: float, added: tuple[str, ...] = ()) -> list[str]:
     """What differs between two checkouts' signals of one kind: one line per signal only one has, per field
     that differs in a signal both have (matched by accounts and tournaments), and per place where the
-    order differs between signals whose scores are not equal (within ``rel_tol``)."""
+    order differs between signals whose scores are not equal (within ``rel_tol``). A field of ``added``
+    that only the head has is no difference."""
     out = []
     kb, kh = _keyed(base), _keyed(head)
     for k in kb.keys() - kh.keys():
@@ -203,6 +209,8 @@ def differences(base: list[dict], head: list[dict], rel_tol: float) -> list[str]
     for k in kb.keys() & kh.keys():
         b, h = kb[k], kh[k]
         for field in sorted(set(b) | set(h)):
+            if field in added and field in h and field not in b:
+                continue
             if field not in b or field not in h:
                 out.append(f"{list(k[0])} {field}: only in {'head' if field in h else 'base'}")
             elif not same_value(b[field], h[field], rel_tol):
@@ -215,9 +223,10 @@ def differences(base: list[dict], head: list[dict], rel_tol: float) -> list[str]
     return sorted(out)
 
 
-def compare(base: dict[str, dict], head: dict[str, dict], rel_tol: float) -> dict[str, list[str]]:
-    """kind -> its differences, for every kind either checkout knows."""
-    return {kind: (differences(base[kind]["signals"], head[kind]["signals"], rel_tol)
+def compare(base: dict[str, dict], head: dict[str, dict], rel_tol: float,
+            added: tuple[str, ...] = ()) -> dict[str, list[str]]:
+    """kind -> its differences, for every kind either checkout knows (``added``: see :func:`differences`)."""
+    return {kind: (differences(base[kind]["signals"], head[kind]["signals"], rel_tol, added)
                    if kind in base and kind in head else [f"kind only in {'head' if kind in head else 'base'}"])
             for kind in sorted(set(base) | set(head))}
 
@@ -238,6 +247,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--parallel", action="store_true", help="run the two checkouts' detectors at once (2 cores)")
     ap.add_argument("--work", type=Path, help="folder for the population, warehouse and signals (default: temporary)")
     ap.add_argument("--python", default=sys.executable)
+    ap.add_argument("--added", nargs="*", default=[], metavar="FIELD",
+                    help="signal fields the head adds: not a difference where the base lacks them")
     args = ap.parse_args(argv)
     work = (args.work or Path(tempfile.mkdtemp(prefix="railbird-signals-"))).resolve()
     work.mkdir(parents=True, exist_ok=True)
@@ -260,11 +271,13 @@ def main(argv: list[str] | None = None) -> int:
             t = time.perf_counter()
             runs[label] = signals_of(checkout, db, work / f"signals-{label}.jsonl", kinds, args.python)
             print(f"{label}: {checkout}  {time.perf_counter() - t:.1f} s", flush=True)
-    diffs = compare(runs["base"], runs["head"], args.rel_tol)
+    added = tuple(args.added)
+    diffs = compare(runs["base"], runs["head"], args.rel_tol, added)
     for kind, d in diffs.items():
         b, h = runs["base"].get(kind, {}).get("signals", []), runs["head"].get(kind, {}).get("signals", [])
         print(f"{'same' if not d else 'DIFF'}  {kind:19s} signals {len(b):5d}/{len(h):5d}  "
-              f"flagged {sum(s['flagged'] for s in b):4d}/{sum(s['flagged'] for s in h):4d}  differences {len(d)}")
+              f"flagged {sum(s['flagged'] for s in b):4d}/{sum(s['flagged'] for s in h):4d}  differences {len(d)}"
+              + "".join(f"  {f} set on {sum(s.get(f) is not None for s in h)}" for f in added))
     for kind, d in diffs.items():
         for line in d[:10]:
             print(f"  {kind}: {line}")

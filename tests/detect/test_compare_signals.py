@@ -63,3 +63,13 @@ def test_head_against_head_on_a_small_population(tmp_path, capsys):
     assert rc == 0, out
     assert "IDENTICAL" in out
     assert (tmp_path / "signals-base.jsonl").exists() and (tmp_path / "signals-head.jsonl").exists()
+
+
+def test_a_field_the_head_adds_is_no_difference_only_when_named():
+    base = [_signal(["a", "b"])]
+    head = [dict(base[0], q_value=0.02)]
+    assert cs.differences(base, head, 0.0) == ["['a', 'b'] q_value: only in head"]
+    assert cs.differences(base, head, 0.0, ("q_value",)) == []
+    assert cs.differences(head, base, 0.0, ("q_value",)) == ["['a', 'b'] q_value: only in base"]  # a loss still is
+    changed = [dict(head[0], score=9.0)]
+    assert [d.split(":")[0] for d in cs.differences(base, changed, 0.0, ("q_value",))] == ["['a', 'b'] score"]

@@ -9,9 +9,14 @@ Matching (a case against a labelled group):
 
 Figures per kind, over the flagged cases of that kind: recall (groups of the
 kind matched by a flagged case of the kind), precision (flagged cases matching
-a group of ANY kind), average precision of the ranking by score over all cases
-of the kind against "matches a group of the same kind"; and false flags per
-10,000 accounts seen (flagged cases matching no group).
+a group of ANY kind), average precision of the ranking over all cases of the
+kind against "matches a group of the same kind"; and false flags per 10,000
+accounts seen (flagged cases matching no group).
+
+The ranking (:func:`ranking_key`) is the queue's: the estimated false-discovery
+rate (``q_value``, lowest first; railbird's cases.jsonl carries it after the
+fields of evaluation.md), ties by score. Cases without a ``q_value`` (another
+system's export) are ranked by score alone, as evaluation.md says.
 """
 
 from __future__ import annotations
@@ -63,12 +68,24 @@ def matches(case: dict[str, Any], group: dict[str, Any]) -> bool:
     return need > 0 and len(acc & gacc) >= need
 
 
-def average_precision(scores: list[float], relevant: list[bool]) -> float | None:
-    """Average precision of a ranking (ties share a threshold, as scikit-learn does)."""
+def ranking_key(case: dict[str, Any]) -> tuple[float, float]:
+    """A case's place in the ranking, higher = stronger: (minus its ``q_value``, minus infinity without one or
+    for a NaN; its score). Sorting by it puts the lowest estimated false-discovery rate first, ties by score."""
+    q = case.get("q_value")
+    try:
+        q = float(q) if q is not None else None
+    except (TypeError, ValueError):
+        q = None
+    return (-q if q is not None and q == q else float("-inf"), float(case.get("score") or 0.0))
+
+
+def average_precision(scores: list[Any], relevant: list[bool]) -> float | None:
+    """Average precision of a ranking by ``scores`` (numbers or tuples such as :func:`ranking_key`'s, higher
+    first; equal ones share a threshold, as scikit-learn does)."""
     n_rel = sum(relevant)
     if n_rel == 0:
         return None
-    pairs = sorted(zip(scores, relevant), key=lambda t: -t[0])
+    pairs = sorted(zip(scores, relevant), key=lambda t: t[0], reverse=True)
     ap, tp, seen, i = 0.0, 0, 0, 0
     prev_recall = 0.0
     while i < len(pairs):
@@ -169,9 +186,7 @@ def evaluate(
         total_false += f.false_flags
         f.recall = f.groups_found / f.groups if f.groups else None
         f.precision = f.flagged_matching_any / f.flagged if f.flagged else None
-        f.average_precision = average_precision(
-            [float(c.get("score") or 0.0) for c in kc], [any(matches(c, g) for g in kg) for c in kc]
-        )
+        f.average_precision = average_precision([ranking_key(c) for c in kc], [any(matches(c, g) for g in kg) for c in kc])
         f.false_flags_per_10k = per10k(f.false_flags)
         if f.groups or f.cases:
             out[kind] = f

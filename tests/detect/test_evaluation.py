@@ -59,6 +59,21 @@ def test_average_precision_with_ties_matches_sklearn():
     assert E.average_precision(list(s), list(r)) == pytest.approx(average_precision_score(r, s))
 
 
+def test_average_precision_ranks_by_q_value_then_score():
+    lab = [{"group": "g", "kind": "soft_play", "accounts": ["amy", "bob"]}]
+    right, wrong = case("soft_play", ["amy", "bob"], 2.0), case("soft_play", ["zed", "yan"], 9.0)
+    # no q-values (another system's export): by score, as evaluation.md says
+    assert E.evaluate([right, wrong], lab, 100).kinds["soft_play"].average_precision == pytest.approx(0.5)
+    # the queue's order: the lower estimated false-discovery rate first, whatever the score
+    q = [dict(right, q_value=0.001), dict(wrong, q_value=0.2)]
+    assert E.evaluate(q, lab, 100).kinds["soft_play"].average_precision == pytest.approx(1.0)
+    # equal q-values: the score breaks the tie; a case without one comes after every case with one
+    tied = [dict(right, q_value=0.01), dict(wrong, q_value=0.01)]
+    assert E.evaluate(tied, lab, 100).kinds["soft_play"].average_precision == pytest.approx(0.5)
+    last = [dict(right, q_value=0.3), dict(wrong, q_value=None)]
+    assert E.evaluate(last, lab, 100).kinds["soft_play"].average_precision == pytest.approx(1.0)
+
+
 def test_cli_prints_figures(tmp_path, capsys):
     import argparse
 

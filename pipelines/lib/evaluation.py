@@ -10,7 +10,8 @@ Matching (a case against a labelled group):
 Figures per kind, over the flagged cases of that kind: recall (groups of the
 kind matched by a flagged case of the kind), precision (flagged cases matching
 a group of ANY kind), average precision of the ranking over all cases of the
-kind against "matches a group of the same kind"; and false flags per 10,000
+kind against "matches a group of the same kind" (0 when the kind has groups and
+no case matches one; None when it has no group); and false flags per 10,000
 accounts seen (flagged cases matching no group).
 
 The ranking (:func:`ranking_key`) is the queue's: the estimated false-discovery
@@ -187,6 +188,8 @@ def evaluate(
         f.recall = f.groups_found / f.groups if f.groups else None
         f.precision = f.flagged_matching_any / f.flagged if f.flagged else None
         f.average_precision = average_precision([ranking_key(c) for c in kc], [any(matches(c, g) for g in kg) for c in kc])
+        if f.average_precision is None and kg:  # groups to find and no case that finds one: the ranking is worth 0
+            f.average_precision = 0.0
         f.false_flags_per_10k = per10k(f.false_flags)
         if f.groups or f.cases:
             out[kind] = f

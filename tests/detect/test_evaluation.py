@@ -72,6 +72,9 @@ def test_average_precision_ranks_by_q_value_then_score():
     assert E.evaluate(tied, lab, 100).kinds["soft_play"].average_precision == pytest.approx(0.5)
     last = [dict(right, q_value=0.3), dict(wrong, q_value=None)]
     assert E.evaluate(last, lab, 100).kinds["soft_play"].average_precision == pytest.approx(1.0)
+    # groups to find and no case that finds one: 0, not "no figure" (a mean over populations must count it)
+    assert E.evaluate([wrong], lab, 100).kinds["soft_play"].average_precision == 0.0
+    assert E.evaluate([wrong], [], 100).kinds["soft_play"].average_precision is None
 
 
 def test_cli_prints_figures(tmp_path, capsys):

@@ -130,10 +130,10 @@ def check(con: duckdb.DuckDBPyConnection, cases: list[dict[str, Any]]) -> list[d
     pr = {(r["a"], r["b"]): r for r in rows(con, PAIR_SQL, {"rb_pairs": pa.table({
         "a": pa.array([a for a, _ in pairs], pa.string()), "b": pa.array([b for _, b in pairs], pa.string())})})}
     devices: dict[str, int] = {}
-    if con.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = 'sessions'").fetchone()[0]:
+    if con.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = 'sessions'").fetchall()[0][0]:
         devices = dict(con.execute("SELECT account, count(DISTINCT device) FROM sessions "
                                    "WHERE list_contains(?::VARCHAR[], account) GROUP BY 1", [accounts]).fetchall())
-    has_signals = bool(con.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = 'case_signals'").fetchone()[0])
+    has_signals = bool(con.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = 'case_signals'").fetchall()[0][0])
     evidence = evidence_of(con, [c["case"] for c in cases]) if has_signals else {}
     out = []
     for c in cases:
@@ -204,6 +204,8 @@ def main(argv: list[str] | None = None) -> int:
         ap.error("no published warehouse found: give --warehouse")
     con = duckdb.connect(str(wh), read_only=True)
     try:
+        if not con.execute("SELECT count(*) FROM duckdb_views() WHERE view_name = 'player_hands'").fetchall()[0][0]:
+            ap.error(f"{wh} has no player_hands view: give the warehouse a run published (its snapshot)")
         checked = check(con, chosen)
     finally:
         con.close()

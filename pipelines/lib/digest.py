@@ -35,6 +35,7 @@ from email.message import EmailMessage
 from pathlib import Path
 from typing import Any
 
+from pipelines.lib.case_story import fdr_text
 from pipelines.lib import paths
 from pipelines.lib.errors import RailbirdError
 from pipelines.lib.safe_text import terminal_safe
@@ -113,22 +114,23 @@ def load_config(path: str | os.PathLike[str] | None = None, env: dict[str, str] 
 
 
 def digest_cases(store, run_id: str) -> list[dict[str, Any]]:
-    """The flagged cases run ``run_id`` opened or reopened, strongest first.
+    """The flagged cases run ``run_id`` opened or reopened, strongest first: the queue's order (estimated
+    false-discovery rate lowest first, a case without one after those with one, then score).
 
     ``store`` is a :class:`pipelines.lib.review.ReviewStore`. A run id the
     store had to make distinct (``<run>#<hex>``, a run registered twice) counts
-    as the run. Each item: case, kind, accounts, score, stake, n_hands,
+    as the run. Each item: case, kind, accounts, score, q_value, stake, n_hands,
     status, reopened (bool).
     """
     rows = store.con.execute(
         "SELECT * FROM (SELECT c.*, c.case_id IN (SELECT case_id FROM audit WHERE action = 'reopened'"
         "   AND (actor = 'run:' || ?1 OR actor LIKE 'run:' || ?1 || '#%')) AS was_reopened,"
         " (c.first_run = ?1 OR c.first_run LIKE ?1 || '#%') AS was_opened FROM cases c WHERE c.flagged = 1)"
-        " WHERE was_opened OR was_reopened ORDER BY score DESC, case_id", [run_id]).fetchall()
+        " WHERE was_opened OR was_reopened ORDER BY q_value IS NULL, q_value, score DESC, case_id", [run_id]).fetchall()
     out = []
     for r in rows:
         out.append({"case": r["case_id"], "kind": r["kind"], "accounts": json.loads(r["accounts"]),
-                    "score": r["score"], "stake": r["stake"], "n_hands": r["n_hands"], "status": r["status"],
+                    "score": r["score"], "q_value": r["q_value"], "stake": r["stake"], "n_hands": r["n_hands"], "status": r["status"],
                     "reopened": bool(r["was_reopened"])})
     return out
 
@@ -143,7 +145,8 @@ def build_digest(items: list[dict[str, Any]], run_id: str, base_url: str) -> dic
     lines = [f"{subject} (run {run_id}).", ""]
     for c in cases:
         who = terminal_safe(", ".join(c["accounts"]), width=80)
-        lines.append(f"{'reopened' if c['reopened'] else 'new':<8} {c['case']}  {c['kind']}  score {c['score']:.3g}"
+        lines.append(f"{'reopened' if c['reopened'] else 'new':<8} {c['case']}  {c['kind']}  "
+                     f"estimated false-discovery rate {fdr_text(c.get('q_value'))}  score {c['score']:.3g}"
                      f"  {who}  {c['url']}")
     lines += ["", f"The queue: {base}/cases"]
     return {"run": run_id, "subject": subject, "text": "\n".join(lines), "cases": cases}

@@ -65,6 +65,17 @@ def _two_nights(path, run2):
                                _group([EVIL, "hal"], 0.7), _group(["ida", "jo"], 0.2, flagged=False)])
 
 
+def test_digest_orders_by_the_estimated_false_discovery_rate(tmp_path):
+    with ReviewStore(tmp_path / "review.sqlite") as st:
+        st.register_run("n1", [{**_group(["amy", "bob"], 25.0), "q_value": 0.04},
+                               {**_group(["cat", "dan"], 2.0), "kind": "coordinated_sitout", "q_value": 0.0002},
+                               _group(["eve", "fay"], 30.0)])
+        items = digest_lib.digest_cases(st, "n1")
+    assert [c["accounts"] for c in items] == [["cat", "dan"], ["amy", "bob"], ["eve", "fay"]]
+    text = digest_lib.build_digest(items, "n1", "https://rb.example")["text"]
+    assert "estimated false-discovery rate 0.02 %" in text.splitlines()[2]
+
+
 def test_digest_lists_what_the_night_opened_or_reopened(tmp_path):
     _two_nights(tmp_path / "review.sqlite", "night2")
     with ReviewStore(tmp_path / "review.sqlite") as st:

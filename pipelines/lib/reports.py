@@ -466,8 +466,7 @@ def build_report(con: duckdb.DuckDBPyConnection, case_id: str, *, max_replays: i
         case[k] = [str(x) for x in (case.get(k) or [])]
     for k in ("pot_total", "moved", "transfers", "stake"):
         case[k] = float(case[k]) if case.get(k) is not None else 0.0
-    case["created_at"] = str(case.get("created_at"))
-    case.setdefault("q_value", None)  # a snapshot published before the column
+    case.update(created_at=str(case.get("created_at")), q_value=case.get("q_value"))  # q: none in an older snapshot
     signals = case_signals(con, case_id, tables)
     accounts = case["accounts"]
     acc_info = {}
@@ -510,8 +509,7 @@ def build_report(con: duckdb.DuckDBPyConnection, case_id: str, *, max_replays: i
     figures = lead_figures(signals)
     return {
         "case": case,
-        "story": plain_sentence(case, signals, facts),
-        "fdr": fdr_sentence(case.get("q_value"), case["kind"]),
+        "story": plain_sentence(case, signals, facts), "fdr": fdr_sentence(case["q_value"], case["kind"]),
         "facts": facts,
         "figures": figures,
         "chart": figure_chart(figures),

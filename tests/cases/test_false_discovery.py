@@ -129,3 +129,18 @@ def test_the_web_queue_shows_sorts_filters_and_exports_the_rate(web_with_q):
     assert "fdr_max is not a percentage" in c.get("/cases", params={"fdr_max": "x<b>"}).text
     table = list(csv.DictReader(io.StringIO(c.get("/cases.csv").text)))
     assert table[0]["case"] == weakest and float(table[0]["estimated_false_discovery_rate"]) == 0.0004
+
+
+def test_the_report_says_the_rate_in_plain_words(published):
+    from pipelines.lib.reports import build_report, render_html
+
+    con = duckdb.connect(str(published / "snapshot" / "warehouse.duckdb"))
+    try:
+        con.execute("UPDATE cases SET q_value = 0.0004 WHERE case_id = 'c-000001'")
+        rep = build_report(con, "c-000001")
+        other = build_report(con, "c-000002")
+    finally:
+        con.close()
+    assert rep["fdr"].startswith("Estimated false-discovery rate 0.04 %") and "0.04 %" in rep["accusation"]
+    assert "Estimated false-discovery rate 0.04 %" in render_html(rep)
+    assert other["case"]["q_value"] is None and other["fdr"].startswith("No estimated false-discovery rate")

@@ -144,3 +144,14 @@ def test_the_report_says_the_rate_in_plain_words(published):
     assert rep["fdr"].startswith("Estimated false-discovery rate 0.04 %") and "0.04 %" in rep["accusation"]
     assert "Estimated false-discovery rate 0.04 %" in render_html(rep)
     assert other["case"]["q_value"] is None and other["fdr"].startswith("No estimated false-discovery rate")
+
+
+def test_the_well_formed_check_catches_a_rate_outside_0_1(tmp_path):
+    from pipelines.defs.detect.assets import write_signals
+    from pipelines.defs.detect.checks import WELL_FORMED_SQL
+
+    con = new_warehouse(tmp_path / "w.duckdb")
+    sig = lambda acc, q: Signal(kind="soft_play", accounts=acc, score=1.0, flagged=False, summary="", q_value=q)  # noqa: E731
+    write_signals(con, "soft_play", [sig(["a", "b"], 0.5), sig(["c", "d"], None), sig(["e", "f"], 1.5)], "r1")
+    rows, _, _, bad_p, bad_q, _ = con.execute(WELL_FORMED_SQL, ["soft_play"]).fetchall()[0]
+    assert (rows, bad_p, bad_q) == (3, 0, 1)

@@ -1,7 +1,8 @@
 """Asset checks of the detect stage: every kind's signals are well formed.
 
 ``<kind>_signals_well_formed``: every row of that kind names accounts, has a
-finite score and a p-value in [0, 1] (or none), and every flagged row has a
+finite score, a p-value and an estimated false-discovery rate (``q_value``)
+in [0, 1] (or none), and every flagged row has a
 summary and at least one evidence hand (seat hand-offs and sit-outs may rest
 on tournaments instead).
 
@@ -21,6 +22,7 @@ SELECT
     count(*) FILTER (WHERE len(accounts) = 0) AS no_accounts,
     count(*) FILTER (WHERE NOT isfinite(score)) AS bad_score,
     count(*) FILTER (WHERE p_value IS NOT NULL AND (p_value < 0 OR p_value > 1)) AS bad_p,
+    count(*) FILTER (WHERE q_value IS NOT NULL AND NOT (q_value BETWEEN 0 AND 1)) AS bad_q,
     count(*) FILTER (WHERE flagged AND (summary = '' OR (len(hands) = 0 AND len(tournaments) = 0))) AS flagged_without_evidence
 FROM signals WHERE kind = ?
 """
@@ -30,14 +32,14 @@ def make_check(asset: dg.AssetsDefinition) -> dg.AssetChecksDefinition:
     kind = asset.key.path[-1].removesuffix("_signals")
 
     @dg.asset_check(asset=asset, name=f"{kind}_signals_well_formed", blocking=False,
-                    description=f"Rows of kind '{kind}' in signals name accounts, have finite scores and valid p-values; flagged rows carry a summary and evidence.")
+                    description=f"Rows of kind '{kind}' in signals name accounts, have finite scores and valid p- and q-values; flagged rows carry a summary and evidence.")
     def _check(warehouse: DuckDBResource) -> dg.AssetCheckResult:
         with warehouse.get_connection() as con:
-            rows, no_acc, bad_score, bad_p, no_ev = con.execute(WELL_FORMED_SQL, [kind]).fetchall()[0]
-        problems = no_acc + bad_score + bad_p + no_ev
+            rows, no_acc, bad_score, bad_p, bad_q, no_ev = con.execute(WELL_FORMED_SQL, [kind]).fetchall()[0]
+        problems = no_acc + bad_score + bad_p + bad_q + no_ev
         return dg.AssetCheckResult(
             passed=problems == 0,
-            metadata={"rows": rows, "no_accounts": no_acc, "bad_score": bad_score, "bad_p_value": bad_p,
+            metadata={"rows": rows, "no_accounts": no_acc, "bad_score": bad_score, "bad_p_value": bad_p, "bad_q_value": bad_q,
                       "flagged_without_evidence": no_ev},
         )
 

@@ -5,7 +5,10 @@ much. This script builds several populations (``railbird generate``, then the
 nightly job ``railbird run`` with its own RAILBIRD_HOME), scores each run's
 ``cases.jsonl`` with the evaluation of ``../shared/spec/evaluation.md``
 (``pipelines.lib.evaluation``) and pools the counts per kind: groups found,
-flagged cases, false flags, recall by strength. It also splits recall by
+flagged cases, false flags, recall by strength, and the mean over the
+populations of each kind's average precision (its cases ranked as the queue
+ranks them: estimated false-discovery rate first, ties by score;
+``pipelines.lib.evaluation.ranking_key``). It also splits recall by
 whether a group acted at all (labels list the hands where its behaviour
 actually happened; a group whose coin never fell has none), and prints how
 recall falls with each strength the labels name (the bands of the scorer

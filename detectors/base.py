@@ -240,7 +240,9 @@ class Detector(abc.ABC):
     Parameters
     ----------
     alpha : float
-        the false-discovery rate across candidates.
+        the false-discovery level of the flag rule (flagged only where the q-value is at most
+        it); kept under the name ``fdr`` where the subclass's ``__init__`` names its parameter
+        so (:meth:`level_name`; :attr:`fdr_level` reads it under either name).
     random_state : int
         the seed of every random draw (permutations, Monte Carlo).
     """
@@ -250,8 +252,18 @@ class Detector(abc.ABC):
     inputs: ClassVar[dict[str, tuple[str, ...]]] = {}
 
     def __init__(self, *, alpha: float = 0.01, random_state: int = 0) -> None:
-        self.alpha = alpha
+        setattr(self, self.level_name(), alpha)
         self.random_state = random_state
+
+    @classmethod
+    def level_name(cls) -> str:
+        """The name of the false-discovery level parameter: ``fdr`` where ``__init__`` takes one, else ``alpha``."""
+        return "fdr" if "fdr" in cls.param_names() else "alpha"
+
+    @property
+    def fdr_level(self) -> float:
+        """The false-discovery level of the flag rule, under whichever name the detector's parameter has."""
+        return getattr(self, self.level_name())
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)

@@ -119,6 +119,25 @@ class _Groups(GroupDetector):
         return Signal(kind=self.kind, accounts=row["accounts"], score=row["score"], flagged=row["flagged"], summary="")
 
 
+class _Fdr(_Toy):
+    """A detector whose level parameter is named ``fdr`` (the flag rule q <= fdr), as the contract asks."""
+
+    def __init__(self, *, fdr: float = 0.05, random_state: int = 0):
+        super().__init__(alpha=fdr, random_state=random_state)
+
+    def threshold(self, scores):
+        return scores.with_columns(flagged=pl.col("q_value").fill_null(1.0) <= self.fdr)
+
+
+def test_the_level_is_kept_under_the_name_the_detector_gives_it():
+    det = _Fdr(fdr=0.01)
+    assert vars(det) == {"fdr": 0.01, "random_state": 0} and det.get_params() == {"fdr": 0.01, "random_state": 0}
+    assert det.level_name() == "fdr" and det.fdr_level == 0.01
+    assert _Toy(alpha=0.2).fdr_level == 0.2 and _Toy.level_name() == "alpha"
+    flagged = {tuple(s.accounts) for s in det.detect(duckdb.connect()) if s.flagged}
+    assert flagged == {("a0", "b0"), ("a4", "b4")}
+
+
 @pytest.mark.parametrize("cls", [_Pairs, _Groups])
 def test_a_merged_group_carries_its_smallest_q_value(cls):
     det = cls().fit(None)

@@ -104,10 +104,11 @@ def test_init_stores_its_parameters_and_nothing_else(kind):
 def test_params_round_trip(kind):
     det = get_detector(kind)
     params = det.get_params()
-    assert {"alpha", "random_state"} <= set(params)
+    level = det.level_name()  # the flag rule's false-discovery level: ``fdr`` (or ``alpha``, its older name)
+    assert {level, "random_state"} <= set(params)
     again = type(det)(**params)
     assert again.get_params() == params
-    assert det.set_params(alpha=0.02) is det and det.alpha == 0.02
+    assert det.set_params(**{level: 0.02}) is det and det.fdr_level == 0.02
     with pytest.raises(ValueError, match="no parameter"):
         det.set_params(no_such_parameter=1)
 

@@ -1,0 +1,121 @@
+"""Scale-out engines in local mode: can each run the per-day function unchanged, and how long do they take?
+
+Builds the day layout (``pipelines.lib.cluster``) from the committed sample population's hands, computes
+every day's features embedded (in this process), then on one engine in its local mode with ``--workers``
+processes: Dask (``LocalCluster`` + ``Client.map``), Ray (``ray.init`` + ``ray.remote``) or Spark
+(``local[N]``, ``parallelize(...).map``, the RDD route that runs a Python function on any picklable input;
+``mapInArrow``/``applyInArrow`` would need the function rewritten to take and return Arrow batches). Prints
+the import, start, run and stop times of the engine (wall clock), whether every day's frames are identical to
+the embedded ones, and this process's peak memory. The engine must be importable: each lives in its own
+throwaway environment (docs/scale-out.md says how they were made).
+
+    python benchmarks/scale_out_bench.py --engine dask|ray|spark [--workers 2]
+"""
+
+from __future__ import annotations
+
+import argparse
+import resource
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+
+def layout(tmp: Path) -> dict:
+    """The sample population's hands, one day per folder; ``{day: DayInput}``."""
+    import datasets
+    from pipelines.lib import cluster, ingest
+    from pipelines.lib import warehouse as wh
+
+    con = wh.connect(tmp / "wh.duckdb")
+    try:
+        ingest.ingest([Path(datasets.__file__).parent / "sample" / "hands"], con, progress=False, workers=1)
+        days = [d.isoformat() for (d,) in con.execute("SELECT DISTINCT day FROM hands ORDER BY 1").fetchall()]
+        for day in days:
+            cluster.export_day(con, tmp / "days", day)
+    finally:
+        con.close()
+    return {d: cluster.DayInput(str(tmp / "days"), d) for d in days}
+
+
+def on_dask(fn, inputs: dict, workers: int) -> dict:
+    t0 = time.perf_counter()
+    import logging
+
+    from distributed import Client, LocalCluster
+    t1 = time.perf_counter()
+    cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
+                           worker_dashboard_address=None, silence_logs=logging.ERROR, env={"POLARS_MAX_THREADS": "1"})
+    client = Client(cluster)
+    t2 = time.perf_counter()
+    out = dict(zip(inputs, client.gather(client.map(fn, list(inputs.values()), pure=False))))
+    t3 = time.perf_counter()
+    client.close()
+    cluster.close()
+    return {"out": out, "import_s": t1 - t0, "start_s": t2 - t1, "run_s": t3 - t2, "stop_s": time.perf_counter() - t3}
+
+
+def on_ray(fn, inputs: dict, workers: int) -> dict:
+    t0 = time.perf_counter()
+    import ray
+    t1 = time.perf_counter()
+    ray.init(num_cpus=workers, include_dashboard=False, log_to_driver=False,
+             runtime_env={"env_vars": {"POLARS_MAX_THREADS": "1"}})
+    t2 = time.perf_counter()
+    task = ray.remote(num_cpus=1)(fn)
+    out = dict(zip(inputs, ray.get([task.remote(x) for x in inputs.values()])))
+    t3 = time.perf_counter()
+    ray.shutdown()
+    return {"out": out, "import_s": t1 - t0, "start_s": t2 - t1, "run_s": t3 - t2, "stop_s": time.perf_counter() - t3}
+
+
+def on_spark(fn, inputs: dict, workers: int) -> dict:
+    import os
+
+    t0 = time.perf_counter()
+    from pyspark.sql import SparkSession
+    t1 = time.perf_counter()
+    os.environ["POLARS_MAX_THREADS"] = "1"
+    spark = (SparkSession.builder.master(f"local[{workers}]").appName("railbird-scale-out-bench")
+             .config("spark.ui.enabled", "false").config("spark.python.worker.reuse", "true").getOrCreate())
+    spark.sparkContext.setLogLevel("ERROR")
+    t2 = time.perf_counter()
+    pairs = spark.sparkContext.parallelize(list(inputs.items()), len(inputs)).map(lambda kv: (kv[0], fn(kv[1]))).collect()
+    t3 = time.perf_counter()
+    spark.stop()
+    return {"out": dict(pairs), "import_s": t1 - t0, "start_s": t2 - t1, "run_s": t3 - t2, "stop_s": time.perf_counter() - t3}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--engine", choices=["dask", "ray", "spark"], required=True)
+    ap.add_argument("--workers", type=int, default=2, help="worker processes (default: 2)")
+    args = ap.parse_args()
+    from polars.testing import assert_frame_equal
+
+    from pipelines.lib import cluster
+
+    with tempfile.TemporaryDirectory(prefix="railbird-scale-out-") as tmp:
+        t0 = time.perf_counter()
+        inputs = layout(Path(tmp))
+        t1 = time.perf_counter()
+        embedded = cluster.run_days(cluster.day_decisions, inputs)
+        t2 = time.perf_counter()
+        r = {"dask": on_dask, "ray": on_ray, "spark": on_spark}[args.engine](cluster.day_decisions, inputs, args.workers)
+        for day, frames in embedded.items():
+            for table, frame in frames.items():
+                assert_frame_equal(r["out"][day][table], frame)
+    rows = sum(f.height for frames in embedded.values() for f in frames.values())
+    print(f"{len(inputs)} days, {rows:,} decision rows; layout built in {t1 - t0:.1f} s, embedded run {t2 - t1:.1f} s")
+    print(f"{args.engine} local mode, {args.workers} workers: import {r['import_s']:.1f} s, start {r['start_s']:.1f} s, "
+          f"run {r['run_s']:.1f} s, stop {r['stop_s']:.1f} s, total {sum(r[k] for k in ('import_s', 'start_s', 'run_s', 'stop_s')):.1f} s;"
+          f" every day identical to embedded: yes")
+    print(f"driver peak RSS {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB")
+
+
+if __name__ == "__main__":
+    main()

@@ -12,15 +12,13 @@ from polars.testing import assert_frame_equal
 
 from detectors.features import days as fd
 from detectors.features import gameplay as gp
-from tests.detect.conftest import build_world
 
 PAIR = ["player", "opponent"]
 
 
-@pytest.fixture(scope="module")
-def world():
-    """3,000 hands, 40 s apart from 18:00: three hand days; a soft pair and a dumper."""
-    return build_world(n_players=24, n_hands=3000, soft=[(("p01", "p02"), 0.6)], dump=[(("p06", "p07"), 0.5)], seed=3)
+@pytest.fixture
+def world(days_world):
+    return days_world
 
 
 def test_a_day_from_its_frames_equals_a_day_read_from_the_warehouse(world):

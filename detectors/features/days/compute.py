@@ -59,6 +59,10 @@ BASELINE_TESTS = {
 }
 CELL_COLS = tuple(dict.fromkeys(stats.JUNK_BINS))  # every cell column of every test (pbin null where unused)
 
+#: how many leading columns of each aggregate table are its key (the rows are stored in key order)
+DAY_KEYS = {"pair_decisions": 2, "hands_together": 2, "chip_flow": 2, "baseline_pair_cells": 3 + len(CELL_COLS),
+            "baseline_player_cells": 2 + len(CELL_COLS), "account_days": 1}
+
 # the rows of one day: hand tables through the day's hand ids; account tables through their own timestamps
 _HAND_ROWS_SQL = "SELECT t.* FROM {t} t SEMI JOIN (SELECT hand_id FROM hands WHERE day = $day) d USING (hand_id)"
 _ACCOUNT_ROWS_SQL = {
@@ -128,7 +132,9 @@ def compute_day(source: duckdb.DuckDBPyConnection | Mapping[str, object], day: s
         con.close()
     out.update(baseline_cells(dec))
     out["account_days"] = account_days(frames)
-    return out
+    # in key order: a day's files are the same whatever process computed them (hash group-bys are not)
+    return {t: f if t == "hu_decisions" else f.sort(f.columns[:DAY_KEYS[t]], nulls_last=True)
+            for t, f in out.items()}
 
 
 def pair_decisions(dec: pl.DataFrame) -> pl.DataFrame:

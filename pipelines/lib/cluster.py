@@ -1,30 +1,30 @@
-"""Per-day work on one machine or on a Dask cluster, and the day-partitioned Parquet layout it reads and writes.
+"""Per-day work on one machine or on a Dask cluster: any per-day function, and the day features of a warehouse.
 
 What is computed
 ----------------
-:func:`run_days` applies a per-day function ``fn(day_input) -> dict[str, pl.DataFrame]`` to every day of a
-mapping ``{day: day_input}`` and returns ``{day: {table: frame}}``; with ``out``, each day's frames are written
-where they were computed (:func:`write_day`) and only their paths come back. ``engine="embedded"`` calls the
-function in this process, day after day (the default: a laptop, ``make demo`` and ``make test`` need no
-cluster); ``engine="dask"`` submits one task per day to a Dask cluster: the one at ``address``
-(``tcp://scheduler:8786``) or, without one, a local cluster of ``workers`` processes started for the call (the
-engine's local mode, used by the tests). The function is the same object either way, unchanged: Dask ships it
-and its input by pickle, and the frames come back as Arrow IPC inside Polars' pickle.
+:func:`run_days` applies a per-day function ``fn(day_input) -> dict[str, pl.DataFrame]`` to every input of a
+mapping ``{day: day_input}`` and returns ``{day: {table: frame}}`` in the mapping's order.
 
-The layout (docs/scale-out.md)
-------------------------------
-``<root>/<table>/day=<YYYY-MM-DD>/part.parquet``: one Parquet file per table and day. Writers on different
-days never touch the same file, so any number of machines write days at once; a day written again (a
-backfill) replaces its file in one atomic rename, so a reader sees the old day or the new one, never half of
-either. One reader queries every day with DuckDB (:func:`read_days`: ``read_parquet`` over the glob with Hive
-partitioning, which adds the ``day`` column). The root is a folder every worker and the reader reach (a shared
-file system in this module; an object store's single-object PUT is atomic the same way).
+:func:`compute_days` brings a :class:`~detectors.features.days.DayStore` up to date from a warehouse, as
+:func:`~detectors.features.days.refresh_days` does, with the days' :func:`~detectors.features.days.compute_day`
+run on the engine: the driver (the process holding the warehouse) reads each day's rows
+(:func:`~detectors.features.days.read_day`, Arrow tables) and sends them to a worker, which computes the day and,
+when the store has a folder, writes the day's files there itself (many writers, one per day: the store's layout
+needs no coordination between them); an in-memory store is written by the driver.
 
-The interim per-day function :func:`day_decisions` reads one day of warehouse tables from the layout
-(:func:`export_day` writes them) into an in-memory DuckDB and returns
-:func:`detectors.features.gameplay.decisions.hu_decisions` over that day's hands.
+Engines
+-------
+``engine="embedded"`` calls the function in this process, day after day (the default: ``make demo`` and
+``make test`` need no cluster). ``engine="dask"`` submits one task per day to a Dask cluster: the one at
+``address`` (``tcp://scheduler:8786``) or, without one, a local cluster of ``workers`` processes started for
+the call and closed after it (Dask's local mode, used by the tests). The function is the same object either
+way, unchanged: Dask ships it and its input by pickle (Arrow tables and Polars frames pickle as Arrow
+buffers). At most ``in_flight`` days (default twice the workers) are sent ahead of the results, so the driver
+holds a few days' rows, not the whole backfill. The store's folder must be one every worker reaches (a shared
+file system; docs/scale-out.md).
 
-Reference: Dask distributed, https://distributed.dask.org (``Client.map``, ``LocalCluster``).
+Reference: Dask distributed, https://distributed.dask.org (``Client.scatter``, ``Client.submit``,
+``as_completed``, ``LocalCluster``).
 """
 
 from __future__ import annotations
@@ -32,145 +32,124 @@ from __future__ import annotations
 import contextlib
 import datetime as _dt
 import logging
-import os
-import re
-import uuid
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterator, Mapping
+from typing import Any, Callable, Iterable, Iterator, Mapping
 
 import duckdb
 import polars as pl
 
+from detectors.features.days import DayStore, as_date, compute_day, day_fingerprints, read_day, refresh_days
+
 DayFn = Callable[[Any], "dict[str, pl.DataFrame]"]
 ENGINES = ("embedded", "dask")
-_TABLE = re.compile(r"[a-z_][a-z0-9_]*")
-# the warehouse tables a day's hand features start from, and how each one finds its hand day
-DAY_TABLES = ("hands", "seats", "actions", "hole_cards", "boards")
-
-
-def day_key(day: str | _dt.date) -> str:
-    """``day`` as ``YYYY-MM-DD``; anything that is not a calendar date raises ``ValueError`` (it names a folder)."""
-    return (day if isinstance(day, _dt.date) else _dt.date.fromisoformat(str(day))).isoformat()
-
-
-def day_path(root: str | os.PathLike, table: str, day: str | _dt.date) -> Path:
-    """Where ``table``'s rows of ``day`` live under ``root``; a table name other than ``[a-z_][a-z0-9_]*`` raises."""
-    if not _TABLE.fullmatch(table):
-        raise ValueError(f"not a table name: {table!r}")
-    return Path(root) / table / f"day={day_key(day)}" / "part.parquet"
-
-
-def write_day(root: str | os.PathLike, day: str | _dt.date, frames: Mapping[str, pl.DataFrame]) -> dict[str, str]:
-    """Write each frame as ``table``'s file of ``day`` (replacing a previous one atomically); return the paths.
-
-    A frame's own ``day`` column, if any, is dropped: the folder name carries the day."""
-    out: dict[str, str] = {}
-    for table, df in frames.items():
-        path = day_path(root, table, day)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".part-{uuid.uuid4().hex}.tmp")
-        try:
-            df.drop("day", strict=False).write_parquet(tmp)
-            os.replace(tmp, path)
-        finally:
-            tmp.unlink(missing_ok=True)
-        out[table] = str(path)
-    return out
-
-
-def days_written(root: str | os.PathLike, table: str) -> list[str]:
-    """The days ``table`` has a file for under ``root``, sorted."""
-    folder = day_path(root, table, "2000-01-01").parent.parent
-    if not folder.is_dir():
-        return []
-    return sorted(p.parent.name.removeprefix("day=") for p in folder.glob("day=*/part.parquet"))
-
-
-def read_days(con: duckdb.DuckDBPyConnection, root: str | os.PathLike, table: str) -> duckdb.DuckDBPyRelation:
-    """Every day of ``table`` under ``root`` as one DuckDB relation, with its ``day`` (DATE) from the folder names."""
-    pattern = str(day_path(root, table, "2000-01-01").parent.parent / "day=*" / "part.parquet")
-    return con.sql("SELECT * FROM read_parquet($files, hive_partitioning = true, hive_types = {'day': DATE})",
-                   params={"files": pattern})
-
-
-def export_day(con: duckdb.DuckDBPyConnection, root: str | os.PathLike, day: str | _dt.date,
-               tables: tuple[str, ...] = DAY_TABLES) -> dict[str, str]:
-    """Write the warehouse rows of one hand day (``hands.day``; other tables through their ``hand_id``)."""
-    key = _dt.date.fromisoformat(day_key(day))
-    frames = {}
-    for table in tables:
-        if not _TABLE.fullmatch(table):
-            raise ValueError(f"not a table name: {table!r}")
-        if table == "hands":
-            q = "SELECT * FROM hands WHERE day = $day"
-        else:
-            q = f"SELECT t.* FROM {table} t SEMI JOIN (SELECT hand_id FROM hands WHERE day = $day) h USING (hand_id)"
-        frames[table] = con.sql(q, params={"day": key}).pl()
-    return write_day(root, key, frames)
 
 
 @dataclass(frozen=True)
-class DayInput:
-    """One day of warehouse tables in the layout: what a worker needs to find them (small, pickled to it)."""
+class DayRows:
+    """One day's warehouse rows and what to do with them: the input of :func:`day_features` and :func:`store_day`.
 
-    root: str
-    day: str
+    ``frames``: table name -> Arrow table (:func:`~detectors.features.days.read_day`); ``samples``,
+    ``random_state``: the card-value setting; ``root`` and ``fingerprint``: where and as what content
+    :func:`store_day` stores the day (``root`` None: nowhere)."""
 
-
-def day_connection(source: DayInput, tables: tuple[str, ...] = DAY_TABLES) -> duckdb.DuckDBPyConnection:
-    """An in-memory DuckDB with one view per table over ``source``'s day file, named as the warehouse table."""
-    con = duckdb.connect()
-    for table in tables:
-        path = day_path(source.root, table, source.day)
-        # a view's definition cannot take a bound parameter: the path is checked (day_path) and quoted as a literal
-        con.execute(f"CREATE VIEW {table} AS SELECT * FROM read_parquet({_sql_literal(str(path))})")
-    return con
+    day: _dt.date
+    frames: Mapping[str, Any]
+    samples: int = 16
+    random_state: int = 0
+    root: str | None = None
+    fingerprint: tuple[int, ...] = ()
 
 
-def _sql_literal(text: str) -> str:
-    return "'" + text.replace("'", "''") + "'"
+def day_features(rows: DayRows) -> dict[str, pl.DataFrame]:
+    """:func:`~detectors.features.days.compute_day` of ``rows``: the day's feature tables."""
+    return compute_day(rows.frames, rows.day, samples=rows.samples, random_state=rows.random_state)
 
 
-def day_decisions(source: DayInput) -> dict[str, pl.DataFrame]:
-    """The heads-up decisions of one day (``hu_decisions`` over that day's hands), as ``{"hu_decisions": frame}``."""
-    from detectors.features.gameplay.decisions import hu_decisions
-
-    con = day_connection(source)
-    try:
-        return {"hu_decisions": hu_decisions(con)}
-    finally:
-        con.close()
+def store_day(rows: DayRows) -> dict[str, int]:
+    """Compute ``rows``' day and write it into the store at ``rows.root``; return the rows of each table."""
+    tables = day_features(rows)
+    DayStore(Path(rows.root), samples=rows.samples, random_state=rows.random_state).write(
+        rows.day, tables, list(rows.fingerprint))
+    return {t: f.height for t, f in tables.items()}
 
 
-def _run_and_write(fn: DayFn, day_input: Any, out: str, day: str) -> dict[str, str]:
-    return write_day(out, day, fn(day_input))
-
-
-def run_days(fn: DayFn, inputs: Mapping[str, Any], *, engine: str = "embedded", workers: int = 2,
-             address: str | None = None, out: str | os.PathLike | None = None) -> dict[str, dict[str, Any]]:
-    """Apply ``fn`` to every day's input; return ``{day: {table: frame}}``, or ``{day: {table: path}}`` with ``out``.
+def run_days(fn: DayFn, inputs: Mapping[Any, Any], *, engine: str = "embedded", workers: int = 2,
+             address: str | None = None, in_flight: int | None = None) -> dict[Any, Any]:
+    """Apply ``fn`` to every day's input; return ``{day: fn(input)}`` in the order of ``inputs``.
 
     Parameters: ``fn`` a picklable module-level function; ``inputs`` ``{day: input}``; ``engine`` ``embedded``
     (this process) or ``dask``; ``workers`` processes of the local Dask cluster (one thread each), ignored with
-    ``address``; ``address`` a running Dask scheduler; ``out`` a layout root every worker reaches. Days come
-    back in the order of ``inputs``. A day whose function raises raises here, after the other days finished.
+    ``address``; ``address`` a running Dask scheduler; ``in_flight`` days sent ahead of the results. A day whose
+    function raises raises here.
     """
-    days = [day_key(d) for d in inputs]
-    args = list(inputs.values())
+    got = dict(map_days(fn, inputs.items(), engine=engine, workers=workers, address=address, in_flight=in_flight))
+    return {d: got[d] for d in inputs}
+
+
+def map_days(fn: DayFn, items: Iterable[tuple[Any, Any]], *, engine: str = "embedded", workers: int = 2,
+             address: str | None = None, in_flight: int | None = None) -> Iterator[tuple[Any, Any]]:
+    """``(day, fn(input))`` for each ``(day, input)`` of ``items`` (read lazily), as the days finish.
+
+    Parameters as :func:`run_days`. Embedded, the days finish in order; on Dask in any order."""
     if engine == "embedded":
-        if out is None:
-            return {d: fn(x) for d, x in zip(days, args)}
-        return {d: _run_and_write(fn, x, str(out), d) for d, x in zip(days, args)}
+        for day, x in items:
+            yield day, fn(x)
+        return
     if engine != "dask":
         raise ValueError(f"unknown engine {engine!r} (one of {', '.join(ENGINES)})")
+    from distributed import as_completed
+
+    it = iter(items)
     with _dask_client(workers, address) as client:
-        if out is None:
-            futures = client.map(fn, args, pure=False)
-        else:
-            futures = client.map(_run_and_write, [fn] * len(days), args, [str(out)] * len(days), days, pure=False)
-        results = client.gather(futures, errors="raise")
-    return dict(zip(days, results))
+        ahead = max(1, in_flight or 2 * workers)
+        days: dict[str, Any] = {}
+
+        def submit():
+            for day, x in it:
+                [data] = client.scatter([x], hash=False)  # straight to a worker, not through the scheduler
+                fut = client.submit(fn, data, pure=False)
+                days[fut.key] = day
+                return fut
+            return None
+
+        running = as_completed([f for f in (submit() for _ in range(ahead)) if f is not None])
+        for fut in running:
+            yield days.pop(fut.key), fut.result()
+            nxt = submit()
+            if nxt is not None:
+                running.add(nxt)
+
+
+def compute_days(con: duckdb.DuckDBPyConnection, store: DayStore, days: list[_dt.date] | None = None, *,
+                 engine: str = "embedded", workers: int = 2, address: str | None = None,
+                 in_flight: int | None = None) -> list[_dt.date]:
+    """:func:`~detectors.features.days.refresh_days` with the days computed on ``engine``; returns the days computed.
+
+    Parameters: ``con`` the warehouse; ``store`` where the day tables go (a folder every worker reaches, or in
+    memory); ``days`` the days to bring up to date (default every hand day); the rest as :func:`run_days`.
+    Embedded, this is ``refresh_days`` itself."""
+    fp = day_fingerprints(con)
+    if engine == "embedded":
+        return refresh_days(con, store, days, fp)
+    todo = sorted(fp) if days is None else sorted(as_date(d) for d in days)
+    for d in todo:
+        if d not in fp:
+            store.drop(d)
+    todo = [d for d in todo if d in fp and not store.is_current(d, fp[d])]
+    if not todo:
+        return []
+    root = None if store.root is None else str(store.root)
+
+    def rows():
+        for d in todo:
+            yield d, DayRows(d, read_day(con, d), store.samples, store.random_state, root, tuple(fp[d]))
+
+    fn = store_day if root is not None else day_features
+    for d, result in map_days(fn, rows(), engine=engine, workers=workers, address=address, in_flight=in_flight):
+        if root is None:
+            store.write(d, result, fp[d])
+    return todo
 
 
 @contextlib.contextmanager
@@ -186,6 +165,6 @@ def _dask_client(workers: int, address: str | None) -> Iterator[Any]:
         return
     # one Polars thread per worker process: the cluster already keeps the cores busy
     with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
-                      worker_dashboard_address=None,
-                      silence_logs=logging.ERROR, env={"POLARS_MAX_THREADS": "1"}) as cluster, Client(cluster) as client:
+                      worker_dashboard_address=None, silence_logs=logging.ERROR,
+                      env={"POLARS_MAX_THREADS": "1"}) as cluster, Client(cluster) as client:
         yield client

@@ -21,9 +21,11 @@ The serial share: with one worker the chunks are parsed inline, so the CPU
 the loader spends waiting for its next batch is the parse (the parallel part)
 and the rest of the ingest call (discover, dedupe, load, COMMIT) is the serial
 part ``s``.  Amdahl's law (Amdahl 1967) then projects the speed-up with N
-parse workers on N free cores to ``1 / (s + (1 - s) / N)``, bounded by
-``1 / s``; the measured 2-worker run is printed beside its projection (on 2
-cores the loader shares them with the two workers, so it falls short of it).
+parse workers on N free cores to ``1 / (s + (1 - s) / N)`` (the serial part
+not overlapped with the parse: the conservative bound), at most ``1 / s``;
+the measured 2-worker run is printed beside its projection (on 2 cores the
+loader shares them with the two workers, and on a shared machine with the
+neighbours: the load average is printed).
 
     .venv/bin/python benchmarks/ingest_bench.py [--hands 200000] [--workers 1,2]
 """
@@ -32,6 +34,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import resource
 import shutil
 import subprocess
@@ -97,7 +100,7 @@ def one(files_list: Path, workers: int) -> dict:
         "main_cpu_s": me.ru_utime + me.ru_stime, "workers_cpu_s": kids.ru_utime + kids.ru_stime,
         "main_sys_s": me.ru_stime, "workers_sys_s": kids.ru_stime,
         "files": len(files), "mb": size / 1e6, "plain_read_s": plain, "ingest_s": elapsed, "wait_s": sum(waits),
-        "ingest_main_cpu_s": ingest_cpu, "wait_cpu_s": sum(wait_cpu),
+        "ingest_main_cpu_s": ingest_cpu, "wait_cpu_s": sum(wait_cpu), "load": os.getloadavg()[0],
         "hands_read": report.result.hands_stored + report.result.duplicates,
         "hands_stored": report.result.hands_stored, "quarantined": report.result.quarantined,
         "summary": report.summary(),
@@ -115,6 +118,7 @@ def show(label: str, workers: int, r: dict) -> None:
     print(f"[{label}, {workers} parse worker{'s' if workers > 1 else ''}] {r['files']} files, {r['mb']:.0f} MB, "
           f"{r['hands_read']:,} hands read ({r['hands_stored']:,} stored, {r['quarantined']:,} quarantined)")
     print(f"    ingest end to end: {r['ingest_s']:.1f} s = {rate:,.0f} hands/s, {r['mb'] / r['ingest_s']:.1f} MB/s"
+          f" (load average {r['load']:.1f} at the end)"
           f"   | plain read of the same files: {r['plain_read_s']:.2f} s")
     print(f"    loader waiting for parsed batches: {r['wait_s']:.1f} s; loader busy (discover, dedupe, load, "
           f"COMMIT): {r['ingest_s'] - r['wait_s']:.1f} s")
@@ -149,8 +153,9 @@ def amdahl(serial: dict, measured: dict[int, dict]) -> None:
     for n in (1, 2, 4, 8, 16, 32):
         projected = hands / (ser + parse / n)
         got = measured.get(n)
-        seen = f"   measured {got['hands_read'] / got['ingest_s']:,.0f} wall" if got and n > 1 else ""
-        print(f"    {n:>2} parse workers on {n} free cores and one for the loader: projected {projected:,.0f} hands/s{seen}")
+        seen = (f"   measured {got['hands_read'] / got['ingest_s']:,.0f} (wall clock at load {got['load']:.1f})"
+                if got and n > 1 else "")
+        print(f"    {n:>2} parse workers on {n} free cores: projected {projected:,.0f} hands/s{seen}")
     print(f"    ceiling (parse free, the loader alone): {hands / ser:,.0f} hands/s")
 
 

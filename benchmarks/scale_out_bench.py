@@ -1,7 +1,8 @@
 """Scale-out engines in local mode: can each run the per-day function unchanged, and how long do they take?
 
-Builds the day layout (``pipelines.lib.cluster``) from the committed sample population's hands, computes
-every day's features embedded (in this process), then on one engine in its local mode with ``--workers``
+Loads the committed sample population into a warehouse, reads each hand day's rows, computes every day's
+features (``compute_day`` through ``pipelines.lib.cluster.day_features``) embedded, in this process, then on
+one engine in its local mode with ``--workers``
 processes: Dask (``LocalCluster`` + ``Client.map``), Ray (``ray.init`` + ``ray.remote``) or Spark
 (``local[N]``, ``parallelize(...).map``, the RDD route that runs a Python function on any picklable input;
 ``mapInArrow``/``applyInArrow`` would need the function rewritten to take and return Arrow batches). Prints
@@ -25,21 +26,20 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 
-def layout(tmp: Path) -> dict:
-    """The sample population's hands, one day per folder; ``{day: DayInput}``."""
+def day_rows(tmp: Path) -> dict:
+    """The committed sample population in a warehouse; ``{day: DayRows}`` (each day's rows as Arrow tables)."""
     import datasets
+    from detectors.features.days import read_day
     from pipelines.lib import cluster, ingest
     from pipelines.lib import warehouse as wh
 
     con = wh.connect(tmp / "wh.duckdb")
     try:
-        ingest.ingest([Path(datasets.__file__).parent / "sample" / "hands"], con, progress=False, workers=1)
-        days = [d.isoformat() for (d,) in con.execute("SELECT DISTINCT day FROM hands ORDER BY 1").fetchall()]
-        for day in days:
-            cluster.export_day(con, tmp / "days", day)
+        ingest.ingest([Path(datasets.__file__).parent / "sample"], con, progress=False, workers=1)
+        days = [d for (d,) in con.execute("SELECT DISTINCT day FROM hands ORDER BY 1").fetchall()]
+        return {d: cluster.DayRows(d, read_day(con, d)) for d in days}
     finally:
         con.close()
-    return {d: cluster.DayInput(str(tmp / "days"), d) for d in days}
 
 
 def on_dask(fn, inputs: dict, workers: int) -> dict:
@@ -52,7 +52,8 @@ def on_dask(fn, inputs: dict, workers: int) -> dict:
                            worker_dashboard_address=None, silence_logs=logging.ERROR, env={"POLARS_MAX_THREADS": "1"})
     client = Client(cluster)
     t2 = time.perf_counter()
-    out = dict(zip(inputs, client.gather(client.map(fn, list(inputs.values()), pure=False))))
+    data = client.scatter(list(inputs.values()), hash=False)  # as pipelines.lib.cluster.map_days sends them
+    out = dict(zip(inputs, client.gather([client.submit(fn, x, pure=False) for x in data])))
     t3 = time.perf_counter()
     client.close()
     cluster.close()
@@ -80,6 +81,7 @@ def on_spark(fn, inputs: dict, workers: int) -> dict:
     from pyspark.sql import SparkSession
     t1 = time.perf_counter()
     os.environ["POLARS_MAX_THREADS"] = "1"
+    os.environ["PYSPARK_PYTHON"] = sys.executable  # the workers run this environment's Python, not the PATH's
     spark = (SparkSession.builder.master(f"local[{workers}]").appName("railbird-scale-out-bench")
              .config("spark.ui.enabled", "false").config("spark.python.worker.reuse", "true").getOrCreate())
     spark.sparkContext.setLogLevel("ERROR")
@@ -101,16 +103,16 @@ def main() -> None:
 
     with tempfile.TemporaryDirectory(prefix="railbird-scale-out-") as tmp:
         t0 = time.perf_counter()
-        inputs = layout(Path(tmp))
+        inputs = day_rows(Path(tmp))
         t1 = time.perf_counter()
-        embedded = cluster.run_days(cluster.day_decisions, inputs)
+        embedded = cluster.run_days(cluster.day_features, inputs)
         t2 = time.perf_counter()
-        r = {"dask": on_dask, "ray": on_ray, "spark": on_spark}[args.engine](cluster.day_decisions, inputs, args.workers)
+        r = {"dask": on_dask, "ray": on_ray, "spark": on_spark}[args.engine](cluster.day_features, inputs, args.workers)
         for day, frames in embedded.items():
             for table, frame in frames.items():
                 assert_frame_equal(r["out"][day][table], frame)
     rows = sum(f.height for frames in embedded.values() for f in frames.values())
-    print(f"{len(inputs)} days, {rows:,} decision rows; layout built in {t1 - t0:.1f} s, embedded run {t2 - t1:.1f} s")
+    print(f"{len(inputs)} days, {rows:,} feature rows; warehouse built and days read in {t1 - t0:.1f} s, embedded run {t2 - t1:.1f} s")
     print(f"{args.engine} local mode, {args.workers} workers: import {r['import_s']:.1f} s, start {r['start_s']:.1f} s, "
           f"run {r['run_s']:.1f} s, stop {r['stop_s']:.1f} s, total {sum(r[k] for k in ('import_s', 'start_s', 'run_s', 'stop_s')):.1f} s;"
           f" every day identical to embedded: yes")

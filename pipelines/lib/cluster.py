@@ -32,6 +32,7 @@ from __future__ import annotations
 import contextlib
 import datetime as _dt
 import logging
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Mapping
@@ -43,6 +44,15 @@ from detectors.features.days import DayStore, as_date, compute_day, day_fingerpr
 
 DayFn = Callable[[Any], "dict[str, pl.DataFrame]"]
 ENGINES = ("embedded", "dask")
+#: the Dask scheduler the day features run on (``tcp://host:8786``); unset: embedded
+SCHEDULER_VAR = "RAILBIRD_DASK_SCHEDULER"
+
+
+def engine_settings() -> dict[str, Any]:
+    """The ``engine`` and ``address`` keyword arguments of :func:`compute_days` this deployment asks for:
+    Dask at ``$RAILBIRD_DASK_SCHEDULER`` when it is set, else embedded."""
+    address = os.environ.get(SCHEDULER_VAR, "").strip()
+    return {"engine": "dask", "address": address} if address else {"engine": "embedded", "address": None}
 
 
 @dataclass(frozen=True)

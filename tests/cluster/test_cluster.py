@@ -82,3 +82,10 @@ def test_dask_local_cluster_gives_the_embedded_day_features(warehouse, embedded,
         assert store.manifest(day) == embedded.manifest(day)
         for table in DAY_TABLES:
             assert_frame_equal(store.read(table, [day]), embedded.read(table, [day]))
+
+
+def test_the_deployment_chooses_the_engine(monkeypatch):
+    monkeypatch.delenv(cluster.SCHEDULER_VAR, raising=False)
+    assert cluster.engine_settings() == {"engine": "embedded", "address": None}
+    monkeypatch.setenv(cluster.SCHEDULER_VAR, " tcp://scheduler:8786 ")
+    assert cluster.engine_settings() == {"engine": "dask", "address": "tcp://scheduler:8786"}

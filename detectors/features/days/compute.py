@@ -64,7 +64,10 @@ DAY_KEYS = {"pair_decisions": 2, "hands_together": 2, "chip_flow": 2, "baseline_
             "baseline_player_cells": 2 + len(CELL_COLS), "account_days": 1}
 
 # the rows of one day: hand tables through the day's hand ids; account tables through their own timestamps
-_HAND_ROWS_SQL = "SELECT t.* FROM {t} t SEMI JOIN (SELECT hand_id FROM hands WHERE day = $day) d USING (hand_id)"
+# (the id range lets DuckDB skip the row groups of other days where ids grow with time, as the room's do)
+_HAND_ROWS_SQL = """SELECT t.* FROM {t} t SEMI JOIN (SELECT hand_id FROM hands WHERE day = $day) d USING (hand_id)
+WHERE t.hand_id BETWEEN (SELECT min(hand_id) FROM hands WHERE day = $day)
+                    AND (SELECT max(hand_id) FROM hands WHERE day = $day)"""
 _ACCOUNT_ROWS_SQL = {
     "sessions": "SELECT * FROM sessions WHERE CAST(login_at AS DATE) = $day",
     "decisions": "SELECT * FROM decisions WHERE CAST(ts AS DATE) = $day",

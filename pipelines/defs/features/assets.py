@@ -13,7 +13,6 @@ days from there (and computes any day still missing itself, so the order of the
 two in a run does not matter).
 """
 
-from __future__ import annotations
 
 import time
 

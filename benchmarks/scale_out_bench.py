@@ -1,6 +1,6 @@
 """Scale-out engines in local mode: can each run the per-day function unchanged, and how long do they take?
 
-Loads the committed sample population into a warehouse, reads each hand day's rows, computes every day's
+Loads the committed sample population (or ``--population``) into a warehouse, reads each hand day's rows, computes every day's
 features (``compute_day`` through ``pipelines.lib.cluster.day_features``) embedded, in this process, then on
 one engine in its local mode with ``--workers``
 processes: Dask (``LocalCluster`` + ``Client.map``), Ray (``ray.init`` + ``ray.remote``) or Spark
@@ -10,7 +10,7 @@ the import, start, run and stop times of the engine (wall clock), whether every 
 the embedded ones, and this process's peak memory. The engine must be importable: each lives in its own
 throwaway environment (docs/scale-out.md says how they were made).
 
-    python benchmarks/scale_out_bench.py --engine dask|ray|spark [--workers 2]
+    python benchmarks/scale_out_bench.py --engine dask|ray|spark [--workers 2] [--population FOLDER]
 """
 
 from __future__ import annotations
@@ -24,10 +24,12 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+READ_CPU: list[float] = []  # the driver's CPU reading the days' rows (read_day)
 
 
-def day_rows(tmp: Path) -> dict:
-    """The committed sample population in a warehouse; ``{day: DayRows}`` (each day's rows as Arrow tables)."""
+def day_rows(tmp: Path, population: Path | None) -> dict:
+    """``population`` (default: the committed sample) in a warehouse; ``{day: DayRows}`` (each day's rows as
+    Arrow tables)."""
     import datasets
     from detectors.features.days import read_day
     from pipelines.lib import cluster, ingest
@@ -35,9 +37,12 @@ def day_rows(tmp: Path) -> dict:
 
     con = wh.connect(tmp / "wh.duckdb")
     try:
-        ingest.ingest([Path(datasets.__file__).parent / "sample"], con, progress=False, workers=1)
+        ingest.ingest([population or Path(datasets.__file__).parent / "sample"], con, progress=False)
         days = [d for (d,) in con.execute("SELECT DISTINCT day FROM hands ORDER BY 1").fetchall()]
-        return {d: cluster.DayRows(d, read_day(con, d)) for d in days}
+        c0 = time.process_time()
+        out = {d: cluster.DayRows(d, read_day(con, d)) for d in days}
+        READ_CPU.append(time.process_time() - c0)
+        return out
     finally:
         con.close()
 
@@ -96,6 +101,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--engine", choices=["dask", "ray", "spark"], required=True)
     ap.add_argument("--workers", type=int, default=2, help="worker processes (default: 2)")
+    ap.add_argument("--population", type=Path, help="a generated population (default: datasets/sample)")
     args = ap.parse_args()
     from polars.testing import assert_frame_equal
 
@@ -103,10 +109,10 @@ def main() -> None:
 
     with tempfile.TemporaryDirectory(prefix="railbird-scale-out-") as tmp:
         t0 = time.perf_counter()
-        inputs = day_rows(Path(tmp))
-        t1 = time.perf_counter()
+        inputs = day_rows(Path(tmp), args.population)
+        t1, c1 = time.perf_counter(), time.process_time()
         embedded = cluster.run_days(cluster.day_features, inputs)
-        t2 = time.perf_counter()
+        t2, compute_cpu = time.perf_counter(), time.process_time() - c1
         r = {"dask": on_dask, "ray": on_ray, "spark": on_spark}[args.engine](cluster.day_features, inputs, args.workers)
         for day, frames in embedded.items():
             for table, frame in frames.items():
@@ -116,6 +122,10 @@ def main() -> None:
     print(f"{args.engine} local mode, {args.workers} workers: import {r['import_s']:.1f} s, start {r['start_s']:.1f} s, "
           f"run {r['run_s']:.1f} s, stop {r['stop_s']:.1f} s, total {sum(r[k] for k in ('import_s', 'start_s', 'run_s', 'stop_s')):.1f} s;"
           f" every day identical to embedded: yes")
+    read = READ_CPU[0]
+    print(f"the driver's part, reading the days' rows: {read:.2f} CPU-s; compute_day: {compute_cpu:.2f} CPU-s; "
+          f"so one driver feeds at most {(read + compute_cpu) / read:.0f} busy workers (Amdahl: 1 / serial share "
+          f"{read / (read + compute_cpu):.1%})")
     print(f"driver peak RSS {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB")
 
 

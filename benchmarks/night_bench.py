@@ -89,6 +89,12 @@ def peak_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
 
+def cpu_s() -> float:
+    """CPU seconds of this process, every thread (DuckDB's and Polars' included)."""
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
+
+
 def night(warehouse: str, window_days: int, read_decisions: bool) -> dict:
     """One night's feature pass over ``warehouse`` (run in its own process): figures as a dict."""
     from detectors.features import days as fd
@@ -105,12 +111,14 @@ def night(warehouse: str, window_days: int, read_decisions: bool) -> dict:
     out = {"days_in_window": len(window), "computed": [d.isoformat() for d in computed],
            "hands_in_window": sum(fp[d][0] for d in window), "pairs": pf.height,
            "compute_s": round(t1 - t0, 1), "window_sums_s": round(t2 - t1, 1), "night_s": round(t2 - t0, 1),
-           "night_peak_mb": round(peak_mb())}
+           "night_cpu_s": round(cpu_s(), 1), "night_peak_mb": round(peak_mb()), "load": os.getloadavg()[0]}
     if read_decisions:
         dec = fd.window_decisions(store, window)
         out.update(decisions=dec.height, decisions_s=round(time.perf_counter() - t2, 1),
                    decisions_peak_mb=round(peak_mb()))
     con.close()
+    with open(Path(warehouse).parent / "nights.jsonl", "a", encoding="utf-8") as fh:  # every night's figures
+        fh.write(json.dumps(out) + "\n")
     return out
 
 
@@ -186,7 +194,8 @@ def main(argv: list[str] | None = None) -> int:
         con.close()
         r = run_night(target, args)
         print(f"history {have * per * base:>12,} hands: night {r['night_s']:7.1f} s (new day {r['compute_s']} s, "
-              f"window sums {r['window_sums_s']} s), peak RSS {r['night_peak_mb']:,} MB; computed {r['computed']}; "
+              f"window sums {r['window_sums_s']} s; {r['night_cpu_s']} CPU s, load {r['load']:.0f}), "
+              f"peak RSS {r['night_peak_mb']:,} MB; computed {r['computed']}; "
               f"{r['days_in_window']} days, {r['hands_in_window']:,} hands, {r['pairs']:,} pairs in the window"
               + (f"; window decisions {r['decisions']:,} read in {r['decisions_s']} s, peak {r['decisions_peak_mb']:,} MB"
                  if "decisions" in r else ""), flush=True)
@@ -199,7 +208,8 @@ def main(argv: list[str] | None = None) -> int:
     con.execute("CHECKPOINT")
     con.close()
     r = run_night(target, args)
-    print(f"backfill of {oldest}: {r['night_s']} s (day {r['compute_s']} s, window sums {r['window_sums_s']} s), "
+    print(f"backfill of {oldest}: {r['night_s']} s (day {r['compute_s']} s, window sums {r['window_sums_s']} s; "
+          f"{r['night_cpu_s']} CPU s, load {r['load']:.0f}), "
           f"peak RSS {r['night_peak_mb']:,} MB; computed {r['computed']}", flush=True)
     return 0
 

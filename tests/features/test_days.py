@@ -16,7 +16,7 @@ from detectors.features import gameplay as gp
 PAIR = ["player", "opponent"]
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def world(days_world):
     return days_world
 
@@ -37,13 +37,20 @@ def test_a_day_from_its_frames_equals_a_day_read_from_the_warehouse(world):
         con.sql("SELECT hand_id FROM hands WHERE day = ?", params=[day]).pl()["hand_id"])
 
 
-def test_the_window_sums_equal_the_window_computed_whole(world):
+@pytest.fixture(scope="module")
+def stored(world):
+    """Every day of the world computed into a store in memory: (store, days)."""
+    store = fd.DayStore(None)
+    days = sorted(fd.day_fingerprints(world.con))
+    assert len(days) == 3
+    assert fd.refresh_days(world.con, store) == days
+    return store, days
+
+
+def test_the_window_sums_equal_the_window_computed_whole(world, stored):
     """Pair features and chip flow summed over the days equal pair_features over the window's decisions."""
     con = world.con
-    store = fd.DayStore(None)
-    days = sorted(fd.day_fingerprints(con))
-    assert len(days) == 3
-    assert fd.refresh_days(con, store) == days
+    store, days = stored
     dec = fd.window_decisions(store, days)
     assert dec.height == dec.unique(["hand_id", "seq"]).height
     whole = gp.pair_features(con, dec, baseline=False).sort(PAIR)
@@ -60,34 +67,34 @@ def test_the_window_sums_equal_the_window_computed_whole(world):
     assert aggr["n"].sum() == dec.filter(pl.col("sbin").is_not_null()).height
 
 
-def test_a_day_is_valued_with_its_own_seed(world):
+def test_a_day_is_valued_with_its_own_seed(world, stored):
     """The Monte Carlo values of a day do not depend on the other days computed with it."""
-    con = world.con
-    day = sorted(fd.day_fingerprints(con))[0]
-    alone = fd.compute_day(con, day)["hu_decisions"]
-    store = fd.DayStore(None)
-    fd.refresh_days(con, store)
-    assert_frame_equal(store.read("hu_decisions", [day]), alone)
-    assert fd.day_seed(0, day) != fd.day_seed(0, day + dt.timedelta(days=1)) != fd.day_seed(1, day)
+    store, days = stored
+    alone = fd.compute_day(world.con, days[0])["hu_decisions"]
+    assert_frame_equal(store.read("hu_decisions", days[:1]), alone)
+    assert fd.day_seed(0, days[0]) != fd.day_seed(0, days[1]) != fd.day_seed(1, days[0])
 
 
-def test_stored_days_are_recomputed_only_when_their_content_changes(world, tmp_path):
+def test_stored_days_are_recomputed_only_when_their_content_changes(world, stored, tmp_path):
     con = world.con
+    mem, days = stored
+    fp = fd.day_fingerprints(con)
     store = fd.DayStore(tmp_path / "features")
-    days = sorted(fd.day_fingerprints(con))
-    assert fd.refresh_days(con, store) == days
+    for d in days:  # what refresh_days would have written (computed above)
+        store.write(d, {t: mem.read(t, [d]) for t in fd.DAY_TABLES}, fp[d])
     assert (tmp_path / "features" / "hu_decisions" / f"day={days[0]}" / "s16-r0.parquet").is_file()
     manifest = json.loads((tmp_path / "features" / "_manifest" / f"day={days[0]}" / "s16-r0.json").read_text())
-    assert manifest["fingerprint"] == fd.day_fingerprints(con)[days[0]]
+    assert manifest["fingerprint"] == fp[days[0]]
     assert not list((tmp_path / "features").rglob(".tmp-*"))  # nothing half-written left behind
     assert fd.refresh_days(con, store) == []  # nothing changed: nothing computed
     again = fd.DayStore(tmp_path / "features")  # another process reads the same files
     assert again.days() == days and fd.refresh_days(con, again) == []
-    # a hand of the middle day changes (a backfill): that day only
+    assert_frame_equal(again.read("pair_decisions", days), mem.read("pair_decisions", days))
+    # a hand of the first day changes (a backfill): that day only
     con.execute("UPDATE hands SET content_hash = content_hash || 'x' WHERE hand_id = "
-                "(SELECT min(hand_id) FROM hands WHERE day = ?)", [days[1]])
+                "(SELECT min(hand_id) FROM hands WHERE day = ?)", [days[0]])
     try:
-        assert fd.refresh_days(con, store) == [days[1]]
+        assert fd.refresh_days(con, store) == [days[0]]
     finally:
         con.execute("UPDATE hands SET content_hash = rtrim(content_hash, 'x')")
     # another card-value setting is another file; a day without hands is dropped

@@ -68,7 +68,12 @@ DAY_KEYS = {"pair_decisions": 2, "hands_together": 2, "chip_flow": 2, "baseline_
 _HAND_ROWS_SQL = """SELECT t.* FROM {t} t SEMI JOIN (SELECT hand_id FROM hands WHERE day = $day) d USING (hand_id)
 WHERE t.hand_id BETWEEN (SELECT min(hand_id) FROM hands WHERE day = $day)
                     AND (SELECT max(hand_id) FROM hands WHERE day = $day)"""
-_ACCOUNT_ROWS_SQL = {
+_DAY_ROWS_SQL = {
+    "hands": "SELECT * FROM hands WHERE day = $day",
+    "seats": _HAND_ROWS_SQL.format(t="seats"),
+    "actions": _HAND_ROWS_SQL.format(t="actions"),
+    "hole_cards": _HAND_ROWS_SQL.format(t="hole_cards"),
+    "boards": _HAND_ROWS_SQL.format(t="boards"),
     "sessions": "SELECT * FROM sessions WHERE CAST(login_at AS DATE) = $day",
     "decisions": "SELECT * FROM decisions WHERE CAST(ts AS DATE) = $day",
     "sit_events": "SELECT * FROM sit_events WHERE CAST(ts AS DATE) = $day",
@@ -93,14 +98,7 @@ def read_day(con: duckdb.DuckDBPyConnection, day: str | dt.date) -> dict[str, ob
     """
     d = as_date(day)
     have = {r[0] for r in con.execute("SELECT table_name FROM duckdb_tables() WHERE schema_name = 'main'").fetchall()}
-    out: dict[str, object] = {}
-    for t in INPUT_TABLES:
-        if t not in have:
-            continue
-        sql = (("SELECT * FROM hands WHERE day = $day" if t == "hands" else _HAND_ROWS_SQL.format(t=t))
-               if t in HAND_TABLES else _ACCOUNT_ROWS_SQL[t])
-        out[t] = con.sql(sql, params={"day": d}).to_arrow_table()
-    return out
+    return {t: con.sql(sql, params={"day": d}).to_arrow_table() for t, sql in _DAY_ROWS_SQL.items() if t in have}
 
 
 def compute_day(source: duckdb.DuckDBPyConnection | Mapping[str, object], day: str | dt.date, *,
@@ -212,10 +210,13 @@ FROM acc LEFT JOIN s USING (account) LEFT JOIN d USING (account) LEFT JOIN o USI
 ORDER BY acc.account
 """
 
+# an account table the day's input lacks is read as empty, with the warehouse's columns
 _ACCOUNT_SCHEMAS = {
-    "sessions": "account VARCHAR, session VARCHAR, ip VARCHAR, device VARCHAR, login_at TIMESTAMP, logout_at TIMESTAMP",
-    "decisions": "hand_id VARCHAR, seq INTEGER, account VARCHAR, ms INTEGER, ts TIMESTAMP",
-    "sit_events": "account VARCHAR, ts TIMESTAMP, kind VARCHAR, table_name VARCHAR, tournament_id VARCHAR",
+    "sessions": {"account": pl.Utf8, "session": pl.Utf8, "ip": pl.Utf8, "device": pl.Utf8,
+                 "login_at": pl.Datetime("us"), "logout_at": pl.Datetime("us")},
+    "decisions": {"hand_id": pl.Utf8, "seq": pl.Int32, "account": pl.Utf8, "ms": pl.Int32, "ts": pl.Datetime("us")},
+    "sit_events": {"account": pl.Utf8, "ts": pl.Datetime("us"), "kind": pl.Utf8, "table_name": pl.Utf8,
+                   "tournament_id": pl.Utf8},
 }
 
 
@@ -231,10 +232,8 @@ def account_days(frames: Mapping[str, object]) -> pl.DataFrame:
     try:
         for t in ACCOUNT_TABLES:
             f = frames.get(t)
-            if f is None:
-                con.execute(f"CREATE TABLE {t} ({_ACCOUNT_SCHEMAS[t]})")  # fixed names: no input in this text
-            else:
-                con.register(t, f.to_arrow() if isinstance(f, pl.DataFrame) else f)
+            f = pl.DataFrame(schema=_ACCOUNT_SCHEMAS[t]) if f is None else f
+            con.register(t, f.to_arrow() if isinstance(f, pl.DataFrame) else f)
         return con.sql(ACCOUNT_DAY_SQL).pl()
     finally:
         con.close()

@@ -1,6 +1,6 @@
 # The two commands of the README, each doing its own set-up on a fresh machine:
 #   make demo   generate a population and run the whole nightly job on it
-#   make test   run the test suite (what .ci/run runs)
+#   make test   run the test suite (what .ci/run runs), the cluster extra's local-mode tests included
 PYTHON ?= python3.11
 VENV   ?= .venv
 BIN     = $(VENV)/bin
@@ -12,7 +12,7 @@ export DAGSTER_HOME  ?= $(CURDIR)/var/dagster
 $(BIN)/railbird: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[test]'
+	$(BIN)/pip install --quiet -e '.[test,cluster]'
 	touch $@
 
 venv: $(BIN)/railbird

@@ -332,6 +332,23 @@ def chunks(files: list[FileInfo], chunk_bytes: int = PARSE_BATCH_BYTES) -> list[
     return [c for c in out if c]
 
 
+# a parse worker's peak on 24 MB chunks is ~0.55-0.77 GB (docs/measurements.md, ingest_bench): one per GB
+WORKER_MEMORY_BYTES = 1 << 30
+
+
+def default_workers() -> int:
+    """Parse processes when none are asked for: ``RAILBIRD_PARSE_WORKERS`` if set, else one per core this process
+    may run on (its CPU affinity), at most one per ``WORKER_MEMORY_BYTES`` of the machine's memory, at least one."""
+    if os.environ.get("RAILBIRD_PARSE_WORKERS"):
+        return max(1, int(os.environ["RAILBIRD_PARSE_WORKERS"]))
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    try:
+        memory = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        memory = cores * WORKER_MEMORY_BYTES
+    return max(1, min(cores, memory // WORKER_MEMORY_BYTES))
+
+
 def iter_batches(files: list[FileInfo], *, growing_seconds: float = GROWING_SECONDS, now: float | None = None,
                  progress: bool | None = None, workers: int | None = None,
                  chunk_bytes: int = PARSE_BATCH_BYTES, spill_dir: str | os.PathLike | None = None) -> Iterator[wh.Batch]:
@@ -355,7 +372,7 @@ def iter_batches(files: list[FileInfo], *, growing_seconds: float = GROWING_SECO
 
         bar = tqdm(total=total, unit="B", unit_scale=True, desc="ingest", file=sys.stderr, leave=False)
     if workers is None:
-        workers = int(os.environ.get("RAILBIRD_PARSE_WORKERS", "2"))
+        workers = default_workers()
     try:
         if workers <= 1 or len(parts) <= 1:
             for part in parts:

@@ -11,6 +11,16 @@ holds (row counts of actions, hole cards and hands, the last hand id and a
 hash over every hand's content hash). A warehouse that changed, or another
 warehouse with the same row counts, gets a new store.
 
+The store fills from the features *by hand day* (:mod:`detectors.features.days`) of
+the window it judges, the last ``window_days`` hand days of the warehouse (90 by
+default): days already computed and unchanged are read from their Parquet
+partitions under the warehouse's ``features/`` folder, the others (the night's new
+day, a backfilled day) are computed and stored first. The decisions are the window's
+days' decisions, the pair table and the chip flow the sums of their day statistics:
+a night computes one day, not the history. Card values are seeded per day
+(:func:`~detectors.features.days.day_seed`), so features computed night by night
+equal features computed in one go (``tests/features``).
+
 :func:`store_for` returns the store of a connection's warehouse, creating it
 (and forgetting the previous one) when the state differs: one store lives at a
 time, so a long process never holds two warehouses' decisions.
@@ -42,8 +52,8 @@ import duckdb
 import numpy as np
 import polars as pl
 
-from detectors.features.gameplay.decisions import hu_decisions
-from detectors.features.gameplay.pairs import chip_flow, pair_features
+# the module, not its names: detectors.features.days imports the game-play features (either package may load first)
+from detectors.features import days as fd
 
 FINGERPRINT_SQL = """
 SELECT (SELECT count(*) FROM actions), (SELECT count(*) FROM hole_cards),
@@ -71,20 +81,39 @@ def warehouse_identity(con: duckdb.DuckDBPyConnection) -> tuple:
 
 
 class FeatureStore:
-    """The features of one warehouse state (see the module docstring).
+    """The features of one warehouse state (see the module docstring), filled from the window's day features.
 
     Parameters
     ----------
     con : the warehouse connection the store is created for.
     identity : its :func:`warehouse_identity` (computed when not given).
+    window_days : the hand days judged: the last ``window_days`` days of the warehouse
+        (:func:`~detectors.features.days.window_of`; default ``DEFAULT_WINDOW_DAYS``, 90).
     """
 
-    def __init__(self, con: duckdb.DuckDBPyConnection, identity: tuple | None = None) -> None:
+    def __init__(self, con: duckdb.DuckDBPyConnection, identity: tuple | None = None, *,
+                 window_days: int | None = None) -> None:
         self.identity = warehouse_identity(con) if identity is None else identity
         # in memory: only this connection sees this database
         self._con = weakref.ref(con) if self.identity[0] is None else None
+        self.window_days = int(fd.DEFAULT_WINDOW_DAYS if window_days is None else window_days)
         self._pairs: dict[tuple[int, int], tuple[pl.DataFrame, pl.DataFrame]] = {}
         self._flow: pl.DataFrame | None = None
+        self._days: fd.DayStore | None = None
+        self.window: list = []  # the hand days the features cover, once read
+        self.computed: list = []  # the days of the window that had to be computed (missing or changed)
+
+    def days(self, con: duckdb.DuckDBPyConnection, *, samples: int = 16, random_state: int = 0) -> fd.DayStore:
+        """The day features of the window, brought up to date (:func:`~detectors.features.days.refresh_days`: only
+        days missing or changed are computed), in their :class:`~detectors.features.days.DayStore`: Parquet under
+        the warehouse's ``features/`` folder, or in memory for a warehouse in memory."""
+        ds = self._days
+        if ds is None or (ds.samples, ds.random_state) != (samples, random_state):
+            ds = self._days = fd.DayStore(fd.feature_root(con), samples=samples, random_state=random_state)
+            fp = fd.day_fingerprints(con)
+            self.window = fd.window_of(sorted(fp), self.window_days)
+            self.computed = fd.refresh_days(con, ds, self.window, fp)
+        return ds
 
     def serves(self, con: duckdb.DuckDBPyConnection, identity: tuple) -> bool:
         """Whether this store holds the features of ``con``'s warehouse in the state ``identity``."""
@@ -93,9 +122,10 @@ class FeatureStore:
         return self._con is None or self._con() is con
 
     def chip_flow(self, con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
-        """:func:`~detectors.features.gameplay.pairs.chip_flow` of the warehouse, read once."""
+        """:func:`~detectors.features.gameplay.pairs.chip_flow` of the window, summed from its days once."""
         if self._flow is None:
-            self._flow = chip_flow(con)
+            ds = self._days if self._days is not None else self.days(con)
+            self._flow = fd.window_chip_flow(ds, self.window)
         return self._flow
 
     def pair_features(self, con: duckdb.DuckDBPyConnection, *, samples: int = 16,
@@ -112,21 +142,25 @@ class FeatureStore:
         key = (samples, random_state)
         if key not in self._pairs:
             self._pairs.clear()  # one set of decisions at a time
-            dec = hu_decisions(con, samples=samples, random_state=random_state)
-            self._pairs[key] = (dec, pair_features(con, dec, baseline=False, flow=self.chip_flow(con)))
+            ds = self.days(con, samples=samples, random_state=random_state)
+            self._pairs[key] = (fd.window_decisions(ds, self.window),
+                                fd.window_pair_features(ds, self.window, flow=self.chip_flow(con)))
         return self._pairs[key]
 
 
 _CURRENT: list[FeatureStore | None] = [None]
 
 
-def store_for(con: duckdb.DuckDBPyConnection) -> FeatureStore:
+def store_for(con: duckdb.DuckDBPyConnection, *, window_days: int | None = None) -> FeatureStore:
     """The :class:`FeatureStore` of ``con``'s warehouse in its present state (a new one, replacing the
-    previous store, when the warehouse or its content differ)."""
+    previous store, when the warehouse or its content differ); ``window_days``: the window of a new store
+    (default: the present store's, else ``DEFAULT_WINDOW_DAYS``)."""
     identity = warehouse_identity(con)
     store = _CURRENT[0]
-    if store is None or not store.serves(con, identity):
-        store = _CURRENT[0] = FeatureStore(con, identity)
+    if window_days is None:
+        window_days = store.window_days if store is not None else fd.DEFAULT_WINDOW_DAYS
+    if store is None or not store.serves(con, identity) or store.window_days != window_days:
+        store = _CURRENT[0] = FeatureStore(con, identity, window_days=window_days)
     return store
 
 

@@ -1,0 +1,239 @@
+"""One hand day's features: :func:`compute_day`, the unit of work of the nightly pass.
+
+Every feature the game-play detectors share is a function of one hand's rows
+(the heads-up decisions valued by the cards, a hand's chip flow, the pairs
+dealt in together) and every per-pair or per-cell statistic they test is a sum
+over hands. So a day's hands give a day's tables, and a window's statistics are
+the sums of its days' (:mod:`detectors.features.days.window`): a night computes
+one day, never the history.
+
+:func:`compute_day` takes the day's input as plain frames (Arrow or Polars, one
+per warehouse table: :data:`INPUT_TABLES`), or a DuckDB warehouse and the day
+(:func:`read_day` selects its rows), and returns the day's tables
+(:data:`DAY_TABLES`) as Polars frames. It imports nothing of Dagster and holds
+no state, so any engine that can call a Python function on a day's frames can
+run it (one day per task).
+
+Monte Carlo card values (strength, equity) are drawn with a seed made of
+``random_state`` and the day (:func:`day_seed`): a day's values do not depend on
+which other days are computed with it, or in which order, so the features of a
+history computed night after night equal those computed in one go.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Mapping
+
+import duckdb
+import numpy as np
+import polars as pl
+
+from detectors import stats
+from detectors.features.gameplay.decisions import VALUE_CAP, hu_decisions
+from detectors.features.gameplay.pairs import chip_flow, hands_together
+
+#: the warehouse tables a day's features read: hand tables (the day's hands) and account tables (rows of that UTC day)
+HAND_TABLES = ("hands", "seats", "actions", "hole_cards", "boards")
+ACCOUNT_TABLES = ("sessions", "decisions", "sit_events")
+INPUT_TABLES = HAND_TABLES + ACCOUNT_TABLES
+
+#: the tables :func:`compute_day` returns, each keyed by its columns before the counts
+DAY_TABLES = {
+    "hu_decisions": "every heads-up decision of the day's hands valued by the cards (hu_decisions' columns)",
+    "pair_decisions": "per ordered pair: heads-up hands, hands targeted, decisions, value given (sum, winsorised "
+                      "sum, sum of squares, hands)",
+    "hands_together": "per ordered pair: hands both were dealt into",
+    "chip_flow": "per ordered pair (loser, winner): chips lost in big blinds, hands",
+    "baseline_pair_cells": "per test, ordered pair and cell: decisions n and the tested behaviour k",
+    "baseline_player_cells": "per test, player and cell: the player's own counts N, K (the own baseline)",
+    "account_days": "per account: sessions, devices, networks, decisions timed (count, sum and sum of squares of "
+                    "log ms), sit-outs",
+}
+
+#: the own-baseline tests (:func:`detectors.features.gameplay.pairs.own_baseline_columns`): indicator, filter, cells
+BASELINE_TESTS = {
+    "aggr": ("aggr", pl.lit(True), stats.OWN_BASELINE_BINS),
+    "fold": ("fold", pl.col("facing"), stats.OWN_BASELINE_BINS),
+    "junk": ("commit", pl.col("sbin") <= 0, stats.JUNK_BINS),
+}
+CELL_COLS = tuple(dict.fromkeys(stats.JUNK_BINS))  # every cell column of every test (pbin null where unused)
+
+#: how many leading columns of each aggregate table are its key (the rows are stored in key order)
+DAY_KEYS = {"pair_decisions": 2, "hands_together": 2, "chip_flow": 2, "baseline_pair_cells": 3 + len(CELL_COLS),
+            "baseline_player_cells": 2 + len(CELL_COLS), "account_days": 1}
+
+# the rows of one day: hand tables through the day's hand ids; account tables through their own timestamps
+# (the id range lets DuckDB skip the row groups of other days where ids grow with time, as the room's do)
+_HAND_ROWS_SQL = """SELECT t.* FROM {t} t SEMI JOIN (SELECT hand_id FROM hands WHERE day = $day) d USING (hand_id)
+WHERE t.hand_id BETWEEN (SELECT min(hand_id) FROM hands WHERE day = $day)
+                    AND (SELECT max(hand_id) FROM hands WHERE day = $day)"""
+_DAY_ROWS_SQL = {
+    "hands": "SELECT * FROM hands WHERE day = $day",
+    "seats": _HAND_ROWS_SQL.format(t="seats"),
+    "actions": _HAND_ROWS_SQL.format(t="actions"),
+    "hole_cards": _HAND_ROWS_SQL.format(t="hole_cards"),
+    "boards": _HAND_ROWS_SQL.format(t="boards"),
+    "sessions": "SELECT * FROM sessions WHERE CAST(login_at AS DATE) = $day",
+    "decisions": "SELECT * FROM decisions WHERE CAST(ts AS DATE) = $day",
+    "sit_events": "SELECT * FROM sit_events WHERE CAST(ts AS DATE) = $day",
+}
+
+
+def day_seed(random_state: int, day: dt.date) -> int:
+    """The Monte Carlo seed of one day: ``random_state`` and the day's ordinal mixed by NumPy's SeedSequence."""
+    return int(np.random.SeedSequence([int(random_state), day.toordinal()]).generate_state(1)[0])
+
+
+def as_date(day: str | dt.date) -> dt.date:
+    """``day`` as a date ('YYYY-MM-DD' accepted)."""
+    return day if isinstance(day, dt.date) else dt.date.fromisoformat(str(day))
+
+
+def read_day(con: duckdb.DuckDBPyConnection, day: str | dt.date) -> dict[str, object]:
+    """The rows of ``day`` in warehouse ``con``, as Arrow tables keyed by table name (:data:`INPUT_TABLES`).
+
+    Hand tables hold the rows of the hands whose ``day`` (UTC day of ``started_at``) is ``day``; the account
+    tables the rows stamped that UTC day. A table the warehouse lacks is left out.
+    """
+    d = as_date(day)
+    have = {r[0] for r in con.execute("SELECT table_name FROM duckdb_tables() WHERE schema_name = 'main'").fetchall()}
+    return {t: con.sql(sql, params={"day": d}).to_arrow_table() for t, sql in _DAY_ROWS_SQL.items() if t in have}
+
+
+def compute_day(source: duckdb.DuckDBPyConnection | Mapping[str, object], day: str | dt.date, *,
+                samples: int = 16, random_state: int = 0) -> dict[str, pl.DataFrame]:
+    """The feature tables of one hand day (:data:`DAY_TABLES`).
+
+    Parameters
+    ----------
+    source : a warehouse connection (the day's rows are read with :func:`read_day`), or the day's rows already
+        selected: a mapping table name -> Arrow table or Polars frame with the warehouse's columns
+        (:data:`INPUT_TABLES`; the hand tables are required, an account table missing counts as empty).
+    day : the UTC hand day.
+    samples, random_state : Monte Carlo draws per decision and the seed (:func:`day_seed` makes the day's).
+
+    Returns
+    -------
+    dict
+        table name -> Polars frame; the per-pair and per-cell tables are sums over the day's hands, so a window's
+        are their sums (:mod:`detectors.features.days.window`).
+    """
+    d = as_date(day)
+    frames = read_day(source, d) if isinstance(source, duckdb.DuckDBPyConnection) else dict(source)
+    con = duckdb.connect()  # the day alone: every query below reads only these rows
+    try:
+        for t in HAND_TABLES:
+            f = frames[t]
+            con.register(t, f.to_arrow() if isinstance(f, pl.DataFrame) else f)
+        dec = hu_decisions(con, samples=samples, random_state=day_seed(random_state, d))
+        out = {"hu_decisions": dec, "pair_decisions": pair_decisions(dec),
+               "hands_together": hands_together(con), "chip_flow": chip_flow(con)}
+    finally:
+        con.close()
+    out.update(baseline_cells(dec))
+    out["account_days"] = account_days(frames)
+    # in key order: a day's files are the same whatever process computed them (hash group-bys are not)
+    return {t: f if t == "hu_decisions" else f.sort(f.columns[:DAY_KEYS[t]], nulls_last=True)
+            for t, f in out.items()}
+
+
+def pair_decisions(dec: pl.DataFrame) -> pl.DataFrame:
+    """Per ordered pair, the additive part of :func:`~detectors.features.gameplay.pairs.pair_features`.
+
+    ``hu_hands``, ``hands_targeted`` (distinct hands: a hand lies in one day, so the days' counts add),
+    ``hu_decisions``, and over the hands with a value given: ``value_given_bb`` (sum), ``value_w`` and
+    ``value_sq`` (sum and sum of squares of the per-hand value winsorised at +-VALUE_CAP bb), ``value_n`` (hands).
+    """
+    base = dec.group_by(["player", "opponent"]).agg(
+        hu_hands=pl.col("hand_id").filter(pl.col("hu")).n_unique(),
+        hands_targeted=pl.col("hand_id").n_unique(),
+        hu_decisions=pl.len(),
+    )
+    per_hand = (
+        dec.filter(pl.col("value_given").is_not_null())
+        .group_by(["player", "opponent", "hand_id"]).agg(v=pl.col("value_given").sum())
+        .group_by(["player", "opponent"]).agg(
+            value_given_bb=pl.col("v").sum(),
+            value_w=pl.col("v").clip(-VALUE_CAP, VALUE_CAP).sum(),
+            value_sq=(pl.col("v").clip(-VALUE_CAP, VALUE_CAP) ** 2).sum(),
+            value_n=pl.len(),
+        )
+    )
+    return base.join(per_hand, on=["player", "opponent"], how="left").with_columns(
+        pl.col("value_given_bb", "value_w", "value_sq").fill_null(0.0), pl.col("value_n").fill_null(0).cast(pl.UInt32))
+
+
+def baseline_cells(dec: pl.DataFrame) -> dict[str, pl.DataFrame]:
+    """The own-baseline sufficient statistics of the day (:data:`BASELINE_TESTS`).
+
+    ``baseline_pair_cells``: per test, ordered pair and cell (:data:`CELL_COLS`; ``pbin`` null for the tests that
+    do not bin by price) the decisions ``n`` with known strength that the test selects and ``k`` showing the
+    behaviour; ``baseline_player_cells``: the same summed over opponents (``N``, ``K``), what
+    :func:`~detectors.features.gameplay.decisions.own_baseline` fits the player's own rates on.
+    """
+    parts = []
+    known = dec.filter(pl.col("sbin").is_not_null())
+    for test, (y, where, bins) in BASELINE_TESTS.items():
+        g = known.filter(where).group_by(["player", "opponent", *bins]).agg(
+            n=pl.len().cast(pl.Int64), k=pl.col(y).cast(pl.Int64).sum())
+        parts.append(g.with_columns(pl.lit(test).alias("test"), *[pl.lit(None, known.schema[c]).alias(c)
+                                                                 for c in CELL_COLS if c not in bins]))
+    cols = ["test", "player", "opponent", *CELL_COLS, "n", "k"]
+    pair = pl.concat([p.select(cols) for p in parts])
+    player = pair.group_by(["test", "player", *CELL_COLS]).agg(N=pl.col("n").sum(), K=pl.col("k").sum())
+    return {"baseline_pair_cells": pair, "baseline_player_cells": player}
+
+
+ACCOUNT_DAY_SQL = """
+WITH acc AS (
+    SELECT account FROM sessions UNION SELECT account FROM decisions UNION SELECT account FROM sit_events
+), s AS (
+    SELECT account, count(*)::BIGINT AS sessions, list_sort(list_distinct(list(device))) AS devices,
+           list_sort(list_distinct(list(ip))) AS networks,
+           sum(epoch(coalesce(logout_at, login_at) - login_at))::DOUBLE AS online_s
+    FROM sessions GROUP BY account
+), d AS (
+    SELECT account, count(*)::BIGINT AS decisions_timed, sum(ln(greatest(ms, 1)))::DOUBLE AS log_ms_sum,
+           sum(ln(greatest(ms, 1)) ^ 2)::DOUBLE AS log_ms_sq
+    FROM decisions GROUP BY account
+), o AS (
+    SELECT account, count(*) FILTER (WHERE kind = 'sit_out')::BIGINT AS sit_outs,
+           count(*) FILTER (WHERE kind = 'sit_in')::BIGINT AS sit_ins
+    FROM sit_events GROUP BY account
+)
+SELECT acc.account, coalesce(s.sessions, 0) AS sessions, coalesce(s.devices, []) AS devices,
+       coalesce(s.networks, []) AS networks, coalesce(s.online_s, 0) AS online_s,
+       coalesce(d.decisions_timed, 0) AS decisions_timed, coalesce(d.log_ms_sum, 0) AS log_ms_sum,
+       coalesce(d.log_ms_sq, 0) AS log_ms_sq, coalesce(o.sit_outs, 0) AS sit_outs, coalesce(o.sit_ins, 0) AS sit_ins
+FROM acc LEFT JOIN s USING (account) LEFT JOIN d USING (account) LEFT JOIN o USING (account)
+ORDER BY acc.account
+"""
+
+# an account table the day's input lacks is read as empty, with the warehouse's columns
+_ACCOUNT_SCHEMAS = {
+    "sessions": {"account": pl.Utf8, "session": pl.Utf8, "ip": pl.Utf8, "device": pl.Utf8,
+                 "login_at": pl.Datetime("us"), "logout_at": pl.Datetime("us")},
+    "decisions": {"hand_id": pl.Utf8, "seq": pl.Int32, "account": pl.Utf8, "ms": pl.Int32, "ts": pl.Datetime("us")},
+    "sit_events": {"account": pl.Utf8, "ts": pl.Datetime("us"), "kind": pl.Utf8, "table_name": pl.Utf8,
+                   "tournament_id": pl.Utf8},
+}
+
+
+def account_days(frames: Mapping[str, object]) -> pl.DataFrame:
+    """Per account, the day's identity observations (the ``account_days`` table, :data:`DAY_TABLES`).
+
+    ``devices`` and ``networks`` (distinct device ids and addresses of the day's sessions, sorted; null dropped
+    by the window's union), ``online_s`` (seconds of the sessions with a logout), ``decisions_timed``,
+    ``log_ms_sum``, ``log_ms_sq`` (the timing summary: count, sum and sum of squares of ln ms, from which a
+    window's mean and spread of decision times follow), ``sit_outs``, ``sit_ins``.
+    """
+    con = duckdb.connect()
+    try:
+        for t in ACCOUNT_TABLES:
+            f = frames.get(t)
+            f = pl.DataFrame(schema=_ACCOUNT_SCHEMAS[t]) if f is None else f
+            con.register(t, f.to_arrow() if isinstance(f, pl.DataFrame) else f)
+        return con.sql(ACCOUNT_DAY_SQL).pl()
+    finally:
+        con.close()

@@ -1,0 +1,96 @@
+"""A window of days: bring its day features up to date, and sum its day statistics.
+
+:func:`refresh_days` computes (:func:`~detectors.features.days.compute.compute_day`) the days of a window that
+are missing or whose warehouse content changed since they were stored (a late file, a backfill) and nothing
+else: a night with one new day computes one day. :func:`window_pair_features` and :func:`window_chip_flow` sum
+the stored day statistics over the window into the frames the game-play detectors read
+(:func:`~detectors.features.gameplay.pairs.pair_features` without the own-baseline columns and
+:func:`~detectors.features.gameplay.pairs.chip_flow`); :func:`window_decisions` concatenates the window's
+decisions. Every per-pair statistic is a sum over hands and a hand lies in one day, so the sums equal the
+whole-window computation (``tests/features``).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import duckdb
+import polars as pl
+
+from detectors.features.days.compute import as_date, compute_day
+from detectors.features.days.storage import DayStore, day_fingerprints
+
+#: the default window the detectors judge: the last 90 hand days of the warehouse
+DEFAULT_WINDOW_DAYS = 90
+
+_PAIR = ["player", "opponent"]
+# pair_features' columns (baseline=False) and types, in its order
+_PAIR_TYPES = {"hu_hands": pl.UInt32, "hands_targeted": pl.UInt32, "hu_decisions": pl.UInt32,
+               "value_given_bb": pl.Float64, "value_w": pl.Float64, "value_sq": pl.Float64, "value_n": pl.UInt32}
+
+
+def window_of(days: list[dt.date], window_days: int = DEFAULT_WINDOW_DAYS, end: dt.date | str | None = None
+              ) -> list[dt.date]:
+    """The days of ``days`` in the ``window_days`` days ending at ``end`` (default: the latest of ``days``)."""
+    if not days:
+        return []
+    last = max(days) if end is None else as_date(end)
+    first = last - dt.timedelta(days=int(window_days) - 1)
+    return sorted(d for d in days if first <= d <= last)
+
+
+def refresh_days(con: duckdb.DuckDBPyConnection, store: DayStore, days: list[dt.date] | None = None,
+                 fingerprints: dict[dt.date, list[int]] | None = None) -> list[dt.date]:
+    """Compute and store each of ``days`` (default: every hand day of the warehouse) that ``store`` lacks or holds
+    from other content; returns the days computed.
+
+    Parameters
+    ----------
+    con : the warehouse.
+    store : where the day tables go (its samples and random_state value the cards).
+    days : the days to bring up to date (those without hands in the warehouse are dropped from the store).
+    fingerprints : :func:`~detectors.features.days.storage.day_fingerprints` of ``con`` when the caller has them.
+    """
+    fp = day_fingerprints(con) if fingerprints is None else fingerprints
+    todo = sorted(fp) if days is None else sorted(as_date(d) for d in days)
+    done = []
+    for d in todo:
+        if d not in fp:
+            store.drop(d)
+        elif not store.is_current(d, fp[d]):
+            store.write(d, compute_day(con, d, samples=store.samples, random_state=store.random_state), fp[d])
+            done.append(d)
+    return done
+
+
+def window_decisions(store: DayStore, days: list[dt.date]) -> pl.DataFrame:
+    """The heads-up decisions of ``days`` (:func:`~detectors.features.gameplay.decisions.hu_decisions`' frame),
+    in hand and decision order as that function gives them."""
+    dec = store.read("hu_decisions", days)
+    return dec.sort(["hand_id", "seq"]) if dec.height else dec
+
+
+def _sum_pairs(store: DayStore, table: str, days: list[dt.date], cols: list[str]) -> pl.DataFrame:
+    """``table``'s ``cols`` summed per ordered pair over ``days``."""
+    f = store.read(table, days, columns=[*_PAIR, *cols])
+    if not days or f.height == 0:
+        return pl.DataFrame(schema={"player": pl.Utf8, "opponent": pl.Utf8, **{c: pl.Float64 for c in cols}})
+    return f.group_by(_PAIR).agg(pl.col(c).sum() for c in cols)
+
+
+def window_chip_flow(store: DayStore, days: list[dt.date]) -> pl.DataFrame:
+    """:func:`~detectors.features.gameplay.pairs.chip_flow` of the window: the days' flows and hands summed."""
+    out = _sum_pairs(store, "chip_flow", days, ["flow_bb", "hands"])
+    return out.with_columns(pl.col("flow_bb").cast(pl.Float64), pl.col("hands").cast(pl.Int64))
+
+
+def window_pair_features(store: DayStore, days: list[dt.date], flow: pl.DataFrame | None = None) -> pl.DataFrame:
+    """:func:`~detectors.features.gameplay.pairs.pair_features` (``baseline=False``) of the window, from the day
+    sums: every pair with a targeted decision, its decision counts and values, hands together and chip flow."""
+    base = _sum_pairs(store, "pair_decisions", days, list(_PAIR_TYPES))
+    base = base.with_columns(pl.col(c).cast(t) for c, t in _PAIR_TYPES.items()).select(*_PAIR, *_PAIR_TYPES)
+    together = _sum_pairs(store, "hands_together", days, ["hands_together"])
+    flow = window_chip_flow(store, days) if flow is None else flow
+    out = base.join(together.with_columns(pl.col("hands_together").cast(pl.Int64)), on=_PAIR, how="left")
+    out = out.join(flow.select(*_PAIR, "flow_bb"), on=_PAIR, how="left")
+    return out.with_columns(pl.col("flow_bb").fill_null(0.0), pl.col("hands_together").fill_null(0))

@@ -34,7 +34,7 @@ could contest at least ``min_spots`` targets or faced ``min_decisions``
 decisions together and met in at least ``min_events`` knockout events
 (independent filtering, Bourgon, Gentleman & Huber, PNAS 2010). A pair is
 flagged (:meth:`BountyCollusionDetector.flag`) when its q-value is at most
-``fdr``, nothing else. Flagged pairs are grouped into rings
+``alpha``, nothing else. Flagged pairs are grouped into rings
 (:mod:`detectors.graphs`). This is the "collusive
 opportunity" analysis of Smed, Knuutila & Hakonen (2006) made into a pairwise
 own-baseline test.
@@ -106,14 +106,13 @@ class BountyCollusionDetector(PairDetector):
     inputs = {**HAND_INPUTS, "seats": (*HAND_INPUTS["seats"], "bounty"),
               "bounties": ("hand_id", "tournament_id", "winner", "eliminated", "amount")}
 
-    def __init__(self, *, fdr: float = 0.05, random_state: int = 0, max_unflagged: int = 300,
+    def __init__(self, *, alpha: float = 0.05, random_state: int = 0, max_unflagged: int = 300,
                  min_spots: int = 3, min_decisions: int = 5, short_bb: float = 20.0, min_events: int = 4,
                  wide_rate: float = 0.3, shadow_p: float = 0.01,
                  event_scale: float | None = 40.0, event_power: float = 3.0, test_weights: tuple[float, float, float, float] = (0.45, 0.45, 0.05, 0.05),
                  context_bins: tuple[str, ...] = gp.BOUNTY_CONTEXT_BINS,
                  looseness_tau: float | None = gp.BOUNTY_LOOSENESS_TAU) -> None:
-        super().__init__(alpha=fdr, random_state=random_state)
-        self.fdr = fdr  # the false-discovery rate of the flag: q <= fdr
+        super().__init__(alpha=alpha, random_state=random_state)  # the false-discovery rate of the flag: q <= alpha
         self.context_bins = tuple(context_bins)
         self.looseness_tau = looseness_tau
         self.test_weights = test_weights
@@ -290,8 +289,8 @@ class BountyCollusionDetector(PairDetector):
 
     def flag(self, scores: pl.DataFrame) -> pl.DataFrame:
         """``scores`` with ``flagged``: the q-value (weighted Benjamini-Hochberg over the testable pairs,
-        :meth:`score`) at most ``fdr``; a pair without a q-value (not testable) is not flagged."""
-        return scores.with_columns(flagged=pl.col("q_value").fill_null(1.0) <= self.fdr)
+        :meth:`score`) at most ``alpha``; a pair without a q-value (not testable) is not flagged."""
+        return scores.with_columns(flagged=pl.col("q_value").fill_null(1.0) <= self.alpha)
 
     def merge_group(self, best: dict[str, Any], members: list[dict[str, Any]], shape: str) -> dict[str, Any]:
         """A ring's tournaments and evidence hands: the union of its pairs' (the wide calls strongest pair first)."""
@@ -431,7 +430,7 @@ class BountyCollusionDetector(PairDetector):
         return (f"Bounty hunters chase bounties against everyone: kept playing against short bounty targets with other "
                 f"players in, {rates} (the population {self.pop_cont_rate_:.0%}); each is tested against their own "
                 f"rate, so a hunter's looseness with everyone is no evidence against this pair "
-                f"(q {float(row.get('q_value') or 1.0):.2g}, flagged at q <= {self.fdr:g}). ")
+                f"(q {float(row.get('q_value') or 1.0):.2g}, flagged at q <= {self.alpha:g}). ")
 
     def explain(self, con: duckdb.DuckDBPyConnection, row: dict[str, Any]) -> Signal:
         """The signal of one row of :meth:`threshold`: the joint contests, bounties taken, side pots

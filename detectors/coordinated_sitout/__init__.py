@@ -15,7 +15,7 @@ Method
 3. **Co-occurrence.** Two players' starts co-occur when they fall within the
    sum of their timing tolerances (``tol_event_s``, ``tol_hand_s``). A pair is
    flagged (:meth:`CoordinatedSitoutDetector.flag`) when it co-occurs at
-   least ``min_cooccur`` times with q <= ``fdr``, or once when a second,
+   least ``min_cooccur`` times with q <= ``alpha``, or once when a second,
    independent behaviour agrees: co-entry far beyond the configuration model
    (:func:`detectors.features.identity.co_entries`), the coincidence and the
    co-entry each unusual on their own and their Fisher combination under a

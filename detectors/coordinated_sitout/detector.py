@@ -30,7 +30,7 @@ class CoordinatedSitoutDetector(EvidenceMixin, GroupDetector):
     def __init__(
         self,
         *,
-        fdr: float = 0.05,
+        alpha: float = 0.05,
         random_state: int = 0,
         tol_event_s: float = 15.0,
         res_event_s: float = 1.0,
@@ -51,8 +51,7 @@ class CoordinatedSitoutDetector(EvidenceMixin, GroupDetector):
         taste_pseudo: float | None = idf.KNOCKOUT_PSEUDO,
         share_power: float = 1.0,
     ) -> None:
-        super().__init__(alpha=fdr, random_state=random_state)
-        self.fdr = fdr  # the false-discovery rate of the flag: q <= fdr
+        super().__init__(alpha=alpha, random_state=random_state)  # the false-discovery rate of the flag: q <= alpha
         self.tol_event_s = tol_event_s  # timing precision of a platform sit_out event
         self.res_event_s = res_event_s  # resolution of event times: closer gaps count as this
         self.tol_hand_s = tol_hand_s  # of a sit-out seen only in the hands (the next hand's start)
@@ -85,7 +84,8 @@ class CoordinatedSitoutDetector(EvidenceMixin, GroupDetector):
         Returns
         -------
         self, with ``starts_``, ``waves_``, ``kept_``, ``spans_``, ``finishes_``, ``co_`` (the co-occurring
-        starts), ``per_event_``, ``family_``, ``n_single_``, ``scores_`` and ``missing_``."""
+        starts), ``per_event_``, ``family_`` (with ``family_pairs_``: each pair and the events both sat out in),
+        ``n_single_``, ``scores_`` and ``missing_``."""
         self.missing_ = []
         self.has_events_ = idf.table_rows(con, "sit_events") > 0
         if not self.has_events_:
@@ -195,6 +195,7 @@ class CoordinatedSitoutDetector(EvidenceMixin, GroupDetector):
                   "p_value": pl.Float64}
         k = self.kept_
         self.family_ = 0
+        self.family_pairs_ = pl.DataFrame(schema={"a": pl.Utf8, "b": pl.Utf8, "n_shared": pl.UInt32})
         self.co_ = pl.DataFrame()
         self.n_single_ = 0
         if k.height == 0:
@@ -423,12 +424,12 @@ class CoordinatedSitoutDetector(EvidenceMixin, GroupDetector):
 
     # ------------------------------------------------------------------ threshold
     def flag(self, scores: pl.DataFrame) -> pl.DataFrame:
-        """``scores`` with ``pair_flagged``: q <= ``fdr`` (weighted BH, :meth:`_with_q`) once the benign explanation
+        """``scores`` with ``pair_flagged``: q <= ``alpha`` (weighted BH, :meth:`_with_q`) once the benign explanation
         of a lone coincidence was tested: with fewer than ``min_cooccur`` coincidences (one sit-out together is what
         chance, a shared disconnect or two friends leaving at once leave behind) the pair is flagged only when a
         second, independent behaviour agrees: p_gap <= ``single_p``, co-entry p <= ``single_coentry_p``, and their
         combined p, Bonferroni over every single-coincidence pair, at most ``single_alpha``."""
-        flag = (scores["q_value"].to_numpy() <= self.fdr) & (scores["n_co"].to_numpy() >= self.min_cooccur)
+        flag = (scores["q_value"].to_numpy() <= self.alpha) & (scores["n_co"].to_numpy() >= self.min_cooccur)
         if "p_single" in scores.columns:
             ps = scores["p_single"].fill_null(np.nan).to_numpy().astype(float)
             pc = scores["p_coentry"].fill_null(np.nan).to_numpy().astype(float)

@@ -324,9 +324,9 @@ def test_bystander_of_a_gang_not_accused():
     w = build_ko_world(n_hands=2000, rate=0.0, seed=11, regulars=("k04", "k05"))
     _loosen(w.con, "k03", partner="k04")
     _loosen(w.con, "k04", partner="k03")
-    naive = [s.accounts for s in BountyCollusionDetector(shadow_p=0.0, fdr=0.05).detect(w.con) if s.flagged]
+    naive = [s.accounts for s in BountyCollusionDetector(shadow_p=0.0, alpha=0.05).detect(w.con) if s.flagged]
     assert ["k03", "k05"] in naive
-    assert [s.accounts for s in BountyCollusionDetector(fdr=0.05).detect(w.con) if s.flagged] == [["k03", "k04"]]
+    assert [s.accounts for s in BountyCollusionDetector(alpha=0.05).detect(w.con) if s.flagged] == [["k03", "k04"]]
     sigs = BountyCollusionDetector().detect(w.con)
     assert [s.accounts for s in sigs if s.flagged] == [["k03", "k04"]]
     s = sigs[0]
@@ -406,7 +406,7 @@ def test_pairs_seated_together_in_more_tournaments_get_more_of_the_error_budget(
     out = {}
     for name, kw in (("plain", {"event_scale": None}), ("weighted", {})):
         # min_events=3: the fabricated counts put most pairs at 3 tournaments, which the default (4) does not test
-        det = _events_3_but(BountyCollusionDetector(min_events=3, fdr=0.01, **kw).fit(w.con), pairs, 8)
+        det = _events_3_but(BountyCollusionDetector(min_events=3, alpha=0.01, **kw).fit(w.con), pairs, 8)
         sc = det.score(w.con)
         out[name] = (sc, det.threshold(sc))
     row = {k: sc.filter((pl.col("player") == "k03") & (pl.col("opponent") == "k04")).row(0, named=True)
@@ -573,7 +573,7 @@ def test_the_same_regulars_flagged_when_their_wide_calls_wait_for_each_other():
 def _old_filters():
     """The filters before this change: presence tests only from 20 decisions together, pairs from 3 tournaments (at
     the false-discovery rate of that time, 0.01)."""
-    return BountyCollusionDetector(min_decisions=20, min_events=3, fdr=0.01)
+    return BountyCollusionDetector(min_decisions=20, min_events=3, alpha=0.01)
 
 
 def test_gang_with_few_decisions_together_is_tested_by_its_wide_calls():

@@ -1,4 +1,4 @@
-"""The bounty-collusion flag is the calibrated q-value rule (issue 32): flagged iff q <= fdr, with no hidden gate on
+"""The bounty-collusion flag is the calibrated q-value rule (issue 32): flagged iff q <= alpha (the false-discovery rate), with no hidden gate on
 joint contests or excess continuations; the bounty-hunter explanation is stated in the case with its figures."""
 
 import polars as pl
@@ -13,7 +13,7 @@ def _scores(rows):
                         schema={c: (pl.Utf8 if c in ("player", "opponent") else pl.Float64) for c in cols})
 
 
-def test_flag_is_q_at_most_fdr_whatever_the_counts():
+def test_flag_is_q_at_most_alpha_whatever_the_counts():
     """A gang that calls rarely (no joint all-in contest, one continuation more than expected) but whose q is below
     the level is flagged; a pair with many joint contests and a q above it is not; an untested pair (no q) never is.
     The old rule wanted three joint contests with a bounty taken or three continuations more than expected."""
@@ -23,9 +23,9 @@ def test_flag_is_q_at_most_fdr_whatever_the_counts():
         ("e", "f", None, 5, 2, 30, 10.0, 8, 1.0),   # not testable
         ("g", "h", 0.049, 3, 1, 10, 5.0, 5, 1.0),
     ])
-    det = BountyCollusionDetector(fdr=0.05)
+    det = BountyCollusionDetector(alpha=0.05)
     assert det.flag(s)["flagged"].to_list() == [True, False, False, True]
-    assert BountyCollusionDetector(fdr=0.01).flag(s)["flagged"].to_list() == [False, False, False, False]
+    assert BountyCollusionDetector(alpha=0.01).flag(s)["flagged"].to_list() == [False, False, False, False]
 
 
 def test_case_states_the_bounty_hunter_explanation_with_its_figures(ko_world):
@@ -38,4 +38,4 @@ def test_case_states_the_bounty_hunter_explanation_with_its_figures(ko_world):
     assert "Bounty hunters chase bounties against everyone" in s.benign
     assert f"(the population {det.pop_cont_rate_:.0%})" in s.benign
     assert 0.0 < det.pop_cont_rate_ < 1.0
-    assert f"flagged at q <= {det.fdr:g}" in s.benign
+    assert f"flagged at q <= {det.alpha:g}" in s.benign

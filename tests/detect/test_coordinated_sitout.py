@@ -407,7 +407,7 @@ def test_one_coincidence_is_not_repeated_coordination():
     flagged = sorted(s.accounts for s in det.detect(con) if s.flagged)
     assert flagged == [list(p) for p in pairs]
     o = det.flag(det.scores_).filter((pl.col("a") == "o1") & (pl.col("b") == "o2")).row(0, named=True)
-    assert o["n_co"] == 1 and o["q_value"] <= det.fdr and not o["pair_flagged"]
+    assert o["n_co"] == 1 and o["q_value"] <= det.alpha and not o["pair_flagged"]
     one = CoordinatedSitoutDetector(min_cooccur=1)
     assert ["o1", "o2"] in [s.accounts for s in one.detect(con) if s.flagged]
     con.close()
@@ -467,7 +467,7 @@ def test_one_coincidence_corroborated_by_co_entry_is_flagged_its_look_alike_is_n
     assert q["n_co"] == lk["n_co"] == 1
     assert q["p_gap"] <= det.single_p and lk["p_gap"] <= det.single_p
     # ... and neither would pass the pair-level test (the family of every pair)
-    assert q["q_value"] > det.fdr
+    assert q["q_value"] > det.alpha
     # what separates them is co-entry: the same eight events against a few
     # (the look-alike's coincidence is even the closer one here: closeness cannot tell them apart)
     assert lk["p_gap"] < q["p_gap"]

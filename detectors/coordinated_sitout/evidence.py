@@ -30,17 +30,18 @@ class EvidenceMixin:
 
     def _friends_text(self, pairs: pl.DataFrame, co: pl.DataFrame) -> str:
         """Friends who play the same events and take the same breaks, in words with their figures: the events the
-        pair's players both sat out in, the other players of the event sitting out at the same moments."""
+        pair's players both sat out in, the sit-outs of the event starting at the same moments."""
         if co.height == 0:
             return ""
         crowd = co.join(self.starts_.select(pl.col("account").alias("a"), "tournament_id", pl.col("ts").alias("ts_a"),
                                             "crowd"), on=["a", "tournament_id", "ts_a"], how="left")["crowd"]
-        others = int((crowd.fill_null(2) - 2).clip(0, None).max())
+        crowd_max = int(crowd.fill_null(2).max())
         shared = int(pairs["n_shared"].max()) if "n_shared" in pairs.columns else len(pairs["shared_events"][0] or [])
         return (f"Friends who play the same events and take the same breaks: both sat out, outside breaks and waves, "
                 f"in {shared} events they both entered; the test holds each player to their own sit-outs in each "
                 f"event, so playing and pausing in the same events is no evidence, only the timing is; at the "
-                f"co-occurrences at most {others} other players of the event sat out within the same window. ")
+                f"co-occurrences at most {crowd_max} sit-outs of the event (these accounts' included) started within "
+                f"the same window, too few of the players still in for a break or a wave. ")
 
     # ------------------------------------------------------------------ explain
     def explain(self, con: duckdb.DuckDBPyConnection, row: dict[str, Any]) -> Signal:

@@ -33,16 +33,18 @@ by a weighted Bonferroni (``test_weights``); weighted Benjamini–Hochberg
 could contest at least ``min_spots`` targets or faced ``min_decisions``
 decisions together and met in at least ``min_events`` knockout events
 (independent filtering, Bourgon, Gentleman & Huber, PNAS 2010). A pair is
-flagged (:meth:`BountyCollusionDetector.flag`) when q <= alpha and they
-contested at least ``min_joint`` targets together with a bounty taken, or
-continued at least ``min_joint`` times more than expected. Flagged pairs are
-grouped into rings (:mod:`detectors.graphs`). This is the "collusive
+flagged (:meth:`BountyCollusionDetector.flag`) when its q-value is at most
+``alpha``, nothing else. Flagged pairs are grouped into rings
+(:mod:`detectors.graphs`). This is the "collusive
 opportunity" analysis of Smed, Knuutila & Hakonen (2006) made into a pairwise
 own-baseline test.
 
-Benign look-alikes considered: dry side pots checked down (the population's
-rate), regulars at many final tables (own contest rates), tiny all-ins
-everyone calls (per-spot rescaling).
+Benign look-alikes considered, each with its figure in the case: bounty
+hunters who chase bounties against everyone (each player's own continuation
+rate with other players in, beside the population's: the tests hold each
+player to their own), dry side pots checked down (the population's rate),
+regulars at many final tables (own contest rates), tiny all-ins everyone
+calls (per-spot rescaling).
 
 Score: −log10 q (ties broken by the p-value, at most +0.01), comparable within
 the kind. The figures behind each rule are in docs/measurements.md ("Detector
@@ -104,13 +106,13 @@ class BountyCollusionDetector(PairDetector):
     inputs = {**HAND_INPUTS, "seats": (*HAND_INPUTS["seats"], "bounty"),
               "bounties": ("hand_id", "tournament_id", "winner", "eliminated", "amount")}
 
-    def __init__(self, *, alpha: float = 0.01, random_state: int = 0, min_joint: int = 3, max_unflagged: int = 300,
+    def __init__(self, *, alpha: float = 0.05, random_state: int = 0, max_unflagged: int = 300,
                  min_spots: int = 3, min_decisions: int = 5, short_bb: float = 20.0, min_events: int = 4,
                  wide_rate: float = 0.3, shadow_p: float = 0.01,
                  event_scale: float | None = 40.0, event_power: float = 3.0, test_weights: tuple[float, float, float, float] = (0.45, 0.45, 0.05, 0.05),
                  context_bins: tuple[str, ...] = gp.BOUNTY_CONTEXT_BINS,
                  looseness_tau: float | None = gp.BOUNTY_LOOSENESS_TAU) -> None:
-        super().__init__(alpha=alpha, random_state=random_state)
+        super().__init__(alpha=alpha, random_state=random_state)  # the false-discovery rate of the flag: q <= alpha
         self.context_bins = tuple(context_bins)
         self.looseness_tau = looseness_tau
         self.test_weights = test_weights
@@ -122,7 +124,6 @@ class BountyCollusionDetector(PairDetector):
         self.min_spots = min_spots
         self.min_decisions = min_decisions
         self.short_bb = short_bb
-        self.min_joint = min_joint
         self.max_unflagged = max_unflagged
 
     def fit(self, con: duckdb.DuckDBPyConnection) -> "BountyCollusionDetector":
@@ -136,9 +137,13 @@ class BountyCollusionDetector(PairDetector):
 
         Returns
         -------
-        self, with ``spots_``, ``pairs_``, ``presence_``, ``events_``, ``cards_known_``, ``checkdown_rate_``
-        and ``missing_``."""
+        self, with ``spots_``, ``pairs_``, ``presence_``, ``events_``, ``cards_known_``, ``checkdown_rate_``,
+        ``pop_cont_rate_`` and ``missing_``."""
         rows = gp.bounty_presence(con, max_bb=self.short_bb)
+        # the population's continuation rate against short bounty targets (per player and hand): what a bounty
+        # hunter's own rate is set beside in the case
+        self.pop_cont_rate_ = (float(rows.unique(["hand_id", "player"])["cont"].mean()) if not rows.is_empty()
+                               else float("nan"))
         self.spots_ = gp.bounty_spots(con)
         self.missing_ = []
         # player view: the cards known are mostly those shown down, i.e. of the players who did NOT fold; a
@@ -283,13 +288,9 @@ class BountyCollusionDetector(PairDetector):
         return raw * ok.sum() / raw.sum()
 
     def flag(self, scores: pl.DataFrame) -> pl.DataFrame:
-        """``scores`` with ``flagged``: q <= alpha and either at least ``min_joint`` joint contests with a bounty
-        taken, or at least ``min_joint`` continuations more than expected (presence or wide calls)."""
-        return scores.with_columns(
-            flagged=(pl.col("q_value").fill_null(1.0) <= self.alpha)
-            & (((pl.col("joint") >= self.min_joint) & (pl.col("bounties_won") >= 1))
-               | ((pl.col("pres_k").fill_null(0) - pl.col("pres_e").fill_null(0)) >= self.min_joint)
-               | ((pl.col("wc_k").fill_null(0) - pl.col("wc_e").fill_null(0)) >= self.min_joint)))
+        """``scores`` with ``flagged``: the q-value (weighted Benjamini-Hochberg over the testable pairs,
+        :meth:`score`) at most ``alpha``; a pair without a q-value (not testable) is not flagged."""
+        return scores.with_columns(flagged=pl.col("q_value").fill_null(1.0) <= self.alpha)
 
     def merge_group(self, best: dict[str, Any], members: list[dict[str, Any]], shape: str) -> dict[str, Any]:
         """A ring's tournaments and evidence hands: the union of its pairs' (the wide calls strongest pair first)."""
@@ -418,6 +419,19 @@ class BountyCollusionDetector(PairDetector):
             ),
         ]
 
+    def _hunter_text(self, row: dict[str, Any]) -> str:
+        """The bounty-hunter explanation with its figures: each player's own continuation rate against short
+        bounty targets with other players in (the baseline every test holds them to) beside the population's."""
+        a, b = row["player"], row["opponent"]
+        own = [(x, row.get(c)) for x, c in ((a, "a_own"), (b, "b_own"))]
+        rates = ", ".join(f"{x} {r:.0%}" for x, r in own if r is not None and r == r)
+        if not rates or self.pop_cont_rate_ != self.pop_cont_rate_:
+            return ""
+        return (f"Bounty hunters chase bounties against everyone: kept playing against short bounty targets with other "
+                f"players in, {rates} (the population {self.pop_cont_rate_:.0%}); each is tested against their own "
+                f"rate, so a hunter's looseness with everyone is no evidence against this pair "
+                f"(q {float(row.get('q_value') or 1.0):.2g}, flagged at q <= {self.alpha:g}). ")
+
     def explain(self, con: duckdb.DuckDBPyConnection, row: dict[str, Any]) -> Signal:
         """The signal of one row of :meth:`threshold`: the joint contests, bounties taken, side pots
         checked down, wide calls and presence continuations against their expectations, the evidence hands
@@ -465,7 +479,8 @@ class BountyCollusionDetector(PairDetector):
             hands=hands[:25],
             evidence=ev,
             benign=(
-                "Dry side pots are checked down by everyone and regulars meet at many final tables: the check-down rate "
+                self._hunter_text(row)
+                + "Dry side pots are checked down by everyone and regulars meet at many final tables: the check-down rate "
                 f"is compared with the population's ({self.checkdown_rate_:.0%}) and joint calls with each player's own "
                 "calling rate at the same spots. Players loosen up against short stacks with a bounty anyway: "
                 "continuations with the partner in are compared with the same player's with other players in, "

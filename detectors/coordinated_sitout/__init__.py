@@ -15,7 +15,7 @@ Method
 3. **Co-occurrence.** Two players' starts co-occur when they fall within the
    sum of their timing tolerances (``tol_event_s``, ``tol_hand_s``). A pair is
    flagged (:meth:`CoordinatedSitoutDetector.flag`) when it co-occurs at
-   least ``min_cooccur`` times with q <= alpha, or once when a second,
+   least ``min_cooccur`` times with q <= ``alpha``, or once when a second,
    independent behaviour agrees: co-entry far beyond the configuration model
    (:func:`detectors.features.identity.co_entries`), the coincidence and the
    co-entry each unusual on their own and their Fisher combination under a
@@ -28,9 +28,12 @@ Method
    Poisson variable with an exact tail, and where the hands show every run of
    both players a second mark, whether the two runs last as many hands
    (:func:`_length_mark`). Per-event p-values are combined over the shared
-   events with Fisher's method; Benjamini–Hochberg (1995) controls the
-   false-discovery rate over every pair of players with a sit-out in a
-   shared event. A seeded permutation test (Phipson & Smyth, SAGMB 2010) is
+   events with Fisher's method; weighted Benjamini–Hochberg (Genovese,
+   Roeder & Wasserman 2006) controls the false-discovery rate over every pair
+   of players with a sit-out in a shared event, each pair weighted by the
+   number of events in which both sat out (``share_power``): the test is
+   conditional on each player's sit-outs per event, so that count is
+   independent of its p-value under the null. A seeded permutation test (Phipson & Smyth, SAGMB 2010) is
    reported for the most suspicious pairs.
 5. **Bubble weight.** The score is -log10(p) times (1 + the mean proximity to
    the money at the co-occurrences); flagged pairs join into groups

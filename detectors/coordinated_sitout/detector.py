@@ -49,8 +49,9 @@ class CoordinatedSitoutDetector(EvidenceMixin, GroupDetector):
         single_alpha: float = 0.02,
         single_coentry_p: float = 0.05,
         taste_pseudo: float | None = idf.KNOCKOUT_PSEUDO,
+        share_power: float = 1.0,
     ) -> None:
-        super().__init__(alpha=alpha, random_state=random_state)
+        super().__init__(alpha=alpha, random_state=random_state)  # the false-discovery rate of the flag: q <= alpha
         self.tol_event_s = tol_event_s  # timing precision of a platform sit_out event
         self.res_event_s = res_event_s  # resolution of event times: closer gaps count as this
         self.tol_hand_s = tol_hand_s  # of a sit-out seen only in the hands (the next hand's start)
@@ -67,6 +68,7 @@ class CoordinatedSitoutDetector(EvidenceMixin, GroupDetector):
         self.single_p = single_p  # a lone coincidence must itself be this unusual to be corroborated
         self.single_alpha = single_alpha  # family-wise level (Bonferroni) of the corroborated lone coincidences
         self.single_coentry_p = single_coentry_p  # the co-entry must agree on its own below this p
+        self.share_power = share_power  # BH weight ~ events both sat out in, to this power (0: plain BH)
         self.taste_pseudo = taste_pseudo  # the co-entry null's format taste (identity.co_entries; None: plain)
 
     # ------------------------------------------------------------------ fit
@@ -82,7 +84,8 @@ class CoordinatedSitoutDetector(EvidenceMixin, GroupDetector):
         Returns
         -------
         self, with ``starts_``, ``waves_``, ``kept_``, ``spans_``, ``finishes_``, ``co_`` (the co-occurring
-        starts), ``per_event_``, ``family_``, ``n_single_``, ``scores_`` and ``missing_``."""
+        starts), ``per_event_``, ``family_`` (with ``family_pairs_``: each pair and the events both sat out in),
+        ``n_single_``, ``scores_`` and ``missing_``."""
         self.missing_ = []
         self.has_events_ = idf.table_rows(con, "sit_events") > 0
         if not self.has_events_:
@@ -164,19 +167,35 @@ class CoordinatedSitoutDetector(EvidenceMixin, GroupDetector):
         return self.scores_.clone()
 
     def _with_q(self, scores: pl.DataFrame) -> pl.DataFrame:
-        """``scores`` with ``q_value``: Benjamini-Hochberg over the family of every pair of players with a
-        sit-out in a shared event (``family_``; the untested pairs count with p = 1)."""
+        """``scores`` with ``q_value`` and ``bh_weight``: weighted Benjamini-Hochberg over the family of every
+        pair of players with a sit-out in a shared event (``family_``; the untested pairs count with p = 1).
+
+        Each pair's weight is ``n_shared ** share_power`` (``n_shared``: the events in which both sat out,
+        outside waves and breaks), rescaled to mean 1 over the family (Genovese, Roeder & Wasserman,
+        Biometrika 2006). The coincidence test is conditional on each player's sit-outs per event (only their
+        timing is tested), so the weight, a count of opportunities fixed before the timing is looked at, is
+        independent of the p-value under the null and the false-discovery rate stays controlled; a group
+        that sits out in several events it shares gets the error budget it needs."""
         if scores.height == 0:
-            return scores.with_columns(q_value=pl.lit(None, pl.Float64))
-        p = scores["p_value"].to_numpy()
-        q = mt.bh_qvalues(np.r_[p, np.ones(max(self.family_ - len(p), 0))], untested=1.0)[: len(p)]
-        return scores.with_columns(q_value=pl.Series(q))
+            return scores.with_columns(q_value=pl.lit(None, pl.Float64), bh_weight=pl.lit(None, pl.Float64))
+        fam = self.family_pairs_
+        raw = fam["n_shared"].to_numpy().astype(float) ** self.share_power
+        w = raw * len(raw) / raw.sum()
+        fam = fam.with_columns(bh_weight=pl.Series(w))
+        s = scores.join(fam.select("a", "b", "n_shared", "bh_weight"), on=["a", "b"], how="left").with_columns(
+            pl.col("bh_weight").fill_null(1.0))
+        p = np.minimum(1.0, s["p_value"].to_numpy() / s["bh_weight"].to_numpy())
+        rest = fam.join(s.select("a", "b"), on=["a", "b"], how="anti")["bh_weight"].to_numpy()
+        p_rest = np.minimum(1.0, 1.0 / np.maximum(rest, 1e-12))
+        q = mt.bh_qvalues(np.r_[p, p_rest], untested=1.0)[: len(p)]
+        return s.with_columns(q_value=pl.Series(q))
 
     def _pair_scores(self, con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
         schema = {"accounts": pl.List(pl.Utf8), "tournaments": pl.List(pl.Utf8), "score": pl.Float64,
                   "p_value": pl.Float64}
         k = self.kept_
         self.family_ = 0
+        self.family_pairs_ = pl.DataFrame(schema={"a": pl.Utf8, "b": pl.Utf8, "n_shared": pl.UInt32})
         self.co_ = pl.DataFrame()
         self.n_single_ = 0
         if k.height == 0:
@@ -186,8 +205,10 @@ class CoordinatedSitoutDetector(EvidenceMixin, GroupDetector):
             res=pl.when(k["source"] == "event").then(pl.lit(self.res_event_s)).otherwise(pl.lit(self.res_hand_s)),
         )
         # the family tested: every pair of players with a sit-out in a shared event
-        k_t = x.group_by("tournament_id").agg(k=pl.col("account").n_unique())["k"].to_numpy()
-        self.family_ = int((k_t * (k_t - 1) // 2).sum())
+        ka = x.select("account", "tournament_id").unique()
+        self.family_pairs_ = (ka.join(ka, on="tournament_id", suffix="_b").filter(pl.col("account") < pl.col("account_b"))
+                              .group_by(a="account", b="account_b").agg(n_shared=pl.len()).sort("a", "b"))
+        self.family_ = self.family_pairs_.height
         # co-occurring starts of two players in one event (a band join in DuckDB)
         con.register("_rb_starts", x)
         co = con.sql("""
@@ -403,9 +424,11 @@ class CoordinatedSitoutDetector(EvidenceMixin, GroupDetector):
 
     # ------------------------------------------------------------------ threshold
     def flag(self, scores: pl.DataFrame) -> pl.DataFrame:
-        """``scores`` with ``pair_flagged``: q <= alpha with at least ``min_cooccur`` coincidences, or one
-        coincidence with p_gap <= ``single_p`` corroborated by co-entry (p <= ``single_coentry_p``) whose
-        combined p, Bonferroni over every single-coincidence pair, is at most ``single_alpha``."""
+        """``scores`` with ``pair_flagged``: q <= ``alpha`` (weighted BH, :meth:`_with_q`) once the benign explanation
+        of a lone coincidence was tested: with fewer than ``min_cooccur`` coincidences (one sit-out together is what
+        chance, a shared disconnect or two friends leaving at once leave behind) the pair is flagged only when a
+        second, independent behaviour agrees: p_gap <= ``single_p``, co-entry p <= ``single_coentry_p``, and their
+        combined p, Bonferroni over every single-coincidence pair, at most ``single_alpha``."""
         flag = (scores["q_value"].to_numpy() <= self.alpha) & (scores["n_co"].to_numpy() >= self.min_cooccur)
         if "p_single" in scores.columns:
             ps = scores["p_single"].fill_null(np.nan).to_numpy().astype(float)
@@ -415,5 +438,3 @@ class CoordinatedSitoutDetector(EvidenceMixin, GroupDetector):
                     & (np.nan_to_num(ps, nan=1.0) * max(self.n_single_, 1) <= self.single_alpha))
             flag |= lone
         return scores.with_columns(pair_flagged=pl.Series(flag))
-
-

@@ -28,6 +28,21 @@ class EvidenceMixin:
                 f"x {n_fam} single-coincidence pairs (Bonferroni) = {min(1.0, r['p_single'] * n_fam):.3g}, "
                 f"needed <= {self.single_alpha:g}")
 
+    def _friends_text(self, pairs: pl.DataFrame, co: pl.DataFrame) -> str:
+        """Friends who play the same events and take the same breaks, in words with their figures: the events the
+        pair's players both sat out in, the sit-outs of the event starting at the same moments."""
+        if co.height == 0:
+            return ""
+        crowd = co.join(self.starts_.select(pl.col("account").alias("a"), "tournament_id", pl.col("ts").alias("ts_a"),
+                                            "crowd"), on=["a", "tournament_id", "ts_a"], how="left")["crowd"]
+        crowd_max = int(crowd.fill_null(2).max())
+        shared = int(pairs["n_shared"].max()) if "n_shared" in pairs.columns else len(pairs["shared_events"][0] or [])
+        return (f"Friends who play the same events and take the same breaks: both sat out, outside breaks and waves, "
+                f"in {shared} events they both entered; the test holds each player to their own sit-outs in each "
+                f"event, so playing and pausing in the same events is no evidence, only the timing is; at the "
+                f"co-occurrences at most {crowd_max} sit-outs of the event (these accounts' included) started within "
+                f"the same window, too few of the players still in for a break or a wave. ")
+
     # ------------------------------------------------------------------ explain
     def explain(self, con: duckdb.DuckDBPyConnection, row: dict[str, Any]) -> Signal:
         """The signal of one group row of :meth:`threshold`: each pair's coincidences against its own
@@ -60,7 +75,9 @@ class EvidenceMixin:
                       f"shared events started sitting out together {r['n_co']} times in {len(r['co_tournaments'])} "
                       f"tournaments, closest {r['min_gap']:.1f} s apart; {r['lam']:.3g} coincidences expected from "
                       f"each player's own sit-out rate, coincidence test (count and closeness, events combined) p "
-                      f"{r['p_gap']:.3g} (q {r['q_value']:.3g} over {self.family_} pairs), closest-pair test p "
+                      f"{r['p_gap']:.3g} (q {r['q_value']:.3g} over {self.family_} pairs, weight "
+                      f"{(r.get('bh_weight') or 1.0):.2f} in the false-discovery control: both sat out in "
+                      f"{r.get('n_shared') or len(r['shared_events'])} shared events), closest-pair test p "
                       f"{r['p_closest']:.3g}{perm}; "
                       + (f"closeness alone p {r['p_time_only']:.3g}, with whether the runs last as many hands "
                          f"p {r['p_with_length']:.3g} (the hands show every run of both players in "
@@ -92,6 +109,7 @@ class EvidenceMixin:
                   f"accounts fell in such waves (≥{self.wave_share:.0%} of the players still in and "
                   f"≥{self.wave_min} players) and "
                   "were left out. ")
+        benign += self._friends_text(pairs, co)
         benign += ("The remaining co-occurrences are far beyond what each player's own sit-out rate explains."
                    if row["flagged"] else "What remains is within chance: not flagged.")
         hands = [h for h in co.sort("proximity", descending=True)["hand_id"].to_list() if h][:20]

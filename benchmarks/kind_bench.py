@@ -1,0 +1,68 @@
+"""One or more detector kinds on already-built populations, without the nightly job: the fast loop of detector work.
+
+Each population folder is one that ``benchmarks/worlds_bench.py`` or ``quality_bench.py`` built (``pop/labels.jsonl``,
+``home/warehouse.duckdb``). Its warehouse is copied to a temporary file (never opened in place), each kind's detector
+runs on it as the pipeline calls it (``threshold(fit(con).score(con))``, default parameters) and its rows are scored
+against the labels by ``pipelines.lib.evaluation.evaluate`` (the rule of ``../shared/spec/evaluation.md``). Printed per
+population and kind: groups found, recall by strength, flagged cases and those matching a group, average precision,
+and the accounts in flagged cases (on an honest-only population every one is a false flag).
+
+    python benchmarks/kind_bench.py --kinds coordinated_sitout bounty_collusion --pops /tmp/hw-worlds/*
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+import duckdb  # noqa: E402
+
+from detectors import get_detector  # noqa: E402
+from pipelines.lib import evaluation as ev  # noqa: E402
+
+
+def kind_figures(con: duckdb.DuckDBPyConnection, kind: str, labels: list[dict], accounts: int) -> dict:
+    """One kind's detector on ``con``, scored against ``labels``: the figures printed per population."""
+    det = get_detector(kind)
+    rows = det.threshold(det.fit(con).score(con))
+    cases = [{"kind": kind, "accounts": r["accounts"], "tournaments": r["tournaments"], "score": r["score"],
+              "flagged": r["flagged"]} for r in rows.iter_rows(named=True)]
+    f = ev.evaluate(cases, labels, accounts, kinds=[kind]).kinds.get(kind)
+    flagged_accounts = len({a for c in cases if c["flagged"] for a in c["accounts"]})
+    if f is None:
+        return {"groups": 0, "found": 0, "flagged": 0, "matching": 0, "ap": None, "by_strength": {},
+                "flagged_accounts": flagged_accounts, "accounts": accounts}
+    return {"groups": f.groups, "found": f.groups_found, "flagged": f.flagged, "matching": f.flagged_matching_any,
+            "ap": f.average_precision, "by_strength": f.recall_by_strength, "flagged_accounts": flagged_accounts,
+            "accounts": accounts}
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--kinds", nargs="+", required=True, help="detector kinds (detectors/kinds.py)")
+    ap.add_argument("--pops", nargs="+", required=True, type=Path, help="population folders (pop/, home/)")
+    args = ap.parse_args(argv)
+    with tempfile.TemporaryDirectory() as tmp:
+        for d in args.pops:
+            db = Path(tmp) / "w.duckdb"
+            shutil.copy(d / "home" / "warehouse.duckdb", db)
+            labels = ev.read_jsonl(d / "pop" / "labels.jsonl", "labels")
+            accounts = ev.accounts_in_warehouse(db)
+            con = duckdb.connect(str(db), read_only=True)
+            try:
+                for kind in args.kinds:
+                    print(d.name, kind, json.dumps(kind_figures(con, kind, labels, accounts)), flush=True)
+            finally:
+                con.close()
+                db.unlink()
+
+
+if __name__ == "__main__":
+    main()

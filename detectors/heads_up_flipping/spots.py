@@ -68,7 +68,8 @@ def hu_hands(con: duckdb.DuckDBPyConnection, *, weak_pct: float, depth_bins: tup
     """One row per hand of a heads-up match: ``a`` < ``b`` the players, ``eff_bb`` the effective stack in big
     blinds, ``bin`` its depth bin (edges ``depth_bins``), ``match_hand`` the hand's number in the match,
     ``flip``, ``weak`` (a weak flip), ``strength_min`` (the weaker hand's percentile, null if unknown) and
-    ``exempt`` (the final match of a scheduled heads-up tournament)."""
+    ``exempt`` (the final match of a scheduled heads-up tournament); ``bin`` counts the edges at or below
+    ``eff_bb``."""
     df = con.sql(HU_HANDS_SQL).pl()
     if df.is_empty():
         return df.drop("hole_a", "hole_b").with_columns(
@@ -78,8 +79,9 @@ def hu_hands(con: duckdb.DuckDBPyConnection, *, weak_pct: float, depth_bins: tup
     df = df.drop("hole_a", "hole_b").with_columns(sa.alias("sa"), sb.alias("sb")).with_columns(
         strength_min=pl.when(pl.col("sa").is_null() | pl.col("sb").is_null()).then(None)
         .otherwise(pl.min_horizontal("sa", "sb")),
-        bin=pl.col("eff_bb").cut(list(depth_bins), left_closed=True).to_physical().cast(pl.Int32),
     ).drop("sa", "sb")
+    df = df.with_columns(bin=pl.Series(np.searchsorted(np.asarray(depth_bins, float), df["eff_bb"].to_numpy(),
+                                                       side="right").astype(np.int32)))
     return df.with_columns(weak=pl.col("flip") & pl.col("strength_min").fill_null(0.0).lt(weak_pct))
 
 

@@ -53,7 +53,7 @@ class HeadsUpFlippingDetector(PairDetector):
     kind = "heads_up_flipping"
     inputs = HAND_INPUTS
 
-    def __init__(self, *, alpha: float = 0.01, random_state: int = 0, weak_pct: float = 0.6,
+    def __init__(self, *, alpha: float = 0.01, random_state: int = 0, weak_pct: float = 0.85,
                  min_depth_bb: float = 12.0, depth_bins: tuple[float, ...] = (20.0, 35.0, 50.0),
                  prior_strength: float = 50.0,
                  min_flips: int = 3, max_unflagged: int = 100) -> None:

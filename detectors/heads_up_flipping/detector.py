@@ -129,22 +129,23 @@ class HeadsUpFlippingDetector(PairDetector):
 
         Returns
         -------
-        :class:`~detectors.base.Signal`; its hands are the pair's weak flips, deepest first."""
+        :class:`~detectors.base.Signal`; its hands are the pair's weak flips at depth, deepest first."""
         a, b = row["player"], row["opponent"]
         k, n, e = int(row.get("k") or 0), int(row.get("n") or 0), float(row.get("expected") or 0.0)
         short, n_short = int(row.get("short") or 0), int(row.get("n_short") or 0)
-        h = self.hands_.filter((pl.col("a") == a) & (pl.col("b") == b) & pl.col("weak") & ~pl.col("exempt"))
+        h = self.hands_.filter((pl.col("a") == a) & (pl.col("b") == b) & pl.col("weak") & ~pl.col("exempt")
+                               & (pl.col("eff_bb") >= self.min_depth_bb))
         hands = h.sort(["eff_bb", "hand_id"], descending=[True, False])["hand_id"].to_list()
         sql = FLIPS_SQL
         ev = [
             Evidence("weak flips at depth", float(k), e, n, row.get("p_value"),
-                     f"{k} weak flips (both all in preflop, weaker hand below the {self.weak_pct:.0%} percentile) "
-                     f"in {n} heads-up hands at {self.min_depth_bb:g} bb or deeper; their own rates against other "
-                     f"opponents (and the room's) predict {e:.2f}", sql),
+                     f"{k} weak flips (both all in preflop, the weaker hand outside the top {1 - self.weak_pct:.0%} of "
+                     f"starting hands) in {n} heads-up hands at {self.min_depth_bb:g} bb or deeper; their own rates "
+                     f"against other opponents (and the room's) predict {e:.3g}", sql),
             Evidence("matches flipped", float(row.get("flip_matches") or 0), None, int(row.get("matches") or 0), None,
                      f"weak flips in {int(row.get('flip_matches') or 0)} of their {int(row.get('matches') or 0)} matches"),
-            Evidence("median match hand of a flip", row.get("early"), None, k + short, None,
-                     "the hand of the match the weak flips came at (1 = the first)"),
+            Evidence("median match hand of a flip", row.get("early"), None, k, None,
+                     "the hand of the match the weak flips at depth came at (1 = the first)"),
             Evidence("short-stack flips (not counted)", float(short), self.short_rate_, n_short, None,
                      f"{short} weak flips in {n_short} hands under {self.min_depth_bb:g} bb, where push-or-fold "
                      f"forces all-ins (the room's rate there: {self.short_rate_:.3f} a hand)"),
@@ -153,12 +154,12 @@ class HeadsUpFlippingDetector(PairDetector):
                   f"flips) are not counted, and the expected count is conditioned on the depth (bins at "
                   f"{', '.join(f'{x:g}' for x in self.depth_bins)} bb), so hyper-turbo and late-level all-ins are "
                   f"expected, not accused; {k} weak flips came at {self.min_depth_bb:g} bb or deeper where "
-                  f"{e:.2f} were expected. The final match of a scheduled heads-up tournament is exempt and not "
+                  f"{e:.3g} were expected. The final match of a scheduled heads-up tournament is exempt and not "
                   f"counted ({self.exempt_} hands in the warehouse).")
         return Signal(
             kind=self.kind, accounts=list(row["accounts"]), score=float(row["score"] or 0.0), flagged=bool(row["flagged"]),
             summary=(f"{a} and {b}: {k} weak flips in {n} heads-up hands over {int(row.get('matches') or 0)} matches "
-                     f"(expected {e:.2f}); q = {row.get('q_value') if row.get('q_value') is not None else 1:.2g}"),
+                     f"(expected {e:.3g}); q = {row.get('q_value') if row.get('q_value') is not None else 1:.2g}"),
             tournaments=list(row.get("tournaments") or []), hands=hands, evidence=ev, benign=benign,
             p_value=row.get("p_value"),
             extra={"shape": row.get("shape", "pair"), "edges": [[a, b]], "q_value": row.get("q_value"),

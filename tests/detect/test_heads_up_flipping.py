@@ -98,7 +98,7 @@ def test_the_flipping_pair_is_flagged_with_hostile_names():
     sig = [s for s in HeadsUpFlippingDetector().detect(_world().con_()) if s.flagged]
     assert [sorted(s.accounts) for s in sig] == [sorted(FLIPPERS)]
     s = sig[0]
-    assert len(s.hands) == 6 and len(s.tournaments) == 6
+    assert len(s.hands) == 6 and len(s.tournaments) == 6  # the weak flips at depth, one a match
     assert s.evidence[0].value == 6 and s.evidence[0].baseline < 0.5
     assert "$player" in s.evidence[0].sql and FLIPPERS[0] not in s.evidence[0].sql  # bound, never pasted
     assert "Short stacks must shove" in s.benign

@@ -16,7 +16,12 @@ hands, events and hand ids are byte for byte what they were):
   ("does not apply to the final match of a scheduled heads-up tournament");
 * the entrants are a pool of heads-up regulars (one active person in twelve,
   at least 12), a few honest **rival pairs** who meet again and again
-  (share ``rival_share`` of the honest matches), and the flipping pairs.
+  (share ``rival_share`` of the honest matches), and the flipping pairs;
+* honest **gamblers** (share ``gambler_share`` of the regulars, drawn from a
+  stream of their own): in any hand of any match they move all in preflop
+  with any cards at rate ``gamble``, whoever the opponent, who calls or folds
+  as its own play says. A gambler who meets a rival often flips with them
+  often, and no more than with anyone else.
 
 A flipping pair (:class:`datasets.collusion.Group`, ``venue`` ``"hu"``) plays
 ``pair_matches`` matches against each other and ``own_matches`` each against
@@ -34,7 +39,7 @@ from :data:`RANGES` per world seed (``Random(derive_seed(world_seed, "flipping")
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, field, fields, replace
 
 from datasets.engine import Action
 from datasets.population import derive_seed
@@ -58,6 +63,8 @@ class FlipParams:
     own_matches: tuple = (5, 8)
     rival_share: float = 0.2
     final_flip: float = 0.5
+    gambler_share: float = 0.15
+    gamble: float = 0.08
 
 
 FIRST = FlipParams()
@@ -70,6 +77,8 @@ RANGES: dict[str, tuple] = {
     "own_matches": ((3, 8), (1, 5)),
     "rival_share": (0.05, 0.4),
     "final_flip": (0.2, 0.9),
+    "gambler_share": (0.05, 0.3),
+    "gamble": (0.02, 0.2),
 }
 
 
@@ -99,6 +108,8 @@ class HeadsUpPlan(TournamentPlan):
     final_flip: bool = False
     early_hands: int = FIRST.early_hands
     late: float = FIRST.late
+    gamblers: list = field(default_factory=list)  # entrants who gamble (honest), at rate ``gamble``
+    gamble: float = FIRST.gamble
 
 
 # ----------------------------------------------------------------------------- the colluders' deviation
@@ -113,6 +124,8 @@ def flip_chance(view, link) -> float:
         return 0.0
     if not any(p in link.partners for p in view.in_hand if p != view.player):
         return 0.0
+    if link.role == "gambler":
+        return link.strength
     return link.strength if hu["hand"] <= hu["early"] else link.strength * hu["late"]
 
 
@@ -194,6 +207,11 @@ def plan_heads_up(world, flippers: list, n_hands: int, days: int, play: float, w
         start = world.t0_ms + (rng.randrange(span) // 3_600_000) * 3_600_000
         who = rng.sample(regulars, min(len(regulars), rng.choice([4, 8])))
         plans.append(_plan(rng, start, [(p, acc(p)) for p in who], False, rng.random() < P.final_flip, P))
+    g_rng = random.Random(derive_seed(world.seed, world_seed, "gamblers"))
+    gamblers = {acc(pid) for pid in regulars if g_rng.random() < P.gambler_share}
+    for pl in plans:
+        pl.gamblers = sorted(e.account for e in pl.entries if e.account in gamblers)
+        pl.gamble = P.gamble
     plans.sort(key=lambda p: (p.start_ms, p.tid))
     for i, pl in enumerate(plans):
         pl.unit = first_unit + i
@@ -256,13 +274,16 @@ def play_heads_up(plan: HeadsUpPlan, ctx) -> int:
 
 
 def _flip_policy(plan: HeadsUpPlan, ctx, ps, e: Entry, final: bool, partner: str | None = None) -> None:
-    """A planted flipper's policy (its group's link), or at an agreed final both players' (a link of
-    their own, never labelled); others keep the policy :func:`datasets.entrants.register` gave them."""
+    """A planted flipper's policy (its group's link), at an agreed final both players' and a gambler's
+    (links of their own, never labelled); others keep the policy :func:`datasets.entrants.register` gave them."""
     from datasets.collusion import ColludingPolicy, Link
 
     w = ctx.w
     if final:
         links = [Link(f"final-{plan.tid}", KIND, frozenset([partner]), 1.0)]
+    elif e.account in plan.gamblers:
+        others = frozenset(x.account for x in plan.entries if x.account != e.account)
+        links = [Link(f"gamble-{e.account}", KIND, others, plan.gamble, role="gambler")]
     else:
         links = [Link(g.gid, KIND, frozenset(a for a in g.accounts if a != e.account), g.strength)
                  for g in w.groups if g.kind == KIND and e.account in g.accounts]

@@ -33,9 +33,7 @@ WITH dealt AS (
     GROUP BY ALL
 ),
 tours AS (
-    SELECT tournament_id, max(n) AS max_n,
-           count(DISTINCT a) + count(DISTINCT b) AS seen,
-           arg_max(a || chr(0) || b, (started_at, hand_id)) AS last_pair
+    SELECT tournament_id, max(n) AS max_n, arg_max(a || chr(0) || b, (started_at, hand_id)) AS last_pair
     FROM dealt GROUP BY ALL
 ),
 ents AS (

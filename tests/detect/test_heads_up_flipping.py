@@ -60,7 +60,7 @@ class _Builder:
 
 
 def _world(*, flipper_matches: int = 6, short_pair: bool = False, cooler_pair: bool = False,
-           finals_only: bool = False) -> _Builder:
+           finals_only: bool = False, gambler: bool = False) -> _Builder:
     w = _Builder()
     regs = [f"reg{i:02d}" for i in range(14)] + list(FLIPPERS)
     tid = 4000
@@ -83,6 +83,13 @@ def _world(*, flipper_matches: int = 6, short_pair: bool = False, cooler_pair: b
         for _ in range(8):
             tid += 1
             w.match(str(tid), "reg00", "reg01", n=4, eff_bb=5.0, flips=(0, 1, 2))
+    if gambler:  # reg04 flips with any cards against everyone, and meets reg05 again and again
+        for k in range(24):
+            tid += 1
+            w.match(str(tid), "reg04", "reg05" if k < 8 else f"reg{6 + k % 8:02d}", n=10, flips=(0,))
+        for _ in range(100):  # a room large enough for its rate to be the gambler's tenth of his
+            tid += 1
+            w.match(str(tid), *w.rng.sample(["reg00", "reg01", "reg02", "reg03"], 2), n=10)
     if cooler_pair:  # deep all-ins with hands both would commit
         for _ in range(8):
             tid += 1
@@ -119,3 +126,11 @@ def test_the_final_of_a_scheduled_heads_up_tournament_is_exempt():
 
 def test_two_flips_are_not_enough():
     assert _flagged(_world(flipper_matches=2).con_()) == []
+
+
+def test_a_gambler_who_flips_with_everyone_is_not_flagged_with_a_rival():
+    con = _world(gambler=True).con_()
+    assert not any("reg04" in f for f in _flagged(con))
+    # the gambler's own rate against other opponents is what explains the rival's eight flips: the room's
+    # rate alone (an own baseline of no weight) flags the pair
+    assert sorted(["reg04", "reg05"]) in _flagged(con, prior_strength=1e9)

@@ -11,14 +11,19 @@ from detectors import stats
 from detectors.base import HAND_INPUTS, Evidence, PairDetector, Signal
 from detectors.heads_up_flipping.spots import hu_hands, pair_tests
 
-#: the reproduction query of a pair's weak flips ($player, $opponent bound by the reader)
+#: the reproduction query of a pair's flips, deepest first, with both players' cards ($player and $opponent
+#: bound by the reader); the weak ones at ``min_depth_bb`` or deeper are the evidence count
 FLIPS_SQL = (
-    "WITH d AS (SELECT h.hand_id, h.tournament_id, min(s.stack_start) AS eff FROM hands h "
+    "WITH d AS (SELECT h.hand_id, h.tournament_id, h.big_blind, min(s.stack_start) AS eff FROM hands h "
     "JOIN seats s ON s.hand_id = h.hand_id AND s.dealt_in WHERE h.is_tournament GROUP BY ALL "
-    "HAVING count(*) = 2 AND bool_or(s.player = $player) AND bool_or(s.player = $opponent)) "
-    "SELECT d.hand_id, d.tournament_id, d.eff, a.player, sum(a.amount) AS put_preflop FROM d "
-    "JOIN actions a ON a.hand_id = d.hand_id AND a.street = 'preflop' GROUP BY ALL "
-    "HAVING sum(a.amount) >= d.eff ORDER BY d.hand_id"
+    "HAVING count(*) = 2 AND bool_or(s.player = $player) AND bool_or(s.player = $opponent)), "
+    "p AS (SELECT a.hand_id, a.player, sum(a.amount) AS put FROM actions a "
+    "WHERE a.street = 'preflop' AND a.hand_id IN (SELECT hand_id FROM d) GROUP BY ALL), "
+    "c AS (SELECT hand_id, list(player || ' ' || array_to_string(cards, ' ') ORDER BY player) AS cards "
+    "FROM hole_cards WHERE hand_id IN (SELECT hand_id FROM d) GROUP BY ALL) "
+    "SELECT d.hand_id, d.tournament_id, round(d.eff / d.big_blind, 1) AS eff_bb, c.cards FROM d "
+    "JOIN p ON p.hand_id = d.hand_id LEFT JOIN c ON c.hand_id = d.hand_id "
+    "GROUP BY ALL HAVING count(*) = 2 AND min(p.put) >= d.eff ORDER BY eff_bb DESC, d.hand_id"
 )
 
 

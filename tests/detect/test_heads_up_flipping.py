@@ -102,12 +102,15 @@ def _flagged(con, **kw) -> list[list[str]]:
 
 
 def test_the_flipping_pair_is_flagged_with_hostile_names():
-    sig = [s for s in HeadsUpFlippingDetector().detect(_world().con_()) if s.flagged]
+    con = _world().con_()
+    sig = [s for s in HeadsUpFlippingDetector().detect(con) if s.flagged]
     assert [sorted(s.accounts) for s in sig] == [sorted(FLIPPERS)]
     s = sig[0]
     assert len(s.hands) == 6 and len(s.tournaments) == 6  # the weak flips at depth, one a match
     assert s.evidence[0].value == 6 and s.evidence[0].baseline < 0.5
     assert "$player" in s.evidence[0].sql and FLIPPERS[0] not in s.evidence[0].sql  # bound, never pasted
+    shown = con.execute(s.evidence[0].sql, {"player": FLIPPERS[0], "opponent": FLIPPERS[1]}).fetchall()
+    assert sorted(r[0] for r in shown) == sorted(s.hands)  # the reproduction query lists the flips
     assert "Short stacks must shove" in s.benign
 
 

@@ -165,6 +165,20 @@ def plant_flippers(pop, groups: list, count: int, strength: tuple[float, float],
     return out
 
 
+def heads_up_units(world, mix: dict[str, int], strength: tuple[float, float], n_hands: int, days: int, play: float,
+                   world_seed: int | None, first_unit: int) -> list[tuple[str, int, HeadsUpPlan, int]]:
+    """Where ``mix`` names :data:`KIND` (none otherwise): plant its count of flipping pairs
+    (:func:`plant_flippers`, added to ``world.groups``) and plan the heads-up tournaments
+    (:func:`plan_heads_up`); returns the units ``("hu", number, plan, estimated hands)`` numbered from
+    ``first_unit``."""
+    if KIND not in mix:
+        return []
+    flippers = plant_flippers(world.pop, world.groups, mix[KIND], strength, world.seed)
+    plans = plan_heads_up(world, flippers, n_hands, days, play, world_seed, first_unit)
+    world.groups.extend(flippers)
+    return [("hu", pl.unit, pl, HU_HANDS_EST * (len(pl.entries) - 1)) for pl in plans]
+
+
 def plan_heads_up(world, flippers: list, n_hands: int, days: int, play: float, world_seed: int | None,
                   first_unit: int) -> list[HeadsUpPlan]:
     """The heads-up tournaments (module docstring), numbered from ``first_unit`` in start order.
@@ -327,5 +341,5 @@ def _play_match(plan: HeadsUpPlan, ctx, ps, pair: list[str], t: int, name: str, 
     return tb, clock[name]
 
 
-__all__ = ["KIND", "FlipParams", "HeadsUpPlan", "draw_flip_params", "flip_action", "flip_chance", "plan_heads_up",
-           "plant_flippers", "play_heads_up"]
+__all__ = ["KIND", "FlipParams", "HeadsUpPlan", "draw_flip_params", "flip_action", "flip_chance", "heads_up_units",
+           "plan_heads_up", "plant_flippers", "play_heads_up"]

@@ -147,11 +147,8 @@ def plan_world(*, preset: str | Preset = "demo", seed: int = 7, accounts: int | 
         plan.unit = i
         numbered.append((kind, i, plan, est))
     plan_transfers(groups, world, days, rng, planner_events)
-    if flipping.KIND in mix:  # heads-up play and its flippers, after every other unit (datasets.flipping)
-        flippers = flipping.plant_flippers(pop, groups, mix[flipping.KIND], spec.strength, seed)
-        for pl in flipping.plan_heads_up(world, flippers, n_hands, days, play, world_seed, len(numbered)):
-            numbered.append(("hu", pl.unit, pl, flipping.HU_HANDS_EST * (len(pl.entries) - 1)))
-        groups.extend(flippers)
+    # heads-up play and its flippers where the mix names them, after every other unit (datasets.flipping)
+    numbered += flipping.heads_up_units(world, mix, spec.strength, n_hands, days, play, world_seed, len(numbered))
     # disconnect waves: an ISP or a mobile carrier drops for one to four minutes, once or twice a day
     for day in range(days):
         for _ in range(rng.randint(1, 2)):

@@ -43,9 +43,11 @@ import random
 from dataclasses import dataclass, field
 
 from datasets.engine import Action, DecisionView
+from datasets.flipping import flip_action, flip_chance
 from datasets.policies import HonestPolicy, capped
 
-KINDS = ("soft_play", "chip_dumping", "bounty_collusion", "coordinated_sitout", "multi_accounting", "seat_handoff")
+KINDS = ("soft_play", "chip_dumping", "bounty_collusion", "coordinated_sitout", "multi_accounting", "seat_handoff",
+         "heads_up_flipping")
 
 
 @dataclass
@@ -102,6 +104,11 @@ class ColludingPolicy(HonestPolicy):
                 if not self.ctx.coin(link.gid, view.hand_id, link.strength):
                     continue
                 a = self._bounty(view, a, target, link)
+            elif link.kind == "heads_up_flipping":  # datasets.flipping
+                p = flip_chance(view, link)
+                if not p or not self.ctx.coin(link.gid, view.hand_id, p):
+                    continue
+                a = flip_action(view, a)
             else:
                 if not present:
                     # a feeder may open into a receiver who is still to act preflop
@@ -221,7 +228,8 @@ def links_for(groups: list[Group], account: str) -> list[Link]:
     """The in-hand links of ``account`` (its partners in each in-hand group)."""
     out = []
     for g in groups:
-        if account not in g.accounts or g.kind in ("coordinated_sitout", "seat_handoff"):
+        # flipping pairs get their link in heads-up matches only (datasets.flipping)
+        if account not in g.accounts or g.kind in ("coordinated_sitout", "seat_handoff", "heads_up_flipping"):
             continue
         if g.kind == "chip_dumping":
             role = g.roles.get(account, "")
@@ -267,7 +275,7 @@ def plant_groups(pop, mix: dict[str, int], strength: tuple[float, float], rng: r
     lo, hi = strength
     for kind in KINDS:
         count = mix.get(kind, 0)
-        if count <= 0:
+        if count <= 0 or kind not in VENUES:  # heads-up flipping: datasets.flipping.plant_flippers
             continue
         strengths = [lo + (hi - lo) * (i / (count - 1) if count > 1 else 1.0) for i in range(count)]
         rng.shuffle(strengths)

@@ -36,6 +36,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from datasets.cash import DAY_MS, MIN_MS, CashPlanner, DayDevices, make_buckets
+from datasets import flipping
 from datasets.collusion import Group, plant_groups
 from datasets.events import EventLog, iso_s, to_ms, write_events
 from datasets.names import dress_names
@@ -146,6 +147,8 @@ def plan_world(*, preset: str | Preset = "demo", seed: int = 7, accounts: int | 
         plan.unit = i
         numbered.append((kind, i, plan, est))
     plan_transfers(groups, world, days, rng, planner_events)
+    # heads-up play and its flippers where the mix names them, after every other unit (datasets.flipping)
+    numbered += flipping.heads_up_units(world, mix, spec.strength, n_hands, days, play, world_seed, len(numbered))
     # disconnect waves: an ISP or a mobile carrier drops for one to four minutes, once or twice a day
     for day in range(days):
         for _ in range(rng.randint(1, 2)):
@@ -181,7 +184,9 @@ def generate(out_dir, *, preset: str = "demo", seed: int = 7, accounts: int | No
         if (out / sub).exists():
             shutil.rmtree(out / sub)
         (out / sub).mkdir(parents=True, exist_ok=True)
-    chunks = _chunks(units, chunk_hands)
+    # heads-up units in chunks of their own: the other units' files are what they were without them
+    chunks = _chunks([u for u in units if u[0] != "hu"], chunk_hands) + _chunks([u for u in units if u[0] == "hu"],
+                                                                                 chunk_hands)
     set_world(world)
     n_workers = 1 if on_record is not None else (workers or 2)
     tasks = [(i, ch, str(out), on_record) for i, ch in enumerate(chunks)]

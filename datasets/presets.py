@@ -8,6 +8,12 @@
 * ``mixed``: the default for evaluations: 600 accounts, 60k hands, every kind
   at strengths spread evenly from 0.25 to 1.0.
 * ``subtle``: as ``mixed`` with strengths from 0.05 to 0.25.
+* ``heads_up``: the ``mixed`` world's size with heads-up play (``datasets.flipping``) and 5 heads-up
+  flipping pairs at strengths 0.25..1.0 and no other kind.
+
+The presets that plant "every kind" plant :data:`PRESET_KINDS`, the kinds they planted before heads-up
+flipping existed: their files stay byte for byte what they were. Heads-up flipping is planted where a mix
+names it (``--mix heads_up_flipping=5``; ``=0`` gives the heads-up world with no flippers).
 """
 
 from __future__ import annotations
@@ -15,6 +21,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from datasets.collusion import KINDS
+
+#: the kinds ``demo``, ``mixed`` and ``subtle`` plant
+PRESET_KINDS = tuple(k for k in KINDS if k != "heads_up_flipping")
 
 
 @dataclass(frozen=True)
@@ -31,8 +40,9 @@ PRESETS: dict[str, Preset] = {
     "demo": Preset(300, 25_000, {"soft_play": 3, "chip_dumping": 3, "bounty_collusion": 2, "coordinated_sitout": 2,
                                   "multi_accounting": 2, "seat_handoff": 2}, (0.5, 1.0), days=4),
     "honest": Preset(600, 60_000, {}, (0.5, 1.0), days=6),
-    "mixed": Preset(600, 60_000, {k: 5 for k in KINDS}, (0.25, 1.0), days=6),
-    "subtle": Preset(600, 60_000, {k: 5 for k in KINDS}, (0.05, 0.25), days=6),
+    "mixed": Preset(600, 60_000, {k: 5 for k in PRESET_KINDS}, (0.25, 1.0), days=6),
+    "subtle": Preset(600, 60_000, {k: 5 for k in PRESET_KINDS}, (0.05, 0.25), days=6),
+    "heads_up": Preset(600, 60_000, {"heads_up_flipping": 5}, (0.25, 1.0), days=6),
 }
 
 

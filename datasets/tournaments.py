@@ -383,7 +383,7 @@ def _deal_table(tb: TourTable, t: int, ps: entrants.Players, stacks: dict, bount
     hid = ctx.next_hand_id()
     ctx.decisions.clear()
     ctx.current_hand = (hid, t, tid)
-    rec = play_hand(config, seat_states, button, ps.policies, ctx.np_rng, hid, ctx.to_dt(t), tb.name, 9,
+    rec = play_hand(config, seat_states, button, ps.policies, ctx.np_rng, hid, ctx.to_dt(t), tb.name, tb.max_seats,
                     tournament=info, blinds=blinds, table=table_info)
     for line in extra:
         rec.extra_lines.append((-1, line))

@@ -21,6 +21,7 @@ import numpy as np
 from datasets.cash import DAY_MS, MIN_MS, DayDevices, play_cash_table
 from datasets.collusion import Group, links_for, make_policy
 from datasets.events import EventLog, HandSink, write_events
+from datasets.flipping import play_heads_up
 from datasets.policies import DecisionLog
 from datasets.population import Population, derive_seed
 from datasets.tournaments import TournamentPlan, play_tournament
@@ -317,6 +318,8 @@ def run_chunk(args) -> dict:
             ctx.start_unit(unit_no)
             if kind == "cash":
                 play_cash_table(plan, ctx)
+            elif kind == "hu":
+                play_heads_up(plan, ctx)
             else:
                 play_tournament(plan, ctx)
     write_events(events.rows, out / "events", f"chunk-{chunk_no:04d}", random.Random(derive_seed(w.seed, "ev", chunk_no)))

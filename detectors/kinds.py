@@ -61,6 +61,8 @@ ALL: tuple[Kind, ...] = (
          "multi-accounting (one person playing several accounts)"),
     Kind("seat_handoff", "detectors.seat_handoff:SeatHandoffDetector", "seat hand-off",
          "seat hand-off (another person playing the account's seat mid-event)", match="account"),
+    Kind("heads_up_flipping", "detectors.heads_up_flipping:HeadsUpFlippingDetector", "heads-up flipping",
+         "heads-up flipping (both all in preflop with any cards instead of playing the match out)"),
 )
 
 #: the kinds' names, in the order lists show them

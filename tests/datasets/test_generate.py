@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from test_world_data import small_world
 
-from datasets.collusion import KINDS
 from datasets.generate import generate, plan_world
+from datasets.presets import PRESET_KINDS as KINDS  # the kinds the presets and the sample plant
 from datasets.presets import PRESETS, parse_mix
 
 HEADER = re.compile(r"^PokerStars Hand #(\d+):")
@@ -139,7 +139,7 @@ def test_labels_reference_real_accounts_hands_and_tournaments():
 
 
 def test_presets_sizes_and_mixes():
-    for name, lo_accounts in (("demo", 250), ("mixed", 500), ("subtle", 500), ("honest", 500)):
+    for name, lo_accounts in (("demo", 250), ("mixed", 500), ("subtle", 500), ("honest", 500), ("heads_up", 500)):
         world, units, _, _ = plan_world(preset=name, seed=3)
         spec = PRESETS[name]
         assert len(world.pop.accounts) >= lo_accounts
@@ -152,7 +152,7 @@ def test_presets_sizes_and_mixes():
         if name == "honest":
             assert kinds == {}
             continue
-        assert set(kinds) == set(KINDS)
+        assert set(kinds) == set(spec.mix) and set(spec.mix) <= set(KINDS) | {"heads_up_flipping"}
         lo, hi = spec.strength
         for k, ss in kinds.items():
             assert all(lo - 1e-9 <= s <= hi + 1e-9 for s in ss)

@@ -1,0 +1,36 @@
+"""Heads-up flipping: two accounts settling their heads-up matches by an all-in coin flip.
+
+House rules 003: "Players are obligated to play out their heads-up matches in
+a normal way, regardless of the identity of their opponent. Any 'flipping' ...
+is prohibited. ... This rule does not apply to the final match of a scheduled
+heads-up tournament."
+
+Method
+------
+The hands of heads-up matches (tournaments played two-handed throughout) are
+collected with each hand's effective stack in big blinds, the hand's number in
+its match, and whether it was a **weak flip**: both players committed the
+effective stack preflop and the weaker starting hand lies below ``weak_pct``
+(:mod:`detectors.heads_up_flipping.spots`). The final match of a scheduled
+heads-up tournament is left out. For each pair, the weak flips between them
+are counted and tested, depth bin by depth bin, against the two players' own
+weak-flip rate against other opponents, shrunk towards the population's rate
+in that bin (a Beta prior of ``prior_strength`` hands); the count's predictive
+tail (a negative binomial: the rates are estimates) is the p-value, and
+Benjamini–Hochberg across the pairs gives the q-value. A pair is flagged iff
+q <= ``alpha`` and it flipped at least ``min_flips`` times.
+
+Conditioning on depth is the test of the benign explanation: with 8 big
+blinds or fewer push-or-fold forces all-ins with wide ranges, and hyper-turbo
+structures get there in a few hands; those flips are expected at the
+population's high short-stack rate and do not accuse anyone. The case says how
+many of the pair's flips came at 15 big blinds or deeper and how early in the
+match.
+
+References: Benjamini & Hochberg, JRSS B 1995 (false discovery rate); the
+predictive tail is :func:`detectors.stats.predictive_count_tail`.
+"""
+
+from detectors.heads_up_flipping.detector import HeadsUpFlippingDetector
+
+__all__ = ["HeadsUpFlippingDetector"]

@@ -266,7 +266,7 @@ class SeatHandoffDetector(CandidatesMixin, NullMixin, EvidenceMixin, Detector):
                 p_all = np.maximum(p_raw, self._matched_rank(p_raw, after))
             else:
                 self.missing_.append("a simulated null (too few account-events without a mid-event login): "
-                                     "the tests' own p-values are used uncalibrated")
+                                     "the tests' own p-values rank the candidates uncalibrated, and none is flagged")
         novelty = (df["new_device"].cast(pl.Int8).to_numpy() + df["new_net"].cast(pl.Int8).to_numpy())
         df = df.with_columns(
             p_style=pl.Series(p_style),
@@ -418,8 +418,8 @@ class SeatHandoffDetector(CandidatesMixin, NullMixin, EvidenceMixin, Detector):
         the switch against the population's own same-player moves, given the account's own history of
         switches: :mod:`detectors.seat_handoff.history`), at a login from a changed device or network that
         follows one of the account's logouts within ``handover_s`` (a login hours later, the account's other
-        tables still open, is its owner starting a new day elsewhere). Never without sessions (the scan ranks,
-        it does not accuse).
+        tables still open, is its owner starting a new day elsewhere). Never without sessions, nor without
+        the population's simulated moves to calibrate the p-values (then the candidates are ranked only).
 
         Parameters
         ----------
@@ -428,9 +428,11 @@ class SeatHandoffDetector(CandidatesMixin, NullMixin, EvidenceMixin, Detector):
         Returns
         -------
         ``scores`` with the boolean ``flagged``."""
-        if scores.height == 0 or not self.has_sessions_:
-            # hands only: a player's own stack and table change their play as much as
-            # a new player would; without logins or timing the scan ranks, never accuses
+        if scores.height == 0 or not self.has_sessions_ or not getattr(self, "null_", np.zeros(0)).size:
+            # hands only: a player's own stack and table change their play as much as a new player
+            # would; without logins or timing the scan ranks, never accuses. Without the population's
+            # simulated moves the tests' own p-values are liberal (a player drifts between sessions and
+            # stages): no false-discovery rate can be claimed for them, so they rank, never accuse
             return scores.with_columns(flagged=pl.lit(False))
         q = scores["q_value"].cast(pl.Float64).fill_nan(1.0).fill_null(1.0).to_numpy()
         changed = (scores["device_changed"] | scores["net_changed"]).fill_null(False).to_numpy()

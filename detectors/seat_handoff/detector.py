@@ -16,7 +16,7 @@ from detectors.features import identity as idf
 from detectors.seat_handoff.candidates import CandidatesMixin
 from detectors.seat_handoff.history import switch_history
 from detectors.seat_handoff.evidence import EvidenceMixin, _aggr, _nint, _share
-from detectors.seat_handoff.null import NullMixin
+from detectors.seat_handoff.null import NullMixin, _switch_shift_p
 from detectors.seat_handoff.queries import (
     ACTS, _DECISIONS_SQL, _FIELD_SQL, _HAND_ROWS_SQL, _HISTORY_SQL, _TIMING_SQL, _with_strength,
 )
@@ -59,8 +59,12 @@ class SeatHandoffDetector(CandidatesMixin, NullMixin, EvidenceMixin, Detector):
         fewer simulated moves than this as extreme as a candidate: its p-value from the null's fitted tail
         (:func:`detectors.seat_handoff.null._gpd_tail`).
     device_band : float
-        a device changes a person's speed by at most this factor either way (about 1.2-1.4 between phone and PC:
-        Antoun & Cernat, Soc. Sci. Comput. Rev. 2019; Andreadis, mda 9(2), 2015).
+        without ``switch_speed``: a device changes a person's speed by at most this factor either way (about
+        1.2-1.4 between phone and PC: Antoun & Cernat, Soc. Sci. Comput. Rev. 2019; Andreadis, mda 9(2), 2015).
+    switch_speed, min_switch_shifts : bool, int
+        the speed shift at a switch tested against the shifts of this population's switches (an empirical null
+        of at least ``min_switch_shifts`` of them, :func:`detectors.seat_handoff.null._switch_shift_p`) and
+        combined with the calibrated p (Fisher), in place of the band.
     use_range : bool
         the style includes the range of starting hands entered and raised.
     household_max : int
@@ -94,6 +98,8 @@ class SeatHandoffDetector(CandidatesMixin, NullMixin, EvidenceMixin, Detector):
         null_match: int = 1000,
         tail_exceed: int = 10,
         device_band: float = 1.5,
+        switch_speed: bool = True,
+        min_switch_shifts: int = 20,
         use_range: bool = True,
         household_max: int = 4,
         hand_clock_s: float = 1.0,
@@ -115,6 +121,8 @@ class SeatHandoffDetector(CandidatesMixin, NullMixin, EvidenceMixin, Detector):
         self.null_match = null_match
         self.tail_exceed = tail_exceed
         self.device_band = device_band
+        self.switch_speed = switch_speed
+        self.min_switch_shifts = min_switch_shifts
         self.use_range = use_range
         self.household_max = household_max
         self.hand_clock_s = hand_clock_s
@@ -145,6 +153,7 @@ class SeatHandoffDetector(CandidatesMixin, NullMixin, EvidenceMixin, Detector):
                                  "ranked but never flagged (a player's own stack and table shift play as much)")
         if not self.has_decisions_:
             self.missing_.append("decision timing (no decisions)")
+        self.use_switch_null_ = False
         self.scores_ = self._candidate_scores(con)
         return self
 
@@ -222,6 +231,9 @@ class SeatHandoffDetector(CandidatesMixin, NullMixin, EvidenceMixin, Detector):
             rows.append(r)
         if not rows:
             return pl.DataFrame(schema=out_schema)
+        # the speed at a switch against this population's switches where there are enough of them to say
+        # what a device does to a speed; otherwise against the band of the literature (``device_band``)
+        self.use_switch_null_ = bool(self.has_sessions_ and self.switch_speed and len(rows) >= self.min_switch_shifts)
         rows = self._test(rows)
         if self.has_sessions_:
             rows = self._one_seat_per_login(rows)
@@ -229,6 +241,9 @@ class SeatHandoffDetector(CandidatesMixin, NullMixin, EvidenceMixin, Detector):
         df = self._combined_rows(rows, plans, null_ev, hands, hist, field, hist_dec)
         # the benign explanation: the account's own switches, each event a hypothesis of its family
         df = switch_history(con, cand, df.rename({"p_value": "p_event"}))
+        # ranked as flagged: by the p-value the q-value comes from, the tests' own p breaking ties
+        df = df.with_columns(score=-pl.col("p_value").clip(1e-300, 1.0).log10()
+                             - 1e-3 * pl.col("p_value_raw").clip(1e-300, 1.0).log10())
         return df.select("cand", pl.exclude("cand"))
 
     def _combined_rows(self, rows: list[dict[str, Any]], plans: list, null_ev: pl.DataFrame, hands: pl.DataFrame,
@@ -267,9 +282,17 @@ class SeatHandoffDetector(CandidatesMixin, NullMixin, EvidenceMixin, Detector):
             else:
                 self.missing_.append("a simulated null (too few account-events without a mid-event login): "
                                      "the tests' own p-values rank the candidates uncalibrated, and none is flagged")
+        # the speed at the switch against the speed changes of this population's switches (the
+        # simulated moves stay on one device: they cannot say what a device does to a speed)
+        p_shift, self.shift_null_ = np.full(df.height, np.nan), (float("nan"), float("nan"))
+        if self.use_switch_null_:
+            p_shift, *self.shift_null_ = _switch_shift_p(df["time_shift"].to_numpy(), df["time_shift_event"].to_numpy(),
+                                                         self.min_switch_shifts)
+            p_all = mt.fisher_combine(np.column_stack([p_all, p_shift]), untested=1.0)
         novelty = (df["new_device"].cast(pl.Int8).to_numpy() + df["new_net"].cast(pl.Int8).to_numpy())
         df = df.with_columns(
             p_style=pl.Series(p_style),
+            p_shift=pl.Series(p_shift),
             p_style_field=pl.Series(p_style_field),
             p_value=pl.Series(p_all),
             p_value_raw=pl.Series(p_raw),
@@ -391,13 +414,14 @@ class SeatHandoffDetector(CandidatesMixin, NullMixin, EvidenceMixin, Detector):
         # account's decisions under its other devices) the timing that counts is the device-
         # invariant test: a device rescales a person's times, another person reshapes them
         dev_t = _device_time_many([r["_ta"] for r in rows], [r["_cta"] for r in rows],
-                                  [r["_tb"] for r in rows], [r["_ctb"] for r in rows], math.log(self.device_band))
+                                  [r["_tb"] for r in rows], [r["_ctb"] for r in rows], math.log(self.device_band),
+                                  speed=not self.use_switch_null_)
         for i, r in enumerate(rows):
             login = r.get("session") is not None
             r.update({"p_time_plain": float(p_hist_time[i]) if not np.isnan(p_hist_time[i]) else float(p_time_in[i]),
                       "p_time_device": float(dev_t["p"][i]), "p_time_profile": float(dev_t["p_profile"][i]),
                       "p_time_spread": float(dev_t["p_spread"][i]), "p_time_speed": float(dev_t["p_speed"][i]),
-                      "time_shift": float(dev_t["shift"][i])})
+                      "time_shift": float(dev_t["shift"][i]), "time_shift_event": float(dev_t["shift"][i])})
             r.update({"_g2": float(g2[i]), "_dof": int(dof[i]), "p_mix": float(p_mix[i]), "p_size": float(p_size[i]),
                       "p_time_in": float(p_time_in[i]),
                       # the timing test that counts: at a login the device-invariant one (NaN where the

@@ -70,10 +70,14 @@ class EvidenceMixin:
                   f"{r['n_hist_dec']} decisions under other devices (median {r['med_ms_hist']:.0f} ms), class by class "
                   f"(preflop folds, ordinary, big decisions), p {r['p_hist_time']:.2g} in this event"
                   + (f"; a device rescales a player's times: with the common shift ({math.exp(r['time_shift']):.2f}x) "
-                     f"set aside, profile over the classes p {r['p_time_profile']:.2g}, spread p {r['p_time_spread']:.2g}, "
-                     f"speed beyond a device's {self.device_band:g}x p {r['p_time_speed']:.2g}; together "
-                     f"{r['p_time']:.2g}, pooled over the device's events" if r.get("session") is not None and
-                     not is_missing(r.get("time_shift")) else f"; {r['p_time']:.2g} as counted"))
+                     f"set aside, profile over the classes p {r['p_time_profile']:.2g}, spread p {r['p_time_spread']:.2g}"
+                     + (f", together {r['p_time']:.2g}, pooled over the device's events; the shift itself against "
+                        f"the speed changes of this population's switches ({self._shift_null_text()}): p "
+                        f"{_p(r.get('p_shift'))}" if getattr(self, "use_switch_null_", False) else
+                        f", speed beyond a device's {self.device_band:g}x p {r['p_time_speed']:.2g}; together "
+                        f"{r['p_time']:.2g}, pooled over the device's events")
+                     if r.get("session") is not None and not is_missing(r.get("time_shift"))
+                     else f"; {r['p_time']:.2g} as counted"))
             if self.has_decisions_ else "no decision times in the warehouse",
             # each decision under the device of the session it was played in: the new device's
             # decisions against the account's others
@@ -88,6 +92,13 @@ class EvidenceMixin:
              f"WHERE d.account = {_lit(acc)} AND h.tournament_id = {_lit(tid)} GROUP BY 1"),
         ))
         return ev
+
+    def _shift_null_text(self) -> str:
+        """The population's switch speed null in words (centre and scale as factors)."""
+        c, sc = getattr(self, "shift_null_", (float("nan"), float("nan")))
+        if is_missing(c) or is_missing(sc):
+            return "too few switches to estimate it"
+        return f"median {math.exp(c):.2f}x, robust spread {math.exp(sc):.2f}x"
 
     def _style_evidence(self, row: dict[str, Any]) -> list[Evidence]:
         """The style shift: the action mix against the field and the own history, the starting hands entered and

@@ -289,7 +289,7 @@ class NullMixin:
                 mask[after] = False
                 xa.append(lm[after]), ca.append(cl[after]), xb.append(lm[base]), cb.append(cl[base]), keep.append(i)
             if keep:
-                out[np.array(keep)] = _device_time_many(xa, ca, xb, cb, band)["p"]
+                out[np.array(keep)] = _device_time_many(xa, ca, xb, cb, band, speed=not self.use_switch_null_)["p"]
         return out
 
 
@@ -318,3 +318,28 @@ def _gpd_tail(null_p: np.ndarray, p: float, n_exc: int, n_fit: int = 250) -> flo
         return 1.0
     t = -np.log(max(float(p), 1e-300))
     return float(n_fit / N * sps.genpareto.sf(t - u, shape, loc=0.0, scale=scale))
+
+
+def _switch_shift_p(shift: np.ndarray, shift_event: np.ndarray, min_n: int) -> tuple[np.ndarray, float, float]:
+    """Two-sided p-value of each candidate's speed shift at its switch (``shift``: the log-time
+    shift the device-invariant test removes, pooled over a device's events) against the shifts
+    this population's switches show (``shift_event``: one per tested account-event, most of them
+    honest device moves): an empirical null (Efron, "Large-scale simultaneous hypothesis testing",
+    JASA 99, 2004), its centre the median and its scale the normalised median absolute deviation
+    (1.4826 MAD, Hampel, JASA 69, 1974), robust to the few hand-offs among them. How much a device
+    changes a person's speed is what the population's own moves say, not a band fixed in advance.
+    Returns the p-values (NaN with fewer than ``min_n`` shifts to estimate the null from, or no
+    shift) and the null's centre and scale."""
+    s = np.asarray(shift_event, dtype=float)
+    s = s[np.isfinite(s)]
+    out = np.full(len(shift), np.nan)
+    if s.size < min_n:
+        return out, float("nan"), float("nan")
+    centre = float(np.median(s))
+    scale = 1.4826 * float(np.median(np.abs(s - centre)))
+    if scale <= 0:
+        return out, centre, scale
+    z = np.abs(np.asarray(shift, dtype=float) - centre) / scale
+    with np.errstate(invalid="ignore"):
+        out = np.where(np.isfinite(z), 2.0 * sps.norm.sf(z), np.nan)
+    return out, centre, scale

@@ -357,3 +357,39 @@ def test_handover_seen_from_the_session_that_just_logged_out(con2, sigs2):
     assert s.hands[0] == _first_hand_from(con2, "r08", "905", 20)
     login = next(e for e in s.evidence if e.name.startswith("login"))
     assert "helper08-pc" in login.text and "(before dev-r08)" in login.text
+
+
+def test_speed_at_a_switch_judged_against_the_populations_switches():
+    """How much a device changes a speed is what this population's switches say: 40 switches whose
+    speed moved by a few percent either way (log shift sd 0.1) make a helper 1.8 times slower
+    (log 0.6) far beyond them (p < 1e-6), a 5 % change nothing (p > 0.3); the same 1.8 times
+    is within switches that move speeds by 50 % (sd 0.4), and with fewer than 20 switches
+    there is no null to judge by (NaN: the band of the literature is used instead)."""
+    import numpy as np
+
+    from detectors.seat_handoff.null import _switch_shift_p
+
+    rng = np.random.default_rng(5)
+    calm = rng.normal(0.0, 0.1, 40)
+    p, centre, scale = _switch_shift_p(np.array([0.6, 0.05]), np.r_[calm, 0.6], 20)
+    assert p[0] < 1e-6 and p[1] > 0.3 and abs(centre) < 0.05 and 0.05 < scale < 0.15
+    p, _, _ = _switch_shift_p(np.array([0.6]), np.r_[rng.normal(0.0, 0.4, 40), 0.6], 20)
+    assert p[0] > 0.05
+    p, _, _ = _switch_shift_p(np.array([0.6]), calm[:10], 20)
+    assert np.isnan(p[0])
+
+
+def test_login_with_no_other_session_open_takes_every_seat():
+    """An account in two events at once: a login while another of its sessions stays open (its
+    owner at another table) takes one seat, the event whose play shifts most; a login with all of
+    its sessions closed (the owner logged out) takes every seat it holds, each event tested."""
+    import datetime as dt
+
+    def rows(others_open):
+        return [{"account": "a", "tournament_id": t, "session": "s2", "device": "helper", "cp_time": dt.datetime(2026, 3, 4, 18, m),
+                 "others_open": others_open, "p_mix": pm, "p_hist_mix": pm, "p_size": 0.5, "p_time": 0.5, "p_range": 0.5}
+                for t, m, pm in (("900", 0, 0.01), ("901", 1, 0.4))]
+    kept = SeatHandoffDetector._one_seat_per_login(rows(1))
+    assert [r["tournament_id"] for r in kept] == ["900"]
+    kept = SeatHandoffDetector._one_seat_per_login(rows(0))
+    assert sorted(r["tournament_id"] for r in kept) == ["900", "901"]

@@ -104,8 +104,9 @@ class SeatHandoffDetector(CandidatesMixin, NullMixin, EvidenceMixin, Detector):
         household_max: int = 4,
         hand_clock_s: float = 1.0,
     ) -> None:
-        super().__init__(alpha=fdr, random_state=random_state)
+        # the false-discovery rate is this detector's one level (``fdr``), not the base's ``alpha``
         self.fdr = fdr
+        self.random_state = random_state
         self.min_segment = min_segment
         self.min_before = min_before
         self.signal_p = signal_p

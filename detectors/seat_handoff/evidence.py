@@ -7,7 +7,6 @@ from typing import Any
 
 import duckdb
 import numpy as np
-import polars as pl
 
 from detectors.base import Evidence, Signal, is_missing, sql_literal as _lit
 
@@ -216,12 +215,6 @@ class EvidenceMixin:
 
 _TESTS = (("p_mix_any", "action mix"), ("p_size", "bet sizes"), ("p_range", "starting hands entered and raised"),
           ("p_time", "decision timing"))
-
-
-def _min_test_p(scores: pl.DataFrame) -> np.ndarray:
-    """The smallest p-value of the behavioural tests (``_TESTS``) per row; 1 where none was run."""
-    cols = [scores[c].cast(pl.Float64).fill_nan(1.0).fill_null(1.0).to_numpy() for c, _ in _TESTS if c in scores.columns]
-    return np.min(np.column_stack(cols), axis=1) if cols else np.ones(scores.height)
 
 
 def _aggr(c: np.ndarray) -> float:

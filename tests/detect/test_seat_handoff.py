@@ -393,3 +393,23 @@ def test_login_with_no_other_session_open_takes_every_seat():
     assert [r["tournament_id"] for r in kept] == ["900"]
     kept = SeatHandoffDetector._one_seat_per_login(rows(0))
     assert sorted(r["tournament_id"] for r in kept) == ["900", "901"]
+
+
+def test_a_sitting_out_seats_automatic_folds_are_no_ones_decisions():
+    """A seat sitting out folds by itself at once (tens of milliseconds): those are no person's
+    decision times, and counted as the account's they made an honest switcher whose seat sat out
+    after the move look thirty times faster, another person (p 1e-18 on the timing test)."""
+    import duckdb
+    import polars as pl
+
+    from detectors.seat_handoff.queries import _DECISIONS_SQL
+
+    con = duckdb.connect()
+    con.execute("CREATE TABLE hands (hand_id VARCHAR, tournament_id VARCHAR, started_at TIMESTAMP)")
+    con.execute("CREATE TABLE seats (hand_id VARCHAR, player VARCHAR, sitting_out BOOLEAN)")
+    con.execute("CREATE TABLE decisions (hand_id VARCHAR, seq INTEGER, account VARCHAR, ms INTEGER)")
+    con.execute("INSERT INTO hands VALUES ('h1', 't', TIMESTAMP '2026-03-04 18:00:00'), ('h2', 't', TIMESTAMP '2026-03-04 18:01:00')")
+    con.execute("INSERT INTO seats VALUES ('h1', 'a', FALSE), ('h2', 'a', TRUE)")
+    con.execute("INSERT INTO decisions VALUES ('h1', 3, 'a', 2100), ('h2', 3, 'a', 31)")
+    con.register("_rb_at", pl.DataFrame({"account": ["a"], "tournament_id": ["t"]}))
+    assert con.sql(_DECISIONS_SQL).pl()["hand_id"].to_list() == ["h1"]

@@ -29,16 +29,19 @@ The samples of one helper device are pooled over every event it took over.
 Style and timing are combined with Fisher's method and each candidate's
 combined p is ranked against simulated same-player moves in this population
 (:mod:`detectors.seat_handoff.null`; an empirical null, Efron, JASA 2004),
-keeping the larger of that Monte Carlo p and the tests' own;
-Benjamini–Hochberg controls the false-discovery rate over the candidates. A
-candidate is flagged (:meth:`SeatHandoffDetector.threshold`) at a hand-over
-(a login within ``handover_s`` of one of the account's logouts) from a device
-the account had never used with a shift in style or timing, or from a known
-device with a field-relative style shift beyond ``known_device_p``; a clean
-quick hand-over to a new device on a new network, a device that only ever
-takes the account's seat, or a seat left from one home network and taken on
-another (two places at once) relax the level to ``handover_p`` /
-``repeat_p`` but still need the play to shift. One login takes one seat.
+beyond the simulated moves' range by their fitted tail (a generalised Pareto
+fit, Knijnenburg et al., Bioinformatics 2009), keeping the larger of that
+Monte Carlo p and the tests' own: ``p_event``. The benign explanation of a
+habit of switching devices (:mod:`detectors.seat_handoff.history`): each
+account's mid-event switches are one family of hypotheses, ``p_event``
+adjusted within it (Benjamini-Hochberg; an untested switch at p = 1) is the
+candidate's ``p_value``, and Benjamini–Hochberg over the candidates gives
+``q_value``. A candidate is flagged (:meth:`SeatHandoffDetector.threshold`)
+iff its q-value is at most ``fdr``, at a login from a changed device or
+network within ``handover_s`` of one of the account's logouts, with the
+population's simulated moves there to calibrate it. The take-over-only and
+"two places at once" structures are told in the case, not counted. One login
+takes one seat.
 
 The figures behind each rule are in docs/measurements.md ("Detector notes
 moved from docstrings").

@@ -70,13 +70,16 @@ class CandidatesMixin:
 
     @staticmethod
     def _one_seat_per_login(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        """One login takes one seat: an account in several events at once has its
-        hand-over login fall inside each of them, but the person logging in takes over
-        the seat that was left, and the owner plays on in the others. Keep the login for
-        the event whose own play shifts most (Fisher's method over that event's action
-        mix, bet sizes and timing, before any pooling), among the events where the device
-        does not hold the seat already; counting it in every event would pool the
-        owner's own play into the helper's sample and accuse the owner's other events."""
+        """One login takes one seat while the owner plays on: an account in several events
+        at once has its hand-over login fall inside each of them, and where another of its
+        sessions stays open (``others_open``) the person logging in takes over the seat that
+        was left, the owner plays on in the others. Keep such a login for the event whose
+        own play shifts most (Fisher's method over that event's action mix, bet sizes and
+        timing, before any pooling), among the events where the device does not hold the
+        seat already; counting it in every event would pool the owner's own play into the
+        helper's sample and accuse the owner's other events. A login with none of the
+        account's other sessions open takes every seat the account holds: no one else is
+        logged in to play them."""
         def own_p(r: dict[str, Any]) -> float:
             ps = [p for p in (r["p_mix"], r["p_hist_mix"]) if not math.isnan(p)]
             mix = min(1.0, len(ps) * min(ps)) if ps else float("nan")
@@ -94,6 +97,9 @@ class CandidatesMixin:
             if r["device"] in held:
                 continue
             held.add(r["device"])
+            if not int(r.get("others_open") or 0):
+                out.append(r)
+                continue
             key = (r["account"], r["session"])
             r["_own_p"] = own_p(r)
             if key not in best or r["_own_p"] < best[key]["_own_p"]:
@@ -187,7 +193,8 @@ class CandidatesMixin:
             p_time = _device_time_many([np.concatenate([r["_ta"] for r in g]) for g in multi],
                                        [np.concatenate([r["_cta"] for r in g]) for g in multi],
                                        [b["_tb"] for b in tbase], [b["_ctb"] for b in tbase],
-                                       math.log(self.device_band))["p"]
+                                       math.log(self.device_band), speed=not self.use_switch_null_)
+            shift, p_time = p_time["shift"], p_time["p"]
         rbase = [max(g, key=lambda r: r["_rb"].size) for g in multi]
         p_range = (_range_p_many([np.concatenate([r["_ra"] for r in g]) for g in multi],
                                  [np.concatenate([r["_cra"] for r in g]) for g in multi],
@@ -202,4 +209,6 @@ class CandidatesMixin:
                 r["p_hist_mix_event"] = r["p_hist_mix"]
                 r["p_mix"], r["p_size"] = float(p_mix[i]), float(p_size[i])
                 r["p_time"], r["p_hist_mix"] = float(p_time[i]), float(p_hist_mix[i])
+                if self.has_sessions_:
+                    r["time_shift"] = float(shift[i])
                 r["p_range"] = float(p_range[i])

@@ -14,8 +14,9 @@ from detectors.base import HAND_INPUTS, Detector
 from detectors import stats as mt
 from detectors.features import identity as idf
 from detectors.seat_handoff.candidates import CandidatesMixin
-from detectors.seat_handoff.evidence import EvidenceMixin, _aggr, _min_test_p, _nint, _share
-from detectors.seat_handoff.null import NullMixin
+from detectors.seat_handoff.history import switch_history
+from detectors.seat_handoff.evidence import EvidenceMixin, _aggr, _nint, _share
+from detectors.seat_handoff.null import NullMixin, _switch_shift_p
 from detectors.seat_handoff.queries import (
     ACTS, _DECISIONS_SQL, _FIELD_SQL, _HAND_ROWS_SQL, _HISTORY_SQL, _TIMING_SQL, _with_strength,
 )
@@ -31,43 +32,43 @@ class SeatHandoffDetector(CandidatesMixin, NullMixin, EvidenceMixin, Detector):
 
     Parameters
     ----------
-    alpha : float
-        false-discovery rate over the candidates.
+    fdr : float
+        the false-discovery rate: a candidate is flagged when its q-value (Benjamini-Hochberg over the candidates
+        of their p-values given the account's own switches, :mod:`detectors.seat_handoff.history`) is at most this.
     random_state : int
         seed of the population null's simulated moves.
     min_segment, min_before : int
         hands needed after a change point (and each side of a scanned split), and before a login change point
         (the account's own history outside the hand-off is the timing baseline).
     signal_p : float
-        style and timing must each shift below this p.
+        the level at which a behavioural test is named in the case as shifted (text only).
     min_scan_hands, max_scan : int
         hands only: the hands an account-event needs to be scanned, and the account-events fully compared
         (strongest splits).
-    known_device_p : float
-        the field-relative style p needed when the device is one the account already used.
     handover_s, quick_s : float
-        a hand-over: the login comes this soon after one of the account's logouts; the structure-led rules
-        (clean, repeated, two places) need it this soon.
-    handover_p, handover_p_raw, repeat_p : float
-        the combined p enough after a clean hand-over to a new device and network, on the calibrated scale and
-        without a null (the tests' own p-values are liberal); and when one take-over-only device took the seat
-        in two or more events.
+        a hand-over: the login comes this soon after one of the account's logouts (a seat handed over is
+        taken again within minutes, or the room's sit-out rules blind it away); the structures the case
+        describes (a take-over-only device, two places at once) need it this soon.
     calibrate : bool
         rank the candidates' combined p against this population's simulated same-player moves.
     null_moves, null_events, null_min_events, null_jitter, null_match : int
         the null: simulated moves (Monte Carlo p-values resolve down to 1 / (1 + N)), account-events sampled to
         place them in, the fewest eligible account-events for a null, the jitter of a move's hand, and the moves
         of the nearest length a candidate is ranked among.
+    tail_exceed : int
+        fewer simulated moves than this as extreme as a candidate: its p-value from the null's fitted tail
+        (:func:`detectors.seat_handoff.null._gpd_tail`).
     device_band : float
-        a device changes a person's speed by at most this factor either way (about 1.2-1.4 between phone and PC:
-        Antoun & Cernat, Soc. Sci. Comput. Rev. 2019; Andreadis, mda 9(2), 2015).
+        without ``switch_speed``: a device changes a person's speed by at most this factor either way (about
+        1.2-1.4 between phone and PC: Antoun & Cernat, Soc. Sci. Comput. Rev. 2019; Andreadis, mda 9(2), 2015).
+    switch_speed, min_switch_shifts : bool, int
+        the speed shift at a switch tested against the shifts of this population's switches (an empirical null
+        of at least ``min_switch_shifts`` of them, :func:`detectors.seat_handoff.null._switch_shift_p`) and
+        combined with the calibrated p (Fisher), in place of the band.
     use_range : bool
         the style includes the range of starting hands entered and raised.
     household_max : int
         a home-sized network: at most this many accounts ever used it.
-    two_places : bool
-        a quick clean hand-over with the "two places at once" structure needs the combined p only, not style and
-        timing each, but at least one behavioural test below ``signal_p``.
     hand_clock_s : float
         a hand's recorded start is whole seconds: a login this soon after the recorded start of an event's last
         hand is inside the event's span.
@@ -80,18 +81,14 @@ class SeatHandoffDetector(CandidatesMixin, NullMixin, EvidenceMixin, Detector):
     def __init__(
         self,
         *,
-        alpha: float = 0.01,
+        fdr: float = 0.05,
         random_state: int = 0,
         min_segment: int = 8,
         min_before: int = 3,
         signal_p: float = 0.05,
         min_scan_hands: int = 30,
         max_scan: int = 200,
-        known_device_p: float = 0.001,
-        handover_s: float = 60.0,
-        handover_p: float = 0.25,
-        handover_p_raw: float = 0.1,
-        repeat_p: float = 0.25,
+        handover_s: float = 600.0,
         quick_s: float = 15.0,
         calibrate: bool = True,
         null_moves: int = 20000,
@@ -99,23 +96,23 @@ class SeatHandoffDetector(CandidatesMixin, NullMixin, EvidenceMixin, Detector):
         null_min_events: int = 20,
         null_jitter: int = 5,
         null_match: int = 1000,
+        tail_exceed: int = 10,
         device_band: float = 1.5,
+        switch_speed: bool = True,
+        min_switch_shifts: int = 20,
         use_range: bool = True,
         household_max: int = 4,
-        two_places: bool = True,
         hand_clock_s: float = 1.0,
     ) -> None:
-        super().__init__(alpha=alpha, random_state=random_state)
+        # the false-discovery rate is this detector's one level (``fdr``), not the base's ``alpha``
+        self.fdr = fdr
+        self.random_state = random_state
         self.min_segment = min_segment
         self.min_before = min_before
         self.signal_p = signal_p
         self.min_scan_hands = min_scan_hands
         self.max_scan = max_scan
-        self.known_device_p = known_device_p
         self.handover_s = handover_s
-        self.handover_p = handover_p
-        self.handover_p_raw = handover_p_raw
-        self.repeat_p = repeat_p
         self.quick_s = quick_s
         self.calibrate = calibrate
         self.null_moves = null_moves
@@ -123,10 +120,12 @@ class SeatHandoffDetector(CandidatesMixin, NullMixin, EvidenceMixin, Detector):
         self.null_min_events = null_min_events
         self.null_jitter = null_jitter
         self.null_match = null_match
+        self.tail_exceed = tail_exceed
         self.device_band = device_band
+        self.switch_speed = switch_speed
+        self.min_switch_shifts = min_switch_shifts
         self.use_range = use_range
         self.household_max = household_max
-        self.two_places = two_places
         self.hand_clock_s = hand_clock_s
 
     # ------------------------------------------------------------------ fit
@@ -155,6 +154,7 @@ class SeatHandoffDetector(CandidatesMixin, NullMixin, EvidenceMixin, Detector):
                                  "ranked but never flagged (a player's own stack and table shift play as much)")
         if not self.has_decisions_:
             self.missing_.append("decision timing (no decisions)")
+        self.use_switch_null_ = False
         self.scores_ = self._candidate_scores(con)
         return self
 
@@ -163,8 +163,10 @@ class SeatHandoffDetector(CandidatesMixin, NullMixin, EvidenceMixin, Detector):
         """The candidate change points' scores (computed by :meth:`fit`, as PyOD's ``decision_scores_``).
 
         Returns one row per account-event (its strongest change point, ``cand`` its index): the tests'
-        p-values, the combined ``p_value`` (calibrated against the population's simulated same-player
-        moves where sessions allow), ``q_value`` (Benjamini-Hochberg over the rows) and ``score``."""
+        p-values, their combination ``p_event`` (calibrated against the population's simulated
+        same-player moves where sessions allow), the account's switch history and ``p_value``, ``p_event``
+        given that history (:func:`~detectors.seat_handoff.history.switch_history`), ``q_value``
+        (Benjamini-Hochberg over the rows) and ``score``."""
         return self.scores_.clone()
 
     def _candidate_scores(self, con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
@@ -230,11 +232,20 @@ class SeatHandoffDetector(CandidatesMixin, NullMixin, EvidenceMixin, Detector):
             rows.append(r)
         if not rows:
             return pl.DataFrame(schema=out_schema)
+        # the speed at a switch against this population's switches where there are enough of them to say
+        # what a device does to a speed; otherwise against the band of the literature (``device_band``)
+        self.use_switch_null_ = bool(self.has_sessions_ and self.switch_speed and len(rows) >= self.min_switch_shifts)
         rows = self._test(rows)
         if self.has_sessions_:
             rows = self._one_seat_per_login(rows)
         rows = self._pool(rows)
-        return self._combined_rows(rows, plans, null_ev, hands, hist, field, hist_dec)
+        df = self._combined_rows(rows, plans, null_ev, hands, hist, field, hist_dec)
+        # the benign explanation: the account's own switches, each event a hypothesis of its family
+        df = switch_history(con, cand, df.rename({"p_value": "p_event"}))
+        # ranked as flagged: by the p-value the q-value comes from, the tests' own p breaking ties
+        df = df.with_columns(score=-pl.col("p_value").clip(1e-300, 1.0).log10()
+                             - 1e-3 * pl.col("p_value_raw").clip(1e-300, 1.0).log10())
+        return df.select("cand", pl.exclude("cand"))
 
     def _combined_rows(self, rows: list[dict[str, Any]], plans: list, null_ev: pl.DataFrame, hands: pl.DataFrame,
                        hist: pl.DataFrame, field: pl.DataFrame, hist_dec: pl.DataFrame | None) -> pl.DataFrame:
@@ -271,10 +282,18 @@ class SeatHandoffDetector(CandidatesMixin, NullMixin, EvidenceMixin, Detector):
                 p_all = np.maximum(p_raw, self._matched_rank(p_raw, after))
             else:
                 self.missing_.append("a simulated null (too few account-events without a mid-event login): "
-                                     "the tests' own p-values are used uncalibrated")
+                                     "the tests' own p-values rank the candidates uncalibrated, and none is flagged")
+        # the speed at the switch against the speed changes of this population's switches (the
+        # simulated moves stay on one device: they cannot say what a device does to a speed)
+        p_shift, self.shift_null_ = np.full(df.height, np.nan), (float("nan"), float("nan"))
+        if self.use_switch_null_:
+            p_shift, *self.shift_null_ = _switch_shift_p(df["time_shift"].to_numpy(), df["time_shift_event"].to_numpy(),
+                                                         self.min_switch_shifts)
+            p_all = mt.fisher_combine(np.column_stack([p_all, p_shift]), untested=1.0)
         novelty = (df["new_device"].cast(pl.Int8).to_numpy() + df["new_net"].cast(pl.Int8).to_numpy())
         df = df.with_columns(
             p_style=pl.Series(p_style),
+            p_shift=pl.Series(p_shift),
             p_style_field=pl.Series(p_style_field),
             p_value=pl.Series(p_all),
             p_value_raw=pl.Series(p_raw),
@@ -288,8 +307,7 @@ class SeatHandoffDetector(CandidatesMixin, NullMixin, EvidenceMixin, Detector):
         )
         # one row per account-tournament: its strongest change point
         df = df.sort("score", descending=True).unique(["account", "tournament_id"], keep="first", maintain_order=True)
-        return df.with_row_index("cand").with_columns(pl.col("cand").cast(pl.Int64),
-                                                      q_value=pl.Series(mt.bh_qvalues(df["p_value"].to_numpy(), untested=1.0)))
+        return df.with_row_index("cand").with_columns(pl.col("cand").cast(pl.Int64))
 
     def _compare(self, c, h: pl.DataFrame, k: int, counts: np.ndarray, dec: pl.DataFrame | None,
                  hist: pl.DataFrame | None, hdec: pl.DataFrame | None) -> dict[str, Any]:
@@ -397,13 +415,14 @@ class SeatHandoffDetector(CandidatesMixin, NullMixin, EvidenceMixin, Detector):
         # account's decisions under its other devices) the timing that counts is the device-
         # invariant test: a device rescales a person's times, another person reshapes them
         dev_t = _device_time_many([r["_ta"] for r in rows], [r["_cta"] for r in rows],
-                                  [r["_tb"] for r in rows], [r["_ctb"] for r in rows], math.log(self.device_band))
+                                  [r["_tb"] for r in rows], [r["_ctb"] for r in rows], math.log(self.device_band),
+                                  speed=not self.use_switch_null_)
         for i, r in enumerate(rows):
             login = r.get("session") is not None
             r.update({"p_time_plain": float(p_hist_time[i]) if not np.isnan(p_hist_time[i]) else float(p_time_in[i]),
                       "p_time_device": float(dev_t["p"][i]), "p_time_profile": float(dev_t["p_profile"][i]),
                       "p_time_spread": float(dev_t["p_spread"][i]), "p_time_speed": float(dev_t["p_speed"][i]),
-                      "time_shift": float(dev_t["shift"][i])})
+                      "time_shift": float(dev_t["shift"][i]), "time_shift_event": float(dev_t["shift"][i])})
             r.update({"_g2": float(g2[i]), "_dof": int(dof[i]), "p_mix": float(p_mix[i]), "p_size": float(p_size[i]),
                       "p_time_in": float(p_time_in[i]),
                       # the timing test that counts: at a login the device-invariant one (NaN where the
@@ -420,10 +439,12 @@ class SeatHandoffDetector(CandidatesMixin, NullMixin, EvidenceMixin, Detector):
 
     # ------------------------------------------------------------------ threshold
     def threshold(self, scores: pl.DataFrame) -> pl.DataFrame:
-        """``scores`` with ``flagged``, the one flag rule: q <= alpha with a device or network change at a
-        hand-over and the play shifted (style, or timing from a new device); or a clean quick hand-over to a new
-        device on a new network with style and timing shifted at ``handover_p``; or a take-over-only device at
-        ``repeat_p``. Never without sessions (the scan ranks, it does not accuse).
+        """``scores`` with ``flagged``, the one flag rule: the q-value at most ``fdr`` (the play's shift after
+        the switch against the population's own same-player moves, given the account's own history of
+        switches: :mod:`detectors.seat_handoff.history`), at a login from a changed device or network that
+        follows one of the account's logouts within ``handover_s`` (a login hours later, the account's other
+        tables still open, is its owner starting a new day elsewhere). Never without sessions, nor without
+        the population's simulated moves to calibrate the p-values (then the candidates are ranked only).
 
         Parameters
         ----------
@@ -432,54 +453,15 @@ class SeatHandoffDetector(CandidatesMixin, NullMixin, EvidenceMixin, Detector):
         Returns
         -------
         ``scores`` with the boolean ``flagged``."""
-        if scores.height == 0:
+        if scores.height == 0 or not self.has_sessions_ or not getattr(self, "null_", np.zeros(0)).size:
+            # hands only: a player's own stack and table change their play as much as a new player
+            # would; without logins or timing the scan ranks, never accuses. Without the population's
+            # simulated moves the tests' own p-values are liberal (a player drifts between sessions and
+            # stages): no false-discovery rate can be claimed for them, so they rank, never accuse
             return scores.with_columns(flagged=pl.lit(False))
-        q = scores["q_value"].to_numpy()
-        style_ok = scores["p_style"].fill_nan(1.0).fill_null(1.0).to_numpy() < self.signal_p
-        changed = (scores["device_changed"] | scores["net_changed"]).to_numpy() if self.has_sessions_ else np.ones(scores.height, bool)
-        # the style must shift (an honest device switch changes speed, not the game),
-        # or the timing must shift at a login from a device the account had never
-        # used (a phone-to-desktop move brings the player's own, known desktop)
-        time_ok = scores["p_time"].fill_nan(1.0).fill_null(1.0).to_numpy() < self.signal_p
-        new_dev = scores["group_new_device"].to_numpy() if "group_new_device" in scores.columns else np.zeros(scores.height, bool)
-        # a login from a device the account had used before (its owner's other
-        # machine) is no evidence of another person: then the style alone must
-        # carry the case, at a much stricter level
-        # (field-relative only: the own-history comparison sets late-event play against all stages)
-        strong_style = scores["p_style_field"].fill_nan(1.0).fill_null(1.0).to_numpy() < self.known_device_p
-        # a hand-over: the login follows one of the account's logouts within handover_s (the
-        # seat changes hands between two deals); a login hours after the account's last logout,
-        # its other tables still open, is the owner starting a new day on another machine
-        # (without logout times every login counts)
-        since = scores["since_logout"].cast(pl.Float64).to_numpy() if "since_logout" in scores.columns else np.full(scores.height, np.nan)
+        q = scores["q_value"].cast(pl.Float64).fill_nan(1.0).fill_null(1.0).to_numpy()
+        changed = (scores["device_changed"] | scores["net_changed"]).fill_null(False).to_numpy()
+        # without logout times every login counts as a hand-over
+        since = scores["since_logout"].cast(pl.Float64).fill_null(float("nan")).to_numpy()
         handover = (since <= self.handover_s) | (np.isnan(since) & (not self.has_logouts_))
-        flagged = (q <= self.alpha) & changed & handover & ((new_dev & (style_ok | time_ok)) | (~new_dev & strong_style))
-        # a clean hand-over (within quick_s, to a device and a network the account had never used): the combined p
-        # at handover_p instead of the false-discovery level, but the play must still shift
-        quick = (since <= self.quick_s) | (np.isnan(since) & (not self.has_logouts_))
-        clean = quick & new_dev & scores["new_net"].to_numpy() & scores["device_changed"].to_numpy()
-        level = np.full(scores.height, self.handover_p if getattr(self, "null_", np.zeros(0)).size else self.handover_p_raw)
-        # both ways (style and device-invariant timing each below signal_p), or one far beyond chance (known_device_p):
-        # an owner moving from the phone to the desktop at home makes the same structure
-        p_st = scores["p_style"].fill_nan(1.0).fill_null(1.0).to_numpy()
-        p_ti = scores["p_time"].fill_nan(1.0).fill_null(1.0).to_numpy()
-        shifted = (style_ok & time_ok) | (p_st < self.known_device_p) | (p_ti < self.known_device_p)
-        if self.two_places and "two_places" in scores.columns:
-            # two places at once (``_pool``): left from the account's home network, taken on another home-sized one by
-            # a device that never starts play of its own; it waives the need for both shifts, not the combined p
-            tp = scores["two_places"].fill_null(False).to_numpy().astype(bool)
-            tp &= _min_test_p(scores) < self.signal_p
-            shifted = shifted | tp
-        flagged |= clean & shifted & (scores["p_value"].fill_nan(1.0).fill_null(1.0).to_numpy() <= level)
-        # a take-over-only device (it only ever took this seat mid-event, in two or more events): a prior, not a
-        # proof; the combined p at repeat_p and at least one test below signal_p, the evidence the case names
-        if "takeover_only" in scores.columns:
-            rep = scores["takeover_only"].fill_null(False).to_numpy() & quick
-            rep_level = self.repeat_p if getattr(self, "null_", np.zeros(0)).size else self.handover_p_raw
-            flagged |= (rep & (scores["p_value"].fill_nan(1.0).fill_null(1.0).to_numpy() <= rep_level)
-                        & (_min_test_p(scores) < self.signal_p))
-        if not self.has_sessions_:
-            # hands only: a player's own stack and table change their play as much as
-            # a new player would; without logins or timing the scan ranks, never accuses
-            flagged = np.zeros(scores.height, dtype=bool)
-        return scores.with_columns(flagged=pl.Series(flagged))
+        return scores.with_columns(flagged=pl.Series(q <= self.fdr) & pl.Series(changed & handover))

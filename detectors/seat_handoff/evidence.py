@@ -7,7 +7,6 @@ from typing import Any
 
 import duckdb
 import numpy as np
-import polars as pl
 
 from detectors.base import Evidence, Signal, is_missing, sql_literal as _lit
 
@@ -38,6 +37,21 @@ class EvidenceMixin:
                       + (f"; two places at once: {_two_places_text(r, acc)}" if r.get("two_places") else "")),
                 sql=f"SELECT session, login_at, logout_at, ip, device FROM sessions WHERE account = {_lit(acc)} ORDER BY login_at",
             ))
+            n_other = int(r.get("other_switches") or 0)
+            ev.append(Evidence(
+                name="switches of device or network in other tournaments", value=float(n_other),
+                baseline=float(max(int(r.get("events_played") or 0) - 1, 0)), n=n_other + 1, p_value=_nz(r.get("p_value")),
+                text=(f"{acc} switched in mid-event in {n_other} of its other tournaments"
+                      + ("" if not n_other or is_missing(r.get("other_min_p"))
+                         else f" (the play after them shifted at most to p {float(r['other_min_p']):.2g})")
+                      + f"; this switch's p {_p(r.get('p_event'))} within the account's {n_other + 1} switches: "
+                      f"{_p(r.get('p_value'))}"),
+                sql=("SELECT h.tournament_id, min(h.started_at) AS first_hand, max(h.started_at) AS last_hand, "
+                     "(SELECT list(DISTINCT x.device) FROM sessions x WHERE x.account = s.player AND x.login_at "
+                     "BETWEEN min(h.started_at) AND max(h.started_at)) AS devices_logged_in_mid_event "
+                     "FROM seats s JOIN hands h USING (hand_id) "
+                     f"WHERE s.player = {_lit(acc)} AND h.is_tournament GROUP BY h.tournament_id, s.player ORDER BY first_hand"),
+            ))
         return ev
 
     def _timing_evidence(self, row: dict[str, Any]) -> list[Evidence]:
@@ -55,10 +69,14 @@ class EvidenceMixin:
                   f"{r['n_hist_dec']} decisions under other devices (median {r['med_ms_hist']:.0f} ms), class by class "
                   f"(preflop folds, ordinary, big decisions), p {r['p_hist_time']:.2g} in this event"
                   + (f"; a device rescales a player's times: with the common shift ({math.exp(r['time_shift']):.2f}x) "
-                     f"set aside, profile over the classes p {r['p_time_profile']:.2g}, spread p {r['p_time_spread']:.2g}, "
-                     f"speed beyond a device's {self.device_band:g}x p {r['p_time_speed']:.2g}; together "
-                     f"{r['p_time']:.2g}, pooled over the device's events" if r.get("session") is not None and
-                     not is_missing(r.get("time_shift")) else f"; {r['p_time']:.2g} as counted"))
+                     f"set aside, profile over the classes p {r['p_time_profile']:.2g}, spread p {r['p_time_spread']:.2g}"
+                     + (f", together {r['p_time']:.2g}, pooled over the device's events; the shift itself against "
+                        f"the speed changes of this population's switches ({self._shift_null_text()}): p "
+                        f"{_p(r.get('p_shift'))}" if getattr(self, "use_switch_null_", False) else
+                        f", speed beyond a device's {self.device_band:g}x p {r['p_time_speed']:.2g}; together "
+                        f"{r['p_time']:.2g}, pooled over the device's events")
+                     if r.get("session") is not None and not is_missing(r.get("time_shift"))
+                     else f"; {r['p_time']:.2g} as counted"))
             if self.has_decisions_ else "no decision times in the warehouse",
             # each decision under the device of the session it was played in: the new device's
             # decisions against the account's others
@@ -73,6 +91,13 @@ class EvidenceMixin:
              f"WHERE d.account = {_lit(acc)} AND h.tournament_id = {_lit(tid)} GROUP BY 1"),
         ))
         return ev
+
+    def _shift_null_text(self) -> str:
+        """The population's switch speed null in words (centre and scale as factors)."""
+        c, sc = getattr(self, "shift_null_", (float("nan"), float("nan")))
+        if is_missing(c) or is_missing(sc):
+            return "too few switches to estimate it"
+        return f"median {math.exp(c):.2f}x, robust spread {math.exp(sc):.2f}x"
 
     def _style_evidence(self, row: dict[str, Any]) -> list[Evidence]:
         """The style shift: the action mix against the field and the own history, the starting hands entered and
@@ -118,47 +143,47 @@ class EvidenceMixin:
         return ev
 
     def _benign(self, row: dict[str, Any]) -> str:
-        """The same-person explanation (a device move) and why it does or does not hold here."""
+        """The same-person explanations, each with its figure: a device move (the play tested against the
+        population's simulated same-player moves) and a habit of switching (the account's other switches)."""
         r = row
-        acc, tid = r["account"], r["tournament_id"]
-        shifted = [w for w, p in (("style", r.get("p_style")), ("timing", r.get("p_time")))
-                   if p is not None and not math.isnan(p) and p < self.signal_p]
-        benign = ("A player moving from phone to desktop (or to another network) changes device and a little "
-                  "of their speed, but not their game. ")
-        # the behavioural tests below signal_p, by name: what the case rests on
+        acc = r["account"]
         below = [f"{name} p {float(r[c]):.2g}" for c, name in _TESTS
                  if not is_missing(r.get(c)) and float(r[c]) < self.signal_p]
         below_txt = (f"tests below {self.signal_p:g}: {', '.join(below)}" if below
                      else f"no test below {self.signal_p:g}")
-        structure = (f"the device {r['device']} only ever appeared to take {acc}'s seat mid-event, seconds after a "
-                     f"logout, {max(r['n_pooled'], r.get('dev_quick_takeovers') or 0)} times, and never started play "
-                     "of its own (an owner's new machine would; a helper's does not)") if r.get("takeover_only") else ""
-        if row["flagged"] and r.get("takeover_only"):
-            benign += (f"Here {structure}, and the play shifts ({below_txt}; combined p {row['p_value']:.2g}, within "
-                       + (f"the level {self.repeat_p:g} against the same player's simulated moves" if int(r.get("n_null") or 0)
-                          else f"the level {self.handover_p_raw:g}, no simulated moves to calibrate it")
-                       + "): the structure alone would be no evidence.")
-        elif not row["flagged"] and r.get("takeover_only"):
-            benign += (f"Here {structure}, but the play shows no more shift than the same player's own moves "
-                       f"({below_txt}; combined p {row['p_value']:.2g}): the structure alone is no evidence of another "
-                       "person: not flagged.")
-        elif row["flagged"] and r.get("two_places") and self.two_places and len(shifted) < 2:
-            benign += (f"An owner moving from the phone to his home desktop goes from a carrier's network, used by many, "
-                       f"to his home; here {_two_places_text(r, acc)}: the owner cannot be at both homes. With that "
-                       f"structure the play need not shift both ways: {below_txt}; combined p {row['p_value']:.2g}, "
-                       f"within the level {self.handover_p if int(r.get('n_null') or 0) else self.handover_p_raw:g}.")
-        elif row["flagged"]:
-            benign += (f"Here the {' and the '.join(shifted) or 'play'} shift{'s' if len(shifted) < 2 else ''} at a login "
-                       f"from a device {acc} {'had never used' if r.get('group_new_device') else 'already used, and the style shift is far beyond chance'}, "
-                       f"so the same-person explanation is unlikely ({below_txt}).")
-        else:
-            benign += "The shift is not strong enough for the device change: not flagged."
+        text = ("A player moving from phone to desktop (or to another network) changes device and a little "
+                "of their speed, but not their game. ")
         if int(r.get("n_null") or 0):
-            benign += (f" Timing and style shift p = {row['p_value']:.2g} against this population's own "
-                       f"{int(r['n_null'])} simulated same-player device moves (other players' events split at "
-                       f"the same hands, with about as much play after the split and in the player's history; "
-                       f"the tests' own combined p {r['p_value_raw']:.2g}).")
-        return benign
+            text += (f"The play after the login ({below_txt}) against this population's own {int(r['n_null'])} "
+                     f"simulated same-player moves (other players' events split at the same hands, with about as "
+                     f"much play after the split and in the player's history): p {_p(r.get('p_event'))} (the tests' "
+                     f"own combined p {_p(r.get('p_value_raw'))}). ")
+        else:
+            text += f"The play after the login ({below_txt}): combined p {_p(r.get('p_event'))}, not calibrated. "
+        n_other = int(r.get("other_switches") or 0)
+        n_played = max(int(r.get("events_played") or 0) - 1, 0)
+        if n_other:
+            other = ("none of them followed by enough hands to test" if is_missing(r.get("other_min_p")) else
+                     f"the play after those switches shifted at most to p {_p(r.get('other_min_p'))}")
+            text += (f"A habit of switching: {acc} switched devices or networks in mid-event in {n_other} of its "
+                     f"{n_played} other tournaments, {other}; with this one, {n_other + 1} switches, each a chance "
+                     f"to look shifted: p {_p(r.get('p_value'))} given them (Benjamini-Hochberg within the "
+                     f"account's switches). ")
+        else:
+            text += (f"A habit of switching: {acc} switched in none of its {n_played} other tournaments, so this "
+                     f"switch is not explained by one. ")
+        verdict = "flagged" if row["flagged"] else "not flagged"
+        text += (f"q-value {_p(r.get('q_value'))} over the {self.kind.replace('_', ' ')} candidates against the "
+                 f"false-discovery rate {self.fdr:g}: {verdict}.")
+        structure = []
+        if r.get("takeover_only"):
+            structure.append(f"the device {r['device']} only ever appeared to take {acc}'s seat mid-event, seconds "
+                             f"after a logout, and never started play of its own")
+        if r.get("two_places"):
+            structure.append(f"two places at once: {_two_places_text(r, acc)}")
+        if structure:
+            text += " Structure (described, not counted in the p-value): " + "; ".join(structure) + "."
+        return text
 
     def explain(self, con: duckdb.DuckDBPyConnection, row: dict[str, Any]) -> Signal:
         """The signal of one row: the style, range, size and timing shifts at the change point against
@@ -192,12 +217,6 @@ _TESTS = (("p_mix_any", "action mix"), ("p_size", "bet sizes"), ("p_range", "sta
           ("p_time", "decision timing"))
 
 
-def _min_test_p(scores: pl.DataFrame) -> np.ndarray:
-    """The smallest p-value of the behavioural tests (``_TESTS``) per row; 1 where none was run."""
-    cols = [scores[c].cast(pl.Float64).fill_nan(1.0).fill_null(1.0).to_numpy() for c, _ in _TESTS if c in scores.columns]
-    return np.min(np.column_stack(cols), axis=1) if cols else np.ones(scores.height)
-
-
 def _aggr(c: np.ndarray) -> float:
     d = c[2] + c[3] + c[4]
     return float((c[3] + c[4]) / d) if d else float("nan")
@@ -206,6 +225,11 @@ def _aggr(c: np.ndarray) -> float:
 def _share(c: np.ndarray, i: int) -> float:
     s = c.sum()
     return float(c[i] / s) if s else float("nan")
+
+
+def _p(x: Any) -> str:
+    """A p- or q-value for the case's text ("n/a" when the test was not made)."""
+    return "n/a" if is_missing(x) else f"{float(x):.2g}"
 
 
 def _nz(x: Any) -> float | None:

@@ -9,6 +9,7 @@ import math
 import duckdb
 import numpy as np
 import polars as pl
+from scipy import stats as sps
 
 from detectors import stats as mt
 from detectors.seat_handoff.queries import ACTS
@@ -30,7 +31,9 @@ class NullMixin:
         significant the more data they have; ranked against all moves, an honest mover with a
         long event and a long history would look extreme against mostly smaller samples (a
         conditional Monte Carlo test, Davison & Hinkley 1997, ch. 4.2, matched on a nuisance
-        statistic)."""
+        statistic). Where fewer than ``tail_exceed`` moves are as extreme, the tail is
+        extrapolated (:func:`_gpd_tail`): a rank alone cannot go below 1 / (1 + N), which
+        false-discovery control over many candidates needs for a single seat taken."""
         la = np.log(np.maximum(self.null_after_, 1.0))
         o = np.argsort(la, kind="stable")
         la, pn = la[o], self.null_[o]
@@ -40,7 +43,11 @@ class NullMixin:
         lo = np.clip(pos - m // 2, 0, n - m)
         out = np.empty(p.size)
         for i in range(p.size):  # one slice per candidate, not per action
-            out[i] = (1.0 + np.count_nonzero(pn[lo[i]:lo[i] + m] <= p[i])) / (1.0 + m)
+            ref = pn[lo[i]:lo[i] + m]
+            k = np.count_nonzero(ref <= p[i])
+            out[i] = (1.0 + k) / (1.0 + m)
+            if k < self.tail_exceed:
+                out[i] = min(out[i], _gpd_tail(ref, p[i], self.tail_exceed))
         return out
 
     def _null_events(self, con: duckdb.DuckDBPyConnection, exclude: pl.DataFrame) -> pl.DataFrame:
@@ -282,5 +289,57 @@ class NullMixin:
                 mask[after] = False
                 xa.append(lm[after]), ca.append(cl[after]), xb.append(lm[base]), cb.append(cl[base]), keep.append(i)
             if keep:
-                out[np.array(keep)] = _device_time_many(xa, ca, xb, cb, band)["p"]
+                out[np.array(keep)] = _device_time_many(xa, ca, xb, cb, band, speed=not self.use_switch_null_)["p"]
         return out
+
+
+def _gpd_tail(null_p: np.ndarray, p: float, n_exc: int, n_fit: int = 250) -> float:
+    """Tail p-value of ``p`` among simulated null p-values ``null_p`` beyond their range: the
+    statistic -log(p); the ``n_fit`` largest null statistics over the next one (the
+    threshold u) fitted by a generalised Pareto distribution (maximum likelihood, location 0),
+    P(T >= t) = (n_fit / N) * GPD.sf(t - u) (Knijnenburg, Wessels, Reinders & Shmulevich,
+    "Fewer permutations, more accurate P-values", Bioinformatics 25(12), 2009; Pickands,
+    Ann. Stat. 3, 1975). A fitted shape of 1 or more (a tail without a finite mean: nothing to
+    extrapolate) or too few moves return 1 (the rank stands). ``n_exc``: the fewest moves
+    fitted."""
+    t_null = -np.log(np.clip(null_p, 1e-300, 1.0))
+    N = t_null.size
+    n_fit = int(min(n_fit, N // 4))
+    if n_fit < max(n_exc, 20):
+        return 1.0
+    srt = np.sort(t_null)[::-1]
+    u = srt[n_fit]
+    exc = srt[:n_fit] - u
+    if not np.any(exc > 0):
+        return 1.0
+    with np.errstate(all="ignore"):
+        shape, _, scale = sps.genpareto.fit(exc, floc=0.0)
+    if not np.isfinite(shape) or not np.isfinite(scale) or scale <= 0 or shape >= 1.0:
+        return 1.0
+    t = -np.log(max(float(p), 1e-300))
+    return float(n_fit / N * sps.genpareto.sf(t - u, shape, loc=0.0, scale=scale))
+
+
+def _switch_shift_p(shift: np.ndarray, shift_event: np.ndarray, min_n: int) -> tuple[np.ndarray, float, float]:
+    """Two-sided p-value of each candidate's speed shift at its switch (``shift``: the log-time
+    shift the device-invariant test removes, pooled over a device's events) against the shifts
+    this population's switches show (``shift_event``: one per tested account-event, most of them
+    honest device moves): an empirical null (Efron, "Large-scale simultaneous hypothesis testing",
+    JASA 99, 2004), its centre the median and its scale the normalised median absolute deviation
+    (1.4826 MAD, Hampel, JASA 69, 1974), robust to the few hand-offs among them. How much a device
+    changes a person's speed is what the population's own moves say, not a band fixed in advance.
+    Returns the p-values (NaN with fewer than ``min_n`` shifts to estimate the null from, or no
+    shift) and the null's centre and scale."""
+    s = np.asarray(shift_event, dtype=float)
+    s = s[np.isfinite(s)]
+    out = np.full(len(shift), np.nan)
+    if s.size < min_n:
+        return out, float("nan"), float("nan")
+    centre = float(np.median(s))
+    scale = 1.4826 * float(np.median(np.abs(s - centre)))
+    if scale <= 0:
+        return out, centre, scale
+    z = np.abs(np.asarray(shift, dtype=float) - centre) / scale
+    with np.errstate(invalid="ignore"):
+        out = np.where(np.isfinite(z), 2.0 * sps.norm.sf(z), np.nan)
+    return out, centre, scale

@@ -70,10 +70,13 @@ WHERE a.action NOT LIKE 'post%' AND NOT coalesce(s.sitting_out, FALSE)
 GROUP BY ALL
 """
 
+# (a seat sitting out acts by itself, folding at once: no person's decision, left out here as in the hands)
 _DECISIONS_SQL = """
 SELECT h.tournament_id, d.account, d.hand_id, h.started_at, ln(greatest(d.ms, 1)) AS log_ms
 FROM decisions d JOIN hands h USING (hand_id)
 JOIN _rb_at t ON t.account = d.account AND t.tournament_id = h.tournament_id
+LEFT JOIN seats s ON s.hand_id = d.hand_id AND s.player = d.account
+WHERE NOT coalesce(s.sitting_out, FALSE)
 """
 
 # every decision time of the candidate accounts (cash and tournaments), with its
@@ -94,7 +97,7 @@ d AS (
   JOIN hands h USING (hand_id)
   JOIN actions a ON a.hand_id = d.hand_id AND a.seq = d.seq
   LEFT JOIN seats s ON s.hand_id = d.hand_id AND s.player = d.account
-  WHERE a.action NOT LIKE 'post%'
+  WHERE a.action NOT LIKE 'post%' AND NOT coalesce(s.sitting_out, FALSE)
 ),
 ss AS (SELECT account, login_at, device FROM sessions WHERE account IN (SELECT account FROM acc))
 SELECT d.*, ss.device FROM d ASOF LEFT JOIN ss ON d.account = ss.account AND d.started_at >= ss.login_at

@@ -298,7 +298,7 @@ def _medians(xs: list[np.ndarray]) -> np.ndarray:
 
 
 def _device_time_many(xa: list[np.ndarray], ca: list[np.ndarray], xb: list[np.ndarray], cb: list[np.ndarray],
-                      log_band: float, min_n: int = 5) -> dict[str, np.ndarray]:
+                      log_band: float, min_n: int = 5, speed: bool = True) -> dict[str, np.ndarray]:
     """Decision timing of an after-segment (``xa``, log ms, decision classes ``ca``) against a
     baseline (``xb``, ``cb``) when the segment was played on another device: a test of the
     person, not of the machine.
@@ -325,8 +325,9 @@ def _device_time_many(xa: list[np.ndarray], ca: list[np.ndarray], xb: list[np.nd
       one-sided Mann-Whitney of the segment moved by the band's edge in each direction,
       Stouffer over classes, the two directions Bonferroni-corrected.
 
-    The three are combined by Fisher's method. Returns ``p`` and its parts
-    (``p_profile``, ``p_spread``, ``p_speed``) and the estimated common shift ``shift``."""
+    The three are combined by Fisher's method (without ``speed``: profile and spread only, the
+    shift judged elsewhere). Returns ``p`` and its parts (``p_profile``, ``p_spread``,
+    ``p_speed``) and the estimated common shift ``shift``."""
     N = len(xa)
     out = {k: np.full(N, np.nan) for k in ("p", "p_profile", "p_spread", "p_speed", "shift")}
     if N == 0:
@@ -355,7 +356,7 @@ def _device_time_many(xa: list[np.ndarray], ca: list[np.ndarray], xb: list[np.nd
         zs_c = np.nansum(zs, axis=1) / np.sqrt(nt)
         zf_c = np.nansum(zf, axis=1) / np.sqrt(nt)
     p_speed = np.where(nt > 0, np.minimum(1.0, 2.0 * np.minimum(sps.norm.sf(zs_c), sps.norm.cdf(zf_c))), np.nan)
-    parts = np.column_stack([p_profile, p_spread, p_speed])
+    parts = np.column_stack([p_profile, p_spread] + ([p_speed] if speed else []))
     p = mt.fisher_combine(np.asarray(parts, dtype=float), untested=1.0)
     out.update(p=np.where(np.isnan(parts).all(axis=1), np.nan, p), p_profile=p_profile, p_spread=p_spread,
                p_speed=p_speed, shift=shift)

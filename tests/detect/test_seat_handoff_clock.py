@@ -96,6 +96,8 @@ def test_helper_flagged_owner_not(runs):
     d, sigs = runs[1.0]
     assert sorted((s.accounts[0], s.tournaments[0]) for s in sigs if s.flagged) == [("t05", "900")]
     r = event_rows(d, "900")["t05"]
-    assert r["p_value"] <= d.handover_p and r["p_time"] > d.signal_p  # a weak shift: the structure decides
+    assert r["q_value"] <= d.fdr and r["p_time"] > d.signal_p  # the style carries it
+    # the flag is the calibrated q-value, which no device structure enters: read as exact, the clock
+    # only changes what the case says of the helper's machine (an owner's), not the decision
     _, sigs0 = runs[0.0]
-    assert not [s for s in sigs0 if s.flagged]  # the rule before: the helper's machine taken for the owner's
+    assert sorted((s.accounts[0], s.tournaments[0]) for s in sigs0 if s.flagged) == [("t05", "900")]

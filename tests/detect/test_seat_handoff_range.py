@@ -106,7 +106,7 @@ def test_helper_with_a_slightly_looser_line_found_by_the_range(runs):
     d, sigs, d0, sigs0 = runs
     r = _row(d, HELPED)
     assert r["device_changed"] and r["new_device"] and r["new_net"] and r["since_logout"] <= d.quick_s
-    # the action mix leans but not enough to flag (style below known_device_p needed: the timing fits)
+    # the action mix leans, the timing fits: not enough on their own
     assert r["p_mix_any"] > 0.001 and r["p_time"] > 0.05
     # the cards do (this world's line is exact, the cards dealt to fit it: bins of 10 percentiles
     # resolve it less finely than bins of 5 did, p 1.5e-4 against 5.5e-6 uncorrected; the

@@ -77,15 +77,16 @@ def test_takeover_only_device_without_a_play_shift_not_flagged(sigs3):
     assert [s.tournaments for s in q05] == [["950"]], "951's take-over is too short to be tested"
     assert q05[0].p_value > 0.25  # no shift beyond the same player's own moves
     assert not q05[0].flagged
-    assert "2 times, and never started play of its own" in q05[0].benign
-    assert "the structure alone is no evidence" in q05[0].benign
+    assert "never started play of its own" in q05[0].benign
+    assert "Structure (described, not counted in the p-value)" in q05[0].benign and "not flagged" in q05[0].benign
 
 
 def test_takeover_only_device_with_a_play_shift_flagged_with_its_evidence(sigs3):
     """q07: the same structure, another person's game after each take-over, at the owner's
     speed: no timing shift and a combined p (about 0.02) short of the false-discovery level, so
-    neither the clean rule (style and timing both) nor the FDR rule flags it; the structure
-    with the action-mix shift does, in both events, and the case names the test and its p."""
+    the old FDR rule at 0.01 did not flag it; the q-value at the false-discovery rate 0.05 does (two
+    events of one helper device, one family of the account's two switches), in both events, and the
+    case names the test and its p."""
     q07 = sorted((s for s in sigs3 if s.accounts == ["q07"]), key=lambda s: s.tournaments)
     assert [s.tournaments for s in q07] == [["950"], ["951"]]
     assert all(s.flagged for s in q07)
@@ -94,7 +95,8 @@ def test_takeover_only_device_with_a_play_shift_flagged_with_its_evidence(sigs3)
     timing = next(e for e in q07[0].evidence if e.name.startswith("decision time"))
     assert timing.p_value > 0.05
     assert all("tests below 0.05: action mix p " in s.benign for s in q07)
-    assert all("the structure alone would be no evidence" in s.benign for s in q07)
+    assert all("Structure (described, not counted in the p-value)" in s.benign for s in q07)
+    assert all(s.extra["q_value"] <= 0.05 and ": flagged." in s.benign for s in q07)
 
 
 def test_own_laptop_with_a_short_second_move_not_flagged(sigs3):

@@ -7,8 +7,9 @@ his home desktop starts on a carrier's network that many accounts share.
 The helper (t05) and the honest mover (t20) make the same quick clean hand-over to a new device
 and network, with the same weak shift of play (another game at the owner's speed: the style
 shifts, the timing does not); so does t21, whose new place is home-sized but whose laptop later
-starts play of its own (an owner's second place). The clean rule needs style and timing each to
-shift and flags none of them; with the structure, the helper alone is flagged."""
+starts play of its own (an owner's second place). The flag rule is the calibrated q-value of the
+play's shift; the structure is told in the helper's case, not counted (2026-12-06; before, a
+structure rule flagged the helper alone)."""
 
 from __future__ import annotations
 
@@ -66,11 +67,8 @@ def world():
 
 @pytest.fixture(scope="module")
 def runs(con):
-    out = {}
-    for tp in (True, False):
-        d = SeatHandoffDetector(two_places=tp)
-        out[tp] = (d, d.detect(con))
-    return out
+    d = SeatHandoffDetector()
+    return {True: (d, d.detect(con))}
 
 
 def test_structure_columns(runs):
@@ -91,27 +89,23 @@ def test_structure_columns(runs):
         assert rows[n]["device_changed"] and rows[n]["new_net"] and rows[n]["since_logout"] <= d.quick_s
 
 
-def test_weak_shift_is_weak(runs):
-    """The style shifts, the timing does not, and the combined p of all three is within
-    handover_p: only the structure tells them apart. The clean rule alone flags none of them
-    (t05's and t20's style short of known_device_p; t21's laptop is its owner's)."""
-    d, sigs = runs[False]
+def test_the_play_decides_and_the_structure_is_described_not_counted(runs):
+    """The flag is the calibrated q-value of the play's shift, which no device structure enters. The
+    helper t05 (p 0.026 against the population's same-player moves, q 0.04 over the three
+    candidates) is flagged; so is t21, whom this world gives the helper's game after his move to his
+    own laptop (p 0.0025): a same person does not play another game on another machine, and the
+    statistic says so whatever the laptop's history; t20's shift (p 0.11) is within what the same
+    player shows. The "two places at once" structure (a seat left from one home, taken on another by
+    a device that never starts play of its own) is told in t05's case as a description."""
+    d, sigs = runs[True]
     rows = event_rows(d, "900")
     for n in SPECIAL:
         assert rows[n]["p_style"] < d.signal_p and rows[n]["p_time"] > d.signal_p
-        assert rows[n]["p_value"] <= d.handover_p
-    assert all(rows[n]["p_style"] >= d.known_device_p for n in ("t05", "t20"))
-    assert not {s.accounts[0] for s in sigs if s.flagged}
-
-
-def test_helper_with_the_structure_flagged_and_movers_not(runs):
-    d, sigs = runs[True]
-    flagged = sorted((s.accounts[0], s.tournaments[0]) for s in sigs if s.flagged)
-    assert flagged == [("t05", "900")]
-    s = next(s for s in sigs if s.flagged)
-    assert s.p_value <= d.handover_p
+    assert {s.accounts[0] for s in sigs if s.flagged} == {"t05", "t21"}
+    assert rows["t20"]["q_value"] > d.fdr
+    s = next(s for s in sigs if s.accounts == ["t05"] and s.tournaments == ["900"])
     login = s.evidence[0]
     assert "two places at once: the seat was left on network 10.5.0.0/24 (ever used by 1 account, by t05 on 2 days" in login.text
     assert "network 77.5.1.0/24 (ever used by 1 account: another home, one t05 had never used)" in login.text
     assert "by device helper-t05, which never started play of its own on t05" in login.text
-    assert "the owner cannot be at both homes" in s.benign
+    assert "Structure (described, not counted in the p-value): " in s.benign and "two places at once" in s.benign

@@ -41,8 +41,10 @@ class ChipDumpingDetector(EvidenceMixin, PairDetector):
         rare_tail: str = "predictive",
         deviation_gate: bool = True,
         junk_bins: tuple[str, ...] = stats.JUNK_BINS,
+        presence_window_s: float | None = 3600.0,
     ) -> None:
         super().__init__(alpha=alpha, random_state=random_state)
+        self.presence_window_s = presence_window_s
         self.junk_bins = junk_bins
         self.deviation_gate = deviation_gate
         self.rare_tail = rare_tail
@@ -79,7 +81,8 @@ class ChipDumpingDetector(EvidenceMixin, PairDetector):
         self.pdec_ = preflop_decisions(con)
         state: dict = {}  # the first call's passes, reused by the second call below (presence_tests)
         self.presence_ = presence_tests(con, self.pdec_, alpha=self.alpha, min_n=self.min_presence_n,
-                                        min_own=self.min_presence_own, state=state)
+                                        min_own=self.min_presence_own, state=state,
+                                        window_s=self.presence_window_s)
         # per player, for the evidence hands: their preflop continuations, and the hands they were dealt in
         self.cont_by_ = {k[0]: v for k, v in self.pdec_.filter(pl.col("cont")).select("player", "hand_id", "strength")
                          .partition_by("player", as_dict=True).items()} if not self.pdec_.is_empty() else {}
@@ -100,7 +103,8 @@ class ChipDumpingDetector(EvidenceMixin, PairDetector):
                     "player", pl.col("opponent").alias("partner"), p=pl.col("p_value"))
                 if not strong.is_empty():
                     self.presence_ = presence_tests(con, self.pdec_, alpha=self.alpha, min_n=self.min_presence_n,
-                                                    min_own=self.min_presence_own, partners=strong, state=state)
+                                                    min_own=self.min_presence_own, partners=strong, state=state,
+                                                    window_s=self.presence_window_s)
         self.missing_ = []
         known = self.dec_["equity"].is_not_null().mean() if not self.dec_.is_empty() else 0.0
         if (known or 0.0) < 0.5:

@@ -63,6 +63,9 @@ class SoftPlayDetector(EvidenceMixin, PairDetector):
     stage_bb, stage_tests : tuple
         the tournament stage as an own-rate bin of these tests: effective stack cut at these big blinds, cash
         apart (None: no stage bin).
+    by_street : bool
+        the main test made on each street apart and Fisher-combined (:func:`detectors.stats.street_tests`) in place
+        of the test pooled over the streets: soft play on some streets only is not diluted by the others.
     """
 
     kind = "soft_play"
@@ -100,6 +103,7 @@ class SoftPlayDetector(EvidenceMixin, PairDetector):
         coentry_range: tuple[float, float] = (3.0, 8.0),
         stage_bb: tuple[float, ...] | None = (20.0,),
         stage_tests: tuple[str, ...] = ("chk",),
+        by_street: bool = True,
     ) -> None:
         super().__init__(alpha=alpha, random_state=random_state)
         self.min_hu_hands = min_hu_hands
@@ -126,6 +130,7 @@ class SoftPlayDetector(EvidenceMixin, PairDetector):
         self.coentry_range = coentry_range
         self.stage_bb = stage_bb
         self.stage_tests = stage_tests
+        self.by_street = by_street
         self.max_ratio = max_ratio
         self.samples = samples
         self.max_unflagged = max_unflagged
@@ -242,6 +247,12 @@ class SoftPlayDetector(EvidenceMixin, PairDetector):
                 out = out.with_columns(pl.when(k > 0).then(pl.sum_horizontal(*[z.fill_null(0.0) for z in zs]) / k.sqrt())
                                        .alias(f"sdir_z{sfx}"))
             out = out.drop([f"{x}_dz{sfx}" for x in self.SPECS for sfx in ("", "_r")])
+        if self.by_street and out is not None:
+            # the main test street by street, Fisher-combined (stats.street_tests): partners who spare each other on some
+            # streets only
+            y, kw = self._baseline_args(self.tests[0])
+            st = stats.street_tests(self.dec_, y, alpha=self.alpha, also_out=also, skew=self.skew, **kw)
+            out = out.join(st, on=["player", "opponent"], how="left")
         if self.hand_test and out is not None:
             out = self._with_hand_test(out, also, first_dir)
         return out
@@ -342,6 +353,8 @@ class SoftPlayDetector(EvidenceMixin, PairDetector):
             chk_ratio=pl.col("chk_observed") / pl.col("chk_expected").clip(1e-9),
             rse_ratio=pl.col("rse_observed") / pl.col("rse_expected").clip(1e-9),
             fld_ratio=(pl.col("fld_observed") + 1) / (pl.col("fld_expected") + 1),
+            st_ratio=(pl.col("st_observed") / pl.col("st_expected").clip(1e-9)) if "st_observed" in u.columns
+            else pl.lit(None, pl.Float64),
         )
         # the hand test's effect size: surprise-weighted passive hands expected over observed (<= max_ratio: at least
         # 1 / max_ratio times the expected), only where the hand test was made
@@ -378,7 +391,11 @@ class SoftPlayDetector(EvidenceMixin, PairDetector):
             # the main test: the check test, with the preflop test (disjoint decisions) adding its evidence where
             # it points the same way (stats.z_sum_with_support)
             (m, wm), (x, wx) = self.combined
-            ps[0] = stats.z_sum_with_support(f(f"{m}_p_value"), f(f"{x}_p_value"), wm, wx)
+            pm = f(f"{m}_p_value")
+            if self.by_street and "st_p_value" in u.columns and m == self.tests[0]:
+                # the main test read street by street (Fisher over the streets) where it was made
+                pm = np.where(np.isnan(f("st_p_value")), pm, f("st_p_value"))
+            ps[0] = stats.z_sum_with_support(pm, f(f"{x}_p_value"), wm, wx)
         u = u.with_columns(pl.Series("main_p_value", ps[0], nan_to_null=True))
         p = stats.weighted_bonferroni(ps, self.test_weights)
         if "hp_predictive" in u.columns and len(self.thin_weights) == len(ps):
@@ -497,7 +514,8 @@ class SoftPlayDetector(EvidenceMixin, PairDetector):
             & ((pl.col("aggr_ratio") <= self.max_ratio) | (pl.col("chk_ratio").fill_null(1.0) <= self.max_ratio)
                | (pl.col("rse_ratio").fill_null(1.0) <= self.max_ratio) | (pl.col("fold_ratio") >= 1 / self.max_ratio)
                | (pl.col("fld_ratio").fill_null(1.0) >= 1 / self.max_ratio)
-               | (pl.col("hp_ratio").fill_null(1.0) <= self.max_ratio))
+               | (pl.col("hp_ratio").fill_null(1.0) <= self.max_ratio)
+               | (pl.col("st_ratio").fill_null(1.0) <= self.max_ratio))
             & (pl.lit(self.mutual_z is None) | (pl.min_horizontal(
                 pl.max_horizontal(pl.col("dir_z").fill_null(-9), *self._hdir("hdir_z", scores)),
                 pl.max_horizontal(pl.col("dir_z_r").fill_null(-9), *self._hdir("hdir_z_r", scores))) >= (self.mutual_z or 0.0))),

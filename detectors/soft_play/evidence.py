@@ -123,6 +123,27 @@ class EvidenceMixin:
                     sql=PRE_COUNTS_SQL if name == "pre" else gp.HU_COUNTS_SQL,
                 ))
 
+    def _street_evidence(self, row: dict[str, Any], ev: list[Evidence], texts: list[str]) -> None:
+        """The main test street by street (:func:`detectors.stats.street_tests`): its strongest street and the
+        streets' Fisher combination, leading the summary where it decided the main test."""
+        if row.get("st_p_value") is None or not row.get("st_n"):
+            return
+        a, b = row["player"], row["opponent"]
+        street, n = row.get("st_street"), int(row["st_n"])
+        obs, exp = float(row.get("st_observed") or 0), float(row.get("st_expected") or 0)
+        ev.append(Evidence(
+            name=f"both directions, street by street: bet when heads-up with no bet to call (strongest: {street})",
+            value=obs / n, baseline=exp / n, n=n, p_value=row.get("st_p_value"),
+            text=f"on the {street} {a} and {b} bet into each other in {int(obs)} of {n} spots with no bet to call where "
+                 f"their own rates against others with equally strong cards predict {exp:.1f} (p = {row.get('st_p') or 1:.2g}); "
+                 f"the {int(row.get('st_k') or 0)} streets tested apart, combined by Fisher's method: "
+                 f"p = {row['st_p_value']:.2g}",
+            sql=gp.HU_COUNTS_SQL,
+        ))
+        if row["st_p_value"] < (row.get("chk_p_value") or 1.0):
+            texts.insert(0, f"on the {street} bet into each other {int(obs)} times in {n} spots where their own rates "
+                            f"predict {exp:.1f}; streets tested apart, combined p = {row['st_p_value']:.2g}")
+
     def _lead_texts(self, row: dict[str, Any], texts: list[str]) -> list[tuple[float, str]]:
         """The summary's lead: the strongest spot test, then the combined main test; returns the spot tests made
         as (p-value, name)."""
@@ -228,6 +249,7 @@ class EvidenceMixin:
         self._direction_evidence(row, ev, texts)
         self._spot_evidence(row, ev)
         tests = self._lead_texts(row, texts)
+        self._street_evidence(row, ev, texts)
         self._hand_evidence(row, ev, texts, tests)
         self._ring_evidence(row, ev, texts)
         prior_ev = self._prior_evidence(row, texts)

@@ -42,9 +42,11 @@ class ChipDumpingDetector(EvidenceMixin, PairDetector):
         deviation_gate: bool = True,
         junk_bins: tuple[str, ...] = stats.JUNK_BINS,
         presence_window_s: float | None = 3600.0,
+        value_prior_df: float = 2.0,
     ) -> None:
         super().__init__(alpha=alpha, random_state=random_state)
         self.presence_window_s = presence_window_s
+        self.value_prior_df = value_prior_df
         self.junk_bins = junk_bins
         self.deviation_gate = deviation_gate
         self.rare_tail = rare_tail
@@ -118,18 +120,35 @@ class ChipDumpingDetector(EvidenceMixin, PairDetector):
     def _value_tests(self, pf: pl.DataFrame) -> pl.DataFrame:
         """Value given per heads-up hand to each opponent against the giver's own mean to the others.
 
+        The test: the pair's mean value per hand against the giver's own mean to everyone else, with the pair's
+        own variance (a few big gifts that vary little are strong evidence, however few the hands). The pair's
+        variance s^2 over its n hands is read with a scaled inverse-chi-square prior centred on the giver's own
+        variance to the others with ``value_prior_df`` degrees of freedom, ((n - 1) s^2 + nu var0) / (n - 1 + nu),
+        so that a handful of identical values cannot fake certainty; the statistic (mean - mean0) / sqrt(var / n +
+        var0 / n0) is read on Student's t with n - 1 + nu degrees of freedom (the posterior-predictive form of
+        the Welch test; Gelman et al., *Bayesian Data Analysis*, 3rd ed., 2013, §3.2). Needs two hands or more.
+
         Robust baseline: a first pass (two-sided, BH at ``alpha``) finds the
         opponents a player treats unusually in either direction (a receiver's
         feeders, say); the second pass leaves them out of the player's baseline
         mean and variance, so one partner's planted play does not make every
         honest opponent look odd by contrast.
         """
+        from scipy import stats as st
+
         def test(t: pl.DataFrame, side: str) -> np.ndarray:
-            vn = t["value_n"].fill_null(0).to_numpy()
-            return stats.weighted_mean_test(
-                t["value_w"].fill_null(0).to_numpy(), t["value_sq"].fill_null(0).to_numpy(),
-                np.where(vn >= self.min_value_n, vn, 0), t["mean0"].fill_null(0).to_numpy(),
-                t["var0"].fill_null(1).to_numpy(), t["n0"].fill_null(0).to_numpy(), side=side)
+            n = t["value_n"].fill_null(0).to_numpy().astype(float)
+            n0 = t["n0"].fill_null(0).to_numpy().astype(float)
+            m0, v0 = t["mean0"].fill_null(0).to_numpy(), t["var0"].fill_null(1).to_numpy()
+            nu = float(self.value_prior_df)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                m = t["value_w"].fill_null(0).to_numpy() / n
+                s2 = np.maximum(t["value_sq"].fill_null(0).to_numpy() / n - m ** 2, 0.0) * n / (n - 1)
+                var = ((n - 1) * s2 + nu * v0) / (n - 1 + nu)
+                z = (m - m0) / np.sqrt(var / n + v0 / np.maximum(n0, 1.0))
+            df = np.maximum(n - 1 + nu, 1.0)
+            p = st.t.sf(z, df) if side == "greater" else st.t.cdf(z, df)
+            return np.where((n >= 2) & np.isfinite(z), np.clip(p, 1e-300, 1.0), np.nan)
 
         def baseline(t: pl.DataFrame, me: pl.DataFrame) -> pl.DataFrame:
             t = t.drop([c for c in ("S", "S2", "N", "n0", "s0", "q0", "mean0", "var0") if c in t.columns])

@@ -251,7 +251,9 @@ class SoftPlayDetector(EvidenceMixin, PairDetector):
             # the main test street by street, Fisher-combined (stats.street_tests): partners who spare each other on some
             # streets only
             y, kw = self._baseline_args(self.tests[0])
-            st = stats.street_tests(self.dec_, y, alpha=self.alpha, also_out=also, skew=self.skew, **kw)
+            # (each street's thin own baselines read as a two-sample comparison, as the pooled check test's: thin_check)
+            st = stats.street_tests(self.dec_, y, alpha=self.alpha, also_out=also, skew=self.skew,
+                                    thin_below=self.hand_min_baseline if self.thin_check else None, **kw)
             out = out.join(st, on=["player", "opponent"], how="left")
         if self.hand_test and out is not None:
             out = self._with_hand_test(out, also, first_dir)
@@ -378,11 +380,15 @@ class SoftPlayDetector(EvidenceMixin, PairDetector):
             adj = stats.estimated_baseline_pvalue(u[c].to_numpy(allow_copy=True).astype(float), u["hp_base"].to_numpy(allow_copy=True).astype(float))
             u = u.with_columns(pl.col(c).alias(f"{c}_plugin"),
                                pl.Series(c, np.where(thin, adj, u[c].to_numpy(allow_copy=True).astype(float)), nan_to_null=True))
+
         f = lambda c: u[c].to_numpy(allow_copy=True).astype(float)  # noqa: E731
         # three views of one deviation on partly shared decisions: the best, weighted-Bonferroni-corrected with
         # the prior weight on the check test (valid under any dependence; a Fisher combination would let the tests
         # that do not move dilute the one that does)
         ps = [f(f"{x}_p_value") for x in self.tests]
+        if self.by_street and "st_p_value" in u.columns:
+            # the main test read street by street (Fisher over the streets) where it was made
+            ps[0] = np.where(np.isnan(f("st_p_value")), ps[0], f("st_p_value"))
         if len(self.test_weights) > len(ps):
             # the hand test's weight; not made (off, or the baselines too thin): NaN, and weighted_bonferroni spreads
             # its weight over the tests that were made
@@ -391,11 +397,8 @@ class SoftPlayDetector(EvidenceMixin, PairDetector):
             # the main test: the check test, with the preflop test (disjoint decisions) adding its evidence where
             # it points the same way (stats.z_sum_with_support)
             (m, wm), (x, wx) = self.combined
-            pm = f(f"{m}_p_value")
-            if self.by_street and "st_p_value" in u.columns and m == self.tests[0]:
-                # the main test read street by street (Fisher over the streets) where it was made
-                pm = np.where(np.isnan(f("st_p_value")), pm, f("st_p_value"))
-            ps[0] = stats.z_sum_with_support(pm, f(f"{x}_p_value"), wm, wx)
+            ps[0] = stats.z_sum_with_support(ps[0] if m == self.tests[0] else f(f"{m}_p_value"), f(f"{x}_p_value"),
+                                             wm, wx)
         u = u.with_columns(pl.Series("main_p_value", ps[0], nan_to_null=True))
         p = stats.weighted_bonferroni(ps, self.test_weights)
         if "hp_predictive" in u.columns and len(self.thin_weights) == len(ps):
@@ -515,7 +518,7 @@ class SoftPlayDetector(EvidenceMixin, PairDetector):
                | (pl.col("rse_ratio").fill_null(1.0) <= self.max_ratio) | (pl.col("fold_ratio") >= 1 / self.max_ratio)
                | (pl.col("fld_ratio").fill_null(1.0) >= 1 / self.max_ratio)
                | (pl.col("hp_ratio").fill_null(1.0) <= self.max_ratio)
-               | (pl.col("st_ratio").fill_null(1.0) <= self.max_ratio))
+               | ((pl.col("st_ratio").fill_null(1.0) <= self.max_ratio) if "st_ratio" in scores.columns else pl.lit(False)))
             & (pl.lit(self.mutual_z is None) | (pl.min_horizontal(
                 pl.max_horizontal(pl.col("dir_z").fill_null(-9), *self._hdir("hdir_z", scores)),
                 pl.max_horizontal(pl.col("dir_z_r").fill_null(-9), *self._hdir("hdir_z_r", scores))) >= (self.mutual_z or 0.0))),

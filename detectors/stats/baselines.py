@@ -18,7 +18,7 @@ from scipy import stats as _st
 from detectors.stats._common import _TINY, OWN_BASELINE_BINS
 from detectors.stats.multiple_testing import bh_reject
 from detectors.stats.shrinkage import beta_priors_by_bin
-from detectors.stats.tails import predictive_count_tail
+from detectors.stats.tails import estimated_baseline_pvalue, predictive_count_tail
 
 # (selection token, test parameters, also_out's id and length) -> (a weak reference to also_out, the result)
 _ROBUST_CACHE: dict[tuple, tuple] = {}
@@ -339,7 +339,7 @@ STREETS = ("preflop", "flop", "turn", "river")
 
 
 def street_tests(dec, y: str, *, where=None, side: str = "less", streets: tuple[str, ...] = STREETS,
-                 skew: bool = True, **kw):
+                 skew: bool = True, thin_below: float | None = None, **kw):
     """Per unordered pair, the own-baseline test of ``y`` made on each street apart, combined across the streets.
 
     Partners who spare each other on some streets only (the turn and river, say) show a deficit there and none
@@ -349,6 +349,9 @@ def street_tests(dec, y: str, *, where=None, side: str = "less", streets: tuple[
     streets rest on disjoint decisions, so the p-values are independent under the null, and Fisher's combination
     keeps its power when the effect sits in one or two of them (Fisher, *Statistical Methods for Research
     Workers*, 1925, §21.1; Loughin, Comput. Stat. Data Anal. 2004, on its power for sparse effects).
+    ``thin_below``: a street whose own baselines are thin (the thinner direction's decisions against others per
+    decision against the partner, n0 / n, below this) is read as the two-sample comparison it is
+    (:func:`detectors.stats.estimated_baseline_pvalue`) before the streets are combined (None: never).
     ``kw``: the other arguments of :func:`robust_own_baseline` (bins, alpha, also_out, max_rate, ...).
 
     Returns player (<), opponent, ``st_p_value`` (Fisher over the streets tested), ``st_k`` (streets tested) and the
@@ -364,6 +367,14 @@ def street_tests(dec, y: str, *, where=None, side: str = "less", streets: tuple[
         if d.is_empty():
             continue
         t = pool_directions(d, side=side, skew=skew)
+        if thin_below is not None:
+            lo, hi = pl.min_horizontal("player", "opponent"), pl.max_horizontal("player", "opponent")
+            base = d.group_by(lo.alias("player"), hi.alias("opponent")).agg(
+                _b=(pl.col("n0").cast(pl.Float64) / pl.col("n").cast(pl.Float64).clip(1.0)).min(), _d=pl.len())
+            t = t.join(base, on=["player", "opponent"], how="left")
+            b, pv = t["_b"].to_numpy().astype(float), t["p_value"].to_numpy().astype(float)
+            thin = (t["_d"].fill_null(0).to_numpy() == 2) & (b < thin_below)
+            t = t.with_columns(p_value=pl.Series(np.where(thin, estimated_baseline_pvalue(pv, b), pv)))
         parts.append(t.select("player", "opponent", "n", "observed", "expected", "p_value", street=pl.lit(s)))
     if not parts:
         return pl.DataFrame(schema=cols)

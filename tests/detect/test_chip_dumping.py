@@ -732,3 +732,53 @@ def test_presence_compares_a_player_with_himself_in_the_same_hour():
     assert one(old, "D", "X")["pres_p"] < 1e-6
     assert one(new, "D", "X")["pres_p"] is None or one(new, "D", "X")["pres_p"] > 0.05
     assert one(new, "F", "R")["pres_p"] < 1e-6
+
+
+def _value_pairs(seed: int = 4, gift_hands: int = 14, gift_mean: float = 9.0):
+    """Per ordered pair, the value given per heads-up hand summed as pair_features does (value_w, value_sq, value_n;
+    winsorised at VALUE_CAP): 40 players, each against 12 others with 3-40 hands of honest value (heavy-tailed:
+    Student t with 3 degrees of freedom, scale 9 bb, mean -0.6); F also gives R ``gift_mean`` bb a hand over
+    ``gift_hands`` hands (spread 3 bb)."""
+    import polars as pl
+
+    import numpy as np
+
+    from detectors.features.gameplay.decisions import VALUE_CAP
+
+    rng = np.random.default_rng(seed)
+    players = [f"p{i:02d}" for i in range(40)]
+    rows = []
+
+    def add(a, b, v):
+        v = np.clip(v, -VALUE_CAP, VALUE_CAP)
+        rows.append({"player": a, "opponent": b, "value_w": float(v.sum()), "value_sq": float((v ** 2).sum()),
+                     "value_n": len(v)})
+
+    for a in players + ["F"]:
+        for b in rng.choice([x for x in players if x != a], 12, replace=False):
+            add(a, str(b), -0.6 + 9 * rng.standard_t(3, int(rng.integers(3, 41))))
+    add("F", "R", gift_mean + 3 * rng.standard_normal(gift_hands))
+    return pl.DataFrame(rows).with_columns(pl.col("value_n").cast(pl.UInt32))
+
+
+def test_value_test_reads_few_big_gifts_with_their_own_variance_and_stays_calibrated():
+    """The independent world's miss: a feeder who gave +9 bb a heads-up hand over 14 hands (own baseline -0.6) was
+    not flagged. Read with the pair's own variance (its prior the giver's variance to the others) on Student's t,
+    the 14 gifts are strong evidence (p < 1e-5); read with the giver's variance to the others as the floor (the
+    old test) they were not (p > 1e-4). Honest pairs with 3-40 heavy-tailed hands keep calibrated p-values."""
+    import polars as pl
+
+    from detectors.chip_dumping import ChipDumpingDetector
+
+    pf = _value_pairs()
+    new = ChipDumpingDetector()._value_tests(pf)
+    fr = new.filter((pl.col("player") == "F") & (pl.col("opponent") == "R")).row(0, named=True)
+    assert fr["value_p"] < 1e-5
+    # the old reading: the pair's variance floored at the giver's variance to the others, on the normal
+    from detectors import stats
+
+    old = stats.weighted_mean_test(fr["value_w"], fr["value_sq"], fr["value_n"], fr["mean0"], fr["var0"], fr["n0"])
+    assert float(old) > 1e-4
+    honest = new.filter(pl.col("opponent") != "R")["value_p"].drop_nulls()
+    assert len(honest) > 400
+    assert (honest < 0.01).mean() < 0.02 and (honest < 0.1).mean() < 0.13 and honest.median() > 0.4

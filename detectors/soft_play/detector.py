@@ -53,7 +53,11 @@ class SoftPlayDetector(EvidenceMixin, PairDetector):
         against the partner) above which the own rates are taken as known.
     hand_thin, hand_draws, hand_prior_strength, thin_weights, thin_check : bool, int, float, tuple, bool
         below ``hand_min_baseline``: the predictive hand test (posterior draws, each bin's prior capped at this many
-        decisions) with its weighted-Bonferroni weights, and the check test as a two-sample test.
+        decisions) with its weighted-Bonferroni weights, and (``thin_check``, off by default) the check test's z
+        divided again by sqrt(1 + n / n0). Off: the score test's variance already carries the own rate's estimation
+        error (its beta-binomial term n^2 r / ((1 - r)(s + 1)), s the baseline's decisions plus the prior's), so
+        the second division counted it twice; on the honest-only tuning world the thin pairs' p-values stay
+        calibrated without it (docs/measurements.md, 2026-12-06).
     hand_mutual, side_stouffer : bool
         the mutual rule may read each side's share of the hand test, and each side's Stouffer z.
     ring_tau : float or None
@@ -97,7 +101,7 @@ class SoftPlayDetector(EvidenceMixin, PairDetector):
         hand_prior_strength: float | None = 2.0,
         thin_weights: tuple[float, ...] = (0.8, 0.05, 0.05, 0.1),
         side_stouffer: bool = True,
-        thin_check: bool = True,
+        thin_check: bool = False,
         ring_tau: float | None = 0.05,
         coentry_prior: float | None = 30.0,
         coentry_range: tuple[float, float] = (3.0, 8.0),

@@ -230,6 +230,26 @@ class EvidenceMixin:
             texts.append(prior_text)
         return prior_ev
 
+    def _rule_text(self, row: dict[str, Any]) -> str:
+        """The flag rule's benign explanations with this pair's figures: too few hands together, an immaterial
+        deficit, one side only (a player who respects one opponent's bets is not a pair sparing each other)."""
+        def best(*cols: str) -> float | None:
+            got = [row.get(c) for c in cols if row.get(c) is not None and row.get(c) == row.get(c)]
+            return max(got) if got else None
+
+        ratios = [row.get(c) for c in ("aggr_ratio", "chk_ratio", "rse_ratio", "hp_ratio", "st_ratio")]
+        ratios += [1 / row[c] for c in ("fold_ratio", "fld_ratio") if row.get(c)]
+        ratios = [r for r in ratios if r is not None and r == r]
+        za, zb = best("dir_z", "hdir_z", "sdir_z"), best("dir_z_r", "hdir_z_r", "sdir_z_r")
+        sides = (f"each side's own z {za:.1f} and {zb:.1f} (a flag needs both at least {self.mutual_z:g}: one "
+                 f"player's respect for the other's bets is not a pair sparing each other)"
+                 if self.mutual_z is not None and za is not None and zb is not None else "")
+        return (f" Flag rule: q at most {self.alpha:g} (here {row.get('q_value') or 1:.2g}); heads-up together in "
+                f"{int(row.get('hu') or 0)} hands (at least {self.min_hu_hands} needed: a handful of hands is chance); "
+                + (f"the strongest deficit, observed at {min(ratios):.2f} of the expected (at most {self.max_ratio:g} needed: a "
+                   f"deficit too small to matter is not soft play); " if ratios else "")
+                + sides + ".")
+
     def explain(self, con: duckdb.DuckDBPyConnection, row: dict[str, Any]) -> Signal:
         """The signal of one row of :meth:`threshold`: each test's counts against the own rates, the
         ring test and the co-entry prior where they apply, the hands where the pair spared each other most
@@ -284,6 +304,7 @@ class EvidenceMixin:
                 "Regulars who meet often, passive players and weak-hand check-downs: the comparison is per decision, "
                 "against each player's own rate versus everyone else holding equally strong cards, so none of these "
                 f"explains a deficit (observed {row.get('aggr_o', 0):.0f} aggressive actions vs {row.get('aggr_e', 0):.1f} expected)."
+                + self._rule_text(row)
             ),
             p_value=row.get("p_value"),
             extra={"shape": shape, "edges": json.loads(row["edges"]) if row.get("edges") else [], "q_value": row.get("q_value"),

@@ -1,6 +1,6 @@
 """The presence test: a player's preflop continuations with a partner dealt in against the same player's own
-rate without the partner, in like cells, thin cells shrunk towards the population moved by the player's own
-looseness, table-mates of a partner explained away greedily."""
+rate without the partner, in like cells of the same hour, thin cells shrunk towards the population moved by the
+player's own looseness, table-mates of a partner explained away greedily."""
 
 from __future__ import annotations
 
@@ -235,6 +235,14 @@ def presence_tests(con: duckdb.DuckDBPyConnection, dec: pl.DataFrame, *, alpha: 
     on the player's rates (as :func:`detectors.features.gameplay.own_baseline`),
     checked against the exact binomial tail. Seating is independent of the
     cards, so the test stays valid where cards are unknown (bin -1).
+
+    Like with like in time: every stratum is also an hour window (``window_s`` seconds of the hands' start times;
+    None: one window), so the baseline is the player's own decisions without the partner in the same hour, and the
+    offset is the same window's looseness, shrunk by ``offset_a`` decisions towards the player's looseness over all
+    his decisions (``dp``). A player who loosens or tightens within a session is then compared with himself at the
+    time, not with his later or earlier self; a window the partner sat through has no baseline of its own, and
+    ``own_n`` (the decisions without the partner in the windows they shared) decides whether the pair is tested (a
+    stratified comparison in the manner of Mantel and Haenszel, J. Natl. Cancer Inst. 1959).
 
     Explaining away: people who sit with the partner (regulars of the same
     table) inherit the partner's effect. A first pass finds each player's

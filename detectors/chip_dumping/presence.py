@@ -236,13 +236,10 @@ def presence_tests(con: duckdb.DuckDBPyConnection, dec: pl.DataFrame, *, alpha: 
     checked against the exact binomial tail. Seating is independent of the
     cards, so the test stays valid where cards are unknown (bin -1).
 
-    Like with like in time: every stratum is also an hour window (``window_s`` seconds of the hands' start times;
-    None: one window), so the baseline is the player's own decisions without the partner in the same hour, and the
-    offset is the same window's looseness, shrunk by ``offset_a`` decisions towards the player's looseness over all
-    his decisions (``dp``). A player who loosens or tightens within a session is then compared with himself at the
-    time, not with his later or earlier self; a window the partner sat through has no baseline of its own, and
-    ``own_n`` (the decisions without the partner in the windows they shared) decides whether the pair is tested (a
-    stratified comparison in the manner of Mantel and Haenszel, J. Natl. Cancer Inst. 1959).
+    Like with like in time (Mantel & Haenszel's strata, J. Natl. Cancer Inst. 1959): each stratum is also a window of
+    ``window_s`` seconds (None: one), its offset the window's looseness shrunk towards the player's overall one (``dp``),
+    so a player who loosens or tightens within a session is compared with himself at the time; ``own_n`` counts his
+    decisions without the partner in the windows they shared.
 
     Explaining away: people who sit with the partner (regulars of the same
     table) inherit the partner's effect. A first pass finds each player's
@@ -330,8 +327,9 @@ class _PresenceRun:
         allp = off.group_by("player").agg(pl.col("wn").sum(), pl.col("wk").sum(), pl.col("we").sum()).with_columns(
             _m=(pl.col("we") / pl.col("wn").clip(1e-9)).clip(1e-3, 1 - 1e-3))
         allp = allp.with_columns(_o=((pl.col("wk") + a * pl.col("_m")) / (pl.col("wn") + a)).clip(1e-3, 1 - 1e-3))
+        # (one window, window_s None: no prior looseness, the population's rate as before windows existed)
         dp = ((pl.col("_o") / (1 - pl.col("_o"))).log() - (pl.col("_m") / (1 - pl.col("_m"))).log()) \
-            * (0.0 if offset_a is None else 1.0)
+            * (0.0 if offset_a is None or not window_s else 1.0)
         off = off.join(allp.select("player", dp=dp), on="player")
         self.tag = f"{os.getpid()}_{id(d)}"
         if prev is not None and "keys" in prev:

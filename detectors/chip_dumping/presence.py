@@ -134,13 +134,14 @@ def _presence_sql(bins: list[str], tag: str, part: str) -> str:
     against the player's decisions in that same stratum without X
     (``mr``: the best rank of S dealt in at a decision).
     """
+    bb = ", ".join(bins)
+    score = _PRESENCE_SCORE_SQL.format(tag=tag, bb=bb)  # the priors' bins (no window)
     strata = [*bins, "win"]
     b = ", ".join(f"d.{x}" for x in strata)
     cb = ", ".join(f"c.{x}" for x in strata)
     bb = ", ".join(strata)
     same = " AND ".join(f"t.{x} = c.{x}" for x in strata)
     seat = f"JOIN _seat_{tag} s ON s.hand_id = d.hand_id AND s.player <> d.player"
-    score = _PRESENCE_SCORE_SQL.format(tag=tag, bb=", ".join(bins))
     if part == "first":
         return f"""WITH c0 AS (
             SELECT d.player, s.player AS partner, {b}, count(*) AS n, sum(d.y) AS k

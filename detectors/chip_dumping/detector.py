@@ -41,8 +41,12 @@ class ChipDumpingDetector(EvidenceMixin, PairDetector):
         rare_tail: str = "predictive",
         deviation_gate: bool = True,
         junk_bins: tuple[str, ...] = stats.JUNK_BINS,
+        presence_window_s: float | None = 3600.0,
+        value_prior_df: float = 2.0,
     ) -> None:
         super().__init__(alpha=alpha, random_state=random_state)
+        self.presence_window_s = presence_window_s
+        self.value_prior_df = value_prior_df
         self.junk_bins = junk_bins
         self.deviation_gate = deviation_gate
         self.rare_tail = rare_tail
@@ -79,7 +83,8 @@ class ChipDumpingDetector(EvidenceMixin, PairDetector):
         self.pdec_ = preflop_decisions(con)
         state: dict = {}  # the first call's passes, reused by the second call below (presence_tests)
         self.presence_ = presence_tests(con, self.pdec_, alpha=self.alpha, min_n=self.min_presence_n,
-                                        min_own=self.min_presence_own, state=state)
+                                        min_own=self.min_presence_own, state=state,
+                                        window_s=self.presence_window_s)
         # per player, for the evidence hands: their preflop continuations, and the hands they were dealt in
         self.cont_by_ = {k[0]: v for k, v in self.pdec_.filter(pl.col("cont")).select("player", "hand_id", "strength")
                          .partition_by("player", as_dict=True).items()} if not self.pdec_.is_empty() else {}
@@ -100,7 +105,8 @@ class ChipDumpingDetector(EvidenceMixin, PairDetector):
                     "player", pl.col("opponent").alias("partner"), p=pl.col("p_value"))
                 if not strong.is_empty():
                     self.presence_ = presence_tests(con, self.pdec_, alpha=self.alpha, min_n=self.min_presence_n,
-                                                    min_own=self.min_presence_own, partners=strong, state=state)
+                                                    min_own=self.min_presence_own, partners=strong, state=state,
+                                                    window_s=self.presence_window_s)
         self.missing_ = []
         known = self.dec_["equity"].is_not_null().mean() if not self.dec_.is_empty() else 0.0
         if (known or 0.0) < 0.5:
@@ -114,18 +120,35 @@ class ChipDumpingDetector(EvidenceMixin, PairDetector):
     def _value_tests(self, pf: pl.DataFrame) -> pl.DataFrame:
         """Value given per heads-up hand to each opponent against the giver's own mean to the others.
 
+        The test: the pair's mean value per hand against the giver's own mean to everyone else, with the pair's
+        own variance (a few big gifts that vary little are strong evidence, however few the hands). The pair's
+        variance s^2 over its n hands is read with a scaled inverse-chi-square prior centred on the giver's own
+        variance to the others with ``value_prior_df`` degrees of freedom, ((n - 1) s^2 + nu var0) / (n - 1 + nu),
+        so that a handful of identical values cannot fake certainty; the statistic (mean - mean0) / sqrt(var / n +
+        var0 / n0) is read on Student's t with n - 1 + nu degrees of freedom (the posterior-predictive form of
+        the Welch test; Gelman et al., *Bayesian Data Analysis*, 3rd ed., 2013, §3.2). Needs two hands or more.
+
         Robust baseline: a first pass (two-sided, BH at ``alpha``) finds the
         opponents a player treats unusually in either direction (a receiver's
         feeders, say); the second pass leaves them out of the player's baseline
         mean and variance, so one partner's planted play does not make every
         honest opponent look odd by contrast.
         """
+        from scipy import stats as st
+
         def test(t: pl.DataFrame, side: str) -> np.ndarray:
-            vn = t["value_n"].fill_null(0).to_numpy()
-            return stats.weighted_mean_test(
-                t["value_w"].fill_null(0).to_numpy(), t["value_sq"].fill_null(0).to_numpy(),
-                np.where(vn >= self.min_value_n, vn, 0), t["mean0"].fill_null(0).to_numpy(),
-                t["var0"].fill_null(1).to_numpy(), t["n0"].fill_null(0).to_numpy(), side=side)
+            n = t["value_n"].fill_null(0).to_numpy().astype(float)
+            n0 = t["n0"].fill_null(0).to_numpy().astype(float)
+            m0, v0 = t["mean0"].fill_null(0).to_numpy(), t["var0"].fill_null(1).to_numpy()
+            nu = float(self.value_prior_df)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                m = t["value_w"].fill_null(0).to_numpy() / n
+                s2 = np.maximum(t["value_sq"].fill_null(0).to_numpy() / n - m ** 2, 0.0) * n / (n - 1)
+                var = ((n - 1) * s2 + nu * v0) / (n - 1 + nu)
+                z = (m - m0) / np.sqrt(var / n + v0 / np.maximum(n0, 1.0))
+            df = np.maximum(n - 1 + nu, 1.0)
+            p = st.t.sf(z, df) if side == "greater" else st.t.cdf(z, df)
+            return np.where((n >= 2) & np.isfinite(z), np.clip(p, 1e-300, 1.0), np.nan)
 
         def baseline(t: pl.DataFrame, me: pl.DataFrame) -> pl.DataFrame:
             t = t.drop([c for c in ("S", "S2", "N", "n0", "s0", "q0", "mean0", "var0") if c in t.columns])

@@ -203,14 +203,14 @@ class EvidenceMixin:
             pk, pn, pe = float(row.get("pres_k") or 0), float(row["pres_n"]), float(row.get("pres_e") or 0)
             bn, bk = float(row.get("base_n") or 0), float(row.get("base_k") or 0)
             own = float(row.get("own_n") or 0)
-            untested = (f"; not tested: {a} made only {int(own)} such decisions without {b}, too few for a baseline of "
-                        f"{a}'s own" if no_own_baseline else "")
+            untested = (f"; not tested: {a} made only {int(own)} such decisions without {b} in the hours they shared, too "
+                        f"few for a baseline of {a}'s own" if no_own_baseline else "")
             ev.append(Evidence(
                 name=f"{a} continues preflop facing a bet with {b} dealt in",
                 value=pk / pn, baseline=pe / pn, n=int(pn), p_value=row.get("pres_p"),
                 text=f"{a} called or raised {int(pk)} of {int(pn)} preflop bets with {b} dealt in; {a}'s own rate without {b}, "
-                     f"at the same hand strength, price and stack ({int(bk)} of {int(bn)} elsewhere; thin bins shrunk towards "
-                     f"the population's rate moved by {a}'s own looseness), predicts {pe:.1f}{untested}",
+                     f"in the same hour and at the same hand strength, price and stack ({int(bk)} of {int(bn)}; thin bins shrunk towards "
+                     f"the population's rate moved by {a}'s own looseness in that hour), predicts {pe:.1f}{untested}",
                 sql=PRESENCE_COUNTS_SQL,
             ))
         return ev

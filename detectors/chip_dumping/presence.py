@@ -1,6 +1,6 @@
 """The presence test: a player's preflop continuations with a partner dealt in against the same player's own
-rate without the partner, in like cells, thin cells shrunk towards the population moved by the player's own
-looseness, table-mates of a partner explained away greedily."""
+rate without the partner, in like cells of the same hour, thin cells shrunk towards the population moved by the
+player's own looseness, table-mates of a partner explained away greedily."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ WITH {part_tables} pre AS (
     SELECT a.hand_id, a.seq, a.player, a.action <> 'fold' AS cont, h.tournament_id, h.game,
            a.to_call::DOUBLE / coalesce(nullif(h.big_blind, 0), 1)::DOUBLE AS to_call_bb,
            s.stack_start::DOUBLE / coalesce(nullif(h.big_blind, 0), 1)::DOUBLE AS stack_bb,
-           h.is_tournament AS tour, h.n_players, hc.cards AS hole,
+           h.is_tournament AS tour, h.n_players, hc.cards AS hole, epoch(h.started_at)::BIGINT AS ts_s,
            concat_ws(' ', h.game, h.limit_type, CASE WHEN h.hi_lo THEN 'hi-lo' END) AS variant
     FROM actions a JOIN hands h USING (hand_id)
     JOIN seats s ON s.hand_id = a.hand_id AND s.player = a.player
@@ -69,32 +69,37 @@ _NO_RANK = 2**31 - 1
 
 _PRESENCE_SCORE_SQL = """
 , t AS (
-    SELECT pc.player, pc.partner, pc.n::DOUBLE AS n, pc.k::DOUBLE AS k, greatest(pc.tn - pc.n, 0)::DOUBLE AS n0,
+    SELECT pc.player, pc.partner, pc.win, pc.n::DOUBLE AS n, pc.k::DOUBLE AS k, greatest(pc.tn - pc.n, 0)::DOUBLE AS n0,
            greatest(pc.tk - pc.k, 0)::DOUBLE AS k0, p.pa, p.pb,
            least(greatest(p.pa / (p.pa + p.pb), 1e-4), 1 - 1e-4) AS m
     FROM pc JOIN _pri_{tag} p USING ({bb})
 ), o AS (
-    -- the player's own looseness without the partner: observed against the population's rates in the same bins,
-    -- over every decision of the player without the partner (totals minus the pair's), smoothed by $off_a decisions
-    SELECT t.player, t.partner, greatest(any_value(w.wn) - sum(t.n), 0) AS on0,
-           greatest(any_value(w.wk) - sum(t.k), 0) AS ok0, greatest(any_value(w.we) - sum(t.n * t.m), 0) AS oe0
-    FROM t JOIN _off_{tag} w USING (player) GROUP BY t.player, t.partner
+    -- the player's own looseness without the partner in the same time window: observed against the population's
+    -- rates in the same bins, over every decision of the player in the window without the partner (the window's totals
+    -- minus the pair's), smoothed by $off_a decisions at the player's looseness over all his decisions (dp)
+    SELECT t.player, t.partner, t.win, greatest(any_value(w.wn) - sum(t.n), 0) AS on0,
+           greatest(any_value(w.wk) - sum(t.k), 0) AS ok0, greatest(any_value(w.we) - sum(t.n * t.m), 0) AS oe0,
+           any_value(w.dp) AS dp
+    FROM t JOIN _off_{tag} w USING (player, win) GROUP BY t.player, t.partner, t.win
 ), o2 AS (
-    SELECT player, partner,
+    SELECT player, partner, win, dp,
            least(greatest(CASE WHEN on0 > 0 THEN oe0 / on0 ELSE 0.5 END, 1e-3), 1 - 1e-3) AS mbar,
            on0, ok0 FROM o
 ), o3 AS (
-    -- the player's smoothed rate without the partner, against mbar, the population's rate at his bins
-    SELECT player, partner, mbar,
-           least(greatest((ok0 + $off_a * mbar) / (on0 + $off_a), 1e-3), 1 - 1e-3) AS own FROM o2
+    -- the player's smoothed rate without the partner in the window, against mbar, the population's rate at his bins
+    SELECT player, partner, win, mbar,
+           least(greatest((ok0 + $off_a / (1 + exp(-(ln(mbar / (1 - mbar)) + dp)))) / (on0 + $off_a), 1e-3), 1 - 1e-3)
+           AS own FROM o2
 ), o4 AS (
     -- the log-odds offset ($use_off 0: none, the population's rate as the prior mean)
-    SELECT o3.player, o3.partner, $use_off * (ln(o3.own / (1 - o3.own)) - ln(o3.mbar / (1 - o3.mbar))) AS delta, o2.on0
-    FROM o3 JOIN o2 USING (player, partner)
+    SELECT o3.player, o3.partner, o3.win, $use_off * (ln(o3.own / (1 - o3.own)) - ln(o3.mbar / (1 - o3.mbar))) AS delta,
+           o2.on0
+    FROM o3 JOIN o2 USING (player, partner, win)
 ), t1 AS (
-    -- the prior mean of the player's rate in a bin: the population's rate in the bin, moved by the player's offset
+    -- the prior mean of the player's rate in a bin and window: the population's rate in the bin, moved by the
+    -- player's offset in the window
     SELECT t.*, 1 / (1 + exp(-(ln(t.m / (1 - t.m)) + o4.delta))) AS m1, o4.on0
-    FROM t JOIN o4 USING (player, partner)
+    FROM t JOIN o4 USING (player, partner, win)
 ), t2 AS (
     SELECT *, least(greatest((k0 + m1 * (pa + pb)) / (n0 + pa + pb), 1e-4), 1 - 1e-4) AS r, n0 + pa + pb AS s FROM t1
 )
@@ -102,8 +107,9 @@ _PRESENCE_SCORE_SQL = """
 -- 1/(1-r) would swamp the rest: left out
 SELECT player, partner, sum(n) AS pres_n, sum(k) AS pres_k, sum(n * r) AS pres_e, sum((k - n * r) / (1 - r)) AS u,
        sum(n * r / (1 - r) + n * n * r / ((1 - r) * (s + 1))) AS v, sum(n0) AS base_n, sum(k0) AS base_k,
-       any_value(on0) AS own_n
-FROM t2 WHERE r < 0.98 GROUP BY player, partner
+       any_value(ow.own_n) AS own_n
+FROM t2 JOIN (SELECT player, partner, sum(on0) AS own_n FROM o GROUP BY ALL) ow USING (player, partner)
+WHERE r < 0.98 GROUP BY player, partner
 """
 
 
@@ -128,12 +134,14 @@ def _presence_sql(bins: list[str], tag: str, part: str) -> str:
     against the player's decisions in that same stratum without X
     (``mr``: the best rank of S dealt in at a decision).
     """
-    b = ", ".join(f"d.{x}" for x in bins)
-    cb = ", ".join(f"c.{x}" for x in bins)
     bb = ", ".join(bins)
-    same = " AND ".join(f"t.{x} = c.{x}" for x in bins)
+    score = _PRESENCE_SCORE_SQL.format(tag=tag, bb=bb)  # the priors' bins (no window)
+    strata = [*bins, "win"]
+    b = ", ".join(f"d.{x}" for x in strata)
+    cb = ", ".join(f"c.{x}" for x in strata)
+    bb = ", ".join(strata)
+    same = " AND ".join(f"t.{x} = c.{x}" for x in strata)
     seat = f"JOIN _seat_{tag} s ON s.hand_id = d.hand_id AND s.player <> d.player"
-    score = _PRESENCE_SCORE_SQL.format(tag=tag, bb=bb)
     if part == "first":
         return f"""WITH c0 AS (
             SELECT d.player, s.player AS partner, {b}, count(*) AS n, sum(d.y) AS k
@@ -204,7 +212,8 @@ _PRESENCE_OUT = ["player", "partner", "pres_n", "pres_k", "pres_e", "u", "v", "b
 
 def presence_tests(con: duckdb.DuckDBPyConnection, dec: pl.DataFrame, *, alpha: float = 0.01, min_n: int = 20,
                    min_own: int = 10, decisions_per_part: int = 400_000, offset_a: float | None = 20.0,
-                   partners: pl.DataFrame | None = None, state: dict | None = None) -> pl.DataFrame:
+                   partners: pl.DataFrame | None = None, state: dict | None = None,
+                   window_s: float | None = 3600.0) -> pl.DataFrame:
     """Per ordered pair (player, partner): does the player continue preflop more often with the partner dealt in?
 
     Own baseline: the same player's continuation rate facing a bet, in the same
@@ -227,6 +236,11 @@ def presence_tests(con: duckdb.DuckDBPyConnection, dec: pl.DataFrame, *, alpha: 
     on the player's rates (as :func:`detectors.features.gameplay.own_baseline`),
     checked against the exact binomial tail. Seating is independent of the
     cards, so the test stays valid where cards are unknown (bin -1).
+
+    Like with like in time (Mantel & Haenszel's strata, J. Natl. Cancer Inst. 1959): each stratum is also a window of
+    ``window_s`` seconds (None: one), its offset the window's looseness shrunk towards the player's overall one (``dp``),
+    so a player who loosens or tightens within a session is compared with himself at the time; ``own_n`` counts his
+    decisions without the partner in the windows they shared.
 
     Explaining away: people who sit with the partner (regulars of the same
     table) inherit the partner's effect. A first pass finds each player's
@@ -253,9 +267,9 @@ def presence_tests(con: duckdb.DuckDBPyConnection, dec: pl.DataFrame, *, alpha: 
     cols = _PRESENCE_COLS
     if dec.is_empty():
         return pl.DataFrame(schema=cols)
-    key = (con, alpha, min_n, min_own, decisions_per_part, offset_a)
+    key = (con, alpha, min_n, min_own, decisions_per_part, offset_a, window_s)
     prev = state if state is not None and state.get("dec") is dec and state.get("key") == key else None
-    pr = _PresenceRun(con, dec, decisions_per_part, min_n, min_own, offset_a, prev)
+    pr = _PresenceRun(con, dec, decisions_per_part, min_n, min_own, offset_a, prev, window_s)
     try:
         # independent filtering: pairs with at least min_n decisions together (blind to the outcome)
         first = prev["first"] if prev is not None else pr.run("first")
@@ -292,28 +306,42 @@ class _PresenceRun:
     """
 
     def __init__(self, con: duckdb.DuckDBPyConnection, dec: pl.DataFrame, decisions_per_part: int, min_n: int,
-                 min_own: int, offset_a: float | None, prev: dict | None) -> None:
+                 min_own: int, offset_a: float | None, prev: dict | None, window_s: float | None = None) -> None:
         self.con, self.min_n, self.min_own, self.offset_a = con, min_n, min_own, offset_a
         self.bins = bins = list(PRESENCE_BINS)
         self.parts = max(1, -(-len(dec) // max(1, int(decisions_per_part))))
-        d = dec.select("hand_id", "player", pl.col("cont").cast(pl.Int64).alias("y"), *bins).with_row_index("did")
+        # the time window of each decision (one window for all where the hands' times are unknown or window_s is None)
+        win = ((pl.col("ts_s") // int(window_s)) if window_s and "ts_s" in dec.columns else pl.lit(0)).fill_null(-1)
+        d = dec.select("hand_id", "player", pl.col("cont").cast(pl.Int64).alias("y"), *bins,
+                       win.cast(pl.Int64).alias("win")).with_row_index("did")
         d = d.with_columns(part=(pl.col("player").hash(seed=0) % self.parts).cast(pl.Int64))
-        me = d.group_by(["player", *bins]).agg(tn=pl.len(), tk=pl.col("y").sum())
+        mw = d.group_by(["player", "win", *bins]).agg(tn=pl.len(), tk=pl.col("y").sum())
+        me = mw.group_by(["player", *bins]).agg(pl.col("tn").sum(), pl.col("tk").sum())
         pri = stats.beta_priors_by_bin(me, bins, "tk", "tn")
-        # per player: decisions, continuations and the population's expected continuations at the player's bins
-        off = me.join(pri, on=bins).group_by("player").agg(
-            wn=pl.col("tn").sum().cast(pl.Float64), wk=pl.col("tk").sum().cast(pl.Float64),
-            we=(pl.col("tn") * pl.col("pa") / (pl.col("pa") + pl.col("pb"))).sum())
+        # per player and window: decisions, continuations and the population's expected continuations at the player's
+        # bins; dp, the player's log-odds looseness over all his decisions (every window, every partner), smoothed by
+        # offset_a decisions at the population's rates: the prior of each window's own looseness
+        e = pl.col("tn") * pl.col("pa") / (pl.col("pa") + pl.col("pb"))
+        off = mw.join(pri, on=bins).group_by("player", "win").agg(
+            wn=pl.col("tn").sum().cast(pl.Float64), wk=pl.col("tk").sum().cast(pl.Float64), we=e.sum())
+        a = float(offset_a or 1.0)
+        allp = off.group_by("player").agg(pl.col("wn").sum(), pl.col("wk").sum(), pl.col("we").sum()).with_columns(
+            _m=(pl.col("we") / pl.col("wn").clip(1e-9)).clip(1e-3, 1 - 1e-3))
+        allp = allp.with_columns(_o=((pl.col("wk") + a * pl.col("_m")) / (pl.col("wn") + a)).clip(1e-3, 1 - 1e-3))
+        # (one window, window_s None: no prior looseness, the population's rate as before windows existed)
+        dp = ((pl.col("_o") / (1 - pl.col("_o"))).log() - (pl.col("_m") / (1 - pl.col("_m"))).log()) \
+            * (0.0 if offset_a is None or not window_s else 1.0)
+        off = off.join(allp.select("player", dp=dp), on="player")
         self.tag = f"{os.getpid()}_{id(d)}"
         if prev is not None and "keys" in prev:
             seats, self.pcodes, pd_keyed = prev["keys"]
         else:
             seats, self.pcodes, hcodes = gp.dealt_in_keys(con, d["player"], d["hand_id"])
-            pd_keyed = gp.encode(gp.encode(d.select("did", "hand_id", "player", "y", *bins, "part"), ["player"],
+            pd_keyed = gp.encode(gp.encode(d.select("did", "hand_id", "player", "y", *bins, "win", "part"), ["player"],
                                            self.pcodes), ["hand_id"], hcodes)
         self.keys = (seats, self.pcodes, pd_keyed)
         self.names: list[str] = []
-        self.register([("_pd_", pd_keyed), ("_me_", self.keyed(me, ["player"])), ("_pri_", pri),
+        self.register([("_pd_", pd_keyed), ("_me_", self.keyed(mw, ["player"])), ("_pri_", pri),
                        ("_off_", self.keyed(off, ["player"])), ("_seat_", seats)])
 
     def keyed(self, frame: pl.DataFrame, cols: list[str]) -> pl.DataFrame:

@@ -53,7 +53,11 @@ class SoftPlayDetector(EvidenceMixin, PairDetector):
         against the partner) above which the own rates are taken as known.
     hand_thin, hand_draws, hand_prior_strength, thin_weights, thin_check : bool, int, float, tuple, bool
         below ``hand_min_baseline``: the predictive hand test (posterior draws, each bin's prior capped at this many
-        decisions) with its weighted-Bonferroni weights, and the check test as a two-sample test.
+        decisions) with its weighted-Bonferroni weights, and (``thin_check``, off by default) the check test's z
+        divided again by sqrt(1 + n / n0). Off: the score test's variance already carries the own rate's estimation
+        error (its beta-binomial term n^2 r / ((1 - r)(s + 1)), s the baseline's decisions plus the prior's), so
+        the second division counted it twice; on the honest-only tuning world the thin pairs' p-values stay
+        calibrated without it (docs/measurements.md, 2026-12-06).
     hand_mutual, side_stouffer : bool
         the mutual rule may read each side's share of the hand test, and each side's Stouffer z.
     ring_tau : float or None
@@ -63,6 +67,9 @@ class SoftPlayDetector(EvidenceMixin, PairDetector):
     stage_bb, stage_tests : tuple
         the tournament stage as an own-rate bin of these tests: effective stack cut at these big blinds, cash
         apart (None: no stage bin).
+    by_street : bool
+        the main test made on each street apart and Fisher-combined (:func:`detectors.stats.street_tests`) in place
+        of the test pooled over the streets: soft play on some streets only is not diluted by the others.
     """
 
     kind = "soft_play"
@@ -94,12 +101,13 @@ class SoftPlayDetector(EvidenceMixin, PairDetector):
         hand_prior_strength: float | None = 2.0,
         thin_weights: tuple[float, ...] = (0.8, 0.05, 0.05, 0.1),
         side_stouffer: bool = True,
-        thin_check: bool = True,
+        thin_check: bool = False,
         ring_tau: float | None = 0.05,
         coentry_prior: float | None = 30.0,
         coentry_range: tuple[float, float] = (3.0, 8.0),
         stage_bb: tuple[float, ...] | None = (20.0,),
         stage_tests: tuple[str, ...] = ("chk",),
+        by_street: bool = True,
     ) -> None:
         super().__init__(alpha=alpha, random_state=random_state)
         self.min_hu_hands = min_hu_hands
@@ -126,6 +134,7 @@ class SoftPlayDetector(EvidenceMixin, PairDetector):
         self.coentry_range = coentry_range
         self.stage_bb = stage_bb
         self.stage_tests = stage_tests
+        self.by_street = by_street
         self.max_ratio = max_ratio
         self.samples = samples
         self.max_unflagged = max_unflagged
@@ -242,6 +251,14 @@ class SoftPlayDetector(EvidenceMixin, PairDetector):
                 out = out.with_columns(pl.when(k > 0).then(pl.sum_horizontal(*[z.fill_null(0.0) for z in zs]) / k.sqrt())
                                        .alias(f"sdir_z{sfx}"))
             out = out.drop([f"{x}_dz{sfx}" for x in self.SPECS for sfx in ("", "_r")])
+        if self.by_street and out is not None:
+            # the main test street by street, Fisher-combined (stats.street_tests): partners who spare each other on some
+            # streets only
+            y, kw = self._baseline_args(self.tests[0])
+            # (each street's thin own baselines read as a two-sample comparison, as the pooled check test's: thin_check)
+            st = stats.street_tests(self.dec_, y, alpha=self.alpha, also_out=also, skew=self.skew,
+                                    thin_below=self.hand_min_baseline if self.thin_check else None, **kw)
+            out = out.join(st, on=["player", "opponent"], how="left")
         if self.hand_test and out is not None:
             out = self._with_hand_test(out, also, first_dir)
         return out
@@ -342,6 +359,8 @@ class SoftPlayDetector(EvidenceMixin, PairDetector):
             chk_ratio=pl.col("chk_observed") / pl.col("chk_expected").clip(1e-9),
             rse_ratio=pl.col("rse_observed") / pl.col("rse_expected").clip(1e-9),
             fld_ratio=(pl.col("fld_observed") + 1) / (pl.col("fld_expected") + 1),
+            st_ratio=(pl.col("st_observed") / pl.col("st_expected").clip(1e-9)) if "st_observed" in u.columns
+            else pl.lit(None, pl.Float64),
         )
         # the hand test's effect size: surprise-weighted passive hands expected over observed (<= max_ratio: at least
         # 1 / max_ratio times the expected), only where the hand test was made
@@ -365,11 +384,15 @@ class SoftPlayDetector(EvidenceMixin, PairDetector):
             adj = stats.estimated_baseline_pvalue(u[c].to_numpy(allow_copy=True).astype(float), u["hp_base"].to_numpy(allow_copy=True).astype(float))
             u = u.with_columns(pl.col(c).alias(f"{c}_plugin"),
                                pl.Series(c, np.where(thin, adj, u[c].to_numpy(allow_copy=True).astype(float)), nan_to_null=True))
+
         f = lambda c: u[c].to_numpy(allow_copy=True).astype(float)  # noqa: E731
         # three views of one deviation on partly shared decisions: the best, weighted-Bonferroni-corrected with
         # the prior weight on the check test (valid under any dependence; a Fisher combination would let the tests
         # that do not move dilute the one that does)
         ps = [f(f"{x}_p_value") for x in self.tests]
+        if self.by_street and "st_p_value" in u.columns:
+            # the main test read street by street (Fisher over the streets) where it was made
+            ps[0] = np.where(np.isnan(f("st_p_value")), ps[0], f("st_p_value"))
         if len(self.test_weights) > len(ps):
             # the hand test's weight; not made (off, or the baselines too thin): NaN, and weighted_bonferroni spreads
             # its weight over the tests that were made
@@ -378,7 +401,8 @@ class SoftPlayDetector(EvidenceMixin, PairDetector):
             # the main test: the check test, with the preflop test (disjoint decisions) adding its evidence where
             # it points the same way (stats.z_sum_with_support)
             (m, wm), (x, wx) = self.combined
-            ps[0] = stats.z_sum_with_support(f(f"{m}_p_value"), f(f"{x}_p_value"), wm, wx)
+            ps[0] = stats.z_sum_with_support(ps[0] if m == self.tests[0] else f(f"{m}_p_value"), f(f"{x}_p_value"),
+                                             wm, wx)
         u = u.with_columns(pl.Series("main_p_value", ps[0], nan_to_null=True))
         p = stats.weighted_bonferroni(ps, self.test_weights)
         if "hp_predictive" in u.columns and len(self.thin_weights) == len(ps):
@@ -497,7 +521,8 @@ class SoftPlayDetector(EvidenceMixin, PairDetector):
             & ((pl.col("aggr_ratio") <= self.max_ratio) | (pl.col("chk_ratio").fill_null(1.0) <= self.max_ratio)
                | (pl.col("rse_ratio").fill_null(1.0) <= self.max_ratio) | (pl.col("fold_ratio") >= 1 / self.max_ratio)
                | (pl.col("fld_ratio").fill_null(1.0) >= 1 / self.max_ratio)
-               | (pl.col("hp_ratio").fill_null(1.0) <= self.max_ratio))
+               | (pl.col("hp_ratio").fill_null(1.0) <= self.max_ratio)
+               | ((pl.col("st_ratio").fill_null(1.0) <= self.max_ratio) if "st_ratio" in scores.columns else pl.lit(False)))
             & (pl.lit(self.mutual_z is None) | (pl.min_horizontal(
                 pl.max_horizontal(pl.col("dir_z").fill_null(-9), *self._hdir("hdir_z", scores)),
                 pl.max_horizontal(pl.col("dir_z_r").fill_null(-9), *self._hdir("hdir_z_r", scores))) >= (self.mutual_z or 0.0))),

@@ -123,6 +123,27 @@ class EvidenceMixin:
                     sql=PRE_COUNTS_SQL if name == "pre" else gp.HU_COUNTS_SQL,
                 ))
 
+    def _street_evidence(self, row: dict[str, Any], ev: list[Evidence], texts: list[str]) -> None:
+        """The main test street by street (:func:`detectors.stats.street_tests`): its strongest street and the
+        streets' Fisher combination, leading the summary where it decided the main test."""
+        if row.get("st_p_value") is None or not row.get("st_n"):
+            return
+        a, b = row["player"], row["opponent"]
+        street, n = row.get("st_street"), int(row["st_n"])
+        obs, exp = float(row.get("st_observed") or 0), float(row.get("st_expected") or 0)
+        ev.append(Evidence(
+            name=f"both directions, street by street: bet when heads-up with no bet to call (strongest: {street})",
+            value=obs / n, baseline=exp / n, n=n, p_value=row.get("st_p_value"),
+            text=f"on the {street} {a} and {b} bet into each other in {int(obs)} of {n} spots with no bet to call where "
+                 f"their own rates against others with equally strong cards predict {exp:.1f} (p = {row.get('st_p') or 1:.2g}); "
+                 f"the {int(row.get('st_k') or 0)} streets tested apart, combined by Fisher's method: "
+                 f"p = {row['st_p_value']:.2g}",
+            sql=gp.HU_COUNTS_SQL,
+        ))
+        if row["st_p_value"] < (row.get("chk_p_value") or 1.0):
+            texts.insert(0, f"on the {street} bet into each other {int(obs)} times in {n} spots where their own rates "
+                            f"predict {exp:.1f}; streets tested apart, combined p = {row['st_p_value']:.2g}")
+
     def _lead_texts(self, row: dict[str, Any], texts: list[str]) -> list[tuple[float, str]]:
         """The summary's lead: the strongest spot test, then the combined main test; returns the spot tests made
         as (p-value, name)."""
@@ -209,6 +230,26 @@ class EvidenceMixin:
             texts.append(prior_text)
         return prior_ev
 
+    def _rule_text(self, row: dict[str, Any]) -> str:
+        """The flag rule's benign explanations with this pair's figures: too few hands together, an immaterial
+        deficit, one side only (a player who respects one opponent's bets is not a pair sparing each other)."""
+        def best(*cols: str) -> float | None:
+            got = [row.get(c) for c in cols if row.get(c) is not None and row.get(c) == row.get(c)]
+            return max(got) if got else None
+
+        ratios = [row.get(c) for c in ("aggr_ratio", "chk_ratio", "rse_ratio", "hp_ratio", "st_ratio")]
+        ratios += [1 / row[c] for c in ("fold_ratio", "fld_ratio") if row.get(c)]
+        ratios = [r for r in ratios if r is not None and r == r]
+        za, zb = best("dir_z", "hdir_z", "sdir_z"), best("dir_z_r", "hdir_z_r", "sdir_z_r")
+        sides = (f"each side's own z {za:.1f} and {zb:.1f} (a flag needs both at least {self.mutual_z:g}: one "
+                 f"player's respect for the other's bets is not a pair sparing each other)"
+                 if self.mutual_z is not None and za is not None and zb is not None else "")
+        return (f" Flag rule: q at most {self.alpha:g} (here {row.get('q_value') or 1:.2g}); heads-up together in "
+                f"{int(row.get('hu') or 0)} hands (at least {self.min_hu_hands} needed: a handful of hands is chance); "
+                + (f"the strongest deficit, observed at {min(ratios):.2f} of the expected (at most {self.max_ratio:g} needed: a "
+                   f"deficit too small to matter is not soft play); " if ratios else "")
+                + sides + ".")
+
     def explain(self, con: duckdb.DuckDBPyConnection, row: dict[str, Any]) -> Signal:
         """The signal of one row of :meth:`threshold`: each test's counts against the own rates, the
         ring test and the co-entry prior where they apply, the hands where the pair spared each other most
@@ -228,6 +269,7 @@ class EvidenceMixin:
         self._direction_evidence(row, ev, texts)
         self._spot_evidence(row, ev)
         tests = self._lead_texts(row, texts)
+        self._street_evidence(row, ev, texts)
         self._hand_evidence(row, ev, texts, tests)
         self._ring_evidence(row, ev, texts)
         prior_ev = self._prior_evidence(row, texts)
@@ -262,6 +304,7 @@ class EvidenceMixin:
                 "Regulars who meet often, passive players and weak-hand check-downs: the comparison is per decision, "
                 "against each player's own rate versus everyone else holding equally strong cards, so none of these "
                 f"explains a deficit (observed {row.get('aggr_o', 0):.0f} aggressive actions vs {row.get('aggr_e', 0):.1f} expected)."
+                + self._rule_text(row)
             ),
             p_value=row.get("p_value"),
             extra={"shape": shape, "edges": json.loads(row["edges"]) if row.get("edges") else [], "q_value": row.get("q_value"),

@@ -47,6 +47,7 @@ from detectors.stats.baselines import (
     replace_baseline_tests,
     robust_own_baseline,
     score_test_pvalues,
+    street_tests,
 )
 from detectors.stats.combining import (
     all_below_product_pvalue,

@@ -18,7 +18,7 @@ from scipy import stats as _st
 from detectors.stats._common import _TINY, OWN_BASELINE_BINS
 from detectors.stats.multiple_testing import bh_reject
 from detectors.stats.shrinkage import beta_priors_by_bin
-from detectors.stats.tails import predictive_count_tail
+from detectors.stats.tails import estimated_baseline_pvalue, predictive_count_tail
 
 # (selection token, test parameters, also_out's id and length) -> (a weak reference to also_out, the result)
 _ROBUST_CACHE: dict[tuple, tuple] = {}
@@ -333,3 +333,58 @@ def own_rates_per_decision(dec, y: str, *, where=None, bins: tuple[str, ...] = O
                     (pl.col("n0") - pl.col("k0") + pl.col("pb")).cast(pl.Float64).alias("rb"),
                     pl.col("k0").cast(pl.Float64), pl.col("n0").cast(pl.Float64)] if posterior else []))
     return d.join(t, on=["player", "opponent", *bins], how="left")
+
+
+STREETS = ("preflop", "flop", "turn", "river")
+
+
+def street_tests(dec, y: str, *, where=None, side: str = "less", streets: tuple[str, ...] = STREETS,
+                 skew: bool = True, thin_below: float | None = None, **kw):
+    """Per unordered pair, the own-baseline test of ``y`` made on each street apart, combined across the streets.
+
+    Partners who spare each other on some streets only (the turn and river, say) show a deficit there and none
+    elsewhere; one test pooled over every street dilutes it with the streets where they play normally. Here each
+    street's decisions get their own test (:func:`robust_own_baseline` with ``where`` and the street, both
+    directions pooled by :func:`pool_directions`), and the streets' p-values are combined by Fisher's method: the
+    streets rest on disjoint decisions, so the p-values are independent under the null, and Fisher's combination
+    keeps its power when the effect sits in one or two of them (Fisher, *Statistical Methods for Research
+    Workers*, 1925, §21.1; Loughin, Comput. Stat. Data Anal. 2004, on its power for sparse effects).
+    ``thin_below``: a street whose own baselines are thin (the thinner direction's decisions against others per
+    decision against the partner, n0 / n, below this) is read as the two-sample comparison it is
+    (:func:`detectors.stats.estimated_baseline_pvalue`) before the streets are combined (None: never).
+    ``kw``: the other arguments of :func:`robust_own_baseline` (bins, alpha, also_out, max_rate, ...).
+
+    Returns player (<), opponent, ``st_p_value`` (Fisher over the streets tested), ``st_k`` (streets tested) and the
+    street with the smallest p-value: ``st_street``, ``st_n``, ``st_observed``, ``st_expected``, ``st_p``.
+    """
+    cols = {"player": pl.Utf8, "opponent": pl.Utf8, "st_p_value": pl.Float64, "st_k": pl.UInt32,
+            "st_street": pl.Utf8, "st_n": pl.Float64, "st_observed": pl.Float64, "st_expected": pl.Float64,
+            "st_p": pl.Float64}
+    parts = []
+    for s in streets:
+        cond = pl.col("street") == s
+        d = robust_own_baseline(dec, y, where=cond if where is None else where & cond, side=side, **kw)
+        if d.is_empty():
+            continue
+        t = pool_directions(d, side=side, skew=skew)
+        if thin_below is not None:
+            lo, hi = pl.min_horizontal("player", "opponent"), pl.max_horizontal("player", "opponent")
+            base = d.group_by(lo.alias("player"), hi.alias("opponent")).agg(
+                _b=(pl.col("n0").cast(pl.Float64) / pl.col("n").cast(pl.Float64).clip(1.0)).min(), _d=pl.len())
+            t = t.join(base, on=["player", "opponent"], how="left")
+            b, pv = t["_b"].to_numpy().astype(float), t["p_value"].to_numpy().astype(float)
+            thin = (t["_d"].fill_null(0).to_numpy() == 2) & (b < thin_below)
+            t = t.with_columns(p_value=pl.Series(np.where(thin, estimated_baseline_pvalue(pv, b), pv)))
+        parts.append(t.select("player", "opponent", "n", "observed", "expected", "p_value", street=pl.lit(s)))
+    if not parts:
+        return pl.DataFrame(schema=cols)
+    long = pl.concat(parts).filter(pl.col("p_value").is_not_null() & pl.col("p_value").is_not_nan())
+    g = long.group_by("player", "opponent").agg(
+        _x=(-2.0 * pl.col("p_value").clip(_TINY, 1.0).log()).sum(), st_k=pl.len().cast(pl.UInt32),
+        st_street=pl.col("street").sort_by("p_value", "street").first(),
+        st_n=pl.col("n").sort_by("p_value", "street").first(),
+        st_observed=pl.col("observed").sort_by("p_value", "street").first(),
+        st_expected=pl.col("expected").sort_by("p_value", "street").first(),
+        st_p=pl.col("p_value").min())
+    p = _st.chi2.sf(g["_x"].to_numpy(), 2 * g["st_k"].to_numpy().astype(float))
+    return g.with_columns(st_p_value=pl.Series(np.clip(p, _TINY, 1.0))).select(list(cols)).sort("player", "opponent")

@@ -82,11 +82,12 @@ def test_presence_counts_from_duckdb_equal_the_rows_counted_one_by_one(planted_w
     # rows in a bin where the player always continues are left out of the test; otherwise n and k are exact
     assert (j["pres_n"] <= j["n"]).all() and (j["pres_k"] <= j["k"]).all()
     assert (j["pres_n"] == j["n"]).mean() > 0.5
-    # the baseline: the player's own decisions in the pair's bins without the partner (the pairs no member of S
-    # touches, every bin kept): counted in Polars the same way
-    bins = list(presence.PRESENCE_BINS)
+    # the baseline: the player's own decisions in the pair's bins and hour windows without the partner (the pairs no
+    # member of S touches, every bin kept): counted in Polars the same way
+    bins = [*presence.PRESENCE_BINS, "win"]
+    rows = rows.with_columns(win=pl.col("ts_s") // 3600)
     per_bin = rows.group_by("player", "partner", *bins).agg(n=pl.len())
-    own = dec.group_by("player", *bins).agg(tn=pl.len())
+    own = dec.with_columns(win=pl.col("ts_s") // 3600).group_by("player", *bins).agg(tn=pl.len())
     base = per_bin.join(own, on=["player", *bins]).group_by("player", "partner").agg(
         want_base=(pl.col("tn") - pl.col("n")).sum())
     full = j.filter(pl.col("pres_n") == pl.col("n")).join(base, on=["player", "partner"])
@@ -681,3 +682,103 @@ def test_a_dump_won_back_in_ordinary_hands_is_flagged_on_the_deviation_hands():
     assert note.startswith(" Not flagged") and "H lost 0 bb to W in the 0 hands" in note
     old = ChipDumpingDetector(deviation_gate=False).threshold(scored)
     assert not old["flagged"].any()
+
+
+def _drifting_world(seed: int = 5):
+    """Ten three-hour sessions of 100 six-handed hands an hour: D continues preflop at 0.5 in the first two hours of
+    each session and 0.25 in the last (tiring), whoever sits with him; X sits with D in the first two hours only; F
+    continues at 0.6 with R dealt in and 0.3 otherwise, R dealt in to half of F's hands at random; honest players at
+    0.3. Decisions carry the hand's start time (``ts_s``)."""
+    import random
+
+    import duckdb
+    import polars as pl
+
+    rng = random.Random(seed)
+    others = [f"h{i:02d}" for i in range(20)]
+    seats, dec = [], []
+    for sess in range(10):
+        for h in range(300):
+            hid, ts = f"{sess:02d}{h:04d}", sess * 86_400 + h * 36
+            early = h < 200
+            table = ["D", "F"] + (["X"] if early else []) + (["R"] if rng.random() < 0.5 else [])
+            table += rng.sample(others, 6 - len(table))
+            seats += [(hid, p) for p in table]
+            for p in table:
+                rate = {"D": 0.5 if early else 0.25, "F": 0.6 if "R" in table else 0.3}.get(p, 0.3)
+                dec.append({"hand_id": hid, "player": p, "cont": rng.random() < rate, "sbin": rng.randrange(10),
+                            "cbin": 1, "short": False, "tour": False, "nbin": 0, "variant": "holdem no_limit",
+                            "ts_s": ts})
+    con = duckdb.connect()
+    seat_rows = pl.DataFrame(seats, schema=["hand_id", "player"], orient="row")  # noqa: F841 (read by DuckDB)
+    con.execute("CREATE TABLE seats AS SELECT hand_id, player, TRUE AS dealt_in FROM seat_rows")
+    return con, pl.DataFrame(dec).with_columns(pl.col("sbin", "cbin", "nbin").cast(pl.Int8))
+
+
+def test_presence_compares_a_player_with_himself_in_the_same_hour():
+    """The real day's false case: a recreational player who tightened over his session looked like X's feeder, X
+    having sat with him only while he was loose (his rate without X came from his last hour). Judged against his
+    own decisions without X in the same hour windows, D is not X's feeder (and, X sitting with him in every hand
+    of those hours, has no own baseline to be tested against); F, who continues more only when R is dealt in,
+    is still found. The whole-history baseline (``window_s=None``) accuses D."""
+    import polars as pl
+
+    from detectors import chip_dumping as cd
+
+    con, d = _drifting_world()
+    one = lambda t, a, b: t.filter((pl.col("player") == a) & (pl.col("partner") == b)).row(0, named=True)  # noqa: E731
+    old = cd.presence_tests(con, d, window_s=None)
+    new = cd.presence_tests(con, d, window_s=3600)
+    assert one(old, "D", "X")["pres_p"] < 1e-6
+    assert one(new, "D", "X")["pres_p"] is None or one(new, "D", "X")["pres_p"] > 0.05
+    assert one(new, "F", "R")["pres_p"] < 1e-6
+
+
+def _value_pairs(seed: int = 4, gift_hands: int = 14, gift_mean: float = 9.0):
+    """Per ordered pair, the value given per heads-up hand summed as pair_features does (value_w, value_sq, value_n;
+    winsorised at VALUE_CAP): 40 players, each against 12 others with 3-40 hands of honest value (heavy-tailed:
+    Student t with 3 degrees of freedom, scale 9 bb, mean -0.6); F also gives R ``gift_mean`` bb a hand over
+    ``gift_hands`` hands (spread 3 bb)."""
+    import polars as pl
+
+    import numpy as np
+
+    from detectors.features.gameplay.decisions import VALUE_CAP
+
+    rng = np.random.default_rng(seed)
+    players = [f"p{i:02d}" for i in range(40)]
+    rows = []
+
+    def add(a, b, v):
+        v = np.clip(v, -VALUE_CAP, VALUE_CAP)
+        rows.append({"player": a, "opponent": b, "value_w": float(v.sum()), "value_sq": float((v ** 2).sum()),
+                     "value_n": len(v)})
+
+    for a in players + ["F"]:
+        for b in rng.choice([x for x in players if x != a], 12, replace=False):
+            add(a, str(b), -0.6 + 9 * rng.standard_t(3, int(rng.integers(3, 41))))
+    add("F", "R", gift_mean + 3 * rng.standard_normal(gift_hands))
+    return pl.DataFrame(rows).with_columns(pl.col("value_n").cast(pl.UInt32))
+
+
+def test_value_test_reads_few_big_gifts_with_their_own_variance_and_stays_calibrated():
+    """The independent world's miss: a feeder who gave +9 bb a heads-up hand over 14 hands (own baseline -0.6) was
+    not flagged. Read with the pair's own variance (its prior the giver's variance to the others) on Student's t,
+    the 14 gifts are strong evidence (p < 1e-5); read with the giver's variance to the others as the floor (the
+    old test) they were not (p > 1e-4). Honest pairs with 3-40 heavy-tailed hands keep calibrated p-values."""
+    import polars as pl
+
+    from detectors.chip_dumping import ChipDumpingDetector
+
+    pf = _value_pairs()
+    new = ChipDumpingDetector()._value_tests(pf)
+    fr = new.filter((pl.col("player") == "F") & (pl.col("opponent") == "R")).row(0, named=True)
+    assert fr["value_p"] < 1e-5
+    # the old reading: the pair's variance floored at the giver's variance to the others, on the normal
+    from detectors import stats
+
+    old = stats.weighted_mean_test(fr["value_w"], fr["value_sq"], fr["value_n"], fr["mean0"], fr["var0"], fr["n0"])
+    assert float(old) > 1e-4
+    honest = new.filter(pl.col("opponent") != "R")["value_p"].drop_nulls()
+    assert len(honest) > 400
+    assert (honest < 0.01).mean() < 0.02 and (honest < 0.1).mean() < 0.13 and honest.median() > 0.4

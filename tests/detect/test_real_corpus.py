@@ -73,9 +73,15 @@ def test_presence_test_needs_the_players_own_baseline(real_con, real_signals):
     row = cd.presence_tests(real_con, dec).filter((pl.col("player") == FISH) & (pl.col("partner") == HERO))
     assert row["own_n"].to_list() == [0.0] and row["pres_k"].to_list() == [88.0] and row["pres_n"].to_list() == [129.0]
     assert row["pres_p"].to_list() == [None]
-    old = cd.presence_tests(real_con, dec, min_own=0).filter((pl.col("player") == FISH) & (pl.col("partner") == HERO))
+    # (the previous rule with the whole history as one window: within the hour the fish's looseness is his own, with
+    # the hero, and no longer the population's)
+    old = cd.presence_tests(real_con, dec, min_own=0, window_s=None).filter(
+        (pl.col("player") == FISH) & (pl.col("partner") == HERO))
     assert old["pres_p"][0] < 1e-10
-    accused = [s.accounts for s in cd.ChipDumpingDetector(min_presence_own=0).detect(real_con) if s.flagged]
+    assert cd.presence_tests(real_con, dec, min_own=0).filter(
+        (pl.col("player") == FISH) & (pl.col("partner") == HERO))["pres_p"][0] > 0.01
+    accused = [s.accounts for s in cd.ChipDumpingDetector(min_presence_own=0, presence_window_s=None).detect(real_con)
+               if s.flagged]
     assert [FISH, HERO] in accused
     # the investigator reads why the test was not made
     # the pair's score is about 0, below the strongest unflagged candidates detect() shows: score all, keep the pair,
@@ -96,7 +102,9 @@ def test_presence_baseline_is_the_same_game(real_con, monkeypatch):
 
     def expected(bins):
         monkeypatch.setattr(presence, "PRESENCE_BINS", bins)
-        r = cd.presence_tests(real_con, dec, min_own=0)
+        # one window: the population's rates per bin are what is compared (within the hour the player's own looseness
+        # moves them)
+        r = cd.presence_tests(real_con, dec, min_own=0, window_s=None)
         return r.filter((pl.col("player") == O8_PLAYER) & (pl.col("partner") == O8_OPPONENT))["pres_e"][0]
 
     by_game = expected(presence.PRESENCE_BINS)

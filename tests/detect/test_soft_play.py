@@ -236,6 +236,8 @@ def test_pair_that_also_leaves_each_others_preflop_raises_alone_found_by_the_com
     row = _pair_row(s, "p12", "p13")
     pc, pp = row["chk_p_value"], row["pre_p_value"]
     assert pc > 1e-4 and pp < 1e-5
+    pc = row["st_p_value"]  # the main test's check part: the check test street by street, Fisher-combined
+    assert pc > 1e-4
     t = 4 * norm.isf(pc) + max(norm.isf(pp), 0.0)
     tail = 0.5 * norm.sf(t / 4) + quad(lambda x: norm.pdf(x) * norm.sf((t - x) / 4), 0, 12)[0]
     assert row["main_p_value"] == pytest.approx(tail, rel=1e-3)

@@ -117,9 +117,11 @@ def test_thin_baseline_check_test_is_two_sample(thin_world):
     comparison's (stats.estimated_baseline_pvalue, z over sqrt(1 + n / n0)), the plug-in p kept beside it. Deep
     pairs keep their p-values; the soft pair (thin too, found by the predictive hand test) stays the one flag. (Tuning
     population 141: an honest pair with 370 heads-up hands and a baseline ratio of 0.17 was flagged by the plug-in
-    check test, p = 7e-5, q = 0.002.)"""
+    check test, p = 7e-5, q = 0.002. The default is off since 2026-12-06: the score test's variance already carries
+    the rate's estimation error; the honest thin pair stays unflagged with the default: see
+    test_honest_thin_baseline_regulars_not_accused.)"""
     w = thin_world
-    det = SoftPlayDetector().fit(w.con)
+    det = SoftPlayDetector(thin_check=True).fit(w.con)
     s = det.threshold(det.score(w.con))
     old = SoftPlayDetector(thin_check=False).fit(w.con)
     so = old.score(w.con)

@@ -529,3 +529,46 @@ def test_robust_baseline_cache_never_serves_a_dead_frames_result():
     baselines._ROBUST_CACHE[key[:7] + ((id(out_c), len(out_c)),) + key[8:]] = entry
     assert run(out_c).equals(fresh["C"])
     assert not fresh["B"].equals(fresh["C"])  # the case matters: B's result would be wrong for C
+
+
+def _street_world(seed: int = 11, river_rate: float = 0.0):
+    """A and B bet into each other at their own 0.4 on the preflop, flop and turn (150 spots each per direction) and at
+    ``river_rate`` on the river (40 spots each); against eight others everyone bets at 0.4 on every street."""
+    import polars as pl
+
+    rng = np.random.default_rng(seed)
+    rows = []
+    for p, q in (("A", "B"), ("B", "A")):
+        for street, n in (("preflop", 150), ("flop", 150), ("turn", 150), ("river", 40)):
+            rate = river_rate if street == "river" else 0.4
+            rows += [{"player": p, "opponent": q, "street": street, "aggr": bool(v)} for v in rng.random(n) < rate]
+    for p in "AB":
+        for x in "CDEFGHIJ":
+            for street in ("preflop", "flop", "turn", "river"):
+                rows += [{"player": p, "opponent": x, "street": street, "aggr": bool(v)} for v in rng.random(60) < 0.4]
+                rows += [{"player": x, "opponent": p, "street": street, "aggr": bool(v)} for v in rng.random(60) < 0.4]
+    return pl.DataFrame(rows).with_columns(preflop=pl.col("street") == "preflop", facing=pl.lit(False), hu=pl.lit(True),
+                                           sbin=pl.lit(2, pl.Int8))
+
+
+def test_street_tests_find_a_deficit_on_one_street_that_the_pooled_test_dilutes():
+    """A and B never bet into each other on the river and play normally elsewhere: the test pooled over the streets
+    leaves them at p > 1e-3; the streets tested apart and Fisher-combined find them (p < 1e-4), naming the river.
+    Pairs who play normally everywhere keep p-values spread over (0, 1)."""
+    import polars as pl
+
+    from detectors.stats import pool_directions, robust_own_baseline, street_tests
+
+    dec = _street_world()
+    ab = (pl.col("player") == "A") & (pl.col("opponent") == "B")
+    pooled = pool_directions(robust_own_baseline(dec, "aggr", side="less"), side="less", skew=True).filter(ab)
+    st = street_tests(dec, "aggr", side="less")
+    row = st.filter(ab).row(0, named=True)
+    assert pooled["p_value"][0] > 1e-3
+    assert row["st_p_value"] < 1e-4 and row["st_street"] == "river" and row["st_k"] == 4
+    assert row["st_observed"] == 0 and row["st_expected"] > 20
+    honest = st.filter(~ab)["st_p_value"]
+    assert len(honest) == 16 and honest.min() > 1e-3 and honest.max() > 0.3
+    # nothing on the river either: no street stands out
+    calm = street_tests(_street_world(river_rate=0.4), "aggr", side="less").filter(ab).row(0, named=True)
+    assert calm["st_p_value"] > 0.01

@@ -89,7 +89,7 @@ from .checks import balance_issues, hand_issues, hand_values, quarantine_rows, u
 from .other_lines import read_other_lines
 from .seats import positions, read_seats, seat_accounts
 from .sections import (QUARANTINE_RAW_CHARS, classify, hand_frame, hand_sections, lines_frame, mark_lines,
-                       outside_hands)
+                       outside_hands, reclassify_chat)
 from .summary import read_summary
 from .tables import QUARANTINE_SCHEMA, TABLE_COLUMNS, TABLE_SCHEMAS, ParsedHands, build_tables
 
@@ -126,6 +126,7 @@ def _parse_lines(lines: pl.DataFrame, files: list[str]) -> ParsedHands:
     issues: list[pl.DataFrame] = []
 
     seats, names = read_seats(by_kind, issues)
+    by_kind = reclassify_chat(by_kind, names)
     dealt, dealt_other = read_dealt(by_kind, names)
     verbs, rest_lines, sit_outs = split_verb_lines(by_kind, dealt_other, names, issues)
     actions = read_actions(verbs, issues)

@@ -88,6 +88,51 @@ def test_a_header_broken_over_two_lines_is_read_joined(corpus_dir):
         assert r.tables[name].equals(one.tables[name]), name
 
 
+@pytest.mark.parametrize("rel, hand_id, total, returned", [
+    (f"{_CHAZ}/cash/Stars/Flop/NLHE-10max-USD-1.00-2.00-200910.HM1.export.raiseTo.txt", "1003659126", "13", ("Player2", "7.50")),
+    (f"{_CHAZ}/cash/Stars/Flop/NLHE-10max-USD-1.00-2.00-200910.HM1.shows.one.txt", "1002775011", "103", ("Player1", "56")),
+])
+def test_a_holdem_manager_1_export_is_read_with_its_pot_gross_of_rake(corpus_dir, rel, hand_id, total, returned):
+    """Holdem Manager 1 writes the total pot net of rake and no uncalled-bet line: the bet nobody called is
+    returned, and the pot is the total plus the rake, both exactly (put in = collected + rake + returned)."""
+    r = _parse(corpus_dir, rel)
+    assert r.quarantine.height == 0
+    h = r.tables["hands"].row(0, named=True)
+    assert (h["hand_id"], h["total_pot"]) == (hand_id, Decimal(total))
+    s = _seats(r)
+    assert s[returned[0]]["returned"] == Decimal(returned[1])
+    put = sum(row["put_in"] for row in s.values())
+    assert put == h["total_pot"] == sum(row["collected"] for row in s.values()) + h["rake"]
+    assert r.tables["pots"]["amount"].to_list() == [Decimal(total)]
+    # a shown card blanked ("[XX Qs]"): the shown cards are unknown, not stored as a card "XX"
+    assert not r.tables["hole_cards"]["cards"].list.contains("XX").any()
+
+
+def test_a_net_total_that_does_not_add_up_exactly_still_quarantines(corpus_dir):
+    r = _parse(corpus_dir, f"{_CHAZ}/cash/Stars/Flop/NLHE-10max-USD-1.00-2.00-200910.HM1.export.raiseTo.txt",
+               lambda t: t.replace("Rake $0.65", "Rake $0.60"))
+    assert r.tables["hands"].height == 0 and r.quarantine["reason"].to_list() == ["unbalanced"]
+
+
+def test_a_header_glued_to_a_hand_cut_short_starts_its_own_hand(corpus_dir):
+    """Two hands of this file are cut short with the next hand's header written on the same line: the cut hands
+    stay quarantined as truncated, the glued hands are read, and the other hands of the file are as before."""
+    rel = f"{_CHAZ}/tour/Stars/Flop/NLHE-9max-Freeroll-MTT-201209.concatenated.partial.txt"
+    r = _parse(corpus_dir, rel)
+    q = r.quarantine.filter(pl.col("input_kind") == "hand")
+    assert q.select("hand_id", "reason").rows() == [("86564040647", "truncated hand"), ("86568539580", "truncated hand")]
+    h = r.tables["hands"].filter(pl.col("hand_id").is_in(["86564270670", "86568688159"])).sort("hand_id")
+    assert h.select("hand_id", "total_pot").rows() == [("86564270670", Decimal("100")), ("86568688159", Decimal("1020"))]
+    assert h["source_line"].to_list() == [110, 1436]  # (the line the header was glued to)
+    # the same file with the glued headers on lines of their own: the same hands
+    apart = _parse(corpus_dir, rel, lambda t: t.replace("JPokerStars Hand #", "J\nPokerStars Hand #").replace(
+        "Player25: PokerStars Hand #", "Player25: \nPokerStars Hand #"))
+    assert sorted(apart.tables["hands"]["hand_id"].to_list()) == sorted(r.tables["hands"]["hand_id"].to_list())
+    glued = pl.col("hand_id").is_in(["86564270670", "86568688159"])
+    for name in ("seats", "actions", "collections", "hole_cards"):
+        assert apart.tables[name].filter(glued).equals(r.tables[name].filter(glued)), name
+
+
 @pytest.mark.parametrize("rel, reason", [
     (f"{_CHAZ}/cash/Stars/Flop/LO8-6max-USD-0.05-0.10-20090315.Hand-cancelled.txt", "hand cancelled"),
     (f"{_CHAZ}/cash/Stars/Flop/PLO-6max-USD-2.00-4.00-201403.2.partial.txt", "truncated hand"),

@@ -105,8 +105,8 @@ EVENT_PATTERNS: list[tuple[str, str]] = [
     (r"^(.+) takes the add-on and receives (.+)$", "other"),
     (r"^(.+) has been disconnected and will be removed", "disconnected"),
     (r"^(.+) is feeling (.+)$", "other"),
-    # a converted file's top-up between hands: chips added to the stack, not to any pot
-    (r"^(.+): (Table deposit " + AMT + r")$", "other"),
+    # a converted file's top-up between hands: chips added to the stack, not to any pot (read for a seated name only)
+    (DEPOSIT_RE := r"^(.+): (Table deposit " + AMT + r")$", "other"),
 ]
 # Lines carrying no player and no money that may appear inside a hand.
 NEUTRAL_RE = (

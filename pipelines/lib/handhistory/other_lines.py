@@ -22,6 +22,14 @@ def read_other_lines(rest_lines: pl.DataFrame, by_kind, sit_outs: pl.DataFrame, 
     t = pl.col("t")
     rest_lines = _line_kinds(rest_lines)
     event_lines = _event_lines(rest_lines)
+    # a table deposit names money: read only for a seated player, otherwise its hand is quarantined
+    ev_deposit = f"ev{next(i for i, (pat, _) in enumerate(G.EVENT_PATTERNS) if pat == G.DEPOSIT_RE)}"
+    deposit = rest_lines.filter(pl.col("rkind") == ev_deposit).select("hid", "ln", "t")
+    if deposit.height:
+        deposit = known(deposit.join(event_lines.select("hid", "ln", player="ev_name"), on=["hid", "ln"]),
+                        names, "player", "known").filter(~pl.col("known"))
+        issues.append(unparsed(deposit))
+        event_lines = event_lines.join(deposit.select("hid", "ln"), on=["hid", "ln"], how="anti")
     rest_lines = rest_lines.with_columns(rkind=pl.when(pl.col("rkind").str.starts_with("ev")).then(pl.lit("event")).otherwise(pl.col("rkind")))
     ext = {"collected": ("coll", G.COLLECTED_RE), "cash_out": ("cash", G.CASHOUT_RE), "finish": ("fin", G.FINISH_RE),
            "win": ("win", G.WINS_TOURNEY_RE), "bounty": ("bty", G.BOUNTY_RE), "split_bounty": ("sbty", G.SPLIT_BOUNTY_RE)}

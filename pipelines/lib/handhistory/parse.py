@@ -87,7 +87,7 @@ from .actions import (fixed_limit_bets, read_actions, read_dealt, read_showdown,
                       split_verb_lines)
 from .checks import balance_issues, hand_issues, hand_values, quarantine_rows, unparsed
 from .other_lines import read_other_lines
-from .seats import positions, read_seats, seat_accounts
+from .seats import gross_totals, positions, read_seats, seat_accounts
 from .sections import (QUARANTINE_RAW_CHARS, classify, hand_frame, hand_sections, lines_frame, mark_lines,
                        outside_hands, reclassify_chat)
 from .summary import read_summary
@@ -142,7 +142,8 @@ def _parse_lines(lines: pl.DataFrame, files: list[str]) -> ParsedHands:
     hand_issues(hands, issues)
     hands = fixed_limit_bets(hands)
     actions = running_values(actions, hands, issues)
-    seats = seat_accounts(seats, actions, dealt, showdown, uncalled, collections, totals)
+    seats, net_of_rake = seat_accounts(seats, actions, dealt, showdown, uncalled, collections, totals)
+    totals, pots = gross_totals(totals, pots, net_of_rake)
     seats = positions(seats, hands)
     hands = hand_values(hands, seats, dealt, actions, collections, summary_seats, totals, hand_run_twice, boards)
     balance_issues(hands, collections, pots, totals, issues)

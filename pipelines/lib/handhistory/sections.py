@@ -85,7 +85,7 @@ def mark_lines(lines: pl.DataFrame) -> pl.DataFrame:
     # the per-hand line index, the forward-filled sections and the hand ends
     # of the kept lines are those of the kept lines alone. The raw text stays
     # in ``lines`` and is only gathered for quarantined hands.
-    lines = lines.with_columns(t=pl.col("raw").str.strip_chars())
+    lines = _unglue(lines).with_columns(t=pl.col("raw").str.strip_chars())
     lines = _headers(lines)
     lines = (
         lines.lazy()
@@ -102,6 +102,31 @@ def mark_lines(lines: pl.DataFrame) -> pl.DataFrame:
         .collect()
     )
     return lines
+
+
+# A hand header glued to the end of a line (a hand cut short and the next one written straight after it): the whole
+# header, with its date, to the line's end.
+GLUED_HEADER_RE = (r".(PokerStars (?:Hand|Game) #\d+: [^\n]* - \d{4}/\d{1,2}/\d{1,2} \d{1,2}:\d{2}:\d{2}"
+                   r"(?: [A-Z]+)?(?: \[[^\]]*\])?)\s*$")
+
+
+def _unglue(lines: pl.DataFrame) -> pl.DataFrame:
+    """``lines`` (:func:`lines_frame`) with a hand header glued to the end of a line, and followed by a table line
+    (``Table '``), cut off into a line of its own (with the same line number): the hand before it, cut short, is
+    then quarantined as truncated, and the glued hand is read."""
+    raw = pl.col("raw")
+    glued = raw.str.contains("PokerStars ", literal=True) & ~raw.str.starts_with("PokerStars ")
+    if not lines.select(glued.any()).item():
+        return lines
+    at = raw.str.find(GLUED_HEADER_RE)
+    cut = (pl.when(glued & raw.shift(-1).str.strip_chars_start().str.starts_with("Table '")
+                   & (pl.col("fidx") == pl.col("fidx").shift(-1))).then(at + 1))
+    lines = lines.with_columns(_cut=cut)
+    if lines.get_column("_cut").null_count() == lines.height:
+        return lines.drop("_cut")
+    return lines.with_columns(raw=pl.when(pl.col("_cut").is_not_null()).then(pl.concat_list(
+        raw.str.slice(0, pl.col("_cut")), raw.str.slice(pl.col("_cut")))).otherwise(pl.concat_list(raw))
+    ).explode("raw").drop("_cut")
 
 
 def _headers(lines: pl.DataFrame) -> pl.DataFrame:

@@ -130,6 +130,14 @@ def test_parser_reads_hostile_names_back_field_by_field(names, seed, tournament)
     pytest.param(["PokerStars Hand #1: amy", "bob"], 0, False, id="header-prefix: the name's lines started a new hand"),
     pytest.param(['amy said, "', "bob"], 6, True, id="said-suffix: 'bob wins the bounty for eliminating amy said, \"' "
                  "was read as chat: the bounty was lost"),
+    pytest.param(["Uncalled betmTcj7K9L\U0001F468\u200d\U0001F469\u200d\U0001F467RPokerStars Han", "]", "folds  "], 1487, True,
+                 id="trailing-spaces-bounty: 'wins the $5 bounty for eliminating folds  ' named 'folds'"),
+    pytest.param(["etUncalled bet)9g", "*** SUMMARY ***\u00a0mpJZaT5sOxhs(button)\u0418\u0433\u0440\u043e",
+                  "PokerStars Hand #1:   eTJ_m6NIsz-raisesr", "RMwRjwins the*** FLOP ***nCUncalled bet ",
+                  "calls\u0418\u0433\u0440\u043e\u043a]"], 118, False,
+                 id="summary-prefix: a line of '*** SUMMARY ***...' let a 'PokerStars Hand #1:' line start a hand"),
+    pytest.param(["bob", "amy' said, \"", "cat"], 3, False,
+                 id="said-suffix-chat: 'amy' said, \" said, \"amy' said, \": gg\"': the speaker was misread"),
 ])
 def test_names_the_parser_once_misread(names, seed, tournament):
     """Shapes the property test found misread (each failed before the parser learnt them); now read back."""

@@ -6,7 +6,7 @@ import polars as pl
 
 from . import lines as G
 from .checks import unknown_lines, unparsed
-from .names import Names, known
+from .names import Names, chat_speakers, known
 
 
 def _field(c: str, i: int) -> pl.Expr:
@@ -37,6 +37,8 @@ def read_other_lines(rest_lines: pl.DataFrame, by_kind, sit_outs: pl.DataFrame, 
     unknown = unknown_lines(rest_lines.filter(pl.col("rkind") == "unknown"), names, issues)
     collections = _collections(sub, names, issues)
     finishes, bounties = _tournament_lines(sub)
+    for col in ("winner", "eliminated"):  # (a name ending in spaces: the line's own were stripped)
+        bounties = known(bounties, names, col, "_k").drop("_k", "_k_seat")
     events = _table_events(by_kind, event_lines, rest_lines, sub, sit_outs, names)
     return unknown, collections, finishes, bounties, events
 
@@ -149,18 +151,7 @@ def _table_events(by_kind, event_lines: pl.DataFrame, rest_lines: pl.DataFrame, 
     # table events
     # chat: the speaker is the shortest prefix before ' said, "' unless only the
     # longest one is a seated name (a name that itself contains ' said, "')
-    chat = by_kind("chat").with_columns(
-        g=t.str.extract_groups(G.CHAT_RE), g2=t.str.extract_groups(r'^(.+) said, "(.*)"$'))
-    chat = chat.with_columns(player=pl.col("g").struct.field("1"))
-    chat = known(chat, names, "player", "k1").with_columns(player=pl.col("g2").struct.field("1"))
-    chat = known(chat, names, "player", "k2")
-    use2 = ~pl.col("k1") & pl.col("k2")
-    chat = chat.select(
-        "hid", "ln",
-        player=pl.when(use2).then(pl.col("g2").struct.field("1")).otherwise(pl.col("g").struct.field("1")),
-        event=pl.lit("chat"),
-        detail=pl.when(use2).then(pl.col("g2").struct.field("2")).otherwise(pl.col("g").struct.field("2")),
-    )
+    chat = chat_speakers(by_kind("chat"), names).select("hid", "ln", "player", event=pl.lit("chat"), detail="detail")
     events = pl.concat([
         chat,
         event_lines.select("hid", "ln", player=pl.col("ev_name"), event=pl.col("ev_kind"), detail=pl.col("ev_detail")),

@@ -10,7 +10,7 @@ import polars as pl
 from . import lines as G
 from .frames import CLASSED_LINE_SCHEMA, KIND, SECTION, SECTION_NAMES, g_cumsum, g_index, starts
 from .header import GAME_RE, parse_headers
-from .names import Names, known
+from .names import Names, chat_speakers
 from .tables import QUARANTINE_SCHEMA, as_quarantine, empty
 
 SUMMARY_GOES_ON_RE = r"^(?:Total pot|Board \[|Seat \d+: |Hand was run|(?:FIRST|SECOND|THIRD) Board \[)"
@@ -149,7 +149,7 @@ def _headers(lines: pl.DataFrame) -> pl.DataFrame:
     n = lines.height
     fidx, tt = lines.get_column("fidx"), lines.get_column("t")
     prev_i, next_i = (at - 1).clip(lower_bound=0), (at + 1).clip(upper_bound=n - 1)
-    is_summary = tt.str.starts_with("*** SUMMARY ***")
+    is_summary = tt.str.contains(r"^\*\*\* ?SUMMARY ?\*\*\*$")  # (the marker alone: a name may begin so)
     seen = is_summary.cast(pl.Int32).cum_sum()
     seen_at = seen.gather(at)
     first_of_file = (at == 0) | (fidx.gather(prev_i) != fidx.gather(at))
@@ -310,16 +310,13 @@ _ENDS_WITH_A_NAME = "|".join(f"(?:{p})" for p in (G.UNCALLED_RE, G.BOUNTY_RE, G.
 def reclassify_chat(by_kind, names: Names):
     """``by_kind`` (:func:`classify`) with the chat lines that no seated player says and that read as a line of
     another kind (``bob wins the $5 bounty for eliminating amy said, "``: the eliminated player's name ends so)
-    moved to that kind (``uncalled``, else ``x``): a chat line's speaker is a seated name, the shortest or the
-    longest prefix before ``' said, "'``. Other chat lines stay chat (an observer's words are kept as chat)."""
+    moved to that kind (``uncalled``, else ``x``): a chat line's speaker is a seated name, a
+    prefix before a ``' said, "'`` (:func:`.names.chat_speakers`). Other chat lines stay chat (an observer's words
+    are kept as chat)."""
     chat = by_kind("chat")
     if chat.height == 0:
         return by_kind
-    t = pl.col("t")
-    said = chat.select("hid", short=t.str.extract(G.CHAT_RE, 1), long=t.str.extract(r'^(.+) said, "(.*)"$', 1))
-    k1 = known(said, names, "short", "k1").get_column("k1")
-    k2 = known(said, names, "long", "k2").get_column("k2")
-    move = ~k1 & ~k2 & chat.get_column("t").str.contains(_ENDS_WITH_A_NAME)
+    move = ~chat_speakers(chat, names).get_column("known") & chat.get_column("t").str.contains(_ENDS_WITH_A_NAME)
     if not move.any():
         return by_kind
     moved = chat.filter(move)

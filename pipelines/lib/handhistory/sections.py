@@ -113,20 +113,28 @@ GLUED_HEADER_RE = (r".(PokerStars (?:Hand|Game) #\d+: [^\n]* - \d{4}/\d{1,2}/\d{
 def _unglue(lines: pl.DataFrame) -> pl.DataFrame:
     """``lines`` (:func:`lines_frame`) with a hand header glued to the end of a line, and followed by a table line
     (``Table '``), cut off into a line of its own (with the same line number): the hand before it, cut short, is
-    then quarantined as truncated, and the glued hand is read."""
-    raw = pl.col("raw")
-    glued = raw.str.contains("PokerStars ", literal=True) & ~raw.str.starts_with("PokerStars ")
-    if not lines.select(glued.any()).item():
+    then quarantined as truncated, and the glued hand is read. (Literal tests over every line; the pattern only
+    on the few lines holding ``PokerStars `` not at their start.)"""
+    raw = lines.get_column("raw")
+    at = (raw.str.contains("PokerStars ", literal=True) & ~raw.str.starts_with("PokerStars ")).arg_true()
+    if at.len() == 0:
         return lines
-    at = raw.str.find(GLUED_HEADER_RE)
-    cut = (pl.when(glued & raw.shift(-1).str.strip_chars_start().str.starts_with("Table '")
-                   & (pl.col("fidx") == pl.col("fidx").shift(-1))).then(at + 1))
-    lines = lines.with_columns(_cut=cut)
-    if lines.get_column("_cut").null_count() == lines.height:
-        return lines.drop("_cut")
-    return lines.with_columns(raw=pl.when(pl.col("_cut").is_not_null()).then(pl.concat_list(
-        raw.str.slice(0, pl.col("_cut")), raw.str.slice(pl.col("_cut")))).otherwise(pl.concat_list(raw))
-    ).explode("raw").drop("_cut")
+    nxt = (at + 1).clip(upper_bound=lines.height - 1)
+    fidx = lines.get_column("fidx")
+    cut = pl.select(pl.when((nxt != at) & (fidx.gather(nxt) == fidx.gather(at))
+                            & raw.gather(nxt).str.strip_chars_start().str.starts_with("Table '"))
+                    .then(raw.gather(at).str.find(GLUED_HEADER_RE) + 1)).to_series()
+    at, cut = at.filter(cut.is_not_null()), cut.drop_nulls()
+    if at.len() == 0:
+        return lines
+    # (the frame is cut around the few glued lines and put back together: no pass over the other lines)
+    parts, prev = [], 0
+    for i, c in zip(at.to_list(), cut.to_list()):
+        row = lines.slice(i, 1)
+        text = row.get_column("raw")[0]
+        parts += [lines.slice(prev, i - prev), pl.concat([row, row]).with_columns(raw=pl.Series([text[:c], text[c:]]))]
+        prev = i + 1
+    return pl.concat([*parts, lines.slice(prev)])
 
 
 def _headers(lines: pl.DataFrame) -> pl.DataFrame:
@@ -149,7 +157,7 @@ def _headers(lines: pl.DataFrame) -> pl.DataFrame:
     n = lines.height
     fidx, tt = lines.get_column("fidx"), lines.get_column("t")
     prev_i, next_i = (at - 1).clip(lower_bound=0), (at + 1).clip(upper_bound=n - 1)
-    is_summary = tt.str.contains(r"^\*\*\* ?SUMMARY ?\*\*\*$")  # (the marker alone: a name may begin so)
+    is_summary = tt == "*** SUMMARY ***"  # (the marker alone: a name may begin so)
     seen = is_summary.cast(pl.Int32).cum_sum()
     seen_at = seen.gather(at)
     first_of_file = (at == 0) | (fidx.gather(prev_i) != fidx.gather(at))

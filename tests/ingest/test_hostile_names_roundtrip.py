@@ -138,6 +138,8 @@ def test_parser_reads_hostile_names_back_field_by_field(names, seed, tournament)
                  id="summary-prefix: a line of '*** SUMMARY ***...' let a 'PokerStars Hand #1:' line start a hand"),
     pytest.param(["bob", "amy' said, \"", "cat"], 3, False,
                  id="said-suffix-chat: 'amy' said, \" said, \"amy' said, \": gg\"': the speaker was misread"),
+    pytest.param(["xEa4Hx9MVsaid,\\\\kbSVXQJ", ": shows"], 124, False,
+                 id="colon-prefix: ': shows collected $0.20 from pot' was dropped (read as a verb line, no verb)"),
 ])
 def test_names_the_parser_once_misread(names, seed, tournament):
     """Shapes the property test found misread (each failed before the parser learnt them); now read back."""

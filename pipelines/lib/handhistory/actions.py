@@ -122,7 +122,8 @@ def split_verb_lines(by_kind, dealt_other: pl.DataFrame, names: Names,
         verbs = verbs.with_columns(verbs.get_column(c).scatter(slow_i, looked_up.get_column(c)) for c in ("known", "known_seat"))
     # "NAME: sits out" may come from a player not in the seat list
     sit_outs = verbs.filter(pl.col("verb").is_in(["sits out", "is sitting out"]))
-    verbs = verbs.filter(~pl.col("verb").is_in(["sits out", "is sitting out"]))
+    # (a line the greedy pattern does not read has no verb: it is kept, for the other patterns)
+    verbs = verbs.filter(~pl.col("verb").is_in(["sits out", "is sitting out"]).fill_null(False))
     # A verb line whose name is not seated may be another kind of line by a
     # player whose name contains ": <verb>"; it goes on to the other patterns.
     rest_lines = pl.concat([rest_lines, verbs.filter(~pl.col("known")).select(rest_lines.columns)], how="vertical").sort("hid", "ln")

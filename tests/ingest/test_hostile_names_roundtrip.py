@@ -140,6 +140,9 @@ def test_parser_reads_hostile_names_back_field_by_field(names, seed, tournament)
                  id="said-suffix-chat: 'amy' said, \" said, \"amy' said, \": gg\"': the speaker was misread"),
     pytest.param(["xEa4Hx9MVsaid,\\\\kbSVXQJ", ": shows"], 124, False,
                  id="colon-prefix: ': shows collected $0.20 from pot' was dropped (read as a verb line, no verb)"),
+    pytest.param(["5V5IxSeat 3: is sitting out", "<(button)ruAbtUel*** FLOP ***collected", "HEwzXNy97g",
+                  "7Bss6WbGaPv&:(button)NY"], 21940, False,
+                 id="sitting-out-suffix: 'x: is sitting out is connected' was read as 'x' sitting out"),
 ])
 def test_names_the_parser_once_misread(names, seed, tournament):
     """Shapes the property test found misread (each failed before the parser learnt them); now read back."""

@@ -4,8 +4,10 @@ Method
 ------
 1. All lines of a batch (one or many decoded files) go into one frame
    ``(file, line number, text)``. A line matching the header pattern starts a
-   hand; hands are numbered by a cumulative sum over header matches, and a line
-   belongs to the hand of the last header *of the same file*.
+   hand when it stands at a hand boundary (``sections._headers``: a player's
+   line may begin with a name such as ``PokerStars Hand #1``); hands are
+   numbered by a cumulative sum over headers, and a line belongs to the hand
+   of the last header *of the same file*.
 2. Section markers (``*** HOLE CARDS ***``, ``*** FLOP ***`` ... ``*** SUMMARY
    ***``) are forward-filled to give each line its street; the first blank line
    after the summary ends the hand (text after it and before the next header is

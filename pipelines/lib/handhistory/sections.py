@@ -149,7 +149,6 @@ def _headers(lines: pl.DataFrame) -> pl.DataFrame:
     A header broken over two lines (the game, level and date on the next line: ``PokerStars Hand #1: Tournament
     #2, $1.29+$0.21 USD`` then ``Hold'em No Limit - Level I (10/20) - 2020/03/23 ...``) is read joined: the
     header's ``t`` takes the next line's text and that line's ``t`` is emptied (its raw text stays)."""
-    t = pl.col("t")
     cand = lines.get_column("t").str.contains(G.HEADER_RE)
     at = cand.arg_true().cast(pl.Int64)
     if at.len() == 0:

@@ -21,14 +21,16 @@ Method
    count as duplicates).  A file left untouched for ``ABANDONED_SECONDS`` (a
    day) is not growing whatever its end: an unfinished last hand is then
    quarantined as truncated.  An unreadable file is logged ``failed`` and
-   quarantined as input kind ``file``.
+   quarantined as input kind ``file``; a file that is no longer the one
+   discovered (a link planted since: :mod:`pipelines.lib.landing_read`) is
+   logged ``refused``, never read.
 4. **Load** with :func:`pipelines.lib.warehouse.load`: one transaction for
    the whole run.
 
 Files are read in chunks of about 24 MB: a chunk's hand texts go through the
-parser in one vectorised pass (a file larger than a chunk is parsed in pieces
-of about 24 MB cut at hand headers, with its own line numbers, so one huge
-file costs no more parser memory than a chunk); with several chunks a process pool parses the
+parser in one vectorised pass (a file larger than a chunk is read from disk
+and parsed in pieces of about 24 MB cut at hand headers, with its own line
+numbers, so one huge file, or one huge line, costs no more memory than a chunk); with several chunks a process pool parses the
 next chunks while the current one is loaded. Every chunk's new rows are
 staged as Parquet files (the bulk of its child rows written by the process
 that parsed it, ``Batch.spill``) and inserted once per table just before the run's

@@ -63,7 +63,8 @@ from pipelines.lib.errors import RailbirdError
 from pipelines.lib.handhistory import decode_bytes, file_name, parse_pool
 from pipelines.lib.handhistory import parse_texts as _parse_texts
 from pipelines.lib.handhistory.parse import QUARANTINE_RAW_CHARS
-from pipelines.lib.landing_read import Refused, hand_pieces, open_landing, read_whole, sha256_of
+from pipelines.lib.landing_read import (Refused, hand_pieces, open_landing, read_whole, refused_row, sha256_of,
+                                        unreadable_row)
 
 GROWING_SECONDS = 120
 # A client writes each hand whole when it ends; a file untouched for a day whose last hand still has no summary was
@@ -229,29 +230,6 @@ def _parser_error(source_file: str, text: str, exc: Exception) -> dict:
             "detail": f"{type(exc).__name__}: {exc}"[:1000], "raw": text[:QUARANTINE_RAW_CHARS]}
 
 
-def _refused(link: Path, detail: str | None = None) -> dict:
-    """The quarantine row of a link out of the landing folder (its target is named, never opened), or with
-    ``detail`` of a file refused as it was opened (:class:`landing_read.Refused`)."""
-    if detail is None:
-        try:
-            target = file_name(os.readlink(link))
-        except OSError as exc:
-            target = f"(unreadable link: {type(exc).__name__})"
-        detail = f"a symbolic link to {target}: not followed, not read"
-        reason = "link out of the landing folder"
-    else:
-        reason = "changed after discovery"
-    return {"source_file": file_name(link), "position": 0, "input_kind": "file", "hand_id": None,
-            "reason": reason, "detail": detail, "raw": ""}
-
-
-def _unreadable(info: FileInfo, exc: BaseException) -> dict:
-    if isinstance(exc, Refused):
-        return _refused(info.path, f"{exc}")
-    return {"source_file": file_name(info.path), "position": 0, "input_kind": "file", "hand_id": None,
-            "reason": "unreadable", "detail": f"{type(exc).__name__}: {exc}", "raw": ""}
-
-
 def _parse_or_quarantine(batch: wh.Batch, texts: list[str], names: list[str], offsets: list[int], chunk_bytes: int,
                          fail_q: list[dict], failed: set[str]) -> None:
     """Parse ``texts`` into ``batch``; when the parser fails, each text alone, and the ones that still fail are
@@ -288,7 +266,7 @@ def _read_hands(info: FileInfo, batch: wh.Batch, small: tuple[list, list], growi
             else:
                 _parse_or_quarantine(batch, [text], [name], [before], chunk_bytes, fail_q, failed)
     except (OSError, Refused) as exc:
-        fail_q.append(_unreadable(info, exc))
+        fail_q.append(unreadable_row(info.path, exc))
         return "refused" if isinstance(exc, Refused) else "failed"
     return status
 
@@ -311,7 +289,7 @@ def _read_chunk(files: list[FileInfo], growing_seconds: float, now: float,
             try:
                 text = decode_bytes(read_whole(info))
             except (OSError, Refused) as exc:
-                fail_q.append(_unreadable(info, exc))
+                fail_q.append(unreadable_row(info.path, exc))
                 status, text = ("refused" if isinstance(exc, Refused) else "failed"), None
             if text is not None:
                 if info.kind == "events" and (now - info.mtime_epoch) < growing_seconds:
@@ -326,7 +304,7 @@ def _read_chunk(files: list[FileInfo], growing_seconds: float, now: float,
                     fail_q.append(_parser_error(file_name(info.path), text, exc))
         elif info.kind == "refused":
             status = "refused"
-            fail_q.append(_refused(info.path))
+            fail_q.append(refused_row(info.path))
         elif info.sha256 is None:
             try:
                 with open_landing(info.path, info.dev, info.ino) as fh:

@@ -180,6 +180,26 @@ def hand_pieces(info, chunk_bytes: int) -> Iterator[tuple[str, int, bool]]:
             yield decode_bytes(pending[0]), pending[1], True
 
 
+def refused_row(link, detail: str | None = None) -> dict:
+    """The quarantine row of a link out of the landing folder (its target is named, never opened), or with
+    ``detail`` of a file refused as it was opened (:class:`Refused`)."""
+    if detail is None:
+        detail = f"a symbolic link to {_target(link)}: not followed, not read"
+        reason = "link out of the landing folder"
+    else:
+        reason = "changed after discovery"
+    return {"source_file": file_name(link), "position": 0, "input_kind": "file", "hand_id": None,
+            "reason": reason, "detail": detail, "raw": ""}
+
+
+def unreadable_row(path, exc: BaseException) -> dict:
+    """The quarantine row of a file that could not be read (``OSError``) or was refused at open (:class:`Refused`)."""
+    if isinstance(exc, Refused):
+        return refused_row(path, f"{exc}")
+    return {"source_file": file_name(path), "position": 0, "input_kind": "file", "hand_id": None,
+            "reason": "unreadable", "detail": f"{type(exc).__name__}: {exc}", "raw": ""}
+
+
 def sha256_of(fh: BinaryIO) -> str:
     """The SHA-256 of the rest of ``fh``, read in blocks."""
     h = hashlib.sha256()

@@ -14,7 +14,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = Path(os.environ.get("RAILBIRD_CORPORA") or ROOT.parent / "shared" / "corpora") / "pokerstars"
-HEADER = re.compile(r"^(PokerStars (?:[A-Za-z]+ )*?(?:Hand|Game) #)(\d+)", re.M)
+# a header at a line start, or glued to the end of a line (a hand cut short) and followed by its table line
+HEADER = re.compile(r"(?:^|(?<=[^\n])(?=PokerStars (?:Hand|Game) #\d+: [^\n]* - \d{4}/[^\n]*\n[ \t]*Table '))"
+                    r"(PokerStars (?:[A-Za-z]+ )*?(?:Hand|Game) #)(\d+)", re.M)
 
 
 def replicate(folder: Path, want: int) -> tuple[list[Path], int]:

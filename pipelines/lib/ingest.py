@@ -21,14 +21,16 @@ Method
    count as duplicates).  A file left untouched for ``ABANDONED_SECONDS`` (a
    day) is not growing whatever its end: an unfinished last hand is then
    quarantined as truncated.  An unreadable file is logged ``failed`` and
-   quarantined as input kind ``file``.
+   quarantined as input kind ``file``; a file that is no longer the one
+   discovered (a link planted since: :mod:`pipelines.lib.landing_read`) is
+   logged ``refused``, never read.
 4. **Load** with :func:`pipelines.lib.warehouse.load`: one transaction for
    the whole run.
 
 Files are read in chunks of about 24 MB: a chunk's hand texts go through the
-parser in one vectorised pass (a file larger than a chunk is parsed in pieces
-of about 24 MB cut at hand headers, with its own line numbers, so one huge
-file costs no more parser memory than a chunk); with several chunks a process pool parses the
+parser in one vectorised pass (a file larger than a chunk is read from disk
+and parsed in pieces of about 24 MB cut at hand headers, with its own line
+numbers, so one huge file, or one huge line, costs no more memory than a chunk); with several chunks a process pool parses the
 next chunks while the current one is loaded. Every chunk's new rows are
 staged as Parquet files (the bulk of its child rows written by the process
 that parsed it, ``Batch.spill``) and inserted once per table just before the run's
@@ -61,6 +63,8 @@ from pipelines.lib.errors import RailbirdError
 from pipelines.lib.handhistory import decode_bytes, file_name, parse_pool
 from pipelines.lib.handhistory import parse_texts as _parse_texts
 from pipelines.lib.handhistory.parse import QUARANTINE_RAW_CHARS
+from pipelines.lib.landing_read import (Refused, hand_pieces, open_landing, read_whole, refused_row, sha256_of,
+                                        unreadable_row)
 
 GROWING_SECONDS = 120
 # A client writes each hand whole when it ends; a file untouched for a day whose last hand still has no summary was
@@ -122,14 +126,6 @@ def discover(paths: Iterable[str | os.PathLike]) -> list[Path]:
     return sorted(dict.fromkeys(out))
 
 
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
-
-
 def _mtime(st: os.stat_result) -> _dt.datetime:
     return _dt.datetime(1970, 1, 1) + _dt.timedelta(microseconds=st.st_mtime_ns // 1000)
 
@@ -142,6 +138,8 @@ class FileInfo:
     mtime: _dt.datetime
     mtime_epoch: float
     sha256: str | None = None
+    dev: int | None = None  # (device and inode at discovery: the file read must be this one, see landing_read)
+    ino: int | None = None
 
 
 def known_files(con: duckdb.DuckDBPyConnection | None) -> dict[str, tuple]:
@@ -166,7 +164,7 @@ def changed_files(paths: Iterable[Path], known: dict[str, tuple]) -> tuple[list[
         except OSError:
             todo.append(FileInfo(path, kind, -1, _dt.datetime(1970, 1, 1), 0.0))
             continue
-        info = FileInfo(path, kind, st.st_size, _mtime(st), st.st_mtime)
+        info = FileInfo(path, kind, st.st_size, _mtime(st), st.st_mtime, dev=st.st_dev, ino=st.st_ino)
         prev = known.get(file_name(path))
         if kind == "refused":
             if not (prev and prev[3] == "refused" and prev[0] == info.size and prev[1] == info.mtime):
@@ -176,8 +174,9 @@ def changed_files(paths: Iterable[Path], known: dict[str, tuple]) -> tuple[list[
             continue
         if prev and prev[3] in ("done", "ignored") and prev[0] == info.size and prev[1] == info.mtime:
             try:
-                info.sha256 = _sha256(path)
-            except OSError:
+                with open_landing(path, info.dev, info.ino) as fh:
+                    info.sha256 = sha256_of(fh)
+            except (OSError, Refused):  # (read, and refused or logged failed, with the changed files)
                 pass
             if info.sha256 == prev[2]:
                 skipped += 1
@@ -231,85 +230,96 @@ def _parser_error(source_file: str, text: str, exc: Exception) -> dict:
             "detail": f"{type(exc).__name__}: {exc}"[:1000], "raw": text[:QUARANTINE_RAW_CHARS]}
 
 
-def _refused(link: Path) -> dict:
-    """The quarantine row of a link out of the landing folder (its target is named, never opened)."""
+def _parse_or_quarantine(batch: wh.Batch, texts: list[str], names: list[str], offsets: list[int], chunk_bytes: int,
+                         fail_q: list[dict], failed: set[str]) -> None:
+    """Parse ``texts`` into ``batch``; when the parser fails, each text alone, and the ones that still fail are
+    quarantined whole (``parser error``) and their files named in ``failed`` (logged failed: read again next run,
+    when a fixed parser may take them). A file the parser cannot take must not cost the others their night."""
     try:
-        target = file_name(os.readlink(link))
-    except OSError as exc:
-        target = f"(unreadable link: {type(exc).__name__})"
-    return {"source_file": file_name(link), "position": 0, "input_kind": "file", "hand_id": None,
-            "reason": "link out of the landing folder", "detail": f"a symbolic link to {target}: not followed, not read",
-            "raw": ""}
+        batch.extend(_parsed_to_batch(_parse_texts(texts, names, chunk_bytes, offsets)))
+    except Exception:  # noqa: BLE001
+        for text, name, off in zip(texts, names, offsets):
+            try:
+                batch.extend(_parsed_to_batch(_parse_texts([text], [name], chunk_bytes, [off])))
+            except Exception as exc:  # noqa: BLE001
+                fail_q.append(_parser_error(name, text, exc))
+                failed.add(name)
+
+
+def _read_hands(info: FileInfo, batch: wh.Batch, small: tuple[list, list], growing_seconds: float, now: float,
+                chunk_bytes: int, fail_q: list[dict], failed: set[str]) -> str:
+    """Read one hand file: a small file's text (growing check done) is added to ``small`` (texts, names) to be
+    parsed with the chunk's other small files; a large one is parsed piece by piece into ``batch`` as it is read.
+    Returns the file's status (``done``, ``growing``, ``failed``, ``refused``)."""
+    age = now - info.mtime_epoch
+    name, status = file_name(info.path), "done"
+    try:
+        for text, before, last in hand_pieces(info, chunk_bytes):
+            if last:  # (only the last piece can hold an unfinished last hand: pieces end before a header)
+                text, growing = complete_part(text, age < growing_seconds, age >= ABANDONED_SECONDS)
+                status = "growing" if growing else status
+            if not text.strip():
+                continue
+            if before == 0 and last:
+                small[0].append(text)
+                small[1].append(name)
+            else:
+                _parse_or_quarantine(batch, [text], [name], [before], chunk_bytes, fail_q, failed)
+    except (OSError, Refused) as exc:
+        fail_q.append(unreadable_row(info.path, exc))
+        return "refused" if isinstance(exc, Refused) else "failed"
+    return status
 
 
 def _read_chunk(files: list[FileInfo], growing_seconds: float, now: float,
                 chunk_bytes: int = PARSE_BATCH_BYTES, spill_dir: str | None = None) -> wh.Batch:
     """Read one chunk of files (decode, growing check, parse in one batch) into a Batch with its log rows;
     with ``spill_dir``, the bulk of its child rows are written there as the load's stage files (``Batch.spill``)."""
-    texts: list[str] = []
-    names: list[str] = []
+    small: tuple[list[str], list[str]] = ([], [])
     parts: list[wh.Batch] = []
     log: list[dict] = []
     fail_q: list[dict] = []
+    failed: set[str] = set()
+    batch = wh.Batch()
     for info in files:
         status = "done" if info.kind not in ("ignored", "labels") else "ignored"
-        if info.kind in ("hands", "events", "accounts"):
+        if info.kind == "hands":
+            status = _read_hands(info, batch, small, growing_seconds, now, chunk_bytes, fail_q, failed)
+        elif info.kind in ("events", "accounts"):
             try:
-                data = info.path.read_bytes()
-            except OSError as exc:
-                status = "failed"
-                fail_q.append({"source_file": file_name(info.path), "position": 0, "input_kind": "file", "hand_id": None,
-                               "reason": "unreadable", "detail": f"{type(exc).__name__}: {exc}", "raw": ""})
-                data = None
-            if data is not None:
-                info.sha256 = hashlib.sha256(data).hexdigest()
-                info.size = len(data)
-                if info.kind == "hands":
-                    age = now - info.mtime_epoch
-                    text, growing = complete_part(decode_bytes(data), age < growing_seconds, age >= ABANDONED_SECONDS)
-                    if growing:
-                        status = "growing"
-                    if text.strip():
-                        texts.append(text)
-                        names.append(file_name(info.path))
-                else:
-                    text = decode_bytes(data)
-                    if info.kind == "events" and (now - info.mtime_epoch) < growing_seconds:
-                        status = "growing"
-                        if not text.endswith("\n"):  # a line still being written: read it next time
-                            text = text[: text.rfind("\n") + 1]
-                    parse = _events.parse_events_text if info.kind == "events" else _events.parse_accounts_text
-                    try:
-                        parts.append(parse(text, file_name(info.path)))
-                    except Exception as exc:  # noqa: BLE001 - one file must not stop the night
-                        status = "failed"
-                        fail_q.append(_parser_error(file_name(info.path), text, exc))
+                text = decode_bytes(read_whole(info))
+            except (OSError, Refused) as exc:
+                fail_q.append(unreadable_row(info.path, exc))
+                status, text = ("refused" if isinstance(exc, Refused) else "failed"), None
+            if text is not None:
+                if info.kind == "events" and (now - info.mtime_epoch) < growing_seconds:
+                    status = "growing"
+                    if not text.endswith("\n"):  # a line still being written: read it next time
+                        text = text[: text.rfind("\n") + 1]
+                parse = _events.parse_events_text if info.kind == "events" else _events.parse_accounts_text
+                try:
+                    parts.append(parse(text, file_name(info.path)))
+                except Exception as exc:  # noqa: BLE001 - one file must not stop the night
+                    status = "failed"
+                    fail_q.append(_parser_error(file_name(info.path), text, exc))
         elif info.kind == "refused":
             status = "refused"
-            fail_q.append(_refused(info.path))
+            fail_q.append(refused_row(info.path))
         elif info.sha256 is None:
             try:
-                info.sha256 = _sha256(info.path)
-            except OSError:
+                with open_landing(info.path, info.dev, info.ino) as fh:
+                    info.sha256 = sha256_of(fh)
+            except (OSError, Refused):
                 pass
         log.append({"source_file": file_name(info.path), "file_kind": info.kind, "size_bytes": info.size if info.size >= 0 else None,
                     "mtime": info.mtime, "sha256": info.sha256, "status": status})
-        data = text = None  # (a file's bytes are not kept while the chunk is parsed)
-    batch = wh.Batch()
-    if texts:
-        # decode_bytes already normalised line ends and BOMs; a file larger than
-        # the chunk is parsed in pieces cut at hand headers
-        try:
-            batch.extend(_parsed_to_batch(_parse_texts(texts, names, chunk_bytes)))
-        except Exception:  # noqa: BLE001 - a file the parser cannot take must not cost the others their night:
-            # each file alone, and the ones that still fail are quarantined whole and logged failed (read again
-            # next run, when a fixed parser may take them)
-            for text, name in zip(texts, names):
-                try:
-                    batch.extend(_parsed_to_batch(_parse_texts([text], [name], chunk_bytes)))
-                except Exception as exc:  # noqa: BLE001
-                    fail_q.append(_parser_error(name, text, exc))
-                    next(row for row in log if row["source_file"] == name)["status"] = "failed"
+        text = None  # (a file's text is not kept while the chunk is parsed)
+    if small[0]:
+        # decode_bytes already normalised line ends and BOMs
+        _parse_or_quarantine(batch, small[0], small[1], [0] * len(small[0]), chunk_bytes, fail_q, failed)
+    for row in log:
+        if row["source_file"] in failed:
+            row["status"] = "failed"
     for part in parts:
         batch.extend(part)
     batch.files = pl.DataFrame(log, schema=FILES_SCHEMA) if log else pl.DataFrame(schema=FILES_SCHEMA)

@@ -2,9 +2,11 @@
 range, symbolic links out of the landing folder. Fixtures: real hands of the corpus, written to a temporary folder."""
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 
+import polars as pl
 import pytest
 
 from pipelines.lib import ingest
@@ -128,3 +130,72 @@ def test_text_without_hands_is_cut_in_pieces_of_bounded_size(real_hands):
     assert q["detail"].str.extract(r"^(\d+) line").cast(int).sum() == 24_000
     first = text.split("\n")
     assert all(first[p - 1].startswith("junk line") for p in q["position"])
+
+
+@pytest.mark.parametrize("swap", ["file", "folder"])
+def test_a_link_planted_between_discovery_and_read_is_refused_and_logged(tmp_path, real_hands, monkeypatch, swap):
+    """A landing file swapped for a link out of the folder after discovery (the seam: ``changed_files``, which
+    runs between discovery and the read) is not read: logged refused, quarantined with the reason, nothing of its
+    target stored. ``folder``: the file's folder is swapped for a link to a folder holding a file of that name."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "a.txt").write_text(SECRET + "\n" + _file(real_hands[:1]).replace("PokerStars Hand #", "PokerStars Hand #9"),
+                                   encoding="utf-8")
+    land = tmp_path / "landing"
+    (land / "sub").mkdir(parents=True)
+    (land / "sub" / "a.txt").write_text(_file(real_hands[:2]), encoding="utf-8")
+    (land / "b.txt").write_text(_file(real_hands[2:4]), encoding="utf-8")
+    real_changed = ingest.changed_files
+
+    def changed_then_swapped(paths, known):
+        out = real_changed(paths, known)
+        if swap == "file":
+            (land / "sub" / "a.txt").unlink()
+            os.symlink(outside / "a.txt", land / "sub" / "a.txt")
+        else:
+            (land / "sub").rename(tmp_path / "moved")
+            os.symlink(outside, land / "sub")
+        return out
+
+    monkeypatch.setattr(ingest, "changed_files", changed_then_swapped)
+    t = _ingest([land], tmp_path / "wh.duckdb")
+    log = dict(zip(t["ingest_log"]["source_file"].to_list(), t["ingest_log"]["status"].to_list()))
+    assert log == {str(land / "sub" / "a.txt"): "refused", str(land / "b.txt"): "done"}
+    assert t["hands"].height == 2
+    q = t["quarantine"].row(0, named=True)
+    assert t["quarantine"].height == 1 and q["reason"] == "changed after discovery" and q["raw"] == ""
+    assert ("symbolic link" in q["detail"]) if swap == "file" else ("another file" in q["detail"])
+    for frame in t.values():
+        for col in frame.columns:
+            if str(frame[col].dtype) == "String":
+                assert not frame[col].str.contains("TOP SECRET", literal=True).any(), col
+
+
+def test_a_file_is_read_in_bounded_pieces_and_a_huge_line_is_cut_as_it_is_read(tmp_path, real_hands):
+    """A hand file larger than the chunk is read piece by piece (the same hands, lines and quarantine as read
+    whole), and a line longer than the limit never held whole: replaced as read by one saying so, the rest read."""
+    from pipelines.lib import landing_read
+
+    hands = _file(real_hands)
+    huge = "PokerStars Hand #1: " + "A" * 300_000
+    text = hands + huge + "\n\n" + hands.replace("PokerStars Hand #", "PokerStars Hand #7")
+    f = tmp_path / "big.txt"
+    f.write_bytes(text.encode("utf-8"))
+    with open(f, "rb") as fh:
+        pieces = list(landing_read.read_pieces(fh, 20_000, block_bytes=4096, max_line=50_000))
+    assert max(len(p) for p, _ in pieces) < 2 * 20_000 + 4096
+    assert [n for _, n in pieces] == [sum(p.count(b"\n") for p, _ in pieces[:i]) for i in range(len(pieces))]
+    joined = b"".join(p for p, _ in pieces).decode("utf-8")
+    assert joined == text.replace(huge, "[railbird: a line of 300,020 bytes was not read; it began: "
+                                  + huge[:landing_read.KEPT_CHARS] + "]")
+    st = os.stat(f)
+    info = ingest.FileInfo(f, "hands", st.st_size, ingest._mtime(st), st.st_mtime - 10 ** 6, dev=st.st_dev, ino=st.st_ino)
+    batch = ingest._read_chunk([info], 0, st.st_mtime, chunk_bytes=20_000)
+    whole = parse_texts([joined], [str(f)])
+    assert batch.tables["hands"].sort("hand_id").equals(whole.tables["hands"].sort("hand_id"))
+    assert batch.tables["hands"].height == 2 * len(real_hands)
+    q = batch.quarantine
+    assert q.select("position", "reason").rows() == whole.quarantine.select("position", "reason").rows()
+    # (here within one 4 MB block: cut when decoded, as ``cap_lines`` does, in characters)
+    assert q.filter(pl.col("raw").str.contains(r"a line of 300,020 (?:bytes|characters) was not read")).height == 1
+    assert info.sha256 == hashlib.sha256(text.encode("utf-8")).hexdigest() and info.size == len(text.encode("utf-8"))

@@ -60,20 +60,23 @@ def _pieces(text: str, max_chars: int) -> list[tuple[int, int, int]]:
     return out
 
 
-def parse_texts(texts: list[str], names: list[str], max_chars: int | None = None) -> ParsedHands:
+def parse_texts(texts: list[str], names: list[str], max_chars: int | None = None,
+                line_offsets: list[int] | None = None) -> ParsedHands:
     """Parse decoded texts (``names[i]`` is the source file of ``texts[i]``) in
     vectorised batches of about ``max_chars``: short texts share a batch, a text
     longer than that is cut at hand headers into pieces (line numbers stay
     those of its file), so memory stays bounded by the batch size (default:
-    24 MB)."""
+    24 MB). ``line_offsets[i]``: lines of its file before ``texts[i]`` (a piece of a file; default 0)."""
     max_chars = _BATCH_BYTES if max_chars is None else max_chars
+    line_offsets = [0] * len(texts) if line_offsets is None else line_offsets
     batch: list[str] = []
     batch_names: list[str] = []
     offsets: list[int] = []
     parts: list[ParsedHands] = []
     size = 0
-    for text, name in zip(texts, names):
+    for text, name, off in zip(texts, names, line_offsets):
         for start, end, before in _pieces(text, max_chars):
+            before += off
             piece = text[start:end]
             if batch and size + len(piece) > max_chars:
                 parts.append(_parse_lines(lines_frame(batch, batch_names, offsets), batch_names))

@@ -120,13 +120,17 @@ def split_verb_lines(by_kind, dealt_other: pl.DataFrame, names: Names,
         # and only they are looked up again
         looked_up = known(verbs[slow_i].select("hid", "player"), names, "player", "known")
         verbs = verbs.with_columns(verbs.get_column(c).scatter(slow_i, looked_up.get_column(c)) for c in ("known", "known_seat"))
-    # "NAME: sits out" may come from a player not in the seat list
-    sit_outs = verbs.filter(pl.col("verb").is_in(["sits out", "is sitting out"]))
-    verbs = verbs.filter(~pl.col("verb").is_in(["sits out", "is sitting out"]))
+    # "NAME: sits out" may come from a player not in the seat list (nothing may follow: "x: is sitting out is
+    # connected" is a line of a player named "x: is sitting out")
+    sitting = pl.col("verb").is_in(["sits out", "is sitting out"]).fill_null(False)
+    sit_outs = verbs.filter(sitting & (pl.col("tail") == ""))
+    # (a line the greedy pattern does not read has no verb: it is kept, for the other patterns)
+    verbs = verbs.filter(~(sitting & (pl.col("tail") == "")))
     # A verb line whose name is not seated may be another kind of line by a
     # player whose name contains ": <verb>"; it goes on to the other patterns.
-    rest_lines = pl.concat([rest_lines, verbs.filter(~pl.col("known")).select(rest_lines.columns)], how="vertical").sort("hid", "ln")
-    verbs = verbs.filter(pl.col("known"))
+    other = ~pl.col("known") | sitting
+    rest_lines = pl.concat([rest_lines, verbs.filter(other).select(rest_lines.columns)], how="vertical").sort("hid", "ln")
+    verbs = verbs.filter(~other)
     nonflop = verbs.filter(pl.col("verb").is_in(list(NONFLOP_VERBS)))
     issues.append(unparsed(nonflop, " (draw/stud action)"))
     return verbs, rest_lines, sit_outs

@@ -14,8 +14,10 @@ CLASSED_LINE_SCHEMA = {"hid": pl.Int32, "ln": pl.Int32, "t": pl.String, "sec": S
 
 def cards_or_null(cards: pl.Expr) -> pl.Expr:
     """Cards as written between brackets, or null when the brackets hold no card (``[ ]``, ``[?? ??]``: an export
-    or a research dump that blanks the cards)."""
-    return pl.when(cards.str.contains(r"[2-9TJQKA][cdhs]")).then(cards)
+    or a research dump that blanks the cards) or a card blanked among others (``[XX Qs]``: which cards the player
+    held is then not known)."""
+    return pl.when(cards.str.contains(r"[2-9TJQKA][cdhs]")
+                   & ~cards.str.contains(r"(?:^|\s)(?:[^2-9TJQKA\s]|[2-9TJQKA][^cdhs\s])")).then(cards)
 
 
 # Group-wise running values over frames whose groups are contiguous runs of

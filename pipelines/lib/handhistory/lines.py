@@ -53,10 +53,11 @@ VERB_PREFIX_RE = r"^(" + "|".join(re.escape(v) for v in VERBS) + r")"
 # A verb at the start followed by a space or the end: the rest of a line after
 # ": " that VERB_SUFFIX_RE would match right there.
 VERB_AT_START_RE = r"^(?:" + "|".join(re.escape(v) for v in VERBS) + r")(?: |$)"
-TAIL_SUFFIX_RE = r"(?: and is all-in| and has reached the \S+ cap)?(?: \[[^\]]*\])?$"
+# (" (disconnect)": a converted file's note on a fold or check the client made for a disconnected player)
+TAIL_SUFFIX_RE = r"(?: and is all-in| and has reached the \S+ cap)?(?: \[[^\]]*\])?(?: \(disconnect(?:ed)?\))?$"
 ACTION_TAIL_RE = (
     r"^(?: (" + AMT + r"))?(?: to (" + AMT + r"))?"
-    r"( and is all-in| and has reached the \S+ cap)?(?: \[[^\]]*\])?$"
+    r"( and is all-in| and has reached the \S+ cap)?(?: \[[^\]]*\])?(?: \(disconnect(?:ed)?\))?$"
 )
 # The tails most action lines have ("", " $1.50", " $1 to $3", "... and is all-in"):
 # every tail this matches also matches ACTION_TAIL_RE.
@@ -104,6 +105,8 @@ EVENT_PATTERNS: list[tuple[str, str]] = [
     (r"^(.+) takes the add-on and receives (.+)$", "other"),
     (r"^(.+) has been disconnected and will be removed", "disconnected"),
     (r"^(.+) is feeling (.+)$", "other"),
+    # a converted file's top-up between hands: chips added to the stack, not to any pot (read for a seated name only)
+    (DEPOSIT_RE := r"^(.+): (Table deposit " + AMT + r")$", "other"),
 ]
 # Lines carrying no player and no money that may appear inside a hand.
 NEUTRAL_RE = (

@@ -77,3 +77,27 @@ def known_exact(df: pl.DataFrame, names: Names, col: str, flag: str) -> pl.DataF
           & (hit.get_column("_h") == df.get_column("hid"))).fill_null(False)
     return df.with_columns(
         pl.when(ok).then(hit.get_column("_s")).alias(f"{flag}_seat"), ok.alias(flag))
+
+
+_SAID = ' said, "'
+
+
+def chat_speakers(chat: pl.DataFrame, names: Names) -> pl.DataFrame:
+    """``chat`` (lines ``NAME said, "TEXT"``: hid, t, ...) with ``player``, ``detail`` and ``known``: the speaker is
+    the shortest prefix before a ``' said, "'`` that is a seated name of the hand (a name or the words may
+    themselves hold ``' said, "'``); with none seated, the shortest prefix (an observer's words)."""
+    t = pl.col("t")
+    body = t.str.strip_suffix('"')
+    parts = chat.select(p=body.str.split(_SAID)).get_column("p")
+    n = int(parts.list.len().max() or 0)
+    prefix = chat.select(t.str.extract(r'^(.+?) said, "', 1)).to_series()
+    player, found = prefix, pl.repeat(False, chat.height, dtype=pl.Boolean, eager=True)
+    for k in range(1, n):
+        cand = chat.select("hid", _c=parts.list.slice(0, k).list.join(_SAID))
+        got = known(cand, names, "_c", "_k")  # (a name ending in spaces comes back as the seat's name)
+        new = got.get_column("_k") & (parts.list.len() > k) & ~found
+        if new.any():
+            prefix = pl.select(pl.when(new).then(cand.get_column("_c")).otherwise(prefix)).to_series()
+            player = pl.select(pl.when(new).then(got.get_column("_c")).otherwise(player)).to_series()
+            found = found | new
+    return chat.with_columns(player=player, known=found, detail=body.str.slice(prefix.str.len_chars() + len(_SAID)))

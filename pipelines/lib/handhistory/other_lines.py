@@ -6,7 +6,7 @@ import polars as pl
 
 from . import lines as G
 from .checks import unknown_lines, unparsed
-from .names import Names, known
+from .names import Names, chat_speakers, known
 
 
 def _field(c: str, i: int) -> pl.Expr:
@@ -22,6 +22,14 @@ def read_other_lines(rest_lines: pl.DataFrame, by_kind, sit_outs: pl.DataFrame, 
     t = pl.col("t")
     rest_lines = _line_kinds(rest_lines)
     event_lines = _event_lines(rest_lines)
+    # a table deposit names money: read only for a seated player, otherwise its hand is quarantined
+    ev_deposit = f"ev{next(i for i, (pat, _) in enumerate(G.EVENT_PATTERNS) if pat == G.DEPOSIT_RE)}"
+    deposit = rest_lines.filter(pl.col("rkind") == ev_deposit).select("hid", "ln", "t")
+    if deposit.height:
+        deposit = known(deposit.join(event_lines.select("hid", "ln", player="ev_name"), on=["hid", "ln"]),
+                        names, "player", "known").filter(~pl.col("known"))
+        issues.append(unparsed(deposit))
+        event_lines = event_lines.join(deposit.select("hid", "ln"), on=["hid", "ln"], how="anti")
     rest_lines = rest_lines.with_columns(rkind=pl.when(pl.col("rkind").str.starts_with("ev")).then(pl.lit("event")).otherwise(pl.col("rkind")))
     ext = {"collected": ("coll", G.COLLECTED_RE), "cash_out": ("cash", G.CASHOUT_RE), "finish": ("fin", G.FINISH_RE),
            "win": ("win", G.WINS_TOURNEY_RE), "bounty": ("bty", G.BOUNTY_RE), "split_bounty": ("sbty", G.SPLIT_BOUNTY_RE)}
@@ -29,6 +37,8 @@ def read_other_lines(rest_lines: pl.DataFrame, by_kind, sit_outs: pl.DataFrame, 
     unknown = unknown_lines(rest_lines.filter(pl.col("rkind") == "unknown"), names, issues)
     collections = _collections(sub, names, issues)
     finishes, bounties = _tournament_lines(sub)
+    for col in ("winner", "eliminated"):  # (a name ending in spaces: the line's own were stripped)
+        bounties = known(bounties, names, col, "_k").drop("_k", "_k_seat")
     events = _table_events(by_kind, event_lines, rest_lines, sub, sit_outs, names)
     return unknown, collections, finishes, bounties, events
 
@@ -141,18 +151,7 @@ def _table_events(by_kind, event_lines: pl.DataFrame, rest_lines: pl.DataFrame, 
     # table events
     # chat: the speaker is the shortest prefix before ' said, "' unless only the
     # longest one is a seated name (a name that itself contains ' said, "')
-    chat = by_kind("chat").with_columns(
-        g=t.str.extract_groups(G.CHAT_RE), g2=t.str.extract_groups(r'^(.+) said, "(.*)"$'))
-    chat = chat.with_columns(player=pl.col("g").struct.field("1"))
-    chat = known(chat, names, "player", "k1").with_columns(player=pl.col("g2").struct.field("1"))
-    chat = known(chat, names, "player", "k2")
-    use2 = ~pl.col("k1") & pl.col("k2")
-    chat = chat.select(
-        "hid", "ln",
-        player=pl.when(use2).then(pl.col("g2").struct.field("1")).otherwise(pl.col("g").struct.field("1")),
-        event=pl.lit("chat"),
-        detail=pl.when(use2).then(pl.col("g2").struct.field("2")).otherwise(pl.col("g").struct.field("2")),
-    )
+    chat = chat_speakers(by_kind("chat"), names).select("hid", "ln", "player", event=pl.lit("chat"), detail="detail")
     events = pl.concat([
         chat,
         event_lines.select("hid", "ln", player=pl.col("ev_name"), event=pl.col("ev_kind"), detail=pl.col("ev_detail")),

@@ -4,8 +4,10 @@ Method
 ------
 1. All lines of a batch (one or many decoded files) go into one frame
    ``(file, line number, text)``. A line matching the header pattern starts a
-   hand; hands are numbered by a cumulative sum over header matches, and a line
-   belongs to the hand of the last header *of the same file*.
+   hand when it stands at a hand boundary (``sections._headers``: a player's
+   line may begin with a name such as ``PokerStars Hand #1``); hands are
+   numbered by a cumulative sum over headers, and a line belongs to the hand
+   of the last header *of the same file*.
 2. Section markers (``*** HOLE CARDS ***``, ``*** FLOP ***`` ... ``*** SUMMARY
    ***``) are forward-filled to give each line its street; the first blank line
    after the summary ends the hand (text after it and before the next header is
@@ -87,9 +89,9 @@ from .actions import (fixed_limit_bets, read_actions, read_dealt, read_showdown,
                       split_verb_lines)
 from .checks import balance_issues, hand_issues, hand_values, quarantine_rows, unparsed
 from .other_lines import read_other_lines
-from .seats import positions, read_seats, seat_accounts
+from .seats import gross_totals, positions, read_seats, seat_accounts
 from .sections import (QUARANTINE_RAW_CHARS, classify, hand_frame, hand_sections, lines_frame, mark_lines,
-                       outside_hands)
+                       outside_hands, reclassify_chat)
 from .summary import read_summary
 from .tables import QUARANTINE_SCHEMA, TABLE_COLUMNS, TABLE_SCHEMAS, ParsedHands, build_tables
 
@@ -126,6 +128,7 @@ def _parse_lines(lines: pl.DataFrame, files: list[str]) -> ParsedHands:
     issues: list[pl.DataFrame] = []
 
     seats, names = read_seats(by_kind, issues)
+    by_kind = reclassify_chat(by_kind, names)
     dealt, dealt_other = read_dealt(by_kind, names)
     verbs, rest_lines, sit_outs = split_verb_lines(by_kind, dealt_other, names, issues)
     actions = read_actions(verbs, issues)
@@ -141,7 +144,8 @@ def _parse_lines(lines: pl.DataFrame, files: list[str]) -> ParsedHands:
     hand_issues(hands, issues)
     hands = fixed_limit_bets(hands)
     actions = running_values(actions, hands, issues)
-    seats = seat_accounts(seats, actions, dealt, showdown, uncalled, collections, totals)
+    seats, net_of_rake = seat_accounts(seats, actions, dealt, showdown, uncalled, collections, totals)
+    totals, pots = gross_totals(totals, pots, net_of_rake)
     seats = positions(seats, hands)
     hands = hand_values(hands, seats, dealt, actions, collections, summary_seats, totals, hand_run_twice, boards)
     balance_issues(hands, collections, pots, totals, issues)

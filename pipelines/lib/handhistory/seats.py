@@ -79,7 +79,8 @@ def read_seats(by_kind, issues: list[pl.DataFrame]) -> tuple[pl.DataFrame, Names
 def seat_accounts(seats: pl.DataFrame, actions: pl.DataFrame, dealt: pl.DataFrame, showdown: pl.DataFrame,
                   uncalled: pl.DataFrame, collections: pl.DataFrame, totals: pl.DataFrame) -> pl.DataFrame:
     """``seats`` with bet, returned, collected, put_in, net, stack_end and dealt_in, summed from the lines
-    that name each seat; an uncalled bet an old client did not write is recorded as returned."""
+    that name each seat; an uncalled bet an old client (or a Holdem Manager 1 export) did not write is recorded as
+    returned. Also returns the hands whose total pot is written net of rake (see :func:`gross_totals`)."""
     # keyed by the seat each name was matched to (integers, not name strings);
     # a name seated twice makes the hand malformed (quarantined) anyway
     # one aggregate over the lines that name a seat, joined to the seats once
@@ -107,7 +108,11 @@ def seat_accounts(seats: pl.DataFrame, actions: pl.DataFrame, dealt: pl.DataFram
     # Old clients (2007-era) wrote no "Uncalled bet" line: the pot total then
     # falls short of what was put in by exactly the top contributor's excess over
     # the second one, which was returned. Only that exact case is repaired.
-    tot_for_implicit = totals.select("hid", "total", "stp")
+    # Holdem Manager 1 exports write no "Uncalled bet" line either, and write the total pot net of rake (it equals
+    # what was collected): for them the excess is what falls short of the total plus the rake, exactly.
+    coll_pot = collections.filter(pl.col("kind") == "pot").group_by("hid").agg(coll_pot=pl.col("amt").sum())
+    tot_for_implicit = totals.select("hid", "total", "stp", "rake").join(coll_pot, on="hid", how="left").with_columns(
+        net=(pl.col("rake") > 0) & (pl.col("coll_pot") == pl.col("total")))
     top = (
         seats.with_columns(r=pl.col("put_in").rank("ordinal", descending=True).over("hid"))
         .group_by("hid").agg(
@@ -118,10 +123,15 @@ def seat_accounts(seats: pl.DataFrame, actions: pl.DataFrame, dealt: pl.DataFram
         )
         .join(tot_for_implicit, on="hid", how="inner")
         .with_columns(excess=pl.col("top_put") - pl.col("second_put"))
-        .filter((pl.col("excess") > 0) & (pl.col("sum_put0") + pl.col("stp") - pl.col("total") == pl.col("excess")))
+        .with_columns(short=pl.col("sum_put0") + pl.col("stp") - pl.col("total"))
+        .with_columns(net=pl.col("net").fill_null(False) & (pl.col("short") != pl.col("excess"))
+                      & (pl.col("short") - pl.col("rake") == pl.col("excess")))
+        .filter((pl.col("excess") > 0) & ((pl.col("short") == pl.col("excess")) | pl.col("net")))
         .join(uncalled.select("hid").unique(), on="hid", how="anti")
-        .select("hid", player=pl.col("top_player"), implicit=pl.col("excess"))
+        .select("hid", "net", player=pl.col("top_player"), implicit=pl.col("excess"))
     )
+    net_of_rake = top.filter(pl.col("net")).select("hid")
+    top = top.drop("net")
     seats = (
         seats.join(top, on=["hid", "player"], how="left", maintain_order="left")
         .with_columns(returned=pl.col("returned") + pl.col("implicit").fill_null(0))
@@ -129,7 +139,21 @@ def seat_accounts(seats: pl.DataFrame, actions: pl.DataFrame, dealt: pl.DataFram
         .with_columns(net=pl.col("collected") - pl.col("put_in"), stack_end=pl.col("stack_start") - pl.col("put_in") + pl.col("collected"))
         .drop("implicit")
     )
-    return seats
+    return seats, net_of_rake
+
+
+def gross_totals(totals: pl.DataFrame, pots: pl.DataFrame, net_of_rake: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """``totals`` and ``pots`` with the total pot of the hands written net of rake (``net_of_rake``, from
+    :func:`seat_accounts`) read as the pot it was: the total plus the rake (and the main pot, when the summary
+    names no pots, likewise)."""
+    if net_of_rake.height == 0:
+        return totals, pots
+    net = pl.col("hid").is_in(net_of_rake.get_column("hid").implode())
+    totals = totals.with_columns(total=pl.when(net).then(pl.col("total") + pl.col("rake")).otherwise(pl.col("total")))
+    gross = totals.filter(net & pl.col("main").is_null()).select("hid", pot=pl.lit(0, pl.Int32), gross="total")
+    pots = pots.join(gross, on=["hid", "pot"], how="left", maintain_order="left").with_columns(
+        amt=pl.coalesce(pl.col("gross"), pl.col("amt"))).drop("gross")
+    return totals, pots
 
 
 def positions(seats: pl.DataFrame, hands: pl.DataFrame) -> pl.DataFrame:

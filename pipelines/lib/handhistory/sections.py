@@ -9,7 +9,8 @@ import polars as pl
 
 from . import lines as G
 from .frames import CLASSED_LINE_SCHEMA, KIND, SECTION, SECTION_NAMES, g_cumsum, g_index, starts
-from .header import parse_headers
+from .header import GAME_RE, parse_headers
+from .names import Names, chat_speakers
 from .tables import QUARANTINE_SCHEMA, as_quarantine, empty
 
 SUMMARY_GOES_ON_RE = r"^(?:Total pot|Board \[|Seat \d+: |Hand was run|(?:FIRST|SECOND|THIRD) Board \[)"
@@ -84,10 +85,10 @@ def mark_lines(lines: pl.DataFrame) -> pl.DataFrame:
     # the per-hand line index, the forward-filled sections and the hand ends
     # of the kept lines are those of the kept lines alone. The raw text stays
     # in ``lines`` and is only gathered for quarantined hands.
+    lines = _unglue(lines).with_columns(t=pl.col("raw").str.strip_chars())
+    lines = _headers(lines)
     lines = (
         lines.lazy()
-        .with_columns(t=pl.col("raw").str.strip_chars())
-        .with_columns(is_hdr=t.str.contains(G.HEADER_RE))
         .with_columns(hid=pl.col("is_hdr").cum_sum().cast(pl.Int32))
         .with_columns(
             # (hid is a running count: sorted, which group-bys and joins can use)
@@ -101,6 +102,80 @@ def mark_lines(lines: pl.DataFrame) -> pl.DataFrame:
         .collect()
     )
     return lines
+
+
+# A hand header glued to the end of a line (a hand cut short and the next one written straight after it): the whole
+# header, with its date, to the line's end.
+GLUED_HEADER_RE = (r".(PokerStars (?:Hand|Game) #\d+: [^\n]* - \d{4}/\d{1,2}/\d{1,2} \d{1,2}:\d{2}:\d{2}"
+                   r"(?: [A-Z]+)?(?: \[[^\]]*\])?)\s*$")
+
+
+def _unglue(lines: pl.DataFrame) -> pl.DataFrame:
+    """``lines`` (:func:`lines_frame`) with a hand header glued to the end of a line, and followed by a table line
+    (``Table '``), cut off into a line of its own (with the same line number): the hand before it, cut short, is
+    then quarantined as truncated, and the glued hand is read. (Literal tests over every line; the pattern only
+    on the few lines holding ``PokerStars `` not at their start.)"""
+    raw = lines.get_column("raw")
+    at = (raw.str.contains("PokerStars ", literal=True) & ~raw.str.starts_with("PokerStars ")).arg_true()
+    if at.len() == 0:
+        return lines
+    nxt = (at + 1).clip(upper_bound=lines.height - 1)
+    fidx = lines.get_column("fidx")
+    cut = pl.select(pl.when((nxt != at) & (fidx.gather(nxt) == fidx.gather(at))
+                            & raw.gather(nxt).str.strip_chars_start().str.starts_with("Table '"))
+                    .then(raw.gather(at).str.find(GLUED_HEADER_RE) + 1)).to_series()
+    at, cut = at.filter(cut.is_not_null()), cut.drop_nulls()
+    if at.len() == 0:
+        return lines
+    # (the frame is cut around the few glued lines and put back together: no pass over the other lines)
+    parts, prev = [], 0
+    for i, c in zip(at.to_list(), cut.to_list()):
+        row = lines.slice(i, 1)
+        text = row.get_column("raw")[0]
+        parts += [lines.slice(prev, i - prev), pl.concat([row, row]).with_columns(raw=pl.Series([text[:c], text[c:]]))]
+        prev = i + 1
+    return pl.concat([*parts, lines.slice(prev)])
+
+
+def _headers(lines: pl.DataFrame) -> pl.DataFrame:
+    """``lines`` (with t) with ``is_hdr``: the line starts a hand.
+
+    A line matching the header pattern starts a hand only at a hand boundary: a file's first line, after a blank
+    line, after a ``*** SUMMARY ***`` marker since the previous such line, or just before a table line
+    (``Table '``). Inside a hand's betting, a line such as ``PokerStars Hand #1: amy: folds`` is a player's line
+    (a player named so), not a new hand. (A line rejected merges into the hand before it, whose summary state
+    is then that of the lines since the rejected one: the test on the lines since the previous candidate is exact.)
+
+    A header broken over two lines (the game, level and date on the next line: ``PokerStars Hand #1: Tournament
+    #2, $1.29+$0.21 USD`` then ``Hold'em No Limit - Level I (10/20) - 2020/03/23 ...``) is read joined: the
+    header's ``t`` takes the next line's text and that line's ``t`` is emptied (its raw text stays)."""
+    cand = lines.get_column("t").str.contains(G.HEADER_RE)
+    at = cand.arg_true().cast(pl.Int64)
+    if at.len() == 0:
+        return lines.with_columns(is_hdr=cand)
+    n = lines.height
+    fidx, tt = lines.get_column("fidx"), lines.get_column("t")
+    prev_i, next_i = (at - 1).clip(lower_bound=0), (at + 1).clip(upper_bound=n - 1)
+    is_summary = tt == "*** SUMMARY ***"  # (the marker alone: a name may begin so)
+    seen = is_summary.cast(pl.Int32).cum_sum()
+    seen_at = seen.gather(at)
+    first_of_file = (at == 0) | (fidx.gather(prev_i) != fidx.gather(at))
+    before = lambda s: pl.concat([s.slice(0, 1), s.slice(0, at.len() - 1)])  # noqa: E731  (the previous candidate's)
+    summary_since = (seen_at - before(seen_at) > 0) | (fidx.gather(at) != before(fidx.gather(at)))
+    same_next = (next_i != at) & (fidx.gather(next_i) == fidx.gather(at))
+    boundary = (
+        first_of_file | (tt.gather(prev_i) == "") | summary_since
+        | (same_next & tt.gather(next_i).str.starts_with("Table '"))
+    )
+    # the header broken over two lines: no game in it, the game and date opening the next line
+    broken = (boundary & same_next & ~tt.gather(at).str.contains(GAME_RE)
+              & tt.gather(next_i).str.contains("^" + GAME_RE + r".* - \d{4}/\d{1,2}/\d{1,2}"))
+    is_hdr = pl.repeat(False, n, dtype=pl.Boolean, eager=True).scatter(at, boundary)
+    if broken.any():
+        hi, ni = at.filter(broken), next_i.filter(broken)
+        tt = tt.scatter(hi, tt.gather(hi) + " " + tt.gather(ni)).scatter(ni, "")
+        return lines.with_columns(t=tt, is_hdr=is_hdr)
+    return lines.with_columns(is_hdr=is_hdr)
 
 
 def hand_sections(lines: pl.DataFrame) -> pl.DataFrame:
@@ -232,3 +307,30 @@ def classify(hand_lines: pl.DataFrame):
     no_lines = pl.DataFrame(schema=CLASSED_LINE_SCHEMA)
     by_kind = lambda k: by_class.get((KIND[k],), no_lines)  # noqa: E731
     return by_kind
+
+
+# lines that end with a name (which may itself end ' said, "'): read as chat only when a seated player says them
+_ENDS_WITH_A_NAME = "|".join(f"(?:{p})" for p in (G.UNCALLED_RE, G.BOUNTY_RE, G.SPLIT_BOUNTY_RE, G.COLLECTED_RE,
+                                                   G.VERB_SUFFIX_RE))
+
+
+def reclassify_chat(by_kind, names: Names):
+    """``by_kind`` (:func:`classify`) with the chat lines that no seated player says and that read as a line of
+    another kind (``bob wins the $5 bounty for eliminating amy said, "``: the eliminated player's name ends so)
+    moved to that kind (``uncalled``, else ``x``): a chat line's speaker is a seated name, a
+    prefix before a ``' said, "'`` (:func:`.names.chat_speakers`). Other chat lines stay chat (an observer's words
+    are kept as chat)."""
+    chat = by_kind("chat")
+    if chat.height == 0:
+        return by_kind
+    move = ~chat_speakers(chat, names).get_column("known") & chat.get_column("t").str.contains(_ENDS_WITH_A_NAME)
+    if not move.any():
+        return by_kind
+    moved = chat.filter(move)
+    unc = moved.get_column("t").str.starts_with("Uncalled bet (")
+    kinds = {"chat": chat.filter(~move)}
+    for k, part in (("uncalled", moved.filter(unc)), ("x", moved.filter(~unc))):
+        if part.height:
+            kinds[k] = pl.concat([by_kind(k), part.with_columns(kind=pl.lit(KIND[k], pl.UInt8))],
+                                 how="vertical").sort("hid", "ln", maintain_order=True)
+    return lambda k: kinds[k] if k in kinds else by_kind(k)

@@ -8,6 +8,10 @@ from .checks import issue, unknown_lines, unparsed
 from .frames import cards_or_null
 from .names import Names
 
+# A summary seat line that states no amount and no cards: the seat folded, did not bet, or sat out.
+SUMMARY_IDLE_RE = (r"^Seat \d+: [^$€£\[\]]+? (?:folded (?:before Flop|on the (?:Flop|Turn|River))(?: \(didn't bet\))?"
+                   r"|\(didn't bet\)|sat out|is sitting out)$")
+
 
 def read_summary(summary_lines: pl.DataFrame, seats: pl.DataFrame, names: Names,
                  issues: list[pl.DataFrame]) -> tuple[pl.DataFrame, ...]:
@@ -54,7 +58,12 @@ def read_summary(summary_lines: pl.DataFrame, seats: pl.DataFrame, names: Names,
     prefix = pl.format("Seat {}: {}", pl.col("seat"), pl.col("player"))
     summary_seats = summary_seats.with_columns(ok=t.str.starts_with(prefix).fill_null(False))
     summary_seats = summary_seats.with_columns(rest=pl.when(pl.col("ok")).then(t.str.slice(prefix.str.len_chars())))
-    issues.append(unparsed(summary_seats.filter(~pl.col("ok")), " (summary seat line does not match the seat list)"))
+    # a summary seat line naming someone else than the seat list, of a seat that is in it, that only says the seat
+    # folded or did not bet (no amount, no cards: a research dump whose name hashing slipped) changes nothing the
+    # hand's money is read from; it is kept in unknown_lines and the hand stored. Any other such line quarantines it.
+    idle = ~pl.col("ok") & pl.col("player").is_not_null() & t.str.contains(SUMMARY_IDLE_RE)
+    renamed = summary_seats.filter(idle).select("hid", "ln", kind=pl.lit("other name"), t="t")
+    issues.append(unparsed(summary_seats.filter(~pl.col("ok") & ~idle), " (summary seat line does not match the seat list)"))
     summary_seats = summary_seats.filter(pl.col("ok")).with_columns(
         cards=cards_or_null(pl.col("rest").str.extract(r"(?:showed|mucked) \[([^\]]*)\]", 1)),
         not_awarded=G.money_cents(pl.col("rest").str.extract(r"won \((" + G.AMT + r")\)[^(]*\(pot not awarded as player cashed out\)", 1)),
@@ -63,6 +72,6 @@ def read_summary(summary_lines: pl.DataFrame, seats: pl.DataFrame, names: Names,
         ~t.str.starts_with("Seat ") & ~t.str.starts_with("Total pot") & ~t.str.contains(G.BOARD_RE)
         & ~t.str.contains(G.NEUTRAL_RE)
     )
-    unknown = unknown_lines(summary_other, names, issues)
+    unknown = pl.concat([unknown_lines(summary_other, names, issues), renamed], how="vertical")
     hand_run_twice = summary_lines.filter(t.str.contains("run twice", literal=True)).select("hid").unique().with_columns(rit=pl.lit(True))
     return totals, pots, boards, summary_seats, unknown, hand_run_twice

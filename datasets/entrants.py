@@ -73,6 +73,18 @@ def plan_switches(plan: TournamentPlan, entries: list, ctx) -> None:
             e.switch_hand = sw.randint(*P.switcher_hand)  # a habit: another device of theirs, late
 
 
+#: the sit-out count of a seat that sits out until its player logs in again. The tournament's hand loop
+#: counts every sitting seat down by one a hand, so such a seat is recognised by a count above half of it
+#: (a test on the exact value found it only before the first hand dealt while it sat out, and the seat then
+#: sat out for the rest of the event: the hand-off's new player never played).
+UNTIL_LOGIN = 1 << 30
+
+
+def waits_for_login(ps: Players, acc: str) -> bool:
+    """Whether ``acc``'s seat sits out until the account logs in again (see :data:`UNTIL_LOGIN`)."""
+    return ps.sitting.get(acc, 0) > UNTIL_LOGIN // 2
+
+
 def switch_devices(tb: TourTable, t: int, ps: Players, ctx, tid) -> None:
     """The owner moves from the phone to the desktop between hands: the phone logs out, and the player
     sits out the hands dealt until the desktop has logged in."""
@@ -90,7 +102,7 @@ def switch_devices(tb: TourTable, t: int, ps: Players, ctx, tid) -> None:
             ps.sessions[acc] = ""
             ps.away[acc] = logout + (sw.randrange(2_000, 15_000) if sw.random() < 0.5 else sw.randrange(15_000, 40_000))
             if ps.away[acc] + 300 > t and acc not in ps.sitting:
-                ps.sitting[acc] = 1 << 30
+                ps.sitting[acc] = UNTIL_LOGIN
                 ps.sitout_log[acc] = (None, tb.name)
                 ev.sit_out(logout + sw.randrange(200, 1_500), acc, tb.name, tid)
         if acc in ps.away and ps.away[acc] + 300 <= t:
@@ -99,7 +111,7 @@ def switch_devices(tb: TourTable, t: int, ps: Players, ctx, tid) -> None:
             ev.login(ps.away.pop(acc), acc, sid, ip, device)
             ps.sessions[acc] = sid
             ps.policies[acc].mobile = False
-            if ps.sitting.get(acc, 0) >= 1 << 30:
+            if waits_for_login(ps, acc):
                 del ps.sitting[acc]
                 ps.sitout_log.pop(acc, None)
                 ev.sit_in(t - rng.randrange(100, 300), acc, tb.name, tid)
@@ -133,7 +145,7 @@ def hand_offs(tb: TourTable, t: int, ps: Players, seat_states: list, ctx, tid) -
             else:  # not back by this deal: the seat sits out until the helper logs in
                 ps.sessions[acc] = ""
                 ps.away[acc], ps.away_dev[acc] = login, (ip, device)
-                ps.sitting[acc] = 1 << 30
+                ps.sitting[acc] = UNTIL_LOGIN
                 ps.sitout_log[acc] = (None, tb.name)
                 for st in seat_states:
                     if st.player == acc:

@@ -146,6 +146,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--window-days", type=int, default=90)
     ap.add_argument("--work", default="/tmp/railbird-night", help="folder of the replica and its features")
     ap.add_argument("--read-decisions", action="store_true", help="also read the window's decisions")
+    ap.add_argument("--reuse", action="store_true",
+                    help="keep the replica and the stored features of a previous run in --work, add history days only")
     ap.add_argument("--night", help=argparse.SUPPRESS)  # internal: run one night on this warehouse, print JSON
     args = ap.parse_args(argv)
     if args.night:
@@ -158,20 +160,26 @@ def main(argv: list[str] | None = None) -> int:
     work = Path(args.work)
     work.mkdir(parents=True, exist_ok=True)
     target = work / "warehouse.duckdb"
-    for stale in (target, Path(str(target) + ".wal")):
-        stale.unlink(missing_ok=True)
+    reuse = args.reuse and target.exists()
+    if not reuse:
+        for stale in (target, Path(str(target) + ".wal")):
+            stale.unlink(missing_ok=True)
     con = duckdb.connect(str(target))
-    con.execute((ROOT / "pipelines" / "lib" / "schema.sql").read_text())
-    con.execute("ATTACH ? AS src (READ_ONLY)", [args.source])
     source = str(Path(args.source).resolve())
+    con.execute("ATTACH ? AS src (READ_ONLY)", [source])
     base = con.execute("SELECT count(*) FROM src.hands").fetchone()[0]
     per = max(1, math.ceil(args.day_hands / base))
-    t = time.perf_counter()
-    add_copies(con, 0, per, per)
-    print(f"new day {NEW_DAY}: {per} copies of {base:,} = {per * base:,} hands, built in {time.perf_counter() - t:.1f} s",
-          flush=True)
-    store = fd.DayStore(work / "features")
     have = 0  # history days in the warehouse
+    if reuse:
+        have = con.execute("SELECT count(DISTINCT day) FROM hands").fetchone()[0] - 1
+        print(f"reusing {target}: the new day and {have} history days of {per * base:,} hands", flush=True)
+    else:
+        con.execute((ROOT / "pipelines" / "lib" / "schema.sql").read_text())
+        t = time.perf_counter()
+        add_copies(con, 0, per, per)
+        print(f"new day {NEW_DAY}: {per} copies of {base:,} = {per * base:,} hands, built in "
+              f"{time.perf_counter() - t:.1f} s", flush=True)
+    store = fd.DayStore(work / "features")
     first_hist = NEW_DAY - dt.timedelta(days=1)
     for hist in sorted(args.history):
         want = max(1, round(hist / (per * base)))
@@ -182,7 +190,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"history: {want} days ({want * per * base:,} hands) built in {time.perf_counter() - t:.1f} s",
                   flush=True)
             fp = fd.day_fingerprints(con)
-            if have == 0:
+            if not store.is_current(first_hist, fp[first_hist]):
                 t = time.perf_counter()
                 fd.refresh_days(con, store, [first_hist], fp)
                 print(f"history day {first_hist} computed in {time.perf_counter() - t:.1f} s (then cloned)", flush=True)

@@ -137,6 +137,25 @@ def clone_day(store, src: dt.date, day: dt.date, fingerprint: list[int]) -> None
     store.write(day, {t: store.read(t, [src]) for t in fd.DAY_TABLES}, fingerprint)
 
 
+def grow_history(con: duckdb.DuckDBPyConnection, store, have: int, want: int, per: int, base: int) -> None:
+    """Add history days ``have + 1 .. want`` (copies of the attached source) and their day features: the first
+    history day's computed, the others its clones (see the module docstring)."""
+    from detectors.features import days as fd
+
+    t = time.perf_counter()
+    add_copies(con, per * (have + 1), per * (want + 1), per)
+    con.execute("CHECKPOINT")
+    print(f"history: {want} days ({want * per * base:,} hands) built in {time.perf_counter() - t:.1f} s", flush=True)
+    fp = fd.day_fingerprints(con)
+    first = NEW_DAY - dt.timedelta(days=1)
+    if not store.is_current(first, fp[first]):
+        t = time.perf_counter()
+        fd.refresh_days(con, store, [first], fp)
+        print(f"history day {first} computed in {time.perf_counter() - t:.1f} s (then cloned)", flush=True)
+    for j in range(max(have, 1) + 1, want + 1):
+        clone_day(store, first, NEW_DAY - dt.timedelta(days=j), fp[NEW_DAY - dt.timedelta(days=j)])
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--source", help="a generated, ingested warehouse to replicate")
@@ -180,22 +199,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"new day {NEW_DAY}: {per} copies of {base:,} = {per * base:,} hands, built in "
               f"{time.perf_counter() - t:.1f} s", flush=True)
     store = fd.DayStore(work / "features")
-    first_hist = NEW_DAY - dt.timedelta(days=1)
     for hist in sorted(args.history):
         want = max(1, round(hist / (per * base)))
         if want > have:
-            t = time.perf_counter()
-            add_copies(con, per * (have + 1), per * (want + 1), per)
-            con.execute("CHECKPOINT")
-            print(f"history: {want} days ({want * per * base:,} hands) built in {time.perf_counter() - t:.1f} s",
-                  flush=True)
-            fp = fd.day_fingerprints(con)
-            if not store.is_current(first_hist, fp[first_hist]):
-                t = time.perf_counter()
-                fd.refresh_days(con, store, [first_hist], fp)
-                print(f"history day {first_hist} computed in {time.perf_counter() - t:.1f} s (then cloned)", flush=True)
-            for j in range(max(have, 1) + 1, want + 1):
-                clone_day(store, first_hist, NEW_DAY - dt.timedelta(days=j), fp[NEW_DAY - dt.timedelta(days=j)])
+            grow_history(con, store, have, want, per, base)
             have = want
         store.drop(NEW_DAY)  # the night computes the new day
         con.execute("CHECKPOINT")

@@ -95,23 +95,26 @@ def cpu_s() -> float:
     return r.ru_utime + r.ru_stime
 
 
-def night(warehouse: str, window_days: int, read_decisions: bool) -> dict:
-    """One night's feature pass over ``warehouse`` (run in its own process): figures as a dict."""
+def night(warehouse: str, window_days: int, read_decisions: bool, memory_limit: str | None = None,
+          hands_per_part: int = 250_000) -> dict:
+    """One night's feature pass over ``warehouse`` (run in its own process): figures as a dict. ``memory_limit``:
+    DuckDB's on the warehouse connection (its cache of the blocks it scanned counts in the process's memory)."""
     from detectors.features import days as fd
 
     t0 = time.perf_counter()
-    con = duckdb.connect(warehouse, read_only=True)
+    con = duckdb.connect(warehouse, read_only=True, config={"memory_limit": memory_limit} if memory_limit else {})
     store = fd.DayStore(fd.feature_root(con))
     fp = fd.day_fingerprints(con)
     window = fd.window_of(sorted(fp), window_days)
-    computed = fd.refresh_days(con, store, window, fp)
+    computed = fd.refresh_days(con, store, window, fp, hands_per_part=hands_per_part)
     t1 = time.perf_counter()
     pf = fd.window_pair_features(store, window)
     t2 = time.perf_counter()
     out = {"days_in_window": len(window), "computed": [d.isoformat() for d in computed],
            "hands_in_window": sum(fp[d][0] for d in window), "pairs": pf.height,
            "compute_s": round(t1 - t0, 1), "window_sums_s": round(t2 - t1, 1), "night_s": round(t2 - t0, 1),
-           "night_cpu_s": round(cpu_s(), 1), "night_peak_mb": round(peak_mb()), "load": os.getloadavg()[0]}
+           "night_cpu_s": round(cpu_s(), 1), "night_peak_mb": round(peak_mb()), "load": os.getloadavg()[0],
+           "memory_limit": memory_limit, "hands_per_part": hands_per_part}
     if read_decisions:
         dec = fd.window_decisions(store, window)
         out.update(decisions=dec.height, decisions_s=round(time.perf_counter() - t2, 1),
@@ -125,7 +128,9 @@ def night(warehouse: str, window_days: int, read_decisions: bool) -> dict:
 def run_night(warehouse: Path, args: argparse.Namespace) -> dict:
     """:func:`night` in a child process (its own peak RSS), niced."""
     cmd = ["nice", "-n", "10", sys.executable, __file__, "--night", str(warehouse), "--window-days",
-           str(args.window_days)] + (["--read-decisions"] if args.read_decisions else [])
+           str(args.window_days)] + (["--read-decisions"] if args.read_decisions else []) \
+        + (["--duckdb-memory", args.duckdb_memory] if args.duckdb_memory else []) \
+        + ["--hands-per-part", str(args.hands_per_part)]
     res = subprocess.run(cmd, capture_output=True, text=True, check=True, env=dict(os.environ, PYTHONPATH=str(ROOT)))
     return json.loads(res.stdout.strip().splitlines()[-1])
 
@@ -167,10 +172,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--read-decisions", action="store_true", help="also read the window's decisions")
     ap.add_argument("--reuse", action="store_true",
                     help="keep the replica and the stored features of a previous run in --work, add history days only")
+    ap.add_argument("--duckdb-memory", help="DuckDB's memory_limit on the night's warehouse connection, e.g. 1GB")
+    ap.add_argument("--hands-per-part", type=int, default=250_000, help="compute_day's parts (default 250,000)")
     ap.add_argument("--night", help=argparse.SUPPRESS)  # internal: run one night on this warehouse, print JSON
     args = ap.parse_args(argv)
     if args.night:
-        print(json.dumps(night(args.night, args.window_days, args.read_decisions)))
+        print(json.dumps(night(args.night, args.window_days, args.read_decisions, args.duckdb_memory,
+                               args.hands_per_part)))
         return 0
     if not args.source:
         ap.error("--source is required")

@@ -95,23 +95,26 @@ def cpu_s() -> float:
     return r.ru_utime + r.ru_stime
 
 
-def night(warehouse: str, window_days: int, read_decisions: bool) -> dict:
-    """One night's feature pass over ``warehouse`` (run in its own process): figures as a dict."""
+def night(warehouse: str, window_days: int, read_decisions: bool, memory_limit: str | None = None,
+          hands_per_part: int = 250_000) -> dict:
+    """One night's feature pass over ``warehouse`` (run in its own process): figures as a dict. ``memory_limit``:
+    DuckDB's on the warehouse connection (its cache of the blocks it scanned counts in the process's memory)."""
     from detectors.features import days as fd
 
     t0 = time.perf_counter()
-    con = duckdb.connect(warehouse, read_only=True)
+    con = duckdb.connect(warehouse, read_only=True, config={"memory_limit": memory_limit} if memory_limit else {})
     store = fd.DayStore(fd.feature_root(con))
     fp = fd.day_fingerprints(con)
     window = fd.window_of(sorted(fp), window_days)
-    computed = fd.refresh_days(con, store, window, fp)
+    computed = fd.refresh_days(con, store, window, fp, hands_per_part=hands_per_part)
     t1 = time.perf_counter()
     pf = fd.window_pair_features(store, window)
     t2 = time.perf_counter()
     out = {"days_in_window": len(window), "computed": [d.isoformat() for d in computed],
            "hands_in_window": sum(fp[d][0] for d in window), "pairs": pf.height,
            "compute_s": round(t1 - t0, 1), "window_sums_s": round(t2 - t1, 1), "night_s": round(t2 - t0, 1),
-           "night_cpu_s": round(cpu_s(), 1), "night_peak_mb": round(peak_mb()), "load": os.getloadavg()[0]}
+           "night_cpu_s": round(cpu_s(), 1), "night_peak_mb": round(peak_mb()), "load": os.getloadavg()[0],
+           "memory_limit": memory_limit, "hands_per_part": hands_per_part}
     if read_decisions:
         dec = fd.window_decisions(store, window)
         out.update(decisions=dec.height, decisions_s=round(time.perf_counter() - t2, 1),
@@ -125,7 +128,9 @@ def night(warehouse: str, window_days: int, read_decisions: bool) -> dict:
 def run_night(warehouse: Path, args: argparse.Namespace) -> dict:
     """:func:`night` in a child process (its own peak RSS), niced."""
     cmd = ["nice", "-n", "10", sys.executable, __file__, "--night", str(warehouse), "--window-days",
-           str(args.window_days)] + (["--read-decisions"] if args.read_decisions else [])
+           str(args.window_days)] + (["--read-decisions"] if args.read_decisions else []) \
+        + (["--duckdb-memory", args.duckdb_memory] if args.duckdb_memory else []) \
+        + ["--hands-per-part", str(args.hands_per_part)]
     res = subprocess.run(cmd, capture_output=True, text=True, check=True, env=dict(os.environ, PYTHONPATH=str(ROOT)))
     return json.loads(res.stdout.strip().splitlines()[-1])
 
@@ -137,6 +142,25 @@ def clone_day(store, src: dt.date, day: dt.date, fingerprint: list[int]) -> None
     store.write(day, {t: store.read(t, [src]) for t in fd.DAY_TABLES}, fingerprint)
 
 
+def grow_history(con: duckdb.DuckDBPyConnection, store, have: int, want: int, per: int, base: int) -> None:
+    """Add history days ``have + 1 .. want`` (copies of the attached source) and their day features: the first
+    history day's computed, the others its clones (see the module docstring)."""
+    from detectors.features import days as fd
+
+    t = time.perf_counter()
+    add_copies(con, per * (have + 1), per * (want + 1), per)
+    con.execute("CHECKPOINT")
+    print(f"history: {want} days ({want * per * base:,} hands) built in {time.perf_counter() - t:.1f} s", flush=True)
+    fp = fd.day_fingerprints(con)
+    first = NEW_DAY - dt.timedelta(days=1)
+    if not store.is_current(first, fp[first]):
+        t = time.perf_counter()
+        fd.refresh_days(con, store, [first], fp)
+        print(f"history day {first} computed in {time.perf_counter() - t:.1f} s (then cloned)", flush=True)
+    for j in range(max(have, 1) + 1, want + 1):
+        clone_day(store, first, NEW_DAY - dt.timedelta(days=j), fp[NEW_DAY - dt.timedelta(days=j)])
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--source", help="a generated, ingested warehouse to replicate")
@@ -146,10 +170,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--window-days", type=int, default=90)
     ap.add_argument("--work", default="/tmp/railbird-night", help="folder of the replica and its features")
     ap.add_argument("--read-decisions", action="store_true", help="also read the window's decisions")
+    ap.add_argument("--reuse", action="store_true",
+                    help="keep the replica and the stored features of a previous run in --work, add history days only")
+    ap.add_argument("--duckdb-memory", help="DuckDB's memory_limit on the night's warehouse connection, e.g. 1GB")
+    ap.add_argument("--hands-per-part", type=int, default=250_000, help="compute_day's parts (default 250,000)")
     ap.add_argument("--night", help=argparse.SUPPRESS)  # internal: run one night on this warehouse, print JSON
     args = ap.parse_args(argv)
     if args.night:
-        print(json.dumps(night(args.night, args.window_days, args.read_decisions)))
+        print(json.dumps(night(args.night, args.window_days, args.read_decisions, args.duckdb_memory,
+                               args.hands_per_part)))
         return 0
     if not args.source:
         ap.error("--source is required")
@@ -158,36 +187,30 @@ def main(argv: list[str] | None = None) -> int:
     work = Path(args.work)
     work.mkdir(parents=True, exist_ok=True)
     target = work / "warehouse.duckdb"
-    for stale in (target, Path(str(target) + ".wal")):
-        stale.unlink(missing_ok=True)
+    reuse = args.reuse and target.exists()
+    if not reuse:
+        for stale in (target, Path(str(target) + ".wal")):
+            stale.unlink(missing_ok=True)
     con = duckdb.connect(str(target))
-    con.execute((ROOT / "pipelines" / "lib" / "schema.sql").read_text())
-    con.execute("ATTACH ? AS src (READ_ONLY)", [args.source])
     source = str(Path(args.source).resolve())
+    con.execute("ATTACH ? AS src (READ_ONLY)", [source])
     base = con.execute("SELECT count(*) FROM src.hands").fetchone()[0]
     per = max(1, math.ceil(args.day_hands / base))
-    t = time.perf_counter()
-    add_copies(con, 0, per, per)
-    print(f"new day {NEW_DAY}: {per} copies of {base:,} = {per * base:,} hands, built in {time.perf_counter() - t:.1f} s",
-          flush=True)
-    store = fd.DayStore(work / "features")
     have = 0  # history days in the warehouse
-    first_hist = NEW_DAY - dt.timedelta(days=1)
+    if reuse:
+        have = con.execute("SELECT count(DISTINCT day) FROM hands").fetchone()[0] - 1
+        print(f"reusing {target}: the new day and {have} history days of {per * base:,} hands", flush=True)
+    else:
+        con.execute((ROOT / "pipelines" / "lib" / "schema.sql").read_text())
+        t = time.perf_counter()
+        add_copies(con, 0, per, per)
+        print(f"new day {NEW_DAY}: {per} copies of {base:,} = {per * base:,} hands, built in "
+              f"{time.perf_counter() - t:.1f} s", flush=True)
+    store = fd.DayStore(work / "features")
     for hist in sorted(args.history):
         want = max(1, round(hist / (per * base)))
         if want > have:
-            t = time.perf_counter()
-            add_copies(con, per * (have + 1), per * (want + 1), per)
-            con.execute("CHECKPOINT")
-            print(f"history: {want} days ({want * per * base:,} hands) built in {time.perf_counter() - t:.1f} s",
-                  flush=True)
-            fp = fd.day_fingerprints(con)
-            if have == 0:
-                t = time.perf_counter()
-                fd.refresh_days(con, store, [first_hist], fp)
-                print(f"history day {first_hist} computed in {time.perf_counter() - t:.1f} s (then cloned)", flush=True)
-            for j in range(max(have, 1) + 1, want + 1):
-                clone_day(store, first_hist, NEW_DAY - dt.timedelta(days=j), fp[NEW_DAY - dt.timedelta(days=j)])
+            grow_history(con, store, have, want, per, base)
             have = want
         store.drop(NEW_DAY)  # the night computes the new day
         con.execute("CHECKPOINT")

@@ -153,3 +153,25 @@ def test_account_days_summarise_devices_networks_and_timing():
     assert a["online_s"] == 3600 and a["decisions_timed"] == 2 and a["sit_outs"] == 0
     assert a["log_ms_sum"] == pytest.approx(__import__("math").log(100_000))
     assert out.row(2, named=True)["log_ms_sum"] == 0.0  # 0 ms counts as 1 ms
+
+
+def test_a_day_valued_in_parts_is_the_same_from_either_source(world):
+    """A day split in parts of 300 hands: the same tables from the warehouse and from the day's frames, every
+    hand's decisions once, and the count tables equal to the day valued in one part."""
+    con = world.con
+    day = sorted(fd.day_fingerprints(con))[1]
+    whole = fd.compute_day(con, day)
+    parts = fd.compute_day(con, day, hands_per_part=300)
+    frames = fd.compute_day({t: pl.from_arrow(a) for t, a in fd.read_day(con, day).items()}, day, hands_per_part=300)
+    ids = con.sql("SELECT hand_id FROM hands WHERE day = ?", params=[day]).pl()["hand_id"]
+    cuts = fd.day_parts(ids, 300)
+    assert len(cuts) == -(-ids.len() // 300) > 3 and cuts[0][0] == "" and all(a[1] == b[0] for a, b in zip(cuts, cuts[1:]))
+    for t in fd.DAY_TABLES:
+        assert_frame_equal(parts[t], frames[t])
+    dec = parts["hu_decisions"]
+    assert dec.select("hand_id", "seq").equals(whole["hu_decisions"].select("hand_id", "seq"))
+    assert not dec["strength"].equals(whole["hu_decisions"]["strength"])  # each part draws with its own seed
+    for t in ("hands_together", "chip_flow"):
+        assert_frame_equal(parts[t], whole[t], check_exact=False, rel_tol=1e-12)
+    assert_frame_equal(parts["pair_decisions"].drop("value_given_bb", "value_w", "value_sq"),
+                       whole["pair_decisions"].drop("value_given_bb", "value_w", "value_sq"))

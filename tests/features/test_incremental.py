@@ -1,5 +1,5 @@
 """Nights one by one equal one full recompute: the gate of the day features (tests/detect/compare_signals.py's
-comparison, in one process, on a planted world loaded night by night into a warehouse file)."""
+detector processes and comparison, on a planted world loaded night by night into a warehouse file)."""
 
 from __future__ import annotations
 
@@ -10,11 +10,9 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from detectors.chip_dumping import ChipDumpingDetector
-from detectors.features import gameplay as gp
-from detectors.soft_play import SoftPlayDetector
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "detect"))
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "tests" / "detect"))
 import compare_signals as cs  # noqa: E402  (a script beside the detect tests, not a package)
 
 
@@ -41,51 +39,40 @@ def load_until(world_con: duckdb.DuckDBPyConnection, path: Path, cut: dt.datetim
         world_con.execute("DETACH out")
 
 
-def signals(path: Path) -> tuple[list[dict], list[dt.date]]:
-    """The soft-play and chip-dumping signals of the warehouse ``path`` as compare_signals compares them, and the
-    days its feature store had to compute."""
-    con = duckdb.connect(str(path))
-    try:
-        out = [s.to_dict() for det in (SoftPlayDetector(), ChipDumpingDetector()) for s in det.detect(con)]
-        return out, gp.store_for(con).computed
-    finally:
-        gp.release()
-        con.close()
+def night(path: Path, out: Path, kinds: tuple[str, ...] = ("soft_play", "chip_dumping")
+          ) -> tuple[list[dict], list[dt.date]]:
+    """One night's run of the ``kinds`` detectors over the warehouse file ``path``, in a process of its own as
+    compare_signals runs a checkout (one thread, input-ordered group-bys): their signals and the days whose
+    features it computed (their manifests rewritten)."""
+    folder = path.parent / "features" / "_manifest"
+    before = {p: p.stat().st_mtime_ns for p in folder.rglob("*.json")} if folder.is_dir() else {}
+    run = cs.signals_of(ROOT, path, out, list(kinds), sys.executable)
+    after = {p: p.stat().st_mtime_ns for p in folder.rglob("*.json")}
+    computed = sorted(dt.date.fromisoformat(p.parent.name[4:]) for p, t in after.items() if before.get(p) != t)
+    return [s for kind in kinds for s in run[kind]["signals"]], computed
 
 
 @pytest.mark.slow
 def test_nights_one_by_one_give_the_signals_of_a_full_recompute(world, tmp_path):
-    first = world.con.execute("SELECT min(started_at) FROM hands").fetchone()[0]
     (tmp_path / "inc").mkdir()
     (tmp_path / "full").mkdir()
     inc = tmp_path / "inc" / "warehouse.duckdb"
     days = sorted(r[0] for r in world.con.execute("SELECT DISTINCT day FROM hands").fetchall())
+    assert len(days) == 3
     # night 1: the first day and the first hours of the second (a day that is still growing)
     load_until(world.con, inc, dt.datetime.combine(days[1], dt.time(6)))
-    con = duckdb.connect(str(inc))
-    try:
-        gp.cached_pair_features(con)
-        assert gp.store_for(con).computed == days[:2]
-    finally:
-        gp.release()
-        con.close()
+    assert night(inc, tmp_path / "n1.jsonl", ("chip_dumping",))[1] == days[:2]
     # night 2: the rest of the second day arrives, the third day's first hands: days 2 and 3 are computed
     load_until(world.con, inc, dt.datetime.combine(days[2], dt.time(0, 30)))
-    con = duckdb.connect(str(inc))
-    try:
-        gp.cached_pair_features(con)
-        assert gp.store_for(con).computed == days[1:]
-    finally:
-        gp.release()
-        con.close()
+    assert night(inc, tmp_path / "n2.jsonl", ("chip_dumping",))[1] == days[1:]
     # night 3: everything; only the last day is computed
     load_until(world.con, inc, None)
-    got, computed = signals(inc)
+    got, computed = night(inc, tmp_path / "n3.jsonl")
     assert computed == days[2:]
     full = tmp_path / "full" / "warehouse.duckdb"
     load_until(world.con, full, None)
-    want, computed = signals(full)
-    assert computed == days and first.date() == days[0]
+    want, computed = night(full, tmp_path / "full.jsonl")
+    assert computed == days
     assert sum(s["flagged"] for s in want) >= 2
     assert cs.differences(want, got, 1e-12) == []
     # the features the nights stored are those the full recompute stored

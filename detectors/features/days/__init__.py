@@ -22,6 +22,7 @@ from detectors.features.days.compute import (
     as_date,
     baseline_cells,
     compute_day,
+    day_parts,
     day_seed,
     pair_decisions,
     read_day,
@@ -39,6 +40,6 @@ from detectors.features.days.window import (
 __all__ = [
     "ACCOUNT_TABLES", "BASELINE_TESTS", "DAY_TABLES", "DEFAULT_WINDOW_DAYS", "DayStore", "FORMAT_VERSION",
     "HAND_TABLES", "INPUT_TABLES", "account_days", "as_date", "baseline_cells", "compute_day", "day_fingerprints",
-    "day_seed", "feature_root", "pair_decisions", "read_day", "refresh_days", "window_chip_flow",
+    "day_parts", "day_seed", "feature_root", "pair_decisions", "read_day", "refresh_days", "window_chip_flow",
     "window_decisions", "window_of", "window_pair_features",
 ]

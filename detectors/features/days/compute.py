@@ -63,26 +63,31 @@ CELL_COLS = tuple(dict.fromkeys(stats.JUNK_BINS))  # every cell column of every 
 DAY_KEYS = {"pair_decisions": 2, "hands_together": 2, "chip_flow": 2, "baseline_pair_cells": 3 + len(CELL_COLS),
             "baseline_player_cells": 2 + len(CELL_COLS), "account_days": 1}
 
-# the rows of one day: hand tables through the day's hand ids; account tables through their own timestamps
-# (the id range lets DuckDB skip the row groups of other days where ids grow with time, as the room's do)
-_HAND_ROWS_SQL = """SELECT t.* FROM {t} t SEMI JOIN (SELECT hand_id FROM hands WHERE day = $day) d USING (hand_id)
-WHERE t.hand_id BETWEEN (SELECT min(hand_id) FROM hands WHERE day = $day)
-                    AND (SELECT max(hand_id) FROM hands WHERE day = $day)"""
-_DAY_ROWS_SQL = {
-    "hands": "SELECT * FROM hands WHERE day = $day",
+# the rows of one part of a day, $lo <= hand_id < $hi: hand tables through the day's hand ids; account tables
+# (the whole day) through their own timestamps. The id range lets DuckDB skip the row groups of other days and
+# parts where ids grow with time, as a room's do.
+_HAND_ROWS_SQL = """SELECT t.* FROM {t} t
+SEMI JOIN (SELECT hand_id FROM hands WHERE day = $day AND hand_id >= $lo AND hand_id < $hi) d USING (hand_id)
+WHERE t.hand_id >= $lo AND t.hand_id < $hi"""
+_PART_ROWS_SQL = {
+    "hands": "SELECT * FROM hands WHERE day = $day AND hand_id >= $lo AND hand_id < $hi",
     "seats": _HAND_ROWS_SQL.format(t="seats"),
     "actions": _HAND_ROWS_SQL.format(t="actions"),
     "hole_cards": _HAND_ROWS_SQL.format(t="hole_cards"),
     "boards": _HAND_ROWS_SQL.format(t="boards"),
+}
+_ACCOUNT_ROWS_SQL = {
     "sessions": "SELECT * FROM sessions WHERE CAST(login_at AS DATE) = $day",
     "decisions": "SELECT * FROM decisions WHERE CAST(ts AS DATE) = $day",
     "sit_events": "SELECT * FROM sit_events WHERE CAST(ts AS DATE) = $day",
 }
+_TOP = chr(0x10FFFF)  # sorts after every character of a hand id
 
 
-def day_seed(random_state: int, day: dt.date) -> int:
-    """The Monte Carlo seed of one day: ``random_state`` and the day's ordinal mixed by NumPy's SeedSequence."""
-    return int(np.random.SeedSequence([int(random_state), day.toordinal()]).generate_state(1)[0])
+def day_seed(random_state: int, day: dt.date, part: int = 0) -> int:
+    """The Monte Carlo seed of one part of a day: ``random_state``, the day's ordinal and the part's number mixed
+    by NumPy's SeedSequence."""
+    return int(np.random.SeedSequence([int(random_state), day.toordinal(), int(part)]).generate_state(1)[0])
 
 
 def as_date(day: str | dt.date) -> dt.date:
@@ -90,28 +95,48 @@ def as_date(day: str | dt.date) -> dt.date:
     return day if isinstance(day, dt.date) else dt.date.fromisoformat(str(day))
 
 
-def read_day(con: duckdb.DuckDBPyConnection, day: str | dt.date) -> dict[str, object]:
+def _tables(con: duckdb.DuckDBPyConnection) -> set[str]:
+    return {r[0] for r in con.execute("SELECT table_name FROM duckdb_tables() WHERE schema_name = 'main'").fetchall()}
+
+
+def read_day(con: duckdb.DuckDBPyConnection, day: str | dt.date, lo: str = "", hi: str = _TOP
+             ) -> dict[str, object]:
     """The rows of ``day`` in warehouse ``con``, as Arrow tables keyed by table name (:data:`INPUT_TABLES`).
 
-    Hand tables hold the rows of the hands whose ``day`` (UTC day of ``started_at``) is ``day``; the account
-    tables the rows stamped that UTC day. A table the warehouse lacks is left out.
+    Hand tables hold the rows of the hands whose ``day`` (UTC day of ``started_at``) is ``day`` and whose id is in
+    ``lo <= hand_id < hi`` (default: all); the account tables the rows stamped that UTC day. A table the warehouse
+    lacks is left out.
     """
-    d = as_date(day)
-    have = {r[0] for r in con.execute("SELECT table_name FROM duckdb_tables() WHERE schema_name = 'main'").fetchall()}
-    return {t: con.sql(sql, params={"day": d}).to_arrow_table() for t, sql in _DAY_ROWS_SQL.items() if t in have}
+    d, have = as_date(day), _tables(con)
+    out = {t: con.sql(sql, params={"day": d, "lo": lo, "hi": hi}).to_arrow_table()
+           for t, sql in _PART_ROWS_SQL.items() if t in have}
+    out.update({t: con.sql(sql, params={"day": d}).to_arrow_table() for t, sql in _ACCOUNT_ROWS_SQL.items() if t in have})
+    return out
+
+
+def day_parts(hand_ids: pl.Series, hands_per_part: int) -> list[tuple[str, str]]:
+    """``(lo, hi)`` id ranges of about ``hands_per_part`` hands each covering ``hand_ids`` (one day's), in order:
+    the same ranges wherever the day's rows come from, so the parts' seeds (:func:`day_seed`) are too."""
+    ids = hand_ids.sort()
+    if ids.is_empty():
+        return [("", _TOP)]
+    cuts = ids.gather(list(range(hands_per_part, ids.len(), hands_per_part))).to_list()
+    return list(zip(["", *cuts], [*cuts, _TOP]))
 
 
 def compute_day(source: duckdb.DuckDBPyConnection | Mapping[str, object], day: str | dt.date, *,
-                samples: int = 16, random_state: int = 0) -> dict[str, pl.DataFrame]:
+                samples: int = 16, random_state: int = 0, hands_per_part: int = 250_000) -> dict[str, pl.DataFrame]:
     """The feature tables of one hand day (:data:`DAY_TABLES`).
 
     Parameters
     ----------
-    source : a warehouse connection (the day's rows are read with :func:`read_day`), or the day's rows already
-        selected: a mapping table name -> Arrow table or Polars frame with the warehouse's columns
-        (:data:`INPUT_TABLES`; the hand tables are required, an account table missing counts as empty).
+    source : a warehouse connection (the day's rows are read with :func:`read_day`, one part at a time), or the
+        day's rows already selected: a mapping table name -> Arrow table or Polars frame with the warehouse's
+        columns (:data:`INPUT_TABLES`; the hand tables are required, an account table missing counts as empty).
     day : the UTC hand day.
-    samples, random_state : Monte Carlo draws per decision and the seed (:func:`day_seed` makes the day's).
+    samples, random_state : Monte Carlo draws per decision and the seed (:func:`day_seed` makes each part's).
+    hands_per_part : the day's hands are valued in parts of about this many (:func:`day_parts`), which bounds the
+        memory of a large day; the parts are a function of the day's hand ids only.
 
     Returns
     -------
@@ -120,22 +145,52 @@ def compute_day(source: duckdb.DuckDBPyConnection | Mapping[str, object], day: s
         are their sums (:mod:`detectors.features.days.window`).
     """
     d = as_date(day)
-    frames = read_day(source, d) if isinstance(source, duckdb.DuckDBPyConnection) else dict(source)
-    con = duckdb.connect()  # the day alone: every query below reads only these rows
+    if isinstance(source, duckdb.DuckDBPyConnection):
+        ids = source.sql("SELECT hand_id FROM hands WHERE day = $day", params={"day": d}).pl()["hand_id"]
+        parts = day_parts(ids, hands_per_part)
+        accounts = read_day(source, d, _TOP, _TOP)  # the account tables (no hand is in an empty range)
+        rows = (read_day(source, d, lo, hi) for lo, hi in parts)
+    else:
+        accounts = {t: pl.DataFrame(f) if not isinstance(f, pl.DataFrame) else f for t, f in source.items()}
+        parts = day_parts(accounts["hands"]["hand_id"], hands_per_part)
+        rows = ({t: accounts[t].filter((pl.col("hand_id") >= lo) & (pl.col("hand_id") < hi)) for t in HAND_TABLES}
+                for lo, hi in parts)
+    decs, together, flows = [], [], []
+    for i, frames in enumerate(rows):
+        dec, ht, fl = _hand_part(frames, samples=samples, seed=day_seed(random_state, d, i))
+        decs.append(dec)
+        together.append(ht)
+        flows.append(fl)
+    dec = pl.concat(decs, how="vertical_relaxed") if len(decs) > 1 else decs[0]
+    out = {"hu_decisions": dec, "pair_decisions": pair_decisions(dec),
+           "hands_together": _sum_by(together, 2), "chip_flow": _sum_by(flows, 2)}
+    out.update(baseline_cells(dec))
+    out["account_days"] = account_days(accounts)
+    # in key order: a day's files are the same whatever process computed them (hash group-bys are not)
+    return {t: f if t == "hu_decisions" else f.sort(f.columns[:DAY_KEYS[t]], nulls_last=True)
+            for t, f in out.items()}
+
+
+def _hand_part(frames: Mapping[str, object], *, samples: int, seed: int
+               ) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
+    """(hu_decisions, hands_together, chip_flow) of one part's hand tables, in a DuckDB of their own."""
+    con = duckdb.connect()  # these rows alone: every query below reads only them
     try:
         for t in HAND_TABLES:
             f = frames[t]
             con.register(t, f.to_arrow() if isinstance(f, pl.DataFrame) else f)
-        dec = hu_decisions(con, samples=samples, random_state=day_seed(random_state, d))
-        out = {"hu_decisions": dec, "pair_decisions": pair_decisions(dec),
-               "hands_together": hands_together(con), "chip_flow": chip_flow(con)}
+        return hu_decisions(con, samples=samples, random_state=seed), hands_together(con), chip_flow(con)
     finally:
         con.close()
-    out.update(baseline_cells(dec))
-    out["account_days"] = account_days(frames)
-    # in key order: a day's files are the same whatever process computed them (hash group-bys are not)
-    return {t: f if t == "hu_decisions" else f.sort(f.columns[:DAY_KEYS[t]], nulls_last=True)
-            for t, f in out.items()}
+
+
+def _sum_by(frames: list[pl.DataFrame], keys: int) -> pl.DataFrame:
+    """The parts' rows summed per key (the first ``keys`` columns): hands lie in one part, so the sums are exact."""
+    if len(frames) == 1:
+        return frames[0]
+    f = pl.concat(frames, how="vertical_relaxed")
+    key = f.columns[:keys]
+    return f.group_by(key).agg(pl.col(c).sum() for c in f.columns[keys:]).select(f.columns)
 
 
 def pair_decisions(dec: pl.DataFrame) -> pl.DataFrame:

@@ -40,7 +40,8 @@ def window_of(days: list[dt.date], window_days: int = DEFAULT_WINDOW_DAYS, end: 
 
 
 def refresh_days(con: duckdb.DuckDBPyConnection, store: DayStore, days: list[dt.date] | None = None,
-                 fingerprints: dict[dt.date, list[int]] | None = None) -> list[dt.date]:
+                 fingerprints: dict[dt.date, list[int]] | None = None, *, hands_per_part: int = 250_000
+                 ) -> list[dt.date]:
     """Compute and store each of ``days`` (default: every hand day of the warehouse) that ``store`` lacks or holds
     from other content; returns the days computed.
 
@@ -50,6 +51,7 @@ def refresh_days(con: duckdb.DuckDBPyConnection, store: DayStore, days: list[dt.
     store : where the day tables go (its samples and random_state value the cards).
     days : the days to bring up to date (those without hands in the warehouse are dropped from the store).
     fingerprints : :func:`~detectors.features.days.storage.day_fingerprints` of ``con`` when the caller has them.
+    hands_per_part : :func:`~detectors.features.days.compute.compute_day`'s parts (memory against per-part cost).
     """
     fp = day_fingerprints(con) if fingerprints is None else fingerprints
     todo = sorted(fp) if days is None else sorted(as_date(d) for d in days)
@@ -58,7 +60,8 @@ def refresh_days(con: duckdb.DuckDBPyConnection, store: DayStore, days: list[dt.
         if d not in fp:
             store.drop(d)
         elif not store.is_current(d, fp[d]):
-            store.write(d, compute_day(con, d, samples=store.samples, random_state=store.random_state), fp[d])
+            store.write(d, compute_day(con, d, samples=store.samples, random_state=store.random_state,
+                                       hands_per_part=hands_per_part), fp[d])
             done.append(d)
     return done
 

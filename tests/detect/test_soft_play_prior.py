@@ -11,7 +11,7 @@ import pytest
 
 from detectors import stats
 from tests.detect.conftest import build_world
-from tests.detect.test_soft_play import _check_instead_of_bet
+from tests.detect.test_soft_play import MC_SAMPLES, _check_instead_of_bet
 
 SOFT, FRIENDS = ("p12", "p13"), ("p08", "p09")
 
@@ -47,7 +47,7 @@ def coentry_world():
 def _scores(con, **kw):
     from detectors.soft_play import SoftPlayDetector
 
-    det = SoftPlayDetector(**kw).fit(con)
+    det = SoftPlayDetector(**{"samples": MC_SAMPLES, **kw}).fit(con)
     return det, det.threshold(det.score(con))
 
 

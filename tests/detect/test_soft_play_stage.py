@@ -5,6 +5,7 @@ import polars as pl
 import pytest
 
 from tests.detect.conftest import build_world
+from tests.detect.test_soft_play import MC_SAMPLES
 
 
 def _tournament_world(seed: int = 21):
@@ -48,8 +49,8 @@ def test_honest_pair_met_only_short_stacked_not_flagged_soft_pair_is():
     from detectors.soft_play import SoftPlayDetector
 
     w, short = _tournament_world()
-    pooled = SoftPlayDetector(stage_bb=None).fit(w.con).score(w.con)
-    staged_det = SoftPlayDetector().fit(w.con)
+    pooled = SoftPlayDetector(samples=MC_SAMPLES, stage_bb=None).fit(w.con).score(w.con)
+    staged_det = SoftPlayDetector(samples=MC_SAMPLES).fit(w.con)
     staged = staged_det.score(w.con)
     assert staged_det.dec_.filter(pl.col("stage") == 2)["hand_id"].is_in(sorted(short)).all()
     before, after = _row(pooled, "p05", "p06"), _row(staged, "p05", "p06")

@@ -45,7 +45,8 @@ from dataclasses import dataclass, field
 from datasets.engine import Action, DecisionView
 from datasets.policies import HonestPolicy, capped
 
-KINDS = ("soft_play", "chip_dumping", "bounty_collusion", "coordinated_sitout", "multi_accounting", "seat_handoff")
+KINDS = ("soft_play", "chip_dumping", "bounty_collusion", "coordinated_sitout", "multi_accounting", "seat_handoff",
+         "hand_chat")
 
 
 @dataclass
@@ -267,7 +268,7 @@ def plant_groups(pop, mix: dict[str, int], strength: tuple[float, float], rng: r
     lo, hi = strength
     for kind in KINDS:
         count = mix.get(kind, 0)
-        if count <= 0:
+        if count <= 0 or kind not in VENUES:  # hand chat: datasets.chat.plant_chatters
             continue
         strengths = [lo + (hi - lo) * (i / (count - 1) if count > 1 else 1.0) for i in range(count)]
         rng.shuffle(strengths)

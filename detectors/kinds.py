@@ -61,6 +61,8 @@ ALL: tuple[Kind, ...] = (
          "multi-accounting (one person playing several accounts)"),
     Kind("seat_handoff", "detectors.seat_handoff:SeatHandoffDetector", "seat hand-off",
          "seat hand-off (another person playing the account's seat mid-event)", match="account"),
+    Kind("hand_chat", "detectors.hand_chat:HandChatDetector", "hand chat",
+         "hand chat (telling a partner about a hand while it is in play)"),
 )
 
 #: the kinds' names, in the order lists show them

@@ -147,9 +147,9 @@ def plan_world(*, preset: str | Preset = "demo", seed: int = 7, accounts: int | 
         plan.unit = i
         numbered.append((kind, i, plan, est))
     plan_transfers(groups, world, days, rng, planner_events)
-    # table chat and the hand-chat groups, from streams of their own after everything else (datasets.chat)
-    chatters = chat.plant_chatters(pop, groups, mix.get(chat.KIND, 0), spec.strength, seed)
-    world.chat = chat.plan_chat(pop, chatters, chat.draw_chat_params(world_seed), seed)
+    if chat.KIND in mix:  # table chat and the hand-chat groups, from streams of their own (datasets.chat)
+        chatters = chat.plant_chatters(pop, groups, mix[chat.KIND], spec.strength, seed)
+        world.chat = chat.plan_chat(pop, chatters, chat.draw_chat_params(world_seed), seed)
     # disconnect waves: an ISP or a mobile carrier drops for one to four minutes, once or twice a day
     for day in range(days):
         for _ in range(rng.randint(1, 2)):

@@ -16,6 +16,10 @@ from dataclasses import dataclass, field
 
 from datasets.collusion import KINDS
 
+#: the kinds ``mixed`` and ``subtle`` plant: every kind but hand chat, whose table chat is added only where a mix
+#: names it (``--mix hand_chat=5``; ``=0`` the chat with no planted pair), so those presets' files are unchanged
+PRESET_KINDS = tuple(k for k in KINDS if k != "hand_chat")
+
 
 @dataclass(frozen=True)
 class Preset:
@@ -31,8 +35,8 @@ PRESETS: dict[str, Preset] = {
     "demo": Preset(300, 25_000, {"soft_play": 3, "chip_dumping": 3, "bounty_collusion": 2, "coordinated_sitout": 2,
                                   "multi_accounting": 2, "seat_handoff": 2}, (0.5, 1.0), days=4),
     "honest": Preset(600, 60_000, {}, (0.5, 1.0), days=6),
-    "mixed": Preset(600, 60_000, {k: 5 for k in KINDS}, (0.25, 1.0), days=6),
-    "subtle": Preset(600, 60_000, {k: 5 for k in KINDS}, (0.05, 0.25), days=6),
+    "mixed": Preset(600, 60_000, {k: 5 for k in PRESET_KINDS}, (0.25, 1.0), days=6),
+    "subtle": Preset(600, 60_000, {k: 5 for k in PRESET_KINDS}, (0.05, 0.25), days=6),
 }
 
 

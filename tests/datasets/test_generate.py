@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from test_world_data import small_world
 
-from datasets.collusion import KINDS
 from datasets.generate import generate, plan_world
+from datasets.presets import PRESET_KINDS as KINDS  # the kinds the presets and the sample plant
 from datasets.presets import PRESETS, parse_mix
 
 HEADER = re.compile(r"^PokerStars Hand #(\d+):")

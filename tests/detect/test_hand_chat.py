@@ -121,6 +121,7 @@ def planted():
     return HandChatDetector().detect(population(chatty=0.3))
 
 
+@pytest.mark.slow
 def test_planted_chatter_and_partner_are_flagged(planted):
     flagged = [s for s in planted if s.flagged]
     assert [s.accounts for s in flagged] == [[CHATTER, PARTNER]]
@@ -130,10 +131,12 @@ def test_planted_chatter_and_partner_are_flagged(planted):
     assert "$player" in s.evidence[0].sql and CHATTER not in s.evidence[0].sql
 
 
+@pytest.mark.slow
 def test_chatty_player_is_judged_against_its_own_rate(planted):
     assert not any(s.flagged and "chatty" in s.accounts for s in planted)
 
 
+@pytest.mark.slow
 def test_talk_after_the_hand_does_not_flag():
     assert not any(s.flagged for s in HandChatDetector().detect(population(planted=0, after=15, chatty=0.3)))
 
@@ -156,6 +159,7 @@ def test_no_partner_in_the_hand_does_not_flag():
     assert not any(s.flagged for s in det.detect(con))
 
 
+@pytest.mark.slow
 def test_rules_model_is_selectable_and_unknown_model_refused():
     con = population()
     assert [s.accounts for s in HandChatDetector(text_model="rules").detect(con) if s.flagged] == [[CHATTER, PARTNER]]

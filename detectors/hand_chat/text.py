@@ -11,6 +11,8 @@ the opponent); docs/measurements.md has both on the worlds' chat.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import polars as pl
 from sklearn.feature_extraction.text import TfidfVectorizer
@@ -20,9 +22,11 @@ from sklearn.pipeline import Pipeline
 from detectors.hand_chat.grammar import training_set
 
 
+@functools.lru_cache(maxsize=4)
 def card_talk_model(random_state: int = 0, n: int = 3000) -> Pipeline:
     """A fitted pipeline (TF-IDF of character 1-4-grams, logistic regression, C=4) whose
-    ``predict_proba(texts)[:, 1]`` is the probability that each text is card talk."""
+    ``predict_proba(texts)[:, 1]`` is the probability that each text is card talk. Fitted once per
+    process and arguments (cached): callers only read it."""
     texts, labels = training_set(n, random_state)
     model = Pipeline([
         ("tfidf", TfidfVectorizer(analyzer="char_wb", ngram_range=(1, 4), lowercase=True, sublinear_tf=True,

@@ -115,22 +115,60 @@ class HandChatDetector(PairDetector):
         Method: ``k`` hands with usable card talk by the chatter while the partner was in the hand, in
         ``n`` hands both were present; the chatter's own rate from its other ``k0`` of ``n0`` presences
         under the room's beta prior; the beta-binomial tail P(X >= k | X >= 1)
-        (:func:`detectors.stats.baseline_tail`, conditioned on the pair being a candidate at all),
-        Benjamini-Hochberg q over the candidates, score -log10 q.
+        (:func:`detectors.stats.baseline_tail`, conditioned on the pair being a candidate at all).
+        Explaining away: the players at the partner's table hear the same lines, so a chatter's other
+        partners are tested again without the hands its strongest significant partner (q <= ``alpha``) was
+        dealt in (``explained_by``: of its significant partners, the one its lines came right before most
+        often, ``k_next``). Benjamini-Hochberg q over the candidates, score -log10 q.
 
         Returns
         -------
-        ``player``, ``opponent``, ``accounts``, ``tournaments``, ``k``, ``n``, ``k0``, ``n0``, ``p_value``,
-        ``q_value``, ``score``."""
+        ``player``, ``opponent``, ``accounts``, ``tournaments``, ``k``, ``k_next``, ``n``, ``k0``, ``n0``, ``explained_by``,
+        ``p_value``, ``q_value``, ``score``."""
         schema = {"player": pl.String, "opponent": pl.String, "accounts": pl.List(pl.String),
-                  "tournaments": pl.List(pl.String), "k": pl.Int64, "n": pl.Int64, "k0": pl.Int64, "n0": pl.Int64,
-                  "p_value": pl.Float64, "q_value": pl.Float64, "score": pl.Float64}
+                  "tournaments": pl.List(pl.String), "k": pl.Int64, "k_next": pl.Int64, "n": pl.Int64,
+                  "k0": pl.Int64, "n0": pl.Int64, "explained_by": pl.String, "p_value": pl.Float64, "q_value": pl.Float64, "score": pl.Float64}
         if self.usable_.is_empty():
             return pl.DataFrame(schema=schema)
-        pairs = (self.usable_.group_by("player", "partner").agg(k=pl.col("hand_id").n_unique())
-                 .rename({"partner": "opponent"}))
+        t = self._tested(con, self.usable_, self.presence_)
+        # the explainer: of the chatter's significant partners, the one its lines came right before most often
+        best = (t.filter(pl.col("q_value") <= self.alpha).sort(["k_next", "p_value", "opponent"],
+                                                                 descending=[True, False, False])
+                .group_by("player", maintain_order=True).first().select("player", explained_by=pl.col("opponent")))
+        if not best.is_empty():
+            con.register("_hc_best", best)
+            try:
+                gone = con.sql("SELECT b.player, s.hand_id FROM _hc_best b JOIN seats s "
+                               "ON s.player = b.explained_by AND s.dealt_in").pl()
+            finally:
+                con.unregister("_hc_best")
+            usable = self.usable_.join(gone, on=["player", "hand_id"], how="anti")
+            again = self._tested(con, usable.filter(pl.col("player").is_in(best["player"].implode())),
+                                 self.presence_.join(gone, on=["player", "hand_id"], how="anti"))
+            # every other partner of an explained chatter takes its figures without those hands (none left: p = 1)
+            redo = t.select("player", "opponent").join(best, on="player").filter(
+                pl.col("opponent") != pl.col("explained_by"))
+            again = redo.join(again.drop("q_value"), on=["player", "opponent"], how="left").with_columns(
+                pl.col("k", "k_next", "n", "k0", "n0").fill_null(0), pl.col("p_value").fill_null(1.0))
+            t = pl.concat([t.join(redo, on=["player", "opponent"], how="anti")
+                           .with_columns(explained_by=pl.lit(None, pl.String)), again], how="diagonal_relaxed")
+        else:
+            t = t.with_columns(explained_by=pl.lit(None, pl.String))
+        q = stats.bh_qvalues(t["p_value"].to_numpy())
+        t = t.with_columns(q_value=pl.Series(q), score=pl.Series(stats.score_from_q(q)),
+                           accounts=pl.concat_list("player", "opponent"),
+                           tournaments=pl.lit([], dtype=pl.List(pl.String)))
+        return t.select(list(schema)).sort(["score", "k", "player", "opponent"], descending=[True, True, False, False])
+
+    def _tested(self, con: duckdb.DuckDBPyConnection, usable: pl.DataFrame, presence: pl.DataFrame) -> pl.DataFrame:
+        """The pairs of ``usable`` with ``k``, ``n``, ``k0``, ``n0``, the conditional tail ``p_value`` and its BH
+        ``q_value``, counted over the hands of ``usable`` and ``presence`` (see :meth:`score`)."""
+        pairs = usable.group_by("player", "partner").agg(
+            k=pl.col("hand_id").n_unique(),
+            k_next=pl.col("hand_id").filter(pl.col("next_actor") == pl.col("partner")).n_unique(),
+        ).rename({"partner": "opponent"})
         con.register("_hc_pairs", pairs.select("player", "opponent"))
-        con.register("_hc_presence", self.presence_)
+        con.register("_hc_presence", presence)
         try:
             together = con.sql("""
                 SELECT q.player, q.opponent, count(*) AS n
@@ -140,8 +178,8 @@ class HandChatDetector(PairDetector):
         finally:
             con.unregister("_hc_pairs")
             con.unregister("_hc_presence")
-        tot = self.usable_.select("player", "hand_id").unique().group_by("player").agg(K=pl.len()).join(
-            self.presence_.group_by("player").agg(N=pl.len()), on="player", how="left")
+        tot = usable.select("player", "hand_id").unique().group_by("player").agg(K=pl.len()).join(
+            presence.group_by("player").agg(N=pl.len()), on="player", how="left")
         t = (pairs.join(together, on=["player", "opponent"], how="left").join(tot, on="player", how="left")
              .with_columns(n=pl.max_horizontal("n", "k").cast(pl.Int64)))
         t = t.with_columns(k0=(pl.col("K") - pl.col("k")).clip(0).cast(pl.Int64),
@@ -150,11 +188,7 @@ class HandChatDetector(PairDetector):
         k, n, k0, n0 = (t[c].to_numpy().astype(float) for c in ("k", "n", "k0", "n0"))
         p = stats.baseline_tail(k, n, k0, n0, a, b) / stats.baseline_tail(np.ones_like(k), n, k0, n0, a, b)
         p = np.clip(np.nan_to_num(p, nan=1.0), 0.0, 1.0)
-        q = stats.bh_qvalues(p)
-        t = t.with_columns(p_value=pl.Series(p), q_value=pl.Series(q), score=pl.Series(stats.score_from_q(q)),
-                           accounts=pl.concat_list("player", "opponent"),
-                           tournaments=pl.lit([], dtype=pl.List(pl.String)))
-        return t.select(list(schema)).sort(["score", "k", "player", "opponent"], descending=[True, True, False, False])
+        return t.drop("K", "N").with_columns(p_value=pl.Series(p), q_value=pl.Series(stats.bh_qvalues(p)))
 
     def flag(self, scores: pl.DataFrame) -> pl.DataFrame:
         """Flagged iff q <= ``alpha`` and the chat came in at least ``min_hands`` hands."""

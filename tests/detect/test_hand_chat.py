@@ -86,11 +86,13 @@ def test_text_model_reads_card_talk_it_was_not_trained_on():
     assert (p_other < 0.5).all(), dict(zip(other, p_other))
 
 
-def population(n: int = 900, seed: int = 3, planted: int = 15, after: int = 0, chatty: float = 0.0) -> duckdb.DuckDBPyConnection:
+def population(n: int = 900, seed: int = 3, planted: int = 15, after: int = 0, chatty: float = 0.0,
+               regular: str | None = None) -> duckdb.DuckDBPyConnection:
     """``n`` hands among seventeen players at one table; the chatter and the partner sit together in every
     sixth hand and wherever the draw seats them. In ``planted`` of the sixth hands the chatter, having
     folded, tells the partner (still in against two) about the hand; in ``after`` others it says the same
-    after the last action; ``chatty`` reads every hand it plays aloud on the flop with that probability."""
+    after the last action; ``chatty`` reads every hand it plays aloud on the flop with that probability;
+    ``regular`` sits in every one of the pair's sixth hands too."""
     rng = random.Random(seed)
     others = [*OTHERS[:5], *(f"reg_{i}:" for i in range(10))]
     pool = [CHATTER, PARTNER, *others]
@@ -98,8 +100,8 @@ def population(n: int = 900, seed: int = 3, planted: int = 15, after: int = 0, c
     for hid in range(1, n + 1):
         chat: dict[str, list[tuple[str, str]]] = {}
         if hid % 6 == 0:
-            rest = rng.sample(others, 3)
-            players = [rest[0], rest[1], CHATTER, PARTNER, rest[2]]
+            rest = rng.sample([o for o in others if o != regular], 3)
+            players = [rest[0], rest[1], CHATTER, PARTNER, regular or rest[2]]
             if plant_left > 0 and rng.random() < 0.5:
                 chat["fold"] = [(CHATTER, rng.choice(["he has nothing", "folded AK", "he has QQ"]))]
                 plant_left -= 1
@@ -134,6 +136,17 @@ def test_planted_chatter_and_partner_are_flagged(planted):
 @pytest.mark.slow
 def test_chatty_player_is_judged_against_its_own_rate(planted):
     assert not any(s.flagged and "chatty" in s.accounts for s in planted)
+
+
+@pytest.mark.slow
+def test_a_regular_at_the_partners_table_is_explained_away():
+    """The regular hears every planted line too (it is still in the hand); once the partner explains the
+    chatter's talk, the regular's hands without the partner hold none of it."""
+    scored = HandChatDetector().fit(con := population(regular="villain_1"))
+    rows = scored.score(con)
+    assert [s.accounts for s in scored.detect(con) if s.flagged] == [[CHATTER, PARTNER]]
+    reg = rows.filter(pl.col("opponent") == "villain_1").row(0, named=True)
+    assert reg["explained_by"] == PARTNER and reg["k"] == 0 and reg["p_value"] == 1.0
 
 
 @pytest.mark.slow

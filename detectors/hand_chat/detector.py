@@ -40,8 +40,10 @@ class HandChatDetector(PairDetector):
     directed = True  # chatter -> partner
 
     def __init__(self, *, alpha: float = 0.01, random_state: int = 0, min_hands: int = 3, card_talk_p: float = 0.5,
-                 text_model: str = "tfidf", train_size: int = 3000, max_unflagged: int = 100) -> None:
+                 text_model: str = "tfidf", train_size: int = 3000, prior_strength: float = 50.0,
+                 max_unflagged: int = 100) -> None:
         super().__init__(alpha=alpha, random_state=random_state)
+        self.prior_strength = prior_strength
         self.min_hands = min_hands
         self.card_talk_p = card_talk_p
         self.text_model = text_model
@@ -94,14 +96,19 @@ class HandChatDetector(PairDetector):
         counts = pl.concat([seated, watchers], how="vertical").unique().group_by("player").agg(n=pl.len())
         self.presence_ = pl.concat([seated.filter(pl.col("player").is_in(talkers)),
                                     watchers.filter(pl.col("player").is_in(talkers))], how="vertical").unique()
-        per = counts.join(self.usable_.select("player", "hand_id").unique().group_by("player").agg(k=pl.len()),
-                          on="player", how="left").with_columns(pl.col("k").fill_null(0))
+        # each player's usable card-talk hands, less those heard by its most frequent listener: the room's
+        # rate of talk aimed at no one partner (a planted chatter's own rate is not the room's)
+        top = (self.usable_.group_by("player", "partner").agg(kp=pl.col("hand_id").n_unique())
+               .group_by("player").agg(top=pl.col("kp").max()))
+        per = (counts.join(self.usable_.select("player", "hand_id").unique().group_by("player").agg(k=pl.len()),
+                           on="player", how="left").join(top, on="player", how="left")
+               .with_columns(k=(pl.col("k").fill_null(0) - pl.col("top").fill_null(0)).clip(0)))
         # the beta prior of a player's rate of usable card talk per presence: fitted on every player's rate
         # (empirical Bayes, :func:`detectors.stats.fit_beta_prior`)
         if per.height >= 5 and int(per["k"].sum()) > 0:
-            self.prior_ = stats.fit_beta_prior(per["k"].to_numpy(), per["n"].to_numpy())
+            self.prior_ = stats.fit_beta_prior(per["k"].to_numpy(), per["n"].to_numpy(), max_strength=self.prior_strength)
         else:
-            self.prior_ = (0.5, 100.0)
+            self.prior_ = (0.01 * self.prior_strength, 0.99 * self.prior_strength)
         self.room_rate_ = float(per["k"].sum()) / max(1, float(per["n"].sum()))
         inplay = self.lines_.filter(pl.col("in_play"))
         self.banter_share_ = float((inplay["card_talk"] < self.card_talk_p).mean()) if inplay.height else None

@@ -156,6 +156,19 @@ def _say(rng: random.Random, table: dict[str, list[str]], lang: str, cards=None)
     return t.format(h=_hand_words(rng, lang, cards), n=rng.choice([2, 4, 6, 8, 9, 12, 15]))
 
 
+def sample_lines(n: int, seed: int = 0) -> tuple[list[str], list[int]]:
+    """``n`` lines the world writes that speak of cards (label 1: planted, post-hand and loose card talk) and ``n``
+    that do not (label 0: banter and the vague lines), in the world's languages: the reference a text model is
+    measured on (``benchmarks/hand_chat_text.py``), never trained on."""
+    rng = random.Random(seed)
+    texts, labels = [], []
+    for tables, label in (((_FOLDED, _READ, _POST, _HEADS_UP_TALK), 1), ((_BANTER, _BANTER, _VAGUE), 0)):
+        for _ in range(n):
+            texts.append(_say(rng, rng.choice(tables), rng.choice(list(_READ))))
+            labels.append(label)
+    return texts, labels
+
+
 def plant_chatters(pop, groups: list, count: int, strength: tuple[float, float], seed: int) -> list:
     """``count`` hand-chat groups (chatter, partner) among the persons in no group of ``groups``.
 
@@ -314,4 +327,5 @@ class ChatWriter:
                 rec.extra_lines.append((at.seq, self._line(watcher, _say(rng, _READ, lang.get(watcher, "en")))))
 
 
-__all__ = ["KIND", "RANGES", "ChatParams", "ChatPlan", "ChatWriter", "draw_chat_params", "plan_chat", "plant_chatters"]
+__all__ = ["KIND", "RANGES", "ChatParams", "ChatPlan", "ChatWriter", "draw_chat_params", "plan_chat", "plant_chatters",
+           "sample_lines"]

@@ -69,8 +69,10 @@ class HandChatDetector(PairDetector):
         is in play, speaks of cards (probability >= ``card_talk_p``) and at least two players other
         than its speaker are still in the hand: one to be helped, one to be harmed (heads-up table
         talk reaches only the opponent). A player is *present* in a hand dealt in or, watching, when it
-        chats there. The population's rates of usable card talk per presence give an empirical-Bayes
-        beta prior (:func:`detectors.stats.fit_beta_prior`).
+        chats there. The players' rates of usable card talk per presence, less the hands heard by each
+        one's most frequent listener (talk aimed at no one partner), give an empirical-Bayes beta prior
+        (:func:`detectors.stats.fit_beta_prior`) of strength at most ``prior_strength`` (a room with no
+        such talk: mean 1 %, that strength).
 
         Returns
         -------

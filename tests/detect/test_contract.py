@@ -38,7 +38,10 @@ def con():
 
     out = Path(tempfile.mkdtemp(prefix="railbird-contract-"))
     try:
-        generate(out / "world", preset="demo", seed=21, accounts=100, hands=2000, progress=False, workers=1)
+        from datasets.presets import PRESETS
+
+        mix = {**PRESETS["demo"].mix, "hand_chat": 1}  # the presets leave hand chat out
+        generate(out / "world", preset="demo", seed=21, accounts=100, hands=2000, progress=False, workers=1, mix=mix)
         ingest([out / "world"], out / "wh.duckdb", growing_seconds=0, progress=False)
         c = duckdb.connect(str(out / "wh.duckdb"), read_only=True)
         yield c

@@ -114,7 +114,11 @@ class HandChatDetector(PairDetector):
         self.room_rate_ = float(per["k"].sum()) / max(1, float(per["n"].sum()))
         inplay = self.lines_.filter(pl.col("in_play"))
         self.banter_share_ = float((inplay["card_talk"] < self.card_talk_p).mean()) if inplay.height else None
-        self.missing_ = [] if not self.lines_.is_empty() else ["hand chat: no chat lines in hold'em or Omaha hands"]
+        # hand histories show a watcher only when it chats, and no platform event records watching
+        self.missing_ = ["silent watching: a watcher's presence is known only in the hands it chatted in or played, "
+                         "so its own rate counts those hands alone"]
+        if self.lines_.is_empty():
+            self.missing_.append("hand chat: no chat lines in hold'em or Omaha hands")
         return self
 
     # ------------------------------------------------------------------ score

@@ -47,7 +47,7 @@ from datasets.flipping import flip_action, flip_chance
 from datasets.policies import HonestPolicy, capped
 
 KINDS = ("soft_play", "chip_dumping", "bounty_collusion", "coordinated_sitout", "multi_accounting", "seat_handoff",
-         "heads_up_flipping")
+         "heads_up_flipping", "hand_chat")
 
 
 @dataclass
@@ -275,7 +275,7 @@ def plant_groups(pop, mix: dict[str, int], strength: tuple[float, float], rng: r
     lo, hi = strength
     for kind in KINDS:
         count = mix.get(kind, 0)
-        if count <= 0 or kind not in VENUES:  # heads-up flipping: datasets.flipping.plant_flippers
+        if count <= 0 or kind not in VENUES:  # heads-up flipping and hand chat: datasets.flipping, datasets.chat
             continue
         strengths = [lo + (hi - lo) * (i / (count - 1) if count > 1 else 1.0) for i in range(count)]
         rng.shuffle(strengths)

@@ -163,6 +163,7 @@ class HandSink:
         self.hands = 0
         self.on_record = on_record
         self.hits: dict[str, list[tuple[str, int, str | None]]] = {}
+        self.chat = None  # datasets.chat.ChatWriter: adds a hand's chat lines before it is written
 
     def hit(self, group: str, hand_id: str, ts_ms: int, tournament: str | None) -> None:
         lst = self.hits.setdefault(group, [])
@@ -171,6 +172,8 @@ class HandSink:
 
     def record(self, rec, start_ms: int, decisions: list[tuple[int, str, int]], auto_ms: dict | None = None) -> int:
         check_hand(rec)
+        if self.chat is not None:
+            self.chat(rec, start_ms, self)
         if self.on_record is not None:
             self.on_record(rec)
         if self.view == "operator":

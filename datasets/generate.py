@@ -36,7 +36,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from datasets.cash import DAY_MS, MIN_MS, CashPlanner, DayDevices, make_buckets
-from datasets import flipping
+from datasets import chat, flipping
 from datasets.collusion import Group, plant_groups
 from datasets.events import EventLog, iso_s, to_ms, write_events
 from datasets.names import dress_names
@@ -149,6 +149,9 @@ def plan_world(*, preset: str | Preset = "demo", seed: int = 7, accounts: int | 
     plan_transfers(groups, world, days, rng, planner_events)
     # heads-up play and its flippers where the mix names them, after every other unit (datasets.flipping)
     numbered += flipping.heads_up_units(world, mix, spec.strength, n_hands, days, play, world_seed, len(numbered))
+    if chat.KIND in mix:  # table chat and the hand-chat groups, from streams of their own (datasets.chat)
+        chatters = chat.plant_chatters(pop, groups, mix[chat.KIND], spec.strength, seed)
+        world.chat = chat.plan_chat(pop, chatters, chat.draw_chat_params(world_seed), seed)
     # disconnect waves: an ISP or a mobile carrier drops for one to four minutes, once or twice a day
     for day in range(days):
         for _ in range(rng.randint(1, 2)):
@@ -244,11 +247,12 @@ def _write_accounts(world: World, path: Path) -> None:
 def _write_labels(world: World, results: list[dict], path: Path) -> None:
     """One line per planted group: the hands where it actually colluded, its events and time span."""
     hits: dict[str, list] = {}
+    chat_groups = world.chat.groups if world.chat is not None else []
     for r in results:
         for gid, lst in r["hits"].items():
             hits.setdefault(gid, []).extend(lst)
     with open(path, "w", encoding="utf-8", newline="\n") as fh:
-        for g in world.groups:
+        for g in [*world.groups, *chat_groups]:
             lst = sorted(hits.get(g.gid, []), key=lambda x: (x[1], x[0]))
             hands = []
             seen = set()

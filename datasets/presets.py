@@ -22,8 +22,10 @@ from dataclasses import dataclass, field
 
 from datasets.collusion import KINDS
 
-#: the kinds ``demo``, ``mixed`` and ``subtle`` plant
-PRESET_KINDS = tuple(k for k in KINDS if k != "heads_up_flipping")
+#: the kinds ``demo``, ``mixed`` and ``subtle`` plant: every kind but heads-up flipping and hand chat,
+#: which are planted only where a mix names them (``--mix hand_chat=5``, ``--preset heads_up``), so those
+#: presets' files are unchanged
+PRESET_KINDS = tuple(k for k in KINDS if k not in ("heads_up_flipping", "hand_chat"))
 
 
 @dataclass(frozen=True)

@@ -48,6 +48,7 @@ class World:
     plain: dict = field(default_factory=dict)  # shown account name -> plain name (dressed names only)
     params: WorldParams = field(default_factory=WorldParams)  # the mechanisms (datasets.worlds)
     traits: Traits = field(default_factory=no_traits)
+    chat: object = None  # datasets.chat.ChatPlan: the table chat and the hand-chat groups
 
     def key(self, account: str) -> str:
         """The name ``account`` was drawn under: what per-account seeds are derived from."""
@@ -313,6 +314,10 @@ def run_chunk(args) -> dict:
     events = EventLog()
     with open(out / "hands" / f"chunk-{chunk_no:04d}.txt", "w", encoding="utf-8", newline="\n") as fh:
         sink = HandSink(fh, events, w.view, random.Random(derive_seed(w.seed, "view", chunk_no)), on_record=on_record)
+        if w.chat is not None:  # the table chat, from a stream of its own (datasets.chat)
+            from datasets.chat import ChatWriter
+
+            sink.chat = ChatWriter(w.chat, random.Random(derive_seed(w.seed, "chat", chunk_no)))
         ctx = UnitContext(w, sink, events)
         for kind, unit_no, plan in units:
             ctx.start_unit(unit_no)

@@ -63,6 +63,8 @@ ALL: tuple[Kind, ...] = (
          "seat hand-off (another person playing the account's seat mid-event)", match="account"),
     Kind("heads_up_flipping", "detectors.heads_up_flipping:HeadsUpFlippingDetector", "heads-up flipping",
          "heads-up flipping (both all in preflop with any cards instead of playing the match out)"),
+    Kind("hand_chat", "detectors.hand_chat:HandChatDetector", "hand chat",
+         "hand chat (telling a partner about a hand while it is in play)"),
 )
 
 #: the kinds' names, in the order lists show them

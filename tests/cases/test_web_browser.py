@@ -258,8 +258,8 @@ SCREENSHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
 
 
 def _every_kind_signals(stage, original):
-    """The planted world's signals (``original(stage)``) with evidence rows for each kind, and a coordinated
-    sit-out: a case of every kind."""
+    """The planted world's signals (``original(stage)``) with evidence rows for each kind, a coordinated
+    sit-out and a hand chat: a case of every kind."""
     from detectors.base import Evidence, Signal
 
     sigs = original(stage)
@@ -279,6 +279,13 @@ def _every_kind_signals(stage, original):
                        detector="CoordinatedSitout",
                        evidence=[Evidence("sit-outs started together: carl & zed", 6.0, 0.4, 9, 1e-5,
                                           "6 of 9 sit-outs began within a minute of each other")]))
+    sigs.append(Signal(kind="hand_chat", accounts=["dan", "amy"], score=0.7, flagged=True, p_value=1e-6,
+                       summary="dan told amy about the hand in play in 5 hands", hands=["1003", "1004"],
+                       detector="HandChatDetector",
+                       evidence=[Evidence("hands with card talk in play the partner could use", 5.0, 0.1, 12, 1e-6,
+                                          "dan spoke of cards in 5 of 12 hands with amy still in")],
+                       extra={"lines": [{"hand_id": "1003", "line": 14, "said": "he has nothing <b>",
+                                         "before": "amy: call (flop)", "partner_next": "call (flop)"}]}))
     return sigs
 
 
@@ -327,4 +334,4 @@ def test_screenshots_of_the_queue_each_kind_and_an_account(every_kind, browser):
     page.screenshot(path=str(SCREENSHOTS / "account.png"), full_page=True)
     ctx.close()
     shots = sorted(SCREENSHOTS.glob("*.png"))
-    assert len(shots) == 8 and sum(p.stat().st_size for p in shots) < 1_500_000
+    assert len(shots) == len(KINDS) + 2 and sum(p.stat().st_size for p in shots) < 1_500_000

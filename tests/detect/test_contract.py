@@ -40,7 +40,7 @@ def con():
     try:
         from datasets.presets import PRESETS
 
-        mix = {**PRESETS["demo"].mix, "heads_up_flipping": 1}  # the presets leave heads-up flipping out
+        mix = {**PRESETS["demo"].mix, "heads_up_flipping": 1, "hand_chat": 1}  # the presets leave both out
         generate(out / "world", preset="demo", seed=21, accounts=100, hands=2000, progress=False, workers=1, mix=mix)
         ingest([out / "world"], out / "wh.duckdb", growing_seconds=0, progress=False)
         c = duckdb.connect(str(out / "wh.duckdb"), read_only=True)

@@ -329,3 +329,22 @@ class ChatWriter:
 
 __all__ = ["KIND", "RANGES", "ChatParams", "ChatPlan", "ChatWriter", "draw_chat_params", "plan_chat", "plant_chatters",
            "sample_lines"]
+
+
+def plan_world_chat(pop, groups: list, mix: dict, strength: tuple[float, float], seed: int,
+                    world_seed: int | None) -> ChatPlan | None:
+    """The world's table chat and its hand-chat groups, from streams of their own, where the mix names
+    :data:`KIND` (``--mix hand_chat=5``; ``=0``: the chat with no planted pair); None otherwise (no chat
+    at all, so populations without it keep their files).
+
+    Parameters
+    ----------
+    pop, groups : the population and the collusion groups planned so far (chatters are appended to them).
+    mix : collusion groups per kind.
+    strength : the preset's range of group strengths.
+    seed, world_seed : the population's seed and the world seed drawing the chat's parameters.
+    """
+    if KIND not in mix:
+        return None
+    chatters = plant_chatters(pop, groups, mix[KIND], strength, seed)
+    return plan_chat(pop, chatters, draw_chat_params(world_seed), seed)

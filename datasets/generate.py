@@ -149,9 +149,7 @@ def plan_world(*, preset: str | Preset = "demo", seed: int = 7, accounts: int | 
     plan_transfers(groups, world, days, rng, planner_events)
     # heads-up play and its flippers where the mix names them, after every other unit (datasets.flipping)
     numbered += flipping.heads_up_units(world, mix, spec.strength, n_hands, days, play, world_seed, len(numbered))
-    if chat.KIND in mix:  # table chat and the hand-chat groups, from streams of their own (datasets.chat)
-        chatters = chat.plant_chatters(pop, groups, mix[chat.KIND], spec.strength, seed)
-        world.chat = chat.plan_chat(pop, chatters, chat.draw_chat_params(world_seed), seed)
+    world.chat = chat.plan_world_chat(pop, groups, mix, spec.strength, seed, world_seed)
     # disconnect waves: an ISP or a mobile carrier drops for one to four minutes, once or twice a day
     for day in range(days):
         for _ in range(rng.randint(1, 2)):

@@ -51,7 +51,7 @@ def real_signals(real_con):
 
 def test_every_detector_runs_and_says_what_the_player_view_lacked(real_signals):
     assert set(real_signals) == {"soft_play", "chip_dumping", "bounty_collusion", "multi_accounting",
-                                 "seat_handoff", "coordinated_sitout", "hand_chat"}
+                                 "seat_handoff", "coordinated_sitout", "hand_chat", "heads_up_flipping"}
     for kind, (det, signals) in real_signals.items():
         assert det.missing_, kind  # no platform events, few hole cards: every detector names what it could not test
     # the knockout events are there, and the bounty detector scored their pairs (it failed on them before)

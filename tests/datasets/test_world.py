@@ -323,7 +323,7 @@ def _play_one_mtt(accounts: int, players: int, tid: str):
 def test_mtt_scheduled_breaks_every_hour_until_the_end():
     """Synchronised breaks at 55 past each hour for as long as the event runs, also after tables are
     broken (a broken table's stopped clock once held the break back for the rest of the event)."""
-    _, _, t0, events = _play_one_mtt(accounts=90, players=60, tid="991")
+    _, _, t0, events = _play_one_mtt(accounts=120, players=80, tid="991")
     minutes = (max(r[0] for r in events.rows) - t0) / 60_000
     assert minutes > 150, minutes  # long enough for several breaks, tables broken along the way
     sitouts = sorted(r[0] for r in events.rows if r[1] == "sit_out")

@@ -161,24 +161,25 @@ def load_signals(con: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
         "SELECT count(*) FROM information_schema.tables WHERE table_name = 'signals'").fetchone()[0]
     if not exists:
         return []
-    has_q = con.execute("SELECT count(*) FROM information_schema.columns WHERE table_name = 'signals' "
-                        "AND column_name = 'q_value'").fetchone()[0]
-    rows = con.execute(
+    # every column by name (s.*), so a warehouse written before q_value existed reads with q None
+    cur = con.execute(
         """
         WITH latest AS (
             SELECT kind, detector, arg_max(run_id, created_at) AS run_id
             FROM signals GROUP BY kind, detector
         )
-        SELECT s.kind, s.detector, s.accounts, s.tournaments, s.score, s.p_value, s.flagged, s.hands,
-               s.summary, CAST(s.payload AS VARCHAR), {q}
+        SELECT s.*, CAST(s.payload AS VARCHAR) AS payload_text
         FROM signals s JOIN latest l
           ON l.kind = s.kind AND l.detector = s.detector
          AND (l.run_id IS NOT DISTINCT FROM s.run_id OR l.run_id IS NULL)
         ORDER BY s.kind, s.score DESC
-        """.format(q="s.q_value" if has_q else "NULL::DOUBLE")).fetchall()  # a fixed text: no input in it
+        """)
+    names = [d[0] for d in cur.description]
+    rows = [dict(zip(names, r)) for r in cur.fetchall()]
     out = []
-    for kind, det, acc, tours, score, p, flagged, hands, summary, payload, q in rows:
-        if kind not in KINDS:  # evaluation.md knows six kinds; anything else is not a case
+    for r in rows:
+        kind, det, acc, tours, payload = r["kind"], r["detector"], r["accounts"], r["tournaments"], r["payload_text"]
+        if kind not in KINDS:  # a kind railbird does not list (detectors.kinds) is not a case
             continue
         try:
             extra = json.loads(payload) if payload else {}
@@ -188,8 +189,8 @@ def load_signals(con: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
             extra = {}
         sig = dict(extra)
         sig.update(kind=kind, detector=det, accounts=list(acc or []), tournaments=list(tours or []),
-                   score=float(score), p_value=p, q_value=q, flagged=bool(flagged),
-                   hands=[str(h) for h in (hands or [])], summary=summary or "")
+                   score=float(r["score"]), p_value=r["p_value"], q_value=r.get("q_value"), flagged=bool(r["flagged"]),
+                   hands=[str(h) for h in (r["hands"] or [])], summary=r["summary"] or "")
         out.append(sig)
     return out
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import datetime as dt
 import random
 
-from conftest import _insert, new_warehouse
+from tests.detect.conftest import _insert, new_warehouse
 
 from detectors.heads_up_flipping import HeadsUpFlippingDetector
 

@@ -286,6 +286,11 @@ def _every_kind_signals(stage, original):
                                           "dan spoke of cards in 5 of 12 hands with amy still in")],
                        extra={"lines": [{"hand_id": "1003", "line": 14, "said": "he has nothing <b>",
                                          "before": "amy: call (flop)", "partner_next": "call (flop)"}]}))
+    sigs.append(Signal(kind="heads_up_flipping", accounts=["eve", "zed"], score=0.8, flagged=True, p_value=1e-7,
+                       summary="eve and zed went all in preflop with weak hands at depth in 6 of 9 matches",
+                       hands=["1005", "1006"], detector="HeadsUpFlippingDetector",
+                       evidence=[Evidence("weak flips at depth <script>", 6.0, 0.4, 9, 1e-7,
+                                          "6 weak preflop all-ins at 12 bb or deeper against 0.4 expected")]))
     return sigs
 
 

@@ -131,10 +131,10 @@ class DayStore:
         if self.root is None:
             frames = [self._mem[d][1][table] for d in days]
             frames = [f.select(columns) for f in frames] if columns else frames
-            return pl.concat(frames, how="vertical_relaxed") if frames else pl.DataFrame()
+            return pl.concat(frames, how="diagonal_relaxed") if frames else pl.DataFrame()
         frames = [pl.read_parquet(self._file(table, d), columns=columns) for d in days]
-        # relaxed: a day without a row of some kind stores null-typed columns
-        return pl.concat(frames, how="vertical_relaxed") if frames else pl.DataFrame()
+        # by name and relaxed: a day without a row of some kind stores null-typed columns, in another order
+        return pl.concat(frames, how="diagonal_relaxed") if frames else pl.DataFrame()
 
     def paths(self, table: str, days: list[dt.date]) -> list[str]:
         """The Parquet files of ``table`` for ``days`` (for DuckDB's ``read_parquet``); empty in memory."""

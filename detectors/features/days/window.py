@@ -21,7 +21,9 @@ from detectors.features.days.compute import as_date, compute_day
 from detectors.features.days.storage import DayStore, day_fingerprints
 
 #: the default window the detectors judge: the last 90 hand days of the warehouse
-DEFAULT_WINDOW_DAYS = 90
+#: the hand days judged by default: 0, every day the warehouse holds (a room judging a rolling window
+#: sets it, e.g. 90: ``store_for(con, window_days=90)``, docs/scale.md)
+DEFAULT_WINDOW_DAYS = 0
 
 _PAIR = ["player", "opponent"]
 # pair_features' columns (baseline=False) and types, in its order
@@ -31,10 +33,13 @@ _PAIR_TYPES = {"hu_hands": pl.UInt32, "hands_targeted": pl.UInt32, "hu_decisions
 
 def window_of(days: list[dt.date], window_days: int = DEFAULT_WINDOW_DAYS, end: dt.date | str | None = None
               ) -> list[dt.date]:
-    """The days of ``days`` in the ``window_days`` days ending at ``end`` (default: the latest of ``days``)."""
+    """The days of ``days`` in the ``window_days`` days ending at ``end`` (default: the latest of ``days``);
+    ``window_days`` 0 (or less): every day up to ``end``."""
     if not days:
         return []
     last = max(days) if end is None else as_date(end)
+    if int(window_days) <= 0:
+        return sorted(d for d in days if d <= last)
     first = last - dt.timedelta(days=int(window_days) - 1)
     return sorted(d for d in days if first <= d <= last)
 

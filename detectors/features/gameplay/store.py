@@ -12,8 +12,8 @@ hash over every hand's content hash). A warehouse that changed, or another
 warehouse with the same row counts, gets a new store.
 
 The store fills from the features *by hand day* (:mod:`detectors.features.days`) of
-the window it judges, the last ``window_days`` hand days of the warehouse (90 by
-default): days already computed and unchanged are read from their Parquet
+the window it judges, the last ``window_days`` hand days of the warehouse (by
+default every day it holds; a room judging a rolling window sets e.g. 90): days already computed and unchanged are read from their Parquet
 partitions under the warehouse's ``features/`` folder, the others (the night's new
 day, a backfilled day) are computed and stored first. The decisions are the window's
 days' decisions, the pair table and the chip flow the sums of their day statistics:
@@ -88,7 +88,7 @@ class FeatureStore:
     con : the warehouse connection the store is created for.
     identity : its :func:`warehouse_identity` (computed when not given).
     window_days : the hand days judged: the last ``window_days`` days of the warehouse
-        (:func:`~detectors.features.days.window_of`; default ``DEFAULT_WINDOW_DAYS``, 90).
+        (:func:`~detectors.features.days.window_of`; default ``DEFAULT_WINDOW_DAYS``: 0, every day).
     """
 
     def __init__(self, con: duckdb.DuckDBPyConnection, identity: tuple | None = None, *,

@@ -65,21 +65,22 @@ DAY_KEYS = {"pair_decisions": 2, "hands_together": 2, "chip_flow": 2, "baseline_
 
 # the rows of one part of a day, $lo <= hand_id < $hi: hand tables through the day's hand ids; account tables
 # (the whole day) through their own timestamps. The id range lets DuckDB skip the row groups of other days and
-# parts where ids grow with time, as a room's do.
+# parts where ids grow with time, as a room's do. Every query orders its rows (ORDER BY ALL): the warehouse's
+# physical order differs between a clean run and one resumed after a kill, and float sums follow the input order.
 _HAND_ROWS_SQL = """SELECT t.* FROM {t} t
 SEMI JOIN (SELECT hand_id FROM hands WHERE day = $day AND hand_id >= $lo AND hand_id < $hi) d USING (hand_id)
-WHERE t.hand_id >= $lo AND t.hand_id < $hi"""
+WHERE t.hand_id >= $lo AND t.hand_id < $hi ORDER BY ALL"""
 _PART_ROWS_SQL = {
-    "hands": "SELECT * FROM hands WHERE day = $day AND hand_id >= $lo AND hand_id < $hi",
+    "hands": "SELECT * FROM hands WHERE day = $day AND hand_id >= $lo AND hand_id < $hi ORDER BY ALL",
     "seats": _HAND_ROWS_SQL.format(t="seats"),
     "actions": _HAND_ROWS_SQL.format(t="actions"),
     "hole_cards": _HAND_ROWS_SQL.format(t="hole_cards"),
     "boards": _HAND_ROWS_SQL.format(t="boards"),
 }
 _ACCOUNT_ROWS_SQL = {
-    "sessions": "SELECT * FROM sessions WHERE CAST(login_at AS DATE) = $day",
-    "decisions": "SELECT * FROM decisions WHERE CAST(ts AS DATE) = $day",
-    "sit_events": "SELECT * FROM sit_events WHERE CAST(ts AS DATE) = $day",
+    "sessions": "SELECT * FROM sessions WHERE CAST(login_at AS DATE) = $day ORDER BY ALL",
+    "decisions": "SELECT * FROM decisions WHERE CAST(ts AS DATE) = $day ORDER BY ALL",
+    "sit_events": "SELECT * FROM sit_events WHERE CAST(ts AS DATE) = $day ORDER BY ALL",
 }
 _TOP = chr(0x10FFFF)  # sorts after every character of a hand id
 
@@ -208,7 +209,9 @@ def pair_decisions(dec: pl.DataFrame) -> pl.DataFrame:
     per_hand = (
         dec.filter(pl.col("value_given").is_not_null())
         .group_by(["player", "opponent", "hand_id"]).agg(v=pl.col("value_given").sum())
-        .group_by(["player", "opponent"]).agg(
+        # float sums in one order whatever the process: hands sorted, groups kept in that order
+        .sort(["player", "opponent", "hand_id"])
+        .group_by(["player", "opponent"], maintain_order=True).agg(
             value_given_bb=pl.col("v").sum(),
             value_w=pl.col("v").clip(-VALUE_CAP, VALUE_CAP).sum(),
             value_sq=(pl.col("v").clip(-VALUE_CAP, VALUE_CAP) ** 2).sum(),

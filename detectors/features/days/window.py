@@ -83,7 +83,7 @@ def _sum_pairs(store: DayStore, table: str, days: list[dt.date], cols: list[str]
     f = store.read(table, days, columns=[*_PAIR, *cols])
     if not days or f.height == 0:
         return pl.DataFrame(schema={"player": pl.Utf8, "opponent": pl.Utf8, **{c: pl.Float64 for c in cols}})
-    return f.group_by(_PAIR).agg(pl.col(c).sum() for c in cols)
+    return f.group_by(_PAIR, maintain_order=True).agg(pl.col(c).sum() for c in cols)  # the days in order: one sum order
 
 
 def window_chip_flow(store: DayStore, days: list[dt.date]) -> pl.DataFrame:

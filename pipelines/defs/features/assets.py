@@ -21,6 +21,7 @@ from dagster_duckdb import DuckDBResource
 
 from detectors.features import days as fd
 from pipelines.defs.ingest.assets import HAND_DAYS
+from pipelines.lib import cluster
 from pipelines.lib import warehouse as _wh
 
 #: the detectors' card-value setting (FeatureStore's default: 16 Monte Carlo draws, seed 0)
@@ -45,7 +46,7 @@ def day_features(context: dg.AssetExecutionContext, warehouse: DuckDBResource) -
     with warehouse.get_connection() as con:
         root = fd.feature_root(con)
         store = fd.DayStore(root, samples=SAMPLES, random_state=RANDOM_STATE)
-        done = fd.refresh_days(con, store, days=days)
+        done = cluster.compute_days(con, store, days, **cluster.engine_settings())  # Dask where configured
     seconds = time.perf_counter() - start
     context.log.info(f"day features: {len(done)} of {len(days)} days computed in {seconds:.1f}s under {root}")
     return dg.MaterializeResult(metadata={

@@ -274,19 +274,19 @@ def _every_kind_signals(stage, original):
     for s in sigs:
         if not s.evidence and s.kind in figures:
             s.evidence = figures[s.kind]
-    sigs.append(Signal(kind="coordinated_sitout", accounts=["carl", "zed"], score=0.66, flagged=True, p_value=1e-5,
+    sigs.append(Signal(kind="coordinated_sitout", accounts=["carl", "zed"], score=0.66, flagged=True, p_value=1e-5, q_value=4e-4,
                        summary="carl and zed sat out together six times", hands=["1003", "1004"],
                        detector="CoordinatedSitout",
                        evidence=[Evidence("sit-outs started together: carl & zed", 6.0, 0.4, 9, 1e-5,
                                           "6 of 9 sit-outs began within a minute of each other")]))
-    sigs.append(Signal(kind="hand_chat", accounts=["dan", "amy"], score=0.7, flagged=True, p_value=1e-6,
+    sigs.append(Signal(kind="hand_chat", accounts=["dan", "amy"], score=0.7, flagged=True, p_value=1e-6, q_value=2e-5,
                        summary="dan told amy about the hand in play in 5 hands", hands=["1003", "1004"],
                        detector="HandChatDetector",
                        evidence=[Evidence("hands with card talk in play the partner could use", 5.0, 0.1, 12, 1e-6,
                                           "dan spoke of cards in 5 of 12 hands with amy still in")],
                        extra={"lines": [{"hand_id": "1003", "line": 14, "said": "he has nothing <b>",
                                          "before": "amy: call (flop)", "partner_next": "call (flop)"}]}))
-    sigs.append(Signal(kind="heads_up_flipping", accounts=["eve", "zed"], score=0.8, flagged=True, p_value=1e-7,
+    sigs.append(Signal(kind="heads_up_flipping", accounts=["eve", "zed"], score=0.8, flagged=True, p_value=1e-7, q_value=3e-6,
                        summary="eve and zed went all in preflop with weak hands at depth in 6 of 9 matches",
                        hands=["1005", "1006"], detector="HeadsUpFlippingDetector",
                        evidence=[Evidence("weak flips at depth <script>", 6.0, 0.4, 9, 1e-7,

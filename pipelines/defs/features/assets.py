@@ -31,7 +31,6 @@ SAMPLES, RANDOM_STATE = 16, 0
 @dg.asset(
     deps=[dg.AssetKey(t) for t in fd.INPUT_TABLES if t in _wh.INGEST_TABLES],
     partitions_def=HAND_DAYS,
-    backfill_policy=dg.BackfillPolicy.single_run(),
     group_name="features",
     pool="duckdb_writer",
     kinds={"duckdb", "polars", "parquet"},

@@ -28,12 +28,12 @@ from pipelines.lib import warehouse as _wh
 SAMPLES, RANDOM_STATE = 16, 0
 
 
-@dg.asset(
-    deps=[dg.AssetKey(t) for t in fd.INPUT_TABLES if t in _wh.INGEST_TABLES],
+@dg.multi_asset(  # one asset; multi_asset for the ingest stage's single-run backfill policy (a beta on dg.asset)
+    specs=[dg.AssetSpec("day_features", deps=[dg.AssetKey(t) for t in fd.INPUT_TABLES if t in _wh.INGEST_TABLES],
+                        group_name="features", kinds={"duckdb", "polars", "parquet"})],
     partitions_def=HAND_DAYS,
-    group_name="features",
+    backfill_policy=dg.BackfillPolicy.single_run(),
     pool="duckdb_writer",
-    kinds={"duckdb", "polars", "parquet"},
 )
 def day_features(context: dg.AssetExecutionContext, warehouse: DuckDBResource) -> dg.MaterializeResult:
     """Per hand day: every heads-up decision valued by the cards, per ordered pair the decision counts, value

@@ -59,13 +59,16 @@ def chip_flow(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
 
     In every hand, a loser's net loss is shared among the hand's winners in
     proportion to their net wins (the pot-by-pot split is not needed for the
-    pair totals). Returns player (loser), opponent (winner), flow_bb, hands.
+    pair totals). The sums run in hand order: a float sum follows its input's
+    order, and DuckDB's threads would otherwise hand it over in a different
+    order from process to process (a pair's 9.5 bb read 9 in one run, 10 in
+    the next). Returns player (loser), opponent (winner), flow_bb, hands.
     """
     return con.sql(
         f"""
         WITH {seat_nets_cte()}
         SELECT l.player, x.player AS opponent,
-               sum(-l.net_bb * x.net_bb / w.won) AS flow_bb, count(*)::BIGINT AS hands
+               sum(-l.net_bb * x.net_bb / w.won ORDER BY l.hand_id) AS flow_bb, count(*)::BIGINT AS hands
         FROM s l JOIN s x ON l.hand_id = x.hand_id AND l.net_bb < 0 AND x.net_bb > 0
         JOIN w ON w.hand_id = l.hand_id
         GROUP BY ALL
@@ -178,7 +181,7 @@ def seat_nets_cte(hands_from: str | None = None) -> str:
     return f"""s AS (
     SELECT s.hand_id, s.player, CAST(s.net AS DOUBLE) / CAST(coalesce(nullif(h.big_blind, 0), 1) AS DOUBLE) AS net_bb
     FROM seats s JOIN hands h USING (hand_id) WHERE s.dealt_in{restrict}
-), w AS (SELECT hand_id, sum(net_bb) AS won FROM s WHERE net_bb > 0 GROUP BY hand_id)"""
+), w AS (SELECT hand_id, sum(net_bb ORDER BY player) AS won FROM s WHERE net_bb > 0 GROUP BY hand_id)"""
 
 
 CHIP_FLOW_SQL = f"""

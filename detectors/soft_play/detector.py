@@ -8,6 +8,7 @@ import duckdb
 import networkx as nx
 import numpy as np
 import polars as pl
+from scipy.stats import chi2
 
 from detectors import stats
 from detectors.base import HAND_INPUTS, PairDetector
@@ -70,6 +71,11 @@ class SoftPlayDetector(EvidenceMixin, PairDetector):
     by_street : bool
         the main test made on each street apart and Fisher-combined (:func:`detectors.stats.street_tests`) in place
         of the test pooled over the streets: soft play on some streets only is not diluted by the others.
+    street_support : bool
+        with ``by_street``, the preflop support test (``combined``'s second, continuing facing the partner's open)
+        enters the streets' Fisher combination as one more part (its decisions face a bet, the check test's do not:
+        disjoint, independent under the null) in place of the support of :func:`detectors.stats.z_sum_with_support`,
+        where the main test weighs it a quarter: partners who spare each other preflop only show there alone.
     """
 
     kind = "soft_play"
@@ -108,6 +114,7 @@ class SoftPlayDetector(EvidenceMixin, PairDetector):
         stage_bb: tuple[float, ...] | None = (20.0,),
         stage_tests: tuple[str, ...] = ("chk",),
         by_street: bool = True,
+        street_support: bool = True,
     ) -> None:
         super().__init__(alpha=alpha, random_state=random_state)
         self.min_hu_hands = min_hu_hands
@@ -135,6 +142,7 @@ class SoftPlayDetector(EvidenceMixin, PairDetector):
         self.stage_bb = stage_bb
         self.stage_tests = stage_tests
         self.by_street = by_street
+        self.street_support = street_support
         self.max_ratio = max_ratio
         self.samples = samples
         self.max_unflagged = max_unflagged
@@ -390,9 +398,16 @@ class SoftPlayDetector(EvidenceMixin, PairDetector):
         # the prior weight on the check test (valid under any dependence; a Fisher combination would let the tests
         # that do not move dilute the one that does)
         ps = [f(f"{x}_p_value") for x in self.tests]
+        streets = np.zeros(len(u), dtype=bool)
         if self.by_street and "st_p_value" in u.columns:
             # the main test read street by street (Fisher over the streets) where it was made
-            ps[0] = np.where(np.isnan(f("st_p_value")), ps[0], f("st_p_value"))
+            streets = ~np.isnan(f("st_p_value"))
+            if self.street_support and self.combined:
+                u = self._with_street_support(u)
+                ps[0] = np.where(streets, f("stp_p_value"), ps[0])
+            else:
+                ps[0] = np.where(streets, f("st_p_value"), ps[0])
+                streets[:] = False
         if len(self.test_weights) > len(ps):
             # the hand test's weight; not made (off, or the baselines too thin): NaN, and weighted_bonferroni spreads
             # its weight over the tests that were made
@@ -401,8 +416,9 @@ class SoftPlayDetector(EvidenceMixin, PairDetector):
             # the main test: the check test, with the preflop test (disjoint decisions) adding its evidence where
             # it points the same way (stats.z_sum_with_support)
             (m, wm), (x, wx) = self.combined
-            ps[0] = stats.z_sum_with_support(ps[0] if m == self.tests[0] else f(f"{m}_p_value"), f(f"{x}_p_value"),
-                                             wm, wx)
+            zs = stats.z_sum_with_support(ps[0] if m == self.tests[0] else f(f"{m}_p_value"), f(f"{x}_p_value"), wm, wx)
+            # (where the support already entered the streets' combination: that combination)
+            ps[0] = np.where(streets, ps[0], zs)
         u = u.with_columns(pl.Series("main_p_value", ps[0], nan_to_null=True))
         p = stats.weighted_bonferroni(ps, self.test_weights)
         if "hp_predictive" in u.columns and len(self.thin_weights) == len(ps):
@@ -412,6 +428,26 @@ class SoftPlayDetector(EvidenceMixin, PairDetector):
             p = np.where(thin, stats.weighted_bonferroni(ps, self.thin_weights), p)
         u = u.with_columns(pl.Series("p_value", p, nan_to_null=True))
         return u
+
+    def _with_street_support(self, u: pl.DataFrame) -> pl.DataFrame:
+        """``u`` with ``stp_p_value``: Fisher's combination of the streets' check tests (``st_k`` parts, their
+        combined ``st_p_value``) and the preflop support test (``combined``'s second) as one more part, over
+        2 (``st_k`` + 1) degrees of freedom; the streets' p-value alone where the support was not made.
+
+        The parts rest on disjoint decisions (no bet to call on each street; facing the partner's open), so they are
+        independent under the null and the flat combination is Fisher's method over all of them (Fisher, 1925,
+        §21.1), the streets' statistic recovered from their p-value (chi-square with 2 ``st_k`` degrees of
+        freedom). Soft play confined to the preflop (folding to the partner's raises, never raising him when he
+        limps) shows in the preflop check test and the support together, and in nothing else."""
+        x = self.combined[1][0]
+        st = u["st_p_value"].to_numpy(allow_copy=True).astype(float)
+        sup = u[f"{x}_p_value"].to_numpy(allow_copy=True).astype(float)
+        k = u["st_k"].fill_null(0).to_numpy().astype(float)
+        ok = ~np.isnan(st) & ~np.isnan(sup) & (k > 0)
+        stat = np.where(ok, chi2.isf(np.clip(np.nan_to_num(st, nan=1.0), 1e-300, 1.0), np.maximum(2 * k, 2))
+                        - 2 * np.log(np.clip(np.nan_to_num(sup, nan=1.0), 1e-300, 1.0)), 0.0)
+        stp = np.where(ok, np.clip(chi2.sf(stat, 2 * k + 2), 1e-300, 1.0), st)
+        return u.with_columns(pl.Series("stp_p_value", stp, nan_to_null=True))
 
     def _with_coentry(self, con: duckdb.DuckDBPyConnection, u: pl.DataFrame, tested: np.ndarray) -> tuple[pl.DataFrame, np.ndarray | None]:
         """The co-entry prior of each tested pair (``coentry_shared``, ``coentry_expected``, ``coentry_p``,

@@ -159,10 +159,15 @@ class EvidenceMixin:
         if len(parts) > 1 and row.get("main_p_value") is not None:
             # the deciding figure: the weighted Z combination of the tests on disjoint decisions
             short = {"chk": "heads-up bets", "rse": "raises", "fld": "folds", "pre": "preflop calls or raises"}
-            texts.insert(1, " and ".join(f"{short[x]} {int(row.get(f'{x}_observed') or 0)} vs "
-                                         f"{row.get(f'{x}_expected') or 0:.1f} expected" for x in parts)
-                         + f" combined ({' + '.join(f'{w:g} z' if i == 0 else f'{w:g} max(z, 0)' for i, (x, w) in enumerate(self.combined))}): "
-                           f"p = {row['main_p_value']:.2g}")
+            counts = " and ".join(f"{short[x]} {int(row.get(f'{x}_observed') or 0)} vs "
+                                  f"{row.get(f'{x}_expected') or 0:.1f} expected" for x in parts)
+            if row.get("stp_p_value") is not None:
+                # the support entered the streets' Fisher combination (SoftPlayDetector._with_street_support)
+                texts.insert(1, f"{counts}; the heads-up bets street by street ({int(row.get('st_k') or 0)} streets) and the "
+                                f"{short[parts[-1]]} combined by Fisher's method: p = {row['main_p_value']:.2g}")
+            else:
+                texts.insert(1, counts + f" combined ({' + '.join(f'{w:g} z' if i == 0 else f'{w:g} max(z, 0)' for i, (x, w) in enumerate(self.combined))}): "
+                                         f"p = {row['main_p_value']:.2g}")
         return tests
 
     def _hand_evidence(self, row: dict[str, Any], ev: list[Evidence], texts: list[str],

@@ -228,8 +228,9 @@ def test_pair_that_also_leaves_each_others_preflop_raises_alone_found_by_the_com
     show the check test's deficit)."""
     import polars as pl
     import pytest
+    import numpy as np
     from scipy.integrate import quad
-    from scipy.stats import norm
+    from scipy.stats import chi2, norm
 
     from detectors.soft_play import PRE_COUNTS_SQL, SoftPlayDetector
 
@@ -244,10 +245,17 @@ def test_pair_that_also_leaves_each_others_preflop_raises_alone_found_by_the_com
     assert pc > 1e-4 and pp < 1e-5
     pc = row["st_p_value"]  # the main test's check part: the check test street by street, Fisher-combined
     assert pc > 1e-4
+    # the preflop test is one more part of the streets' Fisher combination (street_support)
+    k = row["st_k"]
+    assert row["main_p_value"] == pytest.approx(chi2.sf(chi2.isf(pc, 2 * k) - 2 * np.log(pp), 2 * k + 2), rel=1e-6)
+    assert row["main_p_value"] < pp < pc
+    # as a support of the check test (street_support=False): T = 4 z_check + max(z_preflop, 0)
+    zs = SoftPlayDetector(samples=MC_SAMPLES, street_support=False).fit(w.con)
+    zrow = _pair_row(zs.score(w.con), "p12", "p13")
     t = 4 * norm.isf(pc) + max(norm.isf(pp), 0.0)
     tail = 0.5 * norm.sf(t / 4) + quad(lambda x: norm.pdf(x) * norm.sf((t - x) / 4), 0, 12)[0]
-    assert row["main_p_value"] == pytest.approx(tail, rel=1e-3)
-    assert pp < row["main_p_value"] < pc
+    assert zrow["main_p_value"] == pytest.approx(tail, rel=1e-3)
+    assert pp < zrow["main_p_value"] < pc
     assert row["hp_p_value"] is not None
     assert row["p_value"] == pytest.approx(min(row["main_p_value"] / 0.45, row["rse_p_value"] / 0.05, row["fld_p_value"] / 0.05,
                                                row["hp_p_value"] / 0.45, 1.0))
@@ -262,7 +270,7 @@ def test_pair_that_also_leaves_each_others_preflop_raises_alone_found_by_the_com
     assert _pair_row(os_, "p12", "p13")["q_value"] > old.alpha and not os_["flagged"].any()
     # the signal: what the investigator reads and can recount
     sig = next(x for x in det.detect(w.con) if x.flagged)
-    assert "preflop calls or raises" in sig.summary and "combined (4 z + 1 max(z, 0))" in sig.summary
+    assert "preflop calls or raises" in sig.summary and "combined by Fisher's method" in sig.summary
     pre = next(e for e in sig.evidence if e.name == "both directions: call or raise facing the other's preflop raise")
     assert pre.value < 0.7 * pre.baseline and pre.sql == PRE_COUNTS_SQL
     n = k = 0
@@ -551,3 +559,29 @@ def test_mutual_rule_side_stouffer_needs_each_side():
     assert not t["flagged"].any()
     t = SoftPlayDetector(side_stouffer=False).threshold(pl.DataFrame(rows))
     assert not t["flagged"].any()
+
+
+@pytest.mark.slow
+def test_pair_that_spares_each_other_mostly_preflop_found_by_the_streets_combination():
+    """p12 and p13 fold instead of calling each other's preflop raise in half the hands where they would call and
+    check instead of betting into each other after the flop in only a quarter of their heads-up hands: the check
+    test street by street shows little (p > 0.1). With the preflop test as a support of the check test (T = 4 z_check
+    + max(z_preflop, 0), ``street_support=False``, the old rule) the preflop folds weigh a quarter and the pair stays
+    under the line; as one more part of the streets' Fisher combination (disjoint decisions) it is flagged. p14 and
+    p15, who only fold to each other's raises and bet into each other as usual, are flagged by neither rule."""
+    import polars as pl
+
+    from detectors.soft_play import SoftPlayDetector
+
+    w = build_world(n_players=24, n_hands=3000, seed=21, pre_fold=[(("p12", "p13"), 0.5), (("p14", "p15"), 0.5)])
+    _check_instead_of_bet(w.con, ["p12"], against="p13", share=0.25)
+    _check_instead_of_bet(w.con, ["p13"], against="p12", share=0.25)
+    new = SoftPlayDetector(samples=MC_SAMPLES).fit(w.con)
+    s = new.threshold(new.score(w.con))
+    row = _pair_row(s, "p12", "p13")
+    assert row["st_p_value"] > 0.1 and row["pre_p_value"] < 1e-5
+    assert row["q_value"] <= new.alpha
+    assert s.filter(pl.col("flagged"))["accounts"].to_list() == [["p12", "p13"]]
+    old = SoftPlayDetector(samples=MC_SAMPLES, street_support=False).fit(w.con)
+    o = old.threshold(old.score(w.con))
+    assert _pair_row(o, "p12", "p13")["q_value"] > old.alpha and not o["flagged"].any()

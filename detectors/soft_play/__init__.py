@@ -24,9 +24,11 @@ by the spot where sparing shows:
   & Jin, Ann. Stat. 2004; where a baseline is thin, its predictive form,
   Box, JRSS A 1980, and the check test as a two-sample test).
 
-The main test is T = 4 z_check + max(z_preflop, 0)
-(:func:`detectors.stats.z_sum_with_support`); it, the raise, fold and hand
-tests enter a weighted Bonferroni (Genovese, Roeder & Wasserman, Biometrika
+The main test is the check test made street by street and the preflop test,
+Fisher-combined as parts on disjoint decisions (:func:`detectors.stats.street_tests`,
+``street_support``); where the streets' test was not made, T = 4 z_check +
+max(z_preflop, 0) (:func:`detectors.stats.z_sum_with_support`). It, the raise,
+fold and hand tests enter a weighted Bonferroni (Genovese, Roeder & Wasserman, Biometrika
 2006). Benjamini–Hochberg, weighted by power and by a co-entry prior
 (colluders choose to enter together: :func:`detectors.features.identity.co_entries`;
 Roeder & Wasserman, Stat. Sci. 2009), controls the false-discovery rate over

@@ -380,7 +380,8 @@ class SoftPlayDetector(EvidenceMixin, PairDetector):
         return u.sort("score", descending=True)
 
     def _combined_p(self, u: pl.DataFrame) -> pl.DataFrame:
-        """``u`` (unordered pairs with the pooled tests) with ``main_p_value`` (the check test with the preflop
+        """``u`` (unordered pairs with the pooled tests) with ``main_p_value`` (the check test street by street with
+        the preflop test as one more Fisher part, :meth:`_with_street_support`; else the check test with the preflop
         support, :func:`detectors.stats.z_sum_with_support`) and ``p_value``: the weighted-Bonferroni combination
         of the main, raise, fold and hand tests (Genovese, Roeder & Wasserman, Biometrika 2006); thin baselines
         read the check test as a two-sample test and weigh the predictive hand test less (``thin_weights``)."""

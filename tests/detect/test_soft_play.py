@@ -585,3 +585,31 @@ def test_pair_that_spares_each_other_mostly_preflop_found_by_the_streets_combina
     old = SoftPlayDetector(samples=MC_SAMPLES, street_support=False).fit(w.con)
     o = old.threshold(old.score(w.con))
     assert _pair_row(o, "p12", "p13")["q_value"] > old.alpha and not o["flagged"].any()
+
+
+def test_streets_combination_with_the_preflop_part_keeps_the_level_and_falls_back():
+    """SoftPlayDetector._combined_p with ``street_support``: under the null (each street's check test and the preflop
+    test uniform and independent) the main p-value is uniform (level 0.05 / 0.01 / 0.001 within Monte Carlo error,
+    200,000 pairs); a pair without the preflop test keeps the streets' p-value, one without the streets' test the
+    check test with the preflop support (T = 4 z + max(z, 0))."""
+    import numpy as np
+    import polars as pl
+    from scipy.stats import chi2
+
+    from detectors import stats
+    from detectors.soft_play import SoftPlayDetector
+
+    rng = np.random.default_rng(3)
+    n = 200_000
+    k = rng.integers(1, 5, n)
+    parts = rng.uniform(size=(n, 4))
+    st = chi2.sf((-2 * np.log(parts) * (np.arange(4) < k[:, None])).sum(axis=1), 2 * k)
+    pre, chk = rng.uniform(size=n), rng.uniform(size=n)
+    st[:2], pre[2] = [np.nan, np.nan], np.nan
+    u = pl.DataFrame({"st_p_value": st, "st_k": k, "pre_p_value": pre, "chk_p_value": chk, "rse_p_value": np.ones(n),
+                      "fld_p_value": np.ones(n)}).with_columns(pl.col(c).fill_nan(None) for c in ("st_p_value", "pre_p_value"))
+    main = SoftPlayDetector(hand_test=False, test_weights=(0.9, 0.05, 0.05))._combined_p(u)["main_p_value"].to_numpy()
+    for a in (0.05, 0.01, 0.001):
+        assert abs((main[3:] <= a).mean() - a) < 4 * np.sqrt(a * (1 - a) / n)
+    assert main[2] == st[2]
+    assert np.allclose(main[:2], stats.z_sum_with_support(chk[:2], pre[:2], 4.0, 1.0), rtol=1e-3)  # (its tail grid)

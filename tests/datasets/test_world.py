@@ -156,7 +156,7 @@ def _cash_table_run(breaks_for: int, minutes: int = 60, wave: tuple[int, int] | 
         plan.seats.append(SeatPlan(p.accounts[0], p.pid, t0, t0 + minutes * 60_000, 100, False, brk, False, k + 1))
     records = []
     events = EventLog()
-    sink = HandSink(fh or io.StringIO(), events, "operator", random.Random(1), on_record=records.append)
+    sink = HandSink(io.StringIO() if fh is None else fh, events, "operator", random.Random(1), on_record=records.append)
     ctx = UnitContext(world, sink, events)
     ctx.start_unit(0)
     play_cash_table(plan, ctx)

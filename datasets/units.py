@@ -110,13 +110,11 @@ class UnitContext:
         """
         lines: list[str] = []
         active = [wv for wv in self.w.waves if wv[0] <= t < wv[1]]
-        now: set = set()
-        if active:
-            for acc, pid in players.items():
-                ip = self.device_of(pid, acc, t)[0]
-                if any(ip.startswith(wv[2]) for wv in active):
-                    now.add(acc)
-        for acc in now:
+        # in the seats' order, not a set's: a set of names iterates in an order drawn from the hash seed
+        hit = [acc for acc, pid in players.items()
+               if any(self.device_of(pid, acc, t)[0].startswith(wv[2]) for wv in active)] if active else []
+        now = set(hit)
+        for acc in hit:
             if acc not in self._offline:
                 self._offline[acc] = players[acc]
                 lines.append(f"{acc} is disconnected")

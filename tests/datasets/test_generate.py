@@ -5,7 +5,10 @@ from __future__ import annotations
 import csv
 import filecmp
 import json
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -22,9 +25,20 @@ def _tree(root: Path) -> dict[str, bytes]:
     return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
 
 
-def test_same_seed_same_bytes_whatever_the_workers(tmp_path):
+def _generate_in_another_process(out: Path, hash_seed: str, **kw) -> Path:
+    """``generate(out, **kw)`` run by another Python process whose hash seed is ``hash_seed``."""
+    root = Path(__file__).resolve().parents[2]
+    code = "import json, sys; from datasets.generate import generate; generate(sys.argv[1], **json.loads(sys.argv[2]))"
+    subprocess.run([sys.executable, "-c", code, str(out), json.dumps(kw)], check=True, cwd=root,
+                   env=dict(os.environ, PYTHONHASHSEED=hash_seed, PYTHONPATH=str(root)))
+    return out
+
+
+def test_same_seed_same_bytes_whatever_the_workers_and_the_hash_seed(tmp_path):
     a = generate(tmp_path / "a", seed=21, accounts=60, hands=900, progress=False, workers=2, chunk_hands=300)
-    b = generate(tmp_path / "b", seed=21, accounts=60, hands=900, progress=False, workers=1, chunk_hands=300)
+    # one process, another hash seed than this one's (and than the two workers'): sets of names iterate otherwise
+    b = _generate_in_another_process(tmp_path / "b", "4321", seed=21, accounts=60, hands=900, progress=False,
+                                     workers=1, chunk_hands=300)
     ta, tb = _tree(a), _tree(b)
     assert ta.keys() == tb.keys() and len(ta) > 4
     assert all(ta[k] == tb[k] for k in ta)

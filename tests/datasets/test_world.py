@@ -134,8 +134,10 @@ def test_mtt_tables_balance_and_finish():
         assert len({h.table for h in hs[-5:]}) == 1
 
 
-def _cash_table_run(breaks_for: int, minutes: int = 60):
-    """Play one crafted 6-max table: five players for ``minutes``, player ``breaks_for`` away 10 minutes."""
+def _cash_table_run(breaks_for: int, minutes: int = 60, wave: tuple[int, int] | None = None, fh=None):
+    """Play one crafted 6-max table: five players for ``minutes``, player ``breaks_for`` away 10 minutes
+    (``-1``: nobody); ``wave``: (start, end) minutes of a disconnect wave that hits every network; ``fh``: where
+    the hand text goes."""
     import io
 
     from datasets.cash import Bucket, CashTablePlan, SeatPlan, play_cash_table
@@ -146,17 +148,51 @@ def _cash_table_run(breaks_for: int, minutes: int = 60):
     world, _, _, _ = plan_world(preset="honest", seed=2, accounts=40, hands=300)
     people = [p for p in world.pop.persons if p.accounts][:5]
     t0 = world.t0_ms + 20 * 3_600_000
+    if wave is not None:
+        world.waves = [(t0 + wave[0] * 60_000, t0 + wave[1] * 60_000, "")]  # every address starts with ""
     plan = CashTablePlan(unit=0, name="Test", bucket=Bucket("holdem", "NL", 6, 2), day=0)
     for k, p in enumerate(people):
         brk = [(t0 + 20 * 60_000, t0 + 30 * 60_000)] if k == breaks_for else []
         plan.seats.append(SeatPlan(p.accounts[0], p.pid, t0, t0 + minutes * 60_000, 100, False, brk, False, k + 1))
     records = []
     events = EventLog()
-    sink = HandSink(io.StringIO(), events, "operator", random.Random(1), on_record=records.append)
+    sink = HandSink(io.StringIO() if fh is None else fh, events, "operator", random.Random(1), on_record=records.append)
     ctx = UnitContext(world, sink, events)
     ctx.start_unit(0)
     play_cash_table(plan, ctx)
     return people[breaks_for].accounts[0], records, events
+
+
+def wave_table_text() -> str:
+    """The hand text and events (JSON) of a crafted table whose five players lose the connection at once."""
+    import io
+    import json
+
+    fh = io.StringIO()
+    _, _, events = _cash_table_run(breaks_for=-1, minutes=20, wave=(5, 8), fh=fh)
+    return json.dumps({"hands": fh.getvalue(), "events": events.rows}, ensure_ascii=False)
+
+
+def test_a_wave_reads_the_same_whatever_the_hash_seed():
+    """Several players disconnected by one wave: their lines, logouts and logins come in the seats' order, not in
+    a set's (whose order of names follows the process's hash seed)."""
+    import json
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    here = Path(__file__).resolve().parent
+    code = "import sys; from test_world import wave_table_text; sys.stdout.write(wave_table_text())"
+    procs = [subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True, cwd=here.parents[1],
+                              env=dict(os.environ, PYTHONHASHSEED=seed, PYTHONIOENCODING="utf-8",
+                                       PYTHONPATH=os.pathsep.join([str(here.parents[1]), str(here)])))
+             for seed in ("1", "2")]  # both at once: one a core
+    runs = [p.communicate(timeout=300)[0] for p in procs]
+    assert [p.returncode for p in procs] == [0, 0]
+    hands = json.loads(runs[0])["hands"].split("\n\n\n")
+    assert max(sum(line.endswith(" is disconnected") for line in h.splitlines()) for h in hands) >= 3
+    assert runs[0] == runs[1]
 
 
 def test_cash_break_sits_out_and_posts_missed_blinds_on_return():

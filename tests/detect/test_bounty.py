@@ -851,8 +851,16 @@ def test_overdispersed_sum_sf_is_the_exact_tail_without_effect_and_integrates_th
     np.testing.assert_allclose(overdispersed_sum_sf(grp, blk, n, r, s, k, 0.0), betabinom_sum_sf(grp, n, r, s, k), rtol=1e-12)
 
     def comp_pmf(ni, ri, si):
+        """One component's pmf at each rate of ``ri`` (a column): rows are the grid's points."""
         x = np.arange(ni + 1)
         return st.binom.pmf(x, ni, ri) if np.isinf(si) else st.betabinom.pmf(x, ni, ri * si, (1 - ri) * si)
+
+    def convolve_rows(a, b):
+        """np.convolve of each row of ``a`` with the same row of ``b``."""
+        out = np.zeros((a.shape[0], a.shape[1] + b.shape[1] - 1))
+        for j in range(b.shape[1]):
+            out[:, j:j + a.shape[1]] += a * b[:, j:j + 1]
+        return out
 
     sigma = 0.6
     u = np.linspace(-8 * sigma, 8 * sigma, 4001)
@@ -862,13 +870,10 @@ def test_overdispersed_sum_sf_is_the_exact_tail_without_effect_and_integrates_th
     for g, blocks in enumerate(spec):
         total = np.array([1.0])
         for comps in blocks:
-            mix = 0.0
-            for ui, wi in zip(u, wu):
-                pm = np.array([1.0])
-                for (ni, ri, si) in comps:
-                    pm = np.convolve(pm, comp_pmf(ni, 1 / (1 + np.exp(-(np.log(ri / (1 - ri)) + ui))), si))
-                mix = mix + wi * pm
-            total = np.convolve(total, mix)
+            pm = np.ones((len(u), 1))  # the block's pmf at each grid point: its components convolved
+            for (ni, ri, si) in comps:
+                pm = convolve_rows(pm, comp_pmf(ni, 1 / (1 + np.exp(-(np.log(ri / (1 - ri)) + u[:, None]))), si))
+            total = np.convolve(total, wu @ pm)
         want = float(total[int(k[g]):].sum())
         assert got[g] == pytest.approx(want, rel=1e-3, abs=1e-300), (g, k[g])
     assert (got < 1e-6).any() and (got > got.min() * 1e4).any()

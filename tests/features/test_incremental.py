@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import duckdb
@@ -59,19 +60,23 @@ def test_nights_one_by_one_give_the_signals_of_a_full_recompute(world, tmp_path)
     inc = tmp_path / "inc" / "warehouse.duckdb"
     days = sorted(r[0] for r in world.con.execute("SELECT DISTINCT day FROM hands").fetchall())
     assert len(days) == 3
-    # night 1: the first day and the first hours of the second (a day that is still growing)
-    load_until(world.con, inc, dt.datetime.combine(days[1], dt.time(6)))
-    assert night(inc, tmp_path / "n1.jsonl", ("chip_dumping",))[1] == days[:2]
-    # night 2: the rest of the second day arrives, the third day's first hands: days 2 and 3 are computed
-    load_until(world.con, inc, dt.datetime.combine(days[2], dt.time(0, 30)))
-    assert night(inc, tmp_path / "n2.jsonl", ("chip_dumping",))[1] == days[1:]
-    # night 3: everything; only the last day is computed
-    load_until(world.con, inc, None)
-    got, computed = night(inc, tmp_path / "n3.jsonl")
-    assert computed == days[2:]
+    # the full recompute: its own warehouse file and features, run beside the nights (the detector processes
+    # use one thread each, so on the other core)
     full = tmp_path / "full" / "warehouse.duckdb"
     load_until(world.con, full, None)
-    want, computed = night(full, tmp_path / "full.jsonl")
+    with ThreadPoolExecutor(1) as pool:
+        full_night = pool.submit(night, full, tmp_path / "full.jsonl")
+        # night 1: the first day and the first hours of the second (a day that is still growing)
+        load_until(world.con, inc, dt.datetime.combine(days[1], dt.time(6)))
+        assert night(inc, tmp_path / "n1.jsonl", ("chip_dumping",))[1] == days[:2]
+        # night 2: the rest of the second day arrives, the third day's first hands: days 2 and 3 are computed
+        load_until(world.con, inc, dt.datetime.combine(days[2], dt.time(0, 30)))
+        assert night(inc, tmp_path / "n2.jsonl", ("chip_dumping",))[1] == days[1:]
+        # night 3: everything; only the last day is computed
+        load_until(world.con, inc, None)
+        got, computed = night(inc, tmp_path / "n3.jsonl")
+        assert computed == days[2:]
+        want, computed = full_night.result()
     assert computed == days
     assert sum(s["flagged"] for s in want) >= 2
     assert cs.differences(want, got, 1e-12) == []

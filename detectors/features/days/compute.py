@@ -30,8 +30,8 @@ import numpy as np
 import polars as pl
 
 from detectors import stats
-from detectors.features.gameplay.decisions import VALUE_CAP, hu_decisions
-from detectors.features.gameplay.pairs import chip_flow, hands_together
+from detectors.features.gameplay.decisions import hu_decisions
+from detectors.features.gameplay.pairs import chip_flow, hands_together, pair_decisions
 
 #: the warehouse tables a day's features read: hand tables (the day's hands) and account tables (rows of that UTC day)
 HAND_TABLES = ("hands", "seats", "actions", "hole_cards", "boards")
@@ -192,34 +192,6 @@ def _sum_by(frames: list[pl.DataFrame], keys: int) -> pl.DataFrame:
     f = pl.concat(frames, how="vertical_relaxed")
     key = f.columns[:keys]
     return f.group_by(key).agg(pl.col(c).sum() for c in f.columns[keys:]).select(f.columns)
-
-
-def pair_decisions(dec: pl.DataFrame) -> pl.DataFrame:
-    """Per ordered pair, the additive part of :func:`~detectors.features.gameplay.pairs.pair_features`.
-
-    ``hu_hands``, ``hands_targeted`` (distinct hands: a hand lies in one day, so the days' counts add),
-    ``hu_decisions``, and over the hands with a value given: ``value_given_bb`` (sum), ``value_w`` and
-    ``value_sq`` (sum and sum of squares of the per-hand value winsorised at +-VALUE_CAP bb), ``value_n`` (hands).
-    """
-    base = dec.group_by(["player", "opponent"]).agg(
-        hu_hands=pl.col("hand_id").filter(pl.col("hu")).n_unique(),
-        hands_targeted=pl.col("hand_id").n_unique(),
-        hu_decisions=pl.len(),
-    )
-    per_hand = (
-        dec.filter(pl.col("value_given").is_not_null())
-        .group_by(["player", "opponent", "hand_id"]).agg(v=pl.col("value_given").sum())
-        # float sums in one order whatever the process: hands sorted, groups kept in that order
-        .sort(["player", "opponent", "hand_id"])
-        .group_by(["player", "opponent"], maintain_order=True).agg(
-            value_given_bb=pl.col("v").sum(),
-            value_w=pl.col("v").clip(-VALUE_CAP, VALUE_CAP).sum(),
-            value_sq=(pl.col("v").clip(-VALUE_CAP, VALUE_CAP) ** 2).sum(),
-            value_n=pl.len(),
-        )
-    )
-    return base.join(per_hand, on=["player", "opponent"], how="left").with_columns(
-        pl.col("value_given_bb", "value_w", "value_sq").fill_null(0.0), pl.col("value_n").fill_null(0).cast(pl.UInt32))
 
 
 def baseline_cells(dec: pl.DataFrame) -> dict[str, pl.DataFrame]:

@@ -7,8 +7,8 @@ One module per concern, every public name importable from here
   starting-hand percentiles (Hold'em and Omaha).
 - :mod:`~detectors.features.gameplay.decisions`: :func:`hu_decisions` (each decision aimed at one
   opponent, with strength, equity and value given), the own-baseline test, the bet faced and stack depth.
-- :mod:`~detectors.features.gameplay.pairs`: per ordered pair tables (:func:`pair_features`,
-  :func:`chip_flow`, hands together) and the SQL the evidence shows.
+- :mod:`~detectors.features.gameplay.pairs`: per ordered pair tables (:func:`pair_features`, its sums over
+  hands :func:`pair_decisions`, :func:`chip_flow`, hands together) and the SQL the evidence shows.
 - :mod:`~detectors.features.gameplay.store`: :class:`FeatureStore`, the features of one warehouse state
   computed once per run and shared by the detectors (:func:`cached_pair_features`, :func:`cached_chip_flow`),
   and the per-frame index behind :func:`decisions_of` and :func:`tournaments_of`.
@@ -78,6 +78,7 @@ from detectors.features.gameplay.pairs import (
     hands_together,
     name_codes,
     own_baseline_columns,
+    pair_decisions,
     pair_features,
     seat_nets_cte,
     unordered,
@@ -103,7 +104,7 @@ __all__ = [
     "bounty_unshadowed", "bounty_wide_calls", "bounty_wide_cells", "by_hand_ranges", "cached_chip_flow",
     "cached_pair_features", "card_coverage", "card_values", "chip_flow", "dealt_in_keys", "decisions_of", "encode",
     "hands_together", "hu_decisions", "name_codes", "omaha_strength", "overdispersed_sum_sf", "own_baseline",
-    "own_baseline_columns", "pair_features", "preflop_equity_table", "preflop_percentile_table", "release",
-    "score_test_terms", "seat_nets_cte", "starting_hand_percentile", "store_for", "tournaments_of", "unordered",
-    "warehouse_identity", "with_bet_faced", "with_stack_depth",
+    "own_baseline_columns", "pair_decisions", "pair_features", "preflop_equity_table", "preflop_percentile_table",
+    "release", "score_test_terms", "seat_nets_cte", "starting_hand_percentile", "store_for", "tournaments_of",
+    "unordered", "warehouse_identity", "with_bet_faced", "with_stack_depth",
 ]

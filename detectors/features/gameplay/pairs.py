@@ -76,6 +76,36 @@ def chip_flow(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
     ).pl()
 
 
+def pair_decisions(dec: pl.DataFrame) -> pl.DataFrame:
+    """Per ordered pair, the additive part of :func:`pair_features`: sums over hands, so a window's are its days'.
+
+    ``dec``: :func:`~detectors.features.gameplay.decisions.hu_decisions`. Returns player, opponent, ``hu_hands``,
+    ``hands_targeted`` (distinct hands: a hand lies in one day, so the days' counts add), ``hu_decisions``, and over
+    the hands with a value given: ``value_given_bb`` (sum), ``value_w`` and ``value_sq`` (sum and sum of squares of
+    the per-hand value winsorised at +-VALUE_CAP bb: one honest cooler must not decide a pair), ``value_n`` (hands).
+    The value is summed per hand first (the decisions of one hand are not independent), then over each pair's hands
+    in hand order: a float sum follows its input's order, and a hash group-by's order differs from process to process.
+    """
+    base = dec.group_by(["player", "opponent"]).agg(
+        hu_hands=pl.col("hand_id").filter(pl.col("hu")).n_unique(),
+        hands_targeted=pl.col("hand_id").n_unique(),
+        hu_decisions=pl.len(),
+    )
+    per_hand = (
+        dec.filter(pl.col("value_given").is_not_null())
+        .group_by(["player", "opponent", "hand_id"]).agg(v=pl.col("value_given").sum())
+        .sort(["player", "opponent", "hand_id"])
+        .group_by(["player", "opponent"], maintain_order=True).agg(
+            value_given_bb=pl.col("v").sum(),
+            value_w=pl.col("v").clip(-VALUE_CAP, VALUE_CAP).sum(),
+            value_sq=(pl.col("v").clip(-VALUE_CAP, VALUE_CAP) ** 2).sum(),
+            value_n=pl.len(),
+        )
+    )
+    return base.join(per_hand, on=["player", "opponent"], how="left").with_columns(
+        pl.col("value_given_bb", "value_w", "value_sq").fill_null(0.0), pl.col("value_n").fill_null(0).cast(pl.UInt32))
+
+
 def pair_features(con: duckdb.DuckDBPyConnection, dec: pl.DataFrame | None = None, *, baseline: bool = True,
                   flow: pl.DataFrame | None = None, **kw) -> pl.DataFrame:
     """One row per ordered pair that met heads-up: counts, aggression, folds, value and chip flow.
@@ -90,28 +120,7 @@ def pair_features(con: duckdb.DuckDBPyConnection, dec: pl.DataFrame | None = Non
     """
     if dec is None:
         dec = hu_decisions(con, **kw)
-    base = dec.group_by(["player", "opponent"]).agg(
-        hu_hands=pl.col("hand_id").filter(pl.col("hu")).n_unique(),
-        hands_targeted=pl.col("hand_id").n_unique(),
-        hu_decisions=pl.len(),
-    )
-    # value given per hand (the decisions of one hand are not independent), winsorised at
-    # +-VALUE_CAP bb a hand for the tests: one honest cooler must not decide a pair
-    per_hand = (
-        dec.filter(pl.col("value_given").is_not_null())
-        .group_by(["player", "opponent", "hand_id"])
-        .agg(v=pl.col("value_given").sum())
-        .group_by(["player", "opponent"])
-        .agg(
-            value_given_bb=pl.col("v").sum(),
-            value_w=pl.col("v").clip(-VALUE_CAP, VALUE_CAP).sum(),
-            value_sq=(pl.col("v").clip(-VALUE_CAP, VALUE_CAP) ** 2).sum(),
-            value_n=pl.len(),
-        )
-    )
-    base = base.join(per_hand, on=["player", "opponent"], how="left").with_columns(
-        pl.col("value_given_bb", "value_w", "value_sq").fill_null(0.0), pl.col("value_n").fill_null(0)
-    )
+    base = pair_decisions(dec)
     out = base.join(hands_together(con), on=["player", "opponent"], how="left")
     out = out.join((chip_flow(con) if flow is None else flow).select("player", "opponent", "flow_bb"), on=["player", "opponent"], how="left")
     out = out.with_columns(pl.col("flow_bb").fill_null(0.0), pl.col("hands_together").fill_null(0))

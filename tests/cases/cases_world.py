@@ -5,8 +5,9 @@ signals (more evidence for the chip dumpers, a third account in the soft-play
 ring, a new bounty case, a hand-chat case, a heads-up flipping case), so tests
 can follow ids, decisions and new hands. Four accounts carry hostile names: two markup (XSS1, XSS2), one with Hebrew, a
 right-to-left override, quotes, a backslash and a colon (RTL) and one with emoji
-and markup (EMO). RTL talks about a hand EMO is still in (a hand-chat case);
-EMO and ivan flip their heads-up match (a heads-up flipping case).
+and markup (EMO). In the second night RTL talks about a hand EMO is still in
+(a hand-chat case); EMO and ivan flip their heads-up match (a heads-up
+flipping case), ivan's match against kim shows his own range.
 """
 
 from __future__ import annotations
@@ -94,34 +95,39 @@ def _chat_hand() -> dict[str, list[tuple]]:
     return rows
 
 
-#: the heads-up match T3 of EMO and ivan: (hand, stack each, EMO's cards, ivan's cards or None: EMO folds)
-HU_MATCH = [("2001", 1500, ["Kc", "Qd"], None), ("2002", 1500, ["7c", "2d"], ["8h", "3s"]),
-            ("2003", 1500, ["Jc", "Td"], None), ("2004", 1500, ["9c", "4d"], ["6h", "2s"]),
-            ("2005", 150, ["5c", "3d"], ["Th", "2s"]), ("2006", 1500, ["Ac", "Ad"], ["Kh", "Ks"])]
+#: heads-up matches: (hand, tournament, small blind, big blind, stack each, small blind's cards, big blind's or None:
+#: the small blind folds). T3: EMO and ivan flip; T4: ivan plays kim and commits only queens.
+HU_MATCH = [("2001", "T3", EMO, "ivan", 1500, ["Kc", "Qd"], None),
+            ("2002", "T3", EMO, "ivan", 1500, ["7c", "2d"], ["8h", "3s"]),
+            ("2003", "T3", EMO, "ivan", 1500, ["Jc", "Td"], None),
+            ("2004", "T3", EMO, "ivan", 1500, ["9c", "4d"], ["6h", "2s"]),
+            ("2005", "T3", EMO, "ivan", 150, ["5c", "3d"], ["Th", "2s"]),
+            ("2006", "T3", EMO, "ivan", 1500, ["Ac", "Ad"], ["Kh", "Ks"]),
+            ("2101", "T4", "kim", "ivan", 1500, ["Ah", "Kh"], ["Qc", "Qs"])]
 
 
-def _hu_hand(i: int, hid: str, stack: int, emo: list[str], ivan: list[str] | None) -> dict[str, list[tuple]]:
-    """One hand of T3 (blinds 10/20): EMO (SB) folds, or shoves and ivan calls all in and wins."""
+def _hu_hand(i: int, hid: str, tour: str, sb: str, bb: str, stack: int, sb_cards: list[str],
+             bb_cards: list[str] | None) -> dict[str, list[tuple]]:
+    """One heads-up hand (blinds 10/20): the small blind folds, or shoves and the big blind calls all in and wins."""
     t = T0 + dt.timedelta(hours=4, minutes=i)
-    acts = [(0, "preflop", EMO, "post_sb", 10, None, False, 0, 0, 2), (1, "preflop", "ivan", "post_bb", 20, None, False, 10, 0, 2)]
-    if ivan is None:
-        acts.append((2, "preflop", EMO, "fold", 0, None, False, 30, 10, 2))
-        put, won = {EMO: 10, "ivan": 10}, 20
+    acts = [(0, "preflop", sb, "post_sb", 10, None, False, 0, 0, 2), (1, "preflop", bb, "post_bb", 20, None, False, 10, 0, 2)]
+    if bb_cards is None:
+        acts.append((2, "preflop", sb, "fold", 0, None, False, 30, 10, 2))
+        put, won = {sb: 10, bb: 10}, 20
     else:
-        acts += [(2, "preflop", EMO, "raise", stack - 10, stack, True, 30, 10, 2),
-                 (3, "preflop", "ivan", "call", stack - 20, None, True, stack + 20, stack - 20, 2)]
-        put, won = {EMO: stack, "ivan": stack}, 2 * stack
-    seats = [(hid, 1, EMO, stack, None, False, True, "SB", put[EMO], 0, 0, -put[EMO], stack - put[EMO], False),
-             (hid, 2, "ivan", stack, None, False, True, "BB", put["ivan"], 0, won, won - put["ivan"],
-              stack - put["ivan"] + won, False)]
+        acts += [(2, "preflop", sb, "raise", stack - 10, stack, True, 30, 10, 2),
+                 (3, "preflop", bb, "call", stack - 20, None, True, stack + 20, stack - 20, 2)]
+        put, won = {sb: stack, bb: stack}, 2 * stack
+    seats = [(hid, 1, sb, stack, None, False, True, "SB", put[sb], 0, 0, -put[sb], stack - put[sb], False),
+             (hid, 2, bb, stack, None, False, True, "BB", put[bb], 0, won, won - put[bb], stack - put[bb] + won, False)]
     return {
-        "hands": [(hid, "PokerStars", False, "holdem", False, "no_limit", "CHIPS", True, "T3", "I", 10, 20, None, t,
-                   str(t), t.date(), "T3 1", 2, 1, 2, won, 0, False, True, None, "planted.txt", int(hid) % 1000,
+        "hands": [(hid, "PokerStars", False, "holdem", False, "no_limit", "CHIPS", True, tour, "I", 10, 20, None, t,
+                   str(t), t.date(), f"{tour} 1", 2, 1, 2, won, 0, False, True, None, "planted.txt", int(hid) % 1000,
                    f"h{hid}")],
         "seats": seats, "actions": [(hid, *a) for a in acts],
-        "hole_cards": [(hid, EMO, emo, "dealt")] + ([(hid, "ivan", ivan, "dealt")] if ivan else []),
-        "boards": [(hid, 1, ["Qs", "Js", "2c", "3h", "4s"])] if ivan else [],
-        "collections": [(hid, 0, 0, "ivan", won, "pot")],
+        "hole_cards": [(hid, sb, sb_cards, "dealt")] + ([(hid, bb, bb_cards, "dealt")] if bb_cards else []),
+        "boards": [(hid, 1, ["Qs", "Js", "2c", "3h", "4s"])] if bb_cards else [],
+        "collections": [(hid, 0, 0, bb, won, "pot")],
     }
 
 
@@ -163,7 +169,7 @@ def fill(con: duckdb.DuckDBPyConnection, stage: int) -> None:
                 if vals:
                     insert(con, tbl, vals)
     if not con.execute("SELECT count(*) FROM accounts").fetchone()[0]:
-        names = ["amy", "bob", "carl", "dan", "eve", "frank", "zed", XSS1, XSS2, RTL, EMO, "ivan"]
+        names = ["amy", "bob", "carl", "dan", "eve", "frank", "zed", XSS1, XSS2, RTL, EMO, "ivan", "kim"]
         insert(con, "accounts", [(a, T0 - dt.timedelta(days=30), "MT", "pay-shared" if a in (XSS1, XSS2) else f"pay-{i}",
                                   None) for i, a in enumerate(names)])
         insert(con, "sessions", [

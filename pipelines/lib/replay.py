@@ -100,9 +100,10 @@ def place_chat(con: duckdb.DuckDBPyConnection, ids: list[str], tables: set[str])
     """The chat lines of the hands ``ids``, each placed as the hand_chat detector places it.
 
     Method: the detector's own placement query
-    (:data:`detectors.hand_chat.lines.CHAT_LINES_SQL`) with ``hands`` narrowed to
-    ``ids`` by a common table expression of that name, so the page and the
-    detector cannot disagree on where a line was sent.
+    (:data:`detectors.hand_chat.lines.CHAT_LINES_SQL`) with each table it reads
+    narrowed to ``ids`` by a common table expression of the table's name (inside
+    its own definition the name is the table), so the page and the detector
+    cannot disagree on where a line was sent.
 
     Returns
     -------
@@ -110,8 +111,8 @@ def place_chat(con: duckdb.DuckDBPyConnection, ids: list[str], tables: set[str])
     after the last one), ``in_play``}]}, by line; hands outside hold'em and Omaha are absent."""
     if not ids or not CHAT_TABLES <= tables:
         return {}
-    sql = ("WITH hands AS (SELECT * FROM hands WHERE hand_id IN (SELECT unnest($ids::VARCHAR[]))) "
-           f"SELECT * FROM ({CHAT_LINES_SQL})")
+    sql = ("WITH " + ", ".join(f"{t} AS (SELECT * FROM {t} WHERE hand_id IN (SELECT unnest($ids::VARCHAR[])))"
+                              for t in sorted(CHAT_TABLES)) + f" SELECT * FROM ({CHAT_LINES_SQL})")
     out: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for r in dict_rows(con, sql, {"ids": ids, "games": list(FLOP_GAMES)}):
         out[r["hand_id"]].append(r)

@@ -31,6 +31,13 @@ from detectors.features.gameplay import starting_hand_percentile
 from detectors.heads_up_flipping import HeadsUpFlippingDetector
 from detectors.heads_up_flipping.spots import HU_HANDS_SQL
 
+#: the tables the detector's match query reads, each narrowed to the tournaments ``$t`` by a common table
+#: expression of its name (a name inside its own definition is the table itself)
+NARROWED = (
+    "WITH hands AS (SELECT * FROM hands WHERE tournament_id IN (SELECT unnest($t::VARCHAR[]))), "
+    + ", ".join(f"{t} AS (SELECT * FROM {t} WHERE hand_id IN (SELECT hand_id FROM hands))"
+                for t in ("seats", "actions", "hole_cards")) + " ")
+
 #: matches drawn in a flip timeline (the most hands first), and hands drawn per match
 MAX_MATCHES, MAX_MATCH_HANDS = 20, 400
 
@@ -82,8 +89,7 @@ def _match_hands(con: duckdb.DuckDBPyConnection, a: str, b: str) -> pl.DataFrame
         "WHERE h.is_tournament AND h.n_players = 2 AND s.player IN (?, ?)", [a, b]).fetchall()]
     if not tours:
         return pl.DataFrame()
-    df = con.sql("WITH hands AS (SELECT * FROM hands WHERE tournament_id IN (SELECT unnest($t::VARCHAR[]))) "
-                 f"SELECT * FROM ({HU_HANDS_SQL})", params={"t": tours}).pl()
+    df = con.sql(NARROWED + f"SELECT * FROM ({HU_HANDS_SQL})", params={"t": tours}).pl()
     if df.is_empty():
         return df
     pa = starting_hand_percentile(df.select(pl.col("hole_a").alias("hole"), "game"))
@@ -155,9 +161,9 @@ def flip_timeline(con: duckdb.DuckDBPyConnection, accounts: list[str], tables: s
             "flips": flips, "width": width, "height": 40 + len(matches) * 30 + 20, "left": left, "step": step,
             "a": a, "b": b,
             "sql": ("-- the heads-up match hands of the tournaments the pair played heads-up, as the detector reads them\n"
-                    "WITH hands AS (SELECT * FROM hands WHERE tournament_id IN ("
-                    + ", ".join(sql_literal(str(t)) for t in sizes["tournament_id"].to_list())
-                    + "))\nSELECT * FROM (" + HU_HANDS_SQL.strip() + f")\nWHERE a = {sql_literal(a)} AND b = {sql_literal(b)}")}
+                    + NARROWED.replace("$t::VARCHAR[]", "[" + ", ".join(sql_literal(str(t)) for t in
+                                                                       sizes["tournament_id"].to_list()) + "]")
+                    + "\nSELECT * FROM (" + HU_HANDS_SQL.strip() + f")\nWHERE a = {sql_literal(a)} AND b = {sql_literal(b)}")}
 
 
 def _what(h: dict[str, Any], det: HeadsUpFlippingDetector) -> str:
@@ -176,13 +182,13 @@ def _what(h: dict[str, Any], det: HeadsUpFlippingDetector) -> str:
 def _flip_row(h: dict[str, Any], a: str, b: str, floor: dict[str, Any], det: HeadsUpFlippingDetector,
               what: str) -> dict[str, Any]:
     """One all-in preflop of the pair for the table: both hands, their percentiles, each against the
-    detector's weak line and the player's own range, and the verdict."""
+    detector's weak line and (at depth: the range is the player's at depth) its own range, and the verdict."""
     sides = []
     for p, hole, pct in ((a, h["hole_a"], h["pct_a"]), (b, h["hole_b"], h["pct_b"])):
         own = floor.get(p)
         sides.append({"player": p, "cards": " ".join(hole) if hole else "unknown",
                       "pct": pct, "weak": pct is None or pct < det.weak_pct,
-                      "outside_own": pct is not None and own is not None and pct < own})
+                      "outside_own": what in ("weak", "flip") and pct is not None and own is not None and pct < own})
     verdict = {"weak": "weak flip at depth (counted)", "flip": "flip with strong hands (not counted)",
                "short": f"short stack under {det.min_depth_bb:g} bb: push-or-fold, benign (not counted)",
                "exempt": "final of a scheduled heads-up tournament: exempt"}.get(what, what)

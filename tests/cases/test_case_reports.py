@@ -81,6 +81,22 @@ def test_hand_chat_report_shows_the_line_in_its_place_and_the_partner_s_next_dec
     assert "&lt;script&gt;alert(3)&lt;/script&gt;" in replay and "gg &lt;b&gt;wp&lt;/b&gt;" in replay
 
 
+def test_replays_place_chat_where_the_detector_does(second_night):
+    """The replay's narrowed placement query and the hand_chat detector's over the whole warehouse agree."""
+    from detectors.hand_chat.lines import chat_lines
+    from pipelines.lib.replay import place_chat, table_names
+
+    con = duckdb.connect(str(second_night / "snapshot" / "warehouse.duckdb"), read_only=True)
+    try:
+        ref = [(r["hand_id"], r["line"], r["next_seq"], r["in_play"]) for r in chat_lines(con).iter_rows(named=True)]
+        ids = [r[0] for r in con.execute("SELECT hand_id FROM hands ORDER BY hand_id").fetchall()]
+        placed = place_chat(con, ids, table_names(con))
+    finally:
+        con.close()
+    assert len(ref) == 13 and sorted((h, r["line"], r["next_seq"], r["in_play"]) for h, rows in placed.items()
+                                    for r in rows) == sorted(ref)
+
+
 def test_flip_timeline_reads_each_all_in_against_the_weak_line_and_the_players_own_range(second_night, tmp_path):
     con = duckdb.connect(str(second_night / "snapshot" / "warehouse.duckdb"), read_only=True)
     try:
@@ -98,6 +114,7 @@ def test_flip_timeline_reads_each_all_in_against_the_weak_line_and_the_players_o
     assert rows["2005"]["what"] == "short" and "push-or-fold" in rows["2005"]["verdict"]
     ivan = {h: next(s for s in x["sides"] if s["player"] == "ivan") for h, x in rows.items()}
     assert ivan["2002"]["weak"] and ivan["2002"]["outside_own"] and not ivan["2006"]["outside_own"]
+    assert ivan["2005"]["weak"] and not ivan["2005"]["outside_own"]  # a short stack is not judged by the range at depth
     html = (tmp_path / "reports" / "c-000008.html").read_text()
     svg = html[html.index('<section id="flips">'):html.index('<section id="accounts">')]
     assert svg.count('class="flip-weak"') == 2 and svg.count('class="flip-short"') == 1

@@ -188,21 +188,7 @@ def load_replays(con: duckdb.DuckDBPyConnection, hand_ids: Iterable[str], *, kin
             rule = bool(marked)
         chat, chat_pre, chat_post = _chat_in_place(placed.get(hid, []), (chat_flags or {}).get(hid, {}),
                                                    t["actions"], accused, marked)
-        streets = []
-        for st in STREETS:
-            acts = [a for a in t["actions"] if a["street"] == st]
-            shown = {"preflop": [], "flop": board[:3], "turn": board[3:4], "river": board[4:5]}[st]
-            if not acts and not shown:
-                continue
-            streets.append({
-                "street": st,
-                "board": [card_text(c) for c in shown],
-                "actions": [{
-                    "seq": a["seq"], "player": a["player"], "accused": a["player"] in accused, "action": a["action"],
-                    "text": _action_text(a), "pot_before": _fmt(a["pot_before"]),
-                    "marked": a["seq"] in marked, "why": marked.get(a["seq"], ""), "chat": chat.get(a["seq"], []),
-                } for a in acts],
-            })
+        streets = _streets(t["actions"], board, accused, marked, chat)
         out.append({
             "hand_id": hid,
             "started_at": str(h["started_at"]),
@@ -226,6 +212,28 @@ def load_replays(con: duckdb.DuckDBPyConnection, hand_ids: Iterable[str], *, kin
             "sql": replay_sql(hid),
         })
     return out
+
+
+def _streets(actions: list[dict[str, Any]], board: list[str], accused: set[str], marked: dict[int, str],
+             chat: dict[int, list[dict[str, Any]]]) -> list[dict[str, Any]]:
+    """A hand's streets as the replay shows them: the board dealt on each, each action with its mark
+    (``marked``: {seq: why}) and the chat lines sent before it (``chat``: {seq: lines})."""
+    streets = []
+    for st in STREETS:
+        acts = [a for a in actions if a["street"] == st]
+        shown = {"preflop": [], "flop": board[:3], "turn": board[3:4], "river": board[4:5]}[st]
+        if not acts and not shown:
+            continue
+        streets.append({
+            "street": st,
+            "board": [card_text(c) for c in shown],
+            "actions": [{
+                "seq": a["seq"], "player": a["player"], "accused": a["player"] in accused, "action": a["action"],
+                "text": _action_text(a), "pot_before": _fmt(a["pot_before"]),
+                "marked": a["seq"] in marked, "why": marked.get(a["seq"], ""), "chat": chat.get(a["seq"], []),
+            } for a in acts],
+        })
+    return streets
 
 
 def _action_text(a: dict[str, Any]) -> str:

@@ -159,11 +159,16 @@ def flip_timeline(con: duckdb.DuckDBPyConnection, accounts: list[str], tables: s
                         "flips": n_flips})
     return {"weak_pct": det.weak_pct, "min_depth_bb": det.min_depth_bb, "ranges": ranges, "matches": matches,
             "flips": flips, "width": width, "height": 40 + len(matches) * 30 + 20, "left": left, "step": step,
-            "a": a, "b": b,
-            "sql": ("-- the heads-up match hands of the tournaments the pair played heads-up, as the detector reads them\n"
-                    + NARROWED.replace("$t::VARCHAR[]", "[" + ", ".join(sql_literal(str(t)) for t in
-                                                                       sizes["tournament_id"].to_list()) + "]")
-                    + "\nSELECT * FROM (" + HU_HANDS_SQL.strip() + f")\nWHERE a = {sql_literal(a)} AND b = {sql_literal(b)}")}
+            "a": a, "b": b, "sql": _matches_sql([str(t) for t in sizes["tournament_id"].to_list()], a, b)}
+
+
+def _matches_sql(tours: list[str], a: str, b: str) -> str:
+    """The query an investigator copies to see the matches drawn: :data:`NARROWED` with the tournaments
+    written in, the detector's match query, the pair's rows."""
+    where = "[" + ", ".join(sql_literal(t) for t in tours) + "]"
+    return ("-- the heads-up match hands of the tournaments the pair played heads-up, as the detector reads them\n"
+            + NARROWED.replace("$t::VARCHAR[]", where) + "\nSELECT * FROM (" + HU_HANDS_SQL.strip()
+            + f")\nWHERE a = {sql_literal(a)} AND b = {sql_literal(b)}")
 
 
 def _what(h: dict[str, Any], det: HeadsUpFlippingDetector) -> str:
@@ -192,8 +197,8 @@ def _flip_row(h: dict[str, Any], a: str, b: str, floor: dict[str, Any], det: Hea
     verdict = {"weak": "weak flip at depth (counted)", "flip": "flip with strong hands (not counted)",
                "short": f"short stack under {det.min_depth_bb:g} bb: push-or-fold, benign (not counted)",
                "exempt": "final of a scheduled heads-up tournament: exempt"}.get(what, what)
-    text = "; ".join(f"{s['player']} {s['cards']}" + (f" (percentile {100 * s['pct']:.0f})" if s["pct"] is not None else "")
-                     for s in sides)
+    text = "; ".join(f"{s['player']} {s['cards']}"
+                     + (f" (percentile {100 * s['pct']:.0f})" if s["pct"] is not None else "") for s in sides)
     return {"tournament": str(h["tournament_id"]), "match_hand": int(h["match_hand"]), "hand_id": str(h["hand_id"]),
             "eff_bb": float(h["eff_bb"]), "sides": sides, "what": what, "verdict": verdict, "text": text}
 

@@ -124,8 +124,8 @@ def test_hostile_names_and_chat_are_text_in_the_newer_kinds_pages(second_night):
         assert "<script>alert" not in r.text and "<i>x</i>" not in r.text and "<b>wp</b>" not in r.text
         assert "&lt;i&gt;x&lt;/i&gt;" in r.text
         assert "script-src" not in r.headers["content-security-policy"]
-    for r in pages[1], pages[3]:  # the chat line, escaped, in its place in the replay
-        assert "&lt;script&gt;alert(3)&lt;/script&gt;" in r.text and 'class="chat' in r.text
+    for r in pages[1], pages[3]:  # the chat line, escaped, in its place in the replay, flagged
+        assert "&lt;script&gt;alert(3)&lt;/script&gt;" in r.text and 'class="chat flagged-chat"' in r.text
     assert "O&#39;Neil \\ : end" in pages[1].text and "\u202eevil\u202c" in pages[1].text  # shown as written
 
 

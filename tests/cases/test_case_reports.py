@@ -8,7 +8,7 @@ import re
 import duckdb
 
 from cases_world import CHAT_LINE, EMO, RTL, XSS1, XSS2
-from pipelines.lib.reports import build_report, json_for_html, write_reports
+from pipelines.lib.reports import build_report, json_for_html, render_html, write_reports
 
 
 def test_report_of_the_chip_dumpers(published):
@@ -57,13 +57,13 @@ def test_hostile_names_are_escaped_in_html_svg_and_inline_json(published):
     assert XSS1 in json.loads(blob)["case"]["accounts"]
 
 
-def test_hand_chat_report_shows_the_line_in_its_place_and_the_partner_s_next_decision(second_night, tmp_path):
+def test_hand_chat_report_shows_the_line_in_its_place_and_the_partner_s_next_decision(second_night):
     con = duckdb.connect(str(second_night / "snapshot" / "warehouse.duckdb"), read_only=True)
     try:
         rep = build_report(con, "c-000007")
-        write_reports(con, ["c-000007"], tmp_path)
     finally:
         con.close()
+    html = render_html(rep)
     assert rep["chat"] == [{"hand_id": "1011", "line": 16, "speaker": RTL, "partner": EMO, "said": CHAT_LINE,
                             "before": f"{EMO}: check (flop)", "partner_next": "check (flop)"}]
     hand = rep["replays"][0]
@@ -74,7 +74,6 @@ def test_hand_chat_report_shows_the_line_in_its_place_and_the_partner_s_next_dec
     assert [(seq, a["player"]) for _, seq, a in acts if a["marked"]] == [(5, EMO)]  # the partner's decision after it
     assert [(m["text"], m["flagged"]) for m in hand["chat_before"]] == [("gl all", False)]  # between hands
     assert [(m["text"], m["flagged"]) for m in hand["chat_after"]] == [("gg <b>wp</b>", False)]  # after the hand
-    html = (tmp_path / "reports" / "c-000007.html").read_text()
     assert "<script>alert(3)" not in html and "<b>wp</b>" not in html and "<i>x</i>" not in html
     replay = html[html.index('<section id="hands">'):]
     assert replay.index('value="3"') < replay.index("flagged-chat") < replay.index('value="5"')
@@ -97,13 +96,13 @@ def test_replays_place_chat_where_the_detector_does(second_night):
                                     for r in rows) == sorted(ref)
 
 
-def test_flip_timeline_reads_each_all_in_against_the_weak_line_and_the_players_own_range(second_night, tmp_path):
+def test_flip_timeline_reads_each_all_in_against_the_weak_line_and_the_players_own_range(second_night):
     con = duckdb.connect(str(second_night / "snapshot" / "warehouse.duckdb"), read_only=True)
     try:
         rep = build_report(con, "c-000008")
-        write_reports(con, ["c-000008"], tmp_path)
     finally:
         con.close()
+    html = render_html(rep)
     f = rep["flips"]
     assert (f["a"], f["b"]) == ("ivan", EMO) and [m["tournament"] for m in f["matches"]] == ["T3"]
     assert [k["what"] for k in f["matches"][0]["marks"]] == ["hand", "weak", "hand", "weak", "short", "flip"]
@@ -115,7 +114,6 @@ def test_flip_timeline_reads_each_all_in_against_the_weak_line_and_the_players_o
     ivan = {h: next(s for s in x["sides"] if s["player"] == "ivan") for h, x in rows.items()}
     assert ivan["2002"]["weak"] and ivan["2002"]["outside_own"] and not ivan["2006"]["outside_own"]
     assert ivan["2005"]["weak"] and not ivan["2005"]["outside_own"]  # a short stack is not judged by the range at depth
-    html = (tmp_path / "reports" / "c-000008.html").read_text()
     svg = html[html.index('<section id="flips">'):html.index('<section id="accounts">')]
     assert svg.count('class="flip-weak"') == 2 and svg.count('class="flip-short"') == 1
     assert "<i>x</i>" not in html and "&lt;i&gt;x&lt;/i&gt;" in svg

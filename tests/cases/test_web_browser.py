@@ -147,26 +147,6 @@ def test_hostile_player_names_render_as_text(server, browser):
     ctx.close()
 
 
-def test_the_newer_kinds_show_names_and_chat_as_text(second_night, browser):
-    """The hand-chat and heads-up flipping cases of the second night: a right-to-left override, emoji and
-    markup in names and in the chat line show as text; the chat line stands in its place, marked."""
-    with serving(second_night) as base:
-        ctx, page, dialogs = signed_in_page(browser, base)
-        for path in ("/cases?kind=hand_chat", "/cases/c-000007", "/hands/1011", "/cases/c-000008"):
-            page.goto(base + path)
-            page.wait_for_load_state("load")
-            assert page.get_by_text(EMO, exact=False).first.is_visible()
-            assert page.locator("main i, main b, main script").count() == 0
-        page.goto(f"{base}/cases/c-000007")
-        flagged = page.locator("#hands li.flagged-chat").first
-        assert CHAT_LINE in flagged.inner_text() and RTL in flagged.inner_text()
-        page.goto(f"{base}/cases/c-000008")
-        assert page.locator("#flips circle.flip-weak").count() == 2
-        page.wait_for_timeout(200)
-        assert dialogs == []
-        ctx.close()
-
-
 def test_requests_without_session_or_with_forged_forms_are_refused(server, browser):
     base, folder = server
     anon = browser.new_context()
@@ -321,6 +301,29 @@ def every_kind(tmp_path_factory):
         st.add_user("ivy", "investigator", PASSWORD)
     with serving(folder) as base:
         yield base, folder
+
+
+def test_the_newer_kinds_show_names_and_chat_as_text(every_kind, browser):
+    """The hand-chat and heads-up flipping cases of the planted world: a right-to-left override, emoji and
+    markup in names and in the chat line show as text; the chat line stands in its place, marked."""
+    base, folder = every_kind
+    with ReviewStore(folder / "review.sqlite") as st:
+        ids = {c["kind"]: c["case_id"] for c in st.queue(flagged=None, limit=100)
+               if EMO in c["accounts"] and c["kind"] in ("hand_chat", "heads_up_flipping")}
+    ctx, page, dialogs = signed_in_page(browser, base)
+    for path, shows in ((f"/cases/{ids['hand_chat']}", "chat"), ("/hands/1011", "chat"),
+                        (f"/cases/{ids['heads_up_flipping']}", "flips")):
+        page.goto(base + path)
+        assert page.get_by_text(EMO, exact=False).first.is_visible()
+        assert page.locator("main i, main b, main script").count() == 0
+        if shows == "chat":
+            flagged = page.locator("li.flagged-chat").first
+            assert CHAT_LINE in flagged.inner_text() and RTL in flagged.inner_text()
+        else:
+            assert page.locator("#flips circle.flip-weak").count() == 2
+    page.wait_for_timeout(200)
+    assert dialogs == []
+    ctx.close()
 
 
 @pytest.mark.slow

@@ -367,11 +367,16 @@ def case_groups(con: duckdb.DuckDBPyConnection, signals: list[dict[str, Any]] | 
     return groups
 
 
-def rank_key(case: dict[str, Any]) -> tuple:
-    """The queue's order (step 6 of the module doc): flagged first, then ``q_value`` lowest first (a case
-    without one after every case with one), then score, then stake, then case id."""
+def fdr_key(case: dict[str, Any]) -> tuple:
+    """The head of the queue's order: flagged first, then ``q_value`` (the estimated false-discovery rate)
+    lowest first, a case without one after every case with one."""
     q = case.get("q_value")
-    return (not case["flagged"], q is None, q if q is not None else 0.0, -case["score"], -case["stake"], case["case"])
+    return (not case["flagged"], q is None, q if q is not None else 0.0)
+
+
+def rank_key(case: dict[str, Any]) -> tuple:
+    """The queue's order (step 6 of the module doc): :func:`fdr_key`, then score, then stake, then case id."""
+    return (*fdr_key(case), -case["score"], -case["stake"], case["case"])
 
 
 def register_cases(store: ReviewStore, run_id: str, groups: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -525,31 +530,29 @@ def publish_cases(con: duckdb.DuckDBPyConnection, store: ReviewStore, run_id: st
 def format_ranked(cases_jsonl_path: str | os.PathLike[str], limit: int = 20, command: str = "railbird") -> str:
     """The ranked cases of a ``cases.jsonl`` as a terminal table, with how to open them.
 
-    Columns: rank, case id, kind, score, the estimated false-discovery rate
-    (``q_value`` as a percentage; "–" where no test was made), flagged, accounts (control
-    characters replaced, so a player name cannot drive the terminal). The
-    file's order is the rank; the last line says how to open a case.
+    Columns: rank, case id, kind, the estimated false-discovery rate (``q_value`` as a percentage; "–"
+    where no test was made), the kind's score, flagged, accounts (control characters, escape sequences
+    and bidirectional overrides replaced by :func:`~pipelines.lib.safe_text.terminal_safe`, so a player
+    name cannot drive the terminal). Ordered as the queue is (:func:`fdr_key`: flagged first, then the
+    estimated false-discovery rate), the file's order (the rank) breaking ties; the last line says how
+    to open a case.
     """
     path = Path(cases_jsonl_path)
-    rows = []
-    n_total = n_flagged = 0
+    recs = []
     with open(path, encoding="utf-8") as f:
         for line in f:
             line = line.strip()
-            if not line:
-                continue
-            rec = json.loads(line)
-            n_total += 1
-            n_flagged += bool(rec.get("flagged"))
-            if len(rows) < limit:
-                rows.append(rec)
-    lines = [f"{n_total} cases, {n_flagged} flagged" + (f"; the first {len(rows)}:" if rows else ".")]
+            if line:
+                recs.append(json.loads(line))
+    n_flagged = sum(bool(r.get("flagged")) for r in recs)
+    rows = sorted(recs, key=lambda r: fdr_key({"flagged": bool(r.get("flagged")), "q_value": r.get("q_value")}))[:limit]
+    lines = [f"{len(recs)} cases, {n_flagged} flagged" + (f"; the first {len(rows)}:" if rows else ".")]
     if rows:
-        lines.append(f"{'rank':>4}  {'case':<9}  {'kind':<18}  {'score':>8}  {'est. FDR':>10}  {'flagged':<7}  accounts")
+        lines.append(f"{'rank':>4}  {'case':<9}  {'kind':<18}  {'est. FDR':>10}  {'score':>8}  {'flagged':<7}  accounts")
         for i, r in enumerate(rows, 1):
             accounts = terminal_safe(", ".join(str(a) for a in r.get("accounts", [])), width=60)
             lines.append(f"{i:>4}  {terminal_safe(r.get('case', ''), width=9):<9}  {terminal_safe(r.get('kind', ''), width=18):<18}  "
-                         f"{float(r.get('score', 0)):>8.3f}  {fdr_text(r.get('q_value')):>10}  "
+                         f"{fdr_text(r.get('q_value')):>10}  {float(r.get('score', 0)):>8.3f}  "
                          f"{'yes' if r.get('flagged') else 'no':<7}  {accounts}")
         first = terminal_safe(rows[0].get("case", "<id>"))
         lines.append(f"Open them: {command} serve, then http://127.0.0.1:8765/cases/{first} "

@@ -18,6 +18,11 @@ accounts' actions, which says that it is a rule:
   player eliminated by another accused player;
 - other kinds judge accounts and sessions, not decisions: the accused seats
   are highlighted, no action is marked.
+
+Chat is shown in its place (:func:`place_chat`): each line of a hold'em or
+Omaha hand before the decision it came before, as the hand_chat detector
+places it; a line the caller flags (``chat_flags``) is marked, with the
+decision its partner made next.
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ from typing import Any, Iterable
 import duckdb
 
 from detectors.base import sql_literal  # display only: the queries an investigator copies, never executed here
+from detectors.hand_chat.lines import CHAT_LINES_SQL, FLOP_GAMES
 
 STREETS = ("preflop", "flop", "turn", "river")
 ACTION_WORDS = {
@@ -74,7 +80,7 @@ def _fmt(x: Any) -> str:
     return f"{v:,.0f}" if v == int(v) else f"{v:,.2f}"
 
 
-def dict_rows(con: duckdb.DuckDBPyConnection, sql: str, params: list[Any]) -> list[dict[str, Any]]:
+def dict_rows(con: duckdb.DuckDBPyConnection, sql: str, params: list[Any] | dict[str, Any]) -> list[dict[str, Any]]:
     """The rows of a parameterised query as dicts keyed by column name."""
     cur = con.execute(sql, params)
     cols = [d[0] for d in cur.description]
@@ -86,12 +92,70 @@ def table_names(con: duckdb.DuckDBPyConnection) -> set[str]:
     return {r[0] for r in con.execute("SELECT table_name FROM information_schema.tables").fetchall()}
 
 
+#: the tables the chat placement reads (those of the hand_chat detector's placement query)
+CHAT_TABLES = {"hands", "seats", "actions", "hole_cards", "table_events", "unknown_lines"}
+
+
+def place_chat(con: duckdb.DuckDBPyConnection, ids: list[str], tables: set[str]) -> dict[str, list[dict[str, Any]]]:
+    """The chat lines of the hands ``ids``, each placed as the hand_chat detector places it.
+
+    Method: the detector's own placement query
+    (:data:`detectors.hand_chat.lines.CHAT_LINES_SQL`) with each table it reads
+    narrowed to ``ids`` by a common table expression of the table's name (inside
+    its own definition the name is the table), so the page and the detector
+    cannot disagree on where a line was sent.
+
+    Returns
+    -------
+    {hand id: [{``line``, ``player``, ``text``, ``next_seq`` (the decision the line came before; None
+    after the last one), ``in_play``}]}, by line; hands outside hold'em and Omaha are absent."""
+    if not ids or not CHAT_TABLES <= tables:
+        return {}
+    sql = ("WITH " + ", ".join(f"{t} AS (SELECT * FROM {t} WHERE hand_id IN (SELECT unnest($ids::VARCHAR[])))"
+                              for t in sorted(CHAT_TABLES)) + f" SELECT * FROM ({CHAT_LINES_SQL})")
+    out: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for r in dict_rows(con, sql, {"ids": ids, "games": list(FLOP_GAMES)}):
+        out[r["hand_id"]].append(r)
+    return out
+
+
+def _chat_in_place(chat: list[dict[str, Any]], flags: dict[int, dict[str, str]], actions: list[dict[str, Any]],
+                   accused: set[str], marked: dict[int, str]) -> tuple[dict[int, list[dict[str, Any]]], list, list]:
+    """One hand's placed chat (:func:`place_chat`) as the replay shows it: the lines before each decision
+    ({seq: lines}), those before the cards and those after the last decision. A flagged line (``flags``:
+    {line: {"why", "partner"}}) marks, in ``marked``, the first decision its partner made at or after it."""
+    before: dict[int, list[dict[str, Any]]] = defaultdict(list)
+    pre: list[dict[str, Any]] = []
+    post: list[dict[str, Any]] = []
+    for c in chat:
+        f = flags.get(int(c["line"]))
+        item = {"player": c["player"], "text": c["text"] or "", "accused": c["player"] in accused,
+                "flagged": f is not None, "why": (f or {}).get("why", "")}
+        if c["next_seq"] is None:
+            post.append(item)
+        elif not c["in_play"]:
+            pre.append(item)
+        else:
+            before[int(c["next_seq"])].append(item)
+            partner = (f or {}).get("partner")
+            nxt = next((a for a in actions if partner and a["player"] == partner and a["seq"] >= c["next_seq"]
+                        and not a["action"].startswith("post")), None)
+            if nxt is not None:
+                marked.setdefault(nxt["seq"], f"{partner}'s decision after the chat line of {c['player']}")
+    return before, pre, post
+
+
 def load_replays(con: duckdb.DuckDBPyConnection, hand_ids: Iterable[str], *, kind: str = "",
                  accused: Iterable[str] = (), marks: dict[str, dict[int, str]] | None = None,
-                 tables: set[str] | None = None) -> list[dict[str, Any]]:
-    """Replays of the given hands, in the order given (hands missing from the warehouse are skipped)."""
+                 tables: set[str] | None = None,
+                 chat_flags: dict[str, dict[int, dict[str, str]]] | None = None) -> list[dict[str, Any]]:
+    """Replays of the given hands, in the order given (hands missing from the warehouse are skipped).
+
+    ``marks`` ({hand: {seq: why}}) are the detector's marked decisions; ``chat_flags`` ({hand: {line:
+    {"why", "partner"}}}) its flagged chat lines (see :func:`place_chat`)."""
     ids = list(dict.fromkeys(str(h) for h in hand_ids))
-    if not ids or "hands" not in (tables if tables is not None else table_names(con)):
+    tables = tables if tables is not None else table_names(con)
+    if not ids or "hands" not in tables:
         return []
     sel = "WHERE hand_id IN (SELECT unnest(?::VARCHAR[]))"
     hands = {r["hand_id"]: r for r in dict_rows(con, f"SELECT * FROM hands {sel}", [ids])}
@@ -100,6 +164,7 @@ def load_replays(con: duckdb.DuckDBPyConnection, hand_ids: Iterable[str], *, kin
                          ("collections", "run, pot"), ("table_events", "line")):
         for r in dict_rows(con, f"SELECT * FROM {table} {sel} ORDER BY hand_id, {order}", [ids]):
             per[r["hand_id"]][table].append(r)
+    placed = place_chat(con, ids, tables)
     accused = set(accused)
     out = []
     for hid in ids:
@@ -121,21 +186,9 @@ def load_replays(con: duckdb.DuckDBPyConnection, hand_ids: Iterable[str], *, kin
         if not marked:
             marked = mark_decisions(kind, accused, t["actions"], t["seats"], t["collections"])
             rule = bool(marked)
-        streets = []
-        for st in STREETS:
-            acts = [a for a in t["actions"] if a["street"] == st]
-            shown = {"preflop": [], "flop": board[:3], "turn": board[3:4], "river": board[4:5]}[st]
-            if not acts and not shown:
-                continue
-            streets.append({
-                "street": st,
-                "board": [card_text(c) for c in shown],
-                "actions": [{
-                    "seq": a["seq"], "player": a["player"], "accused": a["player"] in accused, "action": a["action"],
-                    "text": _action_text(a), "pot_before": _fmt(a["pot_before"]),
-                    "marked": a["seq"] in marked, "why": marked.get(a["seq"], ""),
-                } for a in acts],
-            })
+        chat, chat_pre, chat_post = _chat_in_place(placed.get(hid, []), (chat_flags or {}).get(hid, {}),
+                                                   t["actions"], accused, marked)
+        streets = _streets(t["actions"], board, accused, marked, chat)
         out.append({
             "hand_id": hid,
             "started_at": str(h["started_at"]),
@@ -155,9 +208,32 @@ def load_replays(con: duckdb.DuckDBPyConnection, hand_ids: Iterable[str], *, kin
                              "kind": c["kind"]} for c in t["collections"]],
             "events": [{"player": e["player"], "event": e["event"], "detail": e["detail"]} for e in t["table_events"]],
             "marked_by_rule": rule,
+            "chat_before": chat_pre, "chat_after": chat_post,
             "sql": replay_sql(hid),
         })
     return out
+
+
+def _streets(actions: list[dict[str, Any]], board: list[str], accused: set[str], marked: dict[int, str],
+             chat: dict[int, list[dict[str, Any]]]) -> list[dict[str, Any]]:
+    """A hand's streets as the replay shows them: the board dealt on each, each action with its mark
+    (``marked``: {seq: why}) and the chat lines sent before it (``chat``: {seq: lines})."""
+    streets = []
+    for st in STREETS:
+        acts = [a for a in actions if a["street"] == st]
+        shown = {"preflop": [], "flop": board[:3], "turn": board[3:4], "river": board[4:5]}[st]
+        if not acts and not shown:
+            continue
+        streets.append({
+            "street": st,
+            "board": [card_text(c) for c in shown],
+            "actions": [{
+                "seq": a["seq"], "player": a["player"], "accused": a["player"] in accused, "action": a["action"],
+                "text": _action_text(a), "pot_before": _fmt(a["pot_before"]),
+                "marked": a["seq"] in marked, "why": marked.get(a["seq"], ""), "chat": chat.get(a["seq"], []),
+            } for a in acts],
+        })
+    return streets
 
 
 def _action_text(a: dict[str, Any]) -> str:

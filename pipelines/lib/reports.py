@@ -17,7 +17,9 @@ investigator needs to judge one case:
 - a timeline (SVG): the accused accounts' sessions (coloured per device),
   sit-outs / sit-ins, and the evidence hands, over the evidence's time span;
 - the SQL that reproduces each figure (Evidence.sql, graph, timeline and
-  replay queries).
+  replay queries);
+- for hand chat, the chat lines in their hands; for heads-up flipping, the
+  flips in a timeline of the pair's matches (:mod:`pipelines.lib.report_kinds`).
 
 :func:`render_html` renders it with Jinja2 (autoescape on, the JSON embedded
 with ``<``, ``>``, ``&`` escaped), inline CSS and SVG, no external request.
@@ -41,6 +43,7 @@ from detectors.base import sql_literal
 from detectors.kinds import KINDS, by_name
 from pipelines.lib.case_story import case_facts, fdr_sentence, fdr_text, figure_chart, lead_figures, plain_sentence
 from pipelines.lib.replay import dict_rows, load_replays, table_names
+from pipelines.lib.report_kinds import chat_evidence, flip_timeline
 
 TEMPLATES = Path(__file__).resolve().parent.parent / "web" / "templates"
 DEVICE_COLOURS = ("#4e79a7", "#f28e2b", "#59a14f", "#b07aa1", "#9c755f", "#76b7b2", "#edc948", "#ff9da7")
@@ -490,8 +493,9 @@ def build_report(con: duckdb.DuckDBPyConnection, case_id: str, *, max_replays: i
                     marks.setdefault(str(d["hand"]), {})[int(d["seq"])] = str(d.get("why") or "marked by the detector")
                 except (TypeError, ValueError):
                     continue
+    chat_rows, chat_flags = chat_evidence(signals)
     replays = load_replays(con, case["hands"][:max_replays], kind=case["kind"], accused=accounts, marks=marks,
-                           tables=tables)
+                           tables=tables, chat_flags=chat_flags)
     new = set(case["new_hands"])
     change_points = {str((s.get("extra") or {}).get("change_point_hand")) for s in signals
                      if (s.get("extra") or {}).get("change_point_hand") is not None}
@@ -524,6 +528,8 @@ def build_report(con: duckdb.DuckDBPyConnection, case_id: str, *, max_replays: i
         "ring": ring_picture(con, case),
         "graph_edges": [{k: e[k] for k in ("src", "dst", "amount", "kind", "label")} for e in edges],
         "timeline": tl,
+        "chat": chat_rows,
+        "flips": flip_timeline(con, accounts, tables) if case["kind"] == "heads_up_flipping" else None,
         "sql": {"case": f"SELECT * FROM cases WHERE case_id = {sql_literal(case_id)};\n"
                         f"SELECT idx, detector, score, p_value, q_value, payload FROM case_signals WHERE case_id = "
                         f"{sql_literal(case_id)} ORDER BY idx;",

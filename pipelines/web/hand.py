@@ -6,6 +6,8 @@ from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse
 
 from pipelines.lib.replay import load_replays, table_names
+from pipelines.lib.report_kinds import chat_evidence
+from pipelines.lib.reports import case_signals
 from pipelines.web.core import Refused, web
 
 router = APIRouter()
@@ -25,7 +27,10 @@ def hand_page(request: Request, hand_id: str) -> HTMLResponse:
             "WHERE h.hand_id = ? ORDER BY c.rank", [hand_id]).fetchall() if "case_hands" in tables else []
         accused = {a for _, _, accs in in_cases for a in accs}
         kind = in_cases[0][1] if in_cases else ""
-        replays = load_replays(con, [hand_id], kind=kind, accused=accused, tables=tables)
+        # the chat lines a hand-chat case flagged in this hand, marked in place as on the case's page
+        _, chat_flags = chat_evidence([sig for cid, k, _ in in_cases if k == "hand_chat"
+                                       for sig in case_signals(con, cid, tables)])
+        replays = load_replays(con, [hand_id], kind=kind, accused=accused, tables=tables, chat_flags=chat_flags)
     finally:
         con.close()
     if not replays:

@@ -2,8 +2,12 @@
 
 Stage 1 and stage 2 are two nights over growing data: stage 2 adds hands and
 signals (more evidence for the chip dumpers, a third account in the soft-play
-ring, a new bounty case), so tests can follow ids, decisions and new hands.
-Two accounts carry hostile names.
+ring, a new bounty case, a hand-chat case, a heads-up flipping case), so tests
+can follow ids, decisions and new hands. Four accounts carry hostile names: two markup (XSS1, XSS2), one with Hebrew, a
+right-to-left override, quotes, a backslash and a colon (RTL) and one with emoji
+and markup (EMO). In the second night RTL talks about a hand EMO is still in
+(a hand-chat case); EMO and ivan flip their heads-up match (a heads-up
+flipping case), ivan's match against kim shows his own range.
 """
 
 from __future__ import annotations
@@ -21,6 +25,9 @@ from pipelines.lib.review import ReviewStore
 SCHEMA = Path(__file__).resolve().parents[2] / "pipelines" / "lib" / "schema.sql"
 XSS1 = "<script>alert(1)</script>"
 XSS2 = '"><img src=x onerror=alert(2)>'
+RTL = 'נועם "\u202eevil\u202c" O\'Neil \\ : end'
+EMO = "🃏 Joker <i>x</i> 😀"
+CHAT_LINE = f"he has A♠K♠ <script>alert(3)</script> {EMO} fold!"
 T0 = dt.datetime(2026, 3, 4, 20, 0, 0)
 
 
@@ -79,6 +86,51 @@ def _hand(hid: str, minute: int, table: str, loser: str, winner: str, other: str
     }
 
 
+def _chat_hand() -> dict[str, list[tuple]]:
+    """Hand 1011: RTL (button) folds, then chats before the cards, on the flop before EMO's check (the
+    line a partner could use) and after the hand; EMO and ivan check it down."""
+    rows = _hand("1011", 60, "Orion", EMO, "ivan", RTL, style="checkdown")
+    rows["table_events"] = [("1011", 3, RTL, "chat", "gl all"), ("1011", 16, RTL, "chat", CHAT_LINE),
+                            ("1011", 30, RTL, "chat", "gg <b>wp</b>")]
+    return rows
+
+
+#: heads-up matches: (hand, tournament, small blind, big blind, stack each, small blind's cards, big blind's or None:
+#: the small blind folds). T3: EMO and ivan flip; T4: ivan plays kim and commits only queens.
+HU_MATCH = [("2001", "T3", EMO, "ivan", 1500, ["Kc", "Qd"], None),
+            ("2002", "T3", EMO, "ivan", 1500, ["7c", "2d"], ["8h", "3s"]),
+            ("2003", "T3", EMO, "ivan", 1500, ["Jc", "Td"], None),
+            ("2004", "T3", EMO, "ivan", 1500, ["9c", "4d"], ["6h", "2s"]),
+            ("2005", "T3", EMO, "ivan", 150, ["5c", "3d"], ["Th", "2s"]),
+            ("2006", "T3", EMO, "ivan", 1500, ["Ac", "Ad"], ["Kh", "Ks"]),
+            ("2101", "T4", "kim", "ivan", 1500, ["Ah", "Kh"], ["Qc", "Qs"])]
+
+
+def _hu_hand(i: int, hid: str, tour: str, sb: str, bb: str, stack: int, sb_cards: list[str],
+             bb_cards: list[str] | None) -> dict[str, list[tuple]]:
+    """One heads-up hand (blinds 10/20): the small blind folds, or shoves and the big blind calls all in and wins."""
+    t = T0 + dt.timedelta(hours=4, minutes=i)
+    acts = [(0, "preflop", sb, "post_sb", 10, None, False, 0, 0, 2), (1, "preflop", bb, "post_bb", 20, None, False, 10, 0, 2)]
+    if bb_cards is None:
+        acts.append((2, "preflop", sb, "fold", 0, None, False, 30, 10, 2))
+        put, won = {sb: 10, bb: 10}, 20
+    else:
+        acts += [(2, "preflop", sb, "raise", stack - 10, stack, True, 30, 10, 2),
+                 (3, "preflop", bb, "call", stack - 20, None, True, stack + 20, stack - 20, 2)]
+        put, won = {sb: stack, bb: stack}, 2 * stack
+    seats = [(hid, 1, sb, stack, None, False, True, "SB", put[sb], 0, 0, -put[sb], stack - put[sb], False),
+             (hid, 2, bb, stack, None, False, True, "BB", put[bb], 0, won, won - put[bb], stack - put[bb] + won, False)]
+    return {
+        "hands": [(hid, "PokerStars", False, "holdem", False, "no_limit", "CHIPS", True, tour, "I", 10, 20, None, t,
+                   str(t), t.date(), f"{tour} 1", 2, 1, 2, won, 0, False, True, None, "planted.txt", int(hid) % 1000,
+                   f"h{hid}")],
+        "seats": seats, "actions": [(hid, *a) for a in acts],
+        "hole_cards": [(hid, sb, sb_cards, "dealt")] + ([(hid, bb, bb_cards, "dealt")] if bb_cards else []),
+        "boards": [(hid, 1, ["Qs", "Js", "2c", "3h", "4s"])] if bb_cards else [],
+        "collections": [(hid, 0, 0, bb, won, "pot")],
+    }
+
+
 HANDS_STAGE1 = [
     ("1001", 0, "Ursa", "amy", "bob", "zed", "dump", None),
     ("1002", 10, "Ursa", "amy", "bob", "zed", "dump", None),
@@ -111,8 +163,13 @@ def fill(con: duckdb.DuckDBPyConnection, stage: int) -> None:
         rows = _hand(hid, minute, table, loser, winner, other, style=style, tournament=tour)
         for tbl, vals in rows.items():
             insert(con, tbl, vals)
+    if stage >= 2 and "1011" not in have:
+        for rows in [_chat_hand()] + [_hu_hand(i, *h) for i, h in enumerate(HU_MATCH)]:
+            for tbl, vals in rows.items():
+                if vals:
+                    insert(con, tbl, vals)
     if not con.execute("SELECT count(*) FROM accounts").fetchone()[0]:
-        names = ["amy", "bob", "carl", "dan", "eve", "frank", "zed", XSS1, XSS2]
+        names = ["amy", "bob", "carl", "dan", "eve", "frank", "zed", XSS1, XSS2, RTL, EMO, "ivan", "kim"]
         insert(con, "accounts", [(a, T0 - dt.timedelta(days=30), "MT", "pay-shared" if a in (XSS1, XSS2) else f"pay-{i}",
                                   None) for i, a in enumerate(names)])
         insert(con, "sessions", [
@@ -163,6 +220,18 @@ def signals(stage: int) -> list[Signal]:
         s.append(Signal(kind="bounty_collusion", accounts=["bob", "dan"], tournaments=["T2"], score=0.65,
                         flagged=True, summary="dan shipped his stack and bounty to bob", hands=["1010"],
                         detector="BountyCollusion"))
+        s += [
+            Signal(kind="hand_chat", accounts=[RTL, EMO], score=0.3, flagged=True, p_value=0.004,
+                   summary=f"{RTL} -> {EMO}: chat about the hand in play in 1 hand", hands=["1011"], detector="HandChat",
+                   evidence=[Evidence("hands with card talk in play the partner could use", 1.0, 0.01, 3, 0.004,
+                                      f"{RTL} spoke of cards with {EMO} still in")],
+                   extra={"lines": [{"hand_id": "1011", "line": 16, "said": CHAT_LINE,
+                                     "before": f"{EMO}: check (flop)", "partner_next": "check (flop)"}],
+                          "sql_params": {"player": RTL, "opponent": EMO}, "edges": [[RTL, EMO]]}),
+            Signal(kind="heads_up_flipping", accounts=sorted([EMO, "ivan"]), tournaments=["T3"], score=0.25,
+                   flagged=True, p_value=0.005, summary=f"{EMO} and ivan: 2 weak flips in 5 heads-up hands",
+                   hands=["2002", "2004"], detector="HeadsUpFlipping", extra={"edges": [[EMO, "ivan"]]}),
+        ]
     return s
 
 

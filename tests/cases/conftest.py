@@ -26,6 +26,16 @@ def _published_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return folder
 
 
+@pytest.fixture(scope="session")
+def second_night(_published_template: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The published folder after the second night (the hand-chat and heads-up flipping cases among others);
+    shared by the tests that only read it."""
+    dest = tmp_path_factory.mktemp("second") / "pub"
+    shutil.copytree(_published_template, dest)
+    nightly(dest, 2, "run2")
+    return dest
+
+
 @pytest.fixture
 def published(_published_template: Path, tmp_path: Path) -> Path:
     """A folder with a stage-1 warehouse, published snapshot, review store and three users (a fresh copy per test)."""

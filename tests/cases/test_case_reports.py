@@ -7,8 +7,8 @@ import re
 
 import duckdb
 
-from cases_world import XSS1, XSS2
-from pipelines.lib.reports import build_report, json_for_html, write_reports
+from cases_world import CHAT_LINE, EMO, RTL, XSS1, XSS2
+from pipelines.lib.reports import build_report, json_for_html, render_html, write_reports
 
 
 def test_report_of_the_chip_dumpers(published):
@@ -55,6 +55,68 @@ def test_hostile_names_are_escaped_in_html_svg_and_inline_json(published):
     blob = re.search(r'<script type="application/json" id="case-data">(.*?)</script>', html, re.S).group(1)
     assert "<" not in blob and ">" not in blob
     assert XSS1 in json.loads(blob)["case"]["accounts"]
+
+
+def test_hand_chat_report_shows_the_line_in_its_place_and_the_partner_s_next_decision(second_night):
+    con = duckdb.connect(str(second_night / "snapshot" / "warehouse.duckdb"), read_only=True)
+    try:
+        rep = build_report(con, "c-000007")
+    finally:
+        con.close()
+    html = render_html(rep)
+    assert rep["chat"] == [{"hand_id": "1011", "line": 16, "speaker": RTL, "partner": EMO, "said": CHAT_LINE,
+                            "before": f"{EMO}: check (flop)", "partner_next": "check (flop)"}]
+    hand = rep["replays"][0]
+    acts = [(st["street"], a["seq"], a) for st in hand["streets"] for a in st["actions"]]
+    assert [(st, seq, [m["text"] for m in a["chat"]]) for st, seq, a in acts if a["chat"]] == [("flop", 5, [CHAT_LINE])]
+    said = acts[5][2]["chat"][0]
+    assert said["flagged"] and said["player"] == RTL and EMO in said["why"]
+    assert [(seq, a["player"]) for _, seq, a in acts if a["marked"]] == [(5, EMO)]  # the partner's decision after it
+    assert [(m["text"], m["flagged"]) for m in hand["chat_before"]] == [("gl all", False)]  # between hands
+    assert [(m["text"], m["flagged"]) for m in hand["chat_after"]] == [("gg <b>wp</b>", False)]  # after the hand
+    assert "<script>alert(3)" not in html and "<b>wp</b>" not in html and "<i>x</i>" not in html
+    replay = html[html.index('<section id="hands">'):]
+    assert replay.index('value="3"') < replay.index("flagged-chat") < replay.index('value="5"')
+    assert "&lt;script&gt;alert(3)&lt;/script&gt;" in replay and "gg &lt;b&gt;wp&lt;/b&gt;" in replay
+
+
+def test_replays_place_chat_where_the_detector_does(second_night):
+    """The replay's narrowed placement query and the hand_chat detector's over the whole warehouse agree."""
+    from detectors.hand_chat.lines import chat_lines
+    from pipelines.lib.replay import place_chat, table_names
+
+    con = duckdb.connect(str(second_night / "snapshot" / "warehouse.duckdb"), read_only=True)
+    try:
+        ref = [(r["hand_id"], r["line"], r["next_seq"], r["in_play"]) for r in chat_lines(con).iter_rows(named=True)]
+        ids = [r[0] for r in con.execute("SELECT hand_id FROM hands ORDER BY hand_id").fetchall()]
+        placed = place_chat(con, ids, table_names(con))
+    finally:
+        con.close()
+    assert len(ref) == 13 and sorted((h, r["line"], r["next_seq"], r["in_play"]) for h, rows in placed.items()
+                                    for r in rows) == sorted(ref)
+
+
+def test_flip_timeline_reads_each_all_in_against_the_weak_line_and_the_players_own_range(second_night):
+    con = duckdb.connect(str(second_night / "snapshot" / "warehouse.duckdb"), read_only=True)
+    try:
+        rep = build_report(con, "c-000008")
+    finally:
+        con.close()
+    html = render_html(rep)
+    f = rep["flips"]
+    assert (f["a"], f["b"]) == ("ivan", EMO) and [m["tournament"] for m in f["matches"]] == ["T3"]
+    assert [k["what"] for k in f["matches"][0]["marks"]] == ["hand", "weak", "hand", "weak", "short", "flip"]
+    ranges = {g["player"]: g for g in f["ranges"]}
+    assert ranges["ivan"]["n"] == 1 and ranges[EMO]["n"] == 0  # ivan went all in against kim with queens only
+    rows = {x["hand_id"]: x for x in f["flips"]}
+    assert list(rows) == ["2002", "2004", "2005", "2006"]
+    assert rows["2005"]["what"] == "short" and "push-or-fold" in rows["2005"]["verdict"]
+    ivan = {h: next(s for s in x["sides"] if s["player"] == "ivan") for h, x in rows.items()}
+    assert ivan["2002"]["weak"] and ivan["2002"]["outside_own"] and not ivan["2006"]["outside_own"]
+    assert ivan["2005"]["weak"] and not ivan["2005"]["outside_own"]  # a short stack is not judged by the range at depth
+    svg = html[html.index('<section id="flips">'):html.index('<section id="accounts">')]
+    assert svg.count('class="flip-weak"') == 2 and svg.count('class="flip-short"') == 1
+    assert "<i>x</i>" not in html and "&lt;i&gt;x&lt;/i&gt;" in svg
 
 
 def test_json_for_html_escapes_closing_tags():

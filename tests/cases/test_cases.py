@@ -170,7 +170,7 @@ def test_review_store_survives_a_warehouse_rebuild(tmp_path):
 def test_cases_jsonl_has_the_fields_of_evaluation_md_then_q_value(tmp_path):
     nightly(tmp_path, 2, "run1")
     lines = (tmp_path / "out" / "cases.jsonl").read_text(encoding="utf-8").splitlines()
-    assert len(lines) == 6  # the carl-dan pair and the carl-dan-frank ring are one case
+    assert len(lines) == 8  # the carl-dan pair and the carl-dan-frank ring are one case
     recs = [json.loads(x) for x in lines]
     assert EXPORT_FIELDS == ("case", "kind", "accounts", "tournaments", "score", "flagged", "hands", "summary")
     for r in recs:
@@ -195,9 +195,31 @@ def test_format_ranked_strips_control_characters(tmp_path):
     assert "\x1b" not in text and "[31m" not in text and "ared" in text  # the escape sequence goes whole
     lines = text.splitlines()
     assert lines[0] == "2 cases, 1 flagged; the first 1:"
-    assert lines[2].split()[:4] == ["1", "c-000002", "soft_play", "0.900"]
+    assert lines[2].split()[:5] == ["1", "c-000002", "soft_play", "–", "0.900"]
     assert "c-000001" not in text
     assert lines[-1].startswith("Open them: railbird serve, then http://127.0.0.1:8765/cases/c-000002")
+
+
+def test_format_ranked_lists_by_the_estimated_false_discovery_rate_with_names_as_text(tmp_path):
+    """The run's list leads with q and orders as the queue does (flagged, then q lowest first; a case
+    without q after those with one), whatever the score; a right-to-left override, quotes and emoji in a
+    name reach the terminal as text."""
+    path = tmp_path / "cases.jsonl"
+    rtl = 'נועם "\u202eevil\u202c" O\'Neil 🃏'
+    rows = [("c-000001", "chip_dumping", 0.99, True, 0.04, ["a", "b"]),
+            ("c-000002", "hand_chat", 0.30, True, 0.0002, [rtl, "b"]),
+            ("c-000003", "soft_play", 0.95, True, None, ["c", "d"]),
+            ("c-000004", "heads_up_flipping", 0.50, False, 0.001, ["e", "f"]),
+            ("c-000005", "multi_accounting", 0.20, True, 0.01, ["g", "h"])]
+    path.write_text("".join(json.dumps({"case": c, "kind": k, "accounts": acc, "tournaments": [], "score": sc,
+                                        "flagged": fl, "hands": [], "summary": "", "q_value": q}) + "\n"
+                            for c, k, sc, fl, q, acc in rows))
+    lines = format_ranked(path).splitlines()
+    assert lines[1].split()[:5] == ["rank", "case", "kind", "est.", "FDR"]
+    assert [ln.split()[1] for ln in lines[2:7]] == ["c-000002", "c-000005", "c-000001", "c-000003", "c-000004"]
+    assert lines[2].split()[3:5] == ["0.02", "%"] and lines[5].split()[3] == "–"
+    assert "\u202e" not in lines[2] and "\u202c" not in lines[2]
+    assert 'נועם "?evil?" O\'Neil 🃏, b' in lines[2]
 
 
 @pytest.mark.parametrize("missing", ["hands", "flagged"])

@@ -43,13 +43,13 @@ def test_two_nightly_materialisations_keep_ids_and_decisions(tmp_path):
     assert ids2[("chip_dumping", ("amy", "bob"))] == dump
     assert ids2[("seat_handoff", ("eve",))] == ids1[("seat_handoff", ("eve",))]
     meta = second.asset_materializations_for_node("cases")[0].metadata
-    assert meta["new_cases"].value == 1 and meta["reopened"].value == 0
+    assert meta["new_cases"].value == 3 and meta["reopened"].value == 0  # bounty, hand chat, heads-up flipping
     assert meta["new_hands"].value == 3  # 1007, 1008 for the dumpers, 1009 for the soft-play ring
     snap = duckdb.connect(settings.snapshot_path, read_only=True)
     try:
         row = snap.execute("SELECT status, new_hands, is_new FROM cases WHERE case_id = ?", [dump]).fetchone()
         assert row == ("in_review", ["1007", "1008"], False)
-        assert snap.execute("SELECT count(*) FROM case_hands WHERE is_new").fetchone()[0] == 4  # + the bounty hand
+        assert snap.execute("SELECT count(*) FROM case_hands WHERE is_new").fetchone()[0] == 7  # + the bounty hand, the chat hand, the two flips
     finally:
         snap.close()
     with ReviewStore(settings.review_db) as st:

@@ -23,7 +23,7 @@ def test_flagged_cases_with_the_figures_of_the_check(tmp_path, capsys):
     argv = ["--run", str(tmp_path / "out"), "--warehouse", str(tmp_path / "snapshot" / "warehouse.duckdb"), "--top", "1"]
     assert rpc.main(argv + ["--json"]) == 0
     out = json.loads(capsys.readouterr().out)
-    assert out["cases"] == 6 and len(out["checked"]) == out["flagged"] + 1
+    assert out["cases"] == 8 and len(out["checked"]) == out["flagged"] + 1
     dump = next(c for c in out["checked"] if c["kind"] == "chip_dumping")
     amy = next(a for a in dump["account_figures"] if a["player"] == "amy")
     # amy: four dumps to bob (raised each: VPIP), one hand at another table without him (folded)
@@ -37,5 +37,5 @@ def test_flagged_cases_with_the_figures_of_the_check(tmp_path, capsys):
     assert {a["player"] for a in multi["account_figures"]} == {XSS1, XSS2}
     assert rpc.main(argv) == 0
     text = capsys.readouterr().out
-    assert "6 cases" in text and "estimated false-discovery rate" in text and "pair amy -> bob: 4 hands together" in text
+    assert "8 cases" in text and "estimated false-discovery rate" in text and "pair amy -> bob: 4 hands together" in text
     assert "\x1b" not in text

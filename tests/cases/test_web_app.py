@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import re
+import urllib.parse
 
 import pytest
 from fastapi.testclient import TestClient
 
-from cases_world import XSS1, XSS2
+from cases_world import EMO, RTL, XSS1, XSS2
 from cases_world import PASSWORD
 from pipelines.lib.review import ReviewStore
 from pipelines.web.app import WebSettings, create_app
@@ -109,6 +110,31 @@ def test_hostile_names_are_escaped_everywhere(published):
         assert "&lt;script&gt;alert(1)&lt;/script&gt;" in r.text or "&#34;&gt;&lt;img src=x" in r.text
         assert "script-src" not in r.headers["content-security-policy"]  # no script may run at all
     assert "&#34;&gt;&lt;img src=x onerror=alert(2)&gt;" in pages[1].text
+
+
+def test_hostile_names_and_chat_are_text_in_the_newer_kinds_pages(second_night):
+    """Markup, quotes, a right-to-left override and emoji in names and chat: text in the hand-chat and
+    heads-up flipping cases, their hands and their accounts' pages."""
+    c = signed_in(app_for(second_night))
+    pages = [c.get("/cases"), c.get("/cases/c-000007"), c.get("/cases/c-000008"), c.get("/hands/1011"),
+             c.get("/hands/2002"), c.get("/accounts/" + urllib.parse.quote(RTL, safe="")),
+             c.get("/accounts/" + urllib.parse.quote(EMO, safe=""))]
+    for r in pages:
+        assert r.status_code == 200
+        assert "<script>alert" not in r.text and "<i>x</i>" not in r.text and "<b>wp</b>" not in r.text
+        assert "&lt;i&gt;x&lt;/i&gt;" in r.text
+        assert "script-src" not in r.headers["content-security-policy"]
+    for r in pages[1], pages[3]:  # the chat line, escaped, in its place in the replay, flagged
+        assert "&lt;script&gt;alert(3)&lt;/script&gt;" in r.text and 'class="chat flagged-chat"' in r.text
+    assert "O&#39;Neil \\ : end" in pages[1].text and "\u202eevil\u202c" in pages[1].text  # shown as written
+
+
+def test_queue_filters_the_newer_kinds(second_night):
+    c = signed_in(app_for(second_night))
+    for kind, case in (("hand_chat", "c-000007"), ("heads_up_flipping", "c-000008")):
+        page = c.get("/cases", params={"kind": kind})
+        assert rows_of(page) == [case]
+        assert f'<option value="{kind}" selected>' in page.text
 
 
 def test_sql_page_reads_and_cannot_write(published):

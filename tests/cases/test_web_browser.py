@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from cases_world import XSS1, XSS2
+from cases_world import CHAT_LINE, EMO, RTL, XSS1, XSS2
 from cases_world import PASSWORD
 from pipelines.lib.review import ReviewStore
 
@@ -258,8 +258,8 @@ SCREENSHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
 
 
 def _every_kind_signals(stage, original):
-    """The planted world's signals (``original(stage)``) with evidence rows for each kind, a coordinated
-    sit-out and a hand chat: a case of every kind."""
+    """The planted world's signals (``original(stage)``: its second night has a hand chat and a heads-up
+    flipping case) with evidence rows for each kind and a coordinated sit-out: a case of every kind."""
     from detectors.base import Evidence, Signal
 
     sigs = original(stage)
@@ -279,18 +279,6 @@ def _every_kind_signals(stage, original):
                        detector="CoordinatedSitout",
                        evidence=[Evidence("sit-outs started together: carl & zed", 6.0, 0.4, 9, 1e-5,
                                           "6 of 9 sit-outs began within a minute of each other")]))
-    sigs.append(Signal(kind="hand_chat", accounts=["dan", "amy"], score=0.7, flagged=True, p_value=1e-6, q_value=2e-5,
-                       summary="dan told amy about the hand in play in 5 hands", hands=["1003", "1004"],
-                       detector="HandChatDetector",
-                       evidence=[Evidence("hands with card talk in play the partner could use", 5.0, 0.1, 12, 1e-6,
-                                          "dan spoke of cards in 5 of 12 hands with amy still in")],
-                       extra={"lines": [{"hand_id": "1003", "line": 14, "said": "he has nothing <b>",
-                                         "before": "amy: call (flop)", "partner_next": "call (flop)"}]}))
-    sigs.append(Signal(kind="heads_up_flipping", accounts=["eve", "zed"], score=0.8, flagged=True, p_value=1e-7, q_value=3e-6,
-                       summary="eve and zed went all in preflop with weak hands at depth in 6 of 9 matches",
-                       hands=["1005", "1006"], detector="HeadsUpFlippingDetector",
-                       evidence=[Evidence("weak flips at depth <script>", 6.0, 0.4, 9, 1e-7,
-                                          "6 weak preflop all-ins at 12 bb or deeper against 0.4 expected")]))
     return sigs
 
 
@@ -315,6 +303,29 @@ def every_kind(tmp_path_factory):
         yield base, folder
 
 
+def test_the_newer_kinds_show_names_and_chat_as_text(every_kind, browser):
+    """The hand-chat and heads-up flipping cases of the planted world: a right-to-left override, emoji and
+    markup in names and in the chat line show as text; the chat line stands in its place, marked."""
+    base, folder = every_kind
+    with ReviewStore(folder / "review.sqlite") as st:
+        ids = {c["kind"]: c["case_id"] for c in st.queue(flagged=None, limit=100)
+               if EMO in c["accounts"] and c["kind"] in ("hand_chat", "heads_up_flipping")}
+    ctx, page, dialogs = signed_in_page(browser, base)
+    for path, shows in ((f"/cases/{ids['hand_chat']}", "chat"), ("/hands/1011", "chat"),
+                        (f"/cases/{ids['heads_up_flipping']}", "flips")):
+        page.goto(base + path)
+        assert page.get_by_text(EMO, exact=False).first.is_visible()
+        assert page.locator("main i, main b, main script").count() == 0
+        if shows == "chat":
+            flagged = page.locator("li.flagged-chat").first
+            assert CHAT_LINE in flagged.inner_text() and RTL in flagged.inner_text()
+        else:
+            assert page.locator("#flips circle.flip-weak").count() == 2
+    page.wait_for_timeout(200)
+    assert dialogs == []
+    ctx.close()
+
+
 @pytest.mark.slow
 def test_screenshots_of_the_queue_each_kind_and_an_account(every_kind, browser):
     from detectors.kinds import KINDS
@@ -334,6 +345,10 @@ def test_screenshots_of_the_queue_each_kind_and_an_account(every_kind, browser):
     for kind, case_id in first_of.items():
         page.goto(f"{base}/cases/{case_id}")
         assert page.locator("#story").is_visible()
+        section = {"hand_chat": "#chat", "heads_up_flipping": "#flips"}.get(kind)
+        if section:  # what these kinds add: the chat lines (and the first replay), the matches hand by hand
+            page.goto(f"{base}/cases/{case_id}{section}")
+            assert page.locator(section).is_visible()
         page.screenshot(path=str(SCREENSHOTS / f"case-{kind.replace('_', '-')}.png"))
     page.goto(f"{base}/accounts/amy")
     page.screenshot(path=str(SCREENSHOTS / "account.png"), full_page=True)

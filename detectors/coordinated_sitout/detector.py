@@ -130,7 +130,9 @@ class CoordinatedSitoutDetector(EvidenceMixin, GroupDetector):
         """``scores`` with the group test (:mod:`detectors.coordinated_sitout.groups`): ``groups_`` holds every
         observed group (core of a maximal clique of the co-sit-out graph) with its statistic and permutation
         q-value (``q_group``); each pair row of a group gets the smallest ``q_group`` of the groups it is an edge
-        of, the group's accounts (``group_accounts``), and ``q_value`` = the smaller of its pair q and its group q."""
+        of, the group's accounts (``group_accounts``), ``q_value`` = the smaller of its pair q and its group q
+        (``q_pair`` keeps the former) and ``score`` = the larger of its own and the group's (the group's -log10 of
+        the combined coincidence p, times the same bubble weight)."""
         schema = {"accounts": pl.List(pl.Utf8), "n_edges": pl.Int64, "n_events": pl.Int64, "stat": pl.Float64,
                   "q_group": pl.Float64}
         self.groups_ = pl.DataFrame(schema=schema)
@@ -163,7 +165,8 @@ class CoordinatedSitoutDetector(EvidenceMixin, GroupDetector):
                  .select("a", "b", "q_group", group_stat=pl.col("stat"), group_accounts=pl.col("accounts"),
                          group_events=pl.col("n_events")))
         return scores.join(edges, on=["a", "b"], how="left").with_columns(
-            q_pair=pl.col("q_value"), q_value=pl.min_horizontal("q_value", "q_group"))
+            q_pair=pl.col("q_value"), q_value=pl.min_horizontal("q_value", "q_group"),
+            score=pl.max_horizontal("score", pl.col("group_stat") * (1 + pl.col("bubble").fill_null(0.0))))
 
     def _active_counts(self, s: pl.DataFrame, spans: pl.DataFrame) -> np.ndarray:
         """Players of the event in play around each start (first hand before it, last hand after it)."""

@@ -83,7 +83,12 @@ def pair_pvalues(x: pl.DataFrame, lam: pl.DataFrame, run_hands: np.ndarray, *, h
     One row per (``rep``, ``a``, ``b``) with ``n_co`` (coincidences), ``events`` (where they coincided) and ``p`` (Fisher's combination of the
     per-event marked Poisson p-values over every event both sat out in, p = 1 where they did not coincide)."""
     s = x.select("rep", "account", "tournament_id", "t", "tol", "res", "run_hands")
-    co = (s.join(s, on=["rep", "tournament_id"], suffix="_b")
+    # a band join: starts within the widest window fall in the same time bucket or a neighbouring one
+    width = 2 * float(s["tol"].max() or 1.0)
+    s = s.with_columns(bucket=(pl.col("t") / width).floor().cast(pl.Int64))
+    right = s.with_columns(bucket=pl.concat_list(pl.col("bucket") - 1, pl.col("bucket"), pl.col("bucket") + 1)).explode(
+        "bucket")
+    co = (s.join(right, on=["rep", "tournament_id", "bucket"], suffix="_b")
           .filter((pl.col("account") < pl.col("account_b"))
                   & ((pl.col("t_b") - pl.col("t")).abs() <= pl.col("tol") + pl.col("tol_b")))
           .with_columns(u=(pl.max_horizontal((pl.col("t_b") - pl.col("t")).abs(), pl.col("res"), pl.col("res_b"))
@@ -99,8 +104,10 @@ def pair_pvalues(x: pl.DataFrame, lam: pl.DataFrame, run_hands: np.ndarray, *, h
           .join(lam, on=["a", "b", "tournament_id"], how="left"))
     lam_ = ev["lam"].fill_null(1e-12).to_numpy()
     x_ = ev["x"].to_numpy()
-    p1 = _marked_poisson_sf(x_, ev["s1"].to_numpy(), lam_, marks=1)
-    p2 = _marked_poisson_sf(x_, ev["s2"].to_numpy(), lam_, marks=2) if two else p1
+    # the Poisson sum's terms beyond mean + 10 sd + 20 are below double precision
+    k_max = int(min(200, np.ceil(lam_.max() + 10 * np.sqrt(lam_.max()) + 20)))
+    p1 = _marked_poisson_sf(x_, ev["s1"].to_numpy(), lam_, k_max=k_max, marks=1)
+    p2 = _marked_poisson_sf(x_, ev["s2"].to_numpy(), lam_, k_max=k_max, marks=2) if two else p1
     known = ev["known"].fill_null(False).to_numpy()
     p_ev = p2 if not has_events else np.where(known, p2, p1)
     n_shared = lam.group_by("a", "b").agg(n_shared=pl.len())
@@ -128,7 +135,7 @@ def simulate_starts(x: pl.DataFrame, spans: pl.DataFrame, *, n_null: int, bandwi
     ``x`` stacked ``n_null`` times with ``rep`` and the simulated ``t``."""
     x = x.join(spans.select("account", "tournament_id", "t0", "t1"), on=["account", "tournament_id"], how="left")
     x = x.with_columns(t0=pl.min_horizontal(pl.col("t0").fill_null(pl.col("t")), pl.col("t")),
-                       t1=pl.max_horizontal(pl.col("t1").fill_null(pl.col("t")), pl.col("t"))).sort("tournament_id", "t")
+                       t1=pl.max_horizontal(pl.col("t1").fill_null(pl.col("t")), pl.col("t"))).sort("tournament_id", "t", "account")
     tid = x["tournament_id"].to_numpy()
     acc = x["account"].to_numpy()
     t = x["t"].to_numpy().astype(float)
@@ -136,23 +143,23 @@ def simulate_starts(x: pl.DataFrame, spans: pl.DataFrame, *, n_null: int, bandwi
     n = x.height
     bounds = np.flatnonzero(np.r_[True, tid[1:] != tid[:-1], True])
     size = np.diff(bounds)
-    first = np.repeat(bounds[:-1], size)
-    cnt = np.repeat(size, size)
-    out = np.empty((n_null, n))
-    for r in range(n_null):
-        new = np.full(n, np.nan)
-        todo = np.arange(n)
-        for _ in range(tries):
-            if todo.size == 0:
-                break
-            j = first[todo] + np.floor(rng.random(todo.size) * cnt[todo]).astype(int)
-            cand = t[j] + bandwidth_s * rng.standard_normal(todo.size)
-            ok = (acc[j] != acc[todo]) & (cand >= t0[todo]) & (cand <= t1[todo])
-            new[todo[ok]] = cand[ok]
-            todo = todo[~ok]
-        new[todo] = t0[todo] + rng.random(todo.size) * (t1[todo] - t0[todo])
-        out[r] = new
-    reps = pl.concat([x.with_columns(rep=pl.lit(r + 1, pl.Int64), t=pl.Series(out[r])) for r in range(n_null)])
+    first = np.tile(np.repeat(bounds[:-1], size), n_null)
+    cnt = np.tile(np.repeat(size, size), n_null)
+    row = np.tile(np.arange(n), n_null)  # the start each draw replaces, over every simulated set at once
+    new = np.full(row.size, np.nan)
+    todo = np.arange(row.size)
+    for _ in range(tries):
+        if todo.size == 0:
+            break
+        j = first[todo] + np.floor(rng.random(todo.size) * cnt[todo]).astype(int)
+        cand = t[j] + bandwidth_s * rng.standard_normal(todo.size)
+        i = row[todo]
+        ok = (acc[j] != acc[i]) & (cand >= t0[i]) & (cand <= t1[i])
+        new[todo[ok]] = cand[ok]
+        todo = todo[~ok]
+    i = row[todo]
+    new[todo] = t0[i] + rng.random(todo.size) * (t1[i] - t0[i])
+    reps = x[row].with_columns(rep=pl.Series(np.repeat(np.arange(1, n_null + 1), n)), t=pl.Series(new))
     return reps.drop("t0", "t1")
 
 
@@ -172,12 +179,11 @@ def clique_stats(pairs: pl.DataFrame, min_size: int = 3, min_events: int = 2, ma
 
     Returns one row per distinct core: ``rep``, ``accounts`` (sorted), ``n_edges``, ``n_events``, ``stat``."""
     rows: dict[tuple[int, tuple[str, ...]], tuple[int, int, float]] = {}
-    for (rep,), g in pairs.partition_by(["rep"], as_dict=True).items():
-        graph = nx.Graph()
-        edge = {}
-        for a, b, p, ev in g.select("a", "b", "p", "events").iter_rows():
-            graph.add_edge(a, b)
-            edge[(a, b)] = (p, set(ev))
+    by_rep: dict[int, dict[tuple[str, str], tuple[float, set[str]]]] = {}
+    for rep, a, b, p, ev in zip(*(pairs[c].to_list() for c in ("rep", "a", "b", "p", "events"))):
+        by_rep.setdefault(rep, {})[(a, b)] = (p, set(ev))
+    for rep, edge in by_rep.items():
+        graph = nx.Graph(list(edge))
         for clique in nx.find_cliques(graph):
             if len(clique) < min_size:
                 continue

@@ -136,7 +136,7 @@ class CoordinatedSitoutDetector(EvidenceMixin, GroupDetector):
         schema = {"accounts": pl.List(pl.Utf8), "n_edges": pl.Int64, "n_events": pl.Int64, "stat": pl.Float64,
                   "q_group": pl.Float64}
         self.groups_ = pl.DataFrame(schema=schema)
-        extra = {"q_group": pl.lit(None, pl.Float64), "group_stat": pl.lit(None, pl.Float64),
+        extra = {"q_pair": pl.col("q_value"), "q_group": pl.lit(None, pl.Float64), "group_stat": pl.lit(None, pl.Float64),
                  "group_accounts": pl.lit(None, pl.List(pl.Utf8)), "group_events": pl.lit(None, pl.Int64)}
         if scores.height == 0 or self.group_null <= 0:
             return scores.with_columns(**extra)

@@ -39,16 +39,20 @@ def world():
     return w
 
 
-def _flagged(con, **kw) -> list[list[str]]:
-    det = CoordinatedSitoutDetector(single_alpha=0.0, **kw)  # the lone-coincidence rule off: the group rule alone
-    rows = det.threshold(det.fit(con).score(con))
-    return [sorted(r["accounts"]) for r in rows.filter(pl.col("flagged")).iter_rows(named=True)]
+@pytest.fixture(scope="module")
+def fits(con):
+    """The detector without and with the group test, the lone-coincidence rule off (the group rule alone)."""
+    out = []
+    for group_null in (0, 100):
+        det = CoordinatedSitoutDetector(single_alpha=0.0, group_null=group_null)
+        scores = det.fit(con).score(con)
+        out.append((det, scores, det.threshold(scores)))
+    return out
 
 
-def test_a_trio_met_pairwise_in_three_events_is_a_group(con):
-    assert _flagged(con, group_null=0) == []  # each pair sat out together once: the pair rule flags none
-    det = CoordinatedSitoutDetector(single_alpha=0.0)
-    rows = det.threshold(det.fit(con).score(con))
+def test_a_trio_met_pairwise_in_three_events_is_a_group(con, fits):
+    (_, _, rows0), (det, _, rows) = fits
+    assert rows0.filter(pl.col("flagged")).height == 0  # each pair sat out together once: the pair rule flags none
     flagged = rows.filter(pl.col("flagged"))
     assert [sorted(a) for a in flagged["accounts"].to_list()] == [TRIO]
     g = det.groups_.row(0, named=True)
@@ -94,3 +98,9 @@ def test_the_null_keeps_each_accounts_sit_outs_inside_its_span():
     # b's starts come from the other accounts' times (a's, near 100 and 900 s), not from its own
     b = sim.filter(pl.col("account") == "b")["t"].to_numpy()
     assert np.mean(np.minimum(abs(b - 100), abs(b - 900)) < 900) > 0.9
+
+
+def test_scores_have_one_schema_with_and_without_groups(fits):
+    """The pair q (``q_pair``) and the group columns are there whether or not a group test was made."""
+    cols = [set(scores.columns) for _, scores, _ in fits]
+    assert cols[0] == cols[1] and {"q_pair", "q_group", "group_accounts"} <= cols[0]

@@ -126,6 +126,25 @@ class CoordinatedSitoutDetector(EvidenceMixin, GroupDetector):
         self.scores_ = self._with_groups(self._with_q(self._pair_scores(con)))
         return self
 
+    def _group_inputs(self) -> tuple[pl.DataFrame, pl.DataFrame, np.ndarray, dict]:
+        """The group test's inputs from the fitted starts: the kept starts (epoch seconds, tolerance, resolution,
+        run length), the spans in epoch seconds, the population's run lengths and the pair test's options."""
+        k = self.kept_
+        x = k.select("account", "tournament_id", "t", "run_hands").with_columns(
+            tol=pl.when(k["source"] == "event").then(pl.lit(self.tol_event_s)).otherwise(pl.lit(self.tol_hand_s)),
+            res=pl.when(k["source"] == "event").then(pl.lit(self.res_event_s)).otherwise(pl.lit(self.res_hand_s)))
+        sp = self.spans_.with_columns(t0=pl.col("t0").dt.epoch("ms") / 1000.0, t1=pl.col("t1").dt.epoch("ms") / 1000.0)
+        return x, sp, k["run_hands"].to_numpy(), {"has_events": self.has_events_, "length_mark": self.length_mark}
+
+    def group_null_check(self, n_obs: int = 100, seed: int = 123) -> dict[str, float]:
+        """The group test's calibration on this population (after :meth:`fit`): ``n_obs`` simulated populations
+        each taken as observed against ``group_null`` others (:func:`groups.null_flag_rate`); under the global null
+        the share of them with a flag is the false-discovery rate, at most about ``alpha``."""
+        x, sp, runs, kw = self._group_inputs()
+        return grp.null_flag_rate(x, sp, runs, n_obs=n_obs, n_null=self.group_null, bandwidth_s=self.group_bandwidth_s,
+                                  min_events=self.group_min_events, alpha=self.alpha,
+                                  rng=np.random.default_rng(seed), **kw)
+
     def _with_groups(self, scores: pl.DataFrame) -> pl.DataFrame:
         """``scores`` with the group test (:mod:`detectors.coordinated_sitout.groups`): ``groups_`` holds every
         observed group (core of a maximal clique of the co-sit-out graph) with its statistic and permutation
@@ -140,14 +159,8 @@ class CoordinatedSitoutDetector(EvidenceMixin, GroupDetector):
                  "group_accounts": pl.lit(None, pl.List(pl.Utf8)), "group_events": pl.lit(None, pl.Int64)}
         if scores.height == 0 or self.group_null <= 0:
             return scores.with_columns(**extra)
-        k = self.kept_
-        x = k.select("account", "tournament_id", "t", "run_hands").with_columns(
-            tol=pl.when(k["source"] == "event").then(pl.lit(self.tol_event_s)).otherwise(pl.lit(self.tol_hand_s)),
-            res=pl.when(k["source"] == "event").then(pl.lit(self.res_event_s)).otherwise(pl.lit(self.res_hand_s)))
-        sp = self.spans_.with_columns(t0=pl.col("t0").dt.epoch("ms") / 1000.0, t1=pl.col("t1").dt.epoch("ms") / 1000.0)
+        x, sp, runs, kw = self._group_inputs()
         lam = grp.pair_lambdas(x, sp)
-        kw = {"has_events": self.has_events_, "length_mark": self.length_mark}
-        runs = k["run_hands"].to_numpy()
         obs = grp.clique_stats(grp.pair_pvalues(x.with_columns(rep=pl.lit(0, pl.Int64)), lam, runs, **kw),
                                min_events=self.group_min_events)
         if obs.height == 0:

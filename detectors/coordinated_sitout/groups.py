@@ -235,3 +235,25 @@ def empirical_qvalues(observed: np.ndarray, null: np.ndarray, n_null: int) -> np
     q = np.empty_like(q_sorted)
     q[order] = q_sorted
     return q
+
+
+def null_flag_rate(x: pl.DataFrame, spans: pl.DataFrame, run_hands: np.ndarray, *, n_obs: int, n_null: int,
+                   bandwidth_s: float, min_events: int, alpha: float, rng: np.random.Generator, has_events: bool,
+                   length_mark: bool) -> dict[str, float]:
+    """The group test under its own null: ``n_obs + n_null`` simulated populations of the starts ``x``; each of
+    the first ``n_obs`` taken as observed and its groups' q-values estimated from the last ``n_null``.
+
+    Returns
+    -------
+    ``groups_per_population`` (simulated groups, mean), ``populations_flagged`` (the share of the ``n_obs`` with a
+    group at q <= ``alpha``: under the global null, the false-discovery rate) and ``groups_flagged`` (their count)."""
+    lam = pair_lambdas(x, spans)
+    sim = simulate_starts(x, spans, n_null=n_obs + n_null, bandwidth_s=bandwidth_s, rng=rng)
+    cs = clique_stats(pair_pvalues(sim, lam, run_hands, has_events=has_events, length_mark=length_mark),
+                      min_events=min_events)
+    null = cs.filter(pl.col("rep") > n_obs)["stat"].to_numpy()
+    obs = cs.filter(pl.col("rep") <= n_obs)
+    flagged = [int((empirical_qvalues(g["stat"].to_numpy(), null, n_null) <= alpha).sum())
+               for _, g in obs.group_by("rep")]
+    return {"groups_per_population": cs.height / (n_obs + n_null),
+            "populations_flagged": sum(f > 0 for f in flagged) / n_obs, "groups_flagged": float(sum(flagged))}

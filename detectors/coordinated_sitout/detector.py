@@ -169,12 +169,14 @@ class CoordinatedSitoutDetector(EvidenceMixin, GroupDetector):
                                   rng=np.random.default_rng(self.random_state))
         null = grp.clique_stats(grp.pair_pvalues(sim, lam, runs, **kw), min_events=self.group_min_events)
         q = grp.empirical_qvalues(obs["stat"].to_numpy(), null["stat"].to_numpy(), self.group_null)
-        self.groups_ = obs.drop("rep").with_columns(q_group=pl.Series(q)).sort("q_group", "stat", descending=[False, True])
+        self.groups_ = (obs.drop("rep").with_columns(q_group=pl.Series(q), _key=pl.col("accounts").list.join("\x1f"))
+                        .sort("q_group", "stat", "_key", descending=[False, True, False]).drop("_key"))
         self.group_null_per_population_ = null.height / self.group_null
         edges = (self.groups_.with_row_index("g").with_columns(a=pl.col("accounts")).explode("a")
                  .join(self.groups_.with_row_index("g").with_columns(b=pl.col("accounts")).explode("b").select("g", "b"),
                        on="g").filter(pl.col("a") < pl.col("b"))
-                 .sort("q_group", "stat", descending=[False, True]).unique(["a", "b"], keep="first", maintain_order=True)
+                 .sort("q_group", "stat", "g", descending=[False, True, False])
+                 .unique(["a", "b"], keep="first", maintain_order=True)
                  .select("a", "b", "q_group", group_stat=pl.col("stat"), group_accounts=pl.col("accounts"),
                          group_events=pl.col("n_events")))
         return scores.join(edges, on=["a", "b"], how="left").with_columns(

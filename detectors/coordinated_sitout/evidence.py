@@ -44,27 +44,33 @@ class EvidenceMixin:
                 f"the same window, too few of the players still in for a break or a wave. ")
 
     def _group_evidence(self, pairs: pl.DataFrame) -> list[Evidence]:
-        """The group test of the strongest group among ``pairs`` (none where no pair is an edge of a group)."""
+        """One row per group test among ``pairs`` (the groups their edges belong to, lowest q first; none where no
+        pair is an edge of a group)."""
         if "q_group" not in pairs.columns or pairs["q_group"].is_null().all():
             return []
-        g = pairs.filter(pl.col("q_group").is_not_null()).sort("q_group", "group_stat", descending=[False, True]).row(
-            0, named=True)
-        accs = list(g["group_accounts"])
-        return [Evidence(
-            name="group test: " + ", ".join(accs), value=float(g["group_stat"]),
-            baseline=round(float(getattr(self, "group_null_per_population_", 0.0)), 3), n=int(g["group_events"]),
-            p_value=None,
-            text=(f"{len(accs)} accounts, every pair of them sat out together and each of them with the others in at "
-                  f"least {self.group_min_events} events ({g['group_events']} events in all); Fisher's combination of "
-                  f"their pairs' coincidence tests: -log10 p {g['group_stat']:.2f}. Against {self.group_null} simulated "
-                  f"populations (each start moved to a time drawn from the event's other players' sit-outs, within "
-                  f"{self.group_bandwidth_s:.0f} s, inside the player's span: the event's own rate at that moment, so a "
-                  f"table break or a disconnect of several players is no evidence), {g['q_group']:.3g} is the estimated "
-                  f"false-discovery rate of flagging every group this strong; such groups in a simulated population: "
-                  f"{getattr(self, 'group_null_per_population_', 0.0):.2f} on average (the baseline)"),
-            sql=("SELECT account, tournament_id, kind, ts FROM sit_events WHERE kind = 'sit_out' AND account IN ("
-                 + ", ".join(_lit(a) for a in accs) + ") ORDER BY tournament_id, ts"),
-        )]
+        groups = (pairs.filter(pl.col("q_group").is_not_null())
+                  .sort("q_group", "group_stat", descending=[False, True])
+                  .unique("group_accounts", keep="first", maintain_order=True))
+        per_pop = float(getattr(self, "group_null_per_population_", 0.0))
+        out = []
+        for g in groups.iter_rows(named=True):
+            accs = list(g["group_accounts"])
+            out.append(Evidence(
+                name="group test: " + ", ".join(accs), value=float(g["group_stat"]), baseline=round(per_pop, 3),
+                n=int(g["group_events"]), p_value=None,
+                text=(f"{len(accs)} accounts, every pair of them sat out together and each of them with the others "
+                      f"in at least {self.group_min_events} events ({g['group_events']} events in all); Fisher's "
+                      f"combination of their pairs' coincidence tests: -log10 p {g['group_stat']:.2f}. Against "
+                      f"{self.group_null} simulated populations (each start moved to a time drawn from the event's "
+                      f"other players' sit-outs, within {self.group_bandwidth_s:.0f} s, inside the player's span: the "
+                      f"event's own rate at that moment, so a table break or a disconnect of several players is no "
+                      f"evidence), {g['q_group']:.3g} is the estimated false-discovery rate of flagging every group "
+                      f"this strong; such groups in a simulated population: {per_pop:.2f} on average (the "
+                      f"baseline)"),
+                sql=("SELECT account, tournament_id, kind, ts FROM sit_events WHERE kind = 'sit_out' AND account IN ("
+                     + ", ".join(_lit(a) for a in accs) + ") ORDER BY tournament_id, ts"),
+            ))
+        return out
 
     # ------------------------------------------------------------------ explain
     def explain(self, con: duckdb.DuckDBPyConnection, row: dict[str, Any]) -> Signal:

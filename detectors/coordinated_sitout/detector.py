@@ -92,7 +92,7 @@ class CoordinatedSitoutDetector(EvidenceMixin, GroupDetector):
         -------
         self, with ``starts_``, ``waves_``, ``kept_``, ``spans_``, ``finishes_``, ``co_`` (the co-occurring
         starts), ``per_event_``, ``family_`` (with ``family_pairs_``: each pair and the events both sat out in),
-        ``n_single_``, ``scores_`` and ``missing_``."""
+        ``n_single_``, ``scores_``, ``groups_`` (the group test, :meth:`_with_groups`) and ``missing_``."""
         self.missing_ = []
         self.has_events_ = idf.table_rows(con, "sit_events") > 0
         if not self.has_events_:
@@ -155,6 +155,7 @@ class CoordinatedSitoutDetector(EvidenceMixin, GroupDetector):
         schema = {"accounts": pl.List(pl.Utf8), "n_edges": pl.Int64, "n_events": pl.Int64, "stat": pl.Float64,
                   "q_group": pl.Float64}
         self.groups_ = pl.DataFrame(schema=schema)
+        self.group_null_per_population_ = 0.0
         extra = {"q_pair": pl.col("q_value"), "q_group": pl.lit(None, pl.Float64), "group_stat": pl.lit(None, pl.Float64),
                  "group_accounts": pl.lit(None, pl.List(pl.Utf8)), "group_events": pl.lit(None, pl.Int64)}
         if scores.height == 0 or self.group_null <= 0:

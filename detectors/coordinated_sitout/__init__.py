@@ -35,7 +35,14 @@ Method
    conditional on each player's sit-outs per event, so that count is
    independent of its p-value under the null. A seeded permutation test (Phipson & Smyth, SAGMB 2010) is
    reported for the most suspicious pairs.
-5. **Bubble weight.** The score is -log10(p) times (1 + the mean proximity to
+5. **Groups** (:mod:`detectors.coordinated_sitout.groups`). A group of three or more accounts, every pair of
+   which sat out together and each member with the others in ``group_min_events`` events or more, is tested at
+   once: Fisher's combination of its pairs' coincidence tests against ``group_null`` simulated populations whose
+   sit-outs follow each event's own rate at that moment (each start moved to a time drawn from the event's other
+   players' starts, kernel ``group_bandwidth_s``, within the player's span: a table break or a disconnect of
+   several players keeps its rate in the null). Its q is the permutation estimate of the false-discovery rate
+   over every group looked at (Storey & Tibshirani 2003); a group at q <= ``alpha`` flags its pairs.
+6. **Bubble weight.** The score is -log10(p) times (1 + the mean proximity to
    the money at the co-occurrences); flagged pairs join into groups
    (connected components, :class:`detectors.base.GroupDetector`).
 

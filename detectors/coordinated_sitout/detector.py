@@ -8,6 +8,7 @@ import polars as pl
 from scipy import stats as sps
 
 from detectors.base import GroupDetector
+from detectors.coordinated_sitout import groups as grp
 from detectors.coordinated_sitout.evidence import EvidenceMixin
 from detectors.coordinated_sitout.null import _length_mark, _marked_poisson_sf
 from detectors.coordinated_sitout.starts import _SPAN_SQL, _STARTS_SQL, consensus_clock
@@ -50,6 +51,9 @@ class CoordinatedSitoutDetector(EvidenceMixin, GroupDetector):
         single_coentry_p: float = 0.05,
         taste_pseudo: float | None = idf.KNOCKOUT_PSEUDO,
         share_power: float = 1.0,
+        group_null: int = 100,
+        group_bandwidth_s: float = 300.0,
+        group_min_events: int = 2,
     ) -> None:
         super().__init__(alpha=alpha, random_state=random_state)  # the false-discovery rate of the flag: q <= alpha
         self.tol_event_s = tol_event_s  # timing precision of a platform sit_out event
@@ -70,6 +74,9 @@ class CoordinatedSitoutDetector(EvidenceMixin, GroupDetector):
         self.single_coentry_p = single_coentry_p  # the co-entry must agree on its own below this p
         self.share_power = share_power  # BH weight ~ events both sat out in, to this power (0: plain BH)
         self.taste_pseudo = taste_pseudo  # the co-entry null's format taste (identity.co_entries; None: plain)
+        self.group_null = group_null  # simulated populations of the group test's null (0: no group test)
+        self.group_bandwidth_s = group_bandwidth_s  # the null's kernel: the event's sit-out rate at that moment
+        self.group_min_events = group_min_events  # each member of a group met the others in this many events
 
     # ------------------------------------------------------------------ fit
     def fit(self, con: duckdb.DuckDBPyConnection) -> "CoordinatedSitoutDetector":
@@ -85,7 +92,7 @@ class CoordinatedSitoutDetector(EvidenceMixin, GroupDetector):
         -------
         self, with ``starts_``, ``waves_``, ``kept_``, ``spans_``, ``finishes_``, ``co_`` (the co-occurring
         starts), ``per_event_``, ``family_`` (with ``family_pairs_``: each pair and the events both sat out in),
-        ``n_single_``, ``scores_`` and ``missing_``."""
+        ``n_single_``, ``scores_``, ``groups_`` (the group test, :meth:`_with_groups`) and ``missing_``."""
         self.missing_ = []
         self.has_events_ = idf.table_rows(con, "sit_events") > 0
         if not self.has_events_:
@@ -116,8 +123,66 @@ class CoordinatedSitoutDetector(EvidenceMixin, GroupDetector):
         is_wave = (pl.col("crowd") >= pl.max_horizontal(pl.lit(self.wave_min), pl.col("field") * self.wave_share)) | pl.col("at_break")
         self.waves_ = s.filter(is_wave)
         self.kept_ = s.filter(~is_wave)
-        self.scores_ = self._with_q(self._pair_scores(con))
+        self.scores_ = self._with_groups(self._with_q(self._pair_scores(con)))
         return self
+
+    def _group_inputs(self) -> tuple[pl.DataFrame, pl.DataFrame, np.ndarray, dict]:
+        """The group test's inputs from the fitted starts: the kept starts (epoch seconds, tolerance, resolution,
+        run length), the spans in epoch seconds, the population's run lengths and the pair test's options."""
+        k = self.kept_
+        x = k.select("account", "tournament_id", "t", "run_hands").with_columns(
+            tol=pl.when(k["source"] == "event").then(pl.lit(self.tol_event_s)).otherwise(pl.lit(self.tol_hand_s)),
+            res=pl.when(k["source"] == "event").then(pl.lit(self.res_event_s)).otherwise(pl.lit(self.res_hand_s)))
+        sp = self.spans_.with_columns(t0=pl.col("t0").dt.epoch("ms") / 1000.0, t1=pl.col("t1").dt.epoch("ms") / 1000.0)
+        return x, sp, k["run_hands"].to_numpy(), {"has_events": self.has_events_, "length_mark": self.length_mark}
+
+    def group_null_check(self, n_obs: int = 100, seed: int = 123) -> dict[str, float]:
+        """The group test's calibration on this population (after :meth:`fit`): ``n_obs`` simulated populations
+        each taken as observed against ``group_null`` others (:func:`groups.null_flag_rate`); under the global null
+        the share of them with a flag is the false-discovery rate, at most about ``alpha``."""
+        x, sp, runs, kw = self._group_inputs()
+        return grp.null_flag_rate(x, sp, runs, n_obs=n_obs, n_null=self.group_null, bandwidth_s=self.group_bandwidth_s,
+                                  min_events=self.group_min_events, alpha=self.alpha,
+                                  rng=np.random.default_rng(seed), **kw)
+
+    def _with_groups(self, scores: pl.DataFrame) -> pl.DataFrame:
+        """``scores`` with the group test (:mod:`detectors.coordinated_sitout.groups`): ``groups_`` holds every
+        observed group (core of a maximal clique of the co-sit-out graph) with its statistic and permutation
+        q-value (``q_group``); each pair row of a group gets the smallest ``q_group`` of the groups it is an edge
+        of, the group's accounts (``group_accounts``), ``q_value`` = the smaller of its pair q and its group q
+        (``q_pair`` keeps the former) and ``score`` = the larger of its own and the group's (the group's -log10 of
+        the combined coincidence p, times the same bubble weight)."""
+        schema = {"accounts": pl.List(pl.Utf8), "n_edges": pl.Int64, "n_events": pl.Int64, "stat": pl.Float64,
+                  "q_group": pl.Float64}
+        self.groups_ = pl.DataFrame(schema=schema)
+        self.group_null_per_population_ = 0.0
+        extra = {"q_pair": pl.col("q_value"), "q_group": pl.lit(None, pl.Float64), "group_stat": pl.lit(None, pl.Float64),
+                 "group_accounts": pl.lit(None, pl.List(pl.Utf8)), "group_events": pl.lit(None, pl.Int64)}
+        if scores.height == 0 or self.group_null <= 0:
+            return scores.with_columns(**extra)
+        x, sp, runs, kw = self._group_inputs()
+        lam = grp.pair_lambdas(x, sp)
+        obs = grp.clique_stats(grp.pair_pvalues(x.with_columns(rep=pl.lit(0, pl.Int64)), lam, runs, **kw),
+                               min_events=self.group_min_events)
+        if obs.height == 0:
+            return scores.with_columns(**extra)
+        sim = grp.simulate_starts(x, sp, n_null=self.group_null, bandwidth_s=self.group_bandwidth_s,
+                                  rng=np.random.default_rng(self.random_state))
+        null = grp.clique_stats(grp.pair_pvalues(sim, lam, runs, **kw), min_events=self.group_min_events)
+        q = grp.empirical_qvalues(obs["stat"].to_numpy(), null["stat"].to_numpy(), self.group_null)
+        self.groups_ = (obs.drop("rep").with_columns(q_group=pl.Series(q), _key=pl.col("accounts").list.join("\x1f"))
+                        .sort("q_group", "stat", "_key", descending=[False, True, False]).drop("_key"))
+        self.group_null_per_population_ = null.height / self.group_null
+        edges = (self.groups_.with_row_index("g").with_columns(a=pl.col("accounts")).explode("a")
+                 .join(self.groups_.with_row_index("g").with_columns(b=pl.col("accounts")).explode("b").select("g", "b"),
+                       on="g").filter(pl.col("a") < pl.col("b"))
+                 .sort("q_group", "stat", "g", descending=[False, True, False])
+                 .unique(["a", "b"], keep="first", maintain_order=True)
+                 .select("a", "b", "q_group", group_stat=pl.col("stat"), group_accounts=pl.col("accounts"),
+                         group_events=pl.col("n_events")))
+        return scores.join(edges, on=["a", "b"], how="left").with_columns(
+            q_pair=pl.col("q_value"), q_value=pl.min_horizontal("q_value", "q_group"),
+            score=pl.max_horizontal("score", pl.col("group_stat") * (1 + pl.col("bubble").fill_null(0.0))))
 
     def _active_counts(self, s: pl.DataFrame, spans: pl.DataFrame) -> np.ndarray:
         """Players of the event in play around each start (first hand before it, last hand after it)."""
@@ -428,8 +493,12 @@ class CoordinatedSitoutDetector(EvidenceMixin, GroupDetector):
         of a lone coincidence was tested: with fewer than ``min_cooccur`` coincidences (one sit-out together is what
         chance, a shared disconnect or two friends leaving at once leave behind) the pair is flagged only when a
         second, independent behaviour agrees: p_gap <= ``single_p``, co-entry p <= ``single_coentry_p``, and their
-        combined p, Bonferroni over every single-coincidence pair, at most ``single_alpha``."""
-        flag = (scores["q_value"].to_numpy() <= self.alpha) & (scores["n_co"].to_numpy() >= self.min_cooccur)
+        combined p, Bonferroni over every single-coincidence pair, at most ``single_alpha``. Every pair of a group
+        whose group test (:meth:`_with_groups`) has ``q_group`` <= ``alpha`` is flagged as well: a group each of
+        whose members sat out with the others in ``group_min_events`` events, beyond the population's simulated
+        sit-outs at those moments."""
+        q_pair = scores["q_pair"] if "q_pair" in scores.columns else scores["q_value"]
+        flag = (q_pair.fill_null(1.0).to_numpy() <= self.alpha) & (scores["n_co"].to_numpy() >= self.min_cooccur)
         if "p_single" in scores.columns:
             ps = scores["p_single"].fill_null(np.nan).to_numpy().astype(float)
             pc = scores["p_coentry"].fill_null(np.nan).to_numpy().astype(float)
@@ -437,4 +506,6 @@ class CoordinatedSitoutDetector(EvidenceMixin, GroupDetector):
                     & (np.nan_to_num(pc, nan=1.0) <= self.single_coentry_p)
                     & (np.nan_to_num(ps, nan=1.0) * max(self.n_single_, 1) <= self.single_alpha))
             flag |= lone
+        if "q_group" in scores.columns:
+            flag |= scores["q_group"].fill_null(1.0).to_numpy() <= self.alpha
         return scores.with_columns(pair_flagged=pl.Series(flag))

@@ -43,6 +43,35 @@ class EvidenceMixin:
                 f"co-occurrences at most {crowd_max} sit-outs of the event (these accounts' included) started within "
                 f"the same window, too few of the players still in for a break or a wave. ")
 
+    def _group_evidence(self, pairs: pl.DataFrame) -> list[Evidence]:
+        """One row per group test among ``pairs`` (the groups their edges belong to, lowest q first; none where no
+        pair is an edge of a group)."""
+        if "q_group" not in pairs.columns or pairs["q_group"].is_null().all():
+            return []
+        groups = (pairs.filter(pl.col("q_group").is_not_null())
+                  .sort("q_group", "group_stat", descending=[False, True])
+                  .unique("group_accounts", keep="first", maintain_order=True))
+        per_pop = float(getattr(self, "group_null_per_population_", 0.0))
+        out = []
+        for g in groups.iter_rows(named=True):
+            accs = list(g["group_accounts"])
+            out.append(Evidence(
+                name="group test: " + ", ".join(accs), value=float(g["group_stat"]), baseline=round(per_pop, 3),
+                n=int(g["group_events"]), p_value=None,
+                text=(f"{len(accs)} accounts, every pair of them sat out together and each of them with the others "
+                      f"in at least {self.group_min_events} events ({g['group_events']} events in all); Fisher's "
+                      f"combination of their pairs' coincidence tests: -log10 p {g['group_stat']:.2f}. Against "
+                      f"{self.group_null} simulated populations (each start moved to a time drawn from the event's "
+                      f"other players' sit-outs, within {self.group_bandwidth_s:.0f} s, inside the player's span: the "
+                      f"event's own rate at that moment, so a table break or a disconnect of several players is no "
+                      f"evidence), {g['q_group']:.3g} is the estimated false-discovery rate of flagging every group "
+                      f"this strong; such groups in a simulated population: {per_pop:.2f} on average (the "
+                      f"baseline)"),
+                sql=("SELECT account, tournament_id, kind, ts FROM sit_events WHERE kind = 'sit_out' AND account IN ("
+                     + ", ".join(_lit(a) for a in accs) + ") ORDER BY tournament_id, ts"),
+            ))
+        return out
+
     # ------------------------------------------------------------------ explain
     def explain(self, con: duckdb.DuckDBPyConnection, row: dict[str, Any]) -> Signal:
         """The signal of one group row of :meth:`threshold`: each pair's coincidences against its own
@@ -89,6 +118,7 @@ class EvidenceMixin:
                      f"AND abs(epoch(y.ts) - epoch(x.ts)) <= {2 * self.tol_event_s:.0f} "
                      f"WHERE x.kind = 'sit_out' AND x.account = {_lit(a)} AND y.account = {_lit(b)} ORDER BY x.ts"),
             ))
+        ev.extend(self._group_evidence(pairs))
         per_event = (
             pl.concat([co.select(pl.col("tournament_id"), pl.col("a").alias("acc"), pl.col("ts_a").alias("ts")),
                        co.select(pl.col("tournament_id"), pl.col("b").alias("acc"), pl.col("ts_b").alias("ts"))])

@@ -1,15 +1,17 @@
-"""Peak memory of ``railbird ingest`` on hostile large hand files: one 200 MB line, and 200 MB of 1,000-char lines.
+"""Peak memory of ``railbird ingest`` on hostile large hand files: one 200 MB line, 200 MB of 1,000-char lines,
+and the same lines in UTF-16 (with a byte-order mark; 200 MB of bytes).
 
 Each file is written alone into a fresh landing folder (dated two days back, so it is neither growing nor new),
 then ingested by ``python -m pipelines.cli ingest`` of a checkout (this one, or ``--checkout DIR`` for another, e.g.
 ``git worktree add --detach /tmp/before main``) in its own process; the figure is that process's peak resident set
 (``getrusage(RUSAGE_CHILDREN).ru_maxrss``, one fresh measuring process per file) and its CPU time.
 
-    .venv/bin/python benchmarks/big_file_bench.py [--mb 200] [--checkout DIR] [--work DIR]
+    .venv/bin/python benchmarks/big_file_bench.py [--mb 200] [--checkout DIR] [--work DIR] [--only WORD]
 """
 from __future__ import annotations
 
 import argparse
+import codecs
 import os
 import shutil
 import subprocess
@@ -29,12 +31,14 @@ print(ru.ru_maxrss, ru.ru_utime + ru.ru_stime, time.perf_counter() - t)
 
 
 def write_files(folder: Path, mb: int) -> dict[str, Path]:
-    """The two hostile files, ``mb`` MB each: one line (a hand header then ``A``s), and lines of 1,000 characters."""
+    """The hostile files, ``mb`` MB each: one line (a hand header then ``A``s), lines of 1,000 characters, and lines
+    of 1,000 characters in UTF-16 LE with its byte-order mark (half as many characters)."""
     size = mb * 1_000_000
     one = folder / "one_line" / "one.txt"
     many = folder / "long_lines" / "many.txt"
-    one.parent.mkdir(parents=True)
-    many.parent.mkdir(parents=True)
+    wide = folder / "utf16_lines" / "wide.txt"
+    for p in (one, many, wide):
+        p.parent.mkdir(parents=True)
     with open(one, "wb") as fh:
         fh.write(b"PokerStars Hand #1: ")
         block = b"A" * 1_000_000
@@ -45,10 +49,16 @@ def write_files(folder: Path, mb: int) -> dict[str, Path]:
         block = line * 1000
         for _ in range(size // len(block)):
             fh.write(block)
+    with open(wide, "wb") as fh:
+        fh.write(codecs.BOM_UTF16_LE)
+        block = ("x" * 999 + "\n").encode("utf-16-le") * 1000
+        for _ in range(size // len(block)):
+            fh.write(block)
     old = time.time() - 2 * 86400
-    for p in (one, many):
+    for p in (one, many, wide):
         os.utime(p, (old, old))
-    return {f"one {mb} MB line": one.parent, f"{mb} MB of 1,000-char lines": many.parent}
+    return {f"one {mb} MB line": one.parent, f"{mb} MB of 1,000-char lines": many.parent,
+            f"{mb} MB UTF-16 1,000-char lines": wide.parent}
 
 
 def measure(checkout: Path, folder: Path, work: Path) -> tuple[float, float, float]:
@@ -67,11 +77,14 @@ def main() -> int:
     ap.add_argument("--mb", type=int, default=200)
     ap.add_argument("--checkout", type=Path, default=ROOT, help="the checkout whose ingest is measured")
     ap.add_argument("--work", type=Path, default=None, help="a folder for the files (default: a temporary one)")
+    ap.add_argument("--only", default="", help="measure only the inputs whose label holds this text")
     args = ap.parse_args()
     work = Path(tempfile.mkdtemp(prefix="railbird-bigfile-", dir=args.work))
     try:
         print(f"checkout {args.checkout}, load average {os.getloadavg()[0]:.1f}")
         for label, folder in write_files(work, args.mb).items():
+            if args.only not in label:
+                continue
             rss, cpu, wall = measure(args.checkout.resolve(), folder, work)
             print(f"{label:<28} peak RSS {rss:,.0f} MB  CPU {cpu:.1f} s  wall {wall:.1f} s")
     finally:

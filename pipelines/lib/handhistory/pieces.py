@@ -63,7 +63,8 @@ def read_pieces(fh, piece_bytes: int, sha=None, block_bytes: int = BLOCK_BYTES,
                 max_line: int = MAX_LINE_BYTES, headerless_bytes: int = HEADERLESS_BYTES) -> Iterator[tuple[bytes, int]]:
     """The bytes of ``fh`` (anything with ``read(n)``) in pieces: (piece, lines of the file before it).
 
-    A piece ends before the last hand header past its first byte once ``piece_bytes`` are held; where no header
+    A piece ends before the last hand header past its first byte and within ``piece_bytes`` once that much is held
+    (a piece is longer only to hold a hand longer than that); where no header
     comes within twice ``h = min(headerless_bytes, piece_bytes)``, after its last blank line, else its last line
     break, within ``h``. A line longer than ``max_line`` bytes becomes ``[railbird: a line of N bytes was not read;
     it began: ...]`` (its first ``KEPT_CHARS`` bytes, decoded as UTF-8 with replacement). ``sha`` (a hashlib
@@ -109,7 +110,8 @@ def read_pieces(fh, piece_bytes: int, sha=None, block_bytes: int = BLOCK_BYTES,
 def _cut(buf: bytearray, piece_bytes: int, h: int) -> int | None:
     """Where to end a piece of ``buf`` (``None``: read on): with no hand header past the first byte within twice
     ``h`` (and that much held), after the last blank line, else line break, within ``h``; else, with
-    ``piece_bytes`` held, before the last hand header past the first byte; else nowhere."""
+    ``piece_bytes`` held, before the last hand header past the first byte and within ``piece_bytes`` (with none,
+    before the first one after); else nowhere."""
     if len(buf) >= 2 * h and _HEADER_AT_LINE.search(buf, 1, 2 * h) is None:
         nl = buf.rfind(b"\n\n", 1, h)
         nl = nl + 1 if nl >= 0 else buf.rfind(b"\n", 1, h)
@@ -117,8 +119,11 @@ def _cut(buf: bytearray, piece_bytes: int, h: int) -> int | None:
     if len(buf) < piece_bytes:
         return None
     last = None
-    for m in _HEADER_AT_LINE.finditer(buf, 1):
+    for m in _HEADER_AT_LINE.finditer(buf, 1, piece_bytes):
         last = m.start() + 1
+    if last is None:  # (one hand longer than the piece: to the next header)
+        m = _HEADER_AT_LINE.search(buf, piece_bytes)
+        last = None if m is None else m.start() + 1
     return last
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import os
 import stat
+from pathlib import Path
 from typing import BinaryIO, Iterator
 
 from pipelines.lib.handhistory.decode import file_name
@@ -88,12 +89,26 @@ def hand_pieces(info, chunk_bytes: int) -> Iterator[tuple[str, int, bool]]:
         info.sha256, info.size = sha.hexdigest(), fh.tell()
 
 
+def resolves(link: os.PathLike | str) -> Path | None:
+    """Where the symbolic link ``link`` leads (``Path.resolve``; the target need not exist), ``None`` for a loop of
+    links (``RuntimeError`` on Python 3.11, ``OSError`` with ``ELOOP`` later)."""
+    try:
+        return Path(link).resolve()
+    except (OSError, RuntimeError):
+        return None
+
+
 def refused_row(link, detail: str | None = None) -> dict:
-    """The quarantine row of a link out of the landing folder (its target is named, never opened), or with
-    ``detail`` of a file refused as it was opened (:class:`Refused`)."""
-    if detail is None:
+    """The quarantine row of a link out of the landing folder or of one that leads to no file (a loop of links, a
+    missing target; its target is named, never opened), or with ``detail`` of a file refused as it was opened (:class:`Refused`)."""
+    target = resolves(link) if detail is None else None
+    if detail is None and target is not None and target.exists():
         detail = f"a symbolic link to {_target(link)}: not followed, not read"
         reason = "link out of the landing folder"
+    elif detail is None:
+        why = "a loop of links" if target is None else "no such file"
+        detail = f"a symbolic link to {_target(link)} ({why}): not read"
+        reason = "link to no file"
     else:
         reason = "changed after discovery"
     return {"source_file": file_name(link), "position": 0, "input_kind": "file", "hand_id": None,

@@ -1,5 +1,5 @@
-"""Peak memory of ``railbird ingest`` on hostile large hand files: one 200 MB line, 200 MB of 1,000-char lines,
-and the same lines in UTF-16 (with a byte-order mark; 200 MB of bytes).
+"""Peak memory of ``railbird ingest`` on large hand files: one 200 MB line, 200 MB of 1,000-char lines, the same
+lines in UTF-16 (with a byte-order mark; 200 MB of bytes), and 200 MB of UTF-16 hands (a three-player hand, ids apart).
 
 Each file is written alone into a fresh landing folder (dated two days back, so it is neither growing nor new),
 then ingested by ``python -m pipelines.cli ingest`` of a checkout (this one, or ``--checkout DIR`` for another, e.g.
@@ -29,6 +29,34 @@ ru = resource.getrusage(resource.RUSAGE_CHILDREN)
 print(ru.ru_maxrss, ru.ru_utime + ru.ru_stime, time.perf_counter() - t)
 """
 
+# one cash hand (it balances: $0.65 pot, $0.03 rake, $0.62 collected), written with a distinct id each time
+HAND = """PokerStars Hand #{id}:  Hold'em No Limit ($0.05/$0.10 USD) - 2026/12/04 10:00:00 ET
+Table 'Bench' 6-max Seat #1 is the button
+Seat 1: amy ($10 in chips)
+Seat 2: bob ($10 in chips)
+Seat 3: cat ($10 in chips)
+bob: posts small blind $0.05
+cat: posts big blind $0.10
+*** HOLE CARDS ***
+amy: raises $0.20 to $0.30
+bob: folds
+cat: calls $0.20
+*** FLOP *** [2c 7d Th]
+cat: checks
+amy: bets $0.40
+cat: folds
+Uncalled bet ($0.40) returned to amy
+amy collected $0.62 from pot
+*** SUMMARY ***
+Total pot $0.65 | Rake $0.03
+Board [2c 7d Th]
+Seat 1: amy (button) collected ($0.62)
+Seat 2: bob (small blind) folded before Flop
+Seat 3: cat (big blind) folded on the Flop
+
+
+"""
+
 
 def write_files(folder: Path, mb: int) -> dict[str, Path]:
     """The hostile files, ``mb`` MB each: one line (a hand header then ``A``s), lines of 1,000 characters, and lines
@@ -54,11 +82,20 @@ def write_files(folder: Path, mb: int) -> dict[str, Path]:
         block = ("x" * 999 + "\n").encode("utf-16-le") * 1000
         for _ in range(size // len(block)):
             fh.write(block)
+    hands = folder / "utf16_hands" / "hands.txt"
+    hands.parent.mkdir(parents=True)
+    with open(hands, "wb") as fh:
+        fh.write(codecs.BOM_UTF16_LE)
+        n, written = 0, 2
+        while written < size:
+            block = "".join(HAND.format(id=10_000_000_000 + n + i) for i in range(1000)).encode("utf-16-le")
+            fh.write(block)
+            n, written = n + 1000, written + len(block)
     old = time.time() - 2 * 86400
-    for p in (one, many, wide):
+    for p in (one, many, wide, hands):
         os.utime(p, (old, old))
     return {f"one {mb} MB line": one.parent, f"{mb} MB of 1,000-char lines": many.parent,
-            f"{mb} MB UTF-16 1,000-char lines": wide.parent}
+            f"{mb} MB UTF-16 1,000-char lines": wide.parent, f"{mb} MB UTF-16 hands": hands.parent}
 
 
 def measure(checkout: Path, folder: Path, work: Path) -> tuple[float, float, float]:

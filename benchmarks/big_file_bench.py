@@ -1,12 +1,13 @@
 """Peak memory of ``railbird ingest`` on large hand files: one 200 MB line, 200 MB of 1,000-char lines, the same
-lines in UTF-16 (with a byte-order mark; 200 MB of bytes), and 200 MB of UTF-16 hands (a three-player hand, ids apart).
+lines in UTF-16 (with a byte-order mark; 200 MB of bytes), and 200 MB of hands (a three-player hand, ids apart) in
+UTF-16 and in UTF-8.
 
 Each file is written alone into a fresh landing folder (dated two days back, so it is neither growing nor new),
 then ingested by ``python -m pipelines.cli ingest`` of a checkout (this one, or ``--checkout DIR`` for another, e.g.
 ``git worktree add --detach /tmp/before main``) in its own process; the figure is that process's peak resident set
 (``getrusage(RUSAGE_CHILDREN).ru_maxrss``, one fresh measuring process per file) and its CPU time.
 
-    .venv/bin/python benchmarks/big_file_bench.py [--mb 200] [--checkout DIR] [--work DIR] [--only WORD]
+    .venv/bin/python benchmarks/big_file_bench.py [--mb 200] [--checkout DIR] [--work DIR] [--only WORD] [--read-only]
 """
 from __future__ import annotations
 
@@ -83,27 +84,47 @@ def write_files(folder: Path, mb: int) -> dict[str, Path]:
         for _ in range(size // len(block)):
             fh.write(block)
     hands = folder / "utf16_hands" / "hands.txt"
-    hands.parent.mkdir(parents=True)
-    with open(hands, "wb") as fh:
-        fh.write(codecs.BOM_UTF16_LE)
-        n, written = 0, 2
-        while written < size:
-            block = "".join(HAND.format(id=10_000_000_000 + n + i) for i in range(1000)).encode("utf-16-le")
-            fh.write(block)
-            n, written = n + 1000, written + len(block)
+    narrow = folder / "utf8_hands" / "hands.txt"
+    for p, encoding, mark in ((hands, "utf-16-le", codecs.BOM_UTF16_LE), (narrow, "utf-8", b"")):
+        p.parent.mkdir(parents=True)
+        with open(p, "wb") as fh:
+            fh.write(mark)
+            n, written = 0, len(mark)
+            while written < size:
+                block = "".join(HAND.format(id=10_000_000_000 + n + i) for i in range(1000)).encode(encoding)
+                fh.write(block)
+                n, written = n + 1000, written + len(block)
     old = time.time() - 2 * 86400
-    for p in (one, many, wide, hands):
+    for p in (one, many, wide, hands, narrow):
         os.utime(p, (old, old))
     return {f"one {mb} MB line": one.parent, f"{mb} MB of 1,000-char lines": many.parent,
-            f"{mb} MB UTF-16 1,000-char lines": wide.parent, f"{mb} MB UTF-16 hands": hands.parent}
+            f"{mb} MB UTF-16 1,000-char lines": wide.parent, f"{mb} MB UTF-16 hands": hands.parent,
+            f"{mb} MB UTF-8 hands": narrow.parent}
 
 
-def measure(checkout: Path, folder: Path, work: Path) -> tuple[float, float, float]:
-    """(peak RSS in MB, CPU seconds, wall seconds) of one ingest of ``folder`` by ``checkout``."""
+_READ = """
+import os, sys
+from pipelines.lib import ingest
+from pipelines.lib.landing_read import hand_pieces
+for name in sorted(os.listdir(sys.argv[1])):
+    path = os.path.join(sys.argv[1], name)
+    st = os.stat(path)
+    info = ingest.FileInfo(path, "hands", st.st_size, ingest._mtime(st), st.st_mtime, dev=st.st_dev, ino=st.st_ino)
+    for _ in hand_pieces(info, ingest.PARSE_BATCH_BYTES):
+        pass
+"""
+
+
+def measure(checkout: Path, folder: Path, work: Path, read_only: bool = False) -> tuple[float, float, float]:
+    """(peak RSS in MB, CPU seconds, wall seconds) of one ingest of ``folder`` by ``checkout``; ``read_only``: of
+    reading its files alone (``landing_read.hand_pieces``: opened, read and decoded in the ingest's pieces, not
+    parsed)."""
     db = work / f"wh-{time.monotonic_ns()}.duckdb"
     env = dict(os.environ, PYTHONPATH=str(checkout), RAILBIRD_HOME=str(work / "home"))
     cmd = [sys.executable, "-m", "pipelines.cli", "ingest", str(folder), "--warehouse", str(db), "--no-snapshot",
            "--no-progress", "--growing-seconds", "0"]
+    if read_only:
+        cmd = [sys.executable, "-c", _READ, str(folder)]
     out = subprocess.run([sys.executable, "-c", _MEASURE, *cmd], cwd=checkout, env=env, check=True,
                          capture_output=True, text=True).stdout.split()
     return int(out[0]) / 1024, float(out[1]), float(out[2])
@@ -115,6 +136,7 @@ def main() -> int:
     ap.add_argument("--checkout", type=Path, default=ROOT, help="the checkout whose ingest is measured")
     ap.add_argument("--work", type=Path, default=None, help="a folder for the files (default: a temporary one)")
     ap.add_argument("--only", default="", help="measure only the inputs whose label holds this text")
+    ap.add_argument("--read-only", action="store_true", help="measure reading the files alone (no parse, no load)")
     args = ap.parse_args()
     work = Path(tempfile.mkdtemp(prefix="railbird-bigfile-", dir=args.work))
     try:
@@ -122,7 +144,7 @@ def main() -> int:
         for label, folder in write_files(work, args.mb).items():
             if args.only not in label:
                 continue
-            rss, cpu, wall = measure(args.checkout.resolve(), folder, work)
+            rss, cpu, wall = measure(args.checkout.resolve(), folder, work, args.read_only)
             print(f"{label:<28} peak RSS {rss:,.0f} MB  CPU {cpu:.1f} s  wall {wall:.1f} s")
     finally:
         shutil.rmtree(work, ignore_errors=True)

@@ -12,7 +12,7 @@ import polars as pl
 import pytest
 
 from pipelines.lib import ingest
-from pipelines.lib.handhistory import parse_files, parse_texts
+from pipelines.lib.handhistory import decode_bytes, parse_files, parse_texts
 from pipelines.lib.handhistory import pieces
 
 SAMPLE = "ChazDazzle__fpdb-chaz/pyfpdb/regression-test-files/cash/Stars/Flop/NLHE-6max-USD-0.05-0.10-200911.txt"
@@ -102,3 +102,18 @@ def test_text_with_no_hand_is_read_a_small_piece_at_a_time_and_every_line_is_kep
     assert counts.sum() == len(lines)
     assert q["position"].to_list() == [1 + int(c) for c in counts.cum_sum().shift(1, fill_value=0).to_list()]
     assert q["raw"].str.split("\n").list.first().to_list() == [lines[p - 1] for p in q["position"].to_list()]
+
+
+@pytest.mark.parametrize("end", ["\r", "\r\n"], ids=["cr", "crlf"])
+def test_line_ends_of_old_clients_are_line_breaks_in_pieces(tmp_path, hand_text, end):
+    """A file whose lines end in a lone carriage return (old Mac clients) or in CR LF, read in pieces, is the file
+    read whole: once every line of such a file was one line, and the file one piece (or one line too long)."""
+    data = hand_text.replace("\r\n", "\n").replace("\n", end).encode("utf-8")
+    f = tmp_path / "old.txt"
+    f.write_bytes(data)
+    with open(f, "rb") as fh:
+        got = list(pieces.text_pieces(fh, 4_000))
+    assert len(got) > 3 and "".join(t for t, _, _ in got) == decode_bytes(data)
+    with open(f, "rb") as fh:  # (blocks of 7 bytes: a CR LF split between two blocks is one line break)
+        small = list(pieces.read_pieces(fh, 4_000, block_bytes=7))
+    assert b"".join(p for p, _ in small) == decode_bytes(data).encode("utf-8")

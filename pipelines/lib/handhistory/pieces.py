@@ -68,19 +68,25 @@ def read_pieces(fh, piece_bytes: int, sha=None, block_bytes: int = BLOCK_BYTES,
     comes within twice ``h = min(headerless_bytes, piece_bytes)``, after its last blank line, else its last line
     break, within ``h``. A line longer than ``max_line`` bytes becomes ``[railbird: a line of N bytes was not read;
     it began: ...]`` (its first ``KEPT_CHARS`` bytes, decoded as UTF-8 with replacement). ``sha`` (a hashlib
-    object), when given, is updated with every byte read. Every other byte is passed on as read."""
+    object), when given, is updated with every byte read. Line ends (``\\r\\n``, a lone ``\\r``) are passed on as
+    ``\\n``; every other byte as read."""
     h = min(headerless_bytes, piece_bytes)
     buf = bytearray()
     lines_before = 0
     long_head: bytes | None = None  # the start of a line too long to keep, while it is being skipped
     long_len = 0
+    cr = False  # a carriage return ended the last block: it may be the first half of "\r\n"
     while True:
-        block = fh.read(block_bytes)
-        if sha is not None and block:
-            sha.update(block)
+        block = raw = fh.read(block_bytes)
+        if sha is not None and raw:
+            sha.update(raw)
+        if cr or b"\r" in raw:  # (every line end as "\n", as decode_bytes makes them: old Macs wrote "\r" alone)
+            block = (b"\r" if cr else b"") + raw
+            cr = bool(raw) and block.endswith(b"\r")
+            block = (block[:-1] if cr else block).replace(b"\r\n", b"\n").replace(b"\r", b"\n")
         if long_head is not None:
             nl = block.find(b"\n") if block else -1
-            if nl < 0 and block:
+            if nl < 0 and raw:
                 long_len += len(block)
                 continue
             long_len += nl if nl >= 0 else 0
@@ -101,7 +107,7 @@ def read_pieces(fh, piece_bytes: int, sha=None, block_bytes: int = BLOCK_BYTES,
             del buf[:cut]
             yield piece, lines_before
             lines_before += piece.count(b"\n")
-        if not block and long_head is None:
+        if not raw and long_head is None and not cr:
             break
     if buf:
         yield bytes(buf), lines_before

@@ -133,6 +133,9 @@ def test_holdem_and_omaha_parse_rate(corpus):
     for row in lost.iter_rows(named=True):
         print(f"  {row['reason']}: {Path(row['source_file']).name}:{row['position']} {row['detail'][:140]}")
     assert {(Path(f).name, p, w) for f, p, w in lost.select("source_file", "position", "reason").iter_rows()} == NOT_STORED
+    sitting = lost.filter(pl.col("source_file").str.ends_with("WithSittingOut.txt"))["detail"].to_list()
+    assert sitting == ["line 15: Uncalled bet ($0.08) returned to Blahdieblah (returned to a name the seat list does "
+                       "not hold)"]
     full = per.filter(~pl.col("folder").str.starts_with("ChazDazzle") & ~pl.col("folder").str.starts_with("HHSmithy"))
     assert full["share"].min() == 1.0 and full["stored"].sum() > 5500
     # a cancelled hand is named before or after the deal; the three of the corpus were cancelled before it

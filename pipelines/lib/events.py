@@ -8,8 +8,9 @@ column; everything after that is set-based SQL: ``json_valid`` and
 ``json_type = 'OBJECT'`` pick the JSON objects, ``->>`` extracts the fields,
 ``TRY_CAST(ts AS TIMESTAMPTZ)`` parses ISO-8601 (``Z`` or an offset) to UTC.
 Every field has a type and a range (``_TEXT_FIELDS``, ``_ID_FIELDS``,
-``_INT_FIELDS``, ``amount`` a finite DECIMAL(18,2), ``ts`` in 1970..2100, at
-most ``MAX_BRACKETS`` brackets in a line): the first field that breaks them
+``_INT_FIELDS``, ``amount`` a finite DECIMAL(18,2) not below zero, ``ts`` in
+1970..2100 with a UTC offset within 14 hours, no key written twice, at most
+``MAX_BRACKETS`` brackets in a line): the first field that breaks them
 quarantines the line as ``bad field`` with the field and the reason named.
 A line that is not a JSON object, lacks a non-empty ``ts``/``type``/``account``,
 has a ``ts`` that does not parse, or lacks the fields its type needs
@@ -53,6 +54,9 @@ _INT_FIELDS = {"action": (0, 100_000), "ms": (0, 7 * 24 * 3600 * 1000)}
 MAX_TEXT = 1000
 MAX_BRACKETS = 64
 TS_MIN, TS_MAX = "1970-01-01", "2100-01-01"
+# a ts's UTC offset after its time of day (hours, minutes); none goes beyond 14 hours (Kiribati, +14:00)
+_TS_OFFSET = r"\d:\d{2}(?::\d{2}(?:\.\d+)?)?\s*[+-](\d{1,2})(?::?(\d{2}))?$"
+MAX_OFFSET_MINUTES = 14 * 60
 
 
 _FIELDS = _TEXT_FIELDS + _ID_FIELDS + list(_INT_FIELDS) + ["amount"]
@@ -94,8 +98,16 @@ def _field_checks() -> str:
                f"['amount', 'a JSON ' || {_json_kind('amount')} || ', not a number']")
     out.append(f"WHEN {_ty('amount')} <> 'NULL' AND TRY_CAST({_va('amount')} AS DECIMAL(18,2)) IS NULL THEN "
                f"['amount', 'not a finite number within DECIMAL(18,2): ' || left({_va('amount')}, 40)]")
+    out.append(f"WHEN {_ty('amount')} <> 'NULL' AND TRY_CAST({_va('amount')} AS DECIMAL(18,2)) < 0 THEN "
+               f"['amount', 'negative: ' || left({_va('amount')}, 40)]")
     out.append(f"WHEN ts IS NOT NULL AND NOT (ts >= TIMESTAMP '{TS_MIN}' AND ts < TIMESTAMP '{TS_MAX}') THEN "
                f"['ts', 'outside {TS_MIN}..{TS_MAX}: ' || left(ts_raw, 40)]")
+    hours, minutes = (f"TRY_CAST(NULLIF(regexp_extract(ts_raw, '{_TS_OFFSET}', {k}), '') AS INTEGER)" for k in (1, 2))
+    out.append(f"WHEN ts IS NOT NULL AND ({hours} * 60 + coalesce({minutes}, 0) > {MAX_OFFSET_MINUTES} "
+               f"OR {minutes} > 59) THEN ['ts', 'a time zone offset beyond +-14:00: ' || left(ts_raw, 40)]")
+    # (readers disagree on a key written twice, DuckDB's ->> reads the first, Python's json the last: no event)
+    out.append("WHEN len(json_keys(j)) <> len(list_distinct(json_keys(j))) THEN "
+               "[list_filter(json_keys(j), lambda k, i: list_position(json_keys(j), k) < i)[1], 'written twice']")
     return "\n           ".join(out)
 
 

@@ -6,28 +6,19 @@ device and inode seen at discovery (a file swapped for another, or a folder abov
 inode), and the open file's real path (``/proc/self/fd``, where the system has it) compared with the discovered
 path, which :func:`pipelines.lib.ingest.discover` resolved inside the landing folder.
 
-:func:`read_pieces` reads an open hand file in blocks and yields it in pieces cut at hand headers, each with the
-number of lines before it, so memory is bounded by a piece (about ``piece_bytes``; twice that where no header comes)
-and never by the file or one of its lines: a line longer than :data:`MAX_LINE_BYTES` is replaced, as it is read,
-by one line saying so with its first bytes (see ``handhistory.decode.cap_lines`` for what the parser then does with
-it), and the rest of the file is still read.
+:func:`hand_pieces` reads a hand file so opened in pieces cut at hand headers (``handhistory.pieces``: memory
+bounded by a piece, never by the file or one of its lines, UTF-16 files included).
 """
 from __future__ import annotations
 
-import codecs
 import hashlib
 import os
-import re
 import stat
+from pathlib import Path
 from typing import BinaryIO, Iterator
 
-from pipelines.lib.handhistory.decode import KEPT_CHARS, MAX_LINE_CHARS, _looks_utf16, decode_bytes, file_name
-
-# a line longer than this (in bytes) is never held whole: real lines hold a few hundred characters
-MAX_LINE_BYTES = 4 * MAX_LINE_CHARS
-BLOCK_BYTES = 4 * 1024 * 1024
-# a hand header at a line start (as lines.HEADER_RE, in bytes; a UTF-8 byte-order mark may precede it)
-_HEADER_AT_LINE = re.compile(rb"\n(?:\xef\xbb\xbf)?(?i:PokerStars (?:[A-Za-z]+ )*?(?:Hand|Game)) #\d")
+from pipelines.lib.handhistory.decode import file_name
+from pipelines.lib.handhistory.pieces import text_pieces
 
 
 class Refused(Exception):
@@ -77,73 +68,6 @@ def _target(path) -> str:
         return f"(unreadable link: {type(exc).__name__})"
 
 
-def read_pieces(fh: BinaryIO, piece_bytes: int, sha=None, block_bytes: int = BLOCK_BYTES,
-                max_line: int = MAX_LINE_BYTES) -> Iterator[tuple[bytes, int]]:
-    """The bytes of ``fh`` in pieces of about ``piece_bytes``: (piece, lines of the file before it).
-
-    A piece ends before a hand header (a line break then ``PokerStars ... Hand #``) found past its first byte;
-    where none comes within twice ``piece_bytes``, after its last blank line, else its last line break, within
-    ``piece_bytes``. A line longer than ``max_line`` bytes becomes ``[railbird: a line of N bytes was not read; it
-    began: ...]`` (its first ``KEPT_CHARS`` bytes, decoded as UTF-8 with replacement). ``sha`` (a hashlib object),
-    when given, is updated with every byte read. Every other byte is passed on as read."""
-    buf = bytearray()
-    lines_before = 0
-    long_head: bytes | None = None  # the start of a line too long to keep, while it is being skipped
-    long_len = 0
-    while True:
-        block = fh.read(block_bytes)
-        if sha is not None and block:
-            sha.update(block)
-        if long_head is not None:
-            nl = block.find(b"\n") if block else -1
-            if nl < 0 and block:
-                long_len += len(block)
-                continue
-            long_len += nl if nl >= 0 else 0
-            buf += _long_line(long_head, long_len) + (b"\n" if nl >= 0 else b"")
-            block = block[nl + 1:] if nl >= 0 else b""
-            long_head = None
-        if block:
-            buf += block
-            last_nl = buf.rfind(b"\n")
-            if len(buf) - (last_nl + 1) > max_line:  # the line being read is too long: keep only its start
-                long_head, long_len = bytes(buf[last_nl + 1:last_nl + 1 + KEPT_CHARS]), len(buf) - (last_nl + 1)
-                del buf[last_nl + 1:]
-        while len(buf) >= piece_bytes:
-            cut = _cut(buf, piece_bytes)
-            if cut is None:
-                break
-            piece = bytes(buf[:cut])
-            del buf[:cut]
-            yield piece, lines_before
-            lines_before += piece.count(b"\n")
-        if not block and long_head is None:
-            break
-    if buf:
-        yield bytes(buf), lines_before
-
-
-def _cut(buf: bytearray, piece_bytes: int) -> int | None:
-    """Where to end a piece of ``buf`` (``None``: read on): before its last hand header past the first byte; with
-    none in twice ``piece_bytes``, after the last blank line, else line break, within ``piece_bytes``; with none
-    of them, nowhere."""
-    last = None
-    for m in _HEADER_AT_LINE.finditer(buf, 1):
-        last = m.start() + 1
-    if last is not None:
-        return last
-    if len(buf) < 2 * piece_bytes:
-        return None
-    nl = buf.rfind(b"\n\n", 1, piece_bytes)
-    nl = nl + 1 if nl >= 0 else buf.rfind(b"\n", 1, piece_bytes)
-    return nl + 1 if nl >= 0 else None  # (no line break: a line too long is cut as it is read, by the caller)
-
-
-def _long_line(head: bytes, n: int) -> bytes:
-    text = head.decode("utf-8", errors="replace").replace("\r", " ")
-    return f"[railbird: a line of {n:,} bytes was not read; it began: {text}]".encode("utf-8")
-
-
 def read_whole(info) -> bytes:
     """The bytes of a discovered file (``info``: an ingest ``FileInfo``), opened safely (:func:`open_landing`); sets ``info.sha256`` and
     ``info.size``. Raises ``OSError`` or :class:`Refused`."""
@@ -155,37 +79,36 @@ def read_whole(info) -> bytes:
 
 def hand_pieces(info, chunk_bytes: int) -> Iterator[tuple[str, int, bool]]:
     """The decoded text of a hand file in pieces: (text, lines of the file before it, last piece?); sets
-    ``info.sha256`` and ``info.size`` once read. A file larger than ``chunk_bytes`` is read in bounded pieces
-    cut at hand headers (:func:`read_pieces`: memory bounded by the chunk, not by the file or one of
-    its lines); a smaller one, and a UTF-16 one (whose line breaks are two bytes), whole. Raises ``OSError`` or
-    :class:`Refused` before yielding anything."""
-    fh = open_landing(info.path, info.dev, info.ino)
-    with fh:
-        head = fh.read(1024)
-        utf16 = head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)) or _looks_utf16(head) is not None
-        if utf16 or os.fstat(fh.fileno()).st_size <= chunk_bytes:
-            data = head + fh.read()
-            info.sha256, info.size = hashlib.sha256(data).hexdigest(), len(data)
-            yield decode_bytes(data), 0, True
-            return
-        fh.seek(0)
+    ``info.sha256`` and ``info.size`` once read. The file is opened as discovered (:func:`open_landing`) and read
+    by ``handhistory.pieces.text_pieces``: a file up to ``chunk_bytes`` whole, a larger one (UTF-8, a code page
+    or UTF-16) in pieces cut at hand headers, memory bounded by the chunk, not by the file or one of its lines.
+    Raises ``OSError`` or :class:`Refused` before yielding anything."""
+    with open_landing(info.path, info.dev, info.ino) as fh:
         sha = hashlib.sha256()
-        pending = None
-        for piece, before in read_pieces(fh, chunk_bytes, sha):
-            if pending is not None:
-                yield decode_bytes(pending[0]), pending[1], False
-            pending = (piece, before)
+        yield from text_pieces(fh, chunk_bytes, sha)
         info.sha256, info.size = sha.hexdigest(), fh.tell()
-        if pending is not None:
-            yield decode_bytes(pending[0]), pending[1], True
+
+
+def resolves(link: os.PathLike | str) -> Path | None:
+    """Where the symbolic link ``link`` leads (``Path.resolve``; the target need not exist), ``None`` for a loop of
+    links (``RuntimeError`` on Python 3.11, ``OSError`` with ``ELOOP`` later)."""
+    try:
+        return Path(link).resolve()
+    except (OSError, RuntimeError):
+        return None
 
 
 def refused_row(link, detail: str | None = None) -> dict:
-    """The quarantine row of a link out of the landing folder (its target is named, never opened), or with
-    ``detail`` of a file refused as it was opened (:class:`Refused`)."""
-    if detail is None:
+    """The quarantine row of a link out of the landing folder or of one that leads to no file (a loop of links, a
+    missing target; its target is named, never opened), or with ``detail`` of a file refused as it was opened (:class:`Refused`)."""
+    target = resolves(link) if detail is None else None
+    if detail is None and target is not None and target.exists():
         detail = f"a symbolic link to {_target(link)}: not followed, not read"
         reason = "link out of the landing folder"
+    elif detail is None:
+        why = "a loop of links" if target is None else "no such file"
+        detail = f"a symbolic link to {_target(link)} ({why}): not read"
+        reason = "link to no file"
     else:
         reason = "changed after discovery"
     return {"source_file": file_name(link), "position": 0, "input_kind": "file", "hand_id": None,

@@ -2,8 +2,9 @@
 
 Accounting: every hand header seen is either stored or quarantined, and an
 independent count of header lines (plain ``re`` over the decoded text, with
-the header variants spelled out) agrees. At least 99.5% of the Hold'em/Omaha
-hands must parse; the quarantine reasons are printed. Stored hands are then
+the header variants spelled out) agrees. Every Hold'em/Omaha hand of the corpus
+is stored but the eight listed in ``NOT_STORED`` (each read by hand; the share per
+corpus is printed, as the README gives it). Stored hands are then
 checked against invariants computed here, in DuckDB, from the stored tables
 (not from the parser's own balance check), and loaded into the real schema.
 """
@@ -21,6 +22,7 @@ import polars as pl
 import pytest
 
 from pipelines.lib.handhistory import decode_bytes, parse_files
+from pipelines.lib.handhistory.checks import CANCELLED_BEFORE_DEAL
 from pipelines.lib.handhistory.parse import TABLE_COLUMNS
 
 CORPORA = Path(os.environ.get("RAILBIRD_CORPORA") or Path(__file__).resolve().parents[2].parent / "shared" / "corpora")
@@ -80,31 +82,66 @@ def test_every_header_is_accounted_for(corpus):
     # the parse time is printed, not asserted: benchmarks are never timed tests (DEVELOPERS.md)
 
 
+# The Hold'em/Omaha hands of the corpus not stored, each read by hand (file, line, reason): none can be stored soundly.
+NOT_STORED = {
+    # fpdb's regression files of partial exports: the file ends, or the next hand begins, inside the hand
+    ("PLO-6max-USD-2.00-4.00-201403.2.partial.txt", 1, "truncated hand"),  # cut at "*** FLOP *** [Js 3d"
+    ("PLO-6max-USD-2.00-4.00-201403.2.partial.txt", 21, "truncated hand"),  # cut at "Player0" on the flop
+    ("PLO-6max-USD-200-400-201510.partial.observed.txt", 11, "malformed header"),  # cut after "Table 'Owa III"
+    ("NLHE-9max-Freeroll-MTT-201209.concatenated.partial.txt", 80, "truncated hand"),  # another hand's summary on it
+    ("NLHE-9max-Freeroll-MTT-201209.concatenated.partial.txt", 1407, "truncated hand"),  # next header glued mid-line
+    # HHSmithy's test files: cut before its summary; $0.90 put in and a $0.50 pot (antes count in the pot of the
+    # same tables, InValidHand.txt); the money paid to names the seat list does not hold
+    ("InValidHand.txt", 1, "truncated hand"),
+    ("AnteTable.txt", 1, "unbalanced"),
+    ("WithSittingOut.txt", 1, "unparsed line"),
+}
+
+
+def per_corpus(r) -> pl.DataFrame:
+    """Per corpus folder: Hold'em/Omaha hands (the headers of other games and rooms, and of hands cancelled before
+    the deal, are not counted: no card was dealt, there is no hand to store), stored, the share, not stored."""
+    q = r.quarantine
+    folder = pl.col("source_file").str.strip_prefix(str(STARS) + "/").str.split("/").list.first()
+    hq = q.filter((pl.col("input_kind") == "hand") & (pl.col("reason") != "unsupported site"))
+    before_deal = (pl.col("reason") == "hand cancelled") & (pl.col("detail") == CANCELLED_BEFORE_DEAL)
+    return (r.tables["hands"].group_by(folder.alias("folder")).agg(stored=pl.len())
+            .join(hq.group_by(folder.alias("folder")).agg(
+                unsupported=(pl.col("reason") == "unsupported game").sum(), cancelled_before_deal=before_deal.sum(),
+                lost=((pl.col("reason") != "unsupported game") & ~before_deal).sum(),
+                reasons=pl.col("reason").filter((pl.col("reason") != "unsupported game") & ~before_deal)
+                .unique().sort().str.join(", ")),
+                on="folder", how="full", coalesce=True)
+            .with_columns(pl.col("stored", "unsupported", "cancelled_before_deal", "lost").fill_null(0))
+            .with_columns(hands=pl.col("stored") + pl.col("lost"))
+            .with_columns(share=pl.col("stored") / pl.col("hands")).sort("folder"))
+
+
 def test_holdem_and_omaha_parse_rate(corpus):
     _, r, _ = corpus
     q = r.quarantine
-    unsupported = q.filter(pl.col("reason").is_in(["unsupported game", "unsupported site"])).height
-    supported = r.headers_seen - unsupported
-    rate = r.tables["hands"].height / supported
-    print(f"\nHold'em/Omaha: {r.tables['hands'].height}/{supported} = {rate:.4%}")
-    # per corpus folder: stored / Hold'em-Omaha hands, and the reasons of the others
-    folder = pl.col("source_file").str.strip_prefix(str(STARS) + "/").str.split("/").list.first()
-    hq = q.filter((pl.col("input_kind") == "hand") & (pl.col("reason") != "unsupported site"))
-    per = (r.tables["hands"].group_by(folder.alias("folder")).agg(stored=pl.len())
-           .join(hq.group_by(folder.alias("folder")).agg(
-               unsupported=(pl.col("reason") == "unsupported game").sum(),
-               lost=(pl.col("reason") != "unsupported game").sum(),
-               reasons=pl.col("reason").filter(pl.col("reason") != "unsupported game").unique().sort().str.join(", ")),
-               on="folder", how="full", coalesce=True)
-           .with_columns(pl.col("stored", "unsupported", "lost").fill_null(0))
-           .with_columns(share=pl.col("stored") / (pl.col("stored") + pl.col("lost"))).sort("folder"))
+    per = per_corpus(r)
     with pl.Config(tbl_rows=20, fmt_str_lengths=80, tbl_width_chars=200):
         print(per)
-    assert per["stored"].sum() == r.tables["hands"].height
+    stored, hands = per["stored"].sum(), per["hands"].sum()
+    print(f"\nHold'em/Omaha: {stored}/{hands} = {stored / hands:.4%}; "
+          f"{per['cancelled_before_deal'].sum()} headers of hands cancelled before the deal")
+    assert stored == r.tables["hands"].height
     q = q.filter(pl.col("input_kind") == "hand")  # (text outside any hand: the test above)
-    for row in q.filter(~pl.col("reason").is_in(["unsupported game", "unsupported site"])).iter_rows(named=True):
+    lost = q.filter(~pl.col("reason").is_in(["unsupported game", "unsupported site"])
+                    & (pl.col("detail") != CANCELLED_BEFORE_DEAL))
+    for row in lost.iter_rows(named=True):
         print(f"  {row['reason']}: {Path(row['source_file']).name}:{row['position']} {row['detail'][:140]}")
-    assert rate >= 0.995
+    assert {(Path(f).name, p, w) for f, p, w in lost.select("source_file", "position", "reason").iter_rows()} == NOT_STORED
+    sitting = lost.filter(pl.col("source_file").str.ends_with("WithSittingOut.txt"))["detail"].to_list()
+    assert sitting == ["line 15: Uncalled bet ($0.08) returned to Blahdieblah (returned to a name the seat list does "
+                       "not hold)"]
+    full = per.filter(~pl.col("folder").str.starts_with("ChazDazzle") & ~pl.col("folder").str.starts_with("HHSmithy"))
+    assert full["share"].min() == 1.0 and full["stored"].sum() > 5500
+    # a cancelled hand is named before or after the deal; the three of the corpus were cancelled before it
+    cancelled = q.filter(pl.col("reason") == "hand cancelled")
+    assert cancelled.height == per["cancelled_before_deal"].sum() == 3
+    assert cancelled["raw"].str.contains("*** HOLE CARDS ***", literal=True).not_().all()
     # no Hold'em/Omaha hand is called unsupported, and every unsupported one is a non-flop game
     unsup = q.filter(pl.col("reason") == "unsupported game")["detail"]
     assert unsup.str.contains(r"(?i)stud|razz|draw|badugi").all()

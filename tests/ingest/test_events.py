@@ -170,6 +170,11 @@ _OK = '"ts":"2026-03-04T21:17:00Z","account":"bob"'
     ('{' + _OK + ',"type":"decision","hand":"1","action":2.5,"ms":5}', "action", "a JSON number, not an integer"),
     ('{' + _OK + ',"type":"decision","hand":{"id":1},"action":2,"ms":5}', "hand", "not a string or an integer"),
     ('{' + _OK + ',"type":"sit_out","table":"' + "T" * 1001 + '"}', "table", "longer than 1000 characters"),
+    ('{' + _OK + ',"type":"transfer","to":"amy","amount":-5}', "amount", "negative: -5"),
+    ('{' + _OK + ',"type":"transfer","to":"amy","amount":"-0.01"}', "amount", "negative: -0.01"),
+    ('{"ts":"2026-03-04T21:17:00+25:00","type":"sit_out","account":"bob"}', "ts", "a time zone offset beyond"),
+    ('{"ts":"2026-03-04T21:17:00+0599","type":"sit_out","account":"bob"}', "ts", "a time zone offset beyond"),
+    ('{' + _OK + ',"type":"sit_out","account":"amy","table":"T1"}', "account", "written twice"),
 ])
 def test_every_event_field_has_a_type_and_a_range_and_the_quarantine_names_it(line, field, why):
     good = '{' + _OK + ',"type":"sit_out","table":"T1","tournament":null}'
@@ -186,3 +191,11 @@ def test_deep_nesting_is_quarantined_and_its_raw_text_cut():
     assert sum(t.height for t in b.tables.values()) == 0
     (row,) = b.quarantine.select("reason", "raw").rows()
     assert row[0] == "too deeply nested" and len(row[1]) <= 10_000
+
+
+def test_real_utc_offsets_are_read():
+    lines = [f'{{"ts":"2026-03-04T21:17:00{z}","type":"sit_out","account":"bob"}}'
+             for z in ("+14:00", "-12:00", "+0530", "-05", ".250-03:30")]
+    b = ev.parse_events_text("\n".join(lines) + "\n", "/l/e.jsonl")
+    assert b.quarantine.height == 0, b.quarantine["detail"].to_list()
+    assert [t.hour for t in b.tables["sit_events"]["ts"].to_list()] == [7, 9, 15, 2, 0]

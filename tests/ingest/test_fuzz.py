@@ -1,5 +1,7 @@
-"""Seeded fuzz of hostile input at ingest (issue 31): hostile player names, file names of any bytes, absurd seat
-numbers and sizes, symbolic links out of the landing folder, event fields of every wrong type.
+"""Seeded fuzz of hostile input at ingest (issue 31): hostile player names, file names of any bytes (files in
+UTF-8, with a byte-order mark, or UTF-16), absurd seat numbers, counts of seats and amounts (too large, negative), a
+line far longer than any real one, symbolic links (out of the landing folder, in a loop, to nothing, back inside),
+event fields of every wrong type and range.
 
 One landing folder is built from real hands of the corpus (edited in memory, never on disk in the corpus): honest
 hands with hostile names, hostile hands (a seat number or an amount out of range) among them, in files with hostile
@@ -58,12 +60,17 @@ def _rename(hand: str, rng: random.Random) -> str:
 
 
 def _hostile(hand: str, rng: random.Random) -> str:
-    """The hand with a seat number or an amount out of range."""
-    k = rng.randrange(3)
+    """The hand with a seat number, a count of seats or an amount out of range."""
+    k = rng.randrange(5)
     if k == 0:
-        return re.sub(r"(?m)^Seat 1:", f"Seat {rng.choice([101, 1025, 4097, 2**31, 10**12])}:", hand, count=1)
+        return re.sub(r"(?m)^Seat \d+:", f"Seat {rng.choice([0, 101, 1025, 4097, 2**31, 10**12])}:", hand, count=1)
     if k == 1:
         return re.sub(r"\(\$[\d.]+ in chips\)", f"(${'9' * rng.randrange(12, 40)} in chips)", hand, count=1)
+    if k == 2:  # (a negative stack once read as its absolute value)
+        return re.sub(r"\(\$[\d.]+ in chips\)", f"($-{rng.randrange(1, 99)} in chips)", hand, count=1)
+    if k == 3:  # thousands of seats on a 6-max table
+        extra = "".join(f"Seat {n}: extra {n} ($1 in chips)\n" for n in range(7, rng.randrange(200, 3000)))
+        return re.sub(r"(?m)^(\*\*\* HOLE CARDS)", lambda m: extra + m.group(1), hand, count=1)
     return re.sub(r"Total pot \$[\d.]+", f"Total pot ${'9' * rng.randrange(12, 40)}", hand, count=1)
 
 
@@ -81,6 +88,11 @@ def _events(rng: random.Random) -> tuple[list[str], int]:
             if field == "ts" and isinstance(e[field], str):
                 e[field] = "99999-01-01T00:00:00Z"
         lines.append(json.dumps(e, ensure_ascii=rng.random() < 0.5))
+    # fields a room never writes, in events of kinds that are stored (each once slipped through)
+    lines += ['{"ts":"2009-11-25T11:00:00+25:00","type":"sit_out","account":"a","table":"t"}',
+              '{"ts":"2009-11-25T11:00:00Z","type":"sit_out","account":"a","account":"b","table":"t"}',
+              '{"ts":"2009-11-25T11:00:00Z","type":"transfer","account":"a","to":"b","amount":-5}',
+              '{"ts":"2009-11-25T11:00:00Z","type":"transfer","account":"a","to":"b","amount":-Infinity}']
     lines += ['{"ts":"2009-11-25T11:00:00Z","type":"x","account":"a","n":1e400}',
               '{"ts":"2009-11-25T11:00:00Z","type":"transfer","account":"a","to":"b","amount":NaN}',
               '{"ts":"2009-11-25T11:00:00Z","type":"x","account":"a","d":' + "[" * 5000 + "]" * 5000 + "}"]
@@ -111,10 +123,24 @@ def test_hostile_landing_folder(tmp_path, real_hands):
                 honest_ids.add(hid)
         folder = land if i % 2 else land / "sub"
         with open(os.path.join(os.fsencode(folder), fname), "wb") as fh:
-            fh.write(("\n\n\n".join(texts) + "\n\n\n").encode(rng.choice(["utf-8", "utf-8-sig"])))
+            fh.write(("\n\n\n".join(texts) + "\n\n\n").encode(rng.choice(["utf-8", "utf-8-sig", "utf-16"])))
+    # sizes: a line far longer than any real one between honest hands
+    plain = [re.sub(r"#\d+", f"#{800_000_000_000 + j}", hands[j], count=1) for j in range(4)]
+    honest_ids |= {f"{800_000_000_000 + j}" for j in range(4)}
+    (land / "plain.txt").write_text("\n\n\n".join(plain[:2] + ["x" * 300_000] + plain[2:]) + "\n\n\n", encoding="utf-8")
     os.symlink(outside / "secret.txt", land / "leak.txt")
     os.symlink(outside / "dir", land / "sub" / "leakdir")
     os.symlink(outside / "secret.txt", land / "leak.jsonl")
+    # links that lead to no file, one back to a file inside (read once, at its target) and one to the folder above
+    no_file = [land / "loop_a.txt", land / "loop_b.txt", land / "sub" / "self.txt", land / "dangling.txt",
+               land / "sub" / "dangling_out.txt"]
+    os.symlink("loop_b.txt", no_file[0])
+    os.symlink("loop_a.txt", no_file[1])
+    os.symlink("self.txt", no_file[2])
+    os.symlink("missing.txt", no_file[3])
+    os.symlink(outside / "missing.txt", no_file[4])
+    os.symlink("../plain.txt", land / "sub" / "again.txt")
+    os.symlink("..", land / "sub" / "up")
     events, honest_events = _events(rng)
     (land / "platform.jsonl").write_text("\n".join(events) + "\n", encoding="utf-8")
     for p in [*land.rglob("*")]:
@@ -130,6 +156,10 @@ def test_hostile_landing_folder(tmp_path, real_hands):
         quarantined = set(q)
         players = {r[0] for r in con.execute("SELECT DISTINCT player FROM seats").fetchall()}
         n_events = con.execute("SELECT count(*) FROM sit_events").fetchone()[0]
+        n_transfers = con.execute("SELECT count(*) FROM transfers").fetchone()[0]
+        refused = dict(con.execute("SELECT source_file, reason FROM quarantine WHERE input_kind = 'file'").fetchall())
+        outside_text = con.execute("SELECT raw FROM quarantine WHERE input_kind = 'text' AND source_file = ?",
+                                   [file_name(land / "plain.txt")]).fetchall()
         log = dict(con.execute("SELECT source_file, status FROM ingest_log").fetchall())
         leaks = 0
         for (table,) in con.execute("SELECT table_name FROM duckdb_tables() WHERE schema_name = 'main'").fetchall():
@@ -139,11 +169,16 @@ def test_hostile_landing_folder(tmp_path, real_hands):
                 leaks += con.execute(f'SELECT count(*) FROM "{table}" WHERE contains("{c}", ?)', [SECRET[:11]]).fetchone()[0]
     finally:
         con.close()
-    assert report.files_read == len(FILE_NAMES) + 4
+    assert report.files_read == len(FILE_NAMES) + 4 + 1 + len(no_file)
     assert honest_ids <= stored, [(h, q.get(h)) for h in sorted(honest_ids - stored)[:5]]  # no honest hand lost
     assert hostile_ids <= quarantined and not hostile_ids & stored
     assert players & set(NAMES) and players <= set(NAMES)  # the hostile names read back whole
-    assert n_events == honest_events
+    assert n_events == honest_events and n_transfers == 0
+    # (the long line accounted for, never held: text outside any hand that says what it was)
+    assert [r[0][:60] for r in outside_text] == ["[railbird: a line of 300,000 characters was not read; it beg"]
+    for link in no_file:
+        assert log[file_name(link)] == "refused" and refused[file_name(link)] == "link to no file"
+    assert log[file_name(land / "plain.txt")] == "done" and file_name(land / "sub" / "again.txt") not in log
     assert leaks == 0
     for link in (land / "leak.txt", land / "sub" / "leakdir", land / "leak.jsonl"):
         assert log[file_name(link)] == "refused"

@@ -548,13 +548,18 @@ def test_truncated_cancelled_and_malformed_hands():
     truncated = CASH.split("*** TURN ***")[0]
     cancelled = CASH.replace("#1001", "#1002").split("*** FLOP ***")[0] + "Hand cancelled\n*** SUMMARY ***\nSeat 1: amy\n"
     no_table = CASH.replace("#1001", "#1003").replace("Table 'Alpha II' 6-max Seat #1 is the button\n", "")
-    r = one("\n\n".join([truncated, cancelled, no_table, CASH.replace("#1001", "#1004")]), "mix.txt")
+    before_deal = (CASH.replace("#1001", "#1005").split("*** HOLE CARDS ***")[0]
+                   + "Hand cancelled\n*** SUMMARY ***\nSeat 1: amy collected ($0)\n")
+    r = one("\n\n".join([truncated, cancelled, no_table, CASH.replace("#1001", "#1004"), before_deal]), "mix.txt")
     q = {x["hand_id"]: x for x in r.quarantine.iter_rows(named=True)}
     assert q["1001"]["reason"] == "truncated hand"
-    assert q["1002"]["reason"] == "hand cancelled"
+    assert q["1002"]["reason"] == q["1005"]["reason"] == "hand cancelled"
+    # (a hand cancelled before the deal is a header, not a hand: README, the share per corpus)
+    assert q["1002"]["detail"] == "cancelled after the deal: the hand text says so"
+    assert q["1005"]["detail"] == "cancelled before the deal: no card dealt, no hand played"
     assert q["1003"]["reason"] == "malformed header"
     assert r.tables["hands"]["hand_id"].to_list() == ["1004"]
-    assert r.headers_seen == 4 == r.tables["hands"].height + r.quarantine.height
+    assert r.headers_seen == 5 == r.tables["hands"].height + r.quarantine.height
     assert q["1002"]["position"] == truncated.count("\n") + 3  # the cancelled hand's header line in the file
 
 

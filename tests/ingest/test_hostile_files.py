@@ -174,7 +174,7 @@ def test_a_link_planted_between_discovery_and_read_is_refused_and_logged(tmp_pat
 def test_a_file_is_read_in_bounded_pieces_and_a_huge_line_is_cut_as_it_is_read(tmp_path, real_hands):
     """A hand file larger than the chunk is read piece by piece (the same hands, lines and quarantine as read
     whole), and a line longer than the limit never held whole: replaced as read by one saying so, the rest read."""
-    from pipelines.lib import landing_read
+    from pipelines.lib.handhistory import pieces as reader
 
     hands = _file(real_hands)
     huge = "PokerStars Hand #1: " + "A" * 300_000
@@ -182,12 +182,12 @@ def test_a_file_is_read_in_bounded_pieces_and_a_huge_line_is_cut_as_it_is_read(t
     f = tmp_path / "big.txt"
     f.write_bytes(text.encode("utf-8"))
     with open(f, "rb") as fh:
-        pieces = list(landing_read.read_pieces(fh, 20_000, block_bytes=4096, max_line=50_000))
+        pieces = list(reader.read_pieces(fh, 20_000, block_bytes=4096, max_line=50_000))
     assert max(len(p) for p, _ in pieces) < 2 * 20_000 + 4096
     assert [n for _, n in pieces] == [sum(p.count(b"\n") for p, _ in pieces[:i]) for i in range(len(pieces))]
     joined = b"".join(p for p, _ in pieces).decode("utf-8")
     assert joined == text.replace(huge, "[railbird: a line of 300,020 bytes was not read; it began: "
-                                  + huge[:landing_read.KEPT_CHARS] + "]")
+                                  + huge[:reader.KEPT_CHARS] + "]")
     st = os.stat(f)
     info = ingest.FileInfo(f, "hands", st.st_size, ingest._mtime(st), st.st_mtime - 10 ** 6, dev=st.st_dev, ino=st.st_ino)
     batch = ingest._read_chunk([info], 0, st.st_mtime, chunk_bytes=20_000)

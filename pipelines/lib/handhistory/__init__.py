@@ -15,6 +15,7 @@ from typing import Iterable, Iterator
 
 from .decode import decode_bytes, file_name, file_path
 from .lines import HEADER_RE
+from .pieces import text_pieces
 from .parse import ParsedHands, TABLE_COLUMNS, TABLE_SCHEMAS, _parse_lines, lines_frame, parse_text
 
 __all__ = ["decode_bytes", "file_name", "file_path", "parse_text", "parse_texts", "parse_files", "ParsedHands", "parse_pool", "TABLE_COLUMNS", "TABLE_SCHEMAS"]
@@ -91,12 +92,27 @@ def parse_texts(texts: list[str], names: list[str], max_chars: int | None = None
 
 
 def _parse_batch(paths: list[str]) -> ParsedHands:
-    """Decode and parse files (see :func:`parse_texts`)."""
+    """Read, decode and parse files (see :func:`parse_texts`): each file by ``pieces.text_pieces``, a file larger
+    than the batch parsed a piece at a time as it is read (memory bounded by a piece, not by the file), the
+    others together; the results in file order."""
     texts: list[str] = []
+    names: list[str] = []
+    parts: list[ParsedHands] = []
     for p in paths:
+        name = file_name(p)
         with open(p, "rb") as fh:
-            texts.append(decode_bytes(fh.read()))
-    return parse_texts(texts, [file_name(p) for p in paths])
+            for text, before, last in text_pieces(fh, _BATCH_BYTES):
+                if before == 0 and last:
+                    texts.append(text)
+                    names.append(name)
+                    continue
+                if texts:
+                    parts.append(parse_texts(texts, names))
+                    texts, names = [], []
+                parts.append(parse_texts([text], [name], line_offsets=[before]))
+    if texts:
+        parts.append(parse_texts(texts, names))
+    return ParsedHands.concat(parts)
 
 
 def parse_files(paths: Iterable[str | Path], workers: int | None = None) -> ParsedHands:

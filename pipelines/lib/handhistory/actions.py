@@ -196,7 +196,8 @@ def read_uncalled(by_kind, names: Names, issues: list[pl.DataFrame]) -> pl.DataF
     uncalled = by_kind("uncalled").with_columns(g=t.str.extract_groups(G.UNCALLED_RE))
     uncalled = uncalled.with_columns(amt=G.money_cents(pl.col("g").struct.field("1")), player=pl.col("g").struct.field("2"))
     uncalled = known(uncalled, names, "player", "known")
-    issues.append(unparsed(uncalled.filter(~pl.col("known") | pl.col("amt").is_null())))
+    issues.append(unparsed(uncalled.filter(~pl.col("known")), " (returned to a name the seat list does not hold)"))
+    issues.append(unparsed(uncalled.filter(pl.col("known") & pl.col("amt").is_null())))
     uncalled = uncalled.filter(pl.col("known") & pl.col("amt").is_not_null())
     return uncalled
 

@@ -62,11 +62,17 @@ def unknown_lines(df: pl.DataFrame, names: Names, issues: list[pl.DataFrame]) ->
     return out.filter(pl.col("kind").is_not_null()).select("hid", "ln", "kind", "t")
 
 
+# the detail of a hand cancelled before any card was dealt: a header, not a hand (README: the share per corpus)
+CANCELLED_BEFORE_DEAL = "cancelled before the deal: no card dealt, no hand played"
+
+
 def hand_issues(hands: pl.DataFrame, issues: list[pl.DataFrame]) -> None:
     """Append the hand-level issues of ``hands`` (unsupported game, cancelled, malformed header, truncated)
     to ``issues``."""
     issues.append(issue(hands.filter(pl.col("unsupported")), 0, "unsupported game", pl.col("pre")))
-    issues.append(issue(hands.filter(pl.col("cancelled")), 1, "hand cancelled", pl.lit("the hand text says it was cancelled")))
+    issues.append(issue(hands.filter(pl.col("cancelled")), 1, "hand cancelled",
+                        pl.when(pl.col("dealt")).then(pl.lit("cancelled after the deal: the hand text says so"))
+                        .otherwise(pl.lit(CANCELLED_BEFORE_DEAL))))
     issues.append(issue(hands.filter(pl.col("header_error").is_not_null()), 2, "malformed header", pl.col("header_error")))
     trunc = hands.filter(~pl.col("has_summary") | ~pl.col("has_total") | (pl.col("n_seat_lines") == 0))
     issues.append(issue(trunc, 3, "truncated hand", pl.when(~pl.col("has_summary")).then(pl.lit("no *** SUMMARY *** section"))

@@ -35,37 +35,49 @@ def _looks_utf16(data: bytes) -> str | None:
     return None
 
 
+def utf16_encoding(head: bytes) -> tuple[str, int] | None:
+    """The UTF-16 codec of a file whose first bytes are ``head`` and the length of its byte-order mark:
+    ``("utf-16-le", 2)``, ``("utf-16-be", 2)``, a BOM-less guess from the zero bytes of the first KB
+    (:func:`_looks_utf16`) with 0, or ``None`` (not UTF-16). A UTF-32 LE mark is not UTF-16."""
+    if head.startswith(codecs.BOM_UTF16_LE) and not head.startswith(codecs.BOM_UTF32_LE):
+        return "utf-16-le", 2
+    if head.startswith(codecs.BOM_UTF16_BE):
+        return "utf-16-be", 2
+    guess = _looks_utf16(head)
+    return (guess, 0) if guess else None
+
+
 def decode_bytes(data: bytes) -> str:
     """Decode the bytes of a hand-history file to text with ``\\n`` line ends.
 
     Never raises on content: undecodable bytes become U+FFFD.
     """
-    if data.startswith(codecs.BOM_UTF16_LE) and not data.startswith(codecs.BOM_UTF32_LE):
-        text = data[2:].decode("utf-16-le", errors="replace")
-    elif data.startswith(codecs.BOM_UTF16_BE):
-        text = data[2:].decode("utf-16-be", errors="replace")
+    wide = utf16_encoding(data[:1024])
+    if wide:
+        text = data[wide[1]:].decode(wide[0], errors="replace")
     else:
-        guess = _looks_utf16(data)
-        if guess:
-            text = data.decode(guess, errors="replace")
-        else:
-            try:
-                text = data.decode("utf-8")
-            except UnicodeDecodeError:
-                # a UTF-8 byte-order mark (or several) on a file with damaged bytes: not content in any decoding
-                while data.startswith(codecs.BOM_UTF8):
-                    data = data[len(codecs.BOM_UTF8):]
-                good = len(_UTF8_MULTIBYTE.findall(data))
-                high = len(_HIGH_BYTE.findall(data))
-                # Each valid multibyte sequence holds >= 2 high bytes; if most of
-                # the high bytes are explained by UTF-8 sequences, keep UTF-8.
-                if good and good * 2 >= 0.6 * high:
-                    text = data.decode("utf-8", errors="replace")
-                else:
-                    text = data.decode("cp1252", errors="replace")
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError:
+            # a UTF-8 byte-order mark (or several) on a file with damaged bytes: not content in any decoding
+            while data.startswith(codecs.BOM_UTF8):
+                data = data[len(codecs.BOM_UTF8):]
+            good = len(_UTF8_MULTIBYTE.findall(data))
+            high = len(_HIGH_BYTE.findall(data))
+            # Each valid multibyte sequence holds >= 2 high bytes; if most of
+            # the high bytes are explained by UTF-8 sequences, keep UTF-8.
+            if good and good * 2 >= 0.6 * high:
+                text = data.decode("utf-8", errors="replace")
+            else:
+                text = data.decode("cp1252", errors="replace")
+    return clean_text(text)
+
+
+def clean_text(text: str) -> str:
+    """Decoded text as the parser reads it: ``\\r\\n`` and a lone ``\\r`` become ``\\n``, byte-order marks
+    (possibly doubled, possibly mid-file where files were concatenated) are dropped, and every line longer than
+    :data:`MAX_LINE_CHARS` is replaced (:func:`cap_lines`)."""
     text = text.replace("\r\n", "\n").replace("\r", "\n")
-    # Byte-order marks (possibly doubled, possibly mid-file where files were
-    # concatenated) are not content.
     text = text.replace("\ufeff", "")
     return cap_lines(text)
 

@@ -115,6 +115,8 @@ NEUTRAL_RE = (
     r"The hand was run twice|Dealing .*)$"
 )
 CANCELLED_RE = r"(?i)^hand cancelled$|hand was cancelled|^Hand canceled$"
+# a line saying cards were dealt: a deal marker (Hold'em/Omaha, draw, stud) or a player's cards
+DEALT_MARK_RE = r"^\*\*\* (?:HOLE CARDS|DEALING HANDS|3rd STREET) \*\*\*|^Dealt to "
 
 
 # Amounts as almost all lines write them: an optional currency sign, digits, an
@@ -136,6 +138,8 @@ def _money_series(s: pl.Series) -> pl.Series:
     s = s.cast(pl.String)
     # (an amount written with more than ~30 characters is out of range anyway, and would overflow the decimal cast)
     s = s.set(s.str.len_bytes() > 30, None) if s.len() else s
+    # (no amount a room writes is negative: "$-5" is null, never read as 5)
+    s = s.set(s.str.contains("-", literal=True), None) if s.len() else s
     plain = s.str.contains(_PLAIN_AMOUNT)
     n_other = s.len() - s.null_count() - int(plain.sum())
     if n_other == 0:
@@ -170,7 +174,7 @@ def money_cents(expr: pl.Expr) -> pl.Expr:
     Everything but digits and separators is dropped; a comma is a decimal
     comma when it is the last separator and is followed by one or two digits
     ("0,25", "1.234,50"), otherwise commas group thousands; the result is
-    read as a decimal with two places; an amount above :data:`MAX_CENTS` reads as null. Evaluated once per column (Series
+    read as a decimal with two places; an amount above :data:`MAX_CENTS`, or holding a minus sign, reads as null. Evaluated once per column (Series
     operations, no per-row Python). Null in, null out.
     """
     return expr.map_batches(_money_series, return_dtype=pl.Int64)

@@ -236,7 +236,7 @@ def hand_sections(lines: pl.DataFrame) -> pl.DataFrame:
 
 def hand_frame(hand_lines: pl.DataFrame, files: list[str]) -> pl.DataFrame:
     """One row per hand of the non-blank ``hand_lines``: header fields (:func:`parse_headers`), table line,
-    source file and line, summary/total/seat-line counts, cancelled, content_hash."""
+    source file and line, summary/total/seat-line counts, cancelled, dealt (cards were dealt), content_hash."""
     t = pl.col("t")
     # Each hand's rows are contiguous and start with its header, so the
     # per-hand firsts are the header rows, the second line is the row after
@@ -267,7 +267,9 @@ def hand_frame(hand_lines: pl.DataFrame, files: list[str]) -> pl.DataFrame:
     # UTF-8 text): one hashlib call per hand is cheaper than a DuckDB round trip
     # "cancelled": any line of the hand matches; tested once on the hand's
     # joined lines (multi-line mode: ^ and $ at line ends; blank lines never match)
-    hands = hands.with_columns(cancelled=pl.col("norm").str.contains("(?m)" + G.CANCELLED_RE))
+    # ("dealt": a deal marker or a "Dealt to" line: a hand cancelled without one was cancelled before the deal)
+    hands = hands.with_columns(cancelled=pl.col("norm").str.contains("(?m)" + G.CANCELLED_RE),
+                               dealt=pl.col("norm").str.contains("(?m)" + G.DEALT_MARK_RE))
     md5 = hashlib.md5
     hands = hands.with_columns(content_hash=pl.Series(
         # (bytes straight from the column's UTF-8 buffer: no str objects, no encode)

@@ -9,7 +9,7 @@ import polars as pl
 
 from detectors import stats
 from detectors.base import HAND_INPUTS, Evidence, PairDetector, Signal
-from detectors.heads_up_flipping.spots import hu_hands, pair_tests
+from detectors.heads_up_flipping.spots import hu_hands, pair_qvalues, pair_tests, pair_weights
 
 #: the reproduction query of a pair's flips, deepest first, with both players' cards ($player and $opponent
 #: bound by the reader); the weak ones at ``min_depth_bb`` or deeper are the evidence count
@@ -103,7 +103,9 @@ class HeadsUpFlippingDetector(PairDetector):
 
     def score(self, con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
         """One row per pair that played a heads-up match: the weak-flip count ``k`` in ``n`` hands, its
-        ``expected`` count under the pair's own rates, ``p_value``, BH ``q_value`` and ``score`` = −log10 q.
+        ``expected`` count under the pair's own rates, ``p_value``, the pair's ``weight`` (its matches together,
+        mean 1, :func:`~detectors.heads_up_flipping.spots.pair_weights`), the weighted BH ``q_value`` and
+        ``score`` = −log10 q.
 
         Parameters
         ----------
@@ -116,8 +118,8 @@ class HeadsUpFlippingDetector(PairDetector):
         if p.is_empty():
             return p.with_columns(accounts=pl.lit([], pl.List(pl.Utf8)), tournaments=pl.lit([], pl.List(pl.Utf8)),
                                   q_value=pl.lit(None, pl.Float64), score=pl.lit(None, pl.Float64))
-        q = stats.bh_qvalues(p["p_value"].to_numpy())
-        return p.with_columns(accounts=pl.concat_list("player", "opponent"),
+        q = pair_qvalues(p)
+        return p.with_columns(accounts=pl.concat_list("player", "opponent"), weight=pl.Series(pair_weights(p)),
                               q_value=pl.Series(q), score=pl.Series(stats.score_from_q(q))).sort("score", descending=True)
 
     def flag(self, scores: pl.DataFrame) -> pl.DataFrame:
@@ -148,7 +150,9 @@ class HeadsUpFlippingDetector(PairDetector):
                      f"starting hands) in {n} heads-up hands at {self.min_depth_bb:g} bb or deeper; their own rates "
                      f"against other opponents (and the room's) predict {e:.3g}", sql),
             Evidence("matches flipped", float(row.get("flip_matches") or 0), None, int(row.get("matches") or 0), None,
-                     f"weak flips in {int(row.get('flip_matches') or 0)} of their {int(row.get('matches') or 0)} matches"),
+                     f"weak flips in {int(row.get('flip_matches') or 0)} of their {int(row.get('matches') or 0)} matches; "
+                     f"the matches together weigh the pair's test {float(row.get('weight') or 1.0):.2f} times the "
+                     f"average pair's in the false-discovery control"),
             Evidence("median match hand of a flip", row.get("early"), None, k, None,
                      "the hand of the match the weak flips at depth came at (1 = the first)"),
             Evidence("short-stack flips (not counted)", float(short), self.short_rate_, n_short, None,

@@ -20,7 +20,7 @@ Seeds. Tuning seeds (looked at while changing the detectors, never reported as r
 populations of the earlier sections of docs/measurements.md. Held-out seeds: 3001-3010. The script refuses
 a tuning seed unless ``--tuning`` is given and says TUNING in its output. ``--build-only`` generates and
 reads the populations without running a detector or reading a label (held-out populations can be built
-while tuning goes on).
+while tuning goes on); ``--score-only`` scores those already built and builds none.
 
     PYTHONHASHSEED=0 nice -n 10 python benchmarks/two_kinds_bench.py --work /tmp/flip/ho --seeds 3001 3002 3003
     PYTHONHASHSEED=0 nice -n 10 python benchmarks/two_kinds_bench.py --work /tmp/flip/ho --seeds 3004 \\
@@ -143,6 +143,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--kinds", nargs="+", default=list(KINDS), choices=list(KINDS))
     ap.add_argument("--tuning", action="store_true", help="allow tuning seeds (the output says TUNING)")
     ap.add_argument("--build-only", action="store_true", help="generate and read only: no detector, no label read")
+    ap.add_argument("--score-only", action="store_true", help="score the populations already built under --work; "
+                    "build none (the others are skipped and named)")
     args = ap.parse_args(argv)
     if os.environ.get("PYTHONHASHSEED") != "0":
         ap.error("run with PYTHONHASHSEED=0: the generated chat depends on the hash seed")
@@ -155,6 +157,10 @@ def main(argv: list[str] | None = None) -> int:
         pooled: dict = {}
         for preset in args.presets:
             for seed in args.seeds:
+                d = args.work / f"{preset}-{seed}-{hands}"
+                if args.score_only and not (d / "home" / "warehouse.duckdb").is_file():
+                    print(f"{d.name}: not built, skipped (--score-only)", flush=True)
+                    continue
                 d = build(args.work, preset, seed, hands, args.groups)
                 if not args.build_only:
                     score(d, pooled, tuple(args.kinds))

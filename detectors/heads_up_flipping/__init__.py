@@ -20,7 +20,9 @@ tail (a negative binomial: the rates are estimates) is the p-value, and
 Benjamini–Hochberg across the pairs, each pair weighted by the matches the two
 played together (flipping is settled again and again between the same two
 accounts; the schedule, not the flips, fixes that number), gives the q-value.
-A pair is flagged iff q <= ``alpha`` and it flipped at least ``min_flips`` times.
+A pair is flagged iff q <= ``alpha``, it flipped at least ``min_flips`` times
+and in at least ``min_flip_matches`` of its matches (flips within one match are two
+loose players meeting once, not an agreement).
 
 Conditioning on depth is the test of the benign explanation: under
 ``min_depth_bb`` big blinds push-or-fold forces all-ins with wide ranges, and

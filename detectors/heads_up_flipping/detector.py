@@ -51,6 +51,10 @@ class HeadsUpFlippingDetector(PairDetector):
         hands of the population's rate in each bin's prior of a player's own rate.
     min_flips : int
         the fewest weak flips between the two a flag needs.
+    min_flip_matches : int
+        the fewest of their matches with a weak flip a flag needs: flips within one match are two loose
+        players meeting once (their own rates against others cannot say how two of them play each other),
+        not an agreement to settle match after match.
     max_unflagged : int
         unflagged pairs kept in :meth:`threshold`'s frame (the strongest).
     """
@@ -61,13 +65,14 @@ class HeadsUpFlippingDetector(PairDetector):
     def __init__(self, *, alpha: float = 0.01, random_state: int = 0, weak_pct: float = 0.85,
                  min_depth_bb: float = 12.0, depth_bins: tuple[float, ...] = (20.0, 35.0, 50.0),
                  prior_strength: float = 50.0,
-                 min_flips: int = 3, max_unflagged: int = 100) -> None:
+                 min_flips: int = 3, min_flip_matches: int = 2, max_unflagged: int = 100) -> None:
         super().__init__(alpha=alpha, random_state=random_state)
         self.weak_pct = weak_pct
         self.min_depth_bb = min_depth_bb
         self.depth_bins = depth_bins
         self.prior_strength = prior_strength
         self.min_flips = min_flips
+        self.min_flip_matches = min_flip_matches
         self.max_unflagged = max_unflagged
 
     def fit(self, con: duckdb.DuckDBPyConnection) -> "HeadsUpFlippingDetector":
@@ -123,8 +128,10 @@ class HeadsUpFlippingDetector(PairDetector):
                               q_value=pl.Series(q), score=pl.Series(stats.score_from_q(q))).sort("score", descending=True)
 
     def flag(self, scores: pl.DataFrame) -> pl.DataFrame:
-        """Flagged iff q <= ``alpha`` and at least ``min_flips`` weak flips between the two."""
-        return scores.with_columns(flagged=(pl.col("q_value") <= self.alpha) & (pl.col("k") >= self.min_flips))
+        """Flagged iff q <= ``alpha``, at least ``min_flips`` weak flips between the two, and weak flips in at least
+        ``min_flip_matches`` of their matches."""
+        return scores.with_columns(flagged=(pl.col("q_value") <= self.alpha) & (pl.col("k") >= self.min_flips)
+                                   & (pl.col("flip_matches") >= self.min_flip_matches))
 
     def explain(self, con: duckdb.DuckDBPyConnection, row: dict[str, Any]) -> Signal:
         """The signal of one row of :meth:`threshold`: the weak flips against the expected count, the
@@ -163,8 +170,10 @@ class HeadsUpFlippingDetector(PairDetector):
                   f"flips) are not counted, and the expected count is conditioned on the depth (bins at "
                   f"{', '.join(f'{x:g}' for x in self.depth_bins)} bb), so hyper-turbo and late-level all-ins are "
                   f"expected, not accused; {k} weak flips came at {self.min_depth_bb:g} bb or deeper where "
-                  f"{e:.3g} were expected. The final match of a scheduled heads-up tournament is exempt and not "
-                  f"counted ({self.exempt_} hands in the warehouse).")
+                  f"{e:.3g} were expected. Two loose players who flip again and again in one match are not an "
+                  f"agreement: a flag needs weak flips in at least {self.min_flip_matches} of the pair's matches "
+                  f"(here {int(row.get('flip_matches') or 0)} of {int(row.get('matches') or 0)}). The final match of "
+                  f"a scheduled heads-up tournament is exempt and not counted ({self.exempt_} hands in the warehouse).")
         return Signal(
             kind=self.kind, accounts=list(row["accounts"]), score=float(row["score"] or 0.0), flagged=bool(row["flagged"]),
             summary=(f"{a} and {b}: {k} weak flips in {n} heads-up hands over {int(row.get('matches') or 0)} matches "

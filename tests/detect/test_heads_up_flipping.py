@@ -174,3 +174,12 @@ def test_a_pair_that_meets_again_and_again_weighs_more_in_the_false_discovery_co
     from detectors import stats
     plain = stats.bh_qvalues(det.pairs_["p_value"].to_numpy())
     assert plain[(det.pairs_["player"] == sorted(FLIPPERS)[0]).to_numpy()][0] > det.alpha
+
+
+def test_two_loose_players_flipping_within_one_match_are_not_flagged():
+    w = _world()
+    w.match("4999", "reg06", "reg07", n=20, flips=(2, 6, 10, 14))  # four weak flips at depth, one match
+    con = w.con_()
+    assert _flagged(con) == [sorted(FLIPPERS)]
+    # the rule that spares them: without it the one match's flips are a flag
+    assert sorted(["reg06", "reg07"]) in _flagged(con, min_flip_matches=1)

@@ -32,8 +32,9 @@ room's short-stack rate), and at depth the null is conditioned on the depth bin.
 The case also says how early in the match the flips came.
 
 References: Benjamini & Hochberg, JRSS B 1995 (false discovery rate); Genovese,
-Roeder & Wasserman, Biometrika 2006 (weighted BH, :func:`detectors.stats.weighted_bh_pvalues`); the
-predictive tail is :func:`detectors.stats.predictive_count_tail`.
+Roeder & Wasserman, Biometrika 2006 (weighted BH,
+:func:`detectors.stats.weighted_bh_pvalues`); the predictive tail is
+:func:`detectors.stats.predictive_count_tail`.
 """
 
 from detectors.heads_up_flipping.detector import HeadsUpFlippingDetector

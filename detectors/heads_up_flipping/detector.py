@@ -147,6 +147,7 @@ class HeadsUpFlippingDetector(PairDetector):
         a, b = row["player"], row["opponent"]
         k, n, e = int(row.get("k") or 0), int(row.get("n") or 0), float(row.get("expected") or 0.0)
         short, n_short = int(row.get("short") or 0), int(row.get("n_short") or 0)
+        fm, matches = int(row.get("flip_matches") or 0), int(row.get("matches") or 0)
         h = self.hands_.filter((pl.col("a") == a) & (pl.col("b") == b) & pl.col("weak") & ~pl.col("exempt")
                                & (pl.col("eff_bb") >= self.min_depth_bb))
         hands = h.sort(["eff_bb", "hand_id"], descending=[True, False])["hand_id"].to_list()
@@ -156,10 +157,9 @@ class HeadsUpFlippingDetector(PairDetector):
                      f"{k} weak flips (both all in preflop, the weaker hand outside the top {1 - self.weak_pct:.0%} of "
                      f"starting hands) in {n} heads-up hands at {self.min_depth_bb:g} bb or deeper; their own rates "
                      f"against other opponents (and the room's) predict {e:.3g}", sql),
-            Evidence("matches flipped", float(row.get("flip_matches") or 0), None, int(row.get("matches") or 0), None,
-                     f"weak flips in {int(row.get('flip_matches') or 0)} of their {int(row.get('matches') or 0)} matches; "
-                     f"the matches together weigh the pair's test {float(row.get('weight') or 1.0):.2f} times the "
-                     f"average pair's in the false-discovery control"),
+            Evidence("matches flipped", float(fm), None, matches, None,
+                     f"weak flips in {fm} of their {matches} matches; the matches together weigh the pair's test "
+                     f"{float(row.get('weight') or 1.0):.2f} times the average pair's in the false-discovery control"),
             Evidence("median match hand of a flip", row.get("early"), None, k, None,
                      "the hand of the match the weak flips at depth came at (1 = the first)"),
             Evidence("short-stack flips (not counted)", float(short), self.short_rate_, n_short, None,
@@ -172,11 +172,11 @@ class HeadsUpFlippingDetector(PairDetector):
                   f"expected, not accused; {k} weak flips came at {self.min_depth_bb:g} bb or deeper where "
                   f"{e:.3g} were expected. Two loose players who flip again and again in one match are not an "
                   f"agreement: a flag needs weak flips in at least {self.min_flip_matches} of the pair's matches "
-                  f"(here {int(row.get('flip_matches') or 0)} of {int(row.get('matches') or 0)}). The final match of "
-                  f"a scheduled heads-up tournament is exempt and not counted ({self.exempt_} hands in the warehouse).")
+                  f"(here {fm} of {matches}). The final match of a scheduled heads-up tournament is exempt and "
+                  f"not counted ({self.exempt_} hands in the warehouse).")
         return Signal(
             kind=self.kind, accounts=list(row["accounts"]), score=float(row["score"] or 0.0), flagged=bool(row["flagged"]),
-            summary=(f"{a} and {b}: {k} weak flips in {n} heads-up hands over {int(row.get('matches') or 0)} matches "
+            summary=(f"{a} and {b}: {k} weak flips in {n} heads-up hands over {matches} matches "
                      f"(expected {e:.3g}); q = {row.get('q_value') if row.get('q_value') is not None else 1:.2g}"),
             tournaments=list(row.get("tournaments") or []), hands=hands, evidence=ev, benign=benign,
             p_value=row.get("p_value"),

@@ -89,9 +89,9 @@ def pair_tests(hands: pl.DataFrame, *, prior_strength: float, alpha: float,
 
     Hands with an effective stack under ``min_depth_bb`` big blinds (push-or-fold: short stacks must
     shove) are left out of the test and counted apart (``short``). A first pass finds the pairs whose
-    count is an outlier (q <= ``alpha``, :func:`pair_qvalues`), the second leaves their hands out of the population's rates
-    and of every player's own baseline (each pair's own count stays), so that planted flips do not raise
-    the rate the others are judged by. Returns as :func:`count_tests`, the pairs with ``short`` (weak
+    count is an outlier (q <= ``alpha``, :func:`pair_qvalues`), the second leaves their hands out of the
+    population's rates and of every player's own baseline (each pair's own count stays), so that planted
+    flips do not raise the rate the others are judged by. Returns as :func:`count_tests`, the pairs with ``short`` (weak
     flips under ``min_depth_bb``) and ``n_short`` (hands)."""
     h_all = hands.filter(~pl.col("exempt"))
     h = h_all.filter(pl.col("eff_bb") >= min_depth_bb)
@@ -121,8 +121,8 @@ def pair_weights(pairs: pl.DataFrame) -> np.ndarray:
 
 def pair_qvalues(pairs: pl.DataFrame) -> np.ndarray:
     """The q-values of the pairs' tests: Benjamini–Hochberg on the p-values weighted by :func:`pair_weights`."""
-    m = pairs["matches"].to_numpy().astype(float)
-    return stats.bh_qvalues(stats.weighted_bh_pvalues(pairs["p_value"].to_numpy(), np.ones_like(m), prior=m))
+    w = pair_weights(pairs)
+    return stats.bh_qvalues(stats.weighted_bh_pvalues(pairs["p_value"].to_numpy(), np.ones_like(w), prior=w))
 
 
 def count_tests(h: pl.DataFrame, base: pl.DataFrame, *, prior_strength: float) -> tuple[pl.DataFrame, pl.DataFrame]:

@@ -17,18 +17,24 @@ are counted and tested, depth bin by depth bin, against the two players' own
 weak-flip rate against other opponents, shrunk towards the population's rate
 in that bin (a Beta prior of ``prior_strength`` hands); the count's predictive
 tail (a negative binomial: the rates are estimates) is the p-value, and
-Benjamini–Hochberg across the pairs gives the q-value. A pair is flagged iff
-q <= ``alpha`` and it flipped at least ``min_flips`` times.
+Benjamini–Hochberg across the pairs, each pair weighted by the matches the two
+played together (flipping is settled again and again between the same two
+accounts; the schedule, not the flips, fixes that number), gives the q-value.
+A pair is flagged iff q <= ``alpha``, it flipped at least ``min_flips`` times
+and in at least ``min_flip_matches`` of its matches (flips within one match are two
+loose players meeting once, not an agreement).
 
-Conditioning on depth is the test of the benign explanation: with 8 big
-blinds or fewer push-or-fold forces all-ins with wide ranges, and hyper-turbo
-structures get there in a few hands; those flips are expected at the
-population's high short-stack rate and do not accuse anyone. The case says how
-many of the pair's flips came at 15 big blinds or deeper and how early in the
-match.
+Conditioning on depth is the test of the benign explanation: under
+``min_depth_bb`` big blinds push-or-fold forces all-ins with wide ranges, and
+hyper-turbo structures get there in a few hands; those hands are left out of the
+count (the case shows how many of the pair's weak flips came there, against the
+room's short-stack rate), and at depth the null is conditioned on the depth bin.
+The case also says how early in the match the flips came.
 
-References: Benjamini & Hochberg, JRSS B 1995 (false discovery rate); the
-predictive tail is :func:`detectors.stats.predictive_count_tail`.
+References: Benjamini & Hochberg, JRSS B 1995 (false discovery rate); Genovese,
+Roeder & Wasserman, Biometrika 2006 (weighted BH,
+:func:`detectors.stats.weighted_bh_pvalues`); the predictive tail is
+:func:`detectors.stats.predictive_count_tail`.
 """
 
 from detectors.heads_up_flipping.detector import HeadsUpFlippingDetector

@@ -9,7 +9,7 @@ import polars as pl
 
 from detectors import stats
 from detectors.base import HAND_INPUTS, Evidence, PairDetector, Signal
-from detectors.heads_up_flipping.spots import hu_hands, pair_tests
+from detectors.heads_up_flipping.spots import hu_hands, pair_qvalues, pair_tests, pair_weights
 
 #: the reproduction query of a pair's flips, deepest first, with both players' cards ($player and $opponent
 #: bound by the reader); the weak ones at ``min_depth_bb`` or deeper are the evidence count
@@ -51,6 +51,10 @@ class HeadsUpFlippingDetector(PairDetector):
         hands of the population's rate in each bin's prior of a player's own rate.
     min_flips : int
         the fewest weak flips between the two a flag needs.
+    min_flip_matches : int
+        the fewest of their matches with a weak flip a flag needs: flips within one match are two loose
+        players meeting once (their own rates against others cannot say how two of them play each other),
+        not an agreement to settle match after match.
     max_unflagged : int
         unflagged pairs kept in :meth:`threshold`'s frame (the strongest).
     """
@@ -61,13 +65,14 @@ class HeadsUpFlippingDetector(PairDetector):
     def __init__(self, *, alpha: float = 0.01, random_state: int = 0, weak_pct: float = 0.85,
                  min_depth_bb: float = 12.0, depth_bins: tuple[float, ...] = (20.0, 35.0, 50.0),
                  prior_strength: float = 50.0,
-                 min_flips: int = 3, max_unflagged: int = 100) -> None:
+                 min_flips: int = 3, min_flip_matches: int = 2, max_unflagged: int = 100) -> None:
         super().__init__(alpha=alpha, random_state=random_state)
         self.weak_pct = weak_pct
         self.min_depth_bb = min_depth_bb
         self.depth_bins = depth_bins
         self.prior_strength = prior_strength
         self.min_flips = min_flips
+        self.min_flip_matches = min_flip_matches
         self.max_unflagged = max_unflagged
 
     def fit(self, con: duckdb.DuckDBPyConnection) -> "HeadsUpFlippingDetector":
@@ -103,7 +108,9 @@ class HeadsUpFlippingDetector(PairDetector):
 
     def score(self, con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
         """One row per pair that played a heads-up match: the weak-flip count ``k`` in ``n`` hands, its
-        ``expected`` count under the pair's own rates, ``p_value``, BH ``q_value`` and ``score`` = −log10 q.
+        ``expected`` count under the pair's own rates, ``p_value``, the pair's ``weight`` (its matches together,
+        mean 1, :func:`~detectors.heads_up_flipping.spots.pair_weights`), the weighted BH ``q_value`` and
+        ``score`` = −log10 q.
 
         Parameters
         ----------
@@ -116,13 +123,15 @@ class HeadsUpFlippingDetector(PairDetector):
         if p.is_empty():
             return p.with_columns(accounts=pl.lit([], pl.List(pl.Utf8)), tournaments=pl.lit([], pl.List(pl.Utf8)),
                                   q_value=pl.lit(None, pl.Float64), score=pl.lit(None, pl.Float64))
-        q = stats.bh_qvalues(p["p_value"].to_numpy())
-        return p.with_columns(accounts=pl.concat_list("player", "opponent"),
+        q = pair_qvalues(p)
+        return p.with_columns(accounts=pl.concat_list("player", "opponent"), weight=pl.Series(pair_weights(p)),
                               q_value=pl.Series(q), score=pl.Series(stats.score_from_q(q))).sort("score", descending=True)
 
     def flag(self, scores: pl.DataFrame) -> pl.DataFrame:
-        """Flagged iff q <= ``alpha`` and at least ``min_flips`` weak flips between the two."""
-        return scores.with_columns(flagged=(pl.col("q_value") <= self.alpha) & (pl.col("k") >= self.min_flips))
+        """Flagged iff q <= ``alpha``, at least ``min_flips`` weak flips between the two, and weak flips in at least
+        ``min_flip_matches`` of their matches."""
+        return scores.with_columns(flagged=(pl.col("q_value") <= self.alpha) & (pl.col("k") >= self.min_flips)
+                                   & (pl.col("flip_matches") >= self.min_flip_matches))
 
     def explain(self, con: duckdb.DuckDBPyConnection, row: dict[str, Any]) -> Signal:
         """The signal of one row of :meth:`threshold`: the weak flips against the expected count, the
@@ -138,6 +147,7 @@ class HeadsUpFlippingDetector(PairDetector):
         a, b = row["player"], row["opponent"]
         k, n, e = int(row.get("k") or 0), int(row.get("n") or 0), float(row.get("expected") or 0.0)
         short, n_short = int(row.get("short") or 0), int(row.get("n_short") or 0)
+        fm, matches = int(row.get("flip_matches") or 0), int(row.get("matches") or 0)
         h = self.hands_.filter((pl.col("a") == a) & (pl.col("b") == b) & pl.col("weak") & ~pl.col("exempt")
                                & (pl.col("eff_bb") >= self.min_depth_bb))
         hands = h.sort(["eff_bb", "hand_id"], descending=[True, False])["hand_id"].to_list()
@@ -147,8 +157,9 @@ class HeadsUpFlippingDetector(PairDetector):
                      f"{k} weak flips (both all in preflop, the weaker hand outside the top {1 - self.weak_pct:.0%} of "
                      f"starting hands) in {n} heads-up hands at {self.min_depth_bb:g} bb or deeper; their own rates "
                      f"against other opponents (and the room's) predict {e:.3g}", sql),
-            Evidence("matches flipped", float(row.get("flip_matches") or 0), None, int(row.get("matches") or 0), None,
-                     f"weak flips in {int(row.get('flip_matches') or 0)} of their {int(row.get('matches') or 0)} matches"),
+            Evidence("matches flipped", float(fm), None, matches, None,
+                     f"weak flips in {fm} of their {matches} matches; the matches together weigh the pair's test "
+                     f"{float(row.get('weight') or 1.0):.2f} times the average pair's in the false-discovery control"),
             Evidence("median match hand of a flip", row.get("early"), None, k, None,
                      "the hand of the match the weak flips at depth came at (1 = the first)"),
             Evidence("short-stack flips (not counted)", float(short), self.short_rate_, n_short, None,
@@ -159,11 +170,13 @@ class HeadsUpFlippingDetector(PairDetector):
                   f"flips) are not counted, and the expected count is conditioned on the depth (bins at "
                   f"{', '.join(f'{x:g}' for x in self.depth_bins)} bb), so hyper-turbo and late-level all-ins are "
                   f"expected, not accused; {k} weak flips came at {self.min_depth_bb:g} bb or deeper where "
-                  f"{e:.3g} were expected. The final match of a scheduled heads-up tournament is exempt and not "
-                  f"counted ({self.exempt_} hands in the warehouse).")
+                  f"{e:.3g} were expected. Two loose players who flip again and again in one match are not an "
+                  f"agreement: a flag needs weak flips in at least {self.min_flip_matches} of the pair's matches "
+                  f"(here {fm} of {matches}). The final match of a scheduled heads-up tournament is exempt and "
+                  f"not counted ({self.exempt_} hands in the warehouse).")
         return Signal(
             kind=self.kind, accounts=list(row["accounts"]), score=float(row["score"] or 0.0), flagged=bool(row["flagged"]),
-            summary=(f"{a} and {b}: {k} weak flips in {n} heads-up hands over {int(row.get('matches') or 0)} matches "
+            summary=(f"{a} and {b}: {k} weak flips in {n} heads-up hands over {matches} matches "
                      f"(expected {e:.3g}); q = {row.get('q_value') if row.get('q_value') is not None else 1:.2g}"),
             tournaments=list(row.get("tournaments") or []), hands=hands, evidence=ev, benign=benign,
             p_value=row.get("p_value"),

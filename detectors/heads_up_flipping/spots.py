@@ -89,14 +89,14 @@ def pair_tests(hands: pl.DataFrame, *, prior_strength: float, alpha: float,
 
     Hands with an effective stack under ``min_depth_bb`` big blinds (push-or-fold: short stacks must
     shove) are left out of the test and counted apart (``short``). A first pass finds the pairs whose
-    count is an outlier (BH q <= ``alpha``), the second leaves their hands out of the population's rates
-    and of every player's own baseline (each pair's own count stays), so that planted flips do not raise
-    the rate the others are judged by. Returns as :func:`count_tests`, the pairs with ``short`` (weak
+    count is an outlier (q <= ``alpha``, :func:`pair_qvalues`), the second leaves their hands out of the
+    population's rates and of every player's own baseline (each pair's own count stays), so that planted
+    flips do not raise the rate the others are judged by. Returns as :func:`count_tests`, the pairs with ``short`` (weak
     flips under ``min_depth_bb``) and ``n_short`` (hands)."""
     h_all = hands.filter(~pl.col("exempt"))
     h = h_all.filter(pl.col("eff_bb") >= min_depth_bb)
     first, _ = count_tests(h, h, prior_strength=prior_strength)
-    out = first.filter(pl.Series(stats.bh_qvalues(first["p_value"].to_numpy()) <= alpha)).select("player", "opponent")
+    out = first.filter(pl.Series(pair_qvalues(first) <= alpha)).select("player", "opponent")
     base = h.join(out.rename({"player": "a", "opponent": "b"}), on=["a", "b"], how="anti")
     pairs, pop = count_tests(h, base, prior_strength=prior_strength)
     short = (h_all.filter(pl.col("eff_bb") < min_depth_bb).group_by("a", "b")
@@ -104,6 +104,25 @@ def pair_tests(hands: pl.DataFrame, *, prior_strength: float, alpha: float,
              .rename({"a": "player", "b": "opponent"}))
     return (pairs.join(short, on=["player", "opponent"], how="left")
             .with_columns(pl.col("short", "n_short").fill_null(0)), pop)
+
+
+def pair_weights(pairs: pl.DataFrame) -> np.ndarray:
+    """Each pair's weight in the weighted Benjamini–Hochberg procedure: its matches played together, rescaled
+    to mean 1 over the pairs tested.
+
+    Flipping is settling match after match between the same two accounts; how many matches two accounts
+    play is fixed by who enters which tournament, not by the flips, so under the null it is independent of
+    the pair's p-value, and the weighted procedure keeps the false-discovery rate while moving its budget to
+    the pairs who meet again and again (Genovese, Roeder & Wasserman, Biometrika 2006; Roeder & Wasserman,
+    Stat. Sci. 2009: :func:`detectors.stats.weighted_bh_pvalues` with the matches as its ``prior``)."""
+    m = pairs["matches"].to_numpy().astype(float)
+    return m * len(m) / m.sum() if len(m) and m.sum() > 0 else np.ones_like(m)
+
+
+def pair_qvalues(pairs: pl.DataFrame) -> np.ndarray:
+    """The q-values of the pairs' tests: Benjamini–Hochberg on the p-values weighted by :func:`pair_weights`."""
+    w = pair_weights(pairs)
+    return stats.bh_qvalues(stats.weighted_bh_pvalues(pairs["p_value"].to_numpy(), np.ones_like(w), prior=w))
 
 
 def count_tests(h: pl.DataFrame, base: pl.DataFrame, *, prior_strength: float) -> tuple[pl.DataFrame, pl.DataFrame]:
@@ -149,4 +168,4 @@ def count_tests(h: pl.DataFrame, base: pl.DataFrame, *, prior_strength: float) -
     return per.rename({"a": "player", "b": "opponent"}).with_columns(p_value=pl.Series(p)).drop("extra"), pop.sort("bin")
 
 
-__all__ = ["HU_HANDS_SQL", "hu_hands", "pair_tests"]
+__all__ = ["HU_HANDS_SQL", "hu_hands", "pair_qvalues", "pair_tests", "pair_weights"]

@@ -137,3 +137,49 @@ def test_a_gambler_who_flips_with_everyone_is_not_flagged_with_a_rival():
     # the gambler's own rate against other opponents is what explains the rival's eight flips: the room's
     # rate alone (an own baseline of no weight) flags the pair
     assert sorted(["reg04", "reg05"]) in _flagged(con, prior_strength=1e9)
+
+
+def _crowded_room() -> _Builder:
+    """A room of 300 one-off matches (a weak flip at depth in every tenth: gamblers), the two flippers'
+    own matches against others (no flip), honest rivals who meet six times and flip once (the room's rate),
+    and the flippers, who meet six times and flip in three of their matches."""
+    w = _Builder()
+    regs = [f"reg{i:02d}" for i in range(60)]
+    pairs = [(a, b) for i, a in enumerate(regs) for b in regs[i + 1:]]
+    w.rng.shuffle(pairs)
+    tid = 6000
+    for j in range(300):
+        tid += 1
+        w.match(str(tid), *pairs[j], n=10, flips=(5,) if j % 10 == 0 else ())
+    for f in FLIPPERS:
+        for o in regs[:10]:
+            tid += 1
+            w.match(str(tid), f, o, n=10)
+    for j in range(6):
+        tid += 1
+        w.match(str(tid), "reg00", "reg01", n=10, flips=(5,) if j == 0 else ())
+    for j in range(6):
+        tid += 1
+        w.match(str(tid), *FLIPPERS, n=3, flips=(0,) if j < 3 else ())
+    return w
+
+
+def test_a_pair_that_meets_again_and_again_weighs_more_in_the_false_discovery_control():
+    det = HeadsUpFlippingDetector()
+    rows = det.threshold(det.fit(_crowded_room().con_()).score(None))
+    assert rows.filter(rows["flagged"])["accounts"].to_list() == [sorted(FLIPPERS)]  # not the rivals
+    pair = rows.filter(rows["player"] == sorted(FLIPPERS)[0]).row(0, named=True)
+    assert pair["k"] == 3 and pair["matches"] == 6 and pair["weight"] > 5
+    # unweighted, the 300 one-off pairs dilute the flippers' three flips in six matches past alpha
+    from detectors import stats
+    plain = stats.bh_qvalues(det.pairs_["p_value"].to_numpy())
+    assert plain[(det.pairs_["player"] == sorted(FLIPPERS)[0]).to_numpy()][0] > det.alpha
+
+
+def test_two_loose_players_flipping_within_one_match_are_not_flagged():
+    w = _world()
+    w.match("4999", "reg06", "reg07", n=20, flips=(2, 6, 10, 14))  # four weak flips at depth, one match
+    con = w.con_()
+    assert _flagged(con) == [sorted(FLIPPERS)]
+    # the rule that spares them: without it the one match's flips are a flag
+    assert sorted(["reg06", "reg07"]) in _flagged(con, min_flip_matches=1)

@@ -286,14 +286,17 @@ class SeatHandoffDetector(CandidatesMixin, NullMixin, EvidenceMixin, Detector):
         # the speed at the switch against the speed changes of this population's switches (the
         # simulated moves stay on one device: they cannot say what a device does to a speed)
         p_shift, self.shift_null_ = np.full(df.height, np.nan), (float("nan"), float("nan"))
+        p_moves = p_all
         if self.use_switch_null_:
             p_shift, *self.shift_null_ = _switch_shift_p(df["time_shift"].to_numpy(), df["time_shift_event"].to_numpy(),
                                                          self.min_switch_shifts)
+            self.shift_null_n_ = int(np.isfinite(df["time_shift_event"].to_numpy().astype(float)).sum())
             p_all = mt.fisher_combine(np.column_stack([p_all, p_shift]), untested=1.0)
         novelty = (df["new_device"].cast(pl.Int8).to_numpy() + df["new_net"].cast(pl.Int8).to_numpy())
         df = df.with_columns(
             p_style=pl.Series(p_style),
             p_shift=pl.Series(p_shift),
+            p_moves=pl.Series(p_moves),
             p_style_field=pl.Series(p_style_field),
             p_value=pl.Series(p_all),
             p_value_raw=pl.Series(p_raw),

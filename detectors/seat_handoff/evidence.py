@@ -97,7 +97,8 @@ class EvidenceMixin:
         c, sc = getattr(self, "shift_null_", (float("nan"), float("nan")))
         if is_missing(c) or is_missing(sc):
             return "too few switches to estimate it"
-        return f"median {math.exp(c):.2f}x, robust spread {math.exp(sc):.2f}x"
+        n = getattr(self, "shift_null_n_", 0)
+        return f"ranked among {n} switches: median {math.exp(c):.2f}x, robust spread {math.exp(sc):.2f}x"
 
     def _style_evidence(self, row: dict[str, Any]) -> list[Evidence]:
         """The style shift: the action mix against the field and the own history, the starting hands entered and

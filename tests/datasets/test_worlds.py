@@ -144,6 +144,10 @@ def test_planted_mechanisms_follow_the_drawn_parameters(extreme_world):
         helper_logins = [(t1, t0, dev) for t1, t0, dev in gaps if _seconds(t1) - _seconds(t0) >= 59]
         assert helper_logins, g.gid
         assert all(dev in owner_devices for *_, dev in helper_logins)  # on the owner's device
+        # the helper, back a minute or two later (after the sit-out countdown of at least one round), sits in
+        # and plays the seat: in some labelled hand (each dealt from the hand-off on) the seat is not sitting out
+        handed = next(x for x in extreme_world.labels if x["group"] == g.gid)["hands"]
+        assert any(s.player == owner and not s.sitting_out for h in handed for s in by_id[h].seats), g.gid
 
 
 def _seconds(ts: str) -> float:

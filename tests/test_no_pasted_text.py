@@ -55,7 +55,10 @@ IDENTIFIERS: dict[str, set[str]] = {
     "pipelines/web/app.py": {"col"},
     "pipelines/defs/ingest/assets.py": {"t"},
     "pipelines/defs/ingest/checks.py": {"t", "cols"},
-    "pipelines/lib/replay.py": {"table", "sel", "order", "h"},
+    "pipelines/lib/replay.py": {"table", "sel", "order", "h", "t"},  # t: the names of CHAT_TABLES, sorted
+    # t: the detector's table names; the match query and the narrowing CTEs are module constants, the
+    # tournaments written in by sql_literal (the query shown to copy, never run)
+    "pipelines/lib/report_kinds.py": {"t", "HU_HANDS_SQL.strip()", "NARROWED.replace('$t::VARCHAR[]', where)"},
     "pipelines/lib/review.py": {"' AND '.join(where)", "where", "order"},
     "pipelines/lib/warehouse.py": {"collist", "table", "src", "conflict", "ids_view", "files_view", "tcols", "db",
                                    "sets", "', '.join(aggs)", "', '.join(sets)"},

@@ -5,7 +5,9 @@ Each population folder is one that ``benchmarks/worlds_bench.py`` or ``quality_b
 runs on it as the pipeline calls it (``threshold(fit(con).score(con))``, default parameters) and its rows are scored
 against the labels by ``pipelines.lib.evaluation.evaluate`` (the rule of ``../shared/spec/evaluation.md``). Printed per
 population and kind: groups found, recall by strength, flagged cases and those matching a group, average precision,
-and the accounts in flagged cases (on an honest-only population every one is a false flag).
+and the accounts in flagged cases (on an honest-only population every one is a false flag). Then, per kind, the
+populations pooled: recall at strength >= 0.25 and in [0.1, 0.25), flagged cases matching a group, mean AP over the
+populations with groups, and flagged accounts on the populations without any.
 
     python benchmarks/kind_bench.py --kinds coordinated_sitout bounty_collusion --pops /tmp/hw-worlds/*
 """
@@ -44,11 +46,32 @@ def kind_figures(con: duckdb.DuckDBPyConnection, kind: str, labels: list[dict], 
             "accounts": accounts}
 
 
+def pool(figures: list[dict]) -> dict:
+    """One kind's figures (:func:`kind_figures`) over several populations: the pooled line printed at the end."""
+    out = {"recall >= 0.25": [0, 0], "recall 0.1-0.25": [0, 0], "precision": [0, 0], "honest flagged": [0, 0]}
+    aps = [f["ap"] for f in figures if f["groups"] and f["ap"] is not None]
+    for f in figures:
+        if not f["groups"]:
+            out["honest flagged"][0] += f["flagged_accounts"]
+            out["honest flagged"][1] += f["accounts"]
+            continue
+        out["precision"][0] += f["matching"]
+        out["precision"][1] += f["flagged"]
+        for band, b in f["by_strength"].items():
+            lo = float(band.strip("[(").split(",")[0])
+            key = "recall >= 0.25" if lo >= 0.25 else "recall 0.1-0.25" if lo >= 0.1 else None
+            if key:
+                out[key][0] += b["found"]
+                out[key][1] += b["groups"]
+    return {**{k: f"{a}/{n}" for k, (a, n) in out.items()}, "mean AP": round(sum(aps) / len(aps), 2) if aps else None}
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--kinds", nargs="+", required=True, help="detector kinds (detectors/kinds.py)")
     ap.add_argument("--pops", nargs="+", required=True, type=Path, help="population folders (pop/, home/)")
     args = ap.parse_args(argv)
+    seen: dict[str, list[dict]] = {k: [] for k in args.kinds}
     with tempfile.TemporaryDirectory() as tmp:
         for d in args.pops:
             db = Path(tmp) / "w.duckdb"
@@ -58,10 +81,13 @@ def main(argv: list[str] | None = None) -> None:
             con = duckdb.connect(str(db), read_only=True)
             try:
                 for kind in args.kinds:
-                    print(d.name, kind, json.dumps(kind_figures(con, kind, labels, accounts)), flush=True)
+                    seen[kind].append(kind_figures(con, kind, labels, accounts))
+                    print(d.name, kind, json.dumps(seen[kind][-1]), flush=True)
             finally:
                 con.close()
                 db.unlink()
+    for kind, figures in seen.items():
+        print("pooled", kind, json.dumps(pool(figures)))
 
 
 if __name__ == "__main__":

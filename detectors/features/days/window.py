@@ -65,8 +65,9 @@ def refresh_days(con: duckdb.DuckDBPyConnection, store: DayStore, days: list[dt.
         if d not in fp:
             store.drop(d)
         elif not store.is_current(d, fp[d]):
-            store.write(d, compute_day(con, d, samples=store.samples, random_state=store.random_state,
-                                       hands_per_part=hands_per_part), fp[d])
+            with store.writing(d, fp[d]) as w:  # the decisions go to the day's file part by part
+                w.put(compute_day(con, d, samples=store.samples, random_state=store.random_state,
+                                  hands_per_part=hands_per_part, decisions_to=lambda f: w.append("hu_decisions", f)))
             done.append(d)
     return done
 

@@ -80,11 +80,28 @@ def window_decisions(store: DayStore, days: list[dt.date]) -> pl.DataFrame:
 
 
 def _sum_pairs(store: DayStore, table: str, days: list[dt.date], cols: list[str]) -> pl.DataFrame:
-    """``table``'s ``cols`` summed per ordered pair over ``days``."""
-    f = store.read(table, days, columns=[*_PAIR, *cols])
-    if not days or f.height == 0:
+    """``table``'s ``cols`` summed per ordered pair over ``days``.
+
+    Method: a fold over the days in order, one day's table read at a time (its pairs are unique) and joined to
+    the running sums (a full join keeping the running pairs' order, new pairs after), so memory holds the
+    window's pairs once, never every day's rows; the sums are taken in day order, the pairs listed in the order
+    they first appear (as ``group_by(maintain_order=True)`` over the days' rows would give them).
+    """
+    acc = None
+    for d in days:
+        f = store.read(table, [d], columns=[*_PAIR, *cols])
+        if f.height == 0:
+            continue
+        if acc is None:
+            acc = f
+            continue
+        j = acc.join(f, on=_PAIR, how="full", coalesce=True, suffix="__day", maintain_order="left_right")
+        acc = j.select(*_PAIR, *[pl.when(pl.col(f"{c}__day").is_null()).then(pl.col(c))
+                                 .when(pl.col(c).is_null()).then(pl.col(f"{c}__day"))
+                                 .otherwise(pl.col(c) + pl.col(f"{c}__day")).alias(c) for c in cols])
+    if acc is None:
         return pl.DataFrame(schema={"player": pl.Utf8, "opponent": pl.Utf8, **{c: pl.Float64 for c in cols}})
-    return f.group_by(_PAIR, maintain_order=True).agg(pl.col(c).sum() for c in cols)  # the days in order: one sum order
+    return acc
 
 
 def window_chip_flow(store: DayStore, days: list[dt.date]) -> pl.DataFrame:

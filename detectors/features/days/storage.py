@@ -185,6 +185,10 @@ class DayWriter:
         self._parts.setdefault(table, []).append(tmp)
         frame.write_parquet(tmp, statistics=False)
 
+    def rows(self) -> dict[str, int]:
+        """The rows given so far, per table."""
+        return dict(self._rows)
+
     def put(self, tables: dict[str, pl.DataFrame]) -> None:
         """Write each of ``tables`` whole (atomically, :func:`_atomic_write`)."""
         for t, f in tables.items():
@@ -205,7 +209,7 @@ class DayWriter:
                               lambda tmp, lazy=lazy: lazy.sink_parquet(tmp, statistics=True, engine="streaming"))
             del self._parts[t]
             self.discard_parts(parts)
-        return dict(self._rows)
+        return self.rows()
 
     def discard(self) -> None:
         """Remove the temporary files of parts not yet written."""

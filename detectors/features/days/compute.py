@@ -152,7 +152,8 @@ def compute_day(source: duckdb.DuckDBPyConnection | Mapping[str, object], day: s
 
     Method
     ------
-    Each part is valued on its own (:func:`_hand_part`) and reduced at once to its per-pair and per-cell sums;
+    Each part is valued on its own (:func:`_hand_part`, in a DuckDB held to the warehouse connection's
+    ``memory_limit``) and reduced at once to its per-pair and per-cell sums;
     a hand lies in one part, so the day's sums are the parts' sums (counts exactly, floats added in part order)
     and at most one part's decisions are held at a time.
     """
@@ -163,14 +164,16 @@ def compute_day(source: duckdb.DuckDBPyConnection | Mapping[str, object], day: s
         del ids
         accounts = read_day(source, d, _TOP, _TOP)  # the account tables (no hand is in an empty range)
         rows = (read_day(source, d, lo, hi) for lo, hi in parts)
+        # the parts' own DuckDB joins are held to the warehouse connection's memory limit too
+        config = {"memory_limit": source.execute("SELECT current_setting('memory_limit')").fetchone()[0]}
     else:
         accounts = {t: pl.DataFrame(f) if not isinstance(f, pl.DataFrame) else f for t, f in source.items()}
-        parts = day_parts(accounts["hands"]["hand_id"], hands_per_part)
+        parts, config = day_parts(accounts["hands"]["hand_id"], hands_per_part), {}
         rows = ({t: accounts[t].filter((pl.col("hand_id") >= lo) & (pl.col("hand_id") < hi)) for t in HAND_TABLES}
                 for lo, hi in parts)
     decs, sums = [], {t: [] for t in ("pair_decisions", "hands_together", "chip_flow", "baseline_pair_cells")}
     for i, frames in enumerate(rows):
-        dec, ht, fl = _hand_part(frames, samples=samples, seed=day_seed(random_state, d, i))
+        dec, ht, fl = _hand_part(frames, samples=samples, seed=day_seed(random_state, d, i), config=config)
         del frames  # the part's rows: only its sums and decisions go on
         for t, f in (("pair_decisions", pair_decisions(dec)), ("hands_together", ht), ("chip_flow", fl),
                      ("baseline_pair_cells", baseline_pair_cells(dec))):
@@ -190,10 +193,11 @@ def compute_day(source: duckdb.DuckDBPyConnection | Mapping[str, object], day: s
             for t, f in out.items()}
 
 
-def _hand_part(frames: Mapping[str, object], *, samples: int, seed: int
+def _hand_part(frames: Mapping[str, object], *, samples: int, seed: int, config: Mapping[str, str] | None = None
                ) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
-    """(hu_decisions, hands_together, chip_flow) of one part's hand tables, in a DuckDB of their own."""
-    con = duckdb.connect()  # these rows alone: every query below reads only them
+    """(hu_decisions, hands_together, chip_flow) of one part's hand tables, in a DuckDB of their own (``config``:
+    its settings, e.g. ``memory_limit``)."""
+    con = duckdb.connect(config=dict(config or {}))  # these rows alone: every query below reads only them
     try:
         for t in HAND_TABLES:
             f = frames[t]

@@ -180,6 +180,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--duckdb-memory", help="DuckDB's memory_limit on the night's warehouse connection, e.g. 1GB "
                     "(default: the pipeline's, pipelines.lib.warehouse.memory_limit; 'duckdb': DuckDB's own default)")
     ap.add_argument("--hands-per-part", type=int, default=250_000, help="compute_day's parts (default 250,000)")
+    ap.add_argument("--no-backfill", action="store_true", help="measure the nights only, not the backfill after them")
     ap.add_argument("--night", help=argparse.SUPPRESS)  # internal: run one night on this warehouse, print JSON
     args = ap.parse_args(argv)
     if args.night:
@@ -231,6 +232,9 @@ def main(argv: list[str] | None = None) -> int:
                  if "decisions" in r else ""), flush=True)
         con = duckdb.connect(str(target))
         con.execute("ATTACH ? AS src (READ_ONLY)", [source])
+    if args.no_backfill:
+        con.close()
+        return 0
     # a backfill: one hand of the oldest history day changes
     oldest = NEW_DAY - dt.timedelta(days=have)
     con.execute("UPDATE hands SET content_hash = content_hash || '~' WHERE hand_id = "

@@ -106,7 +106,7 @@ def machine_memory() -> int:
 
 def memory_limit() -> str:
     """DuckDB's ``memory_limit`` for the pipeline's warehouse connections: ``$RAILBIRD_DUCKDB_MEMORY`` when set,
-    else a sixteenth of :func:`machine_memory` kept between 256 MB and 2 GB.
+    else a twenty-fourth of :func:`machine_memory` kept between 256 MB and 1 GB (1 GB from 24 GB on).
 
     DuckDB's own default is 80 % of the memory, and it fills that with the blocks of the warehouse a run scans
     (its buffer pool) on top of what the pipeline's Polars frames and Arrow tables hold: a night over 10M hands
@@ -116,7 +116,7 @@ def memory_limit() -> str:
     value = os.environ.get(MEMORY_VAR, "").strip()
     if value:
         return value
-    mb = min(2048, max(256, machine_memory() // (16 * 2**20)))
+    mb = min(1024, max(256, machine_memory() // (24 * 2**20)))
     return f"{mb}MB"
 
 

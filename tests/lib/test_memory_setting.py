@@ -20,7 +20,7 @@ def _setting(value: str) -> str:
 def test_the_default_comes_from_the_machine_and_the_variable_overrides_it(monkeypatch):
     monkeypatch.delenv(wh.MEMORY_VAR, raising=False)
     mb = int(wh.memory_limit().removesuffix("MB"))
-    assert 256 <= mb <= 2048 and mb == min(2048, max(256, wh.machine_memory() // (16 * 2**20)))
+    assert 256 <= mb <= 1024 and mb == min(1024, max(256, wh.machine_memory() // (24 * 2**20)))
     monkeypatch.setenv(wh.MEMORY_VAR, "300MB")
     assert wh.memory_limit() == "300MB"
 

@@ -162,14 +162,16 @@ def compute_day(source: duckdb.DuckDBPyConnection | Mapping[str, object], day: s
         ids = source.sql("SELECT hand_id FROM hands WHERE day = $day", params={"day": d}).pl()["hand_id"]
         parts = day_parts(ids, hands_per_part)
         del ids
-        accounts = read_day(source, d, _TOP, _TOP)  # the account tables (no hand is in an empty range)
+        # the account tables (no hand is in an empty range), summarised before the parts and let go
+        accounts = account_days(read_day(source, d, _TOP, _TOP))
         rows = (read_day(source, d, lo, hi) for lo, hi in parts)
         # the parts' own DuckDB joins are held to the warehouse connection's memory limit too
         config = {"memory_limit": source.execute("SELECT current_setting('memory_limit')").fetchone()[0]}
     else:
-        accounts = {t: pl.DataFrame(f) if not isinstance(f, pl.DataFrame) else f for t, f in source.items()}
-        parts, config = day_parts(accounts["hands"]["hand_id"], hands_per_part), {}
-        rows = ({t: accounts[t].filter((pl.col("hand_id") >= lo) & (pl.col("hand_id") < hi)) for t in HAND_TABLES}
+        given = {t: pl.DataFrame(f) if not isinstance(f, pl.DataFrame) else f for t, f in source.items()}
+        parts, config = day_parts(given["hands"]["hand_id"], hands_per_part), {}
+        accounts = account_days(given)
+        rows = ({t: given[t].filter((pl.col("hand_id") >= lo) & (pl.col("hand_id") < hi)) for t in HAND_TABLES}
                 for lo, hi in parts)
     decs, sums = [], {t: [] for t in ("pair_decisions", "hands_together", "chip_flow", "baseline_pair_cells")}
     for i, frames in enumerate(rows):
@@ -187,7 +189,7 @@ def compute_day(source: duckdb.DuckDBPyConnection | Mapping[str, object], day: s
     out["baseline_player_cells"] = baseline_player_cells(out["baseline_pair_cells"])
     if decisions_to is None:
         out = {"hu_decisions": pl.concat(decs, how="vertical_relaxed") if len(decs) > 1 else decs[0], **out}
-    out["account_days"] = account_days(accounts)
+    out["account_days"] = accounts
     # in key order: a day's files are the same whatever process computed them (hash group-bys are not)
     return {t: f if t == "hu_decisions" else f.sort(f.columns[:DAY_KEYS[t]], nulls_last=True)
             for t, f in out.items()}

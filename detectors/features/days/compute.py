@@ -23,7 +23,9 @@ history computed night after night equal those computed in one go.
 from __future__ import annotations
 
 import datetime as dt
+import tempfile
 from collections.abc import Callable, Mapping
+from pathlib import Path
 
 import duckdb
 import numpy as np
@@ -173,19 +175,11 @@ def compute_day(source: duckdb.DuckDBPyConnection | Mapping[str, object], day: s
         accounts = account_days(given)
         rows = ({t: given[t].filter((pl.col("hand_id") >= lo) & (pl.col("hand_id") < hi)) for t in HAND_TABLES}
                 for lo, hi in parts)
-    decs, sums = [], {t: [] for t in ("pair_decisions", "hands_together", "chip_flow", "baseline_pair_cells")}
-    for i, frames in enumerate(rows):
-        dec, ht, fl = _hand_part(frames, samples=samples, seed=day_seed(random_state, d, i), config=config)
-        del frames  # the part's rows: only its sums and decisions go on
-        for t, f in (("pair_decisions", pair_decisions(dec)), ("hands_together", ht), ("chip_flow", fl),
-                     ("baseline_pair_cells", baseline_pair_cells(dec))):
-            sums[t].append(f)
-        if decisions_to is None:
-            decs.append(dec)
-        else:
-            decisions_to(dec)
-        del dec
-    out = {t: _sum_by(fs, DAY_KEYS[t]) for t, fs in sums.items()}
+    decs: list[pl.DataFrame] = []
+    sink = decs.append if decisions_to is None else decisions_to
+    with tempfile.TemporaryDirectory(prefix="railbird-day-") as spill:
+        out = _part_sums(rows, sink, samples=samples, seeds=[day_seed(random_state, d, i) for i in range(len(parts))],
+                         config=config, spill=Path(spill) if len(parts) > 1 else None)
     out["baseline_player_cells"] = baseline_player_cells(out["baseline_pair_cells"])
     if decisions_to is None:
         out = {"hu_decisions": pl.concat(decs, how="vertical_relaxed") if len(decs) > 1 else decs[0], **out}
@@ -193,6 +187,31 @@ def compute_day(source: duckdb.DuckDBPyConnection | Mapping[str, object], day: s
     # in key order: a day's files are the same whatever process computed them (hash group-bys are not)
     return {t: f if t == "hu_decisions" else f.sort(f.columns[:DAY_KEYS[t]], nulls_last=True)
             for t, f in out.items()}
+
+
+_SUM_TABLES = ("pair_decisions", "hands_together", "chip_flow", "baseline_pair_cells")
+
+
+def _part_sums(rows, sink: Callable[[pl.DataFrame], None], *, samples: int, seeds: list[int],
+               config: Mapping[str, str], spill: Path | None) -> dict[str, pl.DataFrame]:
+    """Value each part of ``rows`` (:func:`_hand_part`), hand its decisions to ``sink`` and return the day's sums
+    (:data:`_SUM_TABLES`: the parts' sums added per key, :func:`_sum_by`). With a ``spill`` folder each part's
+    sums wait there as Parquet until the last part is done, so the parts' sums are not held while the next part
+    is valued."""
+    sums: dict[str, list] = {t: [] for t in _SUM_TABLES}
+    for i, frames in enumerate(rows):
+        dec, ht, fl = _hand_part(frames, samples=samples, seed=seeds[i], config=config)
+        del frames  # the part's rows: only its sums and decisions go on
+        for t, f in zip(_SUM_TABLES, (pair_decisions(dec), ht, fl, baseline_pair_cells(dec))):
+            if spill is not None:
+                path = spill / f"{t}-{i}.parquet"
+                f.write_parquet(path, statistics=False)
+                f = path
+            sums[t].append(f)
+        sink(dec)
+        del dec
+    return {t: _sum_by([pl.read_parquet(f) if isinstance(f, Path) else f for f in fs], DAY_KEYS[t])
+            for t, fs in sums.items()}
 
 
 def _hand_part(frames: Mapping[str, object], *, samples: int, seed: int, config: Mapping[str, str] | None = None

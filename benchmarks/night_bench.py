@@ -96,7 +96,7 @@ def cpu_s() -> float:
 
 
 def night(warehouse: str, window_days: int, read_decisions: bool, memory_limit: str | None = None,
-          hands_per_part: int = 250_000) -> dict:
+          hands_per_part: int | None = None) -> dict:
     """One night's feature pass over ``warehouse`` (run in its own process): figures as a dict. ``memory_limit``:
     DuckDB's on the warehouse connection (its cache of the blocks it scanned counts in the process's memory);
     None: the pipeline's (:func:`pipelines.lib.warehouse.memory_limit`)."""
@@ -111,6 +111,7 @@ def night(warehouse: str, window_days: int, read_decisions: bool, memory_limit: 
     store = fd.DayStore(fd.feature_root(con))
     fp = fd.day_fingerprints(con)
     window = fd.window_of(sorted(fp), window_days)
+    hands_per_part = fd.HANDS_PER_PART if hands_per_part is None else hands_per_part
     computed = fd.refresh_days(con, store, window, fp, hands_per_part=hands_per_part)
     t1, compute_peak = time.perf_counter(), peak_mb()
     pf = fd.window_pair_features(store, window)
@@ -135,7 +136,7 @@ def run_night(warehouse: Path, args: argparse.Namespace) -> dict:
     cmd = ["nice", "-n", "10", sys.executable, __file__, "--night", str(warehouse), "--window-days",
            str(args.window_days)] + (["--read-decisions"] if args.read_decisions else []) \
         + (["--duckdb-memory", args.duckdb_memory] if args.duckdb_memory else []) \
-        + ["--hands-per-part", str(args.hands_per_part)]
+        + (["--hands-per-part", str(args.hands_per_part)] if args.hands_per_part else [])
     res = subprocess.run(cmd, capture_output=True, text=True, check=True, env=dict(os.environ, PYTHONPATH=str(ROOT)))
     return json.loads(res.stdout.strip().splitlines()[-1])
 
@@ -179,7 +180,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="keep the replica and the stored features of a previous run in --work, add history days only")
     ap.add_argument("--duckdb-memory", help="DuckDB's memory_limit on the night's warehouse connection, e.g. 1GB "
                     "(default: the pipeline's, pipelines.lib.warehouse.memory_limit; 'duckdb': DuckDB's own default)")
-    ap.add_argument("--hands-per-part", type=int, default=250_000, help="compute_day's parts (default 250,000)")
+    ap.add_argument("--hands-per-part", type=int, default=None,
+                    help="compute_day's parts (default detectors.features.days.HANDS_PER_PART)")
     ap.add_argument("--no-backfill", action="store_true", help="measure the nights only, not the backfill after them")
     ap.add_argument("--night", help=argparse.SUPPRESS)  # internal: run one night on this warehouse, print JSON
     args = ap.parse_args(argv)

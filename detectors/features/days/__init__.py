@@ -18,6 +18,7 @@ from detectors.features.days.compute import (
     BASELINE_TESTS,
     DAY_TABLES,
     HAND_TABLES,
+    HANDS_PER_PART,
     INPUT_TABLES,
     account_days,
     as_date,
@@ -42,7 +43,7 @@ from detectors.features.days.window import (
 
 __all__ = [
     "ACCOUNT_TABLES", "BASELINE_TESTS", "DAY_TABLES", "DEFAULT_WINDOW_DAYS", "DayStore", "DayWriter", "FORMAT_VERSION",
-    "HAND_TABLES", "INPUT_TABLES", "account_days", "as_date", "baseline_cells", "baseline_pair_cells", "baseline_player_cells", "compute_day", "day_fingerprints",
+    "HAND_TABLES", "HANDS_PER_PART", "INPUT_TABLES", "account_days", "as_date", "baseline_cells", "baseline_pair_cells", "baseline_player_cells", "compute_day", "day_fingerprints",
     "day_parts", "day_seed", "feature_root", "pair_decisions", "read_day", "refresh_days", "window_chip_flow",
     "window_decisions", "window_of", "window_pair_features",
 ]

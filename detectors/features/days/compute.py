@@ -86,6 +86,10 @@ _ACCOUNT_ROWS_SQL = {
 }
 _TOP = chr(0x10FFFF)  # sorts after every character of a hand id
 
+#: hands valued together in one part of a day (:func:`compute_day`): what a night holds at once besides DuckDB's
+#: cache (docs/scale.md, "Memory of the night"); the parts seed the card values, so it is part of a day's result
+HANDS_PER_PART = 125_000
+
 
 def day_seed(random_state: int, day: dt.date, part: int = 0) -> int:
     """The Monte Carlo seed of one part of a day: ``random_state``, the day's ordinal and the part's number mixed
@@ -128,7 +132,7 @@ def day_parts(hand_ids: pl.Series, hands_per_part: int) -> list[tuple[str, str]]
 
 
 def compute_day(source: duckdb.DuckDBPyConnection | Mapping[str, object], day: str | dt.date, *,
-                samples: int = 16, random_state: int = 0, hands_per_part: int = 250_000,
+                samples: int = 16, random_state: int = 0, hands_per_part: int = HANDS_PER_PART,
                 decisions_to: Callable[[pl.DataFrame], None] | None = None) -> dict[str, pl.DataFrame]:
     """The feature tables of one hand day (:data:`DAY_TABLES`).
 

@@ -17,7 +17,7 @@ import datetime as dt
 import duckdb
 import polars as pl
 
-from detectors.features.days.compute import as_date, compute_day
+from detectors.features.days.compute import HANDS_PER_PART, as_date, compute_day
 from detectors.features.days.storage import DayStore, day_fingerprints
 
 #: the default window the detectors judge: the last 90 hand days of the warehouse
@@ -45,7 +45,7 @@ def window_of(days: list[dt.date], window_days: int = DEFAULT_WINDOW_DAYS, end: 
 
 
 def refresh_days(con: duckdb.DuckDBPyConnection, store: DayStore, days: list[dt.date] | None = None,
-                 fingerprints: dict[dt.date, list[int]] | None = None, *, hands_per_part: int = 250_000
+                 fingerprints: dict[dt.date, list[int]] | None = None, *, hands_per_part: int = HANDS_PER_PART
                  ) -> list[dt.date]:
     """Compute and store each of ``days`` (default: every hand day of the warehouse) that ``store`` lacks or holds
     from other content; returns the days computed.

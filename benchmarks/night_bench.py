@@ -96,23 +96,29 @@ def cpu_s() -> float:
 
 
 def night(warehouse: str, window_days: int, read_decisions: bool, memory_limit: str | None = None,
-          hands_per_part: int = 250_000) -> dict:
+          hands_per_part: int | None = None) -> dict:
     """One night's feature pass over ``warehouse`` (run in its own process): figures as a dict. ``memory_limit``:
-    DuckDB's on the warehouse connection (its cache of the blocks it scanned counts in the process's memory)."""
+    DuckDB's on the warehouse connection (its cache of the blocks it scanned counts in the process's memory);
+    None: the pipeline's (:func:`pipelines.lib.warehouse.memory_limit`)."""
     from detectors.features import days as fd
+    from pipelines.lib import warehouse as wh
 
     t0 = time.perf_counter()
-    con = duckdb.connect(warehouse, read_only=True, config={"memory_limit": memory_limit} if memory_limit else {})
+    memory_limit = wh.memory_limit() if memory_limit is None else memory_limit
+    # 'duckdb': DuckDB's own default (80 % of the memory), to compare with
+    con = duckdb.connect(warehouse, read_only=True,
+                         config={} if memory_limit == "duckdb" else {"memory_limit": memory_limit})
     store = fd.DayStore(fd.feature_root(con))
     fp = fd.day_fingerprints(con)
     window = fd.window_of(sorted(fp), window_days)
+    hands_per_part = fd.HANDS_PER_PART if hands_per_part is None else hands_per_part
     computed = fd.refresh_days(con, store, window, fp, hands_per_part=hands_per_part)
-    t1 = time.perf_counter()
+    t1, compute_peak = time.perf_counter(), peak_mb()
     pf = fd.window_pair_features(store, window)
     t2 = time.perf_counter()
     out = {"days_in_window": len(window), "computed": [d.isoformat() for d in computed],
            "hands_in_window": sum(fp[d][0] for d in window), "pairs": pf.height,
-           "compute_s": round(t1 - t0, 1), "window_sums_s": round(t2 - t1, 1), "night_s": round(t2 - t0, 1),
+           "compute_s": round(t1 - t0, 1), "compute_peak_mb": round(compute_peak), "window_sums_s": round(t2 - t1, 1), "night_s": round(t2 - t0, 1),
            "night_cpu_s": round(cpu_s(), 1), "night_peak_mb": round(peak_mb()), "load": os.getloadavg()[0],
            "memory_limit": memory_limit, "hands_per_part": hands_per_part}
     if read_decisions:
@@ -130,7 +136,7 @@ def run_night(warehouse: Path, args: argparse.Namespace) -> dict:
     cmd = ["nice", "-n", "10", sys.executable, __file__, "--night", str(warehouse), "--window-days",
            str(args.window_days)] + (["--read-decisions"] if args.read_decisions else []) \
         + (["--duckdb-memory", args.duckdb_memory] if args.duckdb_memory else []) \
-        + ["--hands-per-part", str(args.hands_per_part)]
+        + (["--hands-per-part", str(args.hands_per_part)] if args.hands_per_part else [])
     res = subprocess.run(cmd, capture_output=True, text=True, check=True, env=dict(os.environ, PYTHONPATH=str(ROOT)))
     return json.loads(res.stdout.strip().splitlines()[-1])
 
@@ -172,8 +178,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--read-decisions", action="store_true", help="also read the window's decisions")
     ap.add_argument("--reuse", action="store_true",
                     help="keep the replica and the stored features of a previous run in --work, add history days only")
-    ap.add_argument("--duckdb-memory", help="DuckDB's memory_limit on the night's warehouse connection, e.g. 1GB")
-    ap.add_argument("--hands-per-part", type=int, default=250_000, help="compute_day's parts (default 250,000)")
+    ap.add_argument("--duckdb-memory", help="DuckDB's memory_limit on the night's warehouse connection, e.g. 1GB "
+                    "(default: the pipeline's, pipelines.lib.warehouse.memory_limit; 'duckdb': DuckDB's own default)")
+    ap.add_argument("--hands-per-part", type=int, default=None,
+                    help="compute_day's parts (default detectors.features.days.HANDS_PER_PART)")
+    ap.add_argument("--no-backfill", action="store_true", help="measure the nights only, not the backfill after them")
     ap.add_argument("--night", help=argparse.SUPPRESS)  # internal: run one night on this warehouse, print JSON
     args = ap.parse_args(argv)
     if args.night:
@@ -217,6 +226,7 @@ def main(argv: list[str] | None = None) -> int:
         con.close()
         r = run_night(target, args)
         print(f"history {have * per * base:>12,} hands: night {r['night_s']:7.1f} s (new day {r['compute_s']} s, "
+              f"peak {r['compute_peak_mb']:,} MB after it, "
               f"window sums {r['window_sums_s']} s; {r['night_cpu_s']} CPU s, load {r['load']:.0f}), "
               f"peak RSS {r['night_peak_mb']:,} MB; computed {r['computed']}; "
               f"{r['days_in_window']} days, {r['hands_in_window']:,} hands, {r['pairs']:,} pairs in the window"
@@ -224,6 +234,9 @@ def main(argv: list[str] | None = None) -> int:
                  if "decisions" in r else ""), flush=True)
         con = duckdb.connect(str(target))
         con.execute("ATTACH ? AS src (READ_ONLY)", [source])
+    if args.no_backfill:
+        con.close()
+        return 0
     # a backfill: one hand of the oldest history day changes
     oldest = NEW_DAY - dt.timedelta(days=have)
     con.execute("UPDATE hands SET content_hash = content_hash || '~' WHERE hand_id = "

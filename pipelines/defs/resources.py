@@ -1,7 +1,9 @@
 """Resources every stage shares.
 
 - ``warehouse``: the live DuckDB warehouse (dagster-duckdb's resource); only
-  pipeline runs open it, one process at a time.
+  pipeline runs open it, one process at a time. Its connections carry DuckDB's
+  ``memory_limit`` from :func:`pipelines.lib.warehouse.memory_limit`
+  (``RAILBIRD_DUCKDB_MEMORY``, default from the machine's memory).
 - ``settings``: where this run reads and writes (landing folder, output folder,
   published snapshot, review store, the ingest staging folder) and the ingest
   knobs (seconds after which a file counts as finished, the quarantine rate a
@@ -13,7 +15,7 @@ from __future__ import annotations
 import dagster as dg
 from dagster_duckdb import DuckDBResource
 
-from pipelines.lib import paths
+from pipelines.lib import paths, warehouse
 
 
 class RailbirdSettings(dg.ConfigurableResource):
@@ -44,6 +46,7 @@ def default_resources(**settings: object) -> dict[str, object]:
     }
     values.update(settings)
     return {
-        "warehouse": DuckDBResource(database=str(paths.warehouse_path())),
+        "warehouse": DuckDBResource(database=str(paths.warehouse_path()),
+                                    connection_config={"memory_limit": warehouse.memory_limit()}),
         "settings": RailbirdSettings(**values),
     }

@@ -77,11 +77,13 @@ def day_features(rows: DayRows) -> dict[str, pl.DataFrame]:
 
 
 def store_day(rows: DayRows) -> dict[str, int]:
-    """Compute ``rows``' day and write it into the store at ``rows.root``; return the rows of each table."""
-    tables = day_features(rows)
-    DayStore(Path(rows.root), samples=rows.samples, random_state=rows.random_state).write(
-        rows.day, tables, list(rows.fingerprint))
-    return {t: f.height for t, f in tables.items()}
+    """Compute ``rows``' day and write it into the store at ``rows.root``, its decisions part by part
+    (:meth:`~detectors.features.days.DayStore.writing`); return the rows of each table."""
+    store = DayStore(Path(rows.root), samples=rows.samples, random_state=rows.random_state)
+    with store.writing(rows.day, list(rows.fingerprint)) as w:
+        w.put(compute_day(rows.frames, rows.day, samples=rows.samples, random_state=rows.random_state,
+                          decisions_to=lambda f: w.append("hu_decisions", f)))
+    return w.rows()
 
 
 def run_days(fn: DayFn, inputs: Mapping[Any, Any], *, engine: str = "embedded", workers: int = 2,

@@ -88,6 +88,38 @@ VIEWS_SQL = HERE / "views.sql"
 
 # ---------------------------------------------------------------- connections
 
+#: DuckDB's ``memory_limit`` on the pipeline's warehouse connections (a DuckDB size: '1GB', '512MB');
+#: unset: :func:`memory_limit`'s default from the machine's memory
+MEMORY_VAR = "RAILBIRD_DUCKDB_MEMORY"
+
+
+def machine_memory() -> int:
+    """Bytes of memory this process may use: the machine's physical memory, or its cgroup's limit (a
+    container's) when lower."""
+    total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    try:
+        cap = Path("/sys/fs/cgroup/memory.max").read_text(encoding="ascii").strip()
+    except OSError:
+        cap = "max"
+    return min(total, int(cap)) if cap.isdigit() else total
+
+
+def memory_limit() -> str:
+    """DuckDB's ``memory_limit`` for the pipeline's warehouse connections: ``$RAILBIRD_DUCKDB_MEMORY`` when set,
+    else a twenty-fourth of :func:`machine_memory` kept between 256 MB and 1 GB (1 GB from 24 GB on).
+
+    DuckDB's own default is 80 % of the memory, and it fills that with the blocks of the warehouse a run scans
+    (its buffer pool) on top of what the pipeline's Polars frames and Arrow tables hold: a night over 10M hands
+    of history peaked at 8.3 GB with it, and at the size of one day's work with a limit (docs/scale.md). Beyond
+    the limit DuckDB evicts cached blocks and spills its operators to its temporary folder.
+    """
+    value = os.environ.get(MEMORY_VAR, "").strip()
+    if value:
+        return value
+    mb = min(1024, max(256, machine_memory() // (24 * 2**20)))
+    return f"{mb}MB"
+
+
 
 def connect(path: str | os.PathLike | None = None, *, read_only: bool = False) -> duckdb.DuckDBPyConnection:
     """Open the warehouse at ``path`` (``:memory:`` if None); create/upgrade its schema unless read-only."""
@@ -102,7 +134,7 @@ def connect(path: str | os.PathLike | None = None, *, read_only: bool = False) -
         raise RailbirdError(f"cannot open warehouse {target}: {exc}") from None
     if not read_only:
         # a run is one transaction: cap DuckDB's memory so a big run spills to disk instead of growing
-        con.execute("SET memory_limit = ?", [os.environ.get("RAILBIRD_DUCKDB_MEMORY", "1GB")]).fetchall()
+        con.execute("SET memory_limit = ?", [memory_limit()]).fetchall()
         con.execute("SET preserve_insertion_order = false").fetchall()
         ensure_schema(con)
     return con

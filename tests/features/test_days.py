@@ -175,3 +175,35 @@ def test_a_day_valued_in_parts_is_the_same_from_either_source(world):
         assert_frame_equal(parts[t], whole[t], check_exact=False, rel_tol=1e-12)
     assert_frame_equal(parts["pair_decisions"].drop("value_given_bb", "value_w", "value_sq"),
                        whole["pair_decisions"].drop("value_given_bb", "value_w", "value_sq"))
+
+
+def test_a_day_written_part_by_part_equals_the_day_computed_whole(world, tmp_path):
+    """refresh_days writes the decisions part by part into the day's one file: the same tables as compute_day
+    returns, the parts' temporary files gone, the manifest counting every table's rows."""
+    con = world.con
+    day = sorted(fd.day_fingerprints(con))[1]
+    store = fd.DayStore(tmp_path / "f")
+    assert fd.refresh_days(con, store, days=[day], hands_per_part=300) == [day]
+    parts = []
+    want = fd.compute_day(con, day, hands_per_part=300, decisions_to=parts.append)
+    assert "hu_decisions" not in want and len(parts) > 3
+    want["hu_decisions"] = pl.concat(parts)
+    for t, f in want.items():
+        assert_frame_equal(store.read(t, [day]), f)
+    assert store.manifest(day)["rows"] == {t: f.height for t, f in want.items()}
+    assert not list((tmp_path / "f").rglob(".tmp-*"))
+
+
+def test_a_write_that_fails_between_parts_leaves_no_part_file_and_no_manifest(world, tmp_path):
+    con = world.con
+    day = sorted(fd.day_fingerprints(con))[0]
+    store = fd.DayStore(tmp_path / "f")
+    fd.refresh_days(con, store, days=[day])
+    with pytest.raises(RuntimeError):
+        with store.writing(day, [1, 2]) as w:
+            w.append("hu_decisions", pl.DataFrame({"hand_id": ["a"]}))
+            w.append("hu_decisions", pl.DataFrame({"hand_id": ["b"]}))
+            assert len(list((tmp_path / "f").rglob(".tmp-part-*"))) == 2
+            raise RuntimeError("killed")
+    assert store.manifest(day) is None
+    assert not list((tmp_path / "f").rglob(".tmp-*"))

@@ -23,7 +23,9 @@ history computed night after night equal those computed in one go.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Mapping
+import tempfile
+from collections.abc import Callable, Mapping
+from pathlib import Path
 
 import duckdb
 import numpy as np
@@ -84,6 +86,10 @@ _ACCOUNT_ROWS_SQL = {
 }
 _TOP = chr(0x10FFFF)  # sorts after every character of a hand id
 
+#: hands valued together in one part of a day (:func:`compute_day`): what a night holds at once besides DuckDB's
+#: cache (docs/scale.md, "Memory of the night"); the parts seed the card values, so it is part of a day's result
+HANDS_PER_PART = 125_000
+
 
 def day_seed(random_state: int, day: dt.date, part: int = 0) -> int:
     """The Monte Carlo seed of one part of a day: ``random_state``, the day's ordinal and the part's number mixed
@@ -126,7 +132,8 @@ def day_parts(hand_ids: pl.Series, hands_per_part: int) -> list[tuple[str, str]]
 
 
 def compute_day(source: duckdb.DuckDBPyConnection | Mapping[str, object], day: str | dt.date, *,
-                samples: int = 16, random_state: int = 0, hands_per_part: int = 250_000) -> dict[str, pl.DataFrame]:
+                samples: int = 16, random_state: int = 0, hands_per_part: int = HANDS_PER_PART,
+                decisions_to: Callable[[pl.DataFrame], None] | None = None) -> dict[str, pl.DataFrame]:
     """The feature tables of one hand day (:data:`DAY_TABLES`).
 
     Parameters
@@ -138,44 +145,84 @@ def compute_day(source: duckdb.DuckDBPyConnection | Mapping[str, object], day: s
     samples, random_state : Monte Carlo draws per decision and the seed (:func:`day_seed` makes each part's).
     hands_per_part : the day's hands are valued in parts of about this many (:func:`day_parts`), which bounds the
         memory of a large day; the parts are a function of the day's hand ids only.
+    decisions_to : called with each part's ``hu_decisions``, in part (hand id) order, which are then not kept
+        (:meth:`~detectors.features.days.storage.DayStore.writing` writes them to the day's file part by part);
+        without it they are concatenated into the returned ``hu_decisions``.
 
     Returns
     -------
     dict
-        table name -> Polars frame; the per-pair and per-cell tables are sums over the day's hands, so a window's
-        are their sums (:mod:`detectors.features.days.window`).
+        table name -> Polars frame (``hu_decisions`` left out when ``decisions_to`` is given); the per-pair and
+        per-cell tables are sums over the day's hands, so a window's are their sums
+        (:mod:`detectors.features.days.window`).
+
+    Method
+    ------
+    Each part is valued on its own (:func:`_hand_part`, in a DuckDB held to the warehouse connection's
+    ``memory_limit``) and reduced at once to its per-pair and per-cell sums;
+    a hand lies in one part, so the day's sums are the parts' sums (counts exactly, floats added in part order)
+    and at most one part's decisions are held at a time.
     """
     d = as_date(day)
     if isinstance(source, duckdb.DuckDBPyConnection):
         ids = source.sql("SELECT hand_id FROM hands WHERE day = $day", params={"day": d}).pl()["hand_id"]
         parts = day_parts(ids, hands_per_part)
-        accounts = read_day(source, d, _TOP, _TOP)  # the account tables (no hand is in an empty range)
+        del ids
+        # the account tables (no hand is in an empty range), summarised before the parts and let go
+        accounts = account_days(read_day(source, d, _TOP, _TOP))
         rows = (read_day(source, d, lo, hi) for lo, hi in parts)
+        # the parts' own DuckDB joins are held to the warehouse connection's memory limit too
+        config = {"memory_limit": source.execute("SELECT current_setting('memory_limit')").fetchone()[0]}
     else:
-        accounts = {t: pl.DataFrame(f) if not isinstance(f, pl.DataFrame) else f for t, f in source.items()}
-        parts = day_parts(accounts["hands"]["hand_id"], hands_per_part)
-        rows = ({t: accounts[t].filter((pl.col("hand_id") >= lo) & (pl.col("hand_id") < hi)) for t in HAND_TABLES}
+        given = {t: pl.DataFrame(f) if not isinstance(f, pl.DataFrame) else f for t, f in source.items()}
+        parts, config = day_parts(given["hands"]["hand_id"], hands_per_part), {}
+        accounts = account_days(given)
+        rows = ({t: given[t].filter((pl.col("hand_id") >= lo) & (pl.col("hand_id") < hi)) for t in HAND_TABLES}
                 for lo, hi in parts)
-    decs, together, flows = [], [], []
-    for i, frames in enumerate(rows):
-        dec, ht, fl = _hand_part(frames, samples=samples, seed=day_seed(random_state, d, i))
-        decs.append(dec)
-        together.append(ht)
-        flows.append(fl)
-    dec = pl.concat(decs, how="vertical_relaxed") if len(decs) > 1 else decs[0]
-    out = {"hu_decisions": dec, "pair_decisions": pair_decisions(dec),
-           "hands_together": _sum_by(together, 2), "chip_flow": _sum_by(flows, 2)}
-    out.update(baseline_cells(dec))
-    out["account_days"] = account_days(accounts)
+    decs: list[pl.DataFrame] = []
+    sink = decs.append if decisions_to is None else decisions_to
+    with tempfile.TemporaryDirectory(prefix="railbird-day-") as spill:
+        out = _part_sums(rows, sink, samples=samples, seeds=[day_seed(random_state, d, i) for i in range(len(parts))],
+                         config=config, spill=Path(spill) if len(parts) > 1 else None)
+    out["baseline_player_cells"] = baseline_player_cells(out["baseline_pair_cells"])
+    if decisions_to is None:
+        out = {"hu_decisions": pl.concat(decs, how="vertical_relaxed") if len(decs) > 1 else decs[0], **out}
+    out["account_days"] = accounts
     # in key order: a day's files are the same whatever process computed them (hash group-bys are not)
     return {t: f if t == "hu_decisions" else f.sort(f.columns[:DAY_KEYS[t]], nulls_last=True)
             for t, f in out.items()}
 
 
-def _hand_part(frames: Mapping[str, object], *, samples: int, seed: int
+_SUM_TABLES = ("pair_decisions", "hands_together", "chip_flow", "baseline_pair_cells")
+
+
+def _part_sums(rows, sink: Callable[[pl.DataFrame], None], *, samples: int, seeds: list[int],
+               config: Mapping[str, str], spill: Path | None) -> dict[str, pl.DataFrame]:
+    """Value each part of ``rows`` (:func:`_hand_part`), hand its decisions to ``sink`` and return the day's sums
+    (:data:`_SUM_TABLES`: the parts' sums added per key, :func:`_sum_by`). With a ``spill`` folder each part's
+    sums wait there as Parquet until the last part is done, so the parts' sums are not held while the next part
+    is valued."""
+    sums: dict[str, list] = {t: [] for t in _SUM_TABLES}
+    for i, frames in enumerate(rows):
+        dec, ht, fl = _hand_part(frames, samples=samples, seed=seeds[i], config=config)
+        del frames  # the part's rows: only its sums and decisions go on
+        for t, f in zip(_SUM_TABLES, (pair_decisions(dec), ht, fl, baseline_pair_cells(dec))):
+            if spill is not None:
+                path = spill / f"{t}-{i}.parquet"
+                f.write_parquet(path, statistics=False)
+                f = path
+            sums[t].append(f)
+        sink(dec)
+        del dec
+    return {t: _sum_by([pl.read_parquet(f) if isinstance(f, Path) else f for f in fs], DAY_KEYS[t])
+            for t, fs in sums.items()}
+
+
+def _hand_part(frames: Mapping[str, object], *, samples: int, seed: int, config: Mapping[str, str] | None = None
                ) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
-    """(hu_decisions, hands_together, chip_flow) of one part's hand tables, in a DuckDB of their own."""
-    con = duckdb.connect()  # these rows alone: every query below reads only them
+    """(hu_decisions, hands_together, chip_flow) of one part's hand tables, in a DuckDB of their own (``config``:
+    its settings, e.g. ``memory_limit``)."""
+    con = duckdb.connect(config=dict(config or {}))  # these rows alone: every query below reads only them
     try:
         for t in HAND_TABLES:
             f = frames[t]
@@ -191,17 +238,22 @@ def _sum_by(frames: list[pl.DataFrame], keys: int) -> pl.DataFrame:
         return frames[0]
     f = pl.concat(frames, how="vertical_relaxed")
     key = f.columns[:keys]
-    return f.group_by(key).agg(pl.col(c).sum() for c in f.columns[keys:]).select(f.columns)
+    # the parts in order within each key: float sums in one order whatever the process
+    return f.group_by(key, maintain_order=True).agg(pl.col(c).sum() for c in f.columns[keys:]).select(f.columns)
 
 
 def baseline_cells(dec: pl.DataFrame) -> dict[str, pl.DataFrame]:
-    """The own-baseline sufficient statistics of the day (:data:`BASELINE_TESTS`).
+    """The own-baseline sufficient statistics of the decisions ``dec`` (:data:`BASELINE_TESTS`):
+    ``baseline_pair_cells`` (:func:`baseline_pair_cells`) and ``baseline_player_cells``
+    (:func:`baseline_player_cells`)."""
+    pair = baseline_pair_cells(dec)
+    return {"baseline_pair_cells": pair, "baseline_player_cells": baseline_player_cells(pair)}
 
-    ``baseline_pair_cells``: per test, ordered pair and cell (:data:`CELL_COLS`; ``pbin`` null for the tests that
-    do not bin by price) the decisions ``n`` with known strength that the test selects and ``k`` showing the
-    behaviour; ``baseline_player_cells``: the same summed over opponents (``N``, ``K``), what
-    :func:`~detectors.features.gameplay.decisions.own_baseline` fits the player's own rates on.
-    """
+
+def baseline_pair_cells(dec: pl.DataFrame) -> pl.DataFrame:
+    """Per test (:data:`BASELINE_TESTS`), ordered pair and cell (:data:`CELL_COLS`; ``pbin`` null for the tests
+    that do not bin by price): the decisions ``n`` with known strength that the test selects and ``k`` showing
+    the behaviour. Counts over decisions, so the tables of disjoint sets of hands add."""
     parts = []
     known = dec.filter(pl.col("sbin").is_not_null())
     for test, (y, where, bins) in BASELINE_TESTS.items():
@@ -210,9 +262,13 @@ def baseline_cells(dec: pl.DataFrame) -> dict[str, pl.DataFrame]:
         parts.append(g.with_columns(pl.lit(test).alias("test"), *[pl.lit(None, known.schema[c]).alias(c)
                                                                  for c in CELL_COLS if c not in bins]))
     cols = ["test", "player", "opponent", *CELL_COLS, "n", "k"]
-    pair = pl.concat([p.select(cols) for p in parts])
-    player = pair.group_by(["test", "player", *CELL_COLS]).agg(N=pl.col("n").sum(), K=pl.col("k").sum())
-    return {"baseline_pair_cells": pair, "baseline_player_cells": player}
+    return pl.concat([p.select(cols) for p in parts])
+
+
+def baseline_player_cells(pair: pl.DataFrame) -> pl.DataFrame:
+    """:func:`baseline_pair_cells` summed over opponents: per test, player and cell the player's own counts
+    ``N``, ``K``, what :func:`~detectors.features.gameplay.decisions.own_baseline` fits the player's own rates on."""
+    return pair.group_by(["test", "player", *CELL_COLS]).agg(N=pl.col("n").sum(), K=pl.col("k").sum())
 
 
 ACCOUNT_DAY_SQL = """

@@ -20,10 +20,12 @@ A warehouse in memory (tests, notebooks) keeps the same tables in a
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import json
 import os
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import duckdb
@@ -98,15 +100,28 @@ class DayStore:
 
     def write(self, day: dt.date, tables: dict[str, pl.DataFrame], fingerprint: list[int]) -> None:
         """Store ``day``'s tables (:func:`~detectors.features.days.compute.compute_day`) and then its manifest."""
+        with self.writing(day, fingerprint) as w:
+            w.put(tables)
+
+    @contextlib.contextmanager
+    def writing(self, day: dt.date, fingerprint: list[int]) -> Iterator[DayWriter]:
+        """A :class:`DayWriter` of ``day``: tables are given whole (``put``) or in parts (``append``); when the
+        block ends without an error, the parts of each table become its one file, the whole tables are written
+        and then the manifest. The manifest is removed first, so a run that dies in between leaves the day
+        missing (recomputed), never a mix; the parts' temporary files are removed on an error."""
+        if self.root is not None:
+            self._file("_manifest", day, ".json").unlink(missing_ok=True)
+        w = DayWriter(self, day)
+        try:
+            yield w
+            tables = w.finish()
+        finally:
+            w.discard()
         meta = {"day": day.isoformat(), "fingerprint": list(fingerprint), "samples": self.samples,
-                "random_state": self.random_state, "version": FORMAT_VERSION,
-                "rows": {t: f.height for t, f in tables.items()}}
+                "random_state": self.random_state, "version": FORMAT_VERSION, "rows": tables}
         if self.root is None:
-            self._mem[day] = (meta, dict(tables))
+            self._mem[day] = (meta, dict(w.frames))
             return
-        self._file("_manifest", day, ".json").unlink(missing_ok=True)
-        for t, f in tables.items():
-            _atomic_write(self._file(t, day), lambda tmp, f=f: f.write_parquet(tmp, statistics=True))
         _atomic_write(self._file("_manifest", day, ".json"),
                       lambda tmp: Path(tmp).write_text(json.dumps(meta, sort_keys=True), encoding="utf-8"))
 
@@ -139,3 +154,71 @@ class DayStore:
     def paths(self, table: str, days: list[dt.date]) -> list[str]:
         """The Parquet files of ``table`` for ``days`` (for DuckDB's ``read_parquet``); empty in memory."""
         return [] if self.root is None else [str(self._file(table, d)) for d in days]
+
+
+class DayWriter:
+    """The tables of one day being written into a :class:`DayStore` (:meth:`DayStore.writing`).
+
+    ``append(table, frame)`` adds the next part of ``table`` (in a store with a folder, to a temporary Parquet
+    file of its own: the parts are not held in memory); ``put(tables)`` gives whole tables (written at once).
+    ``finish`` turns each table's parts into its one file, in the order appended (Polars' streaming engine
+    reads the part files and writes the day's file; columns typed as ``pl.concat(how="vertical_relaxed")``
+    would type them), and returns the rows of every table.
+    """
+
+    def __init__(self, store: DayStore, day: dt.date) -> None:
+        self.store, self.day = store, day
+        self.frames: dict[str, pl.DataFrame] = {}  # in memory: the day's tables
+        self._parts: dict[str, list] = {}  # table -> the parts (frames in memory, temporary files on disk)
+        self._rows: dict[str, int] = {}
+
+    def append(self, table: str, frame: pl.DataFrame) -> None:
+        """Add ``frame`` as the next part of ``table``."""
+        self._rows[table] = self._rows.get(table, 0) + frame.height
+        if self.store.root is None:
+            self._parts.setdefault(table, []).append(frame)
+            return
+        folder = self.store._file(table, self.day).parent
+        folder.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-part-", suffix=".parquet")
+        os.close(fd)
+        self._parts.setdefault(table, []).append(tmp)
+        frame.write_parquet(tmp, statistics=False)
+
+    def rows(self) -> dict[str, int]:
+        """The rows given so far, per table."""
+        return dict(self._rows)
+
+    def put(self, tables: dict[str, pl.DataFrame]) -> None:
+        """Write each of ``tables`` whole (atomically, :func:`_atomic_write`)."""
+        for t, f in tables.items():
+            self._rows[t] = f.height
+            if self.store.root is None:
+                self.frames[t] = f
+            else:
+                _atomic_write(self.store._file(t, self.day), lambda tmp, f=f: f.write_parquet(tmp, statistics=True))
+
+    def finish(self) -> dict[str, int]:
+        """Write every appended table as its one file; return the rows of each table written."""
+        for t, parts in list(self._parts.items()):
+            if self.store.root is None:
+                self.frames[t] = pl.concat(parts, how="vertical_relaxed") if len(parts) > 1 else parts[0]
+            else:
+                lazy = pl.concat([pl.scan_parquet(p) for p in parts], how="vertical_relaxed")
+                _atomic_write(self.store._file(t, self.day),
+                              lambda tmp, lazy=lazy: lazy.sink_parquet(tmp, statistics=True, engine="streaming"))
+            del self._parts[t]
+            self.discard_parts(parts)
+        return self.rows()
+
+    def discard(self) -> None:
+        """Remove the temporary files of parts not yet written."""
+        for parts in self._parts.values():
+            self.discard_parts(parts)
+        self._parts.clear()
+
+    @staticmethod
+    def discard_parts(parts: list) -> None:
+        for p in parts:
+            if isinstance(p, str):
+                Path(p).unlink(missing_ok=True)

@@ -17,7 +17,7 @@ import datetime as dt
 import duckdb
 import polars as pl
 
-from detectors.features.days.compute import as_date, compute_day
+from detectors.features.days.compute import HANDS_PER_PART, as_date, compute_day
 from detectors.features.days.storage import DayStore, day_fingerprints
 
 #: the default window the detectors judge: the last 90 hand days of the warehouse
@@ -45,7 +45,7 @@ def window_of(days: list[dt.date], window_days: int = DEFAULT_WINDOW_DAYS, end: 
 
 
 def refresh_days(con: duckdb.DuckDBPyConnection, store: DayStore, days: list[dt.date] | None = None,
-                 fingerprints: dict[dt.date, list[int]] | None = None, *, hands_per_part: int = 250_000
+                 fingerprints: dict[dt.date, list[int]] | None = None, *, hands_per_part: int = HANDS_PER_PART
                  ) -> list[dt.date]:
     """Compute and store each of ``days`` (default: every hand day of the warehouse) that ``store`` lacks or holds
     from other content; returns the days computed.
@@ -65,8 +65,9 @@ def refresh_days(con: duckdb.DuckDBPyConnection, store: DayStore, days: list[dt.
         if d not in fp:
             store.drop(d)
         elif not store.is_current(d, fp[d]):
-            store.write(d, compute_day(con, d, samples=store.samples, random_state=store.random_state,
-                                       hands_per_part=hands_per_part), fp[d])
+            with store.writing(d, fp[d]) as w:  # the decisions go to the day's file part by part
+                w.put(compute_day(con, d, samples=store.samples, random_state=store.random_state,
+                                  hands_per_part=hands_per_part, decisions_to=lambda f: w.append("hu_decisions", f)))
             done.append(d)
     return done
 
@@ -79,11 +80,28 @@ def window_decisions(store: DayStore, days: list[dt.date]) -> pl.DataFrame:
 
 
 def _sum_pairs(store: DayStore, table: str, days: list[dt.date], cols: list[str]) -> pl.DataFrame:
-    """``table``'s ``cols`` summed per ordered pair over ``days``."""
-    f = store.read(table, days, columns=[*_PAIR, *cols])
-    if not days or f.height == 0:
+    """``table``'s ``cols`` summed per ordered pair over ``days``.
+
+    Method: a fold over the days in order, one day's table read at a time (its pairs are unique) and joined to
+    the running sums (a full join keeping the running pairs' order, new pairs after), so memory holds the
+    window's pairs once, never every day's rows; the sums are taken in day order, the pairs listed in the order
+    they first appear (as ``group_by(maintain_order=True)`` over the days' rows would give them).
+    """
+    acc = None
+    for d in days:
+        f = store.read(table, [d], columns=[*_PAIR, *cols])
+        if f.height == 0:
+            continue
+        if acc is None:
+            acc = f
+            continue
+        j = acc.join(f, on=_PAIR, how="full", coalesce=True, suffix="__day", maintain_order="left_right")
+        acc = j.select(*_PAIR, *[pl.when(pl.col(f"{c}__day").is_null()).then(pl.col(c))
+                                 .when(pl.col(c).is_null()).then(pl.col(f"{c}__day"))
+                                 .otherwise(pl.col(c) + pl.col(f"{c}__day")).alias(c) for c in cols])
+    if acc is None:
         return pl.DataFrame(schema={"player": pl.Utf8, "opponent": pl.Utf8, **{c: pl.Float64 for c in cols}})
-    return f.group_by(_PAIR, maintain_order=True).agg(pl.col(c).sum() for c in cols)  # the days in order: one sum order
+    return acc
 
 
 def window_chip_flow(store: DayStore, days: list[dt.date]) -> pl.DataFrame:

@@ -15,6 +15,16 @@ TRIO = ["c1", "c2", "c3"]
 PLANTED = ["600", "601", "603", "604", "606"]
 
 
+def honest_sitouts(rng: np.random.Generator, players: list[str]) -> dict[str, list[tuple[int, int]]]:
+    """Honest, independent sit-outs of one event: about 0.6 per player, each a few rounds from round 2 to 70."""
+    so: dict[str, list[tuple[int, int]]] = {}
+    for p in players:
+        if rng.random() < 0.6:
+            r0 = int(rng.integers(2, 70))
+            so[p] = [(r0, r0 + int(rng.integers(1, 4)))]
+    return so
+
+
 @pytest.fixture(scope="module")
 def world():
     w = World(seed=41)
@@ -25,11 +35,7 @@ def world():
     for t in range(8):
         tid = str(600 + t)
         players = rng.choice(honest, 24, replace=False).tolist() + TRIO
-        so: dict[str, list[tuple[int, int]]] = {}
-        for p in players:  # honest, independent sit-outs (about one per player per event)
-            if rng.random() < 0.6:
-                r0 = int(rng.integers(2, 70))
-                so[p] = [(r0, r0 + int(rng.integers(1, 4)))]
+        so = honest_sitouts(rng, players)
         if "n00" in players:  # a player who sits out all the time
             so["n00"] = [(r, r + 1) for r in range(3, 75, 6)]
         for c in TRIO:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 import pytest
+from test_coordinated_sitout import honest_sitouts
 from test_identity_features_world import World, at
 
 from detectors.coordinated_sitout import CoordinatedSitoutDetector
@@ -27,11 +28,7 @@ def world():
     for t in range(8):
         tid = str(700 + t)
         players = rng.choice(honest, 24, replace=False).tolist() + TRIO
-        so: dict[str, list[tuple[int, int]]] = {}
-        for p in players:  # honest, independent sit-outs (about one per player per event)
-            if rng.random() < 0.6:
-                r0 = int(rng.integers(2, 70))
-                so[p] = [(r0, r0 + int(rng.integers(1, 4)))]
+        so = honest_sitouts(rng, players)
         for c in TRIO:
             so[c] = [(58, 61)] if c in MEET.get(tid, ()) else []
         order = [p for p in players if p not in TRIO] + TRIO

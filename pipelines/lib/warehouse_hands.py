@@ -7,6 +7,7 @@ import re
 import polars as pl
 
 from pipelines.lib.handhistory import decode_bytes, file_path, parse_texts
+from pipelines.lib.landing_read import Refused, open_landing
 from pipelines.lib.handhistory.lines import HEADER_RE
 from pipelines.lib.warehouse_batch import CHILD_TABLES, Batch, LoadResult, _first_per_key
 from pipelines.lib.warehouse_stage import _insert, _Stage, table_columns
@@ -19,11 +20,13 @@ class _RawText:
         self._lines: dict[str, list[str]] = {}
 
     def lines(self, source_file: str) -> list[str]:
+        """The decoded lines of ``source_file``, opened as ingest opens a landing file (:func:`open_landing`: a
+        link or another file put in its place since it was parsed is not followed); none where it cannot be."""
         if source_file not in self._lines:
             try:
-                with open(file_path(source_file), "rb") as fh:
+                with open_landing(file_path(source_file), None, None) as fh:
                     self._lines[source_file] = decode_bytes(fh.read()).splitlines()
-            except OSError:
+            except (OSError, Refused):
                 self._lines[source_file] = []
         return self._lines[source_file]
 

@@ -64,6 +64,22 @@ def test_same_id_different_content_is_quarantined_as_conflict(tmp_path, hand_bui
     assert con.execute("SELECT count(*) FROM quarantine").fetchone()[0] == 1
 
 
+def test_a_conflict_does_not_follow_a_link_put_in_place_of_its_source_file(tmp_path, hand_builder):
+    """The conflict's raw text is cut from its source file after parsing: a link planted there since (to a file
+    outside the landing folder) is not followed, so that file's text never reaches quarantine.raw."""
+    outside = tmp_path / "outside.txt"
+    outside.write_text("PokerStars Hand #1: SECRET outside the landing folder\nTable 'T9' 6-max\n")
+    src = tmp_path / "landing" / "b.txt"
+    src.parent.mkdir()
+    src.symlink_to(outside)
+    con = wh.connect(tmp_path / "wh.duckdb")
+    wh.load(con, hand_builder("1", content_hash="a"), run_id="r1")
+    r = wh.load(con, hand_builder("1", content_hash="DIFFERENT", table="T9", source_file=str(src), source_line=1),
+                run_id="r2")
+    assert r.quarantine_reasons == {"conflict": 1}
+    assert con.execute("SELECT raw FROM quarantine").fetchone()[0] == ""
+
+
 def test_conflict_inside_one_batch_keeps_the_first_copy(tmp_path, hand_builder, monkeypatch):
     src = tmp_path / "a.txt"
     src.write_text("PokerStars Hand #7: first copy\nTable 'first'\n\n\nPokerStars Hand #7: second copy\n")

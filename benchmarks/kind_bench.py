@@ -3,7 +3,7 @@
 Each population folder is one that ``benchmarks/worlds_bench.py`` or ``quality_bench.py`` built (``pop/labels.jsonl``,
 ``home/warehouse.duckdb``). Its warehouse is copied to a temporary file (never opened in place), each kind's detector
 runs on it as the pipeline calls it (``threshold(fit(con).score(con))``, default parameters) and its rows are scored
-against the labels by ``pipelines.lib.evaluation.evaluate`` (the rule of ``../shared/spec/evaluation.md``). Printed per
+(ranked as the pipeline ranks its cases: q-value, then score) against the labels by ``pipelines.lib.evaluation.evaluate`` (the rule of ``../shared/spec/evaluation.md``). Printed per
 population and kind: groups found, recall by strength, flagged cases and those matching a group, average precision,
 and the accounts in flagged cases (on an honest-only population every one is a false flag). Then, per kind, the
 populations pooled: recall at strength >= 0.25 and in [0.1, 0.25), flagged cases matching a group, mean AP over the
@@ -35,7 +35,7 @@ def kind_figures(con: duckdb.DuckDBPyConnection, kind: str, labels: list[dict], 
     det = get_detector(kind)
     rows = det.threshold(det.fit(con).score(con))
     cases = [{"kind": kind, "accounts": r["accounts"], "tournaments": r["tournaments"], "score": r["score"],
-              "flagged": r["flagged"]} for r in rows.iter_rows(named=True)]
+              "q_value": r.get("q_value"), "flagged": r["flagged"]} for r in rows.iter_rows(named=True)]
     f = ev.evaluate(cases, labels, accounts, kinds=[kind]).kinds.get(kind)
     flagged_accounts = len({a for c in cases if c["flagged"] for a in c["accounts"]})
     if f is None:

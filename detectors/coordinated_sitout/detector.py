@@ -11,6 +11,7 @@ from detectors.base import GroupDetector
 from detectors.coordinated_sitout import groups as grp
 from detectors.coordinated_sitout.evidence import EvidenceMixin
 from detectors.coordinated_sitout.null import _length_mark, _marked_poisson_sf
+from detectors.coordinated_sitout.split import split_components
 from detectors.coordinated_sitout.starts import _SPAN_SQL, _STARTS_SQL, consensus_clock
 from detectors import stats as mt
 from detectors.features import identity as idf
@@ -496,7 +497,9 @@ class CoordinatedSitoutDetector(EvidenceMixin, GroupDetector):
         combined p, Bonferroni over every single-coincidence pair, at most ``single_alpha``. Every pair of a group
         whose group test (:meth:`_with_groups`) has ``q_group`` <= ``alpha`` is flagged as well: a group each of
         whose members sat out with the others in ``group_min_events`` events, beyond the population's simulated
-        sit-outs at those moments."""
+        sit-outs at those moments. Each component of the flagged pairs is then split into the groups that sat out
+        together (:func:`detectors.coordinated_sitout.split.split_components`): a pair across two of them is
+        unflagged, keeps its own q (``q_pair``), and ``component`` names the size of the component split."""
         q_pair = scores["q_pair"] if "q_pair" in scores.columns else scores["q_value"]
         flag = (q_pair.fill_null(1.0).to_numpy() <= self.alpha) & (scores["n_co"].to_numpy() >= self.min_cooccur)
         if "p_single" in scores.columns:
@@ -508,4 +511,7 @@ class CoordinatedSitoutDetector(EvidenceMixin, GroupDetector):
             flag |= lone
         if "q_group" in scores.columns:
             flag |= scores["q_group"].fill_null(1.0).to_numpy() <= self.alpha
-        return scores.with_columns(pair_flagged=pl.Series(flag))
+        s = scores.with_columns(pair_flagged=pl.Series(flag))
+        if "q_pair" not in s.columns:
+            s = s.with_columns(q_pair=pl.col("q_value"))
+        return split_components(s, seed=self.random_state)

@@ -1,0 +1,76 @@
+"""Cases of one group each: a component of flagged pairs split into the groups that sat out together.
+
+Several groups that sit out at the same moments of the same events (the bubble, a quarter of the field gone)
+coincide across groups too, so their flagged pairs join into one connected component, and an account that met
+the component by chance can be caught in it. A case should name the accounts that sat out together.
+
+Method
+------
+Each connected component of the flagged pairs with three or more accounts is split into communities by the
+Louvain method (Blondel et al., J. Stat. Mech. 2008; :func:`networkx.community.louvain_communities`, seeded),
+each edge weighted by its own evidence times its consistency::
+
+    weight = -log10(p_gap) * n_co / max(n_starts_a, n_starts_b)
+
+``p_gap`` is the pair's coincidence test, ``n_co`` its coincidences and ``n_starts_*`` each account's sit-outs in
+the events both sat out in: two members of one group sit out together nearly every time either sits out, two
+groups that met at one bubble share a few of their sit-outs only. A community of two or more accounts is a
+case; a pair across two communities is unflagged and keeps its own q (``q_pair``: the group q it had was the
+component's); an account left alone is in no flagged case. The split only attributes: a community is flagged
+only when its pairs were (the pair or group rule, :meth:`CoordinatedSitoutDetector.flag`).
+"""
+
+from __future__ import annotations
+
+import networkx as nx
+import numpy as np
+import polars as pl
+
+
+def edge_weights(pairs: pl.DataFrame) -> np.ndarray:
+    """The split's edge weight of every pair of ``pairs`` (``p_gap``, ``n_co``, ``n_starts_a``, ``n_starts_b``):
+    ``-log10(p_gap)`` times the share of the pair's sit-outs in their shared events that coincided; 0 where a
+    figure is missing."""
+    p = pairs["p_gap"].fill_null(1.0).to_numpy().astype(float)
+    co = pairs["n_co"].fill_null(0).to_numpy().astype(float)
+    most = np.maximum(pairs["n_starts_a"].fill_null(0).to_numpy(), pairs["n_starts_b"].fill_null(0).to_numpy())
+    share = np.where(most > 0, co / np.maximum(most, 1), 0.0)
+    return np.clip(-np.log10(np.clip(p, 1e-300, 1.0)), 0.0, None) * np.clip(share, 0.0, 1.0)
+
+
+def split_components(pairs: pl.DataFrame, seed: int = 0) -> pl.DataFrame:
+    """``pairs`` (with ``pair_flagged``, ``q_value`` and ``q_pair``) with each component of flagged pairs split
+    into communities (the module's method): a flagged pair across two communities is unflagged and its
+    ``q_value`` is its ``q_pair``; ``component`` holds the size of the component each flagged pair came from.
+
+    Parameters
+    ----------
+    pairs : the scored pairs after the flag rule. seed : the Louvain method's seed.
+
+    Returns
+    -------
+    ``pairs`` with ``pair_flagged`` and ``q_value`` updated and ``component`` (null for unflagged pairs)."""
+    flagged = pairs["pair_flagged"].to_numpy()
+    a, b = pairs["a"].to_list(), pairs["b"].to_list()
+    w = edge_weights(pairs)
+    g = nx.Graph()
+    for i in np.flatnonzero(flagged):
+        g.add_edge(a[i], b[i], weight=float(w[i]))
+    label: dict[str, int] = {}
+    size: dict[str, int] = {}
+    for comp in nx.connected_components(g):
+        parts = ([comp] if len(comp) <= 2 else
+                 nx.community.louvain_communities(g.subgraph(comp), weight="weight", seed=seed))
+        for part in parts:
+            if len(part) >= 2:
+                k = len(label) + 1
+                label.update({x: k for x in part})
+                size.update({x: len(comp) for x in part})
+    same = np.array([label.get(x, -1) == label.get(y, -2) for x, y in zip(a, b)], dtype=bool)
+    keep = flagged & same
+    cut = pl.Series(flagged & ~same)
+    return pairs.with_columns(
+        pair_flagged=pl.Series(keep),
+        q_value=pl.when(cut).then(pl.col("q_pair")).otherwise(pl.col("q_value")),
+        component=pl.Series([size[x] if k else None for x, k in zip(a, keep)], dtype=pl.Int64),
+    )

@@ -151,13 +151,14 @@ class CoordinatedSitoutDetector(EvidenceMixin, GroupDetector):
         observed group (core of a maximal clique of the co-sit-out graph) with its statistic and permutation
         q-value (``q_group``); each pair row of a group gets the smallest ``q_group`` of the groups it is an edge
         of, the group's accounts (``group_accounts``), ``q_value`` = the smaller of its pair q and its group q
-        (``q_pair`` keeps the former) and ``score`` = the larger of its own and the group's (the group's -log10 of
-        the combined coincidence p, times the same bubble weight)."""
+        (``q_pair`` keeps the former) and ``score`` = the larger of its own (kept in ``score_pair``) and the group's
+        (the group's -log10 of the combined coincidence p, times the same bubble weight)."""
         schema = {"accounts": pl.List(pl.Utf8), "n_edges": pl.Int64, "n_events": pl.Int64, "stat": pl.Float64,
                   "q_group": pl.Float64}
         self.groups_ = pl.DataFrame(schema=schema)
         self.group_null_per_population_ = 0.0
-        extra = {"q_pair": pl.col("q_value"), "q_group": pl.lit(None, pl.Float64), "group_stat": pl.lit(None, pl.Float64),
+        extra = {"q_pair": pl.col("q_value"), "score_pair": pl.col("score"), "q_group": pl.lit(None, pl.Float64),
+                 "group_stat": pl.lit(None, pl.Float64),
                  "group_accounts": pl.lit(None, pl.List(pl.Utf8)), "group_events": pl.lit(None, pl.Int64)}
         if scores.height == 0 or self.group_null <= 0:
             return scores.with_columns(**extra)
@@ -182,7 +183,7 @@ class CoordinatedSitoutDetector(EvidenceMixin, GroupDetector):
                  .select("a", "b", "q_group", group_stat=pl.col("stat"), group_accounts=pl.col("accounts"),
                          group_events=pl.col("n_events")))
         return scores.join(edges, on=["a", "b"], how="left").with_columns(
-            q_pair=pl.col("q_value"), q_value=pl.min_horizontal("q_value", "q_group"),
+            q_pair=pl.col("q_value"), score_pair=pl.col("score"), q_value=pl.min_horizontal("q_value", "q_group"),
             score=pl.max_horizontal("score", pl.col("group_stat") * (1 + pl.col("bubble").fill_null(0.0))))
 
     def _active_counts(self, s: pl.DataFrame, spans: pl.DataFrame) -> np.ndarray:
@@ -514,4 +515,6 @@ class CoordinatedSitoutDetector(EvidenceMixin, GroupDetector):
         s = scores.with_columns(pair_flagged=pl.Series(flag))
         if "q_pair" not in s.columns:
             s = s.with_columns(q_pair=pl.col("q_value"))
+        if "score_pair" not in s.columns:
+            s = s.with_columns(score_pair=pl.col("score"))
         return split_components(s, seed=self.random_state)

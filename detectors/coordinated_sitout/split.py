@@ -15,8 +15,8 @@ each edge weighted by its own evidence times its consistency::
 ``p_gap`` is the pair's coincidence test, ``n_co`` its coincidences and ``n_starts_*`` each account's sit-outs in
 the events both sat out in: two members of one group sit out together nearly every time either sits out, two
 groups that met at one bubble share a few of their sit-outs only. A community of two or more accounts is a
-case; a pair across two communities is unflagged and keeps its own q (``q_pair``: the group q it had was the
-component's); an account left alone is in no flagged case. The split only attributes: a community is flagged
+case; a pair across two communities is unflagged and keeps its own q and score (``q_pair``, ``score_pair``: the
+group's it had were the component's); an account left alone is in no flagged case. The split only attributes: a community is flagged
 only when its pairs were (the pair or group rule, :meth:`CoordinatedSitoutDetector.flag`).
 """
 
@@ -39,9 +39,10 @@ def edge_weights(pairs: pl.DataFrame) -> np.ndarray:
 
 
 def split_components(pairs: pl.DataFrame, seed: int = 0) -> pl.DataFrame:
-    """``pairs`` (with ``pair_flagged``, ``q_value`` and ``q_pair``) with each component of flagged pairs split
-    into communities (the module's method): a flagged pair across two communities is unflagged and its
-    ``q_value`` is its ``q_pair``; ``component`` holds the size of the component each flagged pair came from.
+    """``pairs`` (with ``pair_flagged``, ``q_value``, ``q_pair``, ``score`` and ``score_pair``) with each component of
+    flagged pairs split into communities (the module's method): a flagged pair across two communities is unflagged
+    and its ``q_value`` and ``score`` are its own (``q_pair``, ``score_pair``); ``component`` holds the size of the
+    component each flagged pair came from.
 
     Parameters
     ----------
@@ -49,7 +50,7 @@ def split_components(pairs: pl.DataFrame, seed: int = 0) -> pl.DataFrame:
 
     Returns
     -------
-    ``pairs`` with ``pair_flagged`` and ``q_value`` updated and ``component`` (null for unflagged pairs)."""
+    ``pairs`` with ``pair_flagged``, ``q_value`` and ``score`` updated and ``component`` (null for unflagged pairs)."""
     flagged = pairs["pair_flagged"].to_numpy()
     a, b = pairs["a"].to_list(), pairs["b"].to_list()
     w = edge_weights(pairs)
@@ -72,5 +73,6 @@ def split_components(pairs: pl.DataFrame, seed: int = 0) -> pl.DataFrame:
     return pairs.with_columns(
         pair_flagged=pl.Series(keep),
         q_value=pl.when(cut).then(pl.col("q_pair")).otherwise(pl.col("q_value")),
+        score=pl.when(cut).then(pl.col("score_pair")).otherwise(pl.col("score")),
         component=pl.Series([size[x] if k else None for x, k in zip(a, keep)], dtype=pl.Int64),
     )

@@ -23,6 +23,7 @@ def _scores() -> pl.DataFrame:
         p, n_co = (1e-6, 6) if inside else (1e-3, 2)
         rows.append({"a": a, "b": b, "n_co": n_co, "n_starts_a": 6, "n_starts_b": 6, "p_gap": p, "p_value": p,
                      "q_pair": 0.5 if not inside else 1e-3, "q_value": 1e-4, "q_group": 1e-4, "score": 5.0,
+                     "score_pair": 3.0 if not inside else 6.0,
                      "accounts": [a, b], "tournaments": ["t1"]})
     return pl.DataFrame(rows)
 
@@ -34,7 +35,8 @@ def test_two_groups_met_at_the_same_moments_are_two_cases():
     flagged = sorted(sorted(a) for a in rows.filter(pl.col("flagged"))["accounts"].to_list())
     assert flagged == [G1, G2]  # the component of all six accounts was one case before the split
     across = rows.filter(~pl.col("flagged"))
-    assert across.height == 9 and (across["q_value"] == 0.5).all()  # each pair across keeps its own q
+    # each pair across keeps its own q and score, not the component's
+    assert across.height == 9 and (across["q_value"] == 0.5).all() and (across["score"] == 3.0).all()
     pairs = det.flag(scores)
     assert pairs.filter(pl.col("pair_flagged"))["component"].to_list() == [6] * 6
 

@@ -499,8 +499,9 @@ class CoordinatedSitoutDetector(EvidenceMixin, GroupDetector):
         whose group test (:meth:`_with_groups`) has ``q_group`` <= ``alpha`` is flagged as well: a group each of
         whose members sat out with the others in ``group_min_events`` events, beyond the population's simulated
         sit-outs at those moments. Each component of the flagged pairs is then split into the groups that sat out
-        together (:func:`detectors.coordinated_sitout.split.split_components`): a pair across two of them is
-        unflagged, keeps its own q (``q_pair``), and ``component`` names the size of the component split."""
+        together (:func:`detectors.coordinated_sitout.split.split_components`; an account stays in one only with
+        evidence of its own there): a pair across two of them is unflagged, keeps its own q and score (``q_pair``,
+        ``score_pair``), and ``component`` names the size of the component split."""
         q_pair = scores["q_pair"] if "q_pair" in scores.columns else scores["q_value"]
         flag = (q_pair.fill_null(1.0).to_numpy() <= self.alpha) & (scores["n_co"].to_numpy() >= self.min_cooccur)
         if "p_single" in scores.columns:
@@ -510,6 +511,7 @@ class CoordinatedSitoutDetector(EvidenceMixin, GroupDetector):
                     & (np.nan_to_num(pc, nan=1.0) <= self.single_coentry_p)
                     & (np.nan_to_num(ps, nan=1.0) * max(self.n_single_, 1) <= self.single_alpha))
             flag |= lone
+        own = flag.copy()
         if "q_group" in scores.columns:
             flag |= scores["q_group"].fill_null(1.0).to_numpy() <= self.alpha
         s = scores.with_columns(pair_flagged=pl.Series(flag))
@@ -517,4 +519,4 @@ class CoordinatedSitoutDetector(EvidenceMixin, GroupDetector):
             s = s.with_columns(q_pair=pl.col("q_value"))
         if "score_pair" not in s.columns:
             s = s.with_columns(score_pair=pl.col("score"))
-        return split_components(s, seed=self.random_state)
+        return split_components(s, own=own, min_events=self.group_min_events, seed=self.random_state)

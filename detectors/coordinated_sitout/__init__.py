@@ -45,6 +45,11 @@ Method
 6. **Bubble weight.** The score is -log10(p) times (1 + the mean proximity to
    the money at the co-occurrences); flagged pairs join into groups
    (connected components, :class:`detectors.base.GroupDetector`).
+7. **One group per case** (:mod:`detectors.coordinated_sitout.split`). Groups that sit out at the same moments
+   (the bubble) coincide across groups too: each component of three or more accounts is split into Louvain
+   communities of its flagged pairs, weighted by each pair's evidence times the share of its sit-outs that
+   coincided; an account stays only with evidence of its own in its community, and a pair across communities is
+   listed on its own with its own q.
 
 The test of near-coincident point events against each unit's own rate follows
 the spike-train synchrony literature (Grün, Diesmann & Aertsen, "Unitary event

@@ -11,6 +11,7 @@ from detectors.base import GroupDetector
 from detectors.coordinated_sitout import groups as grp
 from detectors.coordinated_sitout.evidence import EvidenceMixin
 from detectors.coordinated_sitout.null import _length_mark, _marked_poisson_sf
+from detectors.coordinated_sitout.split import split_components
 from detectors.coordinated_sitout.starts import _SPAN_SQL, _STARTS_SQL, consensus_clock
 from detectors import stats as mt
 from detectors.features import identity as idf
@@ -150,13 +151,14 @@ class CoordinatedSitoutDetector(EvidenceMixin, GroupDetector):
         observed group (core of a maximal clique of the co-sit-out graph) with its statistic and permutation
         q-value (``q_group``); each pair row of a group gets the smallest ``q_group`` of the groups it is an edge
         of, the group's accounts (``group_accounts``), ``q_value`` = the smaller of its pair q and its group q
-        (``q_pair`` keeps the former) and ``score`` = the larger of its own and the group's (the group's -log10 of
-        the combined coincidence p, times the same bubble weight)."""
+        (``q_pair`` keeps the former) and ``score`` = the larger of its own (kept in ``score_pair``) and the group's
+        (the group's -log10 of the combined coincidence p, times the same bubble weight)."""
         schema = {"accounts": pl.List(pl.Utf8), "n_edges": pl.Int64, "n_events": pl.Int64, "stat": pl.Float64,
                   "q_group": pl.Float64}
         self.groups_ = pl.DataFrame(schema=schema)
         self.group_null_per_population_ = 0.0
-        extra = {"q_pair": pl.col("q_value"), "q_group": pl.lit(None, pl.Float64), "group_stat": pl.lit(None, pl.Float64),
+        extra = {"q_pair": pl.col("q_value"), "score_pair": pl.col("score"), "q_group": pl.lit(None, pl.Float64),
+                 "group_stat": pl.lit(None, pl.Float64),
                  "group_accounts": pl.lit(None, pl.List(pl.Utf8)), "group_events": pl.lit(None, pl.Int64)}
         if scores.height == 0 or self.group_null <= 0:
             return scores.with_columns(**extra)
@@ -181,7 +183,7 @@ class CoordinatedSitoutDetector(EvidenceMixin, GroupDetector):
                  .select("a", "b", "q_group", group_stat=pl.col("stat"), group_accounts=pl.col("accounts"),
                          group_events=pl.col("n_events")))
         return scores.join(edges, on=["a", "b"], how="left").with_columns(
-            q_pair=pl.col("q_value"), q_value=pl.min_horizontal("q_value", "q_group"),
+            q_pair=pl.col("q_value"), score_pair=pl.col("score"), q_value=pl.min_horizontal("q_value", "q_group"),
             score=pl.max_horizontal("score", pl.col("group_stat") * (1 + pl.col("bubble").fill_null(0.0))))
 
     def _active_counts(self, s: pl.DataFrame, spans: pl.DataFrame) -> np.ndarray:
@@ -496,7 +498,10 @@ class CoordinatedSitoutDetector(EvidenceMixin, GroupDetector):
         combined p, Bonferroni over every single-coincidence pair, at most ``single_alpha``. Every pair of a group
         whose group test (:meth:`_with_groups`) has ``q_group`` <= ``alpha`` is flagged as well: a group each of
         whose members sat out with the others in ``group_min_events`` events, beyond the population's simulated
-        sit-outs at those moments."""
+        sit-outs at those moments. Each component of the flagged pairs is then split into the groups that sat out
+        together (:func:`detectors.coordinated_sitout.split.split_components`; an account stays in one only with
+        evidence of its own there): a pair across two of them is unflagged, keeps its own q and score (``q_pair``,
+        ``score_pair``), and ``component`` names the size of the component split."""
         q_pair = scores["q_pair"] if "q_pair" in scores.columns else scores["q_value"]
         flag = (q_pair.fill_null(1.0).to_numpy() <= self.alpha) & (scores["n_co"].to_numpy() >= self.min_cooccur)
         if "p_single" in scores.columns:
@@ -506,6 +511,12 @@ class CoordinatedSitoutDetector(EvidenceMixin, GroupDetector):
                     & (np.nan_to_num(pc, nan=1.0) <= self.single_coentry_p)
                     & (np.nan_to_num(ps, nan=1.0) * max(self.n_single_, 1) <= self.single_alpha))
             flag |= lone
+        own = flag.copy()
         if "q_group" in scores.columns:
             flag |= scores["q_group"].fill_null(1.0).to_numpy() <= self.alpha
-        return scores.with_columns(pair_flagged=pl.Series(flag))
+        s = scores.with_columns(pair_flagged=pl.Series(flag))
+        if "q_pair" not in s.columns:
+            s = s.with_columns(q_pair=pl.col("q_value"))
+        if "score_pair" not in s.columns:
+            s = s.with_columns(score_pair=pl.col("score"))
+        return split_components(s, own=own, min_events=self.group_min_events, seed=self.random_state)

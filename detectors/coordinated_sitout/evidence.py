@@ -43,6 +43,19 @@ class EvidenceMixin:
                 f"co-occurrences at most {crowd_max} sit-outs of the event (these accounts' included) started within "
                 f"the same window, too few of the players still in for a break or a wave. ")
 
+    def _split_text(self, pairs: pl.DataFrame, accs: list[str]) -> str:
+        """Groups that sat out at the same moments as another group, in words: the size of the component of flagged
+        pairs this case was split from (:mod:`detectors.coordinated_sitout.split`); empty when it was not."""
+        if "component" not in pairs.columns or pairs["component"].is_null().all():
+            return ""
+        whole = int(pairs["component"].max())
+        if whole <= len(accs):
+            return ""
+        return (f"Other groups sitting out at the same moments (a bubble, a stage of the field) join with this one: "
+                f"its flagged pairs joined {whole} accounts, split by the pairs' own evidence (-log10 p times the "
+                f"share of their sit-outs that coincided, Louvain communities) into the groups that sat out "
+                f"together; these {len(accs)} are one, the pairs across groups are listed on their own. ")
+
     def _group_evidence(self, pairs: pl.DataFrame) -> list[Evidence]:
         """One row per group test among ``pairs`` (the groups their edges belong to, lowest q first; none where no
         pair is an edge of a group)."""
@@ -140,6 +153,7 @@ class EvidenceMixin:
                   f"≥{self.wave_min} players) and "
                   "were left out. ")
         benign += self._friends_text(pairs, co)
+        benign += self._split_text(pairs, accs)
         benign += ("The remaining co-occurrences are far beyond what each player's own sit-out rate explains."
                    if row["flagged"] else "What remains is within chance: not flagged.")
         hands = [h for h in co.sort("proximity", descending=True)["hand_id"].to_list() if h][:20]

@@ -206,7 +206,8 @@ class MultiAccountingDetector(GroupDetector):
             # keep their own devices); beside an address alone it is a family's card
             n_agree=pl.Series((np.nan_to_num(agreeing, nan=1.0) < self.signal_p).sum(axis=1)),
             # the min_signals-th smallest of them: at most signal_p when min_signals signals agree
-            p_agree=pl.Series(np.sort(np.nan_to_num(agreeing, nan=1.0), axis=1)[:, self.min_signals - 1]
+            p_agree=pl.Series(np.zeros(pairs.height) if self.min_signals <= 0
+                              else np.sort(np.nan_to_num(agreeing, nan=1.0), axis=1)[:, self.min_signals - 1]
                               if agreeing.shape[1] >= self.min_signals else np.ones(pairs.height)),
             co_device=pl.Series(co_device),
             id_strong=(pl.col("min_share") <= self.max_link_share).fill_null(False),

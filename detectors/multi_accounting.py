@@ -22,8 +22,11 @@ Method
    timing / co-entry agree on their own (p < ``signal_p``); a shared card or
    a device used by both at once counts beside a shared device. Households
    (a home address, own devices) need the behaviour alone at
-   ``household_p`` and significant across all household-shaped pairs. Flagged
-   pairs join into groups (connected components,
+   ``household_p`` and significant across all household-shaped pairs. The
+   case's rate (``q_value``) is the largest of these conditions on the
+   false-discovery scale (an intersection-union rule, Berger 1982), so a
+   pair is flagged exactly when it is at most alpha and the queue's order
+   agrees with its line. Flagged pairs join into groups (connected components,
    :class:`detectors.base.GroupDetector`): one case per person.
 
 This follows the record-linkage view of account matching (Fellegi & Sunter,
@@ -189,6 +192,9 @@ class MultiAccountingDetector(GroupDetector):
             pairs["p_style"].to_numpy(), pairs["p_timing"].to_numpy(), pairs["p_coentry"].to_numpy(),
         ]).astype(float)
         B = np.column_stack([p_dev, behav])
+        # the facts that may agree: device, style, timing, co-entry; a card beside a shared device; the device used by
+        # both at once (the device's p once more: its own evidence, sharpened)
+        agreeing = np.column_stack([B, np.where(np.isnan(p_dev), np.nan, p_pay), np.where(co_device, p_dev, np.nan)])
         pairs = pairs.with_columns(
             p_device=pl.Series(p_dev),
             p_payment=pl.Series(p_pay),
@@ -198,9 +204,11 @@ class MultiAccountingDetector(GroupDetector):
             # a card counts as agreeing only beside a shared device: two identifiers, each
             # held by these accounts alone, that no household pattern explains (housemates
             # keep their own devices); beside an address alone it is a family's card
-            n_agree=pl.Series((np.nan_to_num(B, nan=1.0) < self.signal_p).sum(axis=1)
-                              + ((np.nan_to_num(p_pay, nan=1.0) < self.signal_p) & ~np.isnan(p_dev))
-                              + co_device),
+            n_agree=pl.Series((np.nan_to_num(agreeing, nan=1.0) < self.signal_p).sum(axis=1)),
+            # the min_signals-th smallest of them: at most signal_p when min_signals signals agree
+            p_agree=pl.Series(np.zeros(pairs.height) if self.min_signals <= 0
+                              else np.sort(np.nan_to_num(agreeing, nan=1.0), axis=1)[:, self.min_signals - 1]
+                              if agreeing.shape[1] >= self.min_signals else np.ones(pairs.height)),
             co_device=pl.Series(co_device),
             id_strong=(pl.col("min_share") <= self.max_link_share).fill_null(False),
         )
@@ -237,21 +245,32 @@ class MultiAccountingDetector(GroupDetector):
         q_hh = np.ones(scores.height)
         if hh.any():
             q_hh[hh] = mt.bh_qvalues(scores["p_conduct"].to_numpy().astype(float)[hh], untested=1.0)
-        return scores.with_columns(q_value=pl.Series(q), q_household=pl.Series(q_hh))
+        return scores.with_columns(q_combined=pl.Series(q), q_household=pl.Series(q_hh),
+                                   q_value=pl.Series(self._flag_rate(scores, q, q_hh)))
+
+    def _flag_rate(self, scores: pl.DataFrame, q: np.ndarray, q_hh: np.ndarray) -> np.ndarray:
+        """The rate of the flag rule: the largest of its conditions, each on the false-discovery scale (the
+        intersection-union rule, Berger, *Technometrics* 24, 1982: a case passes when every condition does, so its
+        p-value is the largest of theirs). The conditions: the combined evidence's weighted BH q (``q``); the
+        ``min_signals``-th strongest agreeing signal's p at most ``signal_p``, as ``p * alpha / signal_p``; for a
+        household-shaped pair its conduct's household q (``q_hh``) and p at most ``household_p``, as
+        ``p * alpha / household_p``; a strong identity link (the rarest shared identifier held by at most
+        ``max_link_share`` accounts) or none needed (co-entry candidates), else 1. A pair is flagged exactly when the
+        rate is at most alpha, and a case that one condition clears is never ranked above the flagged ones."""
+        a = self.alpha
+        rate = np.maximum(np.nan_to_num(q, nan=1.0), scores["p_agree"].to_numpy().astype(float) * a / self.signal_p)
+        hh = scores["household"].to_numpy().astype(bool)
+        p_cond = np.nan_to_num(scores["p_conduct"].to_numpy().astype(float), nan=1.0)
+        rate = np.where(hh, np.maximum(rate, np.maximum(q_hh, p_cond * a / self.household_p)), rate)
+        linked = scores["id_strong"].to_numpy() | (scores["weight"].to_numpy() == 0)
+        return np.minimum(np.where(linked, rate, 1.0), 1.0)
 
     # ------------------------------------------------------------------ threshold
     def flag(self, scores: pl.DataFrame) -> pl.DataFrame:
-        """``scores`` with ``pair_flagged``: q <= alpha, at least ``min_signals`` signals agreeing, and a strong
-        identity link (the rarest shared identifier held by at most ``max_link_share`` accounts) or none needed
-        (co-entry candidates); a household-shaped pair (home address, own devices) also needs its combined
-        conduct p at most ``household_p`` and its household q at most alpha."""
-        linked = scores["id_strong"].to_numpy() | (scores["weight"].to_numpy() == 0)
-        agree = scores["n_agree"].to_numpy() >= self.min_signals
-        hh = scores["household"].to_numpy().astype(bool)
-        p_cond = scores["p_conduct"].to_numpy().astype(float)
-        agree &= ~hh | ((p_cond <= self.household_p) & (scores["q_household"].to_numpy() <= self.alpha))
-        pair_flag = (scores["q_value"].to_numpy() <= self.alpha) & agree & linked
-        return scores.with_columns(pair_flagged=pl.Series(pair_flag))
+        """``scores`` with ``pair_flagged``: the rate of the flag rule (``q_value``, :meth:`_flag_rate`) at most alpha:
+        the combined evidence significant, at least ``min_signals`` signals agreeing, a strong identity link, and
+        for a household-shaped pair (home address, own devices) the conduct alone telling one person."""
+        return scores.with_columns(pair_flagged=pl.col("q_value").fill_null(1.0) <= self.alpha)
 
     # ------------------------------------------------------------------ explain
     def _identifier_evidence(self, pairs: pl.DataFrame) -> tuple[list[Evidence], dict[tuple[str, str], int]]:

@@ -38,7 +38,9 @@ much more than its own rate predicts in the *deviation hands*, those where it
 put chips in with a weak hand or folded a made hand late
 (:func:`deviation_flow`). Flagged edges form a value-flow graph
 (:mod:`detectors.graphs`): one account feeding many (or many feeding one) is
-one *star*.
+one *star*. One case per set of accounts: an unflagged direction between two
+accounts flagged pairs already join, and the weaker direction of an unflagged
+pair, are not cases of their own (:meth:`ChipDumpingDetector.threshold`).
 
 Benign look-alikes considered: coolers (value with the cards known), loose
 players (own baselines), regulars (per-decision tests), aggressive players

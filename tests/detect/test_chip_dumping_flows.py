@@ -194,3 +194,24 @@ def test_value_test_reads_few_big_gifts_with_their_own_variance_and_stays_calibr
     honest = new.filter(pl.col("opponent") != "R")["value_p"].drop_nulls()
     assert len(honest) > 400
     assert (honest < 0.01).mean() < 0.02 and (honest < 0.1).mean() < 0.13 and honest.median() > 0.4
+
+
+def test_one_case_per_set_of_accounts():
+    """The queue holds sets of accounts: the receiver -> giver direction of a flagged dump (S -> G) and the pair of
+    two feeders of one receiver (F1 -> F2, joined through R by flagged pairs) are no cases of their own, and of an
+    unflagged pair's two directions only the stronger stays (A -> B, q 0.2, not B -> A, q 0.5). Before, each made a
+    row of its own, ranked below unrelated pairs. An unflagged pair with one account in a flagged case (F1 -> X) and
+    an unrelated pair (C -> D) stay."""
+    import polars as pl
+
+    from detectors.chip_dumping import ChipDumpingDetector
+
+    rows = [("G", "S", 1e-6, 60.0, 12, 0.4, 30, 400.0), ("S", "G", 0.05, -60.0, 12, 0.9, 30, 400.0),
+            ("F1", "R", 1e-5, 50.0, 12, 0.4, 30, 400.0), ("F2", "R", 1e-4, 40.0, 12, 0.4, 30, 400.0),
+            ("F1", "F2", 0.3, 1.0, 12, 0.5, 30, 400.0), ("A", "B", 0.2, 1.0, 12, 0.5, 30, 400.0),
+            ("B", "A", 0.5, -1.0, 12, 0.5, 30, 400.0), ("F1", "X", 0.4, 1.0, 12, 0.5, 30, 400.0),
+            ("C", "D", 0.6, 1.0, 12, 0.5, 30, 400.0)]
+    out = ChipDumpingDetector().threshold(_scored(rows))
+    got = [(tuple(r["accounts"]), r["flagged"]) for r in out.iter_rows(named=True)]
+    assert got == [(("G", "S"), True), (("F1", "R"), True), (("F2", "R"), True), (("A", "B"), False),
+                   (("F1", "X"), False), (("C", "D"), False)], got

@@ -146,9 +146,9 @@ def test_hands_only_with_payment_hashes_still_uses_co_entries(sng_world):
     assert fam.height == 1 and not fam["pair_flagged"][0]
 
 
-def _decide(monkeypatch, rows):
-    """score + threshold on given per-pair evidence (identity links, p-values),
-    the warehouse feature steps replaced by the rows themselves."""
+def _scored(monkeypatch, rows):
+    """The detector and its score frame on given per-pair evidence (identity links, p-values), the warehouse
+    feature steps replaced by the rows themselves."""
     import polars as pl
 
     from detectors.features import identity as idf
@@ -164,7 +164,42 @@ def _decide(monkeypatch, rows):
     monkeypatch.setattr(idf, "likeness", lambda fp, cand, **kw: cand.join(frame.select("a", "b", "p_style", "p_timing"), on=["a", "b"]))
     monkeypatch.setattr(idf, "usage_patterns", lambda con, p: p.join(
         frame.select("a", "b", "p_coentry", "shared_tournaments", "device_overlap_s"), on=["a", "b"]))
-    return {(r["a"], r["b"]): r["pair_flagged"] for r in det.flag(det.score(None)).iter_rows(named=True)}
+    return det, det.score(None)
+
+
+def _decide(monkeypatch, rows):
+    """Each pair's flag on given per-pair evidence (:func:`_scored`)."""
+    det, scores = _scored(monkeypatch, rows)
+    return {(r["a"], r["b"]): r["pair_flagged"] for r in det.flag(scores).iter_rows(named=True)}
+
+
+def _cases(monkeypatch, rows):
+    """The cases of ``threshold`` on given per-pair evidence, in the queue's order (evaluation.ranking_key)."""
+    from pipelines.lib.evaluation import ranking_key
+
+    det, scores = _scored(monkeypatch, rows)
+    return sorted(det.threshold(scores).to_dicts(), key=ranking_key, reverse=True)
+
+
+def test_a_case_that_fails_a_condition_of_the_flag_ranks_below_the_flagged(monkeypatch):
+    """Friends at one address who enter the same events (co-entry p 1e-9) but play and click nothing alike: one
+    signal agrees, the flag needs two, so they are no case of one person; their combined p-value (1e-9 through
+    co-entry alone) is far below the flagged multi-accounter's (device, style and timing agreeing moderately). The
+    queue's order and its line are one thing: the friends' rate is above alpha and they rank below every flagged
+    case (before, their q of 1e-7 put them first)."""
+    ln2 = float(np.log(300 / 2))
+    rows = [
+        {"a": "f1", "b": "f2", "w_ip": 5.0, "w_net": 5.0, "p_style": 0.99, "p_timing": 0.5, "p_coentry": 1e-9},
+        {"a": "m1", "b": "m2", "w_ip": 5.0, "w_net": 5.0, "w_device": ln2, "idf_device": ln2,
+         "p_style": 0.08, "p_timing": 0.03, "p_coentry": 0.3},
+    ] + [{"a": f"x{i:02d}", "b": f"y{i:02d}", "w_net": 1.0, "min_share": 3, "p_style": 0.2 + 0.1 * i,
+          "p_timing": 0.9 - 0.1 * i, "p_coentry": 1.0} for i in range(6)]
+    cases = _cases(monkeypatch, rows)
+    order = [(tuple(c["accounts"]), c["flagged"]) for c in cases]
+    assert order[0] == (("m1", "m2"), True), order
+    friends = next(c for c in cases if set(c["accounts"]) == {"f1", "f2"})
+    assert not friends["flagged"] and friends["q_value"] > 0.05
+    assert cases[0]["q_value"] <= 0.05
 
 
 def test_household_with_family_card_and_chance_agreements_not_flagged(monkeypatch):

@@ -11,7 +11,8 @@ heads-up or not, strength; the stage of play for the check test; shrunk
 empirically towards the population, :mod:`detectors.stats`), the baselines
 robust (opponents a player treats unlike the rest left out,
 :func:`detectors.stats.robust_own_baseline`). Both directions are pooled
-(:func:`detectors.stats.pool_directions`, Edgeworth-corrected tails), split
+(:func:`detectors.stats.pool_directions`, Edgeworth-corrected tails never below the exact
+probability of the most extreme outcome), split
 by the spot where sparing shows:
 
 - *checks*: bets against the partner heads-up with no bet to call;

@@ -45,12 +45,14 @@ def _baseline_pass(pair_o, totals, pri, bins: list[str], max_rate: float):
     n, k, r, s = pl.col("n"), pl.col("k"), pl.col("r"), pl.col("s")
     t = t.with_columns(e=n * r, u=(k - n * r) / (1 - r), v=n * r / (1 - r) + n**2 * r / ((1 - r) * (s + 1)),
                        k3=n * r * (2 * r - 1) / (1 - r) ** 2,
+                       # log-probabilities of the two extreme outcomes: no decision an event, every decision one
+                       l0=n * (1 - r).log(), l1=n * r.log(),
                        # the count's variance beyond the plug-in binomial's (beta-binomial, rate uncertain)
                        ex=n * (n - 1) * r * (1 - r) / (s + 1))
     return t.group_by(["player", "opponent"]).agg(
         n=pl.col("n").sum(), observed=pl.col("k").sum(), expected=pl.col("e").sum(),
         score_u=pl.col("u").sum(), var=pl.col("v").sum(), n0=pl.col("n0").sum(), k3=pl.col("k3").sum(),
-        extra_var=pl.col("ex").sum())
+        extra_var=pl.col("ex").sum(), l0=pl.col("l0").sum(), l1=pl.col("l1").sum())
 
 
 def _baseline_first_pass(dec, y: str, where, bins: tuple[str, ...], alpha: float, max_rate: float):
@@ -153,7 +155,9 @@ def robust_own_baseline(dec, y: str, *, where=None, bins: tuple[str, ...] = OWN_
     ``score_u`` (sum of (k - n r) / (1 - r)) and ``var``, so that tests of
     several pairs (both directions of one pair) can be pooled, and ``n0``: the
     player's own decisions against others in the pair's bins (the baseline's
-    sample; where it is tiny the "own" rate is the population's prior).
+    sample; where it is tiny the "own" rate is the population's prior), ``k3`` (the score's third cumulant) and
+    ``l0``, ``l1``: the log-probabilities, under the own rates, that none of the pair's decisions is an event and that
+    every one is (the two extreme outcomes, for :func:`pool_directions`' exact floor).
 
     ``also_out`` (player, opponent rows): more opponents to leave out of the player's baseline with the
     first pass's own outliers (for example those found by another test of the same player, see
@@ -171,7 +175,7 @@ def robust_own_baseline(dec, y: str, *, where=None, bins: tuple[str, ...] = OWN_
     if rare_tail not in ("poisson", "predictive"):
         raise ValueError(f"rare_tail must be 'poisson' or 'predictive', not {rare_tail!r}")
     cols = ["player", "opponent", "n", "observed", "expected", "rate_pair", "rate_own", "z", "p_value", "score_u", "var", "n0",
-            "k3"]
+            "k3", "l0", "l1"]
     fp = _baseline_first_pass(dec, y, where, tuple(bins), alpha, max_rate)
     if fp is None:
         return pl.DataFrame(schema={c: (pl.Utf8 if c in ("player", "opponent") else pl.Float64) for c in cols})
@@ -266,6 +270,16 @@ def pool_directions(t, *, side: str = "less", skew: bool = False):
     cumulant summed over both directions, is used only where it makes the
     tail heavier (the correction never makes a p-value smaller). Adds the
     columns ``z`` and ``skew``.
+
+    The exact floor (where the ``l0`` and ``l1`` columns are given): no
+    approximation may fall below the probability of the most extreme outcome
+    the decisions allow (``side="less"``: none of them an event, the product
+    of (1 - r) over the decisions, exp(Σ l0); ``"greater"``: every one,
+    exp(Σ l1)). That outcome lies in every tail of the score, so the exact
+    p-value is never below it, and where it was observed (a pair with one or
+    two decisions, none an event) it *is* the exact p-value: one check where
+    the own rate of betting is 0.9 has p = 0.1, where the normal tail, even
+    corrected for skew, gives 0.02 (and 4e-4 where the rate is higher).
     """
     cols = {"player": pl.Utf8, "opponent": pl.Utf8, "n": pl.Float64, "observed": pl.Float64,
             "expected": pl.Float64, "p_value": pl.Float64}
@@ -274,9 +288,11 @@ def pool_directions(t, *, side: str = "less", skew: bool = False):
     if t.is_empty():
         return pl.DataFrame(schema=cols)
     lo, hi = pl.min_horizontal("player", "opponent"), pl.max_horizontal("player", "opponent")
+    ext = "l0" if side == "less" else "l1"
+    exact = ext in t.columns
     g = t.group_by(lo.alias("player"), hi.alias("opponent")).agg(
         pl.col("n", "observed", "expected").cast(pl.Float64).sum(), U=pl.col("score_u").sum(), V=pl.col("var").sum(),
-        *([pl.col("k3").sum().alias("K3")] if skew else []))
+        *([pl.col("k3").sum().alias("K3")] if skew else []), *([pl.col(ext).sum().alias("_ext")] if exact else []))
     sign = -1.0 if side == "less" else 1.0
     v = np.maximum(g["V"].to_numpy(), 1e-9)
     z = (sign * g["U"].to_numpy() - 0.5) / np.sqrt(v)
@@ -288,6 +304,9 @@ def pool_directions(t, *, side: str = "less", skew: bool = False):
         extra = {"z": pl.Series(z), "skew": pl.Series(gamma)}
     if side == "greater":
         p = np.maximum(p, _st.poisson.sf(g["observed"].to_numpy() - 1, np.maximum(g["expected"].to_numpy(), 1e-9)))
+    if exact:
+        # the exact floor: the probability of the most extreme outcome (see above)
+        p = np.maximum(p, np.exp(g["_ext"].fill_null(-np.inf).to_numpy()))
     return g.with_columns(p_value=pl.Series(np.clip(p, _TINY, 1.0)), **extra).select(list(cols))
 
 

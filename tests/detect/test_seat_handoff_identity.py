@@ -65,3 +65,17 @@ def test_not_made_with_too_few_switch_devices_to_rank_among():
     out = det._with_identity(df, _population())
     assert math.isclose(out["p_value"][0], 0.02) and out["p_identity"][0] == 1 / 20
     assert any("identity" in m for m in det.missing_)
+
+
+def test_the_case_tells_the_identity_and_its_rank():
+    det = SeatHandoffDetector()
+    det.has_sessions_ = True
+    row = {"account": "helped\\1", "tournament_id": "t'1", "session": "s9", "cp_time": "2026-03-02 10:00:00",
+           "device": "h1", "prev_device": "d0", "ip": "77.7.7.7", "new_device": True, "new_net": True, "n_pooled": 1,
+           "takeover_only": False, "two_places": False, "other_switches": 0, "events_played": 3, "p_value": 0.004,
+           "p_event": 0.004, "p_play": 0.02, "p_identity": 0.05, "id_n": 20, "id_signs": 3, "id_takeover_only": True,
+           "id_new_net": True, "id_home_net": True}
+    ev = {e.name: e for e in det._login_evidence(row)}
+    e = ev["identity of the device that took the seat"]
+    assert (e.value, e.n, e.p_value) == (3.0, 20, 0.05)
+    assert "never starts play of its own" in e.text and "population's 20 devices" in e.text and "Fisher" in e.text

@@ -243,7 +243,10 @@ def _write_accounts(world: World, path: Path) -> None:
 
 
 def _write_labels(world: World, results: list[dict], path: Path) -> None:
-    """One line per planted group: the hands where it actually colluded, its events and time span."""
+    """One line per planted group: the hands where it actually colluded, its events and time span.
+
+    A seat hand-off group is labelled only if a seat was handed over in the data (a hit); every other kind
+    keeps its line, with no hands, if it never acted."""
     hits: dict[str, list] = {}
     chat_groups = world.chat.groups if world.chat is not None else []
     for r in results:
@@ -252,6 +255,10 @@ def _write_labels(world: World, results: list[dict], path: Path) -> None:
     with open(path, "w", encoding="utf-8", newline="\n") as fh:
         for g in [*world.groups, *chat_groups]:
             lst = sorted(hits.get(g.gid, []), key=lambda x: (x[1], x[0]))
+            if g.kind == "seat_handoff" and not lst:
+                # planned but never handed over (no event drew the hand-off at the group's strength, or the
+                # owner busted before the hand-off hand): the owner played every hand, nothing to find
+                continue
             hands = []
             seen = set()
             for hid, _, _ in lst:

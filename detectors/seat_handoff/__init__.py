@@ -31,7 +31,10 @@ combined p is ranked against simulated same-player moves in this population
 (:mod:`detectors.seat_handoff.null`; an empirical null, Efron, JASA 2004),
 beyond the simulated moves' range by their fitted tail (a generalised Pareto
 fit, Knijnenburg et al., Bioinformatics 2009), keeping the larger of that
-Monte Carlo p and the tests' own: ``p_event``. The benign explanation of a
+Monte Carlo p and the tests' own: the play's p ``p_play``. The identity side of the login
+(:mod:`detectors.seat_handoff.identity`): the device that took the seat (one that never starts play of its
+own on the account, arriving on a network new to it, a home-sized one) ranked among the population's own
+switch devices, combined with the play's p by Fisher's method: ``p_event``. The benign explanation of a
 habit of switching devices (:mod:`detectors.seat_handoff.history`): each
 account's mid-event switches are one family of hypotheses, ``p_event``
 adjusted within it (Benjamini-Hochberg; an untested switch at p = 1) is the

@@ -15,6 +15,7 @@ from detectors import stats as mt
 from detectors.features import identity as idf
 from detectors.seat_handoff.candidates import CandidatesMixin
 from detectors.seat_handoff.history import switch_history
+from detectors.seat_handoff.identity import identity_p
 from detectors.seat_handoff.evidence import EvidenceMixin, _aggr, _nint, _share
 from detectors.seat_handoff.null import NullMixin, _switch_shift_p
 from detectors.seat_handoff.queries import (
@@ -72,6 +73,10 @@ class SeatHandoffDetector(CandidatesMixin, NullMixin, EvidenceMixin, Detector):
     hand_clock_s : float
         a hand's recorded start is whole seconds: a login this soon after the recorded start of an event's last
         hand is inside the event's span.
+    identity : bool
+        combine the play's p-value with the identity side of the login (its device ranked among the population's
+        switch devices, :mod:`detectors.seat_handoff.identity`; made with at least ``min_switch_shifts`` of them)
+        by Fisher's method.
     """
 
     kind = "seat_handoff"
@@ -103,6 +108,7 @@ class SeatHandoffDetector(CandidatesMixin, NullMixin, EvidenceMixin, Detector):
         use_range: bool = True,
         household_max: int = 4,
         hand_clock_s: float = 1.0,
+        identity: bool = True,
     ) -> None:
         # the false-discovery rate is this detector's one level (``fdr``), not the base's ``alpha``
         self.fdr = fdr
@@ -127,6 +133,7 @@ class SeatHandoffDetector(CandidatesMixin, NullMixin, EvidenceMixin, Detector):
         self.use_range = use_range
         self.household_max = household_max
         self.hand_clock_s = hand_clock_s
+        self.identity = identity
 
     # ------------------------------------------------------------------ fit
     def fit(self, con: duckdb.DuckDBPyConnection) -> "SeatHandoffDetector":
@@ -240,12 +247,34 @@ class SeatHandoffDetector(CandidatesMixin, NullMixin, EvidenceMixin, Detector):
             rows = self._one_seat_per_login(rows)
         rows = self._pool(rows)
         df = self._combined_rows(rows, plans, null_ev, hands, hist, field, hist_dec)
+        df = self._with_identity(df, cand)
         # the benign explanation: the account's own switches, each event a hypothesis of its family
         df = switch_history(con, cand, df.rename({"p_value": "p_event"}))
         # ranked as flagged: by the p-value the q-value comes from, the tests' own p breaking ties
         df = df.with_columns(score=-pl.col("p_value").clip(1e-300, 1.0).log10()
                              - 1e-3 * pl.col("p_value_raw").clip(1e-300, 1.0).log10())
         return df.select("cand", pl.exclude("cand"))
+
+    def _with_identity(self, df: pl.DataFrame, cand: pl.DataFrame) -> pl.DataFrame:
+        """``df`` with the identity side of each login (:func:`~detectors.seat_handoff.identity.identity_p`: its
+        device ranked among the population's switch devices) and, with ``identity``, ``p_value`` the play's
+        (kept as ``p_play``) and the identity's combined by Fisher's method."""
+        df = df.with_columns(p_play=pl.col("p_value"))
+        if not self.has_sessions_ or "device" not in df.columns:
+            return df
+        ids = identity_p(cand, self.household_max)
+        df = df.join(ids, on=["account", "device"], how="left")
+        if not self.identity:
+            return df
+        if ids.height < self.min_switch_shifts:
+            # a rank among a handful of switches resolves nothing (p no smaller than 1 / N): not made
+            self.missing_.append(f"the identity of the device that took the seat (only {ids.height} switch devices "
+                                 f"to rank it among, fewer than {self.min_switch_shifts})")
+            return df
+        # a login on the device that held the seat (another network only) has no device to rank: untested
+        p_id = df["p_identity"].cast(pl.Float64).fill_null(float("nan")).to_numpy()
+        p = mt.fisher_combine(np.column_stack([df["p_play"].cast(pl.Float64).to_numpy(), p_id]), untested=1.0)
+        return df.with_columns(p_value=pl.Series(p))
 
     def _combined_rows(self, rows: list[dict[str, Any]], plans: list, null_ev: pl.DataFrame, hands: pl.DataFrame,
                        hist: pl.DataFrame, field: pl.DataFrame, hist_dec: pl.DataFrame | None) -> pl.DataFrame:

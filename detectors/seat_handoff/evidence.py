@@ -37,6 +37,23 @@ class EvidenceMixin:
                       + (f"; two places at once: {_two_places_text(r, acc)}" if r.get("two_places") else "")),
                 sql=f"SELECT session, login_at, logout_at, ip, device FROM sessions WHERE account = {_lit(acc)} ORDER BY login_at",
             ))
+            if not is_missing(r.get("p_identity")):
+                signs = [t for k, t in (("id_takeover_only", "never starts play of its own on the account"),
+                                        ("id_new_net", "came from a network the account had not used"),
+                                        ("id_home_net", "a home-sized network")) if r.get(k)]
+                ev.append(Evidence(
+                    name="identity of the device that took the seat", value=float(r.get("id_signs") or 0),
+                    baseline=0.0, n=int(r.get("id_n") or 0), p_value=_nz(r.get("p_identity")),
+                    text=(f"device {r['device']}: {'; '.join(signs) if signs else 'no foreign sign'}; among this "
+                          f"population's {int(r.get('id_n') or 0)} devices that took a seat mid-event, the share with "
+                          f"as many signs: p {_p(r.get('p_identity'))}"
+                          + (f"; with the play's p {_p(r.get('p_play'))} (Fisher): {_p(r.get('p_event'))}"
+                             if self.identity and int(r.get("id_n") or 0) >= self.min_switch_shifts
+                             else "; not counted (too few switch devices to rank among)")),
+                    sql=("SELECT account, device, count(*) AS sessions, min(login_at) AS first_login FROM sessions "
+                         f"WHERE device = (SELECT device FROM sessions WHERE account = {_lit(acc)} AND session = "
+                         f"{_lit(r['session'])}) GROUP BY ALL ORDER BY first_login"),
+                ))
             n_other = int(r.get("other_switches") or 0)
             ev.append(Evidence(
                 name="switches of device or network in other tournaments", value=float(n_other),

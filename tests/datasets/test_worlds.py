@@ -135,7 +135,8 @@ def test_planted_mechanisms_follow_the_drawn_parameters(extreme_world):
             assert any(a.timed_out for a in r.actions if a.player in g["accounts"]) or not any(
                 a.player in g["accounts"] for a in r.actions if a.kind not in ("small_blind", "big_blind", "ante"))
         assert any(a.timed_out for h in g["hands"] for a in by_id[h].actions if a.player in g["accounts"])
-    for g in (g for g in w.groups if g.kind == "seat_handoff" and g.tournaments):
+    labelled = {x["group"] for x in extreme_world.labels}  # the groups that handed a seat over
+    for g in (g for g in w.groups if g.kind == "seat_handoff" and g.gid in labelled):
         owner = g.accounts[0]
         mine = [e for e in events if e["account"] == owner and e["type"] in ("login", "logout")]
         gaps = [(b["ts"], a["ts"], b["device"]) for a, b in zip(mine, mine[1:])

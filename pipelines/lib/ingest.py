@@ -45,14 +45,16 @@ from __future__ import annotations
 import datetime as _dt
 import hashlib
 import os
+import pickle
 import re
 import shutil
 import sys
+import tempfile
 import time
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Iterator
+from typing import Generator, Iterable, Iterator
 
 import duckdb
 import polars as pl
@@ -231,26 +233,29 @@ def _parser_error(source_file: str, text: str, exc: Exception) -> dict:
             "detail": f"{type(exc).__name__}: {exc}"[:1000], "raw": text[:QUARANTINE_RAW_CHARS]}
 
 
-def _parse_or_quarantine(batch: wh.Batch, texts: list[str], names: list[str], offsets: list[int], chunk_bytes: int,
-                         fail_q: list[dict], failed: set[str]) -> None:
-    """Parse ``texts`` into ``batch``; when the parser fails, each text alone, and the ones that still fail are
+def _parse_or_quarantine(texts: list[str], names: list[str], offsets: list[int], chunk_bytes: int,
+                         fail_q: list[dict], failed: set[str]) -> wh.Batch:
+    """``texts`` parsed into a Batch; when the parser fails, each text alone, and the ones that still fail are
     quarantined whole (``parser error``) and their files named in ``failed`` (logged failed: read again next run,
     when a fixed parser may take them). A file the parser cannot take must not cost the others their night."""
     try:
-        batch.extend(_parsed_to_batch(_parse_texts(texts, names, chunk_bytes, offsets)))
+        return _parsed_to_batch(_parse_texts(texts, names, chunk_bytes, offsets))
     except Exception:  # noqa: BLE001
+        batch = wh.Batch()
         for text, name, off in zip(texts, names, offsets):
             try:
                 batch.extend(_parsed_to_batch(_parse_texts([text], [name], chunk_bytes, [off])))
             except Exception as exc:  # noqa: BLE001
                 fail_q.append(_parser_error(name, text, exc))
                 failed.add(name)
+        return batch
 
 
-def _read_hands(info: FileInfo, batch: wh.Batch, small: tuple[list, list], growing_seconds: float, now: float,
-                chunk_bytes: int, fail_q: list[dict], failed: set[str]) -> str:
+def _read_hands(info: FileInfo, small: tuple[list, list], growing_seconds: float, now: float, chunk_bytes: int,
+                fail_q: list[dict], failed: set[str]) -> Generator[wh.Batch, None, str]:
     """Read one hand file: a small file's text (growing check done) is added to ``small`` (texts, names) to be
-    parsed with the chunk's other small files; a large one is parsed piece by piece into ``batch`` as it is read.
+    parsed with the chunk's other small files; a large one is parsed piece by piece as it is read, each piece's
+    Batch yielded as soon as it is parsed (so that it can be loaded or spilled before the next piece is read).
     Returns the file's status (``done``, ``growing``, ``failed``, ``refused``)."""
     age = now - info.mtime_epoch
     name, status = file_name(info.path), "done"
@@ -265,44 +270,66 @@ def _read_hands(info: FileInfo, batch: wh.Batch, small: tuple[list, list], growi
                 small[0].append(text)
                 small[1].append(name)
             else:
-                _parse_or_quarantine(batch, [text], [name], [before], chunk_bytes, fail_q, failed)
+                part = _parse_or_quarantine([text], [name], [before], chunk_bytes, fail_q, failed)
+                text = None  # (the piece's text is not kept while its tables are handed on)
+                yield part
     except (OSError, Refused) as exc:
         fail_q.append(unreadable_row(info.path, exc))
         return "refused" if isinstance(exc, Refused) else "failed"
     return status
 
 
-def _read_chunk(files: list[FileInfo], growing_seconds: float, now: float,
-                chunk_bytes: int = PARSE_BATCH_BYTES, spill_dir: str | None = None) -> wh.Batch:
-    """Read one chunk of files (decode, growing check, parse in one batch) into a Batch with its log rows;
-    with ``spill_dir``, the bulk of its child rows are written there as the load's stage files (``Batch.spill``)."""
+def _read_other(info: FileInfo, now: float, growing_seconds: float, parts: list[wh.Batch], fail_q: list[dict]) -> str:
+    """Read one events or accounts file whole into ``parts``; returns its status."""
+    try:
+        text = decode_bytes(read_whole(info))
+    except (OSError, Refused) as exc:
+        fail_q.append(unreadable_row(info.path, exc))
+        return "refused" if isinstance(exc, Refused) else "failed"
+    status = "done"
+    if info.kind == "events" and (now - info.mtime_epoch) < growing_seconds:
+        status = "growing"
+        if not text.endswith("\n"):  # a line still being written: read it next time
+            text = text[: text.rfind("\n") + 1]
+    parse = _events.parse_events_text if info.kind == "events" else _events.parse_accounts_text
+    try:
+        parts.append(parse(text, file_name(info.path)))
+    except Exception as exc:  # noqa: BLE001 - one file must not stop the night
+        status = "failed"
+        fail_q.append(_parser_error(file_name(info.path), text, exc))
+    return status
+
+
+def chunk_parts(files: list[FileInfo], growing_seconds: float, now: float,
+                chunk_bytes: int = PARSE_BATCH_BYTES, spill_dir: str | None = None) -> Iterator[wh.Batch]:
+    """Read one chunk of files (decode, growing check, parse) as a stream of Batches, the last one with the
+    chunk's log rows; with ``spill_dir``, the bulk of each Batch's child rows are written there as the load's
+    stage files (``Batch.spill``).
+
+    A file larger than the chunk is read in pieces (``landing_read.hand_pieces``) and each piece's parsed tables
+    are yielded as a Batch of their own as soon as they are parsed, so memory is bounded by a piece, never by a
+    file; the small files of the chunk (up to ``chunk_bytes`` together) are parsed in one call and come in the last
+    Batch. The rows are the same, in the same order, as one Batch of the whole chunk: the loader deduplicates each
+    Batch against the earlier ones of its run."""
     small: tuple[list[str], list[str]] = ([], [])
     parts: list[wh.Batch] = []
     log: list[dict] = []
     fail_q: list[dict] = []
     failed: set[str] = set()
-    batch = wh.Batch()
     for info in files:
         status = "done" if info.kind not in ("ignored", "labels") else "ignored"
         if info.kind == "hands":
-            status = _read_hands(info, batch, small, growing_seconds, now, chunk_bytes, fail_q, failed)
-        elif info.kind in ("events", "accounts"):
-            try:
-                text = decode_bytes(read_whole(info))
-            except (OSError, Refused) as exc:
-                fail_q.append(unreadable_row(info.path, exc))
-                status, text = ("refused" if isinstance(exc, Refused) else "failed"), None
-            if text is not None:
-                if info.kind == "events" and (now - info.mtime_epoch) < growing_seconds:
-                    status = "growing"
-                    if not text.endswith("\n"):  # a line still being written: read it next time
-                        text = text[: text.rfind("\n") + 1]
-                parse = _events.parse_events_text if info.kind == "events" else _events.parse_accounts_text
+            pieces = _read_hands(info, small, growing_seconds, now, chunk_bytes, fail_q, failed)
+            while True:
                 try:
-                    parts.append(parse(text, file_name(info.path)))
-                except Exception as exc:  # noqa: BLE001 - one file must not stop the night
-                    status = "failed"
-                    fail_q.append(_parser_error(file_name(info.path), text, exc))
+                    part = next(pieces)
+                except StopIteration as stop:
+                    status = stop.value
+                    break
+                yield part.spill(spill_dir) if spill_dir is not None else part
+                part = None
+        elif info.kind in ("events", "accounts"):
+            status = _read_other(info, now, growing_seconds, parts, fail_q)
         elif info.kind == "refused":
             status = "refused"
             fail_q.append(refused_row(info.path))
@@ -314,10 +341,10 @@ def _read_chunk(files: list[FileInfo], growing_seconds: float, now: float,
                 pass
         log.append({"source_file": file_name(info.path), "file_kind": info.kind, "size_bytes": info.size if info.size >= 0 else None,
                     "mtime": info.mtime, "sha256": info.sha256, "status": status})
-        text = None  # (a file's text is not kept while the chunk is parsed)
+    batch = wh.Batch()
     if small[0]:
         # decode_bytes already normalised line ends and BOMs
-        _parse_or_quarantine(batch, small[0], small[1], [0] * len(small[0]), chunk_bytes, fail_q, failed)
+        batch = _parse_or_quarantine(small[0], small[1], [0] * len(small[0]), chunk_bytes, fail_q, failed)
     for row in log:
         if row["source_file"] in failed:
             row["status"] = "failed"
@@ -327,7 +354,44 @@ def _read_chunk(files: list[FileInfo], growing_seconds: float, now: float,
     if fail_q:
         batch.quarantine = pl.concat([batch.quarantine, pl.DataFrame(fail_q, schema=wh.empty_quarantine().schema)],
                                      how="vertical_relaxed")
-    return batch.spill(spill_dir) if spill_dir is not None else batch
+    yield batch.spill(spill_dir) if spill_dir is not None else batch
+
+
+def _read_chunk_parked(files: list[FileInfo], growing_seconds: float, now: float,
+                chunk_bytes: int = PARSE_BATCH_BYTES, spill_dir: str | None = None) -> list[wh.Batch | str]:
+    """:func:`chunk_parts` run in a parse worker: its Batches, every one but the last written (pickled, as a
+    worker hands a Batch back) to a file in ``spill_dir`` as soon as it is made and named by that file's path, so
+    that the worker holds one piece's tables at a time; without ``spill_dir``, the Batches themselves."""
+    out: list[wh.Batch | str] = []
+    pending: wh.Batch | None = None
+    for part in chunk_parts(files, growing_seconds, now, chunk_bytes, spill_dir):
+        if pending is not None:
+            out.append(_park(pending, spill_dir))
+        pending = part
+    if pending is not None:
+        out.append(pending)
+    return out
+
+
+def _park(batch: wh.Batch, spill_dir: str | None) -> wh.Batch | str:
+    """``batch`` pickled to a new file in ``spill_dir`` (its path returned); ``batch`` itself without a folder."""
+    if spill_dir is None:
+        return batch
+    fd, path = tempfile.mkstemp(prefix="part-", suffix=".pickle", dir=spill_dir)
+    with os.fdopen(fd, "wb") as fh:
+        pickle.dump(batch, fh, protocol=pickle.HIGHEST_PROTOCOL)
+    return path
+
+
+def _unpark(item: wh.Batch | str) -> wh.Batch:
+    """A Batch :func:`_park` wrote (its file removed once read), or ``item`` itself."""
+    if isinstance(item, wh.Batch):
+        return item
+    try:
+        with open(item, "rb") as fh:
+            return pickle.load(fh)  # noqa: S301 - a file this run's own worker wrote in the run's stage folder
+    finally:
+        os.unlink(item)
 
 
 def chunks(files: list[FileInfo], chunk_bytes: int = PARSE_BATCH_BYTES) -> list[list[FileInfo]]:
@@ -387,27 +451,28 @@ def iter_batches(files: list[FileInfo], *, growing_seconds: float = GROWING_SECO
     try:
         if workers <= 1 or len(parts) <= 1:
             for part in parts:
-                batch = _read_chunk(part, growing_seconds, now, chunk_bytes, spill)
+                yield from chunk_parts(part, growing_seconds, now, chunk_bytes, spill)
                 if bar is not None:
                     bar.update(sum(max(f.size, 0) for f in part))
-                yield batch
             return
         with parse_pool(workers) as ex:
             pending = []
             it = iter(parts)
             for part in it:
-                pending.append((part, ex.submit(_read_chunk, part, growing_seconds, now, chunk_bytes, spill)))
+                pending.append((part, ex.submit(_read_chunk_parked, part, growing_seconds, now, chunk_bytes, spill)))
                 if len(pending) > workers:
                     break
             while pending:
                 part, fut = pending.pop(0)
                 nxt = next(it, None)
                 if nxt is not None:
-                    pending.append((nxt, ex.submit(_read_chunk, nxt, growing_seconds, now, chunk_bytes, spill)))
-                batch = fut.result()
+                    pending.append((nxt, ex.submit(_read_chunk_parked, nxt, growing_seconds, now, chunk_bytes, spill)))
+                items = fut.result()
+                for i, item in enumerate(items):
+                    items[i] = None  # (each part is let go once loaded)
+                    yield _unpark(item)
                 if bar is not None:
                     bar.update(sum(max(f.size, 0) for f in part))
-                yield batch
     finally:
         if bar is not None:
             bar.close()

@@ -14,6 +14,7 @@ import pytest
 from pipelines.lib import ingest
 from pipelines.lib import warehouse as wh
 from pipelines.lib.handhistory import _pieces
+from tests.ingest.conftest import read_chunk
 
 SAMPLE = "ChazDazzle__fpdb-chaz/pyfpdb/regression-test-files/cash/Stars/Flop/NLHE-6max-USD-0.05-0.10-200911.txt"
 
@@ -260,8 +261,8 @@ def test_a_file_larger_than_a_chunk_is_parsed_in_pieces_with_true_line_numbers(t
     p = tmp_path / "big.txt"
     p.write_text("junk before the first hand\n\n" + "\n\n\n".join(real_hands) + "\n\n", encoding="utf-8")
     _old(p)
-    whole = ingest._read_chunk([_file_info(p)], growing_seconds=0, now=time.time())
-    cut = ingest._read_chunk([_file_info(p)], growing_seconds=0, now=time.time(), chunk_bytes=3000)
+    whole = read_chunk([_file_info(p)], growing_seconds=0, now=time.time())
+    cut = read_chunk([_file_info(p)], growing_seconds=0, now=time.time(), chunk_bytes=3000)
     assert len(_pieces(p.read_text(encoding="utf-8"), 3000)) > 3
     assert cut.headers_seen == whole.headers_seen == len(real_hands)
     key = ["hand_id", "source_line", "content_hash"]
@@ -279,7 +280,7 @@ def test_a_batch_crosses_the_worker_pipe_unchanged(tmp_path, real_hands):
     broken = "\n".join(real_hands[0].splitlines()[:6]).replace("Game #", "Game #9")  # a hand cut short
     p.write_text("\n\n\n".join([broken, *real_hands]) + "\n\n", encoding="utf-8")
     _old(p)
-    batch = ingest._read_chunk([_file_info(p)], growing_seconds=0, now=time.time())
+    batch = read_chunk([_file_info(p)], growing_seconds=0, now=time.time())
     back = pickle.loads(pickle.dumps(batch))
     assert back.headers_seen == batch.headers_seen == len(real_hands) + 1
     assert batch.quarantine.height == 1 and back.quarantine.equals(batch.quarantine)

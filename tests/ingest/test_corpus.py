@@ -94,7 +94,7 @@ NOT_STORED = {
     # same tables, InValidHand.txt); the money paid to names the seat list does not hold
     ("InValidHand.txt", 1, "truncated hand"),
     ("AnteTable.txt", 1, "unbalanced"),
-    ("WithSittingOut.txt", 1, "unparsed line"),
+    ("WithSittingOut.txt", 1, "seat names disagree"),
 }
 
 

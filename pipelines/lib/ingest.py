@@ -29,8 +29,10 @@ Method
 
 Files are read in chunks of about 24 MB: a chunk's hand texts go through the
 parser in one vectorised pass (a file larger than a chunk is read from disk
-and parsed in pieces of about 24 MB cut at hand headers, with its own line
-numbers, so one huge file, or one huge line, costs no more memory than a chunk); with several chunks a process pool parses the
+and parsed in pieces of about 8 MB cut at hand headers, with its own line
+numbers, each piece's tables handed to the loader before the next piece is
+read, so one huge file, or one huge line, costs no more memory than a piece:
+:func:`chunk_parts`); with several chunks a process pool parses the
 next chunks while the current one is loaded. Every chunk's new rows are
 staged as Parquet files (the bulk of its child rows written by the process
 that parsed it, ``Batch.spill``) and inserted once per table just before the run's
@@ -221,6 +223,15 @@ def complete_part(text: str, recent: bool, abandoned: bool = False) -> tuple[str
 
 
 PARSE_BATCH_BYTES = 24 * 1024 * 1024
+# A file larger than a chunk is parsed in pieces of this size: the parse of one piece, not the reading, sets the
+# peak memory of its ingest (docs/measurements.md, 2026-12-06)
+LARGE_FILE_PIECE_BYTES = 8 * 1024 * 1024
+
+
+def piece_bytes(info: FileInfo, chunk_bytes: int) -> int:
+    """The size of the pieces ``info``'s file is read in: ``chunk_bytes`` (a file up to that size is read whole),
+    or :data:`LARGE_FILE_PIECE_BYTES` for a file larger than a chunk (never more than the chunk)."""
+    return min(chunk_bytes, LARGE_FILE_PIECE_BYTES) if info.size > chunk_bytes else chunk_bytes
 
 
 def _parsed_to_batch(parsed) -> wh.Batch:
@@ -260,7 +271,7 @@ def _read_hands(info: FileInfo, small: tuple[list, list], growing_seconds: float
     age = now - info.mtime_epoch
     name, status = file_name(info.path), "done"
     try:
-        for text, before, last in hand_pieces(info, chunk_bytes):
+        for text, before, last in hand_pieces(info, piece_bytes(info, chunk_bytes)):
             if last:  # (only the last piece can hold an unfinished last hand: pieces end before a header)
                 text, growing = complete_part(text, age < growing_seconds, age >= ABANDONED_SECONDS)
                 status = "growing" if growing else status
@@ -535,118 +546,5 @@ def ingest(paths: Iterable[str | os.PathLike], warehouse: str | os.PathLike | du
 
 
 # ---------------------------------------------------------------- staging (the Dagster path)
-
-
-def _with_days(batch: wh.Batch, today: _dt.date) -> dict[str, pl.DataFrame]:
-    """Every frame of ``batch`` with a ``_day`` column: the hand's day, the event's ts day, else ``today``."""
-    out: dict[str, pl.DataFrame] = {}
-    hands = batch.tables.get("hands")
-    hand_days = hands.select("hand_id", pl.col("day").cast(pl.Date).alias("_day")).unique("hand_id", keep="first") if hands is not None and hands.height else None
-    for name, df in batch.tables.items():
-        if df is None or df.height == 0:
-            continue
-        if name == "hands":
-            df = df.with_columns(pl.col("day").cast(pl.Date).alias("_day"))
-        elif "hand_id" in df.columns and name in wh.CHILD_TABLES and hand_days is not None:
-            df = df.join(hand_days, on="hand_id", how="left").with_columns(pl.col("_day").fill_null(today))
-        elif name == "tournaments":
-            df = df.with_columns(pl.col("first_hand_at").cast(pl.Date).fill_null(today).alias("_day"))
-        elif "ts" in df.columns:
-            df = df.with_columns(pl.col("ts").cast(pl.Date).fill_null(today).alias("_day"))
-        else:
-            df = df.with_columns(pl.lit(today).alias("_day"))
-        out[name] = df
-    out["quarantine"] = wh._as_quarantine(batch.quarantine).with_columns(pl.lit(today).alias("_day"))
-    if batch.files is not None:
-        out["ingest_log"] = batch.files.with_columns(pl.lit(today).alias("_day"))
-    return out
-
-
-def stage(batch: wh.Batch, staging_dir: str | os.PathLike, *, today: _dt.date | None = None) -> tuple[Path, list[str]]:
-    """Write ``batch`` as Parquet under ``staging_dir/<batch id>/``; return the folder and the days it holds."""
-    today = today or _dt.datetime.now(_dt.UTC).date()
-    folder = Path(staging_dir) / f"{_dt.datetime.now(_dt.UTC):%Y%m%dT%H%M%S}-{uuid.uuid4().hex[:8]}"
-    tmp = folder.with_name(folder.name + ".partial")
-    tmp.mkdir(parents=True)
-    days: set[str] = set()
-    for name, df in _with_days(batch, today).items():
-        df.write_parquet(tmp / f"{name}.parquet")
-        days.update(d.isoformat() for d in df.get_column("_day").unique().to_list() if d is not None)
-    os.replace(tmp, folder)
-    return folder, sorted(days)
-
-
-def staged_batches(staging_dir: str | os.PathLike) -> list[Path]:
-    root = Path(staging_dir)
-    if not root.exists():
-        return []
-    return sorted(p for p in root.iterdir() if p.is_dir() and not p.name.endswith(".partial"))
-
-
-def staged_days(staging_dir: str | os.PathLike) -> list[str]:
-    """The days that staged batches still hold rows for."""
-    days: set[str] = set()
-    for folder in staged_batches(staging_dir):
-        for f in folder.glob("*.parquet"):
-            days.update(d.isoformat() for d in pl.scan_parquet(f).select("_day").unique().collect().get_column("_day").to_list())
-    return sorted(days)
-
-
-def staged_files(staging_dir: str | os.PathLike) -> dict[str, tuple]:
-    """(size, mtime, sha256, status) of the files in staged batches: they count as already read."""
-    out: dict[str, tuple] = {}
-    for folder in staged_batches(staging_dir):
-        f = folder / "ingest_log.parquet"
-        if f.exists():
-            for r in pl.read_parquet(f).select("source_file", "size_bytes", "mtime", "sha256", "status").iter_rows():
-                out[r[0]] = tuple(r[1:])
-    return out
-
-
-def load_staged(con: duckdb.DuckDBPyConnection, staging_dir: str | os.PathLike, days: Iterable[str], *, run_id: str,
-                fail_hook=None) -> wh.LoadResult:
-    """Load the staged rows of ``days`` in one transaction, then drop them from the staging folder.
-
-    Staged batches are read and loaded one at a time (memory stays at one
-    batch), all inside the same transaction.  Reading a file also counts its
-    rows of other days: a file with none is deleted after ``COMMIT`` without
-    being read a second time (the usual case, a run that loads every staged
-    day); the others are read again and rewritten with their remaining rows.
-    """
-    wanted = sorted({_dt.date.fromisoformat(d) for d in days})
-    folders = staged_batches(staging_dir)
-    rest_rows: dict[Path, int] = {}  # rows of other days per file read
-
-    def batches():
-        for folder in folders:
-            part = wh.Batch()
-            for f in sorted(folder.glob("*.parquet")):
-                whole = pl.read_parquet(f)
-                df = whole.filter(pl.col("_day").is_in(wanted))
-                rest_rows[f] = whole.height - df.height
-                del whole
-                if df.height == 0:
-                    continue
-                name = f.stem
-                if name == "quarantine":
-                    part.quarantine = df.drop("_day")
-                elif name == "ingest_log":
-                    part.files = df.drop("_day")
-                else:
-                    part.tables[name] = df
-            yield part
-
-    result = wh.load_many(con, batches(), run_id=run_id, fail_hook=fail_hook)
-    for folder in folders:  # committed: drop what was loaded
-        for f in folder.glob("*.parquet"):
-            if rest_rows.get(f) == 0:
-                f.unlink()
-                continue
-            rest = pl.read_parquet(f).filter(~pl.col("_day").is_in(wanted))
-            if rest.height:
-                rest.write_parquet(f)
-            else:
-                f.unlink()
-        if not any(folder.iterdir()):
-            folder.rmdir()
-    return result
+# (in ingest_stage; its names are re-exported: the Dagster assets and `railbird run` read them here)
+from pipelines.lib.ingest_stage import load_staged, stage, staged_batches, staged_days, staged_files  # noqa: E402,F401

@@ -369,15 +369,16 @@ def chunk_parts(files: list[FileInfo], growing_seconds: float, now: float,
 
 
 def _read_chunk_parked(files: list[FileInfo], growing_seconds: float, now: float,
-                chunk_bytes: int = PARSE_BATCH_BYTES, spill_dir: str | None = None) -> list[wh.Batch | str]:
+                       chunk_bytes: int = PARSE_BATCH_BYTES, spill_dir: str | None = None,
+                       park_dir: str | None = None) -> list[wh.Batch | str]:
     """:func:`chunk_parts` run in a parse worker: its Batches, every one but the last written (pickled, as a
-    worker hands a Batch back) to a file in ``spill_dir`` as soon as it is made and named by that file's path, so
-    that the worker holds one piece's tables at a time; without ``spill_dir``, the Batches themselves."""
+    worker hands a Batch back) to a file in ``park_dir`` (default ``spill_dir``) as soon as it is made and named by
+    that file's path, so that the worker holds one piece's tables at a time; with neither, the Batches themselves."""
     out: list[wh.Batch | str] = []
     pending: wh.Batch | None = None
     for part in chunk_parts(files, growing_seconds, now, chunk_bytes, spill_dir):
         if pending is not None:
-            out.append(_park(pending, spill_dir))
+            out.append(_park(pending, park_dir or spill_dir))
         pending = part
     if pending is not None:
         out.append(pending)
@@ -452,7 +453,7 @@ def iter_batches(files: list[FileInfo], *, growing_seconds: float = GROWING_SECO
     total = sum(max(f.size, 0) for f in files)
     if progress is None:
         progress = sys.stderr.isatty() or total > 256 * 1024 * 1024
-    bar = None
+    bar = cleanup = None
     if progress and files:
         from tqdm import tqdm
 
@@ -466,18 +467,23 @@ def iter_batches(files: list[FileInfo], *, growing_seconds: float = GROWING_SECO
                 if bar is not None:
                     bar.update(sum(max(f.size, 0) for f in part))
             return
+        # (a folder for the Batches a worker parks when the caller gave none to spill into: removed below)
+        park = spill or tempfile.mkdtemp(prefix="railbird-parts-")
+        cleanup = None if spill else park
         with parse_pool(workers) as ex:
             pending = []
             it = iter(parts)
             for part in it:
-                pending.append((part, ex.submit(_read_chunk_parked, part, growing_seconds, now, chunk_bytes, spill)))
+                pending.append((part, ex.submit(_read_chunk_parked, part, growing_seconds, now, chunk_bytes, spill,
+                                                park)))
                 if len(pending) > workers:
                     break
             while pending:
                 part, fut = pending.pop(0)
                 nxt = next(it, None)
                 if nxt is not None:
-                    pending.append((nxt, ex.submit(_read_chunk_parked, nxt, growing_seconds, now, chunk_bytes, spill)))
+                    pending.append((nxt, ex.submit(_read_chunk_parked, nxt, growing_seconds, now, chunk_bytes, spill,
+                                                    park)))
                 items = fut.result()
                 for i, item in enumerate(items):
                     items[i] = None  # (each part is let go once loaded)
@@ -487,6 +493,8 @@ def iter_batches(files: list[FileInfo], *, growing_seconds: float = GROWING_SECO
     finally:
         if bar is not None:
             bar.close()
+        if cleanup is not None:
+            shutil.rmtree(cleanup, ignore_errors=True)
 
 
 @dataclass

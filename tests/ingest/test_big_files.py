@@ -120,19 +120,13 @@ def test_line_ends_of_old_clients_are_line_breaks_in_pieces(tmp_path, hand_text,
     assert b"".join(p for p, _ in small) == decode_bytes(data).encode("utf-8")
 
 
-def _load(files, tmp_path, name, chunk_bytes, parked=False):
-    """The warehouse ``files`` load into when read in chunks of ``chunk_bytes``: straight from ``chunk_parts`` or
-    through a parse worker's parked parts (``_read_chunk_parked``, run here in this process)."""
+def _load(files, tmp_path, name, chunk_bytes):
+    """The warehouse ``files`` load into when read in chunks of ``chunk_bytes`` (``chunk_parts``), and the Batches."""
     from pipelines.lib import warehouse as wh
 
     con = wh.connect(tmp_path / f"{name}.duckdb")
     spill = wh.stage_folder(con)
-    if parked:
-        items = ingest._read_chunk_parked(files, 0, os.stat(files[0].path).st_mtime, chunk_bytes, str(spill))
-        assert all(isinstance(i, str) for i in items[:-1]) and len(items) >= 3  # (every part but the last on disk)
-        parts = [ingest._unpark(i) for i in items]
-    else:
-        parts = list(ingest.chunk_parts(files, 0, os.stat(files[0].path).st_mtime, chunk_bytes, str(spill)))
+    parts = list(ingest.chunk_parts(files, 0, os.stat(files[0].path).st_mtime, chunk_bytes, str(spill)))
     wh.load_many(con, parts, run_id=name)
     return con, parts
 
@@ -146,16 +140,15 @@ def test_a_file_larger_than_a_chunk_is_loaded_a_piece_at_a_time_as_it_loads_whol
     f.write_bytes(codecs.BOM_UTF16_LE + hand_text.encode("utf-16-le"))
     whole, one = _load([_info(f)], tmp_path, "whole", 10_000_000)
     assert len(one) == 1
-    for parked in (False, True):
-        cut, parts = _load([_info(f)], tmp_path, f"cut{parked}", len(hand_text) // 3, parked)
-        hands = [0 if p.tables.get("hands") is None else p.tables["hands"].height for p in parts]
-        assert len(parts) >= 3 and sum(hands) == 16 and max(hands) < 10, hands
-        for t in ("hands", "seats", "actions", "collections", "quarantine", "ingest_log"):
-            cols = [c for c, in whole.execute(f"SELECT column_name FROM duckdb_columns() WHERE table_name = '{t}'")
-                    .fetchall() if c not in ("run_id", "started_at", "finished_at", "quarantined_at")]
-            sql = f"SELECT {', '.join(cols)} FROM {t} ORDER BY ALL"
-            assert cut.execute(sql).fetchall() == whole.execute(sql).fetchall(), t
-        assert cut.execute("SELECT stored, duplicates, quarantined FROM ingest_log").fetchall() == [(16, 0, 1)]
+    cut, parts = _load([_info(f)], tmp_path, "cut", len(hand_text) // 3)
+    hands = [0 if p.tables.get("hands") is None else p.tables["hands"].height for p in parts]
+    assert len(parts) >= 3 and sum(hands) == 16 and max(hands) < 10, hands
+    for t in ("hands", "seats", "actions", "collections", "quarantine", "ingest_log"):
+        cols = [c for c, in whole.execute(f"SELECT column_name FROM duckdb_columns() WHERE table_name = '{t}'")
+                .fetchall() if c not in ("run_id", "started_at", "finished_at", "quarantined_at")]
+        sql = f"SELECT {', '.join(cols)} FROM {t} ORDER BY ALL"
+        assert cut.execute(sql).fetchall() == whole.execute(sql).fetchall(), t
+    assert cut.execute("SELECT stored, duplicates, quarantined FROM ingest_log").fetchall() == [(16, 0, 1)]
 
 
 def test_a_conflict_is_cut_from_the_piece_that_holds_it(tmp_path, hand_text):
@@ -174,3 +167,28 @@ def test_a_conflict_is_cut_from_the_piece_that_holds_it(tmp_path, hand_text):
         assert text.startswith("PokerStars ") and text == "\n".join(lines[n - 1:n - 1 + text.count("\n") + 1])
         assert not lines[n - 1 + text.count("\n") + 1].startswith("PokerStars")
     assert got[:-2] == _RawText().hands(wanted[:-2])  # (the file whole, as one piece)
+
+
+@pytest.mark.slow
+def test_parse_workers_park_the_pieces_of_a_large_file_and_leave_no_folder(tmp_path, hand_text, monkeypatch):
+    """In the process pool, a worker parks every Batch of a chunk but the last in a folder of the run (a
+    temporary one when the caller gives none to spill into), removed at the end; the Batches come in the order
+    the file is read and hold what the one process reads."""
+    import tempfile as _tempfile
+
+    folders = []
+    real_mkdtemp = _tempfile.mkdtemp
+    monkeypatch.setattr(ingest.tempfile, "mkdtemp", lambda **k: folders.append(real_mkdtemp(**k)) or folders[-1])
+    big, small = tmp_path / "big.txt", tmp_path / "small.txt"
+    big.write_bytes(codecs.BOM_UTF16_LE + hand_text.encode("utf-16-le"))
+    small.write_text(hand_text.replace("Game #", "Game #7"), encoding="utf-8")
+    files = [_info(big), _info(small)]
+    chunk = len(hand_text) // 3
+    one = list(ingest.iter_batches(files, growing_seconds=0, now=os.stat(big).st_mtime, workers=1, chunk_bytes=chunk))
+    two = list(ingest.iter_batches(files, growing_seconds=0, now=os.stat(big).st_mtime, workers=2, chunk_bytes=chunk))
+    assert len(two) == len(one) >= 4 and len(folders) == 1 and not os.path.exists(folders[0])
+    for a, b in zip(one, two):
+        assert set(a.tables) == set(b.tables)
+        for name, df in a.tables.items():
+            assert b.tables[name].equals(df), name
+        assert (a.files is None) == (b.files is None)

@@ -263,10 +263,11 @@ def _parse_or_quarantine(texts: list[str], names: list[str], offsets: list[int],
 
 
 def _read_hands(info: FileInfo, small: tuple[list, list], growing_seconds: float, now: float, chunk_bytes: int,
-                fail_q: list[dict], failed: set[str]) -> Generator[wh.Batch, None, str]:
+                fail_q: list[dict], failed: set[str]) -> Generator[tuple[wh.Batch, int], None, str]:
     """Read one hand file: a small file's text (growing check done) is added to ``small`` (texts, names) to be
     parsed with the chunk's other small files; a large one is parsed piece by piece as it is read, each piece's
-    Batch yielded as soon as it is parsed (so that it can be loaded or spilled before the next piece is read).
+    Batch yielded with the characters of its text as soon as it is parsed (so that it can be loaded or spilled
+    before the next piece is read).
     Returns the file's status (``done``, ``growing``, ``failed``, ``refused``)."""
     age = now - info.mtime_epoch
     name, status = file_name(info.path), "done"
@@ -282,8 +283,8 @@ def _read_hands(info: FileInfo, small: tuple[list, list], growing_seconds: float
                 small[1].append(name)
             else:
                 part = _parse_or_quarantine([text], [name], [before], chunk_bytes, fail_q, failed)
-                text = None  # (the piece's text is not kept while its tables are handed on)
-                yield part
+                size, text = len(text), None  # (the piece's text is not kept while its tables are handed on)
+                yield part, size
     except (OSError, Refused) as exc:
         fail_q.append(unreadable_row(info.path, exc))
         return "refused" if isinstance(exc, Refused) else "failed"
@@ -318,8 +319,8 @@ def chunk_parts(files: list[FileInfo], growing_seconds: float, now: float,
     stage files (``Batch.spill``).
 
     A file larger than the chunk is read in pieces (``landing_read.hand_pieces``) and each piece's parsed tables
-    are yielded as a Batch of their own as soon as they are parsed, so memory is bounded by a piece, never by a
-    file; the small files of the chunk (up to ``chunk_bytes`` together) are parsed in one call and come in the last
+    are yielded as a Batch of their own as soon as they are parsed (pieces of less than half a piece, as text with
+    no hand is cut, together up to that), so memory is bounded by a piece, never by a file; the small files of the chunk (up to ``chunk_bytes`` together) are parsed in one call and come in the last
     Batch. The rows are the same, in the same order, as one Batch of the whole chunk: the loader deduplicates each
     Batch against the earlier ones of its run."""
     small: tuple[list[str], list[str]] = ([], [])
@@ -331,14 +332,22 @@ def chunk_parts(files: list[FileInfo], growing_seconds: float, now: float,
         status = "done" if info.kind not in ("ignored", "labels") else "ignored"
         if info.kind == "hands":
             pieces = _read_hands(info, small, growing_seconds, now, chunk_bytes, fail_q, failed)
+            # (pieces of less than half a large file's piece, as text with no hand is cut, go together)
+            held, held_size, limit = None, 0, piece_bytes(info, chunk_bytes) // 2
             while True:
                 try:
-                    part = next(pieces)
+                    part, size = next(pieces)
                 except StopIteration as stop:
                     status = stop.value
                     break
-                yield part.spill(spill_dir) if spill_dir is not None else part
+                held, held_size = (part if held is None else held.extend(part)), held_size + size
+                if held_size >= limit:
+                    yield held.spill(spill_dir) if spill_dir is not None else held
+                    held, held_size = None, 0
                 part = None
+            if held is not None:
+                yield held.spill(spill_dir) if spill_dir is not None else held
+                held = None
         elif info.kind in ("events", "accounts"):
             status = _read_other(info, now, growing_seconds, parts, fail_q)
         elif info.kind == "refused":

@@ -110,7 +110,7 @@ for name in sorted(os.listdir(sys.argv[1])):
     path = os.path.join(sys.argv[1], name)
     st = os.stat(path)
     info = ingest.FileInfo(path, "hands", st.st_size, ingest._mtime(st), st.st_mtime, dev=st.st_dev, ino=st.st_ino)
-    for _ in hand_pieces(info, ingest.PARSE_BATCH_BYTES):
+    for _ in hand_pieces(info, ingest.piece_bytes(info, ingest.PARSE_BATCH_BYTES)):
         pass
 """
 

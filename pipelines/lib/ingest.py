@@ -29,8 +29,10 @@ Method
 
 Files are read in chunks of about 24 MB: a chunk's hand texts go through the
 parser in one vectorised pass (a file larger than a chunk is read from disk
-and parsed in pieces of about 24 MB cut at hand headers, with its own line
-numbers, so one huge file, or one huge line, costs no more memory than a chunk); with several chunks a process pool parses the
+and parsed in pieces of about 8 MB cut at hand headers, with its own line
+numbers, each piece's tables handed to the loader before the next piece is
+read, so one huge file, or one huge line, costs no more memory than a piece:
+:func:`chunk_parts`); with several chunks a process pool parses the
 next chunks while the current one is loaded. Every chunk's new rows are
 staged as Parquet files (the bulk of its child rows written by the process
 that parsed it, ``Batch.spill``) and inserted once per table just before the run's
@@ -45,14 +47,16 @@ from __future__ import annotations
 import datetime as _dt
 import hashlib
 import os
+import pickle
 import re
 import shutil
 import sys
+import tempfile
 import time
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Iterator
+from typing import Generator, Iterable, Iterator
 
 import duckdb
 import polars as pl
@@ -219,6 +223,15 @@ def complete_part(text: str, recent: bool, abandoned: bool = False) -> tuple[str
 
 
 PARSE_BATCH_BYTES = 24 * 1024 * 1024
+# A file larger than a chunk is parsed in pieces of this size: the parse of one piece, not the reading, sets the
+# peak memory of its ingest (docs/measurements.md, 2026-12-06)
+LARGE_FILE_PIECE_BYTES = 8 * 1024 * 1024
+
+
+def piece_bytes(info: FileInfo, chunk_bytes: int) -> int:
+    """The size of the pieces ``info``'s file is read in: ``chunk_bytes`` (a file up to that size is read whole),
+    or :data:`LARGE_FILE_PIECE_BYTES` for a file larger than a chunk (never more than the chunk)."""
+    return min(chunk_bytes, LARGE_FILE_PIECE_BYTES) if info.size > chunk_bytes else chunk_bytes
 
 
 def _parsed_to_batch(parsed) -> wh.Batch:
@@ -231,31 +244,35 @@ def _parser_error(source_file: str, text: str, exc: Exception) -> dict:
             "detail": f"{type(exc).__name__}: {exc}"[:1000], "raw": text[:QUARANTINE_RAW_CHARS]}
 
 
-def _parse_or_quarantine(batch: wh.Batch, texts: list[str], names: list[str], offsets: list[int], chunk_bytes: int,
-                         fail_q: list[dict], failed: set[str]) -> None:
-    """Parse ``texts`` into ``batch``; when the parser fails, each text alone, and the ones that still fail are
+def _parse_or_quarantine(texts: list[str], names: list[str], offsets: list[int], chunk_bytes: int,
+                         fail_q: list[dict], failed: set[str]) -> wh.Batch:
+    """``texts`` parsed into a Batch; when the parser fails, each text alone, and the ones that still fail are
     quarantined whole (``parser error``) and their files named in ``failed`` (logged failed: read again next run,
     when a fixed parser may take them). A file the parser cannot take must not cost the others their night."""
     try:
-        batch.extend(_parsed_to_batch(_parse_texts(texts, names, chunk_bytes, offsets)))
+        return _parsed_to_batch(_parse_texts(texts, names, chunk_bytes, offsets))
     except Exception:  # noqa: BLE001
+        batch = wh.Batch()
         for text, name, off in zip(texts, names, offsets):
             try:
                 batch.extend(_parsed_to_batch(_parse_texts([text], [name], chunk_bytes, [off])))
             except Exception as exc:  # noqa: BLE001
                 fail_q.append(_parser_error(name, text, exc))
                 failed.add(name)
+        return batch
 
 
-def _read_hands(info: FileInfo, batch: wh.Batch, small: tuple[list, list], growing_seconds: float, now: float,
-                chunk_bytes: int, fail_q: list[dict], failed: set[str]) -> str:
+def _read_hands(info: FileInfo, small: tuple[list, list], growing_seconds: float, now: float, chunk_bytes: int,
+                fail_q: list[dict], failed: set[str]) -> Generator[tuple[wh.Batch, int], None, str]:
     """Read one hand file: a small file's text (growing check done) is added to ``small`` (texts, names) to be
-    parsed with the chunk's other small files; a large one is parsed piece by piece into ``batch`` as it is read.
+    parsed with the chunk's other small files; a large one is parsed piece by piece as it is read, each piece's
+    Batch yielded with the characters of its text as soon as it is parsed (so that it can be loaded or spilled
+    before the next piece is read).
     Returns the file's status (``done``, ``growing``, ``failed``, ``refused``)."""
     age = now - info.mtime_epoch
     name, status = file_name(info.path), "done"
     try:
-        for text, before, last in hand_pieces(info, chunk_bytes):
+        for text, before, last in hand_pieces(info, piece_bytes(info, chunk_bytes)):
             if last:  # (only the last piece can hold an unfinished last hand: pieces end before a header)
                 text, growing = complete_part(text, age < growing_seconds, age >= ABANDONED_SECONDS)
                 status = "growing" if growing else status
@@ -265,44 +282,74 @@ def _read_hands(info: FileInfo, batch: wh.Batch, small: tuple[list, list], growi
                 small[0].append(text)
                 small[1].append(name)
             else:
-                _parse_or_quarantine(batch, [text], [name], [before], chunk_bytes, fail_q, failed)
+                part = _parse_or_quarantine([text], [name], [before], chunk_bytes, fail_q, failed)
+                size, text = len(text), None  # (the piece's text is not kept while its tables are handed on)
+                yield part, size
     except (OSError, Refused) as exc:
         fail_q.append(unreadable_row(info.path, exc))
         return "refused" if isinstance(exc, Refused) else "failed"
     return status
 
 
-def _read_chunk(files: list[FileInfo], growing_seconds: float, now: float,
-                chunk_bytes: int = PARSE_BATCH_BYTES, spill_dir: str | None = None) -> wh.Batch:
-    """Read one chunk of files (decode, growing check, parse in one batch) into a Batch with its log rows;
-    with ``spill_dir``, the bulk of its child rows are written there as the load's stage files (``Batch.spill``)."""
+def _read_other(info: FileInfo, now: float, growing_seconds: float, parts: list[wh.Batch], fail_q: list[dict]) -> str:
+    """Read one events or accounts file whole into ``parts``; returns its status."""
+    try:
+        text = decode_bytes(read_whole(info))
+    except (OSError, Refused) as exc:
+        fail_q.append(unreadable_row(info.path, exc))
+        return "refused" if isinstance(exc, Refused) else "failed"
+    status = "done"
+    if info.kind == "events" and (now - info.mtime_epoch) < growing_seconds:
+        status = "growing"
+        if not text.endswith("\n"):  # a line still being written: read it next time
+            text = text[: text.rfind("\n") + 1]
+    parse = _events.parse_events_text if info.kind == "events" else _events.parse_accounts_text
+    try:
+        parts.append(parse(text, file_name(info.path)))
+    except Exception as exc:  # noqa: BLE001 - one file must not stop the night
+        status = "failed"
+        fail_q.append(_parser_error(file_name(info.path), text, exc))
+    return status
+
+
+def chunk_parts(files: list[FileInfo], growing_seconds: float, now: float,
+                chunk_bytes: int = PARSE_BATCH_BYTES, spill_dir: str | None = None) -> Iterator[wh.Batch]:
+    """Read one chunk of files (decode, growing check, parse) as a stream of Batches, the last one with the
+    chunk's log rows; with ``spill_dir``, the bulk of each Batch's child rows are written there as the load's
+    stage files (``Batch.spill``).
+
+    A file larger than the chunk is read in pieces (``landing_read.hand_pieces``) and each piece's parsed tables
+    are yielded as a Batch of their own as soon as they are parsed (pieces of less than half a piece, as text with
+    no hand is cut, together up to that), so memory is bounded by a piece, never by a file; the small files of the chunk (up to ``chunk_bytes`` together) are parsed in one call and come in the last
+    Batch. The rows are the same, in the same order, as one Batch of the whole chunk: the loader deduplicates each
+    Batch against the earlier ones of its run."""
     small: tuple[list[str], list[str]] = ([], [])
     parts: list[wh.Batch] = []
     log: list[dict] = []
     fail_q: list[dict] = []
     failed: set[str] = set()
-    batch = wh.Batch()
     for info in files:
         status = "done" if info.kind not in ("ignored", "labels") else "ignored"
         if info.kind == "hands":
-            status = _read_hands(info, batch, small, growing_seconds, now, chunk_bytes, fail_q, failed)
-        elif info.kind in ("events", "accounts"):
-            try:
-                text = decode_bytes(read_whole(info))
-            except (OSError, Refused) as exc:
-                fail_q.append(unreadable_row(info.path, exc))
-                status, text = ("refused" if isinstance(exc, Refused) else "failed"), None
-            if text is not None:
-                if info.kind == "events" and (now - info.mtime_epoch) < growing_seconds:
-                    status = "growing"
-                    if not text.endswith("\n"):  # a line still being written: read it next time
-                        text = text[: text.rfind("\n") + 1]
-                parse = _events.parse_events_text if info.kind == "events" else _events.parse_accounts_text
+            pieces = _read_hands(info, small, growing_seconds, now, chunk_bytes, fail_q, failed)
+            # (pieces of less than half a large file's piece, as text with no hand is cut, go together)
+            held, held_size, limit = None, 0, piece_bytes(info, chunk_bytes) // 2
+            while True:
                 try:
-                    parts.append(parse(text, file_name(info.path)))
-                except Exception as exc:  # noqa: BLE001 - one file must not stop the night
-                    status = "failed"
-                    fail_q.append(_parser_error(file_name(info.path), text, exc))
+                    part, size = next(pieces)
+                except StopIteration as stop:
+                    status = stop.value
+                    break
+                held, held_size = (part if held is None else held.extend(part)), held_size + size
+                if held_size >= limit:
+                    yield held.spill(spill_dir) if spill_dir is not None else held
+                    held, held_size = None, 0
+                part = None
+            if held is not None:
+                yield held.spill(spill_dir) if spill_dir is not None else held
+                held = None
+        elif info.kind in ("events", "accounts"):
+            status = _read_other(info, now, growing_seconds, parts, fail_q)
         elif info.kind == "refused":
             status = "refused"
             fail_q.append(refused_row(info.path))
@@ -314,10 +361,10 @@ def _read_chunk(files: list[FileInfo], growing_seconds: float, now: float,
                 pass
         log.append({"source_file": file_name(info.path), "file_kind": info.kind, "size_bytes": info.size if info.size >= 0 else None,
                     "mtime": info.mtime, "sha256": info.sha256, "status": status})
-        text = None  # (a file's text is not kept while the chunk is parsed)
+    batch = wh.Batch()
     if small[0]:
         # decode_bytes already normalised line ends and BOMs
-        _parse_or_quarantine(batch, small[0], small[1], [0] * len(small[0]), chunk_bytes, fail_q, failed)
+        batch = _parse_or_quarantine(small[0], small[1], [0] * len(small[0]), chunk_bytes, fail_q, failed)
     for row in log:
         if row["source_file"] in failed:
             row["status"] = "failed"
@@ -327,7 +374,45 @@ def _read_chunk(files: list[FileInfo], growing_seconds: float, now: float,
     if fail_q:
         batch.quarantine = pl.concat([batch.quarantine, pl.DataFrame(fail_q, schema=wh.empty_quarantine().schema)],
                                      how="vertical_relaxed")
-    return batch.spill(spill_dir) if spill_dir is not None else batch
+    yield batch.spill(spill_dir) if spill_dir is not None else batch
+
+
+def _read_chunk_parked(files: list[FileInfo], growing_seconds: float, now: float,
+                       chunk_bytes: int = PARSE_BATCH_BYTES, spill_dir: str | None = None,
+                       park_dir: str | None = None) -> list[wh.Batch | str]:
+    """:func:`chunk_parts` run in a parse worker: its Batches, every one but the last written (pickled, as a
+    worker hands a Batch back) to a file in ``park_dir`` (default ``spill_dir``) as soon as it is made and named by
+    that file's path, so that the worker holds one piece's tables at a time; with neither, the Batches themselves."""
+    out: list[wh.Batch | str] = []
+    pending: wh.Batch | None = None
+    for part in chunk_parts(files, growing_seconds, now, chunk_bytes, spill_dir):
+        if pending is not None:
+            out.append(_park(pending, park_dir or spill_dir))
+        pending = part
+    if pending is not None:
+        out.append(pending)
+    return out
+
+
+def _park(batch: wh.Batch, spill_dir: str | None) -> wh.Batch | str:
+    """``batch`` pickled to a new file in ``spill_dir`` (its path returned); ``batch`` itself without a folder."""
+    if spill_dir is None:
+        return batch
+    fd, path = tempfile.mkstemp(prefix="part-", suffix=".pickle", dir=spill_dir)
+    with os.fdopen(fd, "wb") as fh:
+        pickle.dump(batch, fh, protocol=pickle.HIGHEST_PROTOCOL)
+    return path
+
+
+def _unpark(item: wh.Batch | str) -> wh.Batch:
+    """A Batch :func:`_park` wrote (its file removed once read), or ``item`` itself."""
+    if isinstance(item, wh.Batch):
+        return item
+    try:
+        with open(item, "rb") as fh:
+            return pickle.load(fh)  # noqa: S301 - a file this run's own worker wrote in the run's stage folder
+    finally:
+        os.unlink(item)
 
 
 def chunks(files: list[FileInfo], chunk_bytes: int = PARSE_BATCH_BYTES) -> list[list[FileInfo]]:
@@ -377,7 +462,7 @@ def iter_batches(files: list[FileInfo], *, growing_seconds: float = GROWING_SECO
     total = sum(max(f.size, 0) for f in files)
     if progress is None:
         progress = sys.stderr.isatty() or total > 256 * 1024 * 1024
-    bar = None
+    bar = cleanup = None
     if progress and files:
         from tqdm import tqdm
 
@@ -387,30 +472,38 @@ def iter_batches(files: list[FileInfo], *, growing_seconds: float = GROWING_SECO
     try:
         if workers <= 1 or len(parts) <= 1:
             for part in parts:
-                batch = _read_chunk(part, growing_seconds, now, chunk_bytes, spill)
+                yield from chunk_parts(part, growing_seconds, now, chunk_bytes, spill)
                 if bar is not None:
                     bar.update(sum(max(f.size, 0) for f in part))
-                yield batch
             return
+        # (a folder for the Batches a worker parks when the caller gave none to spill into: removed below)
+        park = spill or tempfile.mkdtemp(prefix="railbird-parts-")
+        cleanup = None if spill else park
         with parse_pool(workers) as ex:
             pending = []
             it = iter(parts)
             for part in it:
-                pending.append((part, ex.submit(_read_chunk, part, growing_seconds, now, chunk_bytes, spill)))
+                pending.append((part, ex.submit(_read_chunk_parked, part, growing_seconds, now, chunk_bytes, spill,
+                                                park)))
                 if len(pending) > workers:
                     break
             while pending:
                 part, fut = pending.pop(0)
                 nxt = next(it, None)
                 if nxt is not None:
-                    pending.append((nxt, ex.submit(_read_chunk, nxt, growing_seconds, now, chunk_bytes, spill)))
-                batch = fut.result()
+                    pending.append((nxt, ex.submit(_read_chunk_parked, nxt, growing_seconds, now, chunk_bytes, spill,
+                                                    park)))
+                items = fut.result()
+                for i, item in enumerate(items):
+                    items[i] = None  # (each part is let go once loaded)
+                    yield _unpark(item)
                 if bar is not None:
                     bar.update(sum(max(f.size, 0) for f in part))
-                yield batch
     finally:
         if bar is not None:
             bar.close()
+        if cleanup is not None:
+            shutil.rmtree(cleanup, ignore_errors=True)
 
 
 @dataclass
@@ -470,118 +563,5 @@ def ingest(paths: Iterable[str | os.PathLike], warehouse: str | os.PathLike | du
 
 
 # ---------------------------------------------------------------- staging (the Dagster path)
-
-
-def _with_days(batch: wh.Batch, today: _dt.date) -> dict[str, pl.DataFrame]:
-    """Every frame of ``batch`` with a ``_day`` column: the hand's day, the event's ts day, else ``today``."""
-    out: dict[str, pl.DataFrame] = {}
-    hands = batch.tables.get("hands")
-    hand_days = hands.select("hand_id", pl.col("day").cast(pl.Date).alias("_day")).unique("hand_id", keep="first") if hands is not None and hands.height else None
-    for name, df in batch.tables.items():
-        if df is None or df.height == 0:
-            continue
-        if name == "hands":
-            df = df.with_columns(pl.col("day").cast(pl.Date).alias("_day"))
-        elif "hand_id" in df.columns and name in wh.CHILD_TABLES and hand_days is not None:
-            df = df.join(hand_days, on="hand_id", how="left").with_columns(pl.col("_day").fill_null(today))
-        elif name == "tournaments":
-            df = df.with_columns(pl.col("first_hand_at").cast(pl.Date).fill_null(today).alias("_day"))
-        elif "ts" in df.columns:
-            df = df.with_columns(pl.col("ts").cast(pl.Date).fill_null(today).alias("_day"))
-        else:
-            df = df.with_columns(pl.lit(today).alias("_day"))
-        out[name] = df
-    out["quarantine"] = wh._as_quarantine(batch.quarantine).with_columns(pl.lit(today).alias("_day"))
-    if batch.files is not None:
-        out["ingest_log"] = batch.files.with_columns(pl.lit(today).alias("_day"))
-    return out
-
-
-def stage(batch: wh.Batch, staging_dir: str | os.PathLike, *, today: _dt.date | None = None) -> tuple[Path, list[str]]:
-    """Write ``batch`` as Parquet under ``staging_dir/<batch id>/``; return the folder and the days it holds."""
-    today = today or _dt.datetime.now(_dt.UTC).date()
-    folder = Path(staging_dir) / f"{_dt.datetime.now(_dt.UTC):%Y%m%dT%H%M%S}-{uuid.uuid4().hex[:8]}"
-    tmp = folder.with_name(folder.name + ".partial")
-    tmp.mkdir(parents=True)
-    days: set[str] = set()
-    for name, df in _with_days(batch, today).items():
-        df.write_parquet(tmp / f"{name}.parquet")
-        days.update(d.isoformat() for d in df.get_column("_day").unique().to_list() if d is not None)
-    os.replace(tmp, folder)
-    return folder, sorted(days)
-
-
-def staged_batches(staging_dir: str | os.PathLike) -> list[Path]:
-    root = Path(staging_dir)
-    if not root.exists():
-        return []
-    return sorted(p for p in root.iterdir() if p.is_dir() and not p.name.endswith(".partial"))
-
-
-def staged_days(staging_dir: str | os.PathLike) -> list[str]:
-    """The days that staged batches still hold rows for."""
-    days: set[str] = set()
-    for folder in staged_batches(staging_dir):
-        for f in folder.glob("*.parquet"):
-            days.update(d.isoformat() for d in pl.scan_parquet(f).select("_day").unique().collect().get_column("_day").to_list())
-    return sorted(days)
-
-
-def staged_files(staging_dir: str | os.PathLike) -> dict[str, tuple]:
-    """(size, mtime, sha256, status) of the files in staged batches: they count as already read."""
-    out: dict[str, tuple] = {}
-    for folder in staged_batches(staging_dir):
-        f = folder / "ingest_log.parquet"
-        if f.exists():
-            for r in pl.read_parquet(f).select("source_file", "size_bytes", "mtime", "sha256", "status").iter_rows():
-                out[r[0]] = tuple(r[1:])
-    return out
-
-
-def load_staged(con: duckdb.DuckDBPyConnection, staging_dir: str | os.PathLike, days: Iterable[str], *, run_id: str,
-                fail_hook=None) -> wh.LoadResult:
-    """Load the staged rows of ``days`` in one transaction, then drop them from the staging folder.
-
-    Staged batches are read and loaded one at a time (memory stays at one
-    batch), all inside the same transaction.  Reading a file also counts its
-    rows of other days: a file with none is deleted after ``COMMIT`` without
-    being read a second time (the usual case, a run that loads every staged
-    day); the others are read again and rewritten with their remaining rows.
-    """
-    wanted = sorted({_dt.date.fromisoformat(d) for d in days})
-    folders = staged_batches(staging_dir)
-    rest_rows: dict[Path, int] = {}  # rows of other days per file read
-
-    def batches():
-        for folder in folders:
-            part = wh.Batch()
-            for f in sorted(folder.glob("*.parquet")):
-                whole = pl.read_parquet(f)
-                df = whole.filter(pl.col("_day").is_in(wanted))
-                rest_rows[f] = whole.height - df.height
-                del whole
-                if df.height == 0:
-                    continue
-                name = f.stem
-                if name == "quarantine":
-                    part.quarantine = df.drop("_day")
-                elif name == "ingest_log":
-                    part.files = df.drop("_day")
-                else:
-                    part.tables[name] = df
-            yield part
-
-    result = wh.load_many(con, batches(), run_id=run_id, fail_hook=fail_hook)
-    for folder in folders:  # committed: drop what was loaded
-        for f in folder.glob("*.parquet"):
-            if rest_rows.get(f) == 0:
-                f.unlink()
-                continue
-            rest = pl.read_parquet(f).filter(~pl.col("_day").is_in(wanted))
-            if rest.height:
-                rest.write_parquet(f)
-            else:
-                f.unlink()
-        if not any(folder.iterdir()):
-            folder.rmdir()
-    return result
+# (in ingest_stage; its names are re-exported: the Dagster assets and `railbird run` read them here)
+from pipelines.lib.ingest_stage import load_staged, stage, staged_batches, staged_days, staged_files  # noqa: E402,F401

@@ -213,12 +213,12 @@ def load_many(
     hook = fail_hook or (lambda stage: None)
     stage = _Stage()
     later = _Reparse()
+    unlogged: dict[str, dict[str, int]] = {}  # per-file counts of the Batches since the file's last log row
     con.execute("BEGIN TRANSACTION").fetchall()
     try:
         for batch in batches:
             result.merge(_load_part(con, batch, run_id=run_id, started_at=started_at, raw=raw, hook=hook,
-                                    stage=stage if staged else None, later=later))
-            raw = _RawText()  # decoded source files are only needed for the part that cited them
+                                    stage=stage if staged else None, later=later, unlogged=unlogged))
         later.flush(con, stage if staged else None, result)
         hook("reparsed")
         for name, n in stage.flush(con).items():
@@ -235,7 +235,10 @@ def load_many(
 
 
 def _load_part(con, batch: Batch, *, run_id: str, started_at: _dt.datetime, raw: _RawText, hook,
-               stage: _Stage | None, later: _Reparse) -> LoadResult:
+               stage: _Stage | None, later: _Reparse, unlogged: dict[str, dict[str, int]] | None = None) -> LoadResult:
+    """Load one Batch of a run. ``unlogged`` (updated here): per file, the counts of the run's earlier Batches
+    that its ``ingest_log`` has no row for yet: a file read in pieces comes in several Batches, its log row with
+    the last, and that row counts every piece."""
     result = LoadResult(run_id=run_id)
     now = _dt.datetime.now(_dt.UTC).replace(tzinfo=None)
     quarantine: list[pl.DataFrame] = [_as_quarantine(batch.quarantine)]
@@ -270,7 +273,10 @@ def _load_part(con, batch: Batch, *, run_id: str, started_at: _dt.datetime, raw:
 
     _per_file_counts(batch, classified, q if q.height else None, result)
     if batch.files is not None and batch.files.height:
-        counts = {k: {kk: result.per_file[k][kk] for kk in ("stored", "duplicates", "quarantined")} for k in result.per_file}
+        zero = {"stored": 0, "duplicates": 0, "quarantined": 0}
+        earlier = unlogged if unlogged is not None else {}
+        counts = {k: {kk: result.per_file.get(k, zero)[kk] + earlier.get(k, zero)[kk] for kk in zero}
+                  for k in set(result.per_file) | set(earlier)}
         files = batch.files.with_columns(
             pl.lit(run_id).alias("run_id"),
             *[pl.col("source_file").replace_strict({k: v[c] for k, v in counts.items()}, default=0,
@@ -282,6 +288,15 @@ def _load_part(con, batch: Batch, *, run_id: str, started_at: _dt.datetime, raw:
         result.rows["ingest_log"] = _insert(con, "ingest_log", files)
     else:
         result.rows["ingest_log"] = 0
+    if unlogged is not None:
+        logged = set() if batch.files is None else set(batch.files.get_column("source_file").to_list())
+        for f, c in result.per_file.items():
+            if f not in logged:
+                mine = unlogged.setdefault(f, {"stored": 0, "duplicates": 0, "quarantined": 0})
+                for k, v in c.items():
+                    mine[k] += v
+        for f in logged:
+            unlogged.pop(f, None)
     hook("ingest_log")
     return result
 

@@ -6,7 +6,9 @@ import re
 
 import polars as pl
 
-from pipelines.lib.handhistory import decode_bytes, file_path, parse_texts
+from pipelines.lib.handhistory import _BATCH_BYTES as PIECE_BYTES
+from pipelines.lib.handhistory import file_path, parse_texts
+from pipelines.lib.handhistory.pieces import text_pieces
 from pipelines.lib.landing_read import Refused, open_landing
 from pipelines.lib.handhistory.lines import HEADER_RE
 from pipelines.lib.warehouse_batch import CHILD_TABLES, Batch, LoadResult, _first_per_key
@@ -14,34 +16,61 @@ from pipelines.lib.warehouse_stage import _insert, _Stage, table_columns
 
 
 class _RawText:
-    """Cuts a hand's raw text out of its source file (for conflicts and re-parsing)."""
+    """Cuts hands' raw text out of their source files (for conflicts and re-parsing).
 
-    def __init__(self) -> None:
-        self._lines: dict[str, list[str]] = {}
+    A file is read as ingest reads it (:func:`open_landing`: a link or another file put in its place since it was
+    parsed is not followed; ``handhistory.pieces.text_pieces``: in pieces cut at hand headers, with their line
+    numbers), and only the pieces that hold an asked-for hand are split into lines: memory is bounded by a
+    piece, never by the file. Line numbers count ``\\n`` as the parser does."""
 
-    def lines(self, source_file: str) -> list[str]:
-        """The decoded lines of ``source_file``, opened as ingest opens a landing file (:func:`open_landing`: a
-        link or another file put in its place since it was parsed is not followed); none where it cannot be."""
-        if source_file not in self._lines:
-            try:
-                with open_landing(file_path(source_file), None, None) as fh:
-                    self._lines[source_file] = decode_bytes(fh.read()).splitlines()
-            except (OSError, Refused):
-                self._lines[source_file] = []
-        return self._lines[source_file]
+    def __init__(self, piece_bytes: int = PIECE_BYTES) -> None:
+        self.piece_bytes = piece_bytes
+
+    def hands(self, wanted: list[tuple[str, int]]) -> list[str]:
+        """The raw text of each (source file, first line) of ``wanted``, in order: from its header line to the
+        line before the next header, trailing blank lines dropped; ``""`` where the file cannot be read (again)
+        or holds no such line. One pass over each file named."""
+        found: dict[tuple[str, int], str] = {}
+        by_file: dict[str, set[int]] = {}
+        for source_file, line in wanted:
+            by_file.setdefault(source_file, set()).add(int(line))
+        for source_file, lines in by_file.items():
+            found.update(((source_file, n), text) for n, text in self._cut(source_file, lines).items())
+        return [found.get((f, int(n)), "") for f, n in wanted]
 
     def hand(self, source_file: str, line: int) -> str:
-        lines = self.lines(source_file)
-        if not lines or line < 1 or line > len(lines):
-            return ""
-        out = [lines[line - 1]]
-        for text in lines[line:]:
-            if _is_header(text):
-                break
-            out.append(text)
-        while out and not out[-1].strip():
-            out.pop()
-        return "\n".join(out)
+        """The raw text of the hand that starts at ``line`` of ``source_file`` (:meth:`hands`)."""
+        return self.hands([(source_file, line)])[0]
+
+    def _cut(self, source_file: str, wanted: set[int]) -> dict[int, str]:
+        out: dict[int, str] = {}
+        try:
+            with open_landing(file_path(source_file), None, None) as fh:
+                for text, before, _ in text_pieces(fh, self.piece_bytes):
+                    count = text.count("\n") + 1
+                    here = sorted(n for n in wanted if before < n <= before + count)
+                    if not here:
+                        continue
+                    lines = text.split("\n")
+                    for n in here:
+                        out[n] = _hand_at(lines, n - before - 1)
+                    if len(out) == len(wanted):
+                        break
+        except (OSError, Refused):
+            pass
+        return out
+
+
+def _hand_at(lines: list[str], i: int) -> str:
+    """The hand that starts at ``lines[i]``: up to the next header line, trailing blank lines dropped."""
+    out = [lines[i]]
+    for text in lines[i + 1:]:
+        if _is_header(text):
+            break
+        out.append(text)
+    while out and not out[-1].strip():
+        out.pop()
+    return "\n".join(out)
 
 
 _HEADER = re.compile(HEADER_RE)
@@ -126,8 +155,9 @@ class _Reparse:
     def add(self, new_multi: pl.DataFrame, raw: _RawText) -> None:
         """Cut the text of the first copy of each hand of ``new_multi`` (rows: hand_id, source_file, source_line)."""
         ids = []
-        for hand_id, source_file, line in new_multi.select("hand_id", "source_file", "source_line").iter_rows():
-            text = raw.hand(source_file, int(line))
+        rows = new_multi.select("hand_id", "source_file", "source_line").rows()
+        texts = raw.hands([(f, int(line)) for _, f, line in rows])
+        for (hand_id, source_file, _), text in zip(rows, texts):
             if text:
                 self.texts.append(text + "\n")
                 self.names.append(source_file)
@@ -200,7 +230,7 @@ def _load_hands(con, batch: Batch, result: LoadResult, quarantine: list[pl.DataF
     result.duplicates += h.filter(pl.col("_status") == "duplicate").height
 
     if conflicts.height:
-        raws = [raw.hand(f, int(line)) for f, line in conflicts.select("source_file", "source_line").iter_rows()]
+        raws = raw.hands([(f, int(line)) for f, line in conflicts.select("source_file", "source_line").iter_rows()])
         quarantine.append(
             conflicts.select(
                 "source_file", pl.col("source_line").alias("position"), pl.lit("hand").alias("input_kind"), "hand_id",

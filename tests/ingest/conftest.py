@@ -63,3 +63,17 @@ def invariant_breaks(tables: dict[str, pl.DataFrame]) -> dict[str, int]:
 def hand_invariant_breaks():
     """:func:`invariant_breaks`, for the tests that parse hands."""
     return invariant_breaks
+
+
+def read_chunk(files, growing_seconds, now, chunk_bytes=None):
+    """Every Batch ``ingest.chunk_parts`` makes of ``files`` (no spill) merged into one, in order: what one chunk
+    brings to the loader."""
+    from pipelines.lib import ingest
+    from pipelines.lib.warehouse_batch import Batch
+
+    out = Batch()
+    for part in ingest.chunk_parts(files, growing_seconds, now, chunk_bytes or ingest.PARSE_BATCH_BYTES):
+        out.extend(part)
+        if part.files is not None:
+            out.files = part.files
+    return out

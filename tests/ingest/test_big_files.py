@@ -14,6 +14,7 @@ import pytest
 from pipelines.lib import ingest
 from pipelines.lib.handhistory import decode_bytes, parse_files, parse_texts
 from pipelines.lib.handhistory import pieces
+from tests.ingest.conftest import read_chunk
 
 SAMPLE = "ChazDazzle__fpdb-chaz/pyfpdb/regression-test-files/cash/Stars/Flop/NLHE-6max-USD-0.05-0.10-200911.txt"
 
@@ -60,7 +61,7 @@ def test_ingest_reads_a_large_utf16_file_as_it_reads_it_whole(tmp_path, hand_tex
     f = tmp_path / "wide.txt"
     f.write_bytes(data)
     info = _info(f)
-    batch = ingest._read_chunk([info], 0, os.stat(f).st_mtime, chunk_bytes=8_000)
+    batch = read_chunk([info], 0, os.stat(f).st_mtime, chunk_bytes=8_000)
     ref = parse_texts([hand_text.replace("\r\n", "\n")], [str(f)])
     assert batch.tables["hands"].height == ref.tables["hands"].height == 16
     for name in ("hands", "seats", "actions"):
@@ -95,7 +96,7 @@ def test_text_with_no_hand_is_read_a_small_piece_at_a_time_and_every_line_is_kep
     assert len(got) > 20 and max(len(p) for p, _ in got) < 2 * 20_000  # (not the piece of 200,000)
     assert b"".join(p for p, _ in got) == f.read_bytes()
     # read through ingest, every line is in the quarantine, as text outside any hand, at its true position
-    batch = ingest._read_chunk([_info(f)], 0, os.stat(f).st_mtime, chunk_bytes=200_000)
+    batch = read_chunk([_info(f)], 0, os.stat(f).st_mtime, chunk_bytes=200_000)
     q = batch.quarantine
     assert q.height > 3 and q["reason"].unique().to_list() == ["text outside any hand"]
     counts = q["detail"].str.extract(r"^(\d+) line").cast(pl.Int64)
@@ -117,3 +118,77 @@ def test_line_ends_of_old_clients_are_line_breaks_in_pieces(tmp_path, hand_text,
     with open(f, "rb") as fh:  # (blocks of 7 bytes: a CR LF split between two blocks is one line break)
         small = list(pieces.read_pieces(fh, 4_000, block_bytes=7))
     assert b"".join(p for p, _ in small) == decode_bytes(data).encode("utf-8")
+
+
+def _load(files, tmp_path, name, chunk_bytes):
+    """The warehouse ``files`` load into when read in chunks of ``chunk_bytes`` (``chunk_parts``), and the Batches."""
+    from pipelines.lib import warehouse as wh
+
+    con = wh.connect(tmp_path / f"{name}.duckdb")
+    spill = wh.stage_folder(con)
+    parts = list(ingest.chunk_parts(files, 0, os.stat(files[0].path).st_mtime, chunk_bytes, str(spill)))
+    wh.load_many(con, parts, run_id=name)
+    return con, parts
+
+
+@pytest.mark.slow
+def test_a_file_larger_than_a_chunk_is_loaded_a_piece_at_a_time_as_it_loads_whole(tmp_path, hand_text):
+    """Each piece of a large file is one Batch of its own, handed to the loader before the next piece is read,
+    and the warehouse is the one the file read whole gives: every table, and the file's log row counting every
+    piece's hands (once it counted only the last piece's)."""
+    f = tmp_path / "wide.txt"
+    f.write_bytes(codecs.BOM_UTF16_LE + hand_text.encode("utf-16-le"))
+    whole, one = _load([_info(f)], tmp_path, "whole", 10_000_000)
+    assert len(one) == 1
+    cut, parts = _load([_info(f)], tmp_path, "cut", len(hand_text) // 3)
+    hands = [0 if p.tables.get("hands") is None else p.tables["hands"].height for p in parts]
+    assert len(parts) >= 3 and sum(hands) == 16 and max(hands) < 10, hands
+    for t in ("hands", "seats", "actions", "collections", "quarantine", "ingest_log"):
+        cols = [c for c, in whole.execute(f"SELECT column_name FROM duckdb_columns() WHERE table_name = '{t}'")
+                .fetchall() if c not in ("run_id", "started_at", "finished_at", "quarantined_at")]
+        sql = f"SELECT {', '.join(cols)} FROM {t} ORDER BY ALL"
+        assert cut.execute(sql).fetchall() == whole.execute(sql).fetchall(), t
+    assert cut.execute("SELECT stored, duplicates, quarantined FROM ingest_log").fetchall() == [(16, 0, 1)]
+
+
+def test_a_conflict_is_cut_from_the_piece_that_holds_it(tmp_path, hand_text):
+    """The raw text of a conflict (or of a hand to re-parse) is cut from its file read in pieces: the same text as
+    from the file read whole, in UTF-16 too, each hand asked for found in one pass over the file."""
+    from pipelines.lib.warehouse_hands import _RawText
+
+    f = tmp_path / "wide.txt"
+    f.write_bytes(codecs.BOM_UTF16_LE + hand_text.encode("utf-16-le"))
+    ref = parse_texts([hand_text.replace("\r\n", "\n")], [str(f)]).tables["hands"]
+    lines = hand_text.replace("\r\n", "\n").split("\n")
+    wanted = [(str(f), n) for n in ref["source_line"].to_list()[::-1]] + [(str(f), 10 ** 6), ("/no/such.txt", 1)]
+    got = _RawText(piece_bytes=4_000).hands(wanted)
+    assert got[-2:] == ["", ""]
+    for (_, n), text in zip(wanted, got[:-2]):
+        assert text.startswith("PokerStars ") and text == "\n".join(lines[n - 1:n - 1 + text.count("\n") + 1])
+        assert not lines[n - 1 + text.count("\n") + 1].startswith("PokerStars")
+    assert got[:-2] == _RawText().hands(wanted[:-2])  # (the file whole, as one piece)
+
+
+@pytest.mark.slow
+def test_parse_workers_park_the_pieces_of_a_large_file_and_leave_no_folder(tmp_path, hand_text, monkeypatch):
+    """In the process pool, a worker parks every Batch of a chunk but the last in a folder of the run (a
+    temporary one when the caller gives none to spill into), removed at the end; the Batches come in the order
+    the file is read and hold what the one process reads."""
+    import tempfile as _tempfile
+
+    folders = []
+    real_mkdtemp = _tempfile.mkdtemp
+    monkeypatch.setattr(ingest.tempfile, "mkdtemp", lambda **k: folders.append(real_mkdtemp(**k)) or folders[-1])
+    big, small = tmp_path / "big.txt", tmp_path / "small.txt"
+    big.write_bytes(codecs.BOM_UTF16_LE + hand_text.encode("utf-16-le"))
+    small.write_text(hand_text.replace("Game #", "Game #7"), encoding="utf-8")
+    files = [_info(big), _info(small)]
+    chunk = len(hand_text) // 3
+    one = list(ingest.iter_batches(files, growing_seconds=0, now=os.stat(big).st_mtime, workers=1, chunk_bytes=chunk))
+    two = list(ingest.iter_batches(files, growing_seconds=0, now=os.stat(big).st_mtime, workers=2, chunk_bytes=chunk))
+    assert len(two) == len(one) >= 4 and len(folders) == 1 and not os.path.exists(folders[0])
+    for a, b in zip(one, two):
+        assert set(a.tables) == set(b.tables)
+        for name, df in a.tables.items():
+            assert b.tables[name].equals(df), name
+        assert (a.files is None) == (b.files is None)

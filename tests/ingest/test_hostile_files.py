@@ -12,6 +12,7 @@ import pytest
 from pipelines.lib import ingest
 from pipelines.lib import warehouse as wh
 from pipelines.lib.handhistory import _pieces, file_name, file_path, parse_texts
+from tests.ingest.conftest import read_chunk
 
 SAMPLE = "ChazDazzle__fpdb-chaz/pyfpdb/regression-test-files/cash/Stars/Flop/NLHE-6max-USD-0.05-0.10-200911.txt"
 SECRET = "TOP SECRET: this text lives outside the landing folder"
@@ -190,7 +191,7 @@ def test_a_file_is_read_in_bounded_pieces_and_a_huge_line_is_cut_as_it_is_read(t
                                   + huge[:reader.KEPT_CHARS] + "]")
     st = os.stat(f)
     info = ingest.FileInfo(f, "hands", st.st_size, ingest._mtime(st), st.st_mtime - 10 ** 6, dev=st.st_dev, ino=st.st_ino)
-    batch = ingest._read_chunk([info], 0, st.st_mtime, chunk_bytes=20_000)
+    batch = read_chunk([info], 0, st.st_mtime, chunk_bytes=20_000)
     whole = parse_texts([joined], [str(f)])
     assert batch.tables["hands"].sort("hand_id").equals(whole.tables["hands"].sort("hand_id"))
     assert batch.tables["hands"].height == 2 * len(real_hands)

@@ -14,6 +14,7 @@ import pytest
 from pipelines.lib import ingest
 from pipelines.lib import warehouse as wh
 from pipelines.lib.handhistory import _pieces
+from tests.ingest.conftest import read_chunk
 
 SAMPLE = "ChazDazzle__fpdb-chaz/pyfpdb/regression-test-files/cash/Stars/Flop/NLHE-6max-USD-0.05-0.10-200911.txt"
 
@@ -260,8 +261,8 @@ def test_a_file_larger_than_a_chunk_is_parsed_in_pieces_with_true_line_numbers(t
     p = tmp_path / "big.txt"
     p.write_text("junk before the first hand\n\n" + "\n\n\n".join(real_hands) + "\n\n", encoding="utf-8")
     _old(p)
-    whole = ingest._read_chunk([_file_info(p)], growing_seconds=0, now=time.time())
-    cut = ingest._read_chunk([_file_info(p)], growing_seconds=0, now=time.time(), chunk_bytes=3000)
+    whole = read_chunk([_file_info(p)], growing_seconds=0, now=time.time())
+    cut = read_chunk([_file_info(p)], growing_seconds=0, now=time.time(), chunk_bytes=3000)
     assert len(_pieces(p.read_text(encoding="utf-8"), 3000)) > 3
     assert cut.headers_seen == whole.headers_seen == len(real_hands)
     key = ["hand_id", "source_line", "content_hash"]
@@ -279,7 +280,7 @@ def test_a_batch_crosses_the_worker_pipe_unchanged(tmp_path, real_hands):
     broken = "\n".join(real_hands[0].splitlines()[:6]).replace("Game #", "Game #9")  # a hand cut short
     p.write_text("\n\n\n".join([broken, *real_hands]) + "\n\n", encoding="utf-8")
     _old(p)
-    batch = ingest._read_chunk([_file_info(p)], growing_seconds=0, now=time.time())
+    batch = read_chunk([_file_info(p)], growing_seconds=0, now=time.time())
     back = pickle.loads(pickle.dumps(batch))
     assert back.headers_seen == batch.headers_seen == len(real_hands) + 1
     assert batch.quarantine.height == 1 and back.quarantine.equals(batch.quarantine)
@@ -567,3 +568,25 @@ def test_discover_lists_what_walking_and_resolving_every_file_lists(tmp_path):
     assert all(p.parent != other / "d" for p in got)  # the symlinked folder is not entered
     assert [ingest.file_kind(p) for p in refused] == ["refused"] * 3
     assert ingest.discover([tmp_path / "landing", real / "h0.txt"]) == got
+
+
+def test_a_file_staged_in_pieces_loads_in_order_with_one_log_row_counting_every_piece(tmp_path, real_hands):
+    """The Dagster path stages each Batch of a file larger than a chunk (one per piece, the file's log row with the
+    last) as a folder of its own; the folders list in the order staged, and the load logs the file once with every
+    piece's hands."""
+    p = tmp_path / "big.txt"
+    text = "\n\n\n".join(real_hands) + "\n\n"
+    p.write_text(text, encoding="utf-8")
+    _old(p)
+    batches = list(ingest.iter_batches([_file_info(p)], growing_seconds=0, workers=1, chunk_bytes=len(text) // 3))
+    assert len(batches) >= 3 and [b.files is not None for b in batches] == [False] * (len(batches) - 1) + [True]
+    staging, days, folders = tmp_path / "staging", set(), []
+    for b in batches:
+        folder, d = ingest.stage(b, staging)
+        folders.append(folder)
+        days.update(d)
+    assert ingest.staged_batches(staging) == folders
+    con = wh.connect(tmp_path / "wh.duckdb")
+    r = ingest.load_staged(con, staging, days, run_id="r")
+    assert r.hands_stored == len(real_hands)
+    assert con.execute("SELECT source_file, stored, status FROM ingest_log").fetchall() == [(str(p), len(real_hands), "done")]

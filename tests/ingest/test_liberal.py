@@ -115,3 +115,50 @@ def test_a_research_dump_with_hashed_names_and_blanked_cards_is_stored_with_the_
     assert h["n_players"] == whole.tables["hands"].item(0, "n_players") and not h["all_cards_known"]
     assert r.tables["seats"].drop("player").equals(whole.tables["seats"].drop("player"))
     assert r.tables["actions"].drop("player").equals(whole.tables["actions"].drop("player"))
+
+
+def _free_seat(hand: str) -> int:
+    used = {int(n) for n in re.findall(r"(?m)^Seat (\d+): ", hand)}
+    return min(set(range(1, 11)) - used)
+
+
+def test_a_pokertracker_4_export_is_read_as_the_hand_itself(showdown_hand):
+    """PokerTracker 4's export of a PokerStars hand (the layout of public PT4 exports): a seat sitting out is
+    listed first, out of seat order, its summary line is its name alone, and no line keeps a trailing space. The
+    hand is stored with the tables of the hand as PokerStars wrote it, the seat sitting out dealt no cards."""
+    n = _free_seat(showdown_hand)
+    table_line = re.search(r"(?m)^Table .*\n", showdown_hand)
+    native = (showdown_hand[:table_line.end()] + showdown_hand[table_line.end():].replace(
+        "*** HOLE CARDS ***", f"Seat {n}: Sleeper Z ($5 in chips) is sitting out\n*** HOLE CARDS ***", 1))
+    native = re.sub(r"(?m)^(Seat \d+: [^\n]*)\Z", rf"\1\nSeat {n}: Sleeper Z folded before Flop (didn't bet)",
+                    native.rstrip("\n")) + "\n"
+    pt4 = (showdown_hand[:table_line.end()] + f"Seat {n}: Sleeper Z ($5 in chips) is sitting out\n"
+           + showdown_hand[table_line.end():])
+    pt4 = re.sub(r"(?m)^(Board \[[^\]]*\])$", rf"\1\nSeat {n}: Sleeper Z", pt4)
+    pt4 = re.sub(r"(?m)[ \t]+$", "", pt4)
+    assert pt4 != native and f"\nSeat {n}: Sleeper Z\n" in pt4
+    want, got = _parse(native), _parse(pt4)
+    assert want.quarantine.height == 0 and got.quarantine.height == 0 and got.tables["hands"].height == 1
+    key = ["hand_id", "seat"]
+    assert got.tables["seats"].sort(key).equals(want.tables["seats"].sort(key))
+    sleeper = got.tables["seats"].filter(pl.col("player") == "Sleeper Z").row(0, named=True)
+    assert (sleeper["seat"], sleeper["dealt_in"], sleeper["put_in"]) == (n, False, 0)
+    for name in ("actions", "collections", "pots", "hole_cards", "boards"):
+        assert got.tables[name].equals(want.tables[name]), name
+
+
+def test_an_export_with_every_name_masked_is_quarantined_naming_its_layout(showdown_hand):
+    """An export whose names are all masked alike (Holdem Manager 3's "Mask Player Names": every name becomes
+    "Player") cannot give a line to a seat: the hand is quarantined and the detail names the layout."""
+    names = re.findall(r"(?m)^Seat \d+: (.+?) \(\$[\d.]+ in chips\)", showdown_hand)
+    masked = showdown_hand
+    for name in sorted(names, key=len, reverse=True):
+        masked = re.sub(rf"(?<!\w){re.escape(name)}(?!\w)", "Player", masked)
+    r = _parse(masked)
+    assert r.tables["hands"].height == 0
+    assert r.quarantine.select("reason").rows() == [("malformed hand",)]
+    assert r.quarantine["detail"].to_list()[0].startswith(
+        "every seat is named Player: the layout of an export with the names masked (as Holdem Manager 3's")
+    # one name seated twice among others is still told as such
+    twice = showdown_hand.replace(f"{names[1]} (", f"{names[0]} (", 1)
+    assert _parse(twice).quarantine["detail"].to_list() == [f"duplicate seat or player: {names[0]}"]

@@ -71,7 +71,9 @@ def test_a_summary_seat_line_of_another_name_with_money_still_quarantines(corpus
     rel = "jejellyroll-fr__fpdb-3/regression-test-files/cash/Stars/Flop/258753941248_anon5.txt"
     r = _parse(corpus_dir, rel, lambda t: t.replace("Seat 1: Player1 (button) collected", "Seat 1: Player9 (button) collected"))
     assert r.tables["hands"].height == 0
-    assert r.quarantine["detail"].str.contains("does not match the seat list", literal=True).all()
+    assert r.quarantine["reason"].to_list() == ["seat names disagree"]
+    assert r.quarantine["detail"].str.starts_with("seat 1 is Player1 in the seat list, the summary says: Seat 1: "
+                                                  "Player9 (button) collected").all()
 
 
 def test_a_header_broken_over_two_lines_is_read_joined(corpus_dir):
@@ -139,10 +141,42 @@ def test_a_header_glued_to_a_hand_cut_short_starts_its_own_hand(corpus_dir):
     ("HHSmithy__PokerHandHistoryParser/HandHistories.Parser.UnitTests/SampleHandHistories/PokerStars/CashGame/Limits/"
      "AnteTable.txt", "unbalanced"),
     ("HHSmithy__PokerHandHistoryParser/HandHistories.Parser.UnitTests/SampleHandHistories/PokerStars/CashGame/"
-     "PlayerTests/WithSittingOut.txt", "unparsed line"),
+     "PlayerTests/WithSittingOut.txt", "seat names disagree"),
 ])
 def test_hands_whose_money_or_structure_cannot_be_trusted_stay_quarantined(corpus_dir, rel, reason):
     r = _parse(corpus_dir, rel)
     q = r.quarantine.filter(pl.col("input_kind") == "hand")
     assert q.height >= 1 and set(q["reason"].to_list()) == {reason}
     assert not set(q["hand_id"].to_list()) & set(r.tables["hands"]["hand_id"].to_list())
+
+
+_SMITHY = "HHSmithy__PokerHandHistoryParser/HandHistories.Parser.UnitTests/SampleHandHistories/PokerStars/CashGame"
+
+
+def test_an_ante_hand_no_reading_of_the_antes_balances_says_so(corpus_dir):
+    """AnteTable.txt: $0.90 put in (blinds $0.35, antes $0.30, a raise of $0.25 once $0.25 returned), a $0.50 pot.
+    PokerStars counts the antes of its cash ante tables in the pot (BasicHand.txt, the same tables a day apart:
+    $1.89 put in, antes included, is its total pot), and leaving them out gives $0.60: the detail says both."""
+    q = _parse(corpus_dir, f"{_SMITHY}/Limits/AnteTable.txt").quarantine
+    assert q["detail"].to_list()[0].endswith("(antes 0.30 posted: with them 0.90 put in, without them 0.60; neither"
+                                             " is the total pot 0.50, so no reading of the antes balances the hand)")
+    basic = _parse(corpus_dir, f"{_SMITHY}/HandActionTests/BasicHand.txt")
+    assert basic.quarantine.height == 0 and basic.tables["hands"]["total_pot"].to_list() == [Decimal("1.89")]
+    # a total pot that leaves the antes out balances under that reading alone, which the detail names
+    out = _parse(corpus_dir, f"{_SMITHY}/HandActionTests/BasicHand.txt",
+                 lambda t: t.replace("Total pot $1.89", "Total pot $1.77").replace("$1.81", "$1.69"))
+    assert out.tables["hands"].height == 0
+    assert out.quarantine["detail"].str.ends_with(
+        "(the total pot leaves out the 0.12 of antes posted: a layout railbird does not read)").all()
+
+
+def test_a_seat_list_whose_names_alone_were_edited_names_the_seats_that_disagree(corpus_dir):
+    """WithSittingOut.txt: its seat list names neverJa(1)ger and Blahdi:42eblah, every other line neverJager and
+    Blahdieblah (the seat list alone edited); the blinds, the returned bet and the pot are paid to names no seat
+    holds, so the hand stays quarantined and says which seats disagree."""
+    q = _parse(corpus_dir, f"{_SMITHY}/PlayerTests/WithSittingOut.txt").quarantine
+    assert q.select("reason").rows() == [("seat names disagree",)]
+    assert q["detail"].to_list() == [
+        "seat 1 is neverJa(1)ger in the seat list, the summary says: Seat 1: neverJager (button) folded before Flop"
+        " (didn't bet); seat 4 is Blahdi:42eblah in the seat list, the summary says: Seat 4: Blahdieblah (big blind)"
+        " collected ($0.16) (the money is paid to names no seat holds)"]

@@ -111,10 +111,10 @@ def landing_files(context: dg.AssetExecutionContext, warehouse: DuckDBResource,
     hands = quarantined = 0
     folders = []
     for batch in _ingest.iter_batches(todo, growing_seconds=settings.growing_seconds, progress=False):
-        folder, batch_days = _ingest.stage(batch, settings.staging_dir)  # one staged batch per chunk
+        folder, batch_days = _ingest.stage(batch, settings.staging_dir)  # one staged batch per chunk (per piece of a file larger than one)
         folders.append(folder)
         days.update(batch_days)
-        for k, n in batch.files.group_by("file_kind").len().iter_rows():
+        for k, n in (batch.files.group_by("file_kind").len().iter_rows() if batch.files is not None else []):
             kinds[k] = kinds.get(k, 0) + int(n)
         hands += batch.tables["hands"].height if "hands" in batch.tables else 0
         quarantined += batch.quarantine.height

@@ -44,6 +44,24 @@ LAYOUT_NET_OF_RAKE = (
 )
 
 
+# The two readings of a hand's antes, named in the detail of the hands whose money put in is not the total pot: the
+# antes counted in the pot (PokerStars' layout, on cash ante tables as in tournaments), or left out of it (a layout
+# railbird does not read). A hand neither reading balances is said to be so.
+ANTE_READINGS = (
+    pl.when(pl.col("ante_sum").fill_null(0) == 0).then(pl.lit(""))
+    .when(pl.col("sum_put") - pl.col("ante_sum") + pl.col("stp") == pl.col("total"))
+    .then(pl.format(" (the total pot leaves out the {} of antes posted: a layout railbird does not read)",
+                    G.cents_to_decimal(pl.col("ante_sum")).cast(pl.String)))
+    .when(pl.col("sum_put") + pl.col("stp") != pl.col("total"))
+    .then(pl.format(" (antes {} posted: with them {} put in, without them {}; neither is the total pot {}, so no"
+                    " reading of the antes balances the hand)",
+                    *(G.cents_to_decimal(e).cast(pl.String) for e in (
+                        pl.col("ante_sum"), pl.col("sum_put") + pl.col("stp"),
+                        pl.col("sum_put") - pl.col("ante_sum") + pl.col("stp"), pl.col("total")))))
+    .otherwise(pl.lit(""))
+)
+
+
 def unknown_lines(df: pl.DataFrame, names: Names, issues: list[pl.DataFrame]) -> pl.DataFrame:
     """Split lines no pattern read (columns hid, ln, t) into harmless ones, returned as unknown-line rows
     (hid, ln, kind, t), and the others, appended to ``issues`` as unparsed lines (the hand is quarantined).
@@ -96,7 +114,8 @@ def hand_values(hands: pl.DataFrame, seats: pl.DataFrame, dealt: pl.DataFrame, a
         hands.join(dstat, on="hid", how="left").join(nstat, on="hid", how="left")
         .join(dealt_in_with_cards, on="hid", how="left").join(totals, on="hid", how="left")
         .join(hand_run_twice, on="hid", how="left")
-        .join(actions.filter(a == "post_ante").group_by("hid").agg(ante_posted=pl.col("amount").max()), on="hid", how="left")
+        .join(actions.filter(a == "post_ante").group_by("hid").agg(ante_posted=pl.col("amount").max(),
+                                                                   ante_sum=pl.col("amount").sum()), on="hid", how="left")
         .join(actions.filter((a == "post_sb") & ~pl.col("is_all_in")).group_by("hid").agg(sb_posted=pl.col("amount").max()),
               on="hid", how="left")
         .join(collections.filter(pl.col("kind") == "pot").group_by("hid").agg(coll_pot=pl.col("amt").sum()), on="hid", how="left")
@@ -145,9 +164,9 @@ def balance_issues(hands: pl.DataFrame, collections: pl.DataFrame, pots: pl.Data
     issues.append(issue(over_paid, 6, "unbalanced", pl.lit("a pot paid out more than the summary states it held")))
     fmt = lambda c: G.cents_to_decimal(pl.col(c)).cast(pl.String).fill_null("-")  # noqa: E731  (display only)
     issues.append(issue(unbalanced, 6, "unbalanced", pl.format(
-        "put_in {} + STP {} vs total pot {}; collected {} + rake {} + not awarded {}; main {} + sides {}; min stack_end {}; min put_in {}{}",
+        "put_in {} + STP {} vs total pot {}; collected {} + rake {} + not awarded {}; main {} + sides {}; min stack_end {}; min put_in {}{}{}",
         fmt("sum_put"), fmt("stp"), fmt("total"), fmt("coll_pot"), fmt("rake"), fmt("not_awarded"),
-        fmt("main"), fmt("side_sum"), fmt("min_stack_end"), fmt("min_put"), LAYOUT_NET_OF_RAKE)))
+        fmt("main"), fmt("side_sum"), fmt("min_stack_end"), fmt("min_put"), LAYOUT_NET_OF_RAKE, ANTE_READINGS)))
 
 
 def quarantine_rows(issues: list[pl.DataFrame], hands: pl.DataFrame,

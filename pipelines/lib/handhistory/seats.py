@@ -71,7 +71,15 @@ def read_seats(by_kind, issues: list[pl.DataFrame]) -> tuple[pl.DataFrame, Names
     seated twice appended to ``issues``, and the hands' seat names for lookups."""
     seats = seat_lines(by_kind("seat"), issues)
     dup = seats.filter(pl.struct("hid", "seat").is_duplicated() | pl.struct("hid", "player").is_duplicated())
-    issues.append(issue(dup, 4, "malformed hand", pl.format("duplicate seat or player: {}", pl.col("player"))))
+    # a hand whose every seat holds one name: an export that masked the names (Holdem Manager 3's replayer and
+    # viewer offer "Mask Player Names", every name replaced by "Player"), a layout in which no line can be given
+    # to a seat; its detail names it
+    masked = seats.group_by("hid").agg(masked=(pl.len() > 1) & (pl.col("player").n_unique() == 1))
+    dup = dup.join(masked, on="hid", how="left")
+    issues.append(issue(dup, 4, "malformed hand", pl.when(pl.col("masked")).then(pl.format(
+        "every seat is named {}: the layout of an export with the names masked (as Holdem Manager 3's"
+        " 'Mask Player Names'), whose lines cannot be given to a seat; not read", pl.col("player")))
+        .otherwise(pl.format("duplicate seat or player: {}", pl.col("player")))))
     names = Names(seats)
     return seats, names
 

@@ -64,6 +64,7 @@ def read_summary(summary_lines: pl.DataFrame, seats: pl.DataFrame, names: Names,
     idle = ~pl.col("ok") & pl.col("player").is_not_null() & t.str.contains(SUMMARY_IDLE_RE)
     renamed = summary_seats.filter(idle).select("hid", "ln", kind=pl.lit("other name"), t="t")
     issues.append(unparsed(summary_seats.filter(~pl.col("ok") & ~idle), " (summary seat line does not match the seat list)"))
+    issues.append(renamed_seats(summary_seats, idle))
     summary_seats = summary_seats.filter(pl.col("ok")).with_columns(
         cards=cards_or_null(pl.col("rest").str.extract(r"(?:showed|mucked) \[([^\]]*)\]", 1)),
         not_awarded=G.money_cents(pl.col("rest").str.extract(r"won \((" + G.AMT + r")\)[^(]*\(pot not awarded as player cashed out\)", 1)),
@@ -75,3 +76,17 @@ def read_summary(summary_lines: pl.DataFrame, seats: pl.DataFrame, names: Names,
     unknown = pl.concat([unknown_lines(summary_other, names, issues), renamed], how="vertical")
     hand_run_twice = summary_lines.filter(t.str.contains("run twice", literal=True)).select("hid").unique().with_columns(rit=pl.lit(True))
     return totals, pots, boards, summary_seats, unknown, hand_run_twice
+
+
+def renamed_seats(summary_seats: pl.DataFrame, idle: pl.Expr) -> pl.DataFrame:
+    """The issue of each hand whose summary names a seat of the seat list otherwise, on a line that moves money or
+    shows cards (``idle`` false): who won and who paid cannot be given to a seat. Its detail lists every seat so
+    named, the seat list's name beside the summary's line, so the quarantine says which names disagree (a file
+    whose seat list alone was edited, as one of HHSmithy's test files, is told apart from a line misread)."""
+    other = summary_seats.filter(~pl.col("ok") & pl.col("player").is_not_null())
+    bad = other.filter(~idle).select("hid").unique()
+    per_hand = other.join(bad, on="hid", how="semi").group_by("hid", maintain_order=True).agg(
+        seats=pl.format("seat {} is {} in the seat list, the summary says: {}", pl.col("seat"), pl.col("player"),
+                        pl.col("t")).str.join("; "))
+    return issue(per_hand, 4, "seat names disagree",
+                 pl.format("{} (the money is paid to names no seat holds)", pl.col("seats")))

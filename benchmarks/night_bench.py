@@ -108,6 +108,7 @@ class PhaseRss:
         import threading
 
         self.every, self.name, self.rows = every, "start", {}
+        self._t, self._cpu = time.perf_counter(), cpu_s()
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
         self._thread.start()
@@ -132,6 +133,10 @@ class PhaseRss:
         if con is not None:
             mb = con.execute("SELECT sum(memory_usage_bytes) // 1048576 FROM duckdb_memory()").fetchone()[0]
             self.rows.setdefault(self.name, {})["duckdb_end"] = int(mb or 0)
+        now = time.perf_counter()
+        row = self.rows.setdefault(self.name, {})
+        row["s"], row["cpu_s"] = round(now - self._t, 2), round(cpu_s() - self._cpu, 2)
+        self._t, self._cpu = now, cpu_s()
         self.name = name if name not in self.rows else f"{name} ({len(self.rows)})"
 
     def table(self) -> list[dict]:
@@ -213,7 +218,8 @@ def print_phases(r: dict) -> None:
         if not p.get("VmRSS"):
             continue  # a phase shorter than one sample
         print(f"    {p['phase']:<22} VmRSS {p.get('VmRSS', 0):>6,} MB  anon {p.get('RssAnon', 0):>6,}  "
-              f"file {p.get('RssFile', 0):>5,}  duckdb at end {p.get('duckdb_end', '-')}", flush=True)
+              f"file {p.get('RssFile', 0):>5,}  duckdb at end {p.get('duckdb_end', '-'):>5}  "
+              f"{p.get('s', 0):6.1f} s {p.get('cpu_s', 0):6.1f} CPU s", flush=True)
 
 
 def run_night(warehouse: Path, args: argparse.Namespace) -> dict:

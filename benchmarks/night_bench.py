@@ -131,7 +131,7 @@ class PhaseRss:
     def phase(self, name: str, con: duckdb.DuckDBPyConnection | None = None) -> None:
         """End the current phase (noting ``con``'s DuckDB memory) and start ``name``."""
         if con is not None:
-            mb = con.execute("SELECT sum(memory_usage_bytes) // 1048576 FROM duckdb_memory()").fetchone()[0]
+            mb = con.execute("SELECT sum(memory_usage_bytes) // 1048576 FROM duckdb_memory()").fetchall()[0][0]
             self.rows.setdefault(self.name, {})["duckdb_end"] = int(mb or 0)
         now = time.perf_counter()
         row = self.rows.setdefault(self.name, {})

@@ -221,7 +221,7 @@ def compute_day(source: duckdb.DuckDBPyConnection | Mapping[str, object], day: s
             files = spill_day(source, d, parts, Path(tmp) / "rows") if len(parts) > 1 else [None]
             rows = (read_day(source, d, lo, hi, spilled=f, accounts=False) for (lo, hi), f in zip(parts, files))
             # the parts' own DuckDB joins are held to the warehouse connection's memory limit too
-            config = {"memory_limit": source.execute("SELECT current_setting('memory_limit')").fetchone()[0]}
+            config = {"memory_limit": source.execute("SELECT current_setting('memory_limit')").fetchall()[0][0]}
         else:
             given = {t: pl.DataFrame(f) if not isinstance(f, pl.DataFrame) else f for t, f in source.items()}
             parts, config = day_parts(given["hands"]["hand_id"], hands_per_part), {}

@@ -312,8 +312,10 @@ def _sum_by(frames: list[pl.DataFrame], keys: int) -> pl.DataFrame:
         return frames[0]
     f = pl.concat(frames, how="vertical_relaxed")
     key = f.columns[:keys]
-    # the parts in order within each key: float sums in one order whatever the process
-    return f.group_by(key, maintain_order=True).agg(pl.col(c).sum() for c in f.columns[keys:]).select(f.columns)
+    # float sums taken in part order within each key (one order whatever the process); integer counts add exactly
+    # in any order, and the day's tables are sorted by key after (compute_day)
+    floats = any(f.schema[c].is_float() for c in f.columns[keys:])
+    return f.group_by(key, maintain_order=floats).agg(pl.col(c).sum() for c in f.columns[keys:]).select(f.columns)
 
 
 def baseline_cells(dec: pl.DataFrame) -> dict[str, pl.DataFrame]:

@@ -107,7 +107,7 @@ class PhaseRss:
     def __init__(self, every: float = 0.01) -> None:
         import threading
 
-        self.every, self.name, self.rows = every, "start", {}
+        self.every, self.name, self.rows = every, "imports", {}
         self._t, self._cpu = time.perf_counter(), cpu_s()
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
@@ -136,6 +136,8 @@ class PhaseRss:
         now = time.perf_counter()
         row = self.rows.setdefault(self.name, {})
         row["s"], row["cpu_s"] = round(now - self._t, 2), round(cpu_s() - self._cpu, 2)
+        # the process's true peak so far (ru_maxrss): a spike between two samples still shows in the phase it fell in
+        row["maxrss"] = round(peak_mb())
         self._t, self._cpu = now, cpu_s()
         self.name = name if name not in self.rows else f"{name} ({len(self.rows)})"
 
@@ -180,6 +182,8 @@ def night(warehouse: str, window_days: int, read_decisions: bool, memory_limit: 
     from pipelines.lib import warehouse as wh
 
     t0 = time.perf_counter()
+    rss = PhaseRss()  # from the start: the warehouse's opening and fingerprints are a phase too
+    rss.phase("open, fingerprints")
     memory_limit = wh.memory_limit() if memory_limit is None else memory_limit
     # 'duckdb': DuckDB's own default (80 % of the memory), to compare with
     con = duckdb.connect(warehouse, read_only=True,
@@ -188,7 +192,7 @@ def night(warehouse: str, window_days: int, read_decisions: bool, memory_limit: 
     fp = fd.day_fingerprints(con)
     window = fd.window_of(sorted(fp), window_days)
     hands_per_part = fd.HANDS_PER_PART if hands_per_part is None else hands_per_part
-    rss = PhaseRss()
+    rss.phase("window listed", con)
     _watch(rss, con)
     if os.environ.get("NIGHT_BENCH_NO_TRIM"):  # --no-trim: freed memory left to the allocator, to compare
         from detectors.features.days import compute as fc
@@ -223,7 +227,7 @@ def print_phases(r: dict) -> None:
             continue  # a phase shorter than one sample
         print(f"    {p['phase']:<22} VmRSS {p.get('VmRSS', 0):>6,} MB  anon {p.get('RssAnon', 0):>6,}  "
               f"file {p.get('RssFile', 0):>5,}  duckdb at end {p.get('duckdb_end', '-'):>5}  "
-              f"{p.get('s', 0):6.1f} s {p.get('cpu_s', 0):6.1f} CPU s", flush=True)
+              f"{p.get('s', 0):6.1f} s {p.get('cpu_s', 0):6.1f} CPU s  peak so far {p.get('maxrss', 0):>6,} MB", flush=True)
 
 
 def run_night(warehouse: Path, args: argparse.Namespace) -> dict:

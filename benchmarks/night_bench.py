@@ -86,6 +86,19 @@ def add_copies(con: duckdb.DuckDBPyConnection, lo: int, hi: int, per: int) -> No
 
 
 def peak_mb() -> float:
+    """Peak resident memory of this process's own address space (``VmHWM``), MB.
+
+    Not ``ru_maxrss``: Linux carries the high-water mark of the address space a process replaces at ``exec`` into
+    it, and a night's process is forked from the bench, so its ``ru_maxrss`` was at least the bench's resident
+    memory at the fork (4.6 GB right after the bench built the 10M replica in its own process). ``ru_maxrss``
+    where ``/proc`` is missing."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024.0
+    except OSError:
+        pass
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
 
@@ -136,7 +149,7 @@ class PhaseRss:
         now = time.perf_counter()
         row = self.rows.setdefault(self.name, {})
         row["s"], row["cpu_s"] = round(now - self._t, 2), round(cpu_s() - self._cpu, 2)
-        # the process's true peak so far (ru_maxrss): a spike between two samples still shows in the phase it fell in
+        # the process's true peak so far (VmHWM): a spike between two samples still shows in the phase it fell in
         row["maxrss"] = round(peak_mb())
         self._t, self._cpu = now, cpu_s()
         self.name = name if name not in self.rows else f"{name} ({len(self.rows)})"

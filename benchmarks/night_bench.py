@@ -110,7 +110,7 @@ def cpu_s() -> float:
 
 class PhaseRss:
     """Peak memory of this process per phase of the night, sampled every ``every`` s by a thread from
-    ``/proc/self/status``: ``VmRSS`` (what ``ru_maxrss`` peaks on), ``RssAnon`` (heap: Python, Arrow, Polars,
+    ``/proc/self/status``: ``VmRSS`` (what ``VmHWM`` peaks on), ``RssAnon`` (heap: Python, Arrow, Polars,
     DuckDB) and ``RssFile`` (pages of mapped files, e.g. Parquet read through ``mmap``), and at each phase's end
     DuckDB's own accounting of the warehouse connection (``duckdb_memory()``, MB). ``phase(name)`` starts a
     phase; :meth:`table` lists the phases in order with their peaks (MB)."""

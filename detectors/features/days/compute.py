@@ -284,8 +284,8 @@ def release_freed() -> None:
 
     DuckDB in this build allocates through the C library's malloc, which keeps what a thread frees in that
     thread's arena for reuse: the Arrow rows of one part, freed, stayed resident while the next part's rows were
-    read by other threads into other arenas, so the day's resident memory grew part after part and by an amount
-    that depended on which thread ran what (docs/measurements.md, "Memory of the night, the spread").
+    read by other threads into other arenas, so the day's resident memory grew part after part
+    (docs/measurements.md, "Memory of the night, the spread between runs").
     ``malloc_trim`` releases the free pages of every arena (``man 3 malloc_trim``).
     """
     if _TRIM is not None:

@@ -207,10 +207,6 @@ def night(warehouse: str, window_days: int, read_decisions: bool, memory_limit: 
     hands_per_part = fd.HANDS_PER_PART if hands_per_part is None else hands_per_part
     rss.phase("window listed", con)
     _watch(rss, con)
-    if os.environ.get("NIGHT_BENCH_NO_TRIM"):  # --no-trim: freed memory left to the allocator, to compare
-        from detectors.features.days import compute as fc
-
-        fc.release_freed = lambda: None
     computed = fd.refresh_days(con, store, window, fp, hands_per_part=hands_per_part)
     t1, compute_peak = time.perf_counter(), peak_mb()
     rss.phase("window sums", con)
@@ -249,7 +245,7 @@ def run_night(warehouse: Path, args: argparse.Namespace) -> dict:
            str(args.window_days)] + (["--read-decisions"] if args.read_decisions else []) \
         + (["--duckdb-memory", args.duckdb_memory] if args.duckdb_memory else []) \
         + (["--hands-per-part", str(args.hands_per_part)] if args.hands_per_part else [])
-    env = dict(os.environ, PYTHONPATH=str(ROOT), **({"NIGHT_BENCH_NO_TRIM": "1"} if args.no_trim else {}))
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
     res = subprocess.run(cmd, capture_output=True, text=True, check=True, env=env)
     return json.loads(res.stdout.strip().splitlines()[-1])
 
@@ -295,8 +291,6 @@ def main(argv: list[str] | None = None) -> int:
                     "(default: the pipeline's, pipelines.lib.warehouse.memory_limit; 'duckdb': DuckDB's own default)")
     ap.add_argument("--hands-per-part", type=int, default=None,
                     help="compute_day's parts (default detectors.features.days.HANDS_PER_PART)")
-    ap.add_argument("--no-trim", action="store_true",
-                    help="leave what each part frees to the allocator (no malloc_trim), to compare")
     ap.add_argument("--no-backfill", action="store_true", help="measure the nights only, not the backfill after them")
     ap.add_argument("--night", help=argparse.SUPPRESS)  # internal: run one night on this warehouse, print JSON
     args = ap.parse_args(argv)

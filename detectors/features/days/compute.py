@@ -22,8 +22,6 @@ history computed night after night equal those computed in one go.
 
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
 import datetime as dt
 import tempfile
 from collections.abc import Callable, Mapping
@@ -216,7 +214,6 @@ def compute_day(source: duckdb.DuckDBPyConnection | Mapping[str, object], day: s
             del ids
             # the account tables (no hand is in an empty range), summarised before the parts and let go
             accounts = account_days(read_day(source, d, _TOP, _TOP))
-            release_freed()
             # a day of several parts: its hand rows read from the warehouse once, then part by part from Parquet
             files = spill_day(source, d, parts, Path(tmp) / "rows") if len(parts) > 1 else [None]
             rows = (read_day(source, d, lo, hi, spilled=f, accounts=False) for (lo, hi), f in zip(parts, files))
@@ -261,35 +258,9 @@ def _part_sums(rows, sink: Callable[[pl.DataFrame], None], *, samples: int, seed
                 f = path
             sums[t].append(f)
         sink(dec)
-        del dec, ht, fl, f
-        release_freed()  # before the next part's rows: what this part freed goes back to the system
+        del dec, ht, fl, f  # nothing of this part is held while the next is read
     return {t: _sum_by([pl.read_parquet(f) if isinstance(f, Path) else f for f in fs], DAY_KEYS[t])
             for t, fs in sums.items()}
-
-
-def _libc_trim() -> Callable[[int], int] | None:
-    """glibc's ``malloc_trim``, or None where the C library is not glibc."""
-    try:
-        return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").malloc_trim
-    except (OSError, AttributeError):
-        return None
-
-
-_TRIM = _libc_trim()
-
-
-def release_freed() -> None:
-    """Return the memory this process freed to the operating system (glibc's ``malloc_trim(0)``; nothing
-    elsewhere).
-
-    DuckDB in this build allocates through the C library's malloc, which keeps what a thread frees in that
-    thread's arena for reuse: the Arrow rows of one part, freed, stayed resident while the next part's rows were
-    read by other threads into other arenas, so the day's resident memory grew part after part
-    (docs/measurements.md, "Memory of the night, the spread between runs").
-    ``malloc_trim`` releases the free pages of every arena (``man 3 malloc_trim``).
-    """
-    if _TRIM is not None:
-        _TRIM(0)
 
 
 def _hand_part(frames: Mapping[str, object], *, samples: int, seed: int, config: Mapping[str, str] | None = None

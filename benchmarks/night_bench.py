@@ -86,6 +86,19 @@ def add_copies(con: duckdb.DuckDBPyConnection, lo: int, hi: int, per: int) -> No
 
 
 def peak_mb() -> float:
+    """Peak resident memory of this process's own address space (``VmHWM``), MB.
+
+    Not ``ru_maxrss``: Linux carries the high-water mark of the address space a process replaces at ``exec`` into
+    it, and a night's process is forked from the bench, so its ``ru_maxrss`` was at least the bench's resident
+    memory at the fork (4.6 GB right after the bench built the 10M replica in its own process). ``ru_maxrss``
+    where ``/proc`` is missing."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024.0
+    except OSError:
+        pass
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
 
@@ -93,6 +106,84 @@ def cpu_s() -> float:
     """CPU seconds of this process, every thread (DuckDB's and Polars' included)."""
     r = resource.getrusage(resource.RUSAGE_SELF)
     return r.ru_utime + r.ru_stime
+
+
+class PhaseRss:
+    """Peak memory of this process per phase of the night, sampled every ``every`` s by a thread from
+    ``/proc/self/status``: ``VmRSS`` (what ``VmHWM`` peaks on), ``RssAnon`` (heap: Python, Arrow, Polars,
+    DuckDB) and ``RssFile`` (pages of mapped files, e.g. Parquet read through ``mmap``), and at each phase's end
+    DuckDB's own accounting of the warehouse connection (``duckdb_memory()``, MB). ``phase(name)`` starts a
+    phase; :meth:`table` lists the phases in order with their peaks (MB)."""
+
+    FIELDS = ("VmRSS", "RssAnon", "RssFile")
+
+    def __init__(self, every: float = 0.01) -> None:
+        import threading
+
+        self.every, self.name, self.rows = every, "imports", {}
+        self._t, self._cpu = time.perf_counter(), cpu_s()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _sample(self) -> dict[str, int]:
+        out = {}
+        with open("/proc/self/status", encoding="ascii") as fh:
+            for line in fh:
+                key = line.split(":", 1)[0]
+                if key in self.FIELDS:
+                    out[key] = int(line.split()[1]) // 1024
+        return out
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.every):
+            s, row = self._sample(), self.rows.setdefault(self.name, {})
+            for k, v in s.items():
+                row[k] = max(row.get(k, 0), v)
+
+    def phase(self, name: str, con: duckdb.DuckDBPyConnection | None = None) -> None:
+        """End the current phase (noting ``con``'s DuckDB memory) and start ``name``."""
+        if con is not None:
+            mb = con.execute("SELECT sum(memory_usage_bytes) // 1048576 FROM duckdb_memory()").fetchall()[0][0]
+            self.rows.setdefault(self.name, {})["duckdb_end"] = int(mb or 0)
+        now = time.perf_counter()
+        row = self.rows.setdefault(self.name, {})
+        row["s"], row["cpu_s"] = round(now - self._t, 2), round(cpu_s() - self._cpu, 2)
+        # the process's true peak so far (VmHWM): a spike between two samples still shows in the phase it fell in
+        row["maxrss"] = round(peak_mb())
+        self._t, self._cpu = now, cpu_s()
+        self.name = name if name not in self.rows else f"{name} ({len(self.rows)})"
+
+    def table(self) -> list[dict]:
+        self._stop.set()
+        self._thread.join()
+        return [{"phase": k, **v} for k, v in self.rows.items()]
+
+
+def _watch(rss: PhaseRss, con: duckdb.DuckDBPyConnection) -> None:
+    """Mark the phases of :func:`~detectors.features.days.compute_day` in ``rss`` by wrapping its steps (this
+    process only): the account summary, each part's read and valuing, the day's sums, the day's decisions file."""
+    from detectors.features.days import compute as fc, storage as fs
+
+    def wrap(mod, name, label):
+        fn = getattr(mod, name)
+
+        def run(*a, **k):
+            rss.phase(label() if callable(label) else label, con)
+            return fn(*a, **k)
+        setattr(mod, name, run)
+
+    part = [-2]  # read_day's first call reads the account tables, then one call per part
+
+    def read_label():
+        part[0] += 1
+        return "accounts read" if part[0] < 0 else f"part {part[0]} read"
+
+    wrap(fc, "account_days", "accounts summarised")
+    wrap(fc, "read_day", read_label)
+    wrap(fc, "_hand_part", lambda: f"part {part[0]} valued")
+    wrap(fc, "_sum_by", "day sums")
+    wrap(fs.DayWriter, "finish", "day files")
 
 
 def night(warehouse: str, window_days: int, read_decisions: bool, memory_limit: str | None = None,
@@ -104,6 +195,8 @@ def night(warehouse: str, window_days: int, read_decisions: bool, memory_limit: 
     from pipelines.lib import warehouse as wh
 
     t0 = time.perf_counter()
+    rss = PhaseRss()  # from the start: the warehouse's opening and fingerprints are a phase too
+    rss.phase("open, fingerprints")
     memory_limit = wh.memory_limit() if memory_limit is None else memory_limit
     # 'duckdb': DuckDB's own default (80 % of the memory), to compare with
     con = duckdb.connect(warehouse, read_only=True,
@@ -112,10 +205,14 @@ def night(warehouse: str, window_days: int, read_decisions: bool, memory_limit: 
     fp = fd.day_fingerprints(con)
     window = fd.window_of(sorted(fp), window_days)
     hands_per_part = fd.HANDS_PER_PART if hands_per_part is None else hands_per_part
+    rss.phase("window listed", con)
+    _watch(rss, con)
     computed = fd.refresh_days(con, store, window, fp, hands_per_part=hands_per_part)
     t1, compute_peak = time.perf_counter(), peak_mb()
+    rss.phase("window sums", con)
     pf = fd.window_pair_features(store, window)
     t2 = time.perf_counter()
+    rss.phase("end", con)
     out = {"days_in_window": len(window), "computed": [d.isoformat() for d in computed],
            "hands_in_window": sum(fp[d][0] for d in window), "pairs": pf.height,
            "compute_s": round(t1 - t0, 1), "compute_peak_mb": round(compute_peak), "window_sums_s": round(t2 - t1, 1), "night_s": round(t2 - t0, 1),
@@ -125,10 +222,21 @@ def night(warehouse: str, window_days: int, read_decisions: bool, memory_limit: 
         dec = fd.window_decisions(store, window)
         out.update(decisions=dec.height, decisions_s=round(time.perf_counter() - t2, 1),
                    decisions_peak_mb=round(peak_mb()))
+    out["phases"] = rss.table()
     con.close()
     with open(Path(warehouse).parent / "nights.jsonl", "a", encoding="utf-8") as fh:  # every night's figures
         fh.write(json.dumps(out) + "\n")
     return out
+
+
+def print_phases(r: dict) -> None:
+    """The night's peaks by phase (:class:`PhaseRss`), one line each."""
+    for p in r.get("phases", []):
+        if not p.get("VmRSS"):
+            continue  # a phase shorter than one sample
+        print(f"    {p['phase']:<22} VmRSS {p.get('VmRSS', 0):>6,} MB  anon {p.get('RssAnon', 0):>6,}  "
+              f"file {p.get('RssFile', 0):>5,}  duckdb at end {p.get('duckdb_end', '-'):>5}  "
+              f"{p.get('s', 0):6.1f} s {p.get('cpu_s', 0):6.1f} CPU s  peak so far {p.get('maxrss', 0):>6,} MB", flush=True)
 
 
 def run_night(warehouse: Path, args: argparse.Namespace) -> dict:
@@ -137,7 +245,8 @@ def run_night(warehouse: Path, args: argparse.Namespace) -> dict:
            str(args.window_days)] + (["--read-decisions"] if args.read_decisions else []) \
         + (["--duckdb-memory", args.duckdb_memory] if args.duckdb_memory else []) \
         + (["--hands-per-part", str(args.hands_per_part)] if args.hands_per_part else [])
-    res = subprocess.run(cmd, capture_output=True, text=True, check=True, env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    res = subprocess.run(cmd, capture_output=True, text=True, check=True, env=env)
     return json.loads(res.stdout.strip().splitlines()[-1])
 
 
@@ -232,6 +341,7 @@ def main(argv: list[str] | None = None) -> int:
               f"{r['days_in_window']} days, {r['hands_in_window']:,} hands, {r['pairs']:,} pairs in the window"
               + (f"; window decisions {r['decisions']:,} read in {r['decisions_s']} s, peak {r['decisions_peak_mb']:,} MB"
                  if "decisions" in r else ""), flush=True)
+        print_phases(r)
         con = duckdb.connect(str(target))
         con.execute("ATTACH ? AS src (READ_ONLY)", [source])
     if args.no_backfill:
@@ -247,6 +357,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"backfill of {oldest}: {r['night_s']} s (day {r['compute_s']} s, window sums {r['window_sums_s']} s; "
           f"{r['night_cpu_s']} CPU s, load {r['load']:.0f}), "
           f"peak RSS {r['night_peak_mb']:,} MB; computed {r['computed']}", flush=True)
+    print_phases(r)
     return 0
 
 

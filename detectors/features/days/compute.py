@@ -106,19 +106,60 @@ def _tables(con: duckdb.DuckDBPyConnection) -> set[str]:
     return {r[0] for r in con.execute("SELECT table_name FROM duckdb_tables() WHERE schema_name = 'main'").fetchall()}
 
 
-def read_day(con: duckdb.DuckDBPyConnection, day: str | dt.date, lo: str = "", hi: str = _TOP
-             ) -> dict[str, object]:
+def read_day(con: duckdb.DuckDBPyConnection, day: str | dt.date, lo: str = "", hi: str = _TOP,
+             spilled: Mapping[str, list[str]] | None = None, accounts: bool = True) -> dict[str, object]:
     """The rows of ``day`` in warehouse ``con``, as Arrow tables keyed by table name (:data:`INPUT_TABLES`).
 
     Hand tables hold the rows of the hands whose ``day`` (UTC day of ``started_at``) is ``day`` and whose id is in
     ``lo <= hand_id < hi`` (default: all); the account tables the rows stamped that UTC day. A table the warehouse
-    lacks is left out.
+    lacks is left out. ``spilled``: one part's files written by :func:`spill_day` (table -> Parquet files): the
+    hand tables are read from them, the same rows in the same order as from the warehouse with that part's
+    ``lo``, ``hi``. ``accounts``: False leaves the account tables out (a part of the day needs none).
     """
     d, have = as_date(day), _tables(con)
-    out = {t: con.sql(sql, params={"day": d, "lo": lo, "hi": hi}).to_arrow_table()
-           for t, sql in _PART_ROWS_SQL.items() if t in have}
-    out.update({t: con.sql(sql, params={"day": d}).to_arrow_table() for t, sql in _ACCOUNT_ROWS_SQL.items() if t in have})
+    if spilled is None:
+        out = {t: con.sql(sql, params={"day": d, "lo": lo, "hi": hi}).to_arrow_table()
+               for t, sql in _PART_ROWS_SQL.items() if t in have}
+    else:
+        # the part's own files (their paths bound, never pasted into the SQL); none: the table's empty rows
+        out = {t: (con.sql("SELECT * FROM read_parquet($f, hive_partitioning = false) ORDER BY ALL",
+                           params={"f": spilled[t]}) if spilled.get(t) else con.sql(f"SELECT * FROM {t} LIMIT 0")
+                   ).to_arrow_table() for t in _PART_ROWS_SQL if t in have}
+    if accounts:
+        out.update({t: con.sql(sql, params={"day": d}).to_arrow_table()
+                    for t, sql in _ACCOUNT_ROWS_SQL.items() if t in have})
     return out
+
+
+def spill_day(con: duckdb.DuckDBPyConnection, day: dt.date, parts: list[tuple[str, str]], folder: Path
+              ) -> list[dict[str, list[str]]]:
+    """Write the hand tables' rows of ``day`` to Parquet under ``folder``, split by the id ranges ``parts``
+    (:func:`day_parts`); returns per part its files (table -> Parquet files), :func:`read_day`'s ``spilled``.
+
+    Method: each warehouse table is scanned once for the whole day (joined to the day's hand ids, each tagged
+    with its part, and written partitioned by part) instead of once per part: over a warehouse whose hand ids
+    interleave across days (late files, replicas), a part's id range skips no row group, so each part rescanned
+    the history's rows.
+    """
+    ids = con.sql("SELECT hand_id FROM hands WHERE day = $day", params={"day": day}).pl()["hand_id"]
+    cuts = pl.Series([hi for _, hi in parts[:-1]], dtype=pl.Utf8)
+    tagged = pl.DataFrame({"hand_id": ids, "part": cuts.search_sorted(ids, side="right").cast(pl.Int32)})
+    del ids
+    have = _tables(con)
+    folder.mkdir(parents=True, exist_ok=True)
+    view = con.cursor()  # the day's ids as a view of this cursor only
+    try:
+        view.register("_day_parts", tagged.to_arrow())
+        for t in _PART_ROWS_SQL:
+            if t in have:
+                # a fixed table name of _PART_ROWS_SQL; the path goes through the API, not the SQL
+                view.sql(f"SELECT p.part, t.* FROM {t} t JOIN _day_parts p USING (hand_id)").write_parquet(
+                    str(folder / t), partition_by=["part"], write_partition_columns=False, overwrite=True)
+    finally:
+        view.close()
+    # the files of each part and table (DuckDB names them within part=<i>/; a part without rows has none)
+    return [{t: sorted(str(f) for f in (folder / t / f"part={i}").glob("*.parquet")) for t in _PART_ROWS_SQL
+             if t in have} for i in range(len(parts))]
 
 
 def day_parts(hand_ids: pl.Series, hands_per_part: int) -> list[tuple[str, str]]:
@@ -164,26 +205,30 @@ def compute_day(source: duckdb.DuckDBPyConnection | Mapping[str, object], day: s
     and at most one part's decisions are held at a time.
     """
     d = as_date(day)
-    if isinstance(source, duckdb.DuckDBPyConnection):
-        ids = source.sql("SELECT hand_id FROM hands WHERE day = $day", params={"day": d}).pl()["hand_id"]
-        parts = day_parts(ids, hands_per_part)
-        del ids
-        # the account tables (no hand is in an empty range), summarised before the parts and let go
-        accounts = account_days(read_day(source, d, _TOP, _TOP))
-        rows = (read_day(source, d, lo, hi) for lo, hi in parts)
-        # the parts' own DuckDB joins are held to the warehouse connection's memory limit too
-        config = {"memory_limit": source.execute("SELECT current_setting('memory_limit')").fetchone()[0]}
-    else:
-        given = {t: pl.DataFrame(f) if not isinstance(f, pl.DataFrame) else f for t, f in source.items()}
-        parts, config = day_parts(given["hands"]["hand_id"], hands_per_part), {}
-        accounts = account_days(given)
-        rows = ({t: given[t].filter((pl.col("hand_id") >= lo) & (pl.col("hand_id") < hi)) for t in HAND_TABLES}
-                for lo, hi in parts)
     decs: list[pl.DataFrame] = []
     sink = decs.append if decisions_to is None else decisions_to
-    with tempfile.TemporaryDirectory(prefix="railbird-day-") as spill:
+    with tempfile.TemporaryDirectory(prefix="railbird-day-") as tmp:
+        if isinstance(source, duckdb.DuckDBPyConnection):
+            ids = source.sql("SELECT hand_id FROM hands WHERE day = $day", params={"day": d}).pl()["hand_id"]
+            parts = day_parts(ids, hands_per_part)
+            del ids
+            # the account tables (no hand is in an empty range), summarised before the parts and let go
+            accounts = account_days(read_day(source, d, _TOP, _TOP))
+            # a day of several parts: its hand rows read from the warehouse once, then part by part from Parquet
+            files = spill_day(source, d, parts, Path(tmp) / "rows") if len(parts) > 1 else [None]
+            rows = (read_day(source, d, lo, hi, spilled=f, accounts=False) for (lo, hi), f in zip(parts, files))
+            # the parts' own DuckDB joins are held to the warehouse connection's memory limit too
+            config = {"memory_limit": source.execute("SELECT current_setting('memory_limit')").fetchall()[0][0]}
+        else:
+            given = {t: pl.DataFrame(f) if not isinstance(f, pl.DataFrame) else f for t, f in source.items()}
+            parts, config = day_parts(given["hands"]["hand_id"], hands_per_part), {}
+            accounts = account_days(given)
+            rows = ({t: given[t].filter((pl.col("hand_id") >= lo) & (pl.col("hand_id") < hi)) for t in HAND_TABLES}
+                    for lo, hi in parts)
+        sums = Path(tmp) / "sums"
+        sums.mkdir()
         out = _part_sums(rows, sink, samples=samples, seeds=[day_seed(random_state, d, i) for i in range(len(parts))],
-                         config=config, spill=Path(spill) if len(parts) > 1 else None)
+                         config=config, spill=sums if len(parts) > 1 else None)
     out["baseline_player_cells"] = baseline_player_cells(out["baseline_pair_cells"])
     if decisions_to is None:
         out = {"hu_decisions": pl.concat(decs, how="vertical_relaxed") if len(decs) > 1 else decs[0], **out}
@@ -213,7 +258,7 @@ def _part_sums(rows, sink: Callable[[pl.DataFrame], None], *, samples: int, seed
                 f = path
             sums[t].append(f)
         sink(dec)
-        del dec
+        del dec, ht, fl, f  # nothing of this part is held while the next is read
     return {t: _sum_by([pl.read_parquet(f) if isinstance(f, Path) else f for f in fs], DAY_KEYS[t])
             for t, fs in sums.items()}
 
@@ -238,8 +283,10 @@ def _sum_by(frames: list[pl.DataFrame], keys: int) -> pl.DataFrame:
         return frames[0]
     f = pl.concat(frames, how="vertical_relaxed")
     key = f.columns[:keys]
-    # the parts in order within each key: float sums in one order whatever the process
-    return f.group_by(key, maintain_order=True).agg(pl.col(c).sum() for c in f.columns[keys:]).select(f.columns)
+    # float sums taken in part order within each key (one order whatever the process); integer counts add exactly
+    # in any order, and the day's tables are sorted by key after (compute_day)
+    floats = any(f.schema[c].is_float() for c in f.columns[keys:])
+    return f.group_by(key, maintain_order=floats).agg(pl.col(c).sum() for c in f.columns[keys:]).select(f.columns)
 
 
 def baseline_cells(dec: pl.DataFrame) -> dict[str, pl.DataFrame]:

@@ -27,8 +27,11 @@ browser:
 demo: venv
 	$(BIN)/railbird run
 
+# The suite on TEST_WORKERS processes (pytest-xdist), whole test files to each so that a file's fixtures are
+# built once; tests/conftest.py hands out the files with slow tests first. A plain `pytest -q` runs it serially.
+TEST_WORKERS ?= 2
 test: venv browser
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder
 
 bench: venv
 	$(BIN)/python benchmarks/ingest_bench.py

@@ -35,6 +35,22 @@ def pytest_sessionfinish(session, exitstatus):
     shutil.rmtree(_SESSION_HOME, ignore_errors=True)
 
 
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """On a pytest-xdist worker (``make test``: ``-n 2 --dist loadfile --no-loadscope-reorder``), the test
+    files holding a ``slow`` test are put first, each file's tests kept together and in order.
+
+    Method: xdist hands out whole files (so each module-scoped fixture is built once) in the order the
+    workers collected them; a slow file handed out last would leave one core idle at the end, so the slow
+    files go first and the many quick ones fill in behind. A serial run keeps pytest's own order.
+    Not xdist's ``loadgroup``: with pytest 9.2 its ``xdist_group`` marks are silently ignored
+    (pytest-dev/pytest-xdist#1386); session fixtures are built once per worker instead (each a few seconds).
+    """
+    if not hasattr(config, "workerinput"):
+        return
+    slow_files = {item.path for item in items if item.get_closest_marker("slow")}
+    items.sort(key=lambda item: item.path not in slow_files)  # a stable sort: files stay whole, in order
+
+
 @pytest.fixture(scope="session")
 def railbird_home() -> Path:
     """The session's RAILBIRD_HOME (a temporary folder)."""

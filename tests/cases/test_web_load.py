@@ -138,10 +138,13 @@ def _signed_in(url, user="ivy"):
     return opener, re.search(r'name="csrf" value="([^"]+)"', page).group(1)
 
 
+LIMIT = 3.0  # seconds a query may run
+
+
 @pytest.mark.slow
 def test_three_sql_bombs_leave_other_pages_answering(live):
     """Three bombs at once (3 s limit): another user's queue page keeps answering, far under the bombs' time."""
-    srv = live(sql_timeout=3.0)
+    srv = live(sql_timeout=LIMIT)
     bomber, tok = _signed_in(srv.url, "rex")
     reader, _ = _signed_in(srv.url, "ivy")
     quiet = []
@@ -162,4 +165,5 @@ def test_three_sql_bombs_leave_other_pages_answering(live):
     print(f"\nqueue page alone: median {statistics.median(quiet) * 1000:.0f} ms; while three bombs ran: "
           f"{len(times)} loads, median {statistics.median(times) * 1000:.0f} ms, max {max(times) * 1000:.0f} ms")
     assert outcomes == [400, 400, 429]  # two stopped at the time limit, the third refused: two workers
-    assert len(times) >= 3 and statistics.median(times) < 1.0 and max(times) < 2.5, times
+    # answering during the bombs, each load well inside the bombs' own time (no fixed speed: CI machines are shared)
+    assert len(times) >= 3 and statistics.median(times) < LIMIT / 3 and max(times) < LIMIT, times

@@ -243,10 +243,13 @@ def _write_accounts(world: World, path: Path) -> None:
 
 
 def _write_labels(world: World, results: list[dict], path: Path) -> None:
-    """One line per planted group: the hands where it actually colluded, its events and time span.
+    """One line per planted group that acted in the data: the hands where it colluded, its events and time span.
 
-    A seat hand-off group is labelled only if a seat was handed over in the data (a hit); every other kind
-    keeps its line, with no hands, if it never acted."""
+    A group is labelled only if it acted (a hit: a hand where it colluded, or for a bounty gang or a sit-out
+    group an event where it did). A planned group that never acted (its strength drew no act in its events,
+    or the account busted first) left nothing in the data: it has no line, and counts neither in recall nor
+    as a false flag. Multi-accounting is the exception: one person holding several accounts is the act
+    itself, so its group keeps its line, with the events its accounts entered together."""
     hits: dict[str, list] = {}
     chat_groups = world.chat.groups if world.chat is not None else []
     for r in results:
@@ -255,9 +258,9 @@ def _write_labels(world: World, results: list[dict], path: Path) -> None:
     with open(path, "w", encoding="utf-8", newline="\n") as fh:
         for g in [*world.groups, *chat_groups]:
             lst = sorted(hits.get(g.gid, []), key=lambda x: (x[1], x[0]))
-            if g.kind == "seat_handoff" and not lst:
-                # planned but never handed over (no event drew the hand-off at the group's strength, or the
-                # owner busted before the hand-off hand): the owner played every hand, nothing to find
+            if not lst and g.kind != "multi_accounting":
+                # planned but never acted (e.g. no event drew a hand-off or a sit-out at the group's strength,
+                # or the owner busted before the hand-off hand): nothing to find
                 continue
             hands = []
             seen = set()

@@ -53,7 +53,8 @@ def test_planted_lines_are_in_play_before_the_partner_acts(worlds):
     with_chat, _ = worlds
     labels = [json.loads(x) for x in (with_chat / "labels.jsonl").read_text().splitlines()]
     planted = [x for x in labels if x["kind"] == "hand_chat"]
-    assert len(planted) == 2 and any(x["hands"] for x in planted)  # a partner may play little in so small a world
+    # two pairs planted; a pair whose partner never played a chatted hand in so small a world never acted: no line
+    assert 1 <= len(planted) <= 2 and all(x["hands"] for x in planted)
     by_id = {re.match(r"PokerStars Hand #(\d+)", h).group(1): h.split("\n") for h in _hands(with_chat)}
     for g in planted:
         chatter, partner = g["accounts"]

@@ -107,6 +107,26 @@ def with_top_unflagged(flagged_rows: list[dict[str, Any]], scored: pl.DataFrame,
     return pl.concat(parts, how="vertical").sort("score", descending=True)
 
 
+def one_case_per_accounts(out: pl.DataFrame) -> pl.DataFrame:
+    """``threshold``'s rows without the unflagged ones whose accounts a flagged row or a stronger row already
+    holds: an unflagged pair of two accounts joined by flagged pairs (a flagged dump's receiver -> giver
+    direction, two feeders of one receiver) is dropped, as :class:`GroupDetector` drops an unflagged pair inside
+    a group, and of the two directions of an unflagged pair only the stronger stays."""
+    if out.is_empty() or "flagged" not in out.columns:
+        return out
+    g = nx.Graph()
+    for acc in out.filter(pl.col("flagged"))["accounts"].to_list():
+        g.add_edges_from((acc[0], x) for x in acc[1:])
+    comp = {x: i for i, c in enumerate(nx.connected_components(g)) for x in c}
+    a, b = pl.col("accounts").list.get(0), pl.col("accounts").list.get(1)
+    grp = lambda e: e.replace_strict(comp, default=None, return_dtype=pl.Int64)  # noqa: E731
+    inside = ~pl.col("flagged") & (pl.col("accounts").list.len() == 2) & (grp(a) == grp(b)).fill_null(False)
+    out = out.filter(~inside).with_columns(_key=pl.when(pl.col("flagged")).then(pl.int_range(pl.len()).cast(pl.Utf8))
+                                           .otherwise(pl.concat_str(pl.min_horizontal(a, b), pl.lit("\x00"),
+                                                                    pl.max_horizontal(a, b))))
+    return (out.sort(["score", "p_value"], descending=[True, False], nulls_last=True)
+            .unique("_key", keep="first", maintain_order=True).drop("_key"))
+
 def groups_frame(groups: list[dict[str, Any]]) -> pl.DataFrame:
     """``threshold``'s frame for detectors that keep their groups aside (``self.groups_``):
     one row per group, ``group`` its index, with accounts, tournaments, score, p_value, q_value (None
@@ -359,6 +379,9 @@ class PairDetector(Detector):
     """
 
     directed: ClassVar[bool] = False
+    #: whether an unflagged candidate of two accounts already joined by flagged pairs still makes a row, and both
+    #: directions of an unflagged pair (False: one case per set of accounts, :func:`one_case_per_accounts`)
+    unflagged_inside_groups: ClassVar[bool] = True
     max_unflagged: int
 
     def flag(self, scores: pl.DataFrame) -> pl.DataFrame:
@@ -375,12 +398,13 @@ class PairDetector(Detector):
 
         Returns one row per group of flagged pairs (``shape`` 'pair', 'ring' or 'star', ``edges`` the
         JSON list of its pairs, ``accounts`` its members) and the ``max_unflagged`` strongest
-        unflagged candidates, by score."""
+        unflagged candidates, by score (without those :attr:`unflagged_inside_groups` leaves out)."""
         if scores.is_empty():
             return scores.with_columns(pl.lit(False).alias("flagged"), pl.lit("pair").alias("shape"),
                                        pl.lit("[]").alias("edges"))
         s = self.flag(scores).with_columns(shape=pl.lit("pair"), edges=pair_edges_json())
-        return with_top_unflagged(self._merge_flagged(s.filter(pl.col("flagged"))), s, self.max_unflagged)
+        out = with_top_unflagged(self._merge_flagged(s.filter(pl.col("flagged"))), s, self.max_unflagged)
+        return out if self.unflagged_inside_groups else one_case_per_accounts(out)
 
     def _merge_flagged(self, flagged: pl.DataFrame) -> list[dict[str, Any]]:
         """One row per group (:func:`detectors.graphs.groups`) of the flagged pairs."""

@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 import duckdb
-import networkx as nx
 import numpy as np
 import polars as pl
 
@@ -23,6 +22,7 @@ class ChipDumpingDetector(EvidenceMixin, PairDetector):
     kind = "chip_dumping"
     inputs = HAND_INPUTS
     directed = True  # giver -> receiver
+    unflagged_inside_groups = False  # one case per set of accounts (the queue's cases are sets of accounts)
 
     def __init__(
         self,
@@ -255,33 +255,6 @@ class ChipDumpingDetector(EvidenceMixin, PairDetector):
         moved = ((pl.col("net_flow_bb") >= self.min_flow_bb) & (pl.col("flow_hands") >= self.min_hu_hands)
                  | self._value_moved() | self._deviation_moved())
         return scores.with_columns(flagged=(pl.col("q_value").fill_null(1.0) <= self.alpha) & moved)
-
-    def threshold(self, scores: pl.DataFrame) -> pl.DataFrame:
-        """Flag by :meth:`flag`, merge the flagged pairs into stars and pairs (:meth:`PairDetector.threshold`), then
-        keep one case per set of accounts: an unflagged direction of two accounts already joined by flagged pairs
-        (the receiver -> giver direction of a flagged dump, two feeders of one receiver) is dropped, as
-        :class:`detectors.base.GroupDetector` drops an unflagged pair inside a group, and of the two directions of an
-        unflagged pair only the stronger stays (the cases of a queue are sets of accounts; the dropped direction's
-        figures stay in :meth:`score`'s frame)."""
-        return self.one_case_per_accounts(super().threshold(scores))
-
-    @staticmethod
-    def one_case_per_accounts(out: pl.DataFrame) -> pl.DataFrame:
-        """:meth:`threshold`'s rows without the unflagged ones whose accounts a stronger row already holds."""
-        if out.is_empty() or "flagged" not in out.columns:
-            return out
-        g = nx.Graph()
-        for acc in out.filter(pl.col("flagged"))["accounts"].to_list():
-            g.add_edges_from((acc[0], x) for x in acc[1:])
-        comp = {x: i for i, c in enumerate(nx.connected_components(g)) for x in c}
-        a, b = pl.col("accounts").list.get(0), pl.col("accounts").list.get(1)
-        grp = lambda e: e.replace_strict(comp, default=None, return_dtype=pl.Int64)  # noqa: E731
-        inside = ~pl.col("flagged") & (pl.col("accounts").list.len() == 2) & (grp(a) == grp(b)).fill_null(False)
-        out = out.filter(~inside).with_columns(_key=pl.when(pl.col("flagged")).then(pl.int_range(pl.len()).cast(pl.Utf8))
-                                               .otherwise(pl.concat_str(pl.min_horizontal(a, b), pl.lit("\x00"),
-                                                                        pl.max_horizontal(a, b))))
-        return (out.sort(["score", "p_value"], descending=[True, False], nulls_last=True)
-                .unique("_key", keep="first", maintain_order=True).drop("_key"))
 
     def merge_group(self, best: dict[str, Any], members: list[dict[str, Any]], shape: str) -> dict[str, Any]:
         """A star's or ring's net flow: the sum of its flows."""

@@ -21,8 +21,9 @@ Method
    is strongly linked and at least ``min_signals`` of device / style /
    timing / co-entry agree on their own (p < ``signal_p``); a shared card or
    a device used by both at once counts beside a shared device. Households
-   (a home address, own devices) need the behaviour alone at
-   ``household_p`` and significant across all household-shaped pairs. The
+   (a home address, own devices) need the behaviour alone significant across
+   all household-shaped pairs of the population (Benjamini-Hochberg over that
+   family: its line moves with the number of households). The
    case's rate (``q_value``) is the largest of these conditions on the
    false-discovery scale (an intersection-union rule, Berger 1982), so a
    pair is flagged exactly when it is at most alpha and the queue's order
@@ -73,7 +74,6 @@ class MultiAccountingDetector(GroupDetector):
         device_weight: float = 4.0,
         card_weight: float = 2.0,
         max_unflagged: int = 50,
-        household_p: float = 1e-3,
         co_device_s: float = 300.0,
     ) -> None:
         super().__init__(alpha=alpha, random_state=random_state)
@@ -86,7 +86,6 @@ class MultiAccountingDetector(GroupDetector):
         self.device_weight = device_weight  # weighted-BH prior for pairs sharing a device
         self.card_weight = card_weight  # ... and a payment card
         self.max_unflagged = max_unflagged  # unflagged candidates kept (ranked) for the AP
-        self.household_p = household_p  # household-shaped pairs: combined behaviour needed below this
         self.co_device_s = co_device_s  # seconds online at once on the shared device to count as co-use
 
     # ------------------------------------------------------------------ fit
@@ -225,8 +224,9 @@ class MultiAccountingDetector(GroupDetector):
         ))
 
     def _with_q(self, scores: pl.DataFrame) -> pl.DataFrame:
-        """``scores`` with ``q_value`` (weighted BH over all pairs) and ``q_household`` (plain BH over the
-        household-shaped pairs' combined conduct p-values; 1 elsewhere)."""
+        """``scores`` with ``q_value`` (the flag rule's rate, :meth:`_flag_rate`), ``q_combined`` (weighted BH over
+        all pairs), ``q_household`` (plain BH over the household-shaped pairs' combined conduct p-values; 1 elsewhere)
+        and ``n_household`` (the number of household-shaped pairs, that family's size)."""
         # weighted BH (Genovese, Roeder & Wasserman, Biometrika 93(3), 2006): the
         # identity link is a prior, not a test: pairs bound by a shared device or
         # card get more of the error budget than pairs bound by an address alone;
@@ -239,13 +239,14 @@ class MultiAccountingDetector(GroupDetector):
         w = w / w.mean()
         q = mt.bh_qvalues(np.minimum(1.0, scores["p_value"].to_numpy() / w), untested=1.0)
         # housemates: the behaviour must say one person across all household-shaped pairs of the
-        # population (a hundred or so: BH over them, Benjamini & Hochberg 1995), since among that many
-        # honest pairs one reaches p ~ 1/100 by chance
+        # population (BH over them, Benjamini & Hochberg 1995): among a hundred honest pairs one
+        # reaches p ~ 1/100 by chance, among ten p ~ 1/10, and the line follows that count
         hh = scores["household"].to_numpy().astype(bool)
         q_hh = np.ones(scores.height)
         if hh.any():
             q_hh[hh] = mt.bh_qvalues(scores["p_conduct"].to_numpy().astype(float)[hh], untested=1.0)
         return scores.with_columns(q_combined=pl.Series(q), q_household=pl.Series(q_hh),
+                                   n_household=pl.lit(int(hh.sum()), pl.Int64),
                                    q_value=pl.Series(self._flag_rate(scores, q, q_hh)))
 
     def _flag_rate(self, scores: pl.DataFrame, q: np.ndarray, q_hh: np.ndarray) -> np.ndarray:
@@ -253,15 +254,14 @@ class MultiAccountingDetector(GroupDetector):
         intersection-union rule, Berger, *Technometrics* 24, 1982: a case passes when every condition does, so its
         p-value is the largest of theirs). The conditions: the combined evidence's weighted BH q (``q``); the
         ``min_signals``-th strongest agreeing signal's p at most ``signal_p``, as ``p * alpha / signal_p``; for a
-        household-shaped pair its conduct's household q (``q_hh``) and p at most ``household_p``, as
-        ``p * alpha / household_p``; a strong identity link (the rarest shared identifier held by at most
-        ``max_link_share`` accounts) or none needed (co-entry candidates), else 1. A pair is flagged exactly when the
+        household-shaped pair its conduct's q among the population's household-shaped pairs (``q_hh``: the benign
+        explanation "housemates" tested within its own family, whose size sets the line); a strong identity link (the
+        rarest shared identifier held by at most ``max_link_share`` accounts) or none needed (co-entry candidates), else 1. A pair is flagged exactly when the
         rate is at most alpha, and a case that one condition clears is never ranked above the flagged ones."""
         a = self.alpha
         rate = np.maximum(np.nan_to_num(q, nan=1.0), scores["p_agree"].to_numpy().astype(float) * a / self.signal_p)
         hh = scores["household"].to_numpy().astype(bool)
-        p_cond = np.nan_to_num(scores["p_conduct"].to_numpy().astype(float), nan=1.0)
-        rate = np.where(hh, np.maximum(rate, np.maximum(q_hh, p_cond * a / self.household_p)), rate)
+        rate = np.where(hh, np.maximum(rate, q_hh), rate)
         linked = scores["id_strong"].to_numpy() | (scores["weight"].to_numpy() == 0)
         return np.minimum(np.where(linked, rate, 1.0), 1.0)
 
@@ -360,8 +360,9 @@ class MultiAccountingDetector(GroupDetector):
             benign += "The behavioural signals do not exclude it: not flagged."
         if best.get("household"):
             benign += (" The pair shares a home address but no device (household-shaped): a shared card there is "
-                       f"a family's, so the behaviour alone must say one person (combined p {float(best['p_conduct']):.2g}, "
-                       f"needed <= {self.household_p:g} and significant among all household-shaped pairs).")
+                       f"a family's, so the behaviour alone must say one person: combined p {float(best['p_conduct']):.2g}, "
+                       f"q {float(best['q_household']):.2g} among the population's {int(best['n_household'])} "
+                       f"household-shaped pairs (Benjamini-Hochberg), needed <= {self.alpha:g}.")
         return benign
 
     def _edges(self, pairs: pl.DataFrame) -> list[dict[str, Any]]:

@@ -234,7 +234,7 @@ def test_household_with_family_card_and_chance_agreements_not_flagged(monkeypatc
 
 def test_household_flagged_only_on_strong_combined_behaviour(monkeypatch):
     """No shared device, but the behaviour alone says one person (style, timing
-    and co-entry combined far below household_p): still flagged."""
+    and co-entry combined at p 1e-9, among three household-shaped pairs): still flagged."""
     ln2 = float(np.log(300 / 2))
     rows = [
         {"a": "hA", "b": "hB", "w_ip": 5.0, "w_net": 5.0, "w_payment": ln2, "idf_payment": ln2,
@@ -326,3 +326,30 @@ def test_device_used_at_once_named_among_the_signals(signals):
     edges = {(e["a"], e["b"]): e["signals"] for e in case.extra["edges"]}
     assert "device at once" in edges[("m1", "m2")]
     assert "device at once" not in edges[("m1", "m3")]
+
+
+def test_household_line_follows_the_number_of_household_pairs(monkeypatch):
+    """One person on two accounts behind one home address, each with its own device, whose style, timing and
+    co-entry each agree (p 0.05, 0.02, 0.03: combined p 2.0e-3), among thirteen household-shaped pairs of a
+    smaller room (honest housemates at chance): q 0.026 within that family, flagged, and the case says the figures.
+    The old rule also asked combined p <= 1e-3 whatever the family's size (a constant fitted where households
+    were a hundred) and left such a person under the line; among a hundred honest households the same pair is
+    still not flagged (q 0.2)."""
+    def household(a, b, p_style, p_timing, p_coentry=1.0):
+        return {"a": a, "b": b, "w_ip": 5.0, "w_net": 5.0, "p_style": p_style, "p_timing": p_timing,
+                "p_coentry": p_coentry}
+
+    person = household("hA", "hB", 0.05, 0.02, 0.03)
+    rng = np.random.default_rng(11)
+    few = [household(f"x{i:02d}", f"y{i:02d}", float(rng.uniform(0.1, 1)), float(rng.uniform(0.1, 1)))
+           for i in range(12)]
+    assert _decide(monkeypatch, [person] + few)[("hA", "hB")]
+    det, scores = _scored(monkeypatch, [person] + few)
+    row = scores.filter((scores["a"] == "hA")).row(0, named=True)
+    assert row["p_conduct"] == pytest.approx(2.0e-3, rel=0.05)
+    assert row["n_household"] == 13 and row["q_household"] <= 0.05
+    case = next(c for c in det.threshold(scores).to_dicts() if c["flagged"])
+    text = det._benign(case, row, ["ip", "net"])
+    assert "13 household-shaped pairs" in text and f"q {row['q_household']:.2g}" in text
+    crowd = [household(f"x{i:02d}", f"y{i:02d}", (i + 1) / 101, 1.0) for i in range(100)]
+    assert not _decide(monkeypatch, [person] + crowd)[("hA", "hB")]

@@ -158,7 +158,7 @@ def _scored(monkeypatch, rows):
             "p_coentry": float("nan"), "shared_tournaments": [], "device_overlap_s": 0.0}
     frame = pl.DataFrame([{**base, **r} for r in rows])
     det = MultiAccountingDetector()
-    det.fingerprints_ = None
+    det.fingerprints_, det.window_ = None, None
     monkeypatch.setattr(det, "_candidates", lambda con: frame.drop("p_style", "p_timing", "p_coentry", "shared_tournaments",
                                                                    "device_overlap_s"))
     monkeypatch.setattr(idf, "likeness", lambda fp, cand, **kw: cand.join(frame.select("a", "b", "p_style", "p_timing"), on=["a", "b"]))

@@ -30,6 +30,10 @@ Method
    agrees with its line. Flagged pairs join into groups (connected components,
    :class:`detectors.base.GroupDetector`): one case per person.
 
+The detector judges the feature store's window (``store_for(con).window_days``: every day by default, else the
+last that many hand days): every table it reads holds only the window's rows (:func:`window_tables`), so a night
+over a long history reads the window, and a case names the window's first and last day.
+
 This follows the record-linkage view of account matching (Fellegi & Sunter,
 JASA 1969: independent agreement weights on several fields are summed) with
 behavioural fields taken from player-fingerprinting work (e.g. Chen et al.,

@@ -302,7 +302,7 @@ def test_household_behaviour_judged_across_all_household_pairs(monkeypatch):
     def household(a, b, p_style, p_timing=float("nan")):
         return {"a": a, "b": b, "w_ip": 5.0, "w_net": 5.0, "p_style": p_style, "p_timing": p_timing}
 
-    # style and timing each at 0.0088: combined (Fisher) p 8.1e-4, below household_p = 1e-3
+    # style and timing each at 0.0088: combined (Fisher) p 8.1e-4, q 2.4e-3 among the three household pairs
     few = [household("hA", "hB", 0.0088, 0.0088), household("x1", "y1", 0.5), household("x2", "y2", 0.9)]
     assert _decide(monkeypatch, few)[("hA", "hB")]
     # ... and ten multi-accounters (a shared device, like play) whose discoveries would

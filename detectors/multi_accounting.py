@@ -121,10 +121,10 @@ class MultiAccountingDetector(GroupDetector):
 
         Returns
         -------
-        self, with ``window_`` (the days judged, :func:`window_of`: None for every day), ``has_sessions_``,
+        self, with ``window_`` (the days judged, :func:`window_span`: None for every day), ``has_sessions_``,
         ``has_payment_``, ``has_decisions_``, ``fingerprints_``, ``n_accounts_``, ``n_tournaments_`` and
         ``missing_``, each of the window's rows (:func:`window_tables`)."""
-        self.window_ = window_of(con)
+        self.window_ = window_span(con)
         with window_tables(con, self.window_) as wcon:
             return self._learn(wcon)
 
@@ -447,7 +447,7 @@ class MultiAccountingDetector(GroupDetector):
         )
 
 
-def window_of(con: duckdb.DuckDBPyConnection) -> tuple[dt.date, dt.date] | None:
+def window_span(con: duckdb.DuckDBPyConnection) -> tuple[dt.date, dt.date] | None:
     """The days the detector judges: the feature store's window (``store_for(con).window_days``, the last that
     many days up to the warehouse's last hand day, :func:`detectors.features.days.window_of`) as (first, last);
     None for every day (``window_days`` 0, the default) or a warehouse without hands."""
@@ -467,7 +467,7 @@ def window_tables(con: duckdb.DuckDBPyConnection, window: tuple[dt.date, dt.date
 
     Parameters
     ----------
-    con : the warehouse. window : (first day, last day), inclusive (:func:`window_of`), or None.
+    con : the warehouse. window : (first day, last day), inclusive (:func:`window_span`), or None.
 
     Yields
     ------

@@ -291,8 +291,9 @@ class MultiAccountingDetector(GroupDetector):
         ``min_signals``-th strongest agreeing signal's p at most ``signal_p``, as ``p * alpha / signal_p``; for a
         household-shaped pair its conduct's q among the population's household-shaped pairs (``q_hh``: the benign
         explanation "housemates" tested within its own family, whose size sets the line); a strong identity link (the
-        rarest shared identifier held by at most ``max_link_share`` accounts) or none needed (co-entry candidates), else 1. A pair is flagged exactly when the
-        rate is at most alpha, and a case that one condition clears is never ranked above the flagged ones."""
+        rarest shared identifier held by at most ``max_link_share`` accounts) or none needed (co-entry candidates),
+        else 1. A pair is flagged exactly when the rate is at most alpha, and a case that one condition clears is never
+        ranked above the flagged ones."""
         a = self.alpha
         rate = np.maximum(np.nan_to_num(q, nan=1.0), scores["p_agree"].to_numpy().astype(float) * a / self.signal_p)
         hh = scores["household"].to_numpy().astype(bool)
@@ -395,9 +396,10 @@ class MultiAccountingDetector(GroupDetector):
             benign += "The behavioural signals do not exclude it: not flagged."
         if best.get("household"):
             benign += (" The pair shares a home address but no device (household-shaped): a shared card there is "
-                       f"a family's, so the behaviour alone must say one person: combined p {float(best['p_conduct']):.2g}, "
-                       f"q {float(best['q_household']):.2g} among the population's {int(best['n_household'])} "
-                       f"household-shaped pairs (Benjamini-Hochberg), needed <= {self.alpha:g}.")
+                       "a family's, so the behaviour alone must say one person: combined p "
+                       f"{float(best['p_conduct']):.2g}, q {float(best['q_household']):.2g} among the population's "
+                       f"{int(best['n_household'])} household-shaped pairs (Benjamini-Hochberg), "
+                       f"needed <= {self.alpha:g}.")
         return benign
 
     def _edges(self, pairs: pl.DataFrame) -> list[dict[str, Any]]:
@@ -481,9 +483,9 @@ def window_tables(con: duckdb.DuckDBPyConnection, window: tuple[dt.date, dt.date
         have = {r[0] for r in cur.execute("SELECT table_name FROM duckdb_tables() WHERE database_name = "
                                           "current_database() AND schema_name = 'main'").fetchall()}
         cur.execute("CREATE TEMP TABLE _rb_window AS SELECT ?::DATE AS lo, ?::DATE AS hi", list(window))
-        cur.execute(";\n".join(f"CREATE TEMP VIEW {_ident(t)} AS SELECT * FROM {_ident(db)}.main.{_ident(t)} WHERE {where}"
-                               for t, where in WINDOW_VIEWS
-                               if t in have and (t != "accounts" or {"sessions", "seats", "decisions"} <= have)))
+        cur.execute(";\n".join(
+            f"CREATE TEMP VIEW {_ident(t)} AS SELECT * FROM {_ident(db)}.main.{_ident(t)} WHERE {where}"
+            for t, where in WINDOW_VIEWS if t in have and (t != "accounts" or {"sessions", "seats", "decisions"} <= have)))
         yield cur
     finally:
         cur.close()

@@ -63,9 +63,11 @@ class SeatHandoffDetector(CandidatesMixin, NullMixin, EvidenceMixin, Detector):
         without ``switch_speed``: a device changes a person's speed by at most this factor either way (about
         1.2-1.4 between phone and PC: Antoun & Cernat, Soc. Sci. Comput. Rev. 2019; Andreadis, mda 9(2), 2015).
     switch_speed, min_switch_shifts : bool, int
-        the speed shift at a switch tested against the shifts of this population's switches (an empirical null
-        of at least ``min_switch_shifts`` of them, :func:`detectors.seat_handoff.null._switch_shift_p`) and
-        combined with the calibrated p (Fisher), in place of the band.
+        the speed shift at a switch tested against the shifts of the other accounts' switches in this population (an
+        empirical null of at least ``min_switch_shifts`` of them, :func:`detectors.seat_handoff.null._switch_shift_p`)
+        and combined with the calibrated p (Fisher), in place of the band; at a login that kept the device (another
+        network only) against the simulated same-player moves' own shifts
+        (:meth:`~detectors.seat_handoff.null.NullMixin._kept_device_shift_p`).
     use_range : bool
         the style includes the range of starting hands entered and raised.
     household_max : int

@@ -58,8 +58,9 @@ class NullMixin:
         one machine, drifts in speed by this much between the parts of an event and other days), the
         ``null_match`` moves nearest in effective sample size ``after`` as :meth:`_matched_rank`
         compares: (1 + #moves at least as far from the moves' median) / (1 + #moves compared)
-        (Davison & Hinkley, *Bootstrap Methods*, 1997, ch. 4). NaN without the moves' shifts or
-        without a shift."""
+        (Davison & Hinkley, *Bootstrap Methods*, 1997, ch. 4), and where fewer than ``tail_exceed``
+        moves are as far, their distances' fitted generalised Pareto tail (:func:`_gpd_tail`, as
+        :meth:`_matched_rank` extrapolates). NaN without the moves' shifts or without a shift."""
         out = np.full(len(shift), np.nan)
         sh = getattr(self, "null_shift_", np.zeros(0))
         if sh.size == 0 or sh.size != self.null_after_.size or not np.isfinite(sh).any():
@@ -74,7 +75,13 @@ class NullMixin:
         d = np.abs(np.asarray(shift, dtype=float) - centre)
         lo = np.clip(np.searchsorted(la, np.log(np.maximum(after, 1.0))) - m // 2, 0, n - m)
         for i in np.flatnonzero(np.isfinite(d)):  # one slice per candidate, not per action
-            out[i] = (1.0 + np.count_nonzero(dn[lo[i]:lo[i] + m] >= d[i] - 1e-12)) / (1.0 + m)
+            ref = dn[lo[i]:lo[i] + m]
+            k = np.count_nonzero(ref >= d[i] - 1e-12)
+            out[i] = (1.0 + k) / (1.0 + m)
+            if k < self.tail_exceed:
+                # beyond the moves' range: their fitted tail, as for the play's p (the distance as the
+                # statistic: _gpd_tail reads -log of its arguments)
+                out[i] = min(out[i], _gpd_tail(np.exp(-ref), float(np.exp(-d[i])), self.tail_exceed, bounded=False))
         return out
 
     def _null_events(self, con: duckdb.DuckDBPyConnection, exclude: pl.DataFrame) -> pl.DataFrame:
@@ -326,7 +333,7 @@ class NullMixin:
         return out
 
 
-def _gpd_tail(null_p: np.ndarray, p: float, n_exc: int, n_fit: int = 250) -> float:
+def _gpd_tail(null_p: np.ndarray, p: float, n_exc: int, n_fit: int = 250, bounded: bool = True) -> float:
     """Tail p-value of ``p`` among simulated null p-values ``null_p`` beyond their range: the
     statistic -log(p); the ``n_fit`` largest null statistics over the next one (the
     threshold u) fitted by a generalised Pareto distribution (maximum likelihood, location 0),
@@ -334,7 +341,9 @@ def _gpd_tail(null_p: np.ndarray, p: float, n_exc: int, n_fit: int = 250) -> flo
     "Fewer permutations, more accurate P-values", Bioinformatics 25(12), 2009; Pickands,
     Ann. Stat. 3, 1975). A fitted shape of 1 or more (a tail without a finite mean: nothing to
     extrapolate) or too few moves return 1 (the rank stands). ``n_exc``: the fewest moves
-    fitted."""
+    fitted. ``bounded=False``: a fitted shape below 0 (a tail with an end point, beyond which the fit says
+    nothing can lie: p = 0) is replaced by the exponential tail (shape 0, scale the exceedances' mean), the
+    lightest tail without an end; a p-value of 0 is no figure to put in a case."""
     t_null = -np.log(np.clip(null_p, 1e-300, 1.0))
     N = t_null.size
     n_fit = int(min(n_fit, N // 4))
@@ -347,6 +356,8 @@ def _gpd_tail(null_p: np.ndarray, p: float, n_exc: int, n_fit: int = 250) -> flo
         return 1.0
     with np.errstate(all="ignore"):
         shape, _, scale = sps.genpareto.fit(exc, floc=0.0)
+    if not bounded and np.isfinite(shape) and shape < 0.0:
+        shape, scale = 0.0, float(exc.mean())
     if not np.isfinite(shape) or not np.isfinite(scale) or scale <= 0 or shape >= 1.0:
         return 1.0
     t = -np.log(max(float(p), 1e-300))

@@ -90,3 +90,18 @@ def test_the_case_says_the_speed_was_ranked_among_the_same_player_moves(det):
     r = event_rows(d, "900")[HELPED]
     text = d._timing_evidence(r)[0].text
     assert "simulated same-player moves (the device was kept" in text and f"p {r['p_shift']:.2g}" in text
+
+
+def test_a_kept_devices_speed_beyond_every_move_is_read_from_the_moves_fitted_tail():
+    """1,000 simulated same-player moves whose speed drifts by about 5 % (log shift sd 0.05): a helper 2.2 times
+    slower on the owner's phone (log 0.79) lies beyond all of them, where a rank alone says no more than
+    1 / 1,001; the moves' fitted tail (their distances' generalised Pareto fit, a light tail read as the
+    exponential one, never as an end point beyond which p would be 0) puts it far below, and above 0. A shift of
+    the moves' own size keeps its rank."""
+    det = SeatHandoffDetector()
+    rng = np.random.default_rng(11)
+    det.null_shift_ = rng.normal(0.0, 0.05, 1000)
+    det.null_after_ = rng.uniform(200.0, 400.0, 1000)
+    p = det._kept_device_shift_p(np.array([0.79, 0.05, np.nan]), np.array([300.0, 300.0, 300.0]))
+    assert 0.0 < p[0] < 1e-6
+    assert 0.2 < p[1] < 0.5 and np.isnan(p[2])

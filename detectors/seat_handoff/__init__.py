@@ -25,6 +25,10 @@ Before and after the change point the play is compared
   devices, bet sizes (Mann-Whitney), and with every hole card known the
   range: entry and raise given the hand dealt (Cochran-Mantel-Haenszel).
 
+At a login that kept the device (another network only) the baseline is all the account's other play, as
+for the simulated moves below, and the speed shift is ranked among those moves' own (no device rescales the
+times on one machine); at a change of device, among the other accounts' switches of device.
+
 The samples of one helper device are pooled over every event it took over.
 Style and timing are combined with Fisher's method and each candidate's
 combined p is ranked against simulated same-player moves in this population

@@ -63,9 +63,11 @@ class SeatHandoffDetector(CandidatesMixin, NullMixin, EvidenceMixin, Detector):
         without ``switch_speed``: a device changes a person's speed by at most this factor either way (about
         1.2-1.4 between phone and PC: Antoun & Cernat, Soc. Sci. Comput. Rev. 2019; Andreadis, mda 9(2), 2015).
     switch_speed, min_switch_shifts : bool, int
-        the speed shift at a switch tested against the shifts of this population's switches (an empirical null
-        of at least ``min_switch_shifts`` of them, :func:`detectors.seat_handoff.null._switch_shift_p`) and
-        combined with the calibrated p (Fisher), in place of the band.
+        the speed shift at a switch tested against the shifts of the other accounts' switches in this population (an
+        empirical null of at least ``min_switch_shifts`` of them, :func:`detectors.seat_handoff.null._switch_shift_p`)
+        and combined with the calibrated p (Fisher), in place of the band; at a login that kept the device (another
+        network only) against the simulated same-player moves' own shifts
+        (:meth:`~detectors.seat_handoff.null.NullMixin._kept_device_shift_p`).
     use_range : bool
         the style includes the range of starting hands entered and raised.
     household_max : int
@@ -316,10 +318,21 @@ class SeatHandoffDetector(CandidatesMixin, NullMixin, EvidenceMixin, Detector):
         # simulated moves stay on one device: they cannot say what a device does to a speed)
         p_shift, self.shift_null_ = np.full(df.height, np.nan), (float("nan"), float("nan"))
         p_moves = p_all
+        # a login that kept the device: no device to rescale the times, its speed shift is ranked among
+        # the simulated same-player moves' (on one machine); a device changed, among the population's
+        # switches of device (the other accounts')
+        kept = self._kept_device(df)
         if self.use_switch_null_:
-            p_shift, *self.shift_null_ = _switch_shift_p(df["time_shift"].to_numpy(), df["time_shift_event"].to_numpy(),
-                                                         self.min_switch_shifts)
-            self.shift_null_n_ = int(np.isfinite(df["time_shift_event"].to_numpy().astype(float)).sum())
+            acc = df["account"].to_numpy()
+            ev_shift = np.where(kept, np.nan, df["time_shift_event"].to_numpy().astype(float))
+            p_shift, *self.shift_null_ = _switch_shift_p(df["time_shift"].to_numpy(), ev_shift,
+                                                         self.min_switch_shifts, owner=acc, owner_event=acc)
+            self.shift_null_n_ = int(np.isfinite(ev_shift).sum())
+            if self.null_.size and kept.any():
+                after = _eff_n(df["n_act_after"].to_numpy(), df["n_act_hist"].to_numpy())
+                p_shift = np.where(kept, self._kept_device_shift_p(df["time_shift"].to_numpy(), after), p_shift)
+            else:
+                p_shift = np.where(kept, np.nan, p_shift)
             p_all = mt.fisher_combine(np.column_stack([p_all, p_shift]), untested=1.0)
         novelty = (df["new_device"].cast(pl.Int8).to_numpy() + df["new_net"].cast(pl.Int8).to_numpy())
         df = df.with_columns(
@@ -340,6 +353,13 @@ class SeatHandoffDetector(CandidatesMixin, NullMixin, EvidenceMixin, Detector):
         # one row per account-tournament: its strongest change point
         df = df.sort("score", descending=True).unique(["account", "tournament_id"], keep="first", maintain_order=True)
         return df.with_row_index("cand").with_columns(pl.col("cand").cast(pl.Int64))
+
+    def _kept_device(self, df: pl.DataFrame) -> np.ndarray:
+        """Whether each row's login kept the device that held the seat (another network only): a known
+        device that did not change."""
+        if not self.has_sessions_ or "device" not in df.columns:
+            return np.zeros(df.height, bool)
+        return (df["device"].is_not_null() & ~df["device_changed"].fill_null(True)).to_numpy()
 
     def _compare(self, c, h: pl.DataFrame, k: int, counts: np.ndarray, dec: pl.DataFrame | None,
                  hist: pl.DataFrame | None, hdec: pl.DataFrame | None) -> dict[str, Any]:
@@ -363,7 +383,10 @@ class SeatHandoffDetector(CandidatesMixin, NullMixin, EvidenceMixin, Detector):
             if n_db and n_da:
                 ks_d = float(sps.ks_2samp(xb, xa).statistic)
                 med_b, med_a = float(np.exp(np.median(xb))), float(np.exp(np.median(xa)))
-        # after-segment against the account's tournament hands under its other devices (before the point included)
+        # after-segment against the account's tournament hands under its other devices (before the point included);
+        # a login that kept the device (another network only) against all the account's other play, as the
+        # population's simulated same-player moves are compared
+        base_dev = c.get("device") if c.get("device_changed") is not False else None
         hc = np.zeros(len(ACTS))
         # the range of starting hands entered / folded: after the change point against the same history
         st_h, rc_h = h["rstr"].to_numpy().astype(np.int64), h["rcls"].to_numpy().astype(np.int64)
@@ -373,7 +396,7 @@ class SeatHandoffDetector(CandidatesMixin, NullMixin, EvidenceMixin, Detector):
             same_event = (hist["tournament_id"] == c["tournament_id"]).fill_null(False).to_numpy()
             after_t = hist["started_at"].to_numpy() >= np.datetime64(cp_time, "us")
             dev = hist["device"].to_numpy()
-            keep = ~(same_event & after_t) & ((dev != c.get("device")) if c.get("device") is not None else True)
+            keep = ~(same_event & after_t) & ((dev != base_dev) if base_dev is not None else True)
             hc = hist.select([f"n_{a}" for a in ACTS]).to_numpy().astype(float)[keep].sum(axis=0)
             hr, hrc = hist["rstr"].to_numpy().astype(np.int64), hist["rcls"].to_numpy().astype(np.int64)
             kr = keep & (hrc >= 0)
@@ -387,8 +410,7 @@ class SeatHandoffDetector(CandidatesMixin, NullMixin, EvidenceMixin, Detector):
             after_t = hdec["started_at"].to_numpy() >= np.datetime64(cp_time, "us")
             a_mask = same_event & after_t
             dev = hdec["device"].to_numpy()
-            cand_dev = c.get("device")
-            b_mask = ~a_mask & ((dev != cand_dev) if cand_dev is not None else np.ones(hdec.height, bool))
+            b_mask = ~a_mask & ((dev != base_dev) if base_dev is not None else np.ones(hdec.height, bool))
             lm, cl = hdec["log_ms"].to_numpy(), hdec["cls"].to_numpy()
             ta, cta, tb, ctb = lm[a_mask], cl[a_mask], lm[b_mask], cl[b_mask]
             n_hist = int(b_mask.sum())

@@ -88,8 +88,11 @@ class EvidenceMixin:
                   + (f"; a device rescales a player's times: with the common shift ({math.exp(r['time_shift']):.2f}x) "
                      f"set aside, profile over the classes p {r['p_time_profile']:.2g}, spread p {r['p_time_spread']:.2g}"
                      + (f", together {r['p_time']:.2g}, pooled over the device's events; the shift itself against "
-                        f"the speed changes of this population's switches ({self._shift_null_text()}): p "
-                        f"{_p(r.get('p_shift'))}" if getattr(self, "use_switch_null_", False) else
+                        + (f"the speed drifts of this population's simulated same-player moves (the device was "
+                           f"kept: nothing rescales the times), {self._kept_null_text()}: p {_p(r.get('p_shift'))}"
+                           if r.get("device_changed") is False else
+                           f"the speed changes of this population's switches ({self._shift_null_text()}): p "
+                           f"{_p(r.get('p_shift'))}") if getattr(self, "use_switch_null_", False) else
                         f", speed beyond a device's {self.device_band:g}x p {r['p_time_speed']:.2g}; together "
                         f"{r['p_time']:.2g}, pooled over the device's events")
                      if r.get("session") is not None and not is_missing(r.get("time_shift"))
@@ -108,6 +111,11 @@ class EvidenceMixin:
              f"WHERE d.account = {_lit(acc)} AND h.tournament_id = {_lit(tid)} GROUP BY 1"),
         ))
         return ev
+
+    def _kept_null_text(self) -> str:
+        """How many simulated same-player moves a kept device's speed shift was ranked among, in words."""
+        n = int(min(getattr(self, "null_", np.zeros(0)).size, self.null_match))
+        return f"ranked among the {n} moves of about as much play" if n else "no moves to rank among"
 
     def _shift_null_text(self) -> str:
         """The population's switch speed null in words (centre and scale as factors)."""

@@ -50,6 +50,40 @@ class NullMixin:
                 out[i] = min(out[i], _gpd_tail(ref, p[i], self.tail_exceed))
         return out
 
+    def _kept_device_shift_p(self, shift: np.ndarray, after: np.ndarray) -> np.ndarray:
+        """Two-sided Monte Carlo p-value of each candidate's speed shift (``shift``, log time after the
+        login against the account's other decisions) at a login that kept the device (another network
+        only, or the same machine again): no device rescales the times there, so the shift is ranked
+        among the simulated same-player moves' own shifts (``null_shift_``: a person who plays on, on
+        one machine, drifts in speed by this much between the parts of an event and other days), the
+        ``null_match`` moves nearest in effective sample size ``after`` as :meth:`_matched_rank`
+        compares: (1 + #moves at least as far from the moves' median) / (1 + #moves compared)
+        (Davison & Hinkley, *Bootstrap Methods*, 1997, ch. 4), and where fewer than ``tail_exceed``
+        moves are as far, their distances' fitted generalised Pareto tail (:func:`_gpd_tail`, as
+        :meth:`_matched_rank` extrapolates). NaN without the moves' shifts or without a shift."""
+        out = np.full(len(shift), np.nan)
+        sh = getattr(self, "null_shift_", np.zeros(0))
+        if sh.size == 0 or sh.size != self.null_after_.size or not np.isfinite(sh).any():
+            return out
+        ok = np.isfinite(sh)
+        centre = float(np.median(sh[ok]))
+        la = np.log(np.maximum(self.null_after_[ok], 1.0))
+        o = np.argsort(la, kind="stable")
+        la, dn = la[o], np.abs(sh[ok][o] - centre)
+        n = la.size
+        m = int(min(n, self.null_match))
+        d = np.abs(np.asarray(shift, dtype=float) - centre)
+        lo = np.clip(np.searchsorted(la, np.log(np.maximum(after, 1.0))) - m // 2, 0, n - m)
+        for i in np.flatnonzero(np.isfinite(d)):  # one slice per candidate, not per action
+            ref = dn[lo[i]:lo[i] + m]
+            k = np.count_nonzero(ref >= d[i] - 1e-12)
+            out[i] = (1.0 + k) / (1.0 + m)
+            if k < self.tail_exceed:
+                # beyond the moves' range: their fitted tail, as for the play's p (the distance as the
+                # statistic: _gpd_tail reads -log of its arguments)
+                out[i] = min(out[i], _gpd_tail(np.exp(-ref), float(np.exp(-d[i])), self.tail_exceed, bounded=False))
+        return out
+
     def _null_events(self, con: duckdb.DuckDBPyConnection, exclude: pl.DataFrame) -> pl.DataFrame:
         """A seeded sample of account-events (at least min_before + min_segment hands) of
         accounts with no candidate login at all, to place the simulated moves in: an account
@@ -185,6 +219,7 @@ class NullMixin:
         """The simulated moves' timing test: after the point against all the account's other decisions, the
         device-invariant test of a candidate's login (:meth:`_null_device_time`); NaN without decision times."""
         if tim is None or not tim.height:
+            self.null_shift_ = np.full(kk.size, np.nan)
             return np.full(kk.size, np.nan)
         # decision timing after the point against all the account's other decisions: the timing
         # test of a candidate's login (the device-invariant one, ``_test``) on each move's own samples
@@ -255,7 +290,9 @@ class NullMixin:
         """``_device_time_many`` for the simulated moves of the population's null: each move's
         decisions after its split (its event, hands from ``kk`` on) against the account's other
         decisions, built as explicit samples a chunk of moves at a time (the test removes each
-        move's own common shift: no prefix sums). NaN where the account has no decisions."""
+        move's own common shift: no prefix sums). NaN where the account has no decisions. Sets
+        ``null_shift_``: each move's common shift (log time after the split against the account's
+        other decisions), the speed drift of a person who plays on, on the same machine."""
         N = me.size
         out = np.full(N, np.nan)
         if N == 0 or te.height == 0:
@@ -275,6 +312,7 @@ class NullMixin:
         a0 = np.searchsorted(key, me * W + kk, side="right")  # decisions on hands kk.. of the move's event
         a1 = np.searchsorted(key, (me + 1) * W, side="left")
         mask = np.zeros(lm.size, bool)
+        shift = np.full(N, np.nan)
         band = math.log(self.device_band)
         for s0 in range(0, N, chunk):
             idx = range(s0, min(N, s0 + chunk))
@@ -289,11 +327,13 @@ class NullMixin:
                 mask[after] = False
                 xa.append(lm[after]), ca.append(cl[after]), xb.append(lm[base]), cb.append(cl[base]), keep.append(i)
             if keep:
-                out[np.array(keep)] = _device_time_many(xa, ca, xb, cb, band, speed=not self.use_switch_null_)["p"]
+                res = _device_time_many(xa, ca, xb, cb, band, speed=not self.use_switch_null_)
+                out[np.array(keep)], shift[np.array(keep)] = res["p"], res["shift"]
+        self.null_shift_ = shift
         return out
 
 
-def _gpd_tail(null_p: np.ndarray, p: float, n_exc: int, n_fit: int = 250) -> float:
+def _gpd_tail(null_p: np.ndarray, p: float, n_exc: int, n_fit: int = 250, bounded: bool = True) -> float:
     """Tail p-value of ``p`` among simulated null p-values ``null_p`` beyond their range: the
     statistic -log(p); the ``n_fit`` largest null statistics over the next one (the
     threshold u) fitted by a generalised Pareto distribution (maximum likelihood, location 0),
@@ -301,7 +341,9 @@ def _gpd_tail(null_p: np.ndarray, p: float, n_exc: int, n_fit: int = 250) -> flo
     "Fewer permutations, more accurate P-values", Bioinformatics 25(12), 2009; Pickands,
     Ann. Stat. 3, 1975). A fitted shape of 1 or more (a tail without a finite mean: nothing to
     extrapolate) or too few moves return 1 (the rank stands). ``n_exc``: the fewest moves
-    fitted."""
+    fitted. ``bounded=False``: a fitted shape below 0 (a tail with an end point, beyond which the fit says
+    nothing can lie: p = 0) is replaced by the exponential tail (shape 0, scale the exceedances' mean), the
+    lightest tail without an end; a p-value of 0 is no figure to put in a case."""
     t_null = -np.log(np.clip(null_p, 1e-300, 1.0))
     N = t_null.size
     n_fit = int(min(n_fit, N // 4))
@@ -314,13 +356,16 @@ def _gpd_tail(null_p: np.ndarray, p: float, n_exc: int, n_fit: int = 250) -> flo
         return 1.0
     with np.errstate(all="ignore"):
         shape, _, scale = sps.genpareto.fit(exc, floc=0.0)
+    if not bounded and np.isfinite(shape) and shape < 0.0:
+        shape, scale = 0.0, float(exc.mean())
     if not np.isfinite(shape) or not np.isfinite(scale) or scale <= 0 or shape >= 1.0:
         return 1.0
     t = -np.log(max(float(p), 1e-300))
     return float(n_fit / N * sps.genpareto.sf(t - u, shape, loc=0.0, scale=scale))
 
 
-def _switch_shift_p(shift: np.ndarray, shift_event: np.ndarray, min_n: int) -> tuple[np.ndarray, float, float]:
+def _switch_shift_p(shift: np.ndarray, shift_event: np.ndarray, min_n: int, owner: np.ndarray | None = None,
+                    owner_event: np.ndarray | None = None) -> tuple[np.ndarray, float, float]:
     """Two-sided p-value of each candidate's speed shift at its switch (``shift``: the log-time
     shift the device-invariant test removes, pooled over a device's events) against the shifts
     this population's switches show (``shift_event``: one per tested account-event, most of them
@@ -333,11 +378,18 @@ def _switch_shift_p(shift: np.ndarray, shift_event: np.ndarray, min_n: int) -> t
     nearly two either way, so a population's switches are a mixture whose tails no normal curve
     fitted to their middle describes; by rank, no p is below 1 / (1 + N) (a candidate's own event
     is one of the switches, counted as at least as far), and a speed change alone is never stronger
-    evidence than that. Returns the p-values (NaN with fewer
+    evidence than that. With ``owner`` (each candidate's account) and ``owner_event`` (each
+    switch's), a candidate is ranked among the other accounts' switches only, its own event
+    standing for itself in the count (p = (1 + #{others' switches at least as far}) / (1 + N
+    others)): the null is how other people's speeds move at a switch, and a helper who took the
+    seat in several events would otherwise put each of those events into the null it is judged
+    against, as far out as itself (leave-one-out, as a cross-validated null: Efron, *Large-Scale
+    Inference*, 2010, ch. 6). Returns the p-values (NaN with fewer
     than ``min_n`` shifts to rank among, or no shift), the null's centre (the median) and its
     scale (1.4826 MAD, Hampel, JASA 69, 1974; told in the case)."""
     s = np.asarray(shift_event, dtype=float)
-    s = s[np.isfinite(s)]
+    ok = np.isfinite(s)
+    s = s[ok]
     out = np.full(len(shift), np.nan)
     if s.size < min_n:
         return out, float("nan"), float("nan")
@@ -345,7 +397,18 @@ def _switch_shift_p(shift: np.ndarray, shift_event: np.ndarray, min_n: int) -> t
     scale = 1.4826 * float(np.median(np.abs(s - centre)))
     null_d = np.sort(np.abs(s - centre))
     d = np.abs(np.asarray(shift, dtype=float) - centre)
-    # switches at least as far from the centre (a small tolerance: a candidate's own event is among them)
-    far = null_d.size - np.searchsorted(null_d, np.nan_to_num(d, nan=np.inf) - 1e-12, side="left")
-    out = np.where(np.isfinite(d), (1.0 + far) / (1.0 + null_d.size), np.nan)
+    d_cut = np.nan_to_num(d, nan=np.inf) - 1e-12
+    if owner is None or owner_event is None:
+        # switches at least as far from the centre (a small tolerance: a candidate's own event is among them)
+        far = null_d.size - np.searchsorted(null_d, d_cut, side="left")
+        return np.where(np.isfinite(d), (1.0 + far) / (1.0 + null_d.size), np.nan), centre, scale
+    # the other accounts' switches: all switches at least as far, less the candidate's own account's
+    own_ev = np.asarray(owner_event, dtype=object)[ok]
+    ev_d = np.abs(s - centre)
+    cand = np.asarray(owner, dtype=object)
+    same = cand[:, None] == own_ev[None, :]
+    far_all = null_d.size - np.searchsorted(null_d, d_cut, side="left")
+    far_own = (same & (ev_d[None, :] >= d_cut[:, None])).sum(axis=1)
+    n_other = null_d.size - same.sum(axis=1)
+    out = np.where(np.isfinite(d) & (n_other >= min_n), (1.0 + far_all - far_own) / (1.0 + n_other), np.nan)
     return out, centre, scale

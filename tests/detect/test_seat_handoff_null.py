@@ -194,3 +194,25 @@ def test_the_one_implementation_of_the_tests_agrees_with_scipy():
             assert np.isnan(v)
         else:
             assert v == pytest.approx(sps.combine_pvalues(ps, method="fisher").pvalue, rel=1e-9)
+
+
+def test_a_helpers_own_events_are_not_the_null_its_speed_is_judged_against():
+    """A helper who took the seat in three events, each 1.8 times slower (log 0.6), among 40 other
+    accounts' switches whose speed moved by a few percent: ranked among the other accounts' switches
+    only, its own event standing for itself, p = 1 / 41; with its three events in the null (as before),
+    they counted as switches as far out as itself, 4 / 44. An honest switch keeps its usual p."""
+    import numpy as np
+
+    from detectors.seat_handoff.null import _switch_shift_p
+
+    rng = np.random.default_rng(5)
+    calm = rng.normal(0.0, 0.1, 40)
+    events = np.r_[calm, 0.6, 0.6, 0.6]
+    owners = np.array([f"a{i}" for i in range(40)] + ["helped"] * 3, dtype=object)
+    cands = np.array([0.6, calm[0]])
+    p, _, _ = _switch_shift_p(cands, events, 20, owner=np.array(["helped", "a0"], dtype=object), owner_event=owners)
+    assert p[0] == pytest.approx(1 / 41)
+    far0 = np.sum(np.abs(events - np.median(events)) >= abs(calm[0] - np.median(events)) - 1e-12)
+    assert p[1] == pytest.approx(far0 / 43)  # its own event stands for itself, the helper's three count
+    p_all, _, _ = _switch_shift_p(cands[:1], events, 20)
+    assert p_all[0] == pytest.approx(4 / 44)

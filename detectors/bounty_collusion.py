@@ -111,7 +111,7 @@ class BountyCollusionDetector(PairDetector):
                  wide_rate: float = 0.3, shadow_p: float = 0.01,
                  event_scale: float | None = 40.0, event_power: float = 3.0, test_weights: tuple[float, float, float, float] = (0.45, 0.45, 0.05, 0.05),
                  context_bins: tuple[str, ...] = gp.BOUNTY_CONTEXT_BINS,
-                 looseness_tau: float | None = gp.BOUNTY_LOOSENESS_TAU, pass_share: float = 0.2) -> None:
+                 looseness_tau: float | None = gp.BOUNTY_LOOSENESS_TAU, pass_share: float = 0.5) -> None:
         super().__init__(alpha=alpha, random_state=random_state)  # the false-discovery rate of the flag: q <= alpha
         self.context_bins = tuple(context_bins)
         self.looseness_tau = looseness_tau

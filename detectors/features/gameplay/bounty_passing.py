@@ -53,12 +53,9 @@ WHERE r.raiser <> d.player AND ts.bounty > 0 AND ts.stack_start <= $max_bb * d.b
 
 BOUNTY_SHOVE_SQL = """
 -- the first preflop decision (not a check) of a bounty player of at most $max_bb big blinds: all in or not, one row
--- per other player dealt in and not yet folded (the 'partner'); the stack in big blinds
+-- per other player dealt in who has yet to act after it (the 'partner': the one who could call); the stack in big blinds
 WITH ko AS (SELECT DISTINCT hand_id FROM seats WHERE bounty IS NOT NULL AND bounty > 0),
-folds AS (
-    SELECT hand_id, player, min(seq) AS fold_seq FROM actions SEMI JOIN ko USING (hand_id)
-    WHERE action = 'fold' GROUP BY ALL
-), first AS (
+first AS (
     SELECT a.hand_id, a.player, min(a.seq) AS seq FROM actions a SEMI JOIN ko USING (hand_id)
     WHERE a.street = 'preflop' AND a.action IN ('fold', 'call', 'raise', 'check') GROUP BY ALL
 ), dec AS (
@@ -70,10 +67,8 @@ folds AS (
 )
 SELECT d.hand_id, d.tournament_id, d.seq, d.player, o.player AS partner, d.cont, d.stack_bb, d.game, d.position,
        hc.cards AS hole
-FROM dec d JOIN seats o ON o.hand_id = d.hand_id AND o.dealt_in AND o.player <> d.player
-LEFT JOIN folds fo ON fo.hand_id = d.hand_id AND fo.player = o.player
+FROM dec d JOIN first o ON o.hand_id = d.hand_id AND o.player <> d.player AND o.seq > d.seq
 LEFT JOIN hole_cards hc ON hc.hand_id = d.hand_id AND hc.player = d.player
-WHERE coalesce(fo.fold_seq, 2147483647) > d.seq
 """
 
 PASSING_COLS = ("tc_n", "tc_k", "tc_e", "tc_p", "tc_min", "sh_n", "sh_k", "sh_e", "sh_p", "pass_p")
@@ -90,6 +85,7 @@ def _rows(con: duckdb.DuckDBPyConnection, sql: str, max_bb: float, price: str, e
         cbin=pl.col(price).cut(list(edges), labels=[str(i) for i in range(len(edges) + 1)]).cast(pl.Utf8).cast(pl.Int8)
         .fill_null(-1),
         pos=pl.col("position").replace_strict(POSITION_BIN, default=None, return_dtype=pl.Int8),
+        tix=pl.col("tournament_id").rank("dense").cast(pl.Int64),
     )
 
 
@@ -150,7 +146,7 @@ def bounty_passing(con: duckdb.DuckDBPyConnection, *, max_bb: float = 20.0, wide
     each against that player's own rate, independent given the cells. Only the decisions with the hole cards known are
     tested (a player view knows the cards shown: the detector says when too few are)."""
     tc = _view(bounty_partner_raises(con, max_bb=max_bb), "tc", wide_rate, context, looseness_tau)
-    sh = _view(bounty_shoves(con, max_bb=max_bb), "sh", wide_rate, context, looseness_tau).drop("sh_min")
+    sh = _view(bounty_shoves(con, max_bb=max_bb), "sh", wide_rate, (*context, "tix"), looseness_tau).drop("sh_min")
     out = tc.join(sh, on=["player", "opponent"], how="full", coalesce=True).with_columns(
         pass_tournaments=pl.concat_list(pl.col("tc_tournaments").fill_null(pl.lit([], pl.List(pl.Utf8))),
                                         pl.col("sh_tournaments").fill_null(pl.lit([], pl.List(pl.Utf8))))

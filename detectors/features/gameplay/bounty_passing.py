@@ -30,11 +30,11 @@ from detectors.features.gameplay.bounty_tests import bounty_wide_calls, bounty_w
 from detectors.features.gameplay.cards import starting_hand_percentile
 
 BOUNTY_PARTNER_RAISE_SQL = """
--- preflop decisions (fold, call, raise) facing a raise in knockout hands whose last raiser (the 'partner') is a
--- bounty player of at most $max_bb big blinds at the start of the hand; the pot odds of the call
+-- preflop decisions (fold, call, raise) facing a raise in knockout hands whose last raise was an all-in by (the
+-- 'partner') a bounty player of at most $max_bb big blinds at the start of the hand; the pot odds of the call
 WITH ko AS (SELECT DISTINCT hand_id FROM seats WHERE bounty IS NOT NULL AND bounty > 0),
 raises AS (
-    SELECT a.hand_id, a.seq, a.player AS raiser FROM actions a SEMI JOIN ko USING (hand_id)
+    SELECT a.hand_id, a.seq, a.player AS raiser, a.is_all_in AS shove FROM actions a SEMI JOIN ko USING (hand_id)
     WHERE a.street = 'preflop' AND a.action IN ('bet', 'raise')
 ), dec AS (
     SELECT a.hand_id, h.tournament_id, a.seq, a.player, a.action <> 'fold' AS cont, h.big_blind, h.game,
@@ -44,11 +44,11 @@ raises AS (
     WHERE a.street = 'preflop' AND a.action IN ('fold', 'call', 'raise') AND a.to_call > 0
 )
 SELECT d.hand_id, d.tournament_id, d.seq, d.player, r.raiser AS partner, d.cont, d.odds, d.game, d.position,
-       hc.cards AS hole
+       ts.position AS raiser_position, hc.cards AS hole
 FROM dec d ASOF JOIN raises r ON r.hand_id = d.hand_id AND d.seq > r.seq
 JOIN seats ts ON ts.hand_id = d.hand_id AND ts.player = r.raiser
 LEFT JOIN hole_cards hc ON hc.hand_id = d.hand_id AND hc.player = d.player
-WHERE r.raiser <> d.player AND ts.bounty > 0 AND ts.stack_start <= $max_bb * d.big_blind
+WHERE r.raiser <> d.player AND r.shove AND ts.bounty > 0 AND ts.stack_start <= $max_bb * d.big_blind
 """
 
 BOUNTY_SHOVE_SQL = """
@@ -71,6 +71,11 @@ FROM dec d JOIN first o ON o.hand_id = d.hand_id AND o.player <> d.player AND o.
 LEFT JOIN hole_cards hc ON hc.hand_id = d.hand_id AND hc.player = d.player
 """
 
+# the seat in six cells: small blind, big blind, early (UTG-UTG2), middle (LJ, HJ), cut-off, button. Who is left
+# to act after a short stack's shove (the big blind alone, after a small-blind shove) sets the ranges of both the
+# shove and the call, so the blinds and the late seats are not pooled here as in POSITION_BIN
+SEAT_BIN = {"SB": 0, "BB": 1, "UTG": 2, "UTG1": 2, "UTG2": 2, "LJ": 3, "HJ": 3, "CO": 4, "BTN": 5}
+
 PASSING_COLS = ("tc_n", "tc_k", "tc_e", "tc_p", "tc_min", "sh_n", "sh_k", "sh_e", "sh_p", "pass_p")
 
 
@@ -84,7 +89,9 @@ def _rows(con: duckdb.DuckDBPyConnection, sql: str, max_bb: float, price: str, e
     return df.drop("hole").with_columns(starting_hand_percentile(df)).with_columns(
         cbin=pl.col(price).cut(list(edges), labels=[str(i) for i in range(len(edges) + 1)]).cast(pl.Utf8).cast(pl.Int8)
         .fill_null(-1),
-        pos=pl.col("position").replace_strict(POSITION_BIN, default=None, return_dtype=pl.Int8),
+        pos=pl.col("position").replace_strict(SEAT_BIN, default=None, return_dtype=pl.Int8),
+        rpos=(pl.col("raiser_position").replace_strict(SEAT_BIN, default=None, return_dtype=pl.Int8)
+              if "raiser_position" in df.columns else pl.lit(None, pl.Int8)),
         tix=pl.col("tournament_id").rank("dense").cast(pl.Int64),
     )
 
@@ -145,7 +152,7 @@ def bounty_passing(con: duckdb.DuckDBPyConnection, *, max_bb: float = 20.0, wide
     Fisher's method: under no collusion a caller's decision and the shover's are different players' decisions,
     each against that player's own rate, independent given the cells. Only the decisions with the hole cards known are
     tested (a player view knows the cards shown: the detector says when too few are)."""
-    tc = _view(bounty_partner_raises(con, max_bb=max_bb), "tc", wide_rate, context, looseness_tau)
+    tc = _view(bounty_partner_raises(con, max_bb=max_bb), "tc", wide_rate, (*context, "rpos"), looseness_tau)
     sh = _view(bounty_shoves(con, max_bb=max_bb), "sh", wide_rate, (*context, "tix"), looseness_tau).drop("sh_min")
     out = tc.join(sh, on=["player", "opponent"], how="full", coalesce=True).with_columns(
         pass_tournaments=pl.concat_list(pl.col("tc_tournaments").fill_null(pl.lit([], pl.List(pl.Utf8))),

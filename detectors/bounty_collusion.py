@@ -175,7 +175,7 @@ class BountyCollusionDetector(PairDetector):
         self.passing_ = (gp.bounty_passing(con, max_bb=self.short_bb, wide_rate=self.wide_rate, context=ctx,
                                            looseness_tau=lt) if wide_ok else pl.DataFrame())
         if not wide_ok and not rows.is_empty():
-            self.missing_.append(f"wide-call and bounty-passing tests (and the rest of the calls joined with them): hole cards known at only "
+            self.missing_.append(f"wide-call test (and the rest of the calls joined with it) and bounty-passing tests: hole cards known at only "
                                  f"{self.cards_known_:.0%} of the decisions against short bounty targets (player view)")
         if self.spots_.is_empty():
             self.missing_.append("no knockout hands with an all-in: nothing to test")
@@ -480,7 +480,10 @@ class BountyCollusionDetector(PairDetector):
                 text=f"facing a raise by the other while the other had at most {self.short_bb:.0f} big blinds and a bounty, "
                      f"{a} and {b} called {int(g('tc_k'))} times in {int(g('tc_n'))} decisions with a hand, pot odds and "
                      f"position at which they fold at least {fold} of the time to other short raisers; their own rates "
-                     f"predict {g('tc_e'):.1f}",
+                     f"predict {g('tc_e'):.1f}. With the shoves below (Fisher's method) p = {self._fmt(row.get('pass_p'))}, "
+                     f"q = {self._fmt(row.get('q_pass'))} in the bounty-passing family (false-discovery rate "
+                     f"{self.alpha * self.pass_share:g}, over the pairs whose calls could reach it, met in any number of "
+                     f"knockout tournaments)",
                 sql=gp.BOUNTY_PARTNER_RAISE_SQL,
             ),
             Evidence(
@@ -488,13 +491,15 @@ class BountyCollusionDetector(PairDetector):
                 value=g("sh_k"), baseline=g("sh_e"), n=int(g("sh_n")), p_value=row.get("sh_p"),
                 text=f"short-stacked with a bounty, they moved all in {int(g('sh_k'))} times in {int(g('sh_n'))} first "
                      f"decisions with the other still in and a hand, stack and position at which they do not shove at least "
-                     f"{fold} of the time with others; their own rates predict {g('sh_e'):.1f}. With the calls above "
-                     f"(Fisher's method) p = {row.get('pass_p') if row.get('pass_p') is not None else float('nan'):.2g}, "
-                     f"q = {row.get('q_pass') if row.get('q_pass') is not None else float('nan'):.2g} in the bounty-passing "
-                     f"family (false-discovery rate {self.alpha * self.pass_share:g})",
+                     f"{fold} of the time with others in the same tournament; their own rates predict {g('sh_e'):.1f}",
                 sql=gp.BOUNTY_SHOVE_SQL,
             ),
         ]
+
+    @staticmethod
+    def _fmt(x: float | None) -> str:
+        """A p- or q-value in two significant digits, "not tested" for none."""
+        return "not tested" if x is None or x != x else f"{x:.2g}"
 
     def _hunter_text(self, row: dict[str, Any]) -> str:
         """The bounty-hunter explanation with its figures: each player's own continuation rate against short
@@ -526,7 +531,7 @@ class BountyCollusionDetector(PairDetector):
         joint, exp = int(row["joint"]), float(row["expected"])
         hands = self._evidence_hands(row)
         g = lambda c: float(row.get(c) or 0.0)  # noqa: E731
-        ev = [*self._passing_evidence(row), *self._call_evidence(row), *self._allin_evidence(row),
+        ev = [*self._call_evidence(row), *self._passing_evidence(row), *self._allin_evidence(row),
               *self._presence_evidence(row)]
         ev = [e for e in ev if e.n]  # a test with no decisions or spots for this pair says nothing about it
         ev.append(Evidence(

@@ -87,8 +87,8 @@ def _rows(con: duckdb.DuckDBPyConnection, sql: str, max_bb: float, price: str, e
         return df.drop("hole").with_columns(pl.lit(None, pl.Float64).alias("strength"), pl.lit(None, pl.Int8).alias("cbin"),
                                             pl.lit(None, pl.Int8).alias("pos"))
     return df.drop("hole").with_columns(starting_hand_percentile(df)).with_columns(
-        cbin=pl.col(price).cut(list(edges), labels=[str(i) for i in range(len(edges) + 1)]).cast(pl.Utf8).cast(pl.Int8)
-        .fill_null(-1),
+        cbin=pl.when(pl.col(price).is_null()).then(-1)
+        .otherwise(pl.sum_horizontal(*((pl.col(price) > e).cast(pl.Int8) for e in edges))).cast(pl.Int8),
         pos=pl.col("position").replace_strict(SEAT_BIN, default=None, return_dtype=pl.Int8),
         rpos=(pl.col("raiser_position").replace_strict(SEAT_BIN, default=None, return_dtype=pl.Int8)
               if "raiser_position" in df.columns else pl.lit(None, pl.Int8)),

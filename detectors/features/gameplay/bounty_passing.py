@@ -6,12 +6,16 @@ with a hand that folds to anyone else's: the chips and the bounty stay with the 
 target); here the target *is* the partner. Two own-baseline views, each a player's decisions with this partner
 against the same player's decisions with everyone else, in the same cells:
 
-- *calls of the partner's raise* (:data:`BOUNTY_PARTNER_RAISE_SQL`): a preflop decision facing a raise whose
-  last raiser is a short-stacked bounty player, the partner being that raiser; cells of starting-hand decile,
-  pot odds (the share of the pot after calling that the call is, the price a caller weighs) and position;
-- *shoves with the partner in* (:data:`BOUNTY_SHOVE_SQL`): a short-stacked bounty player's first preflop
-  decision (all-in raise or not), with each other player not yet folded; cells of starting-hand decile, stack
-  depth and position.
+- *calls of the partner's shove* (:data:`BOUNTY_PARTNER_RAISE_SQL`): a preflop decision facing an all-in raise
+  by a short-stacked bounty player, the partner being that shover; cells of starting-hand decile, pot odds (the
+  share of the pot after calling that the call is, the price a caller weighs), the caller's seat and the
+  shover's seat (:data:`SEAT_BIN`: a small blind's shove at the big blind is wide and called wide). A short
+  stack's min-raise called by its neighbour is ordinary play and is not counted;
+- *shoves with the partner to act* (:data:`BOUNTY_SHOVE_SQL`): a short-stacked bounty player's first preflop
+  decision (all-in raise or not), with each player yet to act after it (the ones who could call); cells of
+  starting-hand decile, stack depth, seat and the tournament: a shover is held to their own shoves in the same
+  tournament, as one tournament's looseness (or a gang member's wide shoves at its mates) would otherwise make
+  every player at that table look like a partner.
 
 Both use :func:`~detectors.features.gameplay.bounty_tests.bounty_wide_cells` (each player's own rate without this
 partner, empirical-Bayes shrunk, the looseness offsets) and the exact Poisson-binomial tail of

@@ -22,19 +22,33 @@ player who could still act is an opportunity
 5. *wide calls* (cards known): the calls where the own baseline folds at
    least 70 %, against the Poisson-binomial of the own rates
    (:func:`detectors.features.gameplay.bounty_wide_calls`); and the *rest of
-   the calls*, joined to it by Fisher's method.
+   the calls*, joined to it by Fisher's method;
+6. *bounty passing* (:func:`detectors.features.gameplay.bounty_passing`): the
+   target is the partner. Calls of the other's short-stacked all-in with hands
+   the caller's own baseline folds to other short shovers (hand decile, pot
+   odds, own seat and the shover's seat), and shoves with the other yet to
+   act with hands the shover's own baseline, in the same tournament, does not
+   shove; exact Poisson-binomial tails joined by Fisher's method.
 
 A bystander's decisions with a player's strongest partner in are counted for
 that pair only (:func:`detectors.features.gameplay.bounty_unshadowed`). The
 four views (wide calls, all calls, presence, the all-in tests) are combined
-by a weighted Bonferroni (``test_weights``); weighted Benjamini–Hochberg
+by a weighted Bonferroni (``test_weights``) into the *main family*; weighted Benjamini–Hochberg
 (Genovese, Roeder & Wasserman 2006; weights from the knockout events shared,
 :meth:`BountyCollusionDetector.bh_weights`) controls it over the pairs that
 could contest at least ``min_spots`` targets or faced ``min_decisions``
 decisions together and met in at least ``min_events`` knockout events
-(independent filtering, Bourgon, Gentleman & Huber, PNAS 2010). A pair is
-flagged (:meth:`BountyCollusionDetector.flag`) when its q-value is at most
-``alpha``, nothing else. Flagged pairs are grouped into rings
+(independent filtering, Bourgon, Gentleman & Huber, PNAS 2010) at
+``alpha * (1 - pass_share)``. Bounty passing is a second family at
+``alpha * pass_share``, with no events filter (a gang that passed bounties in
+one tournament is tested): Gilbert's discrete BH (Stat. Probab. Lett. 2005)
+over the pairs whose calls could reach significance at all (Tarone,
+Biometrics 1990; :func:`detectors.features.gameplay.discrete_bh`). The two
+levels sum to ``alpha``, which bounds the false-discovery rate of the union;
+the pair's q-value is min(q_main / (1 - pass_share), q_pass / pass_share)
+(:meth:`BountyCollusionDetector._passing_q`). A pair is flagged
+(:meth:`BountyCollusionDetector.flag`) when that q-value is at most ``alpha``,
+nothing else. Flagged pairs are grouped into rings
 (:mod:`detectors.graphs`). This is the "collusive
 opportunity" analysis of Smed, Knuutila & Hakonen (2006) made into a pairwise
 own-baseline test.
@@ -42,7 +56,9 @@ own-baseline test.
 Benign look-alikes considered, each with its figure in the case: bounty
 hunters who chase bounties against everyone (each player's own continuation
 rate with other players in, beside the population's: the tests hold each
-player to their own), dry side pots checked down (the population's rate),
+player to their own; in bounty passing, their calls of other short stacks'
+shoves), a desperate short stack shoving wide (the same player's shoves with
+others in, in the same tournament), dry side pots checked down (the population's rate),
 regulars at many final tables (own contest rates), tiny all-ins everyone
 calls (per-spot rescaling).
 
@@ -111,7 +127,7 @@ class BountyCollusionDetector(PairDetector):
                  wide_rate: float = 0.3, shadow_p: float = 0.01,
                  event_scale: float | None = 40.0, event_power: float = 3.0, test_weights: tuple[float, float, float, float] = (0.45, 0.45, 0.05, 0.05),
                  context_bins: tuple[str, ...] = gp.BOUNTY_CONTEXT_BINS,
-                 looseness_tau: float | None = gp.BOUNTY_LOOSENESS_TAU) -> None:
+                 looseness_tau: float | None = gp.BOUNTY_LOOSENESS_TAU, pass_share: float = 0.5) -> None:
         super().__init__(alpha=alpha, random_state=random_state)  # the false-discovery rate of the flag: q <= alpha
         self.context_bins = tuple(context_bins)
         self.looseness_tau = looseness_tau
@@ -125,6 +141,7 @@ class BountyCollusionDetector(PairDetector):
         self.min_decisions = min_decisions
         self.short_bb = short_bb
         self.max_unflagged = max_unflagged
+        self.pass_share = pass_share  # the share of alpha spent on the bounty-passing family (see score)
 
     def fit(self, con: duckdb.DuckDBPyConnection) -> "BountyCollusionDetector":
         """Learn the population's bounty spots: every all-in target's opportunities, the presence and
@@ -137,8 +154,8 @@ class BountyCollusionDetector(PairDetector):
 
         Returns
         -------
-        self, with ``spots_``, ``pairs_``, ``presence_``, ``events_``, ``cards_known_``, ``checkdown_rate_``,
-        ``pop_cont_rate_`` and ``missing_``."""
+        self, with ``spots_``, ``pairs_``, ``presence_``, ``events_``, ``passing_``, ``cards_known_``,
+        ``checkdown_rate_``, ``pop_cont_rate_`` and ``missing_``."""
         rows = gp.bounty_presence(con, max_bb=self.short_bb)
         # the population's continuation rate against short bounty targets (per player and hand): what a bounty
         # hunter's own rate is set beside in the case
@@ -170,8 +187,11 @@ class BountyCollusionDetector(PairDetector):
             rest.select("player", "opponent", nw_n="wc_n", nw_k="wc_k", nw_e="wc_e", nw_p="wc_p"),
             on=["player", "opponent"], how="left")
         self.events_ = con.sql(EVENTS_SQL).pl().cast({"events": pl.Int64, "events_hands": pl.Int64})
+        # bounty passing: the partner's short-stacked raise called, shoves with the partner in (cards known)
+        self.passing_ = (gp.bounty_passing(con, max_bb=self.short_bb, wide_rate=self.wide_rate, context=ctx,
+                                           looseness_tau=lt) if wide_ok else pl.DataFrame())
         if not wide_ok and not rows.is_empty():
-            self.missing_.append(f"wide-call test (and the rest of the calls joined with it): hole cards known at only "
+            self.missing_.append(f"wide-call test (and the rest of the calls joined with it) and bounty-passing tests: hole cards known at only "
                                  f"{self.cards_known_:.0%} of the decisions against short bounty targets (player view)")
         if self.spots_.is_empty():
             self.missing_.append("no knockout hands with an all-in: nothing to test")
@@ -190,17 +210,22 @@ class BountyCollusionDetector(PairDetector):
         """Pairs with a joint all-in contest, outer-joined with pairs with enough decisions together (presence test)."""
         t = self.pairs_.filter(pl.col("joint") > 0) if not self.pairs_.is_empty() else self.pairs_
         pres = self.presence_.filter(pl.col("pres_n") >= self.min_decisions)
-        if t.is_empty() and pres.is_empty():
+        passing = self.passing_.filter(pl.col("tc_n") > 0) if not self.passing_.is_empty() else self.passing_
+        if t.is_empty() and pres.is_empty() and passing.is_empty():
             return t
         # one path whichever side is empty: the presence columns exist (null) where no pair has enough decisions
-        t = pres if t.is_empty() else t.join(pres, on=["player", "opponent"], how="full", coalesce=True)
+        for extra in (pres, passing):
+            if not extra.is_empty():
+                t = extra if t.is_empty() else t.join(extra, on=["player", "opponent"], how="full", coalesce=True)
         zeros = ["spots", "joint", "expected", "weak_joint", "weak_expected", "joint_postflop", "checked_down", "bounties_won"]
-        lists = ["tournaments", "hands", "won_hands", "cd_hands", "pres_tournaments", "pres_hands"]
+        lists = ["tournaments", "hands", "won_hands", "cd_hands", "pres_tournaments", "pres_hands", "tc_hands", "sh_hands",
+                 "pass_tournaments"]
         t = t.with_columns(
             [pl.col(c).fill_null(0) if c in t.columns else pl.lit(0).alias(c) for c in zeros]
             + [pl.col(c).fill_null(pl.lit([], pl.List(pl.Utf8))) if c in t.columns else pl.lit([], pl.List(pl.Utf8)).alias(c) for c in lists]
             + [pl.lit(None, pl.Float64).alias(c) for c in ("wide_a_p", "wide_b_p", "wide_a", "wide_a_n", "wide_b",
-                                                           "wide_b_n", "wide_a_base", "wide_b_base") if c not in t.columns]
+                                                           "wide_b_n", "wide_a_base", "wide_b_base", *gp.PASSING_COLS)
+               if c not in t.columns]
         )
         t = t.join(self.events_, on=["player", "opponent"], how="left").with_columns(
             pl.col("events", "events_hands").fill_null(0))
@@ -209,7 +234,8 @@ class BountyCollusionDetector(PairDetector):
         t = t.with_columns(pl.col("wc_hands").fill_null(pl.lit([], pl.List(pl.Utf8))))
         # the case's tournaments: where they contested together, else where the presence test saw them
         return t.with_columns(tournaments=pl.when(pl.col("tournaments").list.len() > 0).then("tournaments")
-                              .otherwise("pres_tournaments"))
+                              .when(pl.col("pres_tournaments").list.len() > 0).then("pres_tournaments")
+                              .otherwise("pass_tournaments"))
 
     def score(self, con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
         """One row per unordered pair: the joint-contest, weak-contest, check-down, presence, wide-call
@@ -218,8 +244,9 @@ class BountyCollusionDetector(PairDetector):
 
         Returns
         -------
-        ``player``, ``opponent``, ``accounts``, ``tournaments``, ``p_value``, ``q_value``, ``score`` and the
-        tests' figures and evidence hands."""
+        ``player``, ``opponent``, ``accounts``, ``tournaments``, ``p_value``, ``q_value`` (the two families',
+        :meth:`_passing_q`; ``q_main`` and ``q_pass`` each family's own), ``score`` and the tests' figures and evidence
+        hands."""
         t = self._candidates()
         if t.is_empty():
             return pl.DataFrame(schema={"accounts": pl.List(pl.Utf8), "tournaments": pl.List(pl.Utf8),
@@ -257,7 +284,8 @@ class BountyCollusionDetector(PairDetector):
         # weighted BH: the error budget goes to the pairs seated together in more knockout tournaments (the
         # opportunity a gang needs, counted before looking at what they did); weights average 1 over the tested
         w = self.bh_weights(f("events"), testable)
-        q = stats.bh_qvalues(np.where(testable, np.minimum(1.0, pt / np.maximum(w, 1e-300)), np.nan))
+        q_main = stats.bh_qvalues(np.where(testable, np.minimum(1.0, pt / np.maximum(w, 1e-300)), np.nan))
+        q_pass, q, p = self._passing_q(q_main, p, f("pass_p"), f("tc_min"))
         return t.with_columns(
             pl.Series("p_joint", p_joint), pl.Series("p_weak", p_weak, nan_to_null=True),
             pl.Series("p_checkdown", p_cd, nan_to_null=True), pl.Series("p_wide", p_wide, nan_to_null=True),
@@ -265,10 +293,34 @@ class BountyCollusionDetector(PairDetector):
             pl.Series("p_rest_calls", p_nw, nan_to_null=True), pl.Series("p_all_calls", p_all, nan_to_null=True),
             pl.Series("p_value", p, nan_to_null=True), pl.Series("q_value", q, nan_to_null=True),
             pl.Series("bh_weight", np.where(testable, w, np.nan), nan_to_null=True),
+            pl.Series("q_main", q_main, nan_to_null=True), pl.Series("q_pass", q_pass, nan_to_null=True),
             # −log10 q, ties (BH q-values saturate at 1) broken by the p-value: at most +0.01
             pl.Series("score", stats.score_from_q(q) + 0.01 * np.nan_to_num(np.minimum(-np.log10(np.clip(p, 1e-30, 1.0)), 30.0)) / 30.0),
             accounts=pl.concat_list("player", "opponent"),
         ).sort("score", descending=True)
+
+    def _passing_q(self, q_main: np.ndarray, p_main: np.ndarray, p_pass: np.ndarray,
+                   p_min: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The bounty-passing family and the one q-value of a pair.
+
+        The passing tests (:func:`detectors.features.gameplay.bounty_passing`) are a second family with their own
+        false-discovery control at ``alpha * pass_share``: Gilbert's discrete BH (:func:`~detectors.features.gameplay.
+        discrete_bh`) over the pairs whose calls of the other's short raise could reach it, which needs no
+        ``min_events`` (a pair that passed a bounty in one tournament is tested). The main family (``q_main``) keeps
+        ``alpha * (1 - pass_share)``. The FDR of the union of two sets of rejections is at most the sum of the two
+        levels: flagging when either family's q is within its share controls it at ``alpha``. Returns the passing
+        family's q-values, the pair's q-value min(q_main / (1 - pass_share), q_pass / pass_share) (at most 1) and its
+        p-value (the family's that gave that q)."""
+        s = float(self.pass_share)
+        if s <= 0:
+            return np.full(len(q_main), np.nan), q_main, p_main
+        q_pass = gp.discrete_bh(p_pass, p_min, self.alpha * s)
+        a = np.nan_to_num(q_main, nan=np.inf) / max(1.0 - s, 1e-12)
+        b = np.nan_to_num(q_pass, nan=np.inf) / s
+        q = np.minimum(np.minimum(a, b), 1.0)
+        q = np.where(np.isfinite(a) | np.isfinite(b), q, np.nan)
+        p = np.where(b < a, p_pass, p_main)
+        return q_pass, q, p
 
     def bh_weights(self, events: np.ndarray, testable: np.ndarray) -> np.ndarray:
         """Prior weights of the weighted Benjamini–Hochberg procedure (Genovese, Roeder & Wasserman 2006).
@@ -299,6 +351,8 @@ class BountyCollusionDetector(PairDetector):
         best["won_hands"] = sorted({x for r in members for x in r["won_hands"]})
         best["cd_hands"] = sorted({x for r in members for x in r["cd_hands"]})
         best["pres_hands"] = sorted({x for r in members for x in (r.get("pres_hands") or [])})
+        for c in ("tc_hands", "sh_hands"):
+            best[c] = list(dict.fromkeys(x for r in sorted(members, key=lambda r: -r["score"]) for x in (r.get(c) or [])))
         # the wide calls of the ring, strongest pair's first, each pair's least likely first
         best["wc_hands"] = list(dict.fromkeys(x for r in sorted(members, key=lambda r: -r["score"])
                                               for x in (r.get("wc_hands") or [])))
@@ -306,16 +360,27 @@ class BountyCollusionDetector(PairDetector):
 
     def _evidence_hands(self, row: dict[str, Any]) -> list[str]:
         """The pair's evidence hands, strongest first: the calls their own baseline folds (least likely first), then
-        bounty taken and side pot checked down, then bounty taken, then the other joint contests and presence hands."""
+        bounty taken and side pot checked down, then bounty taken, then the other joint contests and presence hands;
+        the bounty-passing hands (the other's short raise called, shoves with the other in) beside the first calls,
+        before them when that family made the flag."""
         # strongest first: bounty taken by the pair and side pot checked down, then bounty, then the rest
         won, cd, allh = set(row.get("won_hands") or []), set(row.get("cd_hands") or []), list(row.get("hands") or [])
         joint_hands = set(allh)
         # then the hands where one of them kept playing against a short bounty target with the other still in
         allh = sorted(joint_hands | set(row.get("pres_hands") or []))
         hands = sorted(allh, key=lambda h: (-(h in won) - (h in cd) - (h in joint_hands), h))
-        # first of all: the calls their own baseline folds, least likely first
-        hands = list(dict.fromkeys([*(row.get("wc_hands") or []), *hands]))
-        return hands
+        # first of all: the calls their own baseline folds, least likely first, and the bounty-passing hands (first
+        # when that family made the flag)
+        passing = [*(row.get("tc_hands") or []), *(row.get("sh_hands") or [])]
+        wide = list(row.get("wc_hands") or [])
+        first = [*passing, *wide] if self._by_passing(row) else [*wide, *passing]
+        return list(dict.fromkeys([*first, *hands]))
+
+    def _by_passing(self, row: dict[str, Any]) -> bool:
+        """Whether the bounty-passing family gave the pair its q-value (see :meth:`_passing_q`)."""
+        qp, qm = row.get("q_pass"), row.get("q_main")
+        s = float(self.pass_share)
+        return qp is not None and s > 0 and (qm is None or qp / s < qm / max(1.0 - s, 1e-12))
 
     def _call_evidence(self, row: dict[str, Any]) -> list[Evidence]:
         """The wide calls and the rest of the calls against short bounty targets with the partner in, pooled and per
@@ -419,6 +484,40 @@ class BountyCollusionDetector(PairDetector):
             ),
         ]
 
+    def _passing_evidence(self, row: dict[str, Any]) -> list[Evidence]:
+        """The bounty-passing tests: the other's short-stacked raise called, and shoves with the other in, with hands
+        at which the player's own baseline (the same hand decile, price and position, without this partner) folds."""
+        a, b = row["player"], row["opponent"]
+        g = lambda c: float(row.get(c) or 0.0)  # noqa: E731
+        fold = f"{100 * (1 - self.wide_rate):.0f}%"
+        return [
+            Evidence(
+                name="calls of the other's short-stacked raise with hands their own baseline folds",
+                value=g("tc_k"), baseline=g("tc_e"), n=int(g("tc_n")), p_value=row.get("tc_p"),
+                text=f"facing a raise by the other while the other had at most {self.short_bb:.0f} big blinds and a bounty, "
+                     f"{a} and {b} called {int(g('tc_k'))} times in {int(g('tc_n'))} decisions with a hand, pot odds and "
+                     f"position at which they fold at least {fold} of the time to other short raisers; their own rates "
+                     f"predict {g('tc_e'):.1f}. With the shoves below (Fisher's method) p = {self._fmt(row.get('pass_p'))}, "
+                     f"q = {self._fmt(row.get('q_pass'))} in the bounty-passing family (false-discovery rate "
+                     f"{self.alpha * self.pass_share:g}, over the pairs whose calls could reach it, met in any number of "
+                     f"knockout tournaments)",
+                sql=gp.BOUNTY_PARTNER_RAISE_SQL,
+            ),
+            Evidence(
+                name="all-in shoves with the other in, with hands their own baseline does not shove",
+                value=g("sh_k"), baseline=g("sh_e"), n=int(g("sh_n")), p_value=row.get("sh_p"),
+                text=f"short-stacked with a bounty, they moved all in {int(g('sh_k'))} times in {int(g('sh_n'))} first "
+                     f"decisions with the other still in and a hand, stack and position at which they do not shove at least "
+                     f"{fold} of the time with others in the same tournament; their own rates predict {g('sh_e'):.1f}",
+                sql=gp.BOUNTY_SHOVE_SQL,
+            ),
+        ]
+
+    @staticmethod
+    def _fmt(x: float | None) -> str:
+        """A p- or q-value in two significant digits, "not tested" for none."""
+        return "not tested" if x is None or x != x else f"{x:.2g}"
+
     def _hunter_text(self, row: dict[str, Any]) -> str:
         """The bounty-hunter explanation with its figures: each player's own continuation rate against short
         bounty targets with other players in (the baseline every test holds them to) beside the population's."""
@@ -449,7 +548,8 @@ class BountyCollusionDetector(PairDetector):
         joint, exp = int(row["joint"]), float(row["expected"])
         hands = self._evidence_hands(row)
         g = lambda c: float(row.get(c) or 0.0)  # noqa: E731
-        ev = [*self._call_evidence(row), *self._allin_evidence(row), *self._presence_evidence(row)]
+        ev = [*self._call_evidence(row), *self._passing_evidence(row), *self._allin_evidence(row),
+              *self._presence_evidence(row)]
         ev = [e for e in ev if e.n]  # a test with no decisions or spots for this pair says nothing about it
         ev.append(Evidence(
             name="knockout tournaments at one table", value=g("events"), n=int(g("events_hands")),
@@ -467,7 +567,9 @@ class BountyCollusionDetector(PairDetector):
             f"{int(row.get('weak_joint') or 0)} with a weak hand, side pot checked down {int(row.get('checked_down') or 0)}/"
             f"{int(row.get('joint_postflop') or 0)}, bounty taken {int(row.get('bounties_won') or 0)} times; "
             f"kept playing against short bounty targets with the other in {int(g('pres_k'))}/{int(g('pres_n'))} "
-            f"(expected {g('pres_e'):.1f}); q = {row.get('q_value') or 1:.2g}"
+            f"(expected {g('pres_e'):.1f}); called the other's short-stacked raise {int(g('tc_k'))} times with hands "
+            f"their own baseline folds ({g('tc_e'):.1f} expected), shoved with the other in {int(g('sh_k'))} times "
+            f"({g('sh_e'):.1f} expected); q = {row.get('q_value') or 1:.2g}"
         )
         return Signal(
             kind=self.kind,
@@ -485,7 +587,10 @@ class BountyCollusionDetector(PairDetector):
                 "calling rate at the same spots. Players loosen up against short stacks with a bounty anyway: "
                 "continuations with the partner in are compared with the same player's with other players in, "
                 "at the same hand strength, price and position. A bystander in a gang's hands is not accused for them: "
-                "the decisions a player's strongest partner was in are not counted for any other pair."
+                "the decisions a player's strongest partner was in are not counted for any other pair. A bounty hunter "
+                "calls every short stack's shove and a desperate short stack shoves wide with anyone: a call of the "
+                "other's raise is compared with the same player's calls of other short raisers, a shove with the "
+                "other in with the same player's shoves with others in, at the same hand decile, price and position."
             ),
             p_value=row.get("p_value"),
             extra={"shape": row.get("shape", "pair"), "edges": json.loads(row["edges"]) if row.get("edges") else [],

@@ -13,7 +13,8 @@ One module per concern, every public name importable from here
   computed once per run and shared by the detectors (:func:`cached_pair_features`, :func:`cached_chip_flow`),
   and the per-frame index behind :func:`decisions_of` and :func:`tournaments_of`.
 - :mod:`~detectors.features.gameplay.bounty` and :mod:`~detectors.features.gameplay.bounty_tests`:
-  knockout spots, per-pair bounty rows and their tests.
+  knockout spots, per-pair bounty rows and their tests; :mod:`~detectors.features.gameplay.bounty_passing`:
+  a short stack's bounty kept within a pair (calls of the partner's raise, shoves with the partner in).
 - :mod:`~detectors.features.gameplay.distributions`: exact tails of sums of beta-binomial counts.
 """
 
@@ -31,6 +32,15 @@ from detectors.features.gameplay.bounty import (
     bounty_presence_pairs,
     bounty_spots,
     bounty_tournament_effect,
+)
+from detectors.features.gameplay.bounty_passing import (
+    BOUNTY_PARTNER_RAISE_SQL,
+    BOUNTY_SHOVE_SQL,
+    PASSING_COLS,
+    bounty_partner_raises,
+    bounty_passing,
+    bounty_shoves,
+    discrete_bh,
 )
 from detectors.features.gameplay.bounty_tests import (
     bounty_presence_unordered,
@@ -95,11 +105,13 @@ from detectors.features.gameplay.store import (
 )
 
 __all__ = [
-    "BOARD_COLS", "BOUNTY_CONTEXT_BINS", "BOUNTY_LOOSENESS_TAU", "BOUNTY_PRESENCE_SQL", "BOUNTY_SPOTS_SQL",
+    "BOARD_COLS", "BOUNTY_CONTEXT_BINS", "BOUNTY_LOOSENESS_TAU", "BOUNTY_PARTNER_RAISE_SQL", "BOUNTY_PRESENCE_SQL",
+    "BOUNTY_SHOVE_SQL", "BOUNTY_SPOTS_SQL", "PASSING_COLS",
     "CARD_COLS", "CARD_INDEX", "CHIP_FLOW_SQL", "HOLE_COLS", "HU_COUNTS_SQL", "HU_DECISIONS_PARTS_SQL",
     "HU_DECISIONS_SQL", "OPP_COLS", "POSITION_BIN", "PREFLOP_RAISES_SQL", "PRICE_BINS", "STRENGTH_BINS",
     "TOURNAMENT_STACKS_SQL", "VALUE_CAP", "FeatureStore",
-    "betabinom_sum_sf", "bounty_offset_priors", "bounty_pairs", "bounty_presence", "bounty_presence_pairs",
+    "betabinom_sum_sf", "bounty_offset_priors", "bounty_pairs", "bounty_partner_raises", "bounty_passing",
+    "bounty_shoves", "discrete_bh", "bounty_presence", "bounty_presence_pairs",
     "bounty_presence_unordered", "bounty_spots", "bounty_strongest_partner", "bounty_tournament_effect",
     "bounty_unshadowed", "bounty_wide_calls", "bounty_wide_cells", "by_hand_ranges", "cached_chip_flow",
     "cached_pair_features", "card_coverage", "card_values", "chip_flow", "dealt_in_keys", "decisions_of", "encode",

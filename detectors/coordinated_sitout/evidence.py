@@ -121,8 +121,9 @@ class EvidenceMixin:
                       f"{(r.get('bh_weight') or 1.0):.2f} in the false-discovery control: both sat out in "
                       f"{r.get('n_shared') or len(r['shared_events'])} shared events), closest-pair test p "
                       f"{r['p_closest']:.3g}{perm}; "
-                      + (f"closeness alone p {r['p_time_only']:.3g}, with whether the runs last as many hands "
-                         f"p {r['p_with_length']:.3g} (the hands show every run of both players in "
+                      + (f"closeness alone p {r['p_time_only']:.3g}, with whether the two came back together "
+                         f"p {r['p_with_length']:.3g} (seconds from each platform sit_out to its sit_in where both "
+                         f"logged one, else the hands sat out; every sit-out of both players has a known length in "
                          f"{r['n_len_events']} of the {len(r['shared_events'])} events: there the test counts both, "
                          f"elsewhere closeness alone); " if self.has_events_ and self.length_mark else "")
                       + f"mean bubble proximity {(r['bubble'] or 0):.2f}" + self._single_text(r)),
@@ -164,5 +165,6 @@ class EvidenceMixin:
             extra={"cooccurrences": [
                 {"tournament": r["tournament_id"], "a": r["a"], "b": r["b"], "ts_a": str(r["ts_a"]), "ts_b": str(r["ts_b"]),
                  "hands_out_a": r["len_a"], "hands_out_b": r["len_b"],
+                 "seconds_out_a": r.get("dur_a"), "seconds_out_b": r.get("dur_b"), "end_mark": r.get("u_len"),
                  "remaining": r["remaining"], "paid": r["paid"]} for r in co.head(100).iter_rows(named=True)]},
         )

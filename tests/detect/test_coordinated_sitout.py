@@ -347,7 +347,7 @@ def test_with_events_coinciding_sit_outs_of_equal_length_count_twice():
     assert {a for s in sigs if s.flagged for a in s.accounts} <= {"q1", "q2"}
     # the evidence says both tests and the run lengths of each co-occurrence
     s = next(s for s in sigs if s.accounts == ["q1", "q2"])
-    assert "as many hands" in s.evidence[0].text
+    assert "came back together" in s.evidence[0].text
     assert [(c["hands_out_a"], c["hands_out_b"]) for c in s.extra["cooccurrences"]] == [(5, 5), (5, 5)]
     con.close()
 

@@ -33,7 +33,9 @@ Method
    events with Fisher's method; weighted Benjamini–Hochberg (Genovese,
    Roeder & Wasserman 2006) controls the false-discovery rate over every pair
    of players with a sit-out in a shared event, each pair weighted by the
-   number of events in which both sat out (``share_power``): the test is
+   number of events in which both sat out, cubed (``share_power``: pairs of
+   independent players sharing k such events grow rarer fast with k, so the
+   error budget moves to them faster than linearly): the test is
    conditional on each player's sit-outs per event, so that count is
    independent of its p-value under the null. A seeded permutation test (Phipson & Smyth, SAGMB 2010) is
    reported for the most suspicious pairs.

@@ -51,7 +51,7 @@ class CoordinatedSitoutDetector(EvidenceMixin, GroupDetector):
         single_alpha: float = 0.02,
         single_coentry_p: float = 0.05,
         taste_pseudo: float | None = idf.KNOCKOUT_PSEUDO,
-        share_power: float = 1.0,
+        share_power: float = 3.0,
         group_null: int = 100,
         group_bandwidth_s: float = 300.0,
         group_min_events: int = 2,
@@ -247,8 +247,12 @@ class CoordinatedSitoutDetector(EvidenceMixin, GroupDetector):
         outside waves and breaks), rescaled to mean 1 over the family (Genovese, Roeder & Wasserman,
         Biometrika 2006). The coincidence test is conditional on each player's sit-outs per event (only their
         timing is tested), so the weight, a count of opportunities fixed before the timing is looked at, is
-        independent of the p-value under the null and the false-discovery rate stays controlled; a group
-        that sits out in several events it shares gets the error budget it needs."""
+        independent of the p-value under the null and the false-discovery rate stays controlled for any
+        ``share_power``; a group that sits out in several events it shares gets the error budget it needs. The
+        power is where the budget goes, not how large it is: pairs of independent players that both sat out in
+        k shared events grow rare fast with k (a population's family is nearly all k = 1), so a power above 1
+        moves the budget to the few pairs with repeated opportunities; the figures of powers 1-3 are in
+        docs/measurements.md ("Coordinated sit-outs in world b")."""
         if scores.height == 0:
             return scores.with_columns(q_value=pl.lit(None, pl.Float64), bh_weight=pl.lit(None, pl.Float64))
         fam = self.family_pairs_

@@ -134,11 +134,17 @@ class EvidenceMixin:
             ))
         ev.extend(self._group_evidence(pairs))
         per_event = (
-            pl.concat([co.select(pl.col("tournament_id"), pl.col("a").alias("acc"), pl.col("ts_a").alias("ts")),
-                       co.select(pl.col("tournament_id"), pl.col("b").alias("acc"), pl.col("ts_b").alias("ts"))])
+            pl.concat([co.select(pl.col("tournament_id"), pl.col("a").alias("acc"), pl.col("ts_a").alias("ts"),
+                                 pl.col("dur_a").cast(pl.Float64).alias("dur")),
+                       co.select(pl.col("tournament_id"), pl.col("b").alias("acc"), pl.col("ts_b").alias("ts"),
+                                 pl.col("dur_b").cast(pl.Float64).alias("dur"))])
             .unique().sort("tournament_id", "ts")
             .group_by("tournament_id", maintain_order=True)
-            .agg(txt=pl.format("{} {}", pl.col("acc"), pl.col("ts").dt.strftime("%H:%M:%S")))
+            # the platform's sit_in, where logged: how long each was away (the return mark's figure)
+            .agg(txt=pl.when(pl.col("dur").is_not_null())
+                 .then(pl.format("{} {} (back {} s later)", pl.col("acc"), pl.col("ts").dt.strftime("%H:%M:%S"),
+                                 pl.col("dur").round(0).cast(pl.Int64)))
+                 .otherwise(pl.format("{} {}", pl.col("acc"), pl.col("ts").dt.strftime("%H:%M:%S"))))
         )
         times = [f"{r['tournament_id']}: " + ", ".join(r["txt"]) for r in per_event.iter_rows(named=True)]
         ev.append(Evidence(

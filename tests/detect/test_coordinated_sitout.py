@@ -395,7 +395,9 @@ def test_a_platform_sit_in_gives_the_length_in_seconds():
     con.execute("DELETE FROM table_events WHERE player = 'q2' AND hand_id IN "
                 "(SELECT hand_id FROM hands WHERE tournament_id = '951')")
     det = CoordinatedSitoutDetector()
-    det.detect(con)
+    sig = next(s for s in det.detect(con) if s.accounts == ["q1", "q2"])
+    times = next(e.text for e in sig.evidence if e.name.startswith("co-occurring sit-outs"))
+    assert "q2" in times and "(back 225 s later)" in times  # the case says how long each was away
     pe = {r["tournament_id"]: r for r in det.per_event_.filter((pl.col("a") == "q1") & (pl.col("b") == "q2"))
           .iter_rows(named=True)}
     assert pe["951"]["lengths_known"]

@@ -1,5 +1,6 @@
 """Sit-out starts: the hands' and the platform's, timed on each event's consensus clock (the deal order of
-hand numbers), merged per account, with the span each player was in the event."""
+hand numbers), merged per account, with the span each player was in the event and each platform sit-out's
+length in seconds to its sit_in."""
 
 from __future__ import annotations
 

@@ -25,13 +25,17 @@ Method
    coincidences fall as a Poisson count with mean
    ``lam = sum over start pairs of 2 w / T`` and each gap over its window is
    uniform; per event the statistic ``S = sum of -log(gap / w)`` is a marked
-   Poisson variable with an exact tail, and where the hands show every run of
-   both players a second mark, whether the two runs last as many hands
-   (:func:`_length_mark`). Per-event p-values are combined over the shared
+   Poisson variable with an exact tail, and where every sit-out of both
+   players has a known length a second mark, whether the two end together:
+   the platform's ``sit_in`` seconds after its ``sit_out`` against the
+   population's platform sit-out lengths (:func:`_return_mark`), else the
+   hands sat out (:func:`_length_mark`). Per-event p-values are combined over the shared
    events with Fisher's method; weighted Benjamini–Hochberg (Genovese,
    Roeder & Wasserman 2006) controls the false-discovery rate over every pair
    of players with a sit-out in a shared event, each pair weighted by the
-   number of events in which both sat out (``share_power``): the test is
+   number of events in which both sat out, cubed (``share_power``: pairs of
+   independent players sharing k such events grow rarer fast with k, so the
+   error budget moves to them faster than linearly): the test is
    conditional on each player's sit-outs per event, so that count is
    independent of its p-value under the null. A seeded permutation test (Phipson & Smyth, SAGMB 2010) is
    reported for the most suspicious pairs.
@@ -58,7 +62,7 @@ docs/measurements.md ("Detector notes moved from docstrings").
 """
 
 from detectors.coordinated_sitout.detector import CoordinatedSitoutDetector
-from detectors.coordinated_sitout.null import _length_mark, _marked_poisson_sf
+from detectors.coordinated_sitout.null import _length_mark, _marked_poisson_sf, _return_mark
 from detectors.coordinated_sitout.starts import consensus_clock
 
 __all__ = ["CoordinatedSitoutDetector", "consensus_clock"]

@@ -10,7 +10,7 @@ from scipy import stats as sps
 from detectors.base import GroupDetector
 from detectors.coordinated_sitout import groups as grp
 from detectors.coordinated_sitout.evidence import EvidenceMixin
-from detectors.coordinated_sitout.null import _length_mark, _marked_poisson_sf
+from detectors.coordinated_sitout.null import _end_mark, _marked_poisson_sf
 from detectors.coordinated_sitout.split import split_components
 from detectors.coordinated_sitout.starts import _SPAN_SQL, _STARTS_SQL, consensus_clock
 from detectors import stats as mt
@@ -51,7 +51,7 @@ class CoordinatedSitoutDetector(EvidenceMixin, GroupDetector):
         single_alpha: float = 0.02,
         single_coentry_p: float = 0.05,
         taste_pseudo: float | None = idf.KNOCKOUT_PSEUDO,
-        share_power: float = 1.0,
+        share_power: float = 3.0,
         group_null: int = 100,
         group_bandwidth_s: float = 300.0,
         group_min_events: int = 2,
@@ -69,7 +69,7 @@ class CoordinatedSitoutDetector(EvidenceMixin, GroupDetector):
         self.n_perm = n_perm
         self.clock_hands = clock_hands  # hands per block of the consensus clock
         self.pause_s = pause_s  # a table idle this long has been on a break
-        self.length_mark = length_mark  # with events too: do coinciding sit-outs last as many hands?
+        self.length_mark = length_mark  # with events too: do coinciding sit-outs end together?
         self.single_p = single_p  # a lone coincidence must itself be this unusual to be corroborated
         self.single_alpha = single_alpha  # family-wise level (Bonferroni) of the corroborated lone coincidences
         self.single_coentry_p = single_coentry_p  # the co-entry must agree on its own below this p
@@ -131,11 +131,17 @@ class CoordinatedSitoutDetector(EvidenceMixin, GroupDetector):
         """The group test's inputs from the fitted starts: the kept starts (epoch seconds, tolerance, resolution,
         run length), the spans in epoch seconds, the population's run lengths and the pair test's options."""
         k = self.kept_
-        x = k.select("account", "tournament_id", "t", "run_hands").with_columns(
+        x = k.select("account", "tournament_id", "t", "run_hands", "dur_s").with_columns(
             tol=pl.when(k["source"] == "event").then(pl.lit(self.tol_event_s)).otherwise(pl.lit(self.tol_hand_s)),
             res=pl.when(k["source"] == "event").then(pl.lit(self.res_event_s)).otherwise(pl.lit(self.res_hand_s)))
         sp = self.spans_.with_columns(t0=pl.col("t0").dt.epoch("ms") / 1000.0, t1=pl.col("t1").dt.epoch("ms") / 1000.0)
-        return x, sp, k["run_hands"].to_numpy(), {"has_events": self.has_events_, "length_mark": self.length_mark}
+        return x, sp, k["run_hands"].to_numpy(), {"has_events": self.has_events_, "length_mark": self.length_mark,
+                                                  "durations": self._durations()}
+
+    def _durations(self) -> np.ndarray:
+        """The population's platform sit-out lengths in seconds (the kept starts with a ``sit_in``): the return
+        mark's reference (:func:`detectors.coordinated_sitout.null._end_mark`)."""
+        return self.kept_["dur_s"].drop_nulls().cast(pl.Float64).to_numpy()
 
     def group_null_check(self, n_obs: int = 100, seed: int = 123) -> dict[str, float]:
         """The group test's calibration on this population (after :meth:`fit`): ``n_obs`` simulated populations
@@ -241,8 +247,12 @@ class CoordinatedSitoutDetector(EvidenceMixin, GroupDetector):
         outside waves and breaks), rescaled to mean 1 over the family (Genovese, Roeder & Wasserman,
         Biometrika 2006). The coincidence test is conditional on each player's sit-outs per event (only their
         timing is tested), so the weight, a count of opportunities fixed before the timing is looked at, is
-        independent of the p-value under the null and the false-discovery rate stays controlled; a group
-        that sits out in several events it shares gets the error budget it needs."""
+        independent of the p-value under the null and the false-discovery rate stays controlled for any
+        ``share_power``; a group that sits out in several events it shares gets the error budget it needs. The
+        power is where the budget goes, not how large it is: pairs of independent players that both sat out in
+        k shared events grow rare fast with k (a population's family is nearly all k = 1), so a power above 1
+        moves the budget to the few pairs with repeated opportunities; the figures of powers 1-3 are in
+        docs/measurements.md ("Coordinated sit-outs in world b")."""
         if scores.height == 0:
             return scores.with_columns(q_value=pl.lit(None, pl.Float64), bh_weight=pl.lit(None, pl.Float64))
         fam = self.family_pairs_
@@ -267,7 +277,7 @@ class CoordinatedSitoutDetector(EvidenceMixin, GroupDetector):
         self.n_single_ = 0
         if k.height == 0:
             return pl.DataFrame(schema=schema)
-        x = k.select("account", "tournament_id", "t", "ts", "hand_id", "run_hands").with_columns(
+        x = k.select("account", "tournament_id", "t", "ts", "hand_id", "run_hands", "dur_s").with_columns(
             tol=pl.when(k["source"] == "event").then(pl.lit(self.tol_event_s)).otherwise(pl.lit(self.tol_hand_s)),
             res=pl.when(k["source"] == "event").then(pl.lit(self.res_event_s)).otherwise(pl.lit(self.res_hand_s)),
         )
@@ -283,7 +293,7 @@ class CoordinatedSitoutDetector(EvidenceMixin, GroupDetector):
                  a.t AS t_a, b.t AS t_b, coalesce(a.hand_id, b.hand_id) AS hand_id,
                  -- the coincidence's closeness: gap over its window, the gap floored at the sources' resolution
                  least(greatest(abs(b.t - a.t), greatest(a.res, b.res)) / (a.tol + b.tol), 1.0) AS u,
-                 a.run_hands AS len_a, b.run_hands AS len_b
+                 a.run_hands AS len_a, b.run_hands AS len_b, a.dur_s AS dur_a, b.dur_s AS dur_b
           FROM _rb_starts a JOIN _rb_starts b
             ON a.tournament_id = b.tournament_id AND a.account < b.account
            AND abs(b.t - a.t) <= a.tol + b.tol
@@ -367,10 +377,15 @@ class CoordinatedSitoutDetector(EvidenceMixin, GroupDetector):
         # two-mark null would count against the pair): the two-mark null is used in the
         # events where every start of both players has a known length (a property of the
         # starts, not of their timing: no choice after the fact, no Bonferroni), closeness
-        # alone elsewhere (``length_mark``; off: closeness alone everywhere).
+        # alone elsewhere (``length_mark``; off: closeness alone everywhere). Where both sit-outs are platform
+        # sit_outs followed by a sit_in, the second mark is in seconds: do the two come back together
+        # (``_end_mark``: the return mark against the population's platform sit-out lengths)? A sit_in makes
+        # the length known even where the hands do not show the run.
         two = (not self.has_events_) or self.length_mark
-        co = co.with_columns(u_len=pl.Series(_length_mark(
-            co["len_a"].to_numpy(), co["len_b"].to_numpy(), k["run_hands"].to_numpy()))
+        co = co.with_columns(u_len=pl.Series(_end_mark(
+            co["len_a"].to_numpy(), co["len_b"].to_numpy(), k["run_hands"].to_numpy(),
+            co["t_a"].to_numpy(), co["dur_a"].cast(pl.Float64).to_numpy(), co["t_b"].to_numpy(),
+            co["dur_b"].cast(pl.Float64).to_numpy(), self._durations(), self.res_event_s))
             if two else pl.lit(1.0))
         marks = co.group_by("a", "b", "tournament_id").agg(
             x=pl.len(), s1=(-pl.col("u").log()).sum(), s=(-pl.col("u").log() - pl.col("u_len").log()).sum())
@@ -380,7 +395,8 @@ class CoordinatedSitoutDetector(EvidenceMixin, GroupDetector):
         p1 = _marked_poisson_sf(x_, per_event["s1"].to_numpy(), lam_, marks=1)
         p2 = _marked_poisson_sf(x_, per_event["s"].to_numpy(), lam_, marks=2) if two else p1
         # every start of both players in the event has a known length (the hands show its run)
-        known = x.group_by("account", "tournament_id").agg(known=(pl.col("run_hands") > 0).all())
+        known = x.group_by("account", "tournament_id").agg(
+            known=((pl.col("run_hands") > 0) | pl.col("dur_s").is_not_null()).all())
         per_event = (per_event
                      .join(known.rename({"account": "a", "known": "known_a"}), on=["a", "tournament_id"], how="left")
                      .join(known.rename({"account": "b", "known": "known_b"}), on=["b", "tournament_id"], how="left"))

@@ -15,6 +15,31 @@ def _ident(s: str) -> str:
     return '"' + s.replace('"', '""') + '"'
 
 
+def _times_evidence(co: pl.DataFrame, accs: list[str]) -> Evidence:
+    """The co-occurring sit-outs of a case by event: each account's start time and, where the platform logged its
+    sit_in, how long it was away (the return mark's figure)."""
+    per_event = (
+        pl.concat([co.select(pl.col("tournament_id"), pl.col("a").alias("acc"), pl.col("ts_a").alias("ts"),
+                             pl.col("dur_a").cast(pl.Float64).alias("dur")),
+                   co.select(pl.col("tournament_id"), pl.col("b").alias("acc"), pl.col("ts_b").alias("ts"),
+                             pl.col("dur_b").cast(pl.Float64).alias("dur"))])
+        .unique().sort("tournament_id", "ts")
+        .group_by("tournament_id", maintain_order=True)
+        # the platform's sit_in, where logged: how long each was away (the return mark's figure)
+        .agg(txt=pl.when(pl.col("dur").is_not_null())
+             .then(pl.format("{} {} (back {} s later)", pl.col("acc"), pl.col("ts").dt.strftime("%H:%M:%S"),
+                             pl.col("dur").round(0).cast(pl.Int64)))
+             .otherwise(pl.format("{} {}", pl.col("acc"), pl.col("ts").dt.strftime("%H:%M:%S"))))
+    )
+    times = [f"{r['tournament_id']}: " + ", ".join(r["txt"]) for r in per_event.iter_rows(named=True)]
+    return Evidence(
+        name="co-occurring sit-outs (tournament, times)", value=float(per_event.height), n=co.height,
+        text="; ".join(times),
+        sql=("SELECT account, tournament_id, kind, ts FROM sit_events WHERE account IN ("
+             + ", ".join(_lit(a) for a in accs) + ") ORDER BY tournament_id, ts"),
+    )
+
+
 class EvidenceMixin:
     """The ``explain`` of :class:`~detectors.coordinated_sitout.CoordinatedSitoutDetector`."""
 
@@ -121,8 +146,9 @@ class EvidenceMixin:
                       f"{(r.get('bh_weight') or 1.0):.2f} in the false-discovery control: both sat out in "
                       f"{r.get('n_shared') or len(r['shared_events'])} shared events), closest-pair test p "
                       f"{r['p_closest']:.3g}{perm}; "
-                      + (f"closeness alone p {r['p_time_only']:.3g}, with whether the runs last as many hands "
-                         f"p {r['p_with_length']:.3g} (the hands show every run of both players in "
+                      + (f"closeness alone p {r['p_time_only']:.3g}, with whether the two came back together "
+                         f"p {r['p_with_length']:.3g} (seconds from each platform sit_out to its sit_in where both "
+                         f"logged one, else the hands sat out; every sit-out of both players has a known length in "
                          f"{r['n_len_events']} of the {len(r['shared_events'])} events: there the test counts both, "
                          f"elsewhere closeness alone); " if self.has_events_ and self.length_mark else "")
                       + f"mean bubble proximity {(r['bubble'] or 0):.2f}" + self._single_text(r)),
@@ -132,20 +158,7 @@ class EvidenceMixin:
                      f"WHERE x.kind = 'sit_out' AND x.account = {_lit(a)} AND y.account = {_lit(b)} ORDER BY x.ts"),
             ))
         ev.extend(self._group_evidence(pairs))
-        per_event = (
-            pl.concat([co.select(pl.col("tournament_id"), pl.col("a").alias("acc"), pl.col("ts_a").alias("ts")),
-                       co.select(pl.col("tournament_id"), pl.col("b").alias("acc"), pl.col("ts_b").alias("ts"))])
-            .unique().sort("tournament_id", "ts")
-            .group_by("tournament_id", maintain_order=True)
-            .agg(txt=pl.format("{} {}", pl.col("acc"), pl.col("ts").dt.strftime("%H:%M:%S")))
-        )
-        times = [f"{r['tournament_id']}: " + ", ".join(r["txt"]) for r in per_event.iter_rows(named=True)]
-        ev.append(Evidence(
-            name="co-occurring sit-outs (tournament, times)", value=float(per_event.height), n=co.height,
-            text="; ".join(times),
-            sql=("SELECT account, tournament_id, kind, ts FROM sit_events WHERE account IN ("
-                 + ", ".join(_lit(a) for a in accs) + ") ORDER BY tournament_id, ts"),
-        ))
+        ev.append(_times_evidence(co, accs))
         n_waves = self.waves_.filter(pl.col("account").is_in(accs)).height
         tourns = sorted(set(co["tournament_id"].to_list()))
         benign = (f"Scheduled breaks and disconnect waves take many players out at once: {n_waves} sit-outs of these "
@@ -164,5 +177,6 @@ class EvidenceMixin:
             extra={"cooccurrences": [
                 {"tournament": r["tournament_id"], "a": r["a"], "b": r["b"], "ts_a": str(r["ts_a"]), "ts_b": str(r["ts_b"]),
                  "hands_out_a": r["len_a"], "hands_out_b": r["len_b"],
+                 "seconds_out_a": r.get("dur_a"), "seconds_out_b": r.get("dur_b"), "end_mark": r.get("u_len"),
                  "remaining": r["remaining"], "paid": r["paid"]} for r in co.head(100).iter_rows(named=True)]},
         )

@@ -37,7 +37,7 @@ import numpy as np
 import polars as pl
 from scipy import stats as sps
 
-from detectors.coordinated_sitout.null import _length_mark, _marked_poisson_sf
+from detectors.coordinated_sitout.null import _end_mark, _marked_poisson_sf
 
 
 def pair_lambdas(x: pl.DataFrame, spans: pl.DataFrame) -> pl.DataFrame:
@@ -47,14 +47,15 @@ def pair_lambdas(x: pl.DataFrame, spans: pl.DataFrame) -> pl.DataFrame:
 
     Parameters
     ----------
-    x : the kept starts (``account``, ``tournament_id``, ``tol``, ``run_hands``).
+    x : the kept starts (``account``, ``tournament_id``, ``tol``, ``run_hands``, ``dur_s``).
     spans : each account's span in each event (``account``, ``tournament_id``, ``t0``, ``t1`` in epoch seconds).
 
     Returns
     -------
     One row per (``a``, ``b``, ``tournament_id``), ``a < b``."""
     n = (x.group_by("account", "tournament_id")
-         .agg(n=pl.len(), sum_tol=pl.col("tol").sum(), known=(pl.col("run_hands") > 0).all())
+         .agg(n=pl.len(), sum_tol=pl.col("tol").sum(),
+              known=((pl.col("run_hands") > 0) | pl.col("dur_s").is_not_null()).all())
          .join(spans.select("account", "tournament_id", "t0", "t1"), on=["account", "tournament_id"], how="left"))
     p = n.join(n, on="tournament_id", suffix="_b").filter(pl.col("account") < pl.col("account_b"))
     overlap = pl.max_horizontal(pl.min_horizontal("t1", "t1_b") - pl.max_horizontal("t0", "t0_b"), pl.lit(60.0))
@@ -66,15 +67,16 @@ def pair_lambdas(x: pl.DataFrame, spans: pl.DataFrame) -> pl.DataFrame:
 
 
 def pair_pvalues(x: pl.DataFrame, lam: pl.DataFrame, run_hands: np.ndarray, *, has_events: bool,
-                 length_mark: bool) -> pl.DataFrame:
+                 length_mark: bool, durations: np.ndarray | None = None) -> pl.DataFrame:
     """The pair coincidence test of every pair whose starts coincide, for one or many sets of start times.
 
     Parameters
     ----------
     x : starts with ``rep`` (the set: 0 the observed, 1.. simulated), ``account``, ``tournament_id``, ``t``
-        (epoch seconds), ``tol``, ``res`` and ``run_hands``.
+        (epoch seconds), ``tol``, ``res``, ``run_hands`` and ``dur_s`` (a platform sit-out's length in seconds).
     lam : :func:`pair_lambdas` of the starts (it does not depend on their times).
-    run_hands : the population's run lengths (the length mark's reference).
+    run_hands : the population's run lengths (the length mark's reference). durations : its platform sit-out
+        lengths in seconds (the return mark's reference, :func:`detectors.coordinated_sitout.null._end_mark`).
     has_events, length_mark : as the detector's: two marks (closeness and equal length) where every start of both
         accounts in the event has a known length, or everywhere without platform events.
 
@@ -82,7 +84,7 @@ def pair_pvalues(x: pl.DataFrame, lam: pl.DataFrame, run_hands: np.ndarray, *, h
     -------
     One row per (``rep``, ``a``, ``b``) with ``n_co`` (coincidences), ``events`` (where they coincided) and ``p`` (Fisher's combination of the
     per-event marked Poisson p-values over every event both sat out in, p = 1 where they did not coincide)."""
-    s = x.select("rep", "account", "tournament_id", "t", "tol", "res", "run_hands")
+    s = x.select("rep", "account", "tournament_id", "t", "tol", "res", "run_hands", "dur_s")
     # a band join: starts within the widest window fall in the same time bucket or a neighbouring one
     width = 2 * float(s["tol"].max() or 1.0)
     s = s.with_columns(bucket=(pl.col("t") / width).floor().cast(pl.Int64))
@@ -97,7 +99,11 @@ def pair_pvalues(x: pl.DataFrame, lam: pl.DataFrame, run_hands: np.ndarray, *, h
         return pl.DataFrame(schema={"rep": pl.Int64, "a": pl.Utf8, "b": pl.Utf8, "n_co": pl.UInt32,
                                     "events": pl.List(pl.Utf8), "p": pl.Float64})
     two = (not has_events) or length_mark
-    u_len = _length_mark(co["run_hands"].to_numpy(), co["run_hands_b"].to_numpy(), run_hands) if two else 1.0
+    pop_d = np.array([]) if durations is None else durations
+    u_len = _end_mark(co["run_hands"].to_numpy(), co["run_hands_b"].to_numpy(), run_hands,
+                      co["t"].to_numpy(), co["dur_s"].cast(pl.Float64).to_numpy(), co["t_b"].to_numpy(),
+                      co["dur_s_b"].cast(pl.Float64).to_numpy(), pop_d,
+                      np.maximum(co["res"].to_numpy(), co["res_b"].to_numpy())) if two else 1.0
     co = co.with_columns(u_len=pl.Series(np.broadcast_to(u_len, (co.height,)).astype(float)))
     ev = (co.group_by("rep", a="account", b="account_b", tournament_id="tournament_id")
           .agg(x=pl.len(), s1=(-pl.col("u").log()).sum(), s2=(-pl.col("u").log() - pl.col("u_len").log()).sum())
@@ -239,7 +245,7 @@ def empirical_qvalues(observed: np.ndarray, null: np.ndarray, n_null: int) -> np
 
 def null_flag_rate(x: pl.DataFrame, spans: pl.DataFrame, run_hands: np.ndarray, *, n_obs: int, n_null: int,
                    bandwidth_s: float, min_events: int, alpha: float, rng: np.random.Generator, has_events: bool,
-                   length_mark: bool) -> dict[str, float]:
+                   length_mark: bool, durations: np.ndarray | None = None) -> dict[str, float]:
     """The group test under its own null: ``n_obs + n_null`` simulated populations of the starts ``x``; each of
     the first ``n_obs`` taken as observed and its groups' q-values estimated from the last ``n_null``.
 
@@ -249,7 +255,8 @@ def null_flag_rate(x: pl.DataFrame, spans: pl.DataFrame, run_hands: np.ndarray, 
     group at q <= ``alpha``: under the global null, the false-discovery rate) and ``groups_flagged`` (their count)."""
     lam = pair_lambdas(x, spans)
     sim = simulate_starts(x, spans, n_null=n_obs + n_null, bandwidth_s=bandwidth_s, rng=rng)
-    cs = clique_stats(pair_pvalues(sim, lam, run_hands, has_events=has_events, length_mark=length_mark),
+    cs = clique_stats(pair_pvalues(sim, lam, run_hands, has_events=has_events, length_mark=length_mark,
+                                   durations=durations),
                       min_events=min_events)
     null = cs.filter(pl.col("rep") > n_obs)["stat"].to_numpy()
     obs = cs.filter(pl.col("rep") <= n_obs)

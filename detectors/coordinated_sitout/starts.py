@@ -1,5 +1,6 @@
 """Sit-out starts: the hands' and the platform's, timed on each event's consensus clock (the deal order of
-hand numbers), merged per account, with the span each player was in the event."""
+hand numbers), merged per account, with the span each player was in the event and each platform sit-out's
+length in seconds to its sit_in."""
 
 from __future__ import annotations
 
@@ -141,6 +142,13 @@ kept AS (
   SELECT account, tournament_id, ts, source, hand_id
   FROM ordered WHERE prev_ts IS NULL OR epoch(ts) - epoch(prev_ts) > $merge
 ),
+-- each platform sit_out's end: the account's next platform event in the tournament, when it is a sit_in
+ends AS (
+  SELECT account, tournament_id, ts,
+         CASE WHEN lead(kind) OVER w = 'sit_in' THEN epoch(lead(ts) OVER w) - epoch(ts) END AS dur_s
+  FROM sit_events WHERE tournament_id IS NOT NULL AND kind IN ('sit_out', 'sit_in')
+  WINDOW w AS (PARTITION BY account, tournament_id ORDER BY ts, kind)
+),
 hh AS (
   SELECT s.player AS account, h.tournament_id, h.started_at, h.hand_id
   FROM seats s JOIN hands h USING (hand_id) WHERE h.is_tournament AND h.tournament_id IS NOT NULL
@@ -157,7 +165,10 @@ SELECT x.*, coalesce(c.after_pause AND NOT (x.source = 'event' AND epoch(x.ts) <
        -- player may fall inside the run); 0 when the hands show none
        coalesce((SELECT arg_min(rl.n_out, abs(rl.run_t - epoch(x.ts))) FROM run_len rl
                  WHERE rl.account = x.account AND rl.tournament_id = x.tournament_id
-                   AND abs(rl.run_t - epoch(x.ts)) <= $merge), 0) AS run_hands
+                   AND abs(rl.run_t - epoch(x.ts)) <= $merge), 0) AS run_hands,
+       -- a platform sit_out's length in seconds, to the platform's sit_in (NULL: seen in the hands, or no sit_in)
+       CASE WHEN x.source = 'event' THEN (SELECT any_value(e.dur_s) FROM ends e
+                 WHERE e.account = x.account AND e.tournament_id = x.tournament_id AND e.ts = x.ts) END AS dur_s
 FROM (
   SELECT k.account, k.tournament_id, k.ts, k.source, coalesce(k.hand_id, hh.hand_id) AS hand_id
   FROM kept k ASOF LEFT JOIN hh

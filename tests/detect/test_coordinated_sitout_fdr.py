@@ -23,16 +23,19 @@ def _scores(p: dict[tuple[str, str], float]) -> pl.DataFrame:
 
 def test_a_pair_that_sat_out_together_in_three_events_gets_more_of_the_error_budget():
     """Ten pairs in the family; x/y both sat out in three shared events, the nine others in one. With p 0.008 the
-    plain BH q is 0.08 (not flagged at 0.05); weighted by its events (weight 3 x 10 / 12 = 2.5) it is 0.032. A lone
-    pair's weight falls below 1 (0.83): the weights average 1, the budget is moved, not enlarged."""
+    plain BH q is 0.08 (not flagged at 0.05); weighted by its events cubed (weight 27 x 10 / 36 = 7.5) it is
+    0.0107 (linearly, 3 x 10 / 12 = 2.5, it was 0.032). A lone pair's weight falls below 1 (10 / 36): the weights
+    average 1, the budget is moved, not enlarged."""
     fam = {("x", "y"): 3, **{(f"a{i}", f"b{i}"): 1 for i in range(9)}}
     s = _scores({("x", "y"): 0.008, ("a0", "b0"): 0.5})
     q = _det(fam)._with_q(s)
     row = q.filter(pl.col("a") == "x").row(0, named=True)
-    assert abs(row["bh_weight"] - 2.5) < 1e-9 and row["n_shared"] == 3
-    assert abs(row["q_value"] - 0.032) < 1e-9
+    assert abs(row["bh_weight"] - 7.5) < 1e-9 and row["n_shared"] == 3
+    assert abs(row["q_value"] - 0.008 / 7.5 * 10) < 1e-9
     lone = q.filter(pl.col("a") == "a0").row(0, named=True)
-    assert abs(lone["bh_weight"] - 10 / 12) < 1e-9
+    assert abs(lone["bh_weight"] - 10 / 36) < 1e-9
+    linear = _det(fam, share_power=1.0)._with_q(s).filter(pl.col("a") == "x").row(0, named=True)
+    assert abs(linear["bh_weight"] - 2.5) < 1e-9 and abs(linear["q_value"] - 0.032) < 1e-9
     plain = _det(fam, share_power=0.0)._with_q(s).filter(pl.col("a") == "x").row(0, named=True)
     assert abs(plain["q_value"] - 0.08) < 1e-9 and plain["bh_weight"] == 1.0
 

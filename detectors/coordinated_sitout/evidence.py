@@ -23,7 +23,7 @@ def _times_evidence(co: pl.DataFrame, accs: list[str]) -> Evidence:
                              pl.col("dur_a").cast(pl.Float64).alias("dur")),
                    co.select(pl.col("tournament_id"), pl.col("b").alias("acc"), pl.col("ts_b").alias("ts"),
                              pl.col("dur_b").cast(pl.Float64).alias("dur"))])
-        .unique().sort("tournament_id", "ts")
+        .unique().sort("tournament_id", "ts", "acc")  # starts of one second in account order (unique keeps none)
         .group_by("tournament_id", maintain_order=True)
         # the platform's sit_in, where logged: how long each was away (the return mark's figure)
         .agg(txt=pl.when(pl.col("dur").is_not_null())

@@ -31,7 +31,8 @@ Method
    :class:`detectors.base.GroupDetector`): one case per person.
 
 The detector judges the feature store's window (``store_for(con).window_days``: every day by default, else the
-last that many hand days): every table it reads holds only the window's rows (:func:`window_tables`), so a night
+last that many hand days): every table it reads holds only the window's rows
+(:func:`detectors.features.window_views.window_tables`), so a night
 over a long history reads the window, and a case names the window's first and last day.
 
 This follows the record-linkage view of account matching (Fellegi & Sunter,
@@ -43,10 +44,8 @@ NetGames 2008). The figures behind each rule are in docs/measurements.md
 
 from __future__ import annotations
 
-import datetime as dt
 import math
-from contextlib import contextmanager
-from typing import Any, Iterator
+from typing import Any
 
 import duckdb
 import numpy as np
@@ -55,22 +54,7 @@ import polars as pl
 from detectors.base import Evidence, GroupDetector, Signal, is_missing, sql_literal as _lit
 from detectors import stats as mt
 from detectors.features import identity as idf
-from detectors.features.gameplay import store_for
-
-#: The tables the detector reads, each as the window holds it (:func:`window_tables`), in the order they are made
-#: (a later one reads an earlier one): hands by their hand day, seats and actions by their hand, sessions by the day
-#: of their login and decisions by the day of their time (as the day features assign rows to days,
-#: :func:`detectors.features.days.read_day`), registrations of the window's events, accounts seen in any of them.
-WINDOW_VIEWS = (
-    ("hands", "day BETWEEN (SELECT lo FROM _rb_window) AND (SELECT hi FROM _rb_window)"),
-    ("seats", "hand_id IN (SELECT hand_id FROM temp.main.hands)"),
-    ("actions", "hand_id IN (SELECT hand_id FROM temp.main.hands)"),
-    ("sessions", "CAST(login_at AS DATE) BETWEEN (SELECT lo FROM _rb_window) AND (SELECT hi FROM _rb_window)"),
-    ("decisions", "CAST(ts AS DATE) BETWEEN (SELECT lo FROM _rb_window) AND (SELECT hi FROM _rb_window)"),
-    ("registrations", "tournament_id IN (SELECT tournament_id FROM temp.main.hands)"),
-    ("accounts", ("account IN (SELECT account FROM temp.main.sessions UNION SELECT player FROM temp.main.seats "
-                 "UNION SELECT account FROM temp.main.decisions)")),
-)
+from detectors.features.window_views import window_span, window_tables
 
 
 class MultiAccountingDetector(GroupDetector):
@@ -447,53 +431,6 @@ class MultiAccountingDetector(GroupDetector):
             extra={"edges": self._edges(pairs),
                    **({"window": [d.isoformat() for d in self.window_]} if self.window_ is not None else {})},
         )
-
-
-def window_span(con: duckdb.DuckDBPyConnection) -> tuple[dt.date, dt.date] | None:
-    """The days the detector judges: the feature store's window (``store_for(con).window_days``, the last that
-    many days up to the warehouse's last hand day, :func:`detectors.features.days.window_of`) as (first, last);
-    None for every day (``window_days`` 0, the default) or a warehouse without hands."""
-    n = int(store_for(con).window_days)
-    last = con.execute("SELECT max(day) FROM hands").fetchall()[0][0] if n > 0 else None
-    return None if last is None else (last - dt.timedelta(days=n - 1), last)
-
-
-@contextmanager
-def window_tables(con: duckdb.DuckDBPyConnection, window: tuple[dt.date, dt.date] | None
-                  ) -> Iterator[duckdb.DuckDBPyConnection]:
-    """A connection on which the tables of :data:`WINDOW_VIEWS` hold only the rows of ``window`` (first, last day):
-    a cursor of ``con`` (the same database) with temporary views of those names over the warehouse's tables, which
-    every unqualified read of the detector and its features then sees; ``con`` itself when ``window`` is None
-    (every day: the tables whole, as they are). A table the warehouse lacks gets no view; the accounts are those
-    of the window only where sessions, seats and decisions are all present.
-
-    Parameters
-    ----------
-    con : the warehouse. window : (first day, last day), inclusive (:func:`window_span`), or None.
-
-    Yields
-    ------
-    The connection to read through; a cursor is closed (its views gone) on leaving."""
-    if window is None:
-        yield con
-        return
-    cur = con.cursor()
-    try:
-        db = cur.execute("SELECT current_database()").fetchall()[0][0]
-        have = {r[0] for r in cur.execute("SELECT table_name FROM duckdb_tables() WHERE database_name = "
-                                          "current_database() AND schema_name = 'main'").fetchall()}
-        cur.execute("CREATE TEMP TABLE _rb_window AS SELECT ?::DATE AS lo, ?::DATE AS hi", list(window))
-        cur.execute(";\n".join(
-            f"CREATE TEMP VIEW {_ident(t)} AS SELECT * FROM {_ident(db)}.main.{_ident(t)} WHERE {where}"
-            for t, where in WINDOW_VIEWS if t in have and (t != "accounts" or {"sessions", "seats", "decisions"} <= have)))
-        yield cur
-    finally:
-        cur.close()
-
-
-def _ident(s: str) -> str:
-    """A SQL identifier, quotes doubled (a table or database name from the catalog, never data)."""
-    return '"' + s.replace('"', '""') + '"'
 
 
 def _f(x: Any) -> str:

@@ -66,8 +66,9 @@ IDENTIFIERS: dict[str, set[str]] = {
     "pipelines/lib/reports.py": {"col", "acc_lit", "hand_lit"},
     "pipelines/lib/cases.py": {"' UNION ALL '.join(parts)"},
     "detectors/seat_handoff.py": {"_PER_HAND_COLS"},
+    "detectors/multi_accounting.py": {"idf.tournament_entries(con)", "accs_sql", "kind"},
     # where: the row filters of the constant WINDOW_VIEWS, bound by the comprehension that makes the window's views
-    "detectors/multi_accounting.py": {"idf.tournament_entries(con)", "accs_sql", "kind", "where"},
+    "detectors/features/window_views.py": {"where"},
     "detectors/chip_dumping.py": {"gp.seat_nets_cte()", "tag", "seat", "b", "bb", "cb", "same", "score"},
     "detectors/features/identity.py": {"tournament_entries(con)", "table", "cells"},
     "detectors/features/gameplay.py": {"seat_nets_cte()", "_card_codes_sql('cards')", "hands_from", "restrict", "t"},

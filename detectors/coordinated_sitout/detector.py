@@ -15,6 +15,7 @@ from detectors.coordinated_sitout.split import split_components
 from detectors.coordinated_sitout.starts import _SPAN_SQL, _STARTS_SQL, consensus_clock
 from detectors import stats as mt
 from detectors.features import identity as idf
+from detectors.features.window_views import window_span, window_tables
 
 
 class CoordinatedSitoutDetector(EvidenceMixin, GroupDetector):
@@ -93,7 +94,15 @@ class CoordinatedSitoutDetector(EvidenceMixin, GroupDetector):
         -------
         self, with ``starts_``, ``waves_``, ``kept_``, ``spans_``, ``finishes_``, ``co_`` (the co-occurring
         starts), ``per_event_``, ``family_`` (with ``family_pairs_``: each pair and the events both sat out in),
-        ``n_single_``, ``scores_``, ``groups_`` (the group test, :meth:`_with_groups`) and ``missing_``."""
+        ``n_single_``, ``scores_``, ``groups_`` (the group test, :meth:`_with_groups`), ``missing_`` and
+        ``window_`` (the days judged, :func:`~detectors.features.window_views.window_span`: None for every day),
+        each of the window's rows (:func:`~detectors.features.window_views.window_tables`)."""
+        self.window_ = window_span(con)
+        with window_tables(con, self.window_) as wcon:
+            return self._learn(wcon)
+
+    def _learn(self, con: duckdb.DuckDBPyConnection) -> "CoordinatedSitoutDetector":
+        """:meth:`fit` on ``con``, the window's tables."""
         self.missing_ = []
         self.has_events_ = idf.table_rows(con, "sit_events") > 0
         if not self.has_events_:

@@ -122,7 +122,9 @@ class EvidenceMixin:
 
         Returns
         -------
-        :class:`~detectors.base.Signal` (``extra["cooccurrences"]``)."""
+        :class:`~detectors.base.Signal` (``extra["cooccurrences"]``; ``extra["window"]``: the first and last day
+        judged, when the window is not every day). The evidence SQL shown to copy reads ``sit_events`` whole: it
+        names the case's accounts only."""
         accs = list(row["accounts"])
         pairs = self.pairs_of(row)
         co = self.co_.filter(pl.col("a").is_in(accs) & pl.col("b").is_in(accs)).sort("ts_a")
@@ -178,5 +180,6 @@ class EvidenceMixin:
                 {"tournament": r["tournament_id"], "a": r["a"], "b": r["b"], "ts_a": str(r["ts_a"]), "ts_b": str(r["ts_b"]),
                  "hands_out_a": r["len_a"], "hands_out_b": r["len_b"],
                  "seconds_out_a": r.get("dur_a"), "seconds_out_b": r.get("dur_b"), "end_mark": r.get("u_len"),
-                 "remaining": r["remaining"], "paid": r["paid"]} for r in co.head(100).iter_rows(named=True)]},
+                 "remaining": r["remaining"], "paid": r["paid"]} for r in co.head(100).iter_rows(named=True)],
+                   **({"window": [d.isoformat() for d in self.window_]} if self.window_ is not None else {})},
         )

@@ -23,6 +23,10 @@ class ChipDumpingDetector(EvidenceMixin, PairDetector):
     inputs = HAND_INPUTS
     directed = True  # giver -> receiver
     unflagged_inside_groups = False  # one case per set of accounts (the queue's cases are sets of accounts)
+    #: the columns of the window's heads-up decisions the tests, the flows and the evidence read (only these are read
+    #: from the day files: :func:`detectors.features.gameplay.cached_pair_features`)
+    decision_columns = ["hand_id", "street", "player", "opponent", "tournament_id", "strength", "equity", "aggr",
+                        "facing", "fold", "commit", "preflop", "hu", "sbin", "pbin", "value_given"]
 
     def __init__(
         self,
@@ -74,7 +78,8 @@ class ChipDumpingDetector(EvidenceMixin, PairDetector):
         -------
         self, with ``dec_``, ``pairs_``, ``recv_``, ``pdec_``, ``presence_``, ``cont_by_``, ``dealt_by_``,
         ``flow_``, ``devflow_`` and ``missing_``."""
-        self.dec_, pairs = gp.cached_pair_features(con, samples=self.samples, random_state=self.random_state)
+        self.dec_, pairs = gp.cached_pair_features(con, samples=self.samples, random_state=self.random_state,
+                                                   columns=self.decision_columns)
         # own-baseline tests with each player's outlying partners left out of the baseline (stats.robust_own_baseline)
         self.pairs_ = (stats.replace_baseline_tests(pairs, self.dec_, alpha=self.alpha, rare_tail=self.rare_tail,
                                                     junk_bins=self.junk_bins)

@@ -80,6 +80,10 @@ class SoftPlayDetector(EvidenceMixin, PairDetector):
 
     kind = "soft_play"
     inputs = {**HAND_INPUTS, "registrations": ("account", "ts", "kind", "tournament_id")}
+    #: the columns of the window's heads-up decisions the fit, the tests and the evidence read (only these are read
+    #: from the day files: :func:`detectors.features.gameplay.cached_pair_features`)
+    decision_columns = ["hand_id", "seq", "street", "player", "opponent", "is_tournament", "tournament_id", "game",
+                        "bb", "strength", "aggr", "facing", "fold", "commit", "preflop", "hu", "sbin"]
 
     def __init__(
         self,
@@ -160,7 +164,8 @@ class SoftPlayDetector(EvidenceMixin, PairDetector):
         -------
         self, with ``dec_`` (the decisions), ``pairs_`` (ordered-pair tests), ``pooled_`` (unordered-pair tests),
         ``outliers_``, ``coverage_`` (share of hands with the cards known) and ``missing_``."""
-        dec, pairs = gp.cached_pair_features(con, samples=self.samples, random_state=self.random_state)
+        dec, pairs = gp.cached_pair_features(con, samples=self.samples, random_state=self.random_state,
+                                             columns=self.decision_columns)
         # which decisions face a real bet (preflop: after the first raise), and who raised last preflop
         self.dec_ = gp.with_bet_faced(con, dec)
         if not self.dec_.is_empty():

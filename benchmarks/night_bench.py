@@ -189,8 +189,9 @@ def _watch(rss: PhaseRss, con: duckdb.DuckDBPyConnection) -> None:
     wrap(fs.DayWriter, "finish", "day files")
 
 
-def run_detectors(con: duckdb.DuckDBPyConnection, rss: PhaseRss, window_days: int) -> list[dict]:
-    """Every kind of :data:`detectors.kinds.ALL` run on ``con``'s window as its ``<kind>_signals`` asset runs it
+def run_detectors(con: duckdb.DuckDBPyConnection, rss: PhaseRss, window_days: int,
+                  only: list[str] | None = None) -> list[dict]:
+    """Every kind of :data:`detectors.kinds.ALL` (those named in ``only`` when given) run on ``con``'s window as its ``<kind>_signals`` asset runs it
     (a new detector, ``detect``), the game-play kinds sharing the feature store of the window
     (:func:`detectors.features.gameplay.store_for` with ``window_days``), each kind a phase of ``rss``; a kind
     that raises is recorded with its error and the others still run (as in the pipeline). Returns per kind:
@@ -203,6 +204,8 @@ def run_detectors(con: duckdb.DuckDBPyConnection, rss: PhaseRss, window_days: in
     gp.store_for(con, window_days=window_days)
     out = []
     for k in kinds.ALL:
+        if only and k.name not in only:
+            continue
         rss.phase(f"detect {k.name}", con)
         t, c = time.perf_counter(), cpu_s()
         module, name = k.detector.split(":")
@@ -220,7 +223,7 @@ def run_detectors(con: duckdb.DuckDBPyConnection, rss: PhaseRss, window_days: in
 
 
 def night(warehouse: str, window_days: int, read_decisions: bool, memory_limit: str | None = None,
-          hands_per_part: int | None = None, detectors: bool = False) -> dict:
+          hands_per_part: int | None = None, detectors: list[str] | None = None) -> dict:
     """One night's feature pass over ``warehouse`` (run in its own process): figures as a dict. ``memory_limit``:
     DuckDB's on the warehouse connection (its cache of the blocks it scanned counts in the process's memory);
     None: the pipeline's (:func:`pipelines.lib.warehouse.memory_limit`)."""
@@ -255,9 +258,9 @@ def night(warehouse: str, window_days: int, read_decisions: bool, memory_limit: 
         dec = fd.window_decisions(store, window)
         out.update(decisions=dec.height, decisions_s=round(time.perf_counter() - t2, 1),
                    decisions_peak_mb=round(peak_mb()))
-    if detectors:
+    if detectors is not None:  # [] runs every kind
         t3 = time.perf_counter()
-        out["detectors"] = run_detectors(con, rss, window_days)
+        out["detectors"] = run_detectors(con, rss, window_days, detectors)
         out.update(detectors_s=round(time.perf_counter() - t3, 1), night_s=round(time.perf_counter() - t0, 1),
                    night_cpu_s=round(cpu_s(), 1), night_peak_mb=round(peak_mb()), load_end=os.getloadavg()[0])
     out["phases"] = rss.table()
@@ -281,10 +284,12 @@ def print_detectors(r: dict) -> None:
     """Each kind's time and memory (:func:`run_detectors`), one line each, then the detectors' total."""
     if "detectors" not in r:
         return
+    rss = {p["phase"]: p.get("VmRSS", 0) for p in r.get("phases", [])}
     for d in r["detectors"]:
         what = f"error {d['error']}" if d["error"] else f"{d['signals']:>5} signals, {d['flagged']:>4} flagged"
-        print(f"    detect {d['kind']:<20} {d['s']:7.1f} s {d['cpu_s']:7.1f} CPU s  peak so far "
-              f"{d['peak_so_far_mb']:>6,} MB  {what}", flush=True)
+        print(f"    detect {d['kind']:<20} {d['s']:7.1f} s {d['cpu_s']:7.1f} CPU s  its peak (sampled VmRSS) "
+              f"{rss.get('detect ' + d['kind'], 0):>6,} MB, the night's so far {d['peak_so_far_mb']:>6,} MB  {what}",
+              flush=True)
     print(f"    detectors: {r['detectors_s']} s; the whole night {r['night_s']} s, {r['night_cpu_s']} CPU s, "
           f"peak {r['night_peak_mb']:,} MB", flush=True)
 
@@ -295,7 +300,7 @@ def run_night(warehouse: Path, args: argparse.Namespace) -> dict:
            str(args.window_days)] + (["--read-decisions"] if args.read_decisions else []) \
         + (["--duckdb-memory", args.duckdb_memory] if args.duckdb_memory else []) \
         + (["--hands-per-part", str(args.hands_per_part)] if args.hands_per_part else []) \
-        + (["--detectors"] if args.detectors else [])
+        + (["--detectors", *args.detectors] if args.detectors is not None else [])
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     res = subprocess.run(cmd, capture_output=True, text=True, check=True, env=env)
     return json.loads(res.stdout.strip().splitlines()[-1])
@@ -342,8 +347,9 @@ def main(argv: list[str] | None = None) -> int:
                     "(default: the pipeline's, pipelines.lib.warehouse.memory_limit; 'duckdb': DuckDB's own default)")
     ap.add_argument("--hands-per-part", type=int, default=None,
                     help="compute_day's parts (default detectors.features.days.HANDS_PER_PART)")
-    ap.add_argument("--detectors", action="store_true",
-                    help="then run every detector kind on the window in the night's process (time, peak memory per kind)")
+    ap.add_argument("--detectors", nargs="*", default=None, metavar="KIND",
+                    help="then run the detectors on the window in the night's process, every kind or the kinds named "
+                    "(time, peak memory per kind)")
     ap.add_argument("--no-backfill", action="store_true", help="measure the nights only, not the backfill after them")
     ap.add_argument("--night", help=argparse.SUPPRESS)  # internal: run one night on this warehouse, print JSON
     args = ap.parse_args(argv)

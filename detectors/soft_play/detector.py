@@ -168,6 +168,7 @@ class SoftPlayDetector(EvidenceMixin, PairDetector):
                                              columns=self.decision_columns)
         # which decisions face a real bet (preflop: after the first raise), and who raised last preflop
         self.dec_ = gp.with_bet_faced(con, dec)
+        del dec  # the join copied every column: the frame read is no longer needed (one window of decisions held)
         if not self.dec_.is_empty():
             # preflop the starting hand's percentile in tenths (the strength bins are too coarse there: a player who
             # always continues with the top 5% and folds the next 15% shows one middling rate in the top bin), and

@@ -185,6 +185,9 @@ class SoftPlayDetector(EvidenceMixin, PairDetector):
                 deep = pl.Series(np.sum([eff.fill_null(np.inf).to_numpy() <= c for c in self.stage_bb], axis=0))
                 self.dec_ = self.dec_.with_columns(
                     stage=pl.when(pl.col("tour")).then(1 + deep).otherwise(0).cast(pl.Int8))
+                del eff, deep
+        # the columns only the cells above read, and the last preflop raiser (no test reads it), leave the frame
+        self.dec_ = self.dec_.drop("preflop_aggressor", "seq", "bb", "is_tournament", strict=False)
         # own-baseline tests with each player's outlying partners left out of the baseline (stats.robust_own_baseline)
         self.pairs_ = stats.replace_baseline_tests(pairs, self.dec_, alpha=self.alpha) if not pairs.is_empty() else pairs
         # the three pooled tests (both directions of the pair added up, stats.pool_directions)

@@ -15,11 +15,14 @@ own (``nice``): :func:`detectors.features.days.refresh_days` over the window (de
 the new day only) and the window's sums (pair features, chip flow), which is what the game-play detectors'
 feature store does before they fit. Printed: seconds and peak RSS of that process, the days it computed,
 the pairs in the window. ``--read-decisions`` also reads the window's heads-up decisions (what the detectors
-take from the store today; it grows with the window, not the night). Last, a backfill: one hand of the
+take from the store today; it grows with the window, not the night). ``--detectors`` then runs every kind of
+:data:`detectors.kinds.ALL` on the window in the night's own process, as the ``<kind>_signals`` assets do
+(``detect``: fit, score, threshold, explain; the feature store of the window, :func:`run_detectors`), and prints
+each kind's seconds, CPU seconds and peak memory, and the whole night's. Last, a backfill: one hand of the
 oldest history day changes and the night recomputes that day only.
 
     nice -n 10 python benchmarks/night_bench.py --source var/smoke/warehouse.duckdb --day-hands 1000000 \\
-        --history 1000000 3000000 10000000 --work /tmp/night
+        --history 1000000 3000000 10000000 --work /tmp/night [--detectors]
 """
 
 from __future__ import annotations
@@ -186,8 +189,41 @@ def _watch(rss: PhaseRss, con: duckdb.DuckDBPyConnection) -> None:
     wrap(fs.DayWriter, "finish", "day files")
 
 
+def run_detectors(con: duckdb.DuckDBPyConnection, rss: PhaseRss, window_days: int,
+                  only: list[str] | None = None) -> list[dict]:
+    """Every kind of :data:`detectors.kinds.ALL` (those named in ``only`` when given) run on ``con``'s window as its ``<kind>_signals`` asset runs it
+    (a new detector, ``detect``), the game-play kinds sharing the feature store of the window
+    (:func:`detectors.features.gameplay.store_for` with ``window_days``), each kind a phase of ``rss``; a kind
+    that raises is recorded with its error and the others still run (as in the pipeline). Returns per kind:
+    seconds, CPU seconds, signals, flagged, the peak of the process so far (``VmHWM``, MB) and the error."""
+    import importlib
+
+    from detectors import kinds
+    from detectors.features import gameplay as gp
+
+    gp.store_for(con, window_days=window_days)
+    out = []
+    for k in kinds.ALL:
+        if only and k.name not in only:
+            continue
+        rss.phase(f"detect {k.name}", con)
+        t, c = time.perf_counter(), cpu_s()
+        module, name = k.detector.split(":")
+        row = {"kind": k.name, "error": None}
+        try:
+            signals = getattr(importlib.import_module(module), name)().detect(con)
+            row.update(signals=len(signals), flagged=sum(bool(s.flagged) for s in signals))
+        except Exception as exc:  # one kind's fault costs only its kind, as in the pipeline
+            row["error"] = f"{type(exc).__name__}: {exc}"[:300]
+        row.update(s=round(time.perf_counter() - t, 1), cpu_s=round(cpu_s() - c, 1), peak_so_far_mb=round(peak_mb()))
+        out.append(row)
+    rss.phase("detectors done", con)
+    gp.release()
+    return out
+
+
 def night(warehouse: str, window_days: int, read_decisions: bool, memory_limit: str | None = None,
-          hands_per_part: int | None = None) -> dict:
+          hands_per_part: int | None = None, detectors: list[str] | None = None) -> dict:
     """One night's feature pass over ``warehouse`` (run in its own process): figures as a dict. ``memory_limit``:
     DuckDB's on the warehouse connection (its cache of the blocks it scanned counts in the process's memory);
     None: the pipeline's (:func:`pipelines.lib.warehouse.memory_limit`)."""
@@ -222,6 +258,11 @@ def night(warehouse: str, window_days: int, read_decisions: bool, memory_limit: 
         dec = fd.window_decisions(store, window)
         out.update(decisions=dec.height, decisions_s=round(time.perf_counter() - t2, 1),
                    decisions_peak_mb=round(peak_mb()))
+    if detectors is not None:  # [] runs every kind
+        t3 = time.perf_counter()
+        out["detectors"] = run_detectors(con, rss, window_days, detectors)
+        out.update(detectors_s=round(time.perf_counter() - t3, 1), night_s=round(time.perf_counter() - t0, 1),
+                   night_cpu_s=round(cpu_s(), 1), night_peak_mb=round(peak_mb()), load_end=os.getloadavg()[0])
     out["phases"] = rss.table()
     con.close()
     with open(Path(warehouse).parent / "nights.jsonl", "a", encoding="utf-8") as fh:  # every night's figures
@@ -239,12 +280,27 @@ def print_phases(r: dict) -> None:
               f"{p.get('s', 0):6.1f} s {p.get('cpu_s', 0):6.1f} CPU s  peak so far {p.get('maxrss', 0):>6,} MB", flush=True)
 
 
+def print_detectors(r: dict) -> None:
+    """Each kind's time and memory (:func:`run_detectors`), one line each, then the detectors' total."""
+    if "detectors" not in r:
+        return
+    rss = {p["phase"]: p.get("VmRSS", 0) for p in r.get("phases", [])}
+    for d in r["detectors"]:
+        what = f"error {d['error']}" if d["error"] else f"{d['signals']:>5} signals, {d['flagged']:>4} flagged"
+        print(f"    detect {d['kind']:<20} {d['s']:7.1f} s {d['cpu_s']:7.1f} CPU s  its peak (sampled VmRSS) "
+              f"{rss.get('detect ' + d['kind'], 0):>6,} MB, the night's so far {d['peak_so_far_mb']:>6,} MB  {what}",
+              flush=True)
+    print(f"    detectors: {r['detectors_s']} s; the whole night {r['night_s']} s, {r['night_cpu_s']} CPU s, "
+          f"peak {r['night_peak_mb']:,} MB", flush=True)
+
+
 def run_night(warehouse: Path, args: argparse.Namespace) -> dict:
     """:func:`night` in a child process (its own peak RSS), niced."""
     cmd = ["nice", "-n", "10", sys.executable, __file__, "--night", str(warehouse), "--window-days",
            str(args.window_days)] + (["--read-decisions"] if args.read_decisions else []) \
         + (["--duckdb-memory", args.duckdb_memory] if args.duckdb_memory else []) \
-        + (["--hands-per-part", str(args.hands_per_part)] if args.hands_per_part else [])
+        + (["--hands-per-part", str(args.hands_per_part)] if args.hands_per_part else []) \
+        + (["--detectors", *args.detectors] if args.detectors is not None else [])
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     res = subprocess.run(cmd, capture_output=True, text=True, check=True, env=env)
     return json.loads(res.stdout.strip().splitlines()[-1])
@@ -291,12 +347,15 @@ def main(argv: list[str] | None = None) -> int:
                     "(default: the pipeline's, pipelines.lib.warehouse.memory_limit; 'duckdb': DuckDB's own default)")
     ap.add_argument("--hands-per-part", type=int, default=None,
                     help="compute_day's parts (default detectors.features.days.HANDS_PER_PART)")
+    ap.add_argument("--detectors", nargs="*", default=None, metavar="KIND",
+                    help="then run the detectors on the window in the night's process, every kind or the kinds named "
+                    "(time, peak memory per kind)")
     ap.add_argument("--no-backfill", action="store_true", help="measure the nights only, not the backfill after them")
     ap.add_argument("--night", help=argparse.SUPPRESS)  # internal: run one night on this warehouse, print JSON
     args = ap.parse_args(argv)
     if args.night:
         print(json.dumps(night(args.night, args.window_days, args.read_decisions, args.duckdb_memory,
-                               args.hands_per_part)))
+                               args.hands_per_part, args.detectors)))
         return 0
     if not args.source:
         ap.error("--source is required")
@@ -342,6 +401,7 @@ def main(argv: list[str] | None = None) -> int:
               + (f"; window decisions {r['decisions']:,} read in {r['decisions_s']} s, peak {r['decisions_peak_mb']:,} MB"
                  if "decisions" in r else ""), flush=True)
         print_phases(r)
+        print_detectors(r)
         con = duckdb.connect(str(target))
         con.execute("ATTACH ? AS src (READ_ONLY)", [source])
     if args.no_backfill:
@@ -358,6 +418,7 @@ def main(argv: list[str] | None = None) -> int:
           f"{r['night_cpu_s']} CPU s, load {r['load']:.0f}), "
           f"peak RSS {r['night_peak_mb']:,} MB; computed {r['computed']}", flush=True)
     print_phases(r)
+    print_detectors(r)
     return 0
 
 

@@ -23,6 +23,12 @@ class ChipDumpingDetector(EvidenceMixin, PairDetector):
     inputs = HAND_INPUTS
     directed = True  # giver -> receiver
     unflagged_inside_groups = False  # one case per set of accounts (the queue's cases are sets of accounts)
+    #: the columns of the window's heads-up decisions the tests, the flows and the evidence read (only these are read
+    #: from the day files: :func:`detectors.features.gameplay.cached_pair_features`)
+    decision_columns = ["hand_id", "street", "player", "opponent", "tournament_id", "strength", "equity", "aggr",
+                        "facing", "fold", "commit", "preflop", "hu", "sbin", "pbin", "value_given"]
+    #: the columns of ``dec_`` the evidence reads, all that is kept of it once the heads-up tests are made
+    evidence_columns = ["hand_id", "player", "opponent", "tournament_id", "value_given"]
 
     def __init__(
         self,
@@ -72,15 +78,23 @@ class ChipDumpingDetector(EvidenceMixin, PairDetector):
 
         Returns
         -------
-        self, with ``dec_``, ``pairs_``, ``recv_``, ``pdec_``, ``presence_``, ``cont_by_``, ``dealt_by_``,
+        self, with ``dec_`` (its ``evidence_columns``), ``pairs_``, ``recv_``, ``pdec_``, ``presence_``, ``cont_by_``, ``dealt_by_``,
         ``flow_``, ``devflow_`` and ``missing_``."""
-        self.dec_, pairs = gp.cached_pair_features(con, samples=self.samples, random_state=self.random_state)
+        self.dec_, pairs = gp.cached_pair_features(con, samples=self.samples, random_state=self.random_state,
+                                                   columns=self.decision_columns)
         # own-baseline tests with each player's outlying partners left out of the baseline (stats.robust_own_baseline)
         self.pairs_ = (stats.replace_baseline_tests(pairs, self.dec_, alpha=self.alpha, rare_tail=self.rare_tail,
                                                     junk_bins=self.junk_bins)
                        if not pairs.is_empty() else pairs)
         self.recv_ = receiver_tests(self.dec_, alpha=self.alpha, late_fold_min_strength=self.late_fold_min_strength,
                                     rare_tail=self.rare_tail)
+        self.flow_ = gp.cached_chip_flow(con)
+        # the chips that moved in the hands where the giver's play deviates (the count tests' spots), for the gate
+        self.devflow_ = deviation_flow(con, self.dec_, late_fold_min_strength=self.late_fold_min_strength)
+        known = self.dec_["equity"].is_not_null().mean() if not self.dec_.is_empty() else 0.0
+        # the heads-up tests are made: the evidence reads these columns only, so the rest are freed before the
+        # preflop decisions are read (the fit's largest frame)
+        self.dec_ = self.dec_.select(self.evidence_columns) if not self.dec_.is_empty() else self.dec_
         self.pdec_ = preflop_decisions(con)
         state: dict = {}  # the first call's passes, reused by the second call below (presence_tests)
         self.presence_ = presence_tests(con, self.pdec_, alpha=self.alpha, min_n=self.min_presence_n,
@@ -91,9 +105,6 @@ class ChipDumpingDetector(EvidenceMixin, PairDetector):
                          .partition_by("player", as_dict=True).items()} if not self.pdec_.is_empty() else {}
         dealt = con.sql("SELECT player, hand_id FROM seats WHERE dealt_in").pl()
         self.dealt_by_ = {k[0]: v.select("hand_id") for k, v in dealt.partition_by("player", as_dict=True).items()}
-        self.flow_ = gp.cached_chip_flow(con)
-        # the chips that moved in the hands where the giver's play deviates (the count tests' spots), for the gate
-        self.devflow_ = deviation_flow(con, self.dec_, late_fold_min_strength=self.late_fold_min_strength)
         if not self.presence_.is_empty():
             # explaining away by the strongest evidence: the pairs the combined test finds (all five tests) join
             # the presence test's partners S, ranked by their combined p, and the presence test is made again. A
@@ -109,7 +120,6 @@ class ChipDumpingDetector(EvidenceMixin, PairDetector):
                                                     min_own=self.min_presence_own, partners=strong, state=state,
                                                     window_s=self.presence_window_s)
         self.missing_ = []
-        known = self.dec_["equity"].is_not_null().mean() if not self.dec_.is_empty() else 0.0
         if (known or 0.0) < 0.5:
             self.missing_.append(
                 "card-aware value given: both players' hole cards known in only "

@@ -80,6 +80,10 @@ class SoftPlayDetector(EvidenceMixin, PairDetector):
 
     kind = "soft_play"
     inputs = {**HAND_INPUTS, "registrations": ("account", "ts", "kind", "tournament_id")}
+    #: the columns of the window's heads-up decisions the fit, the tests and the evidence read (only these are read
+    #: from the day files: :func:`detectors.features.gameplay.cached_pair_features`)
+    decision_columns = ["hand_id", "seq", "street", "player", "opponent", "is_tournament", "tournament_id", "game",
+                        "bb", "strength", "aggr", "facing", "fold", "commit", "preflop", "hu", "sbin"]
 
     def __init__(
         self,
@@ -160,9 +164,11 @@ class SoftPlayDetector(EvidenceMixin, PairDetector):
         -------
         self, with ``dec_`` (the decisions), ``pairs_`` (ordered-pair tests), ``pooled_`` (unordered-pair tests),
         ``outliers_``, ``coverage_`` (share of hands with the cards known) and ``missing_``."""
-        dec, pairs = gp.cached_pair_features(con, samples=self.samples, random_state=self.random_state)
+        dec, pairs = gp.cached_pair_features(con, samples=self.samples, random_state=self.random_state,
+                                             columns=self.decision_columns)
         # which decisions face a real bet (preflop: after the first raise), and who raised last preflop
         self.dec_ = gp.with_bet_faced(con, dec)
+        del dec  # the join copied every column: the frame read is no longer needed (one window of decisions held)
         if not self.dec_.is_empty():
             # preflop the starting hand's percentile in tenths (the strength bins are too coarse there: a player who
             # always continues with the top 5% and folds the next 15% shows one middling rate in the top bin), and
@@ -179,6 +185,9 @@ class SoftPlayDetector(EvidenceMixin, PairDetector):
                 deep = pl.Series(np.sum([eff.fill_null(np.inf).to_numpy() <= c for c in self.stage_bb], axis=0))
                 self.dec_ = self.dec_.with_columns(
                     stage=pl.when(pl.col("tour")).then(1 + deep).otherwise(0).cast(pl.Int8))
+                del eff, deep
+        # the columns only the cells above read, and the last preflop raiser (no test reads it), leave the frame
+        self.dec_ = self.dec_.drop("preflop_aggressor", "seq", "bb", "is_tournament", strict=False)
         # own-baseline tests with each player's outlying partners left out of the baseline (stats.robust_own_baseline)
         self.pairs_ = stats.replace_baseline_tests(pairs, self.dec_, alpha=self.alpha) if not pairs.is_empty() else pairs
         # the three pooled tests (both directions of the pair added up, stats.pool_directions)

@@ -27,8 +27,8 @@ _ROBUST_CACHE: dict[tuple, tuple] = {}
 # (id of the frame, selection) -> (a weak reference to the frame: an id is never taken for another frame's, the first pass)
 _FIRST_CACHE: dict[tuple, tuple] = {}
 _TOKENS = itertools.count()  # names of selected decisions, never reused
-# (selection, id) -> (the columns read, the first pass): other frames with the same decisions match it (only these
-# columns are kept, not the frame)
+# (selection, id of the frame) -> (a weak reference to the frame, the first pass): other frames with the same decisions
+# in the selection's columns match it while the frame lives (held weakly: a detector's decisions are freed with it)
 _SAME_SELECTION: dict[tuple, tuple] = {}
 
 
@@ -61,9 +61,9 @@ def _baseline_first_pass(dec, y: str, where, bins: tuple[str, ...], alpha: float
     the player's totals per bin, the bins' priors, the first pass's outliers with ``_o``), or None when no decision
     is selected. Computed once per selection of the same decisions and reused: the detectors ask for the same
     selection several times (soft play's outliers of the check, raise and fold tests, then the tests themselves),
-    and chip dumping and soft play read the same columns of their two decision frames (soft play's adds columns to
-    the shared one). A frame not seen before is matched by the columns the counts read (equal values: the same
-    counts); only those columns are filtered."""
+    and chip dumping and soft play read the same columns of their two decision frames. A frame not seen before is
+    matched by the columns the counts read (equal values: the same counts) against the frames seen before that
+    still live; only those columns are filtered."""
     key = (id(dec), len(dec), y, str(where), bins, alpha, max_rate)
     hit = _FIRST_CACHE.get(key)
     if hit is not None and hit[0]() is dec:
@@ -72,8 +72,9 @@ def _baseline_first_pass(dec, y: str, where, bins: tuple[str, ...], alpha: float
                                *([] if where is None else where.meta.root_names())]))
     narrow = dec.select(need)
     same = (len(dec), tuple(need), y, str(where), bins, alpha, max_rate)
-    for k, (frame, res) in _SAME_SELECTION.items():
-        if k[0] == same and frame.equals(narrow):
+    for k, (ref, res) in _SAME_SELECTION.items():
+        frame = ref()
+        if k[0] == same and frame is not None and frame.select(need).equals(narrow):
             _FIRST_CACHE[key] = (weakref.ref(dec), res)
             return res
     d = narrow.filter(pl.col("sbin").is_not_null())
@@ -97,7 +98,7 @@ def _baseline_first_pass(dec, y: str, where, bins: tuple[str, ...], alpha: float
         _FIRST_CACHE.clear()
         _SAME_SELECTION.clear()
     _FIRST_CACHE[key] = (weakref.ref(dec), res)
-    _SAME_SELECTION[(same, id(narrow))] = (narrow, res)
+    _SAME_SELECTION[(same, id(dec))] = (weakref.ref(dec), res)
     return res
 
 

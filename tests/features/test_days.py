@@ -207,3 +207,39 @@ def test_a_write_that_fails_between_parts_leaves_no_part_file_and_no_manifest(wo
             raise RuntimeError("killed")
     assert store.manifest(day) is None
     assert not list((tmp_path / "f").rglob(".tmp-*"))
+
+
+def test_the_window_decisions_read_only_the_columns_asked_for(stored):
+    """Column pushdown: the columns named, in that order, the same rows in the same order as the whole frame's."""
+    store, days = stored
+    whole = fd.window_decisions(store, days)
+    cols = ["player", "opponent", "aggr", "sbin"]  # neither order column asked for: still ordered by them
+    narrow = fd.window_decisions(store, days, cols)
+    assert narrow.columns == cols
+    assert_frame_equal(narrow, whole.select(cols))
+
+
+def test_the_feature_store_keeps_the_pair_table_and_never_a_detectors_decisions(world):
+    """Each caller gets the window's decisions read for it and the store keeps no reference to them: the frame
+    of one detector is freed with that detector, so the kinds of a run never hold two windows of decisions at once;
+    the pair table is summed once and shared. Neither the evidence index nor the first-pass cache keeps the frame."""
+    import gc
+    import weakref
+
+    from detectors import stats
+
+    con = world.con
+    gp.release()
+    dec, pairs = gp.cached_pair_features(con, columns=["hand_id", "player", "opponent", "tournament_id", "aggr",
+                                                       "preflop", "facing", "hu", "sbin"])
+    assert dec.columns[:3] == ["hand_id", "player", "opponent"] and dec.height > 500
+    again, pairs_again = gp.cached_pair_features(con)
+    assert pairs_again is pairs and again is not dec and "value_given" in again.columns
+    assert_frame_equal(again.select(dec.columns), dec)
+    gp.decisions_of(dec, ["p01"])  # builds the evidence index of this frame
+    stats.robust_own_baseline(dec, "aggr", alpha=0.01)  # the first pass, cached for frames with the same decisions
+    gone = weakref.ref(dec)
+    del dec
+    gc.collect()
+    assert gone() is None
+    gp.release()

@@ -5,8 +5,8 @@ are missing or whose warehouse content changed since they were stored (a late fi
 else: a night with one new day computes one day. :func:`window_pair_features` and :func:`window_chip_flow` sum
 the stored day statistics over the window into the frames the game-play detectors read
 (:func:`~detectors.features.gameplay.pairs.pair_features` without the own-baseline columns and
-:func:`~detectors.features.gameplay.pairs.chip_flow`); :func:`window_decisions` concatenates the window's
-decisions. Every per-pair statistic is a sum over hands and a hand lies in one day, so the sums equal the
+:func:`~detectors.features.gameplay.pairs.chip_flow`); :func:`window_decisions` reads the window's
+decisions (only the columns asked for). Every per-pair statistic is a sum over hands and a hand lies in one day, so the sums equal the
 whole-window computation (``tests/features``).
 """
 
@@ -72,11 +72,26 @@ def refresh_days(con: duckdb.DuckDBPyConnection, store: DayStore, days: list[dt.
     return done
 
 
-def window_decisions(store: DayStore, days: list[dt.date]) -> pl.DataFrame:
+#: the columns that order the window's decisions (one row per hand and decision: the order is unique)
+DECISION_ORDER = ["hand_id", "seq"]
+
+
+def window_decisions(store: DayStore, days: list[dt.date], columns: list[str] | None = None) -> pl.DataFrame:
     """The heads-up decisions of ``days`` (:func:`~detectors.features.gameplay.decisions.hu_decisions`' frame),
-    in hand and decision order as that function gives them."""
-    dec = store.read("hu_decisions", days)
-    return dec.sort(["hand_id", "seq"]) if dec.height else dec
+    in hand and decision order as that function gives them.
+
+    Parameters
+    ----------
+    store : the day tables.
+    days : the days read, in order.
+    columns : the columns returned, in this order (None: every column). Only these and the order's columns
+        (:data:`DECISION_ORDER`) are read from the day files (column pushdown): a detector that reads a
+        few columns holds those, not the window's decisions whole.
+    """
+    read = None if columns is None else list(dict.fromkeys([*DECISION_ORDER, *columns]))
+    dec = store.read("hu_decisions", days, columns=read)
+    dec = dec.sort(DECISION_ORDER) if dec.height else dec
+    return dec if columns is None or not dec.width else dec.select(columns)
 
 
 def _sum_pairs(store: DayStore, table: str, days: list[dt.date], cols: list[str]) -> pl.DataFrame:

@@ -16,14 +16,15 @@ the window it judges, the last ``window_days`` hand days of the warehouse (by
 default every day it holds; a room judging a rolling window sets e.g. 90): days already computed and unchanged are read from their Parquet
 partitions under the warehouse's ``features/`` folder, the others (the night's new
 day, a backfilled day) are computed and stored first. The decisions are the window's
-days' decisions, the pair table and the chip flow the sums of their day statistics:
-a night computes one day, not the history. Card values are seeded per day
+days' decisions (read from the day files for each detector that asks, only the
+columns it names, and never kept by the store), the pair table and the chip flow the
+sums of their day statistics (kept): a night computes one day, not the history. Card values are seeded per day
 (:func:`~detectors.features.days.day_seed`), so features computed night by night
 equal features computed in one go (``tests/features``).
 
 :func:`store_for` returns the store of a connection's warehouse, creating it
 (and forgetting the previous one) when the state differs: one store lives at a
-time, so a long process never holds two warehouses' decisions.
+time, so a long process never holds two warehouses' sums.
 :func:`release` drops it (the end of a run). The module-level functions
 :func:`cached_pair_features` and :func:`cached_chip_flow` are what the detectors
 call.
@@ -97,7 +98,7 @@ class FeatureStore:
         # in memory: only this connection sees this database
         self._con = weakref.ref(con) if self.identity[0] is None else None
         self.window_days = int(fd.DEFAULT_WINDOW_DAYS if window_days is None else window_days)
-        self._pairs: dict[tuple[int, int], tuple[pl.DataFrame, pl.DataFrame]] = {}
+        self._pairs: dict[tuple[int, int], pl.DataFrame] = {}
         self._flow: pl.DataFrame | None = None
         self._days: fd.DayStore | None = None
         self.window: list = []  # the hand days the features cover, once read
@@ -128,10 +129,9 @@ class FeatureStore:
             self._flow = fd.window_chip_flow(ds, self.window)
         return self._flow
 
-    def pair_features(self, con: duckdb.DuckDBPyConnection, *, samples: int = 16,
-                      random_state: int = 0) -> tuple[pl.DataFrame, pl.DataFrame]:
-        """(heads-up decisions, pair features without the own-baseline columns), computed once per
-        (``samples``, ``random_state``): the Monte Carlo card values depend on both.
+    def pair_table(self, con: duckdb.DuckDBPyConnection, *, samples: int = 16, random_state: int = 0) -> pl.DataFrame:
+        """The pair features without the own-baseline columns, summed from the window's days once per
+        (``samples``, ``random_state``) and kept (one pair table per window, never the decisions).
 
         Parameters
         ----------
@@ -141,11 +141,32 @@ class FeatureStore:
         """
         key = (samples, random_state)
         if key not in self._pairs:
-            self._pairs.clear()  # one set of decisions at a time
+            self._pairs.clear()  # one card-value setting at a time
             ds = self.days(con, samples=samples, random_state=random_state)
-            self._pairs[key] = (fd.window_decisions(ds, self.window),
-                                fd.window_pair_features(ds, self.window, flow=self.chip_flow(con)))
+            self._pairs[key] = fd.window_pair_features(ds, self.window, flow=self.chip_flow(con))
         return self._pairs[key]
+
+    def decisions(self, con: duckdb.DuckDBPyConnection, *, columns: list[str] | None = None, samples: int = 16,
+                  random_state: int = 0) -> pl.DataFrame:
+        """The window's heads-up decisions (:func:`~detectors.features.days.window_decisions`), read from the day
+        files at each call and not kept by the store: the frame lives as long as the detector that asked for it,
+        so the detectors of one run never hold two windows of decisions at once.
+
+        Parameters
+        ----------
+        con : the warehouse.
+        columns : the columns read (column pushdown; None: every column).
+        samples, random_state : the card-value setting (as :meth:`pair_table`).
+        """
+        ds = self.days(con, samples=samples, random_state=random_state)
+        return fd.window_decisions(ds, self.window, columns)
+
+    def pair_features(self, con: duckdb.DuckDBPyConnection, *, samples: int = 16, random_state: int = 0,
+                      columns: list[str] | None = None) -> tuple[pl.DataFrame, pl.DataFrame]:
+        """(:meth:`decisions` with ``columns``, :meth:`pair_table`) for one card-value setting: the Monte Carlo card
+        values depend on ``samples`` and ``random_state``."""
+        return (self.decisions(con, columns=columns, samples=samples, random_state=random_state),
+                self.pair_table(con, samples=samples, random_state=random_state))
 
 
 _CURRENT: list[FeatureStore | None] = [None]
@@ -171,16 +192,17 @@ def release(con: duckdb.DuckDBPyConnection | None = None) -> None:
         _CURRENT[0] = None
 
 
-def cached_pair_features(con: duckdb.DuckDBPyConnection, *, samples: int = 16,
-                         random_state: int = 0) -> tuple[pl.DataFrame, pl.DataFrame]:
+def cached_pair_features(con: duckdb.DuckDBPyConnection, *, samples: int = 16, random_state: int = 0,
+                         columns: list[str] | None = None) -> tuple[pl.DataFrame, pl.DataFrame]:
     """(hu_decisions, pair_features without the own-baseline columns) of ``con``'s warehouse, from its
-    :class:`FeatureStore`: computed by the first detector that asks, shared by the others.
+    :class:`FeatureStore`: the pair table summed by the first detector that asks and shared by the others; the
+    decisions read from the day files for each caller, ``columns`` only (None: every column).
 
     The published table adds the own-baseline columns
     (:func:`~detectors.features.gameplay.pairs.own_baseline_columns`); the detectors test their robust
     versions (:func:`detectors.stats.replace_baseline_tests`).
     """
-    return store_for(con).pair_features(con, samples=samples, random_state=random_state)
+    return store_for(con).pair_features(con, samples=samples, random_state=random_state, columns=columns)
 
 
 def cached_chip_flow(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
@@ -189,16 +211,17 @@ def cached_chip_flow(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
 
 
 # one index per decisions frame (the detectors explain hundreds of signals from the same frame):
-# (the frame, hand -> tournament, player -> its row numbers); the frame itself is the key (``is``)
+# (a weak reference to the frame, hand -> tournament, player -> its row numbers); the frame itself is the key
+# (``is``), held weakly so that the index never keeps a detector's decisions alive after the detector is gone
 _INDEX: list = [None, None, None]
 
 
 def _index(dec: pl.DataFrame) -> list:
     """The index of ``dec`` (built when ``dec`` is not the frame indexed last)."""
-    if _INDEX[0] is not dec:
+    if _INDEX[0] is None or _INDEX[0]() is not dec:
         tour = dec.filter(pl.col("tournament_id").is_not_null()).select("hand_id", "tournament_id").unique()
         rows = dec.select("player").with_row_index("_row").group_by("player").agg(pl.col("_row"))
-        _INDEX[:] = [dec, dict(zip(tour["hand_id"].to_list(), tour["tournament_id"].to_list())),
+        _INDEX[:] = [weakref.ref(dec), dict(zip(tour["hand_id"].to_list(), tour["tournament_id"].to_list())),
                      dict(zip(rows["player"].to_list(), (r.to_numpy() for r in rows["_row"])))]
     return _INDEX
 

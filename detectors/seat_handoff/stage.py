@@ -10,10 +10,14 @@ same two statistics the style test uses are computed there (the who x period x a
 the event's field over the same times, and the after-segment's chi-square against the rest of the account's
 tournament hands). Their sum over those events divided by their degrees of freedom is the account's own
 dispersion at that stage (quasi-likelihood: McCullagh & Nelder, *Generalized Linear Models*, 2nd ed., 1989,
-ch. 4.5 and 9.2). Under "the same player plays on" the switch's statistic per degree of freedom, divided by
-that dispersion, is F-distributed with (switch dof, own dof) degrees of freedom; where the own dispersion is
-above 1 the style test's p is the larger of its chi-square p and this F p (the larger of two valid p-values
-is valid), never smaller than before.
+ch. 4.5 and 9.2), moderated by the population's (the candidate accounts' dispersions' common value and prior
+degrees of freedom, by the moments of their logs: Smyth, Stat. Appl. Genet. Mol. Biol. 3(1), 2004). Under
+"the same player plays on" the switch's statistic per degree of freedom, divided by that dispersion, is
+F-distributed (switch dof, the dispersion's dof). A device's events pooled are read at their account's own
+moderated dispersion; a single event, like the population's simulated moves it is ranked among (single
+events split at the same hands, :mod:`detectors.seat_handoff.null`), at the population's. Where that
+dispersion is above 1 (a drift beyond chance) the style test's p is the larger of its chi-square p and this
+F p (the larger of two valid p-values is valid), never smaller than before.
 """
 
 from __future__ import annotations
@@ -124,20 +128,26 @@ class StageMixin:
             disp_f, disp_h = st[:, 0] / st[:, 1], st[:, 2] / st[:, 3]
         # the population's same-stage dispersion (the prior) and each account's moderated by it (Smyth 2004)
         self.stage_prior_ = {"field": prior_dispersion(disp_f, st[:, 1]), "hist": prior_dispersion(disp_h, st[:, 3])}
+        # a single event is judged as the simulated moves (single events at the same hands) are, at the population's
+        # dispersion; a device's events pooled add up its account's own drift: at the account's, moderated
+        pooled = np.array([len(g) >= 2 for g in groups], dtype=bool)
         out = {}
         for name, disp, dof, stat, sdof in (("field", disp_f, st[:, 1], st[:, 4], st[:, 5]),
                                            ("hist", disp_h, st[:, 3], st[:, 6], st[:, 7])):
             s0, d0 = self.stage_prior_[name]
-            own_d = np.where(np.isfinite(disp), dof, 0.0)
+            own_d = np.where(np.isfinite(disp) & pooled, dof, 0.0)
             if math.isnan(s0):
-                # too few accounts for a prior: the account's own dispersion alone
-                post, post_d = disp, own_d
+                # too few accounts for a prior: a pooled device's own dispersion alone
+                post, post_d = np.where(pooled, disp, np.nan), own_d
             elif math.isinf(d0):
+                # the accounts' dispersions spread no more than sampling: the population's for all
                 post, post_d = np.full(len(groups), s0), np.full(len(groups), np.inf)
             else:
                 post_d = d0 + own_d
                 post = (d0 * s0 + own_d * np.nan_to_num(disp)) / post_d
-            out[name] = (np.where(np.isfinite(disp), disp, np.nan), post, post_d, _f_p(stat, sdof, post, post_d))
+            # a drift beyond chance discounts the switch; a dispersion at or below chance leaves the test's own p
+            p_stage = np.where(post > 1.0, _f_p(stat, sdof, post, post_d), np.nan)
+            out[name] = (np.where(np.isfinite(disp), disp, np.nan), post, post_d, p_stage)
         for i, g in enumerate(groups):
             for r in g:
                 r.update(stage_events=int(st[i, 8]), stage_k=int(st[i, 9]),
@@ -181,6 +191,8 @@ class StageMixin:
         (``stage_prior_[name]``, ``"field"`` or ``"hist"``); ``p`` unchanged without that prior."""
         s0, d0 = getattr(self, "stage_prior_", {}).get(name, (float("nan"), float("nan")))
         if math.isnan(s0):
+            return p
+        if s0 <= 1.0:
             return p
         pf = _f_p(stat, dof, np.full(len(p), s0), np.full(len(p), d0))
         return np.where(np.isnan(pf) | np.isnan(p), p, np.maximum(p, pf))

@@ -208,10 +208,7 @@ class SeatHandoffDetector(CandidatesMixin, NullMixin, StageMixin, EvidenceMixin,
         dec = con.sql(_DECISIONS_SQL).pl() if self.has_decisions_ else None
         hist = _with_strength(con.sql(_HISTORY_SQL).pl())
         if self.stage_baseline:
-            # the field also of the candidate accounts' own other events (their same-stage baseline, ``stage``)
-            con.unregister("_rb_at")
-            con.register("_rb_at", pl.concat([at, hist.join(cand.select("account").unique(), on="account", how="semi")
-                                              .select("account", "tournament_id")], how="vertical_relaxed").unique())
+            self._with_own_events(con, at, hist, cand)
         field = con.sql(_FIELD_SQL).pl().sort("tournament_id", "started_at")
         self.field_ = {k[0]: (g["started_at"].to_numpy(), g["account"].to_numpy(),
                               g.select([f"n_{a}" for a in ACTS]).to_numpy().astype(float))
@@ -273,6 +270,16 @@ class SeatHandoffDetector(CandidatesMixin, NullMixin, StageMixin, EvidenceMixin,
         df = df.with_columns(score=-pl.col("p_value").clip(1e-300, 1.0).log10()
                              - 1e-3 * pl.col("p_value_raw").clip(1e-300, 1.0).log10())
         return df.select("cand", pl.exclude("cand"))
+
+    @staticmethod
+    def _with_own_events(con: duckdb.DuckDBPyConnection, at: pl.DataFrame, hist: pl.DataFrame,
+                         cand: pl.DataFrame) -> None:
+        """Re-register ``_rb_at`` (``at``: the candidates' and the null's account-events) with the candidate accounts'
+        own other tournament events (from ``hist``), so that the field is read for them too: their same-stage
+        baseline (:mod:`detectors.seat_handoff.stage`)."""
+        con.unregister("_rb_at")
+        con.register("_rb_at", pl.concat([at, hist.join(cand.select("account").unique(), on="account", how="semi")
+                                          .select("account", "tournament_id")], how="vertical_relaxed").unique())
 
     def _with_identity(self, df: pl.DataFrame, cand: pl.DataFrame) -> pl.DataFrame:
         """``df`` with the identity side of each login (:func:`~detectors.seat_handoff.identity.identity_p`: its

@@ -207,7 +207,7 @@ class SeatHandoffDetector(CandidatesMixin, NullMixin, StageMixin, EvidenceMixin,
         hands = _with_strength(con.sql(_HAND_ROWS_SQL).pl()).sort("account", "tournament_id", "started_at", "hand_id")
         dec = con.sql(_DECISIONS_SQL).pl() if self.has_decisions_ else None
         hist = _with_strength(con.sql(_HISTORY_SQL).pl())
-        if self.stage_baseline:
+        if self.stage_baseline and self.has_sessions_:
             self._with_own_events(con, at, hist, cand)
         field = con.sql(_FIELD_SQL).pl().sort("tournament_id", "started_at")
         self.field_ = {k[0]: (g["started_at"].to_numpy(), g["account"].to_numpy(),

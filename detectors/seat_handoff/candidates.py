@@ -13,6 +13,7 @@ import polars as pl
 
 from detectors import stats as mt
 from detectors.seat_handoff.queries import _SESSION_CANDIDATES_SQL, ACTS
+from detectors.seat_handoff.stage import mix_any
 from detectors.seat_handoff.statistics import (
     _chi2_p_vec, _device_time_many, _g2_p, _mwu_p_many, _range_p_many, _strat_mwu_many,
 )
@@ -167,8 +168,7 @@ class CandidatesMixin:
             r.setdefault("p_hist_mix_event", r["p_hist_mix"])
             # the action mix counts if it shifts against the field in the event or against the
             # account's own history: the smaller p, Bonferroni-corrected for the two looks
-            ps = [p for p in (r["p_mix"], r["p_hist_mix"]) if not math.isnan(p)]
-            r["p_mix_any"] = min(1.0, len(ps) * min(ps)) if ps else float("nan")
+            r["p_mix_any"] = mix_any(r)
         return rows
 
     def _pool_devices(self, multi: list[list[dict[str, Any]]]) -> None:

@@ -18,6 +18,7 @@ from detectors.seat_handoff.history import switch_history
 from detectors.seat_handoff.identity import identity_p
 from detectors.seat_handoff.evidence import EvidenceMixin, _aggr, _nint, _share
 from detectors.seat_handoff.null import NullMixin, _switch_shift_p
+from detectors.seat_handoff.stage import StageMixin
 from detectors.seat_handoff.queries import (
     ACTS, _DECISIONS_SQL, _FIELD_SQL, _HAND_ROWS_SQL, _HISTORY_SQL, _TIMING_SQL, _with_strength,
 )
@@ -28,7 +29,7 @@ from detectors.seat_handoff.statistics import (
 
 
 
-class SeatHandoffDetector(CandidatesMixin, NullMixin, EvidenceMixin, Detector):
+class SeatHandoffDetector(CandidatesMixin, NullMixin, StageMixin, EvidenceMixin, Detector):
     """Account, tournament and change-point hand of a mid-event seat hand-off (see the package docstring).
 
     Parameters
@@ -79,6 +80,9 @@ class SeatHandoffDetector(CandidatesMixin, NullMixin, EvidenceMixin, Detector):
         combine the play's p-value with the identity side of the login (its device ranked among the population's
         switch devices, :mod:`detectors.seat_handoff.identity`; made with at least ``min_switch_shifts`` of them)
         by Fisher's method.
+    stage_baseline : bool
+        test the action mix after a switch also against the account's own play at the same hand of its events
+        without a switch (the benign explanation of stage, :mod:`detectors.seat_handoff.stage`).
     """
 
     kind = "seat_handoff"
@@ -111,6 +115,7 @@ class SeatHandoffDetector(CandidatesMixin, NullMixin, EvidenceMixin, Detector):
         household_max: int = 4,
         hand_clock_s: float = 1.0,
         identity: bool = True,
+        stage_baseline: bool = True,
     ) -> None:
         # the false-discovery rate is this detector's one level (``fdr``), not the base's ``alpha``
         self.fdr = fdr
@@ -136,6 +141,7 @@ class SeatHandoffDetector(CandidatesMixin, NullMixin, EvidenceMixin, Detector):
         self.household_max = household_max
         self.hand_clock_s = hand_clock_s
         self.identity = identity
+        self.stage_baseline = stage_baseline
 
     # ------------------------------------------------------------------ fit
     def fit(self, con: duckdb.DuckDBPyConnection) -> "SeatHandoffDetector":
@@ -152,7 +158,8 @@ class SeatHandoffDetector(CandidatesMixin, NullMixin, EvidenceMixin, Detector):
         Returns
         -------
         self, with ``has_sessions_``, ``has_decisions_``, ``has_logouts_``, ``cand_``, ``field_``, ``null_``,
-        ``scores_`` and ``missing_``."""
+        ``scores_``, ``stage_prior_`` (the population's same-stage dispersions, :mod:`detectors.seat_handoff.stage`)
+        and ``missing_``."""
         self.missing_ = []
         self.has_sessions_ = idf.table_rows(con, "sessions") > 0
         self.has_decisions_ = idf.table_rows(con, "decisions") > 0
@@ -164,6 +171,7 @@ class SeatHandoffDetector(CandidatesMixin, NullMixin, EvidenceMixin, Detector):
         if not self.has_decisions_:
             self.missing_.append("decision timing (no decisions)")
         self.use_switch_null_ = False
+        self.stage_prior_ = {}
         self.scores_ = self._candidate_scores(con)
         return self
 
@@ -194,10 +202,13 @@ class SeatHandoffDetector(CandidatesMixin, NullMixin, EvidenceMixin, Detector):
         # data come with the candidates', one pass over the tables)
         null_ev = (self._null_events(con, cand.select("account", "tournament_id"))
                    if self.has_sessions_ and self.calibrate else pl.DataFrame(schema={"account": pl.Utf8, "tournament_id": pl.Utf8}))
-        con.register("_rb_at", pl.concat([cand.select("account", "tournament_id"), null_ev], how="vertical_relaxed").unique())
+        at = pl.concat([cand.select("account", "tournament_id"), null_ev], how="vertical_relaxed").unique()
+        con.register("_rb_at", at)
         hands = _with_strength(con.sql(_HAND_ROWS_SQL).pl()).sort("account", "tournament_id", "started_at", "hand_id")
         dec = con.sql(_DECISIONS_SQL).pl() if self.has_decisions_ else None
         hist = _with_strength(con.sql(_HISTORY_SQL).pl())
+        if self.stage_baseline and self.has_sessions_:
+            self._with_own_events(con, at, hist, cand)
         field = con.sql(_FIELD_SQL).pl().sort("tournament_id", "started_at")
         self.field_ = {k[0]: (g["started_at"].to_numpy(), g["account"].to_numpy(),
                               g.select([f"n_{a}" for a in ACTS]).to_numpy().astype(float))
@@ -248,6 +259,9 @@ class SeatHandoffDetector(CandidatesMixin, NullMixin, EvidenceMixin, Detector):
         if self.has_sessions_:
             rows = self._one_seat_per_login(rows)
         rows = self._pool(rows)
+        if self.stage_baseline and self.has_sessions_:
+            # the benign explanation of stage: the account's own play at the same hand of its events without a switch
+            self._stage_baseline(rows, hist, cand.select("account", "tournament_id"))
         df = self._combined_rows(rows, plans, null_ev, hands, hist, field, hist_dec)
         df = self._with_identity(df, cand)
         # the benign explanation: the account's own switches, each event a hypothesis of its family
@@ -256,6 +270,16 @@ class SeatHandoffDetector(CandidatesMixin, NullMixin, EvidenceMixin, Detector):
         df = df.with_columns(score=-pl.col("p_value").clip(1e-300, 1.0).log10()
                              - 1e-3 * pl.col("p_value_raw").clip(1e-300, 1.0).log10())
         return df.select("cand", pl.exclude("cand"))
+
+    @staticmethod
+    def _with_own_events(con: duckdb.DuckDBPyConnection, at: pl.DataFrame, hist: pl.DataFrame,
+                         cand: pl.DataFrame) -> None:
+        """Re-register ``_rb_at`` (``at``: the candidates' and the null's account-events) with the candidate accounts'
+        own other tournament events (from ``hist``), so that the field is read for them too: their same-stage
+        baseline (:mod:`detectors.seat_handoff.stage`)."""
+        con.unregister("_rb_at")
+        con.register("_rb_at", pl.concat([at, hist.join(cand.select("account").unique(), on="account", how="semi")
+                                          .select("account", "tournament_id")], how="vertical_relaxed").unique())
 
     def _with_identity(self, df: pl.DataFrame, cand: pl.DataFrame) -> pl.DataFrame:
         """``df`` with the identity side of each login (:func:`~detectors.seat_handoff.identity.identity_p`: its

@@ -186,6 +186,7 @@ class EvidenceMixin:
                      f"own combined p {_p(r.get('p_value_raw'))}). ")
         else:
             text += f"The play after the login ({below_txt}): combined p {_p(r.get('p_event'))}, not calibrated. "
+        text += self._stage_text(r)
         n_other = int(r.get("other_switches") or 0)
         n_played = max(int(r.get("events_played") or 0) - 1, 0)
         if n_other:
@@ -210,6 +211,24 @@ class EvidenceMixin:
         if structure:
             text += " Structure (described, not counted in the p-value): " + "; ".join(structure) + "."
         return text
+
+    def _stage_text(self, r: dict[str, Any]) -> str:
+        """The benign explanation of stage in words (:mod:`detectors.seat_handoff.stage`): the account's own
+        same-stage dispersion, the one the style tests were judged at, and their p-values before and after; empty
+        where it was not computed."""
+        if is_missing(r.get("stage_mod_field")) and is_missing(r.get("stage_mod_hist")):
+            return ""
+        n_own = int(r.get("stage_events") or 0)
+        own = (f"in the {n_own} events it played without a switch, split at the same hand ({int(r['stage_k'])}), its "
+               f"action mix moved against the field {_p(r.get('stage_disp_field'))} times and against its own "
+               f"history {_p(r.get('stage_disp_hist'))} times as much as chance allows" if n_own else
+               f"it has no event without a switch that lasted past hand {int(r.get('stage_k') or 0)}")
+        return (f"The stage of the event: a player's game moves as an event goes on; {own}. Taken at "
+                f"{_p(r.get('stage_mod_field'))} and {_p(r.get('stage_mod_hist'))} times chance (its own moderated "
+                f"by the population's switchers at the same stage), the shift against the field is p "
+                f"{_p(r.get('p_mix_stage'))} (chance alone {_p(r.get('p_mix_chi2'))}) and against its own history p "
+                f"{_p(r.get('p_hist_mix_stage'))} (chance alone {_p(r.get('p_hist_mix_chi2'))}); the larger of each "
+                f"pair counts. ")
 
     def explain(self, con: duckdb.DuckDBPyConnection, row: dict[str, Any]) -> Signal:
         """The signal of one row: the style, range, size and timing shifts at the change point against

@@ -14,7 +14,7 @@ from scipy import stats as sps
 from detectors import stats as mt
 from detectors.seat_handoff.queries import ACTS
 from detectors.seat_handoff.statistics import (
-    _N_STRATA, _chi2_p_vec, _device_time_many, _eff_n, _g2_interaction_vec, _g2_p, _midranks, _mwu_p_vec, _prefix,
+    _N_STRATA, _chi2_p_vec, _chi2_stat_vec, _device_time_many, _eff_n, _g2_interaction_vec, _g2_p, _midranks, _mwu_p_vec, _prefix,
     _range_p_counts,
 )
 
@@ -166,7 +166,8 @@ class NullMixin:
         htot = hist.group_by("account").agg([pl.col(f"n_{a}").sum() for a in ACTS])
         hc = (evs.join(htot, on="account", how="left").sort("e")
               .select([f"n_{a}" for a in ACTS]).fill_null(0).to_numpy().astype(float))[me] - ca
-        p_hist = np.where(hc.sum(axis=1) >= 20, _chi2_p_vec(hc, ca), np.nan)
+        x2, dh = _chi2_stat_vec(hc, ca)
+        p_hist = np.where(hc.sum(axis=1) >= 20, self._stage_null_p("hist", _chi2_p_vec(hc, ca), x2, dh), np.nan)
         p_size = self._null_sizes(hands, boff, nb, before, n_e, me, kk, E)
         p_range = self._null_range(hands, hist, evs, me, kk, before, hbin, nb, n_e) if self.use_range else np.full(N, np.nan)
         p_time = self._null_timing(tim, evs, e_h, ts_h, hoff, span, t0, me, kk, width)
@@ -263,8 +264,8 @@ class NullMixin:
 
     def _null_field_mix(self, field: pl.DataFrame, evs: pl.DataFrame, me: np.ndarray, cb: np.ndarray, ca: np.ndarray,
                         cp: np.ndarray, ts_h: np.ndarray) -> tuple[np.ndarray, pl.DataFrame, int, int]:
-        """The simulated moves' action-mix change against the field's over the same two periods (G2 interaction);
-        returns the p-values, the keyed field frame, and the time key's span and origin."""
+        """The simulated moves' action-mix change against the field's over the same two periods (G2 interaction,
+        at the population's same-stage dispersion: :meth:`_stage_null_p`); returns the p-values, the keyed field frame, and the time key's span and origin."""
         # the field's counts before / after the point, the account's own left out
         tid_codes = {t: i for i, t in enumerate(field["tournament_id"].unique().sort().to_list())}
         field = field.with_columns(tc=pl.col("tournament_id").replace_strict(tid_codes, return_dtype=pl.Int64),
@@ -281,8 +282,9 @@ class NullMixin:
         i2 = np.searchsorted(fkey, (mtc + 1) * span, side="left")
         fb = fcs[i1] - fcs[i0] - cb
         fa = fcs[i2] - fcs[i1] - ca
-        p_mix = _g2_p(*_g2_interaction_vec(np.stack([np.stack([cb, ca], axis=1), np.stack([fb, fa], axis=1)], axis=1)))
-        return p_mix, field, span, t0
+        g2, dof = _g2_interaction_vec(np.stack([np.stack([cb, ca], axis=1), np.stack([fb, fa], axis=1)], axis=1))
+        # at the population's same-stage dispersion, as a candidate with no own baseline is (``stage``)
+        return self._stage_null_p("field", _g2_p(g2, dof), g2, dof), field, span, t0
 
     def _null_device_time(self, tim: pl.DataFrame, te: pl.DataFrame, e_t: np.ndarray, pos: np.ndarray,
                           acc_codes: dict, acc_m: np.ndarray, me: np.ndarray, kk: np.ndarray, width: int,

@@ -363,10 +363,10 @@ def _device_time_many(xa: list[np.ndarray], ca: list[np.ndarray], xb: list[np.nd
     return out
 
 
-def _chi2_p_vec(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Pearson chi-square homogeneity p of many 2 x k tables (rows a and b, shape (N, k)) at
-    once, columns with no counts in either row left out; NaN where fewer than two columns
-    are left or a row is empty (Pearson 1900)."""
+def _chi2_stat_vec(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Pearson chi-square homogeneity statistics of many 2 x k tables (rows a and b, shape (N, k)) at
+    once, columns with no counts in either row left out (Pearson 1900). Returns (X2, dof), both 0 where
+    fewer than two columns are left or a row is empty (no test)."""
     a, b = np.atleast_2d(a), np.atleast_2d(b)
     t = np.stack([a, b], axis=1).astype(float)  # (N, 2, k)
     col = t.sum(axis=1)
@@ -377,8 +377,15 @@ def _chi2_p_vec(a: np.ndarray, b: np.ndarray) -> np.ndarray:
         e = row[:, :, None] * col[:, None, :] / tot[:, None, None]
         x2 = np.where(used[:, None, :], (t - e) ** 2 / np.where(e > 0, e, 1.0), 0.0).sum(axis=(1, 2))
     dof = used.sum(axis=1) - 1
-    p = sps.chi2.sf(x2, np.maximum(dof, 1))
-    return np.where((dof >= 1) & (row > 0).all(axis=1), p, np.nan)
+    ok = (dof >= 1) & (row > 0).all(axis=1)
+    return np.where(ok, x2, 0.0), np.where(ok, dof, 0).astype(np.int64)
+
+
+def _chi2_p_vec(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Pearson chi-square homogeneity p of many 2 x k tables (rows a and b, shape (N, k)) at
+    once (:func:`_chi2_stat_vec`); NaN where fewer than two columns are left or a row is empty."""
+    x2, dof = _chi2_stat_vec(a, b)
+    return np.where(dof >= 1, sps.chi2.sf(x2, np.maximum(dof, 1)), np.nan)
 
 
 def _g2_interaction_vec(T: np.ndarray, iters: int = 50) -> tuple[np.ndarray, np.ndarray]:

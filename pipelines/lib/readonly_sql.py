@@ -209,8 +209,8 @@ class SqlRunner:
     """Queries of the web SQL page, run off the event loop on a few low-priority worker threads.
 
     At most ``workers`` queries run at once; one more is refused at once
-    (:class:`SqlBusy`) instead of queueing. The worker threads run at nice
-    ``niceness`` (Linux: per thread), so the app's other pages keep the CPU
+    (:class:`SqlBusy`) instead of queueing. The worker threads run ``niceness``
+    above the process's own nice value (Linux: per thread; at most 19), so the app's other pages keep the CPU
     when queries are running; each query runs on one DuckDB thread and is
     interrupted at its time limit.
     """
@@ -235,8 +235,11 @@ class SqlRunner:
 
 
 def _lower_priority(niceness: int) -> None:
-    """Raise this thread's nice value (Linux schedules threads by their own nice value); no-op elsewhere."""
+    """Raise this thread's nice value by ``niceness`` over the process's, at most 19 (Linux schedules threads by
+    their own nice value; an absolute value would raise the priority of a server started under ``nice``); no-op
+    elsewhere."""
     try:
-        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), niceness)
+        own = os.getpriority(os.PRIO_PROCESS, 0)
+        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), min(19, own + niceness))
     except (AttributeError, OSError):
         pass

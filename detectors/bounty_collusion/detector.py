@@ -1,0 +1,261 @@
+"""Bounty collusion's detector: fit (the population's bounty spots and tests), score (the two false-discovery
+families), flag and the ring merge; the case is :mod:`detectors.bounty_collusion.evidence`'s."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import polars as pl
+from scipy import stats as _st
+
+import duckdb
+from detectors import stats
+from detectors.base import HAND_INPUTS, PairDetector
+from detectors.bounty_collusion.evidence import BountyCase
+from detectors.bounty_collusion.queries import EVENTS_SQL, WIDE_COLS
+from detectors.features import gameplay as gp
+
+
+class BountyCollusionDetector(BountyCase, PairDetector):
+    """Pairs that jointly contest all-in bounty targets beyond chance, weakly, and check the side pot down."""
+
+    kind = "bounty_collusion"
+    inputs = {**HAND_INPUTS, "seats": (*HAND_INPUTS["seats"], "bounty"),
+              "bounties": ("hand_id", "tournament_id", "winner", "eliminated", "amount")}
+
+    def __init__(self, *, alpha: float = 0.05, random_state: int = 0, max_unflagged: int = 300,
+                 min_spots: int = 3, min_decisions: int = 5, short_bb: float = 20.0, min_events: int = 4,
+                 wide_rate: float = 0.3, shadow_p: float = 0.01,
+                 event_scale: float | None = 40.0, event_power: float = 3.0, test_weights: tuple[float, float, float, float] = (0.45, 0.45, 0.05, 0.05),
+                 context_bins: tuple[str, ...] = gp.BOUNTY_CONTEXT_BINS,
+                 looseness_tau: float | None = gp.BOUNTY_LOOSENESS_TAU, pass_share: float = 0.5) -> None:
+        super().__init__(alpha=alpha, random_state=random_state)  # the false-discovery rate of the flag: q <= alpha
+        self.context_bins = tuple(context_bins)
+        self.looseness_tau = looseness_tau
+        self.test_weights = test_weights
+        self.event_scale = event_scale
+        self.event_power = event_power
+        self.shadow_p = shadow_p
+        self.wide_rate = wide_rate
+        self.min_events = min_events
+        self.min_spots = min_spots
+        self.min_decisions = min_decisions
+        self.short_bb = short_bb
+        self.max_unflagged = max_unflagged
+        self.pass_share = pass_share  # the share of alpha spent on the bounty-passing family (see score)
+
+    def fit(self, con: duckdb.DuckDBPyConnection) -> "BountyCollusionDetector":
+        """Learn the population's bounty spots: every all-in target's opportunities, the presence and
+        wide-call decisions with each player's own rates (looseness priors, tournament effects), the events each
+        pair shared and the population's check-down rate.
+
+        Parameters
+        ----------
+        con : the warehouse (``inputs`` names the tables read).
+
+        Returns
+        -------
+        self, with ``spots_``, ``pairs_``, ``presence_``, ``events_``, ``passing_``, ``cards_known_``,
+        ``checkdown_rate_``, ``pop_cont_rate_`` and ``missing_``."""
+        rows = gp.bounty_presence(con, max_bb=self.short_bb)
+        # the population's continuation rate against short bounty targets (per player and hand): what a bounty
+        # hunter's own rate is set beside in the case
+        self.pop_cont_rate_ = (float(rows.unique(["hand_id", "player"])["cont"].mean()) if not rows.is_empty()
+                               else float("nan"))
+        self.spots_ = gp.bounty_spots(con)
+        self.missing_ = []
+        # player view: the cards known are mostly those shown down, i.e. of the players who did NOT fold; a
+        # fold-versus-call test on them would compare calls with calls. The wide-call test needs the cards of
+        # (nearly) every decision: without them it is not made (and said so)
+        known = rows["strength"].is_not_null().mean() if not rows.is_empty() else 0.0
+        self.cards_known_ = float(known or 0.0)
+        wide_ok = self.cards_known_ >= 0.5
+        # the bystanders of a gang's hands: drop the decisions and spots that each player's strongest partner explains
+        ctx, lt = self.context_bins, self.looseness_tau
+        wide = gp.bounty_wide_calls(rows if wide_ok else rows.head(0), max_rate=self.wide_rate, hands=False, context=ctx,
+                                    looseness_tau=lt, without_partner=True)
+        rows = gp.bounty_unshadowed(rows, wide, max_p=self.shadow_p)
+        self.pairs_ = gp.bounty_pairs(self.spots_, best=gp.bounty_strongest_partner(wide, max_p=self.shadow_p))
+        # the rest of the decisions (own baseline continues at least wide_rate of the time): disjoint from the
+        # wide calls', so its p-value is independent of theirs under the null and Fisher's method can join them
+        # (the cells of the rows left counted once for both rate ranges)
+        src = rows if wide_ok else rows.head(0)
+        cells = gp.bounty_wide_cells(src, context=ctx, looseness_tau=lt, without_partner=True)
+        rest = gp.bounty_wide_calls(src, min_rate=self.wide_rate, max_rate=1.01, hands=False, cells=cells)
+        self.presence_ = gp.bounty_presence_unordered(gp.bounty_presence_pairs(rows, context=ctx, looseness_tau=lt)).join(
+            gp.bounty_wide_calls(src, max_rate=self.wide_rate, cells=cells),
+            on=["player", "opponent"], how="left").join(
+            rest.select("player", "opponent", nw_n="wc_n", nw_k="wc_k", nw_e="wc_e", nw_p="wc_p"),
+            on=["player", "opponent"], how="left")
+        self.events_ = con.sql(EVENTS_SQL).pl().cast({"events": pl.Int64, "events_hands": pl.Int64})
+        # bounty passing: the partner's short-stacked raise called, shoves with the partner in (cards known)
+        self.passing_ = (gp.bounty_passing(con, max_bb=self.short_bb, wide_rate=self.wide_rate, context=ctx,
+                                           looseness_tau=lt) if wide_ok else pl.DataFrame())
+        if not wide_ok and not rows.is_empty():
+            self.missing_.append(f"wide-call test (and the rest of the calls joined with it) and bounty-passing tests: hole cards known at only "
+                                 f"{self.cards_known_:.0%} of the decisions against short bounty targets (player view)")
+        if self.spots_.is_empty():
+            self.missing_.append("no knockout hands with an all-in: nothing to test")
+        else:
+            known = self.spots_["strength"].is_not_null().mean() or 0.0
+            if known < 0.5:
+                self.missing_.append(
+                    f"weak-call test: hole cards known for only {known:.0%} of the players at all-in spots (player view)"
+                )
+        jp = self.pairs_["joint_postflop"].sum() if not self.pairs_.is_empty() else 0
+        cd = self.pairs_["checked_down"].sum() if not self.pairs_.is_empty() else 0
+        self.checkdown_rate_ = float((cd + 1) / (jp + 2))
+        return self
+
+    def _candidates(self) -> pl.DataFrame:
+        """Pairs with a joint all-in contest, outer-joined with pairs with enough decisions together (presence test)."""
+        t = self.pairs_.filter(pl.col("joint") > 0) if not self.pairs_.is_empty() else self.pairs_
+        pres = self.presence_.filter(pl.col("pres_n") >= self.min_decisions)
+        passing = self.passing_.filter(pl.col("tc_n") > 0) if not self.passing_.is_empty() else self.passing_
+        if t.is_empty() and pres.is_empty() and passing.is_empty():
+            return t
+        # one path whichever side is empty: the presence columns exist (null) where no pair has enough decisions
+        for extra in (pres, passing):
+            if not extra.is_empty():
+                t = extra if t.is_empty() else t.join(extra, on=["player", "opponent"], how="full", coalesce=True)
+        zeros = ["spots", "joint", "expected", "weak_joint", "weak_expected", "joint_postflop", "checked_down", "bounties_won"]
+        lists = ["tournaments", "hands", "won_hands", "cd_hands", "pres_tournaments", "pres_hands", "tc_hands", "sh_hands",
+                 "pass_tournaments"]
+        t = t.with_columns(
+            [pl.col(c).fill_null(0) if c in t.columns else pl.lit(0).alias(c) for c in zeros]
+            + [pl.col(c).fill_null(pl.lit([], pl.List(pl.Utf8))) if c in t.columns else pl.lit([], pl.List(pl.Utf8)).alias(c) for c in lists]
+            + [pl.lit(None, pl.Float64).alias(c) for c in ("wide_a_p", "wide_b_p", "wide_a", "wide_a_n", "wide_b",
+                                                           "wide_b_n", "wide_a_base", "wide_b_base", *gp.PASSING_COLS)
+               if c not in t.columns]
+        )
+        t = t.join(self.events_, on=["player", "opponent"], how="left").with_columns(
+            pl.col("events", "events_hands").fill_null(0))
+        t = t.with_columns([pl.lit(None, pl.Float64).alias(c) for c in WIDE_COLS if c not in t.columns]
+                           + ([] if "wc_hands" in t.columns else [pl.lit([], pl.List(pl.Utf8)).alias("wc_hands")]))
+        t = t.with_columns(pl.col("wc_hands").fill_null(pl.lit([], pl.List(pl.Utf8))))
+        # the case's tournaments: where they contested together, else where the presence test saw them
+        return t.with_columns(tournaments=pl.when(pl.col("tournaments").list.len() > 0).then("tournaments")
+                              .when(pl.col("pres_tournaments").list.len() > 0).then("pres_tournaments")
+                              .otherwise("pass_tournaments"))
+
+    def score(self, con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
+        """One row per unordered pair: the joint-contest, weak-contest, check-down, presence, wide-call
+        and rest-of-calls tests combined by a weighted Bonferroni, weighted Benjamini-Hochberg over the pairs
+        that met in enough knockout events (weights from the events shared, :meth:`bh_weights`).
+
+        Returns
+        -------
+        ``player``, ``opponent``, ``accounts``, ``tournaments``, ``p_value``, ``q_value`` (the two families',
+        :meth:`_passing_q`; ``q_main`` and ``q_pass`` each family's own), ``score`` and the tests' figures and evidence
+        hands."""
+        t = self._candidates()
+        if t.is_empty():
+            return pl.DataFrame(schema={"accounts": pl.List(pl.Utf8), "tournaments": pl.List(pl.Utf8),
+                                        "score": pl.Float64, "p_value": pl.Float64, "player": pl.Utf8,
+                                        "opponent": pl.Utf8, "q_value": pl.Float64, "joint": pl.Int64,
+                                        "bounties_won": pl.Int64})
+        f = lambda c: (t[c] if c in t.columns else pl.Series([None] * len(t), dtype=pl.Float64)).cast(pl.Float64).to_numpy(allow_copy=True)  # noqa: E731
+        p_joint = np.where(f("joint") > 0, np.clip(_st.poisson.sf(f("joint") - 1, np.maximum(f("expected"), 1e-9)), 1e-300, 1), np.nan)
+        wj, we = f("weak_joint"), f("weak_expected")
+        p_weak = np.where(we > 0, np.clip(_st.poisson.sf(wj - 1, np.maximum(we, 1e-9)), 1e-300, 1), np.nan)
+        p_weak = np.where(np.isnan(wj), np.nan, p_weak)
+        jp = f("joint_postflop")
+        p_cd = np.where(jp > 0, stats.binom_tail(f("checked_down"), jp, self.checkdown_rate_), np.nan)
+        p_wide = stats.min_p_bonferroni(f("wide_a_p"), f("wide_b_p"))
+        pn = np.nan_to_num(f("pres_n"))
+        p_pres = np.where(pn >= self.min_decisions, f("pres_p"), np.nan)
+        # the all-in tests (Fisher) and the presence test are two views of one deviation: the better of the two,
+        # Bonferroni-corrected (a pair seen only by one of them keeps that one's p-value)
+        # wide calls: continuations with the partner in where the player's own baseline folds (cards known)
+        p_wc = f("wc_p")
+        # every other continuation with the partner in (own baseline continues >= 30 %): disjoint decisions, so
+        # Fisher's method joins it with the wide calls (a gang's fold turned into a call is often a middling hand)
+        p_nw = f("nw_p")
+        p_all = np.where(np.isnan(p_wc) & np.isnan(p_nw), np.nan, stats.fisher_combine(p_wc, p_nw))
+        # four views of one deviation, combined by weighted Bonferroni (valid under any dependence): most of the
+        # error budget to the wide calls alone and to the wide calls with the rest (cards known); without cards
+        # (player view) presence and the all-in tests share it
+        p = stats.weighted_bonferroni([p_wc, p_all, p_pres, stats.fisher_combine(p_joint, p_weak, p_cd, p_wide)],
+                                      list(self.test_weights))
+        # independent filtering: only pairs that could both contest at least min_spots targets, or that
+        # faced at least min_decisions preflop decisions with the other still in against a short bounty target,
+        # and that shared knockout tables in at least min_events tournaments
+        testable = ((f("spots") >= self.min_spots) | (pn >= self.min_decisions)) & (f("events") >= self.min_events)
+        pt = np.where(testable, p, np.nan)
+        # weighted BH: the error budget goes to the pairs seated together in more knockout tournaments (the
+        # opportunity a gang needs, counted before looking at what they did); weights average 1 over the tested
+        w = self.bh_weights(f("events"), testable)
+        q_main = stats.bh_qvalues(np.where(testable, np.minimum(1.0, pt / np.maximum(w, 1e-300)), np.nan))
+        q_pass, q, p = self._passing_q(q_main, p, f("pass_p"), f("tc_min"))
+        return t.with_columns(
+            pl.Series("p_joint", p_joint), pl.Series("p_weak", p_weak, nan_to_null=True),
+            pl.Series("p_checkdown", p_cd, nan_to_null=True), pl.Series("p_wide", p_wide, nan_to_null=True),
+            pl.Series("p_presence", p_pres, nan_to_null=True), pl.Series("p_wide_calls", p_wc, nan_to_null=True),
+            pl.Series("p_rest_calls", p_nw, nan_to_null=True), pl.Series("p_all_calls", p_all, nan_to_null=True),
+            pl.Series("p_value", p, nan_to_null=True), pl.Series("q_value", q, nan_to_null=True),
+            pl.Series("bh_weight", np.where(testable, w, np.nan), nan_to_null=True),
+            pl.Series("q_main", q_main, nan_to_null=True), pl.Series("q_pass", q_pass, nan_to_null=True),
+            # −log10 q, ties (BH q-values saturate at 1) broken by the p-value: at most +0.01
+            pl.Series("score", stats.score_from_q(q) + 0.01 * np.nan_to_num(np.minimum(-np.log10(np.clip(p, 1e-30, 1.0)), 30.0)) / 30.0),
+            accounts=pl.concat_list("player", "opponent"),
+        ).sort("score", descending=True)
+
+    def _passing_q(self, q_main: np.ndarray, p_main: np.ndarray, p_pass: np.ndarray,
+                   p_min: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The bounty-passing family and the one q-value of a pair.
+
+        The passing tests (:func:`detectors.features.gameplay.bounty_passing`) are a second family with their own
+        false-discovery control at ``alpha * pass_share``: Gilbert's discrete BH (:func:`~detectors.features.gameplay.
+        discrete_bh`) over the pairs whose calls of the other's short raise could reach it, which needs no
+        ``min_events`` (a pair that passed a bounty in one tournament is tested). The main family (``q_main``) keeps
+        ``alpha * (1 - pass_share)``. The FDR of the union of two sets of rejections is at most the sum of the two
+        levels: flagging when either family's q is within its share controls it at ``alpha``. Returns the passing
+        family's q-values, the pair's q-value min(q_main / (1 - pass_share), q_pass / pass_share) (at most 1) and its
+        p-value (the family's that gave that q)."""
+        s = float(self.pass_share)
+        if s <= 0:
+            return np.full(len(q_main), np.nan), q_main, p_main
+        q_pass = gp.discrete_bh(p_pass, p_min, self.alpha * s)
+        a = np.nan_to_num(q_main, nan=np.inf) / max(1.0 - s, 1e-12)
+        b = np.nan_to_num(q_pass, nan=np.inf) / s
+        q = np.minimum(np.minimum(a, b), 1.0)
+        q = np.where(np.isfinite(a) | np.isfinite(b), q, np.nan)
+        p = np.where(b < a, p_pass, p_main)
+        return q_pass, q, p
+
+    def bh_weights(self, events: np.ndarray, testable: np.ndarray) -> np.ndarray:
+        """Prior weights of the weighted Benjamini–Hochberg procedure (Genovese, Roeder & Wasserman 2006).
+
+        ``min(1, (events / event_scale)^event_power)`` rescaled to mean 1 over the tested pairs, where ``events`` is the
+        number of knockout tournaments in which the pair was dealt in together at one table: a count of
+        opportunities fixed before their play is looked at (as the ``min_events`` filter), so under the null the
+        p-values are independent of it and the false-discovery rate stays controlled. ``event_scale=None``: equal
+        weights (plain BH).
+        """
+        ok = testable & np.isfinite(events)
+        if self.event_scale is None or not ok.any():
+            return np.where(ok, 1.0, 0.0)
+        raw = np.where(ok, np.minimum(1.0, (np.nan_to_num(events) / self.event_scale) ** self.event_power), 0.0)
+        if raw.sum() <= 0:
+            return np.where(ok, 1.0, 0.0)
+        return raw * ok.sum() / raw.sum()
+
+    def flag(self, scores: pl.DataFrame) -> pl.DataFrame:
+        """``scores`` with ``flagged``: the q-value (weighted Benjamini-Hochberg over the testable pairs,
+        :meth:`score`) at most ``alpha``; a pair without a q-value (not testable) is not flagged."""
+        return scores.with_columns(flagged=pl.col("q_value").fill_null(1.0) <= self.alpha)
+
+    def merge_group(self, best: dict[str, Any], members: list[dict[str, Any]], shape: str) -> dict[str, Any]:
+        """A ring's tournaments and evidence hands: the union of its pairs' (the wide calls strongest pair first)."""
+        best["tournaments"] = sorted({x for r in members for x in r["tournaments"]})
+        best["hands"] = sorted({x for r in members for x in r["hands"]})
+        best["won_hands"] = sorted({x for r in members for x in r["won_hands"]})
+        best["cd_hands"] = sorted({x for r in members for x in r["cd_hands"]})
+        best["pres_hands"] = sorted({x for r in members for x in (r.get("pres_hands") or [])})
+        for c in ("tc_hands", "sh_hands"):
+            best[c] = list(dict.fromkeys(x for r in sorted(members, key=lambda r: -r["score"]) for x in (r.get(c) or [])))
+        # the wide calls of the ring, strongest pair's first, each pair's least likely first
+        best["wc_hands"] = list(dict.fromkeys(x for r in sorted(members, key=lambda r: -r["score"])
+                                              for x in (r.get("wc_hands") or [])))
+        return best

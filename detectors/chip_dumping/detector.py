@@ -12,7 +12,7 @@ from detectors import stats
 from detectors.base import HAND_INPUTS, PairDetector
 from detectors.chip_dumping.evidence import EvidenceMixin
 from detectors.chip_dumping.flows import deviation_flow, receiver_tests
-from detectors.chip_dumping.presence import preflop_decisions, presence_tests
+from detectors.chip_dumping.presence import PRESENCE_COLUMNS, preflop_decisions, presence_tests
 from detectors.features import gameplay as gp
 from detectors.features.window_views import window_span, window_tables
 
@@ -79,9 +79,9 @@ class ChipDumpingDetector(EvidenceMixin, PairDetector):
 
         Returns
         -------
-        self, with ``dec_`` (its ``evidence_columns``), ``pairs_``, ``recv_``, ``pdec_``, ``presence_``, ``cont_by_``, ``dealt_by_``,
+        self, with ``dec_`` (its ``evidence_columns``), ``pairs_``, ``recv_``, ``pdec_``, ``presence_``, ``cont_by_``,
         ``flow_``, ``devflow_``, ``window_`` (the days judged, :func:`~detectors.features.window_views.window_span`:
-        None for every day; the preflop decisions and dealt-in seats are the window's) and ``missing_``."""
+        None for every day; the preflop decisions are the window's, and the evidence reads the seats of the window) and ``missing_``."""
         self.dec_, pairs = gp.cached_pair_features(con, samples=self.samples, random_state=self.random_state,
                                                    columns=self.decision_columns)
         # own-baseline tests with each player's outlying partners left out of the baseline (stats.robust_own_baseline)
@@ -118,17 +118,17 @@ class ChipDumpingDetector(EvidenceMixin, PairDetector):
         ----------
         con : the warehouse read through the window (:func:`~detectors.features.window_views.window_tables`).
 
-        Sets ``pdec_``, ``presence_``, ``cont_by_`` and ``dealt_by_``."""
-        self.pdec_ = preflop_decisions(con)
+        Sets ``pdec_``, ``presence_`` and ``cont_by_``."""
+        # the columns the tests and the evidence read only (the price, depth, table size and game are in the bins)
+        self.pdec_ = preflop_decisions(con).select(PRESENCE_COLUMNS)
         state: dict = {}  # the first call's passes, reused by the second call below (presence_tests)
         self.presence_ = presence_tests(con, self.pdec_, alpha=self.alpha, min_n=self.min_presence_n,
                                         min_own=self.min_presence_own, state=state,
                                         window_s=self.presence_window_s)
-        # per player, for the evidence hands: their preflop continuations, and the hands they were dealt in
+        # per player, for the evidence hands: their preflop continuations (the hands the receivers were dealt into are
+        # read for the case explained only: EvidenceMixin._dealt_in)
         self.cont_by_ = {k[0]: v for k, v in self.pdec_.filter(pl.col("cont")).select("player", "hand_id", "strength")
                          .partition_by("player", as_dict=True).items()} if not self.pdec_.is_empty() else {}
-        dealt = con.sql("SELECT player, hand_id FROM seats WHERE dealt_in").pl()
-        self.dealt_by_ = {k[0]: v.select("hand_id") for k, v in dealt.partition_by("player", as_dict=True).items()}
         if self.presence_.is_empty():
             return
         # explaining away by the strongest evidence: the pairs the combined test finds (all five tests) join

@@ -34,12 +34,15 @@ def _fit(con, window_days: int) -> ChipDumpingDetector:
         release()
 
 
-def _frames(det: ChipDumpingDetector) -> dict[str, pl.DataFrame]:
-    """The fit's window-read attributes as sorted frames."""
-    dealt = pl.concat([v.with_columns(player=pl.lit(k)) for k, v in det.dealt_by_.items()])
+def _frames(con, det: ChipDumpingDetector) -> dict[str, pl.DataFrame]:
+    """The fit's window-read attributes as sorted frames, with every player's dealt-in hands and the dumper's evidence
+    hands as the evidence reads them."""
+    players = sorted(det.cont_by_)
+    dealt = det._dealt_in(con, players)
     cont = pl.concat([v.with_columns(player=pl.lit(k)) for k, v in det.cont_by_.items()])
     return {"pdec": det.pdec_.drop("ts_s").sort(pl.all()), "presence": det.presence_.sort("player", "partner"),
-            "dealt": dealt.sort(pl.all()), "cont": cont.sort(pl.all())}
+            "dealt": dealt.sort(pl.all()), "cont": cont.sort(pl.all()),
+            "evidence": pl.DataFrame({"hand_id": det._evidence_hands(con, [["p06", "p07"]], limit=10**6)})}
 
 
 @pytest.fixture(scope="module")
@@ -56,14 +59,14 @@ def runs():
         recent.execute(f"DELETE FROM {_ident(t)} WHERE hand_id IN (SELECT hand_id FROM hands WHERE day < ?)",
                        [days[-2]])
     recent.execute("DELETE FROM hands WHERE day < ?", [days[-2]])
-    out = {"full window 2": _frames(_fit(full, 2)), "full every day": _frames(_fit(full, 0)),
-           "recent every day": _frames(_fit(recent, 0))}
+    out = {"full window 2": _frames(full, _fit(full, 2)), "full every day": _frames(full, _fit(full, 0)),
+           "recent every day": _frames(recent, _fit(recent, 0))}
     full.close()
     recent.close()
     return out
 
 
-@pytest.mark.parametrize("name", ["pdec", "presence", "dealt", "cont"])
+@pytest.mark.parametrize("name", ["pdec", "presence", "dealt", "cont", "evidence"])
 def test_the_window_reads_only_its_days(runs, name):
     """Over the last two days the preflop decisions, the presence tests and the evidence's seats and continuations
     are those of a warehouse holding those days alone."""
@@ -77,3 +80,4 @@ def test_every_day_reads_the_earlier_days(runs):
     """The default window reads every day: more decisions, and other presence counts."""
     assert len(runs["full every day"]["pdec"]) > len(runs["full window 2"]["pdec"])
     assert not runs["full every day"]["presence"].equals(runs["full window 2"]["presence"])
+    assert len(runs["full every day"]["dealt"]) > len(runs["full window 2"]["dealt"])

@@ -12,8 +12,9 @@ from detectors import stats
 from detectors.base import HAND_INPUTS, PairDetector
 from detectors.chip_dumping.evidence import EvidenceMixin
 from detectors.chip_dumping.flows import deviation_flow, receiver_tests
-from detectors.chip_dumping.presence import preflop_decisions, presence_tests
+from detectors.chip_dumping.presence import PRESENCE_COLUMNS, preflop_decisions, presence_tests
 from detectors.features import gameplay as gp
+from detectors.features.window_views import window_span, window_tables
 
 
 class ChipDumpingDetector(EvidenceMixin, PairDetector):
@@ -78,8 +79,9 @@ class ChipDumpingDetector(EvidenceMixin, PairDetector):
 
         Returns
         -------
-        self, with ``dec_`` (its ``evidence_columns``), ``pairs_``, ``recv_``, ``pdec_``, ``presence_``, ``cont_by_``, ``dealt_by_``,
-        ``flow_``, ``devflow_`` and ``missing_``."""
+        self, with ``dec_`` (its ``evidence_columns``), ``pairs_``, ``recv_``, ``pdec_``, ``presence_``, ``cont_by_``,
+        ``flow_``, ``devflow_``, ``window_`` (the days judged, :func:`~detectors.features.window_views.window_span`:
+        None for every day; the preflop decisions are the window's, and the evidence reads the seats of the window) and ``missing_``."""
         self.dec_, pairs = gp.cached_pair_features(con, samples=self.samples, random_state=self.random_state,
                                                    columns=self.decision_columns)
         # own-baseline tests with each player's outlying partners left out of the baseline (stats.robust_own_baseline)
@@ -95,30 +97,11 @@ class ChipDumpingDetector(EvidenceMixin, PairDetector):
         # the heads-up tests are made: the evidence reads these columns only, so the rest are freed before the
         # preflop decisions are read (the fit's largest frame)
         self.dec_ = self.dec_.select(self.evidence_columns) if not self.dec_.is_empty() else self.dec_
-        self.pdec_ = preflop_decisions(con)
-        state: dict = {}  # the first call's passes, reused by the second call below (presence_tests)
-        self.presence_ = presence_tests(con, self.pdec_, alpha=self.alpha, min_n=self.min_presence_n,
-                                        min_own=self.min_presence_own, state=state,
-                                        window_s=self.presence_window_s)
-        # per player, for the evidence hands: their preflop continuations, and the hands they were dealt in
-        self.cont_by_ = {k[0]: v for k, v in self.pdec_.filter(pl.col("cont")).select("player", "hand_id", "strength")
-                         .partition_by("player", as_dict=True).items()} if not self.pdec_.is_empty() else {}
-        dealt = con.sql("SELECT player, hand_id FROM seats WHERE dealt_in").pl()
-        self.dealt_by_ = {k[0]: v.select("hand_id") for k, v in dealt.partition_by("player", as_dict=True).items()}
-        if not self.presence_.is_empty():
-            # explaining away by the strongest evidence: the pairs the combined test finds (all five tests) join
-            # the presence test's partners S, ranked by their combined p, and the presence test is made again. A
-            # feeder's receiver with a thin presence baseline (not in S on presence alone) but strong heads-up
-            # tests otherwise lends its effect to a table-mate (tuning mixed-275: linto_nuts1262, a real feeder,
-            # flagged with tansorstar1165, all of whose 56 hands with linto had linto's receiver ranezu536 dealt in)
-            t = self._combined(self.presence_)
-            if "q_value" in t.columns:
-                strong = t.filter(pl.col("q_value") <= self.alpha).select(
-                    "player", pl.col("opponent").alias("partner"), p=pl.col("p_value"))
-                if not strong.is_empty():
-                    self.presence_ = presence_tests(con, self.pdec_, alpha=self.alpha, min_n=self.min_presence_n,
-                                                    min_own=self.min_presence_own, partners=strong, state=state,
-                                                    window_s=self.presence_window_s)
+        # the preflop presence test and the evidence's dealt-in seats read the feature store's window only, as the
+        # heads-up tests do (detectors.features.window_views: the tables whole with the default window)
+        self.window_ = window_span(con)
+        with window_tables(con, self.window_) as wcon:
+            self._fit_presence(wcon)
         self.missing_ = []
         if (known or 0.0) < 0.5:
             self.missing_.append(
@@ -127,6 +110,40 @@ class ChipDumpingDetector(EvidenceMixin, PairDetector):
                 "where the chips did not move, the value given cannot stand in for them (that test needs both hands)"
             )
         return self
+
+    def _fit_presence(self, con: duckdb.DuckDBPyConnection) -> None:
+        """The presence test with its explaining away, and the giver's continuations the evidence reads (``fit``).
+
+        Parameters
+        ----------
+        con : the warehouse read through the window (:func:`~detectors.features.window_views.window_tables`).
+
+        Sets ``pdec_``, ``presence_`` and ``cont_by_``."""
+        # the columns the tests and the evidence read only (the price, depth, table size and game are in the bins)
+        self.pdec_ = preflop_decisions(con).select(PRESENCE_COLUMNS)
+        state: dict = {}  # the first call's passes, reused by the second call below (presence_tests)
+        self.presence_ = presence_tests(con, self.pdec_, alpha=self.alpha, min_n=self.min_presence_n,
+                                        min_own=self.min_presence_own, state=state,
+                                        window_s=self.presence_window_s)
+        # per player, for the evidence hands: their preflop continuations (the hands the receivers were dealt into are
+        # read for the case explained only: EvidenceMixin._dealt_in)
+        self.cont_by_ = {k[0]: v for k, v in self.pdec_.filter(pl.col("cont")).select("player", "hand_id", "strength")
+                         .partition_by("player", as_dict=True).items()} if not self.pdec_.is_empty() else {}
+        if self.presence_.is_empty():
+            return
+        # explaining away by the strongest evidence: the pairs the combined test finds (all five tests) join
+        # the presence test's partners S, ranked by their combined p, and the presence test is made again. A
+        # feeder's receiver with a thin presence baseline (not in S on presence alone) but strong heads-up
+        # tests otherwise lends its effect to a table-mate (tuning mixed-275: linto_nuts1262, a real feeder,
+        # flagged with tansorstar1165, all of whose 56 hands with linto had linto's receiver ranezu536 dealt in)
+        t = self._combined(self.presence_)
+        if "q_value" in t.columns:
+            strong = t.filter(pl.col("q_value") <= self.alpha).select(
+                "player", pl.col("opponent").alias("partner"), p=pl.col("p_value"))
+            if not strong.is_empty():
+                self.presence_ = presence_tests(con, self.pdec_, alpha=self.alpha, min_n=self.min_presence_n,
+                                                min_own=self.min_presence_own, partners=strong, state=state,
+                                                window_s=self.presence_window_s)
 
     def _value_tests(self, pf: pl.DataFrame) -> pl.DataFrame:
         """Value given per heads-up hand to each opponent against the giver's own mean to the others.

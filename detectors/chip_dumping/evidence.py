@@ -12,6 +12,11 @@ import polars as pl
 from detectors.base import Evidence, Signal
 from detectors.chip_dumping.flows import PAIR_LOSS_BB
 from detectors.features import gameplay as gp
+from detectors.features.window_views import window_tables
+
+
+# The hands the players $players were dealt into (the evidence's presence hands: the giver's continuations among them)
+DEALT_IN_SQL = "SELECT player, hand_id FROM seats WHERE dealt_in AND list_contains($players, player)"
 
 
 # Reproduces the raw presence counts: $player's preflop continuations facing a bet with $opponent dealt in, and without
@@ -95,11 +100,21 @@ class EvidenceMixin:
         return (f" Not flagged, {moved}; a flag needs at least {self.min_flow_bb:.0f} bb lost in at least "
                 f"{self.min_hu_hands} hands{gate}.")
 
-    def _evidence_hands(self, edges: list[list[str]], limit: int = 25) -> list[str]:
+    def _evidence_hands(self, con: duckdb.DuckDBPyConnection, edges: list[list[str]], limit: int = 25) -> list[str]:
         """The dump hands, strongest first: heads-up hands where the giver handed the receiver at least
         one big blind of value (cards known), by value; then the giver's preflop calls or raises with
         the receiver dealt in, weakest starting hand first (the calls the giver folds elsewhere); then
-        the rest of the heads-up hands with positive value."""
+        the rest of the heads-up hands with positive value.
+
+        Parameters
+        ----------
+        con : the warehouse; the receivers' dealt-in seats are read from it through the fitted window
+        (:func:`~detectors.features.window_views.window_tables`), for these edges only. edges : (giver, receiver)
+        pairs. limit : the number of hands returned.
+
+        Returns
+        -------
+        hand ids, strongest first."""
         d = None
         for a, b in edges:
             x = gp.decisions_of(self.dec_, [a]).filter(pl.col("opponent") == b)
@@ -118,10 +133,10 @@ class EvidenceMixin:
             small = h.filter(pl.col("v") < 1.0)["hand_id"].to_list()
         pres = []
         parts = []
+        dealt = self._dealt_in(con, sorted({b for a, b in edges if a in self.cont_by_}))
         for a, b in edges:
-            if a in self.cont_by_ and b in self.dealt_by_:
-                x = self.cont_by_[a]
-                parts.append(x.join(self.dealt_by_[b], on="hand_id", how="semi"))
+            if a in self.cont_by_:
+                parts.append(self.cont_by_[a].join(dealt.filter(pl.col("player") == b), on="hand_id", how="semi"))
         if parts:
             x = pl.concat(parts).sort(["strength", "hand_id"], nulls_last=True)
             pres = x["hand_id"].unique(maintain_order=True).to_list()
@@ -215,6 +230,21 @@ class EvidenceMixin:
             ))
         return ev
 
+    def _dealt_in(self, con: duckdb.DuckDBPyConnection, players: list[str]) -> pl.DataFrame:
+        """The hands each of ``players`` was dealt into, within the fitted window (``window_``).
+
+        Parameters
+        ----------
+        con : the warehouse. players : account names.
+
+        Returns
+        -------
+        player, hand_id (no rows without players)."""
+        if not players:
+            return pl.DataFrame(schema={"player": pl.Utf8, "hand_id": pl.Utf8})
+        with window_tables(con, self.window_) as wcon:
+            return wcon.sql(DEALT_IN_SQL, params={"players": players}).pl()
+
     def explain(self, con: duckdb.DuckDBPyConnection, row: dict[str, Any]) -> Signal:
         """The signal of one row of :meth:`threshold`: the value given with the cards known, the chips
         moved (overall and in the deviation hands), the count tests and the presence test, the dump hands
@@ -256,7 +286,7 @@ class EvidenceMixin:
             score=float(row["score"]),
             flagged=bool(row["flagged"]),
             summary=summary,
-            tournaments=gp.tournaments_of(self.dec_, hands := self._evidence_hands(edges)),
+            tournaments=gp.tournaments_of(self.dec_, hands := self._evidence_hands(con, edges)),
             hands=hands,
             evidence=ev,
             benign=(

@@ -33,6 +33,9 @@ SELECT * FROM pre
 
 
 PRESENCE_BINS = ("sbin", "cbin", "short", "tour", "nbin", "variant")
+#: the columns of :func:`preflop_decisions` the presence test (:func:`presence_tests`: the decision, its hour and bins)
+#: and the evidence (the continuations by starting-hand strength) read
+PRESENCE_COLUMNS = ("hand_id", "player", "cont", "ts_s", "strength", *PRESENCE_BINS)
 
 
 def preflop_decisions(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:

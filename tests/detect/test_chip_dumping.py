@@ -603,4 +603,4 @@ def test_the_fit_keeps_only_the_evidence_columns_of_the_window_decisions(planted
     assert det.dec_.columns == ChipDumpingDetector.evidence_columns
     assert det.dec_.height == gp_decisions(planted_world.con).height
     dump_hands = set(planted_world.dump_hands[frozenset(("p06", "p07"))])
-    assert len(set(det._evidence_hands([["p06", "p07"]])[:10]) & dump_hands) >= 8
+    assert len(set(det._evidence_hands(planted_world.con, [["p06", "p07"]])[:10]) & dump_hands) >= 8

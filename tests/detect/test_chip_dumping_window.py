@@ -1,0 +1,83 @@
+"""ChipDumpingDetector on the feature store's window: the presence test and the evidence read only the window's days.
+
+A planted world (a dumper p06 -> p07 among honest players) deals hands over four days. Judged over its last two
+days, the detector's preflop decisions, presence tests and dealt-in seats are those of the same warehouse with the
+two earlier days deleted, judged over every day; judged over every day (the default window), the earlier days are
+read and change them."""
+
+from __future__ import annotations
+
+import polars as pl
+import pytest
+from polars.testing import assert_frame_equal
+
+from detectors.chip_dumping import ChipDumpingDetector
+from detectors.features.gameplay import release, store_for
+from tests.detect.conftest import build_world
+
+def _world():
+    """The warehouse of a small planted world (about 3,000 hands, 40 s apart: four hand days)."""
+    return build_world(n_players=24, n_hands=3000, dump=[(("p06", "p07"), 0.5)], seed=5).con
+
+
+def _ident(s: str) -> str:
+    """A table name from the catalog as a quoted SQL identifier."""
+    return '"' + s.replace('"', '""') + '"'
+
+
+def _fit(con, window_days: int) -> ChipDumpingDetector:
+    """The detector fitted on ``con`` judged over ``window_days`` (0: every day)."""
+    store_for(con, window_days=window_days)
+    try:
+        return ChipDumpingDetector().fit(con)
+    finally:
+        release()
+
+
+def _frames(con, det: ChipDumpingDetector) -> dict[str, pl.DataFrame]:
+    """The fit's window-read attributes as sorted frames, with every player's dealt-in hands and the dumper's evidence
+    hands as the evidence reads them."""
+    players = sorted(det.cont_by_)
+    dealt = det._dealt_in(con, players)
+    cont = pl.concat([v.with_columns(player=pl.lit(k)) for k, v in det.cont_by_.items()])
+    return {"pdec": det.pdec_.drop("ts_s").sort(pl.all()), "presence": det.presence_.sort("player", "partner"),
+            "dealt": dealt.sort(pl.all()), "cont": cont.sort(pl.all()),
+            "evidence": pl.DataFrame({"hand_id": det._evidence_hands(con, [["p06", "p07"]], limit=10**6)})}
+
+
+@pytest.fixture(scope="module")
+def runs():
+    full = _world()
+    days = [r[0] for r in full.execute("SELECT DISTINCT day FROM hands ORDER BY day").fetchall()]
+    assert len(days) >= 3
+    recent = _world()
+    # every table of the hands' rows (those with a hand_id column) loses the earlier days' rows, then the hands
+    of_hands = [r[0] for r in recent.execute("SELECT table_name FROM duckdb_columns() WHERE column_name = 'hand_id' "
+                                             "AND table_name <> 'hands' AND NOT internal").fetchall()]
+    assert {"seats", "actions", "hole_cards"} <= set(of_hands)
+    for t in of_hands:
+        recent.execute(f"DELETE FROM {_ident(t)} WHERE hand_id IN (SELECT hand_id FROM hands WHERE day < ?)",
+                       [days[-2]])
+    recent.execute("DELETE FROM hands WHERE day < ?", [days[-2]])
+    out = {"full window 2": _frames(full, _fit(full, 2)), "full every day": _frames(full, _fit(full, 0)),
+           "recent every day": _frames(recent, _fit(recent, 0))}
+    full.close()
+    recent.close()
+    return out
+
+
+@pytest.mark.parametrize("name", ["pdec", "presence", "dealt", "cont", "evidence"])
+def test_the_window_reads_only_its_days(runs, name):
+    """Over the last two days the preflop decisions, the presence tests and the evidence's seats and continuations
+    are those of a warehouse holding those days alone."""
+    got, want = runs["full window 2"][name], runs["recent every day"][name]
+    assert not want.is_empty()
+    # counts exact; the expected counts and p-values within the last bits (DuckDB's threads order their sums)
+    assert_frame_equal(got, want, check_exact=False, rel_tol=1e-9, abs_tol=0)
+
+
+def test_every_day_reads_the_earlier_days(runs):
+    """The default window reads every day: more decisions, and other presence counts."""
+    assert len(runs["full every day"]["pdec"]) > len(runs["full window 2"]["pdec"])
+    assert not runs["full every day"]["presence"].equals(runs["full window 2"]["presence"])
+    assert len(runs["full every day"]["dealt"]) > len(runs["full window 2"]["dealt"])

@@ -79,7 +79,7 @@ class ChipDumpingDetector(EvidenceMixin, PairDetector):
 
         Returns
         -------
-        self, with ``dec_`` (its ``evidence_columns``), ``pairs_``, ``recv_``, ``pdec_``, ``presence_``, ``cont_by_``,
+        self, with ``dec_`` (its ``evidence_columns``), ``pairs_``, ``recv_``, ``presence_``,
         ``flow_``, ``devflow_``, ``window_`` (the days judged, :func:`~detectors.features.window_views.window_span`:
         None for every day; the preflop decisions are the window's, and the evidence reads the seats of the window) and ``missing_``."""
         self.dec_, pairs = gp.cached_pair_features(con, samples=self.samples, random_state=self.random_state,
@@ -118,17 +118,14 @@ class ChipDumpingDetector(EvidenceMixin, PairDetector):
         ----------
         con : the warehouse read through the window (:func:`~detectors.features.window_views.window_tables`).
 
-        Sets ``pdec_``, ``presence_`` and ``cont_by_``."""
+        Sets ``presence_`` (the preflop decisions are not kept: the evidence reads the continuations of the case
+        explained, :func:`~detectors.chip_dumping.presence.preflop_continuations`)."""
         # the columns the tests and the evidence read only (the price, depth, table size and game are in the bins)
-        self.pdec_ = preflop_decisions(con).select(PRESENCE_COLUMNS)
+        pdec = preflop_decisions(con).select(PRESENCE_COLUMNS)
         state: dict = {}  # the first call's passes, reused by the second call below (presence_tests)
-        self.presence_ = presence_tests(con, self.pdec_, alpha=self.alpha, min_n=self.min_presence_n,
+        self.presence_ = presence_tests(con, pdec, alpha=self.alpha, min_n=self.min_presence_n,
                                         min_own=self.min_presence_own, state=state,
                                         window_s=self.presence_window_s)
-        # per player, for the evidence hands: their preflop continuations (the hands the receivers were dealt into are
-        # read for the case explained only: EvidenceMixin._dealt_in)
-        self.cont_by_ = {k[0]: v for k, v in self.pdec_.filter(pl.col("cont")).select("player", "hand_id", "strength")
-                         .partition_by("player", as_dict=True).items()} if not self.pdec_.is_empty() else {}
         if self.presence_.is_empty():
             return
         # explaining away by the strongest evidence: the pairs the combined test finds (all five tests) join
@@ -141,7 +138,7 @@ class ChipDumpingDetector(EvidenceMixin, PairDetector):
             strong = t.filter(pl.col("q_value") <= self.alpha).select(
                 "player", pl.col("opponent").alias("partner"), p=pl.col("p_value"))
             if not strong.is_empty():
-                self.presence_ = presence_tests(con, self.pdec_, alpha=self.alpha, min_n=self.min_presence_n,
+                self.presence_ = presence_tests(con, pdec, alpha=self.alpha, min_n=self.min_presence_n,
                                                 min_own=self.min_presence_own, partners=strong, state=state,
                                                 window_s=self.presence_window_s)
 

@@ -11,6 +11,7 @@ import polars as pl
 
 from detectors.base import Evidence, Signal
 from detectors.chip_dumping.flows import PAIR_LOSS_BB
+from detectors.chip_dumping.presence import preflop_continuations
 from detectors.features import gameplay as gp
 from detectors.features.window_views import window_tables
 
@@ -133,10 +134,15 @@ class EvidenceMixin:
             small = h.filter(pl.col("v") < 1.0)["hand_id"].to_list()
         pres = []
         parts = []
-        dealt = self._dealt_in(con, sorted({b for a, b in edges if a in self.cont_by_}))
+        # the givers' continuations and the receivers' dealt-in hands, read through the fitted window for these edges
+        with window_tables(con, self.window_) as wcon:
+            cont = preflop_continuations(wcon, sorted({a for a, _ in edges}))
+        givers = set(cont["player"].unique().to_list())
+        dealt = self._dealt_in(con, sorted({b for a, b in edges if a in givers}))
         for a, b in edges:
-            if a in self.cont_by_:
-                parts.append(self.cont_by_[a].join(dealt.filter(pl.col("player") == b), on="hand_id", how="semi"))
+            if a in givers:
+                parts.append(cont.filter(pl.col("player") == a).select("hand_id", "strength")
+                             .join(dealt.filter(pl.col("player") == b), on="hand_id", how="semi"))
         if parts:
             x = pl.concat(parts).sort(["strength", "hand_id"], nulls_last=True)
             pres = x["hand_id"].unique(maintain_order=True).to_list()

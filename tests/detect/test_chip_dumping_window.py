@@ -12,7 +12,9 @@ import pytest
 from polars.testing import assert_frame_equal
 
 from detectors.chip_dumping import ChipDumpingDetector
+from detectors.chip_dumping.presence import PRESENCE_COLUMNS, preflop_continuations, preflop_decisions
 from detectors.features.gameplay import release, store_for
+from detectors.features.window_views import window_tables
 from tests.detect.conftest import build_world
 
 def _world():
@@ -35,12 +37,15 @@ def _fit(con, window_days: int) -> ChipDumpingDetector:
 
 
 def _frames(con, det: ChipDumpingDetector) -> dict[str, pl.DataFrame]:
-    """The fit's window-read attributes as sorted frames, with every player's dealt-in hands and the dumper's evidence
-    hands as the evidence reads them."""
-    players = sorted(det.cont_by_)
+    """The fit's window-read frames, sorted: the preflop decisions and the continuations read through the fitted
+    window, the presence tests, every player's dealt-in hands and the dumper's evidence hands as the evidence reads
+    them."""
+    players = sorted(con.sql("SELECT DISTINCT player FROM seats").pl()["player"].to_list())
     dealt = det._dealt_in(con, players)
-    cont = pl.concat([v.with_columns(player=pl.lit(k)) for k, v in det.cont_by_.items()])
-    return {"pdec": det.pdec_.drop("ts_s").sort(pl.all()), "presence": det.presence_.sort("player", "partner"),
+    with window_tables(con, det.window_) as wcon:
+        pdec = preflop_decisions(wcon).select(PRESENCE_COLUMNS)
+        cont = preflop_continuations(wcon, players)
+    return {"pdec": pdec.drop("ts_s").sort(pl.all()), "presence": det.presence_.sort("player", "partner"),
             "dealt": dealt.sort(pl.all()), "cont": cont.sort(pl.all()),
             "evidence": pl.DataFrame({"hand_id": det._evidence_hands(con, [["p06", "p07"]], limit=10**6)})}
 
@@ -81,3 +86,27 @@ def test_every_day_reads_the_earlier_days(runs):
     assert len(runs["full every day"]["pdec"]) > len(runs["full window 2"]["pdec"])
     assert not runs["full every day"]["presence"].equals(runs["full window 2"]["presence"])
     assert len(runs["full every day"]["dealt"]) > len(runs["full window 2"]["dealt"])
+
+
+def test_the_fit_keeps_no_preflop_decisions():
+    """The fit keeps the presence tests, not the window's preflop decisions nor every player's continuations: the
+    evidence reads the continuations of the case it explains."""
+    con = _world()
+    det = _fit(con, 0)
+    assert not det.presence_.is_empty()
+    assert not hasattr(det, "pdec_") and not hasattr(det, "cont_by_")
+    con.close()
+
+
+def test_the_evidence_continuations_are_the_presence_decisions():
+    """:func:`preflop_continuations` of some players are exactly the rows of :func:`preflop_decisions` with ``cont``
+    true for them, with the same starting-hand strength (null where the cards are unknown)."""
+    con = _world()
+    players = ["p06", "p07", "p11"]
+    want = preflop_decisions(con).filter(pl.col("cont") & pl.col("player").is_in(players)) \
+        .select("player", "hand_id", "strength").sort(pl.all())
+    got = preflop_continuations(con, players).sort(pl.all())
+    assert len(want) > 100 and want["strength"].is_not_null().any()
+    assert_frame_equal(got, want)
+    assert preflop_continuations(con, ["nobody"]).is_empty()
+    con.close()

@@ -324,6 +324,50 @@ def presence_tests(con: duckdb.DuckDBPyConnection, dec: pl.DataFrame, *, alpha: 
     return _presence_rows(state, done, _second_pass_rows(first, touched, pp, second))
 
 
+_CELL_COUNTS_SQL = """
+SELECT player, win, {bb}, count(*)::UINTEGER AS tn, sum(y)::BIGINT AS tk, min(did) AS first
+FROM _pd_{tag} GROUP BY ALL ORDER BY first
+"""
+
+
+def _cell_counts(con: duckdb.DuckDBPyConnection, tag: str, bins: list[str], offset_a: float | None,
+                 window_s: float | None) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
+    """The per-cell counts, Beta priors and per-window looseness of :class:`_PresenceRun`, from its registered
+    decisions ``_pd_<tag>`` (player keys).
+
+    The decisions are counted per cell (player, window, bins) by a DuckDB ``GROUP BY``; only those counts come back,
+    in the order of each cell's first decision (``did``), so every later sum over them (the priors, ``we``) adds in
+    the order it did when the cells were grouped in Polars over the decisions.
+
+    Parameters
+    ----------
+    con : the connection holding ``_pd_<tag>``. tag : the registered frames' suffix. bins : the bin columns
+    (:data:`PRESENCE_BINS`). offset_a, window_s : as :func:`presence_tests`.
+
+    Returns
+    -------
+    (mw, pri, off): ``mw`` player, win, bins, tn, tk (decisions, continuations); ``pri`` the population's Beta prior
+    per bin (:func:`detectors.stats.beta_priors_by_bin` over the players' cells); ``off`` per player and window the
+    decisions ``wn``, continuations ``wk``, the population's expected continuations at the player's bins ``we`` and
+    ``dp``, the player's log-odds looseness over all his decisions smoothed by ``offset_a`` decisions at the
+    population's rates (the prior of each window's own looseness; 0 without windows or offset)."""
+    bb = ", ".join(bins)
+    mw = con.sql(_CELL_COUNTS_SQL.format(bb=bb, tag=tag)).pl().drop("first")
+    me = mw.group_by(["player", *bins]).agg(pl.col("tn").sum(), pl.col("tk").sum())
+    pri = stats.beta_priors_by_bin(me, bins, "tk", "tn")
+    e = pl.col("tn") * pl.col("pa") / (pl.col("pa") + pl.col("pb"))
+    off = mw.join(pri, on=bins).group_by("player", "win").agg(
+        wn=pl.col("tn").sum().cast(pl.Float64), wk=pl.col("tk").sum().cast(pl.Float64), we=e.sum())
+    a = float(offset_a or 1.0)
+    allp = off.group_by("player").agg(pl.col("wn").sum(), pl.col("wk").sum(), pl.col("we").sum()).with_columns(
+        _m=(pl.col("we") / pl.col("wn").clip(1e-9)).clip(1e-3, 1 - 1e-3))
+    allp = allp.with_columns(_o=((pl.col("wk") + a * pl.col("_m")) / (pl.col("wn") + a)).clip(1e-3, 1 - 1e-3))
+    # (one window, window_s None: no prior looseness, the population's rate as before windows existed)
+    dp = ((pl.col("_o") / (1 - pl.col("_o"))).log() - (pl.col("_m") / (1 - pl.col("_m"))).log()) \
+        * (0.0 if offset_a is None or not window_s else 1.0)
+    return mw, pri, off.join(allp.select("player", dp=dp), on="player")
+
+
 class _PresenceRun:
     """The DuckDB side of :func:`presence_tests`: the decisions, per-player bins, Beta priors, player offsets and
     dealt-in seats registered under names tagged by process and frame, and the two passes of
@@ -334,7 +378,8 @@ class _PresenceRun:
     decisions each), and are counted and summed to one row per pair there
     (:func:`_presence_sql`). DuckDB sees hands and players as integer keys (joins and group-bys on text cost
     twice as long); the rows that come back are decoded to names, so everything in Polars keeps the names.
-    Encoded once per ``state`` (``prev["keys"]`` reused).
+    Encoded once per ``state`` (``prev["keys"]`` reused). The per-cell counts are grouped there too, only they come
+    back (:func:`_cell_counts`).
     """
 
     def __init__(self, con: duckdb.DuckDBPyConnection, dec: pl.DataFrame, decisions_per_part: int, min_n: int,
@@ -347,23 +392,6 @@ class _PresenceRun:
         d = dec.select("hand_id", "player", pl.col("cont").cast(pl.Int64).alias("y"), *bins,
                        win.cast(pl.Int64).alias("win")).with_row_index("did")
         d = d.with_columns(part=(pl.col("player").hash(seed=0) % self.parts).cast(pl.Int64))
-        mw = d.group_by(["player", "win", *bins]).agg(tn=pl.len(), tk=pl.col("y").sum())
-        me = mw.group_by(["player", *bins]).agg(pl.col("tn").sum(), pl.col("tk").sum())
-        pri = stats.beta_priors_by_bin(me, bins, "tk", "tn")
-        # per player and window: decisions, continuations and the population's expected continuations at the player's
-        # bins; dp, the player's log-odds looseness over all his decisions (every window, every partner), smoothed by
-        # offset_a decisions at the population's rates: the prior of each window's own looseness
-        e = pl.col("tn") * pl.col("pa") / (pl.col("pa") + pl.col("pb"))
-        off = mw.join(pri, on=bins).group_by("player", "win").agg(
-            wn=pl.col("tn").sum().cast(pl.Float64), wk=pl.col("tk").sum().cast(pl.Float64), we=e.sum())
-        a = float(offset_a or 1.0)
-        allp = off.group_by("player").agg(pl.col("wn").sum(), pl.col("wk").sum(), pl.col("we").sum()).with_columns(
-            _m=(pl.col("we") / pl.col("wn").clip(1e-9)).clip(1e-3, 1 - 1e-3))
-        allp = allp.with_columns(_o=((pl.col("wk") + a * pl.col("_m")) / (pl.col("wn") + a)).clip(1e-3, 1 - 1e-3))
-        # (one window, window_s None: no prior looseness, the population's rate as before windows existed)
-        dp = ((pl.col("_o") / (1 - pl.col("_o"))).log() - (pl.col("_m") / (1 - pl.col("_m"))).log()) \
-            * (0.0 if offset_a is None or not window_s else 1.0)
-        off = off.join(allp.select("player", dp=dp), on="player")
         self.tag = f"{os.getpid()}_{id(d)}"
         if prev is not None and "keys" in prev:
             seats, self.pcodes, pd_keyed = prev["keys"]
@@ -373,8 +401,9 @@ class _PresenceRun:
                                            self.pcodes), ["hand_id"], hcodes)
         self.keys = (seats, self.pcodes, pd_keyed)
         self.names: list[str] = []
-        self.register([("_pd_", pd_keyed), ("_me_", self.keyed(mw, ["player"])), ("_pri_", pri),
-                       ("_off_", self.keyed(off, ["player"])), ("_seat_", seats)])
+        self.register([("_pd_", pd_keyed), ("_seat_", seats)])
+        mw, pri, off = _cell_counts(con, self.tag, bins, offset_a, window_s)
+        self.register([("_me_", mw), ("_pri_", pri), ("_off_", off)])
 
     def keyed(self, frame: pl.DataFrame, cols: list[str]) -> pl.DataFrame:
         """``frame`` with the player columns ``cols`` encoded to the integer keys DuckDB joins on."""

@@ -12,7 +12,8 @@ import pytest
 from polars.testing import assert_frame_equal
 
 from detectors.chip_dumping import ChipDumpingDetector
-from detectors.chip_dumping.presence import PRESENCE_COLUMNS, preflop_continuations, preflop_decisions
+from detectors.chip_dumping.presence import (PRESENCE_BINS, PRESENCE_COLUMNS, _cell_counts, preflop_continuations,
+                                            preflop_decisions)
 from detectors.features.gameplay import release, store_for
 from detectors.features.window_views import window_tables
 from tests.detect.conftest import build_world
@@ -109,4 +110,30 @@ def test_the_evidence_continuations_are_the_presence_decisions():
     assert len(want) > 100 and want["strength"].is_not_null().any()
     assert_frame_equal(got, want)
     assert preflop_continuations(con, ["nobody"]).is_empty()
+    con.close()
+
+
+def test_the_cell_counts_are_grouped_in_duckdb_in_first_decision_order():
+    """The presence test's per-cell counts (player, window, bins) come from DuckDB: the decisions and continuations
+    of each cell, the cells in the order of their first decision (so the priors' and ``we``'s float sums add in a
+    fixed order), and per player and window the totals of those cells."""
+    con = _world()
+    dec = preflop_decisions(con)
+    bins = list(PRESENCE_BINS)
+    d = dec.select("player", pl.col("cont").cast(pl.Int64).alias("y"), *bins,
+                   win=(pl.col("ts_s") // 3600).fill_null(-1).cast(pl.Int64)).with_row_index("did")
+    con.register("_pd_t", d)
+    try:
+        mw, pri, off = _cell_counts(con, "t", bins, 20.0, 3600.0)
+    finally:
+        con.unregister("_pd_t")
+    want = d.group_by(["player", "win", *bins], maintain_order=True).agg(tn=pl.len(), tk=pl.col("y").sum())
+    assert len(want) > 100
+    assert_frame_equal(mw, want)
+    assert set(pri.columns) == {*bins, "pa", "pb"} and len(pri) == len(want.select(bins).unique())
+    tot = want.group_by("player", "win").agg(wn=pl.col("tn").sum().cast(pl.Float64), wk=pl.col("tk").sum()
+                                             .cast(pl.Float64))
+    got = off.select("player", "win", "wn", "wk")
+    assert_frame_equal(got.sort("player", "win"), tot.sort("player", "win"))
+    assert off["we"].is_between(0, off["wn"]).all() and off["dp"].is_finite().all()
     con.close()

@@ -591,16 +591,3 @@ def test_calls_of_cheap_bets_are_judged_at_their_price():
     assert row(blind, "A")["junk_obs"] == 18 and row(blind, "A")["junk_p"] < 5e-3
     assert row(priced, "A")["junk_p"] > 0.05 and row(priced, "A")["junk_exp"] > 12
     assert row(priced, "F")["junk_p"] < 1e-8 and row(blind, "F")["junk_p"] > 1e-3
-
-
-def test_the_fit_keeps_only_the_evidence_columns_of_the_window_decisions(planted_world):
-    """The heads-up tests read 16 columns of the window's decisions; once they are made the detector keeps the
-    columns its evidence reads (all the rows: any pair may be explained), so the preflop decisions (the fit's largest
-    frame) are not read beside the whole heads-up frame; the evidence is unchanged (the dump hands are found)."""
-    from detectors.chip_dumping import ChipDumpingDetector
-
-    det = ChipDumpingDetector().fit(planted_world.con)
-    assert det.dec_.columns == ChipDumpingDetector.evidence_columns
-    assert det.dec_.height == gp_decisions(planted_world.con).height
-    dump_hands = set(planted_world.dump_hands[frozenset(("p06", "p07"))])
-    assert len(set(det._evidence_hands(planted_world.con, [["p06", "p07"]])[:10]) & dump_hands) >= 8

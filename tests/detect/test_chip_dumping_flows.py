@@ -2,7 +2,7 @@
 whose play drifts within the session (compared with himself in the same hour) and few big gifts judged with their own
 variance."""
 
-from tests.detect.test_chip_dumping import _scored
+from tests.detect.test_chip_dumping import _scored, gp_decisions
 
 
 def _deviation_world():
@@ -215,3 +215,16 @@ def test_one_case_per_set_of_accounts():
     got = [(tuple(r["accounts"]), r["flagged"]) for r in out.iter_rows(named=True)]
     assert got == [(("G", "S"), True), (("F1", "R"), True), (("F2", "R"), True), (("A", "B"), False),
                    (("F1", "X"), False), (("C", "D"), False)], got
+
+
+def test_the_fit_keeps_only_the_evidence_columns_of_the_window_decisions(planted_world):
+    """The heads-up tests read 16 columns of the window's decisions; once they are made the detector keeps the
+    columns its evidence reads (all the rows: any pair may be explained), so the preflop decisions (the fit's largest
+    frame) are not read beside the whole heads-up frame; the evidence is unchanged (the dump hands are found)."""
+    from detectors.chip_dumping import ChipDumpingDetector
+
+    det = ChipDumpingDetector().fit(planted_world.con)
+    assert det.dec_.columns == ChipDumpingDetector.evidence_columns
+    assert det.dec_.height == gp_decisions(planted_world.con).height
+    dump_hands = set(planted_world.dump_hands[frozenset(("p06", "p07"))])
+    assert len(set(det._evidence_hands(planted_world.con, [["p06", "p07"]])[:10]) & dump_hands) >= 8

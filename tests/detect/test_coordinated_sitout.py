@@ -407,25 +407,6 @@ def test_a_platform_sit_in_gives_the_length_in_seconds():
     assert co["dur_a"][0] == pytest.approx(225.0) and co["dur_b"][0] == pytest.approx(225.0)
 
 
-def test_return_mark_is_a_valid_p_value():
-    """Under independence (each partner's length an independent draw from the population's lengths) the return
-    mark is a valid p-value; two sit-outs that end a second apart are rare, two that end minutes apart are not;
-    an unknown length (no sit_in) is no evidence."""
-    from detectors.coordinated_sitout.null import _return_mark
-
-    rng = np.random.default_rng(5)
-    pop = rng.gamma(2.0, 150.0, 4000)
-    n = 20_000
-    ta = rng.uniform(0, 1e4, n)
-    tb = ta + rng.uniform(-30, 30, n)
-    u = _return_mark(ta, rng.choice(pop, n), tb, rng.choice(pop, n), pop, 1.0)
-    for alpha in (0.01, 0.05, 0.2, 0.5):
-        assert float((u <= alpha).mean()) <= alpha * 1.05
-    close, far, unknown = _return_mark(np.array([0.0, 0.0, 0.0]), np.array([300.0, 300.0, 300.0]),
-                                       np.array([10.0, 10.0, 10.0]), np.array([291.0, 100.0, np.nan]), pop, 1.0)
-    assert close < 0.02 and far > 0.3 and unknown == 1.0
-
-
 def test_one_coincidence_is_not_repeated_coordination():
     """Five pairs sit out together in each of four events (strong, so Benjamini-Hochberg
     is generous); o1 and o2 start a sit-out 0.3 s apart once. Their q clears the FDR

@@ -53,3 +53,22 @@ def test_weighted_control_keeps_the_false_discovery_rate_under_the_null():
         s = _scores({k: float(p) for k, p, t in zip(keys, rng.random(n), tested) if t})
         hits += bool((det._with_q(s)["q_value"] <= 0.05).any()) if s.height else False
     assert hits / reps <= 0.05 + 2 * np.sqrt(0.05 * 0.95 / reps)
+
+
+def test_return_mark_is_a_valid_p_value():
+    """Under independence (each partner's length an independent draw from the population's lengths) the return
+    mark is a valid p-value; two sit-outs that end a second apart are rare, two that end minutes apart are not;
+    an unknown length (no sit_in) is no evidence."""
+    from detectors.coordinated_sitout.null import _return_mark
+
+    rng = np.random.default_rng(5)
+    pop = rng.gamma(2.0, 150.0, 4000)
+    n = 20_000
+    ta = rng.uniform(0, 1e4, n)
+    tb = ta + rng.uniform(-30, 30, n)
+    u = _return_mark(ta, rng.choice(pop, n), tb, rng.choice(pop, n), pop, 1.0)
+    for alpha in (0.01, 0.05, 0.2, 0.5):
+        assert float((u <= alpha).mean()) <= alpha * 1.05
+    close, far, unknown = _return_mark(np.array([0.0, 0.0, 0.0]), np.array([300.0, 300.0, 300.0]),
+                                       np.array([10.0, 10.0, 10.0]), np.array([291.0, 100.0, np.nan]), pop, 1.0)
+    assert close < 0.02 and far > 0.3 and unknown == 1.0

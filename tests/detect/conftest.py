@@ -416,3 +416,16 @@ def build_ko_world(*, n_players: int = 30, n_hands: int = 3000, colluders: tuple
 @pytest.fixture(scope="session")
 def ko_world() -> World:
     return build_ko_world()
+
+
+def window_runs(make_world, signals, **build) -> dict[str, list]:
+    """The three runs of a window test: a detector's ``signals(con, window_days)`` over the last three days of a
+    world with month-old play (``make_world(True)``), over every day of it, and over every day of the same world
+    without the old play (``make_world(False)``); ``build``: passed to each world's ``build``."""
+    full = make_world(True).build(**build)
+    recent = make_world(False).build(**build)
+    out = {"full window 3": signals(full, 3), "full every day": signals(full, 0),
+           "recent every day": signals(recent, 0)}
+    full.close()
+    recent.close()
+    return out

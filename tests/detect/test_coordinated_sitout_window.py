@@ -15,6 +15,7 @@ from test_identity_features_world import World, at
 
 from detectors.coordinated_sitout import CoordinatedSitoutDetector
 from detectors.features.gameplay import release, store_for
+from tests.detect.conftest import window_runs
 
 OLD_PAIR = ["n05", "n06"]
 OLD = at(-30 * 24 * 60)  # a month before the two days
@@ -64,13 +65,7 @@ def _signals(con, window_days: int) -> list[tuple]:
 
 @pytest.fixture(scope="module", params=[False, True], ids=["events", "hands only"])
 def runs(request):
-    full = _world(True).build(drop_events=request.param)
-    recent = _world(False).build(drop_events=request.param)
-    out = {"full window 3": _signals(full, 3), "full every day": _signals(full, 0),
-           "recent every day": _signals(recent, 0)}
-    full.close()
-    recent.close()
-    return out
+    return window_runs(_world, _signals, drop_events=request.param)
 
 
 def test_the_window_reads_only_its_days(runs):

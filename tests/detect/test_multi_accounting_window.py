@@ -12,6 +12,7 @@ import pytest
 from test_identity_features_world import Style, World, at
 
 from detectors.features.gameplay import release, store_for
+from tests.detect.conftest import window_runs
 from detectors.multi_accounting import MultiAccountingDetector
 
 PERSON = ["m1", "m2", "m3"]
@@ -64,13 +65,7 @@ def _signals(con, window_days: int) -> list[tuple]:
 
 @pytest.fixture(scope="module")
 def runs():
-    full = _world(True).build()
-    recent = _world(False).build()
-    out = {"full window 3": _signals(full, 3), "full every day": _signals(full, 0),
-           "recent every day": _signals(recent, 0)}
-    full.close()
-    recent.close()
-    return out
+    return window_runs(_world, _signals)
 
 
 def test_the_window_reads_only_its_days(runs):

@@ -210,18 +210,26 @@ def _with_wide_call_tests(out: pl.DataFrame, s: pl.DataFrame) -> pl.DataFrame:
 
 BOUNTY_PRESENCE_SQL = """
 -- preflop decisions facing a bet in knockout hands while a short-stacked bounty target (<= $max_bb big blinds
--- at the start of the hand) is still in, one row per other player still in the hand at that moment (the 'partner')
+-- at the start of the hand) is still in, one row per other player still in the hand at that moment (the 'partner').
+-- The hole cards and the first folds are joined to the decisions and the seats before these meet (no wide row is
+-- carried into an outer join's hash table), and the targets still in are summed up by a min and a max (which spill,
+-- where a list of them would not): the query fits a small memory limit
 WITH ko AS (
     SELECT DISTINCT hand_id FROM seats WHERE bounty IS NOT NULL AND bounty > 0
 ), folds AS (
     -- (only the knockout hands are read: the rest would be grouped and never joined)
     SELECT hand_id, player, min(seq) AS fold_seq FROM actions SEMI JOIN ko USING (hand_id)
     WHERE action = 'fold' GROUP BY ALL
-), targets AS (
-    SELECT s.hand_id, s.player AS target, coalesce(f.fold_seq, 2147483647) AS t_fold
-    FROM seats s JOIN ko USING (hand_id) JOIN hands h USING (hand_id)
+), seated AS (
+    -- the players dealt in to a knockout hand, with their first fold (never: the greatest seq)
+    SELECT s.hand_id, s.player, s.bounty, s.stack_start, coalesce(f.fold_seq, 2147483647) AS fold_seq
+    FROM seats s SEMI JOIN ko USING (hand_id)
     LEFT JOIN folds f ON f.hand_id = s.hand_id AND f.player = s.player
-    WHERE s.dealt_in AND s.bounty > 0 AND s.stack_start <= $max_bb * h.big_blind
+    WHERE s.dealt_in
+), targets AS (
+    SELECT s.hand_id, s.player AS target, s.fold_seq AS t_fold
+    FROM seated s JOIN hands h USING (hand_id)
+    WHERE s.bounty > 0 AND s.stack_start <= $max_bb * h.big_blind
 ), dec AS (
     SELECT a.hand_id, h.tournament_id, a.seq, a.player, a.action <> 'fold' AS cont,
            a.to_call::DOUBLE / coalesce(nullif(h.big_blind, 0), 1)::DOUBLE AS to_call_bb, h.game, ps.position
@@ -229,19 +237,22 @@ WITH ko AS (
     LEFT JOIN seats ps ON ps.hand_id = a.hand_id AND ps.player = a.player
     WHERE a.street = 'preflop' AND a.action IN ('fold', 'call', 'raise') AND a.to_call > 0
 ), live AS (
-    SELECT d.hand_id, d.seq, list(t.target) AS tgts
+    -- the targets still in at the decision, by their least and greatest name: a target other than a partner is in
+    -- unless both are that partner
+    SELECT d.hand_id, d.seq, min(t.target) AS t_min, max(t.target) AS t_max
     FROM dec d JOIN targets t ON t.hand_id = d.hand_id AND t.target <> d.player AND t.t_fold > d.seq
     GROUP BY ALL
+), pairs AS (
+    SELECT d.hand_id, d.tournament_id, d.seq, d.player, s.player AS partner, d.cont, d.to_call_bb, d.game, d.position
+    FROM dec d
+    JOIN live l ON l.hand_id = d.hand_id AND l.seq = d.seq
+    JOIN seated s ON s.hand_id = d.hand_id AND s.player <> d.player AND s.fold_seq > d.seq
+    WHERE NOT (l.t_min = s.player AND l.t_max = s.player)
 )
-SELECT d.hand_id, d.tournament_id, d.seq, d.player, s.player AS partner, d.cont, d.to_call_bb, d.game,
-       d.position, hc.cards AS hole
-FROM dec d
-JOIN live l ON l.hand_id = d.hand_id AND l.seq = d.seq
-JOIN seats s ON s.hand_id = d.hand_id AND s.dealt_in AND s.player <> d.player
-LEFT JOIN folds f ON f.hand_id = s.hand_id AND f.player = s.player
-LEFT JOIN hole_cards hc ON hc.hand_id = d.hand_id AND hc.player = d.player
-WHERE coalesce(f.fold_seq, 2147483647) > d.seq
-  AND len(list_filter(l.tgts, lambda x: x <> s.player)) > 0
+SELECT p.*, hc.cards AS hole
+FROM pairs p
+LEFT JOIN (SELECT hand_id, player, cards FROM hole_cards SEMI JOIN live USING (hand_id)) hc
+       ON hc.hand_id = p.hand_id AND hc.player = p.player
 """
 
 

@@ -15,6 +15,7 @@ from detectors.base import HAND_INPUTS, PairDetector
 from detectors.bounty_collusion.evidence import BountyCase
 from detectors.bounty_collusion.queries import EVENTS_SQL, WIDE_COLS
 from detectors.features import gameplay as gp
+from detectors.features.window_views import window_span, window_tables
 
 
 class BountyCollusionDetector(BountyCase, PairDetector):
@@ -46,18 +47,28 @@ class BountyCollusionDetector(BountyCase, PairDetector):
         self.pass_share = pass_share  # the share of alpha spent on the bounty-passing family (see score)
 
     def fit(self, con: duckdb.DuckDBPyConnection) -> "BountyCollusionDetector":
-        """Learn the population's bounty spots: every all-in target's opportunities, the presence and
-        wide-call decisions with each player's own rates (looseness priors, tournament effects), the events each
-        pair shared and the population's check-down rate.
+        """Learn the population's bounty spots over the feature store's window: every all-in target's opportunities,
+        the presence and wide-call decisions with each player's own rates (looseness priors, tournament effects),
+        the events each pair shared and the population's check-down rate.
 
         Parameters
         ----------
-        con : the warehouse (``inputs`` names the tables read).
+        con : the warehouse (``inputs`` names the tables read), read through the window's views
+            (:func:`~detectors.features.window_views.window_tables`: the tables whole with the default window).
 
         Returns
         -------
-        self, with ``spots_``, ``pairs_``, ``presence_``, ``events_``, ``passing_``, ``cards_known_``,
+        self, with ``window_`` (the days judged, :func:`~detectors.features.window_views.window_span`: None for
+        every day), ``spots_``, ``pairs_``, ``presence_``, ``events_``, ``passing_``, ``cards_known_``,
         ``checkdown_rate_``, ``pop_cont_rate_`` and ``missing_``."""
+        self.window_ = window_span(con)
+        with window_tables(con, self.window_) as wcon:
+            self._fit_window(wcon)
+        return self
+
+    def _fit_window(self, con: duckdb.DuckDBPyConnection) -> None:
+        """The body of :meth:`fit` on ``con``, the warehouse read through the window. Sets the attributes
+        :meth:`fit` lists but ``window_``."""
         rows = gp.bounty_presence(con, max_bb=self.short_bb)
         # the population's continuation rate against short bounty targets (per player and hand): what a bounty
         # hunter's own rate is set beside in the case
@@ -106,7 +117,6 @@ class BountyCollusionDetector(BountyCase, PairDetector):
         jp = self.pairs_["joint_postflop"].sum() if not self.pairs_.is_empty() else 0
         cd = self.pairs_["checked_down"].sum() if not self.pairs_.is_empty() else 0
         self.checkdown_rate_ = float((cd + 1) / (jp + 2))
-        return self
 
     def _candidates(self) -> pl.DataFrame:
         """Pairs with a joint all-in contest, outer-joined with pairs with enough decisions together (presence test)."""

@@ -26,15 +26,19 @@ _OF_HANDS = "hand_id IN (SELECT hand_id FROM temp.main.hands)"
 
 #: The tables read through the window (:func:`window_tables`), each with the filter that keeps its rows of the
 #: window, in the order they are made (a later one reads an earlier one): hands by their hand day; seats, actions,
-#: the table events and the finishes stated in a hand by their hand; sessions by the day of their login, decisions
-#: and platform sit-outs by the day of their time (as the day features assign rows to days,
-#: :func:`detectors.features.days.read_day`); registrations of the window's events; accounts seen in any of them.
+#: the table events, the finishes stated in a hand, the hole cards, boards and bounties by their hand; sessions by
+#: the day of their login, decisions and platform sit-outs by the day of their time (as the day features assign rows
+#: to days, :func:`detectors.features.days.read_day`); registrations of the window's events; accounts seen in any
+#: of them.
 WINDOW_VIEWS = (
     ("hands", "day " + _IN_WINDOW),
     ("seats", _OF_HANDS),
     ("actions", _OF_HANDS),
     ("table_events", _OF_HANDS),
     ("tournament_finishes", _OF_HANDS),
+    ("hole_cards", _OF_HANDS),
+    ("boards", _OF_HANDS),
+    ("bounties", _OF_HANDS),
     ("sessions", "CAST(login_at AS DATE) " + _IN_WINDOW),
     ("decisions", "CAST(ts AS DATE) " + _IN_WINDOW),
     ("sit_events", "CAST(ts AS DATE) " + _IN_WINDOW),

@@ -13,17 +13,19 @@ from detectors.features.gameplay.cards import starting_hand_percentile
 from detectors.features.gameplay.decisions import score_test_terms
 
 BOUNTY_SPOTS_SQL = """
+-- the knockout hands with an all-in, their targets and each player's row in them are built apart, each table cut to
+-- those hands before it is joined and a player's actions in a hand aggregated once; the spots are then one join of
+-- the targets with the players of their hand (the hash tables hold those hands only and no wide row is carried
+-- through a chain of joins: the query fits a small memory limit)
 WITH ko AS (
     SELECT DISTINCT s.hand_id FROM seats s WHERE s.bounty IS NOT NULL AND s.bounty > 0
 ), allin AS (
     SELECT a.hand_id, a.player AS target, min(a.seq) AS s_c
     FROM actions a JOIN ko USING (hand_id) WHERE a.is_all_in GROUP BY ALL
-), folds AS (
-    -- (only the hands with an all-in target are read: the rest would be grouped and never joined)
-    SELECT hand_id, player, min(seq) AS fold_seq FROM actions SEMI JOIN allin USING (hand_id)
-    WHERE action = 'fold' GROUP BY ALL
-), vol AS (
-    SELECT hand_id, player, bool_or(action IN ('call', 'bet', 'raise')) AS vol,
+), acts AS (
+    -- per player and hand: the first fold, whether and when they first put chips in voluntarily
+    SELECT hand_id, player, min(seq) FILTER (WHERE action = 'fold') AS fold_seq,
+           bool_or(action IN ('call', 'bet', 'raise')) AS vol,
            min(seq) FILTER (WHERE action IN ('call', 'bet', 'raise')) AS first_vol
     FROM actions SEMI JOIN allin USING (hand_id) GROUP BY ALL
 ), post AS (
@@ -31,27 +33,37 @@ WITH ko AS (
     FROM allin ai JOIN actions a ON a.hand_id = ai.hand_id AND a.seq > ai.s_c
          AND a.street <> 'preflop' AND a.action IN ('bet', 'raise')
     GROUP BY ALL
+), st AS (
+    SELECT hand_id, player, dealt_in, stack_start FROM seats SEMI JOIN allin USING (hand_id)
+), players AS (
+    -- per (hand, player dealt in): the stack, the actions' summary and the hole cards
+    SELECT s.hand_id, s.player, s.stack_start, v.vol, v.fold_seq, v.first_vol, hc.cards AS hole
+    FROM st s
+    LEFT JOIN acts v ON v.hand_id = s.hand_id AND v.player = s.player
+    LEFT JOIN (SELECT hand_id, player, cards FROM hole_cards SEMI JOIN allin USING (hand_id)) hc
+           ON hc.hand_id = s.hand_id AND hc.player = s.player
+    WHERE s.dealt_in
+), targets AS (
+    -- per (hand, target): the hand, the target's stack, the board's length and the bounty's winner
+    SELECT ai.hand_id, ai.target, ai.s_c, h.tournament_id, h.game,
+           coalesce(nullif(h.big_blind, 0), 1)::DOUBLE AS bb, ts.stack_start AS t_stack,
+           coalesce(bd.n_cards, 0) >= 3 AS saw_flop, bo.winner AS bounty_winner
+    FROM allin ai
+    JOIN hands h ON h.hand_id = ai.hand_id
+    JOIN st ts ON ts.hand_id = ai.hand_id AND ts.player = ai.target
+    LEFT JOIN (SELECT hand_id, len(cards) AS n_cards FROM boards SEMI JOIN allin USING (hand_id) WHERE run = 1) bd
+           ON bd.hand_id = ai.hand_id
+    LEFT JOIN (SELECT hand_id, eliminated, any_value(winner) AS winner FROM bounties SEMI JOIN allin USING (hand_id)
+               GROUP BY ALL) bo ON bo.hand_id = ai.hand_id AND bo.eliminated = ai.target
 )
-SELECT ai.hand_id, h.tournament_id, ai.target, s.player,
-       (coalesce(v.vol, false) AND coalesce(f.fold_seq, 2147483647) > v.first_vol) AS contested,
-       coalesce(p.post_bets, 0) AS post_bets,
-       coalesce(len(bd.cards), 0) >= 3 AS saw_flop,
-       bo.winner AS bounty_winner,
-       s.stack_start::DOUBLE / coalesce(nullif(h.big_blind, 0), 1)::DOUBLE AS stack_bb,
-       ts.stack_start::DOUBLE / coalesce(nullif(h.big_blind, 0), 1)::DOUBLE AS target_bb,
-       hc.cards AS hole, h.game
-FROM allin ai
-JOIN hands h ON h.hand_id = ai.hand_id
-JOIN seats s ON s.hand_id = ai.hand_id AND s.dealt_in AND s.player <> ai.target
-JOIN seats ts ON ts.hand_id = ai.hand_id AND ts.player = ai.target
-LEFT JOIN folds f ON f.hand_id = s.hand_id AND f.player = s.player
-LEFT JOIN vol v ON v.hand_id = s.hand_id AND v.player = s.player
-LEFT JOIN post p ON p.hand_id = ai.hand_id AND p.target = ai.target AND p.player = s.player
-LEFT JOIN boards bd ON bd.hand_id = ai.hand_id AND bd.run = 1
-LEFT JOIN (SELECT hand_id, eliminated, any_value(winner) AS winner FROM bounties GROUP BY ALL) bo
-       ON bo.hand_id = ai.hand_id AND bo.eliminated = ai.target
-LEFT JOIN hole_cards hc ON hc.hand_id = ai.hand_id AND hc.player = s.player
-WHERE coalesce(f.fold_seq, 2147483647) > ai.s_c OR coalesce(v.first_vol, 2147483647) < coalesce(f.fold_seq, 2147483647)
+SELECT t.hand_id, t.tournament_id, t.target, s.player,
+       (coalesce(s.vol, false) AND coalesce(s.fold_seq, 2147483647) > s.first_vol) AS contested,
+       coalesce(p.post_bets, 0) AS post_bets, t.saw_flop, t.bounty_winner,
+       s.stack_start::DOUBLE / t.bb AS stack_bb, t.t_stack::DOUBLE / t.bb AS target_bb, s.hole, t.game
+FROM targets t
+JOIN players s ON s.hand_id = t.hand_id AND s.player <> t.target
+LEFT JOIN post p ON p.hand_id = t.hand_id AND p.target = t.target AND p.player = s.player
+WHERE coalesce(s.fold_seq, 2147483647) > t.s_c OR coalesce(s.first_vol, 2147483647) < coalesce(s.fold_seq, 2147483647)
 """
 
 
@@ -198,18 +210,26 @@ def _with_wide_call_tests(out: pl.DataFrame, s: pl.DataFrame) -> pl.DataFrame:
 
 BOUNTY_PRESENCE_SQL = """
 -- preflop decisions facing a bet in knockout hands while a short-stacked bounty target (<= $max_bb big blinds
--- at the start of the hand) is still in, one row per other player still in the hand at that moment (the 'partner')
+-- at the start of the hand) is still in, one row per other player still in the hand at that moment (the 'partner').
+-- The hole cards and the first folds are joined to the decisions and the seats before these meet (no wide row is
+-- carried into an outer join's hash table), and the targets still in are summed up by a min and a max (which spill,
+-- where a list of them would not): the query fits a small memory limit
 WITH ko AS (
     SELECT DISTINCT hand_id FROM seats WHERE bounty IS NOT NULL AND bounty > 0
 ), folds AS (
     -- (only the knockout hands are read: the rest would be grouped and never joined)
     SELECT hand_id, player, min(seq) AS fold_seq FROM actions SEMI JOIN ko USING (hand_id)
     WHERE action = 'fold' GROUP BY ALL
-), targets AS (
-    SELECT s.hand_id, s.player AS target, coalesce(f.fold_seq, 2147483647) AS t_fold
-    FROM seats s JOIN ko USING (hand_id) JOIN hands h USING (hand_id)
+), seated AS (
+    -- the players dealt in to a knockout hand, with their first fold (never: the greatest seq)
+    SELECT s.hand_id, s.player, s.bounty, s.stack_start, coalesce(f.fold_seq, 2147483647) AS fold_seq
+    FROM seats s SEMI JOIN ko USING (hand_id)
     LEFT JOIN folds f ON f.hand_id = s.hand_id AND f.player = s.player
-    WHERE s.dealt_in AND s.bounty > 0 AND s.stack_start <= $max_bb * h.big_blind
+    WHERE s.dealt_in
+), targets AS (
+    SELECT s.hand_id, s.player AS target, s.fold_seq AS t_fold
+    FROM seated s JOIN hands h USING (hand_id)
+    WHERE s.bounty > 0 AND s.stack_start <= $max_bb * h.big_blind
 ), dec AS (
     SELECT a.hand_id, h.tournament_id, a.seq, a.player, a.action <> 'fold' AS cont,
            a.to_call::DOUBLE / coalesce(nullif(h.big_blind, 0), 1)::DOUBLE AS to_call_bb, h.game, ps.position
@@ -217,19 +237,22 @@ WITH ko AS (
     LEFT JOIN seats ps ON ps.hand_id = a.hand_id AND ps.player = a.player
     WHERE a.street = 'preflop' AND a.action IN ('fold', 'call', 'raise') AND a.to_call > 0
 ), live AS (
-    SELECT d.hand_id, d.seq, list(t.target) AS tgts
+    -- the targets still in at the decision, by their least and greatest name: a target other than a partner is in
+    -- unless both are that partner
+    SELECT d.hand_id, d.seq, min(t.target) AS t_min, max(t.target) AS t_max
     FROM dec d JOIN targets t ON t.hand_id = d.hand_id AND t.target <> d.player AND t.t_fold > d.seq
     GROUP BY ALL
+), pairs AS (
+    SELECT d.hand_id, d.tournament_id, d.seq, d.player, s.player AS partner, d.cont, d.to_call_bb, d.game, d.position
+    FROM dec d
+    JOIN live l ON l.hand_id = d.hand_id AND l.seq = d.seq
+    JOIN seated s ON s.hand_id = d.hand_id AND s.player <> d.player AND s.fold_seq > d.seq
+    WHERE NOT (l.t_min = s.player AND l.t_max = s.player)
 )
-SELECT d.hand_id, d.tournament_id, d.seq, d.player, s.player AS partner, d.cont, d.to_call_bb, d.game,
-       d.position, hc.cards AS hole
-FROM dec d
-JOIN live l ON l.hand_id = d.hand_id AND l.seq = d.seq
-JOIN seats s ON s.hand_id = d.hand_id AND s.dealt_in AND s.player <> d.player
-LEFT JOIN folds f ON f.hand_id = s.hand_id AND f.player = s.player
-LEFT JOIN hole_cards hc ON hc.hand_id = d.hand_id AND hc.player = d.player
-WHERE coalesce(f.fold_seq, 2147483647) > d.seq
-  AND len(list_filter(l.tgts, lambda x: x <> s.player)) > 0
+SELECT p.*, hc.cards AS hole
+FROM pairs p
+LEFT JOIN (SELECT hand_id, player, cards FROM hole_cards SEMI JOIN live USING (hand_id)) hc
+       ON hc.hand_id = p.hand_id AND hc.player = p.player
 """
 
 

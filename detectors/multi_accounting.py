@@ -387,7 +387,8 @@ class MultiAccountingDetector(GroupDetector):
         return benign
 
     def _edges(self, pairs: pl.DataFrame) -> list[dict[str, Any]]:
-        """Each pair of the group with its weight, score, q-value and the signals that agree."""
+        """Each pair of the group with its weight, score, q-value and the signals that agree, strongest pair first
+        (ties by name: the order does not depend on how the pairs were grouped)."""
         return [
             {"a": r["a"], "b": r["b"], "weight": float(r["weight"]), "score": float(r["score"]),
              "q_value": float(r["q_value"]),
@@ -395,7 +396,7 @@ class MultiAccountingDetector(GroupDetector):
                                         ("co-entry", r["p_coentry"])) if not is_missing(p) and p < self.signal_p]
              + (["device at once"] if r.get("co_device") else [])
              + [s["kind"] for s in (r["shared"] or []) if s["weight"] > 0]}
-            for r in pairs.iter_rows(named=True)
+            for r in pairs.sort(["score", "a", "b"], descending=[True, False, False]).iter_rows(named=True)
         ]
 
     def explain(self, con: duckdb.DuckDBPyConnection, row: dict[str, Any]) -> Signal:

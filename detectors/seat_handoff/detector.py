@@ -223,27 +223,7 @@ class SeatHandoffDetector(CandidatesMixin, NullMixin, StageMixin, EvidenceMixin,
         hist_by_acc = {k[0]: g for k, g in hist.partition_by(["account"], as_dict=True).items()}
         hdec_by_acc = {k[0]: g for k, g in hist_dec.partition_by(["account"], as_dict=True).items()} if hist_dec is not None else {}
 
-        plans = []
-        for c in cand.iter_rows(named=True):
-            key = (c["account"], c["tournament_id"])
-            h = by_at.get(key)
-            # a login change point needs min_before hands before it and min_segment after it;
-            # a scanned split min_segment on each side
-            if h is None or h.height < (self.min_before if self.has_sessions_ else self.min_segment) + self.min_segment:
-                continue
-            t = h["started_at"].to_numpy()
-            counts = h.select([f"n_{a}" for a in ACTS]).to_numpy().astype(float)
-            if self.has_sessions_:
-                k = int(np.searchsorted(t, np.datetime64(c["login_at"], "us"), side="left"))
-                n_splits, stat = 1, 0.0
-            else:
-                k, n_splits, stat = self._best_split(counts)
-            if k < (self.min_before if self.has_sessions_ else self.min_segment) or h.height - k < self.min_segment:
-                continue
-            plans.append((stat, c, key, h, k, counts, n_splits))
-        if not self.has_sessions_:
-            # hands only: the full comparison for the strongest splits only
-            plans = sorted(plans, key=lambda x: -x[0])[: self.max_scan]
+        plans = self._split_plans(cand, by_at)
         rows: list[dict[str, Any]] = []
         for _, c, key, h, k, counts, n_splits in plans:
             r = self._compare(c, h, k, counts, dec_at.get(key), hist_by_acc.get(c["account"]),
@@ -270,6 +250,33 @@ class SeatHandoffDetector(CandidatesMixin, NullMixin, StageMixin, EvidenceMixin,
         df = df.with_columns(score=-pl.col("p_value").clip(1e-300, 1.0).log10()
                              - 1e-3 * pl.col("p_value_raw").clip(1e-300, 1.0).log10())
         return df.select("cand", pl.exclude("cand"))
+
+    def _split_plans(self, cand: pl.DataFrame, by_at: dict) -> list[tuple]:
+        """The change points to compare: per candidate (account, event) with enough hands, the login's hand (or, hands
+        only, the strongest split of the counts), as ``(stat, candidate, key, hands, k, counts, n_splits)``; hands only,
+        the ``max_scan`` strongest."""
+        plans = []
+        for c in cand.iter_rows(named=True):
+            key = (c["account"], c["tournament_id"])
+            h = by_at.get(key)
+            # a login change point needs min_before hands before it and min_segment after it;
+            # a scanned split min_segment on each side
+            if h is None or h.height < (self.min_before if self.has_sessions_ else self.min_segment) + self.min_segment:
+                continue
+            t = h["started_at"].to_numpy()
+            counts = h.select([f"n_{a}" for a in ACTS]).to_numpy().astype(float)
+            if self.has_sessions_:
+                k = int(np.searchsorted(t, np.datetime64(c["login_at"], "us"), side="left"))
+                n_splits, stat = 1, 0.0
+            else:
+                k, n_splits, stat = self._best_split(counts)
+            if k < (self.min_before if self.has_sessions_ else self.min_segment) or h.height - k < self.min_segment:
+                continue
+            plans.append((stat, c, key, h, k, counts, n_splits))
+        if not self.has_sessions_:
+            # hands only: the full comparison for the strongest splits only
+            plans = sorted(plans, key=lambda x: -x[0])[: self.max_scan]
+        return plans
 
     @staticmethod
     def _with_own_events(con: duckdb.DuckDBPyConnection, at: pl.DataFrame, hist: pl.DataFrame,
@@ -425,19 +432,7 @@ class SeatHandoffDetector(CandidatesMixin, NullMixin, StageMixin, EvidenceMixin,
             hr, hrc = hist["rstr"].to_numpy().astype(np.int64), hist["rcls"].to_numpy().astype(np.int64)
             kr = keep & (hrc >= 0)
             rb, crb = hr[kr], hrc[kr]
-        # timing after the point against the account's own decisions under its other devices, class by class
-        ta = tb = np.array([], dtype=float)
-        cta = ctb = np.array([], dtype=np.int64)
-        n_hist = 0
-        if hdec is not None and hdec.height:
-            same_event = (hdec["tournament_id"] == c["tournament_id"]).fill_null(False).to_numpy()
-            after_t = hdec["started_at"].to_numpy() >= np.datetime64(cp_time, "us")
-            a_mask = same_event & after_t
-            dev = hdec["device"].to_numpy()
-            b_mask = ~a_mask & ((dev != base_dev) if base_dev is not None else np.ones(hdec.height, bool))
-            lm, cl = hdec["log_ms"].to_numpy(), hdec["cls"].to_numpy()
-            ta, cta, tb, ctb = lm[a_mask], cl[a_mask], lm[b_mask], cl[b_mask]
-            n_hist = int(b_mask.sum())
+        ta, cta, tb, ctb, n_hist = _own_timing(hdec, c["tournament_id"], cp_time, base_dev)
         return {
             "account": c["account"], "tournament_id": c["tournament_id"],
             "cp_hand": cp_hand, "cp_time": cp_time, "k": k, "n_hands": h.height,
@@ -543,3 +538,19 @@ class SeatHandoffDetector(CandidatesMixin, NullMixin, StageMixin, EvidenceMixin,
         since = scores["since_logout"].cast(pl.Float64).fill_null(float("nan")).to_numpy()
         handover = (since <= self.handover_s) | (np.isnan(since) & (not self.has_logouts_))
         return scores.with_columns(flagged=pl.Series(q <= self.fdr) & pl.Series(changed & handover))
+
+
+def _own_timing(hdec: pl.DataFrame | None, tournament: str, cp_time, base_dev: str | None) -> tuple:
+    """Timing after a change point against the account's own decisions under its other devices (``base_dev``: the
+    device of the login, None when the login kept it: every other decision), class by class: the log times and classes
+    after the point in ``tournament`` and those of the baseline, and the baseline's size."""
+    if hdec is None or not hdec.height:
+        empty_t, empty_c = np.array([], dtype=float), np.array([], dtype=np.int64)
+        return empty_t, empty_c, empty_t, empty_c, 0
+    same_event = (hdec["tournament_id"] == tournament).fill_null(False).to_numpy()
+    after_t = hdec["started_at"].to_numpy() >= np.datetime64(cp_time, "us")
+    a_mask = same_event & after_t
+    dev = hdec["device"].to_numpy()
+    b_mask = ~a_mask & ((dev != base_dev) if base_dev is not None else np.ones(hdec.height, bool))
+    lm, cl = hdec["log_ms"].to_numpy(), hdec["cls"].to_numpy()
+    return lm[a_mask], cl[a_mask], lm[b_mask], cl[b_mask], int(b_mask.sum())

@@ -332,7 +332,8 @@ def grow_history(con: duckdb.DuckDBPyConnection, store, have: int, want: int, pe
         clone_day(store, first, NEW_DAY - dt.timedelta(days=j), fp[NEW_DAY - dt.timedelta(days=j)])
 
 
-def main(argv: list[str] | None = None) -> int:
+def _parser() -> argparse.ArgumentParser:
+    """The command line of :func:`main`."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--source", help="a generated, ingested warehouse to replicate")
     ap.add_argument("--day-hands", type=int, default=1_000_000, help="hands of the new day (default 1,000,000)")
@@ -352,6 +353,11 @@ def main(argv: list[str] | None = None) -> int:
                     "(time, peak memory per kind)")
     ap.add_argument("--no-backfill", action="store_true", help="measure the nights only, not the backfill after them")
     ap.add_argument("--night", help=argparse.SUPPRESS)  # internal: run one night on this warehouse, print JSON
+    return ap
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = _parser()
     args = ap.parse_args(argv)
     if args.night:
         print(json.dumps(night(args.night, args.window_days, args.read_decisions, args.duckdb_memory,

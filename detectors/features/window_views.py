@@ -22,7 +22,7 @@ import duckdb
 from detectors.features.gameplay import store_for
 
 _IN_WINDOW = "BETWEEN (SELECT lo FROM _rb_window) AND (SELECT hi FROM _rb_window)"
-_OF_HANDS = "hand_id IN (SELECT hand_id FROM temp.main.hands)"
+_OF_HANDS = "hand_id IN (SELECT hand_id FROM hands)"
 
 #: The tables read through the window (:func:`window_tables`), each with the filter that keeps its rows of the
 #: window, in the order they are made (a later one reads an earlier one): hands by their hand day; seats, actions,
@@ -42,10 +42,12 @@ WINDOW_VIEWS = (
     ("sessions", "CAST(login_at AS DATE) " + _IN_WINDOW),
     ("decisions", "CAST(ts AS DATE) " + _IN_WINDOW),
     ("sit_events", "CAST(ts AS DATE) " + _IN_WINDOW),
-    ("registrations", "tournament_id IN (SELECT tournament_id FROM temp.main.hands)"),
-    ("accounts", ("account IN (SELECT account FROM temp.main.sessions UNION SELECT player FROM temp.main.seats "
-                 "UNION SELECT account FROM temp.main.decisions)")),
+    ("registrations", "tournament_id IN (SELECT tournament_id FROM hands)"),
+    ("accounts", "account IN (SELECT account FROM sessions UNION SELECT player FROM seats UNION SELECT account FROM decisions)"),
 )
+#: the views that select by hand: not made when the window holds every hand day of the warehouse (each would be
+#: the whole table, at the cost of a hash of the window's hand ids at every reference)
+_BY_HAND = frozenset(t for t, where in WINDOW_VIEWS if t == "hands" or "FROM hands" in where)
 
 
 def window_span(con: duckdb.DuckDBPyConnection) -> tuple[dt.date, dt.date] | None:
@@ -89,9 +91,13 @@ def window_tables(con: duckdb.DuckDBPyConnection, window: tuple[dt.date, dt.date
         have = {r[0] for r in cur.execute("SELECT table_name FROM duckdb_tables() WHERE database_name = "
                                           "current_database() AND schema_name = 'main'").fetchall()}
         cur.execute("CREATE TEMP TABLE _rb_window AS SELECT ?::DATE AS lo, ?::DATE AS hi", list(window))
+        first = cur.execute("SELECT min(day) FROM hands").fetchall()[0][0] if "hands" in have else None
+        every_hand = first is None or window[0] <= first
+        # a view's unqualified table names are the window's views where made, else the warehouse's tables
         cur.execute(";\n".join(
             f"CREATE TEMP VIEW {_ident(t)} AS SELECT * FROM {_ident(db)}.main.{_ident(t)} WHERE {where}"
-            for t, where in WINDOW_VIEWS if t in have and (t != "accounts" or {"sessions", "seats", "decisions"} <= have)))
+            for t, where in WINDOW_VIEWS if t in have and not (every_hand and t in _BY_HAND)
+            and (t != "accounts" or {"sessions", "seats", "decisions"} <= have)))
         yield cur
     finally:
         cur.close()

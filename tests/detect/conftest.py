@@ -429,3 +429,15 @@ def window_runs(make_world, signals, **build) -> dict[str, list]:
     full.close()
     recent.close()
     return out
+
+
+def keep_days_from(con: duckdb.DuckDBPyConnection, first_day) -> list[str]:
+    """Delete the hands of ``con`` before ``first_day`` and the rows of every table keyed by hand (each with a
+    ``hand_id`` column) that belong to them, so that ``con`` holds those days alone; the tables keyed by hand."""
+    of_hands = [r[0] for r in con.execute("SELECT table_name FROM duckdb_columns() WHERE column_name = 'hand_id' "
+                                          "AND table_name <> 'hands' AND NOT internal").fetchall()]
+    for t in of_hands:
+        name = '"' + t.replace('"', '""') + '"'  # a table name from the catalog, quoted
+        con.execute(f"DELETE FROM {name} WHERE hand_id IN (SELECT hand_id FROM hands WHERE day < ?)", [first_day])
+    con.execute("DELETE FROM hands WHERE day < ?", [first_day])
+    return of_hands

@@ -13,7 +13,7 @@ from polars.testing import assert_frame_equal
 
 from detectors.bounty_collusion import BountyCollusionDetector
 from detectors.features.gameplay import release, store_for
-from tests.detect.conftest import build_ko_world
+from tests.detect.conftest import build_ko_world, keep_days_from
 
 NAMES = ["spots", "pairs", "presence", "events", "passing"]
 
@@ -21,11 +21,6 @@ NAMES = ["spots", "pairs", "presence", "events", "passing"]
 def _world():
     """The warehouse of a small planted knockout world (3,000 hands, 60 s apart: three hand days)."""
     return build_ko_world(n_hands=3000, rate=0.5, seed=9).con
-
-
-def _ident(s: str) -> str:
-    """A table name from the catalog as a quoted SQL identifier."""
-    return '"' + s.replace('"', '""') + '"'
 
 
 def _frames(con, window_days: int) -> dict[str, pl.DataFrame]:
@@ -53,13 +48,7 @@ def runs():
     days = [r[0] for r in full.execute("SELECT DISTINCT day FROM hands ORDER BY day").fetchall()]
     assert len(days) >= 3
     recent = _world()
-    of_hands = [r[0] for r in recent.execute("SELECT table_name FROM duckdb_columns() WHERE column_name = 'hand_id' "
-                                             "AND table_name <> 'hands' AND NOT internal").fetchall()]
-    assert {"seats", "actions", "hole_cards", "boards", "bounties"} <= set(of_hands)
-    for t in of_hands:
-        recent.execute(f"DELETE FROM {_ident(t)} WHERE hand_id IN (SELECT hand_id FROM hands WHERE day < ?)",
-                       [days[-2]])
-    recent.execute("DELETE FROM hands WHERE day < ?", [days[-2]])
+    assert {"seats", "actions", "hole_cards", "boards", "bounties"} <= set(keep_days_from(recent, days[-2]))
     out = {"full window 2": _frames(full, 2), "full every day": _frames(full, 0), "recent every day": _frames(recent, 0)}
     full.close()
     recent.close()

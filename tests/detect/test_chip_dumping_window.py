@@ -16,16 +16,11 @@ from detectors.chip_dumping.presence import (PRESENCE_BINS, PRESENCE_COLUMNS, _c
                                             preflop_decisions)
 from detectors.features.gameplay import release, store_for
 from detectors.features.window_views import window_tables
-from tests.detect.conftest import build_world
+from tests.detect.conftest import build_world, keep_days_from
 
 def _world():
     """The warehouse of a small planted world (about 3,000 hands, 40 s apart: four hand days)."""
     return build_world(n_players=24, n_hands=3000, dump=[(("p06", "p07"), 0.5)], seed=5).con
-
-
-def _ident(s: str) -> str:
-    """A table name from the catalog as a quoted SQL identifier."""
-    return '"' + s.replace('"', '""') + '"'
 
 
 def _fit(con, window_days: int) -> ChipDumpingDetector:
@@ -57,14 +52,7 @@ def runs():
     days = [r[0] for r in full.execute("SELECT DISTINCT day FROM hands ORDER BY day").fetchall()]
     assert len(days) >= 3
     recent = _world()
-    # every table of the hands' rows (those with a hand_id column) loses the earlier days' rows, then the hands
-    of_hands = [r[0] for r in recent.execute("SELECT table_name FROM duckdb_columns() WHERE column_name = 'hand_id' "
-                                             "AND table_name <> 'hands' AND NOT internal").fetchall()]
-    assert {"seats", "actions", "hole_cards"} <= set(of_hands)
-    for t in of_hands:
-        recent.execute(f"DELETE FROM {_ident(t)} WHERE hand_id IN (SELECT hand_id FROM hands WHERE day < ?)",
-                       [days[-2]])
-    recent.execute("DELETE FROM hands WHERE day < ?", [days[-2]])
+    assert {"seats", "actions", "hole_cards"} <= set(keep_days_from(recent, days[-2]))
     out = {"full window 2": _frames(full, _fit(full, 2)), "full every day": _frames(full, _fit(full, 0)),
            "recent every day": _frames(recent, _fit(recent, 0))}
     full.close()

@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 import polars as pl
-from scipy import special as sps_special
+from scipy import optimize as sps_optimize, special as sps_special
 from scipy import stats as sps
 
 from detectors.seat_handoff.queries import ACTS
@@ -70,15 +70,11 @@ def prior_dispersion(disp: np.ndarray, dof: np.ndarray) -> tuple[float, float]:
     extra = float(np.var(e, ddof=1) - np.mean(sps_special.polygamma(1, d / 2)))
     if extra <= 0:
         return float(np.exp(e.mean())), float("inf")
-    # trigamma is decreasing on (0, inf): its inverse by bisection on the log scale
-    lo, hi = 1e-6, 1e8
-    for _ in range(200):
-        mid = math.sqrt(lo * hi)
-        if float(sps_special.polygamma(1, mid)) > extra:
-            lo = mid
-        else:
-            hi = mid
-    d0 = 2.0 * math.sqrt(lo * hi)
+    # trigamma is decreasing on (0, inf): its inverse by Brent's method on the log scale
+    lo, hi = math.log(1e-6), math.log(1e8)
+    gap = lambda u: float(sps_special.polygamma(1, math.exp(u))) - extra  # noqa: E731
+    x = hi if gap(hi) > 0 else sps_optimize.brentq(gap, lo, hi, xtol=1e-13)
+    d0 = 2.0 * math.exp(x)
     return float(np.exp(e.mean() + sps_special.digamma(d0 / 2) - math.log(d0 / 2))), d0
 
 

@@ -198,7 +198,7 @@ class BountyCollusionDetector(BountyCase, PairDetector):
         # weighted BH: the error budget goes to the pairs seated together in more knockout tournaments (the
         # opportunity a gang needs, counted before looking at what they did); weights average 1 over the tested
         w = self.bh_weights(f("events"), testable)
-        q_main, q_pass, q, p, main_alpha, pass_alpha = self.family_q(pt, w, f("pass_p"), f("tc_min"))
+        q_main, q_pass, q, p, main_alpha, pass_alpha = self.family_q(pt, w, f("pass_p"), f("tc_min"), p)
         return t.with_columns(
             pl.Series("p_joint", p_joint), pl.Series("p_weak", p_weak, nan_to_null=True),
             pl.Series("p_checkdown", p_cd, nan_to_null=True), pl.Series("p_wide", p_wide, nan_to_null=True),
@@ -213,8 +213,8 @@ class BountyCollusionDetector(BountyCase, PairDetector):
             accounts=pl.concat_list("player", "opponent"),
         ).sort("score", descending=True)
 
-    def family_q(self, p_main: np.ndarray, w_main: np.ndarray, p_pass: np.ndarray,
-                 p_min: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, float, float]:
+    def family_q(self, p_main: np.ndarray, w_main: np.ndarray, p_pass: np.ndarray, p_min: np.ndarray,
+                 p_report: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, float, float]:
         """The q-values of the two families and the one q-value of a pair.
 
         The main family (``p_main``, NaN for a pair not testable there) is weighted BH with the knockout-event weights
@@ -228,8 +228,9 @@ class BountyCollusionDetector(BountyCase, PairDetector):
         other: the main family runs at ``alpha`` when no pair could reach significance in the passing family (a player
         view without the cards, a window without short shoves), the passing family at ``alpha`` when no pair met in
         ``min_events`` knockout events. Returns each family's own q-values, the pair's q-value
-        min(q_main / main share, q_pass / passing share) (at most 1), its p-value (the family's that gave that q) and
-        the two families' levels."""
+        min(q_main / main share, q_pass / passing share) (at most 1), its p-value (``p_pass`` where the passing family
+        gave that q, else ``p_report``, the pair's main p-value also where the main family did not test it; default
+        ``p_main``) and the two families' levels."""
         s = float(self.pass_share)
         ok = np.isfinite(p_pass)
         pas = (ok & tarone_selection(np.where(ok, p_min, np.nan), self.alpha * s)) if s > 0 else np.zeros(len(p_main), bool)
@@ -242,7 +243,7 @@ class BountyCollusionDetector(BountyCase, PairDetector):
         a = np.nan_to_num(q_main, nan=np.inf) / max(1.0 - s, 1e-12)
         b = np.nan_to_num(q_pass, nan=np.inf) / max(s, 1e-12)
         q = np.where(np.isfinite(a) | np.isfinite(b), np.minimum(np.minimum(a, b), 1.0), np.nan)
-        p = np.where(b < a, p_pass, p_main)
+        p = np.where(b < a, p_pass, p_main if p_report is None else p_report)
         return q_main, q_pass, q, p, self.alpha * (1.0 - s), self.alpha * s
 
     def bh_weights(self, events: np.ndarray, testable: np.ndarray) -> np.ndarray:

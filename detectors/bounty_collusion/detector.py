@@ -236,7 +236,8 @@ class BountyCollusionDetector(BountyCase, PairDetector):
         pas = (ok & tarone_selection(np.where(ok, p_min, np.nan), self.alpha * s)) if s > 0 else np.zeros(len(p_main), bool)
         main = np.isfinite(p_main)
         s = 0.0 if not pas.any() else (1.0 if not main.any() else s)
-        q_main = stats.bh_qvalues(np.where(main, np.minimum(1.0, np.nan_to_num(p_main, nan=1.0) / np.maximum(w_main, 1e-300)), np.nan))
+        pw = np.minimum(1.0, np.nan_to_num(p_main, nan=1.0) / np.maximum(w_main, 1e-300))
+        q_main = stats.bh_qvalues(np.where(main, pw, np.nan))
         q_pass = np.full(len(p_main), np.nan)
         if pas.any():
             q_pass[pas] = stats.bh_qvalues(np.asarray(p_pass, dtype=float)[pas])

@@ -43,10 +43,12 @@ decisions together and met in at least ``min_events`` knockout events
 ``alpha * pass_share``, with no events filter (a gang that passed bounties in
 one tournament is tested): Gilbert's discrete BH (Stat. Probab. Lett. 2005)
 over the pairs whose calls could reach significance at all (Tarone,
-Biometrics 1990; :func:`detectors.features.gameplay.discrete_bh`). The two
-levels sum to ``alpha``, which bounds the false-discovery rate of the union;
-the pair's q-value is min(q_main / (1 - pass_share), q_pass / pass_share)
-(:meth:`BountyCollusionDetector._passing_q`). A pair is flagged
+Biometrics 1990; :func:`detectors.features.gameplay.bounty_passing.tarone_selection`).
+The two levels sum to ``alpha``, which bounds the false-discovery rate of the
+union; a family with no hypothesis (fixed by the opportunities) leaves its
+level to the other. The pair's q-value is min(q_main / main level, q_pass /
+passing level) on the scale of ``alpha``
+(:meth:`BountyCollusionDetector.family_q`). A pair is flagged
 (:meth:`BountyCollusionDetector.flag`) when that q-value is at most ``alpha``,
 nothing else. Flagged pairs are grouped into rings
 (:mod:`detectors.graphs`). This is the "collusive

@@ -15,6 +15,7 @@ from detectors.base import HAND_INPUTS, PairDetector
 from detectors.bounty_collusion.evidence import BountyCase
 from detectors.bounty_collusion.queries import EVENTS_SQL, WIDE_COLS
 from detectors.features import gameplay as gp
+from detectors.features.gameplay.bounty_passing import tarone_selection
 from detectors.features.window_views import window_span, window_tables
 
 
@@ -44,7 +45,7 @@ class BountyCollusionDetector(BountyCase, PairDetector):
         self.min_decisions = min_decisions
         self.short_bb = short_bb
         self.max_unflagged = max_unflagged
-        self.pass_share = pass_share  # the share of alpha spent on the bounty-passing family (see score)
+        self.pass_share = pass_share  # the bounty-passing family's share of alpha (family_q)
 
     def fit(self, con: duckdb.DuckDBPyConnection) -> "BountyCollusionDetector":
         """Learn the population's bounty spots over the feature store's window: every all-in target's opportunities,
@@ -157,7 +158,8 @@ class BountyCollusionDetector(BountyCase, PairDetector):
         Returns
         -------
         ``player``, ``opponent``, ``accounts``, ``tournaments``, ``p_value``, ``q_value`` (the two families',
-        :meth:`_passing_q`; ``q_main`` and ``q_pass`` each family's own), ``score`` and the tests' figures and evidence
+        :meth:`family_q`; ``q_main`` and ``q_pass`` each family's own, ``main_alpha`` and ``pass_alpha`` their levels),
+        ``score`` and the tests' figures and evidence
         hands."""
         t = self._candidates()
         if t.is_empty():
@@ -196,8 +198,7 @@ class BountyCollusionDetector(BountyCase, PairDetector):
         # weighted BH: the error budget goes to the pairs seated together in more knockout tournaments (the
         # opportunity a gang needs, counted before looking at what they did); weights average 1 over the tested
         w = self.bh_weights(f("events"), testable)
-        q_main = stats.bh_qvalues(np.where(testable, np.minimum(1.0, pt / np.maximum(w, 1e-300)), np.nan))
-        q_pass, q, p = self._passing_q(q_main, p, f("pass_p"), f("tc_min"))
+        q_main, q_pass, q, p, main_alpha, pass_alpha = self.family_q(pt, w, f("pass_p"), f("tc_min"), p)
         return t.with_columns(
             pl.Series("p_joint", p_joint), pl.Series("p_weak", p_weak, nan_to_null=True),
             pl.Series("p_checkdown", p_cd, nan_to_null=True), pl.Series("p_wide", p_wide, nan_to_null=True),
@@ -206,33 +207,45 @@ class BountyCollusionDetector(BountyCase, PairDetector):
             pl.Series("p_value", p, nan_to_null=True), pl.Series("q_value", q, nan_to_null=True),
             pl.Series("bh_weight", np.where(testable, w, np.nan), nan_to_null=True),
             pl.Series("q_main", q_main, nan_to_null=True), pl.Series("q_pass", q_pass, nan_to_null=True),
+            pl.lit(main_alpha).alias("main_alpha"), pl.lit(pass_alpha).alias("pass_alpha"),
             # −log10 q, ties (BH q-values saturate at 1) broken by the p-value: at most +0.01
             pl.Series("score", stats.score_from_q(q) + 0.01 * np.nan_to_num(np.minimum(-np.log10(np.clip(p, 1e-30, 1.0)), 30.0)) / 30.0),
             accounts=pl.concat_list("player", "opponent"),
         ).sort("score", descending=True)
 
-    def _passing_q(self, q_main: np.ndarray, p_main: np.ndarray, p_pass: np.ndarray,
-                   p_min: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """The bounty-passing family and the one q-value of a pair.
+    def family_q(self, p_main: np.ndarray, w_main: np.ndarray, p_pass: np.ndarray, p_min: np.ndarray,
+                 p_report: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, float, float]:
+        """The q-values of the two families and the one q-value of a pair.
 
-        The passing tests (:func:`detectors.features.gameplay.bounty_passing`) are a second family with their own
-        false-discovery control at ``alpha * pass_share``: Gilbert's discrete BH (:func:`~detectors.features.gameplay.
-        discrete_bh`) over the pairs whose calls of the other's short raise could reach it, which needs no
-        ``min_events`` (a pair that passed a bounty in one tournament is tested). The main family (``q_main``) keeps
-        ``alpha * (1 - pass_share)``. The FDR of the union of two sets of rejections is at most the sum of the two
-        levels: flagging when either family's q is within its share controls it at ``alpha``. Returns the passing
-        family's q-values, the pair's q-value min(q_main / (1 - pass_share), q_pass / pass_share) (at most 1) and its
-        p-value (the family's that gave that q)."""
+        The main family (``p_main``, NaN for a pair not testable there) is weighted BH with the knockout-event weights
+        ``w_main`` (:meth:`bh_weights`). The bounty-passing family is Gilbert's discrete BH (:func:`~detectors.features.
+        gameplay.discrete_bh`) over the pairs of :func:`~detectors.features.gameplay.bounty_passing.tarone_selection`
+        at ``alpha * pass_share`` (the pairs whose calls of the other's short raise could reach significance, fixed by
+        the opportunities; no ``min_events``: a pair that passed a bounty in one tournament is tested). The two
+        families run at ``alpha * (1 - pass_share)`` and ``alpha * pass_share``: the false-discovery rate of the union
+        of their rejections is at most the sum, ``alpha``. A family with no hypothesis (which pairs are tested depends
+        on the opportunities only: events and spots shared, the calls' smallest attainable p) leaves its share to the
+        other: the main family runs at ``alpha`` when no pair could reach significance in the passing family (a player
+        view without the cards, a window without short shoves), the passing family at ``alpha`` when no pair met in
+        ``min_events`` knockout events. Returns each family's own q-values, the pair's q-value
+        min(q_main / main share, q_pass / passing share) (at most 1), its p-value (``p_pass`` where the passing family
+        gave that q, else ``p_report``, the pair's main p-value also where the main family did not test it; default
+        ``p_main``) and the two families' levels."""
         s = float(self.pass_share)
-        if s <= 0:
-            return np.full(len(q_main), np.nan), q_main, p_main
-        q_pass = gp.discrete_bh(p_pass, p_min, self.alpha * s)
+        ok = np.isfinite(p_pass)
+        pas = (ok & tarone_selection(np.where(ok, p_min, np.nan), self.alpha * s)) if s > 0 else np.zeros(len(p_main), bool)
+        main = np.isfinite(p_main)
+        s = 0.0 if not pas.any() else (1.0 if not main.any() else s)
+        pw = np.minimum(1.0, np.nan_to_num(p_main, nan=1.0) / np.maximum(w_main, 1e-300))
+        q_main = stats.bh_qvalues(np.where(main, pw, np.nan))
+        q_pass = np.full(len(p_main), np.nan)
+        if pas.any():
+            q_pass[pas] = stats.bh_qvalues(np.asarray(p_pass, dtype=float)[pas])
         a = np.nan_to_num(q_main, nan=np.inf) / max(1.0 - s, 1e-12)
-        b = np.nan_to_num(q_pass, nan=np.inf) / s
-        q = np.minimum(np.minimum(a, b), 1.0)
-        q = np.where(np.isfinite(a) | np.isfinite(b), q, np.nan)
-        p = np.where(b < a, p_pass, p_main)
-        return q_pass, q, p
+        b = np.nan_to_num(q_pass, nan=np.inf) / max(s, 1e-12)
+        q = np.where(np.isfinite(a) | np.isfinite(b), np.minimum(np.minimum(a, b), 1.0), np.nan)
+        p = np.where(b < a, p_pass, p_main if p_report is None else p_report)
+        return q_main, q_pass, q, p, self.alpha * (1.0 - s), self.alpha * s
 
     def bh_weights(self, events: np.ndarray, testable: np.ndarray) -> np.ndarray:
         """Prior weights of the weighted Benjamini–Hochberg procedure (Genovese, Roeder & Wasserman 2006).

@@ -1,7 +1,7 @@
 """Bounty collusion's case: the evidence of each test with its expectation, the evidence hands (strongest
 first) and the signal (:meth:`BountyCase.explain`). A mixin of
 :class:`~detectors.bounty_collusion.detector.BountyCollusionDetector`: it reads only the row and the fitted
-attributes (``alpha``, ``wide_rate``, ``short_bb``, ``min_events``, ``pass_share``, ``checkdown_rate_``,
+attributes (``alpha``, ``wide_rate``, ``short_bb``, ``min_events``, ``checkdown_rate_``,
 ``pop_cont_rate_``)."""
 
 from __future__ import annotations
@@ -37,10 +37,10 @@ class BountyCase:
         return list(dict.fromkeys([*first, *hands]))
 
     def _by_passing(self, row: dict[str, Any]) -> bool:
-        """Whether the bounty-passing family gave the pair its q-value (see :meth:`_passing_q`)."""
+        """Whether the bounty-passing family gave the pair its q-value (see :meth:`family_q`)."""
         qp, qm = row.get("q_pass"), row.get("q_main")
-        s = float(self.pass_share)
-        return qp is not None and s > 0 and (qm is None or qp / s < qm / max(1.0 - s, 1e-12))
+        lp, lm = float(row.get("pass_alpha") or 0.0), float(row.get("main_alpha") or 0.0)
+        return qp is not None and lp > 0 and (qm is None or lm <= 0 or qp / lp < qm / lm)
 
     def _call_evidence(self, row: dict[str, Any]) -> list[Evidence]:
         """The wide calls and the rest of the calls against short bounty targets with the partner in, pooled and per
@@ -159,8 +159,8 @@ class BountyCase:
                      f"position at which they fold at least {fold} of the time to other short raisers; their own rates "
                      f"predict {g('tc_e'):.1f}. With the shoves below (Fisher's method) p = {self._fmt(row.get('pass_p'))}, "
                      f"q = {self._fmt(row.get('q_pass'))} in the bounty-passing family (false-discovery rate "
-                     f"{self.alpha * self.pass_share:g}, over the pairs whose calls could reach it, met in any number of "
-                     f"knockout tournaments)",
+                     f"{float(row.get('pass_alpha') or 0.0):g}, over the pairs whose calls could reach it, met in any "
+                     f"number of knockout tournaments)",
                 sql=gp.BOUNTY_PARTNER_RAISE_SQL,
             ),
             Evidence(

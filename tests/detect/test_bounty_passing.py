@@ -71,13 +71,54 @@ def test_a_gang_that_shared_too_few_events_for_the_main_family_is_flagged_by_its
     assert not any(x.flagged for x in BountyCollusionDetector(min_events=10**6, pass_share=0.0).detect(w.con))
 
 
-def test_q_value_is_the_better_family_at_its_share_of_alpha(passing_world):
+def test_a_family_with_no_hypothesis_leaves_its_budget_to_the_other(passing_world):
+    """min_events above every pair's: the main family tests nobody, so the bounty-passing hypotheses carry the whole
+    budget: the pair's q is the plain BH q over Tarone's selection (it was twice that: the family kept only
+    ``alpha * pass_share`` whether or not the main family tested anyone)."""
     det = BountyCollusionDetector(min_events=10**6)
     sc = det.fit(passing_world.con).score(passing_world.con)
     row = _pair(sc, "k03", "k04")
-    assert row["q_main"] is None and row["q_value"] == pytest.approx(min(1.0, row["q_pass"] / det.pass_share))
+    p, pmin = (sc[c].cast(pl.Float64).to_numpy() for c in ("pass_p", "tc_min"))
+    q = gp.discrete_bh(p, pmin, det.alpha * det.pass_share)
+    i = sc.with_row_index("i").filter((pl.col("player") == "k03") & (pl.col("opponent") == "k04"))["i"][0]
+    assert 0 < q[i] < 0.5
+    assert row["q_main"] is None and row["q_value"] == pytest.approx(q[i], rel=1e-9, abs=0)
+    assert row["q_pass"] == pytest.approx(q[i], rel=1e-9, abs=0)
     assert row["p_value"] == pytest.approx(row["pass_p"])
     assert sc["q_main"].is_null().all()
+
+
+def test_the_families_keep_their_shares_and_an_empty_one_leaves_its_share_to_the_other():
+    """Both families with hypotheses: the former split (q_main / (1 - s), q_pass / s). No pair in Tarone's selection
+    (a player view, no short shoves): the main family's q is its weighted BH q at the whole alpha (it was twice that)."""
+    det = BountyCollusionDetector()
+    nan = np.nan
+    p_main = np.array([1e-3, 2e-3, 0.018, 0.3, 0.8, nan, nan, nan])
+    w = np.array([1.5, 0.5, 1.0, 1.0, 1.0, 0.0, 0.0, 0.0])
+    p_pass = np.array([nan, nan, nan, nan, nan, 1e-4, 8e-3, 0.2])
+    qm = stats.bh_qvalues(np.where(np.isfinite(p_main), np.minimum(1.0, p_main / w), np.nan))
+    q_main, q_pass, q, p, la, lp = det.family_q(p_main, w, p_pass, np.where(np.isfinite(p_pass), 1e-6, nan))
+    qp = gp.discrete_bh(p_pass, np.where(np.isfinite(p_pass), 1e-6, nan), det.alpha * det.pass_share)
+    assert np.allclose(q, np.fmin(np.fmin(qm / (1 - det.pass_share), qp / det.pass_share), 1.0), rtol=1e-12, atol=0)
+    assert (la, lp) == (det.alpha * (1 - det.pass_share), det.alpha * det.pass_share) and p[5] == p_pass[5]
+    # the same pairs, none of whose calls could reach significance: the main family at alpha
+    q_main, q_pass, q, p, la, lp = det.family_q(p_main, w, p_pass, np.where(np.isfinite(p_pass), 0.9, nan))
+    assert np.isnan(q_pass).all() and (la, lp) == (det.alpha, 0.0)
+    assert np.allclose(q[:5], qm[:5], rtol=1e-12, atol=0) and np.isnan(q[5:]).all()
+    assert (q <= det.alpha).sum() == 3  # 0.018 / 1.0 * 5 / 3 = 0.03: flagged at alpha, not at alpha / 2
+
+
+def test_the_two_families_control_the_false_discovery_rate_under_the_null():
+    """Uniform p-values in both families (no pair colludes): a run flags anything at most alpha of the time."""
+    rng = np.random.default_rng(3)
+    det = BountyCollusionDetector()
+    runs, hits = 4000, 0
+    for _ in range(runs):
+        w = rng.uniform(0.2, 1.8, size=20)
+        q = det.family_q(np.r_[rng.uniform(size=20), np.full(300, np.nan)], np.r_[w / w.mean(), np.zeros(300)],
+                         np.r_[np.full(20, np.nan), rng.uniform(size=300)], np.r_[np.full(20, np.nan), np.full(300, 1e-9)])[2]
+        hits += bool((np.nan_to_num(q, nan=1.0) <= det.alpha).any())
+    assert hits / runs <= det.alpha + 3 * np.sqrt(det.alpha / runs)
 
 
 def test_discrete_bh_counts_only_the_hypotheses_that_can_reach_significance():

@@ -167,27 +167,35 @@ def bounty_passing(con: duckdb.DuckDBPyConnection, *, max_bb: float = 20.0, wide
                             *(pl.col(c).fill_null(pl.lit([], pl.List(pl.Utf8))) for c in ("tc_hands", "sh_hands")))
 
 
-def discrete_bh(p: np.ndarray, p_min: np.ndarray, alpha: float) -> np.ndarray:
-    """Benjamini–Hochberg q-values over the hypotheses that can reach significance: Gilbert's (2005) procedure.
+def tarone_selection(p_min: np.ndarray, alpha: float) -> np.ndarray:
+    """The hypotheses a discrete family at level ``alpha`` can count: Tarone's (Biometrics 1990) filter.
 
     A test on a handful of decisions cannot give every p-value: its smallest attainable one, ``p_min`` (every
-    wide decision a continuation), is fixed by the opportunities before their outcome is looked at. Hypotheses
-    whose ``p_min`` could never pass are not counted: with K the smallest integer such that at most K hypotheses
-    have ``p_min <= alpha / K`` (Tarone, Biometrics 1990), BH runs over those M(K) <= K hypotheses only (Gilbert,
-    "A modified false discovery rate multiple-comparisons procedure for discrete data", Stat. Probab. Lett. 2005),
-    which controls the false-discovery rate at ``alpha``. Returns the q-values, NaN outside the tested set (and
-    where ``p`` or ``p_min`` is NaN)."""
-    p, p_min = np.asarray(p, dtype=float), np.asarray(p_min, dtype=float)
-    ok = np.isfinite(p) & np.isfinite(p_min)
-    q = np.full(len(p), np.nan)
+    wide decision a continuation), is fixed by the opportunities before their outcome is looked at. With K the
+    smallest integer such that at most K hypotheses have ``p_min <= alpha / K``, the selected hypotheses are those
+    M(K) <= K with ``p_min <= alpha / K``. Returns the boolean mask (False where ``p_min`` is NaN)."""
+    p_min = np.asarray(p_min, dtype=float)
+    ok = np.isfinite(p_min)
     if not ok.any():
-        return q
+        return ok
     m = np.sort(p_min[ok])
     ks = np.arange(1, len(m) + 1)
     # M(K) = number of p_min <= alpha / K, non-increasing in K; the smallest K with M(K) <= K
     counts = np.searchsorted(m, alpha / ks, side="right")
     k = int(ks[np.argmax(counts <= ks)]) if (counts <= ks).any() else len(m)
-    sel = ok & (p_min <= alpha / k)
+    return ok & (p_min <= alpha / k)
+
+
+def discrete_bh(p: np.ndarray, p_min: np.ndarray, alpha: float) -> np.ndarray:
+    """Benjamini–Hochberg q-values over the hypotheses that can reach significance: Gilbert's (2005) procedure.
+
+    BH runs over the hypotheses of :func:`tarone_selection` at ``alpha`` only (Gilbert, "A modified false
+    discovery rate multiple-comparisons procedure for discrete data", Stat. Probab. Lett. 2005), which controls
+    the false-discovery rate at ``alpha``. Returns the q-values, NaN outside the tested set (and where ``p`` or
+    ``p_min`` is NaN)."""
+    p = np.asarray(p, dtype=float)
+    sel = np.isfinite(p) & tarone_selection(np.where(np.isfinite(p), p_min, np.nan), alpha)
+    q = np.full(len(p), np.nan)
     if sel.any():
         q[sel] = stats.bh_qvalues(p[sel])
     return q

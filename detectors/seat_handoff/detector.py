@@ -319,7 +319,8 @@ class SeatHandoffDetector(CandidatesMixin, NullMixin, StageMixin, EvidenceMixin,
 
     def _with_places(self, con: duckdb.DuckDBPyConnection, df: pl.DataFrame) -> pl.DataFrame:
         """``df`` with ``p_two_places`` (the two-places statistic of :mod:`detectors.seat_handoff.places`; NaN where
-        not tested) and, where tested, ``p_value`` the play's p and it combined by their product's exact law (sets
+        not tested) and, where tested, ``p_value`` combined with it by their product's exact law: with the structure
+        the play's p, without it the play's and the identity's (Fisher, as untested) (sets
         ``places_null_``: the population's re-logins on one device that left the account's own home, and those that
         arrived on another home-sized network, ``(k, n)``)."""
         self.places_null_ = (kept_device_homes(con, self.handover_s, self.household_max)
@@ -329,9 +330,10 @@ class SeatHandoffDetector(CandidatesMixin, NullMixin, StageMixin, EvidenceMixin,
         if not (self.two_places and self.has_sessions_ and "device" in df.columns and r <= self.fdr):
             return df.with_columns(p_two_places=pl.lit(float("nan")))
         t = two_places_p(df, k, n, self.household_max)
-        p = product_p(df["p_play"].cast(pl.Float64).to_numpy(), t, r)
-        return df.with_columns(p_two_places=pl.Series(t),
-                               p_value=pl.Series(np.where(np.isnan(t), df["p_value"].to_numpy(), p)))
+        # with the structure the play's p alone (the identity's signs are the structure's); without it the play's
+        # and the identity's, as before, at the price of the two-valued law
+        u = np.where(t < 1.0, df["p_play"].cast(pl.Float64).to_numpy(), df["p_value"].cast(pl.Float64).to_numpy())
+        return df.with_columns(p_two_places=pl.Series(t), p_value=pl.Series(product_p(u, t, r)))
 
     def _combined_rows(self, rows: list[dict[str, Any]], plans: list, null_ev: pl.DataFrame, hands: pl.DataFrame,
                        hist: pl.DataFrame, field: pl.DataFrame, hist_dec: pl.DataFrame | None) -> pl.DataFrame:

@@ -87,9 +87,10 @@ class EvidenceMixin:
                    f"by a device foreign to {acc}")
                   + f"; of this population's {n} re-logins on the same device within {self.handover_s:g} s of a "
                   f"logout that left the account's own home, {k} arrived on another home-sized network (no one "
-                  f"travels that fast: a network label that changed): {_p(r['p_two_places'])}; with the play's p "
-                  f"{_p(r.get('p_play'))} (their product's exact law, the identity's rank not added): "
-                  f"{_p(r.get('p_event'))}"),
+                  f"travels that fast: a network label that changed): {_p(r['p_two_places'])}; "
+                  + (f"with the play's p {_p(r.get('p_play'))} (their product's exact law; the identity's rank not "
+                     f"added, its signs are this structure): {_p(r.get('p_event'))}" if shown else
+                     f"the play's and the identity's p at the price of that law: {_p(r.get('p_event'))}")),
             sql=("SELECT session, login_at, logout_at, ip, device FROM sessions WHERE account = "
                  f"{_lit(acc)} ORDER BY login_at"),
         )

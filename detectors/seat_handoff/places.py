@@ -18,9 +18,11 @@ eligible with ``T = 1``.
 as much as a row with it gains. The play's p ``U`` and ``T`` are combined by their product's exact law instead:
 with ``r = (k + 1) / (n + 1)``, ``P(T U <= c) = r min(1, c / r) + (1 - r) c`` (``T = r`` with probability at
 most ``r``; the law grows with that probability, so the bound is valid, and ``U`` uniform). A row without the
-structure pays a factor below 2; one with it gains ``1 / (2 r)``. The identity's rank
-(:mod:`detectors.seat_handoff.identity`) is not added for an eligible row: its signs (a take-over-only device, a
-new home-sized network) are the structure ``T`` tests, and they would be counted twice.
+structure pays a factor below 2; one with it gains ``1 / (2 r)``. With the structure ``U`` is the play's p alone:
+the identity's signs (:mod:`detectors.seat_handoff.identity`: a take-over-only device, a new home-sized network)
+are the structure ``T`` tests, and they would be counted twice. Without it ``U`` is the play's and the identity's
+p combined as for a row not tested (the larger given no structure, so the bound holds): such a row's p is never
+below what it was without the test.
 
 The test is made only where it can reach the false-discovery level on its own (``r <= fdr``): where the
 population's own devices change homes as often as not (addresses drawn afresh at every login), ``T`` says

@@ -82,9 +82,10 @@ def test_the_helpers_two_places_are_counted_the_owners_second_place_and_the_carr
     # the play's p and the structure by their product's exact law, in place of the identity's rank
     assert math.isclose(h["p_event"], float(product_p(np.array([h["p_play"]]), np.array([r]), r)[0]))
     assert h["p_event"] < before["t05"]["p_event"] / 5
-    # t21's laptop starts play of its own (the owner's): eligible, no structure, the play alone pays a factor < 2
+    # t21's laptop starts play of its own (the owner's): eligible, no structure; its p as before, times 2 - r
     o = rows["t21"]
-    assert o["p_two_places"] == 1.0 and o["p_play"] < o["p_event"] < 2 * o["p_play"]
+    assert o["p_two_places"] == 1.0
+    assert math.isclose(o["p_event"], min(1.0, before["t21"]["p_event"] * (2 - r)))
     # t20 left a carrier's network (not a home): not eligible, its p as before
     assert math.isnan(rows["t20"]["p_two_places"])
     assert math.isclose(rows["t20"]["p_event"], before["t20"]["p_event"])

@@ -320,7 +320,7 @@ class SeatHandoffDetector(CandidatesMixin, NullMixin, StageMixin, EvidenceMixin,
     def _with_places(self, con: duckdb.DuckDBPyConnection, df: pl.DataFrame) -> pl.DataFrame:
         """``df`` with ``p_two_places`` (the two-places statistic of :mod:`detectors.seat_handoff.places`; NaN where
         not tested) and, where tested, ``p_value`` combined with it by their product's exact law: with the structure
-        the play's p, without it the play's and the identity's (Fisher, as untested) (sets
+        the play's p, without it the play's and the identity's (Fisher, as for a row not tested) (sets
         ``places_null_``: the population's re-logins on one device that left the account's own home, and those that
         arrived on another home-sized network, ``(k, n)``)."""
         self.places_null_ = (kept_device_homes(con, self.handover_s, self.household_max)

@@ -38,7 +38,11 @@ fit, Knijnenburg et al., Bioinformatics 2009), keeping the larger of that
 Monte Carlo p and the tests' own: the play's p ``p_play``. The identity side of the login
 (:mod:`detectors.seat_handoff.identity`): the device that took the seat (one that never starts play of its
 own on the account, arriving on a network new to it, a home-sized one) ranked among the population's own
-switch devices, combined with the play's p by Fisher's method: ``p_event``. The benign explanation of a
+switch devices, combined with the play's p by Fisher's method: ``p_event``. A seat left from the account's own home on another
+device is judged by the two-places test instead (:mod:`detectors.seat_handoff.places`: taken seconds later on
+another home-sized network by a device not the owner's, against how often the population's own re-logins on one
+device that left a home arrived on another home-sized network; with the play's p by their product's exact law),
+where that null can reach the false-discovery level. The benign explanation of a
 habit of switching devices (:mod:`detectors.seat_handoff.history`): each
 account's mid-event switches are one family of hypotheses, ``p_event``
 adjusted within it (Benjamini-Hochberg; an untested switch at p = 1) is the
@@ -46,8 +50,8 @@ candidate's ``p_value``, and Benjamini–Hochberg over the candidates gives
 ``q_value``. A candidate is flagged (:meth:`SeatHandoffDetector.threshold`)
 iff its q-value is at most ``fdr``, at a login from a changed device or
 network within ``handover_s`` of one of the account's logouts, with the
-population's simulated moves there to calibrate it. The take-over-only and
-"two places at once" structures are told in the case, not counted. One login
+population's simulated moves there to calibrate it. The take-over-only structure is
+told in the case, not counted; "two places at once" counts only through the two-places test. One login
 takes one seat.
 
 The figures behind each rule are in docs/measurements.md ("Detector notes

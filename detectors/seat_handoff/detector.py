@@ -18,6 +18,7 @@ from detectors.seat_handoff.history import switch_history
 from detectors.seat_handoff.identity import identity_p
 from detectors.seat_handoff.evidence import EvidenceMixin, _aggr, _nint, _share
 from detectors.seat_handoff.null import NullMixin, _switch_shift_p
+from detectors.seat_handoff.places import kept_device_homes, product_p, two_places_p
 from detectors.seat_handoff.stage import StageMixin
 from detectors.seat_handoff.queries import (
     ACTS, _DECISIONS_SQL, _FIELD_SQL, _HAND_ROWS_SQL, _HISTORY_SQL, _TIMING_SQL, _with_strength,
@@ -83,6 +84,10 @@ class SeatHandoffDetector(CandidatesMixin, NullMixin, StageMixin, EvidenceMixin,
     stage_baseline : bool
         test the action mix after a switch also against the account's own play at the same hand of its events
         without a switch (the benign explanation of stage, :mod:`detectors.seat_handoff.stage`).
+    two_places : bool
+        a seat left from the account's own home on another device: the two-places test (taken on another home-sized
+        network against this population's re-logins on one device, :mod:`detectors.seat_handoff.places`) combined
+        with the play's p in place of the identity's rank.
     """
 
     kind = "seat_handoff"
@@ -116,6 +121,7 @@ class SeatHandoffDetector(CandidatesMixin, NullMixin, StageMixin, EvidenceMixin,
         hand_clock_s: float = 1.0,
         identity: bool = True,
         stage_baseline: bool = True,
+        two_places: bool = True,
     ) -> None:
         # the false-discovery rate is this detector's one level (``fdr``), not the base's ``alpha``
         self.fdr = fdr
@@ -142,6 +148,7 @@ class SeatHandoffDetector(CandidatesMixin, NullMixin, StageMixin, EvidenceMixin,
         self.hand_clock_s = hand_clock_s
         self.identity = identity
         self.stage_baseline = stage_baseline
+        self.two_places = two_places
 
     # ------------------------------------------------------------------ fit
     def fit(self, con: duckdb.DuckDBPyConnection) -> "SeatHandoffDetector":
@@ -244,6 +251,7 @@ class SeatHandoffDetector(CandidatesMixin, NullMixin, StageMixin, EvidenceMixin,
             self._stage_baseline(rows, hist, cand.select("account", "tournament_id"))
         df = self._combined_rows(rows, plans, null_ev, hands, hist, field, hist_dec)
         df = self._with_identity(df, cand)
+        df = self._with_places(con, df)
         # the benign explanation: the account's own switches, each event a hypothesis of its family
         df = switch_history(con, cand, df.rename({"p_value": "p_event"}))
         # ranked as flagged: by the p-value the q-value comes from, the tests' own p breaking ties
@@ -308,6 +316,24 @@ class SeatHandoffDetector(CandidatesMixin, NullMixin, StageMixin, EvidenceMixin,
         p_id = df["p_identity"].cast(pl.Float64).fill_null(float("nan")).to_numpy()
         p = mt.fisher_combine(np.column_stack([df["p_play"].cast(pl.Float64).to_numpy(), p_id]), untested=1.0)
         return df.with_columns(p_value=pl.Series(p))
+
+    def _with_places(self, con: duckdb.DuckDBPyConnection, df: pl.DataFrame) -> pl.DataFrame:
+        """``df`` with ``p_two_places`` (the two-places statistic of :mod:`detectors.seat_handoff.places`; NaN where
+        not tested) and, where tested, ``p_value`` combined with it by their product's exact law: with the structure
+        the play's p, without it the play's and the identity's (Fisher, as for a row not tested) (sets
+        ``places_null_``: the population's re-logins on one device that left the account's own home, and those that
+        arrived on another home-sized network, ``(k, n)``)."""
+        self.places_null_ = (kept_device_homes(con, self.handover_s, self.household_max)
+                             if self.has_sessions_ and "device" in df.columns else (0, 0))
+        k, n = self.places_null_
+        r = (k + 1) / (n + 1)
+        if not (self.two_places and self.has_sessions_ and "device" in df.columns and r <= self.fdr):
+            return df.with_columns(p_two_places=pl.lit(float("nan")))
+        t = two_places_p(df, k, n, self.household_max)
+        # with the structure the play's p alone (the identity's signs are the structure's); without it the play's
+        # and the identity's, as before, at the price of the two-valued law
+        u = np.where(t < 1.0, df["p_play"].cast(pl.Float64).to_numpy(), df["p_value"].cast(pl.Float64).to_numpy())
+        return df.with_columns(p_two_places=pl.Series(t), p_value=pl.Series(product_p(u, t, r)))
 
     def _combined_rows(self, rows: list[dict[str, Any]], plans: list, null_ev: pl.DataFrame, hands: pl.DataFrame,
                        hist: pl.DataFrame, field: pl.DataFrame, hist_dec: pl.DataFrame | None) -> pl.DataFrame:

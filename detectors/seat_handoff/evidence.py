@@ -54,6 +54,8 @@ class EvidenceMixin:
                          f"WHERE device = (SELECT device FROM sessions WHERE account = {_lit(acc)} AND session = "
                          f"{_lit(r['session'])}) GROUP BY ALL ORDER BY first_login"),
                 ))
+            if not is_missing(r.get("p_two_places")):
+                ev.append(self._places_evidence(r))
             n_other = int(r.get("other_switches") or 0)
             ev.append(Evidence(
                 name="switches of device or network in other tournaments", value=float(n_other),
@@ -70,6 +72,28 @@ class EvidenceMixin:
                      f"WHERE s.player = {_lit(acc)} AND h.is_tournament GROUP BY h.tournament_id, s.player ORDER BY first_hand"),
             ))
         return ev
+
+    def _places_evidence(self, r: dict[str, Any]) -> Evidence:
+        """The two-places test of a row that left the account's own home on another device
+        (:mod:`detectors.seat_handoff.places`): the structure or its absence, the population's own re-logins on one
+        device it is judged against, and the p-value it gives with the play's."""
+        acc = r["account"]
+        k, n = getattr(self, "places_null_", (0, 0))
+        shown = float(r["p_two_places"]) < 1.0
+        return Evidence(
+            name="two places at once", value=float(shown), baseline=0.0, n=n, p_value=float(r["p_two_places"]),
+            text=((_two_places_text(r, acc) if shown else
+                   f"the seat was left on {acc}'s own home network {r['prev_net']} and not taken on another home "
+                   f"by a device foreign to {acc}")
+                  + f"; of this population's {n} re-logins on the same device within {self.handover_s:g} s of a "
+                  f"logout that left the account's own home, {k} arrived on another home-sized network (no one "
+                  f"travels that fast: a network label that changed): {_p(r['p_two_places'])}; "
+                  + (f"with the play's p {_p(r.get('p_play'))} (their product's exact law; the identity's rank not "
+                     f"added, its signs are this structure): {_p(r.get('p_event'))}" if shown else
+                     f"the play's and the identity's p at the price of that law: {_p(r.get('p_event'))}")),
+            sql=("SELECT session, login_at, logout_at, ip, device FROM sessions WHERE account = "
+                 f"{_lit(acc)} ORDER BY login_at"),
+        )
 
     def _timing_evidence(self, row: dict[str, Any]) -> list[Evidence]:
         """The decision-time shift: within the event, against the account's own decisions under other devices,
@@ -206,10 +230,14 @@ class EvidenceMixin:
         if r.get("takeover_only"):
             structure.append(f"the device {r['device']} only ever appeared to take {acc}'s seat mid-event, seconds "
                              f"after a logout, and never started play of its own")
-        if r.get("two_places"):
+        counted = not is_missing(r.get("p_two_places"))
+        if r.get("two_places") and not counted:
             structure.append(f"two places at once: {_two_places_text(r, acc)}")
         if structure:
             text += " Structure (described, not counted in the p-value): " + "; ".join(structure) + "."
+        if counted and float(r["p_two_places"]) < 1.0:
+            text += (f" Two places at once (counted in the p-value, against this population's re-logins on one "
+                     f"device: {_p(r['p_two_places'])}): {_two_places_text(r, acc)}.")
         return text
 
     def _stage_text(self, r: dict[str, Any]) -> str:

@@ -181,7 +181,7 @@ class MultiAccountingDetector(GroupDetector):
         and ``q_solo`` (null where the pair was not judged on behaviour alone, or is linked). Without the path (more
         than ``solo_max_pairs`` pairs: ``solo_`` false at fit) no pair is added and ``missing_`` says so."""
         solo = (idf.behaviour_pairs(con, self.fingerprints_, min_hands=self.min_hands, max_pairs=self.solo_max_pairs,
-                                    random_state=self.random_state) if self.solo_ else None)
+                                    keep_q=self.alpha, random_state=self.random_state) if self.solo_ else None)
         if solo is None:
             solo = pl.DataFrame(schema={"a": pl.Utf8, "b": pl.Utf8, "q_solo": pl.Float64})
         found = solo.filter(pl.col("q_solo") <= self.alpha).select(

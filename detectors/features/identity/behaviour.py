@@ -29,14 +29,12 @@ The pair count grows with the square of the accounts: above ``max_pairs`` the pa
 
 from __future__ import annotations
 
-import itertools
-
 import duckdb
 import numpy as np
 import polars as pl
 
 from detectors import stats as mt
-from detectors.features.identity.style import likeness
+from detectors.features.identity.style import likeness_by_position, likeness_order
 
 # seconds both accounts had a session open, and each account's online seconds (sessions without a logout: one hour)
 OVERLAP_SQL = """
@@ -74,58 +72,66 @@ def behaviour_pairs(
     *,
     min_hands: int = 30,
     max_pairs: int = 3_000_000,
+    keep_q: float = 1.0,
     random_state: int = 0,
 ) -> pl.DataFrame | None:
     """Every pair of accounts with at least ``min_hands`` hands, with the behaviour-only evidence of the module
-    docstring.
+    docstring; the pairs are held as positions until the end, so only the kept rows carry names.
 
     Parameters
     ----------
     con : the warehouse (``sessions``, ``accounts``). fingerprints : :func:`style_fingerprints` of ``con``.
     min_hands : hands an account needs to be paired. max_pairs : above this many pairs, None (not run).
-    random_state : the seed of the likeness null's random pairs.
+    keep_q : the rows returned: ``q_solo`` at most this (1: every pair). random_state : the likeness null's seed.
 
     Returns
     -------
     ``a``, ``b`` (a < b), ``p_style``, ``p_timing``, ``p_hours``, ``p_opened``, ``p_country``, ``concurrency``,
     ``opened_days`` (days between the openings), ``same_country``, ``p_solo`` (Fisher) and ``q_solo`` (BH over all
-    the pairs); None when there are more than ``max_pairs`` pairs; an empty frame with fewer than two accounts.
+    the pairs); None when there are more than ``max_pairs`` pairs.
     """
-    accs = sorted(fingerprints.filter(pl.col("n_hands") >= min_hands)["account"].to_list())
-    n_pairs = len(accs) * (len(accs) - 1) // 2
-    if n_pairs > max_pairs:
+    fp = likeness_order(fingerprints)
+    pos = np.flatnonzero(fp["n_hands"].to_numpy() >= min_hands)
+    n = pos.size
+    if n * (n - 1) // 2 > max_pairs:
         return None
-    if n_pairs == 0:
-        return pl.DataFrame(schema={"a": pl.Utf8, "b": pl.Utf8, "p_solo": pl.Float64, "q_solo": pl.Float64})
-    idx = np.array(list(itertools.combinations(range(len(accs)), 2)), dtype=np.int64)
-    names = np.array(accs, dtype=object)
-    pairs = pl.DataFrame({"a": names[idx[:, 0]].tolist(), "b": names[idx[:, 1]].tolist()},
-                         schema={"a": pl.Utf8, "b": pl.Utf8})
-    pairs = likeness(fingerprints, pairs, min_hands=min_hands, random_state=random_state)
-    acc = con.sql(ACCOUNTS_SQL).pl()
-    pairs = (pairs
-             .join(acc.rename({"account": "a", "country": "country_a", "opened_day": "opened_a"}), on="a", how="left")
-             .join(acc.rename({"account": "b", "country": "country_b", "opened_day": "opened_b"}), on="b", how="left")
-             .join(con.sql(OVERLAP_SQL).pl(), on=["a", "b"], how="left"))
-    online = con.sql("SELECT DISTINCT account FROM sessions").pl()["account"].to_list()
-    has_s = pairs["a"].is_in(online).to_numpy() & pairs["b"].is_in(online).to_numpy()
-    same = (pairs["country_a"] == pairs["country_b"]).fill_null(False).to_numpy()
-    conc = np.where(has_s, np.clip(pairs["overlap_s"].fill_null(0.0).to_numpy()
-                                   / np.maximum(pairs["min_online_s"].fill_null(0.0).to_numpy(), 1.0), 0, 1), np.nan)
-    gap = (pairs["opened_a"] - pairs["opened_b"]).abs().cast(pl.Float64).fill_null(np.nan).to_numpy()
+    i, j = np.triu_indices(n, 1)
+    names = fp["account"].gather(pos)
+    _, _, p_style, p_timing = likeness_by_position(fp, pos[i], pos[j], min_hands=min_hands,
+                                                   random_state=random_state)
+    who = pl.DataFrame({"account": names, "k": np.arange(n)})
+    acc = who.join(con.sql(ACCOUNTS_SQL).pl(), on="account", how="left").sort("k")
+    country = acc["country"].to_list()
+    opened = acc["opened_day"].cast(pl.Float64).fill_null(np.nan).to_numpy()
+    online = who.join(con.sql("SELECT DISTINCT account FROM sessions").pl(), on="account", how="semi")["k"].to_numpy()
+    has_s = np.zeros(n, dtype=bool)
+    has_s[online] = True
+    conc = np.where(has_s[i] & has_s[j], 0.0, np.nan)
+    ov = (con.sql(OVERLAP_SQL).pl()
+          .join(who.rename({"account": "a", "k": "ka"}), on="a").join(who.rename({"account": "b", "k": "kb"}), on="b"))
+    ka = np.minimum(ov["ka"].to_numpy(), ov["kb"].to_numpy())
+    kb = np.maximum(ov["ka"].to_numpy(), ov["kb"].to_numpy())
+    # the pair's position in the order of np.triu_indices
+    at = ka * n - ka * (ka + 1) // 2 + (kb - ka - 1)
+    conc[at] = np.clip(ov["overlap_s"].to_numpy() / np.maximum(ov["min_online_s"].to_numpy(), 1.0), 0, 1)
+    known_c = np.array([c is not None for c in country])
+    counts = pl.Series("country", country, dtype=pl.Utf8).drop_nulls().value_counts()
+    code = {c: k for k, c in enumerate(counts["country"].to_list())}
+    codes = np.array([code.get(c, -1) for c in country], dtype=np.int64)
+    same = known_c[i] & known_c[j] & (codes[i] == codes[j])
     # the country's share of the population: the chance an unrelated account matches the pair's country
-    share = acc.filter(pl.col("country").is_not_null()).group_by("country").len()
-    n_acc = max(int(share["len"].sum()), 1)
-    pc = dict(zip(share["country"].to_list(), (share["len"] / n_acc).to_list()))
-    p_country = np.where(same, np.array([pc.get(c, 1.0) for c in pairs["country_a"].to_list()]), 1.0)
-    p_country = np.where(pairs["country_a"].is_null().to_numpy() | pairs["country_b"].is_null().to_numpy(),
-                         np.nan, p_country)
+    share = (counts["count"] / max(int(known_c.sum()), 1)).to_numpy()
+    per_acc = np.where(codes >= 0, share[np.maximum(codes, 0)], 1.0)
+    p_country = np.where(known_c[i] & known_c[j], np.where(same, per_acc[i], 1.0), np.nan)
+    gap = np.abs(opened[i] - opened[j])
     p_hours = _share_at_least(conc, same)
     p_opened = _share_at_least(-gap, same)
-    P = np.column_stack([pairs["p_style"].to_numpy(), pairs["p_timing"].to_numpy(), p_hours, p_opened, p_country])
-    p_solo = mt.fisher_combine(P, untested=1.0)
-    return pairs.select("a", "b", "p_style", "p_timing").with_columns(
-        p_hours=pl.Series(p_hours), p_opened=pl.Series(p_opened), p_country=pl.Series(p_country),
-        concurrency=pl.Series(conc), opened_days=pl.Series(gap), same_country=pl.Series(same),
-        p_solo=pl.Series(p_solo), q_solo=pl.Series(mt.bh_qvalues(p_solo, untested=1.0)),
-    )
+    p_solo = mt.fisher_combine(np.column_stack([p_style, p_timing, p_hours, p_opened, p_country]), untested=1.0)
+    q_solo = mt.bh_qvalues(p_solo, untested=1.0)
+    keep = np.flatnonzero(q_solo <= keep_q)
+    return pl.DataFrame({
+        "a": names.gather(i[keep]), "b": names.gather(j[keep]),
+        "p_style": p_style[keep], "p_timing": p_timing[keep], "p_hours": p_hours[keep], "p_opened": p_opened[keep],
+        "p_country": p_country[keep], "concurrency": conc[keep], "opened_days": gap[keep], "same_country": same[keep],
+        "p_solo": p_solo[keep], "q_solo": q_solo[keep],
+    })

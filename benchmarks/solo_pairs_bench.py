@@ -73,7 +73,7 @@ def main(argv: list[str] | None = None) -> None:
             print(d.name, json.dumps(summary))
             if lab.height:
                 print(lab.select("rank", "group", "strength", "shares_id", "p_style", "p_timing", "p_hours", "p_opened",
-                                 "p_country", "p_solo", "q_solo"))
+                                 "p_country", "p_seated", "p_solo", "q_solo"))
 
 
 if __name__ == "__main__":

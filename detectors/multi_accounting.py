@@ -9,8 +9,9 @@ Method
    identifiers shared by a crowd are dropped. Without sessions candidates are
    also pairs that keep entering the same events far beyond the
    configuration model. Pairs that share nothing are candidates when behaviour
-   alone (style, decision times, hours online together, accounts opened close
-   together in one country, each ranked among all the population's pairs) is
+   alone (style, decision times, hours online together, hands at one table,
+   accounts opened close together in one country, each ranked among all the
+   population's pairs) is
    beyond what that many pairs of strangers give by chance:
    Benjamini-Hochberg over every pair (:func:`idf.behaviour_pairs`).
 2. **Evidence per linked pair**, each as a p-value: a shared device or card
@@ -65,7 +66,7 @@ from detectors.features.window_views import window_span, window_tables
 
 
 # the behaviour-only figures a pair found there carries (idf.behaviour_pairs)
-SOLO_COLUMNS = ("q_solo", "p_solo", "p_hours", "p_opened", "p_country", "opened_days")
+SOLO_COLUMNS = ("q_solo", "p_solo", "p_hours", "p_opened", "p_country", "opened_days", "p_seated", "hands_together")
 
 
 class MultiAccountingDetector(GroupDetector):
@@ -488,9 +489,11 @@ def _solo_evidence(best: dict[str, Any], accs_sql: str) -> Evidence:
     return Evidence(
         name="one person on behaviour alone", value=float(best["p_solo"]), p_value=float(best["p_solo"]),
         text=(f"{best['a']} and {best['b']} share no device, address or card; their style, decision times, hours "
-              f"online together (share of pairs as concurrent {_f(best.get('p_hours'))}) and openings "
-              f"{_f(best.get('opened_days'))} days apart (share of pairs as close {_f(best.get('p_opened'))}; "
-              f"country match {_f(best.get('p_country'))}) combine to p {float(best['p_solo']):.2g}, "
+              f"online together (share of pairs as concurrent {_g(best.get('p_hours'))}), "
+              f"{float(best.get('hands_together') or 0):.0f} hands at one table (share of pairs as much online "
+              f"together with as many {_g(best.get('p_seated'))}) and openings "
+              f"{_g(best.get('opened_days'))} days apart (share of pairs as close {_g(best.get('p_opened'))}; "
+              f"country match {_g(best.get('p_country'))}) combine to p {float(best['p_solo']):.2g}, "
               f"q {float(best['q_solo']):.2g} among all the population's pairs (Benjamini-Hochberg)"),
         sql=f"SELECT account, country, created_at FROM accounts WHERE account IN ({accs_sql})",
     )
@@ -498,6 +501,10 @@ def _solo_evidence(best: dict[str, Any], accs_sql: str) -> Evidence:
 
 def _f(x: Any) -> str:
     return "n/a" if is_missing(x) else f"{x:.2f}"
+
+
+def _g(x: Any) -> str:
+    return "n/a" if is_missing(x) else f"{x:.2g}"
 
 
 def _n_tournaments(con: duckdb.DuckDBPyConnection) -> int:

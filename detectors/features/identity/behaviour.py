@@ -1,6 +1,6 @@
 """Pairs of accounts judged on behaviour alone: one person behind two accounts that share no identifier.
 
-Every pair of accounts with enough play is a hypothesis. Its evidence is five p-values, each the chance that two
+Every pair of accounts with enough play is a hypothesis. Its evidence is six p-values, each the chance that two
 different people look this much alike on one count, read from the population's own pairs (an empirical null):
 
 * ``p_style`` and ``p_timing``: the style and decision-time likeness of :func:`~detectors.features.identity.likeness`
@@ -13,6 +13,10 @@ different people look this much alike on one count, read from the population's o
   least as close together (a second account is opened soon after the first).
 * ``p_country``: for two accounts of one country, the share of the population registered there (the chance that
   an unrelated account matches); 1 otherwise.
+* ``p_seated``: the hands both were dealt into (one person who runs both sits them at one table), as the share of
+  pairs with at least as many, among pairs as much online together (deciles of the concurrency of the pairs online
+  together at all, and the pairs never online together): two people who keep the same hours meet at tables by
+  that alone, so the rank is taken like with like.
 
 Fisher's method combines them (a test not made, for lack of data, adds nothing) and Benjamini-Hochberg over
 **every pair tested** gives ``q_solo``: the family is the whole population's pairs, since any of them could have
@@ -48,6 +52,14 @@ JOIN tot ta ON ta.account = x.account JOIN tot tb ON tb.account = y.account
 GROUP BY x.account, y.account
 """
 
+# hands both accounts were dealt into (one table: one person at two seats, or two people who sit together)
+TOGETHER_SQL = """
+SELECT x.player AS a, y.player AS b, count(*) AS n_together
+FROM seats x JOIN seats y ON x.hand_id = y.hand_id AND x.player < y.player
+WHERE x.dealt_in AND y.dealt_in
+GROUP BY x.player, y.player
+"""
+
 ACCOUNTS_SQL = """
 SELECT account, nullif(trim(country), '') AS country, epoch(created_at) / 86400.0 AS opened_day FROM accounts
 """
@@ -64,6 +76,16 @@ def _share_at_least(x: np.ndarray, cls: np.ndarray) -> np.ndarray:
         v = np.sort(x[m])
         out[m] = (v.size - np.searchsorted(v, x[m], side="left")) / v.size
     return out
+
+
+def _by_position(rows: pl.DataFrame, who: pl.DataFrame, n: int) -> tuple[np.ndarray, pl.DataFrame]:
+    """``rows`` of pairs (``a``, ``b``: names) of the accounts ``who`` (``account``, ``k``: its position), with each
+    kept row's index in the order of ``np.triu_indices(n, 1)``; rows naming other accounts dropped."""
+    rows = (rows.join(who.rename({"account": "a", "k": "ka"}), on="a")
+            .join(who.rename({"account": "b", "k": "kb"}), on="b"))
+    ka = np.minimum(rows["ka"].to_numpy(), rows["kb"].to_numpy())
+    kb = np.maximum(rows["ka"].to_numpy(), rows["kb"].to_numpy())
+    return ka * n - ka * (ka + 1) // 2 + (kb - ka - 1), rows
 
 
 def behaviour_pairs(
@@ -86,8 +108,8 @@ def behaviour_pairs(
 
     Returns
     -------
-    ``a``, ``b`` (a < b), ``p_style``, ``p_timing``, ``p_hours``, ``p_opened``, ``p_country``, ``concurrency``,
-    ``opened_days`` (days between the openings), ``same_country``, ``p_solo`` (Fisher) and ``q_solo`` (BH over all
+    ``a``, ``b`` (a < b), ``p_style``, ``p_timing``, ``p_hours``, ``p_opened``, ``p_country``, ``p_seated``,
+    ``hands_together``, ``concurrency``, ``opened_days`` (days between the openings), ``same_country``, ``p_solo`` (Fisher) and ``q_solo`` (BH over all
     the pairs); None when there are more than ``max_pairs`` pairs.
     """
     fp = likeness_order(fingerprints)
@@ -107,13 +129,17 @@ def behaviour_pairs(
     has_s = np.zeros(n, dtype=bool)
     has_s[online] = True
     conc = np.where(has_s[i] & has_s[j], 0.0, np.nan)
-    ov = (con.sql(OVERLAP_SQL).pl()
-          .join(who.rename({"account": "a", "k": "ka"}), on="a").join(who.rename({"account": "b", "k": "kb"}), on="b"))
-    ka = np.minimum(ov["ka"].to_numpy(), ov["kb"].to_numpy())
-    kb = np.maximum(ov["ka"].to_numpy(), ov["kb"].to_numpy())
-    # the pair's position in the order of np.triu_indices
-    at = ka * n - ka * (ka + 1) // 2 + (kb - ka - 1)
+    at, ov = _by_position(con.sql(OVERLAP_SQL).pl(), who, n)
     conc[at] = np.clip(ov["overlap_s"].to_numpy() / np.maximum(ov["min_online_s"].to_numpy(), 1.0), 0, 1)
+    together = _by_position(con.sql(TOGETHER_SQL).pl(), who, n)
+    seated = np.zeros(len(i))
+    seated[together[0]] = together[1]["n_together"].to_numpy()
+    # hands together among pairs as much online together: deciles of the concurrency of pairs online together at
+    # all (class 0: never online together, or no sessions), so two people who keep the same hours are not read as
+    # sitting together by choice
+    on = np.nan_to_num(conc) > 0
+    edges = np.quantile(conc[on], np.linspace(0, 1, 11)[1:-1]) if on.any() else np.array([])
+    p_seated = _share_at_least(seated, np.where(on, 1 + np.searchsorted(edges, np.nan_to_num(conc)), 0))
     known_c = np.array([c is not None for c in country])
     counts = pl.Series("country", country, dtype=pl.Utf8).drop_nulls().value_counts()
     code = {c: k for k, c in enumerate(counts["country"].to_list())}
@@ -126,12 +152,14 @@ def behaviour_pairs(
     gap = np.abs(opened[i] - opened[j])
     p_hours = _share_at_least(conc, same)
     p_opened = _share_at_least(-gap, same)
-    p_solo = mt.fisher_combine(np.column_stack([p_style, p_timing, p_hours, p_opened, p_country]), untested=1.0)
+    p_solo = mt.fisher_combine(np.column_stack([p_style, p_timing, p_hours, p_opened, p_country, p_seated]),
+                               untested=1.0)
     q_solo = mt.bh_qvalues(p_solo, untested=1.0)
     keep = np.flatnonzero(q_solo <= keep_q)
     return pl.DataFrame({
         "a": names.gather(i[keep]), "b": names.gather(j[keep]),
         "p_style": p_style[keep], "p_timing": p_timing[keep], "p_hours": p_hours[keep], "p_opened": p_opened[keep],
-        "p_country": p_country[keep], "concurrency": conc[keep], "opened_days": gap[keep], "same_country": same[keep],
+        "p_country": p_country[keep], "p_seated": p_seated[keep], "hands_together": seated[keep],
+        "concurrency": conc[keep], "opened_days": gap[keep], "same_country": same[keep],
         "p_solo": p_solo[keep], "q_solo": q_solo[keep],
     })

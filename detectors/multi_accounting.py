@@ -270,7 +270,8 @@ class MultiAccountingDetector(GroupDetector):
 
     def _with_q(self, scores: pl.DataFrame) -> pl.DataFrame:
         """``scores`` with ``q_value`` (the flag rule's rate, :meth:`_flag_rate`), ``q_combined`` (weighted BH over
-        all pairs), ``q_household`` (plain BH over the household-shaped pairs' combined conduct p-values; 1 elsewhere)
+        the pairs picked by identifiers or co-entries; a pair found on behaviour alone keeps its ``q_solo``, BH over
+        every pair of the population), ``q_household`` (plain BH over the household-shaped pairs' combined conduct p-values; 1 elsewhere)
         and ``n_household`` (the number of household-shaped pairs, that family's size)."""
         # weighted BH (Genovese, Roeder & Wasserman, Biometrika 93(3), 2006): the
         # identity link is a prior, not a test: pairs bound by a shared device or
@@ -281,8 +282,14 @@ class MultiAccountingDetector(GroupDetector):
         # ... and by how specific the rarest shared identifier is (2 accounts: full
         # weight; an address behind 9 accounts is a café or a carrier, not a home)
         w = w * 2.0 / np.maximum(scores["min_share"].fill_null(2).to_numpy().astype(float), 2.0)
-        w = w / w.mean()
-        q = mt.bh_qvalues(np.minimum(1.0, scores["p_value"].to_numpy() / w), untested=1.0)
+        # pairs found on behaviour alone were picked by that behaviour among every pair: their test is that family's
+        # (q_solo), not this one's, which stays the family of the pairs picked by identifiers and co-entries
+        q_solo = scores["q_solo"].to_numpy().astype(float) if "q_solo" in scores.columns else np.full(len(w), np.nan)
+        fam = np.isnan(q_solo)
+        q = q_solo.copy()
+        if fam.any():
+            w = w[fam] / w[fam].mean()
+            q[fam] = mt.bh_qvalues(np.minimum(1.0, scores["p_value"].to_numpy()[fam] / w), untested=1.0)
         # housemates: the behaviour must say one person across all household-shaped pairs of the
         # population (BH over them, Benjamini & Hochberg 1995): among a hundred honest pairs one
         # reaches p ~ 1/100 by chance, among ten p ~ 1/10, and the line follows that count
@@ -297,11 +304,11 @@ class MultiAccountingDetector(GroupDetector):
     def _flag_rate(self, scores: pl.DataFrame, q: np.ndarray, q_hh: np.ndarray) -> np.ndarray:
         """The rate of the flag rule: the largest of its conditions, each on the false-discovery scale (the
         intersection-union rule, Berger, *Technometrics* 24, 1982: a case passes when every condition does, so its
-        p-value is the largest of theirs). The conditions: the combined evidence's weighted BH q (``q``); the
+        p-value is the largest of theirs). The conditions: the combined evidence's weighted BH q (``q``; for a pair
+        found on behaviour alone its ``q_solo``, Benjamini-Hochberg over every pair, :func:`idf.behaviour_pairs`); the
         ``min_signals``-th strongest agreeing signal's p at most ``signal_p``, as ``p * alpha / signal_p``; for a
         household-shaped pair its conduct's q among the population's household-shaped pairs (``q_hh``: the benign
-        explanation "housemates" tested within its own family, whose size sets the line); for a pair found on behaviour
-        alone its ``q_solo`` (Benjamini-Hochberg over every pair of the population, :func:`idf.behaviour_pairs`); a
+        explanation "housemates" tested within its own family, whose size sets the line); a
         strong identity link (the rarest shared identifier held by at most ``max_link_share`` accounts) or none needed
         (co-entry and behaviour-only candidates), else 1. A pair is flagged exactly when the rate is at most alpha, and a case that one condition clears is never
         ranked above the flagged ones."""
@@ -309,9 +316,6 @@ class MultiAccountingDetector(GroupDetector):
         rate = np.maximum(np.nan_to_num(q, nan=1.0), scores["p_agree"].to_numpy().astype(float) * a / self.signal_p)
         hh = scores["household"].to_numpy().astype(bool)
         rate = np.where(hh, np.maximum(rate, q_hh), rate)
-        # a pair that no identifier links, found on behaviour alone: its q among all the population's pairs too
-        q_solo = scores["q_solo"].to_numpy().astype(float) if "q_solo" in scores.columns else np.full(len(rate), np.nan)
-        rate = np.where(np.isnan(q_solo), rate, np.maximum(rate, q_solo))
         linked = scores["id_strong"].to_numpy() | (scores["weight"].to_numpy() == 0)
         return np.minimum(np.where(linked, rate, 1.0), 1.0)
 

@@ -3,7 +3,8 @@
 For each population folder (``pop/labels.jsonl``, ``home/warehouse.duckdb``, as ``benchmarks/kind_bench.py`` reads
 them) the warehouse is copied to a temporary file and :func:`detectors.features.identity.behaviour_pairs` is run on
 it as the detector runs it. Printed per population: the pairs judged, the seconds it took, the smallest ``q_solo``
-(on an honest-only population any q at most alpha would be a false lead), and for every pair of a labelled
+(on an honest-only population any q at most alpha would be a false lead), the rank and q of the strongest pair that is
+not of a labelled multi-accounting group, and for every pair of a labelled
 multi-accounting group its rank by ``p_solo`` (1 = strongest), its figures and whether its accounts share an
 identifier (:func:`detectors.features.identity.identifiers`). The labels score; they are never an input.
 
@@ -51,8 +52,11 @@ def population(con: duckdb.DuckDBPyConnection, labels: list[dict]) -> tuple[dict
     shared = {tuple(sorted((x, y))) for accs in ids["account"].to_list() for x in accs for y in accs if x != y}
     lab = labelled_pairs(labels).join(ranked, on=["a", "b"], how="left").with_columns(
         shares_id=pl.struct("a", "b").map_elements(lambda s: (s["a"], s["b"]) in shared, return_dtype=pl.Boolean))
+    other = ranked.join(labelled_pairs(labels).select("a", "b"), on=["a", "b"], how="anti")
     summary = {"pairs": out.height, "seconds": round(secs, 1), "min_q_solo": float(out["q_solo"].min()),
-               "pairs_q_le_0.05": int((out["q_solo"] <= 0.05).sum())}
+               "pairs_q_le_0.05": int((out["q_solo"] <= 0.05).sum()),
+               "first_unlabelled_rank": int(other["rank"].min()) if other.height else None,
+               "its_q": float(other.sort("rank")["q_solo"][0]) if other.height else None}
     return summary, lab.sort("rank", nulls_last=True)
 
 

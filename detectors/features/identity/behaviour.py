@@ -146,8 +146,8 @@ def behaviour_pairs(
     codes = np.array([code.get(c, -1) for c in country], dtype=np.int64)
     same = known_c[i] & known_c[j] & (codes[i] == codes[j])
     # the country's share of the population: the chance an unrelated account matches the pair's country
-    share = (counts["count"] / max(int(known_c.sum()), 1)).to_numpy()
-    per_acc = np.where(codes >= 0, share[np.maximum(codes, 0)], 1.0)
+    share = np.r_[(counts["count"] / max(int(known_c.sum()), 1)).to_numpy(), 1.0]  # code -1 (no country): 1
+    per_acc = share[codes]
     p_country = np.where(known_c[i] & known_c[j], np.where(same, per_acc[i], 1.0), np.nan)
     gap = np.abs(opened[i] - opened[j])
     p_hours = _share_at_least(conc, same)

@@ -88,6 +88,40 @@ def _by_position(rows: pl.DataFrame, who: pl.DataFrame, n: int) -> tuple[np.ndar
     return ka * n - ka * (ka + 1) // 2 + (kb - ka - 1), rows
 
 
+def _use(con: duckdb.DuckDBPyConnection, who: pl.DataFrame, i: np.ndarray, j: np.ndarray
+         ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """For the pairs (``i``, ``j``) of the accounts ``who``: the concurrency (NaN where either account has no
+    session), the hands dealt in together and their p-value among pairs as much online together: deciles of the
+    concurrency of pairs online together at all (class 0: never online together, or no sessions), so two people who
+    keep the same hours are not read as sitting together by choice."""
+    n = who.height
+    online = who.join(con.sql("SELECT DISTINCT account FROM sessions").pl(), on="account", how="semi")["k"].to_numpy()
+    has_s = np.zeros(n, dtype=bool)
+    has_s[online] = True
+    conc = np.where(has_s[i] & has_s[j], 0.0, np.nan)
+    at, ov = _by_position(con.sql(OVERLAP_SQL).pl(), who, n)
+    conc[at] = np.clip(ov["overlap_s"].to_numpy() / np.maximum(ov["min_online_s"].to_numpy(), 1.0), 0, 1)
+    at, tg = _by_position(con.sql(TOGETHER_SQL).pl(), who, n)
+    seated = np.zeros(len(i))
+    seated[at] = tg["n_together"].to_numpy()
+    on = np.nan_to_num(conc) > 0
+    edges = np.quantile(conc[on], np.linspace(0, 1, 11)[1:-1]) if on.any() else np.array([])
+    return conc, seated, _share_at_least(seated, np.where(on, 1 + np.searchsorted(edges, np.nan_to_num(conc)), 0))
+
+
+def _country(country: list[str | None], i: np.ndarray, j: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For the pairs (``i``, ``j``) of accounts whose countries are ``country``: whether both are of one country,
+    and its p-value, the country's share of these accounts (the chance an unrelated account matches; 1 for two
+    countries, NaN where either is unknown)."""
+    known = np.array([c is not None for c in country])
+    counts = pl.Series("country", country, dtype=pl.Utf8).drop_nulls().value_counts()
+    code = {c: k for k, c in enumerate(counts["country"].to_list())}
+    codes = np.array([code.get(c, -1) for c in country], dtype=np.int64)
+    same = known[i] & known[j] & (codes[i] == codes[j])
+    share = np.r_[(counts["count"] / max(int(known.sum()), 1)).to_numpy(), 1.0]  # code -1 (no country): 1
+    return same, np.where(known[i] & known[j], np.where(same, share[codes][i], 1.0), np.nan)
+
+
 def behaviour_pairs(
     con: duckdb.DuckDBPyConnection,
     fingerprints: pl.DataFrame,
@@ -123,32 +157,9 @@ def behaviour_pairs(
                                                    random_state=random_state)
     who = pl.DataFrame({"account": names, "k": np.arange(n)})
     acc = who.join(con.sql(ACCOUNTS_SQL).pl(), on="account", how="left").sort("k")
-    country = acc["country"].to_list()
     opened = acc["opened_day"].cast(pl.Float64).fill_null(np.nan).to_numpy()
-    online = who.join(con.sql("SELECT DISTINCT account FROM sessions").pl(), on="account", how="semi")["k"].to_numpy()
-    has_s = np.zeros(n, dtype=bool)
-    has_s[online] = True
-    conc = np.where(has_s[i] & has_s[j], 0.0, np.nan)
-    at, ov = _by_position(con.sql(OVERLAP_SQL).pl(), who, n)
-    conc[at] = np.clip(ov["overlap_s"].to_numpy() / np.maximum(ov["min_online_s"].to_numpy(), 1.0), 0, 1)
-    together = _by_position(con.sql(TOGETHER_SQL).pl(), who, n)
-    seated = np.zeros(len(i))
-    seated[together[0]] = together[1]["n_together"].to_numpy()
-    # hands together among pairs as much online together: deciles of the concurrency of pairs online together at
-    # all (class 0: never online together, or no sessions), so two people who keep the same hours are not read as
-    # sitting together by choice
-    on = np.nan_to_num(conc) > 0
-    edges = np.quantile(conc[on], np.linspace(0, 1, 11)[1:-1]) if on.any() else np.array([])
-    p_seated = _share_at_least(seated, np.where(on, 1 + np.searchsorted(edges, np.nan_to_num(conc)), 0))
-    known_c = np.array([c is not None for c in country])
-    counts = pl.Series("country", country, dtype=pl.Utf8).drop_nulls().value_counts()
-    code = {c: k for k, c in enumerate(counts["country"].to_list())}
-    codes = np.array([code.get(c, -1) for c in country], dtype=np.int64)
-    same = known_c[i] & known_c[j] & (codes[i] == codes[j])
-    # the country's share of the population: the chance an unrelated account matches the pair's country
-    share = np.r_[(counts["count"] / max(int(known_c.sum()), 1)).to_numpy(), 1.0]  # code -1 (no country): 1
-    per_acc = share[codes]
-    p_country = np.where(known_c[i] & known_c[j], np.where(same, per_acc[i], 1.0), np.nan)
+    conc, seated, p_seated = _use(con, who, i, j)
+    same, p_country = _country(acc["country"].to_list(), i, j)
     gap = np.abs(opened[i] - opened[j])
     p_hours = _share_at_least(conc, same)
     p_opened = _share_at_least(-gap, same)

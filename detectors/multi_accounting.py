@@ -11,9 +11,8 @@ Method
    configuration model. Pairs that share nothing are candidates when behaviour
    alone (style, decision times, hours online together, hands at one table,
    accounts opened close together in one country, each ranked among all the
-   population's pairs) is
-   beyond what that many pairs of strangers give by chance:
-   Benjamini-Hochberg over every pair (:func:`idf.behaviour_pairs`).
+   population's pairs) is beyond what that many pairs of strangers give by
+   chance: Benjamini-Hochberg over every pair (:func:`idf.behaviour_pairs`).
 2. **Evidence per linked pair**, each as a p-value: a shared device or card
    (``n_sharing / N``), the style fingerprint and the decision-time
    distribution (each ranked among random pairs of the same population), and
@@ -120,8 +119,9 @@ class MultiAccountingDetector(GroupDetector):
         Returns
         -------
         self, with ``window_`` (the days judged, :func:`window_span`: None for every day), ``has_sessions_``,
-        ``has_payment_``, ``has_decisions_``, ``fingerprints_``, ``n_accounts_``, ``n_tournaments_``, ``solo_`` (the behaviour-only path runs:
-        at most ``solo_max_pairs`` pairs of accounts with ``min_hands``) and ``missing_``, each of the window's rows (:func:`window_tables`)."""
+        ``has_payment_``, ``has_decisions_``, ``fingerprints_``, ``n_accounts_``, ``n_tournaments_``, ``solo_``
+        (the behaviour-only path runs: at most ``solo_max_pairs`` pairs of accounts with ``min_hands``) and
+        ``missing_``, each of the window's rows (:func:`window_tables`)."""
         self.window_ = window_span(con)
         with window_tables(con, self.window_) as wcon:
             return self._learn(wcon)
@@ -271,8 +271,8 @@ class MultiAccountingDetector(GroupDetector):
     def _with_q(self, scores: pl.DataFrame) -> pl.DataFrame:
         """``scores`` with ``q_value`` (the flag rule's rate, :meth:`_flag_rate`), ``q_combined`` (weighted BH over
         the pairs picked by identifiers or co-entries; a pair found on behaviour alone keeps its ``q_solo``, BH over
-        every pair of the population), ``q_household`` (plain BH over the household-shaped pairs' combined conduct p-values; 1 elsewhere)
-        and ``n_household`` (the number of household-shaped pairs, that family's size)."""
+        every pair of the population), ``q_household`` (plain BH over the household-shaped pairs' combined conduct
+        p-values; 1 elsewhere) and ``n_household`` (the number of household-shaped pairs, that family's size)."""
         # weighted BH (Genovese, Roeder & Wasserman, Biometrika 93(3), 2006): the
         # identity link is a prior, not a test: pairs bound by a shared device or
         # card get more of the error budget than pairs bound by an address alone;

@@ -8,7 +8,11 @@ Method
    1972), and by time (:func:`detectors.features.identity.identity_links`);
    identifiers shared by a crowd are dropped. Without sessions candidates are
    also pairs that keep entering the same events far beyond the
-   configuration model.
+   configuration model. Pairs that share nothing are candidates when behaviour
+   alone (style, decision times, hours online together, hands at one table,
+   accounts opened close together in one country, each ranked among all the
+   population's pairs) is beyond what that many pairs of strangers give by
+   chance: Benjamini-Hochberg over every pair (:func:`idf.behaviour_pairs`).
 2. **Evidence per linked pair**, each as a p-value: a shared device or card
    (``n_sharing / N``), the style fingerprint and the decision-time
    distribution (each ranked among random pairs of the same population), and
@@ -20,7 +24,10 @@ Method
    pair is flagged (:meth:`MultiAccountingDetector.flag`) when it survives,
    is strongly linked and at least ``min_signals`` of device / style /
    timing / co-entry agree on their own (p < ``signal_p``); a shared card or
-   a device used by both at once counts beside a shared device. Households
+   a device used by both at once counts beside a shared device. A pair found on
+   behaviour alone also needs its q among all pairs at most alpha, and the
+   signals that agree are then its play (style, timing, co-entry): friends who
+   opened accounts together and keep the same hours play as two people. Households
    (a home address, own devices) need the behaviour alone significant across
    all household-shaped pairs of the population (Benjamini-Hochberg over that
    family: its line moves with the number of households). The
@@ -57,6 +64,10 @@ from detectors.features import identity as idf
 from detectors.features.window_views import window_span, window_tables
 
 
+# the behaviour-only figures a pair found there carries (idf.behaviour_pairs)
+SOLO_COLUMNS = ("q_solo", "p_solo", "p_hours", "p_opened", "p_country", "opened_days", "p_seated", "hands_together")
+
+
 class MultiAccountingDetector(GroupDetector):
     """Groups of accounts run by one person (see the module docstring)."""
 
@@ -81,6 +92,7 @@ class MultiAccountingDetector(GroupDetector):
         card_weight: float = 2.0,
         max_unflagged: int = 50,
         co_device_s: float = 300.0,
+        solo_max_pairs: int = 3_000_000,
     ) -> None:
         super().__init__(alpha=alpha, random_state=random_state)
         self.max_share = max_share
@@ -93,6 +105,7 @@ class MultiAccountingDetector(GroupDetector):
         self.card_weight = card_weight  # ... and a payment card
         self.max_unflagged = max_unflagged  # unflagged candidates kept (ranked) for the AP
         self.co_device_s = co_device_s  # seconds online at once on the shared device to count as co-use
+        self.solo_max_pairs = solo_max_pairs  # pairs judged on behaviour alone: at most this many, else not run
 
     # ------------------------------------------------------------------ fit
     def fit(self, con: duckdb.DuckDBPyConnection) -> "MultiAccountingDetector":
@@ -106,7 +119,8 @@ class MultiAccountingDetector(GroupDetector):
         Returns
         -------
         self, with ``window_`` (the days judged, :func:`window_span`: None for every day), ``has_sessions_``,
-        ``has_payment_``, ``has_decisions_``, ``fingerprints_``, ``n_accounts_``, ``n_tournaments_`` and
+        ``has_payment_``, ``has_decisions_``, ``fingerprints_``, ``n_accounts_``, ``n_tournaments_``, ``solo_``
+        (the behaviour-only path runs: at most ``solo_max_pairs`` pairs of accounts with ``min_hands``) and
         ``missing_``, each of the window's rows (:func:`window_tables`)."""
         self.window_ = window_span(con)
         with window_tables(con, self.window_) as wcon:
@@ -128,19 +142,28 @@ class MultiAccountingDetector(GroupDetector):
         self.fingerprints_ = idf.style_fingerprints(con)
         self.n_accounts_ = max(idf.population_size(con), 2)
         self.n_tournaments_ = _n_tournaments(con)
+        n_play = int((self.fingerprints_["n_hands"] >= self.min_hands).sum()) if self.fingerprints_.height else 0
+        self.solo_ = n_play * (n_play - 1) // 2 <= self.solo_max_pairs
+        if not self.solo_:
+            self.missing_.append(f"behaviour-only pairs (more than {self.solo_max_pairs:,} pairs of accounts)")
         return self
 
     # ------------------------------------------------------------------ score
     def _candidates(self, con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
+        """The pairs judged: identifier links, pairs that keep entering the same events (without sessions), and
+        pairs that behaviour alone makes one person (:meth:`_solo`); ``q_solo`` null on the pairs not from there."""
         links = idf.identity_links(con, max_share=self.max_share)
         if links.height:
             links = links.filter(pl.col("min_share") <= self.max_link_share)
-        if self.has_sessions_:
-            return links
-        # no sessions (hand histories, perhaps with the accounts' payment hashes): candidate
-        # pairs are also accounts that keep entering the same tournaments (3+ together),
-        # since no device or address can link them; a payment hash links some pairs, never
-        # the accounts of one person who pays with several cards, so the two are joined
+        if not self.has_sessions_:
+            links = _with_unlinked(links, self._coentered(con))
+        return self._solo(con, links)
+
+    def _coentered(self, con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
+        """Without sessions (hand histories, perhaps with the accounts' payment hashes): pairs that keep entering the
+        same tournaments (3+ together) beyond the configuration model (``p_coentry`` <= ``coentry_p``,
+        :func:`idf.co_entries`), since no device or address can link them; a payment hash links some pairs, never
+        the accounts of one person who pays with several cards. Returns ``a``, ``b``."""
         q = f"""
         WITH e AS {idf.tournament_entries(con)}
         SELECT x.account AS a, y.account AS b, count(*) AS n
@@ -149,22 +172,25 @@ class MultiAccountingDetector(GroupDetector):
         """
         co = con.sql(q).pl()
         if co.height == 0:
-            return links
-        # keep pairs whose co-entries are improbable (configuration-model null,
-        # identity.co_entries)
+            return pl.DataFrame(schema={"a": pl.Utf8, "b": pl.Utf8})
         use = idf.co_entries(con, co.select("a", "b"))
-        co = use.filter(pl.col("p_coentry") <= self.coentry_p)
-        co = co.select("a", "b").with_columns(
-            w_device=pl.lit(0.0), w_payment=pl.lit(0.0), w_ip=pl.lit(0.0), w_net=pl.lit(0.0),
-            idf_device=pl.lit(0.0), idf_payment=pl.lit(0.0), min_share=pl.lit(None, pl.Int64),
-            n_shared=pl.lit(0, pl.Int64),
-            shared=pl.lit(None, links.schema.get("shared", pl.List(pl.Struct({"kind": pl.Utf8})))),
-            weight=pl.lit(0.0),
-        )
-        if links.height:
-            co = co.join(links.select("a", "b"), on=["a", "b"], how="anti")
-            return pl.concat([links, co.select(links.columns)], how="vertical_relaxed")
-        return co
+        return use.filter(pl.col("p_coentry") <= self.coentry_p).select("a", "b")
+
+    def _solo(self, con: duckdb.DuckDBPyConnection, cand: pl.DataFrame) -> pl.DataFrame:
+        """``cand`` with the pairs that share no identifier but whose behaviour alone is beyond the null of all the
+        population's pairs (:func:`idf.behaviour_pairs`: ``q_solo`` <= alpha, Benjamini-Hochberg over every pair),
+        and ``q_solo`` (null where the pair was not judged on behaviour alone, or is linked). Without the path (more
+        than ``solo_max_pairs`` pairs: ``solo_`` false at fit) no pair is added and ``missing_`` says so."""
+        solo = (idf.behaviour_pairs(con, self.fingerprints_, min_hands=self.min_hands, max_pairs=self.solo_max_pairs,
+                                    keep_q=self.alpha, random_state=self.random_state) if self.solo_ else None)
+        if solo is None:
+            solo = pl.DataFrame(schema={"a": pl.Utf8, "b": pl.Utf8, "q_solo": pl.Float64})
+        found = solo.filter(pl.col("q_solo") <= self.alpha).select(
+            "a", "b", *[c for c in SOLO_COLUMNS if c in solo.columns])
+        if cand.height:
+            found = found.join(cand.select("a", "b"), on=["a", "b"], how="anti")
+        out = _with_unlinked(cand, found.select("a", "b"))
+        return out.join(found, on=["a", "b"], how="left")
 
     def score(self, con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
         """One row per candidate pair (shared identifiers, or co-entries where there are no sessions):
@@ -244,8 +270,9 @@ class MultiAccountingDetector(GroupDetector):
 
     def _with_q(self, scores: pl.DataFrame) -> pl.DataFrame:
         """``scores`` with ``q_value`` (the flag rule's rate, :meth:`_flag_rate`), ``q_combined`` (weighted BH over
-        all pairs), ``q_household`` (plain BH over the household-shaped pairs' combined conduct p-values; 1 elsewhere)
-        and ``n_household`` (the number of household-shaped pairs, that family's size)."""
+        the pairs picked by identifiers or co-entries; a pair found on behaviour alone keeps its ``q_solo``, BH over
+        every pair of the population), ``q_household`` (plain BH over the household-shaped pairs' combined conduct
+        p-values; 1 elsewhere) and ``n_household`` (the number of household-shaped pairs, that family's size)."""
         # weighted BH (Genovese, Roeder & Wasserman, Biometrika 93(3), 2006): the
         # identity link is a prior, not a test: pairs bound by a shared device or
         # card get more of the error budget than pairs bound by an address alone;
@@ -255,8 +282,14 @@ class MultiAccountingDetector(GroupDetector):
         # ... and by how specific the rarest shared identifier is (2 accounts: full
         # weight; an address behind 9 accounts is a café or a carrier, not a home)
         w = w * 2.0 / np.maximum(scores["min_share"].fill_null(2).to_numpy().astype(float), 2.0)
-        w = w / w.mean()
-        q = mt.bh_qvalues(np.minimum(1.0, scores["p_value"].to_numpy() / w), untested=1.0)
+        # pairs found on behaviour alone were picked by that behaviour among every pair: their test is that family's
+        # (q_solo), not this one's, which stays the family of the pairs picked by identifiers and co-entries
+        q_solo = scores["q_solo"].to_numpy().astype(float) if "q_solo" in scores.columns else np.full(len(w), np.nan)
+        fam = np.isnan(q_solo)
+        q = q_solo.copy()
+        if fam.any():
+            w = w[fam] / w[fam].mean()
+            q[fam] = mt.bh_qvalues(np.minimum(1.0, scores["p_value"].to_numpy()[fam] / w), untested=1.0)
         # housemates: the behaviour must say one person across all household-shaped pairs of the
         # population (BH over them, Benjamini & Hochberg 1995): among a hundred honest pairs one
         # reaches p ~ 1/100 by chance, among ten p ~ 1/10, and the line follows that count
@@ -271,12 +304,13 @@ class MultiAccountingDetector(GroupDetector):
     def _flag_rate(self, scores: pl.DataFrame, q: np.ndarray, q_hh: np.ndarray) -> np.ndarray:
         """The rate of the flag rule: the largest of its conditions, each on the false-discovery scale (the
         intersection-union rule, Berger, *Technometrics* 24, 1982: a case passes when every condition does, so its
-        p-value is the largest of theirs). The conditions: the combined evidence's weighted BH q (``q``); the
+        p-value is the largest of theirs). The conditions: the combined evidence's weighted BH q (``q``; for a pair
+        found on behaviour alone its ``q_solo``, Benjamini-Hochberg over every pair, :func:`idf.behaviour_pairs`); the
         ``min_signals``-th strongest agreeing signal's p at most ``signal_p``, as ``p * alpha / signal_p``; for a
         household-shaped pair its conduct's q among the population's household-shaped pairs (``q_hh``: the benign
-        explanation "housemates" tested within its own family, whose size sets the line); a strong identity link (the
-        rarest shared identifier held by at most ``max_link_share`` accounts) or none needed (co-entry candidates),
-        else 1. A pair is flagged exactly when the rate is at most alpha, and a case that one condition clears is never
+        explanation "housemates" tested within its own family, whose size sets the line); a
+        strong identity link (the rarest shared identifier held by at most ``max_link_share`` accounts) or none needed
+        (co-entry and behaviour-only candidates), else 1. A pair is flagged exactly when the rate is at most alpha, and a case that one condition clears is never
         ranked above the flagged ones."""
         a = self.alpha
         rate = np.maximum(np.nan_to_num(q, nan=1.0), scores["p_agree"].to_numpy().astype(float) * a / self.signal_p)
@@ -352,6 +386,8 @@ class MultiAccountingDetector(GroupDetector):
                 sql=("SELECT DISTINCT h.tournament_id FROM seats x JOIN seats y ON x.hand_id = y.hand_id "
                      f"JOIN hands h ON h.hand_id = x.hand_id WHERE x.player = {_lit(a)} AND y.player = {_lit(b)}"),
             ))
+        if not is_missing(best.get("q_solo")):
+            ev.append(_solo_evidence(best, accs_sql))
         if self.has_sessions_:
             ev.append(Evidence(
                 name="online at once", value=float(best.get("concurrency") or 0.0), n=int(best.get("handovers") or 0),
@@ -422,7 +458,8 @@ class MultiAccountingDetector(GroupDetector):
         benign = self._benign(row, best, kinds)
         with window_tables(con, self.window_) as wcon:
             hands = _evidence_hands(wcon, [row]).get(0, [])
-        summary = (f"{', '.join(accs)} look like one person: linked by {', '.join(kinds) or 'co-entries'}; "
+        link = ", ".join(kinds) or ("behaviour alone" if not is_missing(best.get("q_solo")) else "co-entries")
+        summary = (f"{', '.join(accs)} look like one person: linked by {link}; "
                    f"{len(row['tournaments'])} tournaments entered together")
         return Signal(
             kind=self.kind, accounts=accs, score=float(row["score"]), flagged=bool(row["flagged"]),
@@ -434,8 +471,44 @@ class MultiAccountingDetector(GroupDetector):
         )
 
 
+def _with_unlinked(links: pl.DataFrame, pairs: pl.DataFrame) -> pl.DataFrame:
+    """``links`` (:func:`idf.identity_links`) with the rows of ``pairs`` (``a``, ``b``) that no identifier links: every
+    identifier column zero or empty, ``weight`` 0 (the flag rule needs no link for them)."""
+    if pairs.height == 0:
+        return links
+    shared_t = links.schema.get("shared", pl.List(pl.Struct({"kind": pl.Utf8})))
+    rows = pairs.select("a", "b").with_columns(
+        w_device=pl.lit(0.0), w_payment=pl.lit(0.0), w_ip=pl.lit(0.0), w_net=pl.lit(0.0),
+        idf_device=pl.lit(0.0), idf_payment=pl.lit(0.0), min_share=pl.lit(None, pl.Int64),
+        n_shared=pl.lit(0, pl.Int64), shared=pl.lit(None, shared_t), weight=pl.lit(0.0),
+    )
+    if links.height == 0:
+        return rows
+    rows = rows.join(links.select("a", "b"), on=["a", "b"], how="anti")
+    return pl.concat([links, rows.select(links.columns)], how="vertical_relaxed")
+
+
+def _solo_evidence(best: dict[str, Any], accs_sql: str) -> Evidence:
+    """The behaviour-only figures of a pair that shares no identifier (:func:`idf.behaviour_pairs`)."""
+    return Evidence(
+        name="one person on behaviour alone", value=float(best["p_solo"]), p_value=float(best["p_solo"]),
+        text=(f"{best['a']} and {best['b']} share no device, address or card; their style, decision times, hours "
+              f"online together (share of pairs as concurrent {_g(best.get('p_hours'))}), "
+              f"{float(best.get('hands_together') or 0):.0f} hands at one table (share of pairs as much online "
+              f"together with as many {_g(best.get('p_seated'))}) and openings "
+              f"{_g(best.get('opened_days'))} days apart (share of pairs as close {_g(best.get('p_opened'))}; "
+              f"country match {_g(best.get('p_country'))}) combine to p {float(best['p_solo']):.2g}, "
+              f"q {float(best['q_solo']):.2g} among all the population's pairs (Benjamini-Hochberg)"),
+        sql=f"SELECT account, country, created_at FROM accounts WHERE account IN ({accs_sql})",
+    )
+
+
 def _f(x: Any) -> str:
     return "n/a" if is_missing(x) else f"{x:.2f}"
+
+
+def _g(x: Any) -> str:
+    return "n/a" if is_missing(x) else f"{x:.2g}"
 
 
 def _n_tournaments(con: duckdb.DuckDBPyConnection) -> int:

@@ -1,7 +1,8 @@
 """Identity features: who shares what, who plays like whom, who is online when.
 
 One module per concern (:mod:`~detectors.features.identity.links`, :mod:`~detectors.features.identity.style`,
-:mod:`~detectors.features.identity.coentry`, :mod:`~detectors.features.identity.usage`); every public
+:mod:`~detectors.features.identity.coentry`, :mod:`~detectors.features.identity.usage`,
+:mod:`~detectors.features.identity.behaviour`); every public
 name is importable from here (``from detectors.features import identity as idf``).
 
 Everything here reads the warehouse (``pipelines/lib/schema.sql``) through one
@@ -38,10 +39,15 @@ Methods
   model (entries fall into events in proportion to field size; Newman,
   "Networks", 2nd ed., 2018, ch. 12, applied to the account-event bipartite
   graph).
+* **Behaviour alone.** Every pair of accounts with enough play, judged without any shared identifier: style,
+  decision times, hours online together and how close the accounts were opened, each ranked among the
+  population's own pairs, Fisher-combined, Benjamini-Hochberg over every pair
+  (:func:`~detectors.features.identity.behaviour.behaviour_pairs`).
 """
 
 from __future__ import annotations
 
+from detectors.features.identity.behaviour import behaviour_pairs
 from detectors.features.identity.coentry import (
     COENTRY_CELLS_SQL,
     COENTRY_COUNTS_SQL,
@@ -75,6 +81,6 @@ from detectors.features.identity.usage import usage_patterns
 __all__ = [
     "COENTRY_CELLS_SQL", "COENTRY_COUNTS_SQL", "COENTRY_SHARES_SQL", "IDENTIFIERS_SQL", "ID_KINDS", "KNOCKOUT_PSEUDO",
     "NET_SQL", "RATE_FEATURES", "SIZE_BINS", "SIZE_FEATURES", "STYLE_SQL", "TIME_BINS", "TIME_FEATURES",
-    "co_entries", "entry_pools", "identifiers", "identity_links", "likeness",
+    "behaviour_pairs", "co_entries", "entry_pools", "identifiers", "identity_links", "likeness",
     "population_size", "style_fingerprints", "table_rows", "tournament_entries", "usage_patterns",
 ]

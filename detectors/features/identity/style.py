@@ -202,14 +202,51 @@ def likeness(
     ``p_timing``: the share of random pairs of the population (accounts with
     enough data; ``null_pairs`` drawn with ``random_state``) at least as alike,
     i.e. how often two unrelated accounts look this much like one player. NaN
-    where either account has too little data.
+    where either account has too little data. The figures of pairs given by
+    position: :func:`likeness_by_position`.
     """
-    rng = np.random.default_rng(random_state)
     # a fixed row order: the fingerprints come from a GROUP BY (no order), and the null
     # pairs are drawn by position, so without it the same seed drew other pairs run to run
-    fp = fp.filter(pl.col("n_hands") >= 1).sort("account")
-    C = _columns(fp)
+    fp = likeness_order(fp)
     idx = {a: i for i, a in enumerate(fp["account"].to_list())}
+    ia = np.array([idx.get(x, -1) for x in pairs["a"].to_list()], dtype=int)
+    ib = np.array([idx.get(x, -1) for x in pairs["b"].to_list()], dtype=int)
+    known = (ia >= 0) & (ib >= 0)
+    out = [np.full(len(ia), np.nan) for _ in range(4)]
+    got = likeness_by_position(fp, ia[known], ib[known], min_hands=min_hands, min_decisions=min_decisions,
+                               null_pairs=null_pairs, random_state=random_state)
+    for o, g in zip(out, got):
+        o[known] = g
+    sd, td, ps, pt = out
+    return pairs.with_columns(
+        style_dist=pl.Series(sd),
+        timing_dist=pl.Series(td),
+        p_style=pl.Series(ps),
+        p_timing=pl.Series(pt),
+    )
+
+
+def likeness_order(fp: pl.DataFrame) -> pl.DataFrame:
+    """The fingerprints :func:`likeness_by_position` indexes: accounts with a hand, by name."""
+    return fp.filter(pl.col("n_hands") >= 1).sort("account")
+
+
+def likeness_by_position(
+    fp: pl.DataFrame,
+    ia: np.ndarray,
+    ib: np.ndarray,
+    *,
+    min_hands: int = 30,
+    min_decisions: int = 30,
+    null_pairs: int = 100_000,
+    random_state: int = 0,
+    chunk: int = 200_000,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`likeness` of the pairs (``ia[k]``, ``ib[k]``), rows of ``fp`` ordered by :func:`likeness_order`: the
+    arrays ``style_dist``, ``timing_dist``, ``p_style``, ``p_timing`` (no frame of names, and the distances computed
+    ``chunk`` pairs at a time: every pair of a population fits in memory)."""
+    rng = np.random.default_rng(random_state)
+    C = _columns(fp)
     enough_s = C["n_hands"] >= min_hands
     enough_t = C["n_decisions"] >= min_decisions
     style_f = (RATE_FEATURES, SIZE_FEATURES)
@@ -220,27 +257,20 @@ def likeness(
         if pool.size < 3:
             return np.array([])
         m = min(null_pairs, pool.size * (pool.size - 1) // 2)
-        ia = rng.choice(pool, m)
-        ib = rng.choice(pool, m)
-        keep = ia != ib
-        d = _z2(C, ia[keep], ib[keep], *feats)
+        na = rng.choice(pool, m)
+        nb = rng.choice(pool, m)
+        keep = na != nb
+        d = _z2(C, na[keep], nb[keep], *feats)
         return np.sort(d[~np.isnan(d)])
 
     null_s = null(enough_s, style_f)
     null_t = null(enough_t, time_f)
-    ia = np.array([idx.get(x, -1) for x in pairs["a"].to_list()], dtype=int)
-    ib = np.array([idx.get(x, -1) for x in pairs["b"].to_list()], dtype=int)
-    known = (ia >= 0) & (ib >= 0)
     sd = np.full(len(ia), np.nan)
     td = np.full(len(ia), np.nan)
-    if known.any():
-        ka, kb = ia[known], ib[known]
-        s_ = _z2(C, ka, kb, *style_f)
-        t_ = _z2(C, ka, kb, *time_f)
-        s_[~(enough_s[ka] & enough_s[kb])] = np.nan
-        t_[~(enough_t[ka] & enough_t[kb])] = np.nan
-        sd[known] = s_
-        td[known] = t_
+    for c0 in range(0, len(ia), chunk):  # bounded memory: _z2's per-feature arrays, a block of pairs at a time
+        xa, xb = ia[c0:c0 + chunk], ib[c0:c0 + chunk]
+        sd[c0:c0 + chunk] = np.where(enough_s[xa] & enough_s[xb], _z2(C, xa, xb, *style_f), np.nan)
+        td[c0:c0 + chunk] = np.where(enough_t[xa] & enough_t[xb], _z2(C, xa, xb, *time_f), np.nan)
 
     def pv(d: np.ndarray, nd: np.ndarray) -> np.ndarray:
         out = np.full(d.shape, np.nan)
@@ -250,9 +280,4 @@ def likeness(
         out[ok] = (np.searchsorted(nd, d[ok], side="right") + 1) / (nd.size + 1)
         return out
 
-    return pairs.with_columns(
-        style_dist=pl.Series(sd),
-        timing_dist=pl.Series(td),
-        p_style=pl.Series(pv(sd, null_s)),
-        p_timing=pl.Series(pv(td, null_t)),
-    )
+    return sd, td, pv(sd, null_s), pv(td, null_t)

@@ -4,6 +4,7 @@ deviation hands), the count and presence tests, the dump hands strongest first."
 from __future__ import annotations
 
 import json
+import os
 from typing import Any
 
 import duckdb
@@ -14,6 +15,24 @@ from detectors.chip_dumping.flows import PAIR_LOSS_BB
 from detectors.chip_dumping.presence import preflop_continuations
 from detectors.features import gameplay as gp
 from detectors.features.window_views import window_tables
+
+
+# The value the givers gave their receivers per heads-up hand, cards known (_cdv_: the window's heads-up decisions;
+# _cde_: the edges, giver and receiver, numbered i): summed in the order of the edges and of the decisions in the hand
+VALUE_HANDS_SQL = """
+SELECT hand_id, v FROM (
+    SELECT d.hand_id, sum(d.value_given ORDER BY e.i, d.seq) AS v
+    FROM _cdv_{tag} d JOIN _cde_{tag} e ON e.player = d.player AND e.opponent = d.opponent
+    WHERE d.value_given IS NOT NULL GROUP BY d.hand_id
+) WHERE v > 0 ORDER BY v DESC, hand_id
+"""
+
+
+# The tournaments of the hands $hands among the window's heads-up decisions (_cdt_)
+TOURNAMENTS_SQL = """
+SELECT DISTINCT tournament_id FROM _cdt_{tag}
+WHERE tournament_id IS NOT NULL AND hand_id IN (SELECT unnest($hands)) ORDER BY tournament_id
+"""
 
 
 # The hands the players $players were dealt into (the evidence's presence hands: the giver's continuations among them)
@@ -116,22 +135,9 @@ class EvidenceMixin:
         Returns
         -------
         hand ids, strongest first."""
-        d = None
-        for a, b in edges:
-            x = gp.decisions_of(self.dec_, [a]).filter(pl.col("opponent") == b)
-            d = x if d is None else pl.concat([d, x])
-        out: list[str] = []
-        small: list[str] = []
-        if d is not None and not d.is_empty():
-            h = (
-                d.filter(pl.col("value_given").is_not_null())
-                .group_by("hand_id")
-                .agg(v=pl.col("value_given").sum())
-                .filter(pl.col("v") > 0)
-                .sort(["v", "hand_id"], descending=[True, False])
-            )
-            out = h.filter(pl.col("v") >= 1.0)["hand_id"].to_list()
-            small = h.filter(pl.col("v") < 1.0)["hand_id"].to_list()
+        vh = self._value_hands(con, edges)
+        out = vh.filter(pl.col("v") >= 1.0)["hand_id"].to_list()
+        small = vh.filter(pl.col("v") < 1.0)["hand_id"].to_list()
         pres = []
         parts = []
         # the givers' continuations and the receivers' dealt-in hands, read through the fitted window for these edges
@@ -153,6 +159,45 @@ class EvidenceMixin:
                 seen.add(hid)
                 ranked.append(hid)
         return ranked[:limit]
+
+    def _value_hands(self, con: duckdb.DuckDBPyConnection, edges: list[list[str]]) -> pl.DataFrame:
+        """The heads-up hands where the givers of ``edges`` gave their receivers value (cards known), most first.
+
+        Parameters
+        ----------
+        con : the connection the fit read (``dec_``, the window's decisions, is a relation on it). edges : (giver,
+        receiver) pairs.
+
+        Returns
+        -------
+        hand_id, ``v`` (the value given in the hand, positive), by ``v`` descending then hand id: DuckDB reads the
+        rows of these edges only (:data:`VALUE_HANDS_SQL`)."""
+        empty = pl.DataFrame(schema={"hand_id": pl.Utf8, "v": pl.Float64})
+        if self.dec_ is None or not edges:
+            return empty
+        tag = f"{os.getpid()}_{id(self)}"
+        e = pl.DataFrame({"player": [a for a, _ in edges], "opponent": [b for _, b in edges]},
+                         schema={"player": pl.Utf8, "opponent": pl.Utf8}).with_row_index("i")
+        con.register(f"_cdv_{tag}", self.dec_)
+        con.register(f"_cde_{tag}", e)
+        try:
+            return con.sql(VALUE_HANDS_SQL.format(tag=tag)).pl()
+        finally:
+            con.unregister(f"_cdv_{tag}")
+            con.unregister(f"_cde_{tag}")
+
+    def _tournaments(self, con: duckdb.DuckDBPyConnection, hands: list[str]) -> list[str]:
+        """The tournaments of ``hands`` among the window's heads-up decisions (``dec_``; none for cash games or
+        hands without such a decision), sorted."""
+        if self.dec_ is None or not hands:
+            return []
+        tag = f"{os.getpid()}_{id(self)}"
+        con.register(f"_cdt_{tag}", self.dec_)
+        try:
+            got = con.sql(TOURNAMENTS_SQL.format(tag=tag), params={"hands": list(hands)}).fetchall()
+        finally:
+            con.unregister(f"_cdt_{tag}")
+        return [r[0] for r in got]
 
     def _flow_evidence(self, row: dict[str, Any]) -> list[Evidence]:
         """The value given with the cards known, the net chips moved and, where there are any, the chips moved in
@@ -292,7 +337,7 @@ class EvidenceMixin:
             score=float(row["score"]),
             flagged=bool(row["flagged"]),
             summary=summary,
-            tournaments=gp.tournaments_of(self.dec_, hands := self._evidence_hands(con, edges)),
+            tournaments=self._tournaments(con, hands := self._evidence_hands(con, edges)),
             hands=hands,
             evidence=ev,
             benign=(

@@ -13,7 +13,7 @@ from detectors.base import HAND_INPUTS, PairDetector
 from detectors.chip_dumping.cells import baseline_tests
 from detectors.chip_dumping.evidence import EvidenceMixin
 from detectors.chip_dumping.flows import deviation_flow, receiver_tests
-from detectors.chip_dumping.presence import PRESENCE_COLUMNS, preflop_decisions, presence_tests
+from detectors.chip_dumping.presence import preflop_table, presence_tests
 from detectors.features import gameplay as gp
 from detectors.features.window_views import window_span, window_tables
 
@@ -117,8 +117,12 @@ class ChipDumpingDetector(EvidenceMixin, PairDetector):
 
         Sets ``presence_`` (the preflop decisions are not kept: the evidence reads the continuations of the case
         explained, :func:`~detectors.chip_dumping.presence.preflop_continuations`)."""
-        # the columns the tests and the evidence read only (the price, depth, table size and game are in the bins)
-        pdec = preflop_decisions(con).select(PRESENCE_COLUMNS)
+        with preflop_table(con) as pdec:  # the preflop decisions stay in DuckDB, dropped when the tests are made
+            self._presence_passes(con, pdec)
+
+    def _presence_passes(self, con: duckdb.DuckDBPyConnection, pdec: duckdb.DuckDBPyRelation) -> None:
+        """The presence test's two calls (:meth:`_fit_presence`) on the preflop decisions ``pdec``
+        (:func:`~detectors.chip_dumping.presence.preflop_table`): sets ``presence_``."""
         state: dict = {}  # the first call's passes, reused by the second call below (presence_tests)
         self.presence_ = presence_tests(con, pdec, alpha=self.alpha, min_n=self.min_presence_n,
                                         min_own=self.min_presence_own, state=state,

@@ -75,7 +75,7 @@ class ChipDumpingDetector(EvidenceMixin, PairDetector):
         -------
         self, with ``dec_`` (the window's heads-up decisions as a DuckDB relation over the day files, None without
         any: :func:`~detectors.features.gameplay.cached_decision_relation`; the evidence reads its cases' rows from
-        it, through the connection given here), ``pairs_``, ``recv_``, ``presence_``,
+        it, through the connection given here), ``value_rows_`` (:meth:`_fit_value_rows`), ``pairs_``, ``recv_``, ``presence_``,
         ``flow_``, ``devflow_``, ``window_`` (the days judged, :func:`~detectors.features.window_views.window_span`:
         None for every day; the preflop decisions are the window's, and the evidence reads the seats of the window) and ``missing_``."""
         # the window's heads-up decisions stay in the day files: DuckDB counts and sums them per pair and cell
@@ -92,6 +92,7 @@ class ChipDumpingDetector(EvidenceMixin, PairDetector):
         self.flow_ = store.chip_flow(con)
         # the chips that moved in the hands where the giver's play deviates (the count tests' spots), for the gate
         self.devflow_ = deviation_flow(con, self.dec_, late_fold_min_strength=self.late_fold_min_strength)
+        self._fit_value_rows(con)  # the evidence's value given per decision, sorted by pair (out of core)
         known = (self.dec_.aggregate("avg(CASE WHEN equity IS NULL THEN 0.0 ELSE 1.0 END)").fetchall()[0][0]
                  if self.dec_ is not None else 0.0)
         # the preflop presence test and the evidence's dealt-in seats read the feature store's window only, as the

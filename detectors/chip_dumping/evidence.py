@@ -5,6 +5,10 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
+import tempfile
+import weakref
+from pathlib import Path
 from typing import Any
 
 import duckdb
@@ -17,21 +21,20 @@ from detectors.features import gameplay as gp
 from detectors.features.window_views import window_tables
 
 
-# The value the givers gave their receivers per heads-up hand, cards known (_cdv_: the window's heads-up decisions;
-# _cde_: the edges, giver and receiver, numbered i): summed in the order of the edges and of the decisions in the hand
-VALUE_HANDS_SQL = """
-SELECT hand_id, v FROM (
-    SELECT d.hand_id, sum(d.value_given ORDER BY e.i, d.seq) AS v
-    FROM _cdv_{tag} d JOIN _cde_{tag} e ON e.player = d.player AND e.opponent = d.opponent
-    WHERE d.value_given IS NOT NULL GROUP BY d.hand_id
-) WHERE v > 0 ORDER BY v DESC, hand_id
+# The value $player gave $opponent in each heads-up decision, cards known (_cdv_: the fit's value rows, sorted by the
+# pair: the scan reads that pair's row groups only), in hand and decision order
+VALUE_ROWS_SQL = """
+SELECT hand_id, value_given FROM _cdv_{tag} WHERE player = $player AND opponent = $opponent ORDER BY hand_id, seq
 """
+#: rows per row group of the value rows' file (a pair's rows are found by the row groups' min and max)
+VALUE_ROW_GROUP = 16_384
 
 
-# The tournaments of the hands $hands among the window's heads-up decisions (_cdt_)
+# The tournaments of the hands $hands among the window's heads-up decisions (_cdt_; the day files are in hand order:
+# DuckDB skips the row groups outside the hands' range)
 TOURNAMENTS_SQL = """
 SELECT DISTINCT tournament_id FROM _cdt_{tag}
-WHERE tournament_id IS NOT NULL AND hand_id IN (SELECT unnest($hands)) ORDER BY tournament_id
+WHERE tournament_id IS NOT NULL AND list_contains($hands, hand_id) ORDER BY tournament_id
 """
 
 
@@ -160,31 +163,49 @@ class EvidenceMixin:
                 ranked.append(hid)
         return ranked[:limit]
 
+    def _fit_value_rows(self, con: duckdb.DuckDBPyConnection) -> None:
+        """Sets ``value_rows_``: the value given in each heads-up decision of the window (cards known: player,
+        opponent, hand_id, seq, value_given), written by DuckDB from ``dec_`` to a Parquet file sorted by giver and
+        receiver (out of core; in a temporary folder removed with the detector), and read back as a relation on
+        ``con``, so that the evidence of one pair reads the few row groups of that pair (None without decisions)."""
+        self.value_rows_ = None
+        if getattr(self, "_value_files", None) is not None:
+            self._value_files()  # a refit: the previous fit's file goes
+        if self.dec_ is None:
+            return
+        folder = tempfile.mkdtemp(prefix="railbird-chip-dumping-")
+        self._value_files = weakref.finalize(self, shutil.rmtree, folder, ignore_errors=True)
+        path = str(Path(folder) / "value_rows.parquet")
+        self.dec_.filter("value_given IS NOT NULL").select("player, opponent, hand_id, seq, value_given") \
+            .order("player, opponent, hand_id, seq").write_parquet(path, row_group_size=VALUE_ROW_GROUP)
+        self.value_rows_ = con.read_parquet(path)
+
     def _value_hands(self, con: duckdb.DuckDBPyConnection, edges: list[list[str]]) -> pl.DataFrame:
         """The heads-up hands where the givers of ``edges`` gave their receivers value (cards known), most first.
 
         Parameters
         ----------
-        con : the connection the fit read (``dec_``, the window's decisions, is a relation on it). edges : (giver,
-        receiver) pairs.
+        con : the connection the fit read (``value_rows_`` is a relation on it). edges : (giver, receiver) pairs.
 
         Returns
         -------
-        hand_id, ``v`` (the value given in the hand, positive), by ``v`` descending then hand id: DuckDB reads the
-        rows of these edges only (:data:`VALUE_HANDS_SQL`)."""
+        hand_id, ``v`` (the value given in the hand over the edges, positive), by ``v`` descending then hand id:
+        each edge's rows read by DuckDB from ``value_rows_`` (:data:`VALUE_ROWS_SQL`: the row groups of that pair
+        only), summed per hand in the order of the edges and of the decisions."""
         empty = pl.DataFrame(schema={"hand_id": pl.Utf8, "v": pl.Float64})
-        if self.dec_ is None or not edges:
+        if self.value_rows_ is None or not edges:
             return empty
         tag = f"{os.getpid()}_{id(self)}"
-        e = pl.DataFrame({"player": [a for a, _ in edges], "opponent": [b for _, b in edges]},
-                         schema={"player": pl.Utf8, "opponent": pl.Utf8}).with_row_index("i")
-        con.register(f"_cdv_{tag}", self.dec_)
-        con.register(f"_cde_{tag}", e)
+        con.register(f"_cdv_{tag}", self.value_rows_)
         try:
-            return con.sql(VALUE_HANDS_SQL.format(tag=tag)).pl()
+            rows = [con.sql(VALUE_ROWS_SQL.format(tag=tag), params={"player": a, "opponent": b}).pl() for a, b in edges]
         finally:
             con.unregister(f"_cdv_{tag}")
-            con.unregister(f"_cde_{tag}")
+        d = pl.concat(rows)
+        if d.is_empty():
+            return empty
+        h = d.group_by("hand_id", maintain_order=True).agg(v=pl.col("value_given").sum())
+        return h.filter(pl.col("v") > 0).sort(["v", "hand_id"], descending=[True, False])
 
     def _tournaments(self, con: duckdb.DuckDBPyConnection, hands: list[str]) -> list[str]:
         """The tournaments of ``hands`` among the window's heads-up decisions (``dec_``; none for cash games or

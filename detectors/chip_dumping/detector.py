@@ -10,9 +10,10 @@ import polars as pl
 
 from detectors import stats
 from detectors.base import HAND_INPUTS, PairDetector
+from detectors.chip_dumping.cells import baseline_tests
 from detectors.chip_dumping.evidence import EvidenceMixin
 from detectors.chip_dumping.flows import deviation_flow, receiver_tests
-from detectors.chip_dumping.presence import PRESENCE_COLUMNS, preflop_decisions, presence_tests
+from detectors.chip_dumping.presence import preflop_table, presence_tests
 from detectors.features import gameplay as gp
 from detectors.features.window_views import window_span, window_tables
 
@@ -24,13 +25,6 @@ class ChipDumpingDetector(EvidenceMixin, PairDetector):
     inputs = HAND_INPUTS
     directed = True  # giver -> receiver
     unflagged_inside_groups = False  # one case per set of accounts (the queue's cases are sets of accounts)
-    #: the columns of the window's heads-up decisions the tests, the flows and the evidence read (only these are read
-    #: from the day files: :func:`detectors.features.gameplay.cached_pair_features`)
-    decision_columns = ["hand_id", "street", "player", "opponent", "tournament_id", "strength", "equity", "aggr",
-                        "facing", "fold", "commit", "preflop", "hu", "sbin", "pbin", "value_given"]
-    #: the columns of ``dec_`` the evidence reads, all that is kept of it once the heads-up tests are made
-    evidence_columns = ["hand_id", "player", "opponent", "tournament_id", "value_given"]
-
     def __init__(
         self,
         *,
@@ -79,24 +73,28 @@ class ChipDumpingDetector(EvidenceMixin, PairDetector):
 
         Returns
         -------
-        self, with ``dec_`` (its ``evidence_columns``), ``pairs_``, ``recv_``, ``presence_``,
+        self, with ``dec_`` (the window's heads-up decisions as a DuckDB relation over the day files, None without
+        any: :func:`~detectors.features.gameplay.cached_decision_relation`; the evidence reads its cases' rows from
+        it, through the connection given here), ``value_rows_`` (:meth:`_fit_value_rows`), ``pairs_``, ``recv_``, ``presence_``,
         ``flow_``, ``devflow_``, ``window_`` (the days judged, :func:`~detectors.features.window_views.window_span`:
         None for every day; the preflop decisions are the window's, and the evidence reads the seats of the window) and ``missing_``."""
-        self.dec_, pairs = gp.cached_pair_features(con, samples=self.samples, random_state=self.random_state,
-                                                   columns=self.decision_columns)
+        # the window's heads-up decisions stay in the day files: DuckDB counts and sums them per pair and cell
+        # (detectors.chip_dumping.cells), only frames sized by the pairs come back
+        store = gp.store_for(con)
+        self.dec_ = store.decision_relation(con, samples=self.samples, random_state=self.random_state)
+        pairs = store.pair_table(con, samples=self.samples, random_state=self.random_state)
         # own-baseline tests with each player's outlying partners left out of the baseline (stats.robust_own_baseline)
-        self.pairs_ = (stats.replace_baseline_tests(pairs, self.dec_, alpha=self.alpha, rare_tail=self.rare_tail,
-                                                    junk_bins=self.junk_bins)
+        self.pairs_ = (baseline_tests(pairs, self.dec_, alpha=self.alpha, rare_tail=self.rare_tail,
+                                      junk_bins=self.junk_bins)
                        if not pairs.is_empty() else pairs)
         self.recv_ = receiver_tests(self.dec_, alpha=self.alpha, late_fold_min_strength=self.late_fold_min_strength,
                                     rare_tail=self.rare_tail)
-        self.flow_ = gp.cached_chip_flow(con)
+        self.flow_ = store.chip_flow(con)
         # the chips that moved in the hands where the giver's play deviates (the count tests' spots), for the gate
         self.devflow_ = deviation_flow(con, self.dec_, late_fold_min_strength=self.late_fold_min_strength)
-        known = self.dec_["equity"].is_not_null().mean() if not self.dec_.is_empty() else 0.0
-        # the heads-up tests are made: the evidence reads these columns only, so the rest are freed before the
-        # preflop decisions are read (the fit's largest frame)
-        self.dec_ = self.dec_.select(self.evidence_columns) if not self.dec_.is_empty() else self.dec_
+        self._fit_value_rows(con)  # the evidence's value given per decision, sorted by pair (out of core)
+        known = (self.dec_.aggregate("avg(CASE WHEN equity IS NULL THEN 0.0 ELSE 1.0 END)").fetchall()[0][0]
+                 if self.dec_ is not None else 0.0)
         # the preflop presence test and the evidence's dealt-in seats read the feature store's window only, as the
         # heads-up tests do (detectors.features.window_views: the tables whole with the default window)
         self.window_ = window_span(con)
@@ -120,8 +118,12 @@ class ChipDumpingDetector(EvidenceMixin, PairDetector):
 
         Sets ``presence_`` (the preflop decisions are not kept: the evidence reads the continuations of the case
         explained, :func:`~detectors.chip_dumping.presence.preflop_continuations`)."""
-        # the columns the tests and the evidence read only (the price, depth, table size and game are in the bins)
-        pdec = preflop_decisions(con).select(PRESENCE_COLUMNS)
+        with preflop_table(con) as pdec:  # the preflop decisions stay in DuckDB, dropped when the tests are made
+            self._presence_passes(con, pdec)
+
+    def _presence_passes(self, con: duckdb.DuckDBPyConnection, pdec: duckdb.DuckDBPyRelation) -> None:
+        """The presence test's two calls (:meth:`_fit_presence`) on the preflop decisions ``pdec``
+        (:func:`~detectors.chip_dumping.presence.preflop_table`): sets ``presence_``."""
         state: dict = {}  # the first call's passes, reused by the second call below (presence_tests)
         self.presence_ = presence_tests(con, pdec, alpha=self.alpha, min_n=self.min_presence_n,
                                         min_own=self.min_presence_own, state=state,

@@ -4,6 +4,11 @@ deviation hands), the count and presence tests, the dump hands strongest first."
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import tempfile
+import weakref
+from pathlib import Path
 from typing import Any
 
 import duckdb
@@ -14,6 +19,23 @@ from detectors.chip_dumping.flows import PAIR_LOSS_BB
 from detectors.chip_dumping.presence import preflop_continuations
 from detectors.features import gameplay as gp
 from detectors.features.window_views import window_tables
+
+
+# The value $player gave $opponent in each heads-up decision, cards known (_cdv_: the fit's value rows, sorted by the
+# pair: the scan reads that pair's row groups only), in hand and decision order
+VALUE_ROWS_SQL = """
+SELECT hand_id, value_given FROM _cdv_{tag} WHERE player = $player AND opponent = $opponent ORDER BY hand_id, seq
+"""
+#: rows per row group of the value rows' file (a pair's rows are found by the row groups' min and max)
+VALUE_ROW_GROUP = 16_384
+
+
+# The tournaments of the hands $hands among the window's heads-up decisions (_cdt_; the day files are in hand order:
+# DuckDB skips the row groups outside the hands' range)
+TOURNAMENTS_SQL = """
+SELECT DISTINCT tournament_id FROM _cdt_{tag}
+WHERE tournament_id IS NOT NULL AND list_contains($hands, hand_id) ORDER BY tournament_id
+"""
 
 
 # The hands the players $players were dealt into (the evidence's presence hands: the giver's continuations among them)
@@ -116,22 +138,9 @@ class EvidenceMixin:
         Returns
         -------
         hand ids, strongest first."""
-        d = None
-        for a, b in edges:
-            x = gp.decisions_of(self.dec_, [a]).filter(pl.col("opponent") == b)
-            d = x if d is None else pl.concat([d, x])
-        out: list[str] = []
-        small: list[str] = []
-        if d is not None and not d.is_empty():
-            h = (
-                d.filter(pl.col("value_given").is_not_null())
-                .group_by("hand_id")
-                .agg(v=pl.col("value_given").sum())
-                .filter(pl.col("v") > 0)
-                .sort(["v", "hand_id"], descending=[True, False])
-            )
-            out = h.filter(pl.col("v") >= 1.0)["hand_id"].to_list()
-            small = h.filter(pl.col("v") < 1.0)["hand_id"].to_list()
+        vh = self._value_hands(con, edges)
+        out = vh.filter(pl.col("v") >= 1.0)["hand_id"].to_list()
+        small = vh.filter(pl.col("v") < 1.0)["hand_id"].to_list()
         pres = []
         parts = []
         # the givers' continuations and the receivers' dealt-in hands, read through the fitted window for these edges
@@ -153,6 +162,63 @@ class EvidenceMixin:
                 seen.add(hid)
                 ranked.append(hid)
         return ranked[:limit]
+
+    def _fit_value_rows(self, con: duckdb.DuckDBPyConnection) -> None:
+        """Sets ``value_rows_``: the value given in each heads-up decision of the window (cards known: player,
+        opponent, hand_id, seq, value_given), written by DuckDB from ``dec_`` to a Parquet file sorted by giver and
+        receiver (out of core; in a temporary folder removed with the detector), and read back as a relation on
+        ``con``, so that the evidence of one pair reads the few row groups of that pair (None without decisions)."""
+        self.value_rows_ = None
+        if getattr(self, "_value_files", None) is not None:
+            self._value_files()  # a refit: the previous fit's file goes
+        if self.dec_ is None:
+            return
+        folder = tempfile.mkdtemp(prefix="railbird-chip-dumping-")
+        self._value_files = weakref.finalize(self, shutil.rmtree, folder, ignore_errors=True)
+        path = str(Path(folder) / "value_rows.parquet")
+        self.dec_.filter("value_given IS NOT NULL").select("player, opponent, hand_id, seq, value_given") \
+            .order("player, opponent, hand_id, seq").write_parquet(path, row_group_size=VALUE_ROW_GROUP)
+        self.value_rows_ = con.read_parquet(path)
+
+    def _value_hands(self, con: duckdb.DuckDBPyConnection, edges: list[list[str]]) -> pl.DataFrame:
+        """The heads-up hands where the givers of ``edges`` gave their receivers value (cards known), most first.
+
+        Parameters
+        ----------
+        con : the connection the fit read (``value_rows_`` is a relation on it). edges : (giver, receiver) pairs.
+
+        Returns
+        -------
+        hand_id, ``v`` (the value given in the hand over the edges, positive), by ``v`` descending then hand id:
+        each edge's rows read by DuckDB from ``value_rows_`` (:data:`VALUE_ROWS_SQL`: the row groups of that pair
+        only), summed per hand in the order of the edges and of the decisions."""
+        empty = pl.DataFrame(schema={"hand_id": pl.Utf8, "v": pl.Float64})
+        if self.value_rows_ is None or not edges:
+            return empty
+        tag = f"{os.getpid()}_{id(self)}"
+        con.register(f"_cdv_{tag}", self.value_rows_)
+        try:
+            rows = [con.sql(VALUE_ROWS_SQL.format(tag=tag), params={"player": a, "opponent": b}).pl() for a, b in edges]
+        finally:
+            con.unregister(f"_cdv_{tag}")
+        d = pl.concat(rows)
+        if d.is_empty():
+            return empty
+        h = d.group_by("hand_id", maintain_order=True).agg(v=pl.col("value_given").sum())
+        return h.filter(pl.col("v") > 0).sort(["v", "hand_id"], descending=[True, False])
+
+    def _tournaments(self, con: duckdb.DuckDBPyConnection, hands: list[str]) -> list[str]:
+        """The tournaments of ``hands`` among the window's heads-up decisions (``dec_``; none for cash games or
+        hands without such a decision), sorted."""
+        if self.dec_ is None or not hands:
+            return []
+        tag = f"{os.getpid()}_{id(self)}"
+        con.register(f"_cdt_{tag}", self.dec_)
+        try:
+            got = con.sql(TOURNAMENTS_SQL.format(tag=tag), params={"hands": list(hands)}).fetchall()
+        finally:
+            con.unregister(f"_cdt_{tag}")
+        return [r[0] for r in got]
 
     def _flow_evidence(self, row: dict[str, Any]) -> list[Evidence]:
         """The value given with the cards known, the net chips moved and, where there are any, the chips moved in
@@ -292,7 +358,7 @@ class EvidenceMixin:
             score=float(row["score"]),
             flagged=bool(row["flagged"]),
             summary=summary,
-            tournaments=gp.tournaments_of(self.dec_, hands := self._evidence_hands(con, edges)),
+            tournaments=self._tournaments(con, hands := self._evidence_hands(con, edges)),
             hands=hands,
             evidence=ev,
             benign=(

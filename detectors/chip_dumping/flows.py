@@ -8,7 +8,7 @@ import os
 import duckdb
 import polars as pl
 
-from detectors import stats
+from detectors.chip_dumping.cells import as_relation, own_baseline_from_cells, pair_cells
 from detectors.features import gameplay as gp
 
 
@@ -19,16 +19,29 @@ PAIR_LOSS_BB = """CASE WHEN a.net_bb < 0 AND b.net_bb > 0 THEN -a.net_bb * b.net
 
 
 DEVIATION_FLOW_SQL = """
--- per (giver, receiver, hand) of _dev_{tag}: the chips the giver lost to the receiver in the hand, net of what it won
--- from them (a loser's loss shared among the winners in proportion to their wins, as gameplay.chip_flow)
-WITH """ + gp.seat_nets_cte("_dev_{tag}") + f"""
-SELECT d.player, d.opponent, d.hand_id, {PAIR_LOSS_BB} AS net_bb
-FROM _dev_{{tag}} d JOIN s a ON a.hand_id = d.hand_id AND a.player = d.player
-JOIN s b ON b.hand_id = d.hand_id AND b.player = d.opponent JOIN w ON w.hand_id = d.hand_id
+-- per (giver, receiver, hand) of the decisions _dev_{tag}: whether the giver's play deviates there (a weak hand's chips
+-- put in, the junk test's spots, or a made hand folded to the receiver's bet heads-up on the turn or river, the late
+-- fold test's), and in those hands the chips the giver lost to the receiver, net of what it won from them (a loser's
+-- loss shared among the winners in proportion to their wins, as gameplay.chip_flow); summed per ordered pair
+WITH per AS (
+    SELECT player, opponent, hand_id,
+           bool_or(coalesce((commit AND sbin <= 0) OR (hu AND NOT preflop AND facing AND street IN ('turn', 'river')
+                            AND fold AND strength >= $made), false)) AS dev
+    FROM _dev_{tag} WHERE opponent IS NOT NULL GROUP BY ALL
+), devh AS (SELECT DISTINCT hand_id FROM per WHERE dev), """ + gp.seat_nets_cte("devh") + f""", fl AS (
+    SELECT d.player, d.opponent, d.hand_id, {PAIR_LOSS_BB} AS net_bb
+    FROM per d JOIN s a ON a.hand_id = d.hand_id AND a.player = d.player
+    JOIN s b ON b.hand_id = d.hand_id AND b.player = d.opponent JOIN w ON w.hand_id = d.hand_id WHERE d.dev
+)
+SELECT per.player, per.opponent, count(*)::UINTEGER AS met_hands, count(*) FILTER (WHERE dev)::UINTEGER AS dev_hands,
+       count(*) FILTER (WHERE dev AND fl.net_bb > 0)::UINTEGER AS dev_loss_hands,
+       coalesce(sum(fl.net_bb ORDER BY per.hand_id) FILTER (WHERE dev), 0.0)::DOUBLE AS dev_flow_bb
+FROM per LEFT JOIN fl USING (player, opponent, hand_id)
+GROUP BY per.player, per.opponent ORDER BY per.player, per.opponent
 """
 
 
-def deviation_flow(con: duckdb.DuckDBPyConnection, dec: pl.DataFrame, *,
+def deviation_flow(con: duckdb.DuckDBPyConnection, dec: pl.DataFrame | duckdb.DuckDBPyRelation | None, *,
                    late_fold_min_strength: float | None = 0.5) -> pl.DataFrame:
     """Per ordered pair (giver A, receiver B): the chips that moved A -> B in the hands where A's play deviates.
 
@@ -44,28 +57,29 @@ def deviation_flow(con: duckdb.DuckDBPyConnection, dec: pl.DataFrame, *,
     its receiver won back more than it dumped has a negative net flow over
     all their hands but not in these: the dump hands are where the chips
     moved. Where the cards are unknown (player view) there are no such hands.
-    """
+
+    Parameters
+    ----------
+    con : the warehouse (the seats' nets). dec : the heads-up decisions, a DuckDB relation on ``con``
+    (:func:`detectors.features.gameplay.cached_decision_relation`) or a Polars frame; every per-hand row is
+    counted and summed inside DuckDB (:data:`DEVIATION_FLOW_SQL`), only the pairs come back.
+    late_fold_min_strength : the made hands of the late-fold spots (None: every strength).
+
+    Returns
+    -------
+    player, opponent, met_hands, dev_hands, dev_loss_hands, dev_flow_bb, dev_exp_bb."""
     cols = {"player": pl.Utf8, "opponent": pl.Utf8, "met_hands": pl.UInt32, "dev_hands": pl.UInt32,
             "dev_loss_hands": pl.UInt32, "dev_flow_bb": pl.Float64, "dev_exp_bb": pl.Float64}
-    if dec.is_empty() or con is None:
+    rel = as_relation(dec, con) if con is not None else None
+    if rel is None:
         return pl.DataFrame(schema=cols)
-    made = pl.col("strength") >= (late_fold_min_strength if late_fold_min_strength is not None else -1.0)
-    late = (pl.col("hu") & ~pl.col("preflop") & pl.col("facing") & pl.col("street").is_in(["turn", "river"])
-            & pl.col("fold") & made)
-    junk = pl.col("commit") & (pl.col("sbin") <= 0)
-    per = (dec.filter(pl.col("opponent").is_not_null())
-           .group_by("player", "opponent", "hand_id").agg(dev=(junk | late).fill_null(False).any()))
-    tag = f"{os.getpid()}_{id(per)}"
-    con.register(f"_dev_{tag}", per.filter(pl.col("dev")).select("player", "opponent", "hand_id"))
+    tag = f"{os.getpid()}_{id(rel)}"
+    con.register(f"_dev_{tag}", rel)
     try:
-        fl = con.sql(DEVIATION_FLOW_SQL.format(tag=tag)).pl()
+        made = -1.0 if late_fold_min_strength is None else float(late_fold_min_strength)
+        g = con.sql(DEVIATION_FLOW_SQL.format(tag=tag), params={"made": made}).pl()
     finally:
         con.unregister(f"_dev_{tag}")
-    per = per.join(fl, on=["player", "opponent", "hand_id"], how="left").with_columns(pl.col("net_bb").fill_null(0.0))
-    g = per.group_by("player", "opponent").agg(
-        met_hands=pl.len().cast(pl.UInt32), dev_hands=pl.col("dev").sum().cast(pl.UInt32),
-        dev_loss_hands=(pl.col("dev") & (pl.col("net_bb") > 0)).sum().cast(pl.UInt32),
-        dev_flow_bb=pl.col("net_bb").filter(pl.col("dev")).sum())
     # A's own rate: the chips lost in its deviation hands per hand met, against everyone but B
     tot = g.group_by("player").agg(_n=pl.col("met_hands").sum(), _f=pl.col("dev_flow_bb").sum())
     g = g.join(tot, on="player").with_columns(
@@ -75,9 +89,10 @@ def deviation_flow(con: duckdb.DuckDBPyConnection, dec: pl.DataFrame, *,
 
 
 POSTFLOP_BINS = ("street", "facing", "sbin")
+LATE_FOLD_BINS = ("street", "sbin")
 
 
-def receiver_tests(dec: pl.DataFrame, *, alpha: float = 0.01,
+def receiver_tests(dec: pl.DataFrame | duckdb.DuckDBPyRelation | None, *, alpha: float = 0.01,
                    late_fold_min_strength: float | None = 0.5, rare_tail: str = "predictive") -> pl.DataFrame:
     """Two heads-up postflop own-baseline tests per ordered pair (giver A, receiver B), cards known.
 
@@ -116,22 +131,30 @@ def receiver_tests(dec: pl.DataFrame, *, alpha: float = 0.01,
     own decisions in the same spot. Returns player (A), opponent (B) and for
     each test ``_n``, ``_obs``, ``_exp``, ``_p`` and ``_n0`` (the baseline's
     decisions in the pair's bins).
+
+    ``dec``: the heads-up decisions, a DuckDB relation (:func:`detectors.features.gameplay.cached_decision_relation`)
+    or a Polars frame; each test's decisions are counted per pair and cell inside DuckDB
+    (:func:`~detectors.chip_dumping.cells.pair_cells`) and tested from those counts
+    (:func:`~detectors.chip_dumping.cells.own_baseline_from_cells`).
     """
     cols = {"player": pl.Utf8, "opponent": pl.Utf8}
-    if dec.is_empty():
+    rel = as_relation(dec)
+    if rel is None:
         return pl.DataFrame(schema=cols)
-    post = ~pl.col("preflop") & pl.col("hu")
-    aggr = stats.robust_own_baseline(dec, "aggr", where=post, bins=POSTFLOP_BINS, side="greater", alpha=alpha)
+    post = "hu AND NOT preflop"
+    aggr = own_baseline_from_cells(pair_cells(rel, "aggr", post, POSTFLOP_BINS), POSTFLOP_BINS, side="greater",
+                                   alpha=alpha)
     # B's decisions towards A: swap the roles so the row is keyed (giver A, receiver B)
     aggr = aggr.rename({"player": "opponent", "opponent": "player"})
-    late_spot = post & pl.col("facing") & pl.col("street").is_in(["turn", "river"])
+    late_spot = f"{post} AND facing AND street IN ('turn', 'river')"
+    late_rel = rel
     if late_fold_min_strength is not None:
         # only made hands: the folds of weak hands are what every player does, and their spots (the most frequent,
         # and weighted 1 / (1 - r) in the score test where r is high) only add noise to the feeder's surrendered
-        # strong hands
-        late_spot = late_spot & (pl.col("strength") >= late_fold_min_strength)
-    late = stats.robust_own_baseline(dec, "fold", where=late_spot, bins=("street", "sbin"), side="greater", alpha=alpha,
-                                     rare_tail=rare_tail)
+        # strong hands (the strength is a value, bound by the expression API rather than written into the SQL)
+        late_rel = rel.filter(duckdb.ColumnExpression("strength") >= duckdb.ConstantExpression(float(late_fold_min_strength)))
+    late_cells = pair_cells(late_rel, "fold", late_spot, LATE_FOLD_BINS)
+    late = own_baseline_from_cells(late_cells, LATE_FOLD_BINS, side="greater", alpha=alpha, rare_tail=rare_tail)
 
     def named(t: pl.DataFrame, name: str) -> pl.DataFrame:
         return t.select("player", "opponent", pl.col("n").alias(f"{name}_n"), pl.col("observed").alias(f"{name}_obs"),

@@ -4,7 +4,10 @@ player's own looseness, table-mates of a partner explained away greedily."""
 
 from __future__ import annotations
 
+import itertools
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import duckdb
 import numpy as np
@@ -49,6 +52,53 @@ PRESENCE_BINS = ("sbin", "cbin", "short", "tour", "nbin", "variant")
 PRESENCE_COLUMNS = ("hand_id", "player", "cont", "ts_s", *PRESENCE_BINS)
 
 
+# the decisions of PRESENCE_SQL with their bins (preflop_decisions), numbered ``did`` in hand and decision order; the
+# starting hand's strength looked up in _sh_{tag} (every ordered pair of card texts, starting_hand_percentile's value)
+PREFLOP_CELLS_SQL = """
+SELECT (row_number() OVER (ORDER BY p.hand_id, p.seq) - 1)::BIGINT AS did, p.hand_id, p.seq, p.player, p.cont,
+       p.tournament_id, p.game, p.to_call_bb, p.stack_bb, p.tour, p.n_players, p.ts_s, p.variant, sh.strength,
+       coalesce(least(greatest(floor(sh.strength * 10), 0), 9), -1)::TINYINT AS sbin,
+       (CASE WHEN p.to_call_bb <= 1 THEN 0 WHEN p.to_call_bb <= 2.5 THEN 1 WHEN p.to_call_bb <= 6 THEN 2
+             WHEN p.to_call_bb <= 15 THEN 3 ELSE 4 END)::TINYINT AS cbin,
+       p.stack_bb <= 15 AS short, (p.n_players <= 2)::TINYINT AS nbin
+FROM (""" + PRESENCE_SQL.replace("{part_tables}", "") + """) p
+LEFT JOIN _sh_{tag} sh ON p.game = 'holdem' AND sh.c1 = p.hole[1] AND sh.c2 = p.hole[2]
+"""
+
+
+def _starting_hands() -> pl.DataFrame:
+    """Every ordered pair of card texts (c1, c2) with its Hold'em starting-hand ``strength``
+    (:func:`detectors.features.gameplay.starting_hand_percentile`, the one definition), for DuckDB to look up."""
+    cards = list(gp.CARD_INDEX)
+    f = pl.DataFrame({"c1": [a for a in cards for _ in cards], "c2": [b for _ in cards for b in cards]})
+    f = f.with_columns(hole=pl.concat_list("c1", "c2"), game=pl.lit("holdem"))
+    return f.select("c1", "c2", gp.starting_hand_percentile(f))
+
+
+@contextmanager
+def preflop_table(con: duckdb.DuckDBPyConnection) -> Iterator[duckdb.DuckDBPyRelation]:
+    """Every preflop decision facing a bet, binned, as a DuckDB temporary table on ``con``, dropped on leaving.
+
+    The rows and columns of :func:`preflop_decisions`, computed and held by DuckDB (out of core: nothing per
+    decision comes to Python), with ``did``: the decision's number in hand and decision order.
+
+    Parameters
+    ----------
+    con : the warehouse (read through the window by the caller).
+
+    Yields
+    ------
+    The table as a relation on ``con``."""
+    tag = f"{os.getpid()}_{id(con)}_{next(_TAGS)}"
+    con.register(f"_sh_{tag}", _starting_hands())
+    try:
+        con.execute(f"CREATE TEMP TABLE _pf_{tag} AS " + PREFLOP_CELLS_SQL.format(tag=tag))
+        yield con.table(f"_pf_{tag}")
+    finally:
+        con.execute(f"DROP TABLE IF EXISTS _pf_{tag}")
+        con.unregister(f"_sh_{tag}")
+
+
 def preflop_decisions(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
     """Every preflop decision facing a bet, binned by what drives an honest continuation.
 
@@ -63,18 +113,11 @@ def preflop_decisions(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
     full-table hands (finer table sizes thinned the baselines and cost
     precision on the tuning populations). ``cont``: called or raised rather
     than folded.
+
+    The rows of :func:`preflop_table` in ``did`` order, as a Polars frame (the detector keeps them in DuckDB).
     """
-    df = gp.by_hand_ranges(con, PRESENCE_SQL)
-    if df.is_empty():
-        return df.drop("hole").with_columns(pl.lit(None, pl.Int8).alias("sbin"), pl.lit(None, pl.Int8).alias("cbin"),
-                                            pl.lit(None, pl.Boolean).alias("short"), pl.lit(None, pl.Int8).alias("nbin"))
-    return df.drop("hole").with_columns(gp.starting_hand_percentile(df)).with_columns(
-        sbin=(pl.col("strength") * 10).floor().clip(0, 9).fill_null(-1).cast(pl.Int8),
-        cbin=pl.when(pl.col("to_call_bb") <= 1).then(0).when(pl.col("to_call_bb") <= 2.5).then(1)
-        .when(pl.col("to_call_bb") <= 6).then(2).when(pl.col("to_call_bb") <= 15).then(3).otherwise(4).cast(pl.Int8),
-        short=pl.col("stack_bb") <= 15,
-        nbin=(pl.col("n_players") <= 2).cast(pl.Int8),
-    )
+    with preflop_table(con) as t:
+        return t.order("did").pl()
 
 
 def preflop_continuations(con: duckdb.DuckDBPyConnection, players: list[str]) -> pl.DataFrame:
@@ -94,6 +137,8 @@ def preflop_continuations(con: duckdb.DuckDBPyConnection, players: list[str]) ->
         return pl.DataFrame(schema={"player": pl.Utf8, "hand_id": pl.Utf8, "strength": pl.Float64})
     return df.select("player", "hand_id", gp.starting_hand_percentile(df))
 
+
+_TAGS = itertools.count()  # names of temporary tables, never reused within a process
 
 # rank of "no member of S dealt in" (every rank of S is below it)
 _NO_RANK = 2**31 - 1
@@ -242,7 +287,7 @@ _PRESENCE_COLS = {"player": pl.Utf8, "partner": pl.Utf8, "pres_n": pl.Float64, "
 _PRESENCE_OUT = ["player", "partner", "pres_n", "pres_k", "pres_e", "u", "v", "base_n", "base_k", "own_n"]
 
 
-def presence_tests(con: duckdb.DuckDBPyConnection, dec: pl.DataFrame, *, alpha: float = 0.01, min_n: int = 20,
+def presence_tests(con: duckdb.DuckDBPyConnection, dec: pl.DataFrame | duckdb.DuckDBPyRelation, *, alpha: float = 0.01, min_n: int = 20,
                    min_own: int = 10, decisions_per_part: int = 400_000, offset_a: float | None = 20.0,
                    partners: pl.DataFrame | None = None, state: dict | None = None,
                    window_s: float | None = 3600.0) -> pl.DataFrame:
@@ -293,21 +338,27 @@ def presence_tests(con: duckdb.DuckDBPyConnection, dec: pl.DataFrame, *, alpha: 
     the pair keeps its counts but no test (``pres_p`` null), as the prior alone would test his style.
     Returns player, partner, pres_n, pres_k, pres_e, base_n, base_k, own_n, pres_p
     (pairs with at least ``min_n`` decisions together).
+    ``dec``: the decisions (:data:`PRESENCE_COLUMNS`), a Polars frame or the DuckDB table of :func:`preflop_table`
+    (numbered by ``did``: the detector's, whose rows never leave DuckDB).
     Memory: :class:`_PresenceRun`. ``state`` (a dict the caller keeps between calls on the same ``dec``,
     connection and parameters): :func:`_changed_players`.
     """
     cols = _PRESENCE_COLS
-    if dec.is_empty():
+    if _rows(dec) == 0:
         return pl.DataFrame(schema=cols)
     key = (con, alpha, min_n, min_own, decisions_per_part, offset_a, window_s)
     prev = state if state is not None and state.get("dec") is dec and state.get("key") == key else None
-    pr = _PresenceRun(con, dec, decisions_per_part, min_n, min_own, offset_a, prev, window_s)
+    pr = None
     try:
         # independent filtering: pairs with at least min_n decisions together (blind to the outcome)
-        first = prev["first"] if prev is not None else pr.run("first")
+        if prev is not None:
+            first = prev["first"]
+        else:
+            pr = _PresenceRun(con, dec, decisions_per_part, min_n, min_own, offset_a, window_s)
+            first = pr.run("first")
         if state is not None and prev is None:
             state.clear()
-            state.update(dec=dec, key=key, first=first, keys=pr.keys)
+            state.update(dec=dec, key=key, first=first)
         if first.is_empty():
             return pl.DataFrame(schema=cols)
         s_set = _ranked_partners(first, alpha, partners)
@@ -317,10 +368,12 @@ def presence_tests(con: duckdb.DuckDBPyConnection, dec: pl.DataFrame, *, alpha: 
         touched = s_set.select("player").unique()
         # second pass: the pairs of the players S touches, each partner judged without the stronger members of S
         pp = first.join(touched, on="player", how="semi").select("player", "partner")
+        pr = pr or _PresenceRun(con, dec, decisions_per_part, min_n, min_own, offset_a, window_s)
         pr.register([("_ps_", pr.keyed(s_set, ["player", "partner"])), ("_pp_", pr.keyed(pp, ["player", "partner"]))])
         second = pr.run("second")
     finally:
-        pr.unregister()
+        if pr is not None:
+            pr.unregister()
     return _presence_rows(state, done, _second_pass_rows(first, touched, pp, second))
 
 
@@ -368,40 +421,62 @@ def _cell_counts(con: duckdb.DuckDBPyConnection, tag: str, bins: list[str], offs
     return mw, pri, off.join(allp.select("player", dp=dp), on="player")
 
 
+# the temporary tables of a _PresenceRun, made in this order from its decisions _in_{tag} (did, hand_id, player, cont,
+# ts_s, the bins) and the dealt-in seats: player keys (sorted by name: keys compare as the names do), hand keys, the
+# seats and the decisions keyed (y: continued; win: the time window, {win}; part: the player's partition)
+_KEYED_SQL = (
+    ("_pk_", """SELECT player, (row_number() OVER (ORDER BY player) - 1)::UINTEGER AS k
+        FROM (SELECT player FROM seats WHERE dealt_in UNION SELECT player FROM _in_{tag}) WHERE player IS NOT NULL"""),
+    ("_hk_", """SELECT hand_id, (row_number() OVER () - 1)::UINTEGER AS k
+        FROM (SELECT hand_id FROM seats WHERE dealt_in UNION SELECT hand_id FROM _in_{tag}) WHERE hand_id IS NOT NULL"""),
+    ("_seat_", """SELECT h.k AS hand_id, p.k AS player FROM seats s JOIN _hk_{tag} h USING (hand_id)
+        JOIN _pk_{tag} p USING (player) WHERE s.dealt_in"""),
+    ("_pd_", """SELECT d.did, h.k AS hand_id, p.k AS player, d.cont::BIGINT AS y, {bins}, ({win})::BIGINT AS win,
+        (p.k % $parts)::BIGINT AS part
+        FROM _in_{tag} d LEFT JOIN _hk_{tag} h ON h.hand_id = d.hand_id LEFT JOIN _pk_{tag} p ON p.player = d.player"""),
+)
+
+
+def _rows(dec: pl.DataFrame | duckdb.DuckDBPyRelation) -> int:
+    """The number of decisions in ``dec`` (a frame or a DuckDB relation)."""
+    return len(dec) if isinstance(dec, pl.DataFrame) else dec.aggregate("count(*)").fetchall()[0][0]
+
+
 class _PresenceRun:
-    """The DuckDB side of :func:`presence_tests`: the decisions, per-player bins, Beta priors, player offsets and
-    dealt-in seats registered under names tagged by process and frame, and the two passes of
-    :func:`_presence_sql` run over them.
+    """The DuckDB side of :func:`presence_tests`: the decisions and dealt-in seats keyed in temporary tables
+    (:data:`_KEYED_SQL`), the per-player bins, Beta priors and player offsets registered, all under names tagged by
+    process and run, and the two passes of :func:`_presence_sql` run over them.
 
     Memory: the (decision x other player dealt in) rows exist only inside
     DuckDB, one partition of players at a time (about ``decisions_per_part``
     decisions each), and are counted and summed to one row per pair there
     (:func:`_presence_sql`). DuckDB sees hands and players as integer keys (joins and group-bys on text cost
-    twice as long); the rows that come back are decoded to names, so everything in Polars keeps the names.
-    Encoded once per ``state`` (``prev["keys"]`` reused). The per-cell counts are grouped there too, only they come
-    back (:func:`_cell_counts`).
+    twice as long), keyed by DuckDB itself (the decisions and seats never come to Python); the rows that come back
+    are decoded to names, so everything in Polars keeps the names. The per-cell counts are grouped there too, only
+    they come back (:func:`_cell_counts`).
     """
 
-    def __init__(self, con: duckdb.DuckDBPyConnection, dec: pl.DataFrame, decisions_per_part: int, min_n: int,
-                 min_own: int, offset_a: float | None, prev: dict | None, window_s: float | None = None) -> None:
+    def __init__(self, con: duckdb.DuckDBPyConnection, dec: pl.DataFrame | duckdb.DuckDBPyRelation,
+                 decisions_per_part: int, min_n: int, min_own: int, offset_a: float | None,
+                 window_s: float | None = None) -> None:
         self.con, self.min_n, self.min_own, self.offset_a = con, min_n, min_own, offset_a
         self.bins = bins = list(PRESENCE_BINS)
-        self.parts = max(1, -(-len(dec) // max(1, int(decisions_per_part))))
-        # the time window of each decision (one window for all where the hands' times are unknown or window_s is None)
-        win = ((pl.col("ts_s") // int(window_s)) if window_s and "ts_s" in dec.columns else pl.lit(0)).fill_null(-1)
-        d = dec.select("hand_id", "player", pl.col("cont").cast(pl.Int64).alias("y"), *bins,
-                       win.cast(pl.Int64).alias("win")).with_row_index("did")
-        d = d.with_columns(part=(pl.col("player").hash(seed=0) % self.parts).cast(pl.Int64))
-        self.tag = f"{os.getpid()}_{id(d)}"
-        if prev is not None and "keys" in prev:
-            seats, self.pcodes, pd_keyed = prev["keys"]
-        else:
-            seats, self.pcodes, hcodes = gp.dealt_in_keys(con, d["player"], d["hand_id"])
-            pd_keyed = gp.encode(gp.encode(d.select("did", "hand_id", "player", "y", *bins, "win", "part"), ["player"],
-                                           self.pcodes), ["hand_id"], hcodes)
-        self.keys = (seats, self.pcodes, pd_keyed)
+        self.tag = f"{os.getpid()}_{id(self)}_{next(_TAGS)}"
         self.names: list[str] = []
-        self.register([("_pd_", pd_keyed), ("_seat_", seats)])
+        self.tables: list[str] = []
+        # a frame's decisions are numbered in its order; a relation (preflop_table) carries its numbers
+        src = dec.with_row_index("did") if isinstance(dec, pl.DataFrame) and "did" not in dec.columns else dec
+        self.parts = max(1, -(-_rows(dec) // max(1, int(decisions_per_part))))
+        self.register([("_in_", src)])
+        # the time window of each decision (one window for all where the hands' times are unknown or window_s is None)
+        timed = bool(window_s) and "ts_s" in src.columns
+        params = {"parts": self.parts, **({"win_s": int(window_s)} if timed else {})}
+        win = "coalesce(floor(d.ts_s / $win_s), -1)" if timed else "0"
+        for prefix, sql in _KEYED_SQL:
+            self.tables.append(f"{prefix}{self.tag}")
+            q = sql.format(tag=self.tag, bins=", ".join(f"d.{b}" for b in bins), win=win)
+            con.execute(f"CREATE TEMP TABLE {self.tables[-1]} AS {q}", params if prefix == "_pd_" else None)
+        self.pcodes = con.sql(f"SELECT player FROM _pk_{self.tag} ORDER BY k").pl()["player"]
         mw, pri, off = _cell_counts(con, self.tag, bins, offset_a, window_s)
         self.register([("_me_", mw), ("_pri_", pri), ("_off_", off)])
 
@@ -409,16 +484,18 @@ class _PresenceRun:
         """``frame`` with the player columns ``cols`` encoded to the integer keys DuckDB joins on."""
         return gp.encode(frame, cols, self.pcodes)
 
-    def register(self, frames: list[tuple[str, pl.DataFrame]]) -> None:
+    def register(self, frames: list[tuple[str, pl.DataFrame | duckdb.DuckDBPyRelation]]) -> None:
         """Register each (prefix, frame) on the connection as ``prefix + tag``, in order."""
         for prefix, frame in frames:
             self.names.append(f"{prefix}{self.tag}")
             self.con.register(self.names[-1], frame)
 
     def unregister(self) -> None:
-        """Drop every frame :meth:`register` put on the connection."""
+        """Drop every frame :meth:`register` put on the connection and every table the run made."""
         for nm in self.names:
             self.con.unregister(nm)
+        for t in self.tables:
+            self.con.execute(f"DROP TABLE IF EXISTS {t}")
 
     def run(self, part: str) -> pl.DataFrame:
         """One pass (``"first"`` or ``"second"``) over every partition of players: the rows of

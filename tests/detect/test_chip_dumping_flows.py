@@ -217,14 +217,27 @@ def test_one_case_per_set_of_accounts():
                    (("F1", "X"), False), (("C", "D"), False)], got
 
 
-def test_the_fit_keeps_only_the_evidence_columns_of_the_window_decisions(planted_world):
-    """The heads-up tests read 16 columns of the window's decisions; once they are made the detector keeps the
-    columns its evidence reads (all the rows: any pair may be explained), so the preflop decisions (the fit's largest
-    frame) are not read beside the whole heads-up frame; the evidence is unchanged (the dump hands are found)."""
+def test_the_fit_keeps_no_decision_rows_and_counts_them_in_duckdb(planted_world):
+    """The heads-up tests, the deviation flow and the evidence read the window's decisions through a DuckDB relation
+    over the day files (counted and summed there): the fit holds no frame of decisions, the own-baseline tests from
+    DuckDB's counts are :func:`detectors.stats.robust_own_baseline`'s, and the evidence still finds the dump hands."""
+    import duckdb
+    import polars as pl
+
+    from detectors import stats
     from detectors.chip_dumping import ChipDumpingDetector
+    from detectors.chip_dumping.cells import own_baseline_from_cells, pair_cells
 
     det = ChipDumpingDetector().fit(planted_world.con)
-    assert det.dec_.columns == ChipDumpingDetector.evidence_columns
-    assert det.dec_.height == gp_decisions(planted_world.con).height
+    assert isinstance(det.dec_, duckdb.DuckDBPyRelation)
+    dec = gp_decisions(planted_world.con)
+    assert det.dec_.aggregate("count(*)").fetchall()[0][0] == dec.height
+    for y, where, sql, bins, side in (("aggr", None, None, stats.OWN_BASELINE_BINS, "less"),
+                                      ("commit", pl.col("sbin") <= 0, "sbin <= 0", stats.JUNK_BINS, "greater")):
+        want = stats.robust_own_baseline(dec, y, where=where, bins=bins, side=side).sort("player", "opponent")
+        got = own_baseline_from_cells(pair_cells(det.dec_, y, sql, bins), bins, side=side).sort("player", "opponent")
+        assert got.select("player", "opponent", "n", "observed").equals(want.select("player", "opponent", "n", "observed"))
+        for c in ("expected", "p_value", "score_u", "var", "n0"):
+            assert (got[c] - want[c]).abs().max() <= 1e-9 * max(1.0, want[c].abs().max()), c
     dump_hands = set(planted_world.dump_hands[frozenset(("p06", "p07"))])
     assert len(set(det._evidence_hands(planted_world.con, [["p06", "p07"]])[:10]) & dump_hands) >= 8

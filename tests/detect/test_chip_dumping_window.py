@@ -125,3 +125,30 @@ def test_the_cell_counts_are_grouped_in_duckdb_in_first_decision_order():
     assert_frame_equal(got.sort("player", "win"), tot.sort("player", "win"))
     assert off["we"].is_between(0, off["wn"]).all() and off["dp"].is_finite().all()
     con.close()
+
+
+def test_the_preflop_decisions_are_binned_in_duckdb_as_the_cards_say():
+    """:func:`preflop_table` bins the preflop decisions inside DuckDB (the starting hand looked up among every pair
+    of card texts): its strength and cells are those :func:`detectors.features.gameplay.starting_hand_percentile`
+    and the bins' definitions give the decisions read in Polars, and the fit leaves no temporary table behind."""
+    from detectors.chip_dumping.presence import PRESENCE_SQL, preflop_table
+    from detectors.features import gameplay as gp
+
+    con = _world()
+    raw = con.sql(PRESENCE_SQL.replace("{part_tables}", "")).pl()
+    want = raw.with_columns(gp.starting_hand_percentile(raw)).with_columns(
+        sbin=(pl.col("strength") * 10).floor().clip(0, 9).fill_null(-1).cast(pl.Int8),
+        cbin=pl.when(pl.col("to_call_bb") <= 1).then(0).when(pl.col("to_call_bb") <= 2.5).then(1)
+        .when(pl.col("to_call_bb") <= 6).then(2).when(pl.col("to_call_bb") <= 15).then(3).otherwise(4).cast(pl.Int8),
+        short=pl.col("stack_bb") <= 15, nbin=(pl.col("n_players") <= 2).cast(pl.Int8))
+    cols = ["hand_id", "seq", "player", "cont", "ts_s", "strength", *PRESENCE_BINS]
+    with preflop_table(con) as t:
+        got = t.order("did").pl()
+    assert len(got) > 1000 and got["strength"].is_not_null().any() and got["sbin"].is_between(-1, 9).all()
+    assert got["did"].to_list() == list(range(len(got)))
+    assert_frame_equal(got.select(cols), want.select(cols).sort("hand_id", "seq"))
+    temp = "SELECT count(*) FROM duckdb_tables() WHERE temporary"
+    assert con.execute(temp).fetchall()[0][0] == 0
+    _fit(con, 0)
+    assert con.execute(temp).fetchall()[0][0] == 0
+    con.close()

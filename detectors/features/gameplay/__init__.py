@@ -96,6 +96,7 @@ from detectors.features.gameplay.pairs import (
 from detectors.features.gameplay.store import (
     FeatureStore,
     cached_chip_flow,
+    cached_decision_relation,
     cached_pair_features,
     decisions_of,
     release,
@@ -114,7 +115,7 @@ __all__ = [
     "bounty_shoves", "discrete_bh", "bounty_presence", "bounty_presence_pairs",
     "bounty_presence_unordered", "bounty_spots", "bounty_strongest_partner", "bounty_tournament_effect",
     "bounty_unshadowed", "bounty_wide_calls", "bounty_wide_cells", "by_hand_ranges", "cached_chip_flow",
-    "cached_pair_features", "card_coverage", "card_values", "chip_flow", "dealt_in_keys", "decisions_of", "encode",
+    "cached_decision_relation", "cached_pair_features", "card_coverage", "card_values", "chip_flow", "dealt_in_keys", "decisions_of", "encode",
     "hands_together", "hu_decisions", "name_codes", "omaha_strength", "overdispersed_sum_sf", "own_baseline",
     "own_baseline_columns", "pair_decisions", "pair_features", "preflop_equity_table", "preflop_percentile_table",
     "release", "score_test_terms", "seat_nets_cte", "starting_hand_percentile", "store_for", "tournaments_of",

@@ -27,7 +27,8 @@ equal features computed in one go (``tests/features``).
 time, so a long process never holds two warehouses' sums.
 :func:`release` drops it (the end of a run). The module-level functions
 :func:`cached_pair_features` and :func:`cached_chip_flow` are what the detectors
-call.
+call; :func:`cached_decision_relation` gives the window's decisions as a DuckDB relation over the day files, for
+a detector that aggregates them out of core instead of holding them.
 
 Example
 -------
@@ -161,6 +162,27 @@ class FeatureStore:
         ds = self.days(con, samples=samples, random_state=random_state)
         return fd.window_decisions(ds, self.window, columns)
 
+    def decision_relation(self, con: duckdb.DuckDBPyConnection, *, samples: int = 16, random_state: int = 0
+                          ) -> duckdb.DuckDBPyRelation | None:
+        """The window's heads-up decisions as a DuckDB relation on ``con``: the day files read by ``read_parquet``
+        (by column name), so nothing is read until a query runs on it and each query reads, out of core, the columns
+        and row groups it needs; a store in memory (a warehouse in memory): its day frames. Rows in no particular
+        order (a query that sums floats orders them itself, :data:`~detectors.features.days.DECISION_ORDER`).
+
+        Parameters
+        ----------
+        con : the warehouse. samples, random_state : the card-value setting (as :meth:`pair_table`).
+
+        Returns
+        -------
+        The relation, or None where the window holds no decision."""
+        ds = self.days(con, samples=samples, random_state=random_state)
+        paths = ds.paths("hu_decisions", self.window)
+        if paths:
+            return con.read_parquet(paths, union_by_name=True)
+        dec = fd.window_decisions(ds, self.window) if ds.root is None and self.window else pl.DataFrame()
+        return con.from_arrow(dec.to_arrow()) if dec.height else None
+
     def pair_features(self, con: duckdb.DuckDBPyConnection, *, samples: int = 16, random_state: int = 0,
                       columns: list[str] | None = None) -> tuple[pl.DataFrame, pl.DataFrame]:
         """(:meth:`decisions` with ``columns``, :meth:`pair_table`) for one card-value setting: the Monte Carlo card
@@ -203,6 +225,14 @@ def cached_pair_features(con: duckdb.DuckDBPyConnection, *, samples: int = 16, r
     versions (:func:`detectors.stats.replace_baseline_tests`).
     """
     return store_for(con).pair_features(con, samples=samples, random_state=random_state, columns=columns)
+
+
+def cached_decision_relation(con: duckdb.DuckDBPyConnection, *, samples: int = 16, random_state: int = 0
+                             ) -> duckdb.DuckDBPyRelation | None:
+    """The window's heads-up decisions of ``con``'s warehouse as a DuckDB relation over the day files
+    (:meth:`FeatureStore.decision_relation`): for detectors that count and sum them inside DuckDB rather than hold
+    them (None where the window holds no decision)."""
+    return store_for(con).decision_relation(con, samples=samples, random_state=random_state)
 
 
 def cached_chip_flow(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:

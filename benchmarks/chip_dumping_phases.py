@@ -1,0 +1,83 @@
+"""Chip dumping's fit, phase by phase: wall and CPU seconds and the process's memory (VmRSS, VmHWM) after each step.
+
+The steps of :meth:`detectors.chip_dumping.ChipDumpingDetector.fit` run one at a time on a warehouse (opened
+read-only, the pipeline's 1 GB DuckDB limit unless ``--duckdb-memory``), then score, threshold and the explanation
+of the first ``--explain`` rows. Tracemalloc does not see Polars' or DuckDB's memory; the kernel's counters do.
+
+    python benchmarks/chip_dumping_phases.py /work/nb-chip-small/warehouse.duckdb [--explain 50]
+"""
+
+from __future__ import annotations
+
+import argparse
+import resource
+import sys
+import time
+from pathlib import Path
+
+import duckdb
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+
+class Phases:
+    """Prints each phase's wall and CPU seconds and the memory after it."""
+
+    def __init__(self) -> None:
+        self.t, self.cpu = time.perf_counter(), self._cpu()
+
+    @staticmethod
+    def _cpu() -> float:
+        ru = resource.getrusage(resource.RUSAGE_SELF)
+        return ru.ru_utime + ru.ru_stime
+
+    def __call__(self, name: str) -> None:
+        st = dict(line.split(":", 1) for line in Path("/proc/self/status").read_text().splitlines()
+                  if line.startswith(("VmRSS", "VmHWM")))
+        mb = {k: int(v.split()[0]) // 1024 for k, v in st.items()}
+        now, cpu = time.perf_counter(), self._cpu()
+        print(f"{name:<30} {now - self.t:7.1f} s {cpu - self.cpu:7.1f} CPU s  VmRSS {mb['VmRSS']:>6,} MB  "
+              f"VmHWM {mb['VmHWM']:>6,} MB", flush=True)
+        self.t, self.cpu = now, cpu
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("warehouse")
+    ap.add_argument("--duckdb-memory", default="1GB")
+    ap.add_argument("--explain", type=int, default=50, help="rows explained (default 50)")
+    args = ap.parse_args()
+    from detectors.chip_dumping import ChipDumpingDetector, deviation_flow, receiver_tests
+    from detectors.chip_dumping.cells import baseline_tests
+    from detectors.chip_dumping.presence import preflop_table
+    from detectors.features import gameplay as gp
+
+    phase = Phases()
+    con = duckdb.connect(args.warehouse, read_only=True, config={"memory_limit": args.duckdb_memory})
+    det = ChipDumpingDetector()
+    store = gp.store_for(con)
+    pairs, det.flow_ = store.pair_table(con), store.chip_flow(con)
+    phase("feature store (pairs, flow)")
+    det.dec_ = store.decision_relation(con)
+    det.pairs_ = baseline_tests(pairs, det.dec_, alpha=det.alpha, rare_tail=det.rare_tail, junk_bins=det.junk_bins)
+    phase("own-baseline tests")
+    det.recv_ = receiver_tests(det.dec_, alpha=det.alpha, rare_tail=det.rare_tail)
+    phase("receiver tests")
+    det.devflow_ = deviation_flow(con, det.dec_)
+    phase("deviation flow")
+    det._fit_value_rows(con)
+    phase("evidence's value rows file")
+    det.window_, det.missing_ = None, []
+    with preflop_table(con) as pdec:
+        phase("preflop table")
+        det._presence_passes(con, pdec)
+        phase("presence passes")
+    rows = list(det.threshold(det.score(con)).iter_rows(named=True))
+    phase(f"score, threshold ({len(rows)} rows)")
+    for r in rows[:args.explain]:
+        det.explain(con, r)
+    phase(f"explain {min(len(rows), args.explain)} rows")
+
+
+if __name__ == "__main__":
+    main()

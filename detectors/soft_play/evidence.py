@@ -11,6 +11,7 @@ import polars as pl
 
 from detectors.base import Evidence, Signal
 from detectors.features import gameplay as gp
+from detectors.stats import WEIGHT
 
 
 # an investigator's check of the preflop test's counts: the player's answers to the opponent's preflop raises
@@ -40,29 +41,36 @@ class EvidenceMixin:
     """The ``explain`` of :class:`~detectors.soft_play.SoftPlayDetector`."""
 
     # ---------------------------------------------------------------- explain
-    def _evidence_hands(self, accounts: list[str], limit: int = 25) -> list[str]:
-        """Hands where they spared each other, most surprising first.
+    def _evidence_hands(self, con: duckdb.DuckDBPyConnection, accounts: list[str], limit: int = 25
+                        ) -> tuple[list[str], list[str]]:
+        """Hands where they spared each other, most surprising first, and the tournaments of those hands.
 
         Each passive decision (check, call or fold) towards a partner with a
         good hand weighs the player's own probability of betting or raising in
         that spot against everyone else (same street type, facing a bet or not,
-        heads-up or not, strength bin); a hand's weight is the sum.
+        heads-up or not, strength bin); a hand's weight is the sum. The own rates
+        come from the counted cells; only the decisions between the accounts are
+        read (a filtered read of the window's day files,
+        :meth:`~detectors.soft_play.cells.WindowDecisions.between`).
         """
         bins = ["preflop", "facing", "hu", "sbin"]
-        d = gp.decisions_of(self.dec_, accounts).filter(pl.col("sbin").is_not_null())
-        if d.is_empty():
-            return []
-        partner = pl.col("opponent").is_in(accounts)
-        rates = d.filter(~partner).group_by(["player", *bins]).agg(r=(pl.col("aggr").cast(pl.Float64).sum() + 0.5) / (pl.len() + 1.0))
+        # each player's own rates against the others, from the counted cells (stats.WEIGHT); the decisions between
+        # the accounts, the only rows read, from the window's day files
+        c = self.cells_.filter(pl.col("player").is_in(accounts) & pl.col("sbin").is_not_null())
+        rates = c.filter(~pl.col("opponent").is_in(accounts)).group_by(["player", *bins]).agg(
+            r=((pl.col("aggr").cast(pl.Float64) * pl.col(WEIGHT)).sum() + 0.5) / (pl.col(WEIGHT).sum() + 1.0))
+        d = self.source_.between(con, accounts, ["hand_id", "seq", "player", "tournament_id", "aggr", "sbin", *bins])
         x = (
-            d.filter(partner & (pl.col("sbin") >= 2) & ~pl.col("aggr"))
+            d.filter(pl.col("sbin").is_not_null() & (pl.col("sbin") >= 2) & ~pl.col("aggr"))
             .join(rates, on=["player", *bins], how="left")
             .with_columns(pl.col("r").fill_null(0.3))
         )
         if x.is_empty():
-            return []
+            return [], []
         h = x.group_by("hand_id").agg(w=pl.col("r").sum()).sort(["w", "hand_id"], descending=[True, False])
-        return h["hand_id"].head(limit).to_list()
+        hands = h["hand_id"].head(limit).to_list()
+        tour = x.filter(pl.col("hand_id").is_in(hands) & pl.col("tournament_id").is_not_null())["tournament_id"]
+        return hands, sorted(set(tour.to_list()))
 
     def _direction_evidence(self, row: dict[str, Any], ev: list[Evidence], texts: list[str]) -> None:
         """Each direction's bets and raises aimed at the other and folds to the other's bets, against the own
@@ -295,14 +303,14 @@ class EvidenceMixin:
         shape = row.get("shape", "pair")
         who = " and ".join(accounts) if len(accounts) == 2 else f"ring of {len(accounts)} ({', '.join(accounts)})"
         summary = f"{who}: " + "; ".join(texts) + f"; q = {row.get('q_value') or 1:.2g}"
-        hands = self._evidence_hands(accounts)
+        hands, tournaments = self._evidence_hands(con, accounts)
         return Signal(
             kind=self.kind,
             accounts=accounts,
             score=float(row["score"]),
             flagged=bool(row["flagged"]),
             summary=summary,
-            tournaments=gp.tournaments_of(self.dec_, hands),
+            tournaments=tournaments,
             hands=hands,
             evidence=ev,
             benign=(

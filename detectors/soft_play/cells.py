@@ -57,6 +57,13 @@ cells AS (SELECT * EXCLUDE (eff_bb), {stage} FROM x)
 """
 
 
+#: log(1 - r) summed over a hand's decisions in decision order by Kahan's compensated summation (Kahan, CACM 1965),
+#: the summation Polars' group-by sum of floats performs, so the sums are Polars' to the bit: a fold over the hand's
+#: terms with the running sum ``s`` and its compensation ``c`` (t = s + (x - c); c = (t - s) - (x - c))
+KAHAN_LOG_SUM = ("list_reduce(list({'s': ln(1 - r.r), 'c': 0.0} ORDER BY c.seq), "
+                 "lambda a, e: {'s': a.s + (e.s - a.c), 'c': ((a.s + (e.s - a.c)) - a.s) - (e.s - a.c)}).s")
+
+
 def _stage_sql(stage_bb: tuple[float, ...] | None) -> tuple[str, dict]:
     """The ``stage`` column's expression and its parameters: 0 cash, tournament decisions 1 + the cuts
     ``stage_bb`` their effective stack is at or under (an unknown stack counts as deep); no column for None."""
@@ -149,8 +156,9 @@ class WindowDecisions:
         """Per hand and pair (unordered, player < opponent; ``directed``: per ordered pair, the player's own
         decisions only) over the decisions of the cells ``rated`` (rows of :meth:`cells` with ``_y`` and the own
         rate ``r``, :func:`detectors.stats.own_rates_per_decision`; only its cells are read) whose rate is known:
-        ``bets`` (the sum of ``_y``) and ``logpi`` (of log(1 - r)), summed in decision order, the rows in the
-        order of the hands and their first decision (:func:`detectors.stats.hand_passivity_sums` out of core)."""
+        ``bets`` (the sum of ``_y``) and ``logpi`` (of log(1 - r)), summed in decision order as Polars sums a group
+        (:data:`KAHAN_LOG_SUM`), the rows in the order of the hands and their first decision: the frame of
+        :func:`detectors.stats.hand_passivity_sums` over the decisions, made out of core."""
         keys = [*self.cell_columns, *ACTION_COLUMNS]
         lo, hi = ("c.player", "c.opponent") if directed else ("least(c.player, c.opponent)",
                                                              "greatest(c.player, c.opponent)")
@@ -159,7 +167,7 @@ class WindowDecisions:
         try:
             return self.query(con, f"""
                 SELECT c.hand_id, {lo} AS player, {hi} AS opponent,
-                       CAST(sum(r._y ORDER BY c.seq) AS BIGINT) AS bets, sum(ln(1 - r.r) ORDER BY c.seq) AS logpi
+                       CAST(sum(r._y) AS BIGINT) AS bets, {KAHAN_LOG_SUM} AS logpi
                 FROM cells c JOIN _sp_rated r ON {on}
                 WHERE r.r IS NOT NULL
                 GROUP BY ALL ORDER BY c.hand_id, min(c.seq)""")

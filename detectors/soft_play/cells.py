@@ -181,6 +181,18 @@ class WindowDecisions:
         return self.query(con, f"SELECT {cols} FROM d WHERE list_contains($acc, player) AND list_contains($acc, opponent) "
                                f"ORDER BY hand_id, seq", {"acc": list(accounts)}, cells=False)
 
+    def between_pairs(self, con: duckdb.DuckDBPyConnection, pairs: pl.DataFrame, columns: list[str]) -> pl.DataFrame:
+        """``columns`` of the decisions (as stored) between the two players of a row of ``pairs`` (player,
+        opponent), in hand and decision order: one filtered read of the window for many pairs, no join."""
+        cols = ", ".join(f"c.{c}" for c in dict.fromkeys(columns) if c in SOURCE_COLUMNS)
+        con.register("_sp_pairs", pairs.select("player", "opponent").to_arrow())
+        try:
+            return self.query(con, f"""SELECT {cols} FROM d c SEMI JOIN _sp_pairs p
+                ON p.player = least(c.player, c.opponent) AND p.opponent = greatest(c.player, c.opponent)
+                ORDER BY c.hand_id, c.seq""", cells=False)
+        finally:
+            con.unregister("_sp_pairs")
+
     def decisions(self, con: duckdb.DuckDBPyConnection, *, players: list[str] | None = None,
                   pairs: pl.DataFrame | None = None) -> pl.DataFrame:
         """The decisions with their cells (every column of ``cells``) in hand and decision order: those whose

@@ -381,7 +381,7 @@ class SoftPlayDetector(EvidenceMixin, PairDetector):
             pl.col("hp_expected") / pl.col("hp_observed").clip(1e-9)) if hp_cols else pl.lit(None, pl.Float64))
         if self.ring_tau:
             u = self._with_rings(u)
-        return u.sort("score", descending=True)
+        return self._with_evidence_hands(con, u.sort("score", descending=True))
 
     def _combined_p(self, u: pl.DataFrame) -> pl.DataFrame:
         """``u`` (unordered pairs with the pooled tests) with ``main_p_value`` (the check test street by street with

@@ -109,3 +109,16 @@ def test_day_files_read_by_duckdb_give_the_frames_counts(fitted, tmp_path):
     files = WindowDecisions([str(first), str(second)], None, det.stage_bb)
     assert files.cells(w.con).equals(det.cells_)
     assert files.summary(w.con) == det.source_.summary(w.con)
+
+
+def test_evidence_read_once_for_the_pairs_shown_equals_each_pairs_own_read(fitted):
+    """The evidence hands and tournaments score() reads at once for every pair threshold() can show equal those
+    explain() reads for one pair alone (the fallback, as for rings), and every pair shown has them."""
+    w, det, dec = fitted
+    shown = det.threshold(det.score(w.con))
+    pairs = shown.filter(pl.col("accounts").list.len() == 2)
+    assert pairs.height > 20 and pairs["evidence_hands"].is_not_null().all()
+    for row in pairs.head(40).iter_rows(named=True):
+        hands, tournaments = det._evidence_hands(w.con, list(row["accounts"]), det.EVIDENCE_HANDS)
+        assert (row["evidence_hands"], row["evidence_tournaments"]) == (hands, tournaments)
+    assert any(row["evidence_hands"] for row in pairs.iter_rows(named=True))

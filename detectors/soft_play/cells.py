@@ -148,7 +148,7 @@ class WindowDecisions:
     def summary(self, con: duckdb.DuckDBPyConnection) -> tuple[int, int, bool]:
         """(decisions, decisions with the strength known, any decision not Hold'em)."""
         f = self.query(con, "SELECT count(*) AS n, count(strength) AS known, "
-                            "coalesce(bool_or(game <> 'holdem'), false) AS other FROM cells")
+                            "coalesce(bool_or(game <> 'holdem'), false) AS other FROM d", cells=False)
         return (int(f["n"][0]), int(f["known"][0]), bool(f["other"][0])) if f.height else (0, 0, False)
 
     def hand_sums(self, con: duckdb.DuckDBPyConnection, rated: pl.DataFrame, *, directed: bool = False

@@ -23,6 +23,9 @@ DuckDB to the warehouse's preflop raises and tournament stacks.
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
+
 import duckdb
 import polars as pl
 
@@ -32,6 +35,10 @@ from detectors.stats import WEIGHT
 #: the decision columns read from the day files
 SOURCE_COLUMNS = ["hand_id", "seq", "street", "player", "opponent", "is_tournament", "tournament_id", "game", "bb",
                   "strength", "aggr", "facing", "fold", "commit", "preflop", "hu", "sbin"]
+#: the temporary table of :meth:`WindowDecisions.kept` and its columns (``stage`` added when the stage cell is on)
+KEPT = "_sp_decision_cells"
+KEPT_COLUMNS = ["hand_id", "seq", "street", "player", "opponent", "preflop", "facing", "hu", "sbin", "vs_bet", "tour",
+                "pbin", "aggr", "fold", "commit"]
 #: the cells of a decision (with ``stage`` when the stage bin is on) and the actions counted in them
 CELL_COLUMNS = ["player", "opponent", "street", "preflop", "facing", "hu", "sbin", "vs_bet", "tour", "pbin"]
 ACTION_COLUMNS = ["aggr", "fold", "commit"]
@@ -87,6 +94,7 @@ class WindowDecisions:
 
     def __init__(self, paths: list[str], frame: pl.DataFrame | None, stage_bb: tuple[float, ...] | None) -> None:
         self.paths, self.frame, self.stage_bb = list(paths), frame, stage_bb
+        self._kept = False
 
     @classmethod
     def of(cls, con: duckdb.DuckDBPyConnection, *, samples: int, random_state: int,
@@ -121,6 +129,8 @@ class WindowDecisions:
         else:
             source = "_sp_window_decisions"
         head = DECISION_CELLS_SQL.replace("{stage}", stage) if cells else "WITH d AS (SELECT * FROM {source})\n"
+        if cells and self._kept:
+            head, sp = f"WITH cells AS (SELECT * FROM {KEPT})\n", {}
         sql = head.replace("{source}", source) + select
         if self.empty:
             return pl.DataFrame()
@@ -131,6 +141,35 @@ class WindowDecisions:
         finally:
             if self.frame is not None:
                 con.unregister("_sp_window_decisions")
+
+    @contextlib.contextmanager
+    def kept(self, con: duckdb.DuckDBPyConnection) -> Iterator[None]:
+        """Within the block, the queries over ``cells`` read one DuckDB temporary table of the decisions' cells
+        (:data:`KEPT_COLUMNS`, made once: the joins to the warehouse are not made again for each query; DuckDB
+        keeps it under its memory limit, spilling to its temporary folder); dropped when the block ends."""
+        if self.empty:
+            yield
+            return
+        keep = ", ".join([*KEPT_COLUMNS, *(["stage"] if self.stage_bb else [])])
+        stage, sp = _stage_sql(self.stage_bb)
+        source = "read_parquet($files, union_by_name = true)" if self.frame is None else "_sp_window_decisions"
+        sql = (DECISION_CELLS_SQL.replace("{stage}", stage).replace("{source}", source)
+               + f"SELECT {keep} FROM cells")
+        if self.frame is None:
+            sp = {**sp, "files": self.paths}
+        else:
+            con.register("_sp_window_decisions", self.frame.to_arrow())
+        try:
+            con.execute(f"CREATE OR REPLACE TEMP TABLE {KEPT} AS {sql}", sp)
+        finally:
+            if self.frame is not None:
+                con.unregister("_sp_window_decisions")
+        self._kept = True
+        try:
+            yield
+        finally:
+            self._kept = False
+            con.execute(f"DROP TABLE IF EXISTS {KEPT}")
 
     def cells(self, con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
         """Every distinct (pair, cell, action) of the window with its decisions counted (``_w``), in the order of
@@ -199,6 +238,9 @@ class WindowDecisions:
         player is one of ``players``, or whose unordered pair is a row of ``pairs`` (player < opponent), or all."""
         cols = "hand_id, seq, street, player, opponent, is_tournament, tournament_id, game, bb, strength, aggr, " \
                "facing, fold, commit, preflop, hu, sbin, tour, vs_bet, pbin" + (", stage" if self.stage_bb else "")
+        if self._kept:
+            # within kept(): the kept columns only (what the tests read)
+            cols = ", ".join([*KEPT_COLUMNS, *(["stage"] if self.stage_bb else [])])
         if pairs is not None:
             con.register("_sp_pairs", pairs.select("player", "opponent").to_arrow())
             try:

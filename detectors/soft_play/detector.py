@@ -170,13 +170,16 @@ class SoftPlayDetector(EvidenceMixin, PairDetector):
         self.source_ = WindowDecisions.of(con, samples=self.samples, random_state=self.random_state,
                                           stage_bb=self.stage_bb)
         pairs = gp.store_for(con).pair_table(con, samples=self.samples, random_state=self.random_state)
-        # per pair, cell and action: the decisions counted (stats.WEIGHT), the cells those of SPECS: preflop the
-        # starting hand's tenth (pbin), tournament or cash (tour), facing a real bet (vs_bet), the stage
-        self.cells_ = self.source_.cells(con)
-        # own-baseline tests with each player's outlying partners left out of the baseline (stats.robust_own_baseline)
-        self.pairs_ = stats.replace_baseline_tests(pairs, self.cells_, alpha=self.alpha) if not pairs.is_empty() else pairs
-        # the three pooled tests (both directions of the pair added up, stats.pool_directions)
-        self.pooled_ = self._pooled_tests(con)
+        with self.source_.kept(con):  # the decisions' cells joined once, read by each query of the fit
+            # per pair, cell and action: the decisions counted (stats.WEIGHT), the cells those of SPECS: preflop the
+            # starting hand's tenth (pbin), tournament or cash (tour), facing a real bet (vs_bet), the stage
+            self.cells_ = self.source_.cells(con)
+            # own-baseline tests with each player's outlying partners left out of the baseline
+            # (stats.robust_own_baseline)
+            self.pairs_ = (stats.replace_baseline_tests(pairs, self.cells_, alpha=self.alpha) if not pairs.is_empty()
+                           else pairs)
+            # the three pooled tests (both directions of the pair added up, stats.pool_directions)
+            self.pooled_ = self._pooled_tests(con)
         n, known_n, other = self.source_.summary(con)
         self.coverage_ = gp.card_coverage(con) if n else 0.0
         self.missing_ = []

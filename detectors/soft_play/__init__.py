@@ -49,6 +49,12 @@ interpretable counts. Benign look-alikes considered: regulars who meet often
 (the test is per decision), passive players (own baseline), cautious folds
 of weak hands (bins by strength), check-downs with weak hands.
 
+Every test reads the window's decisions through counts per ordered pair, cell
+and action, which DuckDB makes over the day files
+(:mod:`detectors.soft_play.cells`); the whole-hand test's per-hand sums are
+made there too, and only the thin pairs' decisions and those of the pairs
+shown are read as rows: memory set by the pairs, not by the decisions.
+
 Score: −log10 q of the pair (the best pair of a ring), comparable within the
 kind. The figures behind each rule are in docs/measurements.md ("Detector
 notes moved from docstrings").

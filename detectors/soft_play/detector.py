@@ -14,6 +14,7 @@ from detectors import stats
 from detectors.base import HAND_INPUTS, PairDetector
 from detectors.features import gameplay as gp
 from detectors.features import identity
+from detectors.soft_play.cells import WindowDecisions
 from detectors.soft_play.evidence import EvidenceMixin
 
 
@@ -80,10 +81,6 @@ class SoftPlayDetector(EvidenceMixin, PairDetector):
 
     kind = "soft_play"
     inputs = {**HAND_INPUTS, "registrations": ("account", "ts", "kind", "tournament_id")}
-    #: the columns of the window's heads-up decisions the fit, the tests and the evidence read (only these are read
-    #: from the day files: :func:`detectors.features.gameplay.cached_pair_features`)
-    decision_columns = ["hand_id", "seq", "street", "player", "opponent", "is_tournament", "tournament_id", "game",
-                        "bb", "strength", "aggr", "facing", "fold", "commit", "preflop", "hu", "sbin"]
 
     def __init__(
         self,
@@ -156,51 +153,43 @@ class SoftPlayDetector(EvidenceMixin, PairDetector):
         """Learn the population's own rates: every heads-up decision judged by the cards, each pair's
         own-baseline tests (robust baselines, explaining away) and the pooled, whole-hand and ring tests.
 
+        The window's decisions are read by DuckDB from the day files and counted per pair and cell
+        (:class:`detectors.soft_play.cells.WindowDecisions`): the tests read the counts (``cells_``), the
+        whole-hand test per-hand sums made by DuckDB; no frame of the window's decisions is held.
+
         Parameters
         ----------
         con : the warehouse (``inputs`` names the tables read).
 
         Returns
         -------
-        self, with ``dec_`` (the decisions), ``pairs_`` (ordered-pair tests), ``pooled_`` (unordered-pair tests),
-        ``outliers_``, ``coverage_`` (share of hands with the cards known) and ``missing_``."""
-        dec, pairs = gp.cached_pair_features(con, samples=self.samples, random_state=self.random_state,
-                                             columns=self.decision_columns)
-        # which decisions face a real bet (preflop: after the first raise), and who raised last preflop
-        self.dec_ = gp.with_bet_faced(con, dec)
-        del dec  # the join copied every column: the frame read is no longer needed (one window of decisions held)
-        if not self.dec_.is_empty():
-            # preflop the starting hand's percentile in tenths (the strength bins are too coarse there: a player who
-            # always continues with the top 5% and folds the next 15% shows one middling rate in the top bin), and
-            # tournament or cash (stack depth and payouts change which hands continue)
-            self.dec_ = self.dec_.with_columns(
-                pbin=pl.when(pl.col("preflop")).then((pl.col("strength") * 10).floor().clip(0, 9))
-                .otherwise(pl.col("sbin") + 10).cast(pl.Int8),
-                tour=pl.col("is_tournament").fill_null(False))
-            if self.stage_bb:
-                # the stage: 0 cash, then tournament decisions by effective stack, deepest first (1 deeper than every
-                # cut, up to len(stage_bb) + 1 at or under the smallest); an unknown stack counts as deep
-                # (only the columns the stack depth reads: the two joins then copy five columns, not every one)
-                eff = gp.with_stack_depth(con, self.dec_.select("hand_id", "player", "opponent", "is_tournament", "bb"))["eff_bb"]
-                deep = pl.Series(np.sum([eff.fill_null(np.inf).to_numpy() <= c for c in self.stage_bb], axis=0))
-                self.dec_ = self.dec_.with_columns(
-                    stage=pl.when(pl.col("tour")).then(1 + deep).otherwise(0).cast(pl.Int8))
-                del eff, deep
-        # the columns only the cells above read, and the last preflop raiser (no test reads it), leave the frame
-        self.dec_ = self.dec_.drop("preflop_aggressor", "seq", "bb", "is_tournament", strict=False)
-        # own-baseline tests with each player's outlying partners left out of the baseline (stats.robust_own_baseline)
-        self.pairs_ = stats.replace_baseline_tests(pairs, self.dec_, alpha=self.alpha) if not pairs.is_empty() else pairs
-        # the three pooled tests (both directions of the pair added up, stats.pool_directions)
-        self.pooled_ = self._pooled_tests()
-        self.coverage_ = gp.card_coverage(con) if not self.dec_.is_empty() else 0.0
+        self, with ``source_`` (where the window's decisions are), ``cells_`` (their counts per pair, cell and
+        action, :meth:`~detectors.soft_play.cells.WindowDecisions.cells`), ``pairs_`` (ordered-pair tests),
+        ``pooled_`` (unordered-pair tests), ``outliers_``, ``coverage_`` (share of hands with the cards known) and
+        ``missing_``."""
+        self.source_ = WindowDecisions.of(con, samples=self.samples, random_state=self.random_state,
+                                          stage_bb=self.stage_bb)
+        pairs = gp.store_for(con).pair_table(con, samples=self.samples, random_state=self.random_state)
+        with self.source_.kept(con):  # the decisions' cells joined once, read by each query of the fit
+            # per pair, cell and action: the decisions counted (stats.WEIGHT), the cells those of SPECS: preflop the
+            # starting hand's tenth (pbin), tournament or cash (tour), facing a real bet (vs_bet), the stage
+            self.cells_ = self.source_.cells(con)
+            # own-baseline tests with each player's outlying partners left out of the baseline
+            # (stats.robust_own_baseline)
+            self.pairs_ = (stats.replace_baseline_tests(pairs, self.cells_, alpha=self.alpha) if not pairs.is_empty()
+                           else pairs)
+            # the three pooled tests (both directions of the pair added up, stats.pool_directions)
+            self.pooled_ = self._pooled_tests(con)
+        n, known_n, other = self.source_.summary(con)
+        self.coverage_ = gp.card_coverage(con) if n else 0.0
         self.missing_ = []
-        known = self.dec_["strength"].is_not_null().mean() if not self.dec_.is_empty() else 0.0
-        if self.coverage_ < 0.5 or (known or 0.0) < 0.5:
+        known = known_n / n if n else 0.0
+        if self.coverage_ < 0.5 or known < 0.5:
             self.missing_.append(
                 "card-aware passivity and folding tests: hole cards known only for the hero and showdowns "
-                f"({(known or 0.0):.0%} of heads-up decisions judged)"
+                f"({known:.0%} of heads-up decisions judged)"
             )
-        if not self.dec_.is_empty() and (self.dec_["game"] != "holdem").any():
+        if other:
             self.missing_.append("Omaha and other non-Hold'em decisions are not judged by the cards")
         return self
 
@@ -224,22 +213,22 @@ class SoftPlayDetector(EvidenceMixin, PairDetector):
         """The indicator and keyword arguments of :func:`detectors.stats.robust_own_baseline` for test ``name``."""
         y, where, side, *more = self.SPECS[name]
         kw = {"where": where, "side": side, **dict(zip(("bins", "max_rate"), more))}
-        if self.stage_bb and name in self.stage_tests and "stage" in getattr(self, "dec_", pl.DataFrame()).columns:
+        if self.stage_bb and name in self.stage_tests and "stage" in getattr(self, "cells_", pl.DataFrame()).columns:
             kw["bins"] = (*(kw.get("bins") or self.BINS), "stage")
         return y, kw
 
-    def _pooled_tests(self) -> pl.DataFrame:
+    def _pooled_tests(self, con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
         """Per unordered pair, each test of ``self.tests`` pooled over both directions (``<name>_n``, ``_observed``,
         ``_expected``, ``_p_value``), and per direction the z of the first test (``dir_z``, ``dir_z_r``)."""
         out = None
         also = None
         if self.explain_away:
             also = self.outliers_ = stats.baseline_outliers(
-                self.dec_, [self._baseline_args(x) for x in self.explain_away], alpha=self.alpha)
+                self.cells_, [self._baseline_args(x) for x in self.explain_away], alpha=self.alpha)
         for name in (self.tests[0], *[x for x in self.SPECS if x != self.tests[0]]):
             y, kw = self._baseline_args(name)
             side = kw["side"]
-            d = stats.robust_own_baseline(self.dec_, y, alpha=self.alpha, also_out=also, **kw)
+            d = stats.robust_own_baseline(self.cells_, y, alpha=self.alpha, also_out=also, **kw)
             t = stats.pool_directions(d, side=side, skew=self.skew).drop("z", "skew", strict=False)
             t = t.rename({c: f"{name}_{c}" for c in ("n", "observed", "expected", "p_value")})
             if self.side_stouffer:
@@ -273,21 +262,28 @@ class SoftPlayDetector(EvidenceMixin, PairDetector):
             # streets only
             y, kw = self._baseline_args(self.tests[0])
             # (each street's thin own baselines read as a two-sample comparison, as the pooled check test's: thin_check)
-            st = stats.street_tests(self.dec_, y, alpha=self.alpha, also_out=also, skew=self.skew,
+            st = stats.street_tests(self.cells_, y, alpha=self.alpha, also_out=also, skew=self.skew,
                                     thin_below=self.hand_min_baseline if self.thin_check else None, **kw)
             out = out.join(st, on=["player", "opponent"], how="left")
         if self.hand_test and out is not None:
-            out = self._with_hand_test(out, also, first_dir)
+            out = self._with_hand_test(con, out, also, first_dir)
         return out
 
-    def _with_hand_test(self, out: pl.DataFrame, also: pl.DataFrame | None, first_dir: pl.DataFrame) -> pl.DataFrame:
+    def _with_hand_test(self, con: duckdb.DuckDBPyConnection, out: pl.DataFrame, also: pl.DataFrame | None,
+                        first_dir: pl.DataFrame) -> pl.DataFrame:
         """``out`` with the whole-hand passivity test (``hp_*``; :func:`detectors.stats.hand_passivity_test`, its
-        predictive form where a baseline is thin) and each side's share of it (``hdir_z``, ``hdir_z_r``)."""
+        predictive form where a baseline is thin) and each side's share of it (``hdir_z``, ``hdir_z_r``).
+
+        The own rates come from the counted cells; the per-hand sums of the test are made by DuckDB over the
+        window's decisions (:meth:`~detectors.soft_play.cells.WindowDecisions.hand_sums`), and only the thin pairs'
+        decisions are read as rows (the predictive test draws per cell in the order of the decisions)."""
         # whole hands checked through between them (the check test's decisions, heads-up, own rates as its)
         y, kw = self._baseline_args(self.tests[0])
-        rated = stats.own_rates_per_decision(self.dec_, y, alpha=self.alpha, also_out=also, posterior=self.hand_thin,
-                                             **kw)
-        hp = stats.hand_passivity_test(rated.filter(pl.col("hu")), max_weight=self.hand_max_weight)
+        side = kw.pop("side", "less")
+        rates = stats.own_rate_table(self.cells_, y, alpha=self.alpha, also_out=also, posterior=self.hand_thin, **kw)
+        rated = stats.own_rates_per_decision(self.cells_, y, alpha=self.alpha, also_out=also, side=side,
+                                             rates=rates, **kw).filter(pl.col("hu"))
+        hp = stats.hand_passivity_from_hands(self.source_.hand_sums(con, rated), max_weight=self.hand_max_weight)
         # the plug-in own rates are trusted only where each player's baseline outweighs the pair's own decisions
         lo, hi = pl.min_horizontal("player", "opponent"), pl.max_horizontal("player", "opponent")
         base = first_dir.group_by(lo.alias("player"), hi.alias("opponent")).agg(
@@ -299,8 +295,9 @@ class SoftPlayDetector(EvidenceMixin, PairDetector):
         if self.hand_thin:
             # thinner baselines: the same statistic, its tail averaged over the rates the baseline allows
             tp = hp.filter(thin).select("player", "opponent")
-            r = rated.filter(pl.col("hu")).with_columns(_a=lo, _b=hi).join(
-                tp.select(_a="player", _b="opponent"), on=["_a", "_b"], how="semi").drop("_a", "_b")
+            # the thin pairs' decisions, read as rows (in decision order: the draws are made per cell in that order)
+            r = stats.own_rates_per_decision(self.source_.decisions(con, pairs=tp), y, alpha=self.alpha, also_out=also,
+                                             side=side, rates=rates, **kw).filter(pl.col("hu"))
             pred = stats.hand_passivity_predictive(r, bins=tuple(kw.get("bins") or self.BINS),
                                                    max_weight=self.hand_max_weight, draws=self.hand_draws,
                                                    random_state=self.random_state,
@@ -314,7 +311,8 @@ class SoftPlayDetector(EvidenceMixin, PairDetector):
         out = out.join(hp.drop("hp_dirs"), on=["player", "opponent"], how="left")
         # each side's own share of the passivity (its decisions only): the mutual rule may read it in place of the
         # check test's per-direction z where the hand test was made
-        hd = stats.hand_passivity_test(rated.filter(pl.col("hu")), max_weight=self.hand_max_weight, directed=True)
+        hd = stats.hand_passivity_from_hands(self.source_.hand_sums(con, rated, directed=True),
+                                             max_weight=self.hand_max_weight)
         hd = hd.select("player", "opponent", "hp_z")
         lo = pl.col("player") < pl.col("opponent")
         out = out.join(hd.filter(lo).rename({"hp_z": "hdir_z"}), on=["player", "opponent"], how="left").join(
@@ -386,7 +384,7 @@ class SoftPlayDetector(EvidenceMixin, PairDetector):
             pl.col("hp_expected") / pl.col("hp_observed").clip(1e-9)) if hp_cols else pl.lit(None, pl.Float64))
         if self.ring_tau:
             u = self._with_rings(u)
-        return u.sort("score", descending=True)
+        return self._with_evidence_hands(con, u.sort("score", descending=True))
 
     def _combined_p(self, u: pl.DataFrame) -> pl.DataFrame:
         """``u`` (unordered pairs with the pooled tests) with ``main_p_value`` (the check test street by street with

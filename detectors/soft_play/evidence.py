@@ -11,6 +11,7 @@ import polars as pl
 
 from detectors.base import Evidence, Signal
 from detectors.features import gameplay as gp
+from detectors.stats import WEIGHT
 
 
 # an investigator's check of the preflop test's counts: the player's answers to the opponent's preflop raises
@@ -40,29 +41,86 @@ class EvidenceMixin:
     """The ``explain`` of :class:`~detectors.soft_play.SoftPlayDetector`."""
 
     # ---------------------------------------------------------------- explain
-    def _evidence_hands(self, accounts: list[str], limit: int = 25) -> list[str]:
-        """Hands where they spared each other, most surprising first.
+    def _evidence_hands(self, con: duckdb.DuckDBPyConnection, accounts: list[str], limit: int = 25
+                        ) -> tuple[list[str], list[str]]:
+        """Hands where they spared each other, most surprising first, and the tournaments of those hands.
 
         Each passive decision (check, call or fold) towards a partner with a
         good hand weighs the player's own probability of betting or raising in
         that spot against everyone else (same street type, facing a bet or not,
-        heads-up or not, strength bin); a hand's weight is the sum.
+        heads-up or not, strength bin); a hand's weight is the sum. The own rates
+        come from the counted cells; only the decisions between the accounts are
+        read (a filtered read of the window's day files,
+        :meth:`~detectors.soft_play.cells.WindowDecisions.between`).
         """
         bins = ["preflop", "facing", "hu", "sbin"]
-        d = gp.decisions_of(self.dec_, accounts).filter(pl.col("sbin").is_not_null())
-        if d.is_empty():
-            return []
-        partner = pl.col("opponent").is_in(accounts)
-        rates = d.filter(~partner).group_by(["player", *bins]).agg(r=(pl.col("aggr").cast(pl.Float64).sum() + 0.5) / (pl.len() + 1.0))
+        # each player's own rates against the others, from the counted cells (stats.WEIGHT); the decisions between
+        # the accounts, the only rows read, from the window's day files
+        c = self.cells_.filter(pl.col("player").is_in(accounts) & pl.col("sbin").is_not_null())
+        rates = c.filter(~pl.col("opponent").is_in(accounts)).group_by(["player", *bins]).agg(
+            r=((pl.col("aggr").cast(pl.Float64) * pl.col(WEIGHT)).sum() + 0.5) / (pl.col(WEIGHT).sum() + 1.0))
+        d = self.source_.between(con, accounts, ["hand_id", "seq", "player", "tournament_id", "aggr", "sbin", *bins])
         x = (
-            d.filter(partner & (pl.col("sbin") >= 2) & ~pl.col("aggr"))
+            d.filter(pl.col("sbin").is_not_null() & (pl.col("sbin") >= 2) & ~pl.col("aggr"))
             .join(rates, on=["player", *bins], how="left")
             .with_columns(pl.col("r").fill_null(0.3))
         )
         if x.is_empty():
-            return []
+            return [], []
         h = x.group_by("hand_id").agg(w=pl.col("r").sum()).sort(["w", "hand_id"], descending=[True, False])
-        return h["hand_id"].head(limit).to_list()
+        hands = h["hand_id"].head(limit).to_list()
+        tour = x.filter(pl.col("hand_id").is_in(hands) & pl.col("tournament_id").is_not_null())["tournament_id"]
+        return hands, sorted(set(tour.to_list()))
+
+    #: evidence hands per signal shown
+    EVIDENCE_HANDS = 25
+
+    def _with_evidence_hands(self, con: duckdb.DuckDBPyConnection, u: pl.DataFrame) -> pl.DataFrame:
+        """``u`` (scored pairs, best first) with ``evidence_hands`` and ``evidence_tournaments`` for the pairs
+        :meth:`threshold` can show: every pair with q or ring q at most alpha and the ``max_unflagged`` next (ties
+        at the cut included), in one read of the decisions between them; null elsewhere (:meth:`explain` then
+        reads the pair's own, as it does for rings).
+
+        For each pair the same figures as :meth:`_evidence_hands` of its two accounts: each player's own rate of
+        betting or raising per cell (street type, facing a bet, heads-up, strength bin) against everyone but the
+        partner, ((bets or raises) + 0.5) / (decisions + 1), from the counted cells, 0.3 where the player has none;
+        a hand's weight the sum of those rates over the passive decisions towards the partner with a good hand
+        (strength bin at least 2); the ``EVIDENCE_HANDS`` heaviest hands, then by hand id."""
+        cols = {"evidence_hands": pl.List(pl.Utf8), "evidence_tournaments": pl.List(pl.Utf8)}
+        if u.is_empty():
+            return u.with_columns(pl.lit(None, dt).alias(c) for c, dt in cols.items())
+        alpha = pl.lit(self.alpha)
+        hit = (pl.col("q_value").fill_null(1.0) <= alpha) | (
+            (pl.col("ring_q_value").fill_null(1.0) <= alpha) if "ring_q_value" in u.columns else pl.lit(False))
+        k = min(u.height, int(u.select(hit.sum()).item()) + self.max_unflagged)
+        cut = u["score"].sort(descending=True)[k - 1] if k else float("inf")
+        pairs = u.filter(hit | (pl.col("score") >= cut)).select("player", "opponent")
+        bins = ["preflop", "facing", "hu", "sbin"]
+        # each player's decisions per cell, in all and against the partner: the rate against everyone else
+        c = self.cells_.filter(pl.col("sbin").is_not_null()).with_columns(
+            _k=pl.col("aggr").cast(pl.Int64) * pl.col(WEIGHT))
+        both = pl.concat([pairs, pairs.select(player="opponent", opponent="player")])
+        c = c.join(both.select("player").unique(), on="player", how="semi")
+        total = c.group_by("player", *bins).agg(N=pl.col(WEIGHT).sum(), K=pl.col("_k").sum())
+        vs = c.join(both, on=["player", "opponent"], how="semi").group_by("player", "opponent", *bins).agg(
+            n=pl.col(WEIGHT).sum(), k=pl.col("_k").sum())
+        rates = vs.join(total, on=["player", *bins]).filter(pl.col("N") > pl.col("n")).select(
+            "player", "opponent", *bins,
+            r=((pl.col("K") - pl.col("k")).cast(pl.Float64) + 0.5) / ((pl.col("N") - pl.col("n")).cast(pl.Float64) + 1.0))
+        d = self.source_.between_pairs(con, pairs, ["hand_id", "seq", "player", "opponent", "tournament_id", "aggr",
+                                                    *bins])
+        x = (d.filter(pl.col("sbin").is_not_null() & (pl.col("sbin") >= 2) & ~pl.col("aggr"))
+             .join(rates, on=["player", "opponent", *bins], how="left").with_columns(pl.col("r").fill_null(0.3))
+             .with_columns(_a=pl.min_horizontal("player", "opponent"), _b=pl.max_horizontal("player", "opponent")))
+        h = x.group_by("_a", "_b", "hand_id").agg(w=pl.col("r").sum(), t=pl.col("tournament_id").first())
+        h = h.sort(["_a", "_b", "w", "hand_id"], descending=[False, False, True, False]).group_by(
+            "_a", "_b").head(self.EVIDENCE_HANDS)
+        ev = h.group_by("_a", "_b").agg(evidence_hands=pl.col("hand_id"),
+                                        evidence_tournaments=pl.col("t").drop_nulls().unique().sort())
+        ev = pairs.join(ev.rename({"_a": "player", "_b": "opponent"}), on=["player", "opponent"], how="left")
+        # a pair shown without a hand to show: empty lists (not null: null means "not computed here")
+        ev = ev.with_columns(pl.col(c).fill_null(pl.lit([], dt)) for c, dt in cols.items())
+        return u.join(ev, on=["player", "opponent"], how="left", maintain_order="left")
 
     def _direction_evidence(self, row: dict[str, Any], ev: list[Evidence], texts: list[str]) -> None:
         """Each direction's bets and raises aimed at the other and folds to the other's bets, against the own
@@ -295,14 +353,18 @@ class EvidenceMixin:
         shape = row.get("shape", "pair")
         who = " and ".join(accounts) if len(accounts) == 2 else f"ring of {len(accounts)} ({', '.join(accounts)})"
         summary = f"{who}: " + "; ".join(texts) + f"; q = {row.get('q_value') or 1:.2g}"
-        hands = self._evidence_hands(accounts)
+        if row.get("evidence_hands") is not None and len(accounts) == 2:
+            # read for every pair that could be shown at once (self._with_evidence_hands)
+            hands, tournaments = list(row["evidence_hands"]), list(row["evidence_tournaments"])
+        else:
+            hands, tournaments = self._evidence_hands(con, accounts, self.EVIDENCE_HANDS)
         return Signal(
             kind=self.kind,
             accounts=accounts,
             score=float(row["score"]),
             flagged=bool(row["flagged"]),
             summary=summary,
-            tournaments=gp.tournaments_of(self.dec_, hands),
+            tournaments=tournaments,
             hands=hands,
             evidence=ev,
             benign=(

@@ -21,9 +21,11 @@ candidate), live in one module per concern and are imported from here:
 - :mod:`~detectors.stats.baselines`: each player's own baseline, robust to the
   partner tested (:func:`robust_own_baseline`, :func:`baseline_outliers`,
   :func:`replace_baseline_tests`, :func:`pool_directions`,
-  :func:`own_rates_per_decision`).
+  :func:`own_rate_table`, :func:`own_rates_per_decision`); a frame of decisions
+  may be one of counted cells (:data:`WEIGHT`).
 - :mod:`~detectors.stats.passivity`: whole hands played passively between two
-  players (:func:`hand_passivity_test`, :func:`hand_passivity_predictive`).
+  players (:func:`hand_passivity_test`, from per-hand sums :func:`hand_passivity_sums`
+  and :func:`hand_passivity_from_hands`; :func:`hand_passivity_predictive`).
 
 A test not made is NaN throughout: it does not count towards a BH family or a
 Fisher combination, and where a caller needs a number instead
@@ -39,9 +41,10 @@ Example
 
 from __future__ import annotations
 
-from detectors.stats._common import JUNK_BINS, OWN_BASELINE_BINS
+from detectors.stats._common import JUNK_BINS, OWN_BASELINE_BINS, WEIGHT
 from detectors.stats.baselines import (
     baseline_outliers,
+    own_rate_table,
     own_rates_per_decision,
     pool_directions,
     replace_baseline_tests,
@@ -57,7 +60,12 @@ from detectors.stats.combining import (
     z_sum_with_support,
 )
 from detectors.stats.multiple_testing import bh_qvalues, bh_reject, score_from_q, weighted_bh_pvalues
-from detectors.stats.passivity import hand_passivity_predictive, hand_passivity_test
+from detectors.stats.passivity import (
+    hand_passivity_from_hands,
+    hand_passivity_predictive,
+    hand_passivity_sums,
+    hand_passivity_test,
+)
 from detectors.stats.shrinkage import beta_priors_by_bin, fit_beta_prior, shrink_rate
 from detectors.stats.tails import (
     baseline_tail,
@@ -72,6 +80,7 @@ from detectors.stats.tails import (
 __all__ = [
     "JUNK_BINS",
     "OWN_BASELINE_BINS",
+    "WEIGHT",
     "all_below_product_pvalue",
     "baseline_outliers",
     "baseline_tail",
@@ -83,9 +92,12 @@ __all__ = [
     "fisher_combine",
     "fisher_tail",
     "fit_beta_prior",
+    "hand_passivity_from_hands",
     "hand_passivity_predictive",
+    "hand_passivity_sums",
     "hand_passivity_test",
     "min_p_bonferroni",
+    "own_rate_table",
     "own_rates_per_decision",
     "permutation_pvalue",
     "pool_directions",

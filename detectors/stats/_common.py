@@ -13,6 +13,9 @@ OWN_BASELINE_BINS: tuple[str, ...] = ("preflop", "facing", "hu", "sbin")
 # the weak-hand commitment ("junk") test's cells: those and the price of a call (``pbin``: a weak hand calls a
 # third-pot bet far more often than a pot-sized one; detectors.chip_dumping says what it changed)
 JUNK_BINS: tuple[str, ...] = (*OWN_BASELINE_BINS, "pbin")
+#: a decisions frame may carry this column: each row then stands for that many decisions with the same values (the
+#: counts of one pair, cell and action, detectors.soft_play.cells), and the own-baseline tests count it so
+WEIGHT = "_w"
 
 
 def _arr(x) -> np.ndarray:

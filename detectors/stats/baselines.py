@@ -15,7 +15,7 @@ import numpy as np
 import polars as pl
 from scipy import stats as _st
 
-from detectors.stats._common import _TINY, OWN_BASELINE_BINS
+from detectors.stats._common import _TINY, OWN_BASELINE_BINS, WEIGHT
 from detectors.stats.multiple_testing import bh_reject
 from detectors.stats.shrinkage import beta_priors_by_bin
 from detectors.stats.tails import estimated_baseline_pvalue, predictive_count_tail
@@ -63,12 +63,14 @@ def _baseline_first_pass(dec, y: str, where, bins: tuple[str, ...], alpha: float
     selection several times (soft play's outliers of the check, raise and fold tests, then the tests themselves),
     and chip dumping and soft play read the same columns of their two decision frames. A frame not seen before is
     matched by the columns the counts read (equal values: the same counts) against the frames seen before that
-    still live; only those columns are filtered."""
+    still live; only those columns are filtered. A frame with a :data:`~detectors.stats._common.WEIGHT` column is
+    one of counted cells: each row counts as that many decisions (the same counts, the same types)."""
     key = (id(dec), len(dec), y, str(where), bins, alpha, max_rate)
     hit = _FIRST_CACHE.get(key)
     if hit is not None and hit[0]() is dec:
         return hit[1]
-    need = list(dict.fromkeys(["player", "opponent", y, "sbin", *bins,
+    weighted = WEIGHT in dec.columns
+    need = list(dict.fromkeys(["player", "opponent", y, "sbin", *bins, *([WEIGHT] if weighted else []),
                                *([] if where is None else where.meta.root_names())]))
     narrow = dec.select(need)
     same = (len(dec), tuple(need), y, str(where), bins, alpha, max_rate)
@@ -85,7 +87,12 @@ def _baseline_first_pass(dec, y: str, where, bins: tuple[str, ...], alpha: float
     else:
         bins = list(bins)
         d = d.with_columns(pl.col(y).cast(pl.Int64).alias("_y"))
-        pair = d.group_by(["player", "opponent", *bins]).agg(n=pl.len(), k=pl.col("_y").sum())
+        if weighted:
+            # counted cells: n and k as the decisions' pl.len() (UInt32) and sum of _y (Int64) would give them
+            pair = d.group_by(["player", "opponent", *bins]).agg(n=pl.col(WEIGHT).sum().cast(pl.UInt32),
+                                                                 k=(pl.col("_y") * pl.col(WEIGHT)).sum())
+        else:
+            pair = d.group_by(["player", "opponent", *bins]).agg(n=pl.len(), k=pl.col("_y").sum())
         # the player's totals per bin from the pair counts (integer sums: the same counts, from far fewer rows)
         me = pair.group_by(["player", *bins]).agg(N=pl.col("n").sum().cast(pair.schema["n"]), K=pl.col("k").sum())
         pri = beta_priors_by_bin(me, bins, "K", "N")
@@ -311,31 +318,21 @@ def pool_directions(t, *, side: str = "less", skew: bool = False):
     return g.with_columns(p_value=pl.Series(np.clip(p, _TINY, 1.0)), **extra).select(list(cols))
 
 
-def own_rates_per_decision(dec, y: str, *, where=None, bins: tuple[str, ...] = OWN_BASELINE_BINS,
-                           side: str = "less", alpha: float = 0.01, max_rate: float = 1 - 1e-6, also_out=None,
-                           posterior: bool = False):
-    """Each decision of ``dec`` (filtered by ``where``) with the acting player's own rate ``r`` of ``y`` in its bin.
-
-    The rate is the one :func:`robust_own_baseline`'s second pass uses for the
-    pair's expected count: the player's shrunk rate (beta prior per bin) from
-    the decisions against everyone else, with the first pass's outlying
-    opponents (and ``also_out``) left out of the baseline. Returns the
-    decision columns with ``_y`` (0/1) and ``r`` added, for tests that need the
-    decisions themselves (e.g. :func:`hand_passivity_test`).
-
-    ``posterior``: also the rate's Beta posterior, ``ra`` = prior a + k0 and ``rb`` = prior b + n0 - k0 (``k0`` of
-    ``n0`` decisions against everyone else in the bin; ``r`` is its mean), for tests that carry the baseline's uncertainty
-    (:func:`hand_passivity_predictive`).
-    """
-    d = dec.filter(pl.col("sbin").is_not_null())
-    if where is not None:
-        d = d.filter(where)
-    if d.is_empty():
-        return d.with_columns(_y=pl.lit(0, pl.Int64), r=pl.lit(None, pl.Float64))
+def own_rate_table(dec, y: str, *, where=None, bins: tuple[str, ...] = OWN_BASELINE_BINS, alpha: float = 0.01,
+                   max_rate: float = 1 - 1e-6, also_out=None, posterior: bool = False):
+    """The own rate ``r`` of ``y`` per (player, opponent, bin) of the decisions of ``dec`` selected by ``where``: the
+    rate :func:`robust_own_baseline`'s second pass uses for the pair's expected count (the player's shrunk rate, a
+    beta prior per bin, from the decisions against everyone else, the first pass's outlying opponents and
+    ``also_out`` left out of the baseline). ``posterior``: also ``ra``, ``rb`` (its Beta posterior), ``k0``, ``n0``
+    (see :func:`own_rates_per_decision`). ``dec`` may be counted cells (:data:`~detectors.stats._common.WEIGHT`):
+    the table is the same. Returns player, opponent, the bins, r (and the posterior's columns), one row per
+    (player, opponent, bin) with a selected decision; None when no decision is selected."""
+    fp = _baseline_first_pass(dec, y, where, tuple(bins), alpha, max_rate)
+    if fp is None:
+        return None
     bins = list(bins)
-    d = d.with_columns(pl.col(y).cast(pl.Int64).alias("_y"))
     # the counts, priors and first-pass outliers of robust_own_baseline's test on the same selection
-    _, pair, me, pri, out = _baseline_first_pass(dec, y, where, tuple(bins), alpha, max_rate)
+    _, pair, me, pri, out = fp
     out = out.select("player", "opponent")
     if also_out is not None and not also_out.is_empty():
         out = pl.concat([out, also_out.select("player", "opponent")]).unique(["player", "opponent"])
@@ -347,11 +344,38 @@ def own_rates_per_decision(dec, y: str, *, where=None, bins: tuple[str, ...] = O
     t = pair.join(clean, on=["player", *bins]).join(pri, on=bins).with_columns(
         n0=(pl.col("N") - pl.when(pl.col("_o")).then(0).otherwise(pl.col("n"))).clip(0),
         k0=(pl.col("K") - pl.when(pl.col("_o")).then(0).otherwise(pl.col("k"))).clip(0))
-    t = t.select("player", "opponent", *bins,
-                 r=((pl.col("k0") + pl.col("pa")) / (pl.col("n0") + pl.col("pa") + pl.col("pb"))).clip(1e-6, max_rate),
-                 *([(pl.col("k0") + pl.col("pa")).cast(pl.Float64).alias("ra"),
-                    (pl.col("n0") - pl.col("k0") + pl.col("pb")).cast(pl.Float64).alias("rb"),
-                    pl.col("k0").cast(pl.Float64), pl.col("n0").cast(pl.Float64)] if posterior else []))
+    return t.select("player", "opponent", *bins,
+                    r=((pl.col("k0") + pl.col("pa")) / (pl.col("n0") + pl.col("pa") + pl.col("pb"))).clip(1e-6, max_rate),
+                    *([(pl.col("k0") + pl.col("pa")).cast(pl.Float64).alias("ra"),
+                       (pl.col("n0") - pl.col("k0") + pl.col("pb")).cast(pl.Float64).alias("rb"),
+                       pl.col("k0").cast(pl.Float64), pl.col("n0").cast(pl.Float64)] if posterior else []))
+
+
+def own_rates_per_decision(dec, y: str, *, where=None, bins: tuple[str, ...] = OWN_BASELINE_BINS,
+                           side: str = "less", alpha: float = 0.01, max_rate: float = 1 - 1e-6, also_out=None,
+                           posterior: bool = False, rates=None):
+    """Each decision of ``dec`` (filtered by ``where``) with the acting player's own rate ``r`` of ``y`` in its bin.
+
+    The rate is the one :func:`robust_own_baseline`'s second pass uses for the
+    pair's expected count (:func:`own_rate_table`): the player's shrunk rate (beta prior per bin) from
+    the decisions against everyone else, with the first pass's outlying
+    opponents (and ``also_out``) left out of the baseline. Returns the
+    decision columns with ``_y`` (0/1) and ``r`` added, for tests that need the
+    decisions themselves (e.g. :func:`hand_passivity_test`).
+
+    ``posterior``: also the rate's Beta posterior, ``ra`` = prior a + k0 and ``rb`` = prior b + n0 - k0 (``k0`` of
+    ``n0`` decisions against everyone else in the bin; ``r`` is its mean), for tests that carry the baseline's uncertainty
+    (:func:`hand_passivity_predictive`). ``rates``: the :func:`own_rate_table` of these arguments when already made
+    (for example from counted cells, while ``dec`` holds some pairs' decisions only).
+    """
+    d = dec.filter(pl.col("sbin").is_not_null())
+    if where is not None:
+        d = d.filter(where)
+    if d.is_empty() and rates is None:
+        return d.with_columns(_y=pl.lit(0, pl.Int64), r=pl.lit(None, pl.Float64))
+    d = d.with_columns(pl.col(y).cast(pl.Int64).alias("_y"))
+    t = rates if rates is not None else own_rate_table(dec, y, where=where, bins=bins, alpha=alpha, max_rate=max_rate,
+                                                       also_out=also_out, posterior=posterior)
     return d.join(t, on=["player", "opponent", *bins], how="left")
 
 

@@ -38,16 +38,33 @@ def hand_passivity_test(rated, *, max_weight: float = 10.0, directed: bool = Fal
     passive for the ordered pair (player, opponent) when the player never bet
     at the opponent), per ordered pair: whether each side of a pair shows it.
     """
-    cols = {"player": pl.Utf8, "opponent": pl.Utf8, "hands": pl.Float64, "passive": pl.Float64,
-            "hp_observed": pl.Float64, "hp_expected": pl.Float64, "hp_z": pl.Float64, "hp_p_value": pl.Float64}
     if rated.is_empty():
-        return pl.DataFrame(schema=cols)
+        return pl.DataFrame(schema=_HP_COLS)
+    return hand_passivity_from_hands(hand_passivity_sums(rated, directed=directed), max_weight=max_weight)
+
+
+_HP_COLS = {"player": pl.Utf8, "opponent": pl.Utf8, "hands": pl.Float64, "passive": pl.Float64,
+            "hp_observed": pl.Float64, "hp_expected": pl.Float64, "hp_z": pl.Float64, "hp_p_value": pl.Float64}
+
+
+def hand_passivity_sums(rated, *, directed: bool = False):
+    """Per hand and pair of ``rated`` (:func:`hand_passivity_test`'s input; ``directed``: per ordered pair):
+    ``bets`` (decisions with ``_y``) and ``logpi`` (the sum of log(1 - r): the log-probability of no bet under the
+    own rates), over the decisions whose rate is known. Returns hand_id, player, opponent, bets, logpi."""
     if directed:
         lo, hi = pl.col("player"), pl.col("opponent")
     else:
         lo, hi = pl.min_horizontal("player", "opponent"), pl.max_horizontal("player", "opponent")
-    h = rated.filter(pl.col("r").is_not_null()).group_by("hand_id", lo.alias("player"), hi.alias("opponent")).agg(
+    return rated.filter(pl.col("r").is_not_null()).group_by("hand_id", lo.alias("player"), hi.alias("opponent")).agg(
         bets=pl.col("_y").sum(), logpi=(1 - pl.col("r")).log().sum())
+
+
+def hand_passivity_from_hands(h, *, max_weight: float = 10.0):
+    """:func:`hand_passivity_test` from its per-hand sums ``h`` (:func:`hand_passivity_sums`' columns, or the
+    same computed out of core by DuckDB): one row per pair with hands, passive, hp_observed, hp_expected, hp_z and
+    hp_p_value."""
+    if h.is_empty():
+        return pl.DataFrame(schema=_HP_COLS)
     h = h.with_columns(pi=pl.col("logpi").exp(), w=(-pl.col("logpi")).clip(0, max_weight),
                        x=(pl.col("bets") == 0).cast(pl.Float64))
     g = h.group_by("player", "opponent").agg(
@@ -63,7 +80,7 @@ def hand_passivity_test(rated, *, max_weight: float = 10.0, directed: bool = Fal
     gid = h.join(g.select("player", "opponent").with_row_index("_g"), on=["player", "opponent"])
     p = _chernoff_tail(gid["_g"].to_numpy().astype(np.int64), gid["pi"].to_numpy(), gid["w"].to_numpy(),
                        g["hp_observed"].to_numpy(), len(g))
-    return g.with_columns(hp_z=pl.Series(z), hp_p_value=pl.Series(np.clip(p, _TINY, 1.0))).select(list(cols))
+    return g.with_columns(hp_z=pl.Series(z), hp_p_value=pl.Series(np.clip(p, _TINY, 1.0))).select(list(_HP_COLS))
 
 
 def _chernoff_tail(idx, pi, w, s, groups: int) -> np.ndarray:

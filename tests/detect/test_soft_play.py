@@ -319,13 +319,13 @@ def test_dump_partner_found_by_another_test_leaves_the_baseline_of_every_test():
     w = build_world(n_players=24, n_hands=3000, seed=21, dump=[(("p20", "p21"), 0.08)])
     det = SoftPlayDetector().fit(w.con)
     assert ("p21", "p20") in set(det.outliers_.rows())
-    dec, chk = det.dec_, ~pl.col("facing")
+    dec, chk = det.cells_, ~pl.col("facing")  # the decisions counted per pair, cell and action
     bins = ["preflop", "facing", "hu", "sbin"]
     alone = stats.robust_own_baseline(dec, "aggr", where=chk, side="less", outliers_only=True)
     assert ("p21", "p20") not in set(alone.rows())
     with_ = stats.robust_own_baseline(dec, "aggr", where=chk, side="less", also_out=det.outliers_)
     without = stats.robust_own_baseline(dec, "aggr", where=chk, side="less")
-    d = dec.filter(chk & pl.col("sbin").is_not_null() & (pl.col("player") == "p21"))
+    d = det.source_.decisions(w.con, players=["p21"]).filter(chk & pl.col("sbin").is_not_null())
     out = set(det.outliers_.filter(pl.col("player") == "p21")["opponent"]) | set(alone.filter(pl.col("player") == "p21")["opponent"])
     honest = sorted(set(d["opponent"]) - out - {"p20"})
     assert len(honest) >= 10 and d.filter(pl.col("opponent") == "p20").height >= 20

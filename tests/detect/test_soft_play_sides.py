@@ -63,7 +63,7 @@ def test_mutual_rule_reads_each_sides_sparing_in_any_spot():
     zs = []
     for name in det.SPECS:
         y, kw = det._baseline_args(name)
-        d = stats.robust_own_baseline(det.dec_, y, alpha=det.alpha, also_out=det.outliers_, **kw)
+        d = stats.robust_own_baseline(det.cells_, y, alpha=det.alpha, also_out=det.outliers_, **kw)
         zs += d.filter((pl.col("player") == "p13") & (pl.col("opponent") == "p12"))["z"].to_list()
     assert len(zs) == 4 and row["sdir_z_r"] == pytest.approx(np.sum(zs) / 2.0)
     assert s.filter(pl.col("flagged"))["accounts"].to_list() == [["p12", "p13"]]

@@ -52,7 +52,7 @@ def test_honest_pair_met_only_short_stacked_not_flagged_soft_pair_is():
     pooled = SoftPlayDetector(samples=MC_SAMPLES, stage_bb=None).fit(w.con).score(w.con)
     staged_det = SoftPlayDetector(samples=MC_SAMPLES).fit(w.con)
     staged = staged_det.score(w.con)
-    assert staged_det.dec_.filter(pl.col("stage") == 2)["hand_id"].is_in(sorted(short)).all()
+    assert staged_det.source_.decisions(w.con).filter(pl.col("stage") == 2)["hand_id"].is_in(sorted(short)).all()
     before, after = _row(pooled, "p05", "p06"), _row(staged, "p05", "p06")
     # the confounder: pooled, the honest pair looks like soft play
     assert before["q_value"] <= 0.01 and before["chk_observed"] < 0.6 * before["chk_expected"]
@@ -76,6 +76,6 @@ def test_stage_bin_changes_nothing_at_cash_tables():
     w = build_world(n_players=16, n_hands=1500, soft=[(("p01", "p02"), 0.3)], seed=5)
     a = SoftPlayDetector().fit(w.con)
     b = SoftPlayDetector(stage_bb=None).fit(w.con)
-    assert set(a.dec_["stage"].unique().to_list()) == {0}
+    assert set(a.cells_["stage"].unique().to_list()) == {0}
     sa, sb = a.score(w.con).sort("player", "opponent"), b.score(w.con).sort("player", "opponent")
     np.testing.assert_allclose(sa["p_value"].to_numpy().astype(float), sb["p_value"].to_numpy().astype(float), rtol=1e-9)

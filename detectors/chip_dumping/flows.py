@@ -8,7 +8,8 @@ import os
 import duckdb
 import polars as pl
 
-from detectors.chip_dumping.cells import as_relation, own_baseline_from_cells, pair_cells
+from detectors import stats
+from detectors.chip_dumping.cells import as_relation, pair_cells
 from detectors.features import gameplay as gp
 
 
@@ -135,14 +136,14 @@ def receiver_tests(dec: pl.DataFrame | duckdb.DuckDBPyRelation | None, *, alpha:
     ``dec``: the heads-up decisions, a DuckDB relation (:func:`detectors.features.gameplay.cached_decision_relation`)
     or a Polars frame; each test's decisions are counted per pair and cell inside DuckDB
     (:func:`~detectors.chip_dumping.cells.pair_cells`) and tested from those counts
-    (:func:`~detectors.chip_dumping.cells.own_baseline_from_cells`).
+    (:func:`detectors.stats.own_baseline_from_counts`).
     """
     cols = {"player": pl.Utf8, "opponent": pl.Utf8}
     rel = as_relation(dec)
     if rel is None:
         return pl.DataFrame(schema=cols)
     post = "hu AND NOT preflop"
-    aggr = own_baseline_from_cells(pair_cells(rel, "aggr", post, POSTFLOP_BINS), POSTFLOP_BINS, side="greater",
+    aggr = stats.own_baseline_from_counts(pair_cells(rel, "aggr", post, POSTFLOP_BINS), POSTFLOP_BINS, side="greater",
                                    alpha=alpha)
     # B's decisions towards A: swap the roles so the row is keyed (giver A, receiver B)
     aggr = aggr.rename({"player": "opponent", "opponent": "player"})
@@ -154,7 +155,7 @@ def receiver_tests(dec: pl.DataFrame | duckdb.DuckDBPyRelation | None, *, alpha:
         # strong hands (the strength is a value, bound by the expression API rather than written into the SQL)
         late_rel = rel.filter(duckdb.ColumnExpression("strength") >= duckdb.ConstantExpression(float(late_fold_min_strength)))
     late_cells = pair_cells(late_rel, "fold", late_spot, LATE_FOLD_BINS)
-    late = own_baseline_from_cells(late_cells, LATE_FOLD_BINS, side="greater", alpha=alpha, rare_tail=rare_tail)
+    late = stats.own_baseline_from_counts(late_cells, LATE_FOLD_BINS, side="greater", alpha=alpha, rare_tail=rare_tail)
 
     def named(t: pl.DataFrame, name: str) -> pl.DataFrame:
         return t.select("player", "opponent", pl.col("n").alias(f"{name}_n"), pl.col("observed").alias(f"{name}_obs"),

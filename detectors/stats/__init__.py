@@ -19,8 +19,9 @@ candidate), live in one module per concern and are imported from here:
   :func:`predictive_count_tail`, :func:`weighted_mean_test`,
   :func:`permutation_pvalue`, :func:`estimated_baseline_pvalue`).
 - :mod:`~detectors.stats.baselines`: each player's own baseline, robust to the
-  partner tested (:func:`robust_own_baseline`, :func:`baseline_outliers`,
-  :func:`replace_baseline_tests`, :func:`pool_directions`,
+  partner tested (:func:`robust_own_baseline`, or :func:`own_baseline_from_counts`
+  from counts made elsewhere, :func:`baseline_outliers`,
+  :func:`replace_baseline_tests`, :func:`with_baseline_columns`, :func:`pool_directions`,
   :func:`own_rate_table`, :func:`own_rates_per_decision`); a frame of decisions
   may be one of counted cells (:data:`WEIGHT`).
 - :mod:`~detectors.stats.passivity`: whole hands played passively between two
@@ -44,6 +45,7 @@ from __future__ import annotations
 from detectors.stats._common import JUNK_BINS, OWN_BASELINE_BINS, WEIGHT
 from detectors.stats.baselines import (
     baseline_outliers,
+    own_baseline_from_counts,
     own_rate_table,
     own_rates_per_decision,
     pool_directions,
@@ -51,6 +53,7 @@ from detectors.stats.baselines import (
     robust_own_baseline,
     score_test_pvalues,
     street_tests,
+    with_baseline_columns,
 )
 from detectors.stats.combining import (
     all_below_product_pvalue,
@@ -97,6 +100,7 @@ __all__ = [
     "hand_passivity_sums",
     "hand_passivity_test",
     "min_p_bonferroni",
+    "own_baseline_from_counts",
     "own_rate_table",
     "own_rates_per_decision",
     "permutation_pvalue",
@@ -110,5 +114,6 @@ __all__ = [
     "weighted_bh_pvalues",
     "weighted_bonferroni",
     "weighted_mean_test",
+    "with_baseline_columns",
     "z_sum_with_support",
 ]

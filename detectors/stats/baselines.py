@@ -55,6 +55,71 @@ def _baseline_pass(pair_o, totals, pri, bins: list[str], max_rate: float):
         extra_var=pl.col("ex").sum(), l0=pl.col("l0").sum(), l1=pl.col("l1").sum())
 
 
+_ROBUST_COLUMNS = ["player", "opponent", "n", "observed", "expected", "rate_pair", "rate_own", "z", "p_value",
+                   "score_u", "var", "n0", "k3", "l0", "l1"]
+
+
+def _first_pass_of_counts(pair, bins: list[str], alpha: float, max_rate: float):
+    """The first pass of :func:`robust_own_baseline` from the pair counts per bin (player, opponent, bins, n, k):
+    (pair, the player's totals per bin, the bins' Beta priors, the two-sided BH outliers at ``alpha`` with ``_o``)."""
+    # the player's totals per bin from the pair counts (integer sums: the same counts, from far fewer rows)
+    me = pair.group_by(["player", *bins]).agg(N=pl.col("n").sum().cast(pair.schema["n"]), K=pl.col("k").sum())
+    pri = beta_priors_by_bin(me, bins, "K", "N")
+    first = _baseline_pass(pair.with_columns(_o=pl.lit(False)), me, pri, bins, max_rate)
+    z1 = (first["score_u"] / first["var"].clip(1e-9).sqrt()).to_numpy()
+    p2 = np.clip(2 * _st.norm.sf(np.abs(z1)), _TINY, 1.0)
+    out = first.filter(pl.Series(bh_reject(p2, alpha))).select("player", "opponent", _o=pl.lit(True))
+    return pair, me, pri, out
+
+
+def _second_pass_of_counts(pair, me, pri, out, bins: list[str], side: str, rare_tail: str, max_rate: float):
+    """The second pass of :func:`robust_own_baseline`: the outliers ``out`` (player, opponent, ``_o``) left out of
+    each player's totals ``me``, the one-sided score test of every pair against the cleaned own rates."""
+    pair = pair.join(out, on=["player", "opponent"], how="left").with_columns(pl.col("_o").fill_null(False))
+    removed = pair.filter(pl.col("_o")).group_by(["player", *bins]).agg(rn=pl.col("n").sum(), rk=pl.col("k").sum())
+    clean = me.join(removed, on=["player", *bins], how="left").with_columns(
+        N=pl.col("N") - pl.col("rn").fill_null(0), K=pl.col("K") - pl.col("rk").fill_null(0)).drop("rn", "rk")
+    g = _baseline_pass(pair, clean, pri, bins, max_rate)
+    g, p = score_test_pvalues(g, side, rare_tail)
+    return g.with_columns(pl.col("n", "observed").cast(pl.Float64),
+                          p_value=pl.Series(np.clip(p, _TINY, 1.0))).select(_ROBUST_COLUMNS)
+
+
+def own_baseline_from_counts(pair, bins: tuple[str, ...], *, side: str = "less", alpha: float = 0.01,
+                             rare_tail: str = "poisson", max_rate: float = 1 - 1e-6):
+    """:func:`robust_own_baseline` from its counts per (player, opponent, cell) already made (for example by
+    DuckDB over the day files): the same two passes, method and reference there.
+
+    Parameters
+    ----------
+    pair : player, opponent, ``bins``, ``n`` (the pair's decisions in the cell), ``k`` (those showing the
+        behaviour tested).
+    bins : the cell columns.
+    side, alpha, rare_tail, max_rate : as :func:`robust_own_baseline`.
+
+    Returns
+    -------
+    :func:`robust_own_baseline`'s columns, one row per ordered pair with a counted decision.
+    """
+    if pair.is_empty():
+        return pl.DataFrame(schema={c: (pl.Utf8 if c in ("player", "opponent") else pl.Float64) for c in _ROBUST_COLUMNS})
+    bins = list(bins)
+    _, me, pri, out = _first_pass_of_counts(pair, bins, alpha, max_rate)
+    return _second_pass_of_counts(pair, me, pri, out, bins, side, rare_tail, max_rate)
+
+
+def with_baseline_columns(out, name: str, t):
+    """``out`` (pair features) with test ``name``'s :func:`robust_own_baseline` result ``t`` as the columns
+    ``<name>_n``, ``_obs``, ``_exp``, ``_p``, ``_u``, ``_v``, ``_n0`` (replaced where present), joined by ordered pair."""
+    out = out.drop([c for c in (f"{name}_n", f"{name}_obs", f"{name}_exp", f"{name}_p", f"{name}_u", f"{name}_v",
+                                f"{name}_n0") if c in out.columns])
+    return out.join(t.select("player", "opponent", pl.col("n").alias(f"{name}_n"), pl.col("observed").alias(f"{name}_obs"),
+                             pl.col("expected").alias(f"{name}_exp"), pl.col("p_value").alias(f"{name}_p"),
+                             pl.col("score_u").alias(f"{name}_u"), pl.col("var").alias(f"{name}_v"),
+                             pl.col("n0").cast(pl.Float64).alias(f"{name}_n0")),
+                    on=["player", "opponent"], how="left")
+
+
 def _baseline_first_pass(dec, y: str, where, bins: tuple[str, ...], alpha: float, max_rate: float):
     """The counts and first pass of :func:`robust_own_baseline` (and :func:`own_rates_per_decision`), which do not
     depend on the test's side, tail or extra outliers: (a token naming the selected decisions, pair counts per bin,
@@ -93,14 +158,7 @@ def _baseline_first_pass(dec, y: str, where, bins: tuple[str, ...], alpha: float
                                                                  k=(pl.col("_y") * pl.col(WEIGHT)).sum())
         else:
             pair = d.group_by(["player", "opponent", *bins]).agg(n=pl.len(), k=pl.col("_y").sum())
-        # the player's totals per bin from the pair counts (integer sums: the same counts, from far fewer rows)
-        me = pair.group_by(["player", *bins]).agg(N=pl.col("n").sum().cast(pair.schema["n"]), K=pl.col("k").sum())
-        pri = beta_priors_by_bin(me, bins, "K", "N")
-        first = _baseline_pass(pair.with_columns(_o=pl.lit(False)), me, pri, bins, max_rate)
-        z1 = (first["score_u"] / first["var"].clip(1e-9).sqrt()).to_numpy()
-        p2 = np.clip(2 * _st.norm.sf(np.abs(z1)), _TINY, 1.0)
-        out = first.filter(pl.Series(bh_reject(p2, alpha))).select("player", "opponent", _o=pl.lit(True))
-        res = (next(_TOKENS), pair, me, pri, out)
+        res = (next(_TOKENS), *_first_pass_of_counts(pair, bins, alpha, max_rate))
     if len(_FIRST_CACHE) > 32:
         _FIRST_CACHE.clear()
         _SAME_SELECTION.clear()
@@ -182,11 +240,9 @@ def robust_own_baseline(dec, y: str, *, where=None, bins: tuple[str, ...] = OWN_
     """
     if rare_tail not in ("poisson", "predictive"):
         raise ValueError(f"rare_tail must be 'poisson' or 'predictive', not {rare_tail!r}")
-    cols = ["player", "opponent", "n", "observed", "expected", "rate_pair", "rate_own", "z", "p_value", "score_u", "var", "n0",
-            "k3", "l0", "l1"]
     fp = _baseline_first_pass(dec, y, where, tuple(bins), alpha, max_rate)
     if fp is None:
-        return pl.DataFrame(schema={c: (pl.Utf8 if c in ("player", "opponent") else pl.Float64) for c in cols})
+        return pl.DataFrame(schema={c: (pl.Utf8 if c in ("player", "opponent") else pl.Float64) for c in _ROBUST_COLUMNS})
     token, pair, me, pri, out = fp
     # the same selected decisions (fp's token), whichever frame they came in
     key = (token, y, str(where), bins, side, alpha, max_rate,
@@ -200,13 +256,7 @@ def robust_own_baseline(dec, y: str, *, where=None, bins: tuple[str, ...] = OWN_
         return out.select("player", "opponent")
     if also_out is not None and not also_out.is_empty():
         out = pl.concat([out, also_out.select("player", "opponent", _o=pl.lit(True))]).unique(["player", "opponent"])
-    pair = pair.join(out, on=["player", "opponent"], how="left").with_columns(pl.col("_o").fill_null(False))
-    removed = pair.filter(pl.col("_o")).group_by(["player", *bins]).agg(rn=pl.col("n").sum(), rk=pl.col("k").sum())
-    clean = me.join(removed, on=["player", *bins], how="left").with_columns(
-        N=pl.col("N") - pl.col("rn").fill_null(0), K=pl.col("K") - pl.col("rk").fill_null(0)).drop("rn", "rk")
-    g = _baseline_pass(pair, clean, pri, bins, max_rate)
-    g, p = score_test_pvalues(g, side, rare_tail)
-    res = g.with_columns(pl.col("n", "observed").cast(pl.Float64), p_value=pl.Series(np.clip(p, _TINY, 1.0))).select(cols)
+    res = _second_pass_of_counts(pair, me, pri, out, bins, side, rare_tail, max_rate)
     # k3: third cumulant of the "fewer than expected" score (sum of (r - y) / (1 - r) over the decisions), for
     # :func:`pool_directions` with ``skew``; the "more" score's is its negative
     if len(_ROBUST_CACHE) > 16:
@@ -246,13 +296,7 @@ def replace_baseline_tests(pairs, dec, alpha: float = 0.01, rare_tail: str = "po
     for name, y, where, side, bins in specs:
         t = robust_own_baseline(dec, y, where=where, bins=bins, side=side, alpha=alpha,
                                 rare_tail=rare_tail if side == "greater" else "poisson")
-        out = out.drop([c for c in (f"{name}_n", f"{name}_obs", f"{name}_exp", f"{name}_p", f"{name}_u", f"{name}_v",
-                                    f"{name}_n0") if c in out.columns])
-        out = out.join(t.select("player", "opponent", pl.col("n").alias(f"{name}_n"), pl.col("observed").alias(f"{name}_obs"),
-                                pl.col("expected").alias(f"{name}_exp"), pl.col("p_value").alias(f"{name}_p"),
-                                pl.col("score_u").alias(f"{name}_u"), pl.col("var").alias(f"{name}_v"),
-                                pl.col("n0").cast(pl.Float64).alias(f"{name}_n0")),
-                       on=["player", "opponent"], how="left")
+        out = with_baseline_columns(out, name, t)
     return out
 
 

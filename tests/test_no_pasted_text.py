@@ -73,8 +73,16 @@ IDENTIFIERS: dict[str, set[str]] = {
     "detectors/features/identity.py": {"tournament_entries(con)", "table", "cells"},
     "detectors/features/gameplay.py": {"seat_nets_cte()", "_card_codes_sql('cards')", "hands_from", "restrict", "t"},
     # the same code, split into modules
-    "detectors/chip_dumping/presence.py": {"tag", "seat", "b", "bb", "cb", "same", "score"},
-    "detectors/chip_dumping/evidence.py": {"gp.seat_nets_cte()"},
+    # q: a module constant's query formatted with the run's tag and bin names; self.tables[-1], self.tag: temp table
+    # names made of a fixed prefix, the process id and the run's id
+    "detectors/chip_dumping/presence.py": {"tag", "seat", "b", "bb", "cb", "same", "score", "q", "self.tables[-1]",
+                                           "self.tag", "PRESENCE_SQL.replace('{part_tables}', '')"},
+    # tag: the registered frames' names (process id and the detector's id)
+    "detectors/chip_dumping/evidence.py": {"gp.seat_nets_cte()", "tag"},
+    "detectors/chip_dumping/flows.py": {"gp.seat_nets_cte('devh')"},
+    # column lists from the module's constants (KEPT_COLUMNS, SOURCE_COLUMNS, the cells' columns), the join condition
+    # over them, least/greatest of two fixed columns, the module's DECISION_CELLS_SQL; accounts are bound ($acc)
+    "detectors/soft_play/cells.py": {"keep", "sql", "keys", "hi", "lo", "on", "cols"},
     "detectors/features/gameplay/decisions.py": {"t"},
     "detectors/features/gameplay/pairs.py": {"seat_nets_cte()", "hands_from", "restrict"},
     "detectors/features/identity/coentry.py": {"tournament_entries(con)"},

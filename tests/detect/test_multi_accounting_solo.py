@@ -96,3 +96,15 @@ def test_path_off_above_max_pairs_says_so(con):
     assert not det.solo_
     assert any("behaviour-only pairs" in m for m in det.missing_)
     assert not any(s.flagged for s in det.detect(con))
+
+
+def test_country_of_no_accounts_is_empty_not_an_error():
+    """A population whose accounts table holds none of the judged accounts' countries (none at all) gives empty
+    arrays: the mask of known countries is boolean even when empty (it was a float array, and ``&`` failed)."""
+    import numpy as np
+
+    from detectors.features.identity.behaviour import _country
+
+    none = np.array([], dtype=np.int64)
+    same, p = _country([], none, none)
+    assert same.dtype == bool and same.size == 0 and p.size == 0

@@ -113,7 +113,7 @@ def _country(country: list[str | None], i: np.ndarray, j: np.ndarray) -> tuple[n
     """For the pairs (``i``, ``j``) of accounts whose countries are ``country``: whether both are of one country,
     and its p-value, the country's share of these accounts (the chance an unrelated account matches; 1 for two
     countries, NaN where either is unknown)."""
-    known = np.array([c is not None for c in country])
+    known = np.array([c is not None for c in country], dtype=bool)
     counts = pl.Series("country", country, dtype=pl.Utf8).drop_nulls().value_counts()
     code = {c: k for k, c in enumerate(counts["country"].to_list())}
     codes = np.array([code.get(c, -1) for c in country], dtype=np.int64)

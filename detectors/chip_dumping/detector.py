@@ -73,28 +73,29 @@ class ChipDumpingDetector(EvidenceMixin, PairDetector):
 
         Returns
         -------
-        self, with ``dec_`` (the window's heads-up decisions as a DuckDB relation over the day files, None without
-        any: :func:`~detectors.features.gameplay.cached_decision_relation`; the evidence reads its cases' rows from
-        it, through the connection given here), ``value_rows_`` (:meth:`_fit_value_rows`), ``pairs_``, ``recv_``, ``presence_``,
+        self, with ``dec_`` (where the window's heads-up decisions are: a
+        :class:`~detectors.features.gameplay.store.DecisionSource` of the day files, None without any; the evidence
+        reads its cases' rows from them, through the connection given), ``value_rows_`` (:meth:`_fit_value_rows`), ``pairs_``, ``recv_``, ``presence_``,
         ``flow_``, ``devflow_``, ``window_`` (the days judged, :func:`~detectors.features.window_views.window_span`:
         None for every day; the preflop decisions are the window's, and the evidence reads the seats of the window) and ``missing_``."""
         # the window's heads-up decisions stay in the day files: DuckDB counts and sums them per pair and cell
         # (detectors.chip_dumping.cells), only frames sized by the pairs come back
         store = gp.store_for(con)
-        self.dec_ = store.decision_relation(con, samples=self.samples, random_state=self.random_state)
+        self.dec_ = store.decision_source(con, samples=self.samples, random_state=self.random_state)
+        dec = None if self.dec_ is None else self.dec_.relation(con)
         pairs = store.pair_table(con, samples=self.samples, random_state=self.random_state)
         # own-baseline tests with each player's outlying partners left out of the baseline (stats.robust_own_baseline)
-        self.pairs_ = (baseline_tests(pairs, self.dec_, alpha=self.alpha, rare_tail=self.rare_tail,
+        self.pairs_ = (baseline_tests(pairs, dec, alpha=self.alpha, rare_tail=self.rare_tail,
                                       junk_bins=self.junk_bins)
                        if not pairs.is_empty() else pairs)
-        self.recv_ = receiver_tests(self.dec_, alpha=self.alpha, late_fold_min_strength=self.late_fold_min_strength,
+        self.recv_ = receiver_tests(dec, alpha=self.alpha, late_fold_min_strength=self.late_fold_min_strength,
                                     rare_tail=self.rare_tail)
         self.flow_ = store.chip_flow(con)
         # the chips that moved in the hands where the giver's play deviates (the count tests' spots), for the gate
-        self.devflow_ = deviation_flow(con, self.dec_, late_fold_min_strength=self.late_fold_min_strength)
-        self._fit_value_rows(con)  # the evidence's value given per decision, sorted by pair (out of core)
-        known = (self.dec_.aggregate("avg(CASE WHEN equity IS NULL THEN 0.0 ELSE 1.0 END)").fetchall()[0][0]
-                 if self.dec_ is not None else 0.0)
+        self.devflow_ = deviation_flow(con, dec, late_fold_min_strength=self.late_fold_min_strength)
+        self._fit_value_rows(con, dec)  # the evidence's value given per decision, sorted by pair (out of core)
+        known = (dec.aggregate("avg(CASE WHEN equity IS NULL THEN 0.0 ELSE 1.0 END)").fetchall()[0][0]
+                 if dec is not None else 0.0)
         # the preflop presence test and the evidence's dealt-in seats read the feature store's window only, as the
         # heads-up tests do (detectors.features.window_views: the tables whole with the default window)
         self.window_ = window_span(con)

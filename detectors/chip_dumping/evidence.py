@@ -163,29 +163,29 @@ class EvidenceMixin:
                 ranked.append(hid)
         return ranked[:limit]
 
-    def _fit_value_rows(self, con: duckdb.DuckDBPyConnection) -> None:
-        """Sets ``value_rows_``: the value given in each heads-up decision of the window (cards known: player,
-        opponent, hand_id, seq, value_given), written by DuckDB from ``dec_`` to a Parquet file sorted by giver and
-        receiver (out of core; in a temporary folder removed with the detector), and read back as a relation on
-        ``con``, so that the evidence of one pair reads the few row groups of that pair (None without decisions)."""
+    def _fit_value_rows(self, con: duckdb.DuckDBPyConnection, dec: duckdb.DuckDBPyRelation | None) -> None:
+        """Sets ``value_rows_``: the path of a Parquet file of the value given in each heads-up decision of the
+        window ``dec`` (cards known: player, opponent, hand_id, seq, value_given), written by DuckDB sorted by giver
+        and receiver (out of core; in a temporary folder removed when the detector is collected or refitted), so
+        that the evidence of one pair reads the few row groups of that pair (None without decisions)."""
+        if getattr(self, "value_rows_", None) is not None:
+            shutil.rmtree(Path(self.value_rows_).parent, ignore_errors=True)  # a refit: the previous fit's file goes
         self.value_rows_ = None
-        if getattr(self, "_value_files", None) is not None:
-            self._value_files()  # a refit: the previous fit's file goes
-        if self.dec_ is None:
+        if dec is None:
             return
         folder = tempfile.mkdtemp(prefix="railbird-chip-dumping-")
-        self._value_files = weakref.finalize(self, shutil.rmtree, folder, ignore_errors=True)
+        weakref.finalize(self, shutil.rmtree, folder, ignore_errors=True)  # the registry keeps the finalizer
         path = str(Path(folder) / "value_rows.parquet")
-        self.dec_.filter("value_given IS NOT NULL").select("player, opponent, hand_id, seq, value_given") \
+        dec.filter("value_given IS NOT NULL").select("player, opponent, hand_id, seq, value_given") \
             .order("player, opponent, hand_id, seq").write_parquet(path, row_group_size=VALUE_ROW_GROUP)
-        self.value_rows_ = con.read_parquet(path)
+        self.value_rows_ = path
 
     def _value_hands(self, con: duckdb.DuckDBPyConnection, edges: list[list[str]]) -> pl.DataFrame:
         """The heads-up hands where the givers of ``edges`` gave their receivers value (cards known), most first.
 
         Parameters
         ----------
-        con : the connection the fit read (``value_rows_`` is a relation on it). edges : (giver, receiver) pairs.
+        con : the warehouse. edges : (giver, receiver) pairs.
 
         Returns
         -------
@@ -196,7 +196,7 @@ class EvidenceMixin:
         if self.value_rows_ is None or not edges:
             return empty
         tag = f"{os.getpid()}_{id(self)}"
-        con.register(f"_cdv_{tag}", self.value_rows_)
+        con.register(f"_cdv_{tag}", con.read_parquet(self.value_rows_))
         try:
             rows = [con.sql(VALUE_ROWS_SQL.format(tag=tag), params={"player": a, "opponent": b}).pl() for a, b in edges]
         finally:
@@ -213,7 +213,7 @@ class EvidenceMixin:
         if self.dec_ is None or not hands:
             return []
         tag = f"{os.getpid()}_{id(self)}"
-        con.register(f"_cdt_{tag}", self.dec_)
+        con.register(f"_cdt_{tag}", self.dec_.relation(con))
         try:
             got = con.sql(TOURNAMENTS_SQL.format(tag=tag), params={"hands": list(hands)}).fetchall()
         finally:

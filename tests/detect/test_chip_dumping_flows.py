@@ -229,13 +229,13 @@ def test_the_fit_keeps_no_decision_rows_and_counts_them_in_duckdb(planted_world)
     from detectors.chip_dumping.cells import pair_cells
 
     det = ChipDumpingDetector().fit(planted_world.con)
-    assert isinstance(det.dec_, duckdb.DuckDBPyRelation)
+    assert isinstance(det.dec_.relation(planted_world.con), duckdb.DuckDBPyRelation)
     dec = gp_decisions(planted_world.con)
-    assert det.dec_.aggregate("count(*)").fetchall()[0][0] == dec.height
+    assert det.dec_.relation(planted_world.con).aggregate("count(*)").fetchall()[0][0] == dec.height
     for y, where, sql, bins, side in (("aggr", None, None, stats.OWN_BASELINE_BINS, "less"),
                                       ("commit", pl.col("sbin") <= 0, "sbin <= 0", stats.JUNK_BINS, "greater")):
         want = stats.robust_own_baseline(dec, y, where=where, bins=bins, side=side).sort("player", "opponent")
-        got = stats.own_baseline_from_counts(pair_cells(det.dec_, y, sql, bins), bins, side=side).sort("player", "opponent")
+        got = stats.own_baseline_from_counts(pair_cells(det.dec_.relation(planted_world.con), y, sql, bins), bins, side=side).sort("player", "opponent")
         assert got.select("player", "opponent", "n", "observed").equals(want.select("player", "opponent", "n", "observed"))
         for c in ("expected", "p_value", "score_u", "var", "n0"):
             assert (got[c] - want[c]).abs().max() <= 1e-9 * max(1.0, want[c].abs().max()), c

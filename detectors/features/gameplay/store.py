@@ -162,26 +162,27 @@ class FeatureStore:
         ds = self.days(con, samples=samples, random_state=random_state)
         return fd.window_decisions(ds, self.window, columns)
 
-    def decision_relation(self, con: duckdb.DuckDBPyConnection, *, samples: int = 16, random_state: int = 0
-                          ) -> duckdb.DuckDBPyRelation | None:
-        """The window's heads-up decisions as a DuckDB relation on ``con``: the day files read by ``read_parquet``
-        (by column name), so nothing is read until a query runs on it and each query reads, out of core, the columns
-        and row groups it needs; a store in memory (a warehouse in memory): its day frames. Rows in no particular
-        order (a query that sums floats orders them itself, :data:`~detectors.features.days.DECISION_ORDER`).
+    def decision_source(self, con: duckdb.DuckDBPyConnection, *, samples: int = 16, random_state: int = 0
+                        ) -> "DecisionSource | None":
+        """Where the window's heads-up decisions are (:class:`DecisionSource`: the day files, or for a warehouse in
+        memory its day frames), their days brought up to date; None where the window holds no decision.
 
         Parameters
         ----------
-        con : the warehouse. samples, random_state : the card-value setting (as :meth:`pair_table`).
-
-        Returns
-        -------
-        The relation, or None where the window holds no decision."""
+        con : the warehouse. samples, random_state : the card-value setting (as :meth:`pair_table`)."""
         ds = self.days(con, samples=samples, random_state=random_state)
         paths = ds.paths("hu_decisions", self.window)
         if paths:
-            return con.read_parquet(paths, union_by_name=True)
+            return DecisionSource(tuple(str(p) for p in paths))
         dec = fd.window_decisions(ds, self.window) if ds.root is None and self.window else pl.DataFrame()
-        return con.from_arrow(dec.to_arrow()) if dec.height else None
+        return DecisionSource((), dec) if dec.height else None
+
+    def decision_relation(self, con: duckdb.DuckDBPyConnection, *, samples: int = 16, random_state: int = 0
+                          ) -> duckdb.DuckDBPyRelation | None:
+        """The window's heads-up decisions as a DuckDB relation on ``con`` (:meth:`decision_source`'s
+        :meth:`DecisionSource.relation`), None where the window holds no decision."""
+        src = self.decision_source(con, samples=samples, random_state=random_state)
+        return None if src is None else src.relation(con)
 
     def pair_features(self, con: duckdb.DuckDBPyConnection, *, samples: int = 16, random_state: int = 0,
                       columns: list[str] | None = None) -> tuple[pl.DataFrame, pl.DataFrame]:
@@ -189,6 +190,31 @@ class FeatureStore:
         values depend on ``samples`` and ``random_state``."""
         return (self.decisions(con, columns=columns, samples=samples, random_state=random_state),
                 self.pair_table(con, samples=samples, random_state=random_state))
+
+
+class DecisionSource:
+    """Where a window's heads-up decisions are: its day files (Parquet), or a frame of them for a warehouse in memory.
+
+    A plain value (a detector keeps it as a fitted attribute: it copies and pickles, unlike a DuckDB relation, which
+    lives on one connection); :meth:`relation` opens it on a connection.
+
+    Parameters
+    ----------
+    paths : the day files of the window (empty for a warehouse in memory).
+    frame : the window's decisions when they are in memory (no files), else None.
+    """
+
+    def __init__(self, paths: tuple[str, ...], frame: pl.DataFrame | None = None) -> None:
+        self.paths, self.frame = tuple(paths), frame
+
+    def relation(self, con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyRelation:
+        """The decisions as a DuckDB relation on ``con``: the day files read by ``read_parquet`` (by column name),
+        so nothing is read until a query runs on it and each query reads, out of core, the columns and row groups it
+        needs; or the frame. Rows in no particular order (a query that sums floats orders them itself,
+        :data:`~detectors.features.days.DECISION_ORDER`)."""
+        if self.paths:
+            return con.read_parquet(list(self.paths), union_by_name=True)
+        return con.from_arrow(self.frame.to_arrow())
 
 
 _CURRENT: list[FeatureStore | None] = [None]

@@ -14,8 +14,8 @@ import math
 
 import numpy as np
 import pytest
-from test_identity_features_world import World, at, event_rows
-from test_seat_handoff_two_places import AFTER, CARRIER, CP, EVERY, GAP, OWNER, SPECIAL
+from test_identity_features_world import event_rows
+from test_seat_handoff_two_places import build_world
 
 from detectors.seat_handoff import SeatHandoffDetector
 from detectors.seat_handoff.places import product_p
@@ -23,39 +23,7 @@ from detectors.seat_handoff.places import product_p
 
 @pytest.fixture(scope="module")
 def world():
-    w = World(seed=8)
-    names = w.accounts("t", 30)
-    cp = CP * EVERY / 60
-    yesterday = -24 * 60
-    for i, n in enumerate(names):
-        home = f"10.{i}.0.1"
-        if n in SPECIAL:
-            continue
-        ip = f"{CARRIER}.{i + 1}" if i < 5 else home
-        if i >= 5:  # yesterday at home, a re-login on the same device 20 s after a logout
-            w.session(n, home, f"dev-{n}", at(yesterday), at(yesterday + 30))
-            w.session(n, home, f"dev-{n}", at(yesterday + 30 + 1 / 3), at(yesterday + 60))
-        w.session(n, ip, f"dev-{n}", at(-5), at(600))
-    w.session("t05", "10.5.0.1", "pc-t05", at(yesterday), at(yesterday + 60))
-    w.session("t05", "10.5.0.1", "pc-t05", at(-5), at(cp - GAP))
-    w.session("t05", "77.5.1.1", "helper-t05", at(cp), at(110))
-    w.session("t05", "10.5.0.1", "pc-t05", at(115), at(600))
-    w.session("t20", f"{CARRIER}.21", "phone-t20", at(yesterday), at(yesterday + 60))
-    w.session("t20", f"{CARRIER}.21", "phone-t20", at(-5), at(cp - GAP))
-    w.session("t20", "10.20.0.1", "desk-t20", at(cp), at(110))
-    w.session("t20", f"{CARRIER}.21", "phone-t20", at(115), at(600))
-    w.session("t21", "10.21.0.1", "pc-t21", at(yesterday), at(yesterday + 60))
-    w.session("t21", "10.21.0.1", "pc-t21", at(-5), at(cp - GAP))
-    w.session("t21", "88.21.3.3", "laptop-t21", at(cp), at(110))
-    w.session("t21", "10.21.0.1", "pc-t21", at(115), at(600))
-    w.session("t21", "88.21.3.3", "laptop-t21", at(700), at(760))
-    for n in SPECIAL:
-        w.styles[n] = OWNER
-    after = {n: (CP, AFTER) for n in SPECIAL}
-    order = [n for n in names if n not in SPECIAL] + list(SPECIAL)
-    w.tournament("900", names, at(0), n_hands=100, every_s=EVERY, bust_order=order, styles_from=after)
-    w.tournament("901", names, at(120), n_hands=60, every_s=EVERY, bust_order=order)
-    return w
+    return build_world(relogins=True)
 
 
 @pytest.fixture(scope="module")

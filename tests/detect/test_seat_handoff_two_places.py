@@ -28,8 +28,9 @@ AFTER = Style(vpip=0.38, pfr=0.1, aggr=0.32, size=0.95, log_ms=7.9, sd_ms=0.4)
 SPECIAL = ("t05", "t20", "t21")
 
 
-@pytest.fixture(scope="module")
-def world():
+def build_world(relogins: bool = False) -> World:
+    """The population of this module's docstring; ``relogins``: every other account at home also re-logged in on
+    its own device twenty seconds after a logout, yesterday (the two-places test's null, test_seat_handoff_places)."""
     w = World(seed=8)
     names = w.accounts("t", 30)
     cp = CP * EVERY / 60
@@ -39,6 +40,9 @@ def world():
         if n in SPECIAL:
             continue
         ip = f"{CARRIER}.{i + 1}" if i < 5 else home  # t00-t04 play on their phones, on the carrier
+        if relogins and i >= 5:
+            w.session(n, home, f"dev-{n}", at(yesterday), at(yesterday + 30))
+            w.session(n, home, f"dev-{n}", at(yesterday + 30 + 1 / 3), at(yesterday + 60))
         w.session(n, ip, f"dev-{n}", at(-5), at(600))
     # t05: the owner plays at home (yesterday too); a helper takes the seat from his own home
     w.session("t05", "10.5.0.1", "pc-t05", at(yesterday), at(yesterday + 60))
@@ -63,6 +67,11 @@ def world():
     w.tournament("900", names, at(0), n_hands=100, every_s=EVERY, bust_order=order, styles_from=after)
     w.tournament("901", names, at(120), n_hands=60, every_s=EVERY, bust_order=order)
     return w
+
+
+@pytest.fixture(scope="module")
+def world():
+    return build_world()
 
 
 @pytest.fixture(scope="module")

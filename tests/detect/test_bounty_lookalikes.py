@@ -485,3 +485,38 @@ def test_wide_calls_baseline_counts_each_decision_once_without_the_partner():
     assert (w["wc_n"], w["wc_k"]) == (40.0, 16.0) and w["wc_e"] == pytest.approx(40 * new["r"], rel=1e-12)
     assert w["wc_p"] == pytest.approx(float(stats.binom_tail(16, 40, new["r"])), rel=1e-9) and w["wc_p"] < 1e-6
     assert pair(False).is_empty()  # the former baseline: no wide call at all
+
+
+def test_overdispersed_sum_sf_holds_no_matrix_of_every_block_by_the_largest_count():
+    """overdispersed_sum_sf over many small pairs and one pair with a large count: the block functions are kept
+    per fold bucket, as wide as that bucket's largest count, not as one (blocks x largest count) matrix (at 2M
+    hands that matrix was most of bounty collusion's peak: docs/measurements.md, 2026-12-07). Each group's tail is
+    the one computed for that group alone, to the last bit (the groups of one bucket share its width, so the one
+    large group is computed alone here too). numpy reports its buffers to tracemalloc."""
+    import tracemalloc
+
+    import numpy as np
+
+    from detectors.features.gameplay import overdispersed_sum_sf
+
+    small = 20_000  # pairs of one block with one decision each, observed count 1
+    big_n = 4_000  # one pair: one block of 4,000 decisions at rate 0.5, observed 2,100 (width bucket 4096)
+    grp = np.r_[np.arange(small), small]
+    blk = np.r_[np.arange(small), small]
+    n = np.r_[np.ones(small), big_n]
+    r = np.r_[np.full(small, 0.2), 0.5]
+    s = np.r_[np.full(small, 30.0), np.inf]
+    k = np.r_[np.ones(small), 2_100.0]
+    tracemalloc.start()
+    try:
+        got = overdispersed_sum_sf(grp, blk, n, r, s, k, 0.4)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    # the former matrix alone: 20,001 blocks x 2,101 cells x 8 bytes = 336 MB
+    assert peak < 100e6, peak
+    alone = overdispersed_sum_sf(np.array([0]), np.array([0]), np.array([float(big_n)]), np.array([0.5]),
+                                 np.array([np.inf]), np.array([2_100.0]), 0.4)
+    assert got[-1] == alone[0]
+    one = overdispersed_sum_sf(np.arange(3), np.arange(3), np.ones(3), np.full(3, 0.2), np.full(3, 30.0), np.ones(3), 0.4)
+    assert np.all(got[:small] == one[0])

@@ -85,7 +85,8 @@ def _component_pmf(x: np.ndarray, n: np.ndarray, r: np.ndarray, s: np.ndarray) -
     return np.where(x <= n, np.nan_to_num(out), 0.0)
 
 
-def _convolve_groups(group: np.ndarray, comp, kfold: np.ndarray, size: np.ndarray | None = None) -> np.ndarray:
+def _convolve_groups(group: np.ndarray, comp, kfold: np.ndarray, size: np.ndarray | None = None,
+                     width: int | None = None) -> np.ndarray:
     """The probability function of per-group sums of independent components, folded at ``kfold``.
 
     ``group`` (R,): each component's group (0 .. G-1); ``comp(idx)``: the probability functions of components
@@ -93,9 +94,11 @@ def _convolve_groups(group: np.ndarray, comp, kfold: np.ndarray, size: np.ndarra
     beyond it. Returns (G, max(kfold) + 1): cell j < kfold[g] is P(S_g = j), cell kfold[g] is P(S_g >= kfold[g]),
     cells beyond are 0. The convolution runs over the components' ranks within their group and their values (the
     direct sums of non-negative terms of :func:`betabinom_sum_sf`), never over groups in Python. ``size``: the
-    components' support sizes; the largest of each group come first, so later ranks compute narrow functions."""
+    components' support sizes; the largest of each group come first, so later ranks compute narrow functions.
+    ``width`` (at least max(kfold) + 1; default that): the columns of the result, so that the groups of one bucket
+    computed in several calls are computed alike."""
     G = len(kfold)
-    L = int(kfold.max()) + 1 if G else 1
+    L = width if width is not None else (int(kfold.max()) + 1 if G else 1)
     acc = np.zeros((G, L))
     acc[:, 0] = 1.0
     if len(group) == 0:
@@ -167,40 +170,9 @@ def overdispersed_sum_sf(group: np.ndarray, block: np.ndarray, n: np.ndarray, r:
     ub, bidx = np.unique(block, return_inverse=True)
     bgroup = np.zeros(len(ub), dtype=np.int64)
     bgroup[bidx] = group
-    x, w = np.polynomial.hermite_e.hermegauss(nodes)
-    w = w / w.sum()
-    Q = len(x)
-    lr = np.log(r / (1 - r))
-    # per (block, node): the convolution of the block's components at rates shifted by the node's effect
-    qg = (bidx[:, None] * Q + np.arange(Q)[None, :]).ravel()
-    qn = np.repeat(n, Q)
-    qs = np.repeat(s, Q)
-    qr = (1.0 / (1.0 + np.exp(-(lr[:, None] + sigma * x[None, :])))).ravel()
-    qk = np.repeat(kint[bgroup], Q)
-
-    def comp_a(idx):
-        xs = np.arange(int(qn[idx].max()) + 1)
-        one = qn[idx] == 1  # one decision: Bernoulli at its mean rate, whatever the rate's uncertainty
-        out = np.zeros((len(idx), len(xs)))
-        out[one, 0], out[one, 1] = 1 - qr[idx][one], qr[idx][one]
-        if (~one).any():
-            j = idx[~one]
-            out[~one] = _component_pmf(xs[None, :], qn[j][:, None], qr[j][:, None], qs[j][:, None])
-        return out
-
     # bucket by the fold (power-of-two widths), as betabinom_sum_sf
     width = 2 ** np.ceil(np.log2(kint + 1)).astype(np.int64)
-    blockpmf = np.zeros((len(ub), int(kint.max()) + 1))
-    for Lw in np.unique(width[bgroup]):
-        bs = np.flatnonzero(width[bgroup] == Lw)  # blocks in this bucket
-        rows = np.isin(bidx, bs)
-        ridx = np.flatnonzero(np.repeat(rows, Q))
-        slot = np.full(len(ub) * Q, -1)
-        slot[(bs[:, None] * Q + np.arange(Q)[None, :]).ravel()] = np.arange(len(bs) * Q)
-        kf = np.repeat(kint[bgroup[bs]], Q)
-        mix = _convolve_groups(slot[qg[ridx]], lambda i, ridx=ridx: comp_a(ridx[i]), kf, size=qn[ridx])
-        mix = (mix.reshape(len(bs), Q, -1) * w[None, :, None]).sum(axis=1)
-        blockpmf[bs, : mix.shape[1]] = mix
+    blockpmf = _block_pmfs(bidx, bgroup, width, kint, n, r, s, sigma, nodes)
     # the blocks of each group convolved (independent effects), folded at k
     gs = np.flatnonzero(todo)
     gslot = np.full(G, -1)
@@ -210,7 +182,56 @@ def overdispersed_sum_sf(group: np.ndarray, block: np.ndarray, n: np.ndarray, r:
         bsel = np.flatnonzero(np.isin(bgroup, sub))
         ssl = np.full(G, -1)
         ssl[sub] = np.arange(len(sub))
-        acc = _convolve_groups(ssl[bgroup[bsel]], lambda i, bsel=bsel: blockpmf[bsel[i], : int(kint[sub].max()) + 1],
-                               kint[sub])
+        # the bucket's blocks are ``bsel`` in the order of its first loop (ascending), each row its own function
+        pmf = blockpmf.pop(int(Lw))
+        acc = _convolve_groups(ssl[bgroup[bsel]], lambda i, pmf=pmf: pmf[i, : int(kint[sub].max()) + 1], kint[sub])
         out[sub] = acc[np.arange(len(sub)), kint[sub]]
     return np.clip(out, 0.0, 1.0)
+
+
+def _block_pmfs(bidx: np.ndarray, bgroup: np.ndarray, width: np.ndarray, kint: np.ndarray, n: np.ndarray,
+                r: np.ndarray, s: np.ndarray, sigma: float, nodes: int, chunk: int = 200_000) -> dict[int, np.ndarray]:
+    """Each block's probability function for :func:`overdispersed_sum_sf`, its effect integrated out, per fold bucket.
+
+    ``bidx``: each component's block (0 .. B-1); ``bgroup``: each block's group; ``width``: each group's bucket (the
+    power of two above its fold); ``kint``: each group's fold. Per block and Gauss-Hermite node (``nodes`` points of
+    N(0, sigma^2)) the block's components are convolved at rates shifted by the node's effect
+    (:func:`_convolve_groups`), then the nodes averaged with their weights. Returns, per bucket, a (blocks of the
+    bucket in ascending order, largest fold of the bucket + 1) matrix. The components are expanded to their
+    (component, node) rows ``chunk`` components at a time (whole blocks, in their order; every chunk of a bucket as
+    wide as the bucket), so memory follows the chunk, not the window: the result does not depend on ``chunk``."""
+    x, w = np.polynomial.hermite_e.hermegauss(nodes)
+    w = w / w.sum()
+    Q = len(x)
+    lr = np.log(r / (1 - r))
+    size = np.bincount(bidx, minlength=len(bgroup))  # components per block
+    out: dict[int, np.ndarray] = {}
+    for Lw in np.unique(width[bgroup]):
+        bs = np.flatnonzero(width[bgroup] == Lw)  # blocks in this bucket
+        L = int(kint[bgroup[bs]].max()) + 1
+        res = out[int(Lw)] = np.empty((len(bs), L))
+        # whole blocks per chunk, about ``chunk`` components each
+        cut = np.r_[0, np.flatnonzero(np.diff(np.cumsum(size[bs]) // chunk)) + 1, len(bs)]
+        for a, b in zip(cut[:-1], cut[1:]):
+            cb = bs[a:b]
+            inb = np.zeros(len(bgroup), dtype=bool)
+            inb[cb] = True
+            ci = np.flatnonzero(inb[bidx])  # the chunk's components, in their order
+            qg = (np.searchsorted(cb, bidx[ci])[:, None] * Q + np.arange(Q)[None, :]).ravel()
+            qn, qs = np.repeat(n[ci], Q), np.repeat(s[ci], Q)
+            qr = (1.0 / (1.0 + np.exp(-(lr[ci][:, None] + sigma * x[None, :])))).ravel()
+
+            def comp(idx, qn=qn, qr=qr, qs=qs):
+                xs = np.arange(int(qn[idx].max()) + 1)
+                one = qn[idx] == 1  # one decision: Bernoulli at its mean rate, whatever the rate's uncertainty
+                pm = np.zeros((len(idx), len(xs)))
+                pm[one, 0], pm[one, 1] = 1 - qr[idx][one], qr[idx][one]
+                if (~one).any():
+                    j = idx[~one]
+                    pm[~one] = _component_pmf(xs[None, :], qn[j][:, None], qr[j][:, None], qs[j][:, None])
+                return pm
+
+            kf = np.repeat(kint[bgroup[cb]], Q)
+            mix = _convolve_groups(qg, comp, kf, size=qn, width=L)
+            res[a:b] = (mix.reshape(len(cb), Q, -1) * w[None, :, None]).sum(axis=1)
+    return out

@@ -157,7 +157,8 @@ class MultiAccountingDetector(GroupDetector):
             links = links.filter(pl.col("min_share") <= self.max_link_share)
         if not self.has_sessions_:
             links = _with_unlinked(links, self._coentered(con))
-        return self._solo(con, links)
+        # one row order whatever order the joins left (the likeness sums run over the rows in that order)
+        return self._solo(con, links).sort("a", "b")
 
     def _coentered(self, con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
         """Without sessions (hand histories, perhaps with the accounts' payment hashes): pairs that keep entering the
@@ -179,18 +180,26 @@ class MultiAccountingDetector(GroupDetector):
     def _solo(self, con: duckdb.DuckDBPyConnection, cand: pl.DataFrame) -> pl.DataFrame:
         """``cand`` with the pairs that share no identifier but whose behaviour alone is beyond the null of all the
         population's pairs (:func:`idf.behaviour_pairs`: ``q_solo`` <= alpha, Benjamini-Hochberg over every pair),
-        and ``q_solo`` (null where the pair was not judged on behaviour alone, or is linked). Without the path (more
-        than ``solo_max_pairs`` pairs: ``solo_`` false at fit) no pair is added and ``missing_`` says so."""
+        and ``q_solo`` (null where the pair was not judged on behaviour alone, or is linked). Every pair, linked or
+        not, also carries the behaviour-only fields the household test reads (``p_seated``, ``p_opened``,
+        ``hands_together``, ``opened_days``: each ranked among all the population's pairs). Without the path (more
+        than ``solo_max_pairs`` pairs: ``solo_`` false at fit) no pair is added, those fields are null and
+        ``missing_`` says so."""
         solo = (idf.behaviour_pairs(con, self.fingerprints_, min_hands=self.min_hands, max_pairs=self.solo_max_pairs,
-                                    keep_q=self.alpha, random_state=self.random_state) if self.solo_ else None)
+                                    keep_q=self.alpha, also=cand.select("a", "b") if cand.height else None,
+                                    random_state=self.random_state) if self.solo_ else None)
         if solo is None:
             solo = pl.DataFrame(schema={"a": pl.Utf8, "b": pl.Utf8, "q_solo": pl.Float64})
-        found = solo.filter(pl.col("q_solo") <= self.alpha).select(
-            "a", "b", *[c for c in SOLO_COLUMNS if c in solo.columns])
+        cols = [c for c in SOLO_COLUMNS if c in solo.columns]
+        found = solo.filter(pl.col("q_solo") <= self.alpha).select("a", "b")
         if cand.height:
             found = found.join(cand.select("a", "b"), on=["a", "b"], how="anti")
-        out = _with_unlinked(cand, found.select("a", "b"))
-        return out.join(found, on=["a", "b"], how="left")
+        out = _with_unlinked(cand, found).join(solo.select("a", "b", *cols), on=["a", "b"], how="left",
+                                               maintain_order="left")
+        # q_solo and p_solo belong to the pairs found on behaviour alone: a linked pair is judged in its own family
+        out = out.join(found.with_columns(_solo=pl.lit(True)), on=["a", "b"], how="left", maintain_order="left")
+        return out.with_columns(**{c: pl.when(pl.col("_solo")).then(pl.col(c)).otherwise(None)
+                                   for c in ("q_solo", "p_solo") if c in out.columns}).drop("_solo")
 
     def score(self, con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
         """One row per candidate pair (shared identifiers, or co-entries where there are no sessions):
@@ -236,14 +245,22 @@ class MultiAccountingDetector(GroupDetector):
             pairs["p_style"].to_numpy(), pairs["p_timing"].to_numpy(), pairs["p_coentry"].to_numpy(),
         ]).astype(float)
         B = np.column_stack([p_dev, behav])
+        # what housemates do not share, read on household-shaped pairs (where no identifier tells one person from
+        # housemates): hands at one table beyond what as many hours online together give, and accounts opened close
+        # together, each ranked among all the population's pairs (:func:`idf.behaviour_pairs`; NaN where the path
+        # did not run: untested). A pair linked by a device is not asked them: one person who switches accounts on
+        # one machine never sits both at one table, and a p of 1 there would only dilute its evidence
+        apart = np.column_stack([_floats(pairs, "p_seated"), _floats(pairs, "p_opened")])
+        apart[~household] = np.nan
         # the facts that may agree: device, style, timing, co-entry; a card beside a shared device; the device used by
         # both at once (the device's p once more: its own evidence, sharpened)
         agreeing = np.column_stack([B, np.where(np.isnan(p_dev), np.nan, p_pay), np.where(co_device, p_dev, np.nan)])
         pairs = pairs.with_columns(
             p_device=pl.Series(p_dev),
             p_payment=pl.Series(p_pay),
-            p_behaviour=pl.Series(mt.fisher_combine(np.column_stack([B, np.where(household, np.nan, p_pay)]), untested=1.0)),
-            p_conduct=pl.Series(mt.fisher_combine(np.asarray(behav, dtype=float), untested=1.0)),
+            p_behaviour=pl.Series(mt.fisher_combine(np.column_stack([B, apart, np.where(household, np.nan, p_pay)]),
+                                                    untested=1.0)),
+            p_conduct=pl.Series(mt.fisher_combine(np.column_stack([behav, apart]), untested=1.0)),
             household=pl.Series(household),
             # a card counts as agreeing only beside a shared device: two identifiers, each
             # held by these accounts alone, that no household pattern explains (housemates
@@ -501,6 +518,13 @@ def _solo_evidence(best: dict[str, Any], accs_sql: str) -> Evidence:
               f"q {float(best['q_solo']):.2g} among all the population's pairs (Benjamini-Hochberg)"),
         sql=f"SELECT account, country, created_at FROM accounts WHERE account IN ({accs_sql})",
     )
+
+
+def _floats(frame: pl.DataFrame, col: str) -> np.ndarray:
+    """``frame[col]`` as floats, NaN where null or where the column is absent."""
+    if col not in frame.columns:
+        return np.full(frame.height, np.nan)
+    return frame[col].cast(pl.Float64).fill_null(np.nan).to_numpy()
 
 
 def _f(x: Any) -> str:

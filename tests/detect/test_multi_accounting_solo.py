@@ -108,3 +108,15 @@ def test_country_of_no_accounts_is_empty_not_an_error():
     none = np.array([], dtype=np.int64)
     same, p = _country([], none, none)
     assert same.dtype == bool and same.size == 0 and p.size == 0
+
+
+def test_pairs_asked_for_are_returned_whatever_their_q(con):
+    """The household test of linked pairs reads their behaviour-only fields: ``also`` returns those pairs (with
+    their own figures, the same as among every pair) even where no pair's q is small enough to keep."""
+    fp = idf.style_fingerprints(con)
+    every = idf.behaviour_pairs(con, fp)
+    asked = every.sort("p_solo", descending=True).head(3).select("a", "b")
+    got = idf.behaviour_pairs(con, fp, keep_q=0.0, also=asked)
+    assert got.select("a", "b").sort("a", "b").equals(asked.sort("a", "b"))
+    same = got.join(every, on=["a", "b"], suffix="_all")
+    assert (same["p_seated"] == same["p_seated_all"]).all() and (same["q_solo"] == same["q_solo_all"]).all()

@@ -129,6 +129,7 @@ def behaviour_pairs(
     min_hands: int = 30,
     max_pairs: int = 3_000_000,
     keep_q: float = 1.0,
+    also: pl.DataFrame | None = None,
     random_state: int = 0,
 ) -> pl.DataFrame | None:
     """Every pair of accounts with at least ``min_hands`` hands, with the behaviour-only evidence of the module
@@ -138,7 +139,9 @@ def behaviour_pairs(
     ----------
     con : the warehouse (``sessions``, ``accounts``). fingerprints : :func:`style_fingerprints` of ``con``.
     min_hands : hands an account needs to be paired. max_pairs : above this many pairs, None (not run).
-    keep_q : the rows returned: ``q_solo`` at most this (1: every pair). random_state : the likeness null's seed.
+    keep_q : the rows returned: ``q_solo`` at most this (1: every pair). also : pairs (``a``, ``b``) returned
+    whatever their ``q_solo`` (the pairs an identifier already links, whose household test reads ``p_seated`` and
+    ``p_opened``); pairs of accounts without ``min_hands`` are not among them. random_state : the likeness null's seed.
 
     Returns
     -------
@@ -166,7 +169,11 @@ def behaviour_pairs(
     p_solo = mt.fisher_combine(np.column_stack([p_style, p_timing, p_hours, p_opened, p_country, p_seated]),
                                untested=1.0)
     q_solo = mt.bh_qvalues(p_solo, untested=1.0)
-    keep = np.flatnonzero(q_solo <= keep_q)
+    keep = q_solo <= keep_q
+    if also is not None and also.height:
+        at, _ = _by_position(also.select("a", "b"), who, n)
+        keep[at] = True
+    keep = np.flatnonzero(keep)
     return pl.DataFrame({
         "a": names.gather(i[keep]), "b": names.gather(j[keep]),
         "p_style": p_style[keep], "p_timing": p_timing[keep], "p_hours": p_hours[keep], "p_opened": p_opened[keep],

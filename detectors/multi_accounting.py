@@ -433,7 +433,10 @@ class MultiAccountingDetector(GroupDetector):
             benign += "The behavioural signals do not exclude it: not flagged."
         if best.get("household"):
             benign += (" The pair shares a home address but no device (household-shaped): a shared card there is "
-                       "a family's, so the behaviour alone must say one person: combined p "
+                       "a family's, so the behaviour alone must say one person (style, decision times, co-entry, "
+                       f"hands at one table: share of pairs as much online together with as many {_g(best.get('p_seated'))}, "
+                       f"openings {_g(best.get('opened_days'))} days apart: share of pairs as close "
+                       f"{_g(best.get('p_opened'))}): combined p "
                        f"{float(best['p_conduct']):.2g}, q {float(best['q_household']):.2g} among the population's "
                        f"{int(best['n_household'])} household-shaped pairs (Benjamini-Hochberg), "
                        f"needed <= {self.alpha:g}.")

@@ -30,7 +30,10 @@ Method
    opened accounts together and keep the same hours play as two people. Households
    (a home address, own devices) need the behaviour alone significant across
    all household-shaped pairs of the population (Benjamini-Hochberg over that
-   family: its line moves with the number of households). The
+   family: its line moves with the number of households); that behaviour is
+   style, timing, co-entry, the hands both were dealt into (ranked among the
+   household-shaped pairs themselves: housemates who play together are that
+   family's null) and how close the accounts were opened. The
    case's rate (``q_value``) is the largest of these conditions on the
    false-discovery scale (an intersection-union rule, Berger 1982), so a
    pair is flagged exactly when it is at most alpha and the queue's order
@@ -246,12 +249,17 @@ class MultiAccountingDetector(GroupDetector):
         ]).astype(float)
         B = np.column_stack([p_dev, behav])
         # what housemates do not share, read on household-shaped pairs (where no identifier tells one person from
-        # housemates): hands at one table beyond what as many hours online together give, and accounts opened close
-        # together, each ranked among all the population's pairs (:func:`idf.behaviour_pairs`; NaN where the path
-        # did not run: untested). A pair linked by a device is not asked them: one person who switches accounts on
-        # one machine never sits both at one table, and a p of 1 there would only dilute its evidence
-        apart = np.column_stack([_floats(pairs, "p_seated"), _floats(pairs, "p_opened")])
-        apart[~household] = np.nan
+        # housemates): hands at one table, ranked among the population's household-shaped pairs (its own null:
+        # housemates who play together sit at one table more often than strangers as much online together, so the
+        # rank among all pairs would read them as one person), and accounts opened close together, ranked among all
+        # the population's pairs (:func:`idf.behaviour_pairs`); NaN where the path did not run: untested. A pair
+        # linked by a device is not asked them: one person who switches accounts on one machine never sits both at
+        # one table, and a p of 1 there would only dilute its evidence
+        together = _floats(pairs, "hands_together")
+        seated_hh = np.full(pairs.height, np.nan)
+        fam = household & ~np.isnan(together)
+        seated_hh[fam] = idf.share_at_least(together[fam], np.zeros(int(fam.sum()), dtype=np.int64))
+        apart = np.column_stack([seated_hh, np.where(household, _floats(pairs, "p_opened"), np.nan)])
         # the facts that may agree: device, style, timing, co-entry; a card beside a shared device; the device used by
         # both at once (the device's p once more: its own evidence, sharpened)
         agreeing = np.column_stack([B, np.where(np.isnan(p_dev), np.nan, p_pay), np.where(co_device, p_dev, np.nan)])
@@ -271,6 +279,7 @@ class MultiAccountingDetector(GroupDetector):
                               else np.sort(np.nan_to_num(agreeing, nan=1.0), axis=1)[:, self.min_signals - 1]
                               if agreeing.shape[1] >= self.min_signals else np.ones(pairs.height)),
             co_device=pl.Series(co_device),
+            p_seated_household=pl.Series(seated_hh),
             id_strong=(pl.col("min_share") <= self.max_link_share).fill_null(False),
         )
         # the score: -log10 of the combined p-value, plus the IP/network link as
@@ -434,7 +443,8 @@ class MultiAccountingDetector(GroupDetector):
         if best.get("household"):
             benign += (" The pair shares a home address but no device (household-shaped): a shared card there is "
                        "a family's, so the behaviour alone must say one person (style, decision times, co-entry, "
-                       f"hands at one table: share of pairs as much online together with as many {_g(best.get('p_seated'))}, "
+                       f"{float(best.get('hands_together') or 0):.0f} hands at one table: share of the household-shaped "
+                       f"pairs with as many {_g(best.get('p_seated_household'))}, "
                        f"openings {_g(best.get('opened_days'))} days apart: share of pairs as close "
                        f"{_g(best.get('p_opened'))}): combined p "
                        f"{float(best['p_conduct']):.2g}, q {float(best['q_household']):.2g} among the population's "

@@ -356,26 +356,27 @@ def test_household_line_follows_the_number_of_household_pairs(monkeypatch):
 
 
 def test_household_pair_at_one_table_and_opened_together_is_one_person(monkeypatch):
-    """One person on two accounts behind one home address, each with its own device: style and timing agree only
-    moderately (p 0.06, 0.05), but the two accounts were dealt into the same hands far beyond pairs as much online
-    together (``p_seated`` 0.002) and were opened close together (``p_opened`` 0.04), among 25 honest
-    household-shaped pairs who never sat together. The household test reads those two facts, which housemates do not
-    share: combined p 2.8e-4, flagged. The old test read style, timing and co-entry alone (combined p 0.029, q 0.7
-    among the households) and left the person under the line. Housemates who sit at one table (a couple at one
-    game) but play and click nothing alike are not flagged on that alone."""
-    def household(a, b, p_style, p_timing, p_coentry=1.0, p_seated=1.0, p_opened=0.5):
+    """One person on two accounts behind one home address, each with its own device: style and timing agree
+    (p 0.03 each, co-entry 0.3), the two accounts were dealt into more hands together than any other of the 26
+    household-shaped pairs (60: share of the family 1/26) and were opened close together (``p_opened`` 0.04). The
+    household test reads those two facts, which housemates do not share: combined p 1.1e-3, q 0.03 among the
+    households, flagged. The old test read style, timing and co-entry alone (combined p 0.012, q 0.3) and left the
+    person under the line. Housemates who sit at one table (a couple at one game, 40 hands) but play and click
+    nothing alike are not flagged on that alone; the table is ranked among the households, not among all pairs."""
+    def household(a, b, p_style, p_timing, p_coentry=1.0, hands=0.0, p_opened=0.5):
         return {"a": a, "b": b, "w_ip": 5.0, "w_net": 5.0, "p_style": p_style, "p_timing": p_timing,
-                "p_coentry": p_coentry, "p_seated": p_seated, "p_opened": p_opened}
+                "p_coentry": p_coentry, "hands_together": hands, "p_opened": p_opened}
 
     rng = np.random.default_rng(5)
     honest = [household(f"x{i:02d}", f"y{i:02d}", float(rng.uniform(0.1, 1)), float(rng.uniform(0.1, 1)),
                         p_opened=float(rng.uniform(0.05, 1))) for i in range(24)]
-    couple = household("cA", "cB", 0.6, 0.7, p_seated=0.002)
-    person = household("hA", "hB", 0.06, 0.05, p_coentry=0.3, p_seated=0.002, p_opened=0.04)
+    couple = household("cA", "cB", 0.6, 0.7, hands=40.0)
+    person = household("hA", "hB", 0.03, 0.03, p_coentry=0.3, hands=60.0, p_opened=0.04)
     flags = _decide(monkeypatch, [person, couple] + honest)
     assert flags[("hA", "hB")]
     assert not flags[("cA", "cB")]
     assert not any(flags[(f"x{i:02d}", f"y{i:02d}")] for i in range(24))
     det, scores = _scored(monkeypatch, [person, couple] + honest)
     row = scores.filter(scores["a"] == "hA").row(0, named=True)
-    assert row["p_conduct"] == pytest.approx(2.8e-4, rel=0.1)
+    assert row["p_seated_household"] == pytest.approx(1 / 26)
+    assert row["p_conduct"] == pytest.approx(1.1e-3, rel=0.1)

@@ -47,7 +47,7 @@ Methods
 
 from __future__ import annotations
 
-from detectors.features.identity.behaviour import behaviour_pairs
+from detectors.features.identity.behaviour import behaviour_pairs, share_at_least
 from detectors.features.identity.coentry import (
     COENTRY_CELLS_SQL,
     COENTRY_COUNTS_SQL,
@@ -81,6 +81,6 @@ from detectors.features.identity.usage import usage_patterns
 __all__ = [
     "COENTRY_CELLS_SQL", "COENTRY_COUNTS_SQL", "COENTRY_SHARES_SQL", "IDENTIFIERS_SQL", "ID_KINDS", "KNOCKOUT_PSEUDO",
     "NET_SQL", "RATE_FEATURES", "SIZE_BINS", "SIZE_FEATURES", "STYLE_SQL", "TIME_BINS", "TIME_FEATURES",
-    "behaviour_pairs", "co_entries", "entry_pools", "identifiers", "identity_links", "likeness",
+    "behaviour_pairs", "share_at_least", "co_entries", "entry_pools", "identifiers", "identity_links", "likeness",
     "population_size", "style_fingerprints", "table_rows", "tournament_entries", "usage_patterns",
 ]

@@ -65,7 +65,7 @@ SELECT account, nullif(trim(country), '') AS country, epoch(created_at) / 86400.
 """
 
 
-def _share_at_least(x: np.ndarray, cls: np.ndarray) -> np.ndarray:
+def share_at_least(x: np.ndarray, cls: np.ndarray) -> np.ndarray:
     """For each entry, the share of entries of its class (``cls``) whose value is at least ``x`` (NaN stays NaN):
     an empirical upper-tail p-value, ties counted against the entry."""
     out = np.full(x.shape, np.nan)
@@ -106,7 +106,7 @@ def _use(con: duckdb.DuckDBPyConnection, who: pl.DataFrame, i: np.ndarray, j: np
     seated[at] = tg["n_together"].to_numpy()
     on = np.nan_to_num(conc) > 0
     edges = np.quantile(conc[on], np.linspace(0, 1, 11)[1:-1]) if on.any() else np.array([])
-    return conc, seated, _share_at_least(seated, np.where(on, 1 + np.searchsorted(edges, np.nan_to_num(conc)), 0))
+    return conc, seated, share_at_least(seated, np.where(on, 1 + np.searchsorted(edges, np.nan_to_num(conc)), 0))
 
 
 def _country(country: list[str | None], i: np.ndarray, j: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -164,8 +164,8 @@ def behaviour_pairs(
     conc, seated, p_seated = _use(con, who, i, j)
     same, p_country = _country(acc["country"].to_list(), i, j)
     gap = np.abs(opened[i] - opened[j])
-    p_hours = _share_at_least(conc, same)
-    p_opened = _share_at_least(-gap, same)
+    p_hours = share_at_least(conc, same)
+    p_opened = share_at_least(-gap, same)
     p_solo = mt.fisher_combine(np.column_stack([p_style, p_timing, p_hours, p_opened, p_country, p_seated]),
                                untested=1.0)
     q_solo = mt.bh_qvalues(p_solo, untested=1.0)

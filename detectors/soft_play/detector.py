@@ -16,6 +16,7 @@ from detectors.features import gameplay as gp
 from detectors.features import identity
 from detectors.soft_play.cells import WindowDecisions
 from detectors.soft_play.evidence import EvidenceMixin
+from detectors.soft_play.handcal import calibrate_hand_sums, calibration_table
 
 
 class SoftPlayDetector(EvidenceMixin, PairDetector):
@@ -77,6 +78,13 @@ class SoftPlayDetector(EvidenceMixin, PairDetector):
         enters the streets' Fisher combination as one more part (its decisions face a bet, the check test's do not:
         disjoint, independent under the null) in place of the support of :func:`detectors.stats.z_sum_with_support`,
         where the main test weighs it a quarter: partners who spare each other preflop only show there alone.
+    hand_calibrate, hand_cal_width, hand_cal_min_hands : bool, float, int
+        the whole-hand test's probability of a passive hand read from the population's own hands with the same
+        predicted probability where that is higher (bins of log pi this wide, the lowest merged to this many hands;
+        :mod:`detectors.soft_play.handcal`) in place of the product of the own rates, which treats a hand's decisions
+        as independent and their number as fixed (off, the default: the product; on, it clears wrong flags of pairs
+        with a handful of checked-through hands and loses a group the product finds, docs/measurements.md,
+        2026-12-07). The thin pairs' predictive hand test keeps the product.
     """
 
     kind = "soft_play"
@@ -116,6 +124,9 @@ class SoftPlayDetector(EvidenceMixin, PairDetector):
         stage_tests: tuple[str, ...] = ("chk",),
         by_street: bool = True,
         street_support: bool = True,
+        hand_calibrate: bool = False,
+        hand_cal_width: float = 0.5,
+        hand_cal_min_hands: int = 50,
     ) -> None:
         super().__init__(alpha=alpha, random_state=random_state)
         self.min_hu_hands = min_hu_hands
@@ -144,6 +155,9 @@ class SoftPlayDetector(EvidenceMixin, PairDetector):
         self.stage_tests = stage_tests
         self.by_street = by_street
         self.street_support = street_support
+        self.hand_calibrate = hand_calibrate
+        self.hand_cal_width = hand_cal_width
+        self.hand_cal_min_hands = hand_cal_min_hands
         self.max_ratio = max_ratio
         self.samples = samples
         self.max_unflagged = max_unflagged
@@ -283,7 +297,8 @@ class SoftPlayDetector(EvidenceMixin, PairDetector):
         rates = stats.own_rate_table(self.cells_, y, alpha=self.alpha, also_out=also, posterior=self.hand_thin, **kw)
         rated = stats.own_rates_per_decision(self.cells_, y, alpha=self.alpha, also_out=also, side=side,
                                              rates=rates, **kw).filter(pl.col("hu"))
-        hp = stats.hand_passivity_from_hands(self.source_.hand_sums(con, rated), max_weight=self.hand_max_weight)
+        hp = stats.hand_passivity_from_hands(self._calibrated(self.source_.hand_sums(con, rated), "pairs"),
+                                             max_weight=self.hand_max_weight)
         # the plug-in own rates are trusted only where each player's baseline outweighs the pair's own decisions
         lo, hi = pl.min_horizontal("player", "opponent"), pl.max_horizontal("player", "opponent")
         base = first_dir.group_by(lo.alias("player"), hi.alias("opponent")).agg(
@@ -311,7 +326,7 @@ class SoftPlayDetector(EvidenceMixin, PairDetector):
         out = out.join(hp.drop("hp_dirs"), on=["player", "opponent"], how="left")
         # each side's own share of the passivity (its decisions only): the mutual rule may read it in place of the
         # check test's per-direction z where the hand test was made
-        hd = stats.hand_passivity_from_hands(self.source_.hand_sums(con, rated, directed=True),
+        hd = stats.hand_passivity_from_hands(self._calibrated(self.source_.hand_sums(con, rated, directed=True), "sides"),
                                              max_weight=self.hand_max_weight)
         hd = hd.select("player", "opponent", "hp_z")
         lo = pl.col("player") < pl.col("opponent")
@@ -321,6 +336,16 @@ class SoftPlayDetector(EvidenceMixin, PairDetector):
         out = out.with_columns(pl.when(pl.col("hp_p_value").is_not_null()).then(pl.col(c)).alias(c)
                                for c in ("hdir_z", "hdir_z_r"))
         return out
+
+    def _calibrated(self, h: pl.DataFrame, which: str) -> pl.DataFrame:
+        """The hand test's per-hand sums ``h`` with each hand's probability of no bet taken from the population's own
+        hands (:mod:`detectors.soft_play.handcal`; its table kept in ``hand_calibration_[which]``), or as they are
+        when ``hand_calibrate`` is off."""
+        if not self.hand_calibrate:
+            return h
+        table = calibration_table(h, width=self.hand_cal_width, min_hands=self.hand_cal_min_hands)
+        self.hand_calibration_ = {**getattr(self, "hand_calibration_", {}), which: table}
+        return calibrate_hand_sums(h, table)
 
     def score(self, con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
         """One row per unordered pair: the weighted-Bonferroni combination of the check (with the preflop

@@ -85,6 +85,13 @@ class SoftPlayDetector(EvidenceMixin, PairDetector):
         as independent and their number as fixed (off, the default: the product; on, it clears wrong flags of pairs
         with a handful of checked-through hands and loses a group the product finds, docs/measurements.md,
         2026-12-07). The thin pairs' predictive hand test keeps the product.
+    value_bin : int or None
+        the check test (and its streets and the hand test built on its decisions) read after the flop only where the
+        player's strength bin is at least this (a bet there is for value; honest players bluff less into opponents
+        who do not fold, none value-bets less into them; 2: strength at least 0.5, the bin the evidence hands read as
+        a good hand); None: every strength. On the tuning worlds it clears a first-world wrong flag (two passive
+        players who bluff each other less), finds a first-world tournament pair and loses one whose one side spared
+        the other's weak hands only; nothing pooled falls (docs/measurements.md, 2026-12-07).
     """
 
     kind = "soft_play"
@@ -127,6 +134,7 @@ class SoftPlayDetector(EvidenceMixin, PairDetector):
         hand_calibrate: bool = False,
         hand_cal_width: float = 0.5,
         hand_cal_min_hands: int = 50,
+        value_bin: int | None = 2,
     ) -> None:
         super().__init__(alpha=alpha, random_state=random_state)
         self.min_hu_hands = min_hu_hands
@@ -158,6 +166,7 @@ class SoftPlayDetector(EvidenceMixin, PairDetector):
         self.hand_calibrate = hand_calibrate
         self.hand_cal_width = hand_cal_width
         self.hand_cal_min_hands = hand_cal_min_hands
+        self.value_bin = value_bin
         self.max_ratio = max_ratio
         self.samples = samples
         self.max_unflagged = max_unflagged
@@ -229,6 +238,9 @@ class SoftPlayDetector(EvidenceMixin, PairDetector):
         kw = {"where": where, "side": side, **dict(zip(("bins", "max_rate"), more))}
         if self.stage_bb and name in self.stage_tests and "stage" in getattr(self, "cells_", pl.DataFrame()).columns:
             kw["bins"] = (*(kw.get("bins") or self.BINS), "stage")
+        if name == "chk" and self.value_bin is not None:
+            # after the flop, the spots where a bet is for value only (strength bin at least value_bin)
+            kw["where"] = where & (pl.col("preflop") | (pl.col("sbin") >= self.value_bin))
         return y, kw
 
     def _pooled_tests(self, con: duckdb.DuckDBPyConnection) -> pl.DataFrame:

@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 import duckdb
-import networkx as nx
 import numpy as np
 import polars as pl
 from scipy.stats import chi2
@@ -16,9 +15,11 @@ from detectors.features import gameplay as gp
 from detectors.features import identity
 from detectors.soft_play.cells import WindowDecisions
 from detectors.soft_play.evidence import EvidenceMixin
+from detectors.soft_play.handcal import calibrate_hand_sums, calibration_table
+from detectors.soft_play.rings import RingsMixin
 
 
-class SoftPlayDetector(EvidenceMixin, PairDetector):
+class SoftPlayDetector(EvidenceMixin, RingsMixin, PairDetector):
     """Pairs that spare each other: own-baseline passivity and folding tests, BH across pairs (see the package
     docstring).
 
@@ -77,6 +78,20 @@ class SoftPlayDetector(EvidenceMixin, PairDetector):
         enters the streets' Fisher combination as one more part (its decisions face a bet, the check test's do not:
         disjoint, independent under the null) in place of the support of :func:`detectors.stats.z_sum_with_support`,
         where the main test weighs it a quarter: partners who spare each other preflop only show there alone.
+    hand_calibrate, hand_cal_width, hand_cal_min_hands : bool, float, int
+        the whole-hand test's probability of a passive hand read from the population's own hands with the same
+        predicted probability where that is higher (bins of log pi this wide, the lowest merged to this many hands;
+        :mod:`detectors.soft_play.handcal`) in place of the product of the own rates, which treats a hand's decisions
+        as independent and their number as fixed (off, the default: the product; on, it clears wrong flags of pairs
+        with a handful of checked-through hands and loses a group the product finds, docs/measurements.md,
+        2026-12-07). The thin pairs' predictive hand test keeps the product.
+    value_bin : int or None
+        the check test (and its streets and the hand test built on its decisions) read after the flop only where the
+        player's strength bin is at least this (a bet there is for value; honest players bluff less into opponents
+        who do not fold, none value-bets less into them; 2: strength at least 0.5, the bin the evidence hands read as
+        a good hand); None: every strength. On the tuning worlds it clears a first-world wrong flag (two passive
+        players who bluff each other less), finds a first-world tournament pair and loses one whose one side spared
+        the other's weak hands only; nothing pooled falls (docs/measurements.md, 2026-12-07).
     """
 
     kind = "soft_play"
@@ -116,6 +131,10 @@ class SoftPlayDetector(EvidenceMixin, PairDetector):
         stage_tests: tuple[str, ...] = ("chk",),
         by_street: bool = True,
         street_support: bool = True,
+        hand_calibrate: bool = False,
+        hand_cal_width: float = 0.5,
+        hand_cal_min_hands: int = 50,
+        value_bin: int | None = 2,
     ) -> None:
         super().__init__(alpha=alpha, random_state=random_state)
         self.min_hu_hands = min_hu_hands
@@ -144,6 +163,10 @@ class SoftPlayDetector(EvidenceMixin, PairDetector):
         self.stage_tests = stage_tests
         self.by_street = by_street
         self.street_support = street_support
+        self.hand_calibrate = hand_calibrate
+        self.hand_cal_width = hand_cal_width
+        self.hand_cal_min_hands = hand_cal_min_hands
+        self.value_bin = value_bin
         self.max_ratio = max_ratio
         self.samples = samples
         self.max_unflagged = max_unflagged
@@ -215,6 +238,9 @@ class SoftPlayDetector(EvidenceMixin, PairDetector):
         kw = {"where": where, "side": side, **dict(zip(("bins", "max_rate"), more))}
         if self.stage_bb and name in self.stage_tests and "stage" in getattr(self, "cells_", pl.DataFrame()).columns:
             kw["bins"] = (*(kw.get("bins") or self.BINS), "stage")
+        if name == "chk" and self.value_bin is not None:
+            # after the flop, the spots where a bet is for value only (strength bin at least value_bin)
+            kw["where"] = where & (pl.col("preflop") | (pl.col("sbin") >= self.value_bin))
         return y, kw
 
     def _pooled_tests(self, con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
@@ -283,7 +309,8 @@ class SoftPlayDetector(EvidenceMixin, PairDetector):
         rates = stats.own_rate_table(self.cells_, y, alpha=self.alpha, also_out=also, posterior=self.hand_thin, **kw)
         rated = stats.own_rates_per_decision(self.cells_, y, alpha=self.alpha, also_out=also, side=side,
                                              rates=rates, **kw).filter(pl.col("hu"))
-        hp = stats.hand_passivity_from_hands(self.source_.hand_sums(con, rated), max_weight=self.hand_max_weight)
+        hp = stats.hand_passivity_from_hands(self._calibrated(self.source_.hand_sums(con, rated), "pairs"),
+                                             max_weight=self.hand_max_weight)
         # the plug-in own rates are trusted only where each player's baseline outweighs the pair's own decisions
         lo, hi = pl.min_horizontal("player", "opponent"), pl.max_horizontal("player", "opponent")
         base = first_dir.group_by(lo.alias("player"), hi.alias("opponent")).agg(
@@ -311,7 +338,7 @@ class SoftPlayDetector(EvidenceMixin, PairDetector):
         out = out.join(hp.drop("hp_dirs"), on=["player", "opponent"], how="left")
         # each side's own share of the passivity (its decisions only): the mutual rule may read it in place of the
         # check test's per-direction z where the hand test was made
-        hd = stats.hand_passivity_from_hands(self.source_.hand_sums(con, rated, directed=True),
+        hd = stats.hand_passivity_from_hands(self._calibrated(self.source_.hand_sums(con, rated, directed=True), "sides"),
                                              max_weight=self.hand_max_weight)
         hd = hd.select("player", "opponent", "hp_z")
         lo = pl.col("player") < pl.col("opponent")
@@ -321,6 +348,16 @@ class SoftPlayDetector(EvidenceMixin, PairDetector):
         out = out.with_columns(pl.when(pl.col("hp_p_value").is_not_null()).then(pl.col(c)).alias(c)
                                for c in ("hdir_z", "hdir_z_r"))
         return out
+
+    def _calibrated(self, h: pl.DataFrame, which: str) -> pl.DataFrame:
+        """The hand test's per-hand sums ``h`` with each hand's probability of no bet taken from the population's own
+        hands (:mod:`detectors.soft_play.handcal`; its table kept in ``hand_calibration_[which]``), or as they are
+        when ``hand_calibrate`` is off."""
+        if not self.hand_calibrate:
+            return h
+        table = calibration_table(h, width=self.hand_cal_width, min_hands=self.hand_cal_min_hands)
+        self.hand_calibration_ = {**getattr(self, "hand_calibration_", {}), which: table}
+        return calibrate_hand_sums(h, table)
 
     def score(self, con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
         """One row per unordered pair: the weighted-Bonferroni combination of the check (with the preflop
@@ -488,62 +525,6 @@ class SoftPlayDetector(EvidenceMixin, PairDetector):
         co = co.with_columns(prior_factor=1.0 + (self.coentry_prior - 1.0) * x)
         u = u.join(co, on=["player", "opponent"], how="left")
         return u, u["prior_factor"].fill_null(1.0).to_numpy()
-
-    def _with_rings(self, u: pl.DataFrame) -> pl.DataFrame:
-        """Each tested pair's best ring: three accounts whose three pairs each lean the sparing way.
-
-        A ring of three whose pairs each spared the others a little is often
-        missed pair by pair (each pair's q is diluted by the thousand pairs
-        tested). The three pairs' tests rest on disjoint decisions (each on
-        the decisions two of them aimed at each other), so their p-values are
-        independent under the null; a triangle of tested pairs (the same
-        filter as the pairs': enough decisions and heads-up hands, never the
-        p-values) is judged by :func:`detectors.stats.all_below_product_pvalue`
-        (every pair p <= ``ring_tau``, their product; a truncated product,
-        Zaykin et al., Genet. Epidemiol. 2002), and the multiple-testing cost
-        of choosing the ring is paid in full: Bonferroni over *every*
-        triangle of tested pairs (``ring_tests``, about a thousand on a
-        600-account population), whatever its p-values. Adds ring_accounts,
-        ring_pairs_p (the three pair p-values), ring_p_value, ring_tests and
-        ring_q_value (the Bonferroni-corrected p-value) to each pair of a
-        candidate ring; the score becomes the larger of the pair's and the
-        ring's −log10. On the tuning populations no triangle of honest
-        accounts had all three pair p-values below 0.05; a ring of strength
-        0.625 on tuning population 160 whose pairs had q 0.36-1 (p 0.002-0.008)
-        has ring q 0.002.
-        """
-        spots = pl.col("aggr_n").fill_null(0) + pl.col("aggr_n_r").fill_null(0)
-        e = u.filter((spots >= self.min_spots) & (pl.col("hu") >= self.min_hu_hands) & pl.col("p_value").is_not_null()
-                     & pl.col("p_value").is_not_nan()).select(
-            a=pl.min_horizontal("player", "opponent"), b=pl.max_horizontal("player", "opponent"), p="p_value")
-
-        def triangles(x: pl.DataFrame) -> pl.DataFrame:
-            # a < b < c with edges ab, ac (joined on a) and bc
-            t = x.join(x, on="a", suffix="_c").filter(pl.col("b") < pl.col("b_c"))
-            t = t.rename({"b_c": "c", "p": "p_ab", "p_c": "p_ac"})
-            return t.join(x.rename({"b": "c", "a": "b", "p": "p_bc"}), on=["b", "c"])
-
-        # every triangle of tested pairs (networkx counts them with neighbour-set intersections, memory linear in
-        # the pairs; the join above would hold every wedge of a regular who met thousands of players)
-        m = sum(nx.triangles(nx.Graph(zip(e["a"], e["b"]))).values()) // 3
-        t = triangles(e.filter(pl.col("p") <= self.ring_tau))
-        cols = {"ring_accounts": pl.List(pl.Utf8), "ring_pairs_p": pl.List(pl.Float64), "ring_p_value": pl.Float64,
-                "ring_tests": pl.Int64, "ring_q_value": pl.Float64}
-        if t.is_empty():
-            return u.with_columns(pl.lit(None, dt).alias(c) for c, dt in cols.items())
-        rp = stats.all_below_product_pvalue(t.select("p_ab", "p_ac", "p_bc").to_numpy(), self.ring_tau)
-        t = t.with_columns(ring_p_value=pl.Series(rp), ring_tests=pl.lit(m, pl.Int64),
-                           ring_accounts=pl.concat_list("a", "b", "c"), ring_pairs_p=pl.concat_list("p_ab", "p_ac", "p_bc"))
-        t = t.with_columns(ring_q_value=(pl.col("ring_p_value") * m).clip(upper_bound=1.0))
-        # each pair of a ring, its best ring
-        per = pl.concat([t.select(pl.col(x).alias("player"), pl.col(y).alias("opponent"), *cols)
-                         for x, y in (("a", "b"), ("a", "c"), ("b", "c"))])
-        per = per.sort(["ring_q_value", "ring_accounts"]).unique(["player", "opponent"], keep="first")
-        lo, hi = pl.min_horizontal("player", "opponent"), pl.max_horizontal("player", "opponent")
-        u = u.with_columns(_lo=lo, _hi=hi).join(per.rename({"player": "_lo", "opponent": "_hi"}), on=["_lo", "_hi"],
-                                                  how="left").drop("_lo", "_hi")
-        ring_score = stats.score_from_q(u["ring_q_value"].fill_null(1.0).to_numpy())
-        return u.with_columns(score=pl.Series(np.maximum(u["score"].to_numpy(), ring_score)))
 
     def _hdir(self, col: str, scores: pl.DataFrame) -> list[pl.Expr]:
         """The hand test's per-direction z and the side's Stouffer z for the mutual rule (none when the rule reads the

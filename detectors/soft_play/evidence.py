@@ -173,6 +173,10 @@ class EvidenceMixin:
                 obs, exp = float(row.get(f"{name}_observed") or 0), float(row.get(f"{name}_expected") or 0)
                 cards = ("in the same spots (starting hand in the same tenth of the 1,326, heads-up or multiway, "
                          "tournament or cash)" if name == "pre" else "with equally strong cards")
+                if name == "chk" and getattr(self, "value_bin", None) is not None:
+                    # the benign explanation the check test leaves out: fewer bluffs into a player who calls
+                    cards += (f" (after the flop only with a hand of strength bin {self.value_bin} or more, where a bet "
+                              f"is for value: honest players bluff less into an opponent who calls, none value-bets less)")
                 ev.append(Evidence(
                     name=f"both directions: {k}",
                     value=obs / n, baseline=exp / n, n=int(n), p_value=row.get(f"{name}_p_value"),

@@ -342,8 +342,9 @@ class SeatHandoffDetector(CandidatesMixin, NullMixin, StageMixin, EvidenceMixin,
         df = (df.drop("places_days", "places_shown", strict=False).with_row_index("_order")
               .join(device_repeats(cand, self.household_max), on=["account", "device"], how="left")
               .sort("_order").drop("_order")
-              .with_columns(places_days=pl.when(pl.Series(eligible)).then(pl.max_horizontal(pl.col("places_days").fill_null(1), 1)),
-                            places_shown=pl.when(pl.Series(eligible)).then(pl.col("places_shown").fill_null(0))))
+              .with_columns(
+                  places_days=pl.when(pl.Series(eligible)).then(pl.max_horizontal(pl.col("places_days").fill_null(1), 1)),
+                  places_shown=pl.when(pl.Series(eligible)).then(pl.col("places_shown").fill_null(0))))
         if self.places_owner_p_ <= self.fdr:
             # this population's owners keep second places (their own devices arrive on another home more often
             # than the re-logins allow): a device's repeats are no evidence beyond one, each row counts its

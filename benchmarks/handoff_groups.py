@@ -3,7 +3,9 @@
 For every ``seat_handoff`` group of ``pop/labels.jsonl`` and every tournament its account played: each login
 in the middle of its play (the switch), the hands the account was dealt before it, the hands it played after it
 (dealt in, not sitting out) and those it sat out after it; then the detector's candidate row for that
-account-event, if any (the play's p ``p_play``, the identity's ``p_identity``, both combined ``p_event``, given the account's switches ``p_value``,
+account-event, if any (the play's p ``p_play``, the identity's ``p_identity``, the days the device took the seat
+from the account's own home and those with two places at once, ``places_days`` and ``places_shown``, their
+statistic ``p_two_places``, all combined ``p_event``, given the account's switches ``p_value``,
 ``q_value`` and ``flagged``). A hand-off whose account plays no hand after the switch has nothing for a
 behavioural test to see; one without a candidate row was not taken for a hand-over. The warehouse is copied to a
 temporary file (never opened in place); the detector runs with its default parameters, as the pipeline calls it.
@@ -64,7 +66,8 @@ def group_rows(con: duckdb.DuckDBPyConnection, labels: list[dict], scores: pl.Da
         sw = con.sql(_SWITCHES_SQL).pl()
     finally:
         con.unregister("_hg_acc")
-    cols = ["account", "tournament_id", "since_logout", "p_play", "p_identity", "p_event", "p_value", "q_value", "flagged"]
+    cols = ["account", "tournament_id", "since_logout", "p_play", "p_identity", "places_days", "places_shown",
+            "p_two_places", "p_event", "p_value", "q_value", "flagged"]
     det = scores.select([c for c in cols if c in scores.columns]) if scores.height else pl.DataFrame(
         schema={"account": pl.Utf8, "tournament_id": pl.Utf8})
     out = (groups.join(sw, on="account", how="left")

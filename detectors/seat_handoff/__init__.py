@@ -42,7 +42,9 @@ switch devices, combined with the play's p by Fisher's method: ``p_event``. A se
 device is judged by the two-places test instead (:mod:`detectors.seat_handoff.places`: taken seconds later on
 another home-sized network by a device not the owner's, against how often the population's own re-logins on one
 device that left a home arrived on another home-sized network; with the play's p by their product's exact law),
-where that null can reach the false-discovery level. The benign explanation of a
+where that null can reach the false-discovery level; a device that did so on several days counts each day (the
+binomial tail of its days at that rate), unless the population's own owner devices arrive on another home more
+often than the re-logins allow (an owner's second place). The benign explanation of a
 habit of switching devices (:mod:`detectors.seat_handoff.history`): each
 account's mid-event switches are one family of hypotheses, ``p_event``
 adjusted within it (Benjamini-Hochberg; an untested switch at p = 1) is the

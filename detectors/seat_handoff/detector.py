@@ -18,7 +18,9 @@ from detectors.seat_handoff.history import switch_history
 from detectors.seat_handoff.identity import identity_p
 from detectors.seat_handoff.evidence import EvidenceMixin, _aggr, _nint, _share
 from detectors.seat_handoff.null import NullMixin, _switch_shift_p
-from detectors.seat_handoff.places import kept_device_homes, product_p, two_places_p
+from detectors.seat_handoff.places import (
+    device_repeats, kept_device_homes, owner_places_p, owner_switch_homes, repeated_product_p, two_places_p,
+)
 from detectors.seat_handoff.stage import StageMixin
 from detectors.seat_handoff.queries import (
     ACTS, _DECISIONS_SQL, _FIELD_SQL, _HAND_ROWS_SQL, _HISTORY_SQL, _TIMING_SQL, _with_strength,
@@ -86,8 +88,9 @@ class SeatHandoffDetector(CandidatesMixin, NullMixin, StageMixin, EvidenceMixin,
         without a switch (the benign explanation of stage, :mod:`detectors.seat_handoff.stage`).
     two_places : bool
         a seat left from the account's own home on another device: the two-places test (taken on another home-sized
-        network against this population's re-logins on one device, :mod:`detectors.seat_handoff.places`) combined
-        with the play's p in place of the identity's rank.
+        network against this population's re-logins on one device, :mod:`detectors.seat_handoff.places`; a device's
+        days with the structure counted by their binomial tail, unless the population's owner devices keep second
+        places) combined with the play's p in place of the identity's rank.
     """
 
     kind = "seat_handoff"
@@ -251,7 +254,7 @@ class SeatHandoffDetector(CandidatesMixin, NullMixin, StageMixin, EvidenceMixin,
             self._stage_baseline(rows, hist, cand.select("account", "tournament_id"))
         df = self._combined_rows(rows, plans, null_ev, hands, hist, field, hist_dec)
         df = self._with_identity(df, cand)
-        df = self._with_places(con, df)
+        df = self._with_places(con, df, cand)
         # the benign explanation: the account's own switches, each event a hypothesis of its family
         df = switch_history(con, cand, df.rename({"p_value": "p_event"}))
         # ranked as flagged: by the p-value the q-value comes from, the tests' own p breaking ties
@@ -317,23 +320,42 @@ class SeatHandoffDetector(CandidatesMixin, NullMixin, StageMixin, EvidenceMixin,
         p = mt.fisher_combine(np.column_stack([df["p_play"].cast(pl.Float64).to_numpy(), p_id]), untested=1.0)
         return df.with_columns(p_value=pl.Series(p))
 
-    def _with_places(self, con: duckdb.DuckDBPyConnection, df: pl.DataFrame) -> pl.DataFrame:
-        """``df`` with ``p_two_places`` (the two-places statistic of :mod:`detectors.seat_handoff.places`; NaN where
-        not tested) and, where tested, ``p_value`` combined with it by their product's exact law: with the structure
-        the play's p, without it the play's and the identity's (Fisher, as for a row not tested) (sets
-        ``places_null_``: the population's re-logins on one device that left the account's own home, and those that
-        arrived on another home-sized network, ``(k, n)``)."""
-        self.places_null_ = (kept_device_homes(con, self.handover_s, self.household_max)
-                             if self.has_sessions_ and "device" in df.columns else (0, 0))
+    def _with_places(self, con: duckdb.DuckDBPyConnection, df: pl.DataFrame, cand: pl.DataFrame) -> pl.DataFrame:
+        """``df`` with ``p_two_places`` (the repeated two-places statistic of :mod:`detectors.seat_handoff.places`:
+        the device's days with the structure among those it took the seat from the account's own home, ``places_shown``
+        of ``places_days``; NaN where not tested) and, where tested, ``p_value`` combined with it by their product's
+        exact law: with the structure the play's p, without it the play's and the identity's (Fisher, as for a row
+        not tested) (sets ``places_null_``: the population's re-logins on one device that left the account's own home,
+        and those that arrived on another home-sized network, ``(k, n)``; ``places_owner_``: the owner devices'
+        device-days that took a seat from the account's own home, and those on another home-sized network,
+        ``(k_o, n_o)``; ``places_owner_p_``: their binomial tail at the re-logins' rate)."""
+        sessions = self.has_sessions_ and "device" in df.columns
+        self.places_null_ = kept_device_homes(con, self.handover_s, self.household_max) if sessions else (0, 0)
+        self.places_owner_ = owner_switch_homes(cand, self.household_max) if sessions else (0, 0)
         k, n = self.places_null_
         r = (k + 1) / (n + 1)
-        if not (self.two_places and self.has_sessions_ and "device" in df.columns and r <= self.fdr):
-            return df.with_columns(p_two_places=pl.lit(float("nan")))
-        t = two_places_p(df, k, n, self.household_max)
+        self.places_owner_p_ = owner_places_p(*self.places_owner_, r)
+        if not (self.two_places and sessions and r <= self.fdr):
+            return df.with_columns(p_two_places=pl.lit(float("nan")), places_days=pl.lit(None, pl.Int64),
+                                   places_shown=pl.lit(None, pl.Int64))
+        eligible = ~np.isnan(two_places_p(df, k, n, self.household_max))
+        df = (df.drop("places_days", "places_shown", strict=False).with_row_index("_order")
+              .join(device_repeats(cand, self.household_max), on=["account", "device"], how="left")
+              .sort("_order").drop("_order")
+              .with_columns(
+                  places_days=pl.when(pl.Series(eligible)).then(pl.max_horizontal(pl.col("places_days").fill_null(1), 1)),
+                  places_shown=pl.when(pl.Series(eligible)).then(pl.col("places_shown").fill_null(0))))
+        if self.places_owner_p_ <= self.fdr:
+            # this population's owners keep second places (their own devices arrive on another home more often
+            # than the re-logins allow): a device's repeats are no evidence beyond one, each row counts its
+            # structure once
+            df = df.with_columns(pl.col("places_days").clip(upper_bound=1), pl.col("places_shown").clip(upper_bound=1))
+        shown = df["places_shown"].fill_null(0).to_numpy() > 0
         # with the structure the play's p alone (the identity's signs are the structure's); without it the play's
-        # and the identity's, as before, at the price of the two-valued law
-        u = np.where(t < 1.0, df["p_play"].cast(pl.Float64).to_numpy(), df["p_value"].cast(pl.Float64).to_numpy())
-        return df.with_columns(p_two_places=pl.Series(t), p_value=pl.Series(product_p(u, t, r)))
+        # and the identity's, as before, at the price of the law
+        u = np.where(shown, df["p_play"].cast(pl.Float64).to_numpy(), df["p_value"].cast(pl.Float64).to_numpy())
+        t, p = repeated_product_p(u, df["places_shown"].to_numpy(), df["places_days"].to_numpy(), r)
+        return df.with_columns(p_two_places=pl.Series(t), p_value=pl.Series(p))
 
     def _combined_rows(self, rows: list[dict[str, Any]], plans: list, null_ev: pl.DataFrame, hands: pl.DataFrame,
                        hist: pl.DataFrame, field: pl.DataFrame, hist_dec: pl.DataFrame | None) -> pl.DataFrame:

@@ -87,10 +87,13 @@ class EvidenceMixin:
                    f"by a device foreign to {acc}")
                   + f"; of this population's {n} re-logins on the same device within {self.handover_s:g} s of a "
                   f"logout that left the account's own home, {k} arrived on another home-sized network (no one "
-                  f"travels that fast: a network label that changed): {_p(r['p_two_places'])}; "
+                  f"travels that fast: a network label that changed)"
+                  + _repeat_text(r, k, n) + f": {_p(r['p_two_places'])}; "
                   + (f"with the play's p {_p(r.get('p_play'))} (their product's exact law; the identity's rank not "
                      f"added, its signs are this structure): {_p(r.get('p_event'))}" if shown else
-                     f"the play's and the identity's p at the price of that law: {_p(r.get('p_event'))}")),
+                     f"the play's and the identity's p at the price of that law: {_p(r.get('p_event'))}")
+                  + _owner_text(getattr(self, "places_owner_", (0, 0)), getattr(self, "places_owner_p_", 1.0),
+                                self.fdr)),
             sql=("SELECT session, login_at, logout_at, ip, device FROM sessions WHERE account = "
                  f"{_lit(acc)} ORDER BY login_at"),
         )
@@ -236,8 +239,12 @@ class EvidenceMixin:
         if structure:
             text += " Structure (described, not counted in the p-value): " + "; ".join(structure) + "."
         if counted and float(r["p_two_places"]) < 1.0:
+            days = int(r.get("places_days") or 1)
             text += (f" Two places at once (counted in the p-value, against this population's re-logins on one "
-                     f"device: {_p(r['p_two_places'])}): {_two_places_text(r, acc)}.")
+                     f"device: {_p(r['p_two_places'])}"
+                     + (f"; on {int(r.get('places_shown') or 0)} of the {days} days this device took the seat from "
+                        f"{acc}'s own home" if days > 1 else "")
+                     + f"): {_two_places_text(r, acc)}.")
         return text
 
     def _stage_text(self, r: dict[str, Any]) -> str:
@@ -307,6 +314,24 @@ def _p(x: Any) -> str:
 
 def _nz(x: Any) -> float | None:
     return None if is_missing(x) else float(x)
+
+
+def _repeat_text(r: dict[str, Any], k: int, n: int) -> str:
+    """The repeats of the two-places structure by one device, in words (empty for one day)."""
+    days, shown = int(r.get("places_days") or 1), int(r.get("places_shown") or 0)
+    if days <= 1:
+        return ""
+    return (f"; this device took the seat from the account's own home on {days} days, on {shown} of them on another "
+            f"home: the chance of as many at the rate {(k + 1) / (n + 1):.2g} a day (binomial tail)")
+
+
+def _owner_text(owner: tuple[int, int], owner_p: float, fdr: float) -> str:
+    """The owner devices' own second places (the benign explanation the repeats are checked against), in words."""
+    k_o, n_o = owner
+    return (f"; this population's owner devices (that also start play of their own) that took a seat from the "
+            f"account's own home arrived on another home on {k_o} of {n_o} device-days, the chance of as many at the "
+            f"re-logins' rate {_p(owner_p)}"
+            + (": owners keep second places here, a device's repeats count once" if owner_p <= fdr and k_o else ""))
 
 
 def _two_places_text(r: dict[str, Any], acc: str) -> str:

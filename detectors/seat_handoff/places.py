@@ -27,6 +27,24 @@ below what it was without the test.
 The test is made only where it can reach the false-discovery level on its own (``r <= fdr``): where the
 population's own devices change homes as often as not (addresses drawn afresh at every login), ``T`` says
 nothing, and the rows keep the play and identity p-values.
+
+**Repeated hand-offs of one device** (:func:`device_repeats`, :func:`repeated_product_p`). A helper brings the same
+machine each time; the owner's home label changing at a switch is a chance of at most ``r`` on each day, so a
+device that took the seat with the structure on ``m`` of the ``M`` days it took it from the owner's own home has
+``T = P(Bin(M, r) >= m)`` (1 for ``m = 0``): days, not logins, as a label that changed once stays changed for
+the day. ``T`` is combined with the play's p by the exact law of the product under ``T``'s least favourable law
+(``P(T <= G(j)) = G(j)`` at each of its values ``G(j)``, :func:`repeated_product_p`); ``M = 1`` is the two-valued
+law above.
+
+**The owner's own switches** (:func:`owner_switch_homes`). The re-logins measure a label that changes on one device;
+they say nothing of an owner's second device that keeps a network of its own (a laptop on a VPN, a tablet at
+another home): its switches would show the structure at every login. The population's own owner devices (devices
+that also start play of their own on the account) that took a seat mid-event from the account's own home measure
+it: ``k_o`` of those ``n_o`` device-days arrived on another home-sized network. Where that is more than the
+re-logins' rate allows (the binomial tail ``P(Bin(n_o, r) >= k_o)`` at most ``fdr``: this population's owners
+keep second places), a device's repeats count as one (``M = 1``, the two-valued law above): a second place shows
+the structure at every login, so its repeats are no evidence beyond the first. (The single login's law assumes
+the owners' rate no larger than ``r`` too; the tail is printed in the case, the single login is not refused on it.)
 """
 
 from __future__ import annotations
@@ -34,6 +52,7 @@ from __future__ import annotations
 import duckdb
 import numpy as np
 import polars as pl
+from scipy import stats as sps
 
 from detectors.features import identity as idf
 
@@ -117,3 +136,101 @@ def product_p(u: np.ndarray, t: np.ndarray, r: float) -> np.ndarray:
     c = u * np.where(np.isnan(t), 1.0, t)
     p = r * np.minimum(1.0, c / r) + (1.0 - r) * c
     return np.where(np.isnan(t), u, np.clip(p, 0.0, 1.0))
+
+
+def _own_home(household_max: int) -> pl.Expr:
+    """A login that left the account's own home on another device (home-sized network, used on two days or more)."""
+    return (pl.col("device_changed").fill_null(False) & pl.col("prev_net").is_not_null()
+            & (pl.col("prev_net_accounts").fill_null(household_max + 1) <= household_max)
+            & (pl.col("prev_net_days").fill_null(0) >= 2) & pl.col("device").is_not_null())
+
+
+def _other_home(household_max: int) -> pl.Expr:
+    """A login that arrived on another home-sized network than the one left."""
+    return (pl.col("net").is_not_null() & (pl.col("net") != pl.col("prev_net")).fill_null(False)
+            & (pl.col("net_accounts").fill_null(household_max + 1) <= household_max))
+
+
+def device_repeats(cand: pl.DataFrame, household_max: int) -> pl.DataFrame:
+    """Per account and device that took a seat mid-event from the account's own home: on how many days, and on
+    how many of them with the two-places structure (another home-sized network, a device that never starts play
+    of its own on the account).
+
+    Parameters
+    ----------
+    cand : every candidate login (``account``, ``device``, ``login_at``, ``device_changed``, ``prev_net``,
+        ``prev_net_accounts``, ``prev_net_days``, ``net``, ``net_accounts``, ``dev_own_sessions``), tested or not.
+    household_max : a home-sized network: at most this many accounts ever used it.
+
+    Returns
+    -------
+    One row per (``account``, ``device``): ``places_days`` (days with such a login) and ``places_shown`` (days
+    with the structure; 0 for a device that starts play of its own: the owner's)."""
+    own = pl.col("dev_own_sessions").fill_null(0) > 0
+    day = pl.col("login_at").cast(pl.Date)
+    return (cand.filter(_own_home(household_max))
+            .group_by("account", "device")
+            .agg(places_days=day.n_unique().cast(pl.Int64),
+                 places_shown=day.filter(_other_home(household_max) & ~own).n_unique().cast(pl.Int64)))
+
+
+def owner_switch_homes(cand: pl.DataFrame, household_max: int) -> tuple[int, int]:
+    """The owner's second places: the population's owner devices (devices that also start play of their own on the
+    account) that took a seat mid-event from the account's own home, counted by device and day, and those that
+    arrived on another home-sized network.
+
+    Parameters
+    ----------
+    cand : every candidate login (as :func:`device_repeats`).
+    household_max : a home-sized network: at most this many accounts ever used it.
+
+    Returns
+    -------
+    ``(k_o, n_o)``: of ``n_o`` device-days, ``k_o`` arrived on another home-sized network."""
+    sw = cand.filter(_own_home(household_max) & (pl.col("dev_own_sessions").fill_null(0) > 0))
+    if sw.height == 0:
+        return 0, 0
+    d = (sw.with_columns(day=pl.col("login_at").cast(pl.Date))
+         .group_by("account", "device", "day").agg(shown=_other_home(household_max).any()))
+    return int(d["shown"].sum()), int(d.height)
+
+
+def owner_places_p(k_o: int, n_o: int, r: float) -> float:
+    """The binomial tail ``P(Bin(n_o, r) >= k_o)``: how surprising the owner devices' ``k_o`` arrivals on another
+    home are at the re-logins' rate ``r`` (1 for ``k_o = 0``)."""
+    return 1.0 if k_o <= 0 else float(sps.binom.sf(k_o - 1, n_o, r))
+
+
+def repeated_product_p(u: np.ndarray, m: np.ndarray, big_m: np.ndarray, r: float) -> tuple[np.ndarray, np.ndarray]:
+    """The repeated two-places statistic and its p-value with the play's.
+
+    Parameters
+    ----------
+    u : the play's p-value of each row (uniform under the null).
+    m, big_m : days with the structure and days the device took the seat from the account's own home (``big_m``
+        NaN or 0: not eligible, no test).
+    r : the structure's null rate on one day.
+
+    Returns
+    -------
+    ``(t, p)``: ``T = P(Bin(M, r) >= m)`` (1 for ``m = 0``, NaN where not eligible) and the p-value of ``T U``
+    under ``T``'s least favourable law, ``sum_j (G(j) - G(j + 1)) min(1, c / G(j))`` with ``G(j) = P(Bin(M, r) >=
+    j)``, ``G(M + 1) = 0`` and ``c = T u`` (``u`` where not eligible). With ``M = 1`` it is :func:`product_p`.
+
+    >>> t, p = repeated_product_p(np.array([0.5, 0.5]), np.array([1, 3]), np.array([1, 3]), 0.02)
+    >>> t.round(6).tolist(), p.round(8).tolist()
+    ([0.02, 8e-06], [0.0198, 1.566e-05])
+    """
+    u = np.asarray(u, dtype=float)
+    big_m = np.nan_to_num(np.asarray(big_m, dtype=float), nan=0.0).astype(np.int64)
+    m = np.minimum(np.nan_to_num(np.asarray(m, dtype=float), nan=0.0).astype(np.int64), big_m)
+    ok = big_m > 0
+    t = np.where(ok, np.where(m > 0, sps.binom.sf(m - 1, np.maximum(big_m, 1), r), 1.0), np.nan)
+    p = u.copy()
+    for i in np.flatnonzero(ok):
+        g = np.append(sps.binom.sf(np.arange(big_m[i] + 1) - 1, big_m[i], r), 0.0)  # G(0) = 1, ..., G(M + 1) = 0
+        g[0] = 1.0
+        c = u[i] * t[i]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            p[i] = min(1.0, float(np.sum((g[:-1] - g[1:]) * np.minimum(1.0, np.where(g[:-1] > 0, c / g[:-1], 1.0)))))
+    return t, p

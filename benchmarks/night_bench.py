@@ -189,17 +189,25 @@ def _watch(rss: PhaseRss, con: duckdb.DuckDBPyConnection) -> None:
     wrap(fs.DayWriter, "finish", "day files")
 
 
+def _detect(cls, con: duckdb.DuckDBPyConnection) -> dict:
+    """A new ``cls`` detector's signals on ``con`` counted (signals, flagged); the detector is dropped on return."""
+    signals = cls().detect(con)
+    return {"signals": len(signals), "flagged": sum(bool(s.flagged) for s in signals)}
+
+
 def run_detectors(con: duckdb.DuckDBPyConnection, rss: PhaseRss, window_days: int,
                   only: list[str] | None = None) -> list[dict]:
     """Every kind of :data:`detectors.kinds.ALL` (those named in ``only`` when given) run on ``con``'s window as its ``<kind>_signals`` asset runs it
     (a new detector, ``detect``), the game-play kinds sharing the feature store of the window
     (:func:`detectors.features.gameplay.store_for` with ``window_days``), each kind a phase of ``rss``; a kind
-    that raises is recorded with its error and the others still run (as in the pipeline). Returns per kind:
+    that raises is recorded with its error and the others still run (as in the pipeline); after each kind what it
+    freed is given back (:func:`pipelines.lib.memory.give_back`, as the asset does). Returns per kind:
     seconds, CPU seconds, signals, flagged, the peak of the process so far (``VmHWM``, MB) and the error."""
     import importlib
 
     from detectors import kinds
     from detectors.features import gameplay as gp
+    from pipelines.lib import memory
 
     gp.store_for(con, window_days=window_days)
     out = []
@@ -211,10 +219,11 @@ def run_detectors(con: duckdb.DuckDBPyConnection, rss: PhaseRss, window_days: in
         module, name = k.detector.split(":")
         row = {"kind": k.name, "error": None}
         try:
-            signals = getattr(importlib.import_module(module), name)().detect(con)
-            row.update(signals=len(signals), flagged=sum(bool(s.flagged) for s in signals))
+            row.update(_detect(getattr(importlib.import_module(module), name), con))
         except Exception as exc:  # one kind's fault costs only its kind, as in the pipeline
             row["error"] = f"{type(exc).__name__}: {exc}"[:300]
+        finally:  # as the asset does once the kind's detector is gone
+            memory.give_back()
         row.update(s=round(time.perf_counter() - t, 1), cpu_s=round(cpu_s() - c, 1), peak_so_far_mb=round(peak_mb()))
         out.append(row)
     rss.phase("detectors done", con)

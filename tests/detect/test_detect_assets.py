@@ -1,6 +1,8 @@
 """The detect stage's Dagster assets, materialised against a temporary DuckDB warehouse."""
 
+import gc
 import json
+import weakref
 
 import dagster as dg
 import duckdb
@@ -83,3 +85,42 @@ def test_well_formed_checks_pass_after_materialisation(warehouse_file):
     result = dg.materialize([asset, check], resources={"warehouse": DuckDBResource(database=warehouse_file)})
     evals = result.get_asset_check_evaluations()
     assert evals and all(e.passed for e in evals)
+
+
+class _HeldDetector:
+    """A detector whose detect keeps a large object alive through a reference cycle (as fitted detectors' objects
+    can refer to each other), and notes a weak reference to itself."""
+
+    refs: list = []
+    missing_: list = []
+
+    def detect(self, con):
+        self.cycle_ = {"owner": self, "rows": bytearray(1 << 20)}
+        _HeldDetector.refs.append(weakref.ref(self))
+        return []
+
+
+def test_a_finished_kind_gives_back_what_its_detector_held(monkeypatch, tmp_path):
+    from pipelines.lib import memory, warehouse as wh
+
+    path = str(tmp_path / "warehouse.duckdb")
+    con = duckdb.connect(path)
+    wh.ensure_schema(con)
+    con.close()
+    seen = []
+    real = memory.give_back
+
+    def spy():  # the detector must already be unreachable (only its cycle holds it) when the memory is given back
+        seen.append(_HeldDetector.refs[-1]() is not None)
+        real()
+        seen.append(_HeldDetector.refs[-1]() is not None)
+
+    monkeypatch.setattr(memory, "give_back", spy)
+    gc.disable()  # the cycle is freed by give_back's collection, not by one that happens to run
+    try:
+        result = dg.materialize([A.make_signals_asset("held", _HeldDetector)],
+                                resources={"warehouse": DuckDBResource(database=path)})
+    finally:
+        gc.enable()
+    assert result.success
+    assert seen == [True, False]  # held only by its cycle when the kind ended, collected by give_back

@@ -26,6 +26,7 @@ from dagster_duckdb import DuckDBResource
 
 from detectors import REGISTRY
 from detectors.base import Detector, Signal
+from pipelines.lib import memory as _memory
 from pipelines.lib import warehouse as _wh
 
 log = logging.getLogger(__name__)
@@ -154,6 +155,34 @@ def _first_doc_paragraph(obj: Any) -> str:
     return doc.split("\n\n")[0].replace("\n", " ")
 
 
+def run_kind(context: dg.AssetExecutionContext, warehouse: DuckDBResource, kind: str,
+             detector_cls: type[Detector]) -> dg.MaterializeResult:
+    """Run ``detector_cls`` over the warehouse (fit, score, threshold, explain), replace the ``kind`` rows of
+    ``signals`` with its signals and record the run in ``detector_runs``; a detector that raises is recorded as
+    failed and keeps its previous signals (:func:`_failed`). Returns the materialisation's metadata."""
+    run_id = context.run.run_id
+    with warehouse.get_connection() as con:
+        detector = detector_cls()
+        try:
+            signals = detector.detect(con)
+            n = write_signals(con, kind, signals, run_id)
+        except Exception as exc:  # one detector's fault must not cost the other kinds their cases
+            return _failed(context, con, kind, exc)
+        record_detector_run(con, run_id, kind, "ok")
+    flagged = [s for s in signals if s.flagged]
+    return dg.MaterializeResult(
+        metadata={
+            "status": "ok",
+            "signals": n,
+            "flagged": len(flagged),
+            "top": dg.MetadataValue.md(
+                "\n".join(f"- {s.score:.1f} {', '.join(s.accounts)}: {s.summary[:160]}" for s in flagged[:10]) or "none"
+            ),
+            "missing": dg.MetadataValue.md("\n".join(f"- {m}" for m in detector.missing_) or "none"),
+        }
+    )
+
+
 def make_signals_asset(kind: str, detector_cls: type[Detector]) -> dg.AssetsDefinition:
     """The ``<kind>_signals`` asset running ``detector_cls`` over the warehouse."""
     description = (
@@ -171,27 +200,10 @@ def make_signals_asset(kind: str, detector_cls: type[Detector]) -> dg.AssetsDefi
         description=description,
     )
     def _signals(context: dg.AssetExecutionContext, warehouse: DuckDBResource) -> dg.MaterializeResult:
-        run_id = context.run.run_id
-        with warehouse.get_connection() as con:
-            detector = detector_cls()
-            try:
-                signals = detector.detect(con)
-                n = write_signals(con, kind, signals, run_id)
-            except Exception as exc:  # one detector's fault must not cost the other kinds their cases
-                return _failed(context, con, kind, exc)
-            record_detector_run(con, run_id, kind, "ok")
-        flagged = [s for s in signals if s.flagged]
-        return dg.MaterializeResult(
-            metadata={
-                "status": "ok",
-                "signals": n,
-                "flagged": len(flagged),
-                "top": dg.MetadataValue.md(
-                    "\n".join(f"- {s.score:.1f} {', '.join(s.accounts)}: {s.summary[:160]}" for s in flagged[:10]) or "none"
-                ),
-                "missing": dg.MetadataValue.md("\n".join(f"- {m}" for m in detector.missing_) or "none"),
-            }
-        )
+        try:
+            return run_kind(context, warehouse, kind, detector_cls)
+        finally:  # the kind's detector is gone: what it freed goes back before the next kind starts
+            _memory.give_back()
 
     return _signals
 

@@ -32,6 +32,25 @@ _TOKENS = itertools.count()  # names of selected decisions, never reused
 _SAME_SELECTION: dict[tuple, tuple] = {}
 
 
+def _forget_dead_frames() -> None:
+    """Drop the memo entries of frames that no longer live: a finalizer of every frame the memos name calls it, so
+    a detector's first passes and tests are freed with its decisions, not kept until the memo is next full (after a
+    kind, the rest of a night would carry them). A robust test's entry goes with the last frame its selection (the
+    first pass's token) was computed from."""
+    for memo in (_FIRST_CACHE, _SAME_SELECTION):
+        for k in [k for k, (ref, _) in memo.items() if ref() is None]:
+            del memo[k]
+    live = {res[0] for _, res in _FIRST_CACHE.values() if res is not None}
+    for k in [k for k, (ref, _) in _ROBUST_CACHE.items() if k[0] not in live or (ref is not None and ref() is None)]:
+        del _ROBUST_CACHE[k]
+
+
+def _remember(dec: pl.DataFrame, key: tuple, res) -> None:
+    """``res`` as the first pass of ``dec`` under ``key``, forgotten when ``dec`` dies."""
+    _FIRST_CACHE[key] = (weakref.ref(dec), res)
+    weakref.finalize(dec, _forget_dead_frames)
+
+
 def _baseline_pass(pair_o, totals, pri, bins: list[str], max_rate: float):
     """One pass of :func:`robust_own_baseline`: per (player, opponent, bin) rows ``pair_o`` (``n``, ``k``, ``_o``: the
     opponent left out of the baseline), the player's totals per bin and the bins' priors -> the score test's sums per
@@ -142,7 +161,7 @@ def _baseline_first_pass(dec, y: str, where, bins: tuple[str, ...], alpha: float
     for k, (ref, res) in _SAME_SELECTION.items():
         frame = ref()
         if k[0] == same and frame is not None and frame.select(need).equals(narrow):
-            _FIRST_CACHE[key] = (weakref.ref(dec), res)
+            _remember(dec, key, res)
             return res
     d = narrow.filter(pl.col("sbin").is_not_null())
     if where is not None:
@@ -162,7 +181,7 @@ def _baseline_first_pass(dec, y: str, where, bins: tuple[str, ...], alpha: float
     if len(_FIRST_CACHE) > 32:
         _FIRST_CACHE.clear()
         _SAME_SELECTION.clear()
-    _FIRST_CACHE[key] = (weakref.ref(dec), res)
+    _remember(dec, key, res)
     _SAME_SELECTION[(same, id(dec))] = (weakref.ref(dec), res)
     return res
 
@@ -262,6 +281,8 @@ def robust_own_baseline(dec, y: str, *, where=None, bins: tuple[str, ...] = OWN_
     if len(_ROBUST_CACHE) > 16:
         _ROBUST_CACHE.clear()
     _ROBUST_CACHE[key] = (None if also_out is None else weakref.ref(also_out), res)
+    if also_out is not None:
+        weakref.finalize(also_out, _forget_dead_frames)
     return res
 
 

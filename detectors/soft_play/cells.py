@@ -7,8 +7,8 @@ through those counts. :class:`WindowDecisions` names where the window's decision
 warehouse in memory) and runs DuckDB over them, out of core:
 
 - :meth:`WindowDecisions.cells`: one row per distinct (pair, cell, action), its decisions counted (``_w``,
-  :data:`detectors.stats.WEIGHT`), the rows sorted by pair, cell and action: a frame whose size is set by the
-  pairs, which every own-baseline test reads as it would read the decisions;
+  :data:`detectors.stats.WEIGHT`), the rows in the order of their first decision: a frame whose size is set by
+  the pairs, which every own-baseline test reads as it would read the decisions;
 - :meth:`WindowDecisions.hand_sums`: per heads-up hand and pair, the bets and the log-probability of none
   under the own rates (the whole-hand test, :func:`detectors.stats.hand_passivity_from_hands`);
 - :meth:`WindowDecisions.decisions`: the decisions of some players or pairs only (the thin pairs' predictive
@@ -64,10 +64,11 @@ cells AS (SELECT * EXCLUDE (eff_bb), {stage} FROM x)
 """
 
 
-#: log(1 - r) summed over a hand's decisions by DuckDB's compensated summation (``fsum``: Kahan's, CACM 1965), in no
-#: particular order: a hand holds a few decisions, and compensated sums of so few terms differ from one order to
-#: another by a rounding of the result at most (the ordered fold this replaced built a list per hand)
-KAHAN_LOG_SUM = "fsum(ln(1 - r.r))"
+#: log(1 - r) summed over a hand's decisions in decision order by Kahan's compensated summation (Kahan, CACM 1965),
+#: the summation Polars' group-by sum of floats performs, so the sums are Polars' to the bit: a fold over the hand's
+#: terms with the running sum ``s`` and its compensation ``c`` (t = s + (x - c); c = (t - s) - (x - c))
+KAHAN_LOG_SUM = ("list_reduce(list({'s': ln(1 - r.r), 'c': 0.0} ORDER BY c.seq), "
+                 "lambda a, e: {'s': a.s + (e.s - a.c), 'c': ((a.s + (e.s - a.c)) - a.s) - (e.s - a.c)}).s")
 
 
 def _stage_sql(stage_bb: tuple[float, ...] | None) -> tuple[str, dict]:
@@ -171,18 +172,17 @@ class WindowDecisions:
             con.execute(f"DROP TABLE IF EXISTS {KEPT}")
 
     def cells(self, con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
-        """Every distinct (pair, cell, action) of the window with its decisions counted (``_w``), sorted by pair,
-        cell and action (one order whatever the order of the decisions, so the tests' float sums add alike run to
-        run; ordering by each row's first decision cost a key per row and its sort): the decisions as the
-        own-baseline tests read them (:data:`detectors.stats.WEIGHT`), in a frame sized by the pairs and cells, not
-        by the decisions."""
+        """Every distinct (pair, cell, action) of the window with its decisions counted (``_w``), in the order of
+        its first decision (by hand and decision): the decisions as the own-baseline tests read them
+        (:data:`detectors.stats.WEIGHT`), in a frame sized by the pairs and cells, not by the decisions."""
         keys = ", ".join([*self.cell_columns, *ACTION_COLUMNS])
         if self.empty:
             types = {"player": pl.Utf8, "opponent": pl.Utf8, "street": pl.Utf8, "sbin": pl.Int8, "pbin": pl.Int8,
                      "stage": pl.Int8}
             return pl.DataFrame(schema={c: types.get(c, pl.Boolean) for c in [*self.cell_columns, *ACTION_COLUMNS]}
                                 | {WEIGHT: pl.Int64})
-        return self.query(con, f"SELECT {keys}, count(*) AS {WEIGHT} FROM cells GROUP BY ALL ORDER BY {keys}")
+        return self.query(con, f"SELECT {keys}, count(*) AS {WEIGHT} FROM cells GROUP BY ALL "
+                               f"ORDER BY min((hand_id, seq))")
 
     def summary(self, con: duckdb.DuckDBPyConnection) -> tuple[int, int, bool]:
         """(decisions, decisions with the strength known, any decision not Hold'em)."""
@@ -195,8 +195,8 @@ class WindowDecisions:
         """Per hand and pair (unordered, player < opponent; ``directed``: per ordered pair, the player's own
         decisions only) over the decisions of the cells ``rated`` (rows of :meth:`cells` with ``_y`` and the own
         rate ``r``, :func:`detectors.stats.own_rates_per_decision`; only its cells are read) whose rate is known:
-        ``bets`` (the sum of ``_y``) and ``logpi`` (of log(1 - r)), a compensated sum (:data:`KAHAN_LOG_SUM`), the
-        rows in the order of the hands and their first decision: the frame of
+        ``bets`` (the sum of ``_y``) and ``logpi`` (of log(1 - r)), summed in decision order as Polars sums a group
+        (:data:`KAHAN_LOG_SUM`), the rows in the order of the hands and their first decision: the frame of
         :func:`detectors.stats.hand_passivity_sums` over the decisions, made out of core."""
         keys = [*self.cell_columns, *ACTION_COLUMNS]
         lo, hi = ("c.player", "c.opponent") if directed else ("least(c.player, c.opponent)",

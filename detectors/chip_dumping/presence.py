@@ -97,7 +97,8 @@ def preflop_table(con: duckdb.DuckDBPyConnection, columns: tuple[str, ...] | Non
     tag = f"{os.getpid()}_{id(con)}_{next(_TAGS)}"
     con.register(f"_sh_{tag}", _starting_hands())
     try:
-        keep = "*" if columns is None else ", ".join(columns)  # names of this module's constants, never data
+        # column names, each quoted as an identifier (the detector passes this module's constants)
+        keep = "*" if columns is None else ", ".join('"' + c.replace('"', '""') + '"' for c in columns)
         con.execute(f"CREATE TEMP TABLE _pf_{tag} AS SELECT {keep} FROM ("
                     + PREFLOP_CELLS_SQL.format(tag=tag) + ")")
         yield con.table(f"_pf_{tag}")
@@ -201,7 +202,7 @@ WHERE r < 0.98 GROUP BY player, partner
 def _presence_sql(bins: list[str], tag: str, part: str) -> str:
     """The presence score test, counted and summed inside DuckDB: one row per ordered pair comes back.
 
-    ``_pd_<tag>``: the decisions (did, hand_id, player, y, bins, part),
+    ``_pd_<tag>``: the decisions (did, hand_id, player, y, cell: the bins' one key, win, part),
     registered by :func:`presence_tests` with integer keys for hands and
     players, as are ``_seat_<tag>`` (every dealt-in seat: hand_id, player;
     :func:`detectors.features.gameplay.dealt_in_keys`) and the other frames, so

@@ -49,8 +49,9 @@ def main() -> None:
     args = ap.parse_args()
     from detectors.chip_dumping import ChipDumpingDetector, deviation_flow, receiver_tests
     from detectors.chip_dumping.cells import baseline_tests
-    from detectors.chip_dumping.presence import preflop_table
+    from detectors.chip_dumping.presence import PRESENCE_COLUMNS, preflop_table
     from detectors.features import gameplay as gp
+    from detectors.features.window_views import window_span, window_tables
 
     phase = Phases()
     con = duckdb.connect(args.warehouse, read_only=True, config={"memory_limit": args.duckdb_memory})
@@ -58,19 +59,24 @@ def main() -> None:
     store = gp.store_for(con)
     pairs, det.flow_ = store.pair_table(con), store.chip_flow(con)
     phase("feature store (pairs, flow)")
-    det.dec_ = store.decision_relation(con)
-    det.pairs_ = baseline_tests(pairs, det.dec_, alpha=det.alpha, rare_tail=det.rare_tail, junk_bins=det.junk_bins)
+    det.dec_ = store.decision_source(con, samples=det.samples, random_state=det.random_state)
+    dec = None if det.dec_ is None else det.dec_.relation(con)
+    det.pairs_ = baseline_tests(pairs, dec, alpha=det.alpha, rare_tail=det.rare_tail, junk_bins=det.junk_bins)
     phase("own-baseline tests")
-    det.recv_ = receiver_tests(det.dec_, alpha=det.alpha, rare_tail=det.rare_tail)
+    det.recv_ = receiver_tests(dec, alpha=det.alpha, late_fold_min_strength=det.late_fold_min_strength,
+                               rare_tail=det.rare_tail)
     phase("receiver tests")
-    det.devflow_ = deviation_flow(con, det.dec_)
+    det.devflow_ = deviation_flow(con, dec, late_fold_min_strength=det.late_fold_min_strength)
     phase("deviation flow")
-    det._fit_value_rows(con)
+    det._fit_value_rows(con, dec)
     phase("evidence's value rows file")
-    det.window_, det.missing_ = None, []
-    with preflop_table(con) as pdec:
+    if dec is not None:
+        dec.aggregate("avg(CASE WHEN equity IS NULL THEN 0.0 ELSE 1.0 END)").fetchall()
+    phase("known share")
+    det.window_, det.missing_ = window_span(con), []
+    with window_tables(con, det.window_) as wcon, preflop_table(wcon, ("did", *PRESENCE_COLUMNS)) as pdec:
         phase("preflop table")
-        det._presence_passes(con, pdec)
+        det._presence_passes(wcon, pdec)
         phase("presence passes")
     rows = list(det.threshold(det.score(con)).iter_rows(named=True))
     phase(f"score, threshold ({len(rows)} rows)")

@@ -75,8 +75,9 @@ IDENTIFIERS: dict[str, set[str]] = {
     # the same code, split into modules
     # q: a module constant's query formatted with the run's tag and bin names; self.tables[-1], self.tag: temp table
     # names made of a fixed prefix, the process id and the run's id
+    # keep: preflop_table's column names, each quoted as an identifier
     "detectors/chip_dumping/presence.py": {"tag", "seat", "b", "bb", "cb", "same", "score", "q", "self.tables[-1]",
-                                           "self.tag", "PRESENCE_SQL.replace('{part_tables}', '')"},
+                                           "self.tag", "PRESENCE_SQL.replace('{part_tables}', '')", "keep"},
     # tag: the registered frames' names (process id and the detector's id)
     "detectors/chip_dumping/evidence.py": {"gp.seat_nets_cte()", "tag"},
     "detectors/chip_dumping/flows.py": {"gp.seat_nets_cte('devh')"},

@@ -13,7 +13,7 @@ from detectors.base import HAND_INPUTS, PairDetector
 from detectors.chip_dumping.cells import baseline_tests
 from detectors.chip_dumping.evidence import EvidenceMixin
 from detectors.chip_dumping.flows import deviation_flow, receiver_tests
-from detectors.chip_dumping.presence import preflop_table, presence_tests
+from detectors.chip_dumping.presence import PRESENCE_COLUMNS, preflop_table, presence_tests
 from detectors.features import gameplay as gp
 from detectors.features.window_views import window_span, window_tables
 
@@ -119,7 +119,8 @@ class ChipDumpingDetector(EvidenceMixin, PairDetector):
 
         Sets ``presence_`` (the preflop decisions are not kept: the evidence reads the continuations of the case
         explained, :func:`~detectors.chip_dumping.presence.preflop_continuations`)."""
-        with preflop_table(con) as pdec:  # the preflop decisions stay in DuckDB, dropped when the tests are made
+        # the preflop decisions stay in DuckDB (the columns the test reads), dropped when the tests are made
+        with preflop_table(con, ("did", *PRESENCE_COLUMNS)) as pdec:
             self._presence_passes(con, pdec)
 
     def _presence_passes(self, con: duckdb.DuckDBPyConnection, pdec: duckdb.DuckDBPyRelation) -> None:

@@ -52,10 +52,12 @@ PRESENCE_BINS = ("sbin", "cbin", "short", "tour", "nbin", "variant")
 PRESENCE_COLUMNS = ("hand_id", "player", "cont", "ts_s", *PRESENCE_BINS)
 
 
-# the decisions of PRESENCE_SQL with their bins (preflop_decisions), numbered ``did`` in hand and decision order; the
-# starting hand's strength looked up in _sh_{tag} (every ordered pair of card texts, starting_hand_percentile's value)
+# the decisions of PRESENCE_SQL with their bins (preflop_decisions), each numbered ``did`` (a key, in no particular
+# order: numbering them in hand and decision order sorted every decision of the window, the largest part of the
+# table's cost); the starting hand's strength looked up in _sh_{tag} (every ordered pair of card texts,
+# starting_hand_percentile's value)
 PREFLOP_CELLS_SQL = """
-SELECT (row_number() OVER (ORDER BY p.hand_id, p.seq) - 1)::BIGINT AS did, p.hand_id, p.seq, p.player, p.cont,
+SELECT (row_number() OVER () - 1)::BIGINT AS did, p.hand_id, p.seq, p.player, p.cont,
        p.tournament_id, p.game, p.to_call_bb, p.stack_bb, p.tour, p.n_players, p.ts_s, p.variant, sh.strength,
        coalesce(least(greatest(floor(sh.strength * 10), 0), 9), -1)::TINYINT AS sbin,
        (CASE WHEN p.to_call_bb <= 1 THEN 0 WHEN p.to_call_bb <= 2.5 THEN 1 WHEN p.to_call_bb <= 6 THEN 2
@@ -76,15 +78,18 @@ def _starting_hands() -> pl.DataFrame:
 
 
 @contextmanager
-def preflop_table(con: duckdb.DuckDBPyConnection) -> Iterator[duckdb.DuckDBPyRelation]:
+def preflop_table(con: duckdb.DuckDBPyConnection, columns: tuple[str, ...] | None = None
+                  ) -> Iterator[duckdb.DuckDBPyRelation]:
     """Every preflop decision facing a bet, binned, as a DuckDB temporary table on ``con``, dropped on leaving.
 
     The rows and columns of :func:`preflop_decisions`, computed and held by DuckDB (out of core: nothing per
-    decision comes to Python), with ``did``: the decision's number in hand and decision order.
+    decision comes to Python), with ``did``: a number of its own per decision (a key, not an order).
 
     Parameters
     ----------
     con : the warehouse (read through the window by the caller).
+    columns : the columns kept (None: every column; the detector keeps ``did`` and :data:`PRESENCE_COLUMNS`: the
+        table the presence test reads several times holds only what it reads).
 
     Yields
     ------
@@ -92,7 +97,10 @@ def preflop_table(con: duckdb.DuckDBPyConnection) -> Iterator[duckdb.DuckDBPyRel
     tag = f"{os.getpid()}_{id(con)}_{next(_TAGS)}"
     con.register(f"_sh_{tag}", _starting_hands())
     try:
-        con.execute(f"CREATE TEMP TABLE _pf_{tag} AS " + PREFLOP_CELLS_SQL.format(tag=tag))
+        # column names, each quoted as an identifier (the detector passes this module's constants)
+        keep = "*" if columns is None else ", ".join('"' + c.replace('"', '""') + '"' for c in columns)
+        con.execute(f"CREATE TEMP TABLE _pf_{tag} AS SELECT {keep} FROM ("
+                    + PREFLOP_CELLS_SQL.format(tag=tag) + ")")
         yield con.table(f"_pf_{tag}")
     finally:
         con.execute(f"DROP TABLE IF EXISTS _pf_{tag}")
@@ -114,10 +122,11 @@ def preflop_decisions(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
     precision on the tuning populations). ``cont``: called or raised rather
     than folded.
 
-    The rows of :func:`preflop_table` in ``did`` order, as a Polars frame (the detector keeps them in DuckDB).
+    The rows of :func:`preflop_table` in hand and decision order, as a Polars frame (the detector keeps them in
+    DuckDB).
     """
     with preflop_table(con) as t:
-        return t.order("did").pl()
+        return t.order("hand_id, seq").pl()
 
 
 def preflop_continuations(con: duckdb.DuckDBPyConnection, players: list[str]) -> pl.DataFrame:
@@ -193,7 +202,7 @@ WHERE r < 0.98 GROUP BY player, partner
 def _presence_sql(bins: list[str], tag: str, part: str) -> str:
     """The presence score test, counted and summed inside DuckDB: one row per ordered pair comes back.
 
-    ``_pd_<tag>``: the decisions (did, hand_id, player, y, bins, part),
+    ``_pd_<tag>``: the decisions (did, hand_id, player, y, cell: the bins' one key, win, part),
     registered by :func:`presence_tests` with integer keys for hands and
     players, as are ``_seat_<tag>`` (every dealt-in seat: hand_id, player;
     :func:`detectors.features.gameplay.dealt_in_keys`) and the other frames, so
@@ -223,9 +232,12 @@ def _presence_sql(bins: list[str], tag: str, part: str) -> str:
         return f"""WITH c0 AS (
             SELECT d.player, s.player AS partner, {b}, count(*) AS n, sum(d.y) AS k
             FROM _pd_{tag} d {seat} WHERE d.part = $part GROUP BY ALL
-        ), pc AS (
+        ), c1 AS (
             SELECT c.*, m.tn, m.tk FROM c0 c JOIN _me_{tag} m USING (player, {bb})
-            QUALIFY sum(c.n) OVER (PARTITION BY c.player, c.partner) >= $min_n
+        ), met AS (
+            SELECT player, partner FROM c1 GROUP BY player, partner HAVING sum(n) >= $min_n
+        ), pc AS (
+            SELECT * FROM c1 SEMI JOIN met USING (player, partner)
         ) {score}"""
     return f"""WITH dd AS (
         SELECT d.* FROM _pd_{tag} d WHERE d.part = $part AND d.player IN (SELECT player FROM _ps_{tag})
@@ -378,8 +390,8 @@ def presence_tests(con: duckdb.DuckDBPyConnection, dec: pl.DataFrame | duckdb.Du
 
 
 _CELL_COUNTS_SQL = """
-SELECT player, win, {bb}, count(*)::UINTEGER AS tn, sum(y)::BIGINT AS tk, min(did) AS first
-FROM _pd_{tag} GROUP BY ALL ORDER BY first
+SELECT player, win, {bb}, count(*)::UINTEGER AS tn, sum(y)::BIGINT AS tk
+FROM _pd_{tag} GROUP BY ALL ORDER BY player, win, {bb}
 """
 
 
@@ -389,8 +401,8 @@ def _cell_counts(con: duckdb.DuckDBPyConnection, tag: str, bins: list[str], offs
     decisions ``_pd_<tag>`` (player keys).
 
     The decisions are counted per cell (player, window, bins) by a DuckDB ``GROUP BY``; only those counts come back,
-    in the order of each cell's first decision (``did``), so every later sum over them (the priors, ``we``) adds in
-    the order it did when the cells were grouped in Polars over the decisions.
+    sorted by the cell (the player's key, the window, the bins), so every later sum of floats over them (the priors,
+    ``we``) adds in one order whatever the order of the decisions.
 
     Parameters
     ----------
@@ -405,7 +417,7 @@ def _cell_counts(con: duckdb.DuckDBPyConnection, tag: str, bins: list[str], offs
     ``dp``, the player's log-odds looseness over all his decisions smoothed by ``offset_a`` decisions at the
     population's rates (the prior of each window's own looseness; 0 without windows or offset)."""
     bb = ", ".join(bins)
-    mw = con.sql(_CELL_COUNTS_SQL.format(bb=bb, tag=tag)).pl().drop("first")
+    mw = con.sql(_CELL_COUNTS_SQL.format(bb=bb, tag=tag)).pl()
     me = mw.group_by(["player", *bins]).agg(pl.col("tn").sum(), pl.col("tk").sum())
     pri = stats.beta_priors_by_bin(me, bins, "tk", "tn")
     e = pl.col("tn") * pl.col("pa") / (pl.col("pa") + pl.col("pb"))
@@ -423,7 +435,9 @@ def _cell_counts(con: duckdb.DuckDBPyConnection, tag: str, bins: list[str], offs
 
 # the temporary tables of a _PresenceRun, made in this order from its decisions _in_{tag} (did, hand_id, player, cont,
 # ts_s, the bins) and the dealt-in seats: player keys (sorted by name: keys compare as the names do), hand keys, the
-# seats and the decisions keyed (y: continued; win: the time window, {win}; part: the player's partition)
+# seats, the cells (one integer per combination of the bins that occurs: the passes group and join on it, not on six
+# columns; null where a bin is) and the decisions keyed (y: continued; cell; win: the time window, {win}; part: the
+# player's partition)
 _KEYED_SQL = (
     ("_pk_", """SELECT player, (row_number() OVER (ORDER BY player) - 1)::UINTEGER AS k
         FROM (SELECT player FROM seats WHERE dealt_in UNION SELECT player FROM _in_{tag}) WHERE player IS NOT NULL"""),
@@ -431,9 +445,12 @@ _KEYED_SQL = (
         FROM (SELECT hand_id FROM seats WHERE dealt_in UNION SELECT hand_id FROM _in_{tag}) WHERE hand_id IS NOT NULL"""),
     ("_seat_", """SELECT h.k AS hand_id, p.k AS player FROM seats s JOIN _hk_{tag} h USING (hand_id)
         JOIN _pk_{tag} p USING (player) WHERE s.dealt_in"""),
-    ("_pd_", """SELECT d.did, h.k AS hand_id, p.k AS player, d.cont::BIGINT AS y, {bins}, ({win})::BIGINT AS win,
+    ("_ck_", """SELECT {bins}, (row_number() OVER (ORDER BY {bins}) - 1)::UINTEGER AS cell
+        FROM (SELECT DISTINCT {bins} FROM _in_{tag})"""),
+    ("_pd_", """SELECT d.did, h.k AS hand_id, p.k AS player, d.cont::BIGINT AS y, c.cell, ({win})::BIGINT AS win,
         (p.k % $parts)::BIGINT AS part
-        FROM _in_{tag} d LEFT JOIN _hk_{tag} h ON h.hand_id = d.hand_id LEFT JOIN _pk_{tag} p ON p.player = d.player"""),
+        FROM _in_{tag} d LEFT JOIN _hk_{tag} h ON h.hand_id = d.hand_id LEFT JOIN _pk_{tag} p ON p.player = d.player
+        LEFT JOIN _ck_{tag} c ON {same_cell}"""),
 )
 
 
@@ -460,7 +477,8 @@ class _PresenceRun:
                  decisions_per_part: int, min_n: int, min_own: int, offset_a: float | None,
                  window_s: float | None = None) -> None:
         self.con, self.min_n, self.min_own, self.offset_a = con, min_n, min_own, offset_a
-        self.bins = bins = list(PRESENCE_BINS)
+        # the passes read one cell key for the bins (_KEYED_SQL's _ck_): the same strata, grouped on one integer
+        self.bins = bins = ["cell"]
         self.tag = f"{os.getpid()}_{id(self)}_{next(_TAGS)}"
         self.names: list[str] = []
         self.tables: list[str] = []
@@ -474,7 +492,8 @@ class _PresenceRun:
         win = "coalesce(floor(d.ts_s / $win_s), -1)" if timed else "0"
         for prefix, sql in _KEYED_SQL:
             self.tables.append(f"{prefix}{self.tag}")
-            q = sql.format(tag=self.tag, bins=", ".join(f"d.{b}" for b in bins), win=win)
+            q = sql.format(tag=self.tag, bins=", ".join(PRESENCE_BINS), win=win,
+                           same_cell=" AND ".join(f"c.{b} = d.{b}" for b in PRESENCE_BINS))
             con.execute(f"CREATE TEMP TABLE {self.tables[-1]} AS {q}", params if prefix == "_pd_" else None)
         self.pcodes = con.sql(f"SELECT player FROM _pk_{self.tag} ORDER BY k").pl()["player"]
         mw, pri, off = _cell_counts(con, self.tag, bins, offset_a, window_s)

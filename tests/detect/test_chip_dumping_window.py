@@ -101,10 +101,10 @@ def test_the_evidence_continuations_are_the_presence_decisions():
     con.close()
 
 
-def test_the_cell_counts_are_grouped_in_duckdb_in_first_decision_order():
+def test_the_cell_counts_are_grouped_in_duckdb_in_cell_order():
     """The presence test's per-cell counts (player, window, bins) come from DuckDB: the decisions and continuations
-    of each cell, the cells in the order of their first decision (so the priors' and ``we``'s float sums add in a
-    fixed order), and per player and window the totals of those cells."""
+    of each cell, the cells sorted by the cell (so the priors' and ``we``'s float sums add in one order whatever the
+    order of the decisions), and per player and window the totals of those cells."""
     con = _world()
     dec = preflop_decisions(con)
     bins = list(PRESENCE_BINS)
@@ -115,7 +115,8 @@ def test_the_cell_counts_are_grouped_in_duckdb_in_first_decision_order():
         mw, pri, off = _cell_counts(con, "t", bins, 20.0, 3600.0)
     finally:
         con.unregister("_pd_t")
-    want = d.group_by(["player", "win", *bins], maintain_order=True).agg(tn=pl.len(), tk=pl.col("y").sum())
+    want = d.group_by(["player", "win", *bins]).agg(tn=pl.len(), tk=pl.col("y").sum()).sort(
+        ["player", "win", *bins], nulls_last=True)
     assert len(want) > 100
     assert_frame_equal(mw, want)
     assert set(pri.columns) == {*bins, "pa", "pb"} and len(pri) == len(want.select(bins).unique())
@@ -143,10 +144,15 @@ def test_the_preflop_decisions_are_binned_in_duckdb_as_the_cards_say():
         short=pl.col("stack_bb") <= 15, nbin=(pl.col("n_players") <= 2).cast(pl.Int8))
     cols = ["hand_id", "seq", "player", "cont", "ts_s", "strength", *PRESENCE_BINS]
     with preflop_table(con) as t:
-        got = t.order("did").pl()
+        got = t.order("hand_id, seq").pl()
+    with preflop_table(con, ("did", "player", "cont")) as t:
+        narrow = t.order("did").pl()
     assert len(got) > 1000 and got["strength"].is_not_null().any() and got["sbin"].is_between(-1, 9).all()
-    assert got["did"].to_list() == list(range(len(got)))
+    # did: a key of its own per decision (not an order)
+    assert sorted(got["did"].to_list()) == list(range(len(got)))
     assert_frame_equal(got.select(cols), want.select(cols).sort("hand_id", "seq"))
+    # the columns asked for only, the same rows
+    assert narrow.columns == ["did", "player", "cont"] and len(narrow) == len(got)
     temp = "SELECT count(*) FROM duckdb_tables() WHERE temporary"
     assert con.execute(temp).fetchall()[0][0] == 0
     _fit(con, 0)

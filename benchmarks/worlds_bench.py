@@ -29,17 +29,20 @@ hands) and four times it. The last line is the verdict: PASS only when every
 line passes. (That the figures on today's presets do not fall is
 ``quality_bench.py``'s, on its own seeds.)
 
-Seeds. Tuning seeds, which detector work may look at and which are never
-reported as results: first-world world seeds 1-5 (population seed = world
-seed), world b seeds 1-5; the first world's fixed-mechanism tuning seeds of
-``quality_bench.py`` (mixed 101-103, honest 202) stay tuning seeds. Held-out
-seeds, the ones reported: first-world world seeds 1001-1005, world b seeds
-2001-2005 (honest-only populations use the same seeds). The script refuses
-a tuning seed unless ``--tuning`` is given, and then says so in its output.
+Seeds. A seed once looked at is a tuning seed from then on: detector work may
+look at it and it is never reported as a result again. Looked at so far
+(docs/measurements.md has each measurement): first-world world seeds 1-1026
+(population seed = world seed; 1-99 built for tuning, 1001-1026 measured once
+and then tuned on), world b seeds 1-2025; the first world's fixed-mechanism
+tuning seeds of ``quality_bench.py`` (mixed 101-103, honest 202) stay tuning
+seeds. Held-out seeds, the ones the next measurement reports: first-world world
+seeds 1027-1031, world b seeds 2026-2030 (honest-only populations use the same
+seeds); after it, raise ``TUNING_A`` and ``TUNING_B`` past them. The script refuses a
+looked-at seed unless ``--tuning`` is given, and then says so in its output.
 
     python benchmarks/worlds_bench.py --work /tmp/worlds                     # every held-out seed, both sizes
-    python benchmarks/worlds_bench.py --work /tmp/worlds --a-seeds 1001 1002 1003 --b-seeds 2001 \\
-        --sizes 60000 --honest-seeds 1001                                   # a small baseline
+    python benchmarks/worlds_bench.py --work /tmp/worlds --a-seeds 1 2 3 --b-seeds 1 \\
+        --sizes 60000 --tuning                                              # a small run on tuning seeds
 """
 
 from __future__ import annotations
@@ -57,10 +60,10 @@ from quality_bench import build  # noqa: E402
 
 from pipelines.lib import evaluation as ev  # noqa: E402
 
-TUNING_A = tuple(range(1, 6))
-TUNING_B = tuple(range(1, 6))
-HELD_OUT_A = tuple(range(1001, 1006))
-HELD_OUT_B = tuple(range(2001, 2006))
+TUNING_A = range(1, 1027)  # every seed looked at: see "Seeds" above
+TUNING_B = range(1, 2026)
+HELD_OUT_A = tuple(range(1027, 1032))
+HELD_OUT_B = tuple(range(2026, 2031))
 BANDS = ((">=0.25", 0.25, 9.0), ("0.1-0.25", 0.1, 0.25), ("<0.1", 0.0, 0.1))
 #: issue 32's bars: recall per strength band, precision, mean AP (at least), flagged honest accounts per 10,000 (at most)
 RECALL_BARS = {">=0.25": 0.9, "0.1-0.25": 0.7}
@@ -223,7 +226,7 @@ def main(argv: list[str] | None = None) -> int:
         ap.error(f"seeds {tuning} are tuning seeds: never reported as results (give --tuning to look at them)")
     work = Path(args.work)
     out_lines = [f"{'TUNING' if tuning else 'held-out'} seeds: first world {args.a_seeds}, world b {args.b_seeds}; "
-                 f"tuning seeds: first world {list(TUNING_A)}, world b {list(TUNING_B)}"]
+                 f"tuning seeds: first world {TUNING_A.start}-{TUNING_A.stop - 1}, world b {TUNING_B.start}-{TUNING_B.stop - 1}"]
     figures = {}
     checks = conditions(tuning, args.a_seeds, args.b_seeds, args.sizes)
     missing: list[str] = []

@@ -26,7 +26,7 @@ from detectors.seat_handoff.queries import (
     ACTS, _DECISIONS_SQL, _FIELD_SQL, _HAND_ROWS_SQL, _HISTORY_SQL, _TIMING_SQL, _with_strength,
 )
 from detectors.seat_handoff.statistics import (
-    _chi2_p_vec, _device_time_many, _eff_n, _g2_interaction_vec, _g2_p, _mwu_p_many, _range_p_many,
+    _chi2_p_vec, _device_time_many, _eff_n, _g2_interaction_vec, _g2_p, _mwu_p_many, _own_timing, _range_p_many,
     _strat_mwu_many,
 )
 
@@ -587,18 +587,3 @@ class SeatHandoffDetector(CandidatesMixin, NullMixin, StageMixin, EvidenceMixin,
         handover = (since <= self.handover_s) | (np.isnan(since) & (not self.has_logouts_))
         return scores.with_columns(flagged=pl.Series(q <= self.fdr) & pl.Series(changed & handover))
 
-
-def _own_timing(hdec: pl.DataFrame | None, tournament: str, cp_time, base_dev: str | None) -> tuple:
-    """Timing after a change point against the account's own decisions under its other devices (``base_dev``: the
-    device of the login, None when the login kept it: every other decision), class by class: the log times and classes
-    after the point in ``tournament`` and those of the baseline, and the baseline's size."""
-    if hdec is None or not hdec.height:
-        empty_t, empty_c = np.array([], dtype=float), np.array([], dtype=np.int64)
-        return empty_t, empty_c, empty_t, empty_c, 0
-    same_event = (hdec["tournament_id"] == tournament).fill_null(False).to_numpy()
-    after_t = hdec["started_at"].to_numpy() >= np.datetime64(cp_time, "us")
-    a_mask = same_event & after_t
-    dev = hdec["device"].to_numpy()
-    b_mask = ~a_mask & ((dev != base_dev) if base_dev is not None else np.ones(hdec.height, bool))
-    lm, cl = hdec["log_ms"].to_numpy(), hdec["cls"].to_numpy()
-    return lm[a_mask], cl[a_mask], lm[b_mask], cl[b_mask], int(b_mask.sum())

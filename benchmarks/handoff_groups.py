@@ -16,19 +16,18 @@ temporary file (never opened in place); the detector runs with its default param
 from __future__ import annotations
 
 import argparse
-import shutil
 import sys
-import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
 
 import duckdb  # noqa: E402
 import polars as pl  # noqa: E402
 
 from detectors.seat_handoff import SeatHandoffDetector  # noqa: E402
-from pipelines.lib import evaluation as ev  # noqa: E402
+from kind_bench import populations  # noqa: E402  (a script beside this one)
 
 # per (account, tournament) of the planted accounts: the logins in mid-play and the hands around each
 _SWITCHES_SQL = """
@@ -85,24 +84,15 @@ def main(argv: list[str] | None = None) -> None:
     pl.Config.set_tbl_cols(20)
     pl.Config.set_tbl_width_chars(220)
     pl.Config.set_fmt_str_lengths(20)
-    with tempfile.TemporaryDirectory() as tmp:
-        for d in args.pops:
-            db = Path(tmp) / "w.duckdb"
-            shutil.copy(d / "home" / "warehouse.duckdb", db)
-            labels = ev.read_jsonl(d / "pop" / "labels.jsonl", "labels")
-            con = duckdb.connect(str(db), read_only=True)
-            try:
-                det = SeatHandoffDetector().fit(con)
-                scores = det.threshold(det.score(con))
-                rows = group_rows(con, labels, scores)
-            finally:
-                con.close()
-                db.unlink()
-            if not args.all and rows.height:
-                rows = rows.filter(pl.col("planted").fill_null(False))
-            print(f"{d.name}: {int(scores['flagged'].sum()) if scores.height else 0} flagged of {scores.height} "
-                  f"candidate rows", flush=True)
-            print(rows.drop("planted", strict=False), flush=True)
+    for d, con, labels, _ in populations(args.pops):
+        det = SeatHandoffDetector().fit(con)
+        scores = det.threshold(det.score(con))
+        rows = group_rows(con, labels, scores)
+        if not args.all and rows.height:
+            rows = rows.filter(pl.col("planted").fill_null(False))
+        print(f"{d.name}: {int(scores['flagged'].sum()) if scores.height else 0} flagged of {scores.height} "
+              f"candidate rows", flush=True)
+        print(rows.drop("planted", strict=False), flush=True)
 
 
 if __name__ == "__main__":

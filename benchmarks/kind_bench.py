@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from collections.abc import Iterator
 import shutil
 import sys
 import tempfile
@@ -66,26 +67,34 @@ def pool(figures: list[dict]) -> dict:
     return {**{k: f"{a}/{n}" for k, (a, n) in out.items()}, "mean AP": round(sum(aps) / len(aps), 2) if aps else None}
 
 
+def populations(pops: list[Path]) -> Iterator[tuple[Path, duckdb.DuckDBPyConnection, list[dict], Path]]:
+    """Each population folder of ``pops`` (``pop/labels.jsonl``, ``home/warehouse.duckdb``) in turn: its warehouse
+    copied aside and opened read-only (a run never touches the population's own file), and its labels. Yields
+    (folder, connection, labels, the copy's path); the connection is closed and the copy removed before the next."""
+    with tempfile.TemporaryDirectory() as tmp:
+        for d in pops:
+            db = Path(tmp) / "w.duckdb"
+            shutil.copy(d / "home" / "warehouse.duckdb", db)
+            labels = ev.read_jsonl(d / "pop" / "labels.jsonl", "labels")
+            con = duckdb.connect(str(db), read_only=True)
+            try:
+                yield d, con, labels, db
+            finally:
+                con.close()
+                db.unlink()
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--kinds", nargs="+", required=True, help="detector kinds (detectors/kinds.py)")
     ap.add_argument("--pops", nargs="+", required=True, type=Path, help="population folders (pop/, home/)")
     args = ap.parse_args(argv)
     seen: dict[str, list[dict]] = {k: [] for k in args.kinds}
-    with tempfile.TemporaryDirectory() as tmp:
-        for d in args.pops:
-            db = Path(tmp) / "w.duckdb"
-            shutil.copy(d / "home" / "warehouse.duckdb", db)
-            labels = ev.read_jsonl(d / "pop" / "labels.jsonl", "labels")
-            accounts = ev.accounts_in_warehouse(db)
-            con = duckdb.connect(str(db), read_only=True)
-            try:
-                for kind in args.kinds:
-                    seen[kind].append(kind_figures(con, kind, labels, accounts))
-                    print(d.name, kind, json.dumps(seen[kind][-1]), flush=True)
-            finally:
-                con.close()
-                db.unlink()
+    for d, con, labels, db in populations(args.pops):
+        accounts = ev.accounts_in_warehouse(db)
+        for kind in args.kinds:
+            seen[kind].append(kind_figures(con, kind, labels, accounts))
+            print(d.name, kind, json.dumps(seen[kind][-1]), flush=True)
     for kind, figures in seen.items():
         print("pooled", kind, json.dumps(pool(figures)))
 

@@ -15,20 +15,19 @@ from __future__ import annotations
 
 import argparse
 import json
-import shutil
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
 
 import duckdb  # noqa: E402
 import polars as pl  # noqa: E402
 
 from detectors.features import identity as idf  # noqa: E402
-from pipelines.lib import evaluation as ev  # noqa: E402
+from kind_bench import populations  # noqa: E402  (a script beside this one)
 
 
 def labelled_pairs(labels: list[dict]) -> pl.DataFrame:
@@ -67,17 +66,12 @@ def main(argv: list[str] | None = None) -> None:
     pl.Config.set_tbl_rows(100)
     pl.Config.set_tbl_cols(20)
     pl.Config.set_tbl_width_chars(220)
-    with tempfile.TemporaryDirectory() as tmp:
-        for d in args.pops:
-            db = Path(tmp) / "w.duckdb"
-            shutil.copy(d / "home" / "warehouse.duckdb", db)
-            con = duckdb.connect(str(db), read_only=True)
-            summary, lab = population(con, ev.read_jsonl(d / "pop" / "labels.jsonl", "labels"))
-            con.close()
-            print(d.name, json.dumps(summary))
-            if lab.height:
-                print(lab.select("rank", "group", "strength", "shares_id", "p_style", "p_timing", "p_hours", "p_opened",
-                                 "p_country", "p_seated", "p_solo", "q_solo"))
+    for d, con, labels, _ in populations(args.pops):
+        summary, lab = population(con, labels)
+        print(d.name, json.dumps(summary))
+        if lab.height:
+            print(lab.select("rank", "group", "strength", "shares_id", "p_style", "p_timing", "p_hours", "p_opened",
+                             "p_country", "p_seated", "p_solo", "q_solo"))
 
 
 if __name__ == "__main__":

@@ -45,8 +45,12 @@ class ChipDumpingDetector(EvidenceMixin, PairDetector):
         junk_bins: tuple[str, ...] = stats.JUNK_BINS,
         presence_window_s: float | None = 3600.0,
         value_prior_df: float = 2.0,
+        heads_up_share: float | None = 0.5,
+        flow_gate_cards_known: bool = False,
     ) -> None:
         super().__init__(alpha=alpha, random_state=random_state)
+        self.heads_up_share = heads_up_share
+        self.flow_gate_cards_known = flow_gate_cards_known
         self.presence_window_s = presence_window_s
         self.value_prior_df = value_prior_df
         self.junk_bins = junk_bins
@@ -261,8 +265,8 @@ class ChipDumpingDetector(EvidenceMixin, PairDetector):
                                  own("raggr_p", "raggr_n0", k), f("pres_p"))
         # independent filtering (Bourgon, Gentleman & Huber, PNAS 2010): test only ordered pairs that played
         # enough heads-up hands or faced enough preflop decisions together; the filter ignores the p-values
-        testable = (t["hu_hands"].to_numpy() >= self.min_test_hands) | (np.nan_to_num(f("pres_n")) >= self.min_presence_n)
-        q = stats.bh_qvalues(np.where(testable, p, np.nan))
+        q = self._family_q(p, t["hu_hands"].to_numpy() >= self.min_test_hands,
+                           np.nan_to_num(f("pres_n")) >= self.min_presence_n)
         t = t.with_columns(
             pl.Series("p_value", p, nan_to_null=True),
             pl.Series("q_value", q, nan_to_null=True),
@@ -273,16 +277,54 @@ class ChipDumpingDetector(EvidenceMixin, PairDetector):
         )
         return t
 
+    def _family_q(self, p: np.ndarray, hu: np.ndarray, pres: np.ndarray) -> np.ndarray:
+        """The false-discovery q-values of the combined p-values ``p``, on the scale of ``alpha``.
+
+        Parameters
+        ----------
+        p : the pairs' combined p-values. hu : the pairs that met heads-up in at least ``min_test_hands`` hands.
+        pres : the pairs with at least ``min_presence_n`` preflop decisions together (the presence test).
+
+        Returns
+        -------
+        One q per pair, NaN for a pair in neither filter. Method: with ``heads_up_share`` None, Benjamini-Hochberg
+        over every pair of either filter. Otherwise two families (the union controlled at ``alpha`` as the sum of
+        its parts, as bounty collusion's two families): the pairs that met heads-up, whose four heads-up tests can
+        be made, at ``alpha * heads_up_share``, and the pairs seen by the presence test alone at
+        ``alpha * (1 - heads_up_share)``; each family's BH q is divided by its share (capped at 1), so that
+        ``q <= alpha`` is the flag in either. The presence-only pairs are some fifteen times as many as the
+        heads-up ones and, pooled, set the heads-up pairs' q (docs/measurements.md, issue 32)."""
+        pres = pres & ~hu if self.heads_up_share is not None else pres | hu
+        if self.heads_up_share is None:
+            return stats.bh_qvalues(np.where(pres, p, np.nan))
+        s = float(self.heads_up_share)
+        q_hu = stats.bh_qvalues(np.where(hu, p, np.nan)) / s if s > 0 else np.full(p.shape, np.nan)
+        q_pres = stats.bh_qvalues(np.where(pres, p, np.nan)) / (1.0 - s) if s < 1 else np.full(p.shape, np.nan)
+        return np.minimum(np.where(hu, q_hu, q_pres), 1.0)
+
     def flag(self, scores: pl.DataFrame) -> pl.DataFrame:
-        """``scores`` with ``flagged``: q <= alpha and the chips moved (net flow at least ``min_flow_bb`` in at
-        least ``min_hu_hands`` hands lost), or the value given is significant (:meth:`_value_moved`), or the chips
-        moved in the deviation hands (:meth:`_deviation_moved`)."""
+        """``scores`` with ``flagged``: q <= alpha and the chips moved (:meth:`_flow_moved`: a net flow of at least
+        ``min_flow_bb`` in at least ``min_hu_hands`` hands lost, where the cards are unknown), or the value given is
+        significant (:meth:`_value_moved`), or the chips moved in the deviation hands (:meth:`_deviation_moved`)."""
         for c, v in (("dev_flow_bb", 0.0), ("dev_exp_bb", 0.0), ("dev_loss_hands", 0)):
             if c not in scores.columns:
                 scores = scores.with_columns(pl.lit(v).alias(c))
-        moved = ((pl.col("net_flow_bb") >= self.min_flow_bb) & (pl.col("flow_hands") >= self.min_hu_hands)
-                 | self._value_moved() | self._deviation_moved())
+        moved = self._flow_moved() | self._value_moved() | self._deviation_moved()
         return scores.with_columns(flagged=(pl.col("q_value").fill_null(1.0) <= self.alpha) & moved)
+
+    def _flow_moved(self) -> pl.Expr:
+        """The net flow A -> B over all their hands is at least ``min_flow_bb`` in at least ``min_hu_hands`` hands
+        lost; with the cards known (the value test made on at least ``min_value_n`` heads-up hands) only when
+        ``flow_gate_cards_known``. Where the cards are known, the chips of a dump moved where A's play deviates
+        (:meth:`_deviation_moved`) or as value given (:meth:`_value_moved`); the net flow over all hands also moves
+        with a stronger player's edge over a weaker one and with the luck of the cards (an honest heads-up pair of
+        a tuning world flagged on 88 bb over 512 hands, 3 bb of them in its deviation hands: docs/measurements.md,
+        issue 32)."""
+        flow = (pl.col("net_flow_bb") >= self.min_flow_bb) & (pl.col("flow_hands") >= self.min_hu_hands)
+        if self.flow_gate_cards_known:
+            return flow
+        known = pl.col("value_n").fill_null(0) >= self.min_value_n
+        return flow & ~known
 
     def merge_group(self, best: dict[str, Any], members: list[dict[str, Any]], shape: str) -> dict[str, Any]:
         """A star's or ring's net flow: the sum of its flows."""

@@ -100,7 +100,8 @@ class EvidenceMixin:
         flagged all the same (the chips moved in the deviation hands, or the value given, cards known, is
         significant on its own)."""
         flow, fh = row.get("net_flow_bb") or 0.0, int(row.get("flow_hands") or 0)
-        if flow >= self.min_flow_bb and fh >= self.min_hu_hands:
+        known = int(row.get("value_n") or 0) >= self.min_value_n and not getattr(self, "flow_gate_cards_known", True)
+        if flow >= self.min_flow_bb and fh >= self.min_hu_hands and (row.get("flagged") or not known):
             return ""
         moved = f"the chips did not move from {a} to {b}: net {flow:.0f} bb in {fh} hands where {a} lost to {b}"
         dev, dexp = float(row.get("dev_flow_bb") or 0.0), float(row.get("dev_exp_bb") or 0.0)
@@ -108,6 +109,12 @@ class EvidenceMixin:
         in_dev = (f"{a} lost {dev:.0f} bb to {b} in the {dh} hands where {a} put chips in with a weak hand or folded a "
                   f"made hand on the turn or river to {b} (lost in {dl} of them; {a}'s own rate in such hands against "
                   f"others predicts {dexp:.0f} bb)")
+        if flow >= self.min_flow_bb and fh >= self.min_hu_hands:  # the cards known: the flow over all hands is no gate
+            return (f" Not flagged: {a} lost {flow:.0f} bb to {b} over all their hands, but with the cards known a "
+                    f"flag needs the chips to have moved where {a}'s play deviates ({in_dev}: at least "
+                    f"{self.min_flow_bb:.0f} bb beyond that rate) or the value given significant (p = "
+                    f"{row.get('value_p') or 1:.2g}); over all hands a stronger player's edge and the cards' luck "
+                    f"move chips too.")
         if row.get("flagged"):
             if self.deviation_gate and dev - max(dexp, 0.0) >= self.min_flow_bb and dl >= self.min_hu_hands:
                 return (f" Flagged although {moved} over all their hands: {in_dev}; the ordinary hands won back what "
@@ -120,6 +127,9 @@ class EvidenceMixin:
         if self.deviation_gate:
             gate += (f", or as much lost in the hands where {a}'s play deviates beyond {a}'s own rate there "
                      f"({in_dev})")
+        if known:  # the flow over all hands is no gate with the cards known (ChipDumpingDetector._flow_moved)
+            return (f" Not flagged, {moved}; with the cards known a flag needs at least {self.min_flow_bb:.0f} bb lost "
+                    f"where {a}'s play deviates beyond {a}'s own rate there ({in_dev}), or the value given significant.")
         return (f" Not flagged, {moved}; a flag needs at least {self.min_flow_bb:.0f} bb lost in at least "
                 f"{self.min_hu_hands} hands{gate}.")
 

@@ -430,7 +430,9 @@ def test_a_dump_whose_chips_came_back_is_flagged_on_the_value_given():
     in for the chips, flagged (the old code needed 20 bb to have moved). Not flagged: the same small flow with an
     ordinary value given (H1 -> H2, the presence test alone), significant value with q above alpha (H3 -> H4),
     value on too few hands (T -> U, 6) or against too thin an own baseline (V -> W, 5), and the player view where
-    the value test cannot be made (P -> Q, no value p); with the gate off (value_gate_p None) only the flow counts."""
+    the value test cannot be made (P -> Q, no value p); with the gate off (value_gate_p None) only the flow counts
+    (G -> S, 60 bb, the cards unknown: where they are known the flow over all hands is no gate,
+    test_chip_dumping_families.py)."""
     import polars as pl
 
     from detectors.chip_dumping import ChipDumpingDetector
@@ -438,7 +440,7 @@ def test_a_dump_whose_chips_came_back_is_flagged_on_the_value_given():
     rows = [("D", "R", 1e-6, 4.0, 30, 1e-5, 30, 400.0), ("H1", "H2", 1e-6, 2.0, 20, 0.2, 30, 400.0),
             ("H3", "H4", 0.3, 1.0, 20, 1e-5, 30, 400.0), ("T", "U", 1e-6, 3.0, 4, 1e-5, 6, 400.0),
             ("V", "W", 1e-6, 3.0, 20, 1e-5, 30, 5.0), ("P", "Q", 1e-6, 5.0, 20, None, 0, None),
-            ("G", "S", 1e-6, 60.0, 12, 0.4, 30, 400.0)]
+            ("G", "S", 1e-6, 60.0, 12, None, 0, None)]
     det = ChipDumpingDetector()
     out = det.threshold(_scored(rows))
     flagged = sorted(tuple(a) for a in out.filter(pl.col("flagged"))["accounts"].to_list())

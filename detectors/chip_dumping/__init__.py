@@ -30,13 +30,15 @@ A test whose baseline rests on fewer than ``min_value_n`` (presence:
 ``min_presence_own``) decisions is not made. Fisher's method combines the
 p-values; Benjamini–Hochberg controls the false-discovery rate over the
 ordered pairs that met often enough (independent filtering, Bourgon,
-Gentleman & Huber, PNAS 2010). A pair is flagged
-(:meth:`ChipDumpingDetector.flag`) when q <= alpha and the chips moved: a net
-flow of at least ``min_flow_bb`` in at least ``min_hu_hands`` hands lost, or
-the value given is significant on its own (``value_gate_p``), or A lost that
-much more than its own rate predicts in the *deviation hands*, those where it
-put chips in with a weak hand or folded a made hand late
-(:func:`deviation_flow`). Flagged edges form a value-flow graph
+Gentleman & Huber, PNAS 2010), in two families: the pairs that met heads-up
+at ``alpha * heads_up_share``, the pairs seen by the presence test alone at
+the rest (:meth:`ChipDumpingDetector._family_q`). A pair is flagged
+(:meth:`ChipDumpingDetector.flag`) when q <= alpha and the chips moved: the
+value given is significant on its own (``value_gate_p``), or A lost at least
+``min_flow_bb`` more than its own rate predicts in the *deviation hands*,
+those where it put chips in with a weak hand or folded a made hand late
+(:func:`deviation_flow`), or, where the cards are unknown, a net flow of at
+least ``min_flow_bb`` in at least ``min_hu_hands`` hands lost. Flagged edges form a value-flow graph
 (:mod:`detectors.graphs`): one account feeding many (or many feeding one) is
 one *star*. One case per set of accounts: an unflagged direction between two
 accounts flagged pairs already join, and the weaker direction of an unflagged
@@ -45,7 +47,9 @@ pair, are not cases of their own (:meth:`ChipDumpingDetector.threshold`).
 Benign look-alikes considered: coolers (value with the cards known), loose
 players (own baselines), regulars (per-decision tests), aggressive players
 (the receiver test is against B's own rate), table-mates of a receiver
-(explained away).
+(explained away), a stronger player winning from a weaker one (with the cards
+known the net flow over all hands is no gate: the chips must have moved in
+the deviation hands or as value given).
 
 Score: −log10 q, comparable within the kind. The figures behind each rule are
 in docs/measurements.md ("Detector notes moved from docstrings").

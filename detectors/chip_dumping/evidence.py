@@ -19,22 +19,23 @@ from detectors.chip_dumping.flows import PAIR_LOSS_BB
 from detectors.features import gameplay as gp
 
 
-# The value $player gave $opponent in each heads-up decision, cards known, and the hand's tournament (_cdv_: the fit's
-# value rows, sorted by the pair: the scan reads that pair's row groups only), in hand and decision order
+# The value $player gave $opponent in each heads-up decision, cards known, and the hand's tournament (the fit's value
+# rows, the file $path, sorted by the pair: the scan reads that pair's row groups only), in hand and decision order
 VALUE_ROWS_SQL = """
-SELECT hand_id, value_given, tournament_id FROM _cdv_{tag} WHERE player = $player AND opponent = $opponent
+SELECT hand_id, value_given, tournament_id FROM read_parquet($path) WHERE player = $player AND opponent = $opponent
 ORDER BY hand_id, seq
 """
 #: rows per row group of the evidence's files (a player's rows are found by the row groups' min and max)
 VALUE_ROW_GROUP = 16_384
 
 
-# The evidence's presence hands of one edge: $player's preflop continuations facing a bet (_cdc_: the fit's
-# continuation rows, sorted by player) in the hands $opponent was dealt into (_cdd_: the fit's dealt-in seats, sorted
-# by player), with the starting hand's strength and the tournament of a hand among the heads-up decisions
+# The evidence's presence hands of one edge: $player's preflop continuations facing a bet (the fit's continuation
+# rows, the file $continuations, sorted by player) in the hands $opponent was dealt into (the fit's dealt-in seats, the
+# file $dealt, sorted by player), with the starting hand's strength and the tournament of a hand among the heads-up
+# decisions; each file's scan reads the row groups of its player only
 PRESENCE_HANDS_SQL = """
-SELECT c.hand_id, c.strength, c.tournament_id FROM _cdc_{tag} c
-WHERE c.player = $player AND c.hand_id IN (SELECT hand_id FROM _cdd_{tag} WHERE player = $opponent)
+SELECT c.hand_id, c.strength, c.tournament_id FROM read_parquet($continuations) c
+WHERE c.player = $player AND c.hand_id IN (SELECT hand_id FROM read_parquet($dealt) WHERE player = $opponent)
 """
 
 
@@ -187,15 +188,8 @@ class EvidenceMixin:
         empty = pl.DataFrame(schema={"hand_id": pl.Utf8, "tournament_id": pl.Utf8})
         if getattr(self, "continuation_rows_", None) is None or not edges:
             return empty
-        tag = f"{os.getpid()}_{id(self)}"
-        con.register(f"_cdc_{tag}", con.read_parquet(self.continuation_rows_))
-        con.register(f"_cdd_{tag}", con.read_parquet(self.dealt_in_rows_))
-        try:
-            parts = [con.sql(PRESENCE_HANDS_SQL.format(tag=tag), params={"player": a, "opponent": b}).pl()
-                     for a, b in edges]
-        finally:
-            con.unregister(f"_cdc_{tag}")
-            con.unregister(f"_cdd_{tag}")
+        files = {"continuations": self.continuation_rows_, "dealt": self.dealt_in_rows_}
+        parts = [con.sql(PRESENCE_HANDS_SQL, params={**files, "player": a, "opponent": b}).pl() for a, b in edges]
         x = pl.concat(parts).sort(["strength", "hand_id"], nulls_last=True)
         return x.unique("hand_id", keep="first", maintain_order=True).select("hand_id", "tournament_id")
 
@@ -267,12 +261,8 @@ class EvidenceMixin:
         empty = pl.DataFrame(schema={"hand_id": pl.Utf8, "v": pl.Float64, "tournament_id": pl.Utf8})
         if self.value_rows_ is None or not edges:
             return empty
-        tag = f"{os.getpid()}_{id(self)}"
-        con.register(f"_cdv_{tag}", con.read_parquet(self.value_rows_))
-        try:
-            rows = [con.sql(VALUE_ROWS_SQL.format(tag=tag), params={"player": a, "opponent": b}).pl() for a, b in edges]
-        finally:
-            con.unregister(f"_cdv_{tag}")
+        rows = [con.sql(VALUE_ROWS_SQL, params={"path": self.value_rows_, "player": a, "opponent": b}).pl()
+                for a, b in edges]
         d = pl.concat(rows)
         if d.is_empty():
             return empty

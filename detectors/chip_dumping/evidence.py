@@ -49,7 +49,9 @@ FROM _cdp_{tag} p LEFT JOIN (SELECT hand_id, any_value(tournament_id) AS tournam
 WHERE p.cont
 """
 #: the same without heads-up decisions (no tournament)
-CONTINUATION_ROWS_NO_HU_SQL = "SELECT player, hand_id, strength, NULL::VARCHAR AS tournament_id FROM _cdp_{tag} WHERE cont"
+CONTINUATION_ROWS_NO_HU_SQL = """
+SELECT player, hand_id, strength, NULL::VARCHAR AS tournament_id FROM _cdp_{tag} WHERE cont
+"""
 
 
 # The fit's dealt-in seats: who was dealt into which hand of the window (the evidence's presence hands)

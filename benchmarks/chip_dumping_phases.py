@@ -56,6 +56,7 @@ def main() -> None:
     phase = Phases()
     con = duckdb.connect(args.warehouse, read_only=True, config={"memory_limit": args.duckdb_memory})
     det = ChipDumpingDetector()
+    det._new_evidence_folder()
     store = gp.store_for(con)
     pairs, det.flow_ = store.pair_table(con), store.chip_flow(con)
     phase("feature store (pairs, flow)")
@@ -74,8 +75,10 @@ def main() -> None:
         dec.aggregate("avg(CASE WHEN equity IS NULL THEN 0.0 ELSE 1.0 END)").fetchall()
     phase("known share")
     det.window_, det.missing_ = window_span(con), []
-    with window_tables(con, det.window_) as wcon, preflop_table(wcon, ("did", *PRESENCE_COLUMNS)) as pdec:
+    with window_tables(con, det.window_) as wcon, preflop_table(wcon, ("did", *PRESENCE_COLUMNS, "strength")) as pdec:
         phase("preflop table")
+        det._fit_presence_rows(wcon, pdec)
+        phase("evidence's presence rows files")
         det._presence_passes(wcon, pdec)
         phase("presence passes")
     rows = list(det.threshold(det.score(con)).iter_rows(named=True))

@@ -78,13 +78,16 @@ class ChipDumpingDetector(EvidenceMixin, PairDetector):
         Returns
         -------
         self, with ``dec_`` (where the window's heads-up decisions are: a
-        :class:`~detectors.features.gameplay.store.DecisionSource` of the day files, None without any; the evidence
-        reads its cases' rows from them, through the connection given), ``value_rows_`` (:meth:`_fit_value_rows`), ``pairs_``, ``recv_``, ``presence_``,
-        ``flow_``, ``devflow_``, ``window_`` (the days judged, :func:`~detectors.features.window_views.window_span`:
-        None for every day; the preflop decisions are the window's, and the evidence reads the seats of the window) and ``missing_``."""
+        :class:`~detectors.features.gameplay.store.DecisionSource` of the day files, None without any),
+        ``evidence_dir_`` with the evidence's files ``value_rows_`` (:meth:`_fit_value_rows`), ``continuation_rows_``
+        and ``dealt_in_rows_`` (:meth:`_fit_presence_rows`: what ``explain`` reads of each case, written once per
+        fit), ``pairs_``, ``recv_``, ``presence_``, ``flow_``, ``devflow_``, ``window_`` (the days judged,
+        :func:`~detectors.features.window_views.window_span`: None for every day; the preflop decisions and the
+        evidence's seats are the window's) and ``missing_``."""
         # the window's heads-up decisions stay in the day files: DuckDB counts and sums them per pair and cell
         # (detectors.chip_dumping.cells), only frames sized by the pairs come back
         store = gp.store_for(con)
+        self._new_evidence_folder()  # this fit's evidence files (the previous fit's removed)
         self.dec_ = store.decision_source(con, samples=self.samples, random_state=self.random_state)
         dec = None if self.dec_ is None else self.dec_.relation(con)
         pairs = store.pair_table(con, samples=self.samples, random_state=self.random_state)
@@ -121,10 +124,12 @@ class ChipDumpingDetector(EvidenceMixin, PairDetector):
         ----------
         con : the warehouse read through the window (:func:`~detectors.features.window_views.window_tables`).
 
-        Sets ``presence_`` (the preflop decisions are not kept: the evidence reads the continuations of the case
-        explained, :func:`~detectors.chip_dumping.presence.preflop_continuations`)."""
-        # the preflop decisions stay in DuckDB (the columns the test reads), dropped when the tests are made
-        with preflop_table(con, ("did", *PRESENCE_COLUMNS)) as pdec:
+        Sets ``presence_``, and ``continuation_rows_`` and ``dealt_in_rows_`` (the evidence's files,
+        :meth:`_fit_presence_rows`: the preflop decisions themselves are not kept)."""
+        # the preflop decisions stay in DuckDB (the columns the test reads, and the strength the evidence's
+        # continuations are ranked by), dropped when the tests are made
+        with preflop_table(con, ("did", *PRESENCE_COLUMNS, "strength")) as pdec:
+            self._fit_presence_rows(con, pdec)
             self._presence_passes(con, pdec)
 
     def _presence_passes(self, con: duckdb.DuckDBPyConnection, pdec: duckdb.DuckDBPyRelation) -> None:

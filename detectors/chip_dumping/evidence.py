@@ -16,30 +16,46 @@ import polars as pl
 
 from detectors.base import Evidence, Signal
 from detectors.chip_dumping.flows import PAIR_LOSS_BB
-from detectors.chip_dumping.presence import preflop_continuations
 from detectors.features import gameplay as gp
-from detectors.features.window_views import window_tables
 
 
-# The value $player gave $opponent in each heads-up decision, cards known (_cdv_: the fit's value rows, sorted by the
-# pair: the scan reads that pair's row groups only), in hand and decision order
+# The value $player gave $opponent in each heads-up decision, cards known, and the hand's tournament (the fit's value
+# rows, the file $path, sorted by the pair: the scan reads that pair's row groups only), in hand and decision order
 VALUE_ROWS_SQL = """
-SELECT hand_id, value_given FROM _cdv_{tag} WHERE player = $player AND opponent = $opponent ORDER BY hand_id, seq
+SELECT hand_id, value_given, tournament_id FROM read_parquet($path) WHERE player = $player AND opponent = $opponent
+ORDER BY hand_id, seq
 """
-#: rows per row group of the value rows' file (a pair's rows are found by the row groups' min and max)
+#: rows per row group of the evidence's files (a player's rows are found by the row groups' min and max)
 VALUE_ROW_GROUP = 16_384
 
 
-# The tournaments of the hands $hands among the window's heads-up decisions (_cdt_; the day files are in hand order:
-# DuckDB skips the row groups outside the hands' range)
-TOURNAMENTS_SQL = """
-SELECT DISTINCT tournament_id FROM _cdt_{tag}
-WHERE tournament_id IS NOT NULL AND list_contains($hands, hand_id) ORDER BY tournament_id
+# The evidence's presence hands of one edge: $player's preflop continuations facing a bet (the fit's continuation
+# rows, the file $continuations, sorted by player) in the hands $opponent was dealt into (the fit's dealt-in seats, the
+# file $dealt, sorted by player), with the starting hand's strength and the tournament of a hand among the heads-up
+# decisions; each file's scan reads the row groups of its player only
+PRESENCE_HANDS_SQL = """
+SELECT c.hand_id, c.strength, c.tournament_id FROM read_parquet($continuations) c
+WHERE c.player = $player AND c.hand_id IN (SELECT hand_id FROM read_parquet($dealt) WHERE player = $opponent)
 """
 
 
-# The hands the players $players were dealt into (the evidence's presence hands: the giver's continuations among them)
-DEALT_IN_SQL = "SELECT player, hand_id FROM seats WHERE dealt_in AND list_contains($players, player)"
+# The fit's continuation rows: every preflop continuation facing a bet of the window (_cdp_: the preflop table,
+# presence.preflop_table, with its strength) and, where the hand is among the window's heads-up decisions (_cdh_) in
+# a tournament, that tournament (the tournaments a signal lists are those of its hands among the heads-up decisions)
+CONTINUATION_ROWS_SQL = """
+SELECT p.player, p.hand_id, p.strength, t.tournament_id
+FROM _cdp_{tag} p LEFT JOIN (SELECT hand_id, any_value(tournament_id) AS tournament_id FROM _cdh_{tag}
+                             WHERE tournament_id IS NOT NULL GROUP BY hand_id) t USING (hand_id)
+WHERE p.cont
+"""
+#: the same without heads-up decisions (no tournament)
+CONTINUATION_ROWS_NO_HU_SQL = """
+SELECT player, hand_id, strength, NULL::VARCHAR AS tournament_id FROM _cdp_{tag} WHERE cont
+"""
+
+
+# The fit's dealt-in seats: who was dealt into which hand of the window (the evidence's presence hands)
+DEALT_IN_SQL = "SELECT player, hand_id FROM seats WHERE dealt_in"
 
 
 # Reproduces the raw presence counts: $player's preflop continuations facing a bet with $opponent dealt in, and without
@@ -134,61 +150,112 @@ class EvidenceMixin:
                 f"{self.min_hu_hands} hands{gate}.")
 
     def _evidence_hands(self, con: duckdb.DuckDBPyConnection, edges: list[list[str]], limit: int = 25) -> list[str]:
+        """The dump hands of ``edges``, strongest first (:meth:`_evidence`'s hands)."""
+        return self._evidence(con, edges, limit)[0]
+
+    def _evidence(self, con: duckdb.DuckDBPyConnection, edges: list[list[str]], limit: int = 25
+                  ) -> tuple[list[str], list[str]]:
         """The dump hands, strongest first: heads-up hands where the giver handed the receiver at least
         one big blind of value (cards known), by value; then the giver's preflop calls or raises with
         the receiver dealt in, weakest starting hand first (the calls the giver folds elsewhere); then
-        the rest of the heads-up hands with positive value.
+        the rest of the heads-up hands with positive value; and their tournaments.
 
         Parameters
         ----------
-        con : the warehouse; the receivers' dealt-in seats are read from it through the fitted window
-        (:func:`~detectors.features.window_views.window_tables`), for these edges only. edges : (giver, receiver)
-        pairs. limit : the number of hands returned.
+        con : the connection the fit's evidence files are read on (the rows of these edges only: each file is
+        sorted by player, and DuckDB reads the row groups of these players; nothing of the window is scanned).
+        edges : (giver, receiver) pairs. limit : the number of hands returned.
 
         Returns
         -------
-        hand ids, strongest first."""
+        (hand ids strongest first, the sorted tournaments of those hands among the window's heads-up decisions:
+        none for cash games or hands without such a decision)."""
         vh = self._value_hands(con, edges)
         out = vh.filter(pl.col("v") >= 1.0)["hand_id"].to_list()
         small = vh.filter(pl.col("v") < 1.0)["hand_id"].to_list()
-        pres = []
-        parts = []
-        # the givers' continuations and the receivers' dealt-in hands, read through the fitted window for these edges
-        with window_tables(con, self.window_) as wcon:
-            cont = preflop_continuations(wcon, sorted({a for a, _ in edges}))
-        givers = set(cont["player"].unique().to_list())
-        dealt = self._dealt_in(con, sorted({b for a, b in edges if a in givers}))
-        for a, b in edges:
-            if a in givers:
-                parts.append(cont.filter(pl.col("player") == a).select("hand_id", "strength")
-                             .join(dealt.filter(pl.col("player") == b), on="hand_id", how="semi"))
-        if parts:
-            x = pl.concat(parts).sort(["strength", "hand_id"], nulls_last=True)
-            pres = x["hand_id"].unique(maintain_order=True).to_list()
+        pres = self._presence_hands(con, edges)
         seen: set[str] = set()
         ranked = []
-        for hid in [*out, *pres, *small]:
+        for hid in [*out, *pres["hand_id"].to_list(), *small]:
             if hid not in seen:
                 seen.add(hid)
                 ranked.append(hid)
-        return ranked[:limit]
+        ranked = ranked[:limit]
+        # a hand's tournament is the same in both sources (the hand's own), null outside the heads-up decisions
+        tours = pl.concat([vh.select("hand_id", "tournament_id"), pres.select("hand_id", "tournament_id")])
+        return ranked, sorted(set(tours.filter(pl.col("hand_id").is_in(ranked))["tournament_id"].drop_nulls()))
+
+    def _presence_hands(self, con: duckdb.DuckDBPyConnection, edges: list[list[str]]) -> pl.DataFrame:
+        """The givers' preflop continuations facing a bet with their receivers dealt in, weakest starting hand first.
+
+        Parameters
+        ----------
+        con : the connection the files are read on. edges : (giver, receiver) pairs.
+
+        Returns
+        -------
+        hand_id (each once, at its weakest strength over the edges; unknown strength last), tournament_id (the
+        hand's among the window's heads-up decisions, else null): each edge's rows read by DuckDB from
+        ``continuation_rows_`` and ``dealt_in_rows_`` (:data:`PRESENCE_HANDS_SQL`)."""
+        empty = pl.DataFrame(schema={"hand_id": pl.Utf8, "tournament_id": pl.Utf8})
+        if getattr(self, "continuation_rows_", None) is None or not edges:
+            return empty
+        files = {"continuations": self.continuation_rows_, "dealt": self.dealt_in_rows_}
+        parts = [con.sql(PRESENCE_HANDS_SQL, params={**files, "player": a, "opponent": b}).pl() for a, b in edges]
+        x = pl.concat(parts).sort(["strength", "hand_id"], nulls_last=True)
+        return x.unique("hand_id", keep="first", maintain_order=True).select("hand_id", "tournament_id")
+
+    def _new_evidence_folder(self) -> None:
+        """Sets ``evidence_dir_``: a new temporary folder for this fit's evidence files (removed when the detector is
+        collected or refitted: the previous fit's folder goes now), and clears the files' attributes."""
+        if getattr(self, "evidence_dir_", None) is not None:
+            shutil.rmtree(self.evidence_dir_, ignore_errors=True)
+        self.evidence_dir_ = tempfile.mkdtemp(prefix="railbird-chip-dumping-")
+        weakref.finalize(self, shutil.rmtree, self.evidence_dir_, ignore_errors=True)  # the registry keeps it
+        self.value_rows_ = self.continuation_rows_ = self.dealt_in_rows_ = None
 
     def _fit_value_rows(self, con: duckdb.DuckDBPyConnection, dec: duckdb.DuckDBPyRelation | None) -> None:
         """Sets ``value_rows_``: the path of a Parquet file of the value given in each heads-up decision of the
-        window ``dec`` (cards known: player, opponent, hand_id, seq, value_given), written by DuckDB sorted by giver
-        and receiver (out of core; in a temporary folder removed when the detector is collected or refitted), so
-        that the evidence of one pair reads the few row groups of that pair (None without decisions)."""
-        if getattr(self, "value_rows_", None) is not None:
-            shutil.rmtree(Path(self.value_rows_).parent, ignore_errors=True)  # a refit: the previous fit's file goes
+        window ``dec`` (cards known: player, opponent, hand_id, seq, value_given, tournament_id), written by DuckDB
+        sorted by giver and receiver (out of core; in ``evidence_dir_``), so that the evidence of one pair reads the
+        few row groups of that pair (None without decisions)."""
         self.value_rows_ = None
         if dec is None:
             return
-        folder = tempfile.mkdtemp(prefix="railbird-chip-dumping-")
-        weakref.finalize(self, shutil.rmtree, folder, ignore_errors=True)  # the registry keeps the finalizer
-        path = str(Path(folder) / "value_rows.parquet")
-        dec.filter("value_given IS NOT NULL").select("player, opponent, hand_id, seq, value_given") \
+        path = str(Path(self.evidence_dir_) / "value_rows.parquet")
+        dec.filter("value_given IS NOT NULL").select("player, opponent, hand_id, seq, value_given, tournament_id") \
             .order("player, opponent, hand_id, seq").write_parquet(path, row_group_size=VALUE_ROW_GROUP)
         self.value_rows_ = path
+
+    def _fit_presence_rows(self, con: duckdb.DuckDBPyConnection, pdec: duckdb.DuckDBPyRelation) -> None:
+        """Sets ``continuation_rows_`` and ``dealt_in_rows_``: the paths of two Parquet files the evidence's presence
+        hands are read from, once per fit instead of a scan of the window's actions and seats per signal.
+
+        Parameters
+        ----------
+        con : the warehouse read through the fitted window (:func:`~detectors.features.window_views.window_tables`).
+        pdec : the window's preflop decisions facing a bet with their starting-hand ``strength``
+            (:func:`~detectors.chip_dumping.presence.preflop_table`, a relation on ``con``).
+
+        The continuations (player, hand_id, strength, tournament_id: :data:`CONTINUATION_ROWS_SQL`) and the dealt-in
+        seats (player, hand_id: :data:`DEALT_IN_SQL`), each written by DuckDB sorted by player and hand (out of core,
+        in ``evidence_dir_``), so that one signal reads the row groups of its players only."""
+        tag = f"{os.getpid()}_{id(self)}"
+        con.register(f"_cdp_{tag}", pdec)
+        if self.dec_ is not None:
+            con.register(f"_cdh_{tag}", self.dec_.relation(con))
+        try:
+            sql = CONTINUATION_ROWS_SQL if self.dec_ is not None else CONTINUATION_ROWS_NO_HU_SQL
+            path = str(Path(self.evidence_dir_) / "continuations.parquet")
+            con.sql(sql.format(tag=tag)).order("player, hand_id").write_parquet(path, row_group_size=VALUE_ROW_GROUP)
+            self.continuation_rows_ = path
+        finally:
+            con.unregister(f"_cdp_{tag}")
+            if self.dec_ is not None:
+                con.unregister(f"_cdh_{tag}")
+        path = str(Path(self.evidence_dir_) / "dealt_in.parquet")
+        con.sql(DEALT_IN_SQL).order("player, hand_id").write_parquet(path, row_group_size=VALUE_ROW_GROUP)
+        self.dealt_in_rows_ = path
 
     def _value_hands(self, con: duckdb.DuckDBPyConnection, edges: list[list[str]]) -> pl.DataFrame:
         """The heads-up hands where the givers of ``edges`` gave their receivers value (cards known), most first.
@@ -199,36 +266,21 @@ class EvidenceMixin:
 
         Returns
         -------
-        hand_id, ``v`` (the value given in the hand over the edges, positive), by ``v`` descending then hand id:
-        each edge's rows read by DuckDB from ``value_rows_`` (:data:`VALUE_ROWS_SQL`: the row groups of that pair
-        only), summed per hand in the order of the edges and of the decisions."""
-        empty = pl.DataFrame(schema={"hand_id": pl.Utf8, "v": pl.Float64})
+        hand_id, ``v`` (the value given in the hand over the edges, positive), tournament_id (the hand's, null in
+        cash games), by ``v`` descending then hand id: each edge's rows read by DuckDB from ``value_rows_``
+        (:data:`VALUE_ROWS_SQL`: the row groups of that pair only), summed per hand in the order of the edges and of
+        the decisions."""
+        empty = pl.DataFrame(schema={"hand_id": pl.Utf8, "v": pl.Float64, "tournament_id": pl.Utf8})
         if self.value_rows_ is None or not edges:
             return empty
-        tag = f"{os.getpid()}_{id(self)}"
-        con.register(f"_cdv_{tag}", con.read_parquet(self.value_rows_))
-        try:
-            rows = [con.sql(VALUE_ROWS_SQL.format(tag=tag), params={"player": a, "opponent": b}).pl() for a, b in edges]
-        finally:
-            con.unregister(f"_cdv_{tag}")
+        rows = [con.sql(VALUE_ROWS_SQL, params={"path": self.value_rows_, "player": a, "opponent": b}).pl()
+                for a, b in edges]
         d = pl.concat(rows)
         if d.is_empty():
             return empty
-        h = d.group_by("hand_id", maintain_order=True).agg(v=pl.col("value_given").sum())
+        h = d.group_by("hand_id", maintain_order=True).agg(v=pl.col("value_given").sum(),
+                                                           tournament_id=pl.col("tournament_id").first())
         return h.filter(pl.col("v") > 0).sort(["v", "hand_id"], descending=[True, False])
-
-    def _tournaments(self, con: duckdb.DuckDBPyConnection, hands: list[str]) -> list[str]:
-        """The tournaments of ``hands`` among the window's heads-up decisions (``dec_``; none for cash games or
-        hands without such a decision), sorted."""
-        if self.dec_ is None or not hands:
-            return []
-        tag = f"{os.getpid()}_{id(self)}"
-        con.register(f"_cdt_{tag}", self.dec_.relation(con))
-        try:
-            got = con.sql(TOURNAMENTS_SQL.format(tag=tag), params={"hands": list(hands)}).fetchall()
-        finally:
-            con.unregister(f"_cdt_{tag}")
-        return [r[0] for r in got]
 
     def _flow_evidence(self, row: dict[str, Any]) -> list[Evidence]:
         """The value given with the cards known, the net chips moved and, where there are any, the chips moved in
@@ -312,21 +364,6 @@ class EvidenceMixin:
             ))
         return ev
 
-    def _dealt_in(self, con: duckdb.DuckDBPyConnection, players: list[str]) -> pl.DataFrame:
-        """The hands each of ``players`` was dealt into, within the fitted window (``window_``).
-
-        Parameters
-        ----------
-        con : the warehouse. players : account names.
-
-        Returns
-        -------
-        player, hand_id (no rows without players)."""
-        if not players:
-            return pl.DataFrame(schema={"player": pl.Utf8, "hand_id": pl.Utf8})
-        with window_tables(con, self.window_) as wcon:
-            return wcon.sql(DEALT_IN_SQL, params={"players": players}).pl()
-
     def explain(self, con: duckdb.DuckDBPyConnection, row: dict[str, Any]) -> Signal:
         """The signal of one row of :meth:`threshold`: the value given with the cards known, the chips
         moved (overall and in the deviation hands), the count tests and the presence test, the dump hands
@@ -340,6 +377,7 @@ class EvidenceMixin:
         -------
         :class:`~detectors.base.Signal` (its ``extra`` holds the shape and the directed edges)."""
         edges = json.loads(row["edges"]) if row.get("edges") else [[row["player"], row["opponent"]]]
+        hands, tournaments = self._evidence(con, edges)
         a, b = row["player"], row["opponent"]
         vm, m0, n = row.get("value_mean") or 0.0, row.get("mean0") or 0.0, int(row.get("value_n") or 0)
         no_own_baseline = row.get("pres_p") is None and float(row.get("own_n") or 0) < self.min_presence_own
@@ -368,7 +406,7 @@ class EvidenceMixin:
             score=float(row["score"]),
             flagged=bool(row["flagged"]),
             summary=summary,
-            tournaments=self._tournaments(con, hands := self._evidence_hands(con, edges)),
+            tournaments=tournaments,
             hands=hands,
             evidence=ev,
             benign=(

@@ -35,20 +35,9 @@ SELECT * FROM pre
 """
 
 
-# the preflop continuations facing a bet (call or raise) of the players $players, with the hole cards and the game
-# their starting-hand strength reads: the decisions of PRESENCE_SQL with ``cont`` true, for the evidence's cases only
-CONTINUATIONS_SQL = """
-SELECT a.player, a.hand_id, h.game, hc.cards AS hole
-FROM actions a JOIN hands h USING (hand_id)
-JOIN seats s ON s.hand_id = a.hand_id AND s.player = a.player
-LEFT JOIN hole_cards hc ON hc.hand_id = a.hand_id AND hc.player = a.player
-WHERE a.street = 'preflop' AND a.action IN ('call', 'raise') AND a.to_call > 0 AND list_contains($players, a.player)
-"""
-
-
 PRESENCE_BINS = ("sbin", "cbin", "short", "tour", "nbin", "variant")
 #: the columns of :func:`preflop_decisions` the presence test (:func:`presence_tests`: the decision, its hour and bins)
-#: reads (the evidence reads its cases' continuations: :func:`preflop_continuations`)
+#: reads (the detector keeps ``strength`` too: the evidence's continuations are written from the same table)
 PRESENCE_COLUMNS = ("hand_id", "player", "cont", "ts_s", *PRESENCE_BINS)
 
 
@@ -127,24 +116,6 @@ def preflop_decisions(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
     """
     with preflop_table(con) as t:
         return t.order("hand_id, seq").pl()
-
-
-def preflop_continuations(con: duckdb.DuckDBPyConnection, players: list[str]) -> pl.DataFrame:
-    """The preflop continuations facing a bet of ``players``, with their starting hand's strength.
-
-    Parameters
-    ----------
-    con : the warehouse (read through the fitted window by the caller). players : account names.
-
-    Returns
-    -------
-    player, hand_id, strength: the rows of :func:`preflop_decisions` of these players with ``cont`` true (the
-    strength by :func:`detectors.features.gameplay.starting_hand_percentile`, null where the cards are unknown);
-    read for the cases explained only, so the fit keeps no per-player continuations."""
-    df = con.sql(CONTINUATIONS_SQL, params={"players": list(players)}).pl()
-    if df.is_empty():
-        return pl.DataFrame(schema={"player": pl.Utf8, "hand_id": pl.Utf8, "strength": pl.Float64})
-    return df.select("player", "hand_id", gp.starting_hand_percentile(df))
 
 
 _TAGS = itertools.count()  # names of temporary tables, never reused within a process

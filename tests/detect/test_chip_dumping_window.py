@@ -12,8 +12,7 @@ import pytest
 from polars.testing import assert_frame_equal
 
 from detectors.chip_dumping import ChipDumpingDetector
-from detectors.chip_dumping.presence import (PRESENCE_BINS, PRESENCE_COLUMNS, _cell_counts, preflop_continuations,
-                                            preflop_decisions)
+from detectors.chip_dumping.presence import PRESENCE_BINS, PRESENCE_COLUMNS, _cell_counts, preflop_decisions
 from detectors.features.gameplay import release, store_for
 from detectors.features.window_views import window_tables
 from tests.detect.conftest import build_world, keep_days_from
@@ -33,14 +32,13 @@ def _fit(con, window_days: int) -> ChipDumpingDetector:
 
 
 def _frames(con, det: ChipDumpingDetector) -> dict[str, pl.DataFrame]:
-    """The fit's window-read frames, sorted: the preflop decisions and the continuations read through the fitted
-    window, the presence tests, every player's dealt-in hands and the dumper's evidence hands as the evidence reads
-    them."""
-    players = sorted(con.sql("SELECT DISTINCT player FROM seats").pl()["player"].to_list())
-    dealt = det._dealt_in(con, players)
+    """The fit's window-read frames, sorted: the preflop decisions read through the fitted window, the presence
+    tests, the evidence's files of every player's continuations and dealt-in hands, and the dumper's evidence hands
+    as the evidence reads them."""
     with window_tables(con, det.window_) as wcon:
         pdec = preflop_decisions(wcon).select(PRESENCE_COLUMNS)
-        cont = preflop_continuations(wcon, players)
+    dealt = con.read_parquet(det.dealt_in_rows_).pl()
+    cont = con.read_parquet(det.continuation_rows_).pl().select("player", "hand_id", "strength")
     return {"pdec": pdec.drop("ts_s").sort(pl.all()), "presence": det.presence_.sort("player", "partner"),
             "dealt": dealt.sort(pl.all()), "cont": cont.sort(pl.all()),
             "evidence": pl.DataFrame({"hand_id": det._evidence_hands(con, [["p06", "p07"]], limit=10**6)})}
@@ -78,8 +76,8 @@ def test_every_day_reads_the_earlier_days(runs):
 
 
 def test_the_fit_keeps_no_preflop_decisions():
-    """The fit keeps the presence tests, not the window's preflop decisions nor every player's continuations: the
-    evidence reads the continuations of the case it explains."""
+    """The fit keeps the presence tests, not the window's preflop decisions nor every player's continuations in
+    memory: the evidence reads the continuations of the case it explains from a file of the fit."""
     con = _world()
     det = _fit(con, 0)
     assert not det.presence_.is_empty()
@@ -88,16 +86,15 @@ def test_the_fit_keeps_no_preflop_decisions():
 
 
 def test_the_evidence_continuations_are_the_presence_decisions():
-    """:func:`preflop_continuations` of some players are exactly the rows of :func:`preflop_decisions` with ``cont``
-    true for them, with the same starting-hand strength (null where the cards are unknown)."""
+    """The fit's file of continuations holds exactly the rows of :func:`preflop_decisions` with ``cont`` true, with
+    the same starting-hand strength (null where the cards are unknown)."""
     con = _world()
-    players = ["p06", "p07", "p11"]
-    want = preflop_decisions(con).filter(pl.col("cont") & pl.col("player").is_in(players)) \
-        .select("player", "hand_id", "strength").sort(pl.all())
-    got = preflop_continuations(con, players).sort(pl.all())
-    assert len(want) > 100 and want["strength"].is_not_null().any()
+    con.execute("DELETE FROM hole_cards WHERE player = 'p11'")  # unknown cards: no strength
+    want = preflop_decisions(con).filter(pl.col("cont")).select("player", "hand_id", "strength").sort(pl.all())
+    det = _fit(con, 0)
+    got = con.read_parquet(det.continuation_rows_).pl().select("player", "hand_id", "strength").sort(pl.all())
+    assert len(want) > 100 and want["strength"].is_not_null().any() and want["strength"].is_null().any()
     assert_frame_equal(got, want)
-    assert preflop_continuations(con, ["nobody"]).is_empty()
     con.close()
 
 

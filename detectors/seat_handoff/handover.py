@@ -8,8 +8,9 @@ its kind: every login within ``handover_s`` of the account's latest logout, spli
 of that logout (a reconnect, a move of network) or not (a move to another device). The other accounts' and
 devices' re-logins of the kind are the null (the device's own are left out: a helper's repeated long gaps would
 otherwise fill the tail they are judged against); of those ``n`` gaps the ``j``-th longest is the line, ``j`` the
-largest count with ``j / (n + 1) <= fdr`` (at least 1): a gap beyond it is *slow*, a chance of at most
-``j / (n + 1)`` for a login exchangeable with the null's (the rank of one value among ``n + 1``).
+largest count with ``j / (n + 1) <= fdr``, at least 1 (the longest: a small null is still exact for a device's
+repeats, below): a gap beyond it is *slow*, a chance of at most ``j / (n + 1)`` for a login exchangeable with the
+null's (the rank of one value among ``n + 1``).
 
 **A device's logins together** (:func:`slow_counts`, :func:`slow_law`). A device that took the seat ``M`` times
 within ``handover_s`` of a logout, ``m`` of them slow, has ``T = P(X >= m)``, ``X`` the number of its ``M``
@@ -26,12 +27,12 @@ binomial): a row with no slow gap pays a factor below 2, one slow gap gains abou
 **The benign explanation** (:func:`owner_slow`): an owner who always takes minutes to come back (a slow machine
 to start, a walk to another room) makes slow gaps at every login, and a device's repeats would count it again
 and again. The population's own owner devices (devices that also start play of their own on the account: no
-second person) measure it: of their ``n_o`` hand-over logins ``k_o`` are slow; where the binomial tail
-``P(Bin(n_o, fdr) >= k_o)`` is at most ``fdr`` (this population's owners are slower than its re-logins), a
-device's logins count as one (``M = 1``).
+second person) measure it: of their ``n_o`` hand-over logins ``k_o`` are slow (the judged device's own left out
+where it is an owner's: a helper on the owner's machine would count as the habit it is judged against); where the
+binomial tail ``P(Bin(n_o, fdr) >= k_o)`` is at most ``fdr`` (this population's owners are slower than its
+re-logins), a device's logins count as one (``M = 1``).
 
-The test is made where the null has at least ``1 / fdr - 1`` re-logins of the kind (the line can reach the
-level: ``j >= 1`` with ``j / (n + 1) <= fdr``) and the two-places test (:mod:`detectors.seat_handoff.places`) is
+The test is made where the null has a re-login of the kind and the two-places test (:mod:`detectors.seat_handoff.places`) is
 not: where the population's homes keep their labels, where the seat was taken is the login's structure, and a
 second structure would charge its price (a factor of 2 to 4 for a device with no slow login) to every row, the
 helpers who come back within seconds included. Elsewhere, and at a login more than ``handover_s`` after a logout,
@@ -68,7 +69,7 @@ def relogin_gaps(con: duckdb.DuckDBPyConnection, handover_s: float) -> pl.DataFr
     Returns
     -------
     One row per re-login: ``account``, ``device``, ``kept`` (the device of that logout) and ``gap`` (seconds)."""
-    df = con.execute(_RELOGIN_GAPS_SQL, [float(handover_s)]).pl()
+    df = con.sql(_RELOGIN_GAPS_SQL, params=[float(handover_s)]).pl()
     return df.with_columns(pl.col("kept").fill_null(False), pl.col("gap").cast(pl.Float64))
 
 
@@ -84,8 +85,8 @@ def slow_counts(cand: pl.DataFrame, gaps: pl.DataFrame, handover_s: float, fdr: 
 
     Returns
     -------
-    One row per (``account``, ``device``, ``device_changed``) with hand-over logins where the null can reach the
-    level: ``slow_logins`` (``M``), ``slow_shown`` (``m``), ``slow_null`` (``n``: the other accounts' and
+    One row per (``account``, ``device``, ``device_changed``) with hand-over logins and a null of the kind:
+    ``slow_logins`` (``M``), ``slow_shown`` (``m``), ``slow_null`` (``n``: the other accounts' and
     devices' re-logins of the kind), ``slow_rank`` (``j``), ``slow_line`` (the ``j``-th longest of their gaps,
     seconds), ``slow_owner`` (a device that also starts play of its own on the account)."""
     schema = {"account": pl.Utf8, "device": pl.Utf8, "device_changed": pl.Boolean, "slow_logins": pl.Int64,
@@ -101,9 +102,9 @@ def slow_counts(cand: pl.DataFrame, gaps: pl.DataFrame, handover_s: float, fdr: 
     for (acc, dev, changed), g in c.group_by(["account", "device", "device_changed"]):
         others = np.sort(gap_g[(kept_g == (not changed)) & ~((acc_g == acc) & (dev_g == dev))])
         n = int(others.size)
-        j = int(np.floor(fdr * (n + 1)))
-        if j < 1:
+        if n < 1:
             continue
+        j = max(1, int(np.floor(fdr * (n + 1))))
         line = float(others[-j])
         x = g["since_logout"].to_numpy().astype(float)
         rows.append({"account": acc, "device": dev, "device_changed": bool(changed), "slow_logins": int(x.size),
@@ -126,6 +127,24 @@ def owner_slow(counts: pl.DataFrame, fdr: float) -> tuple[int, int, float]:
     o = counts.filter(pl.col("slow_owner"))
     k_o, n_o = int(o["slow_shown"].sum()), int(o["slow_logins"].sum())
     return k_o, n_o, 1.0 if k_o <= 0 else float(sps.binom.sf(k_o - 1, n_o, fdr))
+
+
+def owners_slow_p(df: pl.DataFrame, k_o: int, n_o: int, fdr: float) -> np.ndarray:
+    """Per row, the owners' binomial tail (:func:`owner_slow`) without the row's own device where it is an owner's.
+
+    Parameters
+    ----------
+    df : rows with ``slow_owner``, ``slow_shown`` and ``slow_logins`` (null: not tested).
+    k_o, n_o : the owner devices' slow hand-over logins and all of them.
+    fdr : the line's level.
+
+    Returns
+    -------
+    ``P(Bin(n_o', fdr) >= k_o')`` per row, ``k_o'`` and ``n_o'`` the counts less the row's device's own."""
+    own = df["slow_owner"].fill_null(False).to_numpy()
+    k = k_o - np.where(own, df["slow_shown"].fill_null(0).to_numpy(), 0)
+    n = n_o - np.where(own, df["slow_logins"].fill_null(0).to_numpy(), 0)
+    return np.where(k <= 0, 1.0, sps.binom.sf(k - 1, np.maximum(n, 1), fdr))
 
 
 def slow_law(big_m: int, n: int, j: int) -> np.ndarray:
@@ -207,10 +226,13 @@ class HandoverMixin:
         self.slow_owner_ = owner_slow(counts, self.fdr)
         df = (df.drop(*cols, strict=False).with_row_index("_order")
               .join(counts, on=["account", "device", "device_changed"], how="left").sort("_order").drop("_order"))
-        if self.slow_owner_[2] <= self.fdr:
-            # this population's owners come back slowly more often than its re-logins allow: a device's slow logins
-            # are no evidence beyond one
-            df = df.with_columns(pl.col("slow_logins").clip(upper_bound=1), pl.col("slow_shown").clip(upper_bound=1))
+        # the other owner devices come back slowly more often than the re-logins allow (a device's own logins left
+        # out, as in the null: an owner's device that took the seat is the one judged): its slow logins count as one
+        habit = owners_slow_p(df, *self.slow_owner_[:2], self.fdr) <= self.fdr
+        df = df.with_columns(slow_logins=pl.when(pl.Series(habit)).then(pl.col("slow_logins").clip(upper_bound=1))
+                             .otherwise(pl.col("slow_logins")),
+                             slow_shown=pl.when(pl.Series(habit)).then(pl.col("slow_shown").clip(upper_bound=1))
+                             .otherwise(pl.col("slow_shown")))
         t, p = slow_product_p(df["p_value"].cast(pl.Float64).to_numpy(), df["slow_shown"].to_numpy(),
                               df["slow_logins"].to_numpy(), df["slow_null"].to_numpy(), df["slow_rank"].to_numpy())
         return df.with_columns(p_slow=pl.Series(t), p_value=pl.Series(p))

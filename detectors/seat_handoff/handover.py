@@ -26,9 +26,9 @@ binomial): a row with no slow gap pays a factor below 2, one slow gap gains abou
 
 **The benign explanation** (:func:`owner_slow`): an owner who always takes minutes to come back (a slow machine
 to start, a walk to another room) makes slow gaps at every login, and a device's repeats would count it again
-and again. The population's own owner devices (devices that also start play of their own on the account: no
-second person) measure it: of their ``n_o`` hand-over logins ``k_o`` are slow (the judged device's own left out
-where it is an owner's: a helper on the owner's machine would count as the habit it is judged against); where the
+and again. A device that also starts play of its own on the account is the owner's (no second person): its rows
+are not tested (a helper on the owner's own machine is not told from an owner's habit by the clock). The
+population's owner devices measure the habit: of their ``n_o`` hand-over logins ``k_o`` are slow; where the
 binomial tail ``P(Bin(n_o, fdr) >= k_o)`` is at most ``fdr`` (this population's owners are slower than its
 re-logins), a device's logins count as one (``M = 1``).
 
@@ -129,24 +129,6 @@ def owner_slow(counts: pl.DataFrame, fdr: float) -> tuple[int, int, float]:
     return k_o, n_o, 1.0 if k_o <= 0 else float(sps.binom.sf(k_o - 1, n_o, fdr))
 
 
-def owners_slow_p(df: pl.DataFrame, k_o: int, n_o: int, fdr: float) -> np.ndarray:
-    """Per row, the owners' binomial tail (:func:`owner_slow`) without the row's own device where it is an owner's.
-
-    Parameters
-    ----------
-    df : rows with ``slow_owner``, ``slow_shown`` and ``slow_logins`` (null: not tested).
-    k_o, n_o : the owner devices' slow hand-over logins and all of them.
-    fdr : the line's level.
-
-    Returns
-    -------
-    ``P(Bin(n_o', fdr) >= k_o')`` per row, ``k_o'`` and ``n_o'`` the counts less the row's device's own."""
-    own = df["slow_owner"].fill_null(False).to_numpy()
-    k = k_o - np.where(own, df["slow_shown"].fill_null(0).to_numpy(), 0)
-    n = n_o - np.where(own, df["slow_logins"].fill_null(0).to_numpy(), 0)
-    return np.where(k <= 0, 1.0, sps.binom.sf(k - 1, np.maximum(n, 1), fdr))
-
-
 def slow_law(big_m: int, n: int, j: int) -> np.ndarray:
     """``G(k) = P(X >= k)`` for ``k = 0 .. M + 1``: ``X`` the number of a device's ``M`` gaps beyond the ``j``-th
     longest of ``n`` others, all ``n + M`` exchangeable (at least ``k`` of the ``k + j - 1`` longest are the
@@ -226,13 +208,13 @@ class HandoverMixin:
         self.slow_owner_ = owner_slow(counts, self.fdr)
         df = (df.drop(*cols, strict=False).with_row_index("_order")
               .join(counts, on=["account", "device", "device_changed"], how="left").sort("_order").drop("_order"))
-        # the other owner devices come back slowly more often than the re-logins allow (a device's own logins left
-        # out, as in the null: an owner's device that took the seat is the one judged): its slow logins count as one
-        habit = owners_slow_p(df, *self.slow_owner_[:2], self.fdr) <= self.fdr
-        df = df.with_columns(slow_logins=pl.when(pl.Series(habit)).then(pl.col("slow_logins").clip(upper_bound=1))
-                             .otherwise(pl.col("slow_logins")),
-                             slow_shown=pl.when(pl.Series(habit)).then(pl.col("slow_shown").clip(upper_bound=1))
-                             .otherwise(pl.col("slow_shown")))
+        # an owner's own device (it starts play of its own) slow to come back is the owner's habit, not evidence
+        owner = df["slow_owner"].fill_null(False)
+        df = df.with_columns(pl.when(~owner).then(pl.col("slow_logins")).alias("slow_logins"))
+        if self.slow_owner_[2] <= self.fdr:
+            # this population's owners come back slowly more often than its re-logins allow: a device's slow logins
+            # are no evidence beyond one
+            df = df.with_columns(pl.col("slow_logins").clip(upper_bound=1), pl.col("slow_shown").clip(upper_bound=1))
         t, p = slow_product_p(df["p_value"].cast(pl.Float64).to_numpy(), df["slow_shown"].to_numpy(),
                               df["slow_logins"].to_numpy(), df["slow_null"].to_numpy(), df["slow_rank"].to_numpy())
         return df.with_columns(p_slow=pl.Series(t), p_value=pl.Series(p))

@@ -8,9 +8,8 @@ its kind: every login within ``handover_s`` of the account's latest logout, spli
 of that logout (a reconnect, a move of network) or not (a move to another device). The other accounts' and
 devices' re-logins of the kind are the null (the device's own are left out: a helper's repeated long gaps would
 otherwise fill the tail they are judged against); of those ``n`` gaps the ``j``-th longest is the line, ``j`` the
-largest count with ``j / (n + 1) <= fdr``, at least 1 (the longest: a small null is still exact for a device's
-repeats, below): a gap beyond it is *slow*, a chance of at most ``j / (n + 1)`` for a login exchangeable with the
-null's (the rank of one value among ``n + 1``).
+largest count with ``j / (n + 1) <= fdr``: a gap beyond it is *slow*, a chance of at most ``j / (n + 1)`` for a
+login exchangeable with the null's (the rank of one value among ``n + 1``).
 
 **A device's logins together** (:func:`slow_counts`, :func:`slow_law`). A device that took the seat ``M`` times
 within ``handover_s`` of a logout, ``m`` of them slow, has ``T = P(X >= m)``, ``X`` the number of its ``M``
@@ -32,7 +31,8 @@ population's owner devices measure the habit: of their ``n_o`` hand-over logins 
 binomial tail ``P(Bin(n_o, fdr) >= k_o)`` is at most ``fdr`` (this population's owners are slower than its
 re-logins), a device's logins count as one (``M = 1``).
 
-The test is made where the null has a re-login of the kind and the two-places test (:mod:`detectors.seat_handoff.places`) is
+The test is made where the null has at least ``1 / fdr - 1`` re-logins of the kind (``j >= 1``: one slow login
+can reach the level) and the two-places test (:mod:`detectors.seat_handoff.places`) is
 not: where the population's homes keep their labels, where the seat was taken is the login's structure, and a
 second structure would charge its price (a factor of 2 to 4 for a device with no slow login) to every row, the
 helpers who come back within seconds included. Elsewhere, and at a login more than ``handover_s`` after a logout,
@@ -85,8 +85,8 @@ def slow_counts(cand: pl.DataFrame, gaps: pl.DataFrame, handover_s: float, fdr: 
 
     Returns
     -------
-    One row per (``account``, ``device``, ``device_changed``) with hand-over logins and a null of the kind:
-    ``slow_logins`` (``M``), ``slow_shown`` (``m``), ``slow_null`` (``n``: the other accounts' and
+    One row per (``account``, ``device``, ``device_changed``) with hand-over logins where the null can reach the
+    level: ``slow_logins`` (``M``), ``slow_shown`` (``m``), ``slow_null`` (``n``: the other accounts' and
     devices' re-logins of the kind), ``slow_rank`` (``j``), ``slow_line`` (the ``j``-th longest of their gaps,
     seconds), ``slow_owner`` (a device that also starts play of its own on the account)."""
     schema = {"account": pl.Utf8, "device": pl.Utf8, "device_changed": pl.Boolean, "slow_logins": pl.Int64,
@@ -102,9 +102,11 @@ def slow_counts(cand: pl.DataFrame, gaps: pl.DataFrame, handover_s: float, fdr: 
     for (acc, dev, changed), g in c.group_by(["account", "device", "device_changed"]):
         others = np.sort(gap_g[(kept_g == (not changed)) & ~((acc_g == acc) & (dev_g == dev))])
         n = int(others.size)
-        if n < 1:
+        j = int(np.floor(fdr * (n + 1) + 1e-9))
+        if j < 1:
+            # too few re-logins of the kind for one slow login to reach the level: not made (a helper who comes
+            # back within seconds would pay the law's price for a test that cannot find him)
             continue
-        j = max(1, int(np.floor(fdr * (n + 1))))
         line = float(others[-j])
         x = g["since_logout"].to_numpy().astype(float)
         rows.append({"account": acc, "device": dev, "device_changed": bool(changed), "slow_logins": int(x.size),

@@ -108,18 +108,17 @@ class EvidenceMixin:
         big_m, m = int(r.get("slow_logins") or 0), int(r.get("slow_shown") or 0)
         n, j = int(r.get("slow_null") or 0), int(r.get("slow_rank") or 0)
         kind = "on another device" if r.get("device_changed") else "on the same device"
-        k_o, n_o, p_o = getattr(self, "slow_owner_", (0, 0, 1.0))
+        k_o, n_o, _ = getattr(self, "slow_owner_", (0, 0, 1.0))
         return Evidence(
             name="slow hand-over", value=float(m), baseline=float(big_m) * j / (n + 1), n=big_m,
             p_value=float(r["p_slow"]),
             text=(f"device {r['device']} took {acc}'s seat {big_m} time(s) within {self.handover_s:g} s of a logout, "
                   f"{m} of them after the seat stood empty longer than {float(r.get('slow_line') or 0):.0f} s (this "
                   f"login: {float(r.get('since_logout') or 0):.0f} s); of this population's {n} other re-logins "
-                  f"{kind} within {self.handover_s:g} s of a logout, {j - 1} took longer (a chance of {j}/{n + 1} a "
-                  f"login): the rank law of {m} such of {big_m}, {_p(r['p_slow'])}; with the row's p (their "
-                  f"product's exact law): {_p(r.get('p_event'))}; the owners' own devices came back that slowly in "
-                  f"{k_o} of their {n_o} hand-overs"
-                  + (", more than the line allows: this device's logins count as one" if p_o <= self.fdr else "")),
+                  f"{kind} within {self.handover_s:g} s of a logout, {j - 1} took longer: a device slow every time "
+                  f"is a chance of {j}/{n + 1} (counted once, by its shortest hand-over: a person's own pace "
+                  f"repeats), {_p(r['p_slow'])}; with the row's p (their product's exact law): {_p(r.get('p_event'))}"
+                  f"; the owners' own devices came back that slowly in {k_o} of their {n_o} hand-overs"),
             sql=("SELECT session, login_at, logout_at, ip, device FROM sessions WHERE account = "
                  f"{_lit(acc)} ORDER BY login_at"),
         )
@@ -274,10 +273,10 @@ class EvidenceMixin:
         if not is_missing(r.get("p_slow")) and float(r["p_slow"]) < 1.0:
             k_o, n_o, _ = getattr(self, "slow_owner_", (0, 0, 1.0))
             text += (f" A slow hand-over (counted in the p-value, against this population's re-logins of the kind: "
-                     f"{_p(r['p_slow'])}): {int(r.get('slow_shown') or 0)} of the {int(r.get('slow_logins') or 0)} "
-                     f"times device {r['device']} took the seat it had stood empty longer than "
-                     f"{float(r.get('slow_line') or 0):.0f} s; an owner slow to come back would show it on the owners' "
-                     f"own devices, slow in {k_o} of their {n_o} hand-overs.")
+                     f"{_p(r['p_slow'])}): every one of the {int(r.get('slow_logins') or 0)} times device "
+                     f"{r['device']} took the seat it had stood empty longer than {float(r.get('slow_line') or 0):.0f} "
+                     f"s; an owner slow to come back would show it on the owners' own devices, slow in {k_o} of their "
+                     f"{n_o} hand-overs.")
         return text
 
     def _stage_text(self, r: dict[str, Any]) -> str:

@@ -11,31 +11,31 @@ otherwise fill the tail they are judged against); of those ``n`` gaps the ``j``-
 largest count with ``j / (n + 1) <= fdr``: a gap beyond it is *slow*, a chance of at most ``j / (n + 1)`` for a
 login exchangeable with the null's (the rank of one value among ``n + 1``).
 
-**A device's logins together** (:func:`slow_counts`, :func:`slow_law`). A device that took the seat ``M`` times
-within ``handover_s`` of a logout, ``m`` of them slow, has ``T = P(X >= m)``, ``X`` the number of its ``M``
-gaps beyond the ``j``-th longest of the ``n`` others when all ``n + M`` are exchangeable: ``X >= m`` exactly
-when at least ``m`` of the ``m + j - 1`` longest of all ``n + M`` gaps are the device's, a hypergeometric tail
-(``M`` of ``n + M`` drawn, ``m + j - 1`` taken): exact for the ranks, whatever the law of the gaps, and the
-logins of one device are not taken as independent draws of a rate. ``M = 1``: ``T = j / (n + 1)``.
+**A device's hand-overs together** (:func:`slow_counts`). A helper brings the same machine, and the same pace,
+each time; so does a person. A device's logins are not independent draws (a person's own pace repeats, and an
+honest device just beyond the line once is beyond it again), so they are not multiplied: the device counts once,
+by its shortest hand-over. ``T = j / (n + 1)`` where every one of its ``M`` hand-overs is
+slow (its shortest beyond the line: a chance of at most that of any one login, whatever ties them together), 1
+otherwise. (:func:`slow_law` gives the exact law of ``m`` slow of ``M`` when the logins are exchangeable with the
+null's; the detector uses it at ``M = 1``.)
 
-``T`` and the row's p ``U`` (the play's, with the identity's and the two-places test where made) are combined by
-the exact law of their product under ``T``'s least favourable law, ``sum_k (G(k) - G(k + 1)) min(1, c / G(k))``
-with ``G(k) = P(X >= k)`` and ``c = T U`` (as :func:`detectors.seat_handoff.places.repeated_product_p` for the
-binomial): a row with no slow gap pays a factor below 2, one slow gap gains about ``(n + 1) / (2 j)``.
+``T`` and the row's p ``U`` (the play's, with the identity's) are combined by the exact law of their product,
+``r min(1, c / r) + (1 - r) c`` with ``r = j / (n + 1)`` and ``c = T U`` (as
+:func:`detectors.seat_handoff.places.product_p`): a row whose device was not slow every time pays a factor below 2,
+one that was gains about ``1 / (2 r)``.
 
 **The benign explanation** (:func:`owner_slow`): an owner who always takes minutes to come back (a slow machine
-to start, a walk to another room) makes slow gaps at every login, and a device's repeats would count it again
-and again. A device that also starts play of its own on the account is the owner's (no second person): its rows
-are not tested (a helper on the owner's own machine is not told from an owner's habit by the clock). The
-population's owner devices measure the habit: of their ``n_o`` hand-over logins ``k_o`` are slow; where the
-binomial tail ``P(Bin(n_o, fdr) >= k_o)`` is at most ``fdr`` (this population's owners are slower than its
-re-logins), a device's logins count as one (``M = 1``).
+to start, a walk to another room). A device that also starts play of its own on the account is the owner's (no
+second person): its rows are not tested (a helper on the owner's own machine is not told from an owner's habit by
+the clock). The population's owner devices measure the habit: of their ``n_o`` hand-over logins ``k_o`` are slow;
+where the binomial tail ``P(Bin(n_o, fdr) >= k_o)`` is at most ``fdr`` (this population's owners come back slower
+than its re-logins: a take-over-only device is then no longer a draw like the null's), the test is not made.
 
 The test is made where the null has at least ``1 / fdr - 1`` re-logins of the kind (``j >= 1``: one slow login
 can reach the level) and the two-places test (:mod:`detectors.seat_handoff.places`) is
 not: where the population's homes keep their labels, where the seat was taken is the login's structure, and a
-second structure would charge its price (a factor of 2 to 4 for a device with no slow login) to every row, the
-helpers who come back within seconds included. Elsewhere, and at a login more than ``handover_s`` after a logout,
+second structure would charge its price (a factor below 2) to every row, the helpers who come back within seconds
+included. Elsewhere, and at a login more than ``handover_s`` after a logout,
 the row keeps its p.
 """
 
@@ -214,9 +214,13 @@ class HandoverMixin:
         owner = df["slow_owner"].fill_null(False)
         df = df.with_columns(pl.when(~owner).then(pl.col("slow_logins")).alias("slow_logins"))
         if self.slow_owner_[2] <= self.fdr:
-            # this population's owners come back slowly more often than its re-logins allow: a device's slow logins
-            # are no evidence beyond one
-            df = df.with_columns(pl.col("slow_logins").clip(upper_bound=1), pl.col("slow_shown").clip(upper_bound=1))
-        t, p = slow_product_p(df["p_value"].cast(pl.Float64).to_numpy(), df["slow_shown"].to_numpy(),
-                              df["slow_logins"].to_numpy(), df["slow_null"].to_numpy(), df["slow_rank"].to_numpy())
+            # this population's owners come back slowly more often than its re-logins allow: not made
+            return df.with_columns(p_slow=pl.lit(float("nan")))
+        # the device's shortest hand-over beyond the line (every one of its hand-overs slow): one chance of j / (n + 1)
+        # whatever ties its logins together (a person's own pace is the same at every login)
+        big_m = df["slow_logins"].to_numpy()
+        tested = ~np.isnan(np.asarray(big_m, dtype=float))
+        every = tested & (df["slow_shown"].fill_null(0).to_numpy() >= np.nan_to_num(np.asarray(big_m, dtype=float)))
+        t, p = slow_product_p(df["p_value"].cast(pl.Float64).to_numpy(), every.astype(np.int64),
+                              tested.astype(np.int64), df["slow_null"].to_numpy(), df["slow_rank"].to_numpy())
         return df.with_columns(p_slow=pl.Series(t), p_value=pl.Series(p))

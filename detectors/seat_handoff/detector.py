@@ -94,7 +94,8 @@ class SeatHandoffDetector(CandidatesMixin, NullMixin, StageMixin, HandoverMixin,
         places) combined with the play's p in place of the identity's rank.
     slow_handover : bool
         the seconds the seat stood empty before the login against this population's re-logins of the same kind, a
-        device's hand-overs counted together (:mod:`detectors.seat_handoff.handover`), combined with the row's p.
+        device counted once by its shortest hand-over (:mod:`detectors.seat_handoff.handover`), combined with the
+        row's p; off by default (on the tuning worlds it found as many groups as it lost: docs/measurements.md).
     """
 
     kind = "seat_handoff"
@@ -129,7 +130,7 @@ class SeatHandoffDetector(CandidatesMixin, NullMixin, StageMixin, HandoverMixin,
         identity: bool = True,
         stage_baseline: bool = True,
         two_places: bool = True,
-        slow_handover: bool = True,
+        slow_handover: bool = False,
     ) -> None:
         # the false-discovery rate is this detector's one level (``fdr``), not the base's ``alpha``
         self.fdr = fdr

@@ -83,7 +83,7 @@ def world(request):
 
 @pytest.fixture(scope="module")
 def run(con):
-    d = SeatHandoffDetector()
+    d = SeatHandoffDetector(slow_handover=True)
     return d, d.detect(con)
 
 
@@ -117,8 +117,9 @@ def test_the_helper_is_flagged_with_the_slow_hand_over_and_not_without_it(con, r
     d, sigs = run
     flagged = {(s.accounts[0], s.tournaments[0]) for s in sigs if s.flagged}
     assert not any(a in ("t20", "t21") for a, _ in flagged)
-    off = SeatHandoffDetector(slow_handover=False)
+    off = SeatHandoffDetector()  # the default: no slow hand-over test
     assert not any(s.flagged and s.accounts == ["t05"] for s in off.detect(con))
+    assert np.isnan(off.scores_["p_slow"].to_numpy()).all()
     if d.slow_owner_[0]:
         return
     assert ("t05", "900") in flagged

@@ -44,7 +44,12 @@ another home-sized network by a device not the owner's, against how often the po
 device that left a home arrived on another home-sized network; with the play's p by their product's exact law),
 where that null can reach the false-discovery level; a device that did so on several days counts each day (the
 binomial tail of its days at that rate), unless the population's own owner devices arrive on another home more
-often than the re-logins allow (an owner's second place). The benign explanation of a
+often than the re-logins allow (an owner's second place). With ``slow_handover`` (off by default), where that
+test is not made (the homes' labels change at re-logins), the slow hand-over is
+(:mod:`detectors.seat_handoff.handover`): the seconds the seat stood empty before the login against the population's
+other re-logins of the same kind (another device, or the same one), a device counted once by its shortest
+hand-over, with the row's p by their product's exact law; an owner's own device is not judged by it. The benign
+explanation of a
 habit of switching devices (:mod:`detectors.seat_handoff.history`): each
 account's mid-event switches are one family of hypotheses, ``p_event``
 adjusted within it (Benjamini-Hochberg; an untested switch at p = 1) is the

@@ -17,6 +17,7 @@ from detectors.seat_handoff.candidates import CandidatesMixin
 from detectors.seat_handoff.history import switch_history
 from detectors.seat_handoff.identity import identity_p
 from detectors.seat_handoff.evidence import EvidenceMixin, _aggr, _nint, _share
+from detectors.seat_handoff.handover import HandoverMixin
 from detectors.seat_handoff.null import NullMixin, _switch_shift_p
 from detectors.seat_handoff.places import (
     device_repeats, kept_device_homes, owner_places_p, owner_switch_homes, repeated_product_p, two_places_p,
@@ -32,7 +33,7 @@ from detectors.seat_handoff.statistics import (
 
 
 
-class SeatHandoffDetector(CandidatesMixin, NullMixin, StageMixin, EvidenceMixin, Detector):
+class SeatHandoffDetector(CandidatesMixin, NullMixin, StageMixin, HandoverMixin, EvidenceMixin, Detector):
     """Account, tournament and change-point hand of a mid-event seat hand-off (see the package docstring).
 
     Parameters
@@ -91,6 +92,10 @@ class SeatHandoffDetector(CandidatesMixin, NullMixin, StageMixin, EvidenceMixin,
         network against this population's re-logins on one device, :mod:`detectors.seat_handoff.places`; a device's
         days with the structure counted by their binomial tail, unless the population's owner devices keep second
         places) combined with the play's p in place of the identity's rank.
+    slow_handover : bool
+        the seconds the seat stood empty before the login against this population's re-logins of the same kind, a
+        device counted once by its shortest hand-over (:mod:`detectors.seat_handoff.handover`), combined with the
+        row's p; off by default (on the tuning worlds it found as many groups as it lost: docs/measurements.md).
     """
 
     kind = "seat_handoff"
@@ -125,6 +130,7 @@ class SeatHandoffDetector(CandidatesMixin, NullMixin, StageMixin, EvidenceMixin,
         identity: bool = True,
         stage_baseline: bool = True,
         two_places: bool = True,
+        slow_handover: bool = False,
     ) -> None:
         # the false-discovery rate is this detector's one level (``fdr``), not the base's ``alpha``
         self.fdr = fdr
@@ -152,6 +158,7 @@ class SeatHandoffDetector(CandidatesMixin, NullMixin, StageMixin, EvidenceMixin,
         self.identity = identity
         self.stage_baseline = stage_baseline
         self.two_places = two_places
+        self.slow_handover = slow_handover
 
     # ------------------------------------------------------------------ fit
     def fit(self, con: duckdb.DuckDBPyConnection) -> "SeatHandoffDetector":
@@ -255,6 +262,7 @@ class SeatHandoffDetector(CandidatesMixin, NullMixin, StageMixin, EvidenceMixin,
         df = self._combined_rows(rows, plans, null_ev, hands, hist, field, hist_dec)
         df = self._with_identity(df, cand)
         df = self._with_places(con, df, cand)
+        df = self._with_slow_handover(con, df, cand)
         # the benign explanation: the account's own switches, each event a hypothesis of its family
         df = switch_history(con, cand, df.rename({"p_value": "p_event"}))
         # ranked as flagged: by the p-value the q-value comes from, the tests' own p breaking ties

@@ -56,6 +56,8 @@ class EvidenceMixin:
                 ))
             if not is_missing(r.get("p_two_places")):
                 ev.append(self._places_evidence(r))
+            if not is_missing(r.get("p_slow")):
+                ev.append(self._slow_evidence(r))
             n_other = int(r.get("other_switches") or 0)
             ev.append(Evidence(
                 name="switches of device or network in other tournaments", value=float(n_other),
@@ -94,6 +96,29 @@ class EvidenceMixin:
                      f"the play's and the identity's p at the price of that law: {_p(r.get('p_event'))}")
                   + _owner_text(getattr(self, "places_owner_", (0, 0)), getattr(self, "places_owner_p_", 1.0),
                                 self.fdr)),
+            sql=("SELECT session, login_at, logout_at, ip, device FROM sessions WHERE account = "
+                 f"{_lit(acc)} ORDER BY login_at"),
+        )
+
+    def _slow_evidence(self, r: dict[str, Any]) -> Evidence:
+        """The slow hand-over test of a row (:mod:`detectors.seat_handoff.handover`): the device's hand-over logins
+        and the slow ones, the population's re-logins of the kind they are judged against, and the p-value it
+        gives with the row's."""
+        acc = r["account"]
+        big_m, m = int(r.get("slow_logins") or 0), int(r.get("slow_shown") or 0)
+        n, j = int(r.get("slow_null") or 0), int(r.get("slow_rank") or 0)
+        kind = "on another device" if r.get("device_changed") else "on the same device"
+        k_o, n_o, _ = getattr(self, "slow_owner_", (0, 0, 1.0))
+        return Evidence(
+            name="slow hand-over", value=float(m), baseline=float(big_m) * j / (n + 1), n=big_m,
+            p_value=float(r["p_slow"]),
+            text=(f"device {r['device']} took {acc}'s seat {big_m} time(s) within {self.handover_s:g} s of a logout, "
+                  f"{m} of them after the seat stood empty longer than {float(r.get('slow_line') or 0):.0f} s (this "
+                  f"login: {float(r.get('since_logout') or 0):.0f} s); of this population's {n} other re-logins "
+                  f"{kind} within {self.handover_s:g} s of a logout, {j - 1} took longer: a device slow every time "
+                  f"is a chance of {j}/{n + 1} (counted once, by its shortest hand-over: a person's own pace "
+                  f"repeats), {_p(r['p_slow'])}; with the row's p (their product's exact law): {_p(r.get('p_event'))}"
+                  f"; the owners' own devices came back that slowly in {k_o} of their {n_o} hand-overs"),
             sql=("SELECT session, login_at, logout_at, ip, device FROM sessions WHERE account = "
                  f"{_lit(acc)} ORDER BY login_at"),
         )
@@ -245,6 +270,13 @@ class EvidenceMixin:
                      + (f"; on {int(r.get('places_shown') or 0)} of the {days} days this device took the seat from "
                         f"{acc}'s own home" if days > 1 else "")
                      + f"): {_two_places_text(r, acc)}.")
+        if not is_missing(r.get("p_slow")) and float(r["p_slow"]) < 1.0:
+            k_o, n_o, _ = getattr(self, "slow_owner_", (0, 0, 1.0))
+            text += (f" A slow hand-over (counted in the p-value, against this population's re-logins of the kind: "
+                     f"{_p(r['p_slow'])}): every one of the {int(r.get('slow_logins') or 0)} times device "
+                     f"{r['device']} took the seat it had stood empty longer than {float(r.get('slow_line') or 0):.0f} "
+                     f"s; an owner slow to come back would show it on the owners' own devices, slow in {k_o} of their "
+                     f"{n_o} hand-overs.")
         return text
 
     def _stage_text(self, r: dict[str, Any]) -> str:

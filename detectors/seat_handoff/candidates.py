@@ -12,6 +12,7 @@ import numpy as np
 import polars as pl
 
 from detectors import stats as mt
+from detectors.seat_handoff.frames import FieldCounts
 from detectors.seat_handoff.queries import _SESSION_CANDIDATES_SQL, ACTS
 from detectors.seat_handoff.stage import mix_any
 from detectors.seat_handoff.statistics import (
@@ -42,6 +43,8 @@ class CandidatesMixin:
 
     def _field_counts(self, tid: str, account: str, cp_time) -> tuple[np.ndarray, np.ndarray]:
         """The other players' action counts in the event before / after a time."""
+        if isinstance(self.field_, FieldCounts):
+            return self.field_.counts(tid, account, cp_time)
         if tid not in self.field_:
             return np.zeros(len(ACTS)), np.zeros(len(ACTS))
         t, acc, X = self.field_[tid]

@@ -17,6 +17,7 @@ from detectors.seat_handoff.candidates import CandidatesMixin
 from detectors.seat_handoff.history import switch_history
 from detectors.seat_handoff.identity import identity_p
 from detectors.seat_handoff.evidence import EvidenceMixin, _aggr, _nint, _share
+from detectors.seat_handoff.frames import FieldCounts, key_slices
 from detectors.seat_handoff.null import NullMixin, _switch_shift_p
 from detectors.seat_handoff.places import (
     device_repeats, kept_device_homes, owner_places_p, owner_switch_homes, repeated_product_p, two_places_p,
@@ -216,22 +217,24 @@ class SeatHandoffDetector(CandidatesMixin, NullMixin, StageMixin, EvidenceMixin,
         con.register("_rb_at", at)
         hands = _with_strength(con.sql(_HAND_ROWS_SQL).pl()).sort("account", "tournament_id", "started_at", "hand_id")
         dec = con.sql(_DECISIONS_SQL).pl() if self.has_decisions_ else None
-        hist = _with_strength(con.sql(_HISTORY_SQL).pl())
+        # (the columns the tests read: the entry decision's situation is in rstr and rcls)
+        hist = _with_strength(con.sql(_HISTORY_SQL).pl()).select(
+            "account", "tournament_id", "started_at", *[f"n_{a}" for a in ACTS], "device", "rstr", "rcls")
         if self.stage_baseline and self.has_sessions_:
             self._with_own_events(con, at, hist, cand)
-        field = con.sql(_FIELD_SQL).pl().sort("tournament_id", "started_at")
-        self.field_ = {k[0]: (g["started_at"].to_numpy(), g["account"].to_numpy(),
-                              g.select([f"n_{a}" for a in ACTS]).to_numpy().astype(float))
-                       for k, g in field.partition_by(["tournament_id"], as_dict=True).items()}
-        hist_dec = None
-        if self.has_decisions_:
-            hist_dec = con.sql(_TIMING_SQL).pl()
+        field = con.sql(_FIELD_SQL).pl()
+        self.field_ = FieldCounts(field)
+        # the null reads the field of its own events only
+        field = field.join(null_ev.select("tournament_id").unique(), on="tournament_id", how="semi")
+        # each account's rows are slices of one sorted frame (no copy per account)
+        hist, hist_by_acc = key_slices(hist, "account")
+        hist_dec, hdec_by_acc = (key_slices(con.sql(_TIMING_SQL).pl(), "account") if self.has_decisions_
+                                 else (None, {}))
         con.unregister("_rb_at")
 
         by_at = {k: g for k, g in hands.partition_by(["account", "tournament_id"], as_dict=True).items()}
         dec_at = {k: g for k, g in dec.partition_by(["account", "tournament_id"], as_dict=True).items()} if dec is not None else {}
-        hist_by_acc = {k[0]: g for k, g in hist.partition_by(["account"], as_dict=True).items()}
-        hdec_by_acc = {k[0]: g for k, g in hist_dec.partition_by(["account"], as_dict=True).items()} if hist_dec is not None else {}
+        del dec
 
         plans = self._split_plans(cand, by_at)
         rows: list[dict[str, Any]] = []

@@ -17,15 +17,13 @@ from detectors.seat_handoff.candidates import CandidatesMixin
 from detectors.seat_handoff.history import switch_history
 from detectors.seat_handoff.identity import identity_p
 from detectors.seat_handoff.evidence import EvidenceMixin, _aggr, _nint, _share
-from detectors.seat_handoff.frames import FieldCounts, key_slices
+from detectors.seat_handoff.frames import FramesMixin
 from detectors.seat_handoff.null import NullMixin, _switch_shift_p
 from detectors.seat_handoff.places import (
     device_repeats, kept_device_homes, owner_places_p, owner_switch_homes, repeated_product_p, two_places_p,
 )
 from detectors.seat_handoff.stage import StageMixin
-from detectors.seat_handoff.queries import (
-    ACTS, _DECISIONS_SQL, _FIELD_SQL, _HAND_ROWS_SQL, _HISTORY_SQL, _TIMING_SQL, _with_strength,
-)
+from detectors.seat_handoff.queries import ACTS
 from detectors.seat_handoff.statistics import (
     _chi2_p_vec, _device_time_many, _eff_n, _g2_interaction_vec, _g2_p, _mwu_p_many, _own_timing, _range_p_many,
     _strat_mwu_many,
@@ -33,7 +31,7 @@ from detectors.seat_handoff.statistics import (
 
 
 
-class SeatHandoffDetector(CandidatesMixin, NullMixin, StageMixin, EvidenceMixin, Detector):
+class SeatHandoffDetector(CandidatesMixin, NullMixin, StageMixin, EvidenceMixin, FramesMixin, Detector):
     """Account, tournament and change-point hand of a mid-event seat hand-off (see the package docstring).
 
     Parameters
@@ -214,27 +212,7 @@ class SeatHandoffDetector(CandidatesMixin, NullMixin, StageMixin, EvidenceMixin,
         null_ev = (self._null_events(con, cand.select("account", "tournament_id"))
                    if self.has_sessions_ and self.calibrate else pl.DataFrame(schema={"account": pl.Utf8, "tournament_id": pl.Utf8}))
         at = pl.concat([cand.select("account", "tournament_id"), null_ev], how="vertical_relaxed").unique()
-        con.register("_rb_at", at)
-        hands = _with_strength(con.sql(_HAND_ROWS_SQL).pl()).sort("account", "tournament_id", "started_at", "hand_id")
-        dec = con.sql(_DECISIONS_SQL).pl() if self.has_decisions_ else None
-        # (the columns the tests read: the entry decision's situation is in rstr and rcls)
-        hist = _with_strength(con.sql(_HISTORY_SQL).pl()).select(
-            "account", "tournament_id", "started_at", *[f"n_{a}" for a in ACTS], "device", "rstr", "rcls")
-        if self.stage_baseline and self.has_sessions_:
-            self._with_own_events(con, at, hist, cand)
-        field = con.sql(_FIELD_SQL).pl()
-        self.field_ = FieldCounts(field)
-        # the null reads the field of its own events only
-        field = field.join(null_ev.select("tournament_id").unique(), on="tournament_id", how="semi")
-        # each account's rows are slices of one sorted frame (no copy per account)
-        hist, hist_by_acc = key_slices(hist, "account")
-        hist_dec, hdec_by_acc = (key_slices(con.sql(_TIMING_SQL).pl(), "account") if self.has_decisions_
-                                 else (None, {}))
-        con.unregister("_rb_at")
-
-        by_at = {k: g for k, g in hands.partition_by(["account", "tournament_id"], as_dict=True).items()}
-        dec_at = {k: g for k, g in dec.partition_by(["account", "tournament_id"], as_dict=True).items()} if dec is not None else {}
-        del dec
+        hands, by_at, dec_at, hist, hist_by_acc, hdec_by_acc, field, hist_dec = self._read_frames(con, cand, null_ev, at)
 
         plans = self._split_plans(cand, by_at)
         rows: list[dict[str, Any]] = []
@@ -291,16 +269,6 @@ class SeatHandoffDetector(CandidatesMixin, NullMixin, StageMixin, EvidenceMixin,
             # hands only: the full comparison for the strongest splits only
             plans = sorted(plans, key=lambda x: -x[0])[: self.max_scan]
         return plans
-
-    @staticmethod
-    def _with_own_events(con: duckdb.DuckDBPyConnection, at: pl.DataFrame, hist: pl.DataFrame,
-                         cand: pl.DataFrame) -> None:
-        """Re-register ``_rb_at`` (``at``: the candidates' and the null's account-events) with the candidate accounts'
-        own other tournament events (from ``hist``), so that the field is read for them too: their same-stage
-        baseline (:mod:`detectors.seat_handoff.stage`)."""
-        con.unregister("_rb_at")
-        con.register("_rb_at", pl.concat([at, hist.join(cand.select("account").unique(), on="account", how="semi")
-                                          .select("account", "tournament_id")], how="vertical_relaxed").unique())
 
     def _with_identity(self, df: pl.DataFrame, cand: pl.DataFrame) -> pl.DataFrame:
         """``df`` with the identity side of each login (:func:`~detectors.seat_handoff.identity.identity_p`: its
@@ -483,7 +451,9 @@ class SeatHandoffDetector(CandidatesMixin, NullMixin, StageMixin, EvidenceMixin,
             hr, hrc = hist["rstr"].to_numpy().astype(np.int64), hist["rcls"].to_numpy().astype(np.int64)
             kr = keep & (hrc >= 0)
             rb, crb = hr[kr], hrc[kr]
-        ta, cta, tb, ctb, n_hist = _own_timing(hdec, c["tournament_id"], cp_time, base_dev)
+        codes = self.codes_
+        ta, cta, tb, ctb, n_hist = _own_timing(hdec, codes.of(codes.tournament, c["tournament_id"]), cp_time,
+                                               codes.of(codes.device, base_dev))
         return {
             "account": c["account"], "tournament_id": c["tournament_id"],
             "cp_hand": cp_hand, "cp_time": cp_time, "k": k, "n_hands": h.height,

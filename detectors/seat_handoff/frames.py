@@ -10,10 +10,15 @@ zero-copy slices, and the field's rows are arrays with the account as an integer
 
 from __future__ import annotations
 
+from typing import Callable
+
+import duckdb
 import numpy as np
 import polars as pl
 
-from detectors.seat_handoff.queries import ACTS
+from detectors.seat_handoff.queries import (
+    ACTS, _DECISIONS_SQL, _FIELD_SQL, _HAND_ROWS_SQL, _HISTORY_SQL, _TIMING_SQL, _with_strength,
+)
 
 
 def key_slices(df: pl.DataFrame, key: str) -> tuple[pl.DataFrame, dict]:
@@ -74,3 +79,168 @@ class FieldCounts:
         others = self.acc[lo:hi] != self.codes.get(account, -1)
         after = t >= np.datetime64(cp_time, "us")
         return X[others & ~after].sum(axis=0).astype(float), X[others & after].sum(axis=0).astype(float)
+
+
+#: seats of the accounts whose history one query reads (their tournament hands, their decision times): every
+#: candidate account's history read at once held more than the pipeline's 1 GB DuckDB limit at 2.4M hands
+SEATS_PER_READ = 1_000_000
+
+_SEATS_SQL = """
+SELECT player AS account, count(*) AS n FROM seats WHERE player IN (SELECT account FROM _rb_acc)
+GROUP BY ALL ORDER BY ALL
+"""
+
+
+def account_batches(con: duckdb.DuckDBPyConnection, accounts: pl.Series, max_seats: int = SEATS_PER_READ
+                    ) -> list[list[str]]:
+    """``accounts`` in batches of at most ``max_seats`` seats each (an account with more is a batch of its own),
+    in the order of their names.
+
+    Parameters
+    ----------
+    con : the warehouse (``seats``). accounts : the accounts. max_seats : the seats of a batch.
+
+    Returns
+    -------
+    The batches, each a list of account names; every account in one (those without a seat in the last)."""
+    con.register("_rb_acc", pl.DataFrame({"account": accounts.unique().cast(pl.Utf8)}))
+    try:
+        seats = con.sql(_SEATS_SQL).pl()
+    finally:
+        con.unregister("_rb_acc")
+    batches: list[list[str]] = []
+    cur: list[str] = []
+    size = 0
+    for a, n in zip(seats["account"].to_list(), seats["n"].to_list()):
+        if cur and size + n > max_seats:
+            batches.append(cur)
+            cur, size = [], 0
+        cur.append(a)
+        size += n
+    seen = set(seats["account"].to_list())
+    cur += sorted(a for a in accounts.unique().to_list() if a not in seen)
+    return batches + [cur] if cur or not batches else batches
+
+
+def read_by_accounts(con: duckdb.DuckDBPyConnection, sql: str, at: pl.DataFrame, batches: list[list[str]],
+                     transform: Callable[[pl.DataFrame], pl.DataFrame]) -> pl.DataFrame:
+    """``sql`` (a query of the accounts in the registered frame ``_rb_at``) run once per batch of accounts, each
+    result reduced by ``transform`` before the next is read; ``_rb_at`` is ``at`` again on return.
+
+    Parameters
+    ----------
+    con : the warehouse. sql : the query. at : the account-events (``account``, ``tournament_id``).
+    batches : the accounts of each read (:func:`account_batches`). transform : what is kept of a batch's rows.
+
+    Returns
+    -------
+    The batches' kept rows, one frame (the rows of a query per account: the same rows as one read of all)."""
+    parts = []
+    try:
+        for b in batches:
+            con.unregister("_rb_at")
+            con.register("_rb_at", at.filter(pl.col("account").is_in(pl.Series(b, dtype=pl.Utf8))))
+            parts.append(transform(con.sql(sql).pl()))
+    finally:
+        con.unregister("_rb_at")
+        con.register("_rb_at", at)
+    return pl.concat(parts, how="vertical_relaxed")
+
+
+class Codes:
+    """Integer codes of the warehouse's tournaments and devices (in the order of their names), for frames that
+    keep a code per row in place of the name: :attr:`tournament` and :attr:`device` map a name to its code, -1
+    standing for none (a cash hand, a decision under no known session); a name not in the warehouse gets
+    :meth:`of`'s ``missing``.
+
+    Parameters
+    ----------
+    con : the warehouse (``hands``, ``sessions``)."""
+
+    def __init__(self, con: duckdb.DuckDBPyConnection) -> None:
+        tids = con.sql("SELECT DISTINCT tournament_id FROM hands WHERE tournament_id IS NOT NULL ORDER BY ALL").pl()
+        devs = con.sql("SELECT DISTINCT device FROM sessions WHERE device IS NOT NULL ORDER BY ALL").pl()
+        self.tournaments = tids["tournament_id"].to_list()
+        self.tournament = {t: i for i, t in enumerate(self.tournaments)}
+        self.device = {d: i for i, d in enumerate(devs["device"].to_list())}
+
+    @staticmethod
+    def of(codes: dict, name: str | None, missing: int = -2) -> int | None:
+        """The code of ``name`` in ``codes`` (``missing`` for a name without one; None for None)."""
+        return None if name is None else codes.get(name, missing)
+
+    def encode_timing(self, df: pl.DataFrame) -> pl.DataFrame:
+        """Decision-time rows (``account``, ``tournament_id``, ``started_at``, ``log_ms``, ``cls``, ``device``) with
+        the tournament and the device as codes (``tc``, ``dc``; -1 for none)."""
+        return df.select(
+            "account", tc=pl.col("tournament_id").replace_strict(self.tournament, default=-1, return_dtype=pl.Int32),
+            started_at="started_at", log_ms="log_ms", cls="cls",
+            dc=pl.col("device").replace_strict(self.device, default=-1, return_dtype=pl.Int32))
+
+    def decode_timing(self, by_acc: dict, accounts: list[str]) -> pl.DataFrame:
+        """The decision-time rows of ``accounts`` (slices of ``by_acc`` without their account) with their names
+        again: ``account``, ``tournament_id`` (null for a cash hand), ``started_at``, ``log_ms``, ``cls``."""
+        names = pl.Series(self.tournaments, dtype=pl.Utf8)
+        parts = [by_acc[a].select(account=pl.lit(a, dtype=pl.Utf8), tc="tc", started_at="started_at",
+                                  log_ms="log_ms", cls="cls")
+                 for a in accounts if a in by_acc]
+        if not parts:
+            return pl.DataFrame(schema={"account": pl.Utf8, "tournament_id": pl.Utf8, "started_at": pl.Datetime("us"),
+                                        "log_ms": pl.Float64, "cls": pl.Int32})
+        df = pl.concat(parts, how="vertical_relaxed")
+        tid = (names.gather(df["tc"].clip(lower_bound=0).cast(pl.UInt32)) if names.len()
+               else pl.Series([None] * df.height, dtype=pl.Utf8))
+        return df.with_columns(tournament_id=pl.when(pl.col("tc") >= 0).then(tid)).select(
+            "account", "tournament_id", "started_at", "log_ms", "cls")
+
+
+class FramesMixin:
+    """The frames the fit of :class:`~detectors.seat_handoff.SeatHandoffDetector` reads from the warehouse."""
+
+    def _read_frames(self, con: duckdb.DuckDBPyConnection, cand: pl.DataFrame, null_ev: pl.DataFrame,
+                     at: pl.DataFrame) -> tuple:
+        """The candidates' and the null's account-events ``at`` read: their hands (``hands`` and by account-event),
+        their decision times by account-event, the accounts' own tournament hands (``hist``, and by account), their
+        decision times by account (tournament and device as codes, :class:`Codes`, set as ``codes_``), the field
+        (set as ``field_``, :class:`FieldCounts`; the null's events' rows returned) and the null accounts' decision
+        times with their names. An account's history is read a batch of accounts at a time
+        (:func:`account_batches`) and kept as slices of one frame (:func:`key_slices`).
+
+        Returns
+        -------
+        ``(hands, by_at, dec_at, hist, hist_by_acc, hdec_by_acc, field, tim_null)``."""
+        con.register("_rb_at", at)
+        try:
+            hands = _with_strength(con.sql(_HAND_ROWS_SQL).pl()).sort("account", "tournament_id", "started_at", "hand_id")
+            by_at = {k: g for k, g in hands.partition_by(["account", "tournament_id"], as_dict=True).items()}
+            dec_at = ({k: g for k, g in con.sql(_DECISIONS_SQL).pl().partition_by(["account", "tournament_id"],
+                                                                                   as_dict=True).items()}
+                      if self.has_decisions_ else {})
+            batches = account_batches(con, at["account"])
+            # (the columns the tests read: the entry decision's situation is in rstr and rcls)
+            hist = read_by_accounts(con, _HISTORY_SQL, at, batches, lambda df: _with_strength(df).select(
+                "account", "tournament_id", "started_at", *[f"n_{a}" for a in ACTS], "device", "rstr", "rcls"))
+            if self.stage_baseline and self.has_sessions_:
+                # the candidate accounts' own other tournament events: the field is read for them too (their
+                # same-stage baseline, :mod:`detectors.seat_handoff.stage`)
+                at = pl.concat([at, hist.join(cand.select("account").unique(), on="account", how="semi")
+                                .select("account", "tournament_id")], how="vertical_relaxed").unique()
+                con.unregister("_rb_at")
+                con.register("_rb_at", at)
+            field = con.sql(_FIELD_SQL).pl()
+            self.field_ = FieldCounts(field)
+            # the null reads the field of its own events only
+            field = field.join(null_ev.select("tournament_id").unique(), on="tournament_id", how="semi")
+            hist, hist_by_acc = key_slices(hist, "account")
+            self.codes_ = Codes(con)
+            hdec_by_acc: dict = {}
+            tim_null = None
+            if self.has_decisions_:
+                tim = read_by_accounts(con, _TIMING_SQL, at, batches, self.codes_.encode_timing)
+                _, hdec_by_acc = key_slices(tim, "account")
+                del tim
+                hdec_by_acc = {a: g.drop("account") for a, g in hdec_by_acc.items()}
+                tim_null = self.codes_.decode_timing(hdec_by_acc, sorted(set(null_ev["account"].to_list())))
+        finally:
+            con.unregister("_rb_at")
+        return hands, by_at, dec_at, hist, hist_by_acc, hdec_by_acc, field, tim_null

@@ -91,18 +91,20 @@ GROUP BY ALL ORDER BY ALL
 """
 
 
-def account_batches(con: duckdb.DuckDBPyConnection, accounts: pl.Series, max_seats: int = SEATS_PER_READ
+def account_batches(con: duckdb.DuckDBPyConnection, accounts: pl.Series, max_seats: int | None = None
                     ) -> list[list[str]]:
     """``accounts`` in batches of at most ``max_seats`` seats each (an account with more is a batch of its own),
     in the order of their names.
 
     Parameters
     ----------
-    con : the warehouse (``seats``). accounts : the accounts. max_seats : the seats of a batch.
+    con : the warehouse (``seats``). accounts : the accounts. max_seats : the seats of a batch (default
+    :data:`SEATS_PER_READ`).
 
     Returns
     -------
     The batches, each a list of account names; every account in one (those without a seat in the last)."""
+    max_seats = SEATS_PER_READ if max_seats is None else max_seats
     con.register("_rb_acc", pl.DataFrame({"account": accounts.unique().cast(pl.Utf8)}))
     try:
         seats = con.sql(_SEATS_SQL).pl()

@@ -17,7 +17,7 @@ from detectors.seat_handoff.candidates import CandidatesMixin
 from detectors.seat_handoff.history import switch_history
 from detectors.seat_handoff.identity import identity_p
 from detectors.seat_handoff.evidence import EvidenceMixin, _aggr, _nint, _share
-from detectors.seat_handoff.frames import FramesMixin
+from detectors.seat_handoff.frames import TEST_ROWS, FramesMixin, hist_base, range_baseline, time_baseline
 from detectors.seat_handoff.null import NullMixin, _switch_shift_p
 from detectors.seat_handoff.places import (
     device_repeats, kept_device_homes, owner_places_p, owner_switch_homes, repeated_product_p, two_places_p,
@@ -437,23 +437,15 @@ class SeatHandoffDetector(CandidatesMixin, NullMixin, StageMixin, EvidenceMixin,
         # a login that kept the device (another network only) against all the account's other play, as the
         # population's simulated same-player moves are compared
         base_dev = c.get("device") if c.get("device_changed") is not False else None
-        hc = np.zeros(len(ACTS))
         # the range of starting hands entered / folded: after the change point against the same history
         st_h, rc_h = h["rstr"].to_numpy().astype(np.int64), h["rcls"].to_numpy().astype(np.int64)
         ra, cra = st_h[k:][rc_h[k:] >= 0], rc_h[k:][rc_h[k:] >= 0]
-        rb, crb = np.array([], dtype=np.int64), np.array([], dtype=np.int64)
-        if hist is not None and hist.height:
-            same_event = (hist["tournament_id"] == c["tournament_id"]).fill_null(False).to_numpy()
-            after_t = hist["started_at"].to_numpy() >= np.datetime64(cp_time, "us")
-            dev = hist["device"].to_numpy()
-            keep = ~(same_event & after_t) & ((dev != base_dev) if base_dev is not None else True)
-            hc = hist.select([f"n_{a}" for a in ACTS]).to_numpy().astype(float)[keep].sum(axis=0)
-            hr, hrc = hist["rstr"].to_numpy().astype(np.int64), hist["rcls"].to_numpy().astype(np.int64)
-            kr = keep & (hrc >= 0)
-            rb, crb = hr[kr], hrc[kr]
+        hc, rb, _ = hist_base(hist, c["tournament_id"], cp_time, base_dev)
         codes = self.codes_
-        ta, cta, tb, ctb, n_hist = _own_timing(hdec, codes.of(codes.tournament, c["tournament_id"]), cp_time,
-                                               codes.of(codes.device, base_dev))
+        # the baselines are made again where tested (frames.time_baseline, range_baseline): the row keeps their sizes
+        base = (hist, hdec, c["tournament_id"], cp_time, base_dev, codes.of(codes.tournament, c["tournament_id"]),
+                codes.of(codes.device, base_dev))
+        ta, cta, tb, _, n_hist = _own_timing(hdec, base[5], cp_time, base[6])
         return {
             "account": c["account"], "tournament_id": c["tournament_id"],
             "cp_hand": cp_hand, "cp_time": cp_time, "k": k, "n_hands": h.height,
@@ -479,8 +471,7 @@ class SeatHandoffDetector(CandidatesMixin, NullMixin, StageMixin, EvidenceMixin,
             "med_ms_before": med_b, "med_ms_after": med_a, "n_dec_before": n_db, "n_dec_after": n_da,
             "n_hist_dec": n_hist, "med_ms_hist": float(np.exp(np.median(tb))) if tb.size else float("nan"),
             "_cb": before, "_ca": after, "_fb": field_b, "_fa": field_a, "_sb": sb, "_sa": sa, "_xb": xb, "_xa": xa,
-            "_ta": ta, "_cta": cta, "_tb": tb, "_ctb": ctb, "_hc": hc,
-            "_ra": ra, "_cra": cra, "_rb": rb, "_crb": crb,
+            "_ta": ta, "_cta": cta, "_hc": hc, "_ra": ra, "_cra": cra, "_base": base, "_ntb": tb.size, "_nrb": rb.size,
         }
 
     def _test(self, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -489,9 +480,15 @@ class SeatHandoffDetector(CandidatesMixin, NullMixin, StageMixin, EvidenceMixin,
         (G2 interaction), bet sizes and decision times before/after (Mann-Whitney), the
         after-segment's mix and timing against the account's own history (chi-square;
         Mann-Whitney by decision class, Fisher-combined); the before/after mix alone
-        (chi-square) is reported."""
-        if not rows:
-            return rows
+        (chi-square) is reported; ``TEST_ROWS`` rows at a time (each row's tests are its own), their baselines
+        made for those rows only (:func:`~detectors.seat_handoff.frames.time_baseline`, ``range_baseline``)."""
+        for s in range(0, len(rows), TEST_ROWS):
+            self._test_rows(rows[s:s + TEST_ROWS])
+        return rows
+
+    def _test_rows(self, rows: list[dict[str, Any]]) -> None:
+        """:meth:`_test` of some rows, written into them."""
+        tb, ctb = zip(*[time_baseline(r) for r in rows])
         g2, dof = _g2_interaction_vec(np.stack([np.array([[r["_cb"], r["_ca"]], [r["_fb"], r["_fa"]]]) for r in rows]))
         p_mix = _g2_p(g2, dof)
         p_size = _mwu_p_many([r["_sb"] for r in rows], [r["_sa"] for r in rows])
@@ -499,18 +496,16 @@ class SeatHandoffDetector(CandidatesMixin, NullMixin, StageMixin, EvidenceMixin,
         hc = np.stack([r["_hc"] for r in rows])
         ca = np.stack([r["_ca"] for r in rows])
         p_hist_mix = np.where(hc.sum(axis=1) >= 20, _chi2_p_vec(hc, ca), np.nan)
-        p_hist_time = _strat_mwu_many([r["_ta"] for r in rows], [r["_cta"] for r in rows],
-                                      [r["_tb"] for r in rows], [r["_ctb"] for r in rows])
+        p_hist_time = _strat_mwu_many([r["_ta"] for r in rows], [r["_cta"] for r in rows], list(tb), list(ctb))
         p_mix_raw = _chi2_p_vec(np.stack([r["_cb"] for r in rows]), ca)
         p_range = (_range_p_many([r["_ra"] for r in rows], [r["_cra"] for r in rows],
-                                 [r["_rb"] for r in rows], [r["_crb"] for r in rows])
+                                 *map(list, zip(*[range_baseline(r) for r in rows])))
                    if self.use_range else np.full(len(rows), np.nan))
         # at a login (the after-segment played on another device or network, the baseline the
         # account's decisions under its other devices) the timing that counts is the device-
         # invariant test: a device rescales a person's times, another person reshapes them
-        dev_t = _device_time_many([r["_ta"] for r in rows], [r["_cta"] for r in rows],
-                                  [r["_tb"] for r in rows], [r["_ctb"] for r in rows], math.log(self.device_band),
-                                  speed=not self.use_switch_null_)
+        dev_t = _device_time_many([r["_ta"] for r in rows], [r["_cta"] for r in rows], list(tb), list(ctb),
+                                  math.log(self.device_band), speed=not self.use_switch_null_)
         for i, r in enumerate(rows):
             login = r.get("session") is not None
             r.update({"p_time_plain": float(p_hist_time[i]) if not np.isnan(p_hist_time[i]) else float(p_time_in[i]),
@@ -529,7 +524,6 @@ class SeatHandoffDetector(CandidatesMixin, NullMixin, StageMixin, EvidenceMixin,
                       "p_hist_mix": float(p_hist_mix[i]), "p_hist_time": float(p_hist_time[i]),
                       "p_range": float(p_range[i]),
                       "p_mix_raw": float(p_mix_raw[i])})
-        return rows
 
     # ------------------------------------------------------------------ threshold
     def threshold(self, scores: pl.DataFrame) -> pl.DataFrame:

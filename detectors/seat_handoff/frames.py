@@ -19,6 +19,7 @@ import polars as pl
 from detectors.seat_handoff.queries import (
     ACTS, _DECISIONS_SQL, _FIELD_SQL, _HAND_ROWS_SQL, _HISTORY_SQL, _TIMING_SQL, _with_strength,
 )
+from detectors.seat_handoff.statistics import _own_timing
 
 
 def key_slices(df: pl.DataFrame, key: str) -> tuple[pl.DataFrame, dict]:
@@ -246,3 +247,50 @@ class FramesMixin:
         finally:
             con.unregister("_rb_at")
         return hands, by_at, dec_at, hist, hist_by_acc, hdec_by_acc, field, tim_null
+
+
+#: rows (compared change points) tested at once: each row's baseline samples (the account's own decisions and
+#: hands outside the event's after-segment) are made for those rows only, then dropped
+TEST_ROWS = 1000
+
+
+def hist_base(hist: pl.DataFrame | None, tid: str, cp_time, base_dev: str | None
+              ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The account's own tournament hands a change point's after-segment is compared with: all but the event's
+    hands from ``cp_time`` on, and (``base_dev`` not None) but those played on ``base_dev``.
+
+    Parameters
+    ----------
+    hist : the account's tournament hands (``tournament_id``, ``started_at``, ``device``, the action counts,
+        ``rstr``, ``rcls``). tid : the event. cp_time : the change point. base_dev : the device left out, or None.
+
+    Returns
+    -------
+    ``(hc, rb, crb)``: the action counts summed (floats), and the range strata and entry classes of the hands
+    with an entry decision."""
+    if hist is None or not hist.height:
+        return np.zeros(len(ACTS)), np.array([], dtype=np.int64), np.array([], dtype=np.int64)
+    same_event = (hist["tournament_id"] == tid).fill_null(False).to_numpy()
+    after_t = hist["started_at"].to_numpy() >= np.datetime64(cp_time, "us")
+    dev = hist["device"].to_numpy()
+    keep = ~(same_event & after_t) & ((dev != base_dev) if base_dev is not None else True)
+    hc = hist.select([f"n_{a}" for a in ACTS]).to_numpy().astype(float)[keep].sum(axis=0)
+    hr, hrc = hist["rstr"].to_numpy().astype(np.int64), hist["rcls"].to_numpy().astype(np.int64)
+    kr = keep & (hrc >= 0)
+    return hc, hr[kr], hrc[kr]
+
+
+def time_baseline(r: dict) -> tuple[np.ndarray, np.ndarray]:
+    """A compared row's timing baseline made again from what it keeps (``_base``, :func:`_own_timing`): the account's
+    own log decision times and their classes off the login's device, outside the event's after-segment."""
+    _, hdec, _, cp_time, _, tcode, dcode = r["_base"]
+    _, _, tb, ctb, _ = _own_timing(hdec, tcode, cp_time, dcode)
+    return tb, ctb
+
+
+def range_baseline(r: dict) -> tuple[np.ndarray, np.ndarray]:
+    """A compared row's range baseline made again from what it keeps (``_base``, :func:`hist_base`): the strata and
+    entry classes of the account's own hands it is compared with."""
+    hist, _, tid, cp_time, base_dev, _, _ = r["_base"]
+    _, rb, crb = hist_base(hist, tid, cp_time, base_dev)
+    return rb, crb

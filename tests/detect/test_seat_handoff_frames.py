@@ -1,6 +1,7 @@
 """The seat hand-off fit's frames (detectors/seat_handoff/frames.py): an account's rows as slices of one sorted
 frame, the history read a batch of accounts at a time, the field's counts with integer account codes. Each must
-give what the one read and the per-account copies gave: the same rows, the same counts, the same scores."""
+give what the one read and the per-account copies gave: the same rows, the same counts, the same scores; and the compared change points tested some rows at a time,
+each row's baselines made where they are tested, give the scores of all tested at once."""
 
 from __future__ import annotations
 
@@ -14,6 +15,8 @@ from polars.testing import assert_frame_equal
 from test_seat_handoff_two_places import build_world
 
 from detectors.seat_handoff import SeatHandoffDetector
+from detectors.seat_handoff import candidates as candidates_module
+from detectors.seat_handoff import detector as detector_module
 from detectors.seat_handoff import frames
 from detectors.seat_handoff.frames import FieldCounts, account_batches, key_slices, read_by_accounts
 
@@ -86,9 +89,12 @@ def world():
     return build_world()
 
 
-def test_one_account_a_read_gives_the_same_scores(con, monkeypatch):
+def test_one_account_a_read_and_one_row_a_test_give_the_same_scores(con, monkeypatch):
     one_read = SeatHandoffDetector().fit(con).score(con)
     monkeypatch.setattr(frames, "SEATS_PER_READ", 1)  # every account read alone
+    # every compared change point (and pooled device) tested alone, its baselines made for it alone
+    monkeypatch.setattr(detector_module, "TEST_ROWS", 1)
+    monkeypatch.setattr(candidates_module, "TEST_ROWS", 1)
     assert len(account_batches(con, one_read["account"])) == one_read["account"].n_unique()
     by_account = SeatHandoffDetector().fit(con).score(con)
     assert one_read.height > 0

@@ -45,6 +45,7 @@ class Sampler:
         self._thread.start()
 
     def _run(self) -> None:
+        """The sampling loop (the sampler's thread)."""
         while not self._stop.wait(self.every):
             fr, st = sys._current_frames().get(self._main), []
             while fr is not None:
@@ -54,6 +55,7 @@ class Sampler:
             self.samples.append((rss_mb(), tuple(reversed(st))))
 
     def stop(self) -> None:
+        """Stop sampling (the samples stay)."""
         self._stop.set()
         self._thread.join()
 
@@ -67,6 +69,7 @@ class Sampler:
 
 
 def main() -> None:
+    """Run the kind's detect once, sampled, and print its figures (the module docstring)."""
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--warehouse", required=True)
     ap.add_argument("--kind", default="seat_handoff")

@@ -68,6 +68,7 @@ class FieldCounts:
                        zip(runs["tournament_id"].to_list(), runs["lo"].to_list(), runs["n"].to_list())}
 
     def __contains__(self, tid: str) -> bool:
+        """Whether tournament ``tid`` has rows in the field."""
         return tid in self.bounds
 
     def counts(self, tid: str, account: str, cp_time) -> tuple[np.ndarray, np.ndarray]:
@@ -153,7 +154,7 @@ def read_by_accounts(con: duckdb.DuckDBPyConnection, sql: str, at: pl.DataFrame,
 class Codes:
     """Integer codes of the warehouse's tournaments and devices (in the order of their names), for frames that
     keep a code per row in place of the name: :attr:`tournament` and :attr:`device` map a name to its code, -1
-    standing for none (a cash hand, a decision under no known session); a name not in the warehouse gets
+    standing for none (a cash hand, a decision before any known login); a name not in the warehouse gets
     :meth:`of`'s ``missing``.
 
     Parameters

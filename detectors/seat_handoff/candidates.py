@@ -12,6 +12,7 @@ import numpy as np
 import polars as pl
 
 from detectors import stats as mt
+from detectors.seat_handoff.frames import TEST_ROWS, FieldCounts, range_baseline, time_baseline
 from detectors.seat_handoff.queries import _SESSION_CANDIDATES_SQL, ACTS
 from detectors.seat_handoff.stage import mix_any
 from detectors.seat_handoff.statistics import (
@@ -42,6 +43,8 @@ class CandidatesMixin:
 
     def _field_counts(self, tid: str, account: str, cp_time) -> tuple[np.ndarray, np.ndarray]:
         """The other players' action counts in the event before / after a time."""
+        if isinstance(self.field_, FieldCounts):
+            return self.field_.counts(tid, account, cp_time)
         if tid not in self.field_:
             return np.zeros(len(ACTS)), np.zeros(len(ACTS))
         t, acc, X = self.field_[tid]
@@ -162,8 +165,8 @@ class CandidatesMixin:
                 r["n_act_hist"] = float(max(x["_hc"].sum() for x in g))
         # the pooled tests of each device seen in two or more events, all devices at once
         multi = [g for g in groups.values() if len(g) >= 2]
-        if multi:
-            self._pool_devices(multi)
+        for s in range(0, len(multi), TEST_ROWS):  # each device's tests are its own: some devices at a time
+            self._pool_devices(multi[s:s + TEST_ROWS])
         for r in rows:
             r.setdefault("p_hist_mix_event", r["p_hist_mix"])
             # the action mix counts if it shifts against the field in the event or against the
@@ -180,11 +183,10 @@ class CandidatesMixin:
                              [np.concatenate([r["_sa"] for r in g]) for g in multi])
         # timing against the account's own decisions under other devices where it has any (the
         # same account and device: one baseline, the largest), else after against before
-        has_tb = np.array([any(r["_tb"].size for r in g) for g in multi])
-        tbase = [max(g, key=lambda r: r["_tb"].size) for g in multi]
+        has_tb = np.array([any(r["_ntb"] for r in g) for g in multi])
+        tb, ctb = map(list, zip(*[time_baseline(max(g, key=lambda r: r["_ntb"])) for g in multi]))
         p_strat = _strat_mwu_many([np.concatenate([r["_ta"] for r in g]) for g in multi],
-                                  [np.concatenate([r["_cta"] for r in g]) for g in multi],
-                                  [b["_tb"] for b in tbase], [b["_ctb"] for b in tbase])
+                                  [np.concatenate([r["_cta"] for r in g]) for g in multi], tb, ctb)
         p_in = _mwu_p_many([np.concatenate([r["_xb"] for r in g]) for g in multi],
                            [np.concatenate([r["_xa"] for r in g]) for g in multi])
         p_time = np.where(has_tb, p_strat, p_in)
@@ -192,13 +194,11 @@ class CandidatesMixin:
             # logins: the device-invariant test (``_test``)
             p_time = _device_time_many([np.concatenate([r["_ta"] for r in g]) for g in multi],
                                        [np.concatenate([r["_cta"] for r in g]) for g in multi],
-                                       [b["_tb"] for b in tbase], [b["_ctb"] for b in tbase],
-                                       math.log(self.device_band), speed=not self.use_switch_null_)
+                                       tb, ctb, math.log(self.device_band), speed=not self.use_switch_null_)
             shift, p_time = p_time["shift"], p_time["p"]
-        rbase = [max(g, key=lambda r: r["_rb"].size) for g in multi]
+        rb, crb = map(list, zip(*[range_baseline(max(g, key=lambda r: r["_nrb"])) for g in multi]))
         p_range = (_range_p_many([np.concatenate([r["_ra"] for r in g]) for g in multi],
-                                 [np.concatenate([r["_cra"] for r in g]) for g in multi],
-                                 [b["_rb"] for b in rbase], [b["_crb"] for b in rbase])
+                                 [np.concatenate([r["_cra"] for r in g]) for g in multi], rb, crb)
                    if self.use_range else np.full(len(multi), np.nan))
         hbase = np.stack([max(g, key=lambda r: r["_hc"].sum())["_hc"] for g in multi])
         p_hist_mix = np.where(hbase.sum(axis=1) >= 20,

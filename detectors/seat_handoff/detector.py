@@ -17,15 +17,14 @@ from detectors.seat_handoff.candidates import CandidatesMixin
 from detectors.seat_handoff.history import switch_history
 from detectors.seat_handoff.identity import identity_p
 from detectors.seat_handoff.evidence import EvidenceMixin, _aggr, _nint, _share
+from detectors.seat_handoff.frames import TEST_ROWS, FramesMixin, hist_base, range_baseline, time_baseline
 from detectors.seat_handoff.handover import HandoverMixin
 from detectors.seat_handoff.null import NullMixin, _switch_shift_p
 from detectors.seat_handoff.places import (
     device_repeats, kept_device_homes, owner_places_p, owner_switch_homes, repeated_product_p, two_places_p,
 )
 from detectors.seat_handoff.stage import StageMixin
-from detectors.seat_handoff.queries import (
-    ACTS, _DECISIONS_SQL, _FIELD_SQL, _HAND_ROWS_SQL, _HISTORY_SQL, _TIMING_SQL, _with_strength,
-)
+from detectors.seat_handoff.queries import ACTS
 from detectors.seat_handoff.statistics import (
     _chi2_p_vec, _device_time_many, _eff_n, _g2_interaction_vec, _g2_p, _mwu_p_many, _own_timing, _range_p_many,
     _strat_mwu_many,
@@ -33,7 +32,7 @@ from detectors.seat_handoff.statistics import (
 
 
 
-class SeatHandoffDetector(CandidatesMixin, NullMixin, StageMixin, HandoverMixin, EvidenceMixin, Detector):
+class SeatHandoffDetector(CandidatesMixin, NullMixin, StageMixin, HandoverMixin, EvidenceMixin, FramesMixin, Detector):
     """Account, tournament and change-point hand of a mid-event seat hand-off (see the package docstring).
 
     Parameters
@@ -220,25 +219,7 @@ class SeatHandoffDetector(CandidatesMixin, NullMixin, StageMixin, HandoverMixin,
         null_ev = (self._null_events(con, cand.select("account", "tournament_id"))
                    if self.has_sessions_ and self.calibrate else pl.DataFrame(schema={"account": pl.Utf8, "tournament_id": pl.Utf8}))
         at = pl.concat([cand.select("account", "tournament_id"), null_ev], how="vertical_relaxed").unique()
-        con.register("_rb_at", at)
-        hands = _with_strength(con.sql(_HAND_ROWS_SQL).pl()).sort("account", "tournament_id", "started_at", "hand_id")
-        dec = con.sql(_DECISIONS_SQL).pl() if self.has_decisions_ else None
-        hist = _with_strength(con.sql(_HISTORY_SQL).pl())
-        if self.stage_baseline and self.has_sessions_:
-            self._with_own_events(con, at, hist, cand)
-        field = con.sql(_FIELD_SQL).pl().sort("tournament_id", "started_at")
-        self.field_ = {k[0]: (g["started_at"].to_numpy(), g["account"].to_numpy(),
-                              g.select([f"n_{a}" for a in ACTS]).to_numpy().astype(float))
-                       for k, g in field.partition_by(["tournament_id"], as_dict=True).items()}
-        hist_dec = None
-        if self.has_decisions_:
-            hist_dec = con.sql(_TIMING_SQL).pl()
-        con.unregister("_rb_at")
-
-        by_at = {k: g for k, g in hands.partition_by(["account", "tournament_id"], as_dict=True).items()}
-        dec_at = {k: g for k, g in dec.partition_by(["account", "tournament_id"], as_dict=True).items()} if dec is not None else {}
-        hist_by_acc = {k[0]: g for k, g in hist.partition_by(["account"], as_dict=True).items()}
-        hdec_by_acc = {k[0]: g for k, g in hist_dec.partition_by(["account"], as_dict=True).items()} if hist_dec is not None else {}
+        hands, by_at, dec_at, hist, hist_by_acc, hdec_by_acc, field, hist_dec = self._read_frames(con, cand, null_ev, at)
 
         plans = self._split_plans(cand, by_at)
         rows: list[dict[str, Any]] = []
@@ -296,16 +277,6 @@ class SeatHandoffDetector(CandidatesMixin, NullMixin, StageMixin, HandoverMixin,
             # hands only: the full comparison for the strongest splits only
             plans = sorted(plans, key=lambda x: -x[0])[: self.max_scan]
         return plans
-
-    @staticmethod
-    def _with_own_events(con: duckdb.DuckDBPyConnection, at: pl.DataFrame, hist: pl.DataFrame,
-                         cand: pl.DataFrame) -> None:
-        """Re-register ``_rb_at`` (``at``: the candidates' and the null's account-events) with the candidate accounts'
-        own other tournament events (from ``hist``), so that the field is read for them too: their same-stage
-        baseline (:mod:`detectors.seat_handoff.stage`)."""
-        con.unregister("_rb_at")
-        con.register("_rb_at", pl.concat([at, hist.join(cand.select("account").unique(), on="account", how="semi")
-                                          .select("account", "tournament_id")], how="vertical_relaxed").unique())
 
     def _with_identity(self, df: pl.DataFrame, cand: pl.DataFrame) -> pl.DataFrame:
         """``df`` with the identity side of each login (:func:`~detectors.seat_handoff.identity.identity_p`: its
@@ -474,21 +445,15 @@ class SeatHandoffDetector(CandidatesMixin, NullMixin, StageMixin, HandoverMixin,
         # a login that kept the device (another network only) against all the account's other play, as the
         # population's simulated same-player moves are compared
         base_dev = c.get("device") if c.get("device_changed") is not False else None
-        hc = np.zeros(len(ACTS))
         # the range of starting hands entered / folded: after the change point against the same history
         st_h, rc_h = h["rstr"].to_numpy().astype(np.int64), h["rcls"].to_numpy().astype(np.int64)
         ra, cra = st_h[k:][rc_h[k:] >= 0], rc_h[k:][rc_h[k:] >= 0]
-        rb, crb = np.array([], dtype=np.int64), np.array([], dtype=np.int64)
-        if hist is not None and hist.height:
-            same_event = (hist["tournament_id"] == c["tournament_id"]).fill_null(False).to_numpy()
-            after_t = hist["started_at"].to_numpy() >= np.datetime64(cp_time, "us")
-            dev = hist["device"].to_numpy()
-            keep = ~(same_event & after_t) & ((dev != base_dev) if base_dev is not None else True)
-            hc = hist.select([f"n_{a}" for a in ACTS]).to_numpy().astype(float)[keep].sum(axis=0)
-            hr, hrc = hist["rstr"].to_numpy().astype(np.int64), hist["rcls"].to_numpy().astype(np.int64)
-            kr = keep & (hrc >= 0)
-            rb, crb = hr[kr], hrc[kr]
-        ta, cta, tb, ctb, n_hist = _own_timing(hdec, c["tournament_id"], cp_time, base_dev)
+        hc, rb, _ = hist_base(hist, c["tournament_id"], cp_time, base_dev)
+        codes = self.codes_
+        # the baselines are made again where tested (frames.time_baseline, range_baseline): the row keeps their sizes
+        base = (hist, hdec, c["tournament_id"], cp_time, base_dev, codes.of(codes.tournament, c["tournament_id"]),
+                codes.of(codes.device, base_dev))
+        ta, cta, tb, _, n_hist = _own_timing(hdec, base[5], cp_time, base[6])
         return {
             "account": c["account"], "tournament_id": c["tournament_id"],
             "cp_hand": cp_hand, "cp_time": cp_time, "k": k, "n_hands": h.height,
@@ -514,8 +479,7 @@ class SeatHandoffDetector(CandidatesMixin, NullMixin, StageMixin, HandoverMixin,
             "med_ms_before": med_b, "med_ms_after": med_a, "n_dec_before": n_db, "n_dec_after": n_da,
             "n_hist_dec": n_hist, "med_ms_hist": float(np.exp(np.median(tb))) if tb.size else float("nan"),
             "_cb": before, "_ca": after, "_fb": field_b, "_fa": field_a, "_sb": sb, "_sa": sa, "_xb": xb, "_xa": xa,
-            "_ta": ta, "_cta": cta, "_tb": tb, "_ctb": ctb, "_hc": hc,
-            "_ra": ra, "_cra": cra, "_rb": rb, "_crb": crb,
+            "_ta": ta, "_cta": cta, "_hc": hc, "_ra": ra, "_cra": cra, "_base": base, "_ntb": tb.size, "_nrb": rb.size,
         }
 
     def _test(self, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -524,9 +488,15 @@ class SeatHandoffDetector(CandidatesMixin, NullMixin, StageMixin, HandoverMixin,
         (G2 interaction), bet sizes and decision times before/after (Mann-Whitney), the
         after-segment's mix and timing against the account's own history (chi-square;
         Mann-Whitney by decision class, Fisher-combined); the before/after mix alone
-        (chi-square) is reported."""
-        if not rows:
-            return rows
+        (chi-square) is reported; ``TEST_ROWS`` rows at a time (each row's tests are its own), their baselines
+        made for those rows only (:func:`~detectors.seat_handoff.frames.time_baseline`, ``range_baseline``)."""
+        for s in range(0, len(rows), TEST_ROWS):
+            self._test_rows(rows[s:s + TEST_ROWS])
+        return rows
+
+    def _test_rows(self, rows: list[dict[str, Any]]) -> None:
+        """:meth:`_test` of some rows, written into them."""
+        tb, ctb = zip(*[time_baseline(r) for r in rows])
         g2, dof = _g2_interaction_vec(np.stack([np.array([[r["_cb"], r["_ca"]], [r["_fb"], r["_fa"]]]) for r in rows]))
         p_mix = _g2_p(g2, dof)
         p_size = _mwu_p_many([r["_sb"] for r in rows], [r["_sa"] for r in rows])
@@ -534,18 +504,16 @@ class SeatHandoffDetector(CandidatesMixin, NullMixin, StageMixin, HandoverMixin,
         hc = np.stack([r["_hc"] for r in rows])
         ca = np.stack([r["_ca"] for r in rows])
         p_hist_mix = np.where(hc.sum(axis=1) >= 20, _chi2_p_vec(hc, ca), np.nan)
-        p_hist_time = _strat_mwu_many([r["_ta"] for r in rows], [r["_cta"] for r in rows],
-                                      [r["_tb"] for r in rows], [r["_ctb"] for r in rows])
+        p_hist_time = _strat_mwu_many([r["_ta"] for r in rows], [r["_cta"] for r in rows], list(tb), list(ctb))
         p_mix_raw = _chi2_p_vec(np.stack([r["_cb"] for r in rows]), ca)
         p_range = (_range_p_many([r["_ra"] for r in rows], [r["_cra"] for r in rows],
-                                 [r["_rb"] for r in rows], [r["_crb"] for r in rows])
+                                 *map(list, zip(*[range_baseline(r) for r in rows])))
                    if self.use_range else np.full(len(rows), np.nan))
         # at a login (the after-segment played on another device or network, the baseline the
         # account's decisions under its other devices) the timing that counts is the device-
         # invariant test: a device rescales a person's times, another person reshapes them
-        dev_t = _device_time_many([r["_ta"] for r in rows], [r["_cta"] for r in rows],
-                                  [r["_tb"] for r in rows], [r["_ctb"] for r in rows], math.log(self.device_band),
-                                  speed=not self.use_switch_null_)
+        dev_t = _device_time_many([r["_ta"] for r in rows], [r["_cta"] for r in rows], list(tb), list(ctb),
+                                  math.log(self.device_band), speed=not self.use_switch_null_)
         for i, r in enumerate(rows):
             login = r.get("session") is not None
             r.update({"p_time_plain": float(p_hist_time[i]) if not np.isnan(p_hist_time[i]) else float(p_time_in[i]),
@@ -564,7 +532,6 @@ class SeatHandoffDetector(CandidatesMixin, NullMixin, StageMixin, HandoverMixin,
                       "p_hist_mix": float(p_hist_mix[i]), "p_hist_time": float(p_hist_time[i]),
                       "p_range": float(p_range[i]),
                       "p_mix_raw": float(p_mix_raw[i])})
-        return rows
 
     # ------------------------------------------------------------------ threshold
     def threshold(self, scores: pl.DataFrame) -> pl.DataFrame:

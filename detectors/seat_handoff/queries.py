@@ -100,7 +100,8 @@ d AS (
   WHERE a.action NOT LIKE 'post%' AND NOT coalesce(s.sitting_out, FALSE)
 ),
 ss AS (SELECT account, login_at, device FROM sessions WHERE account IN (SELECT account FROM acc))
-SELECT d.*, ss.device FROM d ASOF LEFT JOIN ss ON d.account = ss.account AND d.started_at >= ss.login_at
+SELECT d.account, d.tournament_id, d.started_at, d.log_ms, d.cls, ss.device
+FROM d ASOF LEFT JOIN ss ON d.account = ss.account AND d.started_at >= ss.login_at
 """
 
 # the account's own tournament play, hand by hand, with the device of the session

@@ -30,6 +30,7 @@ import polars as pl
 from scipy import optimize as sps_optimize, special as sps_special
 from scipy import stats as sps
 
+from detectors.seat_handoff.frames import key_slices
 from detectors.seat_handoff.queries import ACTS
 from detectors.seat_handoff.statistics import _chi2_stat_vec, _g2_interaction_vec
 
@@ -100,9 +101,9 @@ class StageMixin:
         own = (hist.join(switch_events.select("account", "tournament_id").unique(), on=["account", "tournament_id"],
                          how="anti")
                .sort("account", "tournament_id", "started_at"))
-        own_by_acc = {k[0]: g for k, g in own.partition_by(["account"], as_dict=True).items()}
-        tot = {k[0]: g.select([f"n_{a}" for a in ACTS]).sum().to_numpy()[0].astype(float)
-               for k, g in hist.partition_by(["account"], as_dict=True).items()}
+        own, own_by_acc = key_slices(own, "account")
+        sums = hist.group_by("account").agg([pl.col(f"n_{a}").sum() for a in ACTS])
+        tot = dict(zip(sums["account"].to_list(), sums.select([f"n_{a}" for a in ACTS]).to_numpy().astype(float)))
         groups = list(fams.values())
         # per family: [own field G2, its dof, own history X2, its dof, switch G2, dof, switch X2, dof, own events, k]
         st = np.zeros((len(groups), 10))

@@ -432,17 +432,19 @@ def _prefix(bin_idx: np.ndarray, weights: np.ndarray, n_bins: int) -> np.ndarray
     return np.cumsum(np.bincount(bin_idx, weights=weights, minlength=n_bins))
 
 
-def _own_timing(hdec: pl.DataFrame | None, tournament: str, cp_time, base_dev: str | None) -> tuple:
+def _own_timing(hdec: pl.DataFrame | None, tournament: int, cp_time, base_dev: int | None) -> tuple:
     """Timing after a change point against the account's own decisions under its other devices (``base_dev``: the
-    device of the login, None when the login kept it: every other decision), class by class: the log times and classes
-    after the point in ``tournament`` and those of the baseline, and the baseline's size."""
+    code of the device of the login, None when the login kept it: every other decision), class by class: the log
+    times and classes after the point in ``tournament`` (its code) and those of the baseline, and the baseline's size.
+    ``hdec``: the account's decision times with the tournament and the device as codes (``tc``, ``dc``; -1 for none:
+    :class:`~detectors.seat_handoff.frames.Codes`)."""
     if hdec is None or not hdec.height:
         empty_t, empty_c = np.array([], dtype=float), np.array([], dtype=np.int64)
         return empty_t, empty_c, empty_t, empty_c, 0
-    same_event = (hdec["tournament_id"] == tournament).fill_null(False).to_numpy()
+    same_event = (hdec["tc"] == tournament).fill_null(False).to_numpy()
     after_t = hdec["started_at"].to_numpy() >= np.datetime64(cp_time, "us")
     a_mask = same_event & after_t
-    dev = hdec["device"].to_numpy()
+    dev = hdec["dc"].to_numpy()
     b_mask = ~a_mask & ((dev != base_dev) if base_dev is not None else np.ones(hdec.height, bool))
     lm, cl = hdec["log_ms"].to_numpy(), hdec["cls"].to_numpy()
     return lm[a_mask], cl[a_mask], lm[b_mask], cl[b_mask], int(b_mask.sum())

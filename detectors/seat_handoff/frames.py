@@ -1,0 +1,297 @@
+"""The fit's large frames held once: an account's rows as slices of one sorted frame, and the field's action
+counts as arrays keyed by tournament with the accounts as integer codes.
+
+The seat hand-off fit reads, for the candidates' and the null's accounts, every tournament hand and every
+decision time of their history, and every player's counts in the events they played (the field). Split into one
+frame per account (``partition_by``) those rows were held twice, and the field's accounts as one Python string per
+row; here each is one frame sorted by its key (a stable sort: the rows of a key keep their order) read through
+zero-copy slices, and the field's rows are arrays with the account as an integer.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import duckdb
+import numpy as np
+import polars as pl
+
+from detectors.seat_handoff.queries import (
+    ACTS, _DECISIONS_SQL, _FIELD_SQL, _HAND_ROWS_SQL, _HISTORY_SQL, _TIMING_SQL, _with_strength,
+)
+from detectors.seat_handoff.statistics import _own_timing
+
+
+def key_slices(df: pl.DataFrame, key: str) -> tuple[pl.DataFrame, dict]:
+    """The rows of each value of ``key`` as a slice of one frame, as ``partition_by(key, as_dict=True)`` gives
+    them but without a copy per group.
+
+    Parameters
+    ----------
+    df : the frame. key : the column to split by.
+
+    Returns
+    -------
+    ``(sorted, groups)``: ``df`` sorted by ``key`` (stable: each group's rows in their order in ``df``) and a
+    dict from each value of ``key`` to its rows, zero-copy slices of ``sorted``, each group's rows in the order
+    ``partition_by`` keeps."""
+    if df.height == 0:
+        return df, {}
+    df = df.sort(key, maintain_order=True, nulls_last=True)
+    runs = (df.select(pl.col(key)).with_row_index("_i")
+            .group_by(key, maintain_order=True).agg(pl.col("_i").first().alias("lo"), pl.len().alias("n")))
+    return df, {k: df.slice(lo, n) for k, lo, n in zip(runs[key].to_list(), runs["lo"].to_list(), runs["n"].to_list())}
+
+
+class FieldCounts:
+    """The field of the candidates' events: every player's action counts per hand, by tournament, for
+    :meth:`counts` (the other players' counts before and after a time).
+
+    Parameters
+    ----------
+    field : one row per tournament, hand start and player (``tournament_id``, ``started_at``, ``account`` and the
+        action counts ``n_<action>``).
+
+    The rows are kept as arrays (start times, the account as an integer code, the counts as 32-bit integers) and
+    each tournament as a range of them; a tournament's rows in ``field``'s order by start time (a stable sort)."""
+
+    def __init__(self, field: pl.DataFrame) -> None:
+        field = field.sort("tournament_id", "started_at", maintain_order=True)
+        accounts = field["account"].unique().sort().to_list()
+        self.codes = {a: i for i, a in enumerate(accounts)}
+        self.t = field["started_at"].to_numpy()
+        self.acc = field["account"].replace_strict(self.codes, return_dtype=pl.Int32).to_numpy()
+        self.X = field.select([pl.col(f"n_{a}").cast(pl.Int32) for a in ACTS]).to_numpy()
+        runs = (field.select("tournament_id").with_row_index("_i")
+                .group_by("tournament_id", maintain_order=True).agg(pl.col("_i").first().alias("lo"), pl.len().alias("n")))
+        self.bounds = {t: (lo, lo + n) for t, lo, n in
+                       zip(runs["tournament_id"].to_list(), runs["lo"].to_list(), runs["n"].to_list())}
+
+    def __contains__(self, tid: str) -> bool:
+        """Whether tournament ``tid`` has rows in the field."""
+        return tid in self.bounds
+
+    def counts(self, tid: str, account: str, cp_time) -> tuple[np.ndarray, np.ndarray]:
+        """The other players' action counts in tournament ``tid`` before / after ``cp_time`` (``account``'s own
+        rows left out), as floats; zeros for a tournament not in the field."""
+        if tid not in self.bounds:
+            return np.zeros(len(ACTS)), np.zeros(len(ACTS))
+        lo, hi = self.bounds[tid]
+        t, X = self.t[lo:hi], self.X[lo:hi]
+        others = self.acc[lo:hi] != self.codes.get(account, -1)
+        after = t >= np.datetime64(cp_time, "us")
+        return X[others & ~after].sum(axis=0).astype(float), X[others & after].sum(axis=0).astype(float)
+
+
+#: seats of the accounts whose history one query reads (their tournament hands, their decision times): every
+#: candidate account's history read at once held more than the pipeline's 1 GB DuckDB limit at 2.4M hands
+SEATS_PER_READ = 1_000_000
+
+_SEATS_SQL = """
+SELECT player AS account, count(*) AS n FROM seats WHERE player IN (SELECT account FROM _rb_acc)
+GROUP BY ALL ORDER BY ALL
+"""
+
+
+def account_batches(con: duckdb.DuckDBPyConnection, accounts: pl.Series, max_seats: int | None = None
+                    ) -> list[list[str]]:
+    """``accounts`` in batches of at most ``max_seats`` seats each (an account with more is a batch of its own),
+    in the order of their names.
+
+    Parameters
+    ----------
+    con : the warehouse (``seats``). accounts : the accounts. max_seats : the seats of a batch (default
+    :data:`SEATS_PER_READ`).
+
+    Returns
+    -------
+    The batches, each a list of account names; every account in one (those without a seat in the last)."""
+    max_seats = SEATS_PER_READ if max_seats is None else max_seats
+    con.register("_rb_acc", pl.DataFrame({"account": accounts.unique().cast(pl.Utf8)}))
+    try:
+        seats = con.sql(_SEATS_SQL).pl()
+    finally:
+        con.unregister("_rb_acc")
+    batches: list[list[str]] = []
+    cur: list[str] = []
+    size = 0
+    for a, n in zip(seats["account"].to_list(), seats["n"].to_list()):
+        if cur and size + n > max_seats:
+            batches.append(cur)
+            cur, size = [], 0
+        cur.append(a)
+        size += n
+    seen = set(seats["account"].to_list())
+    cur += sorted(a for a in accounts.unique().to_list() if a not in seen)
+    return batches + [cur] if cur or not batches else batches
+
+
+def read_by_accounts(con: duckdb.DuckDBPyConnection, sql: str, at: pl.DataFrame, batches: list[list[str]],
+                     transform: Callable[[pl.DataFrame], pl.DataFrame]) -> pl.DataFrame:
+    """``sql`` (a query of the accounts in the registered frame ``_rb_at``) run once per batch of accounts, each
+    result reduced by ``transform`` before the next is read; ``_rb_at`` is ``at`` again on return.
+
+    Parameters
+    ----------
+    con : the warehouse. sql : the query. at : the account-events (``account``, ``tournament_id``).
+    batches : the accounts of each read (:func:`account_batches`). transform : what is kept of a batch's rows.
+
+    Returns
+    -------
+    The batches' kept rows, one frame (the rows of a query per account: the same rows as one read of all)."""
+    parts = []
+    try:
+        for b in batches:
+            con.unregister("_rb_at")
+            con.register("_rb_at", at.filter(pl.col("account").is_in(pl.Series(b, dtype=pl.Utf8))))
+            parts.append(transform(con.sql(sql).pl()))
+    finally:
+        con.unregister("_rb_at")
+        con.register("_rb_at", at)
+    return pl.concat(parts, how="vertical_relaxed")
+
+
+class Codes:
+    """Integer codes of the warehouse's tournaments and devices (in the order of their names), for frames that
+    keep a code per row in place of the name: :attr:`tournament` and :attr:`device` map a name to its code, -1
+    standing for none (a cash hand, a decision before any known login); a name not in the warehouse gets
+    :meth:`of`'s ``missing``.
+
+    Parameters
+    ----------
+    con : the warehouse (``hands``, ``sessions``)."""
+
+    def __init__(self, con: duckdb.DuckDBPyConnection) -> None:
+        tids = con.sql("SELECT DISTINCT tournament_id FROM hands WHERE tournament_id IS NOT NULL ORDER BY ALL").pl()
+        devs = con.sql("SELECT DISTINCT device FROM sessions WHERE device IS NOT NULL ORDER BY ALL").pl()
+        self.tournaments = tids["tournament_id"].to_list()
+        self.tournament = {t: i for i, t in enumerate(self.tournaments)}
+        self.device = {d: i for i, d in enumerate(devs["device"].to_list())}
+
+    @staticmethod
+    def of(codes: dict, name: str | None, missing: int = -2) -> int | None:
+        """The code of ``name`` in ``codes`` (``missing`` for a name without one; None for None)."""
+        return None if name is None else codes.get(name, missing)
+
+    def encode_timing(self, df: pl.DataFrame) -> pl.DataFrame:
+        """Decision-time rows (``account``, ``tournament_id``, ``started_at``, ``log_ms``, ``cls``, ``device``) with
+        the tournament and the device as codes (``tc``, ``dc``; -1 for none)."""
+        return df.select(
+            "account", tc=pl.col("tournament_id").replace_strict(self.tournament, default=-1, return_dtype=pl.Int32),
+            started_at="started_at", log_ms="log_ms", cls="cls",
+            dc=pl.col("device").replace_strict(self.device, default=-1, return_dtype=pl.Int32))
+
+    def decode_timing(self, by_acc: dict, accounts: list[str]) -> pl.DataFrame:
+        """The decision-time rows of ``accounts`` (slices of ``by_acc`` without their account) with their names
+        again: ``account``, ``tournament_id`` (null for a cash hand), ``started_at``, ``log_ms``, ``cls``."""
+        names = pl.Series(self.tournaments, dtype=pl.Utf8)
+        parts = [by_acc[a].select(account=pl.lit(a, dtype=pl.Utf8), tc="tc", started_at="started_at",
+                                  log_ms="log_ms", cls="cls")
+                 for a in accounts if a in by_acc]
+        if not parts:
+            return pl.DataFrame(schema={"account": pl.Utf8, "tournament_id": pl.Utf8, "started_at": pl.Datetime("us"),
+                                        "log_ms": pl.Float64, "cls": pl.Int32})
+        df = pl.concat(parts, how="vertical_relaxed")
+        tid = (names.gather(df["tc"].clip(lower_bound=0).cast(pl.UInt32)) if names.len()
+               else pl.Series([None] * df.height, dtype=pl.Utf8))
+        return df.with_columns(tournament_id=pl.when(pl.col("tc") >= 0).then(tid)).select(
+            "account", "tournament_id", "started_at", "log_ms", "cls")
+
+
+class FramesMixin:
+    """The frames the fit of :class:`~detectors.seat_handoff.SeatHandoffDetector` reads from the warehouse."""
+
+    def _read_frames(self, con: duckdb.DuckDBPyConnection, cand: pl.DataFrame, null_ev: pl.DataFrame,
+                     at: pl.DataFrame) -> tuple:
+        """The candidates' and the null's account-events ``at`` read: their hands (``hands`` and by account-event),
+        their decision times by account-event, the accounts' own tournament hands (``hist``, and by account), their
+        decision times by account (tournament and device as codes, :class:`Codes`, set as ``codes_``), the field
+        (set as ``field_``, :class:`FieldCounts`; the null's events' rows returned) and the null accounts' decision
+        times with their names. An account's history is read a batch of accounts at a time
+        (:func:`account_batches`) and kept as slices of one frame (:func:`key_slices`).
+
+        Returns
+        -------
+        ``(hands, by_at, dec_at, hist, hist_by_acc, hdec_by_acc, field, tim_null)``."""
+        con.register("_rb_at", at)
+        try:
+            hands = _with_strength(con.sql(_HAND_ROWS_SQL).pl()).sort("account", "tournament_id", "started_at", "hand_id")
+            by_at = {k: g for k, g in hands.partition_by(["account", "tournament_id"], as_dict=True).items()}
+            dec_at = ({k: g for k, g in con.sql(_DECISIONS_SQL).pl().partition_by(["account", "tournament_id"],
+                                                                                   as_dict=True).items()}
+                      if self.has_decisions_ else {})
+            batches = account_batches(con, at["account"])
+            # (the columns the tests read: the entry decision's situation is in rstr and rcls)
+            hist = read_by_accounts(con, _HISTORY_SQL, at, batches, lambda df: _with_strength(df).select(
+                "account", "tournament_id", "started_at", *[f"n_{a}" for a in ACTS], "device", "rstr", "rcls"))
+            if self.stage_baseline and self.has_sessions_:
+                # the candidate accounts' own other tournament events: the field is read for them too (their
+                # same-stage baseline, :mod:`detectors.seat_handoff.stage`)
+                at = pl.concat([at, hist.join(cand.select("account").unique(), on="account", how="semi")
+                                .select("account", "tournament_id")], how="vertical_relaxed").unique()
+                con.unregister("_rb_at")
+                con.register("_rb_at", at)
+            field = con.sql(_FIELD_SQL).pl()
+            self.field_ = FieldCounts(field)
+            # the null reads the field of its own events only
+            field = field.join(null_ev.select("tournament_id").unique(), on="tournament_id", how="semi")
+            hist, hist_by_acc = key_slices(hist, "account")
+            self.codes_ = Codes(con)
+            hdec_by_acc: dict = {}
+            tim_null = None
+            if self.has_decisions_:
+                tim = read_by_accounts(con, _TIMING_SQL, at, batches, self.codes_.encode_timing)
+                _, hdec_by_acc = key_slices(tim, "account")
+                del tim
+                hdec_by_acc = {a: g.drop("account") for a, g in hdec_by_acc.items()}
+                tim_null = self.codes_.decode_timing(hdec_by_acc, sorted(set(null_ev["account"].to_list())))
+        finally:
+            con.unregister("_rb_at")
+        return hands, by_at, dec_at, hist, hist_by_acc, hdec_by_acc, field, tim_null
+
+
+#: rows (compared change points) tested at once: each row's baseline samples (the account's own decisions and
+#: hands outside the event's after-segment) are made for those rows only, then dropped
+TEST_ROWS = 1000
+
+
+def hist_base(hist: pl.DataFrame | None, tid: str, cp_time, base_dev: str | None
+              ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The account's own tournament hands a change point's after-segment is compared with: all but the event's
+    hands from ``cp_time`` on, and (``base_dev`` not None) but those played on ``base_dev``.
+
+    Parameters
+    ----------
+    hist : the account's tournament hands (``tournament_id``, ``started_at``, ``device``, the action counts,
+        ``rstr``, ``rcls``). tid : the event. cp_time : the change point. base_dev : the device left out, or None.
+
+    Returns
+    -------
+    ``(hc, rb, crb)``: the action counts summed (floats), and the range strata and entry classes of the hands
+    with an entry decision."""
+    if hist is None or not hist.height:
+        return np.zeros(len(ACTS)), np.array([], dtype=np.int64), np.array([], dtype=np.int64)
+    same_event = (hist["tournament_id"] == tid).fill_null(False).to_numpy()
+    after_t = hist["started_at"].to_numpy() >= np.datetime64(cp_time, "us")
+    dev = hist["device"].to_numpy()
+    keep = ~(same_event & after_t) & ((dev != base_dev) if base_dev is not None else True)
+    hc = hist.select([f"n_{a}" for a in ACTS]).to_numpy().astype(float)[keep].sum(axis=0)
+    hr, hrc = hist["rstr"].to_numpy().astype(np.int64), hist["rcls"].to_numpy().astype(np.int64)
+    kr = keep & (hrc >= 0)
+    return hc, hr[kr], hrc[kr]
+
+
+def time_baseline(r: dict) -> tuple[np.ndarray, np.ndarray]:
+    """A compared row's timing baseline made again from what it keeps (``_base``, :func:`_own_timing`): the account's
+    own log decision times and their classes off the login's device, outside the event's after-segment."""
+    _, hdec, _, cp_time, _, tcode, dcode = r["_base"]
+    _, _, tb, ctb, _ = _own_timing(hdec, tcode, cp_time, dcode)
+    return tb, ctb
+
+
+def range_baseline(r: dict) -> tuple[np.ndarray, np.ndarray]:
+    """A compared row's range baseline made again from what it keeps (``_base``, :func:`hist_base`): the strata and
+    entry classes of the account's own hands it is compared with."""
+    hist, _, tid, cp_time, base_dev, _, _ = r["_base"]
+    _, rb, crb = hist_base(hist, tid, cp_time, base_dev)
+    return rb, crb

@@ -17,8 +17,9 @@ bp = importlib.import_module("detectors.features.gameplay.bounty_passing")
 def _shove_rows(seed: int, *, sigma: float, gang: tuple[str, str] | None = None, n_players: int = 96,
                 tournaments: int = 12, hands: int = 20) -> pl.DataFrame:
     """Short stacks' first decisions in ``tournaments`` knockout tournaments of ``n_players``, each tournament
-    played at two stints of tables of six (``hands`` each), so that most pairs meet at one or two tables; per (player, stint) a logit-normal table effect of spread ``sigma``; one row per
-    decision and player yet to act after it. ``gang``: the first shoves with any cards when the second is to act."""
+    played at two stints of tables of six (``hands`` each), so that most pairs meet at one or two tables; per
+    (player, stint) a logit-normal table effect of spread ``sigma``; one row per decision and player yet to act
+    after it. ``gang``: the first shoves with any cards when the second is to act."""
     rng = np.random.default_rng(seed)
     players = [f"p{i:02d}" for i in range(n_players)]
     looseness = dict(zip(players, rng.normal(0.0, 0.5, len(players))))
@@ -55,6 +56,7 @@ def _shove_rows(seed: int, *, sigma: float, gang: tuple[str, str] | None = None,
 
 
 def _passing(monkeypatch, rows: pl.DataFrame) -> pl.DataFrame:
+    """:func:`bounty_passing` with ``rows`` as its shove rows and no calls of a partner's shove."""
     monkeypatch.setattr(bp, "bounty_shoves", lambda con, max_bb=20.0: rows)
     monkeypatch.setattr(bp, "bounty_partner_raises", lambda con, max_bb=20.0: pl.DataFrame())
     return gp.bounty_passing(None)

@@ -31,10 +31,15 @@ from detectors import get_detector  # noqa: E402
 from pipelines.lib import evaluation as ev  # noqa: E402
 
 
-def kind_figures(con: duckdb.DuckDBPyConnection, kind: str, labels: list[dict], accounts: int) -> dict:
-    """One kind's detector on ``con``, scored against ``labels``: the figures printed per population."""
+def kind_figures(con: duckdb.DuckDBPyConnection, kind: str, labels: list[dict], accounts: int,
+                 flagged_out: list[dict] | None = None) -> dict:
+    """One kind's detector on ``con``, scored against ``labels``: the figures printed per population. With
+    ``flagged_out``, each flagged case is appended to it: the detector's row and its explanation (``explain``)."""
     det = get_detector(kind)
     rows = det.threshold(det.fit(con).score(con))
+    if flagged_out is not None:
+        for r in rows.filter(rows["flagged"]).iter_rows(named=True):
+            flagged_out.append({"kind": kind, "row": r, "signal": det.explain(con, r).to_dict()})
     cases = [{"kind": kind, "accounts": r["accounts"], "tournaments": r["tournaments"], "score": r["score"],
               "q_value": r.get("q_value"), "flagged": r["flagged"]} for r in rows.iter_rows(named=True)]
     f = ev.evaluate(cases, labels, accounts, kinds=[kind]).kinds.get(kind)
@@ -88,13 +93,19 @@ def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--kinds", nargs="+", required=True, help="detector kinds (detectors/kinds.py)")
     ap.add_argument("--pops", nargs="+", required=True, type=Path, help="population folders (pop/, home/)")
+    ap.add_argument("--flagged-out", type=Path, help="JSON lines file: every flagged case, its row and explanation")
     args = ap.parse_args(argv)
     seen: dict[str, list[dict]] = {k: [] for k in args.kinds}
     for d, con, labels, db in populations(args.pops):
         accounts = ev.accounts_in_warehouse(db)
         for kind in args.kinds:
-            seen[kind].append(kind_figures(con, kind, labels, accounts))
+            cases: list[dict] | None = [] if args.flagged_out else None
+            seen[kind].append(kind_figures(con, kind, labels, accounts, cases))
             print(d.name, kind, json.dumps(seen[kind][-1]), flush=True)
+            if args.flagged_out and cases:
+                with args.flagged_out.open("a", encoding="utf-8") as fh:
+                    for c in cases:
+                        fh.write(json.dumps({"population": d.name, **c}, default=str) + "\n")
     for kind, figures in seen.items():
         print("pooled", kind, json.dumps(pool(figures)))
 

@@ -28,7 +28,9 @@ player who could still act is an opportunity
    the caller's own baseline folds to other short shovers (hand decile, pot
    odds, own seat and the shover's seat), and shoves with the other yet to
    act with hands the shover's own baseline, in the same tournament, does not
-   shove; exact Poisson-binomial tails joined by Fisher's method.
+   shove; exact Poisson-binomial tails joined by Fisher's method, the shoves'
+   with a random effect per (player, table of the tournament) whose variance
+   is the population's own (:func:`detectors.features.gameplay.bounty_passing.table_effect_p`).
 
 A bystander's decisions with a player's strongest partner in are counted for
 that pair only (:func:`detectors.features.gameplay.bounty_unshadowed`). The
@@ -60,7 +62,7 @@ hunters who chase bounties against everyone (each player's own continuation
 rate with other players in, beside the population's: the tests hold each
 player to their own; in bounty passing, their calls of other short stacks'
 shoves), a desperate short stack shoving wide (the same player's shoves with
-others in, in the same tournament), dry side pots checked down (the population's rate),
+others in, in the same tournament, free to move from table to table), dry side pots checked down (the population's rate),
 regulars at many final tables (own contest rates), tiny all-ins everyone
 calls (per-spot rescaling).
 

@@ -250,7 +250,10 @@ class BountyCase:
                 "the decisions a player's strongest partner was in are not counted for any other pair. A bounty hunter "
                 "calls every short stack's shove and a desperate short stack shoves wide with anyone: a call of the "
                 "other's raise is compared with the same player's calls of other short raisers, a shove with the "
-                "other in with the same player's shoves with others in, at the same hand decile, price and position."
+                "other in with the same player's shoves with others in, at the same hand decile, price and position. "
+                "A player shoves wider at one table than at the next (a weak player seated there, a short-handed "
+                "table), and a partner yet to act sits at that table: the shoves' tail lets the player's rate move "
+                "from table to table as much as the population's does."
             ),
             p_value=row.get("p_value"),
             extra={"shape": row.get("shape", "pair"), "edges": json.loads(row["edges"]) if row.get("edges") else [],

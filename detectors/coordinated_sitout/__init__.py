@@ -15,12 +15,13 @@ Method
 3. **Co-occurrence.** Two players' starts co-occur when they fall within the
    sum of their timing tolerances (``tol_event_s``, ``tol_hand_s``). A pair is
    flagged (:meth:`CoordinatedSitoutDetector.flag`) when it co-occurs at
-   least ``min_cooccur`` times with q <= ``alpha``, or once when a second,
-   independent behaviour agrees: co-entry far beyond the configuration model
-   (:func:`detectors.features.identity.co_entries`), the coincidence and the
-   co-entry each unusual on their own and their Fisher combination under a
-   Bonferroni bound at ``single_alpha`` over every single-coincidence pair
-   (family-wise control, Holm 1979).
+   least ``min_cooccur`` times with q <= ``alpha``, or once when the pair
+   co-entered far beyond the configuration model
+   (:func:`detectors.features.identity.co_entries`) and the coincidence alone
+   is unusual under a Bonferroni bound at ``single_alpha`` over every pair that
+   co-entered so and could have sat out together (a sit-out of each in a shared
+   event; family-wise control, Holm 1979). The co-entry selects and is no
+   evidence: honest friends and housemates co-enter too.
 4. **Null: each player's own sit-out rate in the event.** Under independence
    coincidences fall as a Poisson count with mean
    ``lam = sum over start pairs of 2 w / T`` and each gap over its window is

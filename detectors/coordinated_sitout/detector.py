@@ -442,23 +442,24 @@ class CoordinatedSitoutDetector(EvidenceMixin, GroupDetector):
 
     def _corroborate(self, con: duckdb.DuckDBPyConnection, pairs: pl.DataFrame) -> pl.DataFrame:
         """Pairs seen sitting out together once: the co-entry p (configuration-model null,
-        :func:`detectors.features.identity.co_entries`) of those whose coincidence is
-        itself unusual (p <= ``single_p``), and its Fisher combination with the coincidence
-        p (``p_single``); ``n_single`` is the family (every pair with one coincidence)."""
-        one = pairs["n_co"].to_numpy() == 1
-        self.n_single_ = int(one.sum())
+        :func:`detectors.features.identity.co_entries`) of those whose coincidence is itself unusual
+        (p <= ``single_p``), and ``p_single``, the coincidence's own p where the pair co-entered. The co-entry only
+        selects: honest friends and housemates co-enter too (the configuration model has none), so it is no evidence
+        of a sit-out arranged; the family is every pair that could have sat out together (a sit-out of each in a
+        shared event, ``family_pairs_``) and co-entered at p <= ``single_coentry_p``: ``n_single_`` of them, over
+        which the flag's Bonferroni runs (the timing alone is the test, within the population's own co-entering
+        pairs)."""
+        self.n_single_ = 0
         test = pairs.filter((pl.col("n_co") == 1) & (pl.col("p_gap") <= self.single_p)).select("a", "b")
         if test.height == 0:
             return pairs.with_columns(n_shared_t=pl.lit(None, pl.Int64), p_coentry=pl.lit(None, pl.Float64),
                                       p_single=pl.lit(None, pl.Float64))
-        use = idf.co_entries(con, test, taste_pseudo=self.taste_pseudo).select("a", "b", "n_shared_t", "p_coentry")
-        pairs = pairs.join(use, on=["a", "b"], how="left")
-        both = np.column_stack([pairs["p_gap"].to_numpy().astype(float),
-                                pairs["p_coentry"].fill_null(np.nan).to_numpy().astype(float)])
-        p_single = mt.fisher_combine(np.asarray(both, dtype=float), untested=1.0)
+        fam = pl.concat([self.family_pairs_.select("a", "b"), test]).unique()
+        every = idf.co_entries(con, fam, taste_pseudo=self.taste_pseudo).select("a", "b", "n_shared_t", "p_coentry")
+        self.n_single_ = int((every["p_coentry"].fill_null(1.0) <= self.single_coentry_p).sum())
+        pairs = pairs.join(test.join(every, on=["a", "b"]), on=["a", "b"], how="left")
         # a pair without a co-entry p (not tested) has no corroboration
-        p_single = np.where(np.isnan(both[:, 1]), np.nan, p_single)
-        return pairs.with_columns(p_single=pl.Series(p_single))
+        return pairs.with_columns(p_single=pl.when(pl.col("p_coentry").is_not_nan()).then(pl.col("p_gap")))
 
     def _permutation(self, x: pl.DataFrame, pairs: pl.DataFrame) -> pl.DataFrame:
         """Seeded permutation test: each player's sit-out starts re-drawn uniformly

@@ -48,10 +48,10 @@ class EvidenceMixin:
         if r.get("n_co") != 1 or is_missing(r.get("p_single")):
             return ""
         n_fam = max(self.n_single_, 1)
-        return (f"; sat out together once only: corroborated by co-entry ({r['n_shared_t']} events entered together, "
-                f"co-entry p {r['p_coentry']:.3g} under the configuration model, needed <= {self.single_coentry_p:g}), combined p {r['p_single']:.3g}, "
-                f"x {n_fam} single-coincidence pairs (Bonferroni) = {min(1.0, r['p_single'] * n_fam):.3g}, "
-                f"needed <= {self.single_alpha:g}")
+        return (f"; sat out together once only: co-entered ({r['n_shared_t']} events entered together, "
+                f"co-entry p {r['p_coentry']:.3g} under the configuration model, needed <= {self.single_coentry_p:g}), "
+                f"coincidence p {r['p_single']:.3g} x {n_fam} co-entering pairs that could have sat out together "
+                f"(Bonferroni) = {min(1.0, r['p_single'] * n_fam):.3g}, needed <= {self.single_alpha:g}")
 
     def _friends_text(self, pairs: pl.DataFrame, co: pl.DataFrame) -> str:
         """Friends who play the same events and take the same breaks, in words with their figures: the events the

@@ -511,7 +511,7 @@ def test_one_coincidence_corroborated_by_co_entry_is_flagged_its_look_alike_is_n
     assert q["p_single"] * det.n_single_ <= det.single_alpha
     # the case says so
     ev = flagged[0].evidence[0].text
-    assert "sat out together once only: corroborated by co-entry (8 events entered together" in ev
+    assert "sat out together once only: co-entered (8 events entered together" in ev
     con.close()
 
 

@@ -15,7 +15,9 @@ against the same player's decisions with everyone else, in the same cells:
   decision (all-in raise or not), with each player yet to act after it (the ones who could call); cells of
   starting-hand decile, stack depth, seat and the tournament: a shover is held to their own shoves in the same
   tournament, as one tournament's looseness (or a gang member's wide shoves at its mates) would otherwise make
-  every player at that table look like a partner.
+  every player at that table look like a partner. Within a tournament a player's shoving still moves from table
+  to table (who sits there), and the partner yet to act sits at the player's table: the tail allows a random
+  effect per (player, table) whose variance the population's own decisions give (:func:`table_effect_p`).
 
 Both use :func:`~detectors.features.gameplay.bounty_tests.bounty_wide_cells` (each player's own rate without this
 partner, empirical-Bayes shrunk, the looseness offsets) and the exact Poisson-binomial tail of
@@ -29,9 +31,11 @@ import numpy as np
 import polars as pl
 
 from detectors import stats
-from detectors.features.gameplay.bounty import BOUNTY_CONTEXT_BINS, BOUNTY_LOOSENESS_TAU, POSITION_BIN
+from detectors.features.gameplay.bounty import (BOUNTY_CONTEXT_BINS, BOUNTY_LOOSENESS_TAU, POSITION_BIN,
+                                                bounty_tournament_effect)
 from detectors.features.gameplay.bounty_tests import bounty_wide_calls, bounty_wide_cells
 from detectors.features.gameplay.cards import starting_hand_percentile
+from detectors.features.gameplay.distributions import overdispersed_sum_sf
 
 BOUNTY_PARTNER_RAISE_SQL = """
 -- preflop decisions (fold, call, raise) facing a raise in knockout hands whose last raise was an all-in by (the
@@ -63,14 +67,14 @@ first AS (
     SELECT a.hand_id, a.player, min(a.seq) AS seq FROM actions a SEMI JOIN ko USING (hand_id)
     WHERE a.street = 'preflop' AND a.action IN ('fold', 'call', 'raise', 'check') GROUP BY ALL
 ), dec AS (
-    SELECT f.hand_id, h.tournament_id, f.seq, f.player, (a.is_all_in AND a.action = 'raise') AS cont, h.game,
-           s.stack_start::DOUBLE / coalesce(nullif(h.big_blind, 0), 1)::DOUBLE AS stack_bb, s.position
+    SELECT f.hand_id, h.tournament_id, h.table_name, f.seq, f.player, (a.is_all_in AND a.action = 'raise') AS cont,
+           h.game, s.stack_start::DOUBLE / coalesce(nullif(h.big_blind, 0), 1)::DOUBLE AS stack_bb, s.position
     FROM first f JOIN actions a ON a.hand_id = f.hand_id AND a.seq = f.seq JOIN hands h ON h.hand_id = f.hand_id
     JOIN seats s ON s.hand_id = f.hand_id AND s.player = f.player
     WHERE s.bounty > 0 AND s.stack_start <= $max_bb * h.big_blind AND a.action <> 'check'
 )
-SELECT d.hand_id, d.tournament_id, d.seq, d.player, o.player AS partner, d.cont, d.stack_bb, d.game, d.position,
-       hc.cards AS hole
+SELECT d.hand_id, d.tournament_id, d.table_name, d.seq, d.player, o.player AS partner, d.cont, d.stack_bb, d.game,
+       d.position, hc.cards AS hole
 FROM dec d JOIN first o ON o.hand_id = d.hand_id AND o.player <> d.player AND o.seq > d.seq
 LEFT JOIN hole_cards hc ON hc.hand_id = d.hand_id AND hc.player = d.player
 """
@@ -115,11 +119,44 @@ def bounty_shoves(con: duckdb.DuckDBPyConnection, *, max_bb: float = 20.0) -> pl
     return _rows(con, BOUNTY_SHOVE_SQL, max_bb, "stack_bb", (5.0, 10.0, 15.0))
 
 
+def table_effect_p(wide: pl.DataFrame, cells: tuple, wide_rate: float) -> pl.DataFrame:
+    """``wide`` (:func:`bounty_wide_calls` of ``cells``) with ``wc_p`` allowing a player's rate to move from one
+    table of a tournament to the next, and ``sigma2`` (the population's spread of it).
+
+    A player's rate is not the same at every table of a tournament: who else sits there moves it (a regular
+    loosens against weak players; a short-handed final table). A partner yet to act after the player's decision
+    sits at the player's table, so a pair's decisions lie at one table of a tournament and the player's own rate in
+    the same tournament comes from the others: an honest player who shoves wider at that table than before makes
+    every player to their left look like a partner. The model is the random intercept of
+    :func:`~detectors.features.gameplay.bounty.bounty_tournament_effect` with units (player, tournament, table),
+    its variance ``sigma2`` estimated by moments from the population's own decisions (never from pairs or
+    labels), integrated exactly per (pair, direction, tournament) block by :func:`overdispersed_sum_sf`. Returns
+    ``wide`` with ``wc_p`` the larger of the independent tail and the overdispersed one."""
+    d, bins, t = cells
+    if wide.is_empty() or "table_name" not in d.columns:
+        return wide.with_columns(sigma2=pl.lit(0.0))
+    unit = d.with_columns(tournament_id=pl.concat_str("tournament_id", "table_name", separator="|"))
+    sigma2 = bounty_tournament_effect(unit, t, bins)
+    if sigma2 <= 0:
+        return wide.with_columns(sigma2=pl.lit(0.0))
+    g = wide.select("player", "opponent").with_row_index("_g")
+    c = t.filter(pl.col("r") < wide_rate).with_columns(
+        x=pl.min_horizontal("player", "partner"), y=pl.max_horizontal("player", "partner")).join(
+        g.select("_g", x="player", y="opponent"), on=["x", "y"])
+    block = (pl.struct("_g", "player", "tix").rank("dense") - 1).cast(pl.Int64) if "tix" in c.columns else pl.col("_g")
+    c = c.with_columns(_b=block if not c.is_empty() else pl.lit(0, pl.Int64))
+    p = overdispersed_sum_sf(c["_g"].to_numpy().astype(np.int64), c["_b"].to_numpy().astype(np.int64),
+                             c["n"].to_numpy().astype(float), c["r"].to_numpy(), np.full(len(c), np.inf),
+                             wide["wc_k"].to_numpy(), float(np.sqrt(sigma2)))
+    return wide.with_columns(wc_p=pl.max_horizontal("wc_p", pl.Series(np.clip(p, 1e-300, 1.0))), sigma2=pl.lit(sigma2))
+
+
 def _view(rows: pl.DataFrame, prefix: str, wide_rate: float, context: tuple[str, ...],
-          looseness_tau: float | None) -> pl.DataFrame:
+          looseness_tau: float | None, table_effect: bool = False) -> pl.DataFrame:
     """Per unordered pair, both directions pooled: ``{prefix}_n`` decisions in the cells where the player's own
     rate without this partner is below ``wide_rate``, ``_k`` continuations there, ``_e`` expected, ``_p`` the exact
-    Poisson-binomial tail (:func:`bounty_wide_calls`), ``_min`` the smallest p-value those decisions could give
+    Poisson-binomial tail (:func:`bounty_wide_calls`; with ``table_effect``, the rate free to move from table to
+    table: :func:`table_effect_p`), ``_min`` the smallest p-value those decisions could give
     (every one a continuation: the product of the own rates) and ``_hands`` (the continuations, least likely
     first)."""
     schema = {"player": pl.Utf8, "opponent": pl.Utf8, **{f"{prefix}_{c}": pl.Float64 for c in ("n", "k", "e", "p", "min")},
@@ -128,6 +165,8 @@ def _view(rows: pl.DataFrame, prefix: str, wide_rate: float, context: tuple[str,
     if cells is None:
         return pl.DataFrame(schema=schema)
     wide = bounty_wide_calls(rows, max_rate=wide_rate, cells=cells)
+    if table_effect:
+        wide = table_effect_p(wide, cells, wide_rate).drop("sigma2")
     least = cells[2].filter(pl.col("r") < wide_rate).group_by(
         pl.min_horizontal("player", "partner").alias("player"), pl.max_horizontal("player", "partner").alias("opponent"),
     ).agg(lmin=(pl.col("n") * pl.col("r").log()).sum())
@@ -157,7 +196,8 @@ def bounty_passing(con: duckdb.DuckDBPyConnection, *, max_bb: float = 20.0, wide
     each against that player's own rate, independent given the cells. Only the decisions with the hole cards known are
     tested (a player view knows the cards shown: the detector says when too few are)."""
     tc = _view(bounty_partner_raises(con, max_bb=max_bb), "tc", wide_rate, (*context, "rpos"), looseness_tau)
-    sh = _view(bounty_shoves(con, max_bb=max_bb), "sh", wide_rate, (*context, "tix"), looseness_tau).drop("sh_min")
+    sh = _view(bounty_shoves(con, max_bb=max_bb), "sh", wide_rate, (*context, "tix"), looseness_tau,
+               table_effect=True).drop("sh_min")
     out = tc.join(sh, on=["player", "opponent"], how="full", coalesce=True).with_columns(
         pass_tournaments=pl.concat_list(pl.col("tc_tournaments").fill_null(pl.lit([], pl.List(pl.Utf8))),
                                         pl.col("sh_tournaments").fill_null(pl.lit([], pl.List(pl.Utf8))))

@@ -22,13 +22,14 @@ from detectors.seat_handoff.queries import (
 from detectors.seat_handoff.statistics import _own_timing
 
 
-def key_slices(df: pl.DataFrame, key: str) -> tuple[pl.DataFrame, dict]:
+def key_slices(df: pl.DataFrame, key: str | list[str]) -> tuple[pl.DataFrame, dict]:
     """The rows of each value of ``key`` as a slice of one frame, as ``partition_by(key, as_dict=True)`` gives
     them but without a copy per group.
 
     Parameters
     ----------
-    df : the frame. key : the column to split by.
+    df : the frame. key : the column to split by, or a list of columns (the dict's keys then tuples, as
+    ``partition_by`` gives them).
 
     Returns
     -------
@@ -37,10 +38,12 @@ def key_slices(df: pl.DataFrame, key: str) -> tuple[pl.DataFrame, dict]:
     ``partition_by`` keeps."""
     if df.height == 0:
         return df, {}
-    df = df.sort(key, maintain_order=True, nulls_last=True)
-    runs = (df.select(pl.col(key)).with_row_index("_i")
-            .group_by(key, maintain_order=True).agg(pl.col("_i").first().alias("lo"), pl.len().alias("n")))
-    return df, {k: df.slice(lo, n) for k, lo, n in zip(runs[key].to_list(), runs["lo"].to_list(), runs["n"].to_list())}
+    keys = [key] if isinstance(key, str) else list(key)
+    df = df.sort(keys, maintain_order=True, nulls_last=True)
+    runs = (df.select(keys).with_row_index("_i")
+            .group_by(keys, maintain_order=True).agg(pl.col("_i").first().alias("lo"), pl.len().alias("n")))
+    names = runs[key].to_list() if isinstance(key, str) else list(zip(*(runs[k].to_list() for k in keys)))
+    return df, {k: df.slice(lo, n) for k, lo, n in zip(names, runs["lo"].to_list(), runs["n"].to_list())}
 
 
 class FieldCounts:
@@ -246,7 +249,8 @@ class FramesMixin:
         con.register("_rb_at", at)
         try:
             hands = _with_strength(con.sql(_HAND_ROWS_SQL).pl()).sort("account", "tournament_id", "started_at", "hand_id")
-            by_at = {k: g for k, g in hands.partition_by(["account", "tournament_id"], as_dict=True).items()}
+            # (slices of the sorted hands, no copy per account-event)
+            hands, by_at = key_slices(hands, ["account", "tournament_id"])
             dec_at = ({k: g for k, g in con.sql(_DECISIONS_SQL).pl().partition_by(["account", "tournament_id"],
                                                                                    as_dict=True).items()}
                       if self.has_decisions_ else {})

@@ -109,3 +109,12 @@ def test_the_null_timing_by_small_chunks_gives_the_same_scores(con, monkeypatch)
     alone = SeatHandoffDetector().fit(con).score(con)
     assert whole.height > 0
     assert_frame_equal(alone, whole, check_exact=True)
+
+
+def test_key_slices_on_two_columns_are_partition_by_without_copies():
+    df = pl.DataFrame({"a": ["y", "x", "y", "x", "y"], "t": ["1", "2", "1", "2", "2"], "v": [1, 2, 3, 4, 5]})
+    _, groups = key_slices(df, ["a", "t"])
+    want = df.partition_by(["a", "t"], as_dict=True)
+    assert set(groups) == set(want) == {("y", "1"), ("x", "2"), ("y", "2")}
+    for k, g in want.items():
+        assert_frame_equal(groups[k], g)

@@ -219,7 +219,8 @@ class SeatHandoffDetector(CandidatesMixin, NullMixin, StageMixin, HandoverMixin,
         null_ev = (self._null_events(con, cand.select("account", "tournament_id"))
                    if self.has_sessions_ and self.calibrate else pl.DataFrame(schema={"account": pl.Utf8, "tournament_id": pl.Utf8}))
         at = pl.concat([cand.select("account", "tournament_id"), null_ev], how="vertical_relaxed").unique()
-        hands, by_at, dec_at, hist, hist_by_acc, hdec_by_acc, field, hist_dec = self._read_frames(con, cand, null_ev, at)
+        hands, by_at, dec_at, _, hist_by_acc, hdec_by_acc, field, hist_dec, null_hist = self._read_frames(
+            con, cand, null_ev, at)
 
         plans = self._split_plans(cand, by_at)
         rows: list[dict[str, Any]] = []
@@ -239,8 +240,8 @@ class SeatHandoffDetector(CandidatesMixin, NullMixin, StageMixin, HandoverMixin,
         rows = self._pool(rows)
         if self.stage_baseline and self.has_sessions_:
             # the benign explanation of stage: the account's own play at the same hand of its events without a switch
-            self._stage_baseline(rows, hist, cand.select("account", "tournament_id"))
-        df = self._combined_rows(rows, plans, null_ev, hands, hist, field, hist_dec)
+            self._stage_baseline(rows, hist_by_acc, cand.select("account", "tournament_id"))
+        df = self._combined_rows(rows, plans, null_ev, hands, null_hist, field, hist_dec)
         df = self._with_identity(df, cand)
         df = self._with_places(con, df, cand)
         df = self._with_slow_handover(con, df, cand)
@@ -337,7 +338,7 @@ class SeatHandoffDetector(CandidatesMixin, NullMixin, StageMixin, HandoverMixin,
         return df.with_columns(p_two_places=pl.Series(t), p_value=pl.Series(p))
 
     def _combined_rows(self, rows: list[dict[str, Any]], plans: list, null_ev: pl.DataFrame, hands: pl.DataFrame,
-                       hist: pl.DataFrame, field: pl.DataFrame, hist_dec: pl.DataFrame | None) -> pl.DataFrame:
+                       null_hist: tuple, field: pl.DataFrame, hist_dec: pl.DataFrame | None) -> pl.DataFrame:
         """The tested candidates as score rows: style and timing combined (Fisher), Bonferroni over scanned splits,
         calibrated against the population's simulated moves (sets ``null_``, ``null_after_``), the score, the
         strongest change point per account-event, and BH's ``q_value``."""
@@ -358,7 +359,7 @@ class SeatHandoffDetector(CandidatesMixin, NullMixin, StageMixin, HandoverMixin,
             # drift between sessions and stages): each candidate's combined p is ranked against
             # the population's own simulated same-player device moves (Monte Carlo p-value)
             self.null_, self.null_after_ = self._population_null(
-                null_ev, np.array([pl_[4] for pl_ in plans], dtype=np.int64), hands, hist, field, hist_dec)
+                null_ev, np.array([pl_[4] for pl_ in plans], dtype=np.int64), hands, null_hist, field, hist_dec)
             if self.null_.size:
                 # the tests' effective sample size (actions after the point against the account's own
                 # history, pooled over a device's events): a drift that is no other person grows
@@ -448,8 +449,8 @@ class SeatHandoffDetector(CandidatesMixin, NullMixin, StageMixin, HandoverMixin,
         # the range of starting hands entered / folded: after the change point against the same history
         st_h, rc_h = h["rstr"].to_numpy().astype(np.int64), h["rcls"].to_numpy().astype(np.int64)
         ra, cra = st_h[k:][rc_h[k:] >= 0], rc_h[k:][rc_h[k:] >= 0]
-        hc, rb, _ = hist_base(hist, c["tournament_id"], cp_time, base_dev)
         codes = self.codes_
+        hc, rb, _ = hist_base(hist, codes.of(codes.tournament, c["tournament_id"]), cp_time, codes.of(codes.device, base_dev))
         # the baselines are made again where tested (frames.time_baseline, range_baseline): the row keeps their sizes
         base = (hist, hdec, c["tournament_id"], cp_time, base_dev, codes.of(codes.tournament, c["tournament_id"]),
                 codes.of(codes.device, base_dev))

@@ -22,13 +22,14 @@ from detectors.seat_handoff.queries import (
 from detectors.seat_handoff.statistics import _own_timing
 
 
-def key_slices(df: pl.DataFrame, key: str) -> tuple[pl.DataFrame, dict]:
+def key_slices(df: pl.DataFrame, key: str | list[str]) -> tuple[pl.DataFrame, dict]:
     """The rows of each value of ``key`` as a slice of one frame, as ``partition_by(key, as_dict=True)`` gives
     them but without a copy per group.
 
     Parameters
     ----------
-    df : the frame. key : the column to split by.
+    df : the frame. key : the column to split by, or a list of columns (the dict's keys then tuples, as
+    ``partition_by`` gives them).
 
     Returns
     -------
@@ -37,10 +38,12 @@ def key_slices(df: pl.DataFrame, key: str) -> tuple[pl.DataFrame, dict]:
     ``partition_by`` keeps."""
     if df.height == 0:
         return df, {}
-    df = df.sort(key, maintain_order=True, nulls_last=True)
-    runs = (df.select(pl.col(key)).with_row_index("_i")
-            .group_by(key, maintain_order=True).agg(pl.col("_i").first().alias("lo"), pl.len().alias("n")))
-    return df, {k: df.slice(lo, n) for k, lo, n in zip(runs[key].to_list(), runs["lo"].to_list(), runs["n"].to_list())}
+    keys = [key] if isinstance(key, str) else list(key)
+    df = df.sort(keys, maintain_order=True, nulls_last=True)
+    runs = (df.select(keys).with_row_index("_i")
+            .group_by(keys, maintain_order=True).agg(pl.col("_i").first().alias("lo"), pl.len().alias("n")))
+    names = runs[key].to_list() if isinstance(key, str) else list(zip(*(runs[k].to_list() for k in keys)))
+    return df, {k: df.slice(lo, n) for k, lo, n in zip(names, runs["lo"].to_list(), runs["n"].to_list())}
 
 
 class FieldCounts:
@@ -162,9 +165,10 @@ class Codes:
     con : the warehouse (``hands``, ``sessions``)."""
 
     def __init__(self, con: duckdb.DuckDBPyConnection) -> None:
-        tids = con.sql("SELECT DISTINCT tournament_id FROM hands WHERE tournament_id IS NOT NULL ORDER BY ALL").pl()
+        tids = con.sql("SELECT DISTINCT tournament_id FROM hands WHERE tournament_id IS NOT NULL").pl()
         devs = con.sql("SELECT DISTINCT device FROM sessions WHERE device IS NOT NULL ORDER BY ALL").pl()
-        self.tournaments = tids["tournament_id"].to_list()
+        # (sorted here, not by DuckDB: a frame sorted by the codes is then in the order polars sorts the names)
+        self.tournaments = tids["tournament_id"].cast(pl.Utf8).sort().to_list()
         self.tournament = {t: i for i, t in enumerate(self.tournaments)}
         self.device = {d: i for i, d in enumerate(devs["device"].to_list())}
 
@@ -180,6 +184,14 @@ class Codes:
             "account", tc=pl.col("tournament_id").replace_strict(self.tournament, default=-1, return_dtype=pl.Int32),
             started_at="started_at", log_ms="log_ms", cls="cls",
             dc=pl.col("device").replace_strict(self.device, default=-1, return_dtype=pl.Int32))
+
+    def encode_hist(self, df: pl.DataFrame) -> pl.DataFrame:
+        """Tournament-hand rows (``account``, ``tournament_id``, ``started_at``, the action counts, ``device``,
+        ``rstr``, ``rcls``) with the tournament and the device as codes (``tc``, ``dc``; -1 for none)."""
+        return df.select(
+            "account", tc=pl.col("tournament_id").replace_strict(self.tournament, default=-1, return_dtype=pl.Int32),
+            started_at="started_at", *[f"n_{a}" for a in ACTS],
+            dc=pl.col("device").replace_strict(self.device, default=-1, return_dtype=pl.Int32), rstr="rstr", rcls="rcls")
 
     def decode_timing(self, by_acc: dict, accounts: list[str]) -> pl.DataFrame:
         """The decision-time rows of ``accounts`` (slices of ``by_acc`` without their account) with their names
@@ -198,37 +210,72 @@ class Codes:
             "account", "tournament_id", "started_at", "log_ms", "cls")
 
 
+def null_history(hist: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """What the population's null reads of its accounts' tournament hands (:mod:`detectors.seat_handoff.null`),
+    taken from their rows so that the rows need not be held: the action counts summed by account, and the hands
+    with an entry decision counted by account and range stratum.
+
+    Parameters
+    ----------
+    hist : tournament-hand rows (``account``, the action counts ``n_<action>``, ``rstr``, ``rcls``).
+
+    Returns
+    -------
+    ``(sums, ranges)``: ``sums`` one row per account (``account``, the counts summed); ``ranges`` one row per
+    account and stratum with ``rcls >= 0`` (``account``, ``rstr``, ``n`` hands, ``n1`` of them entered, ``n2``
+    entered with a raise)."""
+    sums = hist.group_by("account").agg([pl.col(f"n_{a}").sum() for a in ACTS])
+    ranges = (hist.filter(pl.col("rcls") >= 0).group_by("account", "rstr")
+              .agg(n=pl.len(), n1=(pl.col("rcls") >= 1).sum(), n2=(pl.col("rcls") == 2).sum()))
+    return sums, ranges
+
+
 class FramesMixin:
     """The frames the fit of :class:`~detectors.seat_handoff.SeatHandoffDetector` reads from the warehouse."""
 
     def _read_frames(self, con: duckdb.DuckDBPyConnection, cand: pl.DataFrame, null_ev: pl.DataFrame,
                      at: pl.DataFrame) -> tuple:
         """The candidates' and the null's account-events ``at`` read: their hands (``hands`` and by account-event),
-        their decision times by account-event, the accounts' own tournament hands (``hist``, and by account), their
-        decision times by account (tournament and device as codes, :class:`Codes`, set as ``codes_``), the field
-        (set as ``field_``, :class:`FieldCounts`; the null's events' rows returned) and the null accounts' decision
-        times with their names. An account's history is read a batch of accounts at a time
-        (:func:`account_batches`) and kept as slices of one frame (:func:`key_slices`).
+        their decision times by account-event, the candidate accounts' own tournament hands (``hist``, tournament
+        and device as codes, :class:`Codes`, set as ``codes_``; and by account), the null accounts' reduced as the
+        null reads them (:func:`null_history`, a batch at a time: their rows are not held), their decision times by
+        account (codes), the field (set as ``field_``, :class:`FieldCounts`; the null's events' rows returned) and
+        the null accounts' decision times with their names. An account's history is read a batch of accounts at a
+        time (:func:`account_batches`) and kept as slices of one frame (:func:`key_slices`).
 
         Returns
         -------
-        ``(hands, by_at, dec_at, hist, hist_by_acc, hdec_by_acc, field, tim_null)``."""
+        ``(hands, by_at, dec_at, hist, hist_by_acc, hdec_by_acc, field, tim_null, null_hist)``."""
         con.register("_rb_at", at)
         try:
             hands = _with_strength(con.sql(_HAND_ROWS_SQL).pl()).sort("account", "tournament_id", "started_at", "hand_id")
-            by_at = {k: g for k, g in hands.partition_by(["account", "tournament_id"], as_dict=True).items()}
+            # (slices of the sorted hands, no copy per account-event)
+            hands, by_at = key_slices(hands, ["account", "tournament_id"])
             dec_at = ({k: g for k, g in con.sql(_DECISIONS_SQL).pl().partition_by(["account", "tournament_id"],
                                                                                    as_dict=True).items()}
                       if self.has_decisions_ else {})
             batches = account_batches(con, at["account"])
-            # (the columns the tests read: the entry decision's situation is in rstr and rcls)
-            hist = read_by_accounts(con, _HISTORY_SQL, at, batches, lambda df: _with_strength(df).select(
-                "account", "tournament_id", "started_at", *[f"n_{a}" for a in ACTS], "device", "rstr", "rcls"))
+            self.codes_ = Codes(con)
+            null_acc = null_ev["account"].unique().cast(pl.Utf8)
+            null_parts: list[tuple[pl.DataFrame, pl.DataFrame]] = []
+
+            def keep(df: pl.DataFrame) -> pl.DataFrame:
+                # (the columns the tests read: the entry decision's situation is in rstr and rcls); the null
+                # accounts' rows reduced to what the null reads
+                df = self.codes_.encode_hist(_with_strength(df))
+                null_parts.append(null_history(df.filter(pl.col("account").is_in(null_acc.implode()))))
+                return df.filter(~pl.col("account").is_in(null_acc.implode()))
+
+            hist = read_by_accounts(con, _HISTORY_SQL, at, batches, keep)
+            null_hist = (pl.concat([p[0] for p in null_parts], how="vertical_relaxed"),
+                         pl.concat([p[1] for p in null_parts], how="vertical_relaxed"))
             if self.stage_baseline and self.has_sessions_:
                 # the candidate accounts' own other tournament events: the field is read for them too (their
                 # same-stage baseline, :mod:`detectors.seat_handoff.stage`)
-                at = pl.concat([at, hist.join(cand.select("account").unique(), on="account", how="semi")
-                                .select("account", "tournament_id")], how="vertical_relaxed").unique()
+                names = pl.Series(self.codes_.tournaments, dtype=pl.Utf8)
+                own = hist.select("account", "tc").unique()
+                at = pl.concat([at, own.select("account", tournament_id=names.gather(own["tc"].cast(pl.UInt32)))],
+                               how="vertical_relaxed").unique()
                 con.unregister("_rb_at")
                 con.register("_rb_at", at)
             field = con.sql(_FIELD_SQL).pl()
@@ -236,7 +283,6 @@ class FramesMixin:
             # the null reads the field of its own events only
             field = field.join(null_ev.select("tournament_id").unique(), on="tournament_id", how="semi")
             hist, hist_by_acc = key_slices(hist, "account")
-            self.codes_ = Codes(con)
             hdec_by_acc: dict = {}
             tim_null = None
             if self.has_decisions_:
@@ -247,7 +293,7 @@ class FramesMixin:
                 tim_null = self.codes_.decode_timing(hdec_by_acc, sorted(set(null_ev["account"].to_list())))
         finally:
             con.unregister("_rb_at")
-        return hands, by_at, dec_at, hist, hist_by_acc, hdec_by_acc, field, tim_null
+        return hands, by_at, dec_at, hist, hist_by_acc, hdec_by_acc, field, tim_null, null_hist
 
 
 #: rows (compared change points) tested at once: each row's baseline samples (the account's own decisions and
@@ -255,15 +301,16 @@ class FramesMixin:
 TEST_ROWS = 1000
 
 
-def hist_base(hist: pl.DataFrame | None, tid: str, cp_time, base_dev: str | None
+def hist_base(hist: pl.DataFrame | None, tcode: int | None, cp_time, dcode: int | None
               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The account's own tournament hands a change point's after-segment is compared with: all but the event's
-    hands from ``cp_time`` on, and (``base_dev`` not None) but those played on ``base_dev``.
+    hands from ``cp_time`` on, and (``dcode`` not None) but those played on that device.
 
     Parameters
     ----------
-    hist : the account's tournament hands (``tournament_id``, ``started_at``, ``device``, the action counts,
-        ``rstr``, ``rcls``). tid : the event. cp_time : the change point. base_dev : the device left out, or None.
+    hist : the account's tournament hands (``tc``, ``started_at``, ``dc``, the action counts, ``rstr``, ``rcls``;
+        tournament and device as :class:`Codes`). tcode : the event's code. cp_time : the change point. dcode : the
+        code of the device left out, or None.
 
     Returns
     -------
@@ -271,10 +318,9 @@ def hist_base(hist: pl.DataFrame | None, tid: str, cp_time, base_dev: str | None
     with an entry decision."""
     if hist is None or not hist.height:
         return np.zeros(len(ACTS)), np.array([], dtype=np.int64), np.array([], dtype=np.int64)
-    same_event = (hist["tournament_id"] == tid).fill_null(False).to_numpy()
+    same_event = hist["tc"].to_numpy() == tcode
     after_t = hist["started_at"].to_numpy() >= np.datetime64(cp_time, "us")
-    dev = hist["device"].to_numpy()
-    keep = ~(same_event & after_t) & ((dev != base_dev) if base_dev is not None else True)
+    keep = ~(same_event & after_t) & ((hist["dc"].to_numpy() != dcode) if dcode is not None else True)
     hc = hist.select([f"n_{a}" for a in ACTS]).to_numpy().astype(float)[keep].sum(axis=0)
     hr, hrc = hist["rstr"].to_numpy().astype(np.int64), hist["rcls"].to_numpy().astype(np.int64)
     kr = keep & (hrc >= 0)
@@ -292,6 +338,6 @@ def time_baseline(r: dict) -> tuple[np.ndarray, np.ndarray]:
 def range_baseline(r: dict) -> tuple[np.ndarray, np.ndarray]:
     """A compared row's range baseline made again from what it keeps (``_base``, :func:`hist_base`): the strata and
     entry classes of the account's own hands it is compared with."""
-    hist, _, tid, cp_time, base_dev, _, _ = r["_base"]
-    _, rb, crb = hist_base(hist, tid, cp_time, base_dev)
+    hist, _, _, cp_time, _, tcode, dcode = r["_base"]
+    _, rb, crb = hist_base(hist, tcode, cp_time, dcode)
     return rb, crb

@@ -103,7 +103,7 @@ class NullMixin:
             ev = ev[np.sort(rng.choice(ev.height, self.null_events, replace=False))]
         return ev.select("account", "tournament_id")
 
-    def _population_null(self, ev: pl.DataFrame, ks: np.ndarray, hands: pl.DataFrame, hist: pl.DataFrame,
+    def _population_null(self, ev: pl.DataFrame, ks: np.ndarray, hands: pl.DataFrame, hist: tuple,
                          field: pl.DataFrame, tim: pl.DataFrame | None) -> tuple[np.ndarray, np.ndarray]:
         """Combined p-values of simulated same-player device moves in this population
         (an empirical null, Efron, JASA 99, 2004): pseudo change points at seeded random
@@ -118,14 +118,14 @@ class NullMixin:
         and game drift between sessions and stages more than within one), which is what
         this corrects. Returns each simulated move's combined p and its effective sample size
         (actions after the point against those of the account's history: the candidates are
-        ranked among the moves of a similar size, ``_matched_rank``)."""
+        ranked among the moves of a similar size, ``_matched_rank``). ``hist``: the accounts' tournament hands as
+        :func:`~detectors.seat_handoff.frames.null_history` reduces them (action sums, range counts)."""
         rng = np.random.default_rng(self.random_state + 1)
         none = (np.zeros(0), np.zeros(0))
         if ev.height == 0 or ks.size == 0:
             return none
         # (the data come from the candidates' own queries, run once over both sets)
         hands = hands.join(ev, on=["account", "tournament_id"], how="semi")
-        hist = hist.join(ev.select("account").unique(), on="account", how="semi")
         field = field.join(ev.select("tournament_id").unique(), on="tournament_id", how="semi")
         if tim is not None:
             tim = tim.join(ev.select("account").unique(), on="account", how="semi")
@@ -163,13 +163,13 @@ class NullMixin:
         ca = ct - cb
         p_mix, field, span, t0 = self._null_field_mix(field, evs, me, cb, ca, cp, ts_h)
         # after-segment against the account's own tournament hands outside it
-        htot = hist.group_by("account").agg([pl.col(f"n_{a}").sum() for a in ACTS])
+        htot, ranges = hist
         hc = (evs.join(htot, on="account", how="left").sort("e")
               .select([f"n_{a}" for a in ACTS]).fill_null(0).to_numpy().astype(float))[me] - ca
         x2, dh = _chi2_stat_vec(hc, ca)
         p_hist = np.where(hc.sum(axis=1) >= 20, self._stage_null_p("hist", _chi2_p_vec(hc, ca), x2, dh), np.nan)
         p_size = self._null_sizes(hands, boff, nb, before, n_e, me, kk, E)
-        p_range = self._null_range(hands, hist, evs, me, kk, before, hbin, nb, n_e) if self.use_range else np.full(N, np.nan)
+        p_range = self._null_range(hands, ranges, evs, me, kk, before, hbin, nb, n_e) if self.use_range else np.full(N, np.nan)
         p_time = self._null_timing(tim, evs, e_h, ts_h, hoff, span, t0, me, kk, width)
         # the same combination as the candidates' (score)
         pm = np.column_stack([p_mix, p_hist])
@@ -235,10 +235,11 @@ class NullMixin:
         acc_m = np.array([acc_codes.get(a, -1) for a in evs["account"].to_list()], dtype=np.int64)[me]
         return self._null_device_time(tim, te, e_t, pos, acc_codes, acc_m, me, kk, width)
 
-    def _null_range(self, hands: pl.DataFrame, hist: pl.DataFrame, evs: pl.DataFrame, me: np.ndarray, kk: np.ndarray,
+    def _null_range(self, hands: pl.DataFrame, ranges: pl.DataFrame, evs: pl.DataFrame, me: np.ndarray, kk: np.ndarray,
                     before, hbin: np.ndarray, nb: int, n_e: np.ndarray) -> np.ndarray:
         """The simulated moves' range test: the entry decisions by the cards after each point against all the
-        account's other tournament hands (``_range_p_many`` on counts per stratum, by prefix sums)."""
+        account's other tournament hands (``_range_p_many`` on counts per stratum, by prefix sums; ``ranges``: the
+        accounts' hands with an entry decision counted by stratum, :func:`~detectors.seat_handoff.frames.null_history`)."""
         N = kk.size
         S = _N_STRATA
         rs, rc = hands["rstr"].to_numpy().astype(np.int64), hands["rcls"].to_numpy().astype(np.int64)
@@ -249,15 +250,12 @@ class NullMixin:
                 arr[:, st_] = before(cs_, n_e[me]) - before(cs_, kk)
         acc_list = evs["account"].to_list()
         acc_codes_r = {x: i for i, x in enumerate(sorted(set(acc_list)))}
-        hh = hist.filter(pl.col("rcls") >= 0)
-        ha = np.array([acc_codes_r.get(x, -1) for x in hh["account"].to_list()], dtype=np.int64)
+        ha = np.array([acc_codes_r.get(x, -1) for x in ranges["account"].to_list()], dtype=np.int64)
         okh = ha >= 0
         nacc = len(acc_codes_r)
-        idx = ha[okh] * S + hh["rstr"].to_numpy().astype(np.int64)[okh]
-        hc_ = hh["rcls"].to_numpy()[okh]
-        T = np.bincount(idx, minlength=nacc * S).reshape(nacc, S).astype(float)
-        T1 = np.bincount(idx, weights=(hc_ >= 1).astype(float), minlength=nacc * S).reshape(nacc, S)
-        T2 = np.bincount(idx, weights=(hc_ == 2).astype(float), minlength=nacc * S).reshape(nacc, S)
+        idx = ha[okh] * S + ranges["rstr"].to_numpy().astype(np.int64)[okh]
+        T, T1, T2 = (np.bincount(idx, weights=ranges[c].to_numpy().astype(float)[okh], minlength=nacc * S).reshape(nacc, S)
+                     for c in ("n", "n1", "n2"))
         am = np.array([acc_codes_r[x] for x in acc_list], dtype=np.int64)[me]
         return _range_p_counts(a, a1, a2, np.maximum(T[am] - a, 0.0), np.maximum(T1[am] - a1, 0.0),
                                np.maximum(T2[am] - a2, 0.0))
@@ -288,10 +286,12 @@ class NullMixin:
 
     def _null_device_time(self, tim: pl.DataFrame, te: pl.DataFrame, e_t: np.ndarray, pos: np.ndarray,
                           acc_codes: dict, acc_m: np.ndarray, me: np.ndarray, kk: np.ndarray, width: int,
-                          chunk: int = 500) -> np.ndarray:
+                          chunk: int = 500, max_values: int | None = None) -> np.ndarray:
         """``_device_time_many`` for the simulated moves of the population's null: each move's
         decisions after its split (its event, hands from ``kk`` on) against the account's other
-        decisions, built as explicit samples a chunk of moves at a time (the test removes each
+        decisions, built as explicit samples a chunk of moves at a time (at most ``chunk`` moves and
+        ``max_values`` baseline decisions, default :data:`NULL_TEST_VALUES`: each move's test is its own, so the
+        chunks change no figure; the test removes each
         move's own common shift: no prefix sums). NaN where the account has no decisions. Sets
         ``null_shift_``: each move's common shift (log time after the split against the account's
         other decisions), the speed drift of a person who plays on, on the same machine."""
@@ -316,8 +316,8 @@ class NullMixin:
         mask = np.zeros(lm.size, bool)
         shift = np.full(N, np.nan)
         band = math.log(self.device_band)
-        for s0 in range(0, N, chunk):
-            idx = range(s0, min(N, s0 + chunk))
+        sizes = np.where(acc_m >= 0, (acc_hi - acc_lo)[np.maximum(acc_m, 0)], 0)
+        for idx in move_chunks(sizes, chunk, NULL_TEST_VALUES if max_values is None else max_values):
             xa, ca, xb, cb, keep = [], [], [], [], []
             for i in idx:
                 if acc_m[i] < 0:
@@ -333,6 +333,33 @@ class NullMixin:
                 out[np.array(keep)], shift[np.array(keep)] = res["p"], res["shift"]
         self.null_shift_ = shift
         return out
+
+
+#: baseline decisions (the moves' accounts' own) the population null's timing test holds at once: a chunk of 500
+#: moves is as large as its accounts' histories are long (the peak of the fit at 240k hands was there)
+NULL_TEST_VALUES = 2_000_000
+
+
+def move_chunks(sizes: np.ndarray, chunk: int, max_values: int) -> list[range]:
+    """Consecutive ranges of moves, each of at most ``chunk`` moves and at most ``max_values`` of ``sizes`` summed
+    (a move with more alone), covering every move in order.
+
+    Parameters
+    ----------
+    sizes : each move's baseline size. chunk : the most moves in a range. max_values : the most values in one.
+
+    Returns
+    -------
+    The ranges of move indices."""
+    out, s0, tot = [], 0, 0
+    for i, n in enumerate(np.asarray(sizes, dtype=np.int64).tolist()):
+        if i > s0 and (i - s0 >= chunk or tot + n > max_values):
+            out.append(range(s0, i))
+            s0, tot = i, 0
+        tot += n
+    if s0 < len(sizes):
+        out.append(range(s0, len(sizes)))
+    return out
 
 
 def _gpd_tail(null_p: np.ndarray, p: float, n_exc: int, n_fit: int = 250, bounded: bool = True) -> float:

@@ -82,7 +82,8 @@ def prior_dispersion(disp: np.ndarray, dof: np.ndarray) -> tuple[float, float]:
 class StageMixin:
     """The same-stage own baseline of :class:`~detectors.seat_handoff.SeatHandoffDetector`."""
 
-    def _stage_baseline(self, rows: list[dict[str, Any]], hist: pl.DataFrame, switch_events: pl.DataFrame) -> None:
+    def _stage_baseline(self, rows: list[dict[str, Any]], hist: pl.DataFrame | dict,
+                        switch_events: pl.DataFrame) -> None:
         """Each row's style tests given the account's own play at the same stage of its events without a
         switch (the module's method), written into the rows: ``stage_events`` (own events split), ``stage_k``
         (the hand position), ``stage_disp_field`` / ``stage_disp_hist`` (the own dispersions, NaN if
@@ -92,25 +93,26 @@ class StageMixin:
         Parameters
         ----------
         rows : the tested rows after pooling (``_g2``/``_dof`` and the pooled ``p_mix``; ``_ca``/``_hc``).
-        hist : the accounts' own tournament hands (``account``, ``tournament_id``, ``started_at``, action counts).
+        hist : the accounts' own tournament hands (``account``, ``tournament_id``, ``started_at``, action counts),
+            or a dict from each account to its rows (the tournament as ``tc``, a code of ``codes_``: the fit's
+            :func:`~detectors.seat_handoff.frames.key_slices`); read an account at a time, no copy of the whole.
         switch_events : every (``account``, ``tournament_id``) with a mid-event switch, tested or not."""
         fams: dict[tuple, list[dict[str, Any]]] = {}
         for r in rows:
             key = (r["account"], r["device"]) if r.get("device") is not None else (id(r),)
             fams.setdefault(key, []).append(r)
-        own = (hist.join(switch_events.select("account", "tournament_id").unique(), on=["account", "tournament_id"],
-                         how="anti")
-               .sort("account", "tournament_id", "started_at"))
-        own, own_by_acc = key_slices(own, "account")
-        sums = hist.group_by("account").agg([pl.col(f"n_{a}").sum() for a in ACTS])
-        tot = dict(zip(sums["account"].to_list(), sums.select([f"n_{a}" for a in ACTS]).to_numpy().astype(float)))
+        by_acc = hist if isinstance(hist, dict) else key_slices(hist, "account")[1]
+        sw = switch_events.select("account", "tournament_id").unique()
+        switched = {a: g["tournament_id"].to_list()
+                    for (a,), g in sw.partition_by(["account"], as_dict=True).items()}
         groups = list(fams.values())
         # per family: [own field G2, its dof, own history X2, its dof, switch G2, dof, switch X2, dof, own events, k]
         st = np.zeros((len(groups), 10))
         for i, g in enumerate(groups):  # one family of candidates at a time (not hands)
             k = int(np.median([x["k"] for x in g]))
-            tables, after_own, base_own = self._stage_tables(own_by_acc.get(g[0]["account"]), k,
-                                                             tot.get(g[0]["account"], np.zeros(len(ACTS))))
+            # (the account's own events made for its family only, then dropped: no copy of the whole history)
+            own, total = self._own_events(by_acc.get(g[0]["account"]), switched.get(g[0]["account"], []))
+            tables, after_own, base_own = self._stage_tables(own, g[0]["account"], k, total)
             if tables:
                 g2, dof = _g2_interaction_vec(np.stack(tables))
                 x2, dh = _chi2_stat_vec(np.stack(base_own), np.stack(after_own))
@@ -158,23 +160,48 @@ class StageMixin:
                     r["p_hist_mix"] = max(r["p_hist_mix"], r["p_hist_mix_stage"])
                 r["p_mix_any"] = mix_any(r)
 
-    def _stage_tables(self, own: pl.DataFrame | None, k: int, total: np.ndarray
+    def _own_events(self, hist: pl.DataFrame | None, switched: list[str]) -> tuple[pl.DataFrame | None, np.ndarray]:
+        """One account's tournament hands in its events without a switch, sorted by event (its name, or its code:
+        the codes are in the names' order) and time, and all its tournament hands' action counts summed.
+
+        Parameters
+        ----------
+        hist : the account's tournament hands (the event as ``tournament_id``, or as ``tc`` a code of ``codes_``),
+            or None. switched : the names of the account's events with a mid-event switch.
+
+        Returns
+        -------
+        ``(own, total)``: the rows (None without any) and the summed counts (floats; zeros without rows)."""
+        if hist is None or hist.height == 0:
+            return None, np.zeros(len(ACTS))
+        total = hist.select([pl.col(f"n_{a}").sum() for a in ACTS]).to_numpy().astype(float)[0]
+        if "tc" in hist.columns:
+            col, out = "tc", pl.Series([self.codes_.of(self.codes_.tournament, t) for t in switched], dtype=pl.Int32)
+        else:
+            col, out = "tournament_id", pl.Series(switched, dtype=pl.Utf8)
+        return hist.filter(~pl.col(col).is_in(out.implode())).sort(col, "started_at"), total
+
+    def _stage_tables(self, own: pl.DataFrame | None, account: str, k: int, total: np.ndarray
                       ) -> tuple[list[np.ndarray], list[np.ndarray], list[np.ndarray]]:
-        """The account's events without a switch split at hand ``k`` (those with ``min_segment`` hands after it):
-        each split's who x period x action table against the event's field at the same times, its after-segment
-        counts and the rest of the account's tournament hands (``total`` less the after-segment)."""
+        """The account's events without a switch (``own``, :meth:`_own_events`) split at hand ``k`` (those with
+        ``min_segment`` hands after it): each split's who x period x action table against the event's field at the
+        same times, its after-segment counts and the rest of the account's tournament hands (``total`` less the
+        after-segment)."""
         tables: list[np.ndarray] = []
         after_own: list[np.ndarray] = []
         base_own: list[np.ndarray] = []
         if own is None or own.height == 0 or k < self.min_before:
             return tables, after_own, base_own
         cols = [f"n_{a}" for a in ACTS]
-        for (tid,), e in own.partition_by(["tournament_id"], as_dict=True, maintain_order=True).items():
+        col = "tc" if "tc" in own.columns else "tournament_id"
+        for (tid,), e in own.partition_by([col], as_dict=True, maintain_order=True).items():
             if e.height < k + self.min_segment:
                 continue
             c = e.select(cols).to_numpy().astype(float)
             cb, ca = c[:k].sum(axis=0), c[k:].sum(axis=0)
-            fb, fa = self._field_counts(tid, e["account"][0], e["started_at"][k])
+            if col == "tc":
+                tid = self.codes_.tournaments[tid]
+            fb, fa = self._field_counts(tid, account, e["started_at"][k])
             if fb.sum() == 0 or fa.sum() == 0:
                 continue
             tables.append(np.array([[cb, ca], [fb, fa]]))

@@ -116,7 +116,7 @@ class EvidenceMixin:
         flagged all the same (the chips moved in the deviation hands, or the value given, cards known, is
         significant on its own)."""
         flow, fh = row.get("net_flow_bb") or 0.0, int(row.get("flow_hands") or 0)
-        known = int(row.get("value_n") or 0) >= self.min_value_n and not getattr(self, "flow_gate_cards_known", True)
+        known = not self.flow_gate_cards_known and int(row.get("value_n") or 0) >= self.min_value_n  # as _flow_moved
         if flow >= self.min_flow_bb and fh >= self.min_hu_hands and (row.get("flagged") or not known):
             return ""
         moved = f"the chips did not move from {a} to {b}: net {flow:.0f} bb in {fh} hands where {a} lost to {b}"

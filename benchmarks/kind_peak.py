@@ -1,14 +1,21 @@
 """Kinds' detects (fit, score, threshold, explain of every signal) one after the other on an existing warehouse, in
-this process as the night runs them: per kind wall and CPU seconds, the resident memory before it and its peak
-(VmRSS sampled every 20 ms), the largest frame the fitted detector keeps, and what stays resident once the kind is
-done and its detector dropped.
+this process as the night runs them: per kind wall and CPU seconds, the CPU seconds of ``explain`` apart (with the
+rows' shapes: a kind whose explanations read the warehouse per signal shows it here as seconds that grow with the
+window), the resident memory before it and its peak (VmRSS sampled every 20 ms), the largest frame the fitted
+detector keeps, and what stays resident once the kind is done and its detector dropped.
 
-The warehouse's features by day must be stored (a night bench's replica, or a warehouse a run has judged); the
-feature store's pair table is summed before the clock starts, as the night's feature pass leaves it. DuckDB gets
-the pipeline's 1 GB limit unless ``--duckdb-memory`` says otherwise.
+The warehouse's features by day are summed before the clock starts (the feature store's pair table), as the
+night's feature pass leaves them; ``--no-day-features`` skips that for a kind that reads the raw tables (seat
+hand-offs run on an ingested warehouse as it is). DuckDB gets the pipeline's 1 GB limit unless ``--duckdb-memory``
+says otherwise.
 
     PYTHONPATH=. python benchmarks/kind_peak.py --warehouse /tmp/night/warehouse.duckdb --kind soft_play
     PYTHONPATH=. python benchmarks/kind_peak.py --warehouse W --kind soft_play chip_dumping bounty_collusion --probe
+    PYTHONPATH=. python benchmarks/kind_peak.py --warehouse W --kind seat_handoff --no-day-features --phases
+
+``--phases``: where each kind spends its time and memory: the main thread's stack is sampled with the memory and
+the samples are printed grouped by the detector's own frames (the first ``--depth`` frames of ``detectors/`` code:
+seconds sampled there and the peak seen there), then by the innermost line.
 
 ``--probe``: after each kind, the resident memory (VmRSS and its anonymous part, RssAnon) is printed at each step
 of taking back what the kind left: as it ends (its detector dropped), after Python's garbage collection, after
@@ -28,8 +35,10 @@ two versions of a detector on the same warehouse.
 from __future__ import annotations
 
 import argparse
+import collections
 import ctypes
 import gc
+import os
 import sys
 import threading
 import time
@@ -133,38 +142,106 @@ def probe(con: duckdb.DuckDBPyConnection) -> str:
             f"{pa.total_allocated_bytes() // 1048576} MB")
 
 
+class Sampler:
+    """Every ``every`` s the resident memory and, with ``stacks``, the main thread's frames of ``detectors/`` code
+    (outermost first, ``file:function:line``): ``samples`` a list of ``(rss_mb, frames)``."""
+
+    def __init__(self, stacks: bool = False, every: float = 0.02) -> None:
+        self.every, self.stacks, self.samples, self._stop = every, stacks, [], threading.Event()
+        self._main = threading.get_ident()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        """The sampling loop (the sampler's thread)."""
+        while not self._stop.wait(self.every):
+            fr, st = sys._current_frames().get(self._main) if self.stacks else None, []
+            while fr is not None:
+                if f"{os.sep}detectors{os.sep}" in fr.f_code.co_filename:
+                    st.append(f"{os.path.basename(fr.f_code.co_filename)}:{fr.f_code.co_name}:{fr.f_lineno}")
+                fr = fr.f_back
+            self.samples.append((rss_mb(), tuple(reversed(st))))
+
+    def stop(self) -> int:
+        """Stop sampling (the samples stay); returns the peak sampled, MB."""
+        self._stop.set()
+        self._thread.join()
+        return max((mb for mb, _ in self.samples), default=rss_mb())
+
+    def grouped(self, key) -> list[tuple[str, float, int]]:
+        """The samples grouped by ``key(frames)``: (group, seconds sampled, peak MB), most sampled first."""
+        agg: dict[str, list] = collections.defaultdict(lambda: [0, 0])
+        for mb, st in self.samples:
+            a = agg[key(st)]
+            a[0], a[1] = a[0] + 1, max(a[1], mb)
+        return sorted(((k, n * self.every, m) for k, (n, m) in agg.items()), key=lambda x: -x[1])
+
+
+def timed_explain(det) -> dict:
+    """Make ``det.explain`` (an instance attribute over the method, so :meth:`~detectors.base.Detector.detect` runs
+    unchanged) count its rows, their shapes and its CPU seconds into the dict returned."""
+    tally = {"rows": 0, "cpu": 0.0, "shapes": collections.Counter()}
+    explain = det.explain
+
+    def counted(con, row):
+        c = time.process_time()
+        try:
+            return explain(con, row)
+        finally:
+            tally["cpu"] += time.process_time() - c
+            tally["rows"] += 1
+            tally["shapes"][row.get("shape") or ("group" if len(row.get("accounts") or []) > 2 else "pair")] += 1
+
+    det.explain = counted
+    return tally
+
+
+def print_phases(sampler: Sampler, depth: int, top: int) -> None:
+    """The samples by the first ``depth`` frames of detector code, then by the innermost line (``top`` of each)."""
+    print(f"--- by the first {depth} frames (seconds sampled, peak MB there)")
+    for k, s, m in sampler.grouped(lambda st: " > ".join(st[:depth]) or "(outside detectors)")[:top]:
+        print(f"{s:8.1f} s {m:7,} MB  {k}")
+    print("--- by the innermost line")
+    for k, s, m in sampler.grouped(lambda st: st[-1] if st else "(outside detectors)")[:top]:
+        print(f"{s:8.1f} s {m:7,} MB  {k}", flush=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--warehouse", required=True)
     ap.add_argument("--kind", nargs="+", default=["soft_play"], help="kinds run one after the other, in this order")
     ap.add_argument("--window-days", type=int, default=90)
     ap.add_argument("--duckdb-memory", default="1GB")
+    ap.add_argument("--no-day-features", action="store_true",
+                    help="do not sum the stored day features first (a kind that reads the raw tables)")
     ap.add_argument("--probe", action="store_true", help="after each kind, what stays resident (module docstring)")
+    ap.add_argument("--phases", action="store_true", help="each kind's samples by detector frames (module docstring)")
+    ap.add_argument("--depth", type=int, default=4, help="with --phases: frames of detectors/ code a group is keyed by")
+    ap.add_argument("--top", type=int, default=30, help="with --phases: groups printed")
     args = ap.parse_args()
-    peak = [0]
-
-    def sample() -> None:
-        while True:
-            peak[0] = max(peak[0], rss_mb())
-            time.sleep(0.02)
-
-    threading.Thread(target=sample, daemon=True).start()
     con = duckdb.connect(args.warehouse, read_only=True)
     con.execute("SET memory_limit = ?", [args.duckdb_memory])
-    gp.store_for(con, window_days=args.window_days).pair_table(con)
+    if not args.no_day_features:
+        gp.store_for(con, window_days=args.window_days).pair_table(con)
     for kind in args.kind:
-        start = peak[0] = rss_mb()
+        start, sampler = rss_mb(), Sampler(stacks=args.phases)
         t, c = time.perf_counter(), time.process_time()
         det = get_detector(kind)
+        tally = timed_explain(det)
         signals = det.detect(con)
         wall, cpu = time.perf_counter() - t, time.process_time() - c
+        peak = sampler.stop()
+        vars(det).pop("explain", None)  # the counting wrapper holds the detector: drop it, as the night drops it
         frames = {k: v for k, v in vars(det).items() if isinstance(v, pl.DataFrame)}
         big = max(frames, key=lambda k: frames[k].estimated_size()) if frames else None
         kept = (f"{big}: {frames[big].height:,} rows, {frames[big].estimated_size() / 1e6:,.0f} MB" if big else "none")
         print(f"{kind}: {len(signals)} signals, {sum(s.flagged for s in signals)} flagged; {wall:.1f} s wall, "
-              f"{cpu:.1f} CPU s; VmRSS before {start:,} MB, peak {peak[0]:,} MB (+{peak[0] - start:,}); "
-              f"largest fitted frame {kept}", flush=True)
-        del det, signals, frames
+              f"{cpu:.1f} CPU s (explain {tally['rows']} rows {tally['cpu']:.1f} CPU s, "
+              f"{dict(sorted(tally['shapes'].items()))}); VmRSS before {start:,} MB, peak {peak:,} MB "
+              f"(+{peak - start:,}); largest fitted frame {kept}", flush=True)
+        if args.phases:
+            print_phases(sampler, args.depth, args.top)
+        del det, signals, frames, sampler
         if args.probe:
             print(f"    after {kind}: {probe(con)}", flush=True)
 

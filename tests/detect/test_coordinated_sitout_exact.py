@@ -87,3 +87,23 @@ def test_a_pair_is_not_charged_for_the_events_where_nothing_happened():
         assert old.scores_.filter((pl.col("a") == "x") & (pl.col("b") == "y"))["q_value"][0] > old.alpha
     finally:
         con.close()
+
+
+def test_the_population_closeness_mark_is_uniform_under_its_own_null():
+    """The population's own closeness null (``own_closeness``, off by default): where a quarter of a stratum's
+    coincidences fall at the resolution (two starts seen on one hand at one table) the mark there is about a
+    quarter, not ``res / win``, and the mark is uniform when gaps follow that law; a stratum with the uniform
+    share keeps ``gap / win``."""
+    from detectors.coordinated_sitout.null import own_closeness
+
+    rng = np.random.default_rng(3)
+    n, res, win = 4000, 5.0, 120.0
+    at_res = rng.random(n) < 0.25
+    gap = np.where(at_res, rng.uniform(0, res, n), rng.uniform(res, win, n))
+    u = own_closeness(gap, np.full(n, res), np.full(n, win), np.zeros(n, dtype=int))
+    assert abs(float(u[at_res].max()) - 0.25) < 0.03
+    for alpha in (0.3, 0.5, 0.8):
+        assert abs(float((u <= alpha).mean()) - alpha) < 0.03
+    flat = rng.uniform(0, win, n)
+    v = own_closeness(flat, np.full(n, res), np.full(n, win), np.ones(n, dtype=int))
+    assert np.allclose(v[flat > res], flat[flat > res] / win, atol=0.01)

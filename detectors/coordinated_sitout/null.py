@@ -133,14 +133,14 @@ def own_closeness(gap: np.ndarray, res: np.ndarray, win: np.ndarray, stratum: np
     return np.clip(np.where(at_res, f, above), 1e-12, 1.0)
 
 
-def exact_product_sf(ps: np.ndarray, cs: np.ndarray, max_events: int = 12) -> float:
+def exact_product_sf(ps: np.ndarray, cs: np.ndarray, max_events: int = 10) -> float:
     """P(prod of the per-event p-values <= their observed product) under the exact law of the per-event marked
     Poisson p-values: in event ``e`` the p-value is 1 (no coincidence) with probability ``1 - cs[e]`` and uniform
     on (0, ``cs[e]``] otherwise (``cs[e] = 1 - exp(-lam_e)``). Summed over every set ``J`` of events that could have
     had a coincidence: ``P(J) * F_|J|(t / prod_J c)``, ``F_k`` the law of a product of ``k`` uniforms
     (``y sum_{i<k} (-log y)^i / i!``). Fisher's method, which takes every p-value as uniform on (0, 1], bounds this
     from above (the p-values are super-uniform): an event both sat out in without a coincidence costs the pair
-    nothing here. Above ``max_events`` events, Fisher's method.
+    nothing here. One event: its own p-value. Above ``max_events`` events (``2 ** n`` sets), Fisher's method.
 
     Parameters
     ----------
@@ -155,6 +155,8 @@ def exact_product_sf(ps: np.ndarray, cs: np.ndarray, max_events: int = 12) -> fl
     log_t = float(np.log(ps).sum())
     if log_t >= 0:
         return 1.0
+    if n == 1:
+        return float(ps[0])
     if n > max_events:
         from scipy import stats as _st
         return float(_st.chi2.sf(-2 * log_t, 2 * n))

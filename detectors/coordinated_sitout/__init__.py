@@ -31,7 +31,9 @@ Method
    the platform's ``sit_in`` seconds after its ``sit_out`` against the
    population's platform sit-out lengths (:func:`_return_mark`), else the
    hands sat out (:func:`_length_mark`). Per-event p-values are combined over the shared
-   events with Fisher's method; weighted Benjamini–Hochberg (Genovese,
+   events by their exact law (:func:`~detectors.coordinated_sitout.null.exact_product_sf`: an event without a
+   coincidence has p-value 1 with the chance that none falls, so it costs the pair nothing, where Fisher's method
+   counts it as a uniform draw); weighted Benjamini–Hochberg (Genovese,
    Roeder & Wasserman 2006) controls the false-discovery rate over every pair
    of players with a sit-out in a shared event, each pair weighted by the
    number of events in which both sat out, cubed (``share_power``: pairs of

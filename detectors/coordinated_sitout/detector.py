@@ -10,7 +10,7 @@ from scipy import stats as sps
 from detectors.base import GroupDetector
 from detectors.coordinated_sitout import groups as grp
 from detectors.coordinated_sitout.evidence import EvidenceMixin
-from detectors.coordinated_sitout.null import _end_mark, _marked_poisson_sf
+from detectors.coordinated_sitout.null import _end_mark, _marked_poisson_sf, exact_product_sf, own_closeness
 from detectors.coordinated_sitout.split import split_components
 from detectors.coordinated_sitout.starts import _SPAN_SQL, _STARTS_SQL, consensus_clock
 from detectors import stats as mt
@@ -56,6 +56,8 @@ class CoordinatedSitoutDetector(EvidenceMixin, GroupDetector):
         group_null: int = 100,
         group_bandwidth_s: float = 300.0,
         group_min_events: int = 2,
+        own_closeness: bool = False,
+        exact_events: bool = True,
     ) -> None:
         super().__init__(alpha=alpha, random_state=random_state)  # the false-discovery rate of the flag: q <= alpha
         self.tol_event_s = tol_event_s  # timing precision of a platform sit_out event
@@ -79,6 +81,8 @@ class CoordinatedSitoutDetector(EvidenceMixin, GroupDetector):
         self.group_null = group_null  # simulated populations of the group test's null (0: no group test)
         self.group_bandwidth_s = group_bandwidth_s  # the null's kernel: the event's sit-out rate at that moment
         self.group_min_events = group_min_events  # each member of a group met the others in this many events
+        self.own_closeness = own_closeness  # closeness against the population's own coincidences (null.own_closeness)
+        self.exact_events = exact_events  # shared events combined by the exact law (null.exact_product_sf), else Fisher
 
     # ------------------------------------------------------------------ fit
     def fit(self, con: duckdb.DuckDBPyConnection) -> "CoordinatedSitoutDetector":
@@ -286,7 +290,7 @@ class CoordinatedSitoutDetector(EvidenceMixin, GroupDetector):
         self.n_single_ = 0
         if k.height == 0:
             return pl.DataFrame(schema=schema)
-        x = k.select("account", "tournament_id", "t", "ts", "hand_id", "run_hands", "dur_s").with_columns(
+        x = k.select("account", "tournament_id", "t", "ts", "hand_id", "run_hands", "dur_s", "source").with_columns(
             tol=pl.when(k["source"] == "event").then(pl.lit(self.tol_event_s)).otherwise(pl.lit(self.tol_hand_s)),
             res=pl.when(k["source"] == "event").then(pl.lit(self.res_event_s)).otherwise(pl.lit(self.res_hand_s)),
         )
@@ -302,11 +306,20 @@ class CoordinatedSitoutDetector(EvidenceMixin, GroupDetector):
                  a.t AS t_a, b.t AS t_b, coalesce(a.hand_id, b.hand_id) AS hand_id,
                  -- the coincidence's closeness: gap over its window, the gap floored at the sources' resolution
                  least(greatest(abs(b.t - a.t), greatest(a.res, b.res)) / (a.tol + b.tol), 1.0) AS u,
-                 a.run_hands AS len_a, b.run_hands AS len_b, a.dur_s AS dur_a, b.dur_s AS dur_b
+                 a.run_hands AS len_a, b.run_hands AS len_b, a.dur_s AS dur_a, b.dur_s AS dur_b,
+                 abs(b.t - a.t) AS gap, a.tol + b.tol AS win, greatest(a.res, b.res) AS res,
+                 -- the stratum of the population's own closeness null: one table or two, sources
+                 (CASE WHEN coalesce(ha.table_name = hb.table_name, FALSE) THEN 3 ELSE 0 END)
+                   + (a.source = 'event')::INTEGER + (b.source = 'event')::INTEGER AS stratum
           FROM _rb_starts a JOIN _rb_starts b
             ON a.tournament_id = b.tournament_id AND a.account < b.account
            AND abs(b.t - a.t) <= a.tol + b.tol
+          LEFT JOIN hands ha ON ha.hand_id = a.hand_id
+          LEFT JOIN hands hb ON hb.hand_id = b.hand_id
         """).pl()
+        if self.own_closeness and co.height:
+            co = co.with_columns(u=pl.Series(own_closeness(co["gap"].to_numpy(), co["res"].to_numpy(),
+                                                           co["win"].to_numpy(), co["stratum"].to_numpy())))
         if co.height == 0:
             con.unregister("_rb_starts")
             return pl.DataFrame(schema=schema)
@@ -428,17 +441,31 @@ class CoordinatedSitoutDetector(EvidenceMixin, GroupDetector):
             n_starts_a=pl.col("n_a").sum(), n_starts_b=pl.col("n_b").sum(),
             min_gap=pl.col("gap").min(),
             lam=pl.col("lam").sum(),
+            lams=pl.col("lam"), p_es=pl.col("p_marked"), p_len_es=pl.col("p_marked_len"),
+            p_time_es=pl.col("p_marked_time"),
         )
-        # the test (per event: two marks where every length is known, closeness alone elsewhere);
-        # closeness alone and with length over every event are reported beside it
-        p_gap = sps.chi2.sf(fish["stat"].to_numpy(), fish["dof"].to_numpy())
-        p_one = sps.chi2.sf(fish["stat_time"].to_numpy(), fish["dof"].to_numpy())
-        p_len = sps.chi2.sf(fish["stat_len"].to_numpy(), fish["dof"].to_numpy())
-        fish = fish.with_columns(
-            p_gap=pl.Series(p_gap), p_time_only=pl.Series(p_one), p_with_length=pl.Series(p_len),
-            p_closest=pl.Series(sps.chi2.sf(fish["stat_closest"].to_numpy(), fish["dof"].to_numpy())),
-        )
+        fish = self._combine(fish)
         return co, per_event, fish
+
+    def _combine(self, fish: pl.DataFrame) -> pl.DataFrame:
+        """Each pair's shared events combined: ``p_gap`` (the test: per event two marks where every length is known,
+        closeness alone elsewhere), ``p_time_only`` (closeness alone) and ``p_with_length`` (both marks everywhere),
+        by the exact law of the per-event p-values (:func:`~detectors.coordinated_sitout.null.exact_product_sf`: an
+        event without a coincidence costs the pair nothing) or, with ``exact_events`` off, Fisher's method, which
+        counts it as a uniform p-value of 1 and is kept beside as ``p_fisher``; ``p_closest`` by Fisher's method."""
+        lam = [-np.expm1(-np.array(la)) for la in fish["lams"].to_list()]
+
+        def comb(col: str, stat: str) -> np.ndarray:
+            if not self.exact_events:
+                return sps.chi2.sf(fish[stat].to_numpy(), fish["dof"].to_numpy())
+            return np.array([exact_product_sf(np.array(pe), c) for pe, c in zip(fish[col].to_list(), lam)])
+
+        return fish.with_columns(
+            p_gap=pl.Series(comb("p_es", "stat")), p_fisher=pl.Series(sps.chi2.sf(fish["stat"].to_numpy(),
+                                                                                   fish["dof"].to_numpy())),
+            p_time_only=pl.Series(comb("p_time_es", "stat_time")), p_with_length=pl.Series(comb("p_len_es", "stat_len")),
+            p_closest=pl.Series(sps.chi2.sf(fish["stat_closest"].to_numpy(), fish["dof"].to_numpy())),
+        ).drop("lams", "p_es", "p_len_es", "p_time_es")
 
     def _corroborate(self, con: duckdb.DuckDBPyConnection, pairs: pl.DataFrame) -> pl.DataFrame:
         """Pairs seen sitting out together once: the co-entry p (configuration-model null,

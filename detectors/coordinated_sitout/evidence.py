@@ -143,8 +143,13 @@ class EvidenceMixin:
                 text=(f"{a} ({r['n_starts_a']} sit-outs) and {b} ({r['n_starts_b']}) in {len(r['shared_events'])} "
                       f"shared events started sitting out together {r['n_co']} times in {len(r['co_tournaments'])} "
                       f"tournaments, closest {r['min_gap']:.1f} s apart; {r['lam']:.3g} coincidences expected from "
-                      f"each player's own sit-out rate, coincidence test (count and closeness, events combined) p "
-                      f"{r['p_gap']:.3g} (q {r['q_value']:.3g} over {self.family_} pairs, weight "
+                      f"each player's own sit-out rate, coincidence test (count and closeness, "
+                      + ("the events combined by their exact law: an event without a coincidence costs nothing"
+                         if self.exact_events else "the events combined by Fisher's method")
+                      + f") p {r['p_gap']:.3g}"
+                      + ("" if is_missing(r.get("p_fisher")) or not self.exact_events
+                         else f" (Fisher's method {r['p_fisher']:.3g})")
+                      + f" (q {r['q_value']:.3g} over {self.family_} pairs, weight "
                       f"{(r.get('bh_weight') or 1.0):.2f} in the false-discovery control: both sat out in "
                       f"{r.get('n_shared') or len(r['shared_events'])} shared events), closest-pair test p "
                       f"{r['p_closest']:.3g}{perm}; "

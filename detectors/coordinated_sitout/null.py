@@ -99,3 +99,75 @@ def _end_mark(len_a: np.ndarray, len_b: np.ndarray, runs: np.ndarray, t_a: np.nd
     elsewhere."""
     secs = np.isfinite(np.asarray(dur_a, dtype=float)) & np.isfinite(np.asarray(dur_b, dtype=float))
     return np.where(secs, _return_mark(t_a, dur_a, t_b, dur_b, durations, res_s), _length_mark(len_a, len_b, runs))
+
+
+def own_closeness(gap: np.ndarray, res: np.ndarray, win: np.ndarray, stratum: np.ndarray,
+                  prior: float = 10.0) -> np.ndarray:
+    """The closeness mark of each coincidence against the population's own coincidences of its stratum: under the
+    uniform null a gap at or below the resolution ``res`` has probability ``res / win``; two starts seen at one
+    table on the same hand, or logged by the platform within a second across tables, meet far more often than that
+    (a deal's quantisation, a client's). Per stratum the share of coincidences at the resolution, ``f``, is
+    estimated from the population's coincidences (shrunk towards ``res / win`` with ``prior`` pseudo-counts, and
+    never below it); the mark is the distribution function of a gap under "at the resolution with probability
+    ``f``, uniform over (res, win] otherwise": ``f`` at the resolution, ``f + (1 - f) (gap - res) / (win - res)``
+    above it. Where ``f`` is ``res / win`` this is ``gap / win``, the uniform mark.
+
+    Parameters
+    ----------
+    gap : each coincidence's gap in seconds. res, win : its resolution and window (the sum of the two tolerances).
+    stratum : each coincidence's stratum (integer codes: one table or two, platform events or hands).
+    prior : the pseudo-counts of the shrinkage towards the uniform share.
+
+    Returns
+    -------
+    The mark per coincidence, in (0, 1]."""
+    gap, res, win = (np.asarray(v, dtype=float) for v in (gap, res, win))
+    stratum = np.asarray(stratum)
+    u0 = np.clip(res / win, 0.0, 1.0)
+    at_res = gap <= res
+    f = u0.copy()
+    for s in np.unique(stratum):
+        m = stratum == s
+        f[m] = np.maximum(u0[m], (at_res[m].sum() + prior * u0[m].mean()) / (m.sum() + prior))
+    above = f + (1.0 - f) * np.clip(gap - res, 0.0, None) / np.maximum(win - res, 1e-9)
+    return np.clip(np.where(at_res, f, above), 1e-12, 1.0)
+
+
+def exact_product_sf(ps: np.ndarray, cs: np.ndarray, max_events: int = 10) -> float:
+    """P(prod of the per-event p-values <= their observed product) under the exact law of the per-event marked
+    Poisson p-values: in event ``e`` the p-value is 1 (no coincidence) with probability ``1 - cs[e]`` and uniform
+    on (0, ``cs[e]``] otherwise (``cs[e] = 1 - exp(-lam_e)``). Summed over every set ``J`` of events that could have
+    had a coincidence: ``P(J) * F_|J|(t / prod_J c)``, ``F_k`` the law of a product of ``k`` uniforms
+    (``y sum_{i<k} (-log y)^i / i!``). Fisher's method, which takes every p-value as uniform on (0, 1], bounds this
+    from above (the p-values are super-uniform): an event both sat out in without a coincidence costs the pair
+    nothing here. One event: its own p-value. Above ``max_events`` events (``2 ** n`` sets), Fisher's method.
+
+    Parameters
+    ----------
+    ps : the per-event p-values (1 where no coincidence). cs : each event's chance of any coincidence.
+
+    Returns
+    -------
+    The combined p-value."""
+    ps = np.clip(np.asarray(ps, dtype=float), 1e-300, 1.0)
+    cs = np.clip(np.asarray(cs, dtype=float), 1e-300, 1.0)
+    n = ps.size
+    log_t = float(np.log(ps).sum())
+    if log_t >= 0:
+        return 1.0
+    if n == 1:
+        return float(ps[0])
+    if n > max_events:
+        from scipy import stats as _st
+        return float(_st.chi2.sf(-2 * log_t, 2 * n))
+    masks = np.arange(1, 1 << n)
+    inside = ((masks[:, None] >> np.arange(n)[None, :]) & 1).astype(bool)
+    log_w = np.where(inside, np.log(cs)[None, :], np.log1p(-np.minimum(cs, 1 - 1e-16))[None, :]).sum(axis=1)
+    k = inside.sum(axis=1)
+    log_y = log_t - np.where(inside, np.log(cs)[None, :], 0.0).sum(axis=1)
+    ell = np.maximum(-log_y, 0.0)
+    i = np.arange(n)[None, :]
+    terms = np.where(i < k[:, None], np.exp(i * np.log(np.maximum(ell[:, None], 1e-300)) - _sp.gammaln(i + 1.0)), 0.0)
+    terms[:, 0] = 1.0
+    f = np.where(log_y >= 0, 1.0, np.exp(np.minimum(log_y, 0.0)) * terms.sum(axis=1))
+    return float(np.clip((np.exp(log_w) * np.minimum(f, 1.0)).sum(), 1e-300, 1.0))

@@ -33,7 +33,7 @@ def edge_weights(pairs: pl.DataFrame) -> np.ndarray:
     """The split's edge weight of every pair of ``pairs`` (``p_gap``, ``n_co``, ``n_starts_a``, ``n_starts_b``):
     ``-log10(p_gap)`` times the share of the pair's sit-outs in their shared events that coincided; 0 where a
     figure is missing."""
-    p = pairs["p_gap"].fill_null(1.0).to_numpy().astype(float)
+    p = pairs["p_fisher" if "p_fisher" in pairs.columns else "p_gap"].fill_null(1.0).to_numpy().astype(float)
     co = pairs["n_co"].fill_null(0).to_numpy().astype(float)
     most = np.maximum(pairs["n_starts_a"].fill_null(0).to_numpy(), pairs["n_starts_b"].fill_null(0).to_numpy())
     share = np.where(most > 0, co / np.maximum(most, 1), 0.0)

@@ -356,8 +356,8 @@ def test_an_event_with_a_sit_out_the_hands_do_not_show_is_tested_on_closeness_al
     """The two-mark null is exact only where every start of both players has a known length:
     when the hands of event 951 do not show q2 sitting out (the platform logged the sit_out,
     the table did not), a mark of 1 there would count against the pair under two marks, so
-    that event is tested on closeness alone and 950 on both marks, combined with Fisher's
-    method; nothing is doubled. (The platform logged no sit_in either: a sit_in would give the
+    that event is tested on closeness alone and 950 on both marks, combined by the exact law of
+    the per-event p-values (:func:`exact_product_sf`); nothing is doubled. (The platform logged no sit_in either: a sit_in would give the
     length in seconds.)"""
     import polars as pl
     from scipy import stats as sps
@@ -377,8 +377,12 @@ def test_an_event_with_a_sit_out_the_hands_do_not_show_is_tested_on_closeness_al
     assert pe["951"]["p_marked"] == pytest.approx(pe["951"]["p_marked_time"])
     r = det.scores_.filter((pl.col("a") == "q1") & (pl.col("b") == "q2")).row(0, named=True)
     assert r["n_len_events"] == 1
-    want = sps.chi2.sf(-2 * (np.log(pe["950"]["p_marked_len"]) + np.log(pe["951"]["p_marked_time"])), 4)
+    from detectors.coordinated_sitout.null import exact_product_sf
+
+    want = exact_product_sf(np.array([pe["950"]["p_marked_len"], pe["951"]["p_marked_time"]]),
+                            -np.expm1(-np.array([pe["950"]["lam"], pe["951"]["lam"]])))
     assert r["p_value"] == pytest.approx(want)
+    assert r["p_value"] <= sps.chi2.sf(-2 * (np.log(pe["950"]["p_marked_len"]) + np.log(pe["951"]["p_marked_time"])), 4)
     assert r["p_value"] < r["p_time_only"]
 
 

@@ -59,6 +59,8 @@ from detectors.stats.combining import (
     all_below_product_pvalue,
     fisher_combine,
     min_p_bonferroni,
+    sidak_min_p,
+    truncated_product_pvalue,
     weighted_bonferroni,
     z_sum_with_support,
 )
@@ -100,6 +102,8 @@ __all__ = [
     "hand_passivity_sums",
     "hand_passivity_test",
     "min_p_bonferroni",
+    "sidak_min_p",
+    "truncated_product_pvalue",
     "own_baseline_from_counts",
     "own_rate_table",
     "own_rates_per_decision",

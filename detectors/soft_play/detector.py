@@ -100,6 +100,10 @@ class SoftPlayDetector(EvidenceMixin, RingsMixin, PairDetector):
         "streets_minp" / "streets_tpm" (the streets alone by the min-p / truncated product, then Fisher's method with
         the support). Each is a valid combination of independent parts; on the tuning worlds none found more than
         Fisher's method without wrong flags (docs/measurements.md, 2026-12-07, "Soft play's streets combined").
+    check_max_rate : float or None
+        the check test's own rates (its streets' and the hand test's) capped at this (None: the statistics' cap,
+        1 - 1e-6), as the preflop test's are at 0.95: a bin whose few rates show no spread gets a prior of strength
+        1e4 and a rate near 1, and one check there reads as p 1e-4 (docs/measurements.md, 2026-12-07).
     """
 
     kind = "soft_play"
@@ -145,6 +149,7 @@ class SoftPlayDetector(EvidenceMixin, RingsMixin, PairDetector):
         value_bin: int | None = 2,
         street_combine: str = "fisher",
         street_tau: float = 0.05,
+        check_max_rate: float | None = None,
     ) -> None:
         super().__init__(alpha=alpha, random_state=random_state)
         self.min_hu_hands = min_hu_hands
@@ -179,6 +184,7 @@ class SoftPlayDetector(EvidenceMixin, RingsMixin, PairDetector):
         self.value_bin = value_bin
         self.street_combine = street_combine
         self.street_tau = street_tau
+        self.check_max_rate = check_max_rate
         self.max_ratio = max_ratio
         self.samples = samples
         self.max_unflagged = max_unflagged
@@ -250,6 +256,8 @@ class SoftPlayDetector(EvidenceMixin, RingsMixin, PairDetector):
         kw = {"where": where, "side": side, **dict(zip(("bins", "max_rate"), more))}
         if self.stage_bb and name in self.stage_tests and "stage" in getattr(self, "cells_", pl.DataFrame()).columns:
             kw["bins"] = (*(kw.get("bins") or self.BINS), "stage")
+        if name == "chk" and self.check_max_rate is not None:
+            kw["max_rate"] = self.check_max_rate
         if name == "chk" and self.value_bin is not None:
             # after the flop, the spots where a bet is for value only (strength bin at least value_bin)
             kw["where"] = where & (pl.col("preflop") | (pl.col("sbin") >= self.value_bin))

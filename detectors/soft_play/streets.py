@@ -20,7 +20,8 @@ def combine_street_parts(u: pl.DataFrame, sup: np.ndarray, st: np.ndarray, how: 
     how : "minp" (:func:`detectors.stats.sidak_min_p` over every part), "tpm"
         (:func:`detectors.stats.truncated_product_pvalue` at ``tau``), "fisher_minp" (twice the smaller of Fisher's
         method and the min-p over every part), "streets_minp" / "streets_tpm" (the streets alone by the min-p / the
-        truncated product, then Fisher's method with the support).
+        truncated product, then Fisher's method with the support), "streets_alone_fisher" / "streets_alone_minp" (the
+        streets alone, the support left out).
     tau : the truncation point of the truncated product.
 
     Returns
@@ -40,6 +41,9 @@ def combine_street_parts(u: pl.DataFrame, sup: np.ndarray, st: np.ndarray, how: 
         # extremes stay diluted as in Fisher's combination of every part
         s = stats.sidak_min_p(P[:, :-1]) if how == "streets_minp" else stats.truncated_product_pvalue(P[:, :-1], tau)
         c = np.where(np.isnan(sup), s, stats.fisher_combine(np.column_stack([s, sup])))
+    elif how in ("streets_alone_fisher", "streets_alone_minp"):
+        # the streets alone, the support left out (its own rates do not see the opener's range)
+        c = st if how == "streets_alone_fisher" else stats.sidak_min_p(P[:, :-1])
     elif how == "tpm":
         c = stats.truncated_product_pvalue(P, tau)
     elif how in ("minp", "fisher_minp"):
@@ -47,5 +51,5 @@ def combine_street_parts(u: pl.DataFrame, sup: np.ndarray, st: np.ndarray, how: 
         if how == "fisher_minp":
             c = np.minimum(1.0, 2.0 * np.minimum(c, stats.fisher_combine(P)))
     else:
-        raise ValueError(f"street_combine {how!r}: fisher, minp, tpm, fisher_minp, streets_minp or streets_tpm")
+        raise ValueError(f"street_combine {how!r}: see combine_street_parts")
     return np.where(made, c, st)

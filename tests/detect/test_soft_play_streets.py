@@ -81,3 +81,14 @@ def test_streets_min_p_with_the_support_keeps_the_level_and_fisher_stays_the_def
         for a in (0.05, 0.01, 0.001):
             assert abs((main[1:] <= a).mean() - a) < 4 * np.sqrt(a * (1 - a) / n) + 1e-4
     assert smin[0] < 1e-4 and fisher[0] > 10 * smin[0]
+
+
+def test_check_max_rate_caps_the_check_tests_own_rates_only_when_asked():
+    """``check_max_rate`` reaches the check test's baseline arguments (its pooled test, its streets and the hand test
+    read them); by default the check test keeps the statistics' own cap, the preflop test its 0.95."""
+    from detectors.soft_play import SoftPlayDetector
+
+    assert "max_rate" not in SoftPlayDetector()._baseline_args("chk")[1]
+    assert SoftPlayDetector(check_max_rate=0.95)._baseline_args("chk")[1]["max_rate"] == 0.95
+    assert SoftPlayDetector(check_max_rate=0.95)._baseline_args("pre")[1]["max_rate"] == 0.95
+    assert "max_rate" not in SoftPlayDetector(check_max_rate=0.95)._baseline_args("rse")[1]

@@ -98,8 +98,9 @@ class SoftPlayDetector(EvidenceMixin, RingsMixin, PairDetector):
         ``street_support``: "fisher" (the default, :meth:`_with_street_support`); "minp" (Šidák's min-p over every
         part), "tpm" (the truncated product at ``street_tau``), "fisher_minp" (twice the smaller of the two),
         "streets_minp" / "streets_tpm" (the streets alone by the min-p / truncated product, then Fisher's method with
-        the support). Each is a valid combination of independent parts; on the tuning worlds none found more than
-        Fisher's method without wrong flags (docs/measurements.md, 2026-12-07, "Soft play's streets combined").
+        the support), "streets_alone_fisher" / "streets_alone_minp" (the support left out). Each is a valid
+        combination of independent parts; on the tuning worlds none found more than Fisher's method without wrong flags
+        (docs/measurements.md, 2026-12-07, "Soft play's streets combined").
     check_max_rate : float or None
         the check test's own rates (its streets' and the hand test's) capped at this (None: the statistics' cap,
         1 - 1e-6), as the preflop test's are at 0.95: a bin whose few rates show no spread gets a prior of strength

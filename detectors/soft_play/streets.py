@@ -42,7 +42,7 @@ def combine_street_parts(u: pl.DataFrame, sup: np.ndarray, st: np.ndarray, how: 
         s = stats.sidak_min_p(P[:, :-1]) if how == "streets_minp" else stats.truncated_product_pvalue(P[:, :-1], tau)
         c = np.where(np.isnan(sup), s, stats.fisher_combine(np.column_stack([s, sup])))
     elif how in ("streets_alone_fisher", "streets_alone_minp"):
-        # the streets alone, the support left out (its own rates do not see the opener's range)
+        # the streets alone, the support left out (its score test's tail the thinnest: docs/measurements.md)
         c = st if how == "streets_alone_fisher" else stats.sidak_min_p(P[:, :-1])
     elif how == "tpm":
         c = stats.truncated_product_pvalue(P, tau)

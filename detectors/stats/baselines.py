@@ -464,7 +464,8 @@ def street_tests(dec, y: str, *, where=None, side: str = "less", streets: tuple[
     ``kw``: the other arguments of :func:`robust_own_baseline` (bins, alpha, also_out, max_rate, ...).
 
     Returns player (<), opponent, ``st_p_value`` (Fisher over the streets tested), ``st_k`` (streets tested) and the
-    street with the smallest p-value: ``st_street``, ``st_n``, ``st_observed``, ``st_expected``, ``st_p``.
+    street with the smallest p-value: ``st_street``, ``st_n``, ``st_observed``, ``st_expected``, ``st_p``; and each
+    street's p-value, ``st_p_<street>`` (null where that street was not tested).
     """
     cols = {"player": pl.Utf8, "opponent": pl.Utf8, "st_p_value": pl.Float64, "st_k": pl.UInt32,
             "st_street": pl.Utf8, "st_n": pl.Float64, "st_observed": pl.Float64, "st_expected": pl.Float64,
@@ -486,7 +487,7 @@ def street_tests(dec, y: str, *, where=None, side: str = "less", streets: tuple[
             t = t.with_columns(p_value=pl.Series(np.where(thin, estimated_baseline_pvalue(pv, b), pv)))
         parts.append(t.select("player", "opponent", "n", "observed", "expected", "p_value", street=pl.lit(s)))
     if not parts:
-        return pl.DataFrame(schema=cols)
+        return pl.DataFrame(schema={**cols, **{f"st_p_{s}": pl.Float64 for s in streets}})
     long = pl.concat(parts).filter(pl.col("p_value").is_not_null() & pl.col("p_value").is_not_nan())
     g = long.group_by("player", "opponent").agg(
         _x=(-2.0 * pl.col("p_value").clip(_TINY, 1.0).log()).sum(), st_k=pl.len().cast(pl.UInt32),
@@ -496,4 +497,9 @@ def street_tests(dec, y: str, *, where=None, side: str = "less", streets: tuple[
         st_expected=pl.col("expected").sort_by("p_value", "street").first(),
         st_p=pl.col("p_value").min())
     p = _st.chi2.sf(g["_x"].to_numpy(), 2 * g["st_k"].to_numpy().astype(float))
-    return g.with_columns(st_p_value=pl.Series(np.clip(p, _TINY, 1.0))).select(list(cols)).sort("player", "opponent")
+    g = g.with_columns(st_p_value=pl.Series(np.clip(p, _TINY, 1.0))).select(list(cols))
+    # each street's own p-value (``st_p_<street>``, null where that street was not tested): other combinations
+    for s in streets:
+        one = long.filter(pl.col("street") == s).select("player", "opponent", pl.col("p_value").alias(f"st_p_{s}"))
+        g = g.join(one, on=["player", "opponent"], how="left")
+    return g.sort("player", "opponent")

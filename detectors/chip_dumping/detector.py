@@ -13,7 +13,7 @@ from detectors.base import HAND_INPUTS, PairDetector
 from detectors.chip_dumping.cells import baseline_tests
 from detectors.chip_dumping.evidence import EvidenceMixin
 from detectors.chip_dumping.flows import deviation_flow, receiver_tests
-from detectors.chip_dumping.moved import deviation_moved_p, population_variance
+from detectors.chip_dumping.moved import amount_rank_p, deviation_moved_p, population_variance
 from detectors.chip_dumping.presence import PRESENCE_COLUMNS, preflop_table, presence_tests
 from detectors.features import gameplay as gp
 from detectors.features.window_views import window_span, window_tables
@@ -48,7 +48,7 @@ class ChipDumpingDetector(EvidenceMixin, PairDetector):
         value_prior_df: float = 2.0,
         heads_up_share: float | None = 0.5,
         flow_gate_cards_known: bool = False,
-        moved_level: float = 0.05,
+        moved_level: float | None = None,
     ) -> None:
         super().__init__(alpha=alpha, random_state=random_state)
         self.heads_up_share = heads_up_share
@@ -327,6 +327,8 @@ class ChipDumpingDetector(EvidenceMixin, PairDetector):
                 scores = scores.with_columns(pl.lit(v).alias(c))
         if "moved_p" not in scores.columns:
             scores = scores.with_columns(pl.Series("moved_p", self._moved_p(scores), pl.Float64, nan_to_null=True))
+        # the amount against the population's scored pairs (every row of ``scores``)
+        scores = scores.with_columns(pl.Series("amount_p", amount_rank_p(scores), pl.Float64))
         moved = self._flow_moved() | self._value_moved() | self._deviation_moved()
         return scores.with_columns(flagged=(pl.col("q_value").fill_null(1.0) <= self.alpha) & moved)
 
@@ -358,10 +360,16 @@ class ChipDumpingDetector(EvidenceMixin, PairDetector):
                 & (pl.col("value_p").fill_null(1.0) <= self.value_gate_p))
 
     def _deviation_moved(self) -> pl.Expr:
-        """The chips moved in the deviation hands (:func:`deviation_flow`): "the chips did not move", A's losses to B
-        there no more than A's own per-hand losses in such hands against everyone else, is rejected at
-        ``moved_level`` (``moved_p``, :func:`~detectors.chip_dumping.moved.deviation_moved_p`; never true where the
-        test cannot be made: the cards unknown, fewer than two hands met)."""
+        """The chips moved in the deviation hands (:func:`deviation_flow`): the benign explanation "the chips did not
+        move" is rejected by either of two tests, each at half of ``moved_level`` (None: ``alpha``; Bonferroni, so
+        that the two together reject at most at the level): A's losses to B there against A's own per-hand losses
+        in such hands against everyone else, with the pair's variance (``moved_p``,
+        :func:`~detectors.chip_dumping.moved.deviation_moved_p`: a small loss in every hand counts, a big pot lost
+        once does not), or the amount beyond A's own rate against the population's pairs (``amount_p``,
+        :func:`~detectors.chip_dumping.moved.amount_rank_p`: what an honest match-up of this population moves).
+        Never true where the cards are unknown (no deviation hands)."""
         if not self.deviation_gate:
             return pl.lit(False)
-        return pl.col("moved_p").fill_null(1.0).fill_nan(1.0) <= self.moved_level
+        half = (self.alpha if self.moved_level is None else self.moved_level) / 2
+        return ((pl.col("moved_p").fill_null(1.0).fill_nan(1.0) <= half)
+                | (pl.col("amount_p").fill_null(1.0).fill_nan(1.0) <= half))

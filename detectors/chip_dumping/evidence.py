@@ -123,10 +123,12 @@ class EvidenceMixin:
         moved = f"the chips did not move from {a} to {b}: net {flow:.0f} bb in {fh} hands where {a} lost to {b}"
         dev, dexp = float(row.get("dev_flow_bb") or 0.0), float(row.get("dev_exp_bb") or 0.0)
         dh, dl = int(row.get("dev_hands") or 0), int(row.get("dev_loss_hands") or 0)
-        mp = row.get("moved_p")
+        mp, ap = row.get("moved_p"), row.get("amount_p")
+        half = (self.alpha if self.moved_level is None else self.moved_level) / 2
         test = ("too few hands to test whether they moved" if mp is None or mp != mp else
-                f"that {a} lost no more to {b} there than its own losses in such hands allow: p = {mp:.2g}, a flag "
-                f"needs p <= {self.moved_level:g}")
+                f"that {a} lost no more to {b} there than its own losses in such hands allow: p = {mp:.2g}; that no "
+                f"more moved than between the population's pairs: p = {ap if ap is not None else 1.0:.2g}; a flag "
+                f"needs either at most {half:g}")
         in_dev = (f"{a} lost {dev:.0f} bb to {b} in the {dh} hands where {a} put chips in with a weak hand or folded a "
                   f"made hand on the turn or river to {b} (lost in {dl} of them; {a}'s own rate in such hands against "
                   f"others predicts {dexp:.0f} bb; {test})")
@@ -136,7 +138,7 @@ class EvidenceMixin:
                     f"significant (p = {row.get('value_p') or 1:.2g}); over all hands a stronger player's edge and "
                     f"the cards' luck move chips too.")
         if row.get("flagged"):
-            if self.deviation_gate and mp is not None and mp == mp and mp <= self.moved_level:
+            if self.deviation_gate and min(mp if mp is not None and mp == mp else 1.0, ap or 1.0) <= half:
                 return (f" Flagged although {moved} over all their hands: {in_dev}; the ordinary hands won back what "
                         f"the deviating ones gave.")
             return (f" Flagged although {moved}: the value {a} gave {b} with the cards known is significant on its "
@@ -307,7 +309,7 @@ class EvidenceMixin:
         if row.get("dev_hands"):
             dev, dexp = float(row.get("dev_flow_bb") or 0.0), float(row.get("dev_exp_bb") or 0.0)
             dh, dl = int(row["dev_hands"]), int(row.get("dev_loss_hands") or 0)
-            mp = row.get("moved_p")
+            mp, ap = row.get("moved_p"), row.get("amount_p")
             ev.append(Evidence(
                 name=f"chips {a} lost to {b} in the hands where {a}'s play deviates (bb, net)",
                 value=dev, baseline=dexp, n=dh, p_value=None if mp is None or mp != mp else float(mp),
@@ -316,7 +318,8 @@ class EvidenceMixin:
                      f"rate in such hands against others predicts {dexp:.0f} bb"
                      + ("" if mp is None or mp != mp else
                         f"; that the chips did not move (no more lost to {b} there than {a}'s own losses in such "
-                        f"hands allow, per hand met, with the pair's own variance): p = {mp:.2g}"),
+                        f"hands allow, per hand met, with the pair's own variance): p = {mp:.2g}")
+                     + ("" if ap is None else f"; that no more moved than between the population's pairs: p = {ap:.2g}"),
                 sql=DEVIATION_FLOW_COUNTS_SQL,
             ))
         return ev

@@ -88,3 +88,27 @@ def deviation_moved_p(t: pl.DataFrame, *, alpha: float, prior_df: float, min_n0:
         z = (m - np.maximum(mean0, 0.0)) / np.sqrt(var / n + se0)
     p = st.t.sf(z, np.maximum(n - 1 + nu, 1.0))
     return np.where((n >= 2) & np.isfinite(z), np.clip(p, 1e-300, 1.0), np.nan)
+
+
+def amount_rank_p(t: pl.DataFrame) -> np.ndarray:
+    """The p-value of "the chips did not move more than in the population's pairs" per ordered pair of ``t``.
+
+    Parameters
+    ----------
+    t : the scored pairs with ``dev_met_hands``, ``dev_flow_bb`` and ``dev_exp_bb`` (the deviation flow).
+
+    Returns
+    -------
+    One p per row, 1 where the pair met in fewer than two hands. Method: the pair's excess, the chips A lost to B in
+    its deviation hands beyond what A's own rate there predicts (a rate below zero counts as zero), ranked among the
+    excesses of every scored pair that met in two hands or more: p = (#pairs with at least this excess + 1) / (k + 1),
+    the population's own null for the amount (what an honest match-up of this population moves), on the chips'
+    own scale whatever the stakes and stacks."""
+    need = ("dev_met_hands", "dev_flow_bb", "dev_exp_bb")
+    if t.is_empty() or any(c not in t.columns for c in need):
+        return np.ones(t.height)
+    exc = (t["dev_flow_bb"].fill_null(0.0) - t["dev_exp_bb"].fill_null(0.0).clip(lower_bound=0.0)).to_numpy()
+    use = t["dev_met_hands"].fill_null(0).to_numpy() >= 2
+    pool = np.sort(exc[use])
+    ge = pool.size - np.searchsorted(pool, exc, side="left")
+    return np.where(use, (ge + 1.0) / (pool.size + 1.0), 1.0)

@@ -36,10 +36,13 @@ the rest (:meth:`ChipDumpingDetector._family_q`). A pair is flagged
 (:meth:`ChipDumpingDetector.flag`) when q <= alpha and the chips moved: the
 value given is significant on its own (``value_gate_p``), or A lost more to
 B in the *deviation hands*, those where it put chips in with a weak hand or
-folded a made hand late (:func:`deviation_flow`), than A's own losses per
-hand in such hands against everyone else allow (the benign explanation "the
-chips did not move" rejected at ``moved_level``, a one-sided test with the
-pair's variance: :func:`~detectors.chip_dumping.moved.deviation_moved_p`), or,
+folded a made hand late (:func:`deviation_flow`), than "the chips did not
+move" allows: rejected by either of two tests at half of ``moved_level``
+(alpha by default), A's own per-hand losses in such hands against everyone
+else with the pair's variance
+(:func:`~detectors.chip_dumping.moved.deviation_moved_p`), or the amount
+ranked among the population's pairs
+(:func:`~detectors.chip_dumping.moved.amount_rank_p`), or,
 where the cards are unknown, a net flow of at least ``min_flow_bb`` in at
 least ``min_hu_hands`` hands lost. Flagged edges form a value-flow graph
 (:mod:`detectors.graphs`): one account feeding many (or many feeding one) is

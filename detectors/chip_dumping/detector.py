@@ -318,8 +318,8 @@ class ChipDumpingDetector(EvidenceMixin, PairDetector):
         return np.minimum(np.where(hu, q_hu, q_pres), 1.0)
 
     def flag(self, scores: pl.DataFrame) -> pl.DataFrame:
-        """``scores`` with ``flagged``: q <= alpha and the chips moved: in the deviation hands beyond the giver's own
-        losses there (:meth:`_deviation_moved`, a test at ``moved_level``), or as value given, significant
+        """``scores`` with ``flagged`` (and ``amount_p``, ``moved_p`` where missing): q <= alpha and the chips moved: in
+        the deviation hands (:meth:`_deviation_moved`, two tests at half of ``moved_level``), or as value given, significant
         (:meth:`_value_moved`), or, where the cards are unknown, a net flow of at least ``min_flow_bb`` in at least
         ``min_hu_hands`` hands lost (:meth:`_flow_moved`)."""
         for c, v in (("dev_flow_bb", 0.0), ("dev_exp_bb", 0.0), ("dev_loss_hands", 0)):

@@ -114,8 +114,8 @@ class EvidenceMixin:
     def _flow_note(self, row: dict[str, Any], a: str, b: str) -> str:
         """What the chip flow says where it is below the flag's bar: why the case is not flagged, or why it is
         flagged all the same (the chips moved in the deviation hands, or the value given, cards known, is
-        significant on its own). The benign explanation "the chips did not move" is stated with its test's p
-        (:func:`~detectors.chip_dumping.moved.deviation_moved_p`)."""
+        significant on its own). The benign explanation "the chips did not move" is stated with its two tests' p
+        (:func:`~detectors.chip_dumping.moved.deviation_moved_p`, :func:`~detectors.chip_dumping.moved.amount_rank_p`)."""
         flow, fh = row.get("net_flow_bb") or 0.0, int(row.get("flow_hands") or 0)
         known = not self.flow_gate_cards_known and int(row.get("value_n") or 0) >= self.min_value_n  # as _flow_moved
         if flow >= self.min_flow_bb and fh >= self.min_hu_hands and (row.get("flagged") or not known):

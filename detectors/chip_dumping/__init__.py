@@ -34,11 +34,17 @@ Gentleman & Huber, PNAS 2010), in two families: the pairs that met heads-up
 at ``alpha * heads_up_share``, the pairs seen by the presence test alone at
 the rest (:meth:`ChipDumpingDetector._family_q`). A pair is flagged
 (:meth:`ChipDumpingDetector.flag`) when q <= alpha and the chips moved: the
-value given is significant on its own (``value_gate_p``), or A lost at least
-``min_flow_bb`` more than its own rate predicts in the *deviation hands*,
-those where it put chips in with a weak hand or folded a made hand late
-(:func:`deviation_flow`), or, where the cards are unknown, a net flow of at
-least ``min_flow_bb`` in at least ``min_hu_hands`` hands lost. Flagged edges form a value-flow graph
+value given is significant on its own (``value_gate_p``), or A lost more to
+B in the *deviation hands*, those where it put chips in with a weak hand or
+folded a made hand late (:func:`deviation_flow`), than "the chips did not
+move" allows: rejected by either of two tests at half of ``moved_level``
+(alpha by default), A's own per-hand losses in such hands against everyone
+else with the pair's variance
+(:func:`~detectors.chip_dumping.moved.deviation_moved_p`), or the amount
+ranked among the population's pairs
+(:func:`~detectors.chip_dumping.moved.amount_rank_p`), or,
+where the cards are unknown, a net flow of at least ``min_flow_bb`` in at
+least ``min_hu_hands`` hands lost. Flagged edges form a value-flow graph
 (:mod:`detectors.graphs`): one account feeding many (or many feeding one) is
 one *star*. One case per set of accounts: an unflagged direction between two
 accounts flagged pairs already join, and the weaker direction of an unflagged
@@ -49,7 +55,8 @@ players (own baselines), regulars (per-decision tests), aggressive players
 (the receiver test is against B's own rate), table-mates of a receiver
 (explained away), a stronger player winning from a weaker one (with the cards
 known the net flow over all hands is no gate: the chips must have moved in
-the deviation hands or as value given).
+the deviation hands or as value given), a big pot lost once (the pair's own
+variance in the chips-moved test).
 
 Score: −log10 q, comparable within the kind. The figures behind each rule are
 in docs/measurements.md ("Detector notes moved from docstrings").

@@ -13,6 +13,7 @@ from detectors.base import HAND_INPUTS, PairDetector
 from detectors.chip_dumping.cells import baseline_tests
 from detectors.chip_dumping.evidence import EvidenceMixin
 from detectors.chip_dumping.flows import deviation_flow, receiver_tests
+from detectors.chip_dumping.moved import amount_rank_p, deviation_moved_p, population_variance
 from detectors.chip_dumping.presence import PRESENCE_COLUMNS, preflop_table, presence_tests
 from detectors.features import gameplay as gp
 from detectors.features.window_views import window_span, window_tables
@@ -47,9 +48,11 @@ class ChipDumpingDetector(EvidenceMixin, PairDetector):
         value_prior_df: float = 2.0,
         heads_up_share: float | None = 0.5,
         flow_gate_cards_known: bool = False,
+        moved_level: float | None = None,
     ) -> None:
         super().__init__(alpha=alpha, random_state=random_state)
         self.heads_up_share = heads_up_share
+        self.moved_level = moved_level
         self.flow_gate_cards_known = flow_gate_cards_known
         self.presence_window_s = presence_window_s
         self.value_prior_df = value_prior_df
@@ -100,6 +103,7 @@ class ChipDumpingDetector(EvidenceMixin, PairDetector):
         self.flow_ = store.chip_flow(con)
         # the chips that moved in the hands where the giver's play deviates (the count tests' spots), for the gate
         self.devflow_ = deviation_flow(con, dec, late_fold_min_strength=self.late_fold_min_strength)
+        self.dev_pop_var_ = population_variance(self.devflow_)  # the chips-moved test's null for a thin own baseline
         self._fit_value_rows(con, dec)  # the evidence's value given per decision, sorted by pair (out of core)
         known = (dec.aggregate("avg(CASE WHEN equity IS NULL THEN 0.0 ELSE 1.0 END)").fetchall()[0][0]
                  if dec is not None else 0.0)
@@ -245,7 +249,7 @@ class ChipDumpingDetector(EvidenceMixin, PairDetector):
         t = t.join(flow, on=["player", "opponent"], how="left").join(rev, on=["player", "opponent"], how="left")
         devflow = getattr(self, "devflow_", None)
         if devflow is not None and not devflow.is_empty():
-            t = t.join(devflow.drop("met_hands"), on=["player", "opponent"], how="left")
+            t = t.join(devflow.rename({"met_hands": "dev_met_hands"}), on=["player", "opponent"], how="left")
         for c in ("dev_hands", "dev_loss_hands"):
             t = t.with_columns((pl.col(c).fill_null(0) if c in t.columns else pl.lit(0)).cast(pl.Int64).alias(c))
         for c in ("dev_flow_bb", "dev_exp_bb"):
@@ -280,7 +284,13 @@ class ChipDumpingDetector(EvidenceMixin, PairDetector):
             tournaments=pl.lit([], pl.List(pl.Utf8)),
             value_mean=pl.col("value_w") / pl.col("value_n").clip(1),
         )
-        return t
+        return t.with_columns(pl.Series("moved_p", self._moved_p(t), nan_to_null=True))
+
+    def _moved_p(self, t: pl.DataFrame) -> np.ndarray:
+        """The p-value of "the chips did not move" per row of ``t`` (:func:`~detectors.chip_dumping.moved.deviation_moved_p`,
+        with this fit's population variance where there is one): NaN where it cannot be made."""
+        return deviation_moved_p(t, alpha=self.alpha, prior_df=self.value_prior_df, min_n0=self.min_value_n,
+                                 pop_var=getattr(self, "dev_pop_var_", None))
 
     def _family_q(self, p: np.ndarray, hu: np.ndarray, pres: np.ndarray) -> np.ndarray:
         """The false-discovery q-values of the combined p-values ``p``, on the scale of ``alpha``.
@@ -308,12 +318,17 @@ class ChipDumpingDetector(EvidenceMixin, PairDetector):
         return np.minimum(np.where(hu, q_hu, q_pres), 1.0)
 
     def flag(self, scores: pl.DataFrame) -> pl.DataFrame:
-        """``scores`` with ``flagged``: q <= alpha and the chips moved (:meth:`_flow_moved`: a net flow of at least
-        ``min_flow_bb`` in at least ``min_hu_hands`` hands lost, where the cards are unknown), or the value given is
-        significant (:meth:`_value_moved`), or the chips moved in the deviation hands (:meth:`_deviation_moved`)."""
+        """``scores`` with ``flagged`` (and ``amount_p``, ``moved_p`` where missing): q <= alpha and the chips moved: in
+        the deviation hands (:meth:`_deviation_moved`, two tests at half of ``moved_level``), or as value given, significant
+        (:meth:`_value_moved`), or, where the cards are unknown, a net flow of at least ``min_flow_bb`` in at least
+        ``min_hu_hands`` hands lost (:meth:`_flow_moved`)."""
         for c, v in (("dev_flow_bb", 0.0), ("dev_exp_bb", 0.0), ("dev_loss_hands", 0)):
             if c not in scores.columns:
                 scores = scores.with_columns(pl.lit(v).alias(c))
+        if "moved_p" not in scores.columns:
+            scores = scores.with_columns(pl.Series("moved_p", self._moved_p(scores), pl.Float64, nan_to_null=True))
+        # the amount against the population's scored pairs (every row of ``scores``)
+        scores = scores.with_columns(pl.Series("amount_p", amount_rank_p(scores), pl.Float64))
         moved = self._flow_moved() | self._value_moved() | self._deviation_moved()
         return scores.with_columns(flagged=(pl.col("q_value").fill_null(1.0) <= self.alpha) & moved)
 
@@ -345,14 +360,16 @@ class ChipDumpingDetector(EvidenceMixin, PairDetector):
                 & (pl.col("value_p").fill_null(1.0) <= self.value_gate_p))
 
     def _deviation_moved(self) -> pl.Expr:
-        """The chips moved in the deviation hands (:func:`deviation_flow`): A lost to B at least ``min_flow_bb`` more
-        there than A's own rate in such hands against everyone else predicts (a rate below zero, a player who wins
-        in such hands, counts as zero: the chips must have moved A -> B), losing to B in at least ``min_hu_hands``
-        of them (never true where the columns are missing or the cards unknown)."""
+        """The chips moved in the deviation hands (:func:`deviation_flow`): the benign explanation "the chips did not
+        move" is rejected by either of two tests, each at half of ``moved_level`` (None: ``alpha``; Bonferroni, so
+        that the two together reject at most at the level): A's losses to B there against A's own per-hand losses
+        in such hands against everyone else, with the pair's variance (``moved_p``,
+        :func:`~detectors.chip_dumping.moved.deviation_moved_p`: a small loss in every hand counts, a big pot lost
+        once does not), or the amount beyond A's own rate against the population's pairs (``amount_p``,
+        :func:`~detectors.chip_dumping.moved.amount_rank_p`: what an honest match-up of this population moves).
+        Never true where the cards are unknown (no deviation hands)."""
         if not self.deviation_gate:
             return pl.lit(False)
-        exp = pl.col("dev_exp_bb").fill_null(0.0).clip(lower_bound=0.0)
-        return ((pl.col("dev_flow_bb").fill_null(0.0) - exp >= self.min_flow_bb)
-                & (pl.col("dev_loss_hands").fill_null(0) >= self.min_hu_hands))
-
-
+        half = (self.alpha if self.moved_level is None else self.moved_level) / 2
+        return ((pl.col("moved_p").fill_null(1.0).fill_nan(1.0) <= half)
+                | (pl.col("amount_p").fill_null(1.0).fill_nan(1.0) <= half))

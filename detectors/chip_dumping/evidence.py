@@ -114,7 +114,8 @@ class EvidenceMixin:
     def _flow_note(self, row: dict[str, Any], a: str, b: str) -> str:
         """What the chip flow says where it is below the flag's bar: why the case is not flagged, or why it is
         flagged all the same (the chips moved in the deviation hands, or the value given, cards known, is
-        significant on its own)."""
+        significant on its own). The benign explanation "the chips did not move" is stated with its two tests' p
+        (:func:`~detectors.chip_dumping.moved.deviation_moved_p`, :func:`~detectors.chip_dumping.moved.amount_rank_p`)."""
         flow, fh = row.get("net_flow_bb") or 0.0, int(row.get("flow_hands") or 0)
         known = not self.flow_gate_cards_known and int(row.get("value_n") or 0) >= self.min_value_n  # as _flow_moved
         if flow >= self.min_flow_bb and fh >= self.min_hu_hands and (row.get("flagged") or not known):
@@ -122,17 +123,22 @@ class EvidenceMixin:
         moved = f"the chips did not move from {a} to {b}: net {flow:.0f} bb in {fh} hands where {a} lost to {b}"
         dev, dexp = float(row.get("dev_flow_bb") or 0.0), float(row.get("dev_exp_bb") or 0.0)
         dh, dl = int(row.get("dev_hands") or 0), int(row.get("dev_loss_hands") or 0)
+        mp, ap = row.get("moved_p"), row.get("amount_p")
+        half = (self.alpha if self.moved_level is None else self.moved_level) / 2
+        test = ("too few hands to test whether they moved" if mp is None or mp != mp else
+                f"that {a} lost no more to {b} there than its own losses in such hands allow: p = {mp:.2g}; that no "
+                f"more moved than between the population's pairs: p = {ap if ap is not None else 1.0:.2g}; a flag "
+                f"needs either at most {half:g}")
         in_dev = (f"{a} lost {dev:.0f} bb to {b} in the {dh} hands where {a} put chips in with a weak hand or folded a "
                   f"made hand on the turn or river to {b} (lost in {dl} of them; {a}'s own rate in such hands against "
-                  f"others predicts {dexp:.0f} bb)")
+                  f"others predicts {dexp:.0f} bb; {test})")
         if flow >= self.min_flow_bb and fh >= self.min_hu_hands:  # the cards known: the flow over all hands is no gate
             return (f" Not flagged: {a} lost {flow:.0f} bb to {b} over all their hands, but with the cards known a "
-                    f"flag needs the chips to have moved where {a}'s play deviates ({in_dev}: at least "
-                    f"{self.min_flow_bb:.0f} bb beyond that rate) or the value given significant (p = "
-                    f"{row.get('value_p') or 1:.2g}); over all hands a stronger player's edge and the cards' luck "
-                    f"move chips too.")
+                    f"flag needs the chips to have moved where {a}'s play deviates ({in_dev}) or the value given "
+                    f"significant (p = {row.get('value_p') or 1:.2g}); over all hands a stronger player's edge and "
+                    f"the cards' luck move chips too.")
         if row.get("flagged"):
-            if self.deviation_gate and dev - max(dexp, 0.0) >= self.min_flow_bb and dl >= self.min_hu_hands:
+            if self.deviation_gate and min(mp if mp is not None and mp == mp else 1.0, ap or 1.0) <= half:
                 return (f" Flagged although {moved} over all their hands: {in_dev}; the ordinary hands won back what "
                         f"the deviating ones gave.")
             return (f" Flagged although {moved}: the value {a} gave {b} with the cards known is significant on its "
@@ -141,13 +147,12 @@ class EvidenceMixin:
         gate = (f", or, with the cards known, the value given significant at p <= {self.value_gate_p:g} on at least "
                 f"{self.min_value_n} heads-up hands" if self.value_gate_p is not None else "")
         if self.deviation_gate:
-            gate += (f", or as much lost in the hands where {a}'s play deviates beyond {a}'s own rate there "
-                     f"({in_dev})")
+            gate += f", or the chips moved where {a}'s play deviates ({in_dev})"
         if known:  # the flow over all hands is no gate with the cards known (ChipDumpingDetector._flow_moved)
-            return (f" Not flagged, {moved}; with the cards known a flag needs at least {self.min_flow_bb:.0f} bb lost "
-                    f"where {a}'s play deviates beyond {a}'s own rate there ({in_dev}), or the value given significant.")
+            return (f" Not flagged, {moved}; with the cards known a flag needs the chips to have moved where {a}'s "
+                    f"play deviates ({in_dev}), or the value given significant.")
         return (f" Not flagged, {moved}; a flag needs at least {self.min_flow_bb:.0f} bb lost in at least "
-                f"{self.min_hu_hands} hands{gate}.")
+                f"{self.min_hu_hands} hands where the cards are unknown{gate}.")
 
     def _evidence_hands(self, con: duckdb.DuckDBPyConnection, edges: list[list[str]], limit: int = 25) -> list[str]:
         """The dump hands of ``edges``, strongest first (:meth:`_evidence`'s hands)."""
@@ -304,12 +309,17 @@ class EvidenceMixin:
         if row.get("dev_hands"):
             dev, dexp = float(row.get("dev_flow_bb") or 0.0), float(row.get("dev_exp_bb") or 0.0)
             dh, dl = int(row["dev_hands"]), int(row.get("dev_loss_hands") or 0)
+            mp, ap = row.get("moved_p"), row.get("amount_p")
             ev.append(Evidence(
                 name=f"chips {a} lost to {b} in the hands where {a}'s play deviates (bb, net)",
-                value=dev, baseline=dexp, n=dh,
+                value=dev, baseline=dexp, n=dh, p_value=None if mp is None or mp != mp else float(mp),
                 text=f"net {dev:.0f} bb moved from {a} to {b} in the {dh} hands where {a} put chips in with a weak "
                      f"hand or folded a made hand to {b} on the turn or river ({a} lost in {dl} of them); {a}'s own "
-                     f"rate in such hands against others predicts {dexp:.0f} bb",
+                     f"rate in such hands against others predicts {dexp:.0f} bb"
+                     + ("" if mp is None or mp != mp else
+                        f"; that the chips did not move (no more lost to {b} there than {a}'s own losses in such "
+                        f"hands allow, per hand met, with the pair's own variance): p = {mp:.2g}")
+                     + ("" if ap is None else f"; that no more moved than between the population's pairs: p = {ap:.2g}"),
                 sql=DEVIATION_FLOW_COUNTS_SQL,
             ))
         return ev

@@ -36,7 +36,8 @@ WITH per AS (
 )
 SELECT per.player, per.opponent, count(*)::UINTEGER AS met_hands, count(*) FILTER (WHERE dev)::UINTEGER AS dev_hands,
        count(*) FILTER (WHERE dev AND fl.net_bb > 0)::UINTEGER AS dev_loss_hands,
-       coalesce(sum(fl.net_bb ORDER BY per.hand_id) FILTER (WHERE dev), 0.0)::DOUBLE AS dev_flow_bb
+       coalesce(sum(fl.net_bb ORDER BY per.hand_id) FILTER (WHERE dev), 0.0)::DOUBLE AS dev_flow_bb,
+       coalesce(sum(fl.net_bb * fl.net_bb ORDER BY per.hand_id) FILTER (WHERE dev), 0.0)::DOUBLE AS dev_flow_sq
 FROM per LEFT JOIN fl USING (player, opponent, hand_id)
 GROUP BY per.player, per.opponent ORDER BY per.player, per.opponent
 """
@@ -68,9 +69,12 @@ def deviation_flow(con: duckdb.DuckDBPyConnection, dec: pl.DataFrame | duckdb.Du
 
     Returns
     -------
-    player, opponent, met_hands, dev_hands, dev_loss_hands, dev_flow_bb, dev_exp_bb."""
+    player, opponent, met_hands, dev_hands, dev_loss_hands, dev_flow_bb, ``dev_flow_sq`` (the sum of the squared
+    per-hand losses in the deviation hands), dev_exp_bb, and A's against everyone but B: ``dev_met0`` (hands met),
+    ``dev_flow0``, ``dev_sq0``."""
     cols = {"player": pl.Utf8, "opponent": pl.Utf8, "met_hands": pl.UInt32, "dev_hands": pl.UInt32,
-            "dev_loss_hands": pl.UInt32, "dev_flow_bb": pl.Float64, "dev_exp_bb": pl.Float64}
+            "dev_loss_hands": pl.UInt32, "dev_flow_bb": pl.Float64, "dev_flow_sq": pl.Float64,
+            "dev_exp_bb": pl.Float64, "dev_met0": pl.Float64, "dev_flow0": pl.Float64, "dev_sq0": pl.Float64}
     rel = as_relation(dec, con) if con is not None else None
     if rel is None:
         return pl.DataFrame(schema=cols)
@@ -81,11 +85,14 @@ def deviation_flow(con: duckdb.DuckDBPyConnection, dec: pl.DataFrame | duckdb.Du
         g = con.sql(DEVIATION_FLOW_SQL.format(tag=tag), params={"made": made}).pl()
     finally:
         con.unregister(f"_dev_{tag}")
-    # A's own rate: the chips lost in its deviation hands per hand met, against everyone but B
-    tot = g.group_by("player").agg(_n=pl.col("met_hands").sum(), _f=pl.col("dev_flow_bb").sum())
+    # A's own rate: the chips lost in its deviation hands per hand met, against everyone but B (with their squares:
+    # the chips-moved test's variance, detectors.chip_dumping.moved)
+    tot = g.group_by("player").agg(_n=pl.col("met_hands").sum(), _f=pl.col("dev_flow_bb").sum(),
+                                   _q=pl.col("dev_flow_sq").sum())
     g = g.join(tot, on="player").with_columns(
-        dev_exp_bb=pl.col("met_hands") * (pl.col("_f") - pl.col("dev_flow_bb"))
-        / (pl.col("_n") - pl.col("met_hands")).cast(pl.Float64).clip(1.0))
+        dev_met0=(pl.col("_n") - pl.col("met_hands")).cast(pl.Float64),
+        dev_flow0=pl.col("_f") - pl.col("dev_flow_bb"), dev_sq0=pl.col("_q") - pl.col("dev_flow_sq"),
+    ).with_columns(dev_exp_bb=pl.col("met_hands") * pl.col("dev_flow0") / pl.col("dev_met0").clip(1.0))
     return g.select(list(cols)).cast(cols)
 
 

@@ -47,9 +47,14 @@ def test_chips_won_over_all_hands_do_not_flag_a_pair_whose_cards_are_known():
 
     rows = [("K", "L", 1e-7, 88.0, 275, 0.018, 355, 80.0), ("G", "S", 1e-7, 88.0, 275, None, 0, None),
             ("D", "R", 1e-7, 88.0, 275, 0.3, 355, 80.0)]
+    # the deviation flow: K's 32 deviation hands among 364 met (3 bb, squares 258) against 169 hands met with others
+    # (3.6 bb, squares 7.6); D lost 90 bb in as many, about 3.75 bb in each of 24
     scored = _scored(rows).with_columns(
         dev_flow_bb=pl.Series([3.0, 0.0, 90.0]), dev_exp_bb=pl.Series([7.8, 0.0, 7.8]),
-        dev_loss_hands=pl.Series([24, 0, 24]), dev_hands=pl.Series([32, 0, 32]))
+        dev_loss_hands=pl.Series([24, 0, 24]), dev_hands=pl.Series([32, 0, 32]),
+        dev_met_hands=pl.Series([364, 0, 364]), dev_flow_sq=pl.Series([258.0, 0.0, 340.0]),
+        dev_met0=pl.Series([169.0, 0.0, 169.0]), dev_flow0=pl.Series([3.6, 0.0, 3.6]),
+        dev_sq0=pl.Series([7.6, 0.0, 7.6]))
     flagged = lambda det: sorted(  # noqa: E731
         tuple(a) for a in det.threshold(scored).filter(pl.col("flagged"))["accounts"].to_list())
     det = ChipDumpingDetector()

@@ -83,7 +83,7 @@ def test_a_dump_won_back_in_ordinary_hands_is_flagged_on_the_deviation_hands():
     # net flow over all hands: -20 bb for F, H; L lost 80; B won 80
     rows = [("F", "R", 1e-7, -20.0, 8, 0.2, 40, 200.0), ("H", "W", 1e-7, -20.0, 8, 0.2, 40, 200.0),
             ("L", "M", 1e-7, -5.0, 8, 0.2, 40, 200.0), ("B", "C", 1e-7, -80.0, 0, 0.2, 40, 200.0)]
-    scored = _scored(rows).join(dv.drop("met_hands"), on=["player", "opponent"], how="left")
+    scored = _scored(rows).join(dv.rename({"met_hands": "dev_met_hands"}), on=["player", "opponent"], how="left")
     det = ChipDumpingDetector()
     out = det.threshold(scored)
     assert sorted(tuple(a) for a in out.filter(pl.col("flagged"))["accounts"].to_list()) == [("F", "R")]

@@ -1,0 +1,114 @@
+"""Whether the chips moved: the chips a giver lost to a receiver in the hands where its play deviates, tested
+against the giver's own losses in such hands against everyone else (the benign explanation of a chip-dumping case
+whose play is odd: "the chips did not move")."""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+
+#: the deviation flow's columns the test reads (:func:`detectors.chip_dumping.flows.deviation_flow`): the pair's hands
+#: met, the chips lost in its deviation hands and their squares, and the same three against everyone else
+MOVED_COLUMNS = ("dev_met_hands", "dev_flow_bb", "dev_flow_sq", "dev_met0", "dev_flow0", "dev_sq0")
+
+
+def population_variance(devflow: pl.DataFrame) -> float | None:
+    """The variance of the chips lost per hand met in deviation hands, pooled over every ordered pair of ``devflow``
+    (:func:`~detectors.chip_dumping.flows.deviation_flow`): the null's spread for a giver with too thin an own
+    baseline. Returns None without any hands."""
+    if devflow.is_empty() or "dev_flow_sq" not in devflow.columns:
+        return None
+    n = float(devflow["met_hands"].cast(pl.Float64).sum())
+    if n <= 0:
+        return None
+    mean = float(devflow["dev_flow_bb"].sum()) / n
+    return max(float(devflow["dev_flow_sq"].sum()) / n - mean ** 2, 1e-6)
+
+
+def _robust_baseline(t: pl.DataFrame, alpha: float) -> pl.DataFrame:
+    """``t`` with ``_n0``, ``_f0``, ``_q0``: each giver's hands met, chips lost in deviation hands and their squares
+    against everyone else, without its other partners in whose direction the combined test already finds a dump
+    (q <= ``alpha``, chips lost in the deviation hands): a feeder of several receivers would otherwise be compared
+    with its own dumps (a star's feeder losing as much to every receiver)."""
+    strong = (pl.col("q_value").fill_null(1.0) <= alpha) & (pl.col("dev_flow_bb").fill_null(0.0) > 0)
+    own = {"dev_met_hands": "dev_met0", "dev_flow_bb": "dev_flow0", "dev_flow_sq": "dev_sq0"}
+    t = t.with_columns(_strong=strong)
+    out = t.filter(pl.col("_strong")).group_by("player").agg(
+        [pl.col(c).fill_null(0).cast(pl.Float64).sum().alias(f"_x{i}") for i, c in enumerate(own)])
+    t = t.join(out, on="player", how="left")
+    return t.with_columns([
+        (pl.col(b).fill_null(0.0) - pl.col(f"_x{i}").fill_null(0.0)
+         + pl.when(pl.col("_strong")).then(pl.col(c).fill_null(0).cast(pl.Float64)).otherwise(0.0)).alias(name)
+        for i, ((c, b), name) in enumerate(zip(own.items(), ("_n0", "_f0", "_q0")))])
+
+
+def deviation_moved_p(t: pl.DataFrame, *, alpha: float, prior_df: float, min_n0: int,
+                      pop_var: float | None = None) -> np.ndarray:
+    """The p-value of "the chips did not move" per ordered pair (giver A, receiver B) of ``t``.
+
+    Parameters
+    ----------
+    t : the scored pairs with :data:`MOVED_COLUMNS` and ``q_value``.
+    alpha : the false-discovery level: A's partners at q <= alpha are left out of A's baseline (:func:`_robust_baseline`).
+    prior_df : the degrees of freedom of the prior on the pair's variance (the value test's ``value_prior_df``).
+    min_n0 : the fewest hands against others that make an own baseline; with fewer, the null is "A lost nothing to
+        B" with the population's spread ``pop_var`` (:func:`population_variance`; None: the rows' own pooled).
+
+    Returns
+    -------
+    One p per row, NaN where the test cannot be made (fewer than two hands met, or a column missing).
+
+    Method: per hand that A met B, x is the chips A lost to B if A's play deviated in it (0 otherwise: how often A
+    deviates is part of how much moved). The pair's mean of x over its n hands is tested one-sided against A's
+    mean over its n0 hands against everyone else, floored at 0 (a giver who wins in such hands must still have
+    lost to B), as the value test is: the pair's variance s^2 read with a scaled inverse-chi-square prior
+    centred on A's own variance v0 with ``prior_df`` degrees of freedom, ((n - 1) s^2 + nu v0) / (n - 1 + nu), the
+    statistic (mean - max(mean0, 0)) / sqrt(var / n + v0 / n0) on Student's t with n - 1 + nu degrees of freedom.
+    A big pot lost once inflates the pair's own variance and counts little; a small loss in every hand, or a large
+    one over many hands, counts."""
+    from scipy import stats as st
+
+    if any(c not in t.columns for c in MOVED_COLUMNS) or t.is_empty():
+        return np.full(t.height, np.nan)
+    r = _robust_baseline(t, alpha)
+    g = lambda c: r[c].fill_null(0).to_numpy().astype(float)  # noqa: E731
+    n, s, q, n0, s0, q0 = (g(c) for c in ("dev_met_hands", "dev_flow_bb", "dev_flow_sq", "_n0", "_f0", "_q0"))
+    if pop_var is None:
+        tot = max(float(n.sum()), 1.0)
+        pop_var = max(float(q.sum()) / tot - (float(s.sum()) / tot) ** 2, 1e-6)
+    thin = n0 < min_n0
+    nu = float(prior_df)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        mean0 = np.where(thin, 0.0, s0 / np.maximum(n0, 1.0))
+        var0 = np.where(thin, pop_var, np.maximum(q0 / np.maximum(n0, 1.0) - mean0 ** 2, 1e-6))
+        se0 = np.where(thin, 0.0, var0 / np.maximum(n0, 1.0))  # the population's spread: no estimate of a mean
+        m = s / n
+        s2 = np.maximum(q / n - m ** 2, 0.0) * n / (n - 1)
+        var = ((n - 1) * s2 + nu * var0) / (n - 1 + nu)
+        z = (m - np.maximum(mean0, 0.0)) / np.sqrt(var / n + se0)
+    p = st.t.sf(z, np.maximum(n - 1 + nu, 1.0))
+    return np.where((n >= 2) & np.isfinite(z), np.clip(p, 1e-300, 1.0), np.nan)
+
+
+def amount_rank_p(t: pl.DataFrame) -> np.ndarray:
+    """The p-value of "the chips did not move more than in the population's pairs" per ordered pair of ``t``.
+
+    Parameters
+    ----------
+    t : the scored pairs with ``dev_met_hands``, ``dev_flow_bb`` and ``dev_exp_bb`` (the deviation flow).
+
+    Returns
+    -------
+    One p per row, 1 where the pair met in fewer than two hands. Method: the pair's excess, the chips A lost to B in
+    its deviation hands beyond what A's own rate there predicts (a rate below zero counts as zero), ranked among the
+    excesses of every scored pair that met in two hands or more: p = (#pairs with at least this excess + 1) / (k + 1),
+    the population's own null for the amount (what an honest match-up of this population moves), on the chips'
+    own scale whatever the stakes and stacks."""
+    need = ("dev_met_hands", "dev_flow_bb", "dev_exp_bb")
+    if t.is_empty() or any(c not in t.columns for c in need):
+        return np.ones(t.height)
+    exc = (t["dev_flow_bb"].fill_null(0.0) - t["dev_exp_bb"].fill_null(0.0).clip(lower_bound=0.0)).to_numpy()
+    use = t["dev_met_hands"].fill_null(0).to_numpy() >= 2
+    pool = np.sort(exc[use])
+    ge = pool.size - np.searchsorted(pool, exc, side="left")
+    return np.where(use, (ge + 1.0) / (pool.size + 1.0), 1.0)

@@ -54,17 +54,7 @@ def figures(scores: pl.DataFrame, labels: list[dict], accounts: int, rule: Rule)
     """``rule`` applied to ``scores`` through ``threshold``: the figures of :func:`kind_bench.kind_figures`."""
     det = ChipDumpingDetector()
     det.flag = lambda sc: sc.with_columns(flagged=rule(sc))  # type: ignore[method-assign]
-    rows = det.threshold(scores)
-    cases = [{"kind": det.kind, "accounts": r["accounts"], "tournaments": r["tournaments"], "score": r["score"],
-              "q_value": r.get("q_value"), "flagged": r["flagged"]} for r in rows.iter_rows(named=True)]
-    f = ev.evaluate(cases, labels, accounts, kinds=[det.kind]).kinds.get(det.kind)
-    flagged = len({a for c in cases if c["flagged"] for a in c["accounts"]})
-    if f is None:
-        return {"groups": 0, "found": 0, "flagged": 0, "matching": 0, "ap": None, "by_strength": {},
-                "flagged_accounts": flagged, "accounts": accounts}
-    return {"groups": f.groups, "found": f.groups_found, "flagged": f.flagged, "matching": f.flagged_matching_any,
-            "ap": f.average_precision, "by_strength": f.recall_by_strength, "flagged_accounts": flagged,
-            "accounts": accounts}
+    return kb.rows_figures(det.kind, det.threshold(scores), labels, accounts)
 
 
 def top_excess(scores: pl.DataFrame, share: float) -> float | None:

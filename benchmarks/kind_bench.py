@@ -40,6 +40,12 @@ def kind_figures(con: duckdb.DuckDBPyConnection, kind: str, labels: list[dict], 
     if flagged_out is not None:
         for r in rows.filter(rows["flagged"]).iter_rows(named=True):
             flagged_out.append({"kind": kind, "row": r, "signal": det.explain(con, r).to_dict()})
+    return rows_figures(kind, rows, labels, accounts)
+
+
+def rows_figures(kind: str, rows, labels: list[dict], accounts: int) -> dict:
+    """The figures of a detector's thresholded ``rows`` scored against ``labels`` (``accounts`` accounts seen): groups
+    found, flagged and right, AP, recall by strength, accounts in flagged cases."""
     cases = [{"kind": kind, "accounts": r["accounts"], "tournaments": r["tournaments"], "score": r["score"],
               "q_value": r.get("q_value"), "flagged": r["flagged"]} for r in rows.iter_rows(named=True)]
     f = ev.evaluate(cases, labels, accounts, kinds=[kind]).kinds.get(kind)

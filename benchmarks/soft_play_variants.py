@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from kind_bench import pool, populations  # noqa: E402
+from kind_bench import pool, populations, rows_figures  # noqa: E402
 
 from detectors.soft_play import SoftPlayDetector  # noqa: E402
 from pipelines.lib import evaluation as ev  # noqa: E402
@@ -32,15 +32,8 @@ def variant_figures(con, params: dict, labels: list[dict], accounts: int) -> dic
     accounts (``flagged_pairs``)."""
     det = SoftPlayDetector(**params)
     rows = det.threshold(det.fit(con).score(con))
-    cases = [{"kind": "soft_play", "accounts": r["accounts"], "tournaments": r["tournaments"], "score": r["score"],
-              "q_value": r.get("q_value"), "flagged": r["flagged"]} for r in rows.iter_rows(named=True)]
-    f = ev.evaluate(cases, labels, accounts, kinds=["soft_play"]).kinds.get("soft_play")
-    out = ({"groups": 0, "found": 0, "flagged": 0, "matching": 0, "ap": None, "by_strength": {}} if f is None else
-           {"groups": f.groups, "found": f.groups_found, "flagged": f.flagged, "matching": f.flagged_matching_any,
-            "ap": f.average_precision, "by_strength": f.recall_by_strength})
-    flagged = [c["accounts"] for c in cases if c["flagged"]]
-    return {**out, "flagged_accounts": len({a for c in flagged for a in c}), "accounts": accounts,
-            "flagged_pairs": flagged}
+    flagged = [list(r["accounts"]) for r in rows.filter(rows["flagged"]).iter_rows(named=True)]
+    return {**rows_figures("soft_play", rows, labels, accounts), "flagged_pairs": flagged}
 
 
 def world(name: str) -> str:

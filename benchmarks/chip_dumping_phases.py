@@ -46,6 +46,8 @@ def main() -> None:
     ap.add_argument("warehouse")
     ap.add_argument("--duckdb-memory", default="1GB")
     ap.add_argument("--explain", type=int, default=50, help="rows explained (default 50)")
+    ap.add_argument("--count-decisions", action="store_true",
+                    help="the own-baseline tests count the window's decisions (as before the day tables' sums)")
     args = ap.parse_args()
     from detectors.chip_dumping import ChipDumpingDetector, deviation_flow, receiver_tests
     from detectors.chip_dumping.cells import baseline_tests
@@ -62,7 +64,9 @@ def main() -> None:
     phase("feature store (pairs, flow)")
     det.dec_ = store.decision_source(con, samples=det.samples, random_state=det.random_state)
     dec = None if det.dec_ is None else det.dec_.relation(con)
-    det.pairs_ = baseline_tests(pairs, dec, alpha=det.alpha, rare_tail=det.rare_tail, junk_bins=det.junk_bins)
+    det.pairs_ = baseline_tests(pairs, dec, alpha=det.alpha, rare_tail=det.rare_tail, junk_bins=det.junk_bins,
+                                cells=None if args.count_decisions else lambda test: store.baseline_cells(
+                                    con, test, samples=det.samples, random_state=det.random_state))
     phase("own-baseline tests")
     det.recv_ = receiver_tests(dec, alpha=det.alpha, late_fold_min_strength=det.late_fold_min_strength,
                                rare_tail=det.rare_tail)

@@ -30,13 +30,15 @@ def counted(dec: pl.DataFrame, name: str) -> pl.DataFrame:
     return got.sort(["player", "opponent", *bins], nulls_last=True)
 
 
-def test_the_window_sums_of_the_day_cells_equal_the_counts_of_the_window_decisions(world):
+@pytest.mark.parametrize("on_disk", [False, True], ids=["in memory, summed by Polars", "files, summed by DuckDB"])
+def test_the_window_sums_of_the_day_cells_equal_the_counts_of_the_window_decisions(world, tmp_path, on_disk):
     """Days computed at different times (two, then the third, then one recomputed after a backfill) give the
     counts of the window's decisions, cell by cell and exactly, for every test."""
     con = world.con
     days = sorted(fd.day_fingerprints(con))
     assert len(days) == 3
-    store = fd.DayStore(None)
+    store = fd.DayStore(tmp_path / "features" if on_disk else None)
+    summer = duckdb.connect() if on_disk else None
     assert fd.refresh_days(con, store, days[:2]) == days[:2]
     assert fd.refresh_days(con, store, days) == days[2:]
     con.execute("UPDATE hands SET content_hash = content_hash || 'x' WHERE hand_id = "
@@ -47,15 +49,15 @@ def test_the_window_sums_of_the_day_cells_equal_the_counts_of_the_window_decisio
         con.execute("UPDATE hands SET content_hash = rtrim(content_hash, 'x')")
     dec = fd.window_decisions(store, days)
     for name in ("aggr", "fold", "junk"):
-        summed = fd.window_baseline_cells(store, days, name)
+        summed = fd.window_baseline_cells(store, days, name, summer)
         want = counted(dec, name)
         assert summed.height == want.height > 50
         assert_frame_equal(summed, want, check_exact=True)
         # a window of one day is that day's decisions' counts
-        one = fd.window_baseline_cells(store, days[1:2], name)
+        one = fd.window_baseline_cells(store, days[1:2], name, summer)
         assert_frame_equal(one, counted(dec.filter(pl.col("hand_id").is_in(fd.window_decisions(store, days[1:2])[
             "hand_id"].implode())), name), check_exact=True)
-    assert fd.window_baseline_cells(store, [], "aggr").is_empty()
+    assert fd.window_baseline_cells(store, [], "aggr", summer).is_empty()
 
 
 def test_chip_dumpings_fit_tests_the_day_sums_and_counts_no_decision(world, monkeypatch):

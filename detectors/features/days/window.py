@@ -139,7 +139,8 @@ def window_pair_features(store: DayStore, days: list[dt.date], flow: pl.DataFram
     return out.with_columns(pl.col("flow_bb").fill_null(0.0), pl.col("hands_together").fill_null(0))
 
 
-def window_baseline_cells(store: DayStore, days: list[dt.date], test: str) -> pl.DataFrame:
+def window_baseline_cells(store: DayStore, days: list[dt.date], test: str,
+                          con: duckdb.DuckDBPyConnection | None = None) -> pl.DataFrame:
     """The own-baseline counts of ``test`` (:data:`~detectors.features.days.compute.BASELINE_TESTS`) over the
     window: per ordered pair and cell, the days' ``baseline_pair_cells`` summed.
 
@@ -148,6 +149,8 @@ def window_baseline_cells(store: DayStore, days: list[dt.date], test: str) -> pl
     store : the day tables.
     days : the window's days.
     test : ``"aggr"``, ``"fold"`` or ``"junk"``.
+    con : a DuckDB connection that sums a store's files (its memory limit and threads); None: Polars does, a day
+        at a time (a store in memory always).
 
     Returns
     -------
@@ -158,21 +161,31 @@ def window_baseline_cells(store: DayStore, days: list[dt.date], test: str) -> pl
 
     Method
     ------
-    Each day's rows of the test are read (only its columns) and the days' rows summed per key. The counts are
-    sums over hands and a hand lies in one day, so the window's sums equal the counts over the window's decisions
-    exactly (integers: in any order); the cost is the window's cells, never its decisions.
+    The test's rows of the days (only the columns of its key and counts; the day files are sorted by test, so
+    DuckDB skips the other tests' row groups) are summed per key. The counts are sums over hands and a hand lies
+    in one day, so the window's sums equal the counts over the window's decisions exactly (integers: in any
+    order); the cost is the window's cells, never its decisions' other columns.
     """
     bins = list(BASELINE_TESTS[test][2])
     keys = ["player", "opponent", *bins]
-    frames = []
-    for d in days:
-        f = store.read("baseline_pair_cells", [d], columns=["test", *keys, "n", "k"])
-        f = f.filter(pl.col("test") == test).drop("test") if f.height else f
-        if f.height:
-            frames.append(f)
-    if not frames:
+    paths = store.paths("baseline_pair_cells", days)
+    if paths and con is not None:
+        rel = con.read_parquet(paths, union_by_name=True).filter(
+            duckdb.ColumnExpression("test") == duckdb.ConstantExpression(test))
+        key = ", ".join(keys)  # column names of BASELINE_TESTS, a module constant
+        f = rel.aggregate(f"{key}, sum(n)::UBIGINT AS n, sum(k)::BIGINT AS k", key).pl()
+    else:
+        frames = []
+        for d in days:
+            f = store.read("baseline_pair_cells", [d], columns=["test", *keys, "n", "k"])
+            f = f.filter(pl.col("test") == test).drop("test") if f.height else f
+            if f.height:
+                frames.append(f)
+        if not frames:
+            return pl.DataFrame()
+        f = pl.concat(frames, how="vertical_relaxed") if len(frames) > 1 else frames[0]
+        del frames
+        f = f.group_by(keys).agg(pl.col("n").sum(), pl.col("k").sum()) if len(days) > 1 else f
+    if f.is_empty():
         return pl.DataFrame()
-    f = pl.concat(frames, how="vertical_relaxed") if len(frames) > 1 else frames[0]
-    del frames
-    f = f.group_by(keys).agg(pl.col("n").sum(), pl.col("k").sum()) if len(days) > 1 else f
     return f.with_columns(pl.col("n").cast(pl.UInt32), pl.col("k").cast(pl.Int64)).sort(keys, nulls_last=True)

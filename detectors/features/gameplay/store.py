@@ -150,8 +150,8 @@ class FeatureStore:
     def baseline_cells(self, con: duckdb.DuckDBPyConnection, test: str, *, samples: int = 16, random_state: int = 0
                        ) -> pl.DataFrame:
         """The own-baseline counts of ``test`` per ordered pair and cell over the window, summed from the days'
-        ``baseline_pair_cells`` (:func:`~detectors.features.days.window_baseline_cells`) at each call, not kept:
-        the window's decisions are not read.
+        ``baseline_pair_cells`` by DuckDB on ``con`` (:func:`~detectors.features.days.window_baseline_cells`) at
+        each call, not kept: the window's decisions are not read.
 
         Parameters
         ----------
@@ -160,7 +160,7 @@ class FeatureStore:
         samples, random_state : the card-value setting (as :meth:`pair_table`: strength bins follow the cards).
         """
         ds = self.days(con, samples=samples, random_state=random_state)
-        return fd.window_baseline_cells(ds, self.window, test)
+        return fd.window_baseline_cells(ds, self.window, test, con)
 
     def decisions(self, con: duckdb.DuckDBPyConnection, *, columns: list[str] | None = None, samples: int = 16,
                   random_state: int = 0) -> pl.DataFrame:

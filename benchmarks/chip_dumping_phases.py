@@ -5,6 +5,10 @@ read-only, the pipeline's 1 GB DuckDB limit unless ``--duckdb-memory``), then sc
 of the first ``--explain`` rows. Tracemalloc does not see Polars' or DuckDB's memory; the kernel's counters do.
 
     python benchmarks/chip_dumping_phases.py /work/nb-chip-small/warehouse.duckdb [--explain 50]
+    python benchmarks/chip_dumping_phases.py W/warehouse.duckdb --baseline-only   # the own-baseline tests' A/B
+
+The own-baseline tests test the window's sums of the day tables' counts; ``--count-decisions`` counts the window's
+decisions instead (as before issue 33's per-day counts).
 """
 
 from __future__ import annotations
@@ -46,6 +50,10 @@ def main() -> None:
     ap.add_argument("warehouse")
     ap.add_argument("--duckdb-memory", default="1GB")
     ap.add_argument("--explain", type=int, default=50, help="rows explained (default 50)")
+    ap.add_argument("--count-decisions", action="store_true",
+                    help="the own-baseline tests count the window's decisions (as before the day tables' sums)")
+    ap.add_argument("--baseline-only", action="store_true",
+                    help="only the own-baseline tests, from the day sums and counted in turn (three times each)")
     args = ap.parse_args()
     from detectors.chip_dumping import ChipDumpingDetector, deviation_flow, receiver_tests
     from detectors.chip_dumping.cells import baseline_tests
@@ -62,8 +70,16 @@ def main() -> None:
     phase("feature store (pairs, flow)")
     det.dec_ = store.decision_source(con, samples=det.samples, random_state=det.random_state)
     dec = None if det.dec_ is None else det.dec_.relation(con)
-    det.pairs_ = baseline_tests(pairs, dec, alpha=det.alpha, rare_tail=det.rare_tail, junk_bins=det.junk_bins)
-    phase("own-baseline tests")
+    sums = lambda test: store.baseline_cells(con, test, samples=det.samples, random_state=det.random_state)  # noqa: E731
+    det.pairs_ = baseline_tests(pairs, dec, alpha=det.alpha, rare_tail=det.rare_tail, junk_bins=det.junk_bins,
+                                cells=None if args.count_decisions else sums)
+    phase("own-baseline tests" + (" (counted)" if args.count_decisions else " (day sums)"))
+    if args.baseline_only:  # the two ways in turn, twice
+        for counting in (not args.count_decisions, args.count_decisions) * 2:
+            baseline_tests(pairs, dec, alpha=det.alpha, rare_tail=det.rare_tail, junk_bins=det.junk_bins,
+                           cells=None if counting else sums)
+            phase("own-baseline tests" + (" (counted)" if counting else " (day sums)"))
+        return
     det.recv_ = receiver_tests(dec, alpha=det.alpha, late_fold_min_strength=det.late_fold_min_strength,
                                rare_tail=det.rare_tail)
     phase("receiver tests")

@@ -94,9 +94,11 @@ class ChipDumpingDetector(EvidenceMixin, PairDetector):
         self.dec_ = store.decision_source(con, samples=self.samples, random_state=self.random_state)
         dec = None if self.dec_ is None else self.dec_.relation(con)
         pairs = store.pair_table(con, samples=self.samples, random_state=self.random_state)
-        # own-baseline tests with each player's outlying partners left out of the baseline (stats.robust_own_baseline)
+        # own-baseline tests with each player's outlying partners left out of the baseline (stats.robust_own_baseline),
+        # on the window's sums of the day tables' counts per pair and cell (the window's decisions are not counted)
         self.pairs_ = (baseline_tests(pairs, dec, alpha=self.alpha, rare_tail=self.rare_tail,
-                                      junk_bins=self.junk_bins)
+                                      junk_bins=self.junk_bins, cells=lambda test: store.baseline_cells(
+                                          con, test, samples=self.samples, random_state=self.random_state))
                        if not pairs.is_empty() else pairs)
         self.recv_ = receiver_tests(dec, alpha=self.alpha, late_fold_min_strength=self.late_fold_min_strength,
                                     rare_tail=self.rare_tail)

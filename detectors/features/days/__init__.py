@@ -6,7 +6,7 @@
   written atomically with a manifest per day (or in memory; :class:`DayWriter` writes a table part by part),
   :func:`day_fingerprints`, :func:`feature_root`.
 - :mod:`~detectors.features.days.window`: :func:`refresh_days` (compute the days missing or changed),
-  the window's decisions and the sums of its day statistics (pair features, chip flow).
+  the window's decisions and the sums of its day statistics (pair features, chip flow, own-baseline cells).
 
 docs/scale.md describes the layout and the nightly pass.
 """
@@ -35,6 +35,7 @@ from detectors.features.days.storage import FORMAT_VERSION, DayStore, DayWriter,
 from detectors.features.days.window import (
     DEFAULT_WINDOW_DAYS,
     refresh_days,
+    window_baseline_cells,
     window_chip_flow,
     window_decisions,
     window_of,
@@ -44,6 +45,6 @@ from detectors.features.days.window import (
 __all__ = [
     "ACCOUNT_TABLES", "BASELINE_TESTS", "DAY_TABLES", "DEFAULT_WINDOW_DAYS", "DayStore", "DayWriter", "FORMAT_VERSION",
     "HAND_TABLES", "HANDS_PER_PART", "INPUT_TABLES", "account_days", "as_date", "baseline_cells", "baseline_pair_cells", "baseline_player_cells", "compute_day", "day_fingerprints",
-    "day_parts", "day_seed", "feature_root", "pair_decisions", "read_day", "refresh_days", "window_chip_flow",
+    "day_parts", "day_seed", "feature_root", "pair_decisions", "read_day", "refresh_days", "window_baseline_cells", "window_chip_flow",
     "window_decisions", "window_of", "window_pair_features",
 ]

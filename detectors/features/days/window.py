@@ -5,7 +5,9 @@ are missing or whose warehouse content changed since they were stored (a late fi
 else: a night with one new day computes one day. :func:`window_pair_features` and :func:`window_chip_flow` sum
 the stored day statistics over the window into the frames the game-play detectors read
 (:func:`~detectors.features.gameplay.pairs.pair_features` without the own-baseline columns and
-:func:`~detectors.features.gameplay.pairs.chip_flow`); :func:`window_decisions` reads the window's
+:func:`~detectors.features.gameplay.pairs.chip_flow`), :func:`window_baseline_cells` the own-baseline tests' counts
+per ordered pair and cell (what chip dumping tests instead of counting the window's decisions);
+:func:`window_decisions` reads the window's
 decisions (only the columns asked for). Every per-pair statistic is a sum over hands and a hand lies in one day, so the sums equal the
 whole-window computation (``tests/features``).
 """
@@ -17,7 +19,7 @@ import datetime as dt
 import duckdb
 import polars as pl
 
-from detectors.features.days.compute import HANDS_PER_PART, as_date, compute_day
+from detectors.features.days.compute import BASELINE_TESTS, HANDS_PER_PART, as_date, compute_day
 from detectors.features.days.storage import DayStore, day_fingerprints
 
 #: the default window the detectors judge: the last 90 hand days of the warehouse
@@ -135,3 +137,55 @@ def window_pair_features(store: DayStore, days: list[dt.date], flow: pl.DataFram
     out = base.join(together.with_columns(pl.col("hands_together").cast(pl.Int64)), on=_PAIR, how="left")
     out = out.join(flow.select(*_PAIR, "flow_bb"), on=_PAIR, how="left")
     return out.with_columns(pl.col("flow_bb").fill_null(0.0), pl.col("hands_together").fill_null(0))
+
+
+def window_baseline_cells(store: DayStore, days: list[dt.date], test: str,
+                          con: duckdb.DuckDBPyConnection | None = None) -> pl.DataFrame:
+    """The own-baseline counts of ``test`` (:data:`~detectors.features.days.compute.BASELINE_TESTS`) over the
+    window: per ordered pair and cell, the days' ``baseline_pair_cells`` summed.
+
+    Parameters
+    ----------
+    store : the day tables.
+    days : the window's days.
+    test : ``"aggr"``, ``"fold"`` or ``"junk"``.
+    con : a DuckDB connection that sums a store's files (its memory limit and threads); None: Polars does, a day
+        at a time (a store in memory always).
+
+    Returns
+    -------
+    player, opponent, the test's cell columns, ``n`` (UInt32: the decisions with a known strength the test selects)
+    and ``k`` (Int64: those showing its behaviour), sorted by the key (nulls last); the rows
+    :func:`detectors.chip_dumping.cells.pair_cells` counts from the window's decisions, in a fixed order. Empty
+    (no columns) where the window holds no such decision.
+
+    Method
+    ------
+    The test's rows of the days (only the columns of its key and counts; the day files are sorted by test, so
+    DuckDB skips the other tests' row groups) are summed per key. The counts are sums over hands and a hand lies
+    in one day, so the window's sums equal the counts over the window's decisions exactly (integers: in any
+    order); the cost is the window's cells, never its decisions' other columns.
+    """
+    bins = list(BASELINE_TESTS[test][2])
+    keys = ["player", "opponent", *bins]
+    paths = store.paths("baseline_pair_cells", days)
+    if paths and con is not None:
+        rel = con.read_parquet(paths, union_by_name=True).filter(
+            duckdb.ColumnExpression("test") == duckdb.ConstantExpression(test))
+        key = ", ".join(keys)  # column names of BASELINE_TESTS, a module constant
+        f = rel.aggregate(f"{key}, sum(n)::UBIGINT AS n, sum(k)::BIGINT AS k", key).pl()
+    else:
+        frames = []
+        for d in days:
+            f = store.read("baseline_pair_cells", [d], columns=["test", *keys, "n", "k"])
+            f = f.filter(pl.col("test") == test).drop("test") if f.height else f
+            if f.height:
+                frames.append(f)
+        if not frames:
+            return pl.DataFrame()
+        f = pl.concat(frames, how="vertical_relaxed") if len(frames) > 1 else frames[0]
+        del frames
+        f = f.group_by(keys).agg(pl.col("n").sum(), pl.col("k").sum()) if len(days) > 1 else f
+    if f.is_empty():
+        return pl.DataFrame()
+    return f.with_columns(pl.col("n").cast(pl.UInt32), pl.col("k").cast(pl.Int64)).sort(keys, nulls_last=True)

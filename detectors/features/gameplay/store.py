@@ -147,6 +147,21 @@ class FeatureStore:
             self._pairs[key] = fd.window_pair_features(ds, self.window, flow=self.chip_flow(con))
         return self._pairs[key]
 
+    def baseline_cells(self, con: duckdb.DuckDBPyConnection, test: str, *, samples: int = 16, random_state: int = 0
+                       ) -> pl.DataFrame:
+        """The own-baseline counts of ``test`` per ordered pair and cell over the window, summed from the days'
+        ``baseline_pair_cells`` by DuckDB on ``con`` (:func:`~detectors.features.days.window_baseline_cells`) at
+        each call, not kept: the window's decisions are not read.
+
+        Parameters
+        ----------
+        con : the warehouse.
+        test : a test of :data:`~detectors.features.days.BASELINE_TESTS` (``"aggr"``, ``"fold"``, ``"junk"``).
+        samples, random_state : the card-value setting (as :meth:`pair_table`: strength bins follow the cards).
+        """
+        ds = self.days(con, samples=samples, random_state=random_state)
+        return fd.window_baseline_cells(ds, self.window, test, con)
+
     def decisions(self, con: duckdb.DuckDBPyConnection, *, columns: list[str] | None = None, samples: int = 16,
                   random_state: int = 0) -> pl.DataFrame:
         """The window's heads-up decisions (:func:`~detectors.features.days.window_decisions`), read from the day

@@ -17,7 +17,7 @@ import numpy as np
 import polars as pl
 
 from detectors.seat_handoff.queries import (
-    ACTS, _DECISIONS_SQL, _HAND_ROWS_SQL, _HISTORY_SQL, _TIMING_SQL, _with_strength,
+    ACTS, _DECISIONS_SQL, _HAND_ROWS_SQL, _HISTORY_SQL, _TIMING_SQL, _with_strength, strength_table,
 )
 from detectors.seat_handoff.statistics import _own_timing
 
@@ -365,6 +365,7 @@ class FramesMixin:
         -------
         ``(hands, by_at, dec_at, hist, hist_by_acc, hdec_by_acc, field, tim_null, null_hist)``."""
         con.register("_rb_at", at)
+        con.register("_rb_strength", strength_table())
         try:
             hands = _with_strength(con.sql(_HAND_ROWS_SQL).pl()).sort("account", "tournament_id", "started_at", "hand_id")
             # (slices of the sorted hands, no copy per account-event)
@@ -410,6 +411,7 @@ class FramesMixin:
                 tim_null = self.codes_.decode_timing(hdec_by_acc, sorted(set(null_ev["account"].to_list())))
         finally:
             con.unregister("_rb_at")
+            con.unregister("_rb_strength")
         return hands, by_at, dec_at, hist, hist_by_acc, hdec_by_acc, field, tim_null, null_hist
 
 

@@ -82,3 +82,4 @@ def test_a_few_events_a_read_give_the_same_scores(con, monkeypatch):
     monkeypatch.setattr(frames, "FIELD_HANDS_PER_READ", 30)  # a few events a read, many reads
     assert one_read.height > 0
     assert_frame_equal(SeatHandoffDetector().fit(con).score(con), one_read, check_exact=True)
+

@@ -10,6 +10,7 @@ zero-copy slices, and the field's rows are arrays with the account as an integer
 
 from __future__ import annotations
 
+import functools
 from typing import Callable
 
 import duckdb
@@ -146,14 +147,12 @@ class FieldCounts:
 
     def frame(self, tournaments) -> pl.DataFrame:
         """The rows of ``tournaments`` (those in the field) without their accounts, as the population's null reads
-        them: ``tournament_id``, ``started_at``, the action counts ``n_<action>`` (64-bit integers)."""
+        them: ``tc`` (the tournament's code, :class:`Codes`; for a field made from a frame, its index in
+        :attr:`tournaments`), ``ts`` (the hand's start, microseconds) and the action counts ``n_<action>``."""
         spans = [self.bounds[t] for t in sorted(set(tournaments)) if t in self.bounds]
         idx = np.concatenate([np.arange(lo, hi) for lo, hi in spans] + [np.zeros(0, np.int64)])
-        names = pl.Series(self.tournaments, dtype=pl.Utf8)
-        return pl.DataFrame({
-            "tournament_id": names.gather(self.tc[idx].astype(np.uint32)) if idx.size else pl.Series([], dtype=pl.Utf8),
-            "started_at": pl.Series(self.t[idx].astype(np.int64), dtype=pl.Int64).cast(pl.Datetime("us")),
-            **{f"n_{a}": self.X[idx, i].astype(np.int64) for i, a in enumerate(ACTS)}})
+        return pl.DataFrame({"tc": self.tc[idx], "ts": self.t[idx].astype(np.int64),
+                             **{f"n_{a}": self.X[idx, i] for i, a in enumerate(ACTS)}})
 
 
 def _small_counts(X: np.ndarray) -> np.ndarray:
@@ -357,8 +356,8 @@ class FramesMixin:
         their decision times by account-event, the candidate accounts' own tournament hands (``hist``, tournament
         and device as codes, :class:`Codes`, set as ``codes_``; and by account), the null accounts' reduced as the
         null reads them (:func:`null_history`, a batch at a time: their rows are not held), their decision times by
-        account (codes), the field (set as ``field_``, :class:`FieldCounts`; the null's events' rows returned) and
-        the null accounts' decision times with their names. An account's history is read a batch of accounts at a
+        account (codes), the field (set as ``field_``, :class:`FieldCounts`, and returned: the null makes its events'
+        rows from it) and the null accounts' decision times with their names (a call that makes them: the null's). An account's history is read a batch of accounts at a
         time (:func:`account_batches`) and kept as slices of one frame (:func:`key_slices`).
 
         Returns
@@ -396,10 +395,9 @@ class FramesMixin:
                                how="vertical_relaxed").unique()
                 con.unregister("_rb_at")
                 con.register("_rb_at", at)
-            # (a batch of events at a time, the names coded by DuckDB)
+            # (a batch of events at a time, the names coded by DuckDB); the null reads the field of its own events,
+            # made from it when the null is drawn (:meth:`FieldCounts.frame`)
             self.field_ = FieldCounts.read(con, at["tournament_id"].unique().to_list(), self.codes_)
-            # the null reads the field of its own events only
-            field = self.field_.frame(null_ev["tournament_id"].unique().to_list())
             hist, hist_by_acc = key_slices(hist, "account")
             hdec_by_acc: dict = {}
             tim_null = None
@@ -408,11 +406,13 @@ class FramesMixin:
                 _, hdec_by_acc = key_slices(tim, "account")
                 del tim
                 hdec_by_acc = {a: g.drop("account") for a, g in hdec_by_acc.items()}
-                tim_null = self.codes_.decode_timing(hdec_by_acc, sorted(set(null_ev["account"].to_list())))
+                # (with their names when the null is drawn, not held beside the codes until then)
+                tim_null = functools.partial(self.codes_.decode_timing, hdec_by_acc,
+                                             sorted(set(null_ev["account"].to_list())))
         finally:
             con.unregister("_rb_at")
             con.unregister("_rb_strength")
-        return hands, by_at, dec_at, hist, hist_by_acc, hdec_by_acc, field, tim_null, null_hist
+        return hands, by_at, dec_at, hist, hist_by_acc, hdec_by_acc, self.field_, tim_null, null_hist
 
 
 #: rows (compared change points) tested at once: each row's baseline samples (the account's own decisions and

@@ -71,10 +71,14 @@ def test_field_frame_is_the_rows_of_the_events_without_accounts(con):
     whole = _field_whole(con, codes.tournaments)
     read = FieldCounts.read(con, codes.tournaments, codes, max_hands=40)
     got = read.frame(tids + ["no-such-event"])
+    assert got.columns == ["tc", "ts", *[f"n_{a}" for a in ACTS]]
+    got = got.select(tournament_id=pl.Series(codes.tournaments).gather(got["tc"]),
+                     started_at=pl.col("ts").cast(pl.Datetime("us")), *[pl.col(f"n_{a}").cast(pl.Int64) for a in ACTS])
     want = whole.filter(pl.col("tournament_id").is_in(tids)).drop("account")
     key = ["tournament_id", "started_at", *[f"n_{a}" for a in ACTS]]
-    assert_frame_equal(got.sort(key), want.sort(key), check_dtypes=True)
-    assert read.frame([]).height == 0 and read.frame([]).columns == want.columns
+    assert got.height > 0
+    assert_frame_equal(got.sort(key), want.sort(key), check_dtypes=True, check_column_order=False)
+    assert read.frame([]).height == 0
 
 
 def test_a_few_events_a_read_give_the_same_scores(con, monkeypatch):

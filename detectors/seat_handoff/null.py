@@ -127,15 +127,7 @@ class NullMixin:
             return none
         # (the data come from the candidates' own queries, run once over both sets)
         hands = hands.join(ev, on=["account", "tournament_id"], how="semi")
-        if isinstance(field, FieldCounts):
-            # (the field's rows of the null's events made now, with the tournaments as codes)
-            field = field.frame(ev["tournament_id"].unique().to_list())
-        else:
-            field = field.join(ev.select("tournament_id").unique(), on="tournament_id", how="semi")
-        if callable(tim):
-            tim = tim()
-        if tim is not None:
-            tim = tim.join(ev.select("account").unique(), on="account", how="semi")
+        field, tim = _null_inputs(ev, field, tim)
         if hands.height == 0:
             return none
         # account-events in a fixed order; each has n_e hands and n_e + 1 bins (bin j + 1: hand j;
@@ -346,6 +338,28 @@ class NullMixin:
                 out[np.array(keep)], shift[np.array(keep)] = res["p"], res["shift"]
         self.null_shift_ = shift
         return out
+
+
+def _null_inputs(ev: pl.DataFrame, field, tim) -> tuple[pl.DataFrame, pl.DataFrame | None]:
+    """The field's rows and the decision times of the null's account-events ``ev``.
+
+    Parameters
+    ----------
+    ev : the account-events (``account``, ``tournament_id``). field : a :class:`FieldCounts` (its rows of ``ev``'s
+        tournaments made now, the tournaments as codes) or rows with ``tournament_id``. tim : the decision times
+        (``account`` ...), a call that makes them, or None.
+
+    Returns
+    -------
+    ``(field, tim)``: the rows of ``ev``'s tournaments, and the decision times of ``ev``'s accounts (None for None)."""
+    if isinstance(field, FieldCounts):
+        field = field.frame(ev["tournament_id"].unique().to_list())
+    else:
+        field = field.join(ev.select("tournament_id").unique(), on="tournament_id", how="semi")
+    tim = tim() if callable(tim) else tim
+    if tim is not None:
+        tim = tim.join(ev.select("account").unique(), on="account", how="semi")
+    return field, tim
 
 
 #: baseline decisions (the moves' accounts' own) the population null's timing test holds at once: a chunk of 500

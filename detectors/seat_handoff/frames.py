@@ -10,6 +10,7 @@ zero-copy slices, and the field's rows are arrays with the account as an integer
 
 from __future__ import annotations
 
+import functools
 from typing import Callable
 
 import duckdb
@@ -17,7 +18,7 @@ import numpy as np
 import polars as pl
 
 from detectors.seat_handoff.queries import (
-    ACTS, _DECISIONS_SQL, _FIELD_SQL, _HAND_ROWS_SQL, _HISTORY_SQL, _TIMING_SQL, _with_strength,
+    ACTS, _DECISIONS_SQL, _HAND_ROWS_SQL, _HISTORY_SQL, _TIMING_SQL, _with_strength, strength_table,
 )
 from detectors.seat_handoff.statistics import _own_timing
 
@@ -53,22 +54,80 @@ class FieldCounts:
     Parameters
     ----------
     field : one row per tournament, hand start and player (``tournament_id``, ``started_at``, ``account`` and the
-        action counts ``n_<action>``).
+        action counts ``n_<action>``); or None for an empty field (:meth:`read` fills one from the warehouse).
 
-    The rows are kept as arrays (start times, the account as an integer code, the counts as 32-bit integers) and
-    each tournament as a range of them; a tournament's rows in ``field``'s order by start time (a stable sort)."""
+    The rows are kept as arrays (start times, the account as an integer code, the counts as 16-bit integers where
+    they fit) and each tournament as a range of them; a tournament's rows in ``field``'s order by start time (a
+    stable sort). The counts are integers: a sum of some rows is the same whatever their order."""
 
-    def __init__(self, field: pl.DataFrame) -> None:
+    def __init__(self, field: pl.DataFrame | None = None) -> None:
+        self.codes: dict = {}
+        self.t = np.zeros(0, "datetime64[us]")
+        self.acc = np.zeros(0, np.int32)
+        self.X = np.zeros((0, len(ACTS)), np.int16)
+        self.tc = np.zeros(0, np.int32)
+        self.bounds: dict = {}
+        if field is None:
+            return
         field = field.sort("tournament_id", "started_at", maintain_order=True)
         accounts = field["account"].unique().sort().to_list()
         self.codes = {a: i for i, a in enumerate(accounts)}
         self.t = field["started_at"].to_numpy()
         self.acc = field["account"].replace_strict(self.codes, return_dtype=pl.Int32).to_numpy()
-        self.X = field.select([pl.col(f"n_{a}").cast(pl.Int32) for a in ACTS]).to_numpy()
+        self.X = _small_counts(field.select([f"n_{a}" for a in ACTS]).to_numpy())
         runs = (field.select("tournament_id").with_row_index("_i")
                 .group_by("tournament_id", maintain_order=True).agg(pl.col("_i").first().alias("lo"), pl.len().alias("n")))
-        self.bounds = {t: (lo, lo + n) for t, lo, n in
-                       zip(runs["tournament_id"].to_list(), runs["lo"].to_list(), runs["n"].to_list())}
+        names = runs["tournament_id"].to_list()
+        self.tournaments = names
+        self.tc = np.repeat(np.arange(len(names), dtype=np.int32), runs["n"].to_numpy())
+        self.bounds = {t: (lo, lo + n) for t, lo, n in zip(names, runs["lo"].to_list(), runs["n"].to_list())}
+
+    @classmethod
+    def read(cls, con: duckdb.DuckDBPyConnection, tournaments: list[str], codes: "Codes",
+             max_hands: int | None = None) -> "FieldCounts":
+        """The field of ``tournaments`` read from the warehouse a batch of events at a time (at most ``max_hands``
+        hands a batch, default :data:`FIELD_HANDS_PER_READ`; an event with more is a batch of its own), each batch
+        with the tournament, the start time and the player as integers from DuckDB (no name reaches Python) and
+        kept as arrays before the next is read: the rows, counts and ranges of ``FieldCounts(field)`` on the rows
+        of ``_FIELD_SQL``.
+
+        Parameters
+        ----------
+        con : the warehouse (``actions``, ``hands``, ``seats``). tournaments : the events' names.
+        codes : the warehouse's tournament codes (:class:`Codes`). max_hands : the hands of a batch.
+
+        Returns
+        -------
+        The field (its accounts' codes in the order of their names, every player of ``actions`` coded)."""
+        max_hands = FIELD_HANDS_PER_READ if max_hands is None else max_hands
+        self = cls()
+        tcs = sorted({codes.tournament[t] for t in tournaments if t in codes.tournament})
+        players = con.sql("SELECT DISTINCT player FROM actions").pl()["player"].sort()
+        self.codes = {a: i for i, a in enumerate(players.to_list())}
+        con.register("_rb_ft", pl.DataFrame({"tournament_id": [codes.tournaments[c] for c in tcs],
+                                             "tc": pl.Series(tcs, dtype=pl.Int32)}))
+        con.register("_rb_fp", pl.DataFrame({"account": players, "code": pl.int_range(players.len(), dtype=pl.Int32,
+                                                                                        eager=True)}))
+        parts = []
+        try:
+            sizes = con.sql(_EVENT_HANDS_SQL).pl()
+            for lo, hi in _code_ranges(sizes["tc"].to_numpy(), sizes["n"].to_numpy(), max_hands):
+                b = con.sql(_FIELD_CODES_SQL, params=[lo, hi]).pl()
+                o = np.lexsort((b["ts"].to_numpy(), b["tc"].to_numpy()))
+                parts.append((b["tc"].to_numpy().astype(np.int32)[o], b["ts"].to_numpy().astype(np.int64)[o],
+                              b["acc"].to_numpy().astype(np.int32)[o],
+                              _small_counts(b.select([f"n_{a}" for a in ACTS]).to_numpy())[o]))
+                del b
+        finally:
+            con.unregister("_rb_ft")
+            con.unregister("_rb_fp")
+        if parts:
+            self.tc, ts, self.acc, self.X = (np.concatenate([p[i] for p in parts]) for i in range(4))
+            self.t = ts.view("datetime64[us]")
+        self.tournaments = codes.tournaments
+        u, lo, n = np.unique(self.tc, return_index=True, return_counts=True)
+        self.bounds = {codes.tournaments[c]: (s, s + k) for c, s, k in zip(u.tolist(), lo.tolist(), n.tolist())}
+        return self
 
     def __contains__(self, tid: str) -> bool:
         """Whether tournament ``tid`` has rows in the field."""
@@ -83,7 +142,65 @@ class FieldCounts:
         t, X = self.t[lo:hi], self.X[lo:hi]
         others = self.acc[lo:hi] != self.codes.get(account, -1)
         after = t >= np.datetime64(cp_time, "us")
-        return X[others & ~after].sum(axis=0).astype(float), X[others & after].sum(axis=0).astype(float)
+        return (X[others & ~after].sum(axis=0, dtype=np.int64).astype(float),
+                X[others & after].sum(axis=0, dtype=np.int64).astype(float))
+
+    def frame(self, tournaments) -> pl.DataFrame:
+        """The rows of ``tournaments`` (those in the field) without their accounts, as the population's null reads
+        them: ``tc`` (the tournament's code, :class:`Codes`; for a field made from a frame, its index in
+        :attr:`tournaments`), ``ts`` (the hand's start, microseconds) and the action counts ``n_<action>``."""
+        spans = [self.bounds[t] for t in sorted(set(tournaments)) if t in self.bounds]
+        idx = np.concatenate([np.arange(lo, hi) for lo, hi in spans] + [np.zeros(0, np.int64)])
+        return pl.DataFrame({"tc": self.tc[idx], "ts": self.t[idx].astype(np.int64),
+                             **{f"n_{a}": self.X[idx, i] for i, a in enumerate(ACTS)}})
+
+
+def _small_counts(X: np.ndarray) -> np.ndarray:
+    """Action counts as 16-bit integers where every count fits (32-bit otherwise): the same sums, a quarter of the
+    memory of 64-bit rows."""
+    X = np.asarray(X)
+    small = X.size == 0 or (int(X.min()) >= 0 and int(X.max()) <= np.iinfo(np.int16).max)
+    return X.astype(np.int16 if small else np.int32)
+
+
+def _code_ranges(codes: np.ndarray, sizes: np.ndarray, max_size: int) -> list[tuple[int, int]]:
+    """Consecutive ranges ``(lo, hi)`` (inclusive) of the sorted ``codes``, each of at most ``max_size`` of
+    ``sizes`` summed (a code with more alone), covering every code."""
+    out: list[tuple[int, int]] = []
+    lo = hi = None
+    tot = 0
+    for c, n in zip(np.asarray(codes).tolist(), np.asarray(sizes).tolist()):
+        if lo is not None and tot + n > max_size:
+            out.append((lo, hi))
+            lo, tot = None, 0
+        lo = c if lo is None else lo
+        hi, tot = c, tot + n
+    return out + ([(lo, hi)] if lo is not None else [])
+
+
+#: hands of the events whose field one query reads (their players' counts by hand): the field of every candidate
+#: account's events read at once, with the names, was the fit's peak at 2.4M hands
+FIELD_HANDS_PER_READ = 300_000
+
+_EVENT_HANDS_SQL = """
+SELECT t.tc, count(*) AS n FROM hands h JOIN _rb_ft t ON t.tournament_id = h.tournament_id GROUP BY ALL ORDER BY ALL
+"""
+
+# _FIELD_SQL's rows for the events with codes lo..hi, the tournament, the start (microseconds) and the player coded
+_FIELD_CODES_SQL = """
+SELECT t.tc, epoch_us(h.started_at) AS ts, p.code AS acc,
+       count(*) FILTER (WHERE a.action = 'fold')  AS n_fold,
+       count(*) FILTER (WHERE a.action = 'check') AS n_check,
+       count(*) FILTER (WHERE a.action = 'call')  AS n_call,
+       count(*) FILTER (WHERE a.action = 'bet')   AS n_bet,
+       count(*) FILTER (WHERE a.action = 'raise') AS n_raise
+FROM actions a JOIN hands h USING (hand_id)
+JOIN _rb_ft t ON t.tournament_id = h.tournament_id
+JOIN _rb_fp p ON p.account = a.player
+LEFT JOIN seats s ON s.hand_id = a.hand_id AND s.player = a.player
+WHERE a.action NOT LIKE 'post%' AND NOT coalesce(s.sitting_out, FALSE) AND t.tc BETWEEN ? AND ?
+GROUP BY ALL
+"""
 
 
 #: seats of the accounts whose history one query reads (their tournament hands, their decision times): every
@@ -239,21 +356,21 @@ class FramesMixin:
         their decision times by account-event, the candidate accounts' own tournament hands (``hist``, tournament
         and device as codes, :class:`Codes`, set as ``codes_``; and by account), the null accounts' reduced as the
         null reads them (:func:`null_history`, a batch at a time: their rows are not held), their decision times by
-        account (codes), the field (set as ``field_``, :class:`FieldCounts`; the null's events' rows returned) and
-        the null accounts' decision times with their names. An account's history is read a batch of accounts at a
+        account (codes), the field (set as ``field_``, :class:`FieldCounts`, and returned: the null makes its events'
+        rows from it) and the null accounts' decision times with their names (a call that makes them: the null's). An account's history is read a batch of accounts at a
         time (:func:`account_batches`) and kept as slices of one frame (:func:`key_slices`).
 
         Returns
         -------
         ``(hands, by_at, dec_at, hist, hist_by_acc, hdec_by_acc, field, tim_null, null_hist)``."""
         con.register("_rb_at", at)
+        con.register("_rb_strength", strength_table())
         try:
             hands = _with_strength(con.sql(_HAND_ROWS_SQL).pl()).sort("account", "tournament_id", "started_at", "hand_id")
             # (slices of the sorted hands, no copy per account-event)
             hands, by_at = key_slices(hands, ["account", "tournament_id"])
-            dec_at = ({k: g for k, g in con.sql(_DECISIONS_SQL).pl().partition_by(["account", "tournament_id"],
-                                                                                   as_dict=True).items()}
-                      if self.has_decisions_ else {})
+            # (slices of one frame sorted by account-event, no copy per account-event)
+            dec_at = key_slices(con.sql(_DECISIONS_SQL).pl(), ["account", "tournament_id"])[1] if self.has_decisions_ else {}
             batches = account_batches(con, at["account"])
             self.codes_ = Codes(con)
             null_acc = null_ev["account"].unique().cast(pl.Utf8)
@@ -278,10 +395,9 @@ class FramesMixin:
                                how="vertical_relaxed").unique()
                 con.unregister("_rb_at")
                 con.register("_rb_at", at)
-            field = con.sql(_FIELD_SQL).pl()
-            self.field_ = FieldCounts(field)
-            # the null reads the field of its own events only
-            field = field.join(null_ev.select("tournament_id").unique(), on="tournament_id", how="semi")
+            # (a batch of events at a time, the names coded by DuckDB); the null reads the field of its own events,
+            # made from it when the null is drawn (:meth:`FieldCounts.frame`)
+            self.field_ = FieldCounts.read(con, at["tournament_id"].unique().to_list(), self.codes_)
             hist, hist_by_acc = key_slices(hist, "account")
             hdec_by_acc: dict = {}
             tim_null = None
@@ -290,10 +406,13 @@ class FramesMixin:
                 _, hdec_by_acc = key_slices(tim, "account")
                 del tim
                 hdec_by_acc = {a: g.drop("account") for a, g in hdec_by_acc.items()}
-                tim_null = self.codes_.decode_timing(hdec_by_acc, sorted(set(null_ev["account"].to_list())))
+                # (with their names when the null is drawn, not held beside the codes until then)
+                tim_null = functools.partial(self.codes_.decode_timing, hdec_by_acc,
+                                             sorted(set(null_ev["account"].to_list())))
         finally:
             con.unregister("_rb_at")
-        return hands, by_at, dec_at, hist, hist_by_acc, hdec_by_acc, field, tim_null, null_hist
+            con.unregister("_rb_strength")
+        return hands, by_at, dec_at, hist, hist_by_acc, hdec_by_acc, self.field_, tim_null, null_hist
 
 
 #: rows (compared change points) tested at once: each row's baseline samples (the account's own decisions and

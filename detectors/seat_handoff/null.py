@@ -12,6 +12,7 @@ import polars as pl
 from scipy import stats as sps
 
 from detectors import stats as mt
+from detectors.seat_handoff.frames import FieldCounts
 from detectors.seat_handoff.queries import ACTS
 from detectors.seat_handoff.statistics import (
     _N_STRATA, _chi2_p_vec, _chi2_stat_vec, _device_time_many, _eff_n, _g2_interaction_vec, _g2_p, _midranks, _mwu_p_vec, _prefix,
@@ -126,9 +127,7 @@ class NullMixin:
             return none
         # (the data come from the candidates' own queries, run once over both sets)
         hands = hands.join(ev, on=["account", "tournament_id"], how="semi")
-        field = field.join(ev.select("tournament_id").unique(), on="tournament_id", how="semi")
-        if tim is not None:
-            tim = tim.join(ev.select("account").unique(), on="account", how="semi")
+        field, tim = _null_inputs(ev, field, tim)
         if hands.height == 0:
             return none
         # account-events in a fixed order; each has n_e hands and n_e + 1 bins (bin j + 1: hand j;
@@ -264,10 +263,16 @@ class NullMixin:
                         cp: np.ndarray, ts_h: np.ndarray) -> tuple[np.ndarray, pl.DataFrame, int, int]:
         """The simulated moves' action-mix change against the field's over the same two periods (G2 interaction,
         at the population's same-stage dispersion: :meth:`_stage_null_p`); returns the p-values, the keyed field frame, and the time key's span and origin."""
-        # the field's counts before / after the point, the account's own left out
-        tid_codes = {t: i for i, t in enumerate(field["tournament_id"].unique().sort().to_list())}
-        field = field.with_columns(tc=pl.col("tournament_id").replace_strict(tid_codes, return_dtype=pl.Int64),
-                                   ts=pl.col("started_at").dt.epoch("us"))
+        # the field's counts before / after the point, the account's own left out; each tournament's key its rank
+        # among the field's tournaments by name (rows with ``tc``: codes in the names' order, :class:`Codes`)
+        if "tc" in field.columns:
+            gc, inv = np.unique(field["tc"].to_numpy(), return_inverse=True)
+            tid_codes = {self.codes_.tournaments[g]: i for i, g in enumerate(gc.tolist())}
+            field = field.with_columns(tc=pl.Series(inv.astype(np.int64)))
+        else:
+            tid_codes = {t: i for i, t in enumerate(field["tournament_id"].unique().sort().to_list())}
+            field = field.with_columns(tc=pl.col("tournament_id").replace_strict(tid_codes, return_dtype=pl.Int64),
+                                       ts=pl.col("started_at").dt.epoch("us"))
         t0 = int(min(field["ts"].min(), ts_h.min()))
         span = int(max(field["ts"].max(), ts_h.max())) - t0 + 2
         field = field.with_columns(key=pl.col("tc") * span + (pl.col("ts") - t0)).sort("key")
@@ -333,6 +338,28 @@ class NullMixin:
                 out[np.array(keep)], shift[np.array(keep)] = res["p"], res["shift"]
         self.null_shift_ = shift
         return out
+
+
+def _null_inputs(ev: pl.DataFrame, field, tim) -> tuple[pl.DataFrame, pl.DataFrame | None]:
+    """The field's rows and the decision times of the null's account-events ``ev``.
+
+    Parameters
+    ----------
+    ev : the account-events (``account``, ``tournament_id``). field : a :class:`FieldCounts` (its rows of ``ev``'s
+        tournaments made now, the tournaments as codes) or rows with ``tournament_id``. tim : the decision times
+        (``account`` ...), a call that makes them, or None.
+
+    Returns
+    -------
+    ``(field, tim)``: the rows of ``ev``'s tournaments, and the decision times of ``ev``'s accounts (None for None)."""
+    if isinstance(field, FieldCounts):
+        field = field.frame(ev["tournament_id"].unique().to_list())
+    else:
+        field = field.join(ev.select("tournament_id").unique(), on="tournament_id", how="semi")
+    tim = tim() if callable(tim) else tim
+    if tim is not None:
+        tim = tim.join(ev.select("account").unique(), on="account", how="semi")
+    return field, tim
 
 
 #: baseline decisions (the moves' accounts' own) the population null's timing test holds at once: a chunk of 500

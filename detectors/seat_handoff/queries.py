@@ -7,6 +7,7 @@ import numpy as np
 import polars as pl
 
 from detectors.features import gameplay as gp
+from detectors.features.gameplay.cards import CARD_INDEX
 from detectors.features import identity as idf
 from detectors.seat_handoff.statistics import _BINS, _DEPTH_BB, _SHORT_MAX
 
@@ -36,12 +37,16 @@ _PER_HAND_COLS = """
        count(*) FILTER (WHERE a.action = 'bet')   AS n_bet,
        count(*) FILTER (WHERE a.action = 'raise') AS n_raise"""
 
-# the hole cards of each (hand, player), joined to per-hand rows as ``hole``
+# the hole cards of each (hand, player), joined to per-hand rows
 _HOLE_JOIN = """LEFT JOIN (SELECT hand_id, player, any_value(cards) AS cards FROM hole_cards GROUP BY ALL) hc"""
+
+# the starting hand's percentile of a Hold'em hand's first two hole cards, from the registered ``_rb_strength``
+# (:func:`strength_table`): the cards and the game never reach Python
+_STRENGTH_JOIN = """LEFT JOIN _rb_strength st ON x.game = 'holdem' AND st.c1 = hc.cards[1] AND st.c2 = hc.cards[2]"""
 
 # per (account, tournament, hand) action counts and bet sizes of voluntary actions
 _HAND_ROWS_SQL = f"""
-SELECT x.*, hc.cards AS hole FROM (
+SELECT x.* EXCLUDE (game), st.strength FROM (
 SELECT h.tournament_id, a.player AS account, a.hand_id, h.started_at,{_PER_HAND_COLS},
        max(CASE WHEN a.street = 'preflop' AND a.action IN ('call','bet','raise') THEN 1 ELSE 0 END) AS vpip,
        list(a.amount / a.pot_before) FILTER (WHERE a.action IN ('bet','raise') AND a.pot_before > 0
@@ -53,6 +58,7 @@ WHERE a.action NOT LIKE 'post%' AND NOT coalesce(s.sitting_out, FALSE)
 GROUP BY ALL
 ) x {_HOLE_JOIN}
   ON hc.hand_id = x.hand_id AND hc.player = x.account
+{_STRENGTH_JOIN}
 """
 
 # every player's voluntary actions per hand in the candidates' tournaments (the field)
@@ -118,9 +124,10 @@ x AS (
 ),
 ss AS (SELECT account, login_at, device FROM sessions WHERE account IN (SELECT account FROM acc)),
 y AS (SELECT x.*, ss.device FROM x ASOF LEFT JOIN ss ON x.account = ss.account AND x.started_at >= ss.login_at)
-SELECT y.*, hc.cards AS hole FROM y
+SELECT x.* EXCLUDE (game), st.strength FROM y x
 {_HOLE_JOIN}
-  ON hc.hand_id = y.hand_id AND hc.player = y.account
+  ON hc.hand_id = x.hand_id AND hc.player = x.account
+{_STRENGTH_JOIN}
 """
 
 
@@ -132,10 +139,13 @@ def _with_strength(df: pl.DataFrame) -> pl.DataFrame:
     entered hands reach: a sample chosen by the very decision tested); ``rstr`` its stratum: the starting hand's percentile
     among the 1,326 in bins of 10 (``_BINS``) (``gameplay.starting_hand_percentile``: Hold'em, cards known),
     by stack depth (``_DEPTH_BB``), by facing a raise and by a short-handed table (``n_dealt``, the
-    players dealt in, at most ``_SHORT_MAX``); the ``hole`` and ``game`` columns dropped."""
+    players dealt in, at most ``_SHORT_MAX``); the percentile read from a ``strength`` column where the rows have
+    one (the queries' join with :func:`strength_table`), else from the ``hole`` and ``game`` columns; those dropped."""
+    drop = ["strength"] if "strength" in df.columns else ["hole", "game"]
     if df.height == 0:
-        return df.drop("hole", "game").with_columns(rstr=pl.lit(-1, pl.Int64), rcls=pl.lit(-1, pl.Int64))
-    st = gp.starting_hand_percentile(df).fill_null(float("nan")).to_numpy()
+        return df.drop(drop).with_columns(rstr=pl.lit(-1, pl.Int64), rcls=pl.lit(-1, pl.Int64))
+    st = (df["strength"] if "strength" in df.columns else gp.starting_hand_percentile(df)).cast(pl.Float64)
+    st = st.fill_null(float("nan")).to_numpy()
     entry = df["entry"].to_numpy()
     known = df["dealt_known"].fill_null(False).to_numpy().astype(bool)
     rcls = np.where(np.isnan(st) | (entry < 0) | ~known, -1, entry).astype(np.int64)
@@ -144,7 +154,17 @@ def _with_strength(df: pl.DataFrame) -> pl.DataFrame:
     short = (df["n_dealt"].cast(pl.Float64).fill_null(1e9).to_numpy() <= _SHORT_MAX).astype(np.int64)
     dec = np.clip(np.floor(np.nan_to_num(st) * _BINS), 0, _BINS - 1).astype(np.int64)
     rstr = np.where(rcls >= 0, dec + _BINS * (depth + (len(_DEPTH_BB) + 1) * (facing + 2 * short)), -1)
-    return df.drop("hole", "game").with_columns(rstr=pl.Series(rstr), rcls=pl.Series(rcls))
+    return df.drop(drop).with_columns(rstr=pl.Series(rstr), rcls=pl.Series(rcls))
+
+
+def strength_table() -> pl.DataFrame:
+    """Every ordered pair of card texts (``c1``, ``c2``: the first two hole cards as ``hole_cards`` lists them) with
+    ``strength``, the Hold'em starting hand's percentile :func:`gameplay.starting_hand_percentile` gives it: the
+    queries' ``_rb_strength``, 2,704 rows."""
+    texts = list(CARD_INDEX)
+    c1, c2 = [a for a in texts for _ in texts], [b for _ in texts for b in texts]
+    st = gp.starting_hand_percentile(pl.DataFrame({"hole": [[a, b] for a, b in zip(c1, c2)], "game": ["holdem"] * len(c1)}))
+    return pl.DataFrame({"c1": c1, "c2": c2, "strength": st.cast(pl.Float64)})
 
 
 # logins during an account's play in an event from a device or network other than the one the event began on, with

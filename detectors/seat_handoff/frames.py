@@ -18,7 +18,7 @@ import numpy as np
 import polars as pl
 
 from detectors.seat_handoff.queries import (
-    ACTS, _DECISIONS_SQL, _HAND_ROWS_SQL, _HISTORY_SQL, _TIMING_SQL, _with_strength, strength_table,
+    ACTS, _DECISIONS_SQL, _HAND_ROWS_SQL, _HISTORY_CODES_SQL, _TIMING_CODES_SQL, _with_strength, strength_table,
 )
 from detectors.seat_handoff.statistics import _own_timing
 
@@ -207,29 +207,47 @@ GROUP BY ALL
 #: candidate account's history read at once held more than the pipeline's 1 GB DuckDB limit at 2.4M hands
 SEATS_PER_READ = 1_000_000
 
+#: rows one read of the accounts' tournament hands or decision times returns at most (counted before the read:
+#: :data:`HIST_ROWS_SQL`, :data:`TIMING_ROWS_SQL`): each batch's raw result stayed resident after it was reduced
+ROWS_PER_READ = 500_000
+
 _SEATS_SQL = """
 SELECT player AS account, count(*) AS n FROM seats WHERE player IN (SELECT account FROM _rb_acc)
 GROUP BY ALL ORDER BY ALL
 """
 
+#: the rows :data:`_HISTORY_CODES_SQL` can return for each account (at most one a tournament seat)
+HIST_ROWS_SQL = """
+SELECT s.player AS account, count(*) AS n FROM seats s JOIN hands h USING (hand_id)
+WHERE h.is_tournament AND s.player IN (SELECT account FROM _rb_acc)
+GROUP BY ALL ORDER BY ALL
+"""
 
-def account_batches(con: duckdb.DuckDBPyConnection, accounts: pl.Series, max_seats: int | None = None
-                    ) -> list[list[str]]:
-    """``accounts`` in batches of at most ``max_seats`` seats each (an account with more is a batch of its own),
-    in the order of their names.
+#: the rows :data:`_TIMING_CODES_SQL` can return for each account (at most one a decision)
+TIMING_ROWS_SQL = """
+SELECT account, count(*) AS n FROM decisions WHERE account IN (SELECT account FROM _rb_acc)
+GROUP BY ALL ORDER BY ALL
+"""
+
+
+def account_batches(con: duckdb.DuckDBPyConnection, accounts: pl.Series, max_seats: int | None = None,
+                    sizes_sql: str = _SEATS_SQL) -> list[list[str]]:
+    """``accounts`` in batches of at most ``max_seats`` rows of ``sizes_sql`` each (an account with more is a batch
+    of its own), in the order of their names.
 
     Parameters
     ----------
-    con : the warehouse (``seats``). accounts : the accounts. max_seats : the seats of a batch (default
-    :data:`SEATS_PER_READ`).
+    con : the warehouse (``seats``). accounts : the accounts. max_seats : the rows of a batch (default
+    :data:`SEATS_PER_READ`). sizes_sql : each account's rows (``account``, ``n``; the accounts of the registered
+    ``_rb_acc``, ordered by name): its seats by default, :data:`HIST_ROWS_SQL` or :data:`TIMING_ROWS_SQL`.
 
     Returns
     -------
-    The batches, each a list of account names; every account in one (those without a seat in the last)."""
+    The batches, each a list of account names; every account in one (those without a row in the last)."""
     max_seats = SEATS_PER_READ if max_seats is None else max_seats
     con.register("_rb_acc", pl.DataFrame({"account": accounts.unique().cast(pl.Utf8)}))
     try:
-        seats = con.sql(_SEATS_SQL).pl()
+        seats = con.sql(sizes_sql).pl()
     finally:
         con.unregister("_rb_acc")
     batches: list[list[str]] = []
@@ -244,6 +262,34 @@ def account_batches(con: duckdb.DuckDBPyConnection, accounts: pl.Series, max_sea
     seen = set(seats["account"].to_list())
     cur += sorted(a for a in accounts.unique().to_list() if a not in seen)
     return batches + [cur] if cur or not batches else batches
+
+
+def read_coded(con: duckdb.DuckDBPyConnection, sql: str, names: list[str], sizes_sql: str,
+               transform: Callable[[pl.DataFrame], pl.DataFrame], max_rows: int | None = None) -> pl.DataFrame:
+    """``sql`` (a query of the accounts in the registered ``_rb_ac``: ``account``, ``code``) run once per batch of
+    accounts (:func:`account_batches` by the rows of ``sizes_sql``, at most ``max_rows``, default
+    :data:`ROWS_PER_READ`), each result reduced by ``transform`` before the next is read.
+
+    Parameters
+    ----------
+    con : the warehouse (with the :class:`Codes` frames registered, :meth:`Codes.registered`). sql : the query.
+    names : the accounts, sorted: an account's code is its index here. sizes_sql : the rows of each account.
+    transform : what is kept of a batch's rows. max_rows : the rows of a batch.
+
+    Returns
+    -------
+    The batches' kept rows, one frame."""
+    code = {a: i for i, a in enumerate(names)}
+    parts = []
+    for b in account_batches(con, pl.Series(names, dtype=pl.Utf8), ROWS_PER_READ if max_rows is None else max_rows,
+                             sizes_sql):
+        con.register("_rb_ac", pl.DataFrame({"account": pl.Series(b, dtype=pl.Utf8),
+                                             "code": pl.Series([code[a] for a in b], dtype=pl.Int32)}))
+        try:
+            parts.append(transform(con.sql(sql).pl()))
+        finally:
+            con.unregister("_rb_ac")
+    return pl.concat(parts, how="vertical_relaxed")
 
 
 def read_by_accounts(con: duckdb.DuckDBPyConnection, sql: str, at: pl.DataFrame, batches: list[list[str]],
@@ -289,6 +335,20 @@ class Codes:
         self.tournament = {t: i for i, t in enumerate(self.tournaments)}
         self.device = {d: i for i, d in enumerate(devs["device"].to_list())}
 
+    def register(self, con: duckdb.DuckDBPyConnection) -> None:
+        """Register the codes for the queries that code in DuckDB: ``_rb_tc`` (``tournament_id``, ``tc``) and
+        ``_rb_dc`` (``device``, ``dc``); :meth:`unregister` takes them back."""
+        con.register("_rb_tc", pl.DataFrame({"tournament_id": pl.Series(self.tournaments, dtype=pl.Utf8),
+                                             "tc": pl.Series(range(len(self.tournaments)), dtype=pl.Int32)}))
+        con.register("_rb_dc", pl.DataFrame({"device": pl.Series(list(self.device), dtype=pl.Utf8),
+                                             "dc": pl.Series(list(self.device.values()), dtype=pl.Int32)}))
+
+    @staticmethod
+    def unregister(con: duckdb.DuckDBPyConnection) -> None:
+        """Take back what :meth:`register` registered."""
+        con.unregister("_rb_tc")
+        con.unregister("_rb_dc")
+
     @staticmethod
     def of(codes: dict, name: str | None, missing: int = -2) -> int | None:
         """The code of ``name`` in ``codes`` (``missing`` for a name without one; None for None)."""
@@ -327,7 +387,7 @@ class Codes:
             "account", "tournament_id", "started_at", "log_ms", "cls")
 
 
-def null_history(hist: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
+def null_history(hist: pl.DataFrame, key: str = "account") -> tuple[pl.DataFrame, pl.DataFrame]:
     """What the population's null reads of its accounts' tournament hands (:mod:`detectors.seat_handoff.null`),
     taken from their rows so that the rows need not be held: the action counts summed by account, and the hands
     with an entry decision counted by account and range stratum.
@@ -335,14 +395,15 @@ def null_history(hist: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
     Parameters
     ----------
     hist : tournament-hand rows (``account``, the action counts ``n_<action>``, ``rstr``, ``rcls``).
+    key : the column of the account (``account``, or a code of it).
 
     Returns
     -------
-    ``(sums, ranges)``: ``sums`` one row per account (``account``, the counts summed); ``ranges`` one row per
-    account and stratum with ``rcls >= 0`` (``account``, ``rstr``, ``n`` hands, ``n1`` of them entered, ``n2``
+    ``(sums, ranges)``: ``sums`` one row per account (``key``, the counts summed); ``ranges`` one row per
+    account and stratum with ``rcls >= 0`` (``key``, ``rstr``, ``n`` hands, ``n1`` of them entered, ``n2``
     entered with a raise)."""
-    sums = hist.group_by("account").agg([pl.col(f"n_{a}").sum() for a in ACTS])
-    ranges = (hist.filter(pl.col("rcls") >= 0).group_by("account", "rstr")
+    sums = hist.group_by(key).agg([pl.col(f"n_{a}").sum() for a in ACTS])
+    ranges = (hist.filter(pl.col("rcls") >= 0).group_by(key, "rstr")
               .agg(n=pl.len(), n1=(pl.col("rcls") >= 1).sum(), n2=(pl.col("rcls") == 2).sum()))
     return sums, ranges
 
@@ -357,62 +418,87 @@ class FramesMixin:
         and device as codes, :class:`Codes`, set as ``codes_``; and by account), the null accounts' reduced as the
         null reads them (:func:`null_history`, a batch at a time: their rows are not held), their decision times by
         account (codes), the field (set as ``field_``, :class:`FieldCounts`, and returned: the null makes its events'
-        rows from it) and the null accounts' decision times with their names (a call that makes them: the null's). An account's history is read a batch of accounts at a
-        time (:func:`account_batches`) and kept as slices of one frame (:func:`key_slices`).
+        rows from it) and the null accounts' decision times with their names (a call that makes them: the null's). An
+        account's history and decision times are read a batch of accounts at a time, batches sized by the rows they
+        return, the account, tournament and device coded by DuckDB (:func:`read_coded`), and kept as slices of one
+        frame (:func:`key_slices`).
 
         Returns
         -------
         ``(hands, by_at, dec_at, hist, hist_by_acc, hdec_by_acc, field, tim_null, null_hist)``."""
+        self.codes_ = Codes(con)
         con.register("_rb_at", at)
         con.register("_rb_strength", strength_table())
+        self.codes_.register(con)
         try:
             hands = _with_strength(con.sql(_HAND_ROWS_SQL).pl()).sort("account", "tournament_id", "started_at", "hand_id")
             # (slices of the sorted hands, no copy per account-event)
             hands, by_at = key_slices(hands, ["account", "tournament_id"])
             # (slices of one frame sorted by account-event, no copy per account-event)
             dec_at = key_slices(con.sql(_DECISIONS_SQL).pl(), ["account", "tournament_id"])[1] if self.has_decisions_ else {}
-            batches = account_batches(con, at["account"])
-            self.codes_ = Codes(con)
-            null_acc = null_ev["account"].unique().cast(pl.Utf8)
-            null_parts: list[tuple[pl.DataFrame, pl.DataFrame]] = []
-
-            def keep(df: pl.DataFrame) -> pl.DataFrame:
-                # (the columns the tests read: the entry decision's situation is in rstr and rcls); the null
-                # accounts' rows reduced to what the null reads
-                df = self.codes_.encode_hist(_with_strength(df))
-                null_parts.append(null_history(df.filter(pl.col("account").is_in(null_acc.implode()))))
-                return df.filter(~pl.col("account").is_in(null_acc.implode()))
-
-            hist = read_by_accounts(con, _HISTORY_SQL, at, batches, keep)
-            null_hist = (pl.concat([p[0] for p in null_parts], how="vertical_relaxed"),
-                         pl.concat([p[1] for p in null_parts], how="vertical_relaxed"))
+            names = sorted(set(at["account"].to_list()))
+            hist, null_hist = self._read_history(con, names, null_ev)
             if self.stage_baseline and self.has_sessions_:
                 # the candidate accounts' own other tournament events: the field is read for them too (their
                 # same-stage baseline, :mod:`detectors.seat_handoff.stage`)
-                names = pl.Series(self.codes_.tournaments, dtype=pl.Utf8)
-                own = hist.select("account", "tc").unique()
-                at = pl.concat([at, own.select("account", tournament_id=names.gather(own["tc"].cast(pl.UInt32)))],
+                tnames = pl.Series(self.codes_.tournaments, dtype=pl.Utf8)
+                own = hist.select("acc", "tc").unique()
+                accs = pl.Series(names, dtype=pl.Utf8)
+                at = pl.concat([at, own.select(account=accs.gather(own["acc"].cast(pl.UInt32)),
+                                               tournament_id=tnames.gather(own["tc"].cast(pl.UInt32)))],
                                how="vertical_relaxed").unique()
                 con.unregister("_rb_at")
                 con.register("_rb_at", at)
             # (a batch of events at a time, the names coded by DuckDB); the null reads the field of its own events,
             # made from it when the null is drawn (:meth:`FieldCounts.frame`)
             self.field_ = FieldCounts.read(con, at["tournament_id"].unique().to_list(), self.codes_)
-            hist, hist_by_acc = key_slices(hist, "account")
+            hist, hist_by_acc = key_slices(hist, "acc")
+            hist_by_acc = {names[c]: g for c, g in hist_by_acc.items()}
             hdec_by_acc: dict = {}
             tim_null = None
             if self.has_decisions_:
-                tim = read_by_accounts(con, _TIMING_SQL, at, batches, self.codes_.encode_timing)
-                _, hdec_by_acc = key_slices(tim, "account")
+                # (the accounts of the history's read: the candidates' and the null's)
+                tim = read_coded(con, _TIMING_CODES_SQL, names, TIMING_ROWS_SQL, lambda df: df)
+                _, hdec_by_acc = key_slices(tim, "acc")
                 del tim
-                hdec_by_acc = {a: g.drop("account") for a, g in hdec_by_acc.items()}
+                hdec_by_acc = {names[c]: g.drop("acc") for c, g in hdec_by_acc.items()}
                 # (with their names when the null is drawn, not held beside the codes until then)
                 tim_null = functools.partial(self.codes_.decode_timing, hdec_by_acc,
                                              sorted(set(null_ev["account"].to_list())))
         finally:
             con.unregister("_rb_at")
             con.unregister("_rb_strength")
+            Codes.unregister(con)
         return hands, by_at, dec_at, hist, hist_by_acc, hdec_by_acc, self.field_, tim_null, null_hist
+
+    def _read_history(self, con: duckdb.DuckDBPyConnection, names: list[str], null_ev: pl.DataFrame
+                      ) -> tuple[pl.DataFrame, tuple]:
+        """The tournament hands of ``names`` (sorted; the codes of :class:`Codes` registered) read by batches of rows,
+        coded by DuckDB: the candidate accounts' kept (``acc``: the index in ``names``; ``tc``, ``started_at``, the
+        action counts, ``dc``, ``rstr``, ``rcls``), the null accounts' (those of ``null_ev``) reduced as the null
+        reads them (:func:`null_history`, by account name) as each batch is read.
+
+        Returns
+        -------
+        ``(hist, null_hist)``."""
+        null_acc = set(null_ev["account"].to_list())
+        null_codes = pl.Series([i for i, a in enumerate(names) if a in null_acc], dtype=pl.Int32)
+        accs = pl.Series(names, dtype=pl.Utf8)
+        null_parts: list[tuple[pl.DataFrame, pl.DataFrame]] = []
+
+        def keep(df: pl.DataFrame) -> pl.DataFrame:
+            # (the columns the tests read: the entry decision's situation is in rstr and rcls); the null
+            # accounts' rows reduced to what the null reads
+            df = _with_strength(df).select("acc", "tc", "started_at", *[f"n_{a}" for a in ACTS], "dc", "rstr", "rcls")
+            is_null = pl.col("acc").is_in(null_codes.implode())
+            sums, ranges = null_history(df.filter(is_null), "acc")
+            null_parts.append(tuple(x.with_columns(account=accs.gather(x["acc"].cast(pl.UInt32))).select(
+                "account", pl.exclude("account", "acc")) for x in (sums, ranges)))
+            return df.filter(~is_null)
+
+        hist = read_coded(con, _HISTORY_CODES_SQL, names, HIST_ROWS_SQL, keep)
+        return hist, (pl.concat([p[0] for p in null_parts], how="vertical_relaxed"),
+                      pl.concat([p[1] for p in null_parts], how="vertical_relaxed"))
 
 
 #: rows (compared change points) tested at once: each row's baseline samples (the account's own decisions and

@@ -131,6 +131,58 @@ SELECT x.* EXCLUDE (game), st.strength FROM y x
 """
 
 
+# _TIMING_SQL's rows for the accounts of the registered ``_rb_ac`` (``account``, ``code``), the account, the
+# tournament and the device coded by DuckDB (``acc``; ``tc`` and ``dc`` from ``_rb_tc`` and ``_rb_dc``, -1 for none):
+# no name reaches Python
+_TIMING_CODES_SQL = """
+WITH _rb_seats AS (SELECT hand_id, player, stack_start, sitting_out FROM seats WHERE player IN (SELECT account FROM _rb_ac)),
+d AS (
+  SELECT acc.code AS acc, d.account, h.tournament_id, h.started_at, ln(greatest(d.ms, 1)) AS log_ms,
+         CASE WHEN a.street = 'preflop' AND a.action = 'fold' THEN 0
+              WHEN a.is_all_in OR (s.stack_start > 0 AND (a.to_call * 3 >= s.stack_start
+                   OR (a.action IN ('bet', 'raise') AND coalesce(a.raise_to, a.amount) * 3 >= s.stack_start))) THEN 2
+              ELSE 1 END AS cls
+  FROM decisions d JOIN _rb_ac acc ON acc.account = d.account
+  JOIN hands h USING (hand_id)
+  JOIN actions a ON a.hand_id = d.hand_id AND a.seq = d.seq
+  LEFT JOIN _rb_seats s ON s.hand_id = d.hand_id AND s.player = d.account
+  WHERE a.action NOT LIKE 'post%' AND NOT coalesce(s.sitting_out, FALSE)
+),
+ss AS (SELECT account, login_at, device FROM sessions WHERE account IN (SELECT account FROM _rb_ac)),
+y AS (SELECT d.*, ss.device FROM d ASOF LEFT JOIN ss ON d.account = ss.account AND d.started_at >= ss.login_at)
+SELECT y.acc, CAST(coalesce(t.tc, -1) AS INTEGER) AS tc, y.started_at, y.log_ms, y.cls,
+       CAST(coalesce(dv.dc, -1) AS INTEGER) AS dc
+FROM y LEFT JOIN _rb_tc t ON t.tournament_id = y.tournament_id
+LEFT JOIN _rb_dc dv ON dv.device = y.device
+"""
+
+# _HOLE_JOIN's hole cards of the accounts of ``_rb_ac`` only (the rows it joins): not every player's cards grouped for
+# each batch of accounts
+_HOLE_JOIN_AC = """LEFT JOIN (SELECT hand_id, player, any_value(cards) AS cards FROM hole_cards
+           WHERE player IN (SELECT account FROM _rb_ac) GROUP BY ALL) hc"""
+
+# _HISTORY_SQL's rows for the accounts of ``_rb_ac``, coded as _TIMING_CODES_SQL's (no hand, no name returned)
+_HISTORY_CODES_SQL = f"""
+WITH _rb_seats AS (SELECT hand_id, player, stack_start, sitting_out FROM seats WHERE player IN (SELECT account FROM _rb_ac)),
+x AS (
+  SELECT acc.code AS acc, a.player AS account, a.hand_id, h.tournament_id, h.started_at,{_PER_HAND_COLS}
+  FROM actions a JOIN hands h USING (hand_id) JOIN _rb_ac acc ON acc.account = a.player
+  LEFT JOIN _rb_seats s ON s.hand_id = a.hand_id AND s.player = a.player
+  WHERE a.action NOT LIKE 'post%' AND h.is_tournament AND NOT coalesce(s.sitting_out, FALSE)
+  GROUP BY ALL
+),
+ss AS (SELECT account, login_at, device FROM sessions WHERE account IN (SELECT account FROM _rb_ac)),
+y AS (SELECT x.*, ss.device FROM x ASOF LEFT JOIN ss ON x.account = ss.account AND x.started_at >= ss.login_at)
+SELECT x.* EXCLUDE (game, account, hand_id, tournament_id, device), CAST(coalesce(t.tc, -1) AS INTEGER) AS tc,
+       CAST(coalesce(dv.dc, -1) AS INTEGER) AS dc, st.strength FROM y x
+{_HOLE_JOIN_AC}
+  ON hc.hand_id = x.hand_id AND hc.player = x.account
+{_STRENGTH_JOIN}
+LEFT JOIN _rb_tc t ON t.tournament_id = x.tournament_id
+LEFT JOIN _rb_dc dv ON dv.device = x.device
+"""
+
+
 def _with_strength(df: pl.DataFrame) -> pl.DataFrame:
     """The entry decision of each hand by the starting hand (``_range_p_many``): ``rcls`` 2
     entered with a raise, 1 entered without raising (put chips in voluntarily preflop), 0

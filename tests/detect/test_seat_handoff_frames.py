@@ -91,11 +91,11 @@ def world():
 
 def test_one_account_a_read_and_one_row_a_test_give_the_same_scores(con, monkeypatch):
     one_read = SeatHandoffDetector().fit(con).score(con)
-    monkeypatch.setattr(frames, "SEATS_PER_READ", 1)  # every account read alone
+    monkeypatch.setattr(frames, "ROWS_PER_READ", 1)  # every account read alone
     # every compared change point (and pooled device) tested alone, its baselines made for it alone
     monkeypatch.setattr(detector_module, "TEST_ROWS", 1)
     monkeypatch.setattr(candidates_module, "TEST_ROWS", 1)
-    assert len(account_batches(con, one_read["account"])) == one_read["account"].n_unique()
+    assert len(account_batches(con, one_read["account"], 1, frames.HIST_ROWS_SQL)) == one_read["account"].n_unique()
     by_account = SeatHandoffDetector().fit(con).score(con)
     assert one_read.height > 0
     assert_frame_equal(by_account, one_read, check_exact=True)

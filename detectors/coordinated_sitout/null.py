@@ -140,7 +140,8 @@ def exact_product_sf(ps: np.ndarray, cs: np.ndarray, max_events: int = 10) -> fl
     had a coincidence: ``P(J) * F_|J|(t / prod_J c)``, ``F_k`` the law of a product of ``k`` uniforms
     (``y sum_{i<k} (-log y)^i / i!``). Fisher's method, which takes every p-value as uniform on (0, 1], bounds this
     from above (the p-values are super-uniform): an event both sat out in without a coincidence costs the pair
-    nothing here. One event: its own p-value. Above ``max_events`` events (``2 ** n`` sets), Fisher's method.
+    nothing here. One event: its own p-value. Above ``max_events`` events (``2 ** n`` sets), Fisher's method. The
+    events are summed in one order (by p-value, then chance), so the result does not depend on the order given.
 
     Parameters
     ----------
@@ -151,6 +152,8 @@ def exact_product_sf(ps: np.ndarray, cs: np.ndarray, max_events: int = 10) -> fl
     The combined p-value."""
     ps = np.clip(np.asarray(ps, dtype=float), 1e-300, 1.0)
     cs = np.clip(np.asarray(cs, dtype=float), 1e-300, 1.0)
+    order = np.lexsort((cs, ps))  # one order of the events, so the sums' rounding is the same whatever order they come in
+    ps, cs = ps[order], cs[order]
     n = ps.size
     log_t = float(np.log(ps).sum())
     if log_t >= 0:

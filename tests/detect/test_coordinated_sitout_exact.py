@@ -37,6 +37,20 @@ def test_the_exact_law_keeps_its_level_and_is_never_above_fishers():
     assert np.all(exact <= fisher + 1e-12)
 
 
+def test_the_exact_law_does_not_depend_on_the_order_of_the_events():
+    """The same events in any order give the same p-value to the last bit (a group-by hands them in no fixed order;
+    the detector's signals must be the same run after run)."""
+    rng = np.random.default_rng(5)
+    for _ in range(200):
+        n = int(rng.integers(2, 9))
+        cs = rng.uniform(0.001, 0.5, n)
+        ps = np.where(rng.random(n) < cs, rng.uniform(0, 1, n) * cs, 1.0)
+        first = exact_product_sf(ps, cs)
+        for _ in range(3):
+            perm = rng.permutation(n)
+            assert exact_product_sf(ps[perm], cs[perm]) == first
+
+
 def test_one_event_alone_is_its_own_p_value():
     """With one shared event the exact law is the event's own p-value; without any coincidence it is 1."""
     assert abs(exact_product_sf(np.array([0.003]), np.array([0.06])) - 0.003) < 1e-12

@@ -203,10 +203,6 @@ GROUP BY ALL
 """
 
 
-#: seats of the accounts whose history one query reads (their tournament hands, their decision times): every
-#: candidate account's history read at once held more than the pipeline's 1 GB DuckDB limit at 2.4M hands
-SEATS_PER_READ = 1_000_000
-
 #: rows one read of the accounts' tournament hands or decision times returns at most (counted before the read:
 #: :data:`HIST_ROWS_SQL`, :data:`TIMING_ROWS_SQL`): each batch's raw result stayed resident after it was reduced
 ROWS_PER_READ = 500_000
@@ -230,21 +226,20 @@ GROUP BY ALL ORDER BY ALL
 """
 
 
-def account_batches(con: duckdb.DuckDBPyConnection, accounts: pl.Series, max_seats: int | None = None,
+def account_batches(con: duckdb.DuckDBPyConnection, accounts: pl.Series, max_rows: int,
                     sizes_sql: str = _SEATS_SQL) -> list[list[str]]:
-    """``accounts`` in batches of at most ``max_seats`` rows of ``sizes_sql`` each (an account with more is a batch
+    """``accounts`` in batches of at most ``max_rows`` rows of ``sizes_sql`` each (an account with more is a batch
     of its own), in the order of their names.
 
     Parameters
     ----------
-    con : the warehouse (``seats``). accounts : the accounts. max_seats : the rows of a batch (default
-    :data:`SEATS_PER_READ`). sizes_sql : each account's rows (``account``, ``n``; the accounts of the registered
+    con : the warehouse (``seats``). accounts : the accounts. max_rows : the rows of a batch (every candidate
+    account's history read at once held more than the pipeline's 1 GB DuckDB limit at 2.4M hands). sizes_sql : each account's rows (``account``, ``n``; the accounts of the registered
     ``_rb_acc``, ordered by name): its seats by default, :data:`HIST_ROWS_SQL` or :data:`TIMING_ROWS_SQL`.
 
     Returns
     -------
     The batches, each a list of account names; every account in one (those without a row in the last)."""
-    max_seats = SEATS_PER_READ if max_seats is None else max_seats
     con.register("_rb_acc", pl.DataFrame({"account": accounts.unique().cast(pl.Utf8)}))
     try:
         seats = con.sql(sizes_sql).pl()
@@ -254,7 +249,7 @@ def account_batches(con: duckdb.DuckDBPyConnection, accounts: pl.Series, max_sea
     cur: list[str] = []
     size = 0
     for a, n in zip(seats["account"].to_list(), seats["n"].to_list()):
-        if cur and size + n > max_seats:
+        if cur and size + n > max_rows:
             batches.append(cur)
             cur, size = [], 0
         cur.append(a)
@@ -289,31 +284,6 @@ def read_coded(con: duckdb.DuckDBPyConnection, sql: str, names: list[str], sizes
             parts.append(transform(con.sql(sql).pl()))
         finally:
             con.unregister("_rb_ac")
-    return pl.concat(parts, how="vertical_relaxed")
-
-
-def read_by_accounts(con: duckdb.DuckDBPyConnection, sql: str, at: pl.DataFrame, batches: list[list[str]],
-                     transform: Callable[[pl.DataFrame], pl.DataFrame]) -> pl.DataFrame:
-    """``sql`` (a query of the accounts in the registered frame ``_rb_at``) run once per batch of accounts, each
-    result reduced by ``transform`` before the next is read; ``_rb_at`` is ``at`` again on return.
-
-    Parameters
-    ----------
-    con : the warehouse. sql : the query. at : the account-events (``account``, ``tournament_id``).
-    batches : the accounts of each read (:func:`account_batches`). transform : what is kept of a batch's rows.
-
-    Returns
-    -------
-    The batches' kept rows, one frame (the rows of a query per account: the same rows as one read of all)."""
-    parts = []
-    try:
-        for b in batches:
-            con.unregister("_rb_at")
-            con.register("_rb_at", at.filter(pl.col("account").is_in(pl.Series(b, dtype=pl.Utf8))))
-            parts.append(transform(con.sql(sql).pl()))
-    finally:
-        con.unregister("_rb_at")
-        con.register("_rb_at", at)
     return pl.concat(parts, how="vertical_relaxed")
 
 

@@ -18,7 +18,7 @@ from detectors.seat_handoff import SeatHandoffDetector
 from detectors.seat_handoff import candidates as candidates_module
 from detectors.seat_handoff import detector as detector_module
 from detectors.seat_handoff import frames
-from detectors.seat_handoff.frames import FieldCounts, account_batches, key_slices, read_by_accounts
+from detectors.seat_handoff.frames import FieldCounts, account_batches, key_slices
 
 
 def test_key_slices_are_partition_by_without_copies():
@@ -49,17 +49,6 @@ def test_account_batches_pack_seats_in_name_order(seats_con):
     assert account_batches(seats_con, acc, 8) == [["a", "b"], ["c"], ["d", "zz"]]
     assert account_batches(seats_con, acc, 100) == [["a", "b", "c", "d", "zz"]]
     assert account_batches(seats_con, pl.Series([], dtype=pl.Utf8), 8) == [[]]
-
-
-def test_read_by_accounts_reads_each_batch_and_restores_the_frame(seats_con):
-    at = pl.DataFrame({"account": ["a", "b", "c", "d"], "tournament_id": ["1", "1", "2", "2"]})
-    seats_con.register("_rb_at", at)
-    sql = "SELECT player AS account, count(*) AS n FROM seats WHERE player IN (SELECT account FROM _rb_at) GROUP BY ALL"
-    reads = []
-    out = read_by_accounts(seats_con, sql, at, [["a", "b"], ["c"], ["d"]], lambda df: reads.append(df.height) or df)
-    assert reads == [2, 1, 1]
-    assert dict(zip(*out.sort("account").get_columns())) == {"a": 5, "b": 3, "c": 9, "d": 2}
-    assert seats_con.sql("SELECT count(*) FROM _rb_at").fetchall()[0][0] == 4
 
 
 def test_field_counts_are_the_other_players_counts():

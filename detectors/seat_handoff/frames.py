@@ -88,8 +88,8 @@ class FieldCounts:
         """The field of ``tournaments`` read from the warehouse a batch of events at a time (at most ``max_hands``
         hands a batch, default :data:`FIELD_HANDS_PER_READ`; an event with more is a batch of its own), each batch
         with the tournament, the start time and the player as integers from DuckDB (no name reaches Python) and
-        kept as arrays before the next is read: the rows, counts and ranges of ``FieldCounts(field)`` on the rows
-        of ``_FIELD_SQL``.
+        kept as arrays before the next is read: the rows, counts and ranges of ``FieldCounts(field)`` on every
+        player's voluntary actions per hand of those events read at once with the names.
 
         Parameters
         ----------
@@ -186,7 +186,8 @@ _EVENT_HANDS_SQL = """
 SELECT t.tc, count(*) AS n FROM hands h JOIN _rb_ft t ON t.tournament_id = h.tournament_id GROUP BY ALL ORDER BY ALL
 """
 
-# _FIELD_SQL's rows for the events with codes lo..hi, the tournament, the start (microseconds) and the player coded
+# every player's voluntary actions per hand of the events with codes lo..hi (the field), the tournament, the start
+# (microseconds) and the player coded
 _FIELD_CODES_SQL = """
 SELECT t.tc, epoch_us(h.started_at) AS ts, p.code AS acc,
        count(*) FILTER (WHERE a.action = 'fold')  AS n_fold,

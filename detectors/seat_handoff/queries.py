@@ -61,21 +61,6 @@ GROUP BY ALL
 {_STRENGTH_JOIN}
 """
 
-# every player's voluntary actions per hand in the candidates' tournaments (the field)
-_FIELD_SQL = """
-SELECT h.tournament_id, h.started_at, a.player AS account,
-       count(*) FILTER (WHERE a.action = 'fold')  AS n_fold,
-       count(*) FILTER (WHERE a.action = 'check') AS n_check,
-       count(*) FILTER (WHERE a.action = 'call')  AS n_call,
-       count(*) FILTER (WHERE a.action = 'bet')   AS n_bet,
-       count(*) FILTER (WHERE a.action = 'raise') AS n_raise
-FROM actions a JOIN hands h USING (hand_id)
-LEFT JOIN seats s ON s.hand_id = a.hand_id AND s.player = a.player
-WHERE a.action NOT LIKE 'post%' AND NOT coalesce(s.sitting_out, FALSE)
-  AND h.tournament_id IN (SELECT DISTINCT tournament_id FROM _rb_at)
-GROUP BY ALL
-"""
-
 # (a seat sitting out acts by itself, folding at once: no person's decision, left out here as in the hands)
 _DECISIONS_SQL = """
 SELECT h.tournament_id, d.account, d.hand_id, h.started_at, ln(greatest(d.ms, 1)) AS log_ms

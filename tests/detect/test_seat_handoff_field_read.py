@@ -17,7 +17,22 @@ from test_seat_handoff_two_places import build_world
 from detectors.seat_handoff import SeatHandoffDetector
 from detectors.seat_handoff import frames
 from detectors.seat_handoff.frames import Codes, FieldCounts, _code_ranges, _small_counts
-from detectors.seat_handoff.queries import _FIELD_SQL, ACTS
+from detectors.seat_handoff.queries import ACTS
+
+# the field as it was read before FieldCounts.read: every player's voluntary actions per hand, with the names
+_FIELD_SQL = """
+SELECT h.tournament_id, h.started_at, a.player AS account,
+       count(*) FILTER (WHERE a.action = 'fold')  AS n_fold,
+       count(*) FILTER (WHERE a.action = 'check') AS n_check,
+       count(*) FILTER (WHERE a.action = 'call')  AS n_call,
+       count(*) FILTER (WHERE a.action = 'bet')   AS n_bet,
+       count(*) FILTER (WHERE a.action = 'raise') AS n_raise
+FROM actions a JOIN hands h USING (hand_id)
+LEFT JOIN seats s ON s.hand_id = a.hand_id AND s.player = a.player
+WHERE a.action NOT LIKE 'post%' AND NOT coalesce(s.sitting_out, FALSE)
+  AND h.tournament_id IN (SELECT DISTINCT tournament_id FROM _rb_at)
+GROUP BY ALL
+"""
 
 
 @pytest.fixture(scope="module")

@@ -31,13 +31,20 @@ from pipelines.lib import evaluation as ev  # noqa: E402
 Rule = Callable[[pl.DataFrame], pl.Series]
 
 
+def main_flow(det: ChipDumpingDetector) -> pl.Expr:
+    """main's gate where the cards are unknown at 6c505e8 (until 2026-12-07, issue 32: now the chips-moved test over
+    every hand met, ``benchmarks/chip_flow_study.py``): a net flow of 20 bb in 5 hands lost, the value test not made."""
+    return ((pl.col("net_flow_bb") >= 20.0) & (pl.col("flow_hands") >= 5)
+            & (pl.col("value_n").fill_null(0) < det.min_value_n))
+
+
 def main_rule(s: pl.DataFrame) -> pl.Series:
     """main's flag at 6c505e8: q <= alpha and (the net flow where the cards are unknown, the value given, or at least
     20 bb beyond the giver's own rate in the deviation hands, lost in at least 5 of them)."""
     det = ChipDumpingDetector()
     exc = pl.col("dev_flow_bb").fill_null(0.0) - pl.col("dev_exp_bb").fill_null(0.0).clip(lower_bound=0.0)
     dev = (exc >= 20.0) & (pl.col("dev_loss_hands").fill_null(0) >= 5)
-    moved = det._flow_moved() | det._value_moved() | dev
+    moved = main_flow(det) | det._value_moved() | dev
     return s.select(((pl.col("q_value").fill_null(1.0) <= det.alpha) & moved).alias("f"))["f"]
 
 
@@ -45,7 +52,7 @@ def own_null_rule(level: float) -> Rule:
     """The flag with the deviation hands read by the own-null test alone (``moved_p`` <= ``level``)."""
     def rule(s: pl.DataFrame) -> pl.Series:
         det = ChipDumpingDetector()
-        moved = det._flow_moved() | det._value_moved() | (pl.col("moved_p").fill_null(1.0) <= level)
+        moved = main_flow(det) | det._value_moved() | (pl.col("moved_p").fill_null(1.0) <= level)
         return s.select(((pl.col("q_value").fill_null(1.0) <= det.alpha) & moved).alias("f"))["f"]
     return rule
 

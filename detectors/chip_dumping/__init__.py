@@ -42,9 +42,12 @@ move" allows: rejected by either of two tests at half of ``moved_level``
 else with the pair's variance
 (:func:`~detectors.chip_dumping.moved.deviation_moved_p`), or the amount
 ranked among the population's pairs
-(:func:`~detectors.chip_dumping.moved.amount_rank_p`), or,
-where the cards are unknown, a net flow of at least ``min_flow_bb`` in at
-least ``min_hu_hands`` hands lost. Flagged edges form a value-flow graph
+(:func:`~detectors.chip_dumping.moved.amount_rank_p`), or, where the
+cards are unknown (no deviation hands, no value given), the same two tests
+over every hand in which chips moved between A and B
+(:func:`~detectors.chip_dumping.moved.exchange_moved_p`: A's losses to B
+per such hand against A's own per-hand losses to everyone else, and the
+amount ranked among the population's pairs). Flagged edges form a value-flow graph
 (:mod:`detectors.graphs`): one account feeding many (or many feeding one) is
 one *star*. One case per set of accounts: an unflagged direction between two
 accounts flagged pairs already join, and the weaker direction of an unflagged
@@ -55,8 +58,9 @@ players (own baselines), regulars (per-decision tests), aggressive players
 (the receiver test is against B's own rate), table-mates of a receiver
 (explained away), a stronger player winning from a weaker one (with the cards
 known the net flow over all hands is no gate: the chips must have moved in
-the deviation hands or as value given), a big pot lost once (the pair's own
-variance in the chips-moved test).
+the deviation hands or as value given; where the cards are unknown, the
+chips A lost to B are judged against A's own losses to everyone else), a big
+pot lost once (the pair's own variance in the chips-moved tests).
 
 Score: −log10 q, comparable within the kind. The figures behind each rule are
 in docs/measurements.md ("Detector notes moved from docstrings").

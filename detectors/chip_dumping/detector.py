@@ -12,8 +12,9 @@ from detectors import stats
 from detectors.base import HAND_INPUTS, PairDetector
 from detectors.chip_dumping.cells import baseline_tests
 from detectors.chip_dumping.evidence import EvidenceMixin
-from detectors.chip_dumping.flows import deviation_flow, receiver_tests
-from detectors.chip_dumping.moved import amount_rank_p, deviation_moved_p, population_variance
+from detectors.chip_dumping.flows import deviation_flow, exchange_flow, receiver_tests
+from detectors.chip_dumping.moved import (EXCHANGE_COLUMNS, amount_rank_p, deviation_moved_p, exchange_moved_p,
+                                          population_variance)
 from detectors.chip_dumping.presence import PRESENCE_COLUMNS, preflop_table, presence_tests
 from detectors.features import gameplay as gp
 from detectors.features.window_views import window_span, window_tables
@@ -31,8 +32,6 @@ class ChipDumpingDetector(EvidenceMixin, PairDetector):
         *,
         alpha: float = 0.01,
         random_state: int = 0,
-        min_hu_hands: int = 5,
-        min_flow_bb: float = 20.0,
         min_value_n: int = 10,
         min_test_hands: int = 10,
         samples: int = 16,
@@ -63,8 +62,6 @@ class ChipDumpingDetector(EvidenceMixin, PairDetector):
         self.min_presence_n = min_presence_n
         self.min_presence_own = min_presence_own
         self.value_gate_p = value_gate_p
-        self.min_hu_hands = min_hu_hands
-        self.min_flow_bb = min_flow_bb
         self.min_value_n = min_value_n
         self.min_test_hands = min_test_hands
         self.samples = samples
@@ -84,7 +81,7 @@ class ChipDumpingDetector(EvidenceMixin, PairDetector):
         :class:`~detectors.features.gameplay.store.DecisionSource` of the day files, None without any),
         ``evidence_dir_`` with the evidence's files ``value_rows_`` (:meth:`_fit_value_rows`), ``continuation_rows_``
         and ``dealt_in_rows_`` (:meth:`_fit_presence_rows`: what ``explain`` reads of each case, written once per
-        fit), ``pairs_``, ``recv_``, ``presence_``, ``flow_``, ``devflow_``, ``window_`` (the days judged,
+        fit), ``pairs_``, ``recv_``, ``presence_``, ``flow_``, ``devflow_``, ``xflow_`` (:func:`exchange_flow`), ``window_`` (the days judged,
         :func:`~detectors.features.window_views.window_span`: None for every day; the preflop decisions and the
         evidence's seats are the window's) and ``missing_``."""
         # the window's heads-up decisions stay in the day files: DuckDB counts and sums them per pair and cell
@@ -114,6 +111,9 @@ class ChipDumpingDetector(EvidenceMixin, PairDetector):
         self.window_ = window_span(con)
         with window_tables(con, self.window_) as wcon:
             self._fit_presence(wcon)
+            # the chips that moved in every hand the two exchanged chips, for the gate where the cards are unknown
+            self.xflow_ = exchange_flow(wcon)
+        self.xch_pop_var_ = population_variance(self.xflow_, EXCHANGE_COLUMNS, hands="xch_hands")
         self.missing_ = []
         if (known or 0.0) < 0.5:
             self.missing_.append(
@@ -252,6 +252,9 @@ class ChipDumpingDetector(EvidenceMixin, PairDetector):
         devflow = getattr(self, "devflow_", None)
         if devflow is not None and not devflow.is_empty():
             t = t.join(devflow.rename({"met_hands": "dev_met_hands"}), on=["player", "opponent"], how="left")
+        xflow = getattr(self, "xflow_", None)
+        if xflow is not None and not xflow.is_empty():
+            t = t.join(xflow, on=["player", "opponent"], how="left")
         for c in ("dev_hands", "dev_loss_hands"):
             t = t.with_columns((pl.col(c).fill_null(0) if c in t.columns else pl.lit(0)).cast(pl.Int64).alias(c))
         for c in ("dev_flow_bb", "dev_exp_bb"):
@@ -286,13 +289,20 @@ class ChipDumpingDetector(EvidenceMixin, PairDetector):
             tournaments=pl.lit([], pl.List(pl.Utf8)),
             value_mean=pl.col("value_w") / pl.col("value_n").clip(1),
         )
-        return t.with_columns(pl.Series("moved_p", self._moved_p(t), nan_to_null=True))
+        return t.with_columns(pl.Series("moved_p", self._moved_p(t), nan_to_null=True),
+                              pl.Series("flow_moved_p", self._flow_moved_p(t), nan_to_null=True))
 
     def _moved_p(self, t: pl.DataFrame) -> np.ndarray:
         """The p-value of "the chips did not move" per row of ``t`` (:func:`~detectors.chip_dumping.moved.deviation_moved_p`,
         with this fit's population variance where there is one): NaN where it cannot be made."""
         return deviation_moved_p(t, alpha=self.alpha, prior_df=self.value_prior_df, min_n0=self.min_value_n,
                                  pop_var=getattr(self, "dev_pop_var_", None))
+
+    def _flow_moved_p(self, t: pl.DataFrame) -> np.ndarray:
+        """The same over every hand in which chips moved between A and B, the test where the cards are unknown
+        (:func:`~detectors.chip_dumping.moved.exchange_moved_p`, with this fit's population variance of such hands)."""
+        return exchange_moved_p(t, alpha=self.alpha, prior_df=self.value_prior_df, min_n0=self.min_value_n,
+                                pop_var=getattr(self, "xch_pop_var_", None))
 
     def _family_q(self, p: np.ndarray, hu: np.ndarray, pres: np.ndarray) -> np.ndarray:
         """The false-discovery q-values of the combined p-values ``p``, on the scale of ``alpha``.
@@ -320,29 +330,44 @@ class ChipDumpingDetector(EvidenceMixin, PairDetector):
         return np.minimum(np.where(hu, q_hu, q_pres), 1.0)
 
     def flag(self, scores: pl.DataFrame) -> pl.DataFrame:
-        """``scores`` with ``flagged`` (and ``amount_p``, ``moved_p`` where missing): q <= alpha and the chips moved: in
-        the deviation hands (:meth:`_deviation_moved`, two tests at half of ``moved_level``), or as value given, significant
-        (:meth:`_value_moved`), or, where the cards are unknown, a net flow of at least ``min_flow_bb`` in at least
-        ``min_hu_hands`` hands lost (:meth:`_flow_moved`)."""
-        for c, v in (("dev_flow_bb", 0.0), ("dev_exp_bb", 0.0), ("dev_loss_hands", 0)):
+        """``scores`` with ``flagged`` (and ``amount_p``, ``moved_p``, ``flow_amount_p``, ``flow_moved_p`` where
+        missing): q <= alpha and the chips moved: in the deviation hands (:meth:`_deviation_moved`, two tests at half
+        of ``moved_level``), or as value given, significant (:meth:`_value_moved`), or, where the cards are unknown,
+        over every hand in which chips moved between them (:meth:`_flow_moved`, the same two tests on those hands)."""
+        for c, v in (("dev_flow_bb", 0.0), ("dev_exp_bb", 0.0), ("dev_loss_hands", 0), ("xch_flow_bb", 0.0),
+                     ("xch_exp_bb", 0.0), ("xch_hands", 0.0), ("xch_loss_hands", 0.0)):
             if c not in scores.columns:
                 scores = scores.with_columns(pl.lit(v).alias(c))
         if "moved_p" not in scores.columns:
             scores = scores.with_columns(pl.Series("moved_p", self._moved_p(scores), pl.Float64, nan_to_null=True))
+        if "flow_moved_p" not in scores.columns:
+            scores = scores.with_columns(pl.Series("flow_moved_p", self._flow_moved_p(scores), pl.Float64,
+                                                   nan_to_null=True))
         # the amount against the population's scored pairs (every row of ``scores``)
-        scores = scores.with_columns(pl.Series("amount_p", amount_rank_p(scores), pl.Float64))
+        scores = scores.with_columns(pl.Series("amount_p", amount_rank_p(scores), pl.Float64),
+                                     pl.Series("flow_amount_p", amount_rank_p(scores, "xch_flow_bb", "xch_exp_bb",
+                                                                              "xch_hands"), pl.Float64))
         moved = self._flow_moved() | self._value_moved() | self._deviation_moved()
         return scores.with_columns(flagged=(pl.col("q_value").fill_null(1.0) <= self.alpha) & moved)
 
     def _flow_moved(self) -> pl.Expr:
-        """The net flow A -> B over all their hands is at least ``min_flow_bb`` in at least ``min_hu_hands`` hands
-        lost; with the cards known (the value test made on at least ``min_value_n`` heads-up hands) only when
-        ``flow_gate_cards_known``. Where the cards are known, the chips of a dump moved where A's play deviates
+        """Where the cards are unknown (the value test not made on ``min_value_n`` heads-up hands; on every row with
+        ``flow_gate_cards_known``), the chips moved over every hand A met B: "the chips did not move" rejected by
+        either of two tests at half of ``moved_level`` (None: ``alpha``), as :meth:`_deviation_moved` on the
+        deviation hands, over every hand in which chips moved between A and B (:func:`exchange_flow`: a dump by
+        shoves into a field moves chips without a heads-up decision): A's losses to B per such hand against A's own
+        per-hand losses to everyone else, with the pair's variance (``flow_moved_p``,
+        :func:`~detectors.chip_dumping.moved.exchange_moved_p`: "A loses to everyone like this"), or the amount
+        beyond A's own rate ranked among the population's pairs (``flow_amount_p``,
+        :func:`~detectors.chip_dumping.moved.amount_rank_p` on ``xch_flow_bb``: "honest match-ups of this population
+        move as much"). Where the cards are known, the chips of a dump moved where A's play deviates
         (:meth:`_deviation_moved`) or as value given (:meth:`_value_moved`); the net flow over all hands also moves
         with a stronger player's edge over a weaker one and with the luck of the cards (an honest heads-up pair of
         a tuning world flagged on 88 bb over 512 hands, 3 bb of them in its deviation hands: docs/measurements.md,
         issue 32)."""
-        flow = (pl.col("net_flow_bb") >= self.min_flow_bb) & (pl.col("flow_hands") >= self.min_hu_hands)
+        half = (self.alpha if self.moved_level is None else self.moved_level) / 2
+        flow = ((pl.col("flow_moved_p").fill_null(1.0).fill_nan(1.0) <= half)
+                | (pl.col("flow_amount_p").fill_null(1.0).fill_nan(1.0) <= half))
         if self.flow_gate_cards_known:
             return flow
         known = pl.col("value_n").fill_null(0) >= self.min_value_n

@@ -112,47 +112,66 @@ class EvidenceMixin:
     """The ``explain`` of :class:`~detectors.chip_dumping.ChipDumpingDetector`."""
 
     def _flow_note(self, row: dict[str, Any], a: str, b: str) -> str:
-        """What the chip flow says where it is below the flag's bar: why the case is not flagged, or why it is
-        flagged all the same (the chips moved in the deviation hands, or the value given, cards known, is
-        significant on its own). The benign explanation "the chips did not move" is stated with its two tests' p
-        (:func:`~detectors.chip_dumping.moved.deviation_moved_p`, :func:`~detectors.chip_dumping.moved.amount_rank_p`)."""
+        """What the chips that moved say of the case: why it is not flagged, or why it is flagged all the same (the
+        chips moved in the deviation hands, or the value given, cards known, is significant on its own), or, where the
+        cards are unknown, the chips-moved test over every hand in which chips moved between the two, with its figures. The benign explanation "the
+        chips did not move" is stated with its two tests' p (:func:`~detectors.chip_dumping.moved.deviation_moved_p`,
+        :func:`~detectors.chip_dumping.moved.exchange_moved_p`, :func:`~detectors.chip_dumping.moved.amount_rank_p`)."""
         flow, fh = row.get("net_flow_bb") or 0.0, int(row.get("flow_hands") or 0)
         known = not self.flow_gate_cards_known and int(row.get("value_n") or 0) >= self.min_value_n  # as _flow_moved
-        if flow >= self.min_flow_bb and fh >= self.min_hu_hands and (row.get("flagged") or not known):
-            return ""
+        half = (self.alpha if self.moved_level is None else self.moved_level) / 2
+        ok = lambda x: x is not None and x == x  # noqa: E731  (a p that was made)
+        fmp, fap = row.get("flow_moved_p"), row.get("flow_amount_p")
+        flow_moved = ok(fmp) and min(fmp, fap if ok(fap) else 1.0) <= half
+        met = self._exchange_words(row, a, b, half)
+        if not known and flow_moved:
+            return f" The chips moved from {a} to {b} (the cards unknown): {met}."
         moved = f"the chips did not move from {a} to {b}: net {flow:.0f} bb in {fh} hands where {a} lost to {b}"
         dev, dexp = float(row.get("dev_flow_bb") or 0.0), float(row.get("dev_exp_bb") or 0.0)
         dh, dl = int(row.get("dev_hands") or 0), int(row.get("dev_loss_hands") or 0)
         mp, ap = row.get("moved_p"), row.get("amount_p")
-        half = (self.alpha if self.moved_level is None else self.moved_level) / 2
-        test = ("too few hands to test whether they moved" if mp is None or mp != mp else
+        test = ("too few hands to test whether they moved" if not ok(mp) else
                 f"that {a} lost no more to {b} there than its own losses in such hands allow: p = {mp:.2g}; that no "
                 f"more moved than between the population's pairs: p = {ap if ap is not None else 1.0:.2g}; a flag "
                 f"needs either at most {half:g}")
         in_dev = (f"{a} lost {dev:.0f} bb to {b} in the {dh} hands where {a} put chips in with a weak hand or folded a "
                   f"made hand on the turn or river to {b} (lost in {dl} of them; {a}'s own rate in such hands against "
                   f"others predicts {dexp:.0f} bb; {test})")
-        if flow >= self.min_flow_bb and fh >= self.min_hu_hands:  # the cards known: the flow over all hands is no gate
-            return (f" Not flagged: {a} lost {flow:.0f} bb to {b} over all their hands, but with the cards known a "
-                    f"flag needs the chips to have moved where {a}'s play deviates ({in_dev}) or the value given "
-                    f"significant (p = {row.get('value_p') or 1:.2g}); over all hands a stronger player's edge and "
-                    f"the cards' luck move chips too.")
         if row.get("flagged"):
-            if self.deviation_gate and min(mp if mp is not None and mp == mp else 1.0, ap or 1.0) <= half:
+            if flow_moved:  # the cards known, and the chips moved over every hand exchanged as well
+                return ""
+            if self.deviation_gate and min(mp if ok(mp) else 1.0, ap or 1.0) <= half:
                 return (f" Flagged although {moved} over all their hands: {in_dev}; the ordinary hands won back what "
                         f"the deviating ones gave.")
             return (f" Flagged although {moved}: the value {a} gave {b} with the cards known is significant on its "
                     f"own (p = {row.get('value_p') or 1:.2g}, {int(row.get('value_n') or 0)} heads-up hands against "
                     f"{a}'s own play towards others); the realised chips carry the luck of the cards, the value does not.")
+        if known and flow_moved:  # the cards known: the flow over every hand exchanged is no gate
+            return (f" Not flagged: {met}, but with the cards known a flag needs the chips to have moved where {a}'s "
+                    f"play deviates ({in_dev}) or the value given significant (p = {row.get('value_p') or 1:.2g}); "
+                    f"over all hands a stronger player's edge and the cards' luck move chips too.")
+        if known:  # the flow over all hands is no gate with the cards known (ChipDumpingDetector._flow_moved)
+            return (f" Not flagged, {moved}; with the cards known a flag needs the chips to have moved where {a}'s "
+                    f"play deviates ({in_dev}), or the value given significant.")
         gate = (f", or, with the cards known, the value given significant at p <= {self.value_gate_p:g} on at least "
                 f"{self.min_value_n} heads-up hands" if self.value_gate_p is not None else "")
         if self.deviation_gate:
             gate += f", or the chips moved where {a}'s play deviates ({in_dev})"
-        if known:  # the flow over all hands is no gate with the cards known (ChipDumpingDetector._flow_moved)
-            return (f" Not flagged, {moved}; with the cards known a flag needs the chips to have moved where {a}'s "
-                    f"play deviates ({in_dev}), or the value given significant.")
-        return (f" Not flagged, {moved}; a flag needs at least {self.min_flow_bb:.0f} bb lost in at least "
-                f"{self.min_hu_hands} hands where the cards are unknown{gate}.")
+        return (f" Not flagged, {moved}; where the cards are unknown a flag needs the chips to have moved in the "
+                f"hands in which chips moved between them ({met}){gate}.")
+
+    def _exchange_words(self, row: dict[str, Any], a: str, b: str, half: float) -> str:
+        """The chips-moved test over every hand in which chips moved between A and B (the cards unknown) in words: the
+        chips, A's own rate, the two tests' p and the level a flag needs (``half``)."""
+        mf, me = float(row.get("xch_flow_bb") or 0.0), float(row.get("xch_exp_bb") or 0.0)
+        mh, ml = int(row.get("xch_hands") or 0), int(row.get("xch_loss_hands") or 0)
+        fmp, fap = row.get("flow_moved_p"), row.get("flow_amount_p")
+        test = ("too few hands to test whether they moved" if fmp is None or fmp != fmp else
+                f"that {a} lost no more to {b} than its own losses per such hand against others allow, with the pair's own "
+                f"variance: p = {fmp:.2g}; that no more moved than between the population's pairs: p = "
+                f"{fap if fap is not None else 1.0:.2g}; a flag needs either at most {half:g}")
+        return (f"{a} lost {mf:.0f} bb to {b} over the {mh} hands in which chips moved between them ({a} lost in {ml} "
+                f"of them; {a}'s own rate in such hands against others predicts {me:.0f} bb; {test})")
 
     def _evidence_hands(self, con: duckdb.DuckDBPyConnection, edges: list[list[str]], limit: int = 25) -> list[str]:
         """The dump hands of ``edges``, strongest first (:meth:`_evidence`'s hands)."""
@@ -288,8 +307,9 @@ class EvidenceMixin:
         return h.filter(pl.col("v") > 0).sort(["v", "hand_id"], descending=[True, False])
 
     def _flow_evidence(self, row: dict[str, Any]) -> list[Evidence]:
-        """The value given with the cards known, the net chips moved and, where there are any, the chips moved in
-        the deviation hands."""
+        """The value given with the cards known, the net chips moved, where the cards are unknown the chips moved per
+        hand in which they moved between the two (the flag's test there), and, where there are any, the chips moved
+        in the deviation hands."""
         a, b = row["player"], row["opponent"]
         vm, m0, n = row.get("value_mean") or 0.0, row.get("mean0") or 0.0, int(row.get("value_n") or 0)
         ev = [
@@ -306,6 +326,17 @@ class EvidenceMixin:
                 sql=gp.CHIP_FLOW_SQL,
             ),
         ]
+        known = not self.flow_gate_cards_known and n >= self.min_value_n  # as ChipDumpingDetector._flow_moved
+        if not known and row.get("xch_hands"):  # the cards unknown: the chips of every hand exchanged are the gate
+            fmp = row.get("flow_moved_p")
+            half = (self.alpha if self.moved_level is None else self.moved_level) / 2
+            ev.append(Evidence(
+                name=f"chips {a} lost to {b} per hand in which chips moved between them (bb, net)",
+                value=float(row.get("xch_flow_bb") or 0.0), baseline=float(row.get("xch_exp_bb") or 0.0),
+                n=int(row["xch_hands"]), p_value=None if fmp is None or fmp != fmp else float(fmp),
+                text=self._exchange_words(row, a, b, half),
+                sql=gp.CHIP_FLOW_SQL,
+            ))
         if row.get("dev_hands"):
             dev, dexp = float(row.get("dev_flow_bb") or 0.0), float(row.get("dev_exp_bb") or 0.0)
             dh, dl = int(row["dev_hands"]), int(row.get("dev_loss_hands") or 0)

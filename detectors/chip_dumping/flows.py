@@ -96,6 +96,61 @@ def deviation_flow(con: duckdb.DuckDBPyConnection, dec: pl.DataFrame | duckdb.Du
     return g.select(list(cols)).cast(cols)
 
 
+#: per ordered pair (loser, winner) over the hands read: the chips the loser lost to the winner (a loser's loss shared
+#: among the winners in proportion to their wins, as gameplay.chip_flow), their squares per hand and the hands
+EXCHANGE_FLOW_SQL = "WITH " + gp.seat_nets_cte() + """
+SELECT l.player, x.player AS opponent, count(*)::BIGINT AS hands,
+       sum(-l.net_bb * x.net_bb / w.won ORDER BY l.hand_id)::DOUBLE AS flow_bb,
+       sum((l.net_bb * x.net_bb / w.won) * (l.net_bb * x.net_bb / w.won) ORDER BY l.hand_id)::DOUBLE AS flow_sq
+FROM s l JOIN s x ON l.hand_id = x.hand_id AND l.net_bb < 0 AND x.net_bb > 0
+JOIN w ON w.hand_id = l.hand_id
+GROUP BY ALL ORDER BY ALL
+"""
+
+
+def exchange_flow(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
+    """Per ordered pair (giver A, receiver B): the chips A lost to B per hand in which chips moved between them, with
+    their squares, and the same of A against everyone else (the chips-moved test where the cards are unknown,
+    :func:`~detectors.chip_dumping.moved.exchange_moved_p`).
+
+    Parameters
+    ----------
+    con : the warehouse (read through the detector's window: ``seats``, ``hands``).
+
+    Returns
+    -------
+    player (A), opponent (B), ``xch_hands`` (the hands in which one of them lost chips to the other), ``xch_loss_hands``
+    (those A lost), ``xch_flow_bb`` (the chips A lost to B in them, net of what A won from B), ``xch_flow_sq`` (the sum
+    of the squared per-hand flows), and A's against everyone but B: ``xch_hands0``, ``xch_flow0``, ``xch_sq0``;
+    ``xch_exp_bb``, what A's own rate predicts (A's chips lost per such hand against the others times the pair's
+    hands). Method: the hands are those of :func:`~detectors.features.gameplay.pairs.chip_flow` (every hand both were
+    dealt in where one lost and the other won, whatever the street and whoever acted against whom: a dump by shoves
+    into a field moves chips without a heads-up decision), summed once per (loser, winner) by DuckDB; a hand of A's
+    against B is either one A lost to B or one B lost to A (never both), so the pair's hands, sums and squares are the
+    two directions' added, the loss counted negative where A won."""
+    cols = {"player": pl.Utf8, "opponent": pl.Utf8, "xch_hands": pl.Float64, "xch_loss_hands": pl.Float64,
+            "xch_flow_bb": pl.Float64, "xch_flow_sq": pl.Float64, "xch_hands0": pl.Float64, "xch_flow0": pl.Float64,
+            "xch_sq0": pl.Float64, "xch_exp_bb": pl.Float64}
+    g = con.sql(EXCHANGE_FLOW_SQL).pl()
+    if g.is_empty():
+        return pl.DataFrame(schema=cols)
+    rev = g.select(pl.col("opponent").alias("player"), pl.col("player").alias("opponent"),
+                   pl.col("hands").alias("_bh"), pl.col("flow_bb").alias("_bf"), pl.col("flow_sq").alias("_bq"))
+    t = g.join(rev, on=["player", "opponent"], how="full", coalesce=True).with_columns(
+        xch_loss_hands=pl.col("hands").fill_null(0).cast(pl.Float64),
+        xch_hands=(pl.col("hands").fill_null(0) + pl.col("_bh").fill_null(0)).cast(pl.Float64),
+        xch_flow_bb=pl.col("flow_bb").fill_null(0.0) - pl.col("_bf").fill_null(0.0),
+        xch_flow_sq=pl.col("flow_sq").fill_null(0.0) + pl.col("_bq").fill_null(0.0),
+    ).sort("player", "opponent")
+    tot = t.group_by("player").agg(_n=pl.col("xch_hands").sum(), _f=pl.col("xch_flow_bb").sum(),
+                                   _q=pl.col("xch_flow_sq").sum())
+    t = t.join(tot, on="player").with_columns(
+        xch_hands0=pl.col("_n") - pl.col("xch_hands"), xch_flow0=pl.col("_f") - pl.col("xch_flow_bb"),
+        xch_sq0=pl.col("_q") - pl.col("xch_flow_sq"),
+    ).with_columns(xch_exp_bb=pl.col("xch_hands") * pl.col("xch_flow0") / pl.col("xch_hands0").clip(1.0))
+    return t.select(list(cols)).cast(cols)
+
+
 POSTFLOP_BINS = ("street", "facing", "sbin")
 LATE_FOLD_BINS = ("street", "sbin")
 

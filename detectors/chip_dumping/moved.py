@@ -1,6 +1,7 @@
-"""Whether the chips moved: the chips a giver lost to a receiver in the hands where its play deviates, tested
-against the giver's own losses in such hands against everyone else (the benign explanation of a chip-dumping case
-whose play is odd: "the chips did not move")."""
+"""Whether the chips moved: the chips a giver lost to a receiver in the hands where its play deviates (cards known),
+or in every hand they met (cards unknown), tested against the giver's own losses in such hands against everyone else
+and ranked among the population's pairs (the benign explanation of a chip-dumping case whose play is odd: "the chips
+did not move")."""
 
 from __future__ import annotations
 
@@ -10,28 +11,35 @@ import polars as pl
 #: the deviation flow's columns the test reads (:func:`detectors.chip_dumping.flows.deviation_flow`): the pair's hands
 #: met, the chips lost in its deviation hands and their squares, and the same three against everyone else
 MOVED_COLUMNS = ("dev_met_hands", "dev_flow_bb", "dev_flow_sq", "dev_met0", "dev_flow0", "dev_sq0")
+#: the same over every hand in which chips moved between the two (:func:`detectors.chip_dumping.flows.exchange_flow`):
+#: where the cards are unknown there are no deviation hands, and the chips that moved are those of every such hand
+EXCHANGE_COLUMNS = ("xch_hands", "xch_flow_bb", "xch_flow_sq", "xch_hands0", "xch_flow0", "xch_sq0")
 
 
-def population_variance(devflow: pl.DataFrame) -> float | None:
+def population_variance(devflow: pl.DataFrame, columns: tuple[str, ...] = MOVED_COLUMNS,
+                        hands: str = "met_hands") -> float | None:
     """The variance of the chips lost per hand met in deviation hands, pooled over every ordered pair of ``devflow``
-    (:func:`~detectors.chip_dumping.flows.deviation_flow`): the null's spread for a giver with too thin an own
-    baseline. Returns None without any hands."""
-    if devflow.is_empty() or "dev_flow_sq" not in devflow.columns:
+    (:func:`~detectors.chip_dumping.flows.deviation_flow`; with ``columns`` :data:`EXCHANGE_COLUMNS` and ``hands``
+    ``"xch_hands"``, per hand in which chips moved between the two, :func:`~detectors.chip_dumping.flows.exchange_flow`):
+    the null's spread for a giver with too thin an own baseline. Returns None without any hands."""
+    flow, sq = columns[1], columns[2]
+    if devflow.is_empty() or sq not in devflow.columns:
         return None
-    n = float(devflow["met_hands"].cast(pl.Float64).sum())
+    n = float(devflow[hands].cast(pl.Float64).sum())
     if n <= 0:
         return None
-    mean = float(devflow["dev_flow_bb"].sum()) / n
-    return max(float(devflow["dev_flow_sq"].sum()) / n - mean ** 2, 1e-6)
+    mean = float(devflow[flow].sum()) / n
+    return max(float(devflow[sq].sum()) / n - mean ** 2, 1e-6)
 
 
-def _robust_baseline(t: pl.DataFrame, alpha: float) -> pl.DataFrame:
-    """``t`` with ``_n0``, ``_f0``, ``_q0``: each giver's hands met, chips lost in deviation hands and their squares
-    against everyone else, without its other partners in whose direction the combined test already finds a dump
-    (q <= ``alpha``, chips lost in the deviation hands): a feeder of several receivers would otherwise be compared
-    with its own dumps (a star's feeder losing as much to every receiver)."""
-    strong = (pl.col("q_value").fill_null(1.0) <= alpha) & (pl.col("dev_flow_bb").fill_null(0.0) > 0)
-    own = {"dev_met_hands": "dev_met0", "dev_flow_bb": "dev_flow0", "dev_flow_sq": "dev_sq0"}
+def _robust_baseline(t: pl.DataFrame, alpha: float, columns: tuple[str, ...] = MOVED_COLUMNS) -> pl.DataFrame:
+    """``t`` with ``_n0``, ``_f0``, ``_q0``: each giver's hands met, chips lost in deviation hands (``columns``
+    :data:`EXCHANGE_COLUMNS`: in every hand in which chips moved between the two) and their squares against everyone else, without its other partners in
+    whose direction the combined test already finds a dump (q <= ``alpha``, chips lost in those hands): a feeder of
+    several receivers would otherwise be compared with its own dumps (a star's feeder losing as much to every
+    receiver)."""
+    strong = (pl.col("q_value").fill_null(1.0) <= alpha) & (pl.col(columns[1]).fill_null(0.0) > 0)
+    own = dict(zip(columns[:3], columns[3:]))
     t = t.with_columns(_strong=strong)
     out = t.filter(pl.col("_strong")).group_by("player").agg(
         [pl.col(c).fill_null(0).cast(pl.Float64).sum().alias(f"_x{i}") for i, c in enumerate(own)])
@@ -43,16 +51,19 @@ def _robust_baseline(t: pl.DataFrame, alpha: float) -> pl.DataFrame:
 
 
 def deviation_moved_p(t: pl.DataFrame, *, alpha: float, prior_df: float, min_n0: int,
-                      pop_var: float | None = None) -> np.ndarray:
+                      pop_var: float | None = None, columns: tuple[str, ...] = MOVED_COLUMNS) -> np.ndarray:
     """The p-value of "the chips did not move" per ordered pair (giver A, receiver B) of ``t``.
 
     Parameters
     ----------
-    t : the scored pairs with :data:`MOVED_COLUMNS` and ``q_value``.
+    t : the scored pairs with ``columns`` and ``q_value``.
     alpha : the false-discovery level: A's partners at q <= alpha are left out of A's baseline (:func:`_robust_baseline`).
     prior_df : the degrees of freedom of the prior on the pair's variance (the value test's ``value_prior_df``).
     min_n0 : the fewest hands against others that make an own baseline; with fewer, the null is "A lost nothing to
         B" with the population's spread ``pop_var`` (:func:`population_variance`; None: the rows' own pooled).
+    columns : the pair's hands met, chips lost and their squares, and A's three against everyone else:
+        :data:`MOVED_COLUMNS` (the deviation hands, cards known) or :data:`EXCHANGE_COLUMNS` (every hand in which
+        chips moved between the two, the test where the cards are unknown: :func:`exchange_moved_p`).
 
     Returns
     -------
@@ -68,11 +79,11 @@ def deviation_moved_p(t: pl.DataFrame, *, alpha: float, prior_df: float, min_n0:
     one over many hands, counts."""
     from scipy import stats as st
 
-    if any(c not in t.columns for c in MOVED_COLUMNS) or t.is_empty():
+    if any(c not in t.columns for c in columns) or t.is_empty():
         return np.full(t.height, np.nan)
-    r = _robust_baseline(t, alpha)
+    r = _robust_baseline(t, alpha, columns)
     g = lambda c: r[c].fill_null(0).to_numpy().astype(float)  # noqa: E731
-    n, s, q, n0, s0, q0 = (g(c) for c in ("dev_met_hands", "dev_flow_bb", "dev_flow_sq", "_n0", "_f0", "_q0"))
+    n, s, q, n0, s0, q0 = (g(c) for c in (*columns[:3], "_n0", "_f0", "_q0"))
     if pop_var is None:
         tot = max(float(n.sum()), 1.0)
         pop_var = max(float(q.sum()) / tot - (float(s.sum()) / tot) ** 2, 1e-6)
@@ -90,12 +101,36 @@ def deviation_moved_p(t: pl.DataFrame, *, alpha: float, prior_df: float, min_n0:
     return np.where((n >= 2) & np.isfinite(z), np.clip(p, 1e-300, 1.0), np.nan)
 
 
-def amount_rank_p(t: pl.DataFrame) -> np.ndarray:
+def exchange_moved_p(t: pl.DataFrame, *, alpha: float, prior_df: float, min_n0: int,
+                     pop_var: float | None = None) -> np.ndarray:
+    """:func:`deviation_moved_p` over every hand in which chips moved between A and B (:data:`EXCHANGE_COLUMNS`): the
+    p-value of "the chips did not move" where the cards are unknown (no deviation hands), per row of ``t``.
+
+    Parameters
+    ----------
+    t, alpha, prior_df, min_n0, pop_var : as :func:`deviation_moved_p` (``pop_var``: the variance per such hand,
+        :func:`population_variance` with :data:`EXCHANGE_COLUMNS`).
+
+    Returns
+    -------
+    One p per row, NaN where it cannot be made. Method: per hand in which one of A and B lost chips to the other
+    (:func:`~detectors.chip_dumping.flows.exchange_flow`), x = the chips A lost to B in it (negative where A won from
+    B); the pair's mean against A's mean over such hands with everyone else, floored at 0, with the pair's variance
+    read through the prior on A's own: "A loses to everyone like this" (a weak or loose player) is the benign
+    explanation it tests."""
+    return deviation_moved_p(t, alpha=alpha, prior_df=prior_df, min_n0=min_n0, pop_var=pop_var,
+                             columns=EXCHANGE_COLUMNS)
+
+
+def amount_rank_p(t: pl.DataFrame, flow: str = "dev_flow_bb", expected: str = "dev_exp_bb",
+                  hands: str = "dev_met_hands") -> np.ndarray:
     """The p-value of "the chips did not move more than in the population's pairs" per ordered pair of ``t``.
 
     Parameters
     ----------
-    t : the scored pairs with ``dev_met_hands``, ``dev_flow_bb`` and ``dev_exp_bb`` (the deviation flow).
+    t : the scored pairs with ``hands``, ``flow`` and ``expected`` (the deviation flow: ``dev_met_hands``,
+        ``dev_flow_bb`` and ``dev_exp_bb``; over every hand in which chips moved between the two, the test where the
+        cards are unknown: ``xch_hands``, ``xch_flow_bb`` and ``xch_exp_bb``).
 
     Returns
     -------
@@ -104,11 +139,11 @@ def amount_rank_p(t: pl.DataFrame) -> np.ndarray:
     excesses of every scored pair that met in two hands or more: p = (#pairs with at least this excess + 1) / (k + 1),
     the population's own null for the amount (what an honest match-up of this population moves), on the chips'
     own scale whatever the stakes and stacks."""
-    need = ("dev_met_hands", "dev_flow_bb", "dev_exp_bb")
+    need = (hands, flow, expected)
     if t.is_empty() or any(c not in t.columns for c in need):
         return np.ones(t.height)
-    exc = (t["dev_flow_bb"].fill_null(0.0) - t["dev_exp_bb"].fill_null(0.0).clip(lower_bound=0.0)).to_numpy()
-    use = t["dev_met_hands"].fill_null(0).to_numpy() >= 2
+    exc = (t[flow].fill_null(0.0) - t[expected].fill_null(0.0).clip(lower_bound=0.0)).to_numpy()
+    use = t[hands].fill_null(0).to_numpy() >= 2
     pool = np.sort(exc[use])
     ge = pool.size - np.searchsorted(pool, exc, side="left")
     return np.where(use, (ge + 1.0) / (pool.size + 1.0), 1.0)

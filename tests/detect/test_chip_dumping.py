@@ -321,6 +321,12 @@ def test_a_dump_that_left_the_feeder_ahead_is_still_a_case_but_not_a_flag():
     # chip flow per (loser, winner): F lost 20 bb to R in 6 hands, R lost 50 bb to F in 8
     det.flow_ = pl.DataFrame({"player": ["F", "R", "G", "H1"], "opponent": ["R", "F", "S", "H2"],
                               "flow_bb": [20.0, 50.0, 60.0, 60.0], "hands": [6, 8, 10, 12]})
+    # the same per hand in which chips moved between the two (the chips-moved test where the cards are unknown):
+    # spread evenly, the givers breaking even against their others
+    flows = [("F", "R", -30.0, 14), ("R", "F", 30.0, 14), ("G", "S", 60.0, 10), ("H1", "H2", 60.0, 12)]
+    det.xflow_ = _hand_flow(pl.DataFrame({"player": [f[0] for f in flows], "opponent": [f[1] for f in flows],
+                                          "net_flow_bb": [f[2] for f in flows], "flow_hands": [f[3] for f in flows]})
+                            ).drop("net_flow_bb", "flow_hands")
     scores = det.score(None)
     pairs = {(r["player"], r["opponent"]): r for r in scores.iter_rows(named=True)}
     fr = pairs[("F", "R")]
@@ -424,15 +430,29 @@ def _scored(rows):
     ).sort("score", descending=True)
 
 
+def _hand_flow(t, sd: float = 1.0, n0: int = 1000):
+    """``t`` (a scored frame) with the chips each giver lost per hand in which chips moved between the two (the
+    chips-moved test where the cards are unknown, :func:`detectors.chip_dumping.flows.exchange_flow`): the net flow
+    spread evenly over the flow's hands with a per-hand spread of ``sd`` bb, by a giver who breaks even against the
+    others over ``n0`` such hands with the same spread."""
+    import polars as pl
+
+    m = pl.col("net_flow_bb") / pl.col("flow_hands").clip(1)
+    return t.with_columns(
+        xch_hands=pl.col("flow_hands").cast(pl.Float64), xch_loss_hands=pl.col("flow_hands").cast(pl.Float64),
+        xch_flow_bb=pl.col("net_flow_bb"), xch_flow_sq=pl.col("flow_hands") * (sd ** 2 + m ** 2),
+        xch_hands0=pl.lit(float(n0)), xch_flow0=pl.lit(0.0), xch_sq0=pl.lit(n0 * sd ** 2), xch_exp_bb=pl.lit(0.0))
+
+
 def test_a_dump_whose_chips_came_back_is_flagged_on_the_value_given():
     """D -> R: q 1e-6 and D gave R significant value with the cards known (p 1e-5 over 30 heads-up hands, against
     400 of D's own hands towards others), but honest coolers won the chips back (net 4 bb): the value given stands
     in for the chips, flagged (the old code needed 20 bb to have moved). Not flagged: the same small flow with an
     ordinary value given (H1 -> H2, the presence test alone), significant value with q above alpha (H3 -> H4),
     value on too few hands (T -> U, 6) or against too thin an own baseline (V -> W, 5), and the player view where
-    the value test cannot be made (P -> Q, no value p); with the gate off (value_gate_p None) only the flow counts
-    (G -> S, 60 bb, the cards unknown: where they are known the flow over all hands is no gate,
-    test_chip_dumping_families.py)."""
+    the value test cannot be made (P -> Q, no value p: 5 bb over 20 hands, about 1 bb a hand either way);
+    with the gate off (value_gate_p None) only the flow counts (G -> S, 60 bb over 12 hands, the cards unknown:
+    where they are known the flow over all hands is no gate, test_chip_dumping_families.py)."""
     import polars as pl
 
     from detectors.chip_dumping import ChipDumpingDetector
@@ -442,7 +462,7 @@ def test_a_dump_whose_chips_came_back_is_flagged_on_the_value_given():
             ("V", "W", 1e-6, 3.0, 20, 1e-5, 30, 5.0), ("P", "Q", 1e-6, 5.0, 20, None, 0, None),
             ("G", "S", 1e-6, 60.0, 12, None, 0, None)]
     det = ChipDumpingDetector()
-    out = det.threshold(_scored(rows))
+    out = det.threshold(_hand_flow(_scored(rows)))
     flagged = sorted(tuple(a) for a in out.filter(pl.col("flagged"))["accounts"].to_list())
     assert flagged == [("D", "R"), ("G", "S")]
     d = out.filter(pl.col("player") == "D").row(0, named=True)
@@ -451,8 +471,9 @@ def test_a_dump_whose_chips_came_back_is_flagged_on_the_value_given():
     h = out.filter(pl.col("player") == "H1").row(0, named=True)
     note = det._flow_note(h, "H1", "H2")
     assert note.startswith(" Not flagged") and "a flag needs the chips to have moved where H1's play deviates" in note
-    assert det._flow_note(out.filter(pl.col("player") == "G").row(0, named=True), "G", "S") == ""
-    old = ChipDumpingDetector(value_gate_p=None).threshold(_scored(rows))
+    note = det._flow_note(out.filter(pl.col("player") == "G").row(0, named=True), "G", "S")
+    assert note.startswith(" The chips moved from G to S (the cards unknown): G lost 60 bb to S over the 12 hands in")
+    old = ChipDumpingDetector(value_gate_p=None).threshold(_hand_flow(_scored(rows)))
     assert sorted(tuple(a) for a in old.filter(pl.col("flagged"))["accounts"].to_list()) == [("G", "S")]
 
 

@@ -2,7 +2,7 @@
 whose play drifts within the session (compared with himself in the same hour) and few big gifts judged with their own
 variance."""
 
-from tests.detect.test_chip_dumping import _scored, gp_decisions
+from tests.detect.test_chip_dumping import _hand_flow, _scored, gp_decisions
 
 
 def _deviation_world():
@@ -211,8 +211,8 @@ def test_one_case_per_set_of_accounts():
             ("F1", "F2", 0.3, 1.0, 12, 0.5, 30, 400.0), ("A", "B", 0.2, 1.0, 12, 0.5, 30, 400.0),
             ("B", "A", 0.5, -1.0, 12, 0.5, 30, 400.0), ("F1", "X", 0.4, 1.0, 12, 0.5, 30, 400.0),
             ("C", "D", 0.6, 1.0, 12, 0.5, 30, 400.0)]
-    # flagged on the net flow over all hands (the gate of these rows, cards known: flow_gate_cards_known)
-    out = ChipDumpingDetector(flow_gate_cards_known=True).threshold(_scored(rows))
+    # flagged on the chips lost over every hand met (the gate of these rows, cards known: flow_gate_cards_known)
+    out = ChipDumpingDetector(flow_gate_cards_known=True).threshold(_hand_flow(_scored(rows)))
     got = [(tuple(r["accounts"]), r["flagged"]) for r in out.iter_rows(named=True)]
     assert got == [(("G", "S"), True), (("F1", "R"), True), (("F2", "R"), True), (("A", "B"), False),
                    (("F1", "X"), False), (("C", "D"), False)], got

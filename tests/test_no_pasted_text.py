@@ -80,7 +80,7 @@ IDENTIFIERS: dict[str, set[str]] = {
                                            "self.tag", "PRESENCE_SQL.replace('{part_tables}', '')", "keep"},
     # tag: the registered frames' names (process id and the detector's id)
     "detectors/chip_dumping/evidence.py": {"gp.seat_nets_cte()", "tag"},
-    "detectors/chip_dumping/flows.py": {"gp.seat_nets_cte('devh')"},
+    "detectors/chip_dumping/flows.py": {"gp.seat_nets_cte('devh')", "gp.seat_nets_cte()"},
     # column lists from the module's constants (KEPT_COLUMNS, SOURCE_COLUMNS, the cells' columns), the join condition
     # over them, least/greatest of two fixed columns, the module's DECISION_CELLS_SQL; accounts are bound ($acc)
     "detectors/soft_play/cells.py": {"keep", "sql", "keys", "hi", "lo", "on", "cols"},

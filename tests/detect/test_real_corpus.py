@@ -69,7 +69,8 @@ def test_nobody_is_flagged_on_real_hands(real_signals):
 def test_presence_test_needs_the_players_own_baseline(real_con, real_signals):
     """The fish continued preflop 88 of 129 times with the hero dealt in and was never seen without him: the
     population's rate (about a fifth) is no baseline for his style, so the test is not made, and the pair is not
-    flagged; made anyway (``min_presence_own=0``, the previous rule), it accused him of feeding the hero."""
+    flagged; made anyway (``min_presence_own=0``, the previous rule), it accused him of feeding the hero (the
+    chips-moved gate where the cards are unknown now declines the accusation too)."""
     counts = real_con.execute(cd.PRESENCE_COUNTS_SQL, {"player": FISH, "opponent": HERO}).fetchall()
     assert [c[0] for c in counts] == [True]  # never a decision without the hero
     dec = cd.preflop_decisions(real_con)
@@ -83,9 +84,14 @@ def test_presence_test_needs_the_players_own_baseline(real_con, real_signals):
     assert old["pres_p"][0] < 1e-10
     assert cd.presence_tests(real_con, dec, min_own=0).filter(
         (pl.col("player") == FISH) & (pl.col("partner") == HERO))["pres_p"][0] > 0.01
-    accused = [s.accounts for s in cd.ChipDumpingDetector(min_presence_own=0, presence_window_s=None).detect(real_con)
-               if s.flagged]
-    assert [FISH, HERO] in accused
+    # made anyway, the combined test finds the pair; the 20 bb chip-flow gate of the cards unknown then let it through
+    # (69 bb lost to the hero), the chips-moved tests per hand exchanged do not (16 hands, the fish breaking even
+    # against the others: p 0.05 and 0.02 against 0.005, issue 32)
+    det = cd.ChipDumpingDetector(min_presence_own=0, presence_window_s=None)
+    rows = det.threshold(det.fit(real_con).score(real_con))
+    accused = rows.filter((pl.col("player") == FISH) & (pl.col("opponent") == HERO)).row(0, named=True)
+    assert accused["q_value"] <= det.alpha and accused["net_flow_bb"] >= 20 and not accused["flagged"]
+    assert accused["flow_moved_p"] > det.alpha / 2 and accused["flow_amount_p"] > det.alpha / 2
     # the investigator reads why the test was not made
     # the pair's score is about 0, below the strongest unflagged candidates detect() shows: score all, keep the pair,
     # apply the one flag rule (per row: q-values come from score) and explain it

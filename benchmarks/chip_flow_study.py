@@ -5,9 +5,9 @@ once (``ChipDumpingDetector().fit(con).score(con)``); each rule is then applied 
 applies the detector's own, and scored as ``kind_bench.kind_figures`` scores. The rules differ only on the rows whose
 cards are unknown (the value test not made on ``min_value_n`` heads-up hands): main's (at 8bdd3b9) asks there a net
 flow of at least 20 bb over all hands in at least 5 hands lost; "after" is this checkout's ``flag`` (the two tests of
-"the chips did not move" over every hand met, each at alpha / 2); "own-null alone" and "amount alone" keep one of
-the two. Printed per population: groups found per rule (honest populations: accounts flagged), the number of
-rows whose flag rests on the cards-unknown gate, and the net flow over every hand met beyond the giver's own rate at
+"the chips did not move" per hand in which chips moved between the two, each at alpha / 2); "own-null alone" and
+"amount alone" keep one of the two. Printed per population: groups found per rule (honest populations: accounts flagged), the number of
+rows whose flag rests on the cards-unknown gate, and the chips of those hands beyond the giver's own rate at
 the population's top alpha / 2 (what the amount's test asks, in bb); then per world (a population's name holding
 ``-b-`` is world b, ``-p`` the player view) the pooled figures of each rule (``kind_bench.pool``). ``--frames DIR``
 keeps each population's score frame (parquet) there.
@@ -68,7 +68,7 @@ def figures(scores: pl.DataFrame, labels: list[dict], accounts: int, rule: Rule)
 
 
 def top_excess(scores: pl.DataFrame, share: float) -> float | None:
-    """The excess over every hand met (bb) at the top ``share`` of the scored pairs that met in two hands or more."""
+    """The excess per hand exchanged (bb) at the top ``share`` of the scored pairs with two such hands or more."""
     if "xch_flow_bb" not in scores.columns:
         return None
     exc = (scores["xch_flow_bb"].fill_null(0.0) - scores["xch_exp_bb"].fill_null(0.0).clip(lower_bound=0.0)).to_numpy()
@@ -98,7 +98,7 @@ def main(argv: list[str] | None = None) -> None:
         flagged = det.flag(scores)
         on_flow = flagged.filter(pl.col("flagged") & ~(det._value_moved() | det._deviation_moved())).height
         print(d.name, json.dumps({"found": found, "flags on the cards-unknown gate alone": on_flow,
-                                  "top excess over hands met (bb)": top_excess(flagged, det.alpha / 2)}), flush=True)
+                                  "top excess (bb)": top_excess(flagged, det.alpha / 2)}), flush=True)
     for (world, name), figs in seen.items():
         print("pooled", world, name, json.dumps(kb.pool(figs)))
 

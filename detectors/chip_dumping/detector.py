@@ -81,7 +81,8 @@ class ChipDumpingDetector(EvidenceMixin, PairDetector):
         :class:`~detectors.features.gameplay.store.DecisionSource` of the day files, None without any),
         ``evidence_dir_`` with the evidence's files ``value_rows_`` (:meth:`_fit_value_rows`), ``continuation_rows_``
         and ``dealt_in_rows_`` (:meth:`_fit_presence_rows`: what ``explain`` reads of each case, written once per
-        fit), ``pairs_``, ``recv_``, ``presence_``, ``flow_``, ``devflow_``, ``xflow_`` (:func:`exchange_flow`), ``window_`` (the days judged,
+        fit), ``pairs_``, ``recv_``, ``presence_``, ``flow_``, ``devflow_``, ``xflow_`` (:func:`exchange_flow`,
+        with ``xch_pop_var_``), ``window_`` (the days judged,
         :func:`~detectors.features.window_views.window_span`: None for every day; the preflop decisions and the
         evidence's seats are the window's) and ``missing_``."""
         # the window's heads-up decisions stay in the day files: DuckDB counts and sums them per pair and cell

@@ -33,11 +33,11 @@ def population_variance(devflow: pl.DataFrame, columns: tuple[str, ...] = MOVED_
 
 
 def _robust_baseline(t: pl.DataFrame, alpha: float, columns: tuple[str, ...] = MOVED_COLUMNS) -> pl.DataFrame:
-    """``t`` with ``_n0``, ``_f0``, ``_q0``: each giver's hands met, chips lost in deviation hands (``columns``
-    :data:`EXCHANGE_COLUMNS`: in every hand in which chips moved between the two) and their squares against everyone else, without its other partners in
-    whose direction the combined test already finds a dump (q <= ``alpha``, chips lost in those hands): a feeder of
-    several receivers would otherwise be compared with its own dumps (a star's feeder losing as much to every
-    receiver)."""
+    """``t`` with ``_n0``, ``_f0``, ``_q0``: each giver's hands, chips lost in deviation hands (``columns``
+    :data:`EXCHANGE_COLUMNS`: in every hand in which chips moved between the two) and their squares against everyone
+    else, without its other partners in whose direction the combined test already finds a dump (q <= ``alpha``,
+    chips lost in those hands): a feeder of several receivers would otherwise be compared with its own dumps (a
+    star's feeder losing as much to every receiver)."""
     strong = (pl.col("q_value").fill_null(1.0) <= alpha) & (pl.col(columns[1]).fill_null(0.0) > 0)
     own = dict(zip(columns[:3], columns[3:]))
     t = t.with_columns(_strong=strong)

@@ -17,7 +17,8 @@ its own device among them, (#{devices with signs >= its}) / N: the Monte Carlo p
 population's own draws (Davison & Hinkley, *Bootstrap Methods and their Application*, 1997, ch. 4), valid when
 under the null the candidate's device is one more of the population's owner moves; a switch with no sign has
 p = 1. It is combined with the play's p-value by Fisher's method (what device took the seat says nothing of how
-the owner plays on it). Its resolution is 1 / N: with a few dozen switches in a population it supports a play
+the owner plays on it), or, with the detector's ``identity_weight`` (off by default), it weights the row in a weighted
+Benjamini-Hochberg instead (:func:`identity_weights`). Its resolution is 1 / N: with a few dozen switches in a population it supports a play
 shift, it never flags alone.
 """
 

@@ -15,7 +15,7 @@ from detectors import stats as mt
 from detectors.features import identity as idf
 from detectors.seat_handoff.candidates import CandidatesMixin
 from detectors.seat_handoff.history import switch_history
-from detectors.seat_handoff.identity import identity_p, identity_weights
+from detectors.seat_handoff.identity import identity_p
 from detectors.seat_handoff.evidence import EvidenceMixin, _aggr, _nint, _share
 from detectors.seat_handoff.frames import TEST_ROWS, FramesMixin, hist_base, range_baseline, time_baseline
 from detectors.seat_handoff.handover import HandoverMixin
@@ -95,10 +95,6 @@ class SeatHandoffDetector(CandidatesMixin, NullMixin, StageMixin, HandoverMixin,
         the seconds the seat stood empty before the login against this population's re-logins of the same kind, a
         device counted once by its shortest hand-over (:mod:`detectors.seat_handoff.handover`), combined with the
         row's p; off by default (on the tuning worlds it found as many groups as it lost: docs/measurements.md).
-    identity_weight : bool
-        the identity's rank as the weight of a weighted Benjamini-Hochberg (:func:`~detectors.seat_handoff.identity.
-        identity_weights`) in place of its p-value in Fisher's method (the two-places test's rows keep theirs); off by
-        default (on the tuning worlds it found more groups and flagged more honest accounts: docs/measurements.md).
     """
 
     kind = "seat_handoff"
@@ -134,7 +130,6 @@ class SeatHandoffDetector(CandidatesMixin, NullMixin, StageMixin, HandoverMixin,
         stage_baseline: bool = True,
         two_places: bool = True,
         slow_handover: bool = False,
-        identity_weight: bool = False,
     ) -> None:
         # the false-discovery rate is this detector's one level (``fdr``), not the base's ``alpha``
         self.fdr = fdr
@@ -163,7 +158,6 @@ class SeatHandoffDetector(CandidatesMixin, NullMixin, StageMixin, HandoverMixin,
         self.stage_baseline = stage_baseline
         self.two_places = two_places
         self.slow_handover = slow_handover
-        self.identity_weight = identity_weight
 
     # ------------------------------------------------------------------ fit
     def fit(self, con: duckdb.DuckDBPyConnection) -> "SeatHandoffDetector":
@@ -250,18 +244,11 @@ class SeatHandoffDetector(CandidatesMixin, NullMixin, StageMixin, HandoverMixin,
         df = self._combined_rows(rows, plans, null_ev, hands, null_hist, field, hist_dec)
         df = self._with_identity(df, cand)
         df = self._with_places(con, df, cand)
-        df = self._weighted(df)
         df = self._with_slow_handover(con, df, cand)
         # the benign explanation: the account's own switches, each event a hypothesis of its family
         df = switch_history(con, cand, df.rename({"p_value": "p_event"}))
-        ranked_by = "p_value"
-        if "id_weight" in df.columns:
-            # weighted Benjamini-Hochberg: the q-values of p / w
-            ranked_by = "p_weighted"
-            df = df.with_columns(p_weighted=(pl.col("p_value") / pl.col("id_weight")).clip(upper_bound=1.0))
-            df = df.with_columns(q_value=pl.Series(mt.bh_qvalues(df["p_weighted"].to_numpy(), untested=1.0)))
         # ranked as flagged: by the p-value the q-value comes from, the tests' own p breaking ties
-        df = df.with_columns(score=-pl.col(ranked_by).clip(1e-300, 1.0).log10()
+        df = df.with_columns(score=-pl.col("p_value").clip(1e-300, 1.0).log10()
                              - 1e-3 * pl.col("p_value_raw").clip(1e-300, 1.0).log10())
         return df.select("cand", pl.exclude("cand"))
 
@@ -297,7 +284,6 @@ class SeatHandoffDetector(CandidatesMixin, NullMixin, StageMixin, HandoverMixin,
         device ranked among the population's switch devices) and, with ``identity``, ``p_value`` the play's
         (kept as ``p_play``) and the identity's combined by Fisher's method."""
         df = df.with_columns(p_play=pl.col("p_value"))
-        self.identity_made_ = False
         if not self.has_sessions_ or "device" not in df.columns:
             return df
         ids = identity_p(cand, self.household_max)
@@ -312,20 +298,7 @@ class SeatHandoffDetector(CandidatesMixin, NullMixin, StageMixin, HandoverMixin,
         # a login on the device that held the seat (another network only) has no device to rank: untested
         p_id = df["p_identity"].cast(pl.Float64).fill_null(float("nan")).to_numpy()
         p = mt.fisher_combine(np.column_stack([df["p_play"].cast(pl.Float64).to_numpy(), p_id]), untested=1.0)
-        self.identity_made_ = True
         return df.with_columns(p_value=pl.Series(p))
-
-    def _weighted(self, df: pl.DataFrame) -> pl.DataFrame:
-        """With ``identity_weight`` and the identity made: ``df`` with ``id_weight`` (the identity's rank as a weight,
-        :func:`~detectors.seat_handoff.identity.identity_weights`; the two-places test's rows neutral) and, for the
-        rows it weights, ``p_value`` the play's alone (the identity not counted twice); otherwise ``df``."""
-        if not (self.identity_weight and getattr(self, "identity_made_", False)):
-            return df
-        p_id = df["p_identity"].cast(pl.Float64).fill_null(float("nan")).to_numpy()
-        places = ~np.isnan(df["p_two_places"].cast(pl.Float64).fill_null(float("nan")).to_numpy())
-        ranked = ~np.isnan(p_id) & ~places
-        return df.with_columns(id_weight=pl.Series(identity_weights(p_id, places)),
-                               p_value=pl.when(pl.Series(ranked)).then(pl.col("p_play")).otherwise(pl.col("p_value")))
 
     def _with_places(self, con: duckdb.DuckDBPyConnection, df: pl.DataFrame, cand: pl.DataFrame) -> pl.DataFrame:
         """``df`` with ``p_two_places`` (the repeated two-places statistic of :mod:`detectors.seat_handoff.places`:

@@ -47,7 +47,9 @@ class EvidenceMixin:
                     text=(f"device {r['device']}: {'; '.join(signs) if signs else 'no foreign sign'}; among this "
                           f"population's {int(r.get('id_n') or 0)} devices that took a seat mid-event, the share with "
                           f"as many signs: p {_p(r.get('p_identity'))}"
-                          + _identity_use(r, self.identity and int(r.get("id_n") or 0) >= self.min_switch_shifts)),
+                          + (f"; with the play's p {_p(r.get('p_play'))} (Fisher): {_p(r.get('p_event'))}"
+                             if self.identity and int(r.get("id_n") or 0) >= self.min_switch_shifts
+                             else "; not counted (too few switch devices to rank among)")),
                     sql=("SELECT account, device, count(*) AS sessions, min(login_at) AS first_login FROM sessions "
                          f"WHERE device = (SELECT device FROM sessions WHERE account = {_lit(acc)} AND session = "
                          f"{_lit(r['session'])}) GROUP BY ALL ORDER BY first_login"),
@@ -378,18 +380,3 @@ def _two_places_text(r: dict[str, Any], acc: str) -> str:
 
 def _nint(x: Any) -> int | None:
     return None if is_missing(x) else int(x)
-
-
-def _identity_use(r: dict[str, Any], made: bool) -> str:
-    """How the identity's rank counts in a row: as a weight of the weighted Benjamini-Hochberg (``id_weight``), with the
-    play's p by Fisher's method, or not at all."""
-    if not made:
-        return "; not counted (too few switch devices to rank among)"
-    if not is_missing(r.get("id_weight")) and not is_missing(r.get("p_two_places")):
-        return ("; this row's weight in the weighted Benjamini-Hochberg is 1 (the two-places test judges its signs), "
-                f"its p given the account's switches {_p(r.get('p_value'))}")
-    if not is_missing(r.get("id_weight")):
-        return (f"; the weight of this row in the weighted Benjamini-Hochberg {float(r['id_weight']):.3g} (mean 1 over "
-                f"the rows): the play's p {_p(r.get('p_play'))} given the account's switches, "
-                f"{_p(r.get('p_value'))}, divided by it: {_p(r.get('p_weighted'))}")
-    return f"; with the play's p {_p(r.get('p_play'))} (Fisher): {_p(r.get('p_event'))}"

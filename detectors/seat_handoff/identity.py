@@ -17,8 +17,7 @@ its own device among them, (#{devices with signs >= its}) / N: the Monte Carlo p
 population's own draws (Davison & Hinkley, *Bootstrap Methods and their Application*, 1997, ch. 4), valid when
 under the null the candidate's device is one more of the population's owner moves; a switch with no sign has
 p = 1. It is combined with the play's p-value by Fisher's method (what device took the seat says nothing of how
-the owner plays on it), or, with the detector's ``identity_weight`` (off by default), it weights the row in a weighted
-Benjamini-Hochberg instead (:func:`identity_weights`). Its resolution is 1 / N: with a few dozen switches in a population it supports a play
+the owner plays on it). Its resolution is 1 / N: with a few dozen switches in a population it supports a play
 shift, it never flags alone.
 """
 
@@ -58,32 +57,3 @@ def identity_p(cand: pl.DataFrame, household_max: int) -> pl.DataFrame:
     at_least = ranked.size - np.searchsorted(ranked, s, side="left")
     p = np.where(s > 0, at_least / ranked.size, 1.0)
     return dev.with_columns(id_n=pl.lit(int(ranked.size), dtype=pl.Int64), p_identity=pl.Series(p)).select(list(schema))
-
-
-def identity_weights(p_identity: np.ndarray, neutral: np.ndarray) -> np.ndarray:
-    """Weights of the weighted Benjamini-Hochberg procedure from the identity's rank, in place of its p-value.
-
-    Parameters
-    ----------
-    p_identity : each row's identity p-value (:func:`identity_p`; NaN: no device ranked, a login that kept the device).
-    neutral : rows that take no weight from the identity (the two-places test's rows: their structure is the
-        identity's signs) besides those with NaN.
-
-    Returns
-    -------
-    One weight per row, mean 1 over the rows: ``1 / p_identity`` for a ranked row, the ranked rows' mean for the
-    others (neither favoured nor put back), rescaled to mean 1; every weight 1 where no row is ranked.
-
-    Method: Benjamini-Hochberg on ``p / w`` with non-negative weights of mean 1 fixed independently of the p-values
-    controls the false-discovery rate (Genovese, Roeder & Wasserman, Biometrika 93, 2006). The identity's signs come
-    from the sessions, the play's p from the play ranked among the population's own same-player moves: under the
-    null (the owner carries on, on a device of his own) the one does not move the other, the assumption Fisher's
-    method made of them too. A weight moves the false-discovery budget to the rarer devices without a rank of 1 /
-    N diluting a strong play shift, or a rank of 1 adding to a weak one."""
-    p = np.asarray(p_identity, dtype=float)
-    ranked = ~np.isnan(p) & ~np.asarray(neutral, dtype=bool)
-    if not ranked.any():
-        return np.ones(p.size)
-    v = 1.0 / np.clip(np.where(ranked, p, 1.0), 1e-12, 1.0)
-    w = np.where(ranked, v, v[ranked].mean())
-    return w * w.size / w.sum()

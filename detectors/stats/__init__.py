@@ -59,8 +59,6 @@ from detectors.stats.combining import (
     all_below_product_pvalue,
     fisher_combine,
     min_p_bonferroni,
-    sidak_min_p,
-    truncated_product_pvalue,
     weighted_bonferroni,
     z_sum_with_support,
 )
@@ -113,8 +111,6 @@ __all__ = [
     "score_from_q",
     "score_test_pvalues",
     "shrink_rate",
-    "sidak_min_p",
-    "truncated_product_pvalue",
     "weighted_bh_pvalues",
     "weighted_bonferroni",
     "weighted_mean_test",

@@ -45,8 +45,11 @@ class SoftPlayDetector(EvidenceMixin, RingsMixin, PairDetector):
         for a flag (None: off).
     skew : bool
         Edgeworth-corrected tails (:func:`detectors.stats.pool_directions`).
-    weight_scale : float or None
-        weighted BH: a pair's weight min(1, expected bets / scale), mean 1 (None: plain BH).
+    weight_scale, power_weights : float or None, bool
+        weighted BH (None: plain BH). ``power_weights`` (the default): a pair's weight is the power of its main test's
+        expected bets to show a material deficit (``max_ratio``) at alpha / m, m the pairs tested
+        (:func:`detectors.stats.deficit_power`), so the budget goes where a flag is possible however many pairs the
+        window holds; off: min(1, expected bets / ``weight_scale``). Either rescaled to mean 1 over the tested.
     combined : tuple of (name, weight)
         the main test T = w z_main + w' max(z_support, 0) on disjoint decisions (() for the main test alone).
     explain_away : tuple of str
@@ -112,6 +115,7 @@ class SoftPlayDetector(EvidenceMixin, RingsMixin, PairDetector):
         mutual_z: float | None = 1.0,
         skew: bool = True,
         weight_scale: float | None = 20.0,
+        power_weights: bool = True,
         combined: tuple[tuple[str, float], ...] = (("chk", 4.0), ("pre", 1.0)),
         explain_away: tuple[str, ...] = ("chk", "rse", "fld"),
         hand_test: bool = True,
@@ -144,6 +148,7 @@ class SoftPlayDetector(EvidenceMixin, RingsMixin, PairDetector):
         self.mutual_z = mutual_z
         self.skew = skew
         self.weight_scale = weight_scale
+        self.power_weights = power_weights
         self.combined = combined
         self.explain_away = explain_away
         self.hand_test = hand_test
@@ -396,8 +401,14 @@ class SoftPlayDetector(EvidenceMixin, RingsMixin, PairDetector):
             # weighted BH (Genovese, Roeder & Wasserman, Biometrika 2006): a pair's weight grows with the bets the
             # main test expects between them (its power), not with its outcome, times the co-entry prior (decided
             # before any card is dealt); weights average 1 over the tested
-            ptest = stats.weighted_bh_pvalues(ptest, u[f"{self.tests[0]}_expected"].fill_null(0).to_numpy() / self.weight_scale,
-                                              prior=prior)
+            expected = u[f"{self.tests[0]}_expected"].fill_null(0).to_numpy()
+            if self.power_weights:
+                # the power to show a material deficit at the level the first discovery needs among the m tested
+                m = max(int((~np.isnan(ptest)).sum()), 1)
+                power = stats.deficit_power(expected, self.max_ratio, self.alpha / m)
+            else:
+                power = expected / self.weight_scale
+            ptest = stats.weighted_bh_pvalues(ptest, power, prior=prior)
         elif prior is not None:
             ptest = stats.weighted_bh_pvalues(ptest, np.ones(len(u)), prior=prior)
         q = stats.bh_qvalues(ptest)

@@ -62,7 +62,7 @@ from detectors.stats.combining import (
     weighted_bonferroni,
     z_sum_with_support,
 )
-from detectors.stats.multiple_testing import bh_qvalues, bh_reject, score_from_q, weighted_bh_pvalues
+from detectors.stats.multiple_testing import bh_qvalues, bh_reject, deficit_power, score_from_q, weighted_bh_pvalues
 from detectors.stats.passivity import (
     hand_passivity_from_hands,
     hand_passivity_predictive,
@@ -91,6 +91,7 @@ __all__ = [
     "bh_qvalues",
     "bh_reject",
     "binom_tail",
+    "deficit_power",
     "estimated_baseline_pvalue",
     "fisher_combine",
     "fisher_tail",

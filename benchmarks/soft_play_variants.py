@@ -7,7 +7,7 @@ Printed: one line per population and variant, then per variant the populations p
 names hold ``-a-`` or start ``tune-a``, world b's ``-b-`` or ``tune-b``; populations without groups are the honest
 ones) with :func:`kind_bench.pool`.
 
-    python benchmarks/soft_play_variants.py --variant '{}' --variant '{"street_combine": "tpm"}' --pops /work/pops/tune-a-1
+    python benchmarks/soft_play_variants.py --variant '{}' --variant '{"mutual_z": null}' --pops /work/pops/tune-a-1
 """
 
 from __future__ import annotations

@@ -17,7 +17,6 @@ from detectors.soft_play.cells import WindowDecisions
 from detectors.soft_play.evidence import EvidenceMixin
 from detectors.soft_play.handcal import calibrate_hand_sums, calibration_table
 from detectors.soft_play.rings import RingsMixin
-from detectors.soft_play.streets import combine_street_parts
 
 
 class SoftPlayDetector(EvidenceMixin, RingsMixin, PairDetector):
@@ -46,8 +45,11 @@ class SoftPlayDetector(EvidenceMixin, RingsMixin, PairDetector):
         for a flag (None: off).
     skew : bool
         Edgeworth-corrected tails (:func:`detectors.stats.pool_directions`).
-    weight_scale : float or None
-        weighted BH: a pair's weight min(1, expected bets / scale), mean 1 (None: plain BH).
+    weight_scale, power_weights : float or None, bool
+        weighted BH (None: plain BH). ``power_weights`` (the default): a pair's weight is the power of its main test's
+        expected bets to show a material deficit (``max_ratio``) at alpha / m, m the pairs tested
+        (:func:`detectors.stats.deficit_power`), so the budget goes where a flag is possible however many pairs the
+        window holds; off: min(1, expected bets / ``weight_scale``). Either rescaled to mean 1 over the tested.
     combined : tuple of (name, weight)
         the main test T = w z_main + w' max(z_support, 0) on disjoint decisions (() for the main test alone).
     explain_away : tuple of str
@@ -93,18 +95,6 @@ class SoftPlayDetector(EvidenceMixin, RingsMixin, PairDetector):
         a good hand); None: every strength. On the tuning worlds it clears a first-world wrong flag (two passive
         players who bluff each other less), finds a first-world tournament pair and loses one whose one side spared
         the other's weak hands only; nothing pooled falls (docs/measurements.md, 2026-12-07).
-    street_combine, street_tau : str, float
-        how the streets' parts (``st_p_<street>``) and the preflop support make the main test with ``by_street`` and
-        ``street_support``: "fisher" (the default, :meth:`_with_street_support`); "minp" (Šidák's min-p over every
-        part), "tpm" (the truncated product at ``street_tau``), "fisher_minp" (twice the smaller of the two),
-        "streets_minp" / "streets_tpm" (the streets alone by the min-p / truncated product, then Fisher's method with
-        the support), "streets_alone_fisher" / "streets_alone_minp" (the support left out). Each is a valid
-        combination of independent parts; on the tuning worlds none found more than Fisher's method without wrong flags
-        (docs/measurements.md, 2026-12-07, "Soft play's streets combined").
-    check_max_rate : float or None
-        the check test's own rates (its streets' and the hand test's) capped at this (None: the statistics' cap,
-        1 - 1e-6), as the preflop test's are at 0.95: a bin whose few rates show no spread gets a prior of strength
-        1e4 and a rate near 1, and one check there reads as p 1e-4 (docs/measurements.md, 2026-12-07).
     """
 
     kind = "soft_play"
@@ -125,6 +115,7 @@ class SoftPlayDetector(EvidenceMixin, RingsMixin, PairDetector):
         mutual_z: float | None = 1.0,
         skew: bool = True,
         weight_scale: float | None = 20.0,
+        power_weights: bool = True,
         combined: tuple[tuple[str, float], ...] = (("chk", 4.0), ("pre", 1.0)),
         explain_away: tuple[str, ...] = ("chk", "rse", "fld"),
         hand_test: bool = True,
@@ -148,9 +139,6 @@ class SoftPlayDetector(EvidenceMixin, RingsMixin, PairDetector):
         hand_cal_width: float = 0.5,
         hand_cal_min_hands: int = 50,
         value_bin: int | None = 2,
-        street_combine: str = "fisher",
-        street_tau: float = 0.05,
-        check_max_rate: float | None = None,
     ) -> None:
         super().__init__(alpha=alpha, random_state=random_state)
         self.min_hu_hands = min_hu_hands
@@ -160,6 +148,7 @@ class SoftPlayDetector(EvidenceMixin, RingsMixin, PairDetector):
         self.mutual_z = mutual_z
         self.skew = skew
         self.weight_scale = weight_scale
+        self.power_weights = power_weights
         self.combined = combined
         self.explain_away = explain_away
         self.hand_test = hand_test
@@ -183,9 +172,6 @@ class SoftPlayDetector(EvidenceMixin, RingsMixin, PairDetector):
         self.hand_cal_width = hand_cal_width
         self.hand_cal_min_hands = hand_cal_min_hands
         self.value_bin = value_bin
-        self.street_combine = street_combine
-        self.street_tau = street_tau
-        self.check_max_rate = check_max_rate
         self.max_ratio = max_ratio
         self.samples = samples
         self.max_unflagged = max_unflagged
@@ -257,8 +243,6 @@ class SoftPlayDetector(EvidenceMixin, RingsMixin, PairDetector):
         kw = {"where": where, "side": side, **dict(zip(("bins", "max_rate"), more))}
         if self.stage_bb and name in self.stage_tests and "stage" in getattr(self, "cells_", pl.DataFrame()).columns:
             kw["bins"] = (*(kw.get("bins") or self.BINS), "stage")
-        if name == "chk" and self.check_max_rate is not None:
-            kw["max_rate"] = self.check_max_rate
         if name == "chk" and self.value_bin is not None:
             # after the flop, the spots where a bet is for value only (strength bin at least value_bin)
             kw["where"] = where & (pl.col("preflop") | (pl.col("sbin") >= self.value_bin))
@@ -417,8 +401,14 @@ class SoftPlayDetector(EvidenceMixin, RingsMixin, PairDetector):
             # weighted BH (Genovese, Roeder & Wasserman, Biometrika 2006): a pair's weight grows with the bets the
             # main test expects between them (its power), not with its outcome, times the co-entry prior (decided
             # before any card is dealt); weights average 1 over the tested
-            ptest = stats.weighted_bh_pvalues(ptest, u[f"{self.tests[0]}_expected"].fill_null(0).to_numpy() / self.weight_scale,
-                                              prior=prior)
+            expected = u[f"{self.tests[0]}_expected"].fill_null(0).to_numpy()
+            if self.power_weights:
+                # the power to show a material deficit at the level the first discovery needs among the m tested
+                m = max(int((~np.isnan(ptest)).sum()), 1)
+                power = stats.deficit_power(expected, self.max_ratio, self.alpha / m)
+            else:
+                power = expected / self.weight_scale
+            ptest = stats.weighted_bh_pvalues(ptest, power, prior=prior)
         elif prior is not None:
             ptest = stats.weighted_bh_pvalues(ptest, np.ones(len(u)), prior=prior)
         q = stats.bh_qvalues(ptest)
@@ -508,9 +498,6 @@ class SoftPlayDetector(EvidenceMixin, RingsMixin, PairDetector):
         x = self.combined[1][0]
         st = u["st_p_value"].to_numpy(allow_copy=True).astype(float)
         sup = u[f"{x}_p_value"].to_numpy(allow_copy=True).astype(float)
-        if self.street_combine != "fisher":
-            c = combine_street_parts(u, sup, st, self.street_combine, self.street_tau)
-            return u.with_columns(pl.Series("stp_p_value", c, nan_to_null=True))
         k = u["st_k"].fill_null(0).to_numpy().astype(float)
         ok = ~np.isnan(st) & ~np.isnan(sup) & (k > 0)
         stat = np.where(ok, chi2.isf(np.clip(np.nan_to_num(st, nan=1.0), 1e-300, 1.0), np.maximum(2 * k, 2))

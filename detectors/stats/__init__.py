@@ -59,12 +59,10 @@ from detectors.stats.combining import (
     all_below_product_pvalue,
     fisher_combine,
     min_p_bonferroni,
-    sidak_min_p,
-    truncated_product_pvalue,
     weighted_bonferroni,
     z_sum_with_support,
 )
-from detectors.stats.multiple_testing import bh_qvalues, bh_reject, score_from_q, weighted_bh_pvalues
+from detectors.stats.multiple_testing import bh_qvalues, bh_reject, deficit_power, score_from_q, weighted_bh_pvalues
 from detectors.stats.passivity import (
     hand_passivity_from_hands,
     hand_passivity_predictive,
@@ -93,6 +91,7 @@ __all__ = [
     "bh_qvalues",
     "bh_reject",
     "binom_tail",
+    "deficit_power",
     "estimated_baseline_pvalue",
     "fisher_combine",
     "fisher_tail",
@@ -113,8 +112,6 @@ __all__ = [
     "score_from_q",
     "score_test_pvalues",
     "shrink_rate",
-    "sidak_min_p",
-    "truncated_product_pvalue",
     "weighted_bh_pvalues",
     "weighted_bonferroni",
     "weighted_mean_test",

@@ -5,12 +5,14 @@
   (Benjamini & Hochberg, "Controlling the false discovery rate", JRSS B 1995).
 - :func:`weighted_bh_pvalues`: p-values divided by power weights for weighted BH
   (Genovese, Roeder & Wasserman, Biometrika 2006).
+- :func:`deficit_power`: a count test's power to show a given relative deficit at a given level, a weight for it.
 - :func:`score_from_q`: the comparable score, −log10 q, capped.
 """
 
 from __future__ import annotations
 
 import numpy as np
+from scipy import stats as _st
 
 from detectors.stats._common import _arr
 
@@ -89,3 +91,33 @@ def weighted_bh_pvalues(p, power, prior=None) -> np.ndarray:
     w = w * ok.sum() / w.sum()
     out = np.where(w > 0, p / np.maximum(w, 1e-300), 1.0)
     return np.where(ok, np.minimum(out, 1.0), np.nan)
+
+
+def deficit_power(expected, ratio: float, level: float) -> np.ndarray:
+    """Per test, the power of a one-sided count test with ``expected`` events under the null to show a count of
+    ``ratio`` times that, at ``level``: Phi((1 - ratio) sqrt(e) - z), z the normal quantile of 1 - ``level``.
+
+    Parameters
+    ----------
+    expected : array-like of float
+        the count each test expects under the null (NaN or negative read as 0).
+    ratio : float
+        the observed / expected that counts as a material deficit (below 1).
+    level : float
+        the one-sided level the test must reach (for a family of m tests at false-discovery rate alpha, alpha / m:
+        the level the first discovery needs).
+
+    Returns
+    -------
+    numpy.ndarray of powers in [0, 1]; a weight for :func:`weighted_bh_pvalues` fixed before the outcome.
+
+    Method: the count's null variance taken as its mean (Poisson; a sum of Bernoulli events varies less, so the
+    power is a lower bound of the same order), the normal approximation to the shifted count. Weights that grow with
+    power move the false-discovery budget to the tests that can use it (Genovese, Roeder & Wasserman, Biometrika
+    2006; Roeder & Wasserman, Stat. Sci. 2009, weights proportional to power); unlike a weight capped at a fixed
+    count, the power at alpha / m falls for the tests with few events as the family m grows, so the many tests
+    that cannot reach the level do not dilute those that can.
+    """
+    e = np.clip(np.nan_to_num(_arr(expected), nan=0.0), 0.0, None)
+    z = _st.norm.isf(min(max(level, 1e-300), 0.5))
+    return _st.norm.cdf((1.0 - ratio) * np.sqrt(e) - z)

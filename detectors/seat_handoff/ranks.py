@@ -13,13 +13,29 @@ from __future__ import annotations
 import numpy as np
 
 
-def _runs(v: np.ndarray, g: np.ndarray) -> np.ndarray:
-    """Starts of the runs of equal values in ``v`` (sorted within each group ``g``, the groups contiguous): a new
-    run where the group changes or the value does (NaN equal to NaN, as :func:`numpy.unique` counts it)."""
-    if v.size == 0:
-        return np.zeros(0, np.int64)
-    new = (v[1:] != v[:-1]) & ~(np.isnan(v[1:]) & np.isnan(v[:-1]))
-    return np.flatnonzero(np.r_[True, new | (g[1:] != g[:-1])])
+def _runs(v: np.ndarray, sizes: np.ndarray, nan: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The runs of equal values in ``v``: the rows' samples one after the other (``sizes``), each sorted.
+
+    Parameters
+    ----------
+    v : the values. sizes : each row's count. nan : whether a row holds a NaN (NaN equal to NaN, as
+        :func:`numpy.unique` counts it; a sorted row's NaNs are at its end).
+
+    Returns
+    -------
+    ``(start, length, row)`` of each run: a new run where the row or the value changes."""
+    n = v.size
+    if n == 0:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64)
+    brk = np.empty(n, bool)
+    brk[0] = True
+    np.not_equal(v[1:], v[:-1], out=brk[1:])
+    if nan:
+        brk[1:] &= ~(np.isnan(v[1:]) & np.isnan(v[:-1]))
+    ends = np.cumsum(sizes)
+    brk[(ends - sizes)[sizes > 0]] = True
+    start = np.flatnonzero(brk)
+    return start, np.diff(np.append(start, n)), np.searchsorted(ends, start, side="right")
 
 
 def u_against(xs: list[np.ndarray], ys: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -49,14 +65,11 @@ def u_against(xs: list[np.ndarray], ys: list[np.ndarray]) -> tuple[np.ndarray, n
     empty_i = [np.zeros(0, np.int64)]
     below = np.concatenate(below + empty_i)
     eq = np.concatenate(upto + empty_i) - below
-    gx, gy = np.repeat(np.arange(N), n1), np.repeat(np.arange(N), n2)
+    gx = np.repeat(np.arange(N), n1)
     u1 = np.bincount(gx, weights=below + 0.5 * eq, minlength=N)
-    vx = np.concatenate(X + [np.zeros(0)])
-    vy = np.concatenate(Y + [np.zeros(0)])
-    sx, sy = _runs(vx, gx), _runs(vy, gy)
-    rtx = np.diff(np.r_[sx, vx.size])
-    rty = np.diff(np.r_[sy, vy.size])
-    rgx, rgy = gx[sx], gy[sy]
+    nan = any(x.size and np.isnan(x[-1]) for x in X) or any(y.size and np.isnan(y[-1]) for y in Y)
+    sx, rtx, rgx = _runs(np.concatenate(X + [np.zeros(0)]), n1, nan)
+    _, rty, rgy = _runs(np.concatenate(Y + [np.zeros(0)]), n2, nan)
     tie = (np.bincount(rgx, weights=rtx.astype(float) ** 3 - rtx, minlength=N)
            + np.bincount(rgy, weights=rty.astype(float) ** 3 - rty, minlength=N))
     if sx.size:

@@ -504,7 +504,8 @@ def hist_base(hist: pl.DataFrame | None, tcode: int | None, cp_time, dcode: int 
     return hc, hr[kr], hrc[kr]
 
 
-#: the columns of the last account's hands :func:`hist_base` read, by a weak reference to their frame
+#: the columns of the last account's hands :func:`hist_base` read, by a weak reference to their frame (emptied
+#: when the frame goes)
 _HIST_MEMO: list = [None, None]
 
 
@@ -527,8 +528,15 @@ def _hist_arrays(hist: pl.DataFrame) -> tuple[np.ndarray, ...]:
     arrays = (hist["tc"].to_numpy(), hist["started_at"].to_numpy(), hist["dc"].to_numpy(),
               hist.select([f"n_{a}" for a in ACTS]).to_numpy().astype(float),
               hist["rstr"].to_numpy().astype(np.int64), hist["rcls"].to_numpy().astype(np.int64))
-    _HIST_MEMO[:] = [weakref.ref(hist), arrays]
+    _HIST_MEMO[:] = [weakref.ref(hist, _forget), arrays]
     return arrays
+
+
+def _forget(ref: weakref.ref) -> None:
+    """Drop :func:`_hist_arrays`' arrays once their frame is gone (they may be views of its buffers: none is kept
+    beyond the fit). ``ref``: the weak reference whose frame went."""
+    if _HIST_MEMO[0] is ref:
+        _HIST_MEMO[:] = [None, None]
 
 
 def time_baseline(r: dict) -> tuple[np.ndarray, np.ndarray]:

@@ -212,3 +212,13 @@ def test_hist_base_with_an_accounts_arrays_kept_equals_a_conversion_per_call():
     # a frame made again with other values (a new object) is read afresh
     h2 = frames[0].with_columns(pl.col("n_fold") + 1)
     np.testing.assert_array_equal(hist_base(h2, 0, cut, None)[0], _old_hist_base(h2, 0, cut, None)[0])
+
+
+def test_hist_base_keeps_no_arrays_once_their_frame_is_gone():
+    from detectors.seat_handoff import frames
+
+    h = _hist(4, 30)
+    hist_base(h, 0, dt.datetime(2026, 1, 1, 4), None)
+    assert frames._HIST_MEMO[1] is not None
+    del h
+    assert frames._HIST_MEMO == [None, None]

@@ -11,6 +11,7 @@ zero-copy slices, and the field's rows are arrays with the account as an integer
 from __future__ import annotations
 
 import functools
+import weakref
 from typing import Callable
 
 import duckdb
@@ -494,13 +495,48 @@ def hist_base(hist: pl.DataFrame | None, tcode: int | None, cp_time, dcode: int 
     with an entry decision."""
     if hist is None or not hist.height:
         return np.zeros(len(ACTS)), np.array([], dtype=np.int64), np.array([], dtype=np.int64)
-    same_event = hist["tc"].to_numpy() == tcode
-    after_t = hist["started_at"].to_numpy() >= np.datetime64(cp_time, "us")
-    keep = ~(same_event & after_t) & ((hist["dc"].to_numpy() != dcode) if dcode is not None else True)
-    hc = hist.select([f"n_{a}" for a in ACTS]).to_numpy().astype(float)[keep].sum(axis=0)
-    hr, hrc = hist["rstr"].to_numpy().astype(np.int64), hist["rcls"].to_numpy().astype(np.int64)
+    tc, started, dc, X, hr, hrc = _hist_arrays(hist)
+    same_event = tc == tcode
+    after_t = started >= np.datetime64(cp_time, "us")
+    keep = ~(same_event & after_t) & ((dc != dcode) if dcode is not None else True)
+    hc = X[keep].sum(axis=0)
     kr = keep & (hrc >= 0)
     return hc, hr[kr], hrc[kr]
+
+
+#: the columns of the last account's hands :func:`hist_base` read, by a weak reference to their frame (emptied
+#: when the frame goes)
+_HIST_MEMO: list = [None, None]
+
+
+def _hist_arrays(hist: pl.DataFrame) -> tuple[np.ndarray, ...]:
+    """The columns :func:`hist_base` reads, as arrays: an account's change points are compared one after the
+    other, each with the same frame of its hands, which is converted once (the last frame's arrays kept while the
+    frame lives).
+
+    Parameters
+    ----------
+    hist : an account's tournament hands (as :func:`hist_base`).
+
+    Returns
+    -------
+    ``(tc, started_at, dc, counts, rstr, rcls)``: the codes, the start times, the action counts as floats (one
+    column per action) and the range strata and entry classes as integers."""
+    ref, arrays = _HIST_MEMO
+    if ref is not None and ref() is hist:
+        return arrays
+    arrays = (hist["tc"].to_numpy(), hist["started_at"].to_numpy(), hist["dc"].to_numpy(),
+              hist.select([f"n_{a}" for a in ACTS]).to_numpy().astype(float),
+              hist["rstr"].to_numpy().astype(np.int64), hist["rcls"].to_numpy().astype(np.int64))
+    _HIST_MEMO[:] = [weakref.ref(hist, _forget), arrays]
+    return arrays
+
+
+def _forget(ref: weakref.ref) -> None:
+    """Drop :func:`_hist_arrays`' arrays once their frame is gone (they may be views of its buffers: none is kept
+    beyond the fit). ``ref``: the weak reference whose frame went."""
+    if _HIST_MEMO[0] is ref:
+        _HIST_MEMO[:] = [None, None]
 
 
 def time_baseline(r: dict) -> tuple[np.ndarray, np.ndarray]:

@@ -43,12 +43,15 @@ class NullMixin:
         pos = np.searchsorted(la, np.log(np.maximum(after, 1.0)))
         lo = np.clip(pos - m // 2, 0, n - m)
         out = np.empty(p.size)
+        fits: dict[int, tuple | None] = {}  # the tail's fit by the moves compared (the window's start)
         for i in range(p.size):  # one slice per candidate, not per action
             ref = pn[lo[i]:lo[i] + m]
             k = np.count_nonzero(ref <= p[i])
             out[i] = (1.0 + k) / (1.0 + m)
             if k < self.tail_exceed:
-                out[i] = min(out[i], _gpd_tail(ref, p[i], self.tail_exceed))
+                if lo[i] not in fits:
+                    fits[lo[i]] = _gpd_fit(ref, self.tail_exceed)
+                out[i] = min(out[i], _gpd_sf(fits[lo[i]], p[i]))
         return out
 
     def _kept_device_shift_p(self, shift: np.ndarray, after: np.ndarray) -> np.ndarray:
@@ -75,6 +78,7 @@ class NullMixin:
         m = int(min(n, self.null_match))
         d = np.abs(np.asarray(shift, dtype=float) - centre)
         lo = np.clip(np.searchsorted(la, np.log(np.maximum(after, 1.0))) - m // 2, 0, n - m)
+        fits: dict[int, tuple | None] = {}  # the tail's fit by the moves compared (the window's start)
         for i in np.flatnonzero(np.isfinite(d)):  # one slice per candidate, not per action
             ref = dn[lo[i]:lo[i] + m]
             k = np.count_nonzero(ref >= d[i] - 1e-12)
@@ -82,7 +86,9 @@ class NullMixin:
             if k < self.tail_exceed:
                 # beyond the moves' range: their fitted tail, as for the play's p (the distance as the
                 # statistic: _gpd_tail reads -log of its arguments)
-                out[i] = min(out[i], _gpd_tail(np.exp(-ref), float(np.exp(-d[i])), self.tail_exceed, bounded=False))
+                if lo[i] not in fits:
+                    fits[lo[i]] = _gpd_fit(np.exp(-ref), self.tail_exceed, bounded=False)
+                out[i] = min(out[i], _gpd_sf(fits[lo[i]], float(np.exp(-d[i]))))
         return out
 
     def _null_events(self, con: duckdb.DuckDBPyConnection, exclude: pl.DataFrame) -> pl.DataFrame:
@@ -399,25 +405,50 @@ def _gpd_tail(null_p: np.ndarray, p: float, n_exc: int, n_fit: int = 250, bounde
     extrapolate) or too few moves return 1 (the rank stands). ``n_exc``: the fewest moves
     fitted. ``bounded=False``: a fitted shape below 0 (a tail with an end point, beyond which the fit says
     nothing can lie: p = 0) is replaced by the exponential tail (shape 0, scale the exceedances' mean), the
-    lightest tail without an end; a p-value of 0 is no figure to put in a case."""
+    lightest tail without an end; a p-value of 0 is no figure to put in a case. The fit is
+    :func:`_gpd_fit`, the tail :func:`_gpd_sf`."""
+    return _gpd_sf(_gpd_fit(null_p, n_exc, n_fit, bounded), p)
+
+
+def _gpd_fit(null_p: np.ndarray, n_exc: int, n_fit: int = 250, bounded: bool = True) -> tuple | None:
+    """The generalised Pareto fit of :func:`_gpd_tail` (which depends on the simulated moves only, not on the p-value
+    placed in their tail: one fit serves every candidate ranked among the same moves).
+
+    Parameters
+    ----------
+    null_p : the simulated moves' p-values. n_exc : the fewest moves fitted. n_fit : the largest statistics fitted.
+    bounded : as :func:`_gpd_tail`.
+
+    Returns
+    -------
+    ``(n_fit / N, u, shape, scale)``, or None where the rank stands (too few moves, no exceedance, or no usable
+    fit)."""
     t_null = -np.log(np.clip(null_p, 1e-300, 1.0))
     N = t_null.size
     n_fit = int(min(n_fit, N // 4))
     if n_fit < max(n_exc, 20):
-        return 1.0
+        return None
     srt = np.sort(t_null)[::-1]
     u = srt[n_fit]
     exc = srt[:n_fit] - u
     if not np.any(exc > 0):
-        return 1.0
+        return None
     with np.errstate(all="ignore"):
         shape, _, scale = sps.genpareto.fit(exc, floc=0.0)
     if not bounded and np.isfinite(shape) and shape < 0.0:
         shape, scale = 0.0, float(exc.mean())
     if not np.isfinite(shape) or not np.isfinite(scale) or scale <= 0 or shape >= 1.0:
+        return None
+    return n_fit / N, u, shape, scale
+
+
+def _gpd_sf(fit: tuple | None, p: float) -> float:
+    """The tail p-value of ``p`` under a fit of :func:`_gpd_fit` (1 where there is none)."""
+    if fit is None:
         return 1.0
+    share, u, shape, scale = fit
     t = -np.log(max(float(p), 1e-300))
-    return float(n_fit / N * sps.genpareto.sf(t - u, shape, loc=0.0, scale=scale))
+    return float(share * sps.genpareto.sf(t - u, shape, loc=0.0, scale=scale))
 
 
 def _switch_shift_p(shift: np.ndarray, shift_event: np.ndarray, min_n: int, owner: np.ndarray | None = None,

@@ -15,7 +15,8 @@ from detectors.base import HAND_INPUTS, PairDetector
 from detectors.bounty_collusion.evidence import BountyCase
 from detectors.bounty_collusion.queries import EVENTS_SQL, WIDE_COLS
 from detectors.features import gameplay as gp
-from detectors.features.gameplay.bounty_counts import BountyPresenceTable, bounty_presence_table
+from detectors.features.gameplay.bounty_counts import (BountyPresenceTable, bounty_passing_counted,
+                                                      bounty_presence_table)
 from detectors.features.gameplay.bounty_passing import tarone_selection
 from detectors.features.window_views import window_span, window_tables
 
@@ -76,8 +77,9 @@ class BountyCollusionDetector(BountyCase, PairDetector):
         with bounty_presence_table(con, max_bb=self.short_bb) as rows:
             self._fit_presence(rows)
         self.events_ = con.sql(EVENTS_SQL).pl().cast({"events": pl.Int64, "events_hands": pl.Int64})
-        # bounty passing: the partner's short-stacked raise called, shoves with the partner in (cards known)
-        self.passing_ = (gp.bounty_passing(con, max_bb=self.short_bb, wide_rate=self.wide_rate, context=self.context_bins,
+        # bounty passing: the partner's short-stacked raise called, shoves with the partner in (cards known), each
+        # view's rows held and counted by DuckDB
+        self.passing_ = (bounty_passing_counted(con, max_bb=self.short_bb, wide_rate=self.wide_rate, context=self.context_bins,
                                            looseness_tau=self.looseness_tau) if self.passing_ok_ else pl.DataFrame())
         if not self.passing_ok_ and self.rows_:
             self.missing_.append(f"wide-call test (and the rest of the calls joined with it) and bounty-passing tests: hole cards known at only "

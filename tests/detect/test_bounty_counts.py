@@ -30,7 +30,8 @@ def _same(a: pl.DataFrame, b: pl.DataFrame, keys: list[str]) -> None:
     assert a.height == b.height > 0
     for c in a.columns:
         if a[c].dtype == pl.Float64:
-            assert (a[c] - b[c]).abs().max() <= 1e-12 * max(1.0, b[c].abs().max()), c
+            assert a[c].is_null().to_list() == b[c].is_null().to_list(), c
+            assert ((a[c] - b[c]).abs().max() or 0.0) <= 1e-12 * max(1.0, b[c].abs().max() or 0.0), c
         else:
             assert a[c].cast(b[c].dtype).to_list() == b[c].to_list(), c
 
@@ -67,3 +68,18 @@ def test_the_fit_makes_no_frame_of_the_presence_rows(ko, monkeypatch):
     monkeypatch.setattr(gp, "bounty_presence", refuse)
     sigs = BountyCollusionDetector().detect(ko)
     assert ["k03", "k04"] in [s.accounts for s in sigs if s.flagged]
+
+
+def test_bounty_passing_from_counts_equals_the_rows():
+    """Bounty passing's two views made from DuckDB's counts (calls of the partner's shove, shoves with the partner
+    to act, the table effect) equal those of the rows frames, on a world where a pair calls each other's shoves."""
+    from detectors.features.gameplay.bounty_counts import bounty_passing_counted
+    from tests.detect.test_bounty_passing import _call_shoves
+
+    w = build_ko_world(n_hands=2000, rate=0.0, seed=11)
+    _call_shoves(w.con, "k03", "k04")
+    _call_shoves(w.con, "k04", "k03")
+    want = gp.bounty_passing(w.con)
+    got = bounty_passing_counted(w.con)
+    assert want["tc_k"].drop_nulls().sum() > 0  # (this world has no shove with a partner to act: the gate has)
+    _same(got.select(want.columns), want, ["player", "opponent"])

@@ -83,6 +83,10 @@ IDENTIFIERS: dict[str, set[str]] = {
     "detectors/chip_dumping/flows.py": {"gp.seat_nets_cte('devh')", "gp.seat_nets_cte()"},
     # column lists from the module's constants (KEPT_COLUMNS, SOURCE_COLUMNS, the cells' columns), the join condition
     # over them, least/greatest of two fixed columns, the module's DECISION_CELLS_SQL; accounts are bound ($acc)
+    # tag, self.tag: the temporary table's and registered frames' suffix (process id, connection id, a counter);
+    # keys, on: the cell columns of the module's own calls and tables; query: a module constant formatted with the
+    # tag and another module constant (ROW_KINDS)
+    "detectors/features/gameplay/bounty_counts.py": {"tag", "self.tag", "keys", "on", "query"},
     "detectors/soft_play/cells.py": {"keep", "sql", "keys", "hi", "lo", "on", "cols"},
     "detectors/features/gameplay/decisions.py": {"t"},
     "detectors/features/gameplay/pairs.py": {"seat_nets_cte()", "hands_from", "restrict"},

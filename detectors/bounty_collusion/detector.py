@@ -15,6 +15,8 @@ from detectors.base import HAND_INPUTS, PairDetector
 from detectors.bounty_collusion.evidence import BountyCase
 from detectors.bounty_collusion.queries import EVENTS_SQL, WIDE_COLS
 from detectors.features import gameplay as gp
+from detectors.features.gameplay.bounty_counts import (BountyPresenceTable, bounty_passing_counted,
+                                                      bounty_presence_table)
 from detectors.features.gameplay.bounty_passing import tarone_selection
 from detectors.features.window_views import window_span, window_tables
 
@@ -70,41 +72,16 @@ class BountyCollusionDetector(BountyCase, PairDetector):
     def _fit_window(self, con: duckdb.DuckDBPyConnection) -> None:
         """The body of :meth:`fit` on ``con``, the warehouse read through the window. Sets the attributes
         :meth:`fit` lists but ``window_``."""
-        rows = gp.bounty_presence(con, max_bb=self.short_bb)
-        # the population's continuation rate against short bounty targets (per player and hand): what a bounty
-        # hunter's own rate is set beside in the case
-        self.pop_cont_rate_ = (float(rows.unique(["hand_id", "player"])["cont"].mean()) if not rows.is_empty()
-                               else float("nan"))
         self.spots_ = gp.bounty_spots(con)
         self.missing_ = []
-        # player view: the cards known are mostly those shown down, i.e. of the players who did NOT fold; a
-        # fold-versus-call test on them would compare calls with calls. The wide-call test needs the cards of
-        # (nearly) every decision: without them it is not made (and said so)
-        known = rows["strength"].is_not_null().mean() if not rows.is_empty() else 0.0
-        self.cards_known_ = float(known or 0.0)
-        wide_ok = self.cards_known_ >= 0.5
-        # the bystanders of a gang's hands: drop the decisions and spots that each player's strongest partner explains
-        ctx, lt = self.context_bins, self.looseness_tau
-        wide = gp.bounty_wide_calls(rows if wide_ok else rows.head(0), max_rate=self.wide_rate, hands=False, context=ctx,
-                                    looseness_tau=lt, without_partner=True)
-        rows = gp.bounty_unshadowed(rows, wide, max_p=self.shadow_p)
-        self.pairs_ = gp.bounty_pairs(self.spots_, best=gp.bounty_strongest_partner(wide, max_p=self.shadow_p))
-        # the rest of the decisions (own baseline continues at least wide_rate of the time): disjoint from the
-        # wide calls', so its p-value is independent of theirs under the null and Fisher's method can join them
-        # (the cells of the rows left counted once for both rate ranges)
-        src = rows if wide_ok else rows.head(0)
-        cells = gp.bounty_wide_cells(src, context=ctx, looseness_tau=lt, without_partner=True)
-        rest = gp.bounty_wide_calls(src, min_rate=self.wide_rate, max_rate=1.01, hands=False, cells=cells)
-        self.presence_ = gp.bounty_presence_unordered(gp.bounty_presence_pairs(rows, context=ctx, looseness_tau=lt)).join(
-            gp.bounty_wide_calls(src, max_rate=self.wide_rate, cells=cells),
-            on=["player", "opponent"], how="left").join(
-            rest.select("player", "opponent", nw_n="wc_n", nw_k="wc_k", nw_e="wc_e", nw_p="wc_p"),
-            on=["player", "opponent"], how="left")
+        with bounty_presence_table(con, max_bb=self.short_bb) as rows:
+            self._fit_presence(rows)
         self.events_ = con.sql(EVENTS_SQL).pl().cast({"events": pl.Int64, "events_hands": pl.Int64})
-        # bounty passing: the partner's short-stacked raise called, shoves with the partner in (cards known)
-        self.passing_ = (gp.bounty_passing(con, max_bb=self.short_bb, wide_rate=self.wide_rate, context=ctx,
-                                           looseness_tau=lt) if wide_ok else pl.DataFrame())
-        if not wide_ok and not rows.is_empty():
+        # bounty passing: the partner's short-stacked raise called, shoves with the partner in (cards known), each
+        # view's rows held and counted by DuckDB
+        self.passing_ = (bounty_passing_counted(con, max_bb=self.short_bb, wide_rate=self.wide_rate, context=self.context_bins,
+                                           looseness_tau=self.looseness_tau) if self.passing_ok_ else pl.DataFrame())
+        if not self.passing_ok_ and self.rows_:
             self.missing_.append(f"wide-call test (and the rest of the calls joined with it) and bounty-passing tests: hole cards known at only "
                                  f"{self.cards_known_:.0%} of the decisions against short bounty targets (player view)")
         if self.spots_.is_empty():
@@ -118,6 +95,46 @@ class BountyCollusionDetector(BountyCase, PairDetector):
         jp = self.pairs_["joint_postflop"].sum() if not self.pairs_.is_empty() else 0
         cd = self.pairs_["checked_down"].sum() if not self.pairs_.is_empty() else 0
         self.checkdown_rate_ = float((cd + 1) / (jp + 2))
+
+    def _fit_presence(self, rows: BountyPresenceTable) -> None:
+        """The presence and wide-call tests of :meth:`fit` from the presence rows held by DuckDB (``rows``), counted
+        there per (player, partner, cell): sets ``pop_cont_rate_``, ``cards_known_``, ``pairs_``, ``presence_`` (the
+        spots ``spots_`` read before), ``rows_`` (any row) and ``passing_ok_`` (the cards known enough for the wide
+        calls and bounty passing)."""
+        # the population's continuation rate against short bounty targets (per player and hand): what a bounty
+        # hunter's own rate is set beside in the case
+        self.pop_cont_rate_, self.cards_known_ = rows.summary()
+        self.rows_ = self.pop_cont_rate_ == self.pop_cont_rate_
+        # player view: the cards known are mostly those shown down, i.e. of the players who did NOT fold; a
+        # fold-versus-call test on them would compare calls with calls. The wide-call test needs the cards of
+        # (nearly) every decision: without them it is not made (and said so)
+        wide_ok = self.passing_ok_ = self.cards_known_ >= 0.5
+        # the bystanders of a gang's hands: drop the decisions and spots that each player's strongest partner explains
+        ctx, lt = self.context_bins, self.looseness_tau
+        if tuple(ctx) != ("pos",):
+            raise ValueError(f"the presence rows are counted by the position only, not {ctx}")
+        cells = gp.bounty_wide_cells(None, context=ctx, looseness_tau=lt, without_partner=True,
+                                     counts=rows.wide_counts()) if wide_ok else None
+        none = pl.DataFrame()  # the rows are counted: cells=None stands for no row (no cards known)
+        wide = gp.bounty_wide_calls(none, max_rate=self.wide_rate, hands=False, cells=cells)
+        best = gp.bounty_strongest_partner(wide, max_p=self.shadow_p)
+        rows.unshadow(best)
+        self.pairs_ = gp.bounty_pairs(self.spots_, best=best)
+        # the rest of the decisions (own baseline continues at least wide_rate of the time): disjoint from the
+        # wide calls', so its p-value is independent of theirs under the null and Fisher's method can join them
+        # (the cells of the rows left counted once for both rate ranges)
+        cells = gp.bounty_wide_cells(None, context=ctx, looseness_tau=lt, without_partner=True,
+                                     counts=rows.wide_counts()) if wide_ok else None
+        rest = gp.bounty_wide_calls(none, min_rate=self.wide_rate, max_rate=1.01, hands=False, cells=cells)
+        calls = gp.bounty_wide_calls(none, max_rate=self.wide_rate, hands=False, cells=cells)
+        if cells is not None and not calls.is_empty():
+            tested = cells[2].filter(pl.col("r") < self.wide_rate)
+            calls = calls.drop("wc_hands").join(rows.call_hands(tested), on=["player", "opponent"], how="left").with_columns(
+                pl.col("wc_hands").fill_null(pl.lit([], pl.List(pl.Utf8)))).select(calls.columns)
+        pres = gp.bounty_presence_pairs(None, looseness_tau=lt, counts=rows.presence_counts())
+        self.presence_ = gp.bounty_presence_unordered(pres).join(calls, on=["player", "opponent"], how="left").join(
+            rest.select("player", "opponent", nw_n="wc_n", nw_k="wc_k", nw_e="wc_e", nw_p="wc_p"),
+            on=["player", "opponent"], how="left")
 
     def _candidates(self) -> pl.DataFrame:
         """Pairs with a joint all-in contest, outer-joined with pairs with enough decisions together (presence test)."""

@@ -286,16 +286,28 @@ def bounty_presence(con: duckdb.DuckDBPyConnection, *, max_bb: float = 20.0) -> 
     )
 
 
-def _bounty_cells(d: pl.DataFrame, bins: list[str], looseness_tau: float | None) -> pl.DataFrame:
+def _cell_counts(d: pl.DataFrame, keys: list[str]) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """The counts the bounty own-baseline tests read, from rows (one per decision and partner, ``_y`` the
+    continuation): per (player, partner, ``keys``) the pair's rows ``n`` and continuations ``k``, and per (player,
+    ``keys``) the distinct decisions ``Dn`` and continuations ``Dk`` among them (each decision once, whoever was in).
+    :class:`detectors.features.gameplay.bounty_counts.BountyPresenceTable` counts the same in DuckDB."""
+    pair = d.group_by(["player", "partner", *keys]).agg(n=pl.len(), k=pl.col("_y").sum())
+    dec = d.unique(["hand_id", "seq"]).group_by(["player", *keys]).agg(Dn=pl.len(), Dk=pl.col("_y").sum())
+    return pair, dec
+
+
+def _bounty_cells(d: pl.DataFrame | None, bins: list[str], looseness_tau: float | None,
+                  counts: tuple[pl.DataFrame, pl.DataFrame] | None = None) -> pl.DataFrame:
     """The cells of the bounty own-baseline tests (:func:`bounty_presence_pairs`, :func:`bounty_wide_calls`): per
     (player, partner, cell) the pair's decisions ``n`` and continuations ``k`` (``d``'s ``_y``), the player's in the
     cell against everyone ``N``, ``K`` (a decision once per other player still in), ``Dn`` distinct decisions and
     ``Dk`` continuations among them (each decision once, whoever was in), the cell's Beta prior ``pa``, ``pb`` (its
     own-looseness offset applied when ``looseness_tau`` is set) and ``scale`` = Dn / N, which turns the per-opponent
-    counts back into decisions."""
-    pair = d.group_by(["player", "partner", *bins]).agg(n=pl.len(), k=pl.col("_y").sum())
-    me = d.group_by(["player", *bins]).agg(N=pl.len(), K=pl.col("_y").sum())
-    dec = d.unique(["hand_id", "seq"]).group_by(["player", *bins]).agg(Dn=pl.len(), Dk=pl.col("_y").sum())
+    counts back into decisions. ``counts``: :func:`_cell_counts` of the rows over ``bins`` when they were counted
+    elsewhere (DuckDB), ``d`` then unread."""
+    pair, dec = counts if counts is not None else _cell_counts(d, bins)
+    # the player's rows in the cell: the sum of the pair counts over the partners (the same integers as a count)
+    me = pair.group_by(["player", *bins]).agg(N=pl.col("n").sum(), K=pl.col("k").sum())
     pri = stats.beta_priors_by_bin(dec, bins, "Dk", "Dn")
     t = pair.join(me, on=["player", *bins]).join(dec, on=["player", *bins]).join(pri, on=bins)
     if looseness_tau is not None:
@@ -305,7 +317,7 @@ def _bounty_cells(d: pl.DataFrame, bins: list[str], looseness_tau: float | None)
 
 def bounty_presence_pairs(rows: pl.DataFrame, *, context: tuple[str, ...] = BOUNTY_CONTEXT_BINS,
                           looseness_tau: float | None = BOUNTY_LOOSENESS_TAU,
-                          tournament_effect: bool = True) -> pl.DataFrame:
+                          tournament_effect: bool = True, counts: tuple | None = None) -> pl.DataFrame:
     """Per ordered pair (player, partner): the player's continuations with the partner still in, against own baseline.
 
     Decisions are binned by starting-hand strength (quintile), price and the
@@ -332,7 +344,9 @@ def bounty_presence_pairs(rows: pl.DataFrame, *, context: tuple[str, ...] = BOUN
     held to the population's rate. The bins are listed per tournament (``bin_t``: the pair's decisions of one
     tournament in the bin, with the bin's rate and strength) and ``sigma2`` carries the players' tournament effect
     (:func:`bounty_tournament_effect`; 0 with ``tournament_effect=False`` or rows without ``tournament_id``), the
-    null of :func:`bounty_presence_unordered`.
+    null of :func:`bounty_presence_unordered`. ``counts``: :func:`presence_counts` of the rows made elsewhere
+    (:meth:`detectors.features.gameplay.bounty_counts.BountyPresenceTable.presence_counts`: DuckDB's), ``rows`` and
+    ``context`` then unread (the cells are the counts' columns).
     """
     cols = {"player": pl.Utf8, "partner": pl.Utf8, "n": pl.Float64, "observed": pl.Float64, "expected": pl.Float64,
             "base_strength": pl.Float64, "score_u": pl.Float64, "score_var": pl.Float64,
@@ -340,13 +354,19 @@ def bounty_presence_pairs(rows: pl.DataFrame, *, context: tuple[str, ...] = BOUN
             "tournaments": pl.List(pl.Utf8), "hands": pl.List(pl.Utf8),
             "bin_n": pl.List(pl.Float64), "bin_r": pl.List(pl.Float64), "bin_s": pl.List(pl.Float64),
             "bin_t": pl.List(pl.Utf8), "sigma2": pl.Float64}
-    d = rows.filter(pl.col("sbin").is_not_null()) if not rows.is_empty() else rows
-    if d.is_empty():
+    if counts is None:
+        d = rows.filter(pl.col("sbin").is_not_null()) if not rows.is_empty() else rows
+        if d.is_empty():
+            return pl.DataFrame(schema=cols)
+        d = d.with_columns(pl.col("cont").cast(pl.Int64).alias("_y"))
+        bins = ["sbin", "cbin", *(c for c in context if c in d.columns)]
+        counts = presence_counts(d.with_columns(pl.col(c).fill_null(-1) for c in bins[2:]), bins)
+    pt, dt, where, tour = counts
+    if pt.is_empty():
         return pl.DataFrame(schema=cols)
-    d = d.with_columns(pl.col("cont").cast(pl.Int64).alias("_y"))
-    bins = ["sbin", "cbin", *(c for c in context if c in d.columns)]
-    d = d.with_columns(pl.col(c).fill_null(-1) for c in bins[2:])
-    t = _bounty_cells(d, bins, looseness_tau)
+    bins = [c for c in pt.columns if c not in ("player", "partner", "tournament_id", "n", "k")]
+    pair = pt.group_by(["player", "partner", *bins]).agg(pl.col("n", "k").sum())
+    t = _bounty_cells(None, bins, looseness_tau, counts=(pair, dt.group_by(["player", *bins]).agg(pl.col("Dn", "Dk").sum())))
     t = t.with_columns(n0=(pl.col("N") - pl.col("n")) * pl.col("scale"), k0=(pl.col("K") - pl.col("k")) * pl.col("scale"))
     t = t.with_columns(
         r=((pl.col("k0") + pl.col("pa")) / (pl.col("n0") + pl.col("pa") + pl.col("pb"))).clip(1e-4, 1 - 1e-4),
@@ -355,13 +375,11 @@ def bounty_presence_pairs(rows: pl.DataFrame, *, context: tuple[str, ...] = BOUN
     t = t.with_columns(score_test_terms())
     # the components of the exact null: per (tournament, bin) the pair's decisions with the bin's own rate, and the
     # spread of a player's looseness between tournaments that the pair's decisions share (bounty_tournament_effect)
-    tour = "tournament_id" in d.columns
-    comps = (d.group_by(["player", "partner", "tournament_id", *bins]).agg(nt=pl.len()) if tour
-             else d.group_by(["player", "partner", *bins]).agg(nt=pl.len()).with_columns(tournament_id=pl.lit("")))
-    comps = comps.join(t.select("player", "partner", *bins, "r", "s"), on=["player", "partner", *bins]).group_by(
+    comps = pt.select("player", "partner", "tournament_id", *bins, nt="n").join(
+        t.select("player", "partner", *bins, "r", "s"), on=["player", "partner", *bins]).group_by(
         ["player", "partner"]).agg(bin_n=pl.col("nt").cast(pl.Float64), bin_r=pl.col("r"), bin_s=pl.col("s").cast(pl.Float64),
                                    bin_t=pl.col("tournament_id").cast(pl.Utf8))
-    sigma2 = bounty_tournament_effect(d, t, bins) if tour and tournament_effect else 0.0
+    sigma2 = bounty_tournament_effect(None, t, bins, counts=(pt, dt)) if tour and tournament_effect else 0.0
     g = t.group_by(["player", "partner"]).agg(
         n=pl.col("n").sum().cast(pl.Float64), observed=pl.col("k").sum().cast(pl.Float64), expected=pl.col("e").sum(),
         u=pl.col("u").sum(), v=pl.col("v").sum(), n0=pl.col("n0").sum(), k0=pl.col("k0").sum(),
@@ -371,8 +389,6 @@ def bounty_presence_pairs(rows: pl.DataFrame, *, context: tuple[str, ...] = BOUN
     g = g.rename({"u": "score_u", "v": "score_var"})
     z = (g["score_u"] / g["score_var"].sqrt()).to_numpy()
     p = np.where(np.isfinite(z), np.clip(_st.norm.sf(z), 1e-300, 1.0), np.nan)
-    where = d.filter(pl.col("cont")).group_by(["player", "partner"]).agg(
-        tournaments=pl.col("tournament_id").unique().sort(), hands=pl.col("hand_id").unique().sort())
     return g.with_columns(
         pl.Series("z", z), pl.Series("p_value", p, nan_to_null=True),
         rate_pair=pl.col("observed") / pl.col("n"),
@@ -381,7 +397,24 @@ def bounty_presence_pairs(rows: pl.DataFrame, *, context: tuple[str, ...] = BOUN
     ).join(where, on=["player", "partner"], how="left").select(list(cols))
 
 
-def bounty_tournament_effect(d: pl.DataFrame, t: pl.DataFrame, bins: list[str]) -> float:
+def presence_counts(d: pl.DataFrame, bins: list[str]) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame, bool]:
+    """What :func:`bounty_presence_pairs` reads of its rows (``d``: cards known, ``_y`` the continuation, the cell
+    columns ``bins`` filled): the pair counts ``n``, ``k`` and the distinct decisions ``Dn``, ``Dk`` per tournament
+    and cell (:func:`_cell_counts` over ``tournament_id`` and ``bins``), per ordered pair the sorted tournaments and
+    hands of its continuations, and whether the rows carried tournaments (rows without them: one tournament "").
+    :meth:`detectors.features.gameplay.bounty_counts.BountyPresenceTable.presence_counts` gives the same from
+    DuckDB."""
+    tour = "tournament_id" in d.columns
+    if not tour:
+        d = d.with_columns(tournament_id=pl.lit(""))
+    pt, dt = _cell_counts(d, ["tournament_id", *bins])
+    where = d.filter(pl.col("cont")).group_by(["player", "partner"]).agg(
+        tournaments=pl.col("tournament_id").unique().sort(), hands=pl.col("hand_id").unique().sort())
+    return pt, dt, where, tour
+
+
+def bounty_tournament_effect(d: pl.DataFrame | None, t: pl.DataFrame, bins: list[str],
+                             counts: tuple[pl.DataFrame, pl.DataFrame] | None = None) -> float:
     """The variance sigma^2 of a player's looseness from one tournament to the next (logit scale), by moments.
 
     A player's rate of continuing against short bounty targets is not the same in every tournament (the table, the
@@ -396,10 +429,12 @@ def bounty_tournament_effect(d: pl.DataFrame, t: pl.DataFrame, bins: list[str]) 
     cell without that tournament (the same Beta prior and looseness offset as the test). It never looks at pairs or
     labels; a gang's own tournaments can only raise it (a more conservative test). ``d``: the rows with ``_y``,
     ``tournament_id`` and the cell columns ``bins``; ``t``: :func:`_bounty_cells` (``K``, ``N``, ``scale``,
-    ``pa``, ``pb`` per player and cell)."""
+    ``pa``, ``pb`` per player and cell); ``counts``: :func:`_cell_counts` of the rows over ``tournament_id`` and
+    ``bins`` when they were counted elsewhere, ``d`` then unread."""
     me = t.group_by(["player", *bins]).agg(pl.col("K", "N", "scale").first(), pl.col("pa", "pb").mean())
-    rows_u = d.group_by(["player", "tournament_id", *bins]).agg(Nu=pl.len(), Ku=pl.col("_y").sum())
-    dec_u = d.unique(["hand_id", "seq"]).group_by(["player", "tournament_id", *bins]).agg(nu=pl.len(), ku=pl.col("_y").sum())
+    pt, dt = counts if counts is not None else _cell_counts(d, ["tournament_id", *bins])
+    rows_u = pt.group_by(["player", "tournament_id", *bins]).agg(Nu=pl.col("n").sum(), Ku=pl.col("k").sum())
+    dec_u = dt.select("player", "tournament_id", *bins, nu="Dn", ku="Dk")
     u = dec_u.join(rows_u, on=["player", "tournament_id", *bins]).join(me, on=["player", *bins]).with_columns(
         s=(pl.col("N") - pl.col("Nu")) * pl.col("scale") + pl.col("pa") + pl.col("pb"))
     u = u.with_columns(r=(((pl.col("K") - pl.col("Ku")) * pl.col("scale") + pl.col("pa")) / pl.col("s")).clip(1e-4, 1 - 1e-4))

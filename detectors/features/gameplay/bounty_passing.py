@@ -119,7 +119,8 @@ def bounty_shoves(con: duckdb.DuckDBPyConnection, *, max_bb: float = 20.0) -> pl
     return _rows(con, BOUNTY_SHOVE_SQL, max_bb, "stack_bb", (5.0, 10.0, 15.0))
 
 
-def table_effect_p(wide: pl.DataFrame, cells: tuple, wide_rate: float) -> pl.DataFrame:
+def table_effect_p(wide: pl.DataFrame, cells: tuple, wide_rate: float,
+                   unit_counts: tuple[pl.DataFrame, pl.DataFrame] | None = None) -> pl.DataFrame:
     """``wide`` (:func:`bounty_wide_calls` of ``cells``) with ``wc_p`` allowing a player's rate to move from one
     table of a tournament to the next, and ``sigma2`` (the population's spread of it).
 
@@ -131,12 +132,15 @@ def table_effect_p(wide: pl.DataFrame, cells: tuple, wide_rate: float) -> pl.Dat
     :func:`~detectors.features.gameplay.bounty.bounty_tournament_effect` with units (player, tournament, table),
     its variance ``sigma2`` estimated by moments from the population's own decisions (never from pairs or
     labels), integrated exactly per (pair, direction, tournament) block by :func:`overdispersed_sum_sf`. Returns
-    ``wide`` with ``wc_p`` the larger of the independent tail and the overdispersed one."""
+    ``wide`` with ``wc_p`` the larger of the independent tail and the overdispersed one. ``unit_counts``: the
+    rows' counts per (player, tournament and table, cell) when they were counted elsewhere
+    (:meth:`detectors.features.gameplay.bounty_counts.BountyPresenceTable.unit_counts`), the cells' rows unread."""
     d, bins, t = cells
-    if wide.is_empty() or "table_name" not in d.columns:
+    if wide.is_empty() or (unit_counts is None and "table_name" not in d.columns):
         return wide.with_columns(sigma2=pl.lit(0.0))
-    unit = d.with_columns(tournament_id=pl.concat_str("tournament_id", "table_name", separator="|"))
-    sigma2 = bounty_tournament_effect(unit, t, bins)
+    unit = (None if unit_counts is not None
+            else d.with_columns(tournament_id=pl.concat_str("tournament_id", "table_name", separator="|")))
+    sigma2 = bounty_tournament_effect(unit, t, bins, counts=unit_counts)
     if sigma2 <= 0:
         return wide.with_columns(sigma2=pl.lit(0.0))
     g = wide.select("player", "opponent").with_row_index("_g")
@@ -167,12 +171,20 @@ def _view(rows: pl.DataFrame, prefix: str, wide_rate: float, context: tuple[str,
     wide = bounty_wide_calls(rows, max_rate=wide_rate, cells=cells)
     if table_effect:
         wide = table_effect_p(wide, cells, wide_rate).drop("sigma2")
-    least = cells[2].filter(pl.col("r") < wide_rate).group_by(
-        pl.min_horizontal("player", "partner").alias("player"), pl.max_horizontal("player", "partner").alias("opponent"),
-    ).agg(lmin=(pl.col("n") * pl.col("r").log()).sum())
     tours = rows.group_by(pl.min_horizontal("player", "partner").alias("player"),
                           pl.max_horizontal("player", "partner").alias("opponent")).agg(
         tournaments=pl.col("tournament_id").unique().sort())
+    return view_columns(wide, cells, tours, prefix, wide_rate)
+
+
+def view_columns(wide: pl.DataFrame, cells: tuple, tours: pl.DataFrame, prefix: str, wide_rate: float) -> pl.DataFrame:
+    """A view's rows (``_view``'s, the columns named by ``prefix``) from its wide calls (``wide``), their cells
+    (:func:`bounty_wide_cells`) and each unordered pair's tournaments (``tours``)."""
+    schema = {"player": pl.Utf8, "opponent": pl.Utf8, **{f"{prefix}_{c}": pl.Float64 for c in ("n", "k", "e", "p", "min")},
+              f"{prefix}_hands": pl.List(pl.Utf8), f"{prefix}_tournaments": pl.List(pl.Utf8)}
+    least = cells[2].filter(pl.col("r") < wide_rate).group_by(
+        pl.min_horizontal("player", "partner").alias("player"), pl.max_horizontal("player", "partner").alias("opponent"),
+    ).agg(lmin=(pl.col("n") * pl.col("r").log()).sum())
     return wide.join(least, on=["player", "opponent"], how="left").join(tours, on=["player", "opponent"], how="left").select(
         "player", "opponent", pl.col("wc_n").alias(f"{prefix}_n"), pl.col("wc_k").alias(f"{prefix}_k"),
         pl.col("wc_e").alias(f"{prefix}_e"), pl.col("wc_p").alias(f"{prefix}_p"), pl.col("lmin").exp().alias(f"{prefix}_min"),
@@ -198,6 +210,12 @@ def bounty_passing(con: duckdb.DuckDBPyConnection, *, max_bb: float = 20.0, wide
     tc = _view(bounty_partner_raises(con, max_bb=max_bb), "tc", wide_rate, (*context, "rpos"), looseness_tau)
     sh = _view(bounty_shoves(con, max_bb=max_bb), "sh", wide_rate, (*context, "tix"), looseness_tau,
                table_effect=True).drop("sh_min")
+    return passing_combined(tc, sh)
+
+
+def passing_combined(tc: pl.DataFrame, sh: pl.DataFrame) -> pl.DataFrame:
+    """The rows of :func:`bounty_passing` from its two views (``tc``: the calls', ``sh``: the shoves' without
+    ``sh_min``): joined per unordered pair, the tournaments of both, ``pass_p`` by Fisher's method."""
     out = tc.join(sh, on=["player", "opponent"], how="full", coalesce=True).with_columns(
         pass_tournaments=pl.concat_list(pl.col("tc_tournaments").fill_null(pl.lit([], pl.List(pl.Utf8))),
                                         pl.col("sh_tournaments").fill_null(pl.lit([], pl.List(pl.Utf8))))

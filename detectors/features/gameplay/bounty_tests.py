@@ -71,7 +71,8 @@ def bounty_presence_unordered(pairs: pl.DataFrame) -> pl.DataFrame:
 
 
 def bounty_wide_cells(rows: pl.DataFrame, *, floor: float = 0.02, context: tuple[str, ...] = BOUNTY_CONTEXT_BINS,
-                      looseness_tau: float | None = BOUNTY_LOOSENESS_TAU, without_partner: bool = True) -> tuple | None:
+                      looseness_tau: float | None = BOUNTY_LOOSENESS_TAU, without_partner: bool = True,
+                      counts: tuple[pl.DataFrame, pl.DataFrame] | None = None) -> tuple | None:
     """The cells of :func:`bounty_wide_calls`: (the decisions with cards known, their cell columns, the cells with
     the player's own rate ``r`` without the partner, at least ``floor``), or None without such decisions. Compute
     once and pass as ``cells=`` to test several rate ranges of the same rows (the detector's wide calls and the
@@ -86,14 +87,25 @@ def bounty_wide_cells(rows: pl.DataFrame, *, floor: float = 0.02, context: tuple
     the partner was in stay in it through the other players' rows: a partner present in most of the player's
     decisions (a gang's usual table) is most of the "without the partner" baseline, and the gang's own wide calls
     raise the rate they are held to. Kept reachable to measure the change (see
-    :class:`detectors.bounty_collusion.BountyCollusionDetector`)."""
-    d = rows.filter(pl.col("strength").is_not_null()) if not rows.is_empty() else rows
-    if d.is_empty():
-        return None
-    bins = ["sdec", "cbin", *(c for c in context if c in d.columns)]
-    d = d.with_columns(sdec=(pl.col("strength") * 10).floor().clip(0, 9).cast(pl.Int8), _y=pl.col("cont").cast(pl.Int64),
-                       *(pl.col(c).fill_null(-1) for c in bins[2:]))
-    t = _bounty_cells(d, bins, looseness_tau)
+    :class:`detectors.bounty_collusion.BountyCollusionDetector`).
+
+    ``counts``: the rows counted elsewhere, (pair counts ``n``, ``k`` per player, partner and cell; distinct
+    decisions ``Dn``, ``Dk`` per player and cell), the cells their columns
+    (:meth:`detectors.features.gameplay.bounty_counts.BountyPresenceTable.wide_counts`: DuckDB's); ``rows`` and
+    ``context`` are then unread and the decisions returned are None (:func:`bounty_wide_calls` with ``hands=False``
+    only)."""
+    if counts is not None:
+        if counts[0].is_empty():
+            return None
+        d, bins = None, [c for c in counts[0].columns if c not in ("player", "partner", "n", "k")]
+    else:
+        d = rows.filter(pl.col("strength").is_not_null()) if not rows.is_empty() else rows
+        if d.is_empty():
+            return None
+        bins = ["sdec", "cbin", *(c for c in context if c in d.columns)]
+        d = d.with_columns(sdec=(pl.col("strength") * 10).floor().clip(0, 9).cast(pl.Int8), _y=pl.col("cont").cast(pl.Int64),
+                           *(pl.col(c).fill_null(-1) for c in bins[2:]))
+    t = _bounty_cells(d, bins, looseness_tau, counts=counts)
     if without_partner:
         # the decisions the partner was in, to take out of the player's distinct decisions: the pair's ``n``, ``k``
         # (bounty_presence has one row per (decision, partner), so the pair's rows are its distinct decisions)

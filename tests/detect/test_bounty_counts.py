@@ -1,0 +1,85 @@
+"""Bounty collusion's presence rows counted by DuckDB (:mod:`detectors.features.gameplay.bounty_counts`): the
+counts give the tests of the rows frame, and the detector's fit no longer makes that frame."""
+
+from __future__ import annotations
+
+import polars as pl
+import pytest
+
+from detectors.bounty_collusion import BountyCollusionDetector
+from detectors.features import gameplay as gp
+from detectors.features.gameplay.bounty_counts import bounty_presence_table
+from tests.detect.conftest import build_ko_world
+
+
+@pytest.fixture(scope="module")
+def ko():
+    """A knockout world with one gang (k03, k04) whose members loosen up for each other."""
+    from tests.detect.test_bounty import _loosen
+
+    w = build_ko_world(n_hands=2000, rate=0.0, seed=11)
+    _loosen(w.con, "k03", partner="k04")
+    _loosen(w.con, "k04", partner="k03")
+    yield w.con
+    w.con.close()
+
+
+def _same(a: pl.DataFrame, b: pl.DataFrame, keys: list[str]) -> None:
+    """``a`` and ``b`` equal row for row once sorted by ``keys`` (the columns of ``a``; floats to 1e-12)."""
+    a, b = a.sort(keys), b.select(a.columns).sort(keys)
+    assert a.height == b.height > 0
+    for c in a.columns:
+        if a[c].dtype == pl.Float64:
+            assert a[c].is_null().to_list() == b[c].is_null().to_list(), c
+            assert ((a[c] - b[c]).abs().max() or 0.0) <= 1e-12 * max(1.0, b[c].abs().max() or 0.0), c
+        else:
+            assert a[c].cast(b[c].dtype).to_list() == b[c].to_list(), c
+
+
+def test_wide_cells_and_presence_from_counts_equal_the_rows(ko):
+    """The wide-call cells and the presence pairs made from DuckDB's counts equal those of the rows frame, before
+    and after the strongest partners' rows are dropped."""
+    rows = gp.bounty_presence(ko)
+    # strongest partners: k01 and k05 for each other, k03 and k04 for each other
+    wide = pl.DataFrame({"player": ["k01", "k03"], "opponent": ["k05", "k04"], "wc_p": [1e-4, 1e-5]})
+    with bounty_presence_table(ko) as t:
+        assert t.summary()[1] == pytest.approx(rows["strength"].is_not_null().mean(), abs=1e-15)
+        for unshadow in (False, True):
+            if unshadow:
+                before = rows.height
+                t.unshadow(gp.bounty_strongest_partner(wide))
+                rows = gp.bounty_unshadowed(rows, wide)
+                assert rows.height < before
+            keys = ["player", "partner", "sdec", "cbin", "pos"]
+            _same(gp.bounty_wide_cells(None, counts=t.wide_counts())[2].select(*keys, "n", "k", "N", "K", "Dn", "Dk", "r"),
+                  gp.bounty_wide_cells(rows)[2], keys)
+            got = gp.bounty_presence_pairs(None, counts=t.presence_counts())
+            want = gp.bounty_presence_pairs(rows)
+            cols = ["player", "partner", "n", "observed", "expected", "score_u", "score_var", "sigma2", "tournaments", "hands"]
+            _same(got.select(cols), want, ["player", "partner"])
+
+
+def test_the_fit_makes_no_frame_of_the_presence_rows(ko, monkeypatch):
+    """The detector's fit counts the presence rows in DuckDB: the frame of :func:`bounty_presence` is never made,
+    and the gang is still flagged."""
+    def refuse(*a, **k):
+        raise AssertionError("the presence rows were read as a frame")
+
+    monkeypatch.setattr(gp, "bounty_presence", refuse)
+    sigs = BountyCollusionDetector().detect(ko)
+    assert ["k03", "k04"] in [s.accounts for s in sigs if s.flagged]
+
+
+def test_bounty_passing_from_counts_equals_the_rows():
+    """Bounty passing's two views made from DuckDB's counts (calls of the partner's shove, shoves with the partner
+    to act, the table effect) equal those of the rows frames, on a world where a pair calls each other's shoves."""
+    from detectors.features.gameplay.bounty_counts import bounty_passing_counted
+    from tests.detect.test_bounty_passing import _call_shoves
+
+    w = build_ko_world(n_hands=2000, rate=0.0, seed=11)
+    _call_shoves(w.con, "k03", "k04")
+    _call_shoves(w.con, "k04", "k03")
+    want = gp.bounty_passing(w.con)
+    got = bounty_passing_counted(w.con)
+    assert want["tc_k"].drop_nulls().sum() > 0  # (this world has no shove with a partner to act: the gate has)
+    _same(got.select(want.columns), want, ["player", "opponent"])

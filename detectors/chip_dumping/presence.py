@@ -44,11 +44,12 @@ PRESENCE_COLUMNS = ("hand_id", "player", "cont", "ts_s", *PRESENCE_BINS)
 # the decisions of PRESENCE_SQL with their bins (preflop_decisions), each numbered ``did`` (a key, in no particular
 # order: numbering them in hand and decision order sorted every decision of the window, the largest part of the
 # table's cost); the starting hand's strength looked up in _sh_{tag} (every ordered pair of card texts,
-# starting_hand_percentile's value)
+# starting_hand_percentile's value); DuckDB's least and greatest skip a NULL, so a hand of unknown strength is -1 by
+# a CASE, not by a coalesce around them
 PREFLOP_CELLS_SQL = """
 SELECT (row_number() OVER () - 1)::BIGINT AS did, p.hand_id, p.seq, p.player, p.cont,
        p.tournament_id, p.game, p.to_call_bb, p.stack_bb, p.tour, p.n_players, p.ts_s, p.variant, sh.strength,
-       coalesce(least(greatest(floor(sh.strength * 10), 0), 9), -1)::TINYINT AS sbin,
+       (CASE WHEN sh.strength IS NULL THEN -1 ELSE least(greatest(floor(sh.strength * 10), 0), 9) END)::TINYINT AS sbin,
        (CASE WHEN p.to_call_bb <= 1 THEN 0 WHEN p.to_call_bb <= 2.5 THEN 1 WHEN p.to_call_bb <= 6 THEN 2
              WHEN p.to_call_bb <= 15 THEN 3 ELSE 4 END)::TINYINT AS cbin,
        p.stack_bb <= 15 AS short, (p.n_players <= 2)::TINYINT AS nbin

@@ -66,6 +66,17 @@ def test_nobody_is_flagged_on_real_hands(real_signals):
     assert not any(flagged.values()), flagged
 
 
+def test_preflop_decisions_of_unknown_strength_are_their_own_cell(real_con):
+    """Where the cards are unknown (the player view: every opponent's hand not shown) a preflop decision's strength
+    cell is -1, never the weakest decile 0 (DuckDB's ``greatest(NULL, 0)`` is 0): an unknown hand compared with the
+    player's junk would read every unknown continuation as a loose one."""
+    dec = cd.preflop_decisions(real_con)
+    unknown = dec.filter(pl.col("strength").is_null())
+    assert len(unknown) > 1000 and dec["strength"].is_not_null().any()
+    assert unknown["sbin"].unique().to_list() == [-1]
+    assert dec.filter(pl.col("strength").is_not_null())["sbin"].is_between(0, 9).all()
+
+
 def test_presence_test_needs_the_players_own_baseline(real_con, real_signals):
     """The fish continued preflop 88 of 129 times with the hero dealt in and was never seen without him: the
     population's rate (about a fifth) is no baseline for his style, so the test is not made, and the pair is not

@@ -191,7 +191,7 @@ class CandidatesMixin:
                            [np.concatenate([r["_xa"] for r in g]) for g in multi])
         p_time = np.where(has_tb, p_strat, p_in)
         if self.has_sessions_:
-            # logins: the device-invariant test (``_test``)
+            # logins: the device-invariant test (``_test_rows``)
             p_time = _device_time_many([np.concatenate([r["_ta"] for r in g]) for g in multi],
                                        [np.concatenate([r["_cta"] for r in g]) for g in multi],
                                        tb, ctb, math.log(self.device_band), speed=not self.use_switch_null_)

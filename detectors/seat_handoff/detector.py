@@ -17,7 +17,7 @@ from detectors.seat_handoff.candidates import CandidatesMixin
 from detectors.seat_handoff.history import switch_history
 from detectors.seat_handoff.identity import identity_p
 from detectors.seat_handoff.evidence import EvidenceMixin, _aggr, _nint, _share
-from detectors.seat_handoff.frames import TEST_ROWS, FramesMixin, hist_base, range_baseline, time_baseline
+from detectors.seat_handoff.frames import TEST_ROWS, FramesMixin, hist_base, range_baseline
 from detectors.seat_handoff.handover import HandoverMixin
 from detectors.seat_handoff.null import NullMixin, _switch_shift_p
 from detectors.seat_handoff.places import (
@@ -223,18 +223,12 @@ class SeatHandoffDetector(CandidatesMixin, NullMixin, StageMixin, HandoverMixin,
             con, cand, null_ev, at)
 
         plans = self._split_plans(cand, by_at)
-        rows: list[dict[str, Any]] = []
-        for _, c, key, h, k, counts, n_splits in plans:
-            r = self._compare(c, h, k, counts, dec_at.get(key), hist_by_acc.get(c["account"]),
-                              hdec_by_acc.get(c["account"]))
-            r["n_splits"] = n_splits
-            rows.append(r)
-        if not rows:
+        if not plans:
             return pl.DataFrame(schema=out_schema)
         # the speed at a switch against this population's switches where there are enough of them to say
         # what a device does to a speed; otherwise against the band of the literature (``device_band``)
-        self.use_switch_null_ = bool(self.has_sessions_ and self.switch_speed and len(rows) >= self.min_switch_shifts)
-        rows = self._test(rows)
+        self.use_switch_null_ = bool(self.has_sessions_ and self.switch_speed and len(plans) >= self.min_switch_shifts)
+        rows = self._compare_and_test(plans, dec_at, hist_by_acc, hdec_by_acc)
         if self.has_sessions_:
             rows = self._one_seat_per_login(rows)
         rows = self._pool(rows)
@@ -451,10 +445,11 @@ class SeatHandoffDetector(CandidatesMixin, NullMixin, StageMixin, HandoverMixin,
         ra, cra = st_h[k:][rc_h[k:] >= 0], rc_h[k:][rc_h[k:] >= 0]
         codes = self.codes_
         hc, rb, _ = hist_base(hist, codes.of(codes.tournament, c["tournament_id"]), cp_time, codes.of(codes.device, base_dev))
-        # the baselines are made again where tested (frames.time_baseline, range_baseline): the row keeps their sizes
+        # the timing baseline is tested in the same pass (_compare_and_test) and dropped there; the range baseline is
+        # made again where tested (frames.range_baseline): the row keeps their sizes
         base = (hist, hdec, c["tournament_id"], cp_time, base_dev, codes.of(codes.tournament, c["tournament_id"]),
                 codes.of(codes.device, base_dev))
-        ta, cta, tb, _, n_hist = _own_timing(hdec, base[5], cp_time, base[6])
+        ta, cta, tb, ctb, n_hist = _own_timing(hdec, base[5], cp_time, base[6])
         return {
             "account": c["account"], "tournament_id": c["tournament_id"],
             "cp_hand": cp_hand, "cp_time": cp_time, "k": k, "n_hands": h.height,
@@ -481,23 +476,46 @@ class SeatHandoffDetector(CandidatesMixin, NullMixin, StageMixin, HandoverMixin,
             "n_hist_dec": n_hist, "med_ms_hist": float(np.exp(np.median(tb))) if tb.size else float("nan"),
             "_cb": before, "_ca": after, "_fb": field_b, "_fa": field_a, "_sb": sb, "_sa": sa, "_xb": xb, "_xa": xa,
             "_ta": ta, "_cta": cta, "_hc": hc, "_ra": ra, "_cra": cra, "_base": base, "_ntb": tb.size, "_nrb": rb.size,
+            "_tb": tb, "_ctb": ctb,
         }
 
-    def _test(self, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        """The tests of every compared change point at once, by the array forms the
+    def _compare_and_test(self, plans: list[tuple], dec_at: dict, hist_by_acc: dict, hdec_by_acc: dict
+                          ) -> list[dict[str, Any]]:
+        """Every planned change point compared (:meth:`_compare`) and tested (:meth:`_test_rows`), ``TEST_ROWS``
+        at a time: each row's tests are its own, and the timing baseline :meth:`_compare` made (the account's own
+        decisions off the login's device, :func:`_own_timing`) is tested in the same pass and then dropped, so it
+        is made once per change point and only ``TEST_ROWS`` rows' baselines are held at once.
+
+        Parameters
+        ----------
+        plans : :meth:`_split_plans`' change points. dec_at : the decision times by (account, event). hist_by_acc,
+            hdec_by_acc : the account's tournament hands and decision times, by account.
+
+        Returns
+        -------
+        The rows, in the plans' order, their tests written into them."""
+        rows: list[dict[str, Any]] = []
+        for s in range(0, len(plans), TEST_ROWS):
+            chunk = []
+            for _, c, key, h, k, counts, n_splits in plans[s:s + TEST_ROWS]:
+                r = self._compare(c, h, k, counts, dec_at.get(key), hist_by_acc.get(c["account"]),
+                                  hdec_by_acc.get(c["account"]))
+                r["n_splits"] = n_splits
+                chunk.append(r)
+            self._test_rows(chunk)
+            rows.extend(chunk)
+        return rows
+
+    def _test_rows(self, rows: list[dict[str, Any]]) -> None:
+        """The tests of some compared change points at once, written into them, by the array forms the
         population's null uses (one implementation): the action mix against the field's
         (G2 interaction), bet sizes and decision times before/after (Mann-Whitney), the
         after-segment's mix and timing against the account's own history (chi-square;
         Mann-Whitney by decision class, Fisher-combined); the before/after mix alone
-        (chi-square) is reported; ``TEST_ROWS`` rows at a time (each row's tests are its own), their baselines
-        made for those rows only (:func:`~detectors.seat_handoff.frames.time_baseline`, ``range_baseline``)."""
-        for s in range(0, len(rows), TEST_ROWS):
-            self._test_rows(rows[s:s + TEST_ROWS])
-        return rows
-
-    def _test_rows(self, rows: list[dict[str, Any]]) -> None:
-        """:meth:`_test` of some rows, written into them."""
-        tb, ctb = zip(*[time_baseline(r) for r in rows])
+        (chi-square) is reported. The timing baseline is the one :meth:`_compare` made (``_tb``, ``_ctb``, taken
+        out of the row here); the range baseline is made for these rows only
+        (:func:`~detectors.seat_handoff.frames.range_baseline`)."""
+        tb, ctb = [r.pop("_tb") for r in rows], [r.pop("_ctb") for r in rows]
         g2, dof = _g2_interaction_vec(np.stack([np.array([[r["_cb"], r["_ca"]], [r["_fb"], r["_fa"]]]) for r in rows]))
         p_mix = _g2_p(g2, dof)
         p_size = _mwu_p_many([r["_sb"] for r in rows], [r["_sa"] for r in rows])

@@ -228,7 +228,7 @@ class NullMixin:
             self.null_shift_ = np.full(kk.size, np.nan)
             return np.full(kk.size, np.nan)
         # decision timing after the point against all the account's other decisions: the timing
-        # test of a candidate's login (the device-invariant one, ``_test``) on each move's own samples
+        # test of a candidate's login (the device-invariant one, ``_test_rows``) on each move's own samples
         acc_codes = {a: i for i, a in enumerate(sorted(set(tim["account"].to_list())))}
         # the decisions in the sampled events, placed by the hands before them
         te = tim.with_row_index("row").join(evs, on=["account", "tournament_id"], how="inner")

@@ -88,3 +88,31 @@ def test_one_account_a_read_and_one_row_a_test_give_the_same_scores(con, monkeyp
     by_account = SeatHandoffDetector().fit(con).score(con)
     assert one_read.height > 0
     assert_frame_equal(by_account, one_read, check_exact=True)
+
+
+def test_each_change_point_makes_its_timing_baseline_once(con, monkeypatch):
+    # _own_timing (the account's own decisions off the login's device) once per compared change point, in
+    # _compare, its baseline tested in the same pass; once more per pooled device only (candidates._pool_devices)
+    calls, compared, pooled = [0], [0], [0]
+    own_timing, compare = detector_module._own_timing, SeatHandoffDetector._compare
+    pool_devices = SeatHandoffDetector._pool_devices
+
+    def counted_timing(*a, **k):
+        calls[0] += 1
+        return own_timing(*a, **k)
+
+    def counted_compare(self, *a, **k):
+        compared[0] += 1
+        return compare(self, *a, **k)
+
+    def counted_pool(self, multi):
+        pooled[0] += len(multi)
+        return pool_devices(self, multi)
+
+    monkeypatch.setattr(detector_module, "_own_timing", counted_timing)
+    monkeypatch.setattr(frames, "_own_timing", counted_timing)
+    monkeypatch.setattr(SeatHandoffDetector, "_compare", counted_compare)
+    monkeypatch.setattr(SeatHandoffDetector, "_pool_devices", counted_pool)
+    SeatHandoffDetector().fit(con).score(con)
+    assert compared[0] > 0
+    assert calls[0] == compared[0] + pooled[0]

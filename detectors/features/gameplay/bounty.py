@@ -380,6 +380,8 @@ def bounty_presence_pairs(rows: pl.DataFrame, *, context: tuple[str, ...] = BOUN
         ["player", "partner"]).agg(bin_n=pl.col("nt").cast(pl.Float64), bin_r=pl.col("r"), bin_s=pl.col("s").cast(pl.Float64),
                                    bin_t=pl.col("tournament_id").cast(pl.Utf8))
     sigma2 = bounty_tournament_effect(None, t, bins, counts=(pt, dt)) if tour and tournament_effect else 0.0
+    # the counts per tournament are read: not held through the rest (at a 2.4M-hand window they are millions of rows)
+    del counts, pt, dt
     g = t.group_by(["player", "partner"]).agg(
         n=pl.col("n").sum().cast(pl.Float64), observed=pl.col("k").sum().cast(pl.Float64), expected=pl.col("e").sum(),
         u=pl.col("u").sum(), v=pl.col("v").sum(), n0=pl.col("n0").sum(), k0=pl.col("k0").sum(),

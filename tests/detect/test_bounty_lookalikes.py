@@ -520,3 +520,30 @@ def test_overdispersed_sum_sf_holds_no_matrix_of_every_block_by_the_largest_coun
     assert got[-1] == alone[0]
     one = overdispersed_sum_sf(np.arange(3), np.arange(3), np.ones(3), np.full(3, 0.2), np.full(3, 30.0), np.ones(3), 0.4)
     assert np.all(got[:small] == one[0])
+
+
+def test_overdispersed_sum_sf_expands_the_nodes_of_a_few_blocks_at_a_time():
+    """overdispersed_sum_sf over 100,000 components (50,000 pairs of two one-decision blocks): the components are
+    expanded to their Gauss-Hermite nodes a chunk of whole blocks at a time, the chunk small enough that the
+    expansion is not all the window's components at once (at 2.4M hands that expansion held bounty collusion's
+    peak: docs/measurements.md, 2026-12-07, issue 33); each pair's tail is the one computed for that pair alone, to
+    the last bit. numpy reports its buffers to tracemalloc."""
+    import tracemalloc
+
+    import numpy as np
+
+    from detectors.features.gameplay import overdispersed_sum_sf
+
+    m = 100_000
+    grp, blk = np.arange(m) // 2, np.arange(m)
+    n, r, s, k = np.ones(m), np.full(m, 0.2), np.full(m, 30.0), np.ones(m // 2)
+    tracemalloc.start()
+    try:
+        got = overdispersed_sum_sf(grp, blk, n, r, s, k, 0.4)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    # all 100,000 components expanded at once: 316 MB traced
+    assert peak < 200e6, peak
+    alone = overdispersed_sum_sf(np.zeros(2), np.arange(2), np.ones(2), np.full(2, 0.2), np.full(2, 30.0), np.ones(1), 0.4)
+    assert np.all(got == alone[0])

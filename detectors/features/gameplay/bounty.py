@@ -365,21 +365,21 @@ def bounty_presence_pairs(rows: pl.DataFrame, *, context: tuple[str, ...] = BOUN
     if pt.is_empty():
         return pl.DataFrame(schema=cols)
     bins = [c for c in pt.columns if c not in ("player", "partner", "tournament_id", "n", "k")]
-    pair = pt.group_by(["player", "partner", *bins]).agg(pl.col("n", "k").sum())
-    t = _bounty_cells(None, bins, looseness_tau, counts=(pair, dt.group_by(["player", *bins]).agg(pl.col("Dn", "Dk").sum())))
+    t = _bounty_cells(None, bins, looseness_tau, counts=(pt.group_by(["player", "partner", *bins]).agg(pl.col("n", "k").sum()),
+                                                         dt.group_by(["player", *bins]).agg(pl.col("Dn", "Dk").sum())))
     t = t.with_columns(n0=(pl.col("N") - pl.col("n")) * pl.col("scale"), k0=(pl.col("K") - pl.col("k")) * pl.col("scale"))
     t = t.with_columns(
         r=((pl.col("k0") + pl.col("pa")) / (pl.col("n0") + pl.col("pa") + pl.col("pb"))).clip(1e-4, 1 - 1e-4),
         s=pl.col("n0") + pl.col("pa") + pl.col("pb"),
     )
     t = t.with_columns(score_test_terms())
-    # the components of the exact null: per (tournament, bin) the pair's decisions with the bin's own rate, and the
-    # spread of a player's looseness between tournaments that the pair's decisions share (bounty_tournament_effect)
+    # the tournament effect (bounty_tournament_effect), then the exact null's components per (tournament, bin)
+    sigma2 = bounty_tournament_effect(None, t, bins, counts=(pt, dt)) if tour and tournament_effect else 0.0
     comps = pt.select("player", "partner", "tournament_id", *bins, nt="n").join(
         t.select("player", "partner", *bins, "r", "s"), on=["player", "partner", *bins]).group_by(
         ["player", "partner"]).agg(bin_n=pl.col("nt").cast(pl.Float64), bin_r=pl.col("r"), bin_s=pl.col("s").cast(pl.Float64),
                                    bin_t=pl.col("tournament_id").cast(pl.Utf8))
-    sigma2 = bounty_tournament_effect(None, t, bins, counts=(pt, dt)) if tour and tournament_effect else 0.0
+    del counts, pt, dt  # the counts per tournament (millions of rows at a 2.4M-hand window) not held further
     g = t.group_by(["player", "partner"]).agg(
         n=pl.col("n").sum().cast(pl.Float64), observed=pl.col("k").sum().cast(pl.Float64), expected=pl.col("e").sum(),
         u=pl.col("u").sum(), v=pl.col("v").sum(), n0=pl.col("n0").sum(), k0=pl.col("k0").sum(),

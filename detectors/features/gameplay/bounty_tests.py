@@ -64,9 +64,9 @@ def bounty_presence_unordered(pairs: pl.DataFrame) -> pl.DataFrame:
     block = (pl.struct("_g", "dir", "bin_t").rank("dense") - 1).cast(pl.Int64)
     bins = bins.with_columns(_b=block if not bins.is_empty() else pl.lit(0, pl.Int64))
     sigma2 = float(pairs["sigma2"].drop_nulls().max() or 0.0) if "sigma2" in pairs.columns else 0.0
-    p = overdispersed_sum_sf(bins["_g"].to_numpy(), bins["_b"].to_numpy(), bins["bin_n"].to_numpy(),
-                             bins["bin_r"].to_numpy(), bins["bin_s"].to_numpy(), g["pres_k"].to_numpy(),
-                             float(np.sqrt(sigma2)))
+    comp = [bins[c].to_numpy() for c in ("_g", "_b", "bin_n", "bin_r", "bin_s")]
+    del bins, d  # the components' frames (a row per pair, direction, tournament and cell) not held through the tail
+    p = overdispersed_sum_sf(*comp, g["pres_k"].to_numpy(), float(np.sqrt(sigma2)))
     return g.with_columns(pl.Series("pres_p", np.clip(p, 1e-300, 1.0))).select(list(schema))
 
 

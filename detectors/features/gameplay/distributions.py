@@ -190,7 +190,7 @@ def overdispersed_sum_sf(group: np.ndarray, block: np.ndarray, n: np.ndarray, r:
 
 
 def _block_pmfs(bidx: np.ndarray, bgroup: np.ndarray, width: np.ndarray, kint: np.ndarray, n: np.ndarray,
-                r: np.ndarray, s: np.ndarray, sigma: float, nodes: int, chunk: int = 200_000) -> dict[int, np.ndarray]:
+                r: np.ndarray, s: np.ndarray, sigma: float, nodes: int, chunk: int = 50_000) -> dict[int, np.ndarray]:
     """Each block's probability function for :func:`overdispersed_sum_sf`, its effect integrated out, per fold bucket.
 
     ``bidx``: each component's block (0 .. B-1); ``bgroup``: each block's group; ``width``: each group's bucket (the

@@ -493,8 +493,6 @@ def test_overdispersed_sum_sf_holds_no_matrix_of_every_block_by_the_largest_coun
     hands that matrix was most of bounty collusion's peak: docs/measurements.md, 2026-12-07). Each group's tail is
     the one computed for that group alone, to the last bit (the groups of one bucket share its width, so the one
     large group is computed alone here too). numpy reports its buffers to tracemalloc."""
-    import tracemalloc
-
     import numpy as np
 
     from detectors.features.gameplay import overdispersed_sum_sf
@@ -507,12 +505,7 @@ def test_overdispersed_sum_sf_holds_no_matrix_of_every_block_by_the_largest_coun
     r = np.r_[np.full(small, 0.2), 0.5]
     s = np.r_[np.full(small, 30.0), np.inf]
     k = np.r_[np.ones(small), 2_100.0]
-    tracemalloc.start()
-    try:
-        got = overdispersed_sum_sf(grp, blk, n, r, s, k, 0.4)
-        _, peak = tracemalloc.get_traced_memory()
-    finally:
-        tracemalloc.stop()
+    got, peak = _traced(overdispersed_sum_sf, grp, blk, n, r, s, k, 0.4)
     # the former matrix alone: 20,001 blocks x 2,101 cells x 8 bytes = 336 MB
     assert peak < 100e6, peak
     alone = overdispersed_sum_sf(np.array([0]), np.array([0]), np.array([float(big_n)]), np.array([0.5]),
@@ -522,14 +515,24 @@ def test_overdispersed_sum_sf_holds_no_matrix_of_every_block_by_the_largest_coun
     assert np.all(got[:small] == one[0])
 
 
+def _traced(fn, *args):
+    """``fn(*args)`` and the peak of the memory tracemalloc traced during the call (numpy reports its buffers)."""
+    import tracemalloc
+
+    tracemalloc.start()
+    try:
+        got = fn(*args)
+        return got, tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
 def test_overdispersed_sum_sf_expands_the_nodes_of_a_few_blocks_at_a_time():
     """overdispersed_sum_sf over 100,000 components (50,000 pairs of two one-decision blocks): the components are
     expanded to their Gauss-Hermite nodes a chunk of whole blocks at a time, the chunk small enough that the
     expansion is not all the window's components at once (at 2.4M hands that expansion held bounty collusion's
     peak: docs/measurements.md, 2026-12-07, issue 33); each pair's tail is the one computed for that pair alone, to
     the last bit. numpy reports its buffers to tracemalloc."""
-    import tracemalloc
-
     import numpy as np
 
     from detectors.features.gameplay import overdispersed_sum_sf
@@ -537,12 +540,7 @@ def test_overdispersed_sum_sf_expands_the_nodes_of_a_few_blocks_at_a_time():
     m = 100_000
     grp, blk = np.arange(m) // 2, np.arange(m)
     n, r, s, k = np.ones(m), np.full(m, 0.2), np.full(m, 30.0), np.ones(m // 2)
-    tracemalloc.start()
-    try:
-        got = overdispersed_sum_sf(grp, blk, n, r, s, k, 0.4)
-        _, peak = tracemalloc.get_traced_memory()
-    finally:
-        tracemalloc.stop()
+    got, peak = _traced(overdispersed_sum_sf, grp, blk, n, r, s, k, 0.4)
     # all 100,000 components expanded at once: 316 MB traced
     assert peak < 200e6, peak
     alone = overdispersed_sum_sf(np.zeros(2), np.arange(2), np.ones(2), np.full(2, 0.2), np.full(2, 30.0), np.ones(1), 0.4)

@@ -185,9 +185,7 @@ def test_small_sample_tail_power_weights_and_mutual_rule():
 
     from detectors.soft_play import SoftPlayDetector
 
-    w = build_world(n_players=24, n_hands=3000, seed=21)
-    _check_instead_of_bet(w.con, ["p12"], against="p13", share=0.6)
-    _check_instead_of_bet(w.con, ["p13"], against="p12", share=0.6)
+    w = _mutual_checkers()
 
     def pair_row(**kw):
         det = SoftPlayDetector(**kw).fit(w.con)
@@ -203,6 +201,15 @@ def test_small_sample_tail_power_weights_and_mutual_rule():
     assert row["q_value"] < plain["q_value"] <= SoftPlayDetector().alpha
     strict, s50 = pair_row(mutual_z=50.0)
     assert not strict["flagged"] and not s50["flagged"].any()
+
+
+def _mutual_checkers():
+    """A world of 24 players (seed 21) where p12 and p13 check instead of betting into each other in 60 % of their
+    hands, both ways."""
+    w = build_world(n_players=24, n_hands=3000, seed=21)
+    _check_instead_of_bet(w.con, ["p12"], against="p13", share=0.6)
+    _check_instead_of_bet(w.con, ["p13"], against="p12", share=0.6)
+    return w
 
 
 def _pair_row(scores, a, b):

@@ -7,8 +7,6 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests.detect.conftest import build_world
-
 
 def test_deficit_power_is_the_normal_power_of_a_count_test():
     """Phi((1 - ratio) sqrt(e) - z): 100 expected, a deficit to 0.75 of it, level with z = 3: Phi(-0.5); it grows with
@@ -48,19 +46,14 @@ def test_detector_weights_by_power_by_default():
     """The planted pair p12/p13 (checks instead of bets into each other in 60 % of their hands, many spots) is flagged
     with the power weights (the default) as with the capped ones (``power_weights=False``), its q from the power
     weights (in a world of 24 players, about the capped one's: the family is small)."""
-    import polars as pl
-
     from detectors.soft_play import SoftPlayDetector
-    from tests.detect.test_soft_play import _check_instead_of_bet
+    from tests.detect.test_soft_play import _mutual_checkers, _pair_row
 
-    w = build_world(n_players=24, n_hands=3000, seed=21)
-    _check_instead_of_bet(w.con, ["p12"], against="p13", share=0.6)
-    _check_instead_of_bet(w.con, ["p13"], against="p12", share=0.6)
+    w = _mutual_checkers()
 
     def row(**kw):
         det = SoftPlayDetector(**kw).fit(w.con)
-        s = det.threshold(det.score(w.con))
-        return s.filter(pl.col("player").is_in(["p12", "p13"]) & pl.col("opponent").is_in(["p12", "p13"])).row(0, named=True)
+        return _pair_row(det.threshold(det.score(w.con)), "p12", "p13")
 
     power, capped = row(), row(power_weights=False)
     assert power["flagged"] and capped["flagged"]

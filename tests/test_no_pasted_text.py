@@ -65,7 +65,6 @@ IDENTIFIERS: dict[str, set[str]] = {
                                    "sets", "', '.join(aggs)", "', '.join(sets)"},
     "pipelines/lib/reports.py": {"col", "acc_lit", "hand_lit"},
     "pipelines/lib/cases.py": {"' UNION ALL '.join(parts)"},
-    "detectors/seat_handoff.py": {"_PER_HAND_COLS"},
     "detectors/multi_accounting.py": {"idf.tournament_entries(con)", "accs_sql", "kind"},
     # where: the row filters of the constant WINDOW_VIEWS, bound by the comprehension that makes the window's views
     "detectors/features/window_views.py": {"where"},

@@ -326,22 +326,6 @@ class Codes:
         """The code of ``name`` in ``codes`` (``missing`` for a name without one; None for None)."""
         return None if name is None else codes.get(name, missing)
 
-    def encode_timing(self, df: pl.DataFrame) -> pl.DataFrame:
-        """Decision-time rows (``account``, ``tournament_id``, ``started_at``, ``log_ms``, ``cls``, ``device``) with
-        the tournament and the device as codes (``tc``, ``dc``; -1 for none)."""
-        return df.select(
-            "account", tc=pl.col("tournament_id").replace_strict(self.tournament, default=-1, return_dtype=pl.Int32),
-            started_at="started_at", log_ms="log_ms", cls="cls",
-            dc=pl.col("device").replace_strict(self.device, default=-1, return_dtype=pl.Int32))
-
-    def encode_hist(self, df: pl.DataFrame) -> pl.DataFrame:
-        """Tournament-hand rows (``account``, ``tournament_id``, ``started_at``, the action counts, ``device``,
-        ``rstr``, ``rcls``) with the tournament and the device as codes (``tc``, ``dc``; -1 for none)."""
-        return df.select(
-            "account", tc=pl.col("tournament_id").replace_strict(self.tournament, default=-1, return_dtype=pl.Int32),
-            started_at="started_at", *[f"n_{a}" for a in ACTS],
-            dc=pl.col("device").replace_strict(self.device, default=-1, return_dtype=pl.Int32), rstr="rstr", rcls="rcls")
-
     def decode_timing(self, by_acc: dict, accounts: list[str]) -> pl.DataFrame:
         """The decision-time rows of ``accounts`` (slices of ``by_acc`` without their account) with their names
         again: ``account``, ``tournament_id`` (null for a cash hand), ``started_at``, ``log_ms``, ``cls``."""

@@ -70,53 +70,8 @@ LEFT JOIN seats s ON s.hand_id = d.hand_id AND s.player = d.account
 WHERE NOT coalesce(s.sitting_out, FALSE)
 """
 
-# every decision time of the candidate accounts (cash and tournaments), with its
-# decision class and the device of the session it was played under (the latest
-# login of the account before the hand): the account's own timing history.
-# Classes follow how decision times are made: a preflop fold is quick, a decision
-# over a third of the stack or more (all-in, a big call or bet) is slow, the rest
-# in between; the classes are compared separately.
-_TIMING_SQL = """
-WITH acc AS (SELECT DISTINCT account FROM _rb_at),
-d AS (
-  SELECT d.account, d.hand_id, h.tournament_id, h.started_at, ln(greatest(d.ms, 1)) AS log_ms,
-         CASE WHEN a.street = 'preflop' AND a.action = 'fold' THEN 0
-              WHEN a.is_all_in OR (s.stack_start > 0 AND (a.to_call * 3 >= s.stack_start
-                   OR (a.action IN ('bet', 'raise') AND coalesce(a.raise_to, a.amount) * 3 >= s.stack_start))) THEN 2
-              ELSE 1 END AS cls
-  FROM decisions d JOIN acc ON acc.account = d.account
-  JOIN hands h USING (hand_id)
-  JOIN actions a ON a.hand_id = d.hand_id AND a.seq = d.seq
-  LEFT JOIN seats s ON s.hand_id = d.hand_id AND s.player = d.account
-  WHERE a.action NOT LIKE 'post%' AND NOT coalesce(s.sitting_out, FALSE)
-),
-ss AS (SELECT account, login_at, device FROM sessions WHERE account IN (SELECT account FROM acc))
-SELECT d.account, d.tournament_id, d.started_at, d.log_ms, d.cls, ss.device
-FROM d ASOF LEFT JOIN ss ON d.account = ss.account AND d.started_at >= ss.login_at
-"""
-
-# the account's own tournament play, hand by hand, with the device of the session
-# it was played under: the action-mix history (tournament hands only: cash stacks
-# are deeper and change the mix)
-_HISTORY_SQL = f"""
-WITH acc AS (SELECT DISTINCT account FROM _rb_at),
-x AS (
-  SELECT a.player AS account, a.hand_id, h.tournament_id, h.started_at,{_PER_HAND_COLS}
-  FROM actions a JOIN hands h USING (hand_id) JOIN acc ON acc.account = a.player
-  LEFT JOIN seats s ON s.hand_id = a.hand_id AND s.player = a.player
-  WHERE a.action NOT LIKE 'post%' AND h.is_tournament AND NOT coalesce(s.sitting_out, FALSE)
-  GROUP BY ALL
-),
-ss AS (SELECT account, login_at, device FROM sessions WHERE account IN (SELECT account FROM acc)),
-y AS (SELECT x.*, ss.device FROM x ASOF LEFT JOIN ss ON x.account = ss.account AND x.started_at >= ss.login_at)
-SELECT x.* EXCLUDE (game), st.strength FROM y x
-{_HOLE_JOIN}
-  ON hc.hand_id = x.hand_id AND hc.player = x.account
-{_STRENGTH_JOIN}
-"""
-
-
-# _TIMING_SQL's rows for the accounts of the registered ``_rb_ac`` (``account``, ``code``), the account, the
+# Every decision time (with its class: a preflop fold is quick, a decision over a third of the stack or more
+# slow, the rest in between) of the accounts of the registered ``_rb_ac`` (``account``, ``code``), the account, the
 # tournament and the device coded by DuckDB (``acc``; ``tc`` and ``dc`` from ``_rb_tc`` and ``_rb_dc``, -1 for none):
 # no name reaches Python
 _TIMING_CODES_SQL = """
@@ -146,7 +101,8 @@ LEFT JOIN _rb_dc dv ON dv.device = y.device
 _HOLE_JOIN_AC = """LEFT JOIN (SELECT hand_id, player, any_value(cards) AS cards FROM hole_cards
            WHERE player IN (SELECT account FROM _rb_ac) GROUP BY ALL) hc"""
 
-# _HISTORY_SQL's rows for the accounts of ``_rb_ac``, coded as _TIMING_CODES_SQL's (no hand, no name returned)
+# The account's own tournament play, hand by hand, with the device of the session it was played under, for the
+# accounts of ``_rb_ac``, coded as _TIMING_CODES_SQL's (no hand, no name returned)
 _HISTORY_CODES_SQL = f"""
 WITH _rb_seats AS (SELECT hand_id, player, stack_start, sitting_out FROM seats WHERE player IN (SELECT account FROM _rb_ac)),
 x AS (

@@ -1,8 +1,8 @@
 """The seat hand-off fit's reads of its accounts' tournament hands and decision times with the account, the
 tournament and the device coded by DuckDB (detectors/seat_handoff/frames.py ``read_coded``, queries.py
 ``_HISTORY_CODES_SQL`` and ``_TIMING_CODES_SQL``), a batch of accounts at a time, batches sized by the rows they
-return: the rows of the named queries (``_HISTORY_SQL``, ``_TIMING_SQL``) read whole and coded in Python, whatever
-the batches."""
+return: the rows of the named queries below (``_HISTORY_SQL``, ``_TIMING_SQL``: the fit's reads before they were coded, kept
+here as the reference) read whole and coded in Python, whatever the batches."""
 
 from __future__ import annotations
 
@@ -13,11 +13,75 @@ from test_seat_handoff_two_places import build_world
 
 from detectors.seat_handoff.frames import HIST_ROWS_SQL, TIMING_ROWS_SQL, Codes, account_batches, read_coded
 from detectors.seat_handoff.queries import (
-    ACTS, _HISTORY_CODES_SQL, _HISTORY_SQL, _TIMING_CODES_SQL, _TIMING_SQL, _with_strength, strength_table,
+    _HOLE_JOIN, _HISTORY_CODES_SQL, _PER_HAND_COLS, _STRENGTH_JOIN, _TIMING_CODES_SQL, ACTS, _with_strength,
+    strength_table,
 )
 
 HIST_COLS = ["account", "tc", "started_at", *[f"n_{a}" for a in ACTS], "dc", "rstr", "rcls"]
 TIM_COLS = ["account", "tc", "started_at", "log_ms", "cls", "dc"]
+
+# every decision time of the candidate accounts (cash and tournaments), with its
+# decision class and the device of the session it was played under (the latest
+# login of the account before the hand): the account's own timing history.
+# Classes follow how decision times are made: a preflop fold is quick, a decision
+# over a third of the stack or more (all-in, a big call or bet) is slow, the rest
+# in between; the classes are compared separately.
+_TIMING_SQL = """
+WITH acc AS (SELECT DISTINCT account FROM _rb_at),
+d AS (
+  SELECT d.account, d.hand_id, h.tournament_id, h.started_at, ln(greatest(d.ms, 1)) AS log_ms,
+         CASE WHEN a.street = 'preflop' AND a.action = 'fold' THEN 0
+              WHEN a.is_all_in OR (s.stack_start > 0 AND (a.to_call * 3 >= s.stack_start
+                   OR (a.action IN ('bet', 'raise') AND coalesce(a.raise_to, a.amount) * 3 >= s.stack_start))) THEN 2
+              ELSE 1 END AS cls
+  FROM decisions d JOIN acc ON acc.account = d.account
+  JOIN hands h USING (hand_id)
+  JOIN actions a ON a.hand_id = d.hand_id AND a.seq = d.seq
+  LEFT JOIN seats s ON s.hand_id = d.hand_id AND s.player = d.account
+  WHERE a.action NOT LIKE 'post%' AND NOT coalesce(s.sitting_out, FALSE)
+),
+ss AS (SELECT account, login_at, device FROM sessions WHERE account IN (SELECT account FROM acc))
+SELECT d.account, d.tournament_id, d.started_at, d.log_ms, d.cls, ss.device
+FROM d ASOF LEFT JOIN ss ON d.account = ss.account AND d.started_at >= ss.login_at
+"""
+
+# the account's own tournament play, hand by hand, with the device of the session
+# it was played under: the action-mix history (tournament hands only: cash stacks
+# are deeper and change the mix)
+_HISTORY_SQL = f"""
+WITH acc AS (SELECT DISTINCT account FROM _rb_at),
+x AS (
+  SELECT a.player AS account, a.hand_id, h.tournament_id, h.started_at,{_PER_HAND_COLS}
+  FROM actions a JOIN hands h USING (hand_id) JOIN acc ON acc.account = a.player
+  LEFT JOIN seats s ON s.hand_id = a.hand_id AND s.player = a.player
+  WHERE a.action NOT LIKE 'post%' AND h.is_tournament AND NOT coalesce(s.sitting_out, FALSE)
+  GROUP BY ALL
+),
+ss AS (SELECT account, login_at, device FROM sessions WHERE account IN (SELECT account FROM acc)),
+y AS (SELECT x.*, ss.device FROM x ASOF LEFT JOIN ss ON x.account = ss.account AND x.started_at >= ss.login_at)
+SELECT x.* EXCLUDE (game), st.strength FROM y x
+{_HOLE_JOIN}
+  ON hc.hand_id = x.hand_id AND hc.player = x.account
+{_STRENGTH_JOIN}
+"""
+
+
+def encode_timing(codes: Codes, df: pl.DataFrame) -> pl.DataFrame:
+    """Decision-time rows (``account``, ``tournament_id``, ``started_at``, ``log_ms``, ``cls``, ``device``) with
+    the tournament and the device as codes (``tc``, ``dc``; -1 for none), as the fit coded them in Python."""
+    return df.select(
+        "account", tc=pl.col("tournament_id").replace_strict(codes.tournament, default=-1, return_dtype=pl.Int32),
+        started_at="started_at", log_ms="log_ms", cls="cls",
+        dc=pl.col("device").replace_strict(codes.device, default=-1, return_dtype=pl.Int32))
+
+
+def encode_hist(codes: Codes, df: pl.DataFrame) -> pl.DataFrame:
+    """Tournament-hand rows (``account``, ``tournament_id``, ``started_at``, the action counts, ``device``,
+    ``rstr``, ``rcls``) with the tournament and the device as codes (``tc``, ``dc``; -1 for none)."""
+    return df.select(
+        "account", tc=pl.col("tournament_id").replace_strict(codes.tournament, default=-1, return_dtype=pl.Int32),
+        started_at="started_at", *[f"n_{a}" for a in ACTS],
+        dc=pl.col("device").replace_strict(codes.device, default=-1, return_dtype=pl.Int32), rstr="rstr", rcls="rcls")
 
 
 @pytest.fixture(scope="module")
@@ -42,8 +106,8 @@ def coded(con):
 def _named(con, codes: Codes, hist: bool) -> pl.DataFrame:
     """The named query's rows read whole, coded in Python as the fit coded them before."""
     if hist:
-        return codes.encode_hist(_with_strength(con.sql(_HISTORY_SQL).pl())).select(HIST_COLS)
-    return codes.encode_timing(con.sql(_TIMING_SQL).pl()).select(TIM_COLS)
+        return encode_hist(codes, _with_strength(con.sql(_HISTORY_SQL).pl())).select(HIST_COLS)
+    return encode_timing(codes, con.sql(_TIMING_SQL).pl()).select(TIM_COLS)
 
 
 def _read(con, names: list[str], hist: bool, max_rows: int | None, heights: list[int]) -> pl.DataFrame:

@@ -12,6 +12,7 @@ import polars as pl
 import pytest
 from polars.testing import assert_frame_equal
 from test_seat_handoff_stage import _world
+from test_seat_handoff_coded_reads import encode_hist
 from test_seat_handoff_two_places import build_world
 
 from detectors.seat_handoff import SeatHandoffDetector
@@ -44,7 +45,7 @@ def _hist() -> pl.DataFrame:
 
 def test_hist_base_on_codes_leaves_out_the_after_segment_and_the_device():
     codes = _codes(["T1", "T2"], ["d1", "d2"])
-    h = codes.encode_hist(_hist())
+    h = encode_hist(codes, _hist())
     assert h["tc"].to_list() == [0] * 4 + [1] * 4 and h["dc"].to_list() == [0, 0, 1, 1, -1, 0, 1, 1]
     cut = T0 + dt.timedelta(minutes=6)
     # T2 from minute 6 on left out (rows 6, 7), and the hands on d2 (rows 2, 3, 6, 7): rows 0, 1, 4, 5 kept

@@ -16,7 +16,6 @@ from detectors.features import identity
 from detectors.soft_play.cells import WindowDecisions
 from detectors.soft_play.evidence import EvidenceMixin
 from detectors.soft_play.handcal import calibrate_hand_sums, calibration_table
-from detectors.soft_play.power import hand_moments, pair_power
 from detectors.soft_play.rings import RingsMixin
 
 
@@ -51,11 +50,6 @@ class SoftPlayDetector(EvidenceMixin, RingsMixin, PairDetector):
         expected bets to show a material deficit (``max_ratio``) at alpha / m, m the pairs tested
         (:func:`detectors.stats.deficit_power`), so the budget goes where a flag is possible however many pairs the
         window holds; off: min(1, expected bets / ``weight_scale``). Either rescaled to mean 1 over the tested.
-    power_tests : str
-        the power weights' tests (:func:`detectors.soft_play.power.pair_power`): "main" (the default) the main
-        test's; "main_hand" the larger of it and the hand test's; "combined" the largest of the combined test's parts
-        at their Bonferroni shares (neither finds a group more on the tuning worlds, docs/measurements.md,
-        2026-12-07).
     combined : tuple of (name, weight)
         the main test T = w z_main + w' max(z_support, 0) on disjoint decisions (() for the main test alone).
     explain_away : tuple of str
@@ -122,7 +116,6 @@ class SoftPlayDetector(EvidenceMixin, RingsMixin, PairDetector):
         skew: bool = True,
         weight_scale: float | None = 20.0,
         power_weights: bool = True,
-        power_tests: str = "main",
         combined: tuple[tuple[str, float], ...] = (("chk", 4.0), ("pre", 1.0)),
         explain_away: tuple[str, ...] = ("chk", "rse", "fld"),
         hand_test: bool = True,
@@ -156,7 +149,6 @@ class SoftPlayDetector(EvidenceMixin, RingsMixin, PairDetector):
         self.skew = skew
         self.weight_scale = weight_scale
         self.power_weights = power_weights
-        self.power_tests = power_tests
         self.combined = combined
         self.explain_away = explain_away
         self.hand_test = hand_test
@@ -322,10 +314,8 @@ class SoftPlayDetector(EvidenceMixin, RingsMixin, PairDetector):
         rates = stats.own_rate_table(self.cells_, y, alpha=self.alpha, also_out=also, posterior=self.hand_thin, **kw)
         rated = stats.own_rates_per_decision(self.cells_, y, alpha=self.alpha, also_out=also, side=side,
                                              rates=rates, **kw).filter(pl.col("hu"))
-        h = self._calibrated(self.source_.hand_sums(con, rated), "pairs")
-        hp = stats.hand_passivity_from_hands(h, max_weight=self.hand_max_weight).join(
-            hand_moments(h, max_weight=self.hand_max_weight), on=["player", "opponent"], how="left")
-        del h
+        hp = stats.hand_passivity_from_hands(self._calibrated(self.source_.hand_sums(con, rated), "pairs"),
+                                             max_weight=self.hand_max_weight)
         # the plug-in own rates are trusted only where each player's baseline outweighs the pair's own decisions
         lo, hi = pl.min_horizontal("player", "opponent"), pl.max_horizontal("player", "opponent")
         base = first_dir.group_by(lo.alias("player"), hi.alias("opponent")).agg(
@@ -414,8 +404,8 @@ class SoftPlayDetector(EvidenceMixin, RingsMixin, PairDetector):
             expected = u[f"{self.tests[0]}_expected"].fill_null(0).to_numpy()
             if self.power_weights:
                 # the power to show a material deficit at the level the first discovery needs among the m tested
-                power = pair_power(u, ~np.isnan(ptest), main=self.tests[0], ratio=self.max_ratio, alpha=self.alpha,
-                                   tests=self.power_tests)
+                m = max(int((~np.isnan(ptest)).sum()), 1)
+                power = stats.deficit_power(expected, self.max_ratio, self.alpha / m)
             else:
                 power = expected / self.weight_scale
             ptest = stats.weighted_bh_pvalues(ptest, power, prior=prior)

@@ -262,8 +262,7 @@ class SoftPlayDetector(EvidenceMixin, RingsMixin, PairDetector):
             y, kw = self._baseline_args(name)
             side = kw["side"]
             d = stats.robust_own_baseline(self.cells_, y, alpha=self.alpha, also_out=also, **kw)
-            if name != self.tests[0]:
-                # this test's selection is done with (the first test's serves the streets and the hand test)
+            if name != self.tests[0]:  # done with this selection (the first test's serves the streets, the hand test)
                 baselines.forget_selection(self.cells_, y, alpha=self.alpha, **kw)
             t = stats.pool_directions(d, side=side, skew=self.skew).drop("z", "skew", strict=False)
             t = t.rename({c: f"{name}_{c}" for c in ("n", "observed", "expected", "p_value")})
@@ -299,10 +298,7 @@ class SoftPlayDetector(EvidenceMixin, RingsMixin, PairDetector):
             y, kw = self._baseline_args(self.tests[0])
             # (each street's thin own baselines read as a two-sample comparison, as the pooled check test's: thin_check)
             st = stats.street_tests(self.cells_, y, alpha=self.alpha, also_out=also, skew=self.skew,
-                                    thin_below=self.hand_min_baseline if self.thin_check else None, **kw)
-            for street in baselines.STREETS:  # each street's selection, as street_tests made it, done with
-                baselines.forget_selection(self.cells_, y, alpha=self.alpha,
-                                           **{**kw, "where": kw["where"] & (pl.col("street") == street)})
+                                    thin_below=self.hand_min_baseline if self.thin_check else None, forget=True, **kw)
             out = out.join(st, on=["player", "opponent"], how="left")
         if self.hand_test and out is not None:
             out = self._with_hand_test(con, out, also, first_dir)

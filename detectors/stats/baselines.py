@@ -486,7 +486,7 @@ STREETS = ("preflop", "flop", "turn", "river")
 
 
 def street_tests(dec, y: str, *, where=None, side: str = "less", streets: tuple[str, ...] = STREETS,
-                 skew: bool = True, thin_below: float | None = None, **kw):
+                 skew: bool = True, thin_below: float | None = None, forget: bool = False, **kw):
     """Per unordered pair, the own-baseline test of ``y`` made on each street apart, combined across the streets.
 
     Partners who spare each other on some streets only (the turn and river, say) show a deficit there and none
@@ -499,6 +499,7 @@ def street_tests(dec, y: str, *, where=None, side: str = "less", streets: tuple[
     ``thin_below``: a street whose own baselines are thin (the thinner direction's decisions against others per
     decision against the partner, n0 / n, below this) is read as the two-sample comparison it is
     (:func:`detectors.stats.estimated_baseline_pvalue`) before the streets are combined (None: never).
+    ``forget``: each street's selection memo dropped once its test is made (:func:`forget_selection`).
     ``kw``: the other arguments of :func:`robust_own_baseline` (bins, alpha, also_out, max_rate, ...).
 
     Returns player (<), opponent, ``st_p_value`` (Fisher over the streets tested), ``st_k`` (streets tested) and the
@@ -512,6 +513,8 @@ def street_tests(dec, y: str, *, where=None, side: str = "less", streets: tuple[
     for s in streets:
         cond = pl.col("street") == s
         d = robust_own_baseline(dec, y, where=cond if where is None else where & cond, side=side, **kw)
+        if forget:
+            forget_selection(dec, y, where=cond if where is None else where & cond, **kw)
         if d.is_empty():
             continue
         t = pool_directions(d, side=side, skew=skew)

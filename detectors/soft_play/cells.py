@@ -18,7 +18,9 @@ Each decision gets the cells soft play bins by (:data:`DECISION_CELLS_SQL`): ``v
 preflop after the first raise, :func:`detectors.features.gameplay.with_bet_faced`), ``tour`` (tournament or
 cash), ``pbin`` (preflop the starting hand's tenth, else the strength bin + 10) and ``stage`` (tournament
 decisions by effective stack, :func:`detectors.features.gameplay.with_stack_depth`; 0 for cash), joined in
-DuckDB to the warehouse's preflop raises and tournament stacks.
+DuckDB to the warehouse's preflop raises and tournament stacks. On files, each day's decisions with these cells
+and their counts are made once and kept (:mod:`detectors.soft_play.daycells`); the fit reads them in place of the
+joins and the count over the window.
 """
 
 from __future__ import annotations
@@ -191,7 +193,8 @@ class WindowDecisions:
     def cells(self, con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
         """Every distinct (pair, cell, action) of the window with its decisions counted (``_w``), in the order of
         its first decision (by hand and decision): the decisions as the own-baseline tests read them
-        (:data:`detectors.stats.WEIGHT`), in a frame sized by the pairs and cells, not by the decisions."""
+        (:data:`detectors.stats.WEIGHT`), in a frame sized by the pairs and cells, not by the decisions. With the
+        cells stored by day (``days``): the days' counts summed, the same rows in the same order."""
         keys = ", ".join([*self.cell_columns, *ACTION_COLUMNS])
         if self.empty:
             types = {"player": pl.Utf8, "opponent": pl.Utf8, "street": pl.Utf8, "sbin": pl.Int8, "pbin": pl.Int8,

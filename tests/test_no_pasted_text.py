@@ -87,6 +87,9 @@ IDENTIFIERS: dict[str, set[str]] = {
     # tag and another module constant (ROW_KINDS)
     "detectors/features/gameplay/bounty_counts.py": {"tag", "self.tag", "keys", "on", "query"},
     "detectors/soft_play/cells.py": {"keep", "sql", "keys", "hi", "lo", "on", "cols"},
+    # keep, keys: the module constants' column lists of cells.py; sql: the module's own query text (those and
+    # DECISION_CELLS_SQL), copied to a file whose path is bound ($_out)
+    "detectors/soft_play/daycells.py": {"keep", "sql", "keys"},
     "detectors/features/gameplay/decisions.py": {"t"},
     "detectors/features/gameplay/pairs.py": {"seat_nets_cte()", "hands_from", "restrict"},
     "detectors/features/identity/coentry.py": {"tournament_entries(con)"},

@@ -53,7 +53,10 @@ Every test reads the window's decisions through counts per ordered pair, cell
 and action, which DuckDB makes over the day files
 (:mod:`detectors.soft_play.cells`); the whole-hand test's per-hand sums are
 made there too, and only the thin pairs' decisions and those of the pairs
-shown are read as rows: memory set by the pairs, not by the decisions.
+shown are read as rows: memory set by the pairs, not by the decisions. Each
+day's decisions with their cells and their counts are made once and stored
+beside the day features (:mod:`detectors.soft_play.daycells`): a night joins
+and counts its new day only and sums the days' counts.
 
 Score: −log10 q of the pair (the best pair of a ring), comparable within the
 kind. The figures behind each rule are in docs/measurements.md ("Detector

@@ -18,7 +18,9 @@ Each decision gets the cells soft play bins by (:data:`DECISION_CELLS_SQL`): ``v
 preflop after the first raise, :func:`detectors.features.gameplay.with_bet_faced`), ``tour`` (tournament or
 cash), ``pbin`` (preflop the starting hand's tenth, else the strength bin + 10) and ``stage`` (tournament
 decisions by effective stack, :func:`detectors.features.gameplay.with_stack_depth`; 0 for cash), joined in
-DuckDB to the warehouse's preflop raises and tournament stacks.
+DuckDB to the warehouse's preflop raises and tournament stacks. On files, each day's decisions with these cells
+and their counts are made once and kept (:mod:`detectors.soft_play.daycells`); the fit reads them in place of the
+joins and the count over the window.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ import duckdb
 import polars as pl
 
 from detectors.features import gameplay as gp
+from detectors.soft_play import daycells
 from detectors.stats import WEIGHT
 
 #: the decision columns read from the day files
@@ -47,10 +50,11 @@ ACTION_COLUMNS = ["aggr", "fold", "commit"]
 DECISION_CELLS_SQL = """
 WITH d AS (SELECT hand_id, seq, street, player, opponent, is_tournament, tournament_id, game, bb, strength,
                   aggr, facing, fold, commit, preflop, hu, CAST(sbin AS TINYINT) AS sbin FROM {source}),
-fr AS (SELECT hand_id, min(seq) AS first_raise_seq FROM actions
+dh AS (SELECT DISTINCT hand_id FROM d),
+fr AS (SELECT hand_id, min(seq) AS first_raise_seq FROM actions SEMI JOIN dh USING (hand_id)
        WHERE street = 'preflop' AND action IN ('bet', 'raise') GROUP BY hand_id),
 st AS (SELECT s.hand_id, s.player, s.stack_start::DOUBLE AS stack FROM seats s JOIN hands h USING (hand_id)
-       WHERE h.tournament_id IS NOT NULL AND s.dealt_in),
+       SEMI JOIN dh USING (hand_id) WHERE h.tournament_id IS NOT NULL AND s.dealt_in),
 x AS (SELECT d.*, coalesce(d.is_tournament, false) AS tour,
              d.facing AND (NOT d.preflop OR d.seq > coalesce(fr.first_raise_seq, 2147483647)) AS vs_bet,
              CAST(CASE WHEN d.preflop THEN least(greatest(floor(d.strength * 10), 0), 9) ELSE d.sbin + 10 END
@@ -90,10 +94,15 @@ class WindowDecisions:
     paths : the day files (``hu_decisions`` Parquet) of the window, or empty for a warehouse in memory.
     frame : the window's decisions (``SOURCE_COLUMNS``) when they are in memory (no files), else None.
     stage_bb : the effective-stack cuts of the ``stage`` cell (None: no stage cell).
+    days : the window's decisions with their cells and their counts stored by day
+        (:func:`detectors.soft_play.daycells.ensure`: decision files, count files), or None: the cells are joined
+        and counted over the window's decisions.
     """
 
-    def __init__(self, paths: list[str], frame: pl.DataFrame | None, stage_bb: tuple[float, ...] | None) -> None:
+    def __init__(self, paths: list[str], frame: pl.DataFrame | None, stage_bb: tuple[float, ...] | None,
+                 days: tuple[list[str], list[str]] | None = None) -> None:
         self.paths, self.frame, self.stage_bb = list(paths), frame, stage_bb
+        self.days = days if days and days[0] else None
         self._kept = False
 
     @classmethod
@@ -106,7 +115,9 @@ class WindowDecisions:
         paths = days.paths("hu_decisions", store.window)
         frame = None if paths else store.decisions(con, columns=SOURCE_COLUMNS, samples=samples,
                                                    random_state=random_state)
-        return cls(paths, frame, stage_bb)
+        # on files: the days' cells and counts, made for the days that lack them (daycells)
+        by_day = daycells.ensure(con, days, store.window, stage_bb) if paths else None
+        return cls(paths, frame, stage_bb, by_day)
 
     @property
     def empty(self) -> bool:
@@ -131,6 +142,9 @@ class WindowDecisions:
         head = DECISION_CELLS_SQL.replace("{stage}", stage) if cells else "WITH d AS (SELECT * FROM {source})\n"
         if cells and self._kept:
             head, sp = f"WITH cells AS (SELECT * FROM {KEPT})\n", {}
+            if self.days:  # the days' decisions with their cells, read as stored
+                head, sp = "WITH cells AS (SELECT * FROM read_parquet($cell_files, union_by_name = true))\n", {
+                    "cell_files": self.days[0]}
         sql = head.replace("{source}", source) + select
         if self.empty:
             return pl.DataFrame()
@@ -146,9 +160,14 @@ class WindowDecisions:
     def kept(self, con: duckdb.DuckDBPyConnection) -> Iterator[None]:
         """Within the block, the queries over ``cells`` read one DuckDB temporary table of the decisions' cells
         (:data:`KEPT_COLUMNS`, made once: the joins to the warehouse are not made again for each query; DuckDB
-        keeps it under its memory limit, spilling to its temporary folder); dropped when the block ends."""
-        if self.empty:
-            yield
+        keeps it under its memory limit, spilling to its temporary folder); dropped when the block ends. With the
+        cells stored by day (``days``) the queries read those files instead and no table is made."""
+        if self.empty or self.days:
+            self._kept = bool(self.days)
+            try:
+                yield
+            finally:
+                self._kept = False
             return
         keep = ", ".join([*KEPT_COLUMNS, *(["stage"] if self.stage_bb else [])])
         stage, sp = _stage_sql(self.stage_bb)
@@ -174,13 +193,20 @@ class WindowDecisions:
     def cells(self, con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
         """Every distinct (pair, cell, action) of the window with its decisions counted (``_w``), in the order of
         its first decision (by hand and decision): the decisions as the own-baseline tests read them
-        (:data:`detectors.stats.WEIGHT`), in a frame sized by the pairs and cells, not by the decisions."""
+        (:data:`detectors.stats.WEIGHT`), in a frame sized by the pairs and cells, not by the decisions. With the
+        cells stored by day (``days``): the days' counts summed, the same rows in the same order."""
         keys = ", ".join([*self.cell_columns, *ACTION_COLUMNS])
         if self.empty:
             types = {"player": pl.Utf8, "opponent": pl.Utf8, "street": pl.Utf8, "sbin": pl.Int8, "pbin": pl.Int8,
                      "stage": pl.Int8}
             return pl.DataFrame(schema={c: types.get(c, pl.Boolean) for c in [*self.cell_columns, *ACTION_COLUMNS]}
                                 | {WEIGHT: pl.Int64})
+        if self.days:
+            # the days' counts summed; each cell's first decision the smallest of its days': the same rows, the
+            # same order as counted over the window's decisions
+            return con.sql(f"SELECT {keys}, CAST(sum(_w) AS BIGINT) AS {WEIGHT} "
+                           f"FROM read_parquet($files, union_by_name = true) GROUP BY ALL ORDER BY min(_first)",
+                           params={"files": self.days[1]}).pl()
         return self.query(con, f"SELECT {keys}, count(*) AS {WEIGHT} FROM cells GROUP BY ALL "
                                f"ORDER BY min((hand_id, seq))")
 

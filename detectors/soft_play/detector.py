@@ -11,6 +11,7 @@ from scipy.stats import chi2
 
 from detectors import stats
 from detectors.base import HAND_INPUTS, PairDetector
+from detectors.stats import baselines
 from detectors.features import gameplay as gp
 from detectors.features import identity
 from detectors.soft_play.cells import WindowDecisions
@@ -206,6 +207,7 @@ class SoftPlayDetector(EvidenceMixin, RingsMixin, PairDetector):
             # (stats.robust_own_baseline)
             self.pairs_ = (stats.replace_baseline_tests(pairs, self.cells_, alpha=self.alpha) if not pairs.is_empty()
                            else pairs)
+            baselines.forget_replaced_tests(self.cells_, alpha=self.alpha)  # their pair counts are done with
             # the three pooled tests (both directions of the pair added up, stats.pool_directions)
             self.pooled_ = self._pooled_tests(con)
         n, known_n, other = self.source_.summary(con)
@@ -260,6 +262,8 @@ class SoftPlayDetector(EvidenceMixin, RingsMixin, PairDetector):
             y, kw = self._baseline_args(name)
             side = kw["side"]
             d = stats.robust_own_baseline(self.cells_, y, alpha=self.alpha, also_out=also, **kw)
+            if name != self.tests[0]:  # done with this selection (the first test's serves the streets, the hand test)
+                baselines.forget_selection(self.cells_, y, alpha=self.alpha, **kw)
             t = stats.pool_directions(d, side=side, skew=self.skew).drop("z", "skew", strict=False)
             t = t.rename({c: f"{name}_{c}" for c in ("n", "observed", "expected", "p_value")})
             if self.side_stouffer:
@@ -294,10 +298,12 @@ class SoftPlayDetector(EvidenceMixin, RingsMixin, PairDetector):
             y, kw = self._baseline_args(self.tests[0])
             # (each street's thin own baselines read as a two-sample comparison, as the pooled check test's: thin_check)
             st = stats.street_tests(self.cells_, y, alpha=self.alpha, also_out=also, skew=self.skew,
-                                    thin_below=self.hand_min_baseline if self.thin_check else None, **kw)
+                                    thin_below=self.hand_min_baseline if self.thin_check else None, forget=True, **kw)
             out = out.join(st, on=["player", "opponent"], how="left")
         if self.hand_test and out is not None:
             out = self._with_hand_test(con, out, also, first_dir)
+        y, kw = self._baseline_args(self.tests[0])
+        baselines.forget_selection(self.cells_, y, alpha=self.alpha, **kw)  # the first test's, done with
         return out
 
     def _with_hand_test(self, con: duckdb.DuckDBPyConnection, out: pl.DataFrame, also: pl.DataFrame | None,

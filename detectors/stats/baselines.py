@@ -51,6 +51,33 @@ def _remember(dec: pl.DataFrame, key: tuple, res) -> None:
     weakref.finalize(dec, _forget_dead_frames)
 
 
+def forget_selection(dec, y: str, *, where=None, bins: tuple[str, ...] = OWN_BASELINE_BINS, alpha: float = 0.01,
+                     max_rate: float = 1 - 1e-6, **_) -> None:
+    """Drop the memo of one selection of ``dec`` (its pair counts, totals, priors and first pass) and the robust tests
+    made from it, once its tests are made: a detector that makes many tests on one frame frees each selection's
+    counts when it is done with them instead of keeping all of them until the frame dies.
+
+    Parameters
+    ----------
+    dec : the frame the selection was made from (decisions or counted cells).
+    y, where, bins, alpha, max_rate : the selection, as given to :func:`robust_own_baseline` (its other keyword
+        arguments, e.g. ``side``, are accepted and ignored: they do not change the selection).
+
+    Returns
+    -------
+    None. Nothing is dropped where the selection was never made; a later test on it makes it again, with the same
+    result."""
+    res = _FIRST_CACHE.pop((id(dec), len(dec), y, str(where), tuple(bins), alpha, max_rate), (None, None))[1]
+    if res is None:
+        return
+    for k in [k for k, (_, r) in _SAME_SELECTION.items() if r is res and k[1] == id(dec)]:
+        del _SAME_SELECTION[k]
+    if any(r is res for _, r in _FIRST_CACHE.values()):
+        return  # another live frame's entry holds the same selection: its robust tests stay
+    for k in [k for k in _ROBUST_CACHE if k[0] == res[0]]:
+        del _ROBUST_CACHE[k]
+
+
 def _baseline_pass(pair_o, totals, pri, bins: list[str], max_rate: float):
     """One pass of :func:`robust_own_baseline`: per (player, opponent, bin) rows ``pair_o`` (``n``, ``k``, ``_o``: the
     opponent left out of the baseline), the player's totals per bin and the bins' priors -> the score test's sums per
@@ -311,14 +338,25 @@ def replace_baseline_tests(pairs, dec, alpha: float = 0.01, rare_tail: str = "po
     ``junk_bins``: the junk test's cells (default :data:`OWN_BASELINE_BINS`, as the other two; chip dumping passes
     :data:`JUNK_BINS`, with the price of a call)."""
     out = pairs
-    specs = (("aggr", "aggr", None, "less", OWN_BASELINE_BINS),
-             ("fold", "fold", pl.col("facing"), "greater", OWN_BASELINE_BINS),
-             ("junk", "commit", pl.col("sbin") <= 0, "greater", tuple(junk_bins)))
-    for name, y, where, side, bins in specs:
+    for name, y, where, side, bins in _replaced_specs(junk_bins):
         t = robust_own_baseline(dec, y, where=where, bins=bins, side=side, alpha=alpha,
                                 rare_tail=rare_tail if side == "greater" else "poisson")
         out = with_baseline_columns(out, name, t)
     return out
+
+
+def _replaced_specs(junk_bins: tuple[str, ...] = OWN_BASELINE_BINS) -> tuple[tuple, ...]:
+    """The tests of :func:`replace_baseline_tests`: (name, indicator, filter, side, cells) each."""
+    return (("aggr", "aggr", None, "less", OWN_BASELINE_BINS),
+            ("fold", "fold", pl.col("facing"), "greater", OWN_BASELINE_BINS),
+            ("junk", "commit", pl.col("sbin") <= 0, "greater", tuple(junk_bins)))
+
+
+def forget_replaced_tests(dec, alpha: float = 0.01, junk_bins: tuple[str, ...] = OWN_BASELINE_BINS) -> None:
+    """:func:`forget_selection` of the three selections :func:`replace_baseline_tests` made on ``dec`` (same
+    ``alpha`` and ``junk_bins``), once its columns are made."""
+    for _, y, where, _, bins in _replaced_specs(junk_bins):
+        forget_selection(dec, y, where=where, bins=bins, alpha=alpha)
 
 
 def pool_directions(t, *, side: str = "less", skew: bool = False):
@@ -448,7 +486,7 @@ STREETS = ("preflop", "flop", "turn", "river")
 
 
 def street_tests(dec, y: str, *, where=None, side: str = "less", streets: tuple[str, ...] = STREETS,
-                 skew: bool = True, thin_below: float | None = None, **kw):
+                 skew: bool = True, thin_below: float | None = None, forget: bool = False, **kw):
     """Per unordered pair, the own-baseline test of ``y`` made on each street apart, combined across the streets.
 
     Partners who spare each other on some streets only (the turn and river, say) show a deficit there and none
@@ -461,6 +499,7 @@ def street_tests(dec, y: str, *, where=None, side: str = "less", streets: tuple[
     ``thin_below``: a street whose own baselines are thin (the thinner direction's decisions against others per
     decision against the partner, n0 / n, below this) is read as the two-sample comparison it is
     (:func:`detectors.stats.estimated_baseline_pvalue`) before the streets are combined (None: never).
+    ``forget``: each street's selection memo dropped once its test is made (:func:`forget_selection`).
     ``kw``: the other arguments of :func:`robust_own_baseline` (bins, alpha, also_out, max_rate, ...).
 
     Returns player (<), opponent, ``st_p_value`` (Fisher over the streets tested), ``st_k`` (streets tested) and the
@@ -474,6 +513,8 @@ def street_tests(dec, y: str, *, where=None, side: str = "less", streets: tuple[
     for s in streets:
         cond = pl.col("street") == s
         d = robust_own_baseline(dec, y, where=cond if where is None else where & cond, side=side, **kw)
+        if forget:
+            forget_selection(dec, y, where=cond if where is None else where & cond, **kw)
         if d.is_empty():
             continue
         t = pool_directions(d, side=side, skew=skew)

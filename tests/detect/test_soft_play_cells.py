@@ -122,3 +122,31 @@ def test_evidence_read_once_for_the_pairs_shown_equals_each_pairs_own_read(fitte
         hands, tournaments = det._evidence_hands(w.con, list(row["accounts"]), det.EVIDENCE_HANDS)
         assert (row["evidence_hands"], row["evidence_tournaments"]) == (hands, tournaments)
     assert any(row["evidence_hands"] for row in pairs.iter_rows(named=True))
+
+
+def test_fit_frees_each_selections_memo_once_its_tests_are_made(fitted):
+    """After the fit, no own-baseline memo (pair counts, first passes, robust tests) of the counted cells is left:
+    each selection's entry was dropped once its tests were made; a test asked for again is made again, the same."""
+    from detectors import stats
+    from detectors.stats import baselines
+
+    w, det, dec = fitted
+    fresh = SoftPlayDetector_fit(w)
+    assert not [k for k in baselines._FIRST_CACHE if k[0] == id(fresh.cells_)]
+    live = {res[0] for _, res in baselines._FIRST_CACHE.values() if res is not None}
+    assert all(k[0] in live for k in baselines._ROBUST_CACHE)
+    y, kw = fresh._baseline_args("rse")
+    side = kw.pop("side")
+    a = stats.robust_own_baseline(fresh.cells_, y, side=side, alpha=fresh.alpha, also_out=fresh.outliers_, **kw)
+    assert [k for k in baselines._FIRST_CACHE if k[0] == id(fresh.cells_)]
+    baselines.forget_selection(fresh.cells_, y, alpha=fresh.alpha, **kw)
+    assert not [k for k in baselines._FIRST_CACHE if k[0] == id(fresh.cells_)]
+    b = stats.robust_own_baseline(fresh.cells_, y, side=side, alpha=fresh.alpha, also_out=fresh.outliers_, **kw)
+    assert a.equals(b)
+
+
+def SoftPlayDetector_fit(w):
+    """A soft play detector fitted on ``w`` anew (its own counted cells)."""
+    from detectors.soft_play import SoftPlayDetector
+
+    return SoftPlayDetector().fit(w.con)

@@ -38,7 +38,7 @@ class ChipDumpingDetector(EvidenceMixin, PairDetector):
         max_unflagged: int = 300,
         min_presence_n: int = 20,
         min_presence_own: int = 10,
-        value_gate_p: float | None = 1e-3,
+        value_gate: bool = True,
         late_fold_min_strength: float | None = 0.5,
         rare_tail: str = "predictive",
         deviation_gate: bool = True,
@@ -61,7 +61,7 @@ class ChipDumpingDetector(EvidenceMixin, PairDetector):
         self.late_fold_min_strength = late_fold_min_strength
         self.min_presence_n = min_presence_n
         self.min_presence_own = min_presence_own
-        self.value_gate_p = value_gate_p
+        self.value_gate = value_gate
         self.min_value_n = min_value_n
         self.min_test_hands = min_test_hands
         self.samples = samples
@@ -332,8 +332,8 @@ class ChipDumpingDetector(EvidenceMixin, PairDetector):
 
     def flag(self, scores: pl.DataFrame) -> pl.DataFrame:
         """``scores`` with ``flagged`` (and ``amount_p``, ``moved_p``, ``flow_amount_p``, ``flow_moved_p`` where
-        missing): q <= alpha and the chips moved: in the deviation hands (:meth:`_deviation_moved`, two tests at half
-        of ``moved_level``), or as value given, significant (:meth:`_value_moved`), or, where the cards are unknown,
+        missing): q <= alpha and the chips moved: in the deviation hands (:meth:`_deviation_moved`), or as value given
+        (:meth:`_value_moved`), three tests sharing ``moved_level`` (:meth:`_gate_levels`), or, where the cards are unknown,
         over every hand in which chips moved between them (:meth:`_flow_moved`, the same two tests on those hands)."""
         for c, v in (("dev_flow_bb", 0.0), ("dev_exp_bb", 0.0), ("dev_loss_hands", 0), ("xch_flow_bb", 0.0),
                      ("xch_exp_bb", 0.0), ("xch_hands", 0.0), ("xch_loss_hands", 0.0)):
@@ -379,25 +379,43 @@ class ChipDumpingDetector(EvidenceMixin, PairDetector):
         best["net_flow_bb"] = sum(r["net_flow_bb"] for r in members)
         return best
 
-    def _value_moved(self) -> pl.Expr:
-        """The card-aware value given is significant at ``value_gate_p`` on enough hands on both sides of the test
-        (null where the cards are unknown: never true there)."""
-        if self.value_gate_p is None:
+    def _value_made(self) -> pl.Expr:
+        """Whether the value test can reject "the chips did not move" on a row: the gate's value test on (``value_gate``)
+        and made on at least ``min_value_n`` heads-up hands on both sides (the pair's and the giver's against others)."""
+        if not self.value_gate:
             return pl.lit(False)
-        return ((pl.col("n0").fill_null(0) >= self.min_value_n) & (pl.col("value_n").fill_null(0) >= self.min_value_n)
-                & (pl.col("value_p").fill_null(1.0) <= self.value_gate_p))
+        return (pl.col("n0").fill_null(0) >= self.min_value_n) & (pl.col("value_n").fill_null(0) >= self.min_value_n)
+
+    def _gate_levels(self) -> tuple[float, float, float]:
+        """The levels of the three tests of "the chips did not move" where the cards are known (the gate's level
+        ``moved_level``, None: ``alpha``, shared so that together they reject at most at it, Bonferroni): the value
+        given (a quarter), A's losses in the deviation hands against its own (a quarter, half where the value test
+        is not made on the row), the amount ranked among the population's pairs (half). Returns (value, own, amount):
+        the giver's own null has half of the level, the population's the other half."""
+        level = self.alpha if self.moved_level is None else self.moved_level
+        return level / 4, level / 4, level / 2
+
+    def _value_moved(self) -> pl.Expr:
+        """The card-aware value given (``value_p``, cards known) rejects "the chips did not move" at a quarter of the
+        gate's level (:meth:`_gate_levels`), made on at least ``min_value_n`` hands on both sides (:meth:`_value_made`;
+        never true where the cards are unknown): the chips the giver handed over in expectation, whatever the luck
+        of the cards gave back (a fixed level, 1e-3, before 2026-12-07: docs/measurements.md, issue 32)."""
+        return self._value_made() & (pl.col("value_p").fill_null(1.0).fill_nan(1.0) <= self._gate_levels()[0])
 
     def _deviation_moved(self) -> pl.Expr:
         """The chips moved in the deviation hands (:func:`deviation_flow`): the benign explanation "the chips did not
-        move" is rejected by either of two tests, each at half of ``moved_level`` (None: ``alpha``; Bonferroni, so
-        that the two together reject at most at the level): A's losses to B there against A's own per-hand losses
-        in such hands against everyone else, with the pair's variance (``moved_p``,
+        move" is rejected by either of two tests at their shares of the gate's level (:meth:`_gate_levels`, the
+        value given taking the third share, :meth:`_value_moved`; Bonferroni, so that together they reject at most
+        at ``moved_level``, None: ``alpha``): A's losses to B there against A's own per-hand losses in such hands
+        against everyone else, with the pair's variance (``moved_p``,
         :func:`~detectors.chip_dumping.moved.deviation_moved_p`: a small loss in every hand counts, a big pot lost
-        once does not), or the amount beyond A's own rate against the population's pairs (``amount_p``,
-        :func:`~detectors.chip_dumping.moved.amount_rank_p`: what an honest match-up of this population moves).
-        Never true where the cards are unknown (no deviation hands)."""
+        once does not), at a quarter of the level where the value test is made on the row and half where it is not,
+        or the amount beyond A's own rate against the population's pairs (``amount_p``,
+        :func:`~detectors.chip_dumping.moved.amount_rank_p`: what an honest match-up of this population moves) at
+        half. Never true where the cards are unknown (no deviation hands)."""
         if not self.deviation_gate:
             return pl.lit(False)
-        half = (self.alpha if self.moved_level is None else self.moved_level) / 2
-        return ((pl.col("moved_p").fill_null(1.0).fill_nan(1.0) <= half)
-                | (pl.col("amount_p").fill_null(1.0).fill_nan(1.0) <= half))
+        _, own, amount = self._gate_levels()
+        own_level = pl.when(self._value_made()).then(own).otherwise(2 * own)
+        return ((pl.col("moved_p").fill_null(1.0).fill_nan(1.0) <= own_level)
+                | (pl.col("amount_p").fill_null(1.0).fill_nan(1.0) <= amount))

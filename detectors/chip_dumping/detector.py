@@ -13,8 +13,8 @@ from detectors.base import HAND_INPUTS, PairDetector
 from detectors.chip_dumping.cells import baseline_tests
 from detectors.chip_dumping.evidence import EvidenceMixin
 from detectors.chip_dumping.flows import deviation_flow, exchange_flow, receiver_tests
-from detectors.chip_dumping.moved import (EXCHANGE_COLUMNS, amount_rank_p, deviation_moved_p, exchange_moved_p,
-                                          population_variance)
+from detectors.chip_dumping.moved import (EXCHANGE_COLUMNS, amount_rank_p, between_pair_variance, deviation_moved_p,
+                                          exchange_moved_p, population_variance)
 from detectors.chip_dumping.presence import PRESENCE_COLUMNS, preflop_table, presence_tests
 from detectors.features import gameplay as gp
 from detectors.features.window_views import window_span, window_tables
@@ -48,6 +48,7 @@ class ChipDumpingDetector(EvidenceMixin, PairDetector):
         heads_up_share: float | None = 0.5,
         flow_gate_cards_known: bool = False,
         moved_level: float | None = None,
+        value_between: bool = True,
     ) -> None:
         super().__init__(alpha=alpha, random_state=random_state)
         self.heads_up_share = heads_up_share
@@ -62,6 +63,7 @@ class ChipDumpingDetector(EvidenceMixin, PairDetector):
         self.min_presence_n = min_presence_n
         self.min_presence_own = min_presence_own
         self.value_gate = value_gate
+        self.value_between = value_between
         self.min_value_n = min_value_n
         self.min_test_hands = min_test_hands
         self.samples = samples
@@ -178,10 +180,17 @@ class ChipDumpingDetector(EvidenceMixin, PairDetector):
         feeders, say); the second pass leaves them out of the player's baseline
         mean and variance, so one partner's planted play does not make every
         honest opponent look odd by contrast.
+
+        Between opponents (``value_between``): an honest player gives some opponents more value than others (a
+        stronger opponent, a deeper table), a spread that the pair's sampling error does not hold and that a pair of
+        several hundred hands makes significant. The second pass adds to the statistic's variance the population's
+        between-pair variance tau^2 (:func:`~detectors.chip_dumping.moved.between_pair_variance`, robust: the median
+        of the pairs' squared z at its null value), over the pairs with ``min_value_n`` hands on both sides, as a
+        random-effects test (DerSimonian & Laird, *Controlled Clinical Trials* 1986); sets ``value_tau2_``.
         """
         from scipy import stats as st
 
-        def test(t: pl.DataFrame, side: str) -> np.ndarray:
+        def test(t: pl.DataFrame, side: str, between: bool = False) -> np.ndarray:
             n = t["value_n"].fill_null(0).to_numpy().astype(float)
             n0 = t["n0"].fill_null(0).to_numpy().astype(float)
             m0, v0 = t["mean0"].fill_null(0).to_numpy(), t["var0"].fill_null(1).to_numpy()
@@ -190,7 +199,13 @@ class ChipDumpingDetector(EvidenceMixin, PairDetector):
                 m = t["value_w"].fill_null(0).to_numpy() / n
                 s2 = np.maximum(t["value_sq"].fill_null(0).to_numpy() / n - m ** 2, 0.0) * n / (n - 1)
                 var = ((n - 1) * s2 + nu * v0) / (n - 1 + nu)
-                z = (m - m0) / np.sqrt(var / n + v0 / np.maximum(n0, 1.0))
+                se2 = var / n + v0 / np.maximum(n0, 1.0)
+                made = (n >= self.min_value_n) & (n0 >= self.min_value_n)
+                # the honest pairs' own spread between opponents (a random effect), read from the pairs tested
+                tau2 = between_pair_variance(np.where(made, m - m0, np.nan), se2) if between else 0.0
+                z = (m - m0) / np.sqrt(se2 + tau2)
+            if between:
+                self.value_tau2_ = tau2
             df = np.maximum(n - 1 + nu, 1.0)
             p = st.t.sf(z, df) if side == "greater" else st.t.cdf(z, df)
             return np.where((n >= 2) & np.isfinite(z), np.clip(p, 1e-300, 1.0), np.nan)
@@ -214,7 +229,8 @@ class ChipDumpingDetector(EvidenceMixin, PairDetector):
         me = t.filter(~pl.col("_out")).group_by("player").agg(
             S=pl.col("value_w").sum(), S2=pl.col("value_sq").sum(), N=pl.col("value_n").sum())
         t = baseline(t, me)
-        return t.with_columns(pl.Series("value_p", test(t, "greater"), nan_to_null=True)).drop("_out")
+        return t.with_columns(pl.Series("value_p", test(t, "greater", self.value_between),
+                                        nan_to_null=True)).drop("_out")
 
     def score(self, con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
         """One row per ordered pair (giver ``player``, receiver ``opponent``): the five tests' p-values

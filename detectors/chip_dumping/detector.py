@@ -186,7 +186,7 @@ class ChipDumpingDetector(EvidenceMixin, PairDetector):
         several hundred hands makes significant. The second pass adds to the statistic's variance the population's
         between-pair variance tau^2 (:func:`~detectors.chip_dumping.moved.between_pair_variance`, robust: the median
         of the pairs' squared z at its null value), over the pairs with ``min_value_n`` hands on both sides, as a
-        random-effects test (DerSimonian & Laird, *Controlled Clinical Trials* 1986); sets ``value_tau2_``.
+        random-effects test (DerSimonian & Laird, *Controlled Clinical Trials* 1986); the column ``value_tau2``.
         """
         from scipy import stats as st
 
@@ -204,8 +204,7 @@ class ChipDumpingDetector(EvidenceMixin, PairDetector):
                 # the honest pairs' own spread between opponents (a random effect), read from the pairs tested
                 tau2 = between_pair_variance(np.where(made, m - m0, np.nan), se2) if between else 0.0
                 z = (m - m0) / np.sqrt(se2 + tau2)
-            if between:
-                self.value_tau2_ = tau2
+            between_var[side] = tau2
             df = np.maximum(n - 1 + nu, 1.0)
             p = st.t.sf(z, df) if side == "greater" else st.t.cdf(z, df)
             return np.where((n >= 2) & np.isfinite(z), np.clip(p, 1e-300, 1.0), np.nan)
@@ -220,6 +219,7 @@ class ChipDumpingDetector(EvidenceMixin, PairDetector):
             t = t.with_columns(mean0=pl.col("s0") / pl.col("n0").clip(1))
             return t.with_columns(var0=(pl.col("q0") / pl.col("n0").clip(1) - pl.col("mean0") ** 2).clip(1e-6))
 
+        between_var: dict[str, float] = {}  # the tau^2 each call of test() used
         t = pf.with_columns(_out=pl.lit(False))
         me = t.group_by("player").agg(S=pl.col("value_w").sum(), S2=pl.col("value_sq").sum(), N=pl.col("value_n").sum())
         t = baseline(t, me)
@@ -229,8 +229,9 @@ class ChipDumpingDetector(EvidenceMixin, PairDetector):
         me = t.filter(~pl.col("_out")).group_by("player").agg(
             S=pl.col("value_w").sum(), S2=pl.col("value_sq").sum(), N=pl.col("value_n").sum())
         t = baseline(t, me)
-        return t.with_columns(pl.Series("value_p", test(t, "greater", self.value_between),
-                                        nan_to_null=True)).drop("_out")
+        p = test(t, "greater", self.value_between)
+        return t.with_columns(pl.Series("value_p", p, nan_to_null=True),
+                              value_tau2=pl.lit(between_var["greater"], pl.Float64)).drop("_out")
 
     def score(self, con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
         """One row per ordered pair (giver ``player``, receiver ``opponent``): the five tests' p-values

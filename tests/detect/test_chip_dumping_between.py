@@ -40,7 +40,7 @@ def test_the_value_test_reads_the_spread_between_opponents_that_honest_pairs_sho
     p = {(a, b): v for a, b, v in new.select("player", "opponent", "value_p").iter_rows()}
     assert p[("F", "R")] < 1e-5
     assert p[("A", "B")] > 0.01
-    assert 0.3 < det.value_tau2_ ** 0.5 < 0.55
+    assert 0.3 < new["value_tau2"][0] ** 0.5 < 0.55
     honest = new.filter(~pl.col("player").is_in(["A", "F"]))["value_p"].drop_nulls()
     assert (honest < 0.01).mean() < 0.02 and honest.median() > 0.4
     old = ChipDumpingDetector(value_between=False)._value_tests(pf)

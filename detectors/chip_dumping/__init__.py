@@ -33,18 +33,20 @@ ordered pairs that met often enough (independent filtering, Bourgon,
 Gentleman & Huber, PNAS 2010), in two families: the pairs that met heads-up
 at ``alpha * heads_up_share``, the pairs seen by the presence test alone at
 the rest (:meth:`ChipDumpingDetector._family_q`). A pair is flagged
-(:meth:`ChipDumpingDetector.flag`) when q <= alpha and the chips moved: the
-value given is significant on its own (``value_gate_p``), or A lost more to
-B in the *deviation hands*, those where it put chips in with a weak hand or
-folded a made hand late (:func:`deviation_flow`), than "the chips did not
-move" allows: rejected by either of two tests at half of ``moved_level``
-(alpha by default), A's own per-hand losses in such hands against everyone
-else with the pair's variance
-(:func:`~detectors.chip_dumping.moved.deviation_moved_p`), or the amount
-ranked among the population's pairs
-(:func:`~detectors.chip_dumping.moved.amount_rank_p`), or, where the
-cards are unknown (no deviation hands, no value given), the same two tests
-over every hand in which chips moved between A and B
+(:meth:`ChipDumpingDetector.flag`) when q <= alpha and the chips moved:
+"the chips did not move" is rejected by one of three tests sharing the
+gate's level ``moved_level`` (alpha by default; Bonferroni,
+:meth:`ChipDumpingDetector._gate_levels`): the value given, cards known,
+against A's own (a quarter of the level), A's losses to B in the
+*deviation hands*, those where it put chips in with a weak hand or folded
+a made hand late (:func:`deviation_flow`), against A's own per-hand losses
+in such hands against everyone else with the pair's variance
+(:func:`~detectors.chip_dumping.moved.deviation_moved_p`, a quarter, half
+where the value test is not made), or the amount ranked among the
+population's pairs (half,
+:func:`~detectors.chip_dumping.moved.amount_rank_p`), or, where the
+cards are unknown (no deviation hands, no value given), the last two tests,
+at half of the level each, over every hand in which chips moved between A and B
 (:func:`~detectors.chip_dumping.moved.exchange_moved_p`: A's losses to B
 per such hand against A's own per-hand losses to everyone else, and the
 amount ranked among the population's pairs). Flagged edges form a value-flow graph

@@ -13,8 +13,8 @@ from detectors.base import HAND_INPUTS, PairDetector
 from detectors.chip_dumping.cells import baseline_tests
 from detectors.chip_dumping.evidence import EvidenceMixin
 from detectors.chip_dumping.flows import deviation_flow, exchange_flow, receiver_tests
-from detectors.chip_dumping.moved import (EXCHANGE_COLUMNS, amount_rank_p, deviation_moved_p, exchange_moved_p,
-                                          population_variance)
+from detectors.chip_dumping.moved import (EXCHANGE_COLUMNS, amount_rank_p, between_pair_variance, deviation_moved_p,
+                                          exchange_moved_p, population_variance)
 from detectors.chip_dumping.presence import PRESENCE_COLUMNS, preflop_table, presence_tests
 from detectors.features import gameplay as gp
 from detectors.features.window_views import window_span, window_tables
@@ -38,7 +38,7 @@ class ChipDumpingDetector(EvidenceMixin, PairDetector):
         max_unflagged: int = 300,
         min_presence_n: int = 20,
         min_presence_own: int = 10,
-        value_gate_p: float | None = 1e-3,
+        value_gate: bool = True,
         late_fold_min_strength: float | None = 0.5,
         rare_tail: str = "predictive",
         deviation_gate: bool = True,
@@ -48,6 +48,7 @@ class ChipDumpingDetector(EvidenceMixin, PairDetector):
         heads_up_share: float | None = 0.5,
         flow_gate_cards_known: bool = False,
         moved_level: float | None = None,
+        value_between: bool = True,
     ) -> None:
         super().__init__(alpha=alpha, random_state=random_state)
         self.heads_up_share = heads_up_share
@@ -61,7 +62,8 @@ class ChipDumpingDetector(EvidenceMixin, PairDetector):
         self.late_fold_min_strength = late_fold_min_strength
         self.min_presence_n = min_presence_n
         self.min_presence_own = min_presence_own
-        self.value_gate_p = value_gate_p
+        self.value_gate = value_gate
+        self.value_between = value_between
         self.min_value_n = min_value_n
         self.min_test_hands = min_test_hands
         self.samples = samples
@@ -178,10 +180,17 @@ class ChipDumpingDetector(EvidenceMixin, PairDetector):
         feeders, say); the second pass leaves them out of the player's baseline
         mean and variance, so one partner's planted play does not make every
         honest opponent look odd by contrast.
+
+        Between opponents (``value_between``): an honest player gives some opponents more value than others (a
+        stronger opponent, a deeper table), a spread that the pair's sampling error does not hold and that a pair of
+        several hundred hands makes significant. The second pass adds to the statistic's variance the population's
+        between-pair variance tau^2 (:func:`~detectors.chip_dumping.moved.between_pair_variance`, robust: the median
+        of the pairs' squared z at its null value), over the pairs with ``min_value_n`` hands on both sides, as a
+        random-effects test (DerSimonian & Laird, *Controlled Clinical Trials* 1986); the column ``value_tau2``.
         """
         from scipy import stats as st
 
-        def test(t: pl.DataFrame, side: str) -> np.ndarray:
+        def test(t: pl.DataFrame, side: str, between: bool = False) -> np.ndarray:
             n = t["value_n"].fill_null(0).to_numpy().astype(float)
             n0 = t["n0"].fill_null(0).to_numpy().astype(float)
             m0, v0 = t["mean0"].fill_null(0).to_numpy(), t["var0"].fill_null(1).to_numpy()
@@ -190,7 +199,12 @@ class ChipDumpingDetector(EvidenceMixin, PairDetector):
                 m = t["value_w"].fill_null(0).to_numpy() / n
                 s2 = np.maximum(t["value_sq"].fill_null(0).to_numpy() / n - m ** 2, 0.0) * n / (n - 1)
                 var = ((n - 1) * s2 + nu * v0) / (n - 1 + nu)
-                z = (m - m0) / np.sqrt(var / n + v0 / np.maximum(n0, 1.0))
+                se2 = var / n + v0 / np.maximum(n0, 1.0)
+                made = (n >= self.min_value_n) & (n0 >= self.min_value_n)
+                # the honest pairs' own spread between opponents (a random effect), read from the pairs tested
+                tau2 = between_pair_variance(np.where(made, m - m0, np.nan), se2) if between else 0.0
+                z = (m - m0) / np.sqrt(se2 + tau2)
+            between_var[side] = tau2
             df = np.maximum(n - 1 + nu, 1.0)
             p = st.t.sf(z, df) if side == "greater" else st.t.cdf(z, df)
             return np.where((n >= 2) & np.isfinite(z), np.clip(p, 1e-300, 1.0), np.nan)
@@ -205,6 +219,7 @@ class ChipDumpingDetector(EvidenceMixin, PairDetector):
             t = t.with_columns(mean0=pl.col("s0") / pl.col("n0").clip(1))
             return t.with_columns(var0=(pl.col("q0") / pl.col("n0").clip(1) - pl.col("mean0") ** 2).clip(1e-6))
 
+        between_var: dict[str, float] = {}  # the tau^2 each call of test() used
         t = pf.with_columns(_out=pl.lit(False))
         me = t.group_by("player").agg(S=pl.col("value_w").sum(), S2=pl.col("value_sq").sum(), N=pl.col("value_n").sum())
         t = baseline(t, me)
@@ -214,7 +229,9 @@ class ChipDumpingDetector(EvidenceMixin, PairDetector):
         me = t.filter(~pl.col("_out")).group_by("player").agg(
             S=pl.col("value_w").sum(), S2=pl.col("value_sq").sum(), N=pl.col("value_n").sum())
         t = baseline(t, me)
-        return t.with_columns(pl.Series("value_p", test(t, "greater"), nan_to_null=True)).drop("_out")
+        p = test(t, "greater", self.value_between)
+        return t.with_columns(pl.Series("value_p", p, nan_to_null=True),
+                              value_tau2=pl.lit(between_var["greater"], pl.Float64)).drop("_out")
 
     def score(self, con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
         """One row per ordered pair (giver ``player``, receiver ``opponent``): the five tests' p-values
@@ -332,8 +349,8 @@ class ChipDumpingDetector(EvidenceMixin, PairDetector):
 
     def flag(self, scores: pl.DataFrame) -> pl.DataFrame:
         """``scores`` with ``flagged`` (and ``amount_p``, ``moved_p``, ``flow_amount_p``, ``flow_moved_p`` where
-        missing): q <= alpha and the chips moved: in the deviation hands (:meth:`_deviation_moved`, two tests at half
-        of ``moved_level``), or as value given, significant (:meth:`_value_moved`), or, where the cards are unknown,
+        missing): q <= alpha and the chips moved: in the deviation hands (:meth:`_deviation_moved`), or as value given
+        (:meth:`_value_moved`), three tests sharing ``moved_level`` (:meth:`_gate_levels`), or, where the cards are unknown,
         over every hand in which chips moved between them (:meth:`_flow_moved`, the same two tests on those hands)."""
         for c, v in (("dev_flow_bb", 0.0), ("dev_exp_bb", 0.0), ("dev_loss_hands", 0), ("xch_flow_bb", 0.0),
                      ("xch_exp_bb", 0.0), ("xch_hands", 0.0), ("xch_loss_hands", 0.0)):
@@ -379,25 +396,43 @@ class ChipDumpingDetector(EvidenceMixin, PairDetector):
         best["net_flow_bb"] = sum(r["net_flow_bb"] for r in members)
         return best
 
-    def _value_moved(self) -> pl.Expr:
-        """The card-aware value given is significant at ``value_gate_p`` on enough hands on both sides of the test
-        (null where the cards are unknown: never true there)."""
-        if self.value_gate_p is None:
+    def _value_made(self) -> pl.Expr:
+        """Whether the value test can reject "the chips did not move" on a row: the gate's value test on (``value_gate``)
+        and made on at least ``min_value_n`` heads-up hands on both sides (the pair's and the giver's against others)."""
+        if not self.value_gate:
             return pl.lit(False)
-        return ((pl.col("n0").fill_null(0) >= self.min_value_n) & (pl.col("value_n").fill_null(0) >= self.min_value_n)
-                & (pl.col("value_p").fill_null(1.0) <= self.value_gate_p))
+        return (pl.col("n0").fill_null(0) >= self.min_value_n) & (pl.col("value_n").fill_null(0) >= self.min_value_n)
+
+    def _gate_levels(self) -> tuple[float, float, float]:
+        """The levels of the three tests of "the chips did not move" where the cards are known (the gate's level
+        ``moved_level``, None: ``alpha``, shared so that together they reject at most at it, Bonferroni): the value
+        given (a quarter), A's losses in the deviation hands against its own (a quarter, half where the value test
+        is not made on the row), the amount ranked among the population's pairs (half). Returns (value, own, amount):
+        the giver's own null has half of the level, the population's the other half."""
+        level = self.alpha if self.moved_level is None else self.moved_level
+        return level / 4, level / 4, level / 2
+
+    def _value_moved(self) -> pl.Expr:
+        """The card-aware value given (``value_p``, cards known) rejects "the chips did not move" at a quarter of the
+        gate's level (:meth:`_gate_levels`), made on at least ``min_value_n`` hands on both sides (:meth:`_value_made`;
+        never true where the cards are unknown): the chips the giver handed over in expectation, whatever the luck
+        of the cards gave back (a fixed level, 1e-3, before 2026-12-07: docs/measurements.md, issue 32)."""
+        return self._value_made() & (pl.col("value_p").fill_null(1.0).fill_nan(1.0) <= self._gate_levels()[0])
 
     def _deviation_moved(self) -> pl.Expr:
         """The chips moved in the deviation hands (:func:`deviation_flow`): the benign explanation "the chips did not
-        move" is rejected by either of two tests, each at half of ``moved_level`` (None: ``alpha``; Bonferroni, so
-        that the two together reject at most at the level): A's losses to B there against A's own per-hand losses
-        in such hands against everyone else, with the pair's variance (``moved_p``,
+        move" is rejected by either of two tests at their shares of the gate's level (:meth:`_gate_levels`, the
+        value given taking the third share, :meth:`_value_moved`; Bonferroni, so that together they reject at most
+        at ``moved_level``, None: ``alpha``): A's losses to B there against A's own per-hand losses in such hands
+        against everyone else, with the pair's variance (``moved_p``,
         :func:`~detectors.chip_dumping.moved.deviation_moved_p`: a small loss in every hand counts, a big pot lost
-        once does not), or the amount beyond A's own rate against the population's pairs (``amount_p``,
-        :func:`~detectors.chip_dumping.moved.amount_rank_p`: what an honest match-up of this population moves).
-        Never true where the cards are unknown (no deviation hands)."""
+        once does not), at a quarter of the level where the value test is made on the row and half where it is not,
+        or the amount beyond A's own rate against the population's pairs (``amount_p``,
+        :func:`~detectors.chip_dumping.moved.amount_rank_p`: what an honest match-up of this population moves) at
+        half. Never true where the cards are unknown (no deviation hands)."""
         if not self.deviation_gate:
             return pl.lit(False)
-        half = (self.alpha if self.moved_level is None else self.moved_level) / 2
-        return ((pl.col("moved_p").fill_null(1.0).fill_nan(1.0) <= half)
-                | (pl.col("amount_p").fill_null(1.0).fill_nan(1.0) <= half))
+        _, own, amount = self._gate_levels()
+        own_level = pl.when(self._value_made()).then(own).otherwise(2 * own)
+        return ((pl.col("moved_p").fill_null(1.0).fill_nan(1.0) <= own_level)
+                | (pl.col("amount_p").fill_null(1.0).fill_nan(1.0) <= amount))

@@ -130,22 +130,27 @@ class EvidenceMixin:
         dev, dexp = float(row.get("dev_flow_bb") or 0.0), float(row.get("dev_exp_bb") or 0.0)
         dh, dl = int(row.get("dev_hands") or 0), int(row.get("dev_loss_hands") or 0)
         mp, ap = row.get("moved_p"), row.get("amount_p")
+        lv_value, lv_own, lv_amount = self._gate_levels()
+        value_made = (self.value_gate and int(row.get("value_n") or 0) >= self.min_value_n
+                      and int(row.get("n0") or 0) >= self.min_value_n)  # as ChipDumpingDetector._value_made
+        lv_own = lv_own if value_made else 2 * lv_own
         test = ("too few hands to test whether they moved" if not ok(mp) else
-                f"that {a} lost no more to {b} there than its own losses in such hands allow: p = {mp:.2g}; that no "
-                f"more moved than between the population's pairs: p = {ap if ap is not None else 1.0:.2g}; a flag "
-                f"needs either at most {half:g}")
+                f"that {a} lost no more to {b} there than its own losses in such hands allow: p = {mp:.2g} (a flag "
+                f"needs at most {lv_own:g}); that no more moved than between the population's pairs: p = "
+                f"{ap if ap is not None else 1.0:.2g} (at most {lv_amount:g})")
         in_dev = (f"{a} lost {dev:.0f} bb to {b} in the {dh} hands where {a} put chips in with a weak hand or folded a "
                   f"made hand on the turn or river to {b} (lost in {dl} of them; {a}'s own rate in such hands against "
                   f"others predicts {dexp:.0f} bb; {test})")
         if row.get("flagged"):
             if flow_moved:  # the cards known, and the chips moved over every hand exchanged as well
                 return ""
-            if self.deviation_gate and min(mp if ok(mp) else 1.0, ap or 1.0) <= half:
+            if self.deviation_gate and ((mp if ok(mp) else 1.0) <= lv_own or (ap or 1.0) <= lv_amount):
                 return (f" Flagged although {moved} over all their hands: {in_dev}; the ordinary hands won back what "
                         f"the deviating ones gave.")
             return (f" Flagged although {moved}: the value {a} gave {b} with the cards known is significant on its "
-                    f"own (p = {row.get('value_p') or 1:.2g}, {int(row.get('value_n') or 0)} heads-up hands against "
-                    f"{a}'s own play towards others); the realised chips carry the luck of the cards, the value does not.")
+                    f"own (p = {row.get('value_p') or 1:.2g} against at most {lv_value:g}, a quarter of the chips-moved "
+                    f"gate's level, {int(row.get('value_n') or 0)} heads-up hands against {a}'s own play towards "
+                    f"others); the realised chips carry the luck of the cards, the value does not.")
         if known and flow_moved:  # the cards known: the flow over every hand exchanged is no gate
             return (f" Not flagged: {met}, but with the cards known a flag needs the chips to have moved where {a}'s "
                     f"play deviates ({in_dev}) or the value given significant (p = {row.get('value_p') or 1:.2g}); "
@@ -153,8 +158,8 @@ class EvidenceMixin:
         if known:  # the flow over all hands is no gate with the cards known (ChipDumpingDetector._flow_moved)
             return (f" Not flagged, {moved}; with the cards known a flag needs the chips to have moved where {a}'s "
                     f"play deviates ({in_dev}), or the value given significant.")
-        gate = (f", or, with the cards known, the value given significant at p <= {self.value_gate_p:g} on at least "
-                f"{self.min_value_n} heads-up hands" if self.value_gate_p is not None else "")
+        gate = (f", or, with the cards known, the value given significant at p <= {lv_value:g} on at least "
+                f"{self.min_value_n} heads-up hands" if self.value_gate else "")
         if self.deviation_gate:
             gate += f", or the chips moved where {a}'s play deviates ({in_dev})"
         return (f" Not flagged, {moved}; where the cards are unknown a flag needs the chips to have moved in the "

@@ -147,3 +147,42 @@ def amount_rank_p(t: pl.DataFrame, flow: str = "dev_flow_bb", expected: str = "d
     pool = np.sort(exc[use])
     ge = pool.size - np.searchsorted(pool, exc, side="left")
     return np.where(use, (ge + 1.0) / (pool.size + 1.0), 1.0)
+
+
+def between_pair_variance(diff: np.ndarray, var: np.ndarray) -> float:
+    """The variance between the population's pairs of a per-hand effect beyond its sampling error (the random
+    effect of a giver's opponents: an honest player gives some opponents more than others, a stronger one, a
+    table's depth), estimated robustly from the pairs themselves.
+
+    Parameters
+    ----------
+    diff : each pair's effect (the value test's mean per hand against the giver's own mean to the others).
+    var : its sampling variance (the test's var / n + var0 / n0).
+
+    Returns
+    -------
+    tau^2 >= 0 such that the median of diff^2 / (var + tau^2) over the pairs is the median of a chi-square with one
+    degree of freedom (0.455), 0 where it already is at most that or fewer than :data:`MIN_BETWEEN_PAIRS` pairs are
+    given. Method: the median, not the mean (DerSimonian and Laird's moment estimator), so that the few planted or
+    real dumps, whose effects are far out, do not set the honest pairs' spread; found by bisection (the median
+    falls as tau^2 grows)."""
+    ok = np.isfinite(diff) & np.isfinite(var) & (var > 0)
+    d2, v = diff[ok] ** 2, var[ok]
+    if d2.size < MIN_BETWEEN_PAIRS:
+        return 0.0
+    target = 0.45493642311957305  # the median of a chi-square with one degree of freedom
+
+    def excess(t2: float) -> float:
+        return float(np.median(d2 / (v + t2))) - target
+
+    if excess(0.0) <= 0:
+        return 0.0
+    lo, hi = 0.0, float(d2.max())
+    for _ in range(80):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if excess(mid) > 0 else (lo, mid)
+    return hi
+
+
+#: the fewest pairs whose spread estimates the between-pair variance (:func:`between_pair_variance`)
+MIN_BETWEEN_PAIRS = 30

@@ -211,7 +211,7 @@ def test_a_dump_whose_chips_came_back_is_flagged_on_the_value_given():
     ordinary value given (H1 -> H2, the presence test alone), significant value with q above alpha (H3 -> H4),
     value on too few hands (T -> U, 6) or against too thin an own baseline (V -> W, 5), and the player view where
     the value test cannot be made (P -> Q, no value p: 5 bb over 20 hands, about 1 bb a hand either way);
-    with the gate off (value_gate_p None) only the flow counts (G -> S, 60 bb over 12 hands, the cards unknown:
+    with the gate off (value_gate False) only the flow counts (G -> S, 60 bb over 12 hands, the cards unknown:
     where they are known the flow over all hands is no gate, test_chip_dumping_families.py)."""
     import polars as pl
 
@@ -233,7 +233,7 @@ def test_a_dump_whose_chips_came_back_is_flagged_on_the_value_given():
     assert note.startswith(" Not flagged") and "a flag needs the chips to have moved where H1's play deviates" in note
     note = det._flow_note(out.filter(pl.col("player") == "G").row(0, named=True), "G", "S")
     assert note.startswith(" The chips moved from G to S (the cards unknown): G lost 60 bb to S over the 12 hands in")
-    old = ChipDumpingDetector(value_gate_p=None).threshold(_hand_flow(_scored(rows)))
+    old = ChipDumpingDetector(value_gate=False).threshold(_hand_flow(_scored(rows)))
     assert sorted(tuple(a) for a in old.filter(pl.col("flagged"))["accounts"].to_list()) == [("G", "S")]
 
 

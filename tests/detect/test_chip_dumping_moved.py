@@ -43,7 +43,7 @@ def test_a_small_consistent_dump_counts_and_a_big_swing_does_not():
     assert p["S"] < 1e-3 and p["W"] > 0.05 and p["L"] < 1e-6
     assert _flagged(det, t) == [("L", "M"), ("S", "T")]
     note = det._flow_note(det.flag(t).filter(pl.col("player") == "W").row(0, named=True), "W", "X")
-    assert "p = " in note and "a flag needs either at most 0.005" in note
+    assert "p = " in note and "(a flag needs at most 0.0025)" in note and "(at most 0.005)" in note
 
 
 def test_a_feeders_other_receivers_leave_its_baseline():
@@ -93,3 +93,25 @@ def test_the_amount_is_ranked_against_the_population_of_pairs():
     assert moved["B1"] > 0.05 and 0.005 < moved["H1"] < 0.05
     flagged = det.flag(t).filter(pl.col("flagged"))
     assert flagged["player"].to_list() == ["B1"]
+
+
+def test_the_value_given_is_a_test_of_the_chips_moved_gate_at_its_share_of_the_level():
+    """The value given (cards known) rejects "the chips did not move" at a quarter of the gate's level, as one of its
+    three tests (Bonferroni with the deviation hands' two), no longer at a fixed 1e-3 outside it. Four pairs at
+    q 1e-6 whose deviation hands moved nothing (no chips lost there): V -> R, value p 0.002 over 30 heads-up hands
+    against 300 of V's own, flagged at alpha 0.01 (0.0025; the old fixed level left it); U -> S, p 0.004, not
+    flagged. At alpha 0.001 the gate's value level is 2.5e-4: K -> L at p 5e-4, which the old 1e-3 flagged whatever
+    the level, is not; M -> N at p 1e-4 is."""
+    from detectors.chip_dumping import ChipDumpingDetector
+
+    rows = [("V", "R", 1e-6, -3.0, 4, 0.002, 30, 300.0), ("U", "S", 1e-6, -3.0, 4, 0.004, 30, 300.0),
+            ("K", "L", 1e-6, -3.0, 4, 5e-4, 30, 300.0), ("M", "N", 1e-6, -3.0, 4, 1e-4, 30, 300.0)]
+    none = (30, 0, 0, 0.0, 0.0, 300, 15.0, 150.0)  # 30 hands met, no deviation hand; 15 bb lost to others in 300
+    t = _with_flow(rows, [none] * 4)
+    det = ChipDumpingDetector()
+    assert _flagged(det, t.filter(pl.col("player").is_in(["V", "U"]))) == [("V", "R")]
+    assert det._gate_levels() == (0.0025, 0.0025, 0.005)
+    # the share follows the level: at alpha 0.001 the value test's is 2.5e-4
+    assert _flagged(ChipDumpingDetector(alpha=0.001), t.filter(pl.col("player").is_in(["K", "M"]))) == [("M", "N")]
+    note = det._flow_note(det.flag(t).filter(pl.col("player") == "V").row(0, named=True), "V", "R")
+    assert "against at most 0.0025, a quarter of the chips-moved gate's level" in note

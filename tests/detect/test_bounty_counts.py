@@ -112,3 +112,30 @@ def test_the_presence_tail_is_summed_a_chunk_of_pairs_at_a_time(ko, monkeypatch)
     sigs = BountyCollusionDetector().detect(ko)
     assert len(calls) > 3 and max(calls) < sum(calls) / 2
     assert ["k03", "k04"] in [s.accounts for s in sigs if s.flagged]
+
+
+def test_the_wide_calls_cells_are_freed_before_the_presence_test(ko, monkeypatch):
+    """The fit drops the wide calls' cells (a frame per pair and cell of the window) before the presence test
+    reads its counts, so the two are never held at once."""
+    import gc
+    import weakref
+
+    from detectors.bounty_collusion import detector as det
+
+    made, alive = [], []
+    cells, tested = gp.bounty_wide_cells, det.bounty_presence_tested
+
+    def tracked(*a, **k):
+        out = cells(*a, **k)
+        made.extend(weakref.ref(f) for f in (out if isinstance(out, tuple) else ()) if isinstance(f, pl.DataFrame))
+        return out
+
+    def checked(*a, **k):
+        gc.collect()
+        alive.append(sum(r() is not None for r in made))
+        return tested(*a, **k)
+
+    monkeypatch.setattr(gp, "bounty_wide_cells", tracked)
+    monkeypatch.setattr(det, "bounty_presence_tested", checked)
+    BountyCollusionDetector().detect(ko)
+    assert made and alive == [0]

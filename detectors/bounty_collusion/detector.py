@@ -18,6 +18,7 @@ from detectors.features import gameplay as gp
 from detectors.features.gameplay.bounty_counts import (BountyPresenceTable, bounty_passing_counted,
                                                       bounty_presence_table)
 from detectors.features.gameplay.bounty_passing import tarone_selection
+from detectors.features.gameplay.bounty_tests import bounty_presence_tested
 from detectors.features.window_views import window_span, window_tables
 
 
@@ -131,8 +132,10 @@ class BountyCollusionDetector(BountyCase, PairDetector):
             tested = cells[2].filter(pl.col("r") < self.wide_rate)
             calls = calls.drop("wc_hands").join(rows.call_hands(tested), on=["player", "opponent"], how="left").with_columns(
                 pl.col("wc_hands").fill_null(pl.lit([], pl.List(pl.Utf8)))).select(calls.columns)
-        pres = gp.bounty_presence_pairs(None, looseness_tau=lt, counts=rows.presence_counts())
-        self.presence_ = gp.bounty_presence_unordered(pres).join(calls, on=["player", "opponent"], how="left").join(
+        # the wide calls' cells (a row per pair and cell of the window) not held through the presence test
+        cells = tested = None
+        # the presence test's exact tail a chunk of pairs at a time (the per-tournament counts read and freed inside)
+        self.presence_ = bounty_presence_tested(rows.presence_counts, looseness_tau=lt).join(calls, on=["player", "opponent"], how="left").join(
             rest.select("player", "opponent", nw_n="wc_n", nw_k="wc_k", nw_e="wc_e", nw_p="wc_p"),
             on=["player", "opponent"], how="left")
 

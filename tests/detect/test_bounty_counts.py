@@ -24,14 +24,14 @@ def ko():
     w.con.close()
 
 
-def _same(a: pl.DataFrame, b: pl.DataFrame, keys: list[str]) -> None:
-    """``a`` and ``b`` equal row for row once sorted by ``keys`` (the columns of ``a``; floats to 1e-12)."""
+def _same(a: pl.DataFrame, b: pl.DataFrame, keys: list[str], tol: float = 1e-12) -> None:
+    """``a`` and ``b`` equal row for row once sorted by ``keys`` (the columns of ``a``; floats to ``tol``)."""
     a, b = a.sort(keys), b.select(a.columns).sort(keys)
     assert a.height == b.height > 0
     for c in a.columns:
         if a[c].dtype == pl.Float64:
             assert a[c].is_null().to_list() == b[c].is_null().to_list(), c
-            assert ((a[c] - b[c]).abs().max() or 0.0) <= 1e-12 * max(1.0, b[c].abs().max() or 0.0), c
+            assert ((a[c] - b[c]).abs().max() or 0.0) <= tol * max(1.0, b[c].abs().max() or 0.0), c
         else:
             assert a[c].cast(b[c].dtype).to_list() == b[c].to_list(), c
 
@@ -83,3 +83,59 @@ def test_bounty_passing_from_counts_equals_the_rows():
     got = bounty_passing_counted(w.con)
     assert want["tc_k"].drop_nulls().sum() > 0  # (this world has no shove with a partner to act: the gate has)
     _same(got.select(want.columns), want, ["player", "opponent"])
+
+
+def test_the_presence_tail_is_summed_a_chunk_of_pairs_at_a_time(ko, monkeypatch):
+    """The presence test's exact tail is summed per chunk of pairs (each call of overdispersed_sum_sf holds a
+    chunk's components, not every pair's), with the same pairs and tails as the whole window in one call; the
+    detector's fit does so, and still flags the gang."""
+    from detectors.features.gameplay import bounty_tests
+
+    calls: list[int] = []
+    whole = bounty_tests.overdispersed_sum_sf
+
+    def counted(group, *a, **k):
+        calls.append(len(group))
+        return whole(group, *a, **k)
+
+    with bounty_presence_table(ko) as t:
+        c = t.presence_counts()
+        want = gp.bounty_presence_unordered(gp.bounty_presence_pairs(None, counts=c))
+        monkeypatch.setattr(bounty_tests, "overdispersed_sum_sf", counted)
+        got = bounty_tests.bounty_presence_tested(lambda: c, chunk=200)
+    assert len(calls) > 3 and max(calls) < sum(calls) / 2
+    # (the tails to 1e-9: Polars' threads order the components of a block differently in two calls of one process;
+    # with that order fixed the chunks' tails are the whole window's bit for bit, test_bounty_lookalikes.py)
+    _same(got, want, ["player", "opponent"], tol=1e-9)
+    calls.clear()
+    monkeypatch.setattr(bounty_tests, "PRESENCE_TAIL_CHUNK", 200)
+    sigs = BountyCollusionDetector().detect(ko)
+    assert len(calls) > 3 and max(calls) < sum(calls) / 2
+    assert ["k03", "k04"] in [s.accounts for s in sigs if s.flagged]
+
+
+def test_the_wide_calls_cells_are_freed_before_the_presence_test(ko, monkeypatch):
+    """The fit drops the wide calls' cells (a frame per pair and cell of the window) before the presence test
+    reads its counts, so the two are never held at once."""
+    import gc
+    import weakref
+
+    from detectors.bounty_collusion import detector as det
+
+    made, alive = [], []
+    cells, tested = gp.bounty_wide_cells, det.bounty_presence_tested
+
+    def tracked(*a, **k):
+        out = cells(*a, **k)
+        made.extend(weakref.ref(f) for f in (out if isinstance(out, tuple) else ()) if isinstance(f, pl.DataFrame))
+        return out
+
+    def checked(*a, **k):
+        gc.collect()
+        alive.append(sum(r() is not None for r in made))
+        return tested(*a, **k)
+
+    monkeypatch.setattr(gp, "bounty_wide_cells", tracked)
+    monkeypatch.setattr(det, "bounty_presence_tested", checked)
+    BountyCollusionDetector().detect(ko)
+    assert made and alive == [0]

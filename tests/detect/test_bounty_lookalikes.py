@@ -545,3 +545,28 @@ def test_overdispersed_sum_sf_expands_the_nodes_of_a_few_blocks_at_a_time():
     assert peak < 200e6, peak
     alone = overdispersed_sum_sf(np.zeros(2), np.arange(2), np.ones(2), np.full(2, 0.2), np.full(2, 30.0), np.ones(1), 0.4)
     assert np.all(got == alone[0])
+
+
+def test_overdispersed_sum_sf_of_a_chunk_of_groups_with_the_windows_folds_is_the_whole_call_to_the_last_bit():
+    """Groups of several blocks, their counts in several fold buckets, summed two at a time with the whole
+    window's folds (sum_sf_folds) give the tails of one call over every group, bit for bit (the presence test
+    sums its pairs a chunk at a time: docs/measurements.md, 2026-12-07, issue 33)."""
+    import numpy as np
+
+    from detectors.features.gameplay.distributions import overdispersed_sum_sf, sum_sf_folds
+
+    rng = np.random.default_rng(5)
+    G, per = 12, 9
+    grp = np.repeat(np.arange(G), per)
+    blk = grp * 3 + rng.integers(0, 3, len(grp))
+    n = rng.integers(1, 6, len(grp)).astype(float)
+    r, s = rng.uniform(0.05, 0.6, len(grp)), rng.uniform(5.0, 80.0, len(grp))
+    tot = np.bincount(grp, weights=n)
+    k = np.floor(tot * rng.uniform(0.1, 0.9, G))
+    whole = overdispersed_sum_sf(grp, blk, n, r, s, k, 0.5)
+    folds = sum_sf_folds(k, tot)
+    assert len(folds) > 1
+    for a in range(0, G, 2):
+        sel = (grp >= a) & (grp < a + 2)
+        part = overdispersed_sum_sf(grp[sel] - a, blk[sel], n[sel], r[sel], s[sel], k[a : a + 2], 0.5, folds=folds)
+        assert np.array_equal(part, whole[a : a + 2]), a

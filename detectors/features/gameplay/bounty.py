@@ -348,12 +348,8 @@ def bounty_presence_pairs(rows: pl.DataFrame, *, context: tuple[str, ...] = BOUN
     (:meth:`detectors.features.gameplay.bounty_counts.BountyPresenceTable.presence_counts`: DuckDB's), ``rows`` and
     ``context`` then unread (the cells are the counts' columns).
     """
-    cols = {"player": pl.Utf8, "partner": pl.Utf8, "n": pl.Float64, "observed": pl.Float64, "expected": pl.Float64,
-            "base_strength": pl.Float64, "score_u": pl.Float64, "score_var": pl.Float64,
-            "rate_pair": pl.Float64, "rate_own": pl.Float64, "z": pl.Float64, "p_value": pl.Float64,
-            "tournaments": pl.List(pl.Utf8), "hands": pl.List(pl.Utf8),
-            "bin_n": pl.List(pl.Float64), "bin_r": pl.List(pl.Float64), "bin_s": pl.List(pl.Float64),
-            "bin_t": pl.List(pl.Utf8), "sigma2": pl.Float64}
+    cols = {**PRESENCE_PAIR_COLS, "bin_n": pl.List(pl.Float64), "bin_r": pl.List(pl.Float64),
+            "bin_s": pl.List(pl.Float64), "bin_t": pl.List(pl.Utf8), "sigma2": pl.Float64}
     if counts is None:
         d = rows.filter(pl.col("sbin").is_not_null()) if not rows.is_empty() else rows
         if d.is_empty():
@@ -361,9 +357,39 @@ def bounty_presence_pairs(rows: pl.DataFrame, *, context: tuple[str, ...] = BOUN
         d = d.with_columns(pl.col("cont").cast(pl.Int64).alias("_y"))
         bins = ["sbin", "cbin", *(c for c in context if c in d.columns)]
         counts = presence_counts(d.with_columns(pl.col(c).fill_null(-1) for c in bins[2:]), bins)
-    pt, dt, where, tour = counts
-    if pt.is_empty():
+    g, comps = presence_parts(list(counts), looseness_tau=looseness_tau, tournament_effect=tournament_effect)
+    if g.is_empty():
         return pl.DataFrame(schema=cols)
+    comps = comps.group_by(["player", "partner"]).agg(pl.col("bin_n", "bin_r", "bin_s", "bin_t"))
+    return g.join(comps, on=["player", "partner"], how="left").select(list(cols))
+
+
+#: the columns of :func:`presence_parts`' pairs (with ``sigma2``), :func:`bounty_presence_pairs`' but the bins' lists
+PRESENCE_PAIR_COLS = {"player": pl.Utf8, "partner": pl.Utf8, "n": pl.Float64, "observed": pl.Float64,
+                      "expected": pl.Float64, "base_strength": pl.Float64, "score_u": pl.Float64,
+                      "score_var": pl.Float64, "rate_pair": pl.Float64, "rate_own": pl.Float64, "z": pl.Float64,
+                      "p_value": pl.Float64, "tournaments": pl.List(pl.Utf8), "hands": pl.List(pl.Utf8)}
+#: the columns of :func:`presence_parts`' components
+PRESENCE_COMPONENT_COLS = {"player": pl.Utf8, "partner": pl.Utf8, "bin_n": pl.Float64, "bin_r": pl.Float64,
+                           "bin_s": pl.Float64, "bin_t": pl.Utf8}
+
+
+def presence_parts(counts: list, *, looseness_tau: float | None = BOUNTY_LOOSENESS_TAU,
+                   tournament_effect: bool = True) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """:func:`bounty_presence_pairs` in two frames: its pairs without the bins' lists, and the bins one row each.
+
+    ``counts``: the four items of :func:`presence_counts` (or of
+    :meth:`~detectors.features.gameplay.bounty_counts.BountyPresenceTable.presence_counts`) as a list, emptied here:
+    the per-tournament counts are freed once the components are made, whoever called. Returns the ordered pairs
+    (:data:`PRESENCE_PAIR_COLS` and ``sigma2``) and the exact null's components (:data:`PRESENCE_COMPONENT_COLS`:
+    per pair, tournament ``bin_t`` and cell the decisions ``bin_n``, the own rate ``bin_r`` and its strength
+    ``bin_s``), in the order of the join that makes them: the rows of :func:`bounty_presence_pairs`' lists, each
+    pair's in its list's order. Method: :func:`bounty_presence_pairs`."""
+    pt, dt, where, tour = counts
+    counts.clear()
+    cols = {**PRESENCE_PAIR_COLS, "sigma2": pl.Float64}
+    if pt.is_empty():
+        return pl.DataFrame(schema=cols), pl.DataFrame(schema=PRESENCE_COMPONENT_COLS)
     bins = [c for c in pt.columns if c not in ("player", "partner", "tournament_id", "n", "k")]
     t = _bounty_cells(None, bins, looseness_tau, counts=(pt.group_by(["player", "partner", *bins]).agg(pl.col("n", "k").sum()),
                                                          dt.group_by(["player", *bins]).agg(pl.col("Dn", "Dk").sum())))
@@ -375,26 +401,29 @@ def bounty_presence_pairs(rows: pl.DataFrame, *, context: tuple[str, ...] = BOUN
     t = t.with_columns(score_test_terms())
     # the tournament effect (bounty_tournament_effect), then the exact null's components per (tournament, bin)
     sigma2 = bounty_tournament_effect(None, t, bins, counts=(pt, dt)) if tour and tournament_effect else 0.0
+    del dt
     comps = pt.select("player", "partner", "tournament_id", *bins, nt="n").join(
-        t.select("player", "partner", *bins, "r", "s"), on=["player", "partner", *bins]).group_by(
-        ["player", "partner"]).agg(bin_n=pl.col("nt").cast(pl.Float64), bin_r=pl.col("r"), bin_s=pl.col("s").cast(pl.Float64),
-                                   bin_t=pl.col("tournament_id").cast(pl.Utf8))
-    del counts, pt, dt  # the counts per tournament (millions of rows at a 2.4M-hand window) not held further
+        t.select("player", "partner", *bins, "r", "s"), on=["player", "partner", *bins]).select(
+        "player", "partner", bin_n=pl.col("nt").cast(pl.Float64), bin_r="r", bin_s=pl.col("s").cast(pl.Float64),
+        bin_t=pl.col("tournament_id").cast(pl.Utf8))
+    del pt  # the counts per tournament (millions of rows at a 2.4M-hand window) not held further
     g = t.group_by(["player", "partner"]).agg(
         n=pl.col("n").sum().cast(pl.Float64), observed=pl.col("k").sum().cast(pl.Float64), expected=pl.col("e").sum(),
         u=pl.col("u").sum(), v=pl.col("v").sum(), n0=pl.col("n0").sum(), k0=pl.col("k0").sum(),
         # the baseline's weight (Beta posterior strength), averaged over the pair's decisions
         base_strength=(pl.col("n") * pl.col("s")).sum() / pl.col("n").sum(),
-    ).join(comps, on=["player", "partner"], how="left")
+    )
+    del t
     g = g.rename({"u": "score_u", "v": "score_var"})
     z = (g["score_u"] / g["score_var"].sqrt()).to_numpy()
     p = np.where(np.isfinite(z), np.clip(_st.norm.sf(z), 1e-300, 1.0), np.nan)
-    return g.with_columns(
+    g = g.with_columns(
         pl.Series("z", z), pl.Series("p_value", p, nan_to_null=True),
         rate_pair=pl.col("observed") / pl.col("n"),
         rate_own=pl.col("k0") / pl.col("n0").clip(1e-9, None),
         sigma2=pl.lit(float(sigma2)),
     ).join(where, on=["player", "partner"], how="left").select(list(cols))
+    return g, comps
 
 
 def presence_counts(d: pl.DataFrame, bins: list[str]) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame, bool]:

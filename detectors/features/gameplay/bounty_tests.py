@@ -3,13 +3,15 @@ strongest-partner tests."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 import polars as pl
 from scipy import stats as _st
 
 from detectors import stats
-from detectors.features.gameplay.bounty import BOUNTY_CONTEXT_BINS, BOUNTY_LOOSENESS_TAU, _bounty_cells
-from detectors.features.gameplay.distributions import betabinom_sum_sf, overdispersed_sum_sf
+from detectors.features.gameplay.bounty import BOUNTY_CONTEXT_BINS, BOUNTY_LOOSENESS_TAU, _bounty_cells, presence_parts
+from detectors.features.gameplay.distributions import betabinom_sum_sf, overdispersed_sum_sf, sum_sf_folds
 
 def bounty_presence_unordered(pairs: pl.DataFrame) -> pl.DataFrame:
     """Both directions of :func:`bounty_presence_pairs` summed per unordered pair (``player`` < ``opponent``).
@@ -38,15 +40,38 @@ def bounty_presence_unordered(pairs: pl.DataFrame) -> pl.DataFrame:
     so all its decisions share that tournament's draw (docs/measurements.md, 2026-12-06). Without ``bin_t`` (hand-made rows) each direction is one block; without ``sigma2`` the bins are
     independent, as before.
     """
-    schema = {"player": pl.Utf8, "opponent": pl.Utf8, "pres_n": pl.Float64, "pres_k": pl.Float64, "pres_e": pl.Float64,
-              "pres_p": pl.Float64, "a_n": pl.Float64, "a_k": pl.Float64, "a_e": pl.Float64, "a_own": pl.Float64,
-              "b_n": pl.Float64, "b_k": pl.Float64, "b_e": pl.Float64, "b_own": pl.Float64,
-              "pres_tournaments": pl.List(pl.Utf8), "pres_hands": pl.List(pl.Utf8)}
     if pairs.is_empty():
-        return pl.DataFrame(schema=schema)
+        return pl.DataFrame(schema=UNORDERED_SCHEMA)
+    g = _unordered_sums(pairs)
+    d = pairs.with_columns(x=pl.min_horizontal("player", "partner"), y=pl.max_horizontal("player", "partner"))
+    if "bin_t" not in d.columns:
+        d = d.with_columns(bin_t=pl.col("bin_n").list.eval(pl.lit("")))
+    bins = d.select(pl.col("x").alias("player"), pl.col("y").alias("opponent"), pl.col("player").alias("dir"), "bin_n",
+                    "bin_r", "bin_s", "bin_t").explode(["bin_n", "bin_r", "bin_s", "bin_t"]).drop_nulls().join(
+        g.select("player", "opponent", "_g"), on=["player", "opponent"]).select("_g", "dir", "bin_n", "bin_r", "bin_s", "bin_t")
+    sigma2 = float(pairs["sigma2"].drop_nulls().max() or 0.0) if "sigma2" in pairs.columns else 0.0
+    comp = _components(bins)
+    del bins, d  # the components' frames (a row per pair, direction, tournament and cell) not held through the tail
+    p = overdispersed_sum_sf(*comp, g["pres_k"].to_numpy(), float(np.sqrt(sigma2)))
+    return g.with_columns(pl.Series("pres_p", np.clip(p, 1e-300, 1.0))).select(list(UNORDERED_SCHEMA))
+
+
+#: the columns of :func:`bounty_presence_unordered` and :func:`bounty_presence_tested`
+UNORDERED_SCHEMA = {"player": pl.Utf8, "opponent": pl.Utf8, "pres_n": pl.Float64, "pres_k": pl.Float64,
+                    "pres_e": pl.Float64, "pres_p": pl.Float64, "a_n": pl.Float64, "a_k": pl.Float64,
+                    "a_e": pl.Float64, "a_own": pl.Float64, "b_n": pl.Float64, "b_k": pl.Float64, "b_e": pl.Float64,
+                    "b_own": pl.Float64, "pres_tournaments": pl.List(pl.Utf8), "pres_hands": pl.List(pl.Utf8)}
+#: components of the presence test's exact tail summed at once by :func:`bounty_presence_tested` (whole pairs)
+PRESENCE_TAIL_CHUNK = 250_000
+
+
+def _unordered_sums(pairs: pl.DataFrame) -> pl.DataFrame:
+    """The sums of :func:`bounty_presence_unordered` per unordered pair (every column but ``pres_p``), sorted by
+    (``player``, ``opponent``) with their row number ``_g``. ``pairs``: :func:`bounty_presence_pairs`' columns (the
+    bins' lists not read)."""
     lo = pl.min_horizontal("player", "partner")
     d = pairs.with_columns(x=lo, y=pl.max_horizontal("player", "partner"), fwd=pl.col("player") == lo)
-    g = d.group_by(pl.col("x").alias("player"), pl.col("y").alias("opponent")).agg(
+    return d.group_by(pl.col("x").alias("player"), pl.col("y").alias("opponent")).agg(
         pres_n=pl.col("n").sum(), pres_k=pl.col("observed").sum(), pres_e=pl.col("expected").sum(),
         a_n=pl.col("n").filter("fwd").sum(), a_k=pl.col("observed").filter("fwd").sum(),
         a_e=pl.col("expected").filter("fwd").sum(), a_own=pl.col("rate_own").filter("fwd").first(),
@@ -55,19 +80,54 @@ def bounty_presence_unordered(pairs: pl.DataFrame) -> pl.DataFrame:
         pres_tournaments=pl.col("tournaments").list.explode(keep_nulls=False, empty_as_null=False).drop_nulls().unique().sort(),
         pres_hands=pl.col("hands").list.explode(keep_nulls=False, empty_as_null=False).drop_nulls().unique().sort(),
     ).sort("player", "opponent").with_row_index("_g")
-    if "bin_t" not in d.columns:
-        d = d.with_columns(bin_t=pl.col("bin_n").list.eval(pl.lit("")))
-    bins = d.select(pl.col("x").alias("player"), pl.col("y").alias("opponent"), pl.col("player").alias("dir"), "bin_n",
-                    "bin_r", "bin_s", "bin_t").explode(["bin_n", "bin_r", "bin_s", "bin_t"]).drop_nulls().join(
-        g.select("player", "opponent", "_g"), on=["player", "opponent"])
-    # a block: one direction of the pair in one tournament (one draw of the player's tournament effect)
+
+
+def _components(bins: pl.DataFrame) -> list[np.ndarray]:
+    """The arguments of :func:`overdispersed_sum_sf` before the counts for the presence test's exact tail: each
+    component's pair, block, decisions, rate and strength.
+
+    ``bins``: one row per component, ``_g`` its pair, ``dir`` the deciding player, ``bin_n``, ``bin_r``, ``bin_s``,
+    ``bin_t`` (its tournament). Method: a block is one direction of the pair in one tournament (one draw of the
+    player's tournament effect), numbered in the order of (pair, direction, tournament)."""
     block = (pl.struct("_g", "dir", "bin_t").rank("dense") - 1).cast(pl.Int64)
     bins = bins.with_columns(_b=block if not bins.is_empty() else pl.lit(0, pl.Int64))
-    sigma2 = float(pairs["sigma2"].drop_nulls().max() or 0.0) if "sigma2" in pairs.columns else 0.0
-    comp = [bins[c].to_numpy() for c in ("_g", "_b", "bin_n", "bin_r", "bin_s")]
-    del bins, d  # the components' frames (a row per pair, direction, tournament and cell) not held through the tail
-    p = overdispersed_sum_sf(*comp, g["pres_k"].to_numpy(), float(np.sqrt(sigma2)))
-    return g.with_columns(pl.Series("pres_p", np.clip(p, 1e-300, 1.0))).select(list(schema))
+    return [bins[c].to_numpy() for c in ("_g", "_b", "bin_n", "bin_r", "bin_s")]
+
+
+def bounty_presence_tested(counts: Callable[[], tuple], *, looseness_tau: float | None = BOUNTY_LOOSENESS_TAU,
+                           tournament_effect: bool = True, chunk: int | None = None) -> pl.DataFrame:
+    """:func:`bounty_presence_unordered` of :func:`bounty_presence_pairs` made from counts, the exact tail summed a
+    chunk of pairs at a time: the bins' lists of every pair never made.
+
+    ``counts``: a callable returning :func:`~detectors.features.gameplay.bounty.presence_counts`' four items (e.g.
+    :meth:`~detectors.features.gameplay.bounty_counts.BountyPresenceTable.presence_counts`), called once here so
+    that no caller holds the per-tournament counts through the test. ``chunk``: about this many components
+    (whole pairs) per call of :func:`overdispersed_sum_sf` (default :data:`PRESENCE_TAIL_CHUNK`). Method: the pairs
+    and their components one row each (:func:`~detectors.features.gameplay.bounty.presence_parts`), the pairs summed
+    per unordered pair, each component given its pair's number; then per chunk of pairs the components in their
+    order and :func:`overdispersed_sum_sf`, every chunk with the whole window's folds (:func:`sum_sf_folds`), so each
+    pair's tail is the one computed over every pair at once, bit for bit. Returns :data:`UNORDERED_SCHEMA`."""
+    pairs, comps = presence_parts(list(counts()), looseness_tau=looseness_tau, tournament_effect=tournament_effect)
+    if pairs.is_empty():
+        return pl.DataFrame(schema=UNORDERED_SCHEMA)
+    g = _unordered_sums(pairs)
+    sigma2 = float(pairs["sigma2"].drop_nulls().max() or 0.0)
+    key = pairs.select("player", "partner", x=pl.min_horizontal("player", "partner"), y=pl.max_horizontal("player", "partner"))
+    del pairs
+    key = key.join(g.select(x="player", y="opponent", _g="_g"), on=["x", "y"]).select("player", "partner", "_g")
+    comps = comps.join(key, on=["player", "partner"], how="left", maintain_order="left").select(
+        "_g", dir="player", bin_n="bin_n", bin_r="bin_r", bin_s="bin_s", bin_t="bin_t").drop_nulls()
+    k = g["pres_k"].to_numpy()
+    gi, n = comps["_g"].to_numpy(), np.rint(comps["bin_n"].to_numpy())
+    folds = sum_sf_folds(k, np.bincount(gi, weights=np.where(n > 0, n, 0), minlength=len(k)))
+    size = np.bincount(gi, minlength=len(k))
+    cut = np.r_[0, np.flatnonzero(np.diff(np.cumsum(size) // (chunk or PRESENCE_TAIL_CHUNK))) + 1, len(k)]
+    del gi, n, size
+    p = np.ones(len(k))
+    for a, b in zip(cut[:-1], cut[1:]):
+        comp = _components(comps.filter(pl.col("_g").is_between(int(a), int(b) - 1)).with_columns(pl.col("_g") - int(a)))
+        p[a:b] = overdispersed_sum_sf(*comp, k[a:b], float(np.sqrt(sigma2)), folds=folds)
+    return g.with_columns(pl.Series("pres_p", np.clip(p, 1e-300, 1.0))).select(list(UNORDERED_SCHEMA))
 
 
 def bounty_wide_cells(rows: pl.DataFrame, *, floor: float = 0.02, context: tuple[str, ...] = BOUNTY_CONTEXT_BINS,

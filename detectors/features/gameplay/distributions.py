@@ -137,8 +137,22 @@ def _fold(a: np.ndarray, kfold: np.ndarray) -> np.ndarray:
     return a
 
 
+def sum_sf_folds(k: np.ndarray, tot: np.ndarray) -> dict[int, int]:
+    """The columns of each fold bucket in :func:`overdispersed_sum_sf`: per bucket (the power of two above k + 1)
+    the largest k + 1 of its groups that are computed (0 < k <= ``tot``, each group's decisions, its components'
+    ``n`` rounded, those above 0, summed).
+
+    A group's tail depends on its bucket's columns in the last bits (the mass beyond the fold is summed over them),
+    so groups summed a chunk at a time are given the whole window's (``folds=``) and come out as they would all at
+    once. Returns {bucket: columns}."""
+    kint = np.maximum(np.asarray(k, dtype=float), 0).astype(np.int64)
+    todo = (kint > 0) & (np.asarray(tot) >= kint)
+    width = 2 ** np.ceil(np.log2(kint + 1)).astype(np.int64)
+    return {int(w): int(kint[todo & (width == w)].max()) + 1 for w in np.unique(width[todo])}
+
+
 def overdispersed_sum_sf(group: np.ndarray, block: np.ndarray, n: np.ndarray, r: np.ndarray, s: np.ndarray,
-                         k: np.ndarray, sigma: float, nodes: int = 15) -> np.ndarray:
+                         k: np.ndarray, sigma: float, nodes: int = 15, folds: dict[int, int] | None = None) -> np.ndarray:
     """Upper tail P(S_g >= k_g) of a count whose components share a random effect within blocks, per group g.
 
     Row i is one component of group ``group[i]`` (0 .. G-1) and block ``block[i]`` (a block lies in one group):
@@ -148,7 +162,8 @@ def overdispersed_sum_sf(group: np.ndarray, block: np.ndarray, n: np.ndarray, r:
     beta-binomial posterior-predictive components of :func:`betabinom_sum_sf`: the effect integrated by
     Gauss-Hermite quadrature (``nodes`` points) within each block, the blocks' distributions then convolved
     exactly. ``sigma = 0``: the components are independent and the result is :func:`betabinom_sum_sf`'s.
-    Groups with ``k <= 0`` or no component get 1.
+    Groups with ``k <= 0`` or no component get 1. ``folds``: :func:`sum_sf_folds` of a larger set of groups that
+    this call computes a part of (default: this call's groups'), the same tails bit for bit as in one call.
     """
     if not sigma or sigma <= 0:
         return betabinom_sum_sf(group, n, r, s, k)
@@ -172,7 +187,8 @@ def overdispersed_sum_sf(group: np.ndarray, block: np.ndarray, n: np.ndarray, r:
     bgroup[bidx] = group
     # bucket by the fold (power-of-two widths), as betabinom_sum_sf
     width = 2 ** np.ceil(np.log2(kint + 1)).astype(np.int64)
-    blockpmf = _block_pmfs(bidx, bgroup, width, kint, n, r, s, sigma, nodes)
+    folds = folds or sum_sf_folds(kint, tot)
+    blockpmf = _block_pmfs(bidx, bgroup, width, kint, n, r, s, sigma, nodes, folds)
     # the blocks of each group convolved (independent effects), folded at k
     gs = np.flatnonzero(todo)
     gslot = np.full(G, -1)
@@ -184,20 +200,22 @@ def overdispersed_sum_sf(group: np.ndarray, block: np.ndarray, n: np.ndarray, r:
         ssl[sub] = np.arange(len(sub))
         # the bucket's blocks are ``bsel`` in the order of its first loop (ascending), each row its own function
         pmf = blockpmf.pop(int(Lw))
-        acc = _convolve_groups(ssl[bgroup[bsel]], lambda i, pmf=pmf: pmf[i, : int(kint[sub].max()) + 1], kint[sub])
+        acc = _convolve_groups(ssl[bgroup[bsel]], lambda i, pmf=pmf: pmf[i], kint[sub], width=folds[int(Lw)])
         out[sub] = acc[np.arange(len(sub)), kint[sub]]
     return np.clip(out, 0.0, 1.0)
 
 
 def _block_pmfs(bidx: np.ndarray, bgroup: np.ndarray, width: np.ndarray, kint: np.ndarray, n: np.ndarray,
-                r: np.ndarray, s: np.ndarray, sigma: float, nodes: int, chunk: int = 50_000) -> dict[int, np.ndarray]:
+                r: np.ndarray, s: np.ndarray, sigma: float, nodes: int, folds: dict[int, int],
+                chunk: int = 50_000) -> dict[int, np.ndarray]:
     """Each block's probability function for :func:`overdispersed_sum_sf`, its effect integrated out, per fold bucket.
 
     ``bidx``: each component's block (0 .. B-1); ``bgroup``: each block's group; ``width``: each group's bucket (the
-    power of two above its fold); ``kint``: each group's fold. Per block and Gauss-Hermite node (``nodes`` points of
+    power of two above its fold); ``kint``: each group's fold; ``folds``: each bucket's columns
+    (:func:`sum_sf_folds`). Per block and Gauss-Hermite node (``nodes`` points of
     N(0, sigma^2)) the block's components are convolved at rates shifted by the node's effect
     (:func:`_convolve_groups`), then the nodes averaged with their weights. Returns, per bucket, a (blocks of the
-    bucket in ascending order, largest fold of the bucket + 1) matrix. The components are expanded to their
+    bucket in ascending order, the bucket's columns) matrix. The components are expanded to their
     (component, node) rows ``chunk`` components at a time (whole blocks, in their order; every chunk of a bucket as
     wide as the bucket), so memory follows the chunk, not the window: the result does not depend on ``chunk``."""
     x, w = np.polynomial.hermite_e.hermegauss(nodes)
@@ -208,7 +226,7 @@ def _block_pmfs(bidx: np.ndarray, bgroup: np.ndarray, width: np.ndarray, kint: n
     out: dict[int, np.ndarray] = {}
     for Lw in np.unique(width[bgroup]):
         bs = np.flatnonzero(width[bgroup] == Lw)  # blocks in this bucket
-        L = int(kint[bgroup[bs]].max()) + 1
+        L = folds[int(Lw)]
         res = out[int(Lw)] = np.empty((len(bs), L))
         # whole blocks per chunk, about ``chunk`` components each
         cut = np.r_[0, np.flatnonzero(np.diff(np.cumsum(size[bs]) // chunk)) + 1, len(bs)]

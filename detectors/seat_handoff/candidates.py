@@ -196,10 +196,15 @@ class CandidatesMixin:
             # spread pool each event's segment moved by its own shift: a person's pace differs from day
             # to day, and segments at two paces pooled look like a wider spread than either
             cta = [np.concatenate([r["_cta"] for r in g]) for g in multi]
-            shift = _device_time_many([np.concatenate([r["_ta"] for r in g]) for g in multi], cta, tb, ctb,
-                                      math.log(self.device_band), speed=not self.use_switch_null_)["shift"]
-            p_time = _device_time_many([np.concatenate([r["_ta"] - _own_shift(r) for r in g]) for g in multi], cta,
-                                       tb, ctb, math.log(self.device_band), speed=not self.use_switch_null_)["p"]
+            speed = not self.use_switch_null_
+            raw = _device_time_many([np.concatenate([r["_ta"] for r in g]) for g in multi], cta, tb, ctb,
+                                    math.log(self.device_band), speed=speed)
+            own = _device_time_many([np.concatenate([r["_ta"] - _own_shift(r) for r in g]) for g in multi], cta,
+                                    tb, ctb, math.log(self.device_band), speed=False)
+            # (the speed beyond a device, where judged here, is the pooled sample's as it is)
+            parts = np.column_stack([own["p_profile"], own["p_spread"]] + ([raw["p_speed"]] if speed else []))
+            shift = raw["shift"]
+            p_time = np.where(np.isnan(parts).all(axis=1), np.nan, mt.fisher_combine(parts, untested=1.0))
         rb, crb = map(list, zip(*[range_baseline(max(g, key=lambda r: r["_nrb"])) for g in multi]))
         p_range = (_range_p_many([np.concatenate([r["_ra"] for r in g]) for g in multi],
                                  [np.concatenate([r["_cra"] for r in g]) for g in multi], rb, crb)

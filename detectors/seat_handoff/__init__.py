@@ -29,7 +29,8 @@ At a login that kept the device (another network only) the baseline is all the a
 for the simulated moves below, and the speed shift is ranked among those moves' own (no device rescales the
 times on one machine); at a change of device, among the other accounts' switches of device.
 
-The samples of one helper device are pooled over every event it took over.
+The samples of one helper device are pooled over every event it took over (the timing's profile and
+spread each event's segment moved by its own shift: a pace differs from day to day).
 Style and timing are combined with Fisher's method and each candidate's
 combined p is ranked against simulated same-player moves in this population
 (:mod:`detectors.seat_handoff.null`; an empirical null, Efron, JASA 2004),

@@ -191,11 +191,20 @@ class CandidatesMixin:
                            [np.concatenate([r["_xa"] for r in g]) for g in multi])
         p_time = np.where(has_tb, p_strat, p_in)
         if self.has_sessions_:
-            # logins: the device-invariant test (``_test_rows``)
-            p_time = _device_time_many([np.concatenate([r["_ta"] for r in g]) for g in multi],
-                                       [np.concatenate([r["_cta"] for r in g]) for g in multi],
-                                       tb, ctb, math.log(self.device_band), speed=not self.use_switch_null_)
-            shift, p_time = p_time["shift"], p_time["p"]
+            # logins: the device-invariant test (``_test_rows``). The shift (a device's rescaling, and the
+            # speed judged against the population's switches) is the pooled sample's; the profile and
+            # spread pool each event's segment moved by its own shift: a person's pace differs from day
+            # to day, and segments at two paces pooled look like a wider spread than either
+            cta = [np.concatenate([r["_cta"] for r in g]) for g in multi]
+            speed = not self.use_switch_null_
+            raw = _device_time_many([np.concatenate([r["_ta"] for r in g]) for g in multi], cta, tb, ctb,
+                                    math.log(self.device_band), speed=speed)
+            own = _device_time_many([np.concatenate([r["_ta"] - _own_shift(r) for r in g]) for g in multi], cta,
+                                    tb, ctb, math.log(self.device_band), speed=False)
+            # (the speed beyond a device, where judged here, is the pooled sample's as it is)
+            parts = np.column_stack([own["p_profile"], own["p_spread"]] + ([raw["p_speed"]] if speed else []))
+            shift = raw["shift"]
+            p_time = np.where(np.isnan(parts).all(axis=1), np.nan, mt.fisher_combine(parts, untested=1.0))
         rb, crb = map(list, zip(*[range_baseline(max(g, key=lambda r: r["_nrb"])) for g in multi]))
         p_range = (_range_p_many([np.concatenate([r["_ra"] for r in g]) for g in multi],
                                  [np.concatenate([r["_cra"] for r in g]) for g in multi], rb, crb)
@@ -212,3 +221,11 @@ class CandidatesMixin:
                 if self.has_sessions_:
                     r["time_shift"] = float(shift[i])
                 r["p_range"] = float(p_range[i])
+
+
+def _own_shift(r: dict[str, Any]) -> float:
+    """The common shift of one event's after-segment against its own baseline (``time_shift_event``, log ms;
+    0 where it was not estimated: too few decisions by class), what :meth:`CandidatesMixin._pool_devices`
+    takes off each event's segment before pooling a device's events for the profile and spread."""
+    v = r.get("time_shift_event")
+    return float(v) if v is not None and math.isfinite(float(v)) else 0.0

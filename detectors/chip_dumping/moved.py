@@ -162,26 +162,27 @@ def between_pair_variance(diff: np.ndarray, var: np.ndarray) -> float:
     Returns
     -------
     tau^2 >= 0 such that the median of diff^2 / (var + tau^2) over the pairs is the median of a chi-square with one
-    degree of freedom (0.455), 0 where it already is at most that or fewer than :data:`MIN_BETWEEN_PAIRS` pairs are
-    given. Method: the median, not the mean (DerSimonian and Laird's moment estimator), so that the few planted or
-    real dumps, whose effects are far out, do not set the honest pairs' spread; found by bisection (the median
-    falls as tau^2 grows)."""
+    degree of freedom, 0 where it already is at most that or fewer than :data:`MIN_BETWEEN_PAIRS` pairs are given.
+    Method: the median, not the mean (DerSimonian and Laird's moment estimator), so that the few planted or real
+    dumps, whose effects are far out, do not set the honest pairs' spread. The median falls continuously as tau^2
+    grows and is at most the target at tau^2 = max(diff^2) / target, so Brent's method
+    (:func:`scipy.optimize.brentq`) finds the root in [0, that bound] to the last bits."""
+    from scipy import optimize, stats
+
     ok = np.isfinite(diff) & np.isfinite(var) & (var > 0)
     d2, v = diff[ok] ** 2, var[ok]
     if d2.size < MIN_BETWEEN_PAIRS:
         return 0.0
-    target = 0.45493642311957305  # the median of a chi-square with one degree of freedom
+    target = float(stats.chi2.ppf(0.5, 1))
 
     def excess(t2: float) -> float:
         return float(np.median(d2 / (v + t2))) - target
 
     if excess(0.0) <= 0:
         return 0.0
-    lo, hi = 0.0, float(d2.max())
-    for _ in range(80):
-        mid = (lo + hi) / 2
-        lo, hi = (mid, hi) if excess(mid) > 0 else (lo, mid)
-    return hi
+    # every d2 / (v + hi) <= max(d2) / hi == target there: the root lies in [0, hi]
+    hi = float(d2.max()) / target
+    return float(optimize.brentq(excess, 0.0, hi, xtol=1e-300, rtol=4 * np.finfo(float).eps, maxiter=500))
 
 
 #: the fewest pairs whose spread estimates the between-pair variance (:func:`between_pair_variance`)

@@ -53,3 +53,26 @@ def test_the_value_test_reads_the_spread_between_opponents_that_honest_pairs_sho
     assert between_pair_variance(np.array([5.0, 4.0]), np.array([1.0, 1.0])) == 0.0
     z = np.random.default_rng(1).standard_normal(2000)
     assert between_pair_variance(z, np.ones(2000)) < 0.05
+
+
+def test_the_between_pair_variance_solves_its_defining_equation():
+    """The fitted tau^2 makes the median of z^2 / (1 + tau^2 / var), z = diff / sqrt(var), the median of a
+    chi-square with one degree of freedom, over spreads from 1e-6 to 1e3 and with tau^2 above every squared effect
+    (pairs whose effects are all alike and far beyond their sampling error: the old bisection searched only up to
+    the largest squared effect and returned that bound, tau^2 = 1 here against the root 1 / 0.455 - 0.01)."""
+    from scipy import stats
+
+    from detectors.chip_dumping.moved import between_pair_variance
+
+    target = stats.chi2(1).median()
+    rng = np.random.default_rng(7)
+    cases = [(np.ones(40), np.full(40, 0.01))]
+    for scale in (1e-6, 1e-3, 1.0, 1e3):
+        v = scale * rng.uniform(0.2, 2.0, 500)
+        cases.append((rng.standard_normal(500) * np.sqrt(v + 0.7 * scale), v))
+    for diff, var in cases:
+        tau2 = between_pair_variance(diff, var)
+        assert tau2 > 0
+        z2 = diff ** 2 / var
+        assert abs(np.median(z2 / (1 + tau2 / var)) - target) < 1e-12
+    assert abs(between_pair_variance(*cases[0]) - (1 / target - 0.01)) < 1e-12

@@ -24,8 +24,7 @@ import duckdb
 import polars as pl
 
 STEPS = ("bounty_presence", "bounty_spots", "bounty_wide_cells", "bounty_wide_calls", "bounty_unshadowed",
-         "bounty_strongest_partner", "bounty_pairs", "bounty_presence_pairs", "bounty_presence_unordered",
-         "bounty_passing")
+         "bounty_strongest_partner", "bounty_pairs", "bounty_passing")
 
 
 def memory_mb() -> dict[str, int]:

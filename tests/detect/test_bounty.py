@@ -141,18 +141,19 @@ def test_pairs_sharing_tables_in_fewer_than_min_events_tournaments_are_not_teste
     assert not det.threshold(scored)["flagged"].any()
 
 
-def _presence_pairs(spec):
-    """Hand-made bounty_presence_pairs rows: spec = [(player, partner, [(n, k, r, s), ...bins])]."""
+def _presence_parts(spec):
+    """Hand-made [pairs, components] of presence_parts for presence_tail: spec = [(player, partner, [(n, k, r, s),
+    ...bins])], every bin in one tournament, no tournament effect."""
     import polars as pl
 
-    rows = []
+    pairs, comps = [], []
     for i, (a, b, bins) in enumerate(spec):
-        rows.append({"player": a, "partner": b, "n": float(sum(x[0] for x in bins)),
-                     "observed": float(sum(x[1] for x in bins)), "expected": float(sum(x[0] * x[2] for x in bins)),
-                     "rate_own": bins[0][2], "tournaments": [f"t{i}"], "hands": [f"{i}"],
-                     "bin_n": [float(x[0]) for x in bins], "bin_r": [float(x[2]) for x in bins],
-                     "bin_s": [float(x[3]) for x in bins]})
-    return pl.DataFrame(rows)
+        pairs.append({"player": a, "partner": b, "n": float(sum(x[0] for x in bins)),
+                      "observed": float(sum(x[1] for x in bins)), "expected": float(sum(x[0] * x[2] for x in bins)),
+                      "rate_own": bins[0][2], "tournaments": [f"t{i}"], "hands": [f"{i}"], "sigma2": 0.0})
+        comps += [{"player": a, "partner": b, "bin_n": float(n), "bin_r": float(r), "bin_s": float(s), "bin_t": ""}
+                  for n, _k, r, s in bins]
+    return [pl.DataFrame(pairs), pl.DataFrame(comps)]
 
 
 def _convolved_tail(bins, k):
@@ -211,14 +212,14 @@ def test_presence_p_is_the_exact_tail_of_the_count():
     binomial tail (x2) was liberal in the far tail: 100 decisions at rate 0.1 (known), 30 continued: it gave 2.6e-11
     where the exact tail is 2.4e-8; here the feature equals the exact tail. A pair continuing at its
     expected rate is far from significance; an uncertain baseline (s = 5) weakens the same count."""
-    from detectors.features.gameplay import bounty_presence_unordered
+    from detectors.features.gameplay.bounty_tests import presence_tail
 
     gang = [(60, 18, 0.1, float("inf")), (40, 12, 0.1, float("inf"))]
     loose = [(20, 10, 0.5, 30.0), (20, 10, 0.5, 30.0)]
     thin = [(60, 18, 0.1, 5.0), (40, 12, 0.1, 5.0)]
-    u = bounty_presence_unordered(_presence_pairs([("a1", "a2", gang[:1]), ("a2", "a1", gang[1:]),
-                                                   ("h1", "h2", loose[:1]), ("h2", "h1", loose[1:]),
-                                                   ("t1", "t2", thin[:1]), ("t2", "t1", thin[1:])]))
+    u = presence_tail(_presence_parts([("a1", "a2", gang[:1]), ("a2", "a1", gang[1:]),
+                                       ("h1", "h2", loose[:1]), ("h2", "h1", loose[1:]),
+                                       ("t1", "t2", thin[:1]), ("t2", "t1", thin[1:])]))
     row = {r["player"]: r for r in u.iter_rows(named=True)}
     assert (row["a1"]["pres_n"], row["a1"]["pres_k"], row["a1"]["pres_e"]) == (100.0, 30.0, 10.0)
     want = _convolved_tail(gang, 30)

@@ -8,7 +8,9 @@ import pytest
 
 from detectors.bounty_collusion import BountyCollusionDetector
 from detectors.features import gameplay as gp
+from detectors.features.gameplay.bounty import presence_parts
 from detectors.features.gameplay.bounty_counts import bounty_presence_table
+from tests.detect.bounty_reference import presence_counts, presence_pairs, presence_unordered
 from tests.detect.conftest import build_ko_world
 
 
@@ -53,8 +55,8 @@ def test_wide_cells_and_presence_from_counts_equal_the_rows(ko):
             keys = ["player", "partner", "sdec", "cbin", "pos"]
             _same(gp.bounty_wide_cells(None, counts=t.wide_counts())[2].select(*keys, "n", "k", "N", "K", "Dn", "Dk", "r"),
                   gp.bounty_wide_cells(rows)[2], keys)
-            got = gp.bounty_presence_pairs(None, counts=t.presence_counts())
-            want = gp.bounty_presence_pairs(rows)
+            got = presence_parts(list(t.presence_counts()))[0]
+            want = presence_parts(list(presence_counts(rows)))[0]
             cols = ["player", "partner", "n", "observed", "expected", "score_u", "score_var", "sigma2", "tournaments", "hands"]
             _same(got.select(cols), want, ["player", "partner"])
 
@@ -100,7 +102,7 @@ def test_the_presence_tail_is_summed_a_chunk_of_pairs_at_a_time(ko, monkeypatch)
 
     with bounty_presence_table(ko) as t:
         c = t.presence_counts()
-        want = gp.bounty_presence_unordered(gp.bounty_presence_pairs(None, counts=c))
+        want = presence_unordered(presence_pairs(c))
         monkeypatch.setattr(bounty_tests, "overdispersed_sum_sf", counted)
         got = bounty_tests.bounty_presence_tested(lambda: c, chunk=200)
     assert len(calls) > 3 and max(calls) < sum(calls) / 2

@@ -5,7 +5,7 @@ same position and the overdispersed tail of the presence count."""
 import pytest
 
 from detectors.bounty_collusion import BountyCollusionDetector
-from tests.detect.test_bounty import _loosen, _presence_pairs
+from tests.detect.test_bounty import _loosen, _presence_parts
 
 
 # --- a subtle gang against its closest honest look-alike ---
@@ -122,12 +122,12 @@ def test_presence_p_is_valid_at_every_level():
     import numpy as np
     from scipy import stats as st
 
-    from detectors.features.gameplay import bounty_presence_unordered
+    from detectors.features.gameplay.bounty_tests import presence_tail
 
     for n, r in ((5, 0.05), (6, 0.1), (8, 0.1), (10, 0.2), (12, 0.05), (40, 0.3), (100, 0.1)):
         ks = np.arange(n + 1)
         spec = [(f"a{k:03d}", f"b{k:03d}", [(n, int(k), r, float("inf"))]) for k in ks]
-        u = bounty_presence_unordered(_presence_pairs(spec)).sort("pres_k")
+        u = presence_tail(_presence_parts(spec)).sort("pres_k")
         assert u["pres_k"].to_list() == list(ks.astype(float))
         p = u["pres_p"].to_numpy()
         pmf = st.binom.pmf(ks, n, r)
@@ -242,7 +242,9 @@ def test_two_loose_players_are_not_a_gang_with_the_looseness_offset():
     The gang, tight players who loosen up only with each other, stays far beyond any threshold."""
     import polars as pl
 
-    from detectors.features.gameplay import bounty_presence_pairs, bounty_presence_unordered, bounty_wide_calls
+    from detectors.features.gameplay import bounty_wide_calls
+    from detectors.features.gameplay.bounty_tests import bounty_presence_tested
+    from tests.detect.bounty_reference import presence_counts
 
     df = _looseness_rows()
 
@@ -250,7 +252,7 @@ def test_two_loose_players_are_not_a_gang_with_the_looseness_offset():
         w = bounty_wide_calls(df, looseness_tau=tau, hands=False).filter((pl.col("player") == a) & (pl.col("opponent") == b))
         # the offset's effect alone: without the tournament effect (all rows here are one tournament, where the
         # players' looseness would read as a tournament effect)
-        u = bounty_presence_unordered(bounty_presence_pairs(df, looseness_tau=tau, tournament_effect=False)).filter(
+        u = bounty_presence_tested(lambda: presence_counts(df), looseness_tau=tau, tournament_effect=False).filter(
             (pl.col("player") == a) & (pl.col("opponent") == b))
         return w["wc_p"][0], u["pres_p"][0]
 
@@ -419,13 +421,15 @@ def test_presence_p_calibrated_when_players_looseness_varies_by_tournament():
     import numpy as np
     import polars as pl
 
-    from detectors.features.gameplay import bounty_presence_pairs, bounty_presence_unordered
+    from detectors.features.gameplay.bounty import presence_parts
+    from detectors.features.gameplay.bounty_tests import bounty_presence_tested, presence_tail
+    from tests.detect.bounty_reference import presence_counts
 
     rows = _tournament_effect_rows(0.6, 5)
-    with_, without = (bounty_presence_pairs(rows, tournament_effect=e) for e in (True, False))
-    assert 0.2 < with_["sigma2"][0] < 0.6 and without["sigma2"][0] == 0.0
-    p_with = bounty_presence_unordered(with_)["pres_p"].to_numpy()
-    p_without = bounty_presence_unordered(without)["pres_p"].to_numpy()
+    with_, without = (list(presence_parts(list(presence_counts(rows)), tournament_effect=e)) for e in (True, False))
+    assert 0.2 < with_[0]["sigma2"][0] < 0.6 and without[0]["sigma2"][0] == 0.0
+    p_with = presence_tail(with_)["pres_p"].to_numpy()
+    p_without = presence_tail(without)["pres_p"].to_numpy()
     m = len(p_with)
     assert m > 800
     assert (p_without < 0.01).mean() > 0.03
@@ -434,7 +438,7 @@ def test_presence_p_calibrated_when_players_looseness_varies_by_tournament():
     assert (p_with < 0.05).mean() >= 0.5 * 0.05  # not made deaf either
 
     g = _tournament_effect_rows(0.6, 5, gang=(0, 1, 2.0))
-    u = bounty_presence_unordered(bounty_presence_pairs(g)).filter((pl.col("player") == "p000") & (pl.col("opponent") == "p001"))
+    u = bounty_presence_tested(lambda: presence_counts(g)).filter((pl.col("player") == "p000") & (pl.col("opponent") == "p001"))
     assert u["pres_p"][0] < 1e-5
 
 

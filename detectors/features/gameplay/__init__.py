@@ -29,7 +29,6 @@ from detectors.features.gameplay.bounty import (
     bounty_offset_priors,
     bounty_pairs,
     bounty_presence,
-    bounty_presence_pairs,
     bounty_spots,
     bounty_tournament_effect,
 )
@@ -43,7 +42,6 @@ from detectors.features.gameplay.bounty_passing import (
     discrete_bh,
 )
 from detectors.features.gameplay.bounty_tests import (
-    bounty_presence_unordered,
     bounty_strongest_partner,
     bounty_unshadowed,
     bounty_wide_calls,
@@ -112,8 +110,7 @@ __all__ = [
     "HU_DECISIONS_SQL", "OPP_COLS", "POSITION_BIN", "PREFLOP_RAISES_SQL", "PRICE_BINS", "STRENGTH_BINS",
     "TOURNAMENT_STACKS_SQL", "VALUE_CAP", "FeatureStore",
     "betabinom_sum_sf", "bounty_offset_priors", "bounty_pairs", "bounty_partner_raises", "bounty_passing",
-    "bounty_shoves", "discrete_bh", "bounty_presence", "bounty_presence_pairs",
-    "bounty_presence_unordered", "bounty_spots", "bounty_strongest_partner", "bounty_tournament_effect",
+    "bounty_shoves", "discrete_bh", "bounty_presence", "bounty_spots", "bounty_strongest_partner", "bounty_tournament_effect",
     "bounty_unshadowed", "bounty_wide_calls", "bounty_wide_cells", "by_hand_ranges", "cached_chip_flow",
     "cached_decision_relation", "cached_pair_features", "card_coverage", "card_values", "chip_flow", "dealt_in_keys", "decisions_of", "encode",
     "hands_together", "hu_decisions", "name_codes", "omaha_strength", "overdispersed_sum_sf", "own_baseline",

@@ -258,7 +258,7 @@ LEFT JOIN (SELECT hand_id, player, cards FROM hole_cards SEMI JOIN live USING (h
 
 # the deciding player's seat position in four cells: blinds, early, middle, late (seats.position)
 POSITION_BIN = {"SB": 0, "BB": 0, "UTG": 1, "UTG1": 1, "UTG2": 1, "LJ": 2, "HJ": 2, "CO": 3, "BTN": 3}
-# cells of the bounty own-baseline tests beyond hand strength and price: the position (see bounty_presence_pairs)
+# cells of the bounty own-baseline tests beyond hand strength and price: the position (see presence_parts)
 BOUNTY_CONTEXT_BINS: tuple[str, ...] = ("pos",)
 # ridge of the players' looseness offsets in the bounty own-baseline tests (see bounty_offset_priors; None: no offset)
 BOUNTY_LOOSENESS_TAU: float | None = 30.0
@@ -298,7 +298,7 @@ def _cell_counts(d: pl.DataFrame, keys: list[str]) -> tuple[pl.DataFrame, pl.Dat
 
 def _bounty_cells(d: pl.DataFrame | None, bins: list[str], looseness_tau: float | None,
                   counts: tuple[pl.DataFrame, pl.DataFrame] | None = None) -> pl.DataFrame:
-    """The cells of the bounty own-baseline tests (:func:`bounty_presence_pairs`, :func:`bounty_wide_calls`): per
+    """The cells of the bounty own-baseline tests (:func:`presence_parts`, :func:`bounty_wide_calls`): per
     (player, partner, cell) the pair's decisions ``n`` and continuations ``k`` (``d``'s ``_y``), the player's in the
     cell against everyone ``N``, ``K`` (a decision once per other player still in), ``Dn`` distinct decisions and
     ``Dk`` continuations among them (each decision once, whoever was in), the cell's Beta prior ``pa``, ``pb`` (its
@@ -315,56 +315,7 @@ def _bounty_cells(d: pl.DataFrame | None, bins: list[str], looseness_tau: float 
     return t.with_columns(scale=pl.col("Dn") / pl.col("N"))
 
 
-def bounty_presence_pairs(rows: pl.DataFrame, *, context: tuple[str, ...] = BOUNTY_CONTEXT_BINS,
-                          looseness_tau: float | None = BOUNTY_LOOSENESS_TAU,
-                          tournament_effect: bool = True, counts: tuple | None = None) -> pl.DataFrame:
-    """Per ordered pair (player, partner): the player's continuations with the partner still in, against own baseline.
-
-    Decisions are binned by starting-hand strength (quintile), price and the
-    ``context`` cells (default :data:`BOUNTY_CONTEXT_BINS`: the player's
-    position). Position sets preflop ranges (early position plays tighter than
-    the cut-off and button: Sklansky & Miller, "No Limit Hold 'em: Theory and
-    Practice", 2006), and a partner who has yet to act counts as still in, so
-    the decisions with a given partner in come from earlier positions than the
-    player's other decisions: pooled over positions the own rate is biased
-    (upwards for a pair that meets early in the order, hiding a gang's wide
-    calls there; downwards for one that meets late). The expected count is the sum over the pair's decisions of the player's rate in
-    the same bin when *other* players were still in (empirical-Bayes shrunk to
-    the population's rate in the bin). A decision appears once per other player
-    still in, so the baseline's sample is counted in decisions, not rows
-    (scaled by the player's distinct decisions over rows). Test: the score test
-    for one multiplier on the player's rates (as :func:`own_baseline`), one-sided
-    (more continuations with the partner in). Returns player, partner, n,
-    observed, expected, base_strength, rate_pair, rate_own, p_value (the score test's normal
-    approximation: use :func:`bounty_presence_unordered`, exact), tournaments, hands, and per
-    (strength, price) bin the decisions ``bin_n``, the own rate ``bin_r`` and its Beta posterior
-    strength ``bin_s`` (the exact null distribution of the count). ``looseness_tau`` (None: off): the population's
-    prior of each bin is moved to the player's own looseness over all bins, without the pair's decisions
-    (:func:`bounty_offset_priors`, ridge ``tau``), so that where a player has few decisions a loose player is not
-    held to the population's rate. The bins are listed per tournament (``bin_t``: the pair's decisions of one
-    tournament in the bin, with the bin's rate and strength) and ``sigma2`` carries the players' tournament effect
-    (:func:`bounty_tournament_effect`; 0 with ``tournament_effect=False`` or rows without ``tournament_id``), the
-    null of :func:`bounty_presence_unordered`. ``counts``: :func:`presence_counts` of the rows made elsewhere
-    (:meth:`detectors.features.gameplay.bounty_counts.BountyPresenceTable.presence_counts`: DuckDB's), ``rows`` and
-    ``context`` then unread (the cells are the counts' columns).
-    """
-    cols = {**PRESENCE_PAIR_COLS, "bin_n": pl.List(pl.Float64), "bin_r": pl.List(pl.Float64),
-            "bin_s": pl.List(pl.Float64), "bin_t": pl.List(pl.Utf8), "sigma2": pl.Float64}
-    if counts is None:
-        d = rows.filter(pl.col("sbin").is_not_null()) if not rows.is_empty() else rows
-        if d.is_empty():
-            return pl.DataFrame(schema=cols)
-        d = d.with_columns(pl.col("cont").cast(pl.Int64).alias("_y"))
-        bins = ["sbin", "cbin", *(c for c in context if c in d.columns)]
-        counts = presence_counts(d.with_columns(pl.col(c).fill_null(-1) for c in bins[2:]), bins)
-    g, comps = presence_parts(list(counts), looseness_tau=looseness_tau, tournament_effect=tournament_effect)
-    if g.is_empty():
-        return pl.DataFrame(schema=cols)
-    comps = comps.group_by(["player", "partner"]).agg(pl.col("bin_n", "bin_r", "bin_s", "bin_t"))
-    return g.join(comps, on=["player", "partner"], how="left").select(list(cols))
-
-
-#: the columns of :func:`presence_parts`' pairs (with ``sigma2``), :func:`bounty_presence_pairs`' but the bins' lists
+#: the columns of :func:`presence_parts`' pairs (with ``sigma2``)
 PRESENCE_PAIR_COLS = {"player": pl.Utf8, "partner": pl.Utf8, "n": pl.Float64, "observed": pl.Float64,
                       "expected": pl.Float64, "base_strength": pl.Float64, "score_u": pl.Float64,
                       "score_var": pl.Float64, "rate_pair": pl.Float64, "rate_own": pl.Float64, "z": pl.Float64,
@@ -376,15 +327,31 @@ PRESENCE_COMPONENT_COLS = {"player": pl.Utf8, "partner": pl.Utf8, "bin_n": pl.Fl
 
 def presence_parts(counts: list, *, looseness_tau: float | None = BOUNTY_LOOSENESS_TAU,
                    tournament_effect: bool = True) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """:func:`bounty_presence_pairs` in two frames: its pairs without the bins' lists, and the bins one row each.
+    """Per ordered pair (player, partner): the player's continuations with the partner still in, against its own
+    baseline, and the components of the count's exact null.
 
-    ``counts``: the four items of :func:`presence_counts` (or of
-    :meth:`~detectors.features.gameplay.bounty_counts.BountyPresenceTable.presence_counts`) as a list, emptied here:
+    ``counts``: the four items of
+    :meth:`~detectors.features.gameplay.bounty_counts.BountyPresenceTable.presence_counts` as a list, emptied here:
     the per-tournament counts are freed once the components are made, whoever called. Returns the ordered pairs
-    (:data:`PRESENCE_PAIR_COLS` and ``sigma2``) and the exact null's components (:data:`PRESENCE_COMPONENT_COLS`:
-    per pair, tournament ``bin_t`` and cell the decisions ``bin_n``, the own rate ``bin_r`` and its strength
-    ``bin_s``), in the order of the join that makes them: the rows of :func:`bounty_presence_pairs`' lists, each
-    pair's in its list's order. Method: :func:`bounty_presence_pairs`."""
+    (:data:`PRESENCE_PAIR_COLS` and ``sigma2``, the players' tournament effect, :func:`bounty_tournament_effect`; 0
+    with ``tournament_effect=False`` or counts without tournaments) and the components
+    (:data:`PRESENCE_COMPONENT_COLS`: per pair, tournament ``bin_t`` and cell the decisions ``bin_n``, the own rate
+    ``bin_r`` and its Beta posterior strength ``bin_s``), in the order of the join that makes them.
+
+    Method: decisions are binned by starting-hand strength (quintile), price and the context cells of the counts
+    (:data:`BOUNTY_CONTEXT_BINS`: the player's position). Position sets preflop ranges (early position plays
+    tighter than the cut-off and button: Sklansky & Miller, "No Limit Hold 'em: Theory and Practice", 2006), and a
+    partner who has yet to act counts as still in, so the decisions with a given partner in come from earlier
+    positions than the player's other decisions: pooled over positions the own rate is biased. The expected count
+    is the sum over the pair's decisions of the player's rate in the same bin when *other* players were still in
+    (empirical-Bayes shrunk to the population's rate in the bin). A decision appears once per other player still
+    in, so the baseline's sample is counted in decisions, not rows (scaled by the player's distinct decisions over
+    rows). ``p_value``: the score test for one multiplier on the player's rates (as :func:`own_baseline`),
+    one-sided, a normal approximation (the exact tail:
+    :func:`~detectors.features.gameplay.bounty_tests.presence_tail`).
+    ``looseness_tau`` (None: off): the population's prior of each bin is moved to the player's own looseness over
+    all bins, without the pair's decisions (:func:`bounty_offset_priors`, ridge ``tau``), so that where a player
+    has few decisions a loose player is not held to the population's rate."""
     pt, dt, where, tour = counts
     counts.clear()
     cols = {**PRESENCE_PAIR_COLS, "sigma2": pl.Float64}
@@ -424,22 +391,6 @@ def presence_parts(counts: list, *, looseness_tau: float | None = BOUNTY_LOOSENE
         sigma2=pl.lit(float(sigma2)),
     ).join(where, on=["player", "partner"], how="left").select(list(cols))
     return g, comps
-
-
-def presence_counts(d: pl.DataFrame, bins: list[str]) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame, bool]:
-    """What :func:`bounty_presence_pairs` reads of its rows (``d``: cards known, ``_y`` the continuation, the cell
-    columns ``bins`` filled): the pair counts ``n``, ``k`` and the distinct decisions ``Dn``, ``Dk`` per tournament
-    and cell (:func:`_cell_counts` over ``tournament_id`` and ``bins``), per ordered pair the sorted tournaments and
-    hands of its continuations, and whether the rows carried tournaments (rows without them: one tournament "").
-    :meth:`detectors.features.gameplay.bounty_counts.BountyPresenceTable.presence_counts` gives the same from
-    DuckDB."""
-    tour = "tournament_id" in d.columns
-    if not tour:
-        d = d.with_columns(tournament_id=pl.lit(""))
-    pt, dt = _cell_counts(d, ["tournament_id", *bins])
-    where = d.filter(pl.col("cont")).group_by(["player", "partner"]).agg(
-        tournaments=pl.col("tournament_id").unique().sort(), hands=pl.col("hand_id").unique().sort())
-    return pt, dt, where, tour
 
 
 def bounty_tournament_effect(d: pl.DataFrame | None, t: pl.DataFrame, bins: list[str],

@@ -189,11 +189,11 @@ class BountyPresenceTable:
         return self.cell_counts()
 
     def presence_counts(self) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame, bool]:
-        """The counts of :func:`~detectors.features.gameplay.bounty_presence_pairs` (``counts=``,
-        :func:`~detectors.features.gameplay.bounty.presence_counts`' shape): per (player, partner, tournament_id,
-        sbin, cbin, pos) ``n``, ``k``; per (player, tournament_id, sbin, cbin, pos) ``Dn``, ``Dk``; per ordered
-        pair its continuations' tournaments and hands; True (the rows carry tournaments). ``sbin`` = ``sdec`` // 2,
-        :func:`~detectors.features.gameplay.bounty_presence`'s quintile (10 s = 2 (5 s) in floating point)."""
+        """The counts of the presence test (:func:`~detectors.features.gameplay.bounty.presence_parts`): per
+        (player, partner, tournament_id, sbin, cbin, pos) ``n``, ``k``; per (player, tournament_id, sbin, cbin,
+        pos) ``Dn``, ``Dk``; per ordered pair its continuations' tournaments and hands; True (the rows carry
+        tournaments). ``sbin`` = ``sdec`` // 2, :func:`~detectors.features.gameplay.bounty_presence`'s quintile
+        (10 s = 2 (5 s) in floating point)."""
         keys = "tournament_id, (sdec // 2)::TINYINT AS sbin, cbin, pos"
         pt = self._frame(PAIR_COUNTS_SQL, keys)
         dt = self._frame(DECISION_COUNTS_SQL, keys)

@@ -13,62 +13,19 @@ from detectors import stats
 from detectors.features.gameplay.bounty import BOUNTY_CONTEXT_BINS, BOUNTY_LOOSENESS_TAU, _bounty_cells, presence_parts
 from detectors.features.gameplay.distributions import betabinom_sum_sf, overdispersed_sum_sf, sum_sf_folds
 
-def bounty_presence_unordered(pairs: pl.DataFrame) -> pl.DataFrame:
-    """Both directions of :func:`bounty_presence_pairs` summed per unordered pair (``player`` < ``opponent``).
-
-    Partners loosen up in both directions, so the pair's continuations with the
-    other still in are added up: ``pres_k`` observed of ``pres_n`` decisions
-    against ``pres_e`` expected from each player's own rates. ``pres_p`` is the
-    exact tail P(K >= ``pres_k``) of the count under the null "each player
-    continues at their own rate, at the same hand strength (quintile) and price,
-    whoever is in": in each (direction, strength, price) bin the n decisions
-    share the player's own rate, known only through its Beta posterior (mean r,
-    strength s, from the player's decisions with other players in), so the
-    bin's count is beta-binomial and K the sum of the pair's independent bins
-    (:func:`betabinom_sum_sf`: the direct convolution, exact in the far tail;
-    with known rates it is the Poisson-binomial of Hong 2013). It is the
-    posterior-predictive check of :func:`detectors.stats.baseline_tail` over
-    several bins. A normal tail would be liberal in the far tail where rates are
-    low (it ignores the binomial's skew; docs/measurements.md, 2026-12-06). Per-direction figures are kept for the
-    evidence (``a_*``: ``player`` with ``opponent`` in, ``b_*`` the reverse).
-    ``pairs`` must carry the per-bin lists ``bin_n``, ``bin_r``, ``bin_s``.
-
-    The bins are split by tournament (``bin_t``) and a player's looseness in one tournament is not their
-    looseness in the next: with ``sigma2`` > 0 (:func:`bounty_tournament_effect`) each (direction, tournament)
-    block of bins shares one draw of a logit-normal effect, integrated exactly per block
-    (:func:`overdispersed_sum_sf`). Without it the test is liberal: an honest pair meets mostly in one tournament,
-    so all its decisions share that tournament's draw (docs/measurements.md, 2026-12-06). Without ``bin_t`` (hand-made rows) each direction is one block; without ``sigma2`` the bins are
-    independent, as before.
-    """
-    if pairs.is_empty():
-        return pl.DataFrame(schema=UNORDERED_SCHEMA)
-    g = _unordered_sums(pairs)
-    d = pairs.with_columns(x=pl.min_horizontal("player", "partner"), y=pl.max_horizontal("player", "partner"))
-    if "bin_t" not in d.columns:
-        d = d.with_columns(bin_t=pl.col("bin_n").list.eval(pl.lit("")))
-    bins = d.select(pl.col("x").alias("player"), pl.col("y").alias("opponent"), pl.col("player").alias("dir"), "bin_n",
-                    "bin_r", "bin_s", "bin_t").explode(["bin_n", "bin_r", "bin_s", "bin_t"]).drop_nulls().join(
-        g.select("player", "opponent", "_g"), on=["player", "opponent"]).select("_g", "dir", "bin_n", "bin_r", "bin_s", "bin_t")
-    sigma2 = float(pairs["sigma2"].drop_nulls().max() or 0.0) if "sigma2" in pairs.columns else 0.0
-    comp = _components(bins)
-    del bins, d  # the components' frames (a row per pair, direction, tournament and cell) not held through the tail
-    p = overdispersed_sum_sf(*comp, g["pres_k"].to_numpy(), float(np.sqrt(sigma2)))
-    return g.with_columns(pl.Series("pres_p", np.clip(p, 1e-300, 1.0))).select(list(UNORDERED_SCHEMA))
-
-
-#: the columns of :func:`bounty_presence_unordered` and :func:`bounty_presence_tested`
+#: the columns of :func:`presence_tail` and :func:`bounty_presence_tested`
 UNORDERED_SCHEMA = {"player": pl.Utf8, "opponent": pl.Utf8, "pres_n": pl.Float64, "pres_k": pl.Float64,
                     "pres_e": pl.Float64, "pres_p": pl.Float64, "a_n": pl.Float64, "a_k": pl.Float64,
                     "a_e": pl.Float64, "a_own": pl.Float64, "b_n": pl.Float64, "b_k": pl.Float64, "b_e": pl.Float64,
                     "b_own": pl.Float64, "pres_tournaments": pl.List(pl.Utf8), "pres_hands": pl.List(pl.Utf8)}
-#: components of the presence test's exact tail summed at once by :func:`bounty_presence_tested` (whole pairs)
+#: components of the presence test's exact tail summed at once by :func:`presence_tail` (whole pairs)
 PRESENCE_TAIL_CHUNK = 250_000
 
 
 def _unordered_sums(pairs: pl.DataFrame) -> pl.DataFrame:
-    """The sums of :func:`bounty_presence_unordered` per unordered pair (every column but ``pres_p``), sorted by
-    (``player``, ``opponent``) with their row number ``_g``. ``pairs``: :func:`bounty_presence_pairs`' columns (the
-    bins' lists not read)."""
+    """The sums of :func:`presence_tail` per unordered pair (every column but ``pres_p``), sorted by
+    (``player``, ``opponent``) with their row number ``_g``. ``pairs``: the ordered pairs of
+    :func:`~detectors.features.gameplay.bounty.presence_parts`."""
     lo = pl.min_horizontal("player", "partner")
     d = pairs.with_columns(x=lo, y=pl.max_horizontal("player", "partner"), fwd=pl.col("player") == lo)
     return d.group_by(pl.col("x").alias("player"), pl.col("y").alias("opponent")).agg(
@@ -96,18 +53,43 @@ def _components(bins: pl.DataFrame) -> list[np.ndarray]:
 
 def bounty_presence_tested(counts: Callable[[], tuple], *, looseness_tau: float | None = BOUNTY_LOOSENESS_TAU,
                            tournament_effect: bool = True, chunk: int | None = None) -> pl.DataFrame:
-    """:func:`bounty_presence_unordered` of :func:`bounty_presence_pairs` made from counts, the exact tail summed a
-    chunk of pairs at a time: the bins' lists of every pair never made.
+    """The presence test per unordered pair from counts: :func:`presence_tail` of
+    :func:`~detectors.features.gameplay.bounty.presence_parts`.
 
-    ``counts``: a callable returning :func:`~detectors.features.gameplay.bounty.presence_counts`' four items (e.g.
-    :meth:`~detectors.features.gameplay.bounty_counts.BountyPresenceTable.presence_counts`), called once here so
-    that no caller holds the per-tournament counts through the test. ``chunk``: about this many components
-    (whole pairs) per call of :func:`overdispersed_sum_sf` (default :data:`PRESENCE_TAIL_CHUNK`). Method: the pairs
-    and their components one row each (:func:`~detectors.features.gameplay.bounty.presence_parts`), the pairs summed
-    per unordered pair, each component given its pair's number; then per chunk of pairs the components in their
-    order and :func:`overdispersed_sum_sf`, every chunk with the whole window's folds (:func:`sum_sf_folds`), so each
-    pair's tail is the one computed over every pair at once, bit for bit. Returns :data:`UNORDERED_SCHEMA`."""
-    pairs, comps = presence_parts(list(counts()), looseness_tau=looseness_tau, tournament_effect=tournament_effect)
+    ``counts``: a callable returning the four items of
+    :meth:`~detectors.features.gameplay.bounty_counts.BountyPresenceTable.presence_counts`, called once here so
+    that no caller holds the per-tournament counts through the test. ``looseness_tau``, ``tournament_effect``: as
+    :func:`~detectors.features.gameplay.bounty.presence_parts`; ``chunk``: as :func:`presence_tail`. Returns
+    :data:`UNORDERED_SCHEMA`."""
+    parts = list(presence_parts(list(counts()), looseness_tau=looseness_tau, tournament_effect=tournament_effect))
+    return presence_tail(parts, chunk=chunk)
+
+
+def presence_tail(parts: list, *, chunk: int | None = None) -> pl.DataFrame:
+    """Both directions of the ordered pairs summed per unordered pair (``player`` < ``opponent``), with the exact
+    tail of the pair's continuations with the other still in, a chunk of pairs at a time.
+
+    ``parts``: [pairs, components] of :func:`~detectors.features.gameplay.bounty.presence_parts` (the pairs with
+    ``sigma2``), as a list emptied here so that the caller holds neither through the tail. ``chunk``: about this
+    many components (whole pairs) per call of :func:`overdispersed_sum_sf` (default :data:`PRESENCE_TAIL_CHUNK`).
+    Returns :data:`UNORDERED_SCHEMA`: ``pres_k`` observed of ``pres_n`` decisions against ``pres_e`` expected from
+    each player's own rates, ``pres_p``, and per direction for the evidence (``a_*``: ``player`` with ``opponent``
+    in, ``b_*`` the reverse).
+
+    Method: ``pres_p`` is the exact tail P(K >= ``pres_k``) under the null "each player continues at their own
+    rate, at the same hand strength (quintile) and price, whoever is in": in each (direction, strength, price) bin
+    the n decisions share the player's own rate, known only through its Beta posterior (mean r, strength s), so
+    the bin's count is beta-binomial and K the sum of the pair's bins (:func:`betabinom_sum_sf`: the direct
+    convolution, exact in the far tail; with known rates the Poisson-binomial of Hong 2013), the
+    posterior-predictive check of :func:`detectors.stats.baseline_tail` over several bins. A normal tail would be
+    liberal in the far tail where rates are low (docs/measurements.md, 2026-12-06). A player's looseness in one
+    tournament is not their looseness in the next: with ``sigma2`` > 0 each (direction, tournament) block of bins
+    shares one draw of a logit-normal effect, integrated exactly per block (:func:`overdispersed_sum_sf`); without
+    it an honest pair that meets mostly in one tournament gets a liberal test. Per chunk of pairs the components in
+    their order, every chunk with the whole window's folds (:func:`sum_sf_folds`), so each pair's tail is the one
+    computed over every pair at once, bit for bit."""
+    pairs, comps = parts
+    parts.clear()
     if pairs.is_empty():
         return pl.DataFrame(schema=UNORDERED_SCHEMA)
     g = _unordered_sums(pairs)
@@ -189,8 +171,8 @@ def bounty_wide_calls(rows: pl.DataFrame, *, max_rate: float = 0.3, floor: float
     and a price at which the player, without the partner in, folds nearly
     always. Among the :func:`bounty_presence` decisions (cards known), each
     (player, partner) decision is put in a cell of starting-hand decile x price
-    bin x ``context`` (default: the position, as :func:`bounty_presence_pairs`
-    says why); ``r`` is the player's own rate of continuing in that cell when the
+    bin x ``context`` (default: the position, as
+    :func:`~detectors.features.gameplay.bounty.presence_parts` says why); ``r`` is the player's own rate of continuing in that cell when the
     partner was *not* in (empirical-Bayes shrunk to the population's rate in
     the cell, at least ``floor``). Cells with ``r < max_rate`` are the spots
     where the player's own baseline folds at least 70 % of the time. Per
@@ -213,7 +195,8 @@ def bounty_wide_calls(rows: pl.DataFrame, *, max_rate: float = 0.3, floor: float
     ``min_rate`` (default 0: every cell below ``max_rate``) keeps only the cells with ``min_rate <= r``:
     ``min_rate=0.3, max_rate=1.01`` is the complement of the default, the decisions where the player's own
     baseline continues at least 30 % of the time (disjoint decisions, so a test independent of the default's).
-    ``looseness_tau``: the cells' priors centred on the player's own looseness, as :func:`bounty_presence_pairs`.
+    ``looseness_tau``: the cells' priors centred on the player's own looseness, as
+    :func:`~detectors.features.gameplay.bounty.presence_parts`.
     ``cells``: :func:`bounty_wide_cells` of the same ``rows`` (then ``floor``, ``context``, ``looseness_tau`` and
     ``without_partner`` are theirs), to test another rate range without computing them again. ``without_partner``
     (default): ``r`` from the player's distinct decisions without this partner in; False: the former per-row

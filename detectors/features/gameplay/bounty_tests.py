@@ -171,8 +171,8 @@ def bounty_wide_calls(rows: pl.DataFrame, *, max_rate: float = 0.3, floor: float
     and a price at which the player, without the partner in, folds nearly
     always. Among the :func:`bounty_presence` decisions (cards known), each
     (player, partner) decision is put in a cell of starting-hand decile x price
-    bin x ``context`` (default: the position, as
-    :func:`~detectors.features.gameplay.bounty.presence_parts` says why); ``r`` is the player's own rate of continuing in that cell when the
+    bin x ``context`` (default: the position, as :func:`presence_parts`
+    says why); ``r`` is the player's own rate of continuing in that cell when the
     partner was *not* in (empirical-Bayes shrunk to the population's rate in
     the cell, at least ``floor``). Cells with ``r < max_rate`` are the spots
     where the player's own baseline folds at least 70 % of the time. Per
@@ -195,8 +195,7 @@ def bounty_wide_calls(rows: pl.DataFrame, *, max_rate: float = 0.3, floor: float
     ``min_rate`` (default 0: every cell below ``max_rate``) keeps only the cells with ``min_rate <= r``:
     ``min_rate=0.3, max_rate=1.01`` is the complement of the default, the decisions where the player's own
     baseline continues at least 30 % of the time (disjoint decisions, so a test independent of the default's).
-    ``looseness_tau``: the cells' priors centred on the player's own looseness, as
-    :func:`~detectors.features.gameplay.bounty.presence_parts`.
+    ``looseness_tau``: the cells' priors centred on the player's own looseness, as :func:`presence_parts`.
     ``cells``: :func:`bounty_wide_cells` of the same ``rows`` (then ``floor``, ``context``, ``looseness_tau`` and
     ``without_partner`` are theirs), to test another rate range without computing them again. ``without_partner``
     (default): ``r`` from the player's distinct decisions without this partner in; False: the former per-row

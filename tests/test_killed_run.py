@@ -2,8 +2,7 @@
 
 On a small generated population, in one home: three ``railbird run``
 processes killed (SIGKILL) as soon as a step of each stage starts
-(``KILL_AT``: each holds a slot of the ``duckdb_writer`` pool; in detect, the
-first detector the job starts; in ``cases``,
+(``KILL_AT``: each holds a slot of the ``duckdb_writer`` pool; in ``cases``,
 once the review store is locked for the run's registration), then one left
 to finish. It must complete (before, it waited forever for the dead run's
 slot), and its warehouse tables and cases must equal those of a clean run in
@@ -34,10 +33,8 @@ RUN_COLUMNS = {"run_id", "started_at", "finished_at", "quarantined_at", "created
 #: tables about the runs themselves (logs of what each run did), not about the data
 RUN_TABLES = {"ingest_log", "detector_runs"}
 TIMEOUT = 300
-#: a step of each stage: ingest (a warehouse table), detect (a detector), cases. The detector is the first one the
-#: job starts (steps ready together run in their keys' order): every detector step holds a ``duckdb_writer`` slot
-#: alike, and one killed later would first compute the others for nothing (the next run computes them all again)
-KILL_AT = ("warehouse_tables", "bounty_collusion_signals", "cases")
+#: a step of each stage: ingest (a warehouse table), detect (a detector), cases
+KILL_AT = ("warehouse_tables", "soft_play_signals", "cases")
 
 
 @pytest.fixture(scope="module")

@@ -13,7 +13,8 @@ their partners and only in a share ``rate`` of their chances:
 - ``pre_fold``: pairs who, in a share ``rate`` of the hands where one would call
   the other's preflop raise, fold instead (the hands: ``pre_fold_hands``).
 
-Everything is seeded; the labels are returned for the assertions.
+Everything is seeded; the labels are returned for the assertions. Each world is played once per process
+(:func:`_built_once`): a builder called again with the same arguments returns a copy of it.
 """
 
 from __future__ import annotations
@@ -70,7 +71,7 @@ class _Hand:
             self.folded.add(p)
 
 
-def build_world(
+def _play_world(
     *,
     n_players: int = 36,
     n_hands: int = 5000,
@@ -80,6 +81,9 @@ def build_world(
     seed: int = 7,
     pre_fold: list[tuple[tuple[str, str], float]] = (),
 ) -> World:
+    """The cash-game world of the module docstring, played hand by hand into a new in-memory warehouse (what
+    :func:`build_world` copies); ``n_players`` accounts, ``n_hands`` six-handed hands 40 s apart, the planted
+    groups with the share of their chances they deviate in, ``seed`` for every draw."""
     rng = random.Random(seed)
     nrng = np.random.default_rng(seed)
     names = [f"p{i:02d}" for i in range(n_players)]
@@ -270,6 +274,50 @@ def to_player_view(con: duckdb.DuckDBPyConnection) -> None:
     )
 
 
+def _copy_world(world: World) -> World:
+    """A copy of ``world``: its tables, row for row and in their order, in a new in-memory warehouse, and its
+    labels (every other attribute) deep-copied; what a test changes in the copy never reaches ``world``."""
+    import copy
+
+    con = new_warehouse()
+    for (table,) in world.con.execute("SELECT table_name FROM duckdb_tables() WHERE NOT internal "
+                                      "ORDER BY table_name").fetchall():  # the schema's table names
+        rows = world.con.table(table).to_arrow_table()
+        if rows.num_rows:
+            con.register("_rows", rows)
+            con.execute(f"INSERT INTO {table} SELECT * FROM _rows")
+            con.unregister("_rows")
+    labels = copy.deepcopy({k: v for k, v in vars(world).items() if k != "con"})
+    out = World(con)
+    out.__dict__.update(labels)
+    return out
+
+
+def _built_once(build):
+    """``build`` (a world builder taking keyword arguments only), each world played once per process: a call
+    returns a copy (:func:`_copy_world`) of the world its arguments built first.
+
+    Why: many tests build the same seeded world (``build_ko_world(n_hands=2000, rate=0.0, seed=11)`` in nine,
+    ``build_world(n_players=24, n_hands=3000, seed=21)`` in five) and then change its rows; the copy holds the
+    same rows in the same order as a new build (a seeded build is the same every time) and costs a fraction
+    of playing the hands again. Returns the builder with ``build``'s name, signature and docstring.
+    """
+    import functools
+
+    made: dict[str, World] = {}
+
+    @functools.wraps(build)
+    def copy_of_built(**kwargs) -> World:
+        key = repr(sorted(kwargs.items()))
+        if key not in made:
+            made[key] = build(**kwargs)
+        return _copy_world(made[key])
+
+    return copy_of_built
+
+
+build_world = _built_once(_play_world)
+
 @pytest.fixture(scope="module")
 def con(world):
     """The test module's own ``world`` fixture built into an in-memory warehouse, once per module."""
@@ -301,7 +349,7 @@ def planted_signals(planted_world):
     return {"soft_play": SoftPlayDetector().detect(con), "chip_dumping": ChipDumpingDetector().detect(con)}
 
 
-def build_ko_world(*, n_players: int = 30, n_hands: int = 3000, colluders: tuple[str, str] = ("k01", "k02"),
+def _play_ko_world(*, n_players: int = 30, n_hands: int = 3000, colluders: tuple[str, str] = ("k01", "k02"),
                    rate: float = 0.5, regulars: tuple[str, str] = ("k10", "k11"), seed: int = 5) -> World:
     """Knockout hands: a short stack shoves; callers contest it; colluders call together and check down.
 
@@ -411,6 +459,9 @@ def build_ko_world(*, n_players: int = 30, n_hands: int = 3000, colluders: tuple
     _insert(con, "boards", board_rows)
     _insert(con, "bounties", bounty_rows)
     return world
+
+
+build_ko_world = _built_once(_play_ko_world)
 
 
 @pytest.fixture(scope="session")

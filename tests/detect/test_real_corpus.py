@@ -25,6 +25,10 @@ from detectors import chip_dumping as cd
 from detectors.chip_dumping import presence
 from pipelines.lib.ingest import ingest
 
+#: the module's warehouse (the whole corpus ingested, then every detector over it) takes most of a minute: its
+#: file is handed out among the first (tests/conftest.py), never last while the other worker sits idle
+pytestmark = pytest.mark.slow
+
 #: a loose player in one cash-game file, dealt in with the file's hero in every one of his hands
 FISH, HERO = "Pedro Sorribes", "pokerHero1"
 #: an Omaha Hi/Lo knockout sit-and-go, the whole event at one table

@@ -1,10 +1,11 @@
-"""Seat hand-offs' decision classes (detectors/seat_handoff/queries.py ``_TIMING_CODES_SQL``): a preflop fold facing
-a third of the stack or more is a big decision, not a quick fold (issue 32).
+"""Seat hand-offs' decision classes (detectors/seat_handoff/queries.py ``_TIMING_CODES_SQL``, statistics.py
+``fold_to_big_class``): a preflop fold facing a third of the stack or more is counted with the class its times
+resemble in the population, the big decisions or the quick folds (issue 32).
 
-Late in an event stacks are short and a player faces shoves more often; a fold to a shove is considered, about as
-slow as the player's other big decisions. Counted among the quick preflop folds, those slow folds make the quick
-class's spread after a late switch wider than the same player's own history: one person, read as another
-(docs/measurements.md, 2026-12-07, "Seat hand-offs: the honest device switcher ...")."""
+Late in an event stacks are short and a player faces shoves more often; where a fold to a shove is considered (as
+slow as a big decision in the first world's populations), counted among the quick preflop folds those slow folds
+make the quick class's spread after a late switch wider than the same player's own history: one person, read as
+another (docs/measurements.md, 2026-12-07, "Seat hand-offs: the honest device switcher's folds to a shove")."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ import numpy as np
 import polars as pl
 
 from detectors.seat_handoff.queries import _TIMING_CODES_SQL
-from detectors.seat_handoff.statistics import _device_time_many
+from detectors.seat_handoff.statistics import FOLD_TO_BIG, _device_time_many, fold_to_big_class
 
 T0 = dt.datetime(2026, 3, 1, 12, 0, 0)
 
@@ -49,22 +50,37 @@ def _warehouse(shove: list[bool], log_ms: list[float]) -> duckdb.DuckDBPyConnect
     return con
 
 
-def test_a_fold_to_a_shove_is_a_big_decision():
+def test_a_fold_to_a_shove_is_read_apart_from_the_quick_folds():
     con = _warehouse([True, False], [math.log(1500.0), math.log(400.0)])
     cls = con.sql(_TIMING_CODES_SQL).pl().sort("started_at")["cls"].to_list()
-    assert cls == [2, 0]
+    assert cls == [FOLD_TO_BIG, 0]
+
+
+def test_a_fold_to_a_shove_counts_with_the_class_its_times_resemble():
+    rng = np.random.default_rng(0)
+    cls = np.repeat([0, 1, 2, FOLD_TO_BIG], 200)
+    slow = np.log(np.repeat([1000.0, 2000.0, 4200.0, 4100.0], 200)) + rng.normal(0.0, 0.7, 800)
+    quick = np.log(np.repeat([3900.0, 4200.0, 4750.0, 3950.0], 200)) + rng.normal(0.0, 0.05, 800)
+    assert set(fold_to_big_class(slow, cls)[cls == FOLD_TO_BIG]) == {2}
+    assert set(fold_to_big_class(quick, cls)[cls == FOLD_TO_BIG]) == {0}
+    assert (fold_to_big_class(slow, cls)[cls != FOLD_TO_BIG] == cls[cls != FOLD_TO_BIG]).all()
 
 
 def test_more_shoves_faced_late_is_not_a_wider_spread():
     """One player: quick folds at 400 ms, folds to a shove at 1,200 ms (log sd 0.3 each); 5 % of the first 240
-    folds face a shove, 40 % of the 120 after the point. The quick class after the point against before: its
-    spread and profile test is not small (below 1e-4 on the old classes over these draws)."""
+    folds face a shove, 40 % of the 120 after the point; the population's big decisions at 1,300 ms. The quick class
+    after the point against before: its spread test is not small (below 1e-4 with the folds to a shove counted as
+    quick folds, over these draws)."""
     for seed in range(5):
         rng = np.random.default_rng(seed)
         n_b, n_a = 240, 120
         shove = np.concatenate([rng.random(n_b) < 0.05, rng.random(n_a) < 0.4])
         lm = np.where(shove, math.log(1200.0), math.log(400.0)) + rng.normal(0.0, 0.3, n_b + n_a)
         df = _warehouse(list(map(bool, shove)), list(lm)).sql(_TIMING_CODES_SQL).pl().sort("started_at")
-        x, c = df["log_ms"].to_numpy(), df["cls"].to_numpy()
+        # the population's other decisions: big ones about as slow as the folds to a shove
+        big = math.log(1300.0) + rng.normal(0.0, 0.3, 200)
+        x = np.concatenate([df["log_ms"].to_numpy(), big])
+        c = fold_to_big_class(x, np.concatenate([df["cls"].to_numpy(), np.full(200, 2)]))[: n_b + n_a]
+        x = x[: n_b + n_a]
         out = _device_time_many([x[n_b:]], [c[n_b:]], [x[:n_b]], [c[:n_b]], math.log(1.5), speed=False)
         assert out["p"][0] > 1e-3, (seed, out)

@@ -21,7 +21,7 @@ import polars as pl
 from detectors.seat_handoff.queries import (
     ACTS, _DECISIONS_SQL, _HAND_ROWS_SQL, _HISTORY_CODES_SQL, _TIMING_CODES_SQL, _with_strength, strength_table,
 )
-from detectors.seat_handoff.statistics import _own_timing
+from detectors.seat_handoff.statistics import _own_timing, fold_to_big_class
 
 
 def key_slices(df: pl.DataFrame, key: str | list[str]) -> tuple[pl.DataFrame, dict]:
@@ -415,6 +415,9 @@ class FramesMixin:
             if self.has_decisions_:
                 # (the accounts of the history's read: the candidates' and the null's)
                 tim = read_coded(con, _TIMING_CODES_SQL, names, TIMING_ROWS_SQL, lambda df: df)
+                # (a fold to a big bet counted with the class its times resemble here: statistics.fold_to_big_class)
+                tim = tim.with_columns(cls=pl.Series(fold_to_big_class(tim["log_ms"].to_numpy(),
+                                                                       tim["cls"].to_numpy())))
                 _, hdec_by_acc = key_slices(tim, "acc")
                 del tim
                 hdec_by_acc = {names[c]: g.drop("acc") for c, g in hdec_by_acc.items()}

@@ -70,15 +70,17 @@ LEFT JOIN seats s ON s.hand_id = d.hand_id AND s.player = d.account
 WHERE NOT coalesce(s.sitting_out, FALSE)
 """
 
-# Every decision time (with its class: a preflop fold is quick, a decision over a third of the stack or more
-# slow, the rest in between) of the accounts of the registered ``_rb_ac`` (``account``, ``code``), the account, the
-# tournament and the device coded by DuckDB (``acc``; ``tc`` and ``dc`` from ``_rb_tc`` and ``_rb_dc``, -1 for none):
-# no name reaches Python
+# Every decision time (with its class, statistics.CLASSES: a preflop fold quick, a decision over a third of the
+# stack or more slow, the rest in between; a preflop fold to such a bet read as statistics.FOLD_TO_BIG, counted with
+# the class its times resemble in the population by statistics.fold_to_big_class) of the accounts of the
+# registered ``_rb_ac`` (``account``, ``code``), the account, the tournament and the device coded by DuckDB
+# (``acc``; ``tc`` and ``dc`` from ``_rb_tc`` and ``_rb_dc``, -1 for none): no name reaches Python
 _TIMING_CODES_SQL = """
 WITH _rb_seats AS (SELECT hand_id, player, stack_start, sitting_out FROM seats WHERE player IN (SELECT account FROM _rb_ac)),
 d AS (
   SELECT acc.code AS acc, d.account, h.tournament_id, h.started_at, ln(greatest(d.ms, 1)) AS log_ms,
-         CASE WHEN a.street = 'preflop' AND a.action = 'fold' THEN 0
+         CASE WHEN a.street = 'preflop' AND a.action = 'fold'
+                   THEN CASE WHEN s.stack_start > 0 AND a.to_call * 3 >= s.stack_start THEN 3 ELSE 0 END
               WHEN a.is_all_in OR (s.stack_start > 0 AND (a.to_call * 3 >= s.stack_start
                    OR (a.action IN ('bet', 'raise') AND coalesce(a.raise_to, a.amount) * 3 >= s.stack_start))) THEN 2
               ELSE 1 END AS cls

@@ -22,6 +22,36 @@ from detectors.seat_handoff.ranks import u_against as _u_against
 # account-events split at many hands at once. The same code gives both their p-values, so a
 # candidate is ranked against moves put through exactly its own tests.
 
+#: the decision classes of the timing tests (``cls`` of queries.py's timing read): a quick preflop fold, an ordinary
+#: decision, a big one (a third of the stack or more); a preflop fold to a big bet is read as ``FOLD_TO_BIG`` and
+#: counted with one of the first and the last by :func:`fold_to_big_class`
+CLASSES = (0, 1, 2)
+FOLD_TO_BIG = 3
+
+
+def fold_to_big_class(log_ms: np.ndarray, cls: np.ndarray) -> np.ndarray:
+    """The decision classes with each preflop fold to a big bet (``FOLD_TO_BIG``) counted with the class whose times
+    it resembles in this population: the big decisions (2) where the median of its log times is nearer theirs than
+    the quick preflop folds' (0), else the quick folds. A fold to a shove is weighed like a big decision by some
+    players and made at once by others; it grows common late in an event (short stacks face shoves), so counted with
+    a class whose times it does not share, a late segment's class looks wider than the same player's own history.
+
+    Parameters
+    ----------
+    log_ms : the decisions' log times. cls : their classes (0, 1, 2 or ``FOLD_TO_BIG``).
+
+    Returns
+    -------
+    The classes, every ``FOLD_TO_BIG`` replaced by 0 or 2 (by 0 where a median cannot be taken)."""
+    log_ms, cls = np.asarray(log_ms, dtype=float), np.asarray(cls)
+    folds = cls == FOLD_TO_BIG
+    if not folds.any():
+        return cls
+    med = {k: float(np.median(log_ms[cls == k])) if (cls == k).any() else float("nan") for k in (0, 2, FOLD_TO_BIG)}
+    big = abs(med[FOLD_TO_BIG] - med[2]) < abs(med[FOLD_TO_BIG] - med[0])  # False where a median is missing
+    return np.where(folds, 2 if big else 0, cls).astype(cls.dtype)
+
+
 _EXACT_MAX = 8  # Mann-Whitney: the exact null distribution where a sample has at most this many values and no ties
 
 
@@ -120,15 +150,15 @@ def _fisher_classes(P: np.ndarray) -> np.ndarray:
 def _strat_mwu_many(xa: list[np.ndarray], ca: list[np.ndarray], xb: list[np.ndarray], cb: list[np.ndarray],
                     min_n: int = 5) -> np.ndarray:
     """Stratified two-sample test of decision times for each row: Mann-Whitney U within each
-    decision class (quick preflop folds, ordinary decisions, big decisions; a class is tested
-    where both samples have ``min_n`` of it), the classes combined by ``_fisher_classes``. A
+    decision class (:data:`CLASSES`: quick preflop folds, ordinary decisions, big decisions; a class is
+    tested where both samples have ``min_n`` of it), the classes combined by ``_fisher_classes``. A
     change in how often each class arises (a looser player folds less) then does not pass for
     a change in speed."""
     if not xa:
         return np.zeros(0)
     P = np.column_stack([
         _mwu_p_many([x[c == k] for x, c in zip(xa, ca)], [x[c == k] for x, c in zip(xb, cb)], min_n)
-        for k in (0, 1, 2)])
+        for k in CLASSES])
     return _fisher_classes(P)
 
 
@@ -290,26 +320,27 @@ def _device_time_many(xa: list[np.ndarray], ca: list[np.ndarray], xb: list[np.nd
     out = {k: np.full(N, np.nan) for k in ("p", "p_profile", "p_spread", "p_speed", "shift")}
     if N == 0:
         return out
-    A = [[np.asarray(x, dtype=float)[np.asarray(c) == k] for x, c in zip(xa, ca)] for k in (0, 1, 2)]
+    A = [[np.asarray(x, dtype=float)[np.asarray(c) == k] for x, c in zip(xa, ca)] for k in CLASSES]
     # the baselines sorted once: the profile's and the speed's counts read them as they are (``_u_against``)
-    B = [[np.sort(np.asarray(x, dtype=float)[np.asarray(c) == k]) for x, c in zip(xb, cb)] for k in (0, 1, 2)]
-    ma = np.column_stack([_medians(A[k]) for k in range(3)])  # (N, 3)
-    mb = np.column_stack([_medians(B[k]) for k in range(3)])
-    na = np.array([[a.size for a in A[k]] for k in range(3)]).T.astype(float)
-    nb = np.array([[b.size for b in B[k]] for k in range(3)]).T.astype(float)
+    B = [[np.sort(np.asarray(x, dtype=float)[np.asarray(c) == k]) for x, c in zip(xb, cb)] for k in CLASSES]
+    nk = len(CLASSES)
+    ma = np.column_stack([_medians(A[k]) for k in range(nk)])  # (N, classes)
+    mb = np.column_stack([_medians(B[k]) for k in range(nk)])
+    na = np.array([[a.size for a in A[k]] for k in range(nk)]).T.astype(float)
+    nb = np.array([[b.size for b in B[k]] for k in range(nk)]).T.astype(float)
     ok = (na >= min_n) & (nb >= min_n)
     w = np.where(ok, _eff_n(na, nb), 0.0)
     with np.errstate(divide="ignore", invalid="ignore"):
         shift = np.where(w.sum(axis=1) > 0, np.nansum(np.where(ok, w * (ma - mb), 0.0), axis=1) / w.sum(axis=1), np.nan)
     sh = np.nan_to_num(shift)
-    prof = np.column_stack([_mwu_p_many([a - s for a, s in zip(A[k], sh)], B[k], min_n) for k in range(3)])
+    prof = np.column_stack([_mwu_p_many([a - s for a, s in zip(A[k], sh)], B[k], min_n) for k in range(nk)])
     p_profile = np.where(ok.sum(axis=1) >= 2, _fisher_classes(prof), np.nan)
     spread = np.column_stack([
         _mwu_p_many([np.abs(a - m) for a, m in zip(A[k], np.nan_to_num(ma[:, k]))],
-                    [np.abs(b - m) for b, m in zip(B[k], np.nan_to_num(mb[:, k]))], min_n) for k in range(3)])
+                    [np.abs(b - m) for b, m in zip(B[k], np.nan_to_num(mb[:, k]))], min_n) for k in range(nk)])
     p_spread = _fisher_classes(spread)
-    zs = np.column_stack([_mwu_z_many([a - log_band for a in A[k]], B[k], min_n) for k in range(3)])
-    zf = np.column_stack([_mwu_z_many([a + log_band for a in A[k]], B[k], min_n) for k in range(3)])
+    zs = np.column_stack([_mwu_z_many([a - log_band for a in A[k]], B[k], min_n) for k in range(nk)])
+    zf = np.column_stack([_mwu_z_many([a + log_band for a in A[k]], B[k], min_n) for k in range(nk)])
     nt = (~np.isnan(zs)).sum(axis=1)
     with np.errstate(divide="ignore", invalid="ignore"):
         zs_c = np.nansum(zs, axis=1) / np.sqrt(nt)

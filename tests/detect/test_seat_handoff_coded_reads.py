@@ -24,13 +24,15 @@ TIM_COLS = ["account", "tc", "started_at", "log_ms", "cls", "dc"]
 # decision class and the device of the session it was played under (the latest
 # login of the account before the hand): the account's own timing history.
 # Classes follow how decision times are made: a preflop fold is quick, a decision
-# over a third of the stack or more (all-in, a big call or bet) is slow, the rest
-# in between; the classes are compared separately.
+# over a third of the stack or more (all-in, a big call or bet) is slow, a preflop
+# fold to such a bet a class of its own, the rest in between; the classes are
+# compared separately.
 _TIMING_SQL = """
 WITH acc AS (SELECT DISTINCT account FROM _rb_at),
 d AS (
   SELECT d.account, d.hand_id, h.tournament_id, h.started_at, ln(greatest(d.ms, 1)) AS log_ms,
-         CASE WHEN a.street = 'preflop' AND a.action = 'fold' THEN 0
+         CASE WHEN a.street = 'preflop' AND a.action = 'fold'
+                   THEN CASE WHEN s.stack_start > 0 AND a.to_call * 3 >= s.stack_start THEN 3 ELSE 0 END
               WHEN a.is_all_in OR (s.stack_start > 0 AND (a.to_call * 3 >= s.stack_start
                    OR (a.action IN ('bet', 'raise') AND coalesce(a.raise_to, a.amount) * 3 >= s.stack_start))) THEN 2
               ELSE 1 END AS cls

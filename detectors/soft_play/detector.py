@@ -18,6 +18,7 @@ from detectors.soft_play.cells import WindowDecisions
 from detectors.soft_play.evidence import EvidenceMixin
 from detectors.soft_play.handcal import calibrate_hand_sums, calibration_table
 from detectors.soft_play.rings import RingsMixin
+from detectors.soft_play.twohanded import pair_two_spots, two_handed_factor
 
 
 class SoftPlayDetector(EvidenceMixin, RingsMixin, PairDetector):
@@ -74,6 +75,10 @@ class SoftPlayDetector(EvidenceMixin, RingsMixin, PairDetector):
     stage_bb, stage_tests : tuple
         the tournament stage as an own-rate bin of these tests: effective stack cut at these big blinds, cash
         apart (None: no stage bin).
+    two_tests : tuple
+        the tests with the own-rate bin ``two``, the hand dealt to two players (``hands.n_players`` = 2), each
+        player's rate there shrunk to the population's as every bin's is: everyone value-bets less there
+        (:mod:`detectors.soft_play.twohanded`; its population figure ``two_factor_`` shown in evidence); () none.
     by_street : bool
         the main test made on each street apart and Fisher-combined (:func:`detectors.stats.street_tests`) in place
         of the test pooled over the streets: soft play on some streets only is not diluted by the others.
@@ -134,6 +139,7 @@ class SoftPlayDetector(EvidenceMixin, RingsMixin, PairDetector):
         coentry_range: tuple[float, float] = (3.0, 8.0),
         stage_bb: tuple[float, ...] | None = (20.0,),
         stage_tests: tuple[str, ...] = ("chk",),
+        two_tests: tuple[str, ...] = ("chk",),
         by_street: bool = True,
         street_support: bool = True,
         hand_calibrate: bool = False,
@@ -167,6 +173,7 @@ class SoftPlayDetector(EvidenceMixin, RingsMixin, PairDetector):
         self.coentry_range = coentry_range
         self.stage_bb = stage_bb
         self.stage_tests = stage_tests
+        self.two_tests = two_tests
         self.by_street = by_street
         self.street_support = street_support
         self.hand_calibrate = hand_calibrate
@@ -194,15 +201,17 @@ class SoftPlayDetector(EvidenceMixin, RingsMixin, PairDetector):
         -------
         self, with ``source_`` (where the window's decisions are), ``cells_`` (their counts per pair, cell and
         action, :meth:`~detectors.soft_play.cells.WindowDecisions.cells`), ``pairs_`` (ordered-pair tests),
-        ``pooled_`` (unordered-pair tests), ``outliers_``, ``coverage_`` (share of hands with the cards known) and
+        ``pooled_`` (unordered-pair tests), ``two_factor_`` (the population's bets dealt two-handed against its rates at
+        fuller tables, :func:`~detectors.soft_play.twohanded.two_handed_factor`), ``outliers_``, ``coverage_`` (share of hands with the cards known) and
         ``missing_``."""
         self.source_ = WindowDecisions.of(con, samples=self.samples, random_state=self.random_state,
-                                          stage_bb=self.stage_bb)
+                                          stage_bb=self.stage_bb, two=bool(self.two_tests))
         pairs = gp.store_for(con).pair_table(con, samples=self.samples, random_state=self.random_state)
         with self.source_.kept(con):  # the decisions' cells joined once, read by each query of the fit
             # per pair, cell and action: the decisions counted (stats.WEIGHT), the cells those of SPECS: preflop the
             # starting hand's tenth (pbin), tournament or cash (tour), facing a real bet (vs_bet), the stage
             self.cells_ = self.source_.cells(con)
+            self.two_factor_ = two_handed_factor(self.cells_, self._baseline_args(self.tests[0])[1]["where"])
             # own-baseline tests with each player's outlying partners left out of the baseline
             # (stats.robust_own_baseline)
             self.pairs_ = (stats.replace_baseline_tests(pairs, self.cells_, alpha=self.alpha) if not pairs.is_empty()
@@ -245,6 +254,9 @@ class SoftPlayDetector(EvidenceMixin, RingsMixin, PairDetector):
         kw = {"where": where, "side": side, **dict(zip(("bins", "max_rate"), more))}
         if self.stage_bb and name in self.stage_tests and "stage" in getattr(self, "cells_", pl.DataFrame()).columns:
             kw["bins"] = (*(kw.get("bins") or self.BINS), "stage")
+        if name in self.two_tests and "two" in getattr(self, "cells_", pl.DataFrame()).columns:
+            # the hand dealt to two players apart (two_tests)
+            kw["bins"] = (*(kw.get("bins") or self.BINS), "two")
         if name == "chk" and self.value_bin is not None:
             # after the flop, the spots where a bet is for value only (strength bin at least value_bin)
             kw["where"] = where & (pl.col("preflop") | (pl.col("sbin") >= self.value_bin))
@@ -377,7 +389,8 @@ class SoftPlayDetector(EvidenceMixin, RingsMixin, PairDetector):
         Returns
         -------
         ``player``, ``opponent`` (player < opponent), ``accounts``, ``tournaments``, ``p_value``, ``q_value``,
-        ``score`` (-log10 q) and each test's observed, expected and p-value; ratios ``*_ratio`` observed/expected.
+        ``score`` (-log10 q) and each test's observed, expected and p-value; ratios ``*_ratio`` observed/expected;
+        ``chk_two_n`` the check test's spots between them in hands dealt two-handed.
 
         Method: own-baseline score tests pooled over both directions (Mazrooei, Archibald & Bowling, AAAI 2013);
         weighted BH (Genovese, Roeder & Wasserman, Biometrika 2006)."""
@@ -390,6 +403,9 @@ class SoftPlayDetector(EvidenceMixin, RingsMixin, PairDetector):
             if c not in u.columns:
                 u = u.with_columns(pl.lit(None, pl.Float64).alias(c))
         u = u.join(self.pooled_, on=["player", "opponent"], how="left")
+        # the check test's spots between them dealt two-handed (shown with the population's figure there)
+        u = u.join(pair_two_spots(self.cells_, self._baseline_args(self.tests[0])[1]["where"]),
+                   on=["player", "opponent"], how="left")
         u = self._combined_p(u)
         u = u.with_columns(
             hu=pl.max_horizontal(pl.col("hu_hands").fill_null(0), pl.col("hu_hands_r").fill_null(0)),

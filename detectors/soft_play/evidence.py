@@ -196,10 +196,12 @@ class EvidenceMixin:
             name=f"two-handed value spots: population bets {f['factor']:.2f} of its multi-way rate",
             value=float(f["factor"]), baseline=1.0, n=int(f["spots"]),
             text=f"{k} of the {n} spots of the check test between {row['player']} and {row['opponent']} were in hands "
-                 f"dealt to two players; there the whole population bet {f['bets']} times where each player's own "
-                 f"rate at tables dealt to three or more (same street, strength bin, tournament or cash) predicts "
-                 f"{f['expected']:.1f} ({f['spots']} spots of {f['players']} players, z = {f['z'] or 0:.1f}): the "
-                 f"check test reads those spots apart, each player's rate there shrunk to the population's",
+                 f"dealt to two players; in such hands the whole population bet {f['bets']} times after the flop where "
+                 f"each player's own rate at tables dealt to three or more (same street, strength bin, tournament or "
+                 f"cash) predicts {f['expected']:.1f} ({f['spots']} spots of {f['players']} players, z = "
+                 f"{f['z'] or 0:.1f}): the check test reads those spots apart, "
+                 + ("each player's rate there its own at fuller tables times the population's factor on the street"
+                    if getattr(self, "two_prior", None) == "own" else "each player's rate there shrunk to the population's"),
         ))
 
     def _street_evidence(self, row: dict[str, Any], ev: list[Evidence], texts: list[str]) -> None:

@@ -74,3 +74,49 @@ def pair_two_spots(cells: pl.DataFrame, where: pl.Expr) -> pl.DataFrame:
     return c.group_by(player=pl.min_horizontal("player", "opponent"),
                       opponent=pl.max_horizontal("player", "opponent")).agg(
         chk_two_n=pl.col(WEIGHT).sum().cast(pl.Int64))
+
+
+#: the opponent of the rows :func:`with_own_prior` adds (no account's name: a NUL character leads it)
+PRIOR_OPPONENT = "\x00two-handed prior"
+
+
+def with_own_prior(cells: pl.DataFrame, where: pl.Expr, cell_columns: list[str]) -> pl.DataFrame:
+    """``cells`` with, per player and cell of the check test's spots at tables dealt to three or more, the same
+    cell dealt two-handed against :data:`PRIOR_OPPONENT`: the player's spots there (``n``), of them bets its bets
+    there times the population's two-handed factor on that street (:func:`two_handed_factor`), rounded.
+
+    Parameters
+    ----------
+    cells : the window's counted cells with the cell ``two``; where : the check test's spots; cell_columns : the
+        cell columns of ``cells`` (:attr:`~detectors.soft_play.cells.WindowDecisions.cell_columns`).
+
+    Returns
+    -------
+    ``cells`` and the added rows (``fold`` and ``commit`` false), or ``cells`` as they are without the cell ``two``.
+
+    Method: the rows act as pseudo-decisions in the player's own baseline in the cell dealt two-handed, so its rate
+    there is its own rate at fuller tables times the population's factor, updated by its own two-handed spots
+    against others, and the score test's variance carries that rate's uncertainty (the baseline's decisions, with
+    the added ones) as it carries any own rate's.
+    """
+    if "two" not in cells.columns:
+        return cells
+    c = _spots(cells, where).filter(~pl.col("two"))
+    # the check test's cells and the street (its street tests); the others (tournament or cash, the preflop tenth)
+    # merged to their first: more spots per row, less rounding
+    keys = [k for k in cell_columns if k not in ("opponent", "two", "vs_bet", "tour", "pbin")]
+    # the population's factor on each street (its spots at tables of each size, every player's own rates)
+    f = pl.DataFrame([{"street": k[0], "_f": (two_handed_factor(part, pl.lit(True)) or {}).get("factor")}
+                      for k, part in _spots(cells, where).group_by("street")],
+                     schema={"street": pl.Utf8, "_f": pl.Float64})
+    g = c.group_by(keys, maintain_order=True).agg(
+        pl.col("vs_bet", "tour", "pbin").first(), _n=pl.col(WEIGHT).sum(),
+        _k=(pl.col("aggr").cast(pl.Int64) * pl.col(WEIGHT)).sum())
+    g = g.join(f, on="street", how="left", maintain_order="left").with_columns(
+        _b=(pl.col("_k").cast(pl.Float64) * pl.col("_f").fill_null(1.0).clip(0.0, None)).round(0).cast(pl.Int64))
+    g = g.with_columns(_b=pl.min_horizontal("_b", "_n"))
+    rows = pl.concat([g.filter(pl.col("_b") > 0).with_columns(aggr=pl.lit(True), _c=pl.col("_b")),
+                      g.filter(pl.col("_n") > pl.col("_b")).with_columns(aggr=pl.lit(False), _c=pl.col("_n") - pl.col("_b"))])
+    rows = rows.with_columns(opponent=pl.lit(PRIOR_OPPONENT), two=pl.lit(True), fold=pl.lit(False),
+                             commit=pl.lit(False), **{WEIGHT: pl.col("_c")})
+    return pl.concat([cells, rows.select(cells.columns).cast(cells.schema)])

@@ -4,6 +4,8 @@ to the row and in the same order, whichever nights made the days; a night makes 
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import polars as pl
 import pytest
 from polars.testing import assert_frame_equal
@@ -90,3 +92,20 @@ def _days_by_nights(con, tmp_path, stage_bb, two) -> None:
     assert len(third) == 6
     changed = {p for p in third if second.get(p) != third[p]}
     assert len(changed) == 2 and all(f"day={days[1].isoformat()}" in str(p) for p in changed)
+
+
+def test_the_two_handed_cells_files_are_named_apart(world, tmp_path):
+    """Files made with the cell ``two`` carry ``+two`` in their names: a store made without it is never read for
+    it (its files are made again, with the cell), and neither setting's files remove the other's; a stage cut that
+    begins another's name (``st10`` and ``st10-20``) does not remove its files either."""
+    con = world.con
+    days = sorted(fd.day_fingerprints(con))[:1]
+    store = fd.DayStore(tmp_path / "features")
+    fd.refresh_days(con, store, days)
+    made = {}
+    for stage_bb, two in (((20.0,), False), ((20.0,), True), ((10.0, 20.0), False), ((10.0,), False)):
+        dec, cnt = daycells.ensure(con, store, days, stage_bb, two=two)
+        made[(stage_bb, two)] = (dec, cnt)
+        assert ("+two" in dec[0]) == two and ("two" in pl.read_parquet(cnt[0]).columns) == two
+    assert made[((20.0,), False)][0] != made[((20.0,), True)][0]
+    assert all(all(Path(p).exists() for p in dec + cnt) for dec, cnt in made.values())

@@ -83,7 +83,8 @@ PRIOR_OPPONENT = "\x00two-handed prior"
 def with_own_prior(cells: pl.DataFrame, where: pl.Expr, cell_columns: list[str]) -> pl.DataFrame:
     """``cells`` with, per player and cell of the check test's spots at tables dealt to three or more, the same
     cell dealt two-handed against :data:`PRIOR_OPPONENT`: the player's spots there (``n``), of them bets its bets
-    there times the population's two-handed factor on that street (:func:`two_handed_factor`), rounded.
+    there times the population's two-handed factor on that street (:func:`two_handed_factor`), rounded
+    cumulatively over the player's rows.
 
     Parameters
     ----------
@@ -112,8 +113,12 @@ def with_own_prior(cells: pl.DataFrame, where: pl.Expr, cell_columns: list[str])
     g = c.group_by(keys, maintain_order=True).agg(
         pl.col("vs_bet", "tour", "pbin").first(), _n=pl.col(WEIGHT).sum(),
         _k=(pl.col("aggr").cast(pl.Int64) * pl.col(WEIGHT)).sum())
+    # rounded cumulatively over each player's rows (each row's bets the step of the rounded running sum): the
+    # player's added bets are its bets times the factors to within half a bet, however few each row holds
     g = g.join(f, on="street", how="left", maintain_order="left").with_columns(
-        _b=(pl.col("_k").cast(pl.Float64) * pl.col("_f").fill_null(1.0).clip(0.0, None)).round(0).cast(pl.Int64))
+        _t=pl.col("_k").cast(pl.Float64) * pl.col("_f").fill_null(1.0).clip(0.0, None))
+    g = g.with_columns(_x=pl.col("_t").cum_sum().over("player"))
+    g = g.with_columns(_b=(pl.col("_x").round(0) - (pl.col("_x") - pl.col("_t")).round(0)).cast(pl.Int64))
     g = g.with_columns(_b=pl.min_horizontal("_b", "_n"))
     rows = pl.concat([g.filter(pl.col("_b") > 0).with_columns(aggr=pl.lit(True), _c=pl.col("_b")),
                       g.filter(pl.col("_n") > pl.col("_b")).with_columns(aggr=pl.lit(False), _c=pl.col("_n") - pl.col("_b"))])

@@ -76,8 +76,9 @@ class SoftPlayDetector(EvidenceMixin, RingsMixin, PairDetector):
     two_tests, two_prior : tuple, str
         the tests with the own-rate bin ``two``, the hand dealt to two players (``hands.n_players`` = 2): everyone
         value-bets less there (:mod:`detectors.soft_play.twohanded`; the population's figure ``two_factor_`` shown in
-        evidence); () none. Each player's rate there shrunk to the population's (``"population"``) or to its own
-        rate at fuller tables times the population's factor (``"own"``, :func:`~.twohanded.with_own_prior`).
+        evidence); () none (the default: on, it loses world b's groups, docs/measurements.md, 2026-12-07). Each
+        player's rate there shrunk to the population's (``"population"``) or to its own at fuller tables times the
+        population's factor (``"own"``, :func:`~.twohanded.with_own_prior`).
     by_street : bool
         the main test made on each street apart and Fisher-combined (:func:`detectors.stats.street_tests`) in place
         of the test pooled over the streets: soft play on some streets only is not diluted by the others.
@@ -136,7 +137,7 @@ class SoftPlayDetector(EvidenceMixin, RingsMixin, PairDetector):
         coentry_range: tuple[float, float] = (3.0, 8.0),
         stage_bb: tuple[float, ...] | None = (20.0,),
         stage_tests: tuple[str, ...] = ("chk",),
-        two_tests: tuple[str, ...] = ("chk",),
+        two_tests: tuple[str, ...] = (),
         two_prior: str = "own",
         by_street: bool = True,
         street_support: bool = True,
@@ -214,8 +215,7 @@ class SoftPlayDetector(EvidenceMixin, RingsMixin, PairDetector):
             self.two_factor_ = two_handed_factor(self.cells_, where & ~pl.col("preflop"))  # after the flop
             self.prior_cells_ = (with_own_prior(self.cells_, where, self.source_.cell_columns)
                                  if self.two_prior == "own" else self.cells_)
-            # own-baseline tests with each player's outlying partners left out of the baseline
-            # (stats.robust_own_baseline)
+            # own-baseline tests, each player's outlying partners left out of its baseline (stats.robust_own_baseline)
             self.pairs_ = (stats.replace_baseline_tests(pairs, self.cells_, alpha=self.alpha) if not pairs.is_empty()
                            else pairs)
             baselines.forget_replaced_tests(self.cells_, alpha=self.alpha)  # their pair counts are done with
@@ -264,8 +264,7 @@ class SoftPlayDetector(EvidenceMixin, RingsMixin, PairDetector):
         return y, kw
 
     def _cells(self, name: str) -> pl.DataFrame:
-        """The counted cells test ``name`` reads: with the two-handed prior's rows where it bins by ``two``."""
-        return self.prior_cells_ if name in self.two_tests else self.cells_
+        return self.prior_cells_ if name in self.two_tests else self.cells_  # (the two-handed prior's rows there)
 
     def _pooled_tests(self, con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
         """Per unordered pair, each test of ``self.tests`` pooled over both directions (``<name>_n``, ``_observed``,

@@ -7,8 +7,7 @@ Each heads-up decision is judged by the acting player's own cards
 beaten on the current board, so luck cancels). For every pair, each player's
 decisions aimed at the partner are compared with that player's own rates
 *against everyone else* in the same bins (street, facing a bet or not,
-heads-up or not, strength; the stage of play for the check test, and
-on option the hand dealt to two players; shrunk
+heads-up or not, strength; the stage of play for the check test; shrunk
 empirically towards the population, :mod:`detectors.stats`), the baselines
 robust (opponents a player treats unlike the rest left out,
 :func:`detectors.stats.robust_own_baseline`). Both directions are pooled

@@ -16,10 +16,9 @@ warehouse in memory) and runs DuckDB over them, out of core:
 
 Each decision gets the cells soft play bins by (:data:`DECISION_CELLS_SQL`): ``vs_bet`` (facing a real bet:
 preflop after the first raise, :func:`detectors.features.gameplay.with_bet_faced`), ``tour`` (tournament or
-cash), ``pbin`` (preflop the starting hand's tenth, else the strength bin + 10), ``stage`` (tournament
-decisions by effective stack, :func:`detectors.features.gameplay.with_stack_depth`; 0 for cash) and ``two`` (the
-hand dealt to two players, ``hands.n_players`` = 2), joined in DuckDB to the warehouse's preflop raises, tournament
-stacks and hands; ``stage`` and ``two`` are counted only where the detector bins by them (:func:`optional_cells`). On files, each day's decisions with these cells
+cash), ``pbin`` (preflop the starting hand's tenth, else the strength bin + 10) and ``stage`` (tournament
+decisions by effective stack, :func:`detectors.features.gameplay.with_stack_depth`; 0 for cash), joined in
+DuckDB to the warehouse's preflop raises and tournament stacks. On files, each day's decisions with these cells
 and their counts are made once and kept (:mod:`detectors.soft_play.daycells`); the fit reads them in place of the
 joins and the count over the window.
 """
@@ -39,12 +38,11 @@ from detectors.stats import WEIGHT
 #: the decision columns read from the day files
 SOURCE_COLUMNS = ["hand_id", "seq", "street", "player", "opponent", "is_tournament", "tournament_id", "game", "bb",
                   "strength", "aggr", "facing", "fold", "commit", "preflop", "hu", "sbin"]
-#: the temporary table of :meth:`WindowDecisions.kept` and its columns (``two``, ``stage`` added when those cells are
-#: on, :func:`optional_cells`)
+#: the temporary table of :meth:`WindowDecisions.kept` and its columns (``stage`` added when the stage cell is on)
 KEPT = "_sp_decision_cells"
 KEPT_COLUMNS = ["hand_id", "seq", "street", "player", "opponent", "preflop", "facing", "hu", "sbin", "vs_bet", "tour",
                 "pbin", "aggr", "fold", "commit"]
-#: the cells of a decision (with ``two`` and ``stage`` when those bins are on) and the actions counted in them
+#: the cells of a decision (with ``stage`` when the stage bin is on) and the actions counted in them
 CELL_COLUMNS = ["player", "opponent", "street", "preflop", "facing", "hu", "sbin", "vs_bet", "tour", "pbin"]
 ACTION_COLUMNS = ["aggr", "fold", "commit"]
 
@@ -55,17 +53,15 @@ WITH d AS (SELECT hand_id, seq, street, player, opponent, is_tournament, tournam
 dh AS (SELECT DISTINCT hand_id FROM d),
 fr AS (SELECT hand_id, min(seq) AS first_raise_seq FROM actions SEMI JOIN dh USING (hand_id)
        WHERE street = 'preflop' AND action IN ('bet', 'raise') GROUP BY hand_id),
-nh AS (SELECT hand_id, n_players FROM hands SEMI JOIN dh USING (hand_id)),
 st AS (SELECT s.hand_id, s.player, s.stack_start::DOUBLE AS stack FROM seats s JOIN hands h USING (hand_id)
        SEMI JOIN dh USING (hand_id) WHERE h.tournament_id IS NOT NULL AND s.dealt_in),
 x AS (SELECT d.*, coalesce(d.is_tournament, false) AS tour,
              d.facing AND (NOT d.preflop OR d.seq > coalesce(fr.first_raise_seq, 2147483647)) AS vs_bet,
-             coalesce(nh.n_players = 2, false) AS two,
              CAST(CASE WHEN d.preflop THEN least(greatest(floor(d.strength * 10), 0), 9) ELSE d.sbin + 10 END
                   AS TINYINT) AS pbin,
              CASE WHEN coalesce(d.is_tournament, false) THEN least(sp.stack, so.stack) / greatest(d.bb, 1e-9) END
                  AS eff_bb
-      FROM d LEFT JOIN fr ON fr.hand_id = d.hand_id LEFT JOIN nh ON nh.hand_id = d.hand_id
+      FROM d LEFT JOIN fr ON fr.hand_id = d.hand_id
       LEFT JOIN st sp ON sp.hand_id = d.hand_id AND sp.player = d.player
       LEFT JOIN st so ON so.hand_id = d.hand_id AND so.player = d.opponent),
 cells AS (SELECT * EXCLUDE (eff_bb), {stage} FROM x)
@@ -77,12 +73,6 @@ cells AS (SELECT * EXCLUDE (eff_bb), {stage} FROM x)
 #: terms with the running sum ``s`` and its compensation ``c`` (t = s + (x - c); c = (t - s) - (x - c))
 KAHAN_LOG_SUM = ("list_reduce(list({'s': ln(1 - r.r), 'c': 0.0} ORDER BY c.seq), "
                  "lambda a, e: {'s': a.s + (e.s - a.c), 'c': ((a.s + (e.s - a.c)) - a.s) - (e.s - a.c)}).s")
-
-
-def optional_cells(stage_bb: tuple[float, ...] | None, two: bool) -> list[str]:
-    """The cell columns on or off by setting, in their order after :data:`CELL_COLUMNS`: ``two`` (the hand dealt
-    to two players, ``hands.n_players`` = 2) when ``two``, ``stage`` when there are stage cuts ``stage_bb``."""
-    return [*(["two"] if two else []), *(["stage"] if stage_bb else [])]
 
 
 def _stage_sql(stage_bb: tuple[float, ...] | None) -> tuple[str, dict]:
@@ -107,29 +97,27 @@ class WindowDecisions:
     days : the window's decisions with their cells and their counts stored by day
         (:func:`detectors.soft_play.daycells.ensure`: decision files, count files), or None: the cells are joined
         and counted over the window's decisions.
-    two : whether the cell ``two`` (the hand dealt to two players) is counted.
     """
 
     def __init__(self, paths: list[str], frame: pl.DataFrame | None, stage_bb: tuple[float, ...] | None,
-                 days: tuple[list[str], list[str]] | None = None, two: bool = False) -> None:
-        self.paths, self.frame, self.stage_bb, self.two = list(paths), frame, stage_bb, two
+                 days: tuple[list[str], list[str]] | None = None) -> None:
+        self.paths, self.frame, self.stage_bb = list(paths), frame, stage_bb
         self.days = days if days and days[0] else None
         self._kept = False
 
     @classmethod
     def of(cls, con: duckdb.DuckDBPyConnection, *, samples: int, random_state: int,
-           stage_bb: tuple[float, ...] | None, two: bool = False) -> "WindowDecisions":
+           stage_bb: tuple[float, ...] | None) -> "WindowDecisions":
         """The window of ``con``'s feature store (:func:`detectors.features.gameplay.store_for`), its days brought
-        up to date for the card-value setting (``samples``, ``random_state``), with the ``stage`` cell at the cuts
-        ``stage_bb`` and the ``two`` cell when ``two``."""
+        up to date for the card-value setting (``samples``, ``random_state``)."""
         store = gp.store_for(con)
         days = store.days(con, samples=samples, random_state=random_state)
         paths = days.paths("hu_decisions", store.window)
         frame = None if paths else store.decisions(con, columns=SOURCE_COLUMNS, samples=samples,
                                                    random_state=random_state)
         # on files: the days' cells and counts, made for the days that lack them (daycells)
-        by_day = daycells.ensure(con, days, store.window, stage_bb, two=two) if paths else None
-        return cls(paths, frame, stage_bb, by_day, two=two)
+        by_day = daycells.ensure(con, days, store.window, stage_bb) if paths else None
+        return cls(paths, frame, stage_bb, by_day)
 
     @property
     def empty(self) -> bool:
@@ -138,8 +126,8 @@ class WindowDecisions:
 
     @property
     def cell_columns(self) -> list[str]:
-        """The cell columns of :meth:`cells` (``two`` and ``stage`` last when those cells are on)."""
-        return [*CELL_COLUMNS, *optional_cells(self.stage_bb, self.two)]
+        """The cell columns of :meth:`cells` (``stage`` last when the stage cell is on)."""
+        return [*CELL_COLUMNS, *(["stage"] if self.stage_bb else [])]
 
     def query(self, con: duckdb.DuckDBPyConnection, select: str, params: dict | None = None, *,
               cells: bool = True) -> pl.DataFrame:
@@ -181,7 +169,7 @@ class WindowDecisions:
             finally:
                 self._kept = False
             return
-        keep = ", ".join([*KEPT_COLUMNS, *optional_cells(self.stage_bb, self.two)])
+        keep = ", ".join([*KEPT_COLUMNS, *(["stage"] if self.stage_bb else [])])
         stage, sp = _stage_sql(self.stage_bb)
         source = "read_parquet($files, union_by_name = true)" if self.frame is None else "_sp_window_decisions"
         sql = (DECISION_CELLS_SQL.replace("{stage}", stage).replace("{source}", source)
@@ -210,7 +198,7 @@ class WindowDecisions:
         keys = ", ".join([*self.cell_columns, *ACTION_COLUMNS])
         if self.empty:
             types = {"player": pl.Utf8, "opponent": pl.Utf8, "street": pl.Utf8, "sbin": pl.Int8, "pbin": pl.Int8,
-                     "stage": pl.Int8}  # (the others, ``two`` with them, boolean)
+                     "stage": pl.Int8}
             return pl.DataFrame(schema={c: types.get(c, pl.Boolean) for c in [*self.cell_columns, *ACTION_COLUMNS]}
                                 | {WEIGHT: pl.Int64})
         if self.days:
@@ -275,11 +263,10 @@ class WindowDecisions:
         """The decisions with their cells (every column of ``cells``) in hand and decision order: those whose
         player is one of ``players``, or whose unordered pair is a row of ``pairs`` (player < opponent), or all."""
         cols = "hand_id, seq, street, player, opponent, is_tournament, tournament_id, game, bb, strength, aggr, " \
-               "facing, fold, commit, preflop, hu, sbin, tour, vs_bet, pbin"
-        cols = ", ".join([cols, *optional_cells(self.stage_bb, self.two)])
+               "facing, fold, commit, preflop, hu, sbin, tour, vs_bet, pbin" + (", stage" if self.stage_bb else "")
         if self._kept:
             # within kept(): the kept columns only (what the tests read)
-            cols = ", ".join([*KEPT_COLUMNS, *optional_cells(self.stage_bb, self.two)])
+            cols = ", ".join([*KEPT_COLUMNS, *(["stage"] if self.stage_bb else [])])
         if pairs is not None:
             con.register("_sp_pairs", pairs.select("player", "opponent").to_arrow())
             try:

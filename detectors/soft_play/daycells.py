@@ -10,8 +10,7 @@ decisions (``hu_decisions`` of the :class:`~detectors.features.days.DayStore`) a
     <features>_soft_play/counts/day=YYYY-MM-DD/<setting>-<stage>-<day tag>.parquet      per (pair, cell, action):
                                                                                        ``_w`` and the first decision
 
-``<setting>`` is the store's card-value setting (``s16-r0``), ``<stage>`` the stage cuts and ``+two`` where the cell
-``two`` (the hand dealt to two players) is counted (:func:`stage_tag`), ``<day tag>`` a hash of
+``<setting>`` is the store's card-value setting (``s16-r0``), ``<stage>`` the stage cuts, ``<day tag>`` a hash of
 the day's manifest (its warehouse fingerprint and format): a day recomputed from other content gets new files, the
 old ones are removed. A night makes the files of the days that lack them (the new day, a backfilled one) and
 reads the others: the joins to the warehouse are made for the new day only, and the window's counts are the sums
@@ -41,11 +40,9 @@ def folder(root: Path) -> Path:
     return root.with_name(root.name + "_soft_play")
 
 
-def stage_tag(stage_bb: tuple[float, ...] | None, two: bool = False) -> str:
-    """The optional cells as a file-name part: the stage cuts (``st20``, ``st10-20``; ``st`` when there is no stage
-    cell), ``+two`` when the cell ``two`` (the hand dealt to two players) is counted: files without it keep their
-    names, files with it never share a name's setting part with them (no ``-`` after the cuts)."""
-    return "st" + "-".join(f"{float(c):g}" for c in (stage_bb or ())) + ("+two" if two else "")
+def stage_tag(stage_bb: tuple[float, ...] | None) -> str:
+    """The stage cuts as a file-name part (``st20``, ``st10-20``; ``st`` when there is no stage cell)."""
+    return "st" + "-".join(f"{float(c):g}" for c in (stage_bb or ()))
 
 
 def day_tag(manifest: dict) -> str:
@@ -55,10 +52,9 @@ def day_tag(manifest: dict) -> str:
 
 
 def day_files(root: Path, name: str, day: dt.date, stage_bb: tuple[float, ...] | None,
-              manifest: dict, two: bool = False) -> dict[str, Path]:
-    """The paths of ``day``'s two files (:data:`TABLES`) for the store setting ``name``, the stage cuts and the
-    cell ``two`` (:func:`stage_tag`)."""
-    base = f"{name}-{stage_tag(stage_bb, two)}-{day_tag(manifest)}.parquet"
+              manifest: dict) -> dict[str, Path]:
+    """The paths of ``day``'s two files (:data:`TABLES`) for the store setting ``name`` and the stage cuts."""
+    base = f"{name}-{stage_tag(stage_bb)}-{day_tag(manifest)}.parquet"
     return {t: folder(root) / t / f"day={day.isoformat()}" / base for t in TABLES}
 
 
@@ -81,8 +77,8 @@ def _copy(con: duckdb.DuckDBPyConnection, sql: str, params: dict, path: Path) ->
             old.unlink(missing_ok=True)
 
 
-def ensure(con: duckdb.DuckDBPyConnection, store, days: list[dt.date], stage_bb: tuple[float, ...] | None,
-           two: bool = False) -> tuple[list[str], list[str]]:
+def ensure(con: duckdb.DuckDBPyConnection, store, days: list[dt.date], stage_bb: tuple[float, ...] | None
+           ) -> tuple[list[str], list[str]]:
     """The window's day files of soft play, the missing ones made from the days' stored decisions.
 
     Parameters
@@ -91,8 +87,6 @@ def ensure(con: duckdb.DuckDBPyConnection, store, days: list[dt.date], stage_bb:
     store : the :class:`~detectors.features.days.DayStore` of the window (on files), its days stored and current.
     days : the window's days.
     stage_bb : the effective-stack cuts of the ``stage`` cell (None: none).
-    two : whether the cell ``two`` (the hand dealt to two players, ``hands.n_players`` = 2) is counted; its files
-        are named apart (:func:`stage_tag`), so files made without it are never read for it.
 
     Returns
     -------
@@ -102,16 +96,15 @@ def ensure(con: duckdb.DuckDBPyConnection, store, days: list[dt.date], stage_bb:
     hand and decision order; the counts ``GROUP BY`` the cells and actions with the first decision
     ``min((hand_id, seq))`` as ``_first``.
     """
-    from detectors.soft_play.cells import (ACTION_COLUMNS, CELL_COLUMNS, DECISION_CELLS_SQL, KEPT_COLUMNS, _stage_sql,
-                                           optional_cells)
+    from detectors.soft_play.cells import ACTION_COLUMNS, CELL_COLUMNS, DECISION_CELLS_SQL, KEPT_COLUMNS, _stage_sql
 
     decisions, counts = [], []
     stage, sp = _stage_sql(stage_bb)
-    keep = ", ".join([*KEPT_COLUMNS, *optional_cells(stage_bb, two)])
-    keys = ", ".join([*CELL_COLUMNS, *optional_cells(stage_bb, two), *ACTION_COLUMNS])
+    keep = ", ".join([*KEPT_COLUMNS, *(["stage"] if stage_bb else [])])
+    keys = ", ".join([*CELL_COLUMNS, *(["stage"] if stage_bb else []), *ACTION_COLUMNS])
     head = DECISION_CELLS_SQL.replace("{stage}", stage).replace("{source}", "read_parquet($files)")
     for day in days:
-        files = day_files(store.root, store.name, day, stage_bb, store.manifest(day) or {}, two)
+        files = day_files(store.root, store.name, day, stage_bb, store.manifest(day) or {})
         if not (files["decisions"].exists() and files["counts"].exists()):
             src = store.paths("hu_decisions", [day])
             n = con.execute("SELECT count(*) FROM read_parquet($files)", {"files": src}).fetchone()[0]

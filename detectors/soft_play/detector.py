@@ -18,7 +18,6 @@ from detectors.soft_play.cells import WindowDecisions
 from detectors.soft_play.evidence import EvidenceMixin
 from detectors.soft_play.handcal import calibrate_hand_sums, calibration_table
 from detectors.soft_play.rings import RingsMixin
-from detectors.soft_play.twohanded import PRIOR_OPPONENT, pair_two_spots, two_handed_factor, with_own_prior
 
 
 class SoftPlayDetector(EvidenceMixin, RingsMixin, PairDetector):
@@ -63,7 +62,9 @@ class SoftPlayDetector(EvidenceMixin, RingsMixin, PairDetector):
         below ``hand_min_baseline``: the predictive hand test (posterior draws, each bin's prior capped at this many
         decisions) with its weighted-Bonferroni weights, and (``thin_check``, off by default) the check test's z
         divided again by sqrt(1 + n / n0). Off: the score test's variance already carries the own rate's estimation
-        error (its beta-binomial term), so the second division counted it twice (docs/measurements.md, 2026-12-06).
+        error (its beta-binomial term n^2 r / ((1 - r)(s + 1)), s the baseline's decisions plus the prior's), so
+        the second division counted it twice; on the honest-only tuning world the thin pairs' p-values stay
+        calibrated without it (docs/measurements.md, 2026-12-06).
     hand_mutual, side_stouffer : bool
         the mutual rule may read each side's share of the hand test, and each side's Stouffer z.
     ring_tau : float or None
@@ -73,12 +74,6 @@ class SoftPlayDetector(EvidenceMixin, RingsMixin, PairDetector):
     stage_bb, stage_tests : tuple
         the tournament stage as an own-rate bin of these tests: effective stack cut at these big blinds, cash
         apart (None: no stage bin).
-    two_tests, two_prior : tuple, str
-        the tests with the own-rate bin ``two``, the hand dealt to two players (``hands.n_players`` = 2): everyone
-        value-bets less there (:mod:`detectors.soft_play.twohanded`; the population's figure ``two_factor_`` shown in
-        evidence); () none (the default: on, it loses world b's groups, docs/measurements.md, 2026-12-07). Each
-        player's rate there shrunk to the population's (``"population"``) or to its own at fuller tables times the
-        population's factor (``"own"``, :func:`~.twohanded.with_own_prior`).
     by_street : bool
         the main test made on each street apart and Fisher-combined (:func:`detectors.stats.street_tests`) in place
         of the test pooled over the streets: soft play on some streets only is not diluted by the others.
@@ -98,7 +93,9 @@ class SoftPlayDetector(EvidenceMixin, RingsMixin, PairDetector):
         the check test (and its streets and the hand test built on its decisions) read after the flop only where the
         player's strength bin is at least this (a bet there is for value; honest players bluff less into opponents
         who do not fold, none value-bets less into them; 2: strength at least 0.5, the bin the evidence hands read as
-        a good hand); None: every strength (docs/measurements.md, 2026-12-07).
+        a good hand); None: every strength. On the tuning worlds it clears a first-world wrong flag (two passive
+        players who bluff each other less), finds a first-world tournament pair and loses one whose one side spared
+        the other's weak hands only; nothing pooled falls (docs/measurements.md, 2026-12-07).
     """
 
     kind = "soft_play"
@@ -137,8 +134,6 @@ class SoftPlayDetector(EvidenceMixin, RingsMixin, PairDetector):
         coentry_range: tuple[float, float] = (3.0, 8.0),
         stage_bb: tuple[float, ...] | None = (20.0,),
         stage_tests: tuple[str, ...] = ("chk",),
-        two_tests: tuple[str, ...] = (),
-        two_prior: str = "own",
         by_street: bool = True,
         street_support: bool = True,
         hand_calibrate: bool = False,
@@ -172,8 +167,6 @@ class SoftPlayDetector(EvidenceMixin, RingsMixin, PairDetector):
         self.coentry_range = coentry_range
         self.stage_bb = stage_bb
         self.stage_tests = stage_tests
-        self.two_tests = two_tests
-        self.two_prior = two_prior
         self.by_street = by_street
         self.street_support = street_support
         self.hand_calibrate = hand_calibrate
@@ -201,21 +194,17 @@ class SoftPlayDetector(EvidenceMixin, RingsMixin, PairDetector):
         -------
         self, with ``source_`` (where the window's decisions are), ``cells_`` (their counts per pair, cell and
         action, :meth:`~detectors.soft_play.cells.WindowDecisions.cells`), ``pairs_`` (ordered-pair tests),
-        ``pooled_`` (unordered-pair tests), ``two_factor_`` (the population's bets dealt two-handed against its rates at
-        fuller tables), ``prior_cells_`` (the cells with the two-handed prior's rows), ``outliers_``, ``coverage_`` (share of hands with the cards known) and
+        ``pooled_`` (unordered-pair tests), ``outliers_``, ``coverage_`` (share of hands with the cards known) and
         ``missing_``."""
         self.source_ = WindowDecisions.of(con, samples=self.samples, random_state=self.random_state,
-                                          stage_bb=self.stage_bb, two=bool(self.two_tests))
+                                          stage_bb=self.stage_bb)
         pairs = gp.store_for(con).pair_table(con, samples=self.samples, random_state=self.random_state)
         with self.source_.kept(con):  # the decisions' cells joined once, read by each query of the fit
             # per pair, cell and action: the decisions counted (stats.WEIGHT), the cells those of SPECS: preflop the
             # starting hand's tenth (pbin), tournament or cash (tour), facing a real bet (vs_bet), the stage
             self.cells_ = self.source_.cells(con)
-            where = self._baseline_args(self.tests[0])[1]["where"]
-            self.two_factor_ = two_handed_factor(self.cells_, where & ~pl.col("preflop"))  # after the flop
-            self.prior_cells_ = (with_own_prior(self.cells_, where, self.source_.cell_columns)
-                                 if self.two_prior == "own" else self.cells_)
-            # own-baseline tests, each player's outlying partners left out of its baseline (stats.robust_own_baseline)
+            # own-baseline tests with each player's outlying partners left out of the baseline
+            # (stats.robust_own_baseline)
             self.pairs_ = (stats.replace_baseline_tests(pairs, self.cells_, alpha=self.alpha) if not pairs.is_empty()
                            else pairs)
             baselines.forget_replaced_tests(self.cells_, alpha=self.alpha)  # their pair counts are done with
@@ -256,15 +245,10 @@ class SoftPlayDetector(EvidenceMixin, RingsMixin, PairDetector):
         kw = {"where": where, "side": side, **dict(zip(("bins", "max_rate"), more))}
         if self.stage_bb and name in self.stage_tests and "stage" in getattr(self, "cells_", pl.DataFrame()).columns:
             kw["bins"] = (*(kw.get("bins") or self.BINS), "stage")
-        if name in self.two_tests and "two" in getattr(self, "cells_", pl.DataFrame()).columns:
-            kw["bins"] = (*(kw.get("bins") or self.BINS), "two")
         if name == "chk" and self.value_bin is not None:
             # after the flop, the spots where a bet is for value only (strength bin at least value_bin)
             kw["where"] = where & (pl.col("preflop") | (pl.col("sbin") >= self.value_bin))
         return y, kw
-
-    def _cells(self, name: str) -> pl.DataFrame:
-        return self.prior_cells_ if name in self.two_tests else self.cells_  # (the two-handed prior's rows there)
 
     def _pooled_tests(self, con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
         """Per unordered pair, each test of ``self.tests`` pooled over both directions (``<name>_n``, ``_observed``,
@@ -272,16 +256,14 @@ class SoftPlayDetector(EvidenceMixin, RingsMixin, PairDetector):
         out = None
         also = None
         if self.explain_away:
-            also = self.outliers_ = pl.concat([stats.baseline_outliers(
-                self._cells(x), [self._baseline_args(x)], alpha=self.alpha) for x in self.explain_away]).unique(
-                ["player", "opponent"]).filter(pl.col("opponent") != PRIOR_OPPONENT).sort("player", "opponent")
+            also = self.outliers_ = stats.baseline_outliers(
+                self.cells_, [self._baseline_args(x) for x in self.explain_away], alpha=self.alpha)
         for name in (self.tests[0], *[x for x in self.SPECS if x != self.tests[0]]):
             y, kw = self._baseline_args(name)
             side = kw["side"]
-            d = stats.robust_own_baseline(self._cells(name), y, alpha=self.alpha, also_out=also, **kw)
-            d = d.filter(pl.col("opponent") != PRIOR_OPPONENT)
+            d = stats.robust_own_baseline(self.cells_, y, alpha=self.alpha, also_out=also, **kw)
             if name != self.tests[0]:  # done with this selection (the first test's serves the streets, the hand test)
-                baselines.forget_selection(self._cells(name), y, alpha=self.alpha, **kw)
+                baselines.forget_selection(self.cells_, y, alpha=self.alpha, **kw)
             t = stats.pool_directions(d, side=side, skew=self.skew).drop("z", "skew", strict=False)
             t = t.rename({c: f"{name}_{c}" for c in ("n", "observed", "expected", "p_value")})
             if self.side_stouffer:
@@ -315,13 +297,13 @@ class SoftPlayDetector(EvidenceMixin, RingsMixin, PairDetector):
             # streets only
             y, kw = self._baseline_args(self.tests[0])
             # (each street's thin own baselines read as a two-sample comparison, as the pooled check test's: thin_check)
-            st = stats.street_tests(self._cells(self.tests[0]), y, alpha=self.alpha, also_out=also, skew=self.skew,
+            st = stats.street_tests(self.cells_, y, alpha=self.alpha, also_out=also, skew=self.skew,
                                     thin_below=self.hand_min_baseline if self.thin_check else None, forget=True, **kw)
             out = out.join(st, on=["player", "opponent"], how="left")
         if self.hand_test and out is not None:
             out = self._with_hand_test(con, out, also, first_dir)
         y, kw = self._baseline_args(self.tests[0])
-        baselines.forget_selection(self._cells(self.tests[0]), y, alpha=self.alpha, **kw)  # the first test's, done with
+        baselines.forget_selection(self.cells_, y, alpha=self.alpha, **kw)  # the first test's, done with
         return out
 
     def _with_hand_test(self, con: duckdb.DuckDBPyConnection, out: pl.DataFrame, also: pl.DataFrame | None,
@@ -335,9 +317,8 @@ class SoftPlayDetector(EvidenceMixin, RingsMixin, PairDetector):
         # whole hands checked through between them (the check test's decisions, heads-up, own rates as its)
         y, kw = self._baseline_args(self.tests[0])
         side = kw.pop("side", "less")
-        rates = stats.own_rate_table(self._cells(self.tests[0]), y, alpha=self.alpha, also_out=also,
-                                     posterior=self.hand_thin, **kw)
-        rated = stats.own_rates_per_decision(self._cells(self.tests[0]), y, alpha=self.alpha, also_out=also, side=side,
+        rates = stats.own_rate_table(self.cells_, y, alpha=self.alpha, also_out=also, posterior=self.hand_thin, **kw)
+        rated = stats.own_rates_per_decision(self.cells_, y, alpha=self.alpha, also_out=also, side=side,
                                              rates=rates, **kw).filter(pl.col("hu"))
         hp = stats.hand_passivity_from_hands(self._calibrated(self.source_.hand_sums(con, rated), "pairs"),
                                              max_weight=self.hand_max_weight)
@@ -396,8 +377,7 @@ class SoftPlayDetector(EvidenceMixin, RingsMixin, PairDetector):
         Returns
         -------
         ``player``, ``opponent`` (player < opponent), ``accounts``, ``tournaments``, ``p_value``, ``q_value``,
-        ``score`` (-log10 q) and each test's observed, expected and p-value; ratios ``*_ratio`` observed/expected;
-        ``chk_two_n`` the check test's spots between them in hands dealt two-handed.
+        ``score`` (-log10 q) and each test's observed, expected and p-value; ratios ``*_ratio`` observed/expected.
 
         Method: own-baseline score tests pooled over both directions (Mazrooei, Archibald & Bowling, AAAI 2013);
         weighted BH (Genovese, Roeder & Wasserman, Biometrika 2006)."""
@@ -410,9 +390,6 @@ class SoftPlayDetector(EvidenceMixin, RingsMixin, PairDetector):
             if c not in u.columns:
                 u = u.with_columns(pl.lit(None, pl.Float64).alias(c))
         u = u.join(self.pooled_, on=["player", "opponent"], how="left")
-        # the check test's spots between them dealt two-handed (shown with the population's figure there)
-        u = u.join(pair_two_spots(self.cells_, self._baseline_args(self.tests[0])[1]["where"]),
-                   on=["player", "opponent"], how="left")
         u = self._combined_p(u)
         u = u.with_columns(
             hu=pl.max_horizontal(pl.col("hu_hands").fill_null(0), pl.col("hu_hands_r").fill_null(0)),
@@ -538,13 +515,20 @@ class SoftPlayDetector(EvidenceMixin, RingsMixin, PairDetector):
         """The co-entry prior of each tested pair (``coentry_shared``, ``coentry_expected``, ``coentry_p``,
         ``prior_factor``) and the factor as an array (None when off).
 
-        Colluders choose to play together: a pair that enters many of the same tournaments beyond what the
-        configuration model of :func:`detectors.features.identity.co_entries` explains (each entry lands in an event of
-        its format and day in proportion to the field size) is more likely to be sparing each other. Who enters with
-        whom is fixed before any card is dealt, so under honest play the factor is independent of the play tests'
-        p-values: a valid prior weight for the weighted BH (Genovese, Roeder & Wasserman, Biometrika 2006; Roeder &
-        Wasserman, Stat. Sci. 2009), bounded (``coentry_prior``): honest friends who always enter together still need
-        the play tests' evidence. The ring test (Bonferroni over triangles) does not use it.
+        Colluders choose to play together: a pair that enters many of the same
+        tournaments beyond what the configuration model of
+        :func:`detectors.features.identity.co_entries` explains (each entry
+        lands in an event of its format and day in proportion to the field
+        size; the conditional co-entry p-value) is more likely to be sparing
+        each other. Who enters with whom is fixed before any card is dealt, so
+        under honest play the factor is independent of the play tests'
+        p-values: a valid prior weight for the weighted BH (Genovese, Roeder &
+        Wasserman, Biometrika 2006; Roeder & Wasserman, Stat. Sci. 2009). It
+        is bounded (``coentry_prior``): honest friends who always enter
+        together still need the play tests' evidence, at most that many times
+        weaker than a pair without the prior, and the false-discovery rate
+        stays controlled whatever the prior says. The ring test (Bonferroni
+        over triangles) does not use it.
         """
         cols = {"coentry_shared": pl.Int64, "coentry_expected": pl.Float64, "coentry_p": pl.Float64, "prior_factor": pl.Float64}
         if not self.coentry_prior or self.coentry_prior <= 1 or not tested.any():

@@ -185,25 +185,6 @@ class EvidenceMixin:
                     sql=PRE_COUNTS_SQL if name == "pre" else gp.HU_COUNTS_SQL,
                 ))
 
-    def _two_handed_evidence(self, row: dict[str, Any], ev: list[Evidence]) -> None:
-        """The benign explanation of the cell ``two`` with the population's figure (``two_factor_``), where some of
-        the pair's check-test spots were in hands dealt two-handed."""
-        f, k = getattr(self, "two_factor_", None), int(row.get("chk_two_n") or 0)
-        if not f or not k or f.get("factor") is None:
-            return
-        n = int(row.get("chk_n") or 0)
-        ev.append(Evidence(
-            name=f"two-handed value spots: population bets {f['factor']:.2f} of its multi-way rate",
-            value=float(f["factor"]), baseline=1.0, n=int(f["spots"]),
-            text=f"{k} of the {n} spots of the check test between {row['player']} and {row['opponent']} were in hands "
-                 f"dealt to two players; in such hands the whole population bet {f['bets']} times after the flop where "
-                 f"each player's own rate at tables dealt to three or more (same street, strength bin, tournament or "
-                 f"cash) predicts {f['expected']:.1f} ({f['spots']} spots of {f['players']} players, z = "
-                 f"{f['z'] or 0:.1f}): the check test reads those spots apart, "
-                 + ("each player's rate there its own at fuller tables times the population's factor on the street"
-                    if getattr(self, "two_prior", None) == "own" else "each player's rate there shrunk to the population's"),
-        ))
-
     def _street_evidence(self, row: dict[str, Any], ev: list[Evidence], texts: list[str]) -> None:
         """The main test street by street (:func:`detectors.stats.street_tests`): its strongest street and the
         streets' Fisher combination, leading the summary where it decided the main test."""
@@ -354,7 +335,6 @@ class EvidenceMixin:
         texts: list[str] = []
         self._direction_evidence(row, ev, texts)
         self._spot_evidence(row, ev)
-        self._two_handed_evidence(row, ev)
         tests = self._lead_texts(row, texts)
         self._street_evidence(row, ev, texts)
         self._hand_evidence(row, ev, texts, tests)

@@ -106,7 +106,7 @@ def test_day_files_read_by_duckdb_give_the_frames_counts(fitted, tmp_path):
     first, second = tmp_path / "d1.parquet", tmp_path / "d2.parquet"
     frame.head(half).write_parquet(first)
     frame.tail(frame.height - half).with_columns(pl.lit(None).alias("tournament_id")).write_parquet(second)
-    files = WindowDecisions([str(first), str(second)], None, det.stage_bb, two=bool(det.two_tests))
+    files = WindowDecisions([str(first), str(second)], None, det.stage_bb)
     assert files.cells(w.con).equals(det.cells_)
     assert files.summary(w.con) == det.source_.summary(w.con)
 

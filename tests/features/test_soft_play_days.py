@@ -26,22 +26,20 @@ def _files(tmp_path) -> dict:
     return {p: p.stat().st_mtime_ns for p in tmp_path.rglob("*.parquet") if "_soft_play" in str(p)}
 
 
-def _same_window(con, store, days, stage_bb, two) -> None:
+def _same_window(con, store, days, stage_bb) -> None:
     """The window ``days`` read from soft play's day files equals it joined and counted over the decisions:
     the counted cells (rows and order), the whole-hand sums both ways and the thin pairs' decisions."""
     paths = store.paths("hu_decisions", days)
-    full = WindowDecisions(paths, None, stage_bb, two=two)
-    inc = WindowDecisions(paths, None, stage_bb, daycells.ensure(con, store, days, stage_bb, two=two), two=two)
+    full = WindowDecisions(paths, None, stage_bb)
+    inc = WindowDecisions(paths, None, stage_bb, daycells.ensure(con, store, days, stage_bb))
     assert inc.days and not full.days
-    det = SoftPlayDetector(stage_bb=stage_bb, two_tests=("chk",) if two else ())
+    det = SoftPlayDetector(stage_bb=stage_bb)
     with full.kept(con), inc.kept(con):
         a, b = full.cells(con), inc.cells(con)
         assert a.height > 100
         assert_frame_equal(b, a, check_exact=True)
         det.cells_ = a
-        assert ("two" in a.columns) == two and (not two or a["two"].any())
         y, kw = det._baseline_args(det.tests[0])
-        assert ("two" in kw["bins"]) == two
         kw.pop("side")
         rated = stats.own_rates_per_decision(a, y, **kw).filter(pl.col("hu"))
         for directed in (False, True):
@@ -54,38 +52,27 @@ def _same_window(con, store, days, stage_bb, two) -> None:
     assert inc.summary(con) == full.summary(con)
 
 
-@pytest.mark.parametrize("stage_bb,two", [((20.0,), True), (None, True), ((20.0,), False)],
-                         ids=["stage and two-handed cells", "two-handed cell", "stage cell"])
-def test_the_days_cells_equal_the_window_joined_and_counted(world, tmp_path, stage_bb, two):
+@pytest.mark.parametrize("stage_bb", [(20.0,), None], ids=["stage cell", "no stage cell"])
+def test_the_days_cells_equal_the_window_joined_and_counted(world, tmp_path, stage_bb):
     """Two days, then the third (only its files made), then a backfill of one day (only its files made again, the
-    old ones removed): each window read from the day files equals the full count, exactly. A fifth of the hands
-    are marked dealt to two players (``hands.n_players``: the cell ``two``) for the test's length."""
+    old ones removed): each window read from the day files equals the full count, exactly."""
     con = world.con
-    con.execute("UPDATE hands SET n_players = 2 WHERE hash(hand_id) % 5 = 0")
-    try:
-        _days_by_nights(con, tmp_path, stage_bb, two)
-    finally:
-        con.execute("UPDATE hands SET n_players = 6")
-
-
-def _days_by_nights(con, tmp_path, stage_bb, two) -> None:
-    """The nights of :func:`test_the_days_cells_equal_the_window_joined_and_counted`."""
     days = sorted(fd.day_fingerprints(con))
     assert len(days) == 3
     store = fd.DayStore(tmp_path / "features")
     fd.refresh_days(con, store, days[:2])
-    _same_window(con, store, days[:2], stage_bb, two)
+    _same_window(con, store, days[:2], stage_bb)
     first = _files(tmp_path)
     assert len(first) == 4
     fd.refresh_days(con, store, days)
-    _same_window(con, store, days, stage_bb, two)
+    _same_window(con, store, days, stage_bb)
     second = _files(tmp_path)
     assert {p: t for p, t in second.items() if p in first} == first and len(second) == 6
     con.execute("UPDATE hands SET content_hash = content_hash || 'x' WHERE hand_id = "
                 "(SELECT min(hand_id) FROM hands WHERE day = ?)", [days[1]])
     try:
         assert fd.refresh_days(con, store, days) == [days[1]]
-        _same_window(con, store, days, stage_bb, two)
+        _same_window(con, store, days, stage_bb)
     finally:
         con.execute("UPDATE hands SET content_hash = rtrim(content_hash, 'x')")
     third = _files(tmp_path)
@@ -94,18 +81,14 @@ def _days_by_nights(con, tmp_path, stage_bb, two) -> None:
     assert len(changed) == 2 and all(f"day={days[1].isoformat()}" in str(p) for p in changed)
 
 
-def test_the_two_handed_cells_files_are_named_apart(world, tmp_path):
-    """Files made with the cell ``two`` carry ``+two`` in their names: a store made without it is never read for
-    it (its files are made again, with the cell), and neither setting's files remove the other's; a stage cut that
-    begins another's name (``st10`` and ``st10-20``) does not remove its files either."""
+def test_a_stage_settings_files_leave_another_settings_alone(world, tmp_path):
+    """A day's files of one stage setting never remove another's: the cuts ``st10`` begin the name of the cuts
+    ``st10-20``, and making the one must not delete the other (each setting's older files are removed only when
+    their setting part is exactly the same)."""
     con = world.con
     days = sorted(fd.day_fingerprints(con))[:1]
     store = fd.DayStore(tmp_path / "features")
     fd.refresh_days(con, store, days)
-    made = {}
-    for stage_bb, two in (((20.0,), False), ((20.0,), True), ((10.0, 20.0), False), ((10.0,), False)):
-        dec, cnt = daycells.ensure(con, store, days, stage_bb, two=two)
-        made[(stage_bb, two)] = (dec, cnt)
-        assert ("+two" in dec[0]) == two and ("two" in pl.read_parquet(cnt[0]).columns) == two
-    assert made[((20.0,), False)][0] != made[((20.0,), True)][0]
-    assert all(all(Path(p).exists() for p in dec + cnt) for dec, cnt in made.values())
+    made = [daycells.ensure(con, store, days, stage_bb) for stage_bb in ((10.0, 20.0), (10.0,), (20.0,), None)]
+    assert len({dec[0] for dec, _ in made}) == 4
+    assert all(Path(p).exists() for dec, cnt in made for p in dec + cnt)

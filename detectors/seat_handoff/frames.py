@@ -24,20 +24,21 @@ from detectors.seat_handoff.queries import (
 from detectors.seat_handoff.statistics import _own_timing, fold_to_big_class
 
 
-def key_slices(df: pl.DataFrame, key: str | list[str]) -> tuple[pl.DataFrame, dict]:
+def key_slices(df: pl.DataFrame, key: str | list[str], keep: list[str] | None = None) -> tuple[pl.DataFrame, dict]:
     """The rows of each value of ``key`` as a slice of one frame, as ``partition_by(key, as_dict=True)`` gives
     them but without a copy per group.
 
     Parameters
     ----------
     df : the frame. key : the column to split by, or a list of columns (the dict's keys then tuples, as
-    ``partition_by`` gives them).
+    ``partition_by`` gives them). keep : the columns of the slices (default every column): the others, the
+    key's names among them, are not held by the slices.
 
     Returns
     -------
     ``(sorted, groups)``: ``df`` sorted by ``key`` (stable: each group's rows in their order in ``df``) and a
-    dict from each value of ``key`` to its rows, zero-copy slices of ``sorted``, each group's rows in the order
-    ``partition_by`` keeps."""
+    dict from each value of ``key`` to its rows, zero-copy slices of ``sorted`` (of its ``keep`` columns), each
+    group's rows in the order ``partition_by`` keeps."""
     if df.height == 0:
         return df, {}
     keys = [key] if isinstance(key, str) else list(key)
@@ -45,7 +46,8 @@ def key_slices(df: pl.DataFrame, key: str | list[str]) -> tuple[pl.DataFrame, di
     runs = (df.select(keys).with_row_index("_i")
             .group_by(keys, maintain_order=True).agg(pl.col("_i").first().alias("lo"), pl.len().alias("n")))
     names = runs[key].to_list() if isinstance(key, str) else list(zip(*(runs[k].to_list() for k in keys)))
-    return df, {k: df.slice(lo, n) for k, lo, n in zip(names, runs["lo"].to_list(), runs["n"].to_list())}
+    part = df if keep is None else df.select(keep)
+    return df, {k: part.slice(lo, n) for k, lo, n in zip(names, runs["lo"].to_list(), runs["n"].to_list())}
 
 
 class FieldCounts:
@@ -364,6 +366,51 @@ def null_history(hist: pl.DataFrame, key: str = "account") -> tuple[pl.DataFrame
     return sums, ranges
 
 
+#: the columns :func:`read_hands` keeps of the hands by account-event (the per-hand situation columns are read
+#: only into the range stratum ``rstr`` and class ``rcls``); the action counts, strata and classes as 32-bit
+#: integers (their values are small counts and codes; every reader converts them to floats or 64-bit integers)
+HAND_COLS = ("hand_id", "started_at", *[f"n_{a}" for a in ACTS], "vpip", "sizes", "rstr", "rcls")
+
+
+def read_hands(con: duckdb.DuckDBPyConnection, null_ev: pl.DataFrame) -> tuple[pl.DataFrame, dict]:
+    """The hands of the registered account-events ``_rb_at`` (:data:`_HAND_ROWS_SQL`, their range strata made:
+    :func:`_with_strength`), by account-event and, with their names, those of the null's account-events.
+
+    Parameters
+    ----------
+    con : the warehouse, ``_rb_at`` and ``_rb_strength`` registered. null_ev : the null's account-events
+        (``account``, ``tournament_id``).
+
+    Returns
+    -------
+    ``(null_hands, by_at)``: ``null_hands`` the rows of ``null_ev``'s account-events (``tournament_id``,
+    ``account`` and :data:`HAND_COLS`), sorted by account, tournament, start and hand; ``by_at`` from each
+    account-event to its rows in that order (:data:`HAND_COLS` only: no name per row), slices of one frame."""
+    ints = [f"n_{a}" for a in ACTS] + ["rstr", "rcls"]
+    hands = (_with_strength(con.sql(_HAND_ROWS_SQL).pl()).select("tournament_id", "account", *HAND_COLS)
+             .with_columns(pl.col(ints).cast(pl.Int32)).sort("account", "tournament_id", "started_at", "hand_id"))
+    # (slices of the sorted hands, no copy per account-event)
+    hands, by_at = key_slices(hands, ["account", "tournament_id"], keep=list(HAND_COLS))
+    return hands.join(null_ev.select("account", "tournament_id").unique(), on=["account", "tournament_id"],
+                      how="semi", maintain_order="left"), by_at
+
+
+def read_event_decisions(con: duckdb.DuckDBPyConnection) -> dict:
+    """The decision times of the registered account-events ``_rb_at`` (:data:`_DECISIONS_SQL`, its hand left in
+    DuckDB), by account-event.
+
+    Parameters
+    ----------
+    con : the warehouse, ``_rb_at`` registered.
+
+    Returns
+    -------
+    From each account-event (``(account, tournament_id)``) to its decisions (``started_at``, ``log_ms``: no name
+    per row), slices of one frame."""
+    dec = con.sql(_DECISIONS_SQL).select("account", "tournament_id", "started_at", "log_ms").pl()
+    return key_slices(dec, ["account", "tournament_id"], keep=["started_at", "log_ms"])[1]
+
+
 class FramesMixin:
     """The frames the fit of :class:`~detectors.seat_handoff.SeatHandoffDetector` reads from the warehouse."""
 
@@ -381,17 +428,24 @@ class FramesMixin:
 
         Returns
         -------
-        ``(hands, by_at, dec_at, hist, hist_by_acc, hdec_by_acc, field, tim_null, null_hist)``."""
+        ``(hands, by_at, dec_at, hist, hist_by_acc, hdec_by_acc, field, tim_null, null_hist)``: ``hands`` the null's
+        account-events' hands (:func:`read_hands`), ``by_at`` every account-event's without names, ``dec_at`` the
+        candidates' account-events' decision times (:func:`read_event_decisions`)."""
         self.codes_ = Codes(con)
         con.register("_rb_at", at)
         con.register("_rb_strength", strength_table())
         self.codes_.register(con)
         try:
-            hands = _with_strength(con.sql(_HAND_ROWS_SQL).pl()).sort("account", "tournament_id", "started_at", "hand_id")
-            # (slices of the sorted hands, no copy per account-event)
-            hands, by_at = key_slices(hands, ["account", "tournament_id"])
-            # (slices of one frame sorted by account-event, no copy per account-event)
-            dec_at = key_slices(con.sql(_DECISIONS_SQL).pl(), ["account", "tournament_id"])[1] if self.has_decisions_ else {}
+            hands, by_at = read_hands(con, null_ev)
+            if self.has_decisions_:
+                # (the candidates' account-events only: the null reads the decision times by account, ``tim_null``)
+                con.unregister("_rb_at")
+                con.register("_rb_at", cand.select("account", "tournament_id").unique())
+                dec_at = read_event_decisions(con)
+                con.unregister("_rb_at")
+                con.register("_rb_at", at)
+            else:
+                dec_at = {}
             names = sorted(set(at["account"].to_list()))
             hist, null_hist = self._read_history(con, names, null_ev)
             if self.stage_baseline and self.has_sessions_:

@@ -10,7 +10,7 @@ import polars as pl
 
 from detectors import stats
 from detectors.base import Evidence, PairDetector, Signal
-from detectors.hand_chat.lines import chat_lines, listeners
+from detectors.hand_chat.lines import chat_lines, listeners, presences
 from detectors.hand_chat.text import card_talk_model, card_talk_rules
 
 # Reproduces the lines behind a case: $player's chat in hands $opponent was dealt in, with the action each came before
@@ -91,13 +91,10 @@ class HandChatDetector(PairDetector):
         self.usable_ = lis.filter(pl.col("others") >= 2).join(
             talk.select("hand_id", "line", "text", "next_seq", "next_actor", "next_action", "next_street"),
             on=["hand_id", "line"], how="left")
-        watchers = self.lines_.select("hand_id", "player").unique()
-        talkers = self.usable_["player"].unique().implode()
-        seated = con.sql("SELECT hand_id, player FROM seats WHERE dealt_in").pl()
-        # every player's presences (dealt in; watching: chatting unseated), for the room's prior
-        counts = pl.concat([seated, watchers], how="vertical").unique().group_by("player").agg(n=pl.len())
-        self.presence_ = pl.concat([seated.filter(pl.col("player").is_in(talkers)),
-                                    watchers.filter(pl.col("player").is_in(talkers))], how="vertical").unique()
+        # every player's presences (dealt in; watching: chatting unseated), counted for the room's prior, and the
+        # talkers' presences kept: in DuckDB, so the window's seats (a row per player dealt in) never reach Python
+        counts, self.presence_ = presences(con, self.lines_.select("hand_id", "player").unique(),
+                                           self.usable_.select("player").unique())
         # each player's usable card-talk hands, less those heard by its most frequent listener: the room's
         # rate of talk aimed at no one partner (a planted chatter's own rate is not the room's)
         top = (self.usable_.group_by("player", "partner").agg(kp=pl.col("hand_id").n_unique())

@@ -90,4 +90,36 @@ def listeners(con: duckdb.DuckDBPyConnection, lines: pl.DataFrame) -> pl.DataFra
         con.unregister("_hc_lines")
 
 
-__all__ = ["CHAT_LINES_SQL", "FLOP_GAMES", "chat_lines", "listeners"]
+def presences(con: duckdb.DuckDBPyConnection, watchers: pl.DataFrame, talkers: pl.DataFrame
+              ) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """The players' presences: a player is present in a hand dealt in (``seats.dealt_in``) or, watching, when it
+    chatted there (``watchers``: ``hand_id``, ``player``, one row per chatting player and hand).
+
+    Parameters
+    ----------
+    con : the warehouse. watchers : the chatting players by hand. talkers : ``player``, the players whose
+    presences are kept.
+
+    Returns
+    -------
+    (``player``, ``n``: every player's hands present, sorted by player; ``hand_id``, ``player``: the ``talkers``'
+    presences, sorted). Counted in DuckDB: the seats of the window (a row per player dealt in) never reach
+    Python."""
+    con.register("_hc_watchers", watchers.select("hand_id", "player"))
+    con.register("_hc_talkers", talkers.select("player"))
+    try:
+        counts = con.sql("""
+            SELECT player, count(*) AS n FROM (SELECT hand_id, player FROM seats WHERE dealt_in
+                                              UNION SELECT hand_id, player FROM _hc_watchers)
+            GROUP BY player ORDER BY player""").pl()
+        kept = con.sql("""
+            SELECT hand_id, player FROM seats WHERE dealt_in AND player IN (SELECT player FROM _hc_talkers)
+            UNION SELECT hand_id, player FROM _hc_watchers WHERE player IN (SELECT player FROM _hc_talkers)
+            ORDER BY hand_id, player""").pl()
+        return counts, kept
+    finally:
+        con.unregister("_hc_watchers")
+        con.unregister("_hc_talkers")
+
+
+__all__ = ["CHAT_LINES_SQL", "FLOP_GAMES", "chat_lines", "listeners", "presences"]

@@ -179,3 +179,23 @@ def test_rules_model_is_selectable_and_unknown_model_refused():
     with pytest.raises(ValueError):
         HandChatDetector(text_model="bert").fit(con)
     assert isinstance(chat_lines(con), pl.DataFrame)
+
+
+def test_presences_counted_in_duckdb_equal_the_seats_and_watchers_joined():
+    """The room's presences (a player dealt in, or chatting in a hand it did not play) counted by DuckDB equal the
+    same read whole into Polars and made unique (the former computation), and the talkers' presences likewise: the
+    seats of the window never have to reach Python."""
+    from detectors.hand_chat.lines import chat_lines, presences
+
+    con = population(n=300, chatty=0.3)
+    lines = chat_lines(con)
+    watchers = lines.select("hand_id", "player").unique()
+    talkers = pl.DataFrame({"player": [CHATTER, "chatty"]})
+    counts, kept = presences(con, watchers, talkers)
+    seated = con.sql("SELECT hand_id, player FROM seats WHERE dealt_in").pl()
+    both = pl.concat([seated, watchers], how="vertical").unique()
+    expected = both.group_by("player").agg(n=pl.len()).sort("player")
+    assert counts["player"].to_list() == expected["player"].to_list()
+    assert counts["n"].to_list() == expected["n"].to_list() and watchers.height > 0
+    assert kept.equals(both.filter(pl.col("player").is_in(talkers["player"].implode())).sort("hand_id", "player"))
+    assert kept.height > 0

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 import polars as pl
+from scipy import optimize, stats
 
 #: the deviation flow's columns the test reads (:func:`detectors.chip_dumping.flows.deviation_flow`): the pair's hands
 #: met, the chips lost in its deviation hands and their squares, and the same three against everyone else
@@ -77,8 +78,6 @@ def deviation_moved_p(t: pl.DataFrame, *, alpha: float, prior_df: float, min_n0:
     statistic (mean - max(mean0, 0)) / sqrt(var / n + v0 / n0) on Student's t with n - 1 + nu degrees of freedom.
     A big pot lost once inflates the pair's own variance and counts little; a small loss in every hand, or a large
     one over many hands, counts."""
-    from scipy import stats as st
-
     if any(c not in t.columns for c in columns) or t.is_empty():
         return np.full(t.height, np.nan)
     r = _robust_baseline(t, alpha, columns)
@@ -97,7 +96,7 @@ def deviation_moved_p(t: pl.DataFrame, *, alpha: float, prior_df: float, min_n0:
         s2 = np.maximum(q / n - m ** 2, 0.0) * n / (n - 1)
         var = ((n - 1) * s2 + nu * var0) / (n - 1 + nu)
         z = (m - np.maximum(mean0, 0.0)) / np.sqrt(var / n + se0)
-    p = st.t.sf(z, np.maximum(n - 1 + nu, 1.0))
+    p = stats.t.sf(z, np.maximum(n - 1 + nu, 1.0))
     return np.where((n >= 2) & np.isfinite(z), np.clip(p, 1e-300, 1.0), np.nan)
 
 
@@ -167,8 +166,6 @@ def between_pair_variance(diff: np.ndarray, var: np.ndarray) -> float:
     dumps, whose effects are far out, do not set the honest pairs' spread. The median falls continuously as tau^2
     grows and is at most the target at tau^2 = max(diff^2) / target, so Brent's method
     (:func:`scipy.optimize.brentq`) finds the root in [0, that bound] to the last bits."""
-    from scipy import optimize, stats
-
     ok = np.isfinite(diff) & np.isfinite(var) & (var > 0)
     d2, v = diff[ok] ** 2, var[ok]
     if d2.size < MIN_BETWEEN_PAIRS:

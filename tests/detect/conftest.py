@@ -318,6 +318,7 @@ def _built_once(build):
 
 build_world = _built_once(_play_world)
 
+
 @pytest.fixture(scope="module")
 def con(world):
     """The test module's own ``world`` fixture built into an in-memory warehouse, once per module."""

@@ -97,6 +97,10 @@ class BettingState:
     positions, pos_index : each player's position label and offset from the button.
     """
 
+    __slots__ = ("n", "hand_id", "names", "seat_no", "holes", "stack", "bet", "put", "folded", "allin", "acts",
+                 "folded_street", "n_in", "sb_i", "bb_i", "positions", "pos_index", "pol", "is_tour", "table",
+                 "bb_amt", "limit", "game", "fixed", "pot_limit", "cap", "stacks_d", "bets_d", "in_hand", "pot_total")
+
     def __init__(self, live: Sequence[SeatState], config: GameConfig, policies: Mapping[str, Policy],
                  hand_id: str, holes: list[list[int]], is_tour: bool, table: dict[str, Any],
                  sb_i: int | None, bb_i: int, positions: list[str], pos_index: list[int]):
@@ -113,7 +117,6 @@ class BettingState:
         self.allin = [False] * n
         self.acts: list[ActionRecord] = []
         self.folded_street: dict[str, int] = {}
-        self.seq = 0
         self.n_in = n
         self.sb_i, self.bb_i = sb_i, bb_i
         self.positions, self.pos_index = positions, pos_index
@@ -144,9 +147,9 @@ class BettingState:
 
     def record(self, street: int, i: int, kind: str, amount: int, to: int, all_in: bool,
                timed_out: bool = False, raise_by: int = 0) -> None:
-        """Append player ``i``'s action line with the next sequence number."""
-        self.acts.append(ActionRecord(self.seq, street, self.names[i], kind, amount, to, all_in, timed_out, raise_by))
-        self.seq += 1
+        """Append player ``i``'s action line; its sequence number is the lines before it."""
+        self.acts.append(ActionRecord(len(self.acts), street, self.names[i], kind, amount, to, all_in, timed_out,
+                                      raise_by))
 
     def fold(self, i: int, street: int, timed_out: bool) -> None:
         """Player ``i`` folds on ``street``."""
@@ -290,9 +293,10 @@ def bet_street(h: BettingState, street: int, board: list[int]) -> tuple[bool, in
         h.bet = [0] * n
         h.bets_d.update(dict.fromkeys(names, 0))
         current, n_bets, first, last_aggr = 0, 0, 0, None
-    bet = h.bet
-    min_inc = h.bb_amt
-    unit = h.bb_amt if street < TURN else 2 * h.bb_amt
+    bet, fixed, pol, acts, stacks_d, bets_d, in_hand = h.bet, h.fixed, h.pol, h.acts, h.stacks_d, h.bets_d, h.in_hand
+    hand_id, seat_no, positions, pos_index, holes, bb_amt = h.hand_id, h.seat_no, h.positions, h.pos_index, h.holes, h.bb_amt
+    min_inc = bb_amt
+    unit = bb_amt if street < TURN else 2 * bb_amt
     # Betting is skipped when at most one player can act and owes nothing.
     if n_can == 0 or (n_can == 1 and all(bet[i] >= current for i in range(n) if can_act[i])):
         return False, n_can
@@ -305,7 +309,9 @@ def bet_street(h: BettingState, street: int, board: list[int]) -> tuple[bool, in
             i = (i + 1) % n
             continue
         st, bi = stack[i], bet[i]
-        to_call = min(current - bi, st)
+        to_call = current - bi
+        if to_call > st:
+            to_call = st
         others_live = n_can > 1  # i itself can act (need implies can_act)
         need[i] = False
         n_need -= 1
@@ -313,15 +319,15 @@ def bet_street(h: BettingState, street: int, board: list[int]) -> tuple[bool, in
             i = (i + 1) % n
             continue
         lv = acted_at[i]
-        can_raise = (lv < 0 or current - lv >= (unit if h.fixed else min_inc)) and st > to_call and others_live
-        if h.fixed and n_bets >= h.cap:
+        can_raise = (lv < 0 or current - lv >= (unit if fixed else min_inc)) and st > to_call and others_live
+        if fixed and n_bets >= h.cap:
             can_raise = False
         mn, mx = raise_bounds(h, current, bi, st, min_inc, unit)
-        a = h.pol[i].act(DecisionView(
-            h.hand_id, names[i], h.seat_no[i], h.positions[i], h.pos_index[i], h.holes[i], board, street,
+        a = pol[i].act(DecisionView(
+            hand_id, names[i], seat_no[i], positions[i], pos_index[i], holes[i], board, street,
             h.pot_total, to_call, current, bi, mn, mx, st, to_call == 0, to_call > 0,
-            can_raise, h.n_in, n, h.acts, h.stacks_d, h.bets_d, h.in_hand, last_aggr,
-            h.is_tour, h.bb_amt, h.limit, h.game, n_bets, h.table,
+            can_raise, h.n_in, n, acts, stacks_d, bets_d, in_hand, last_aggr,
+            h.is_tour, bb_amt, h.limit, h.game, n_bets, h.table,
         ))
         kind = legal_kind(a.kind, to_call, can_raise)
         if kind == "fold":
@@ -332,22 +338,23 @@ def bet_street(h: BettingState, street: int, board: list[int]) -> tuple[bool, in
                 return True, n_can
         elif kind == "check":
             acted_at[i] = current
-            h.record(street, i, "check", 0, bi, False, a.timed_out)
+            acts.append(ActionRecord(len(acts), street, names[i], "check", 0, bi, False, a.timed_out))
         else:
-            kind, add, to = chips_of(a, kind, to_call, bi, st, mn, mx, h.fixed, current)
+            kind, add, to = chips_of(a, kind, to_call, bi, st, mn, mx, fixed, current)
             ai = h.put_chips(i, add, to)
             if ai:
                 can_act[i] = False
                 n_can -= 1
             if kind == "call":
-                h.record(street, i, "call", add, to, ai, a.timed_out)
+                acts.append(ActionRecord(len(acts), street, names[i], "call", add, to, ai, a.timed_out))
             else:
                 inc = to - current
-                h.record(street, i, "raise" if current else "bet", add, to, ai, a.timed_out, inc)
+                acts.append(ActionRecord(len(acts), street, names[i], "raise" if current else "bet", add, to, ai,
+                                         a.timed_out, inc))
                 current, last_aggr = to, names[i]
-                if inc >= (unit if h.fixed else min_inc):  # a full bet or raise reopens the betting
+                if inc >= (unit if fixed else min_inc):  # a full bet or raise reopens the betting
                     n_bets += 1
-                    if not h.fixed:
+                    if not fixed:
                         min_inc = inc
                 need = [can_act[j] and j != i for j in range(n)]
                 n_need = sum(need)

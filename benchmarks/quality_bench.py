@@ -107,6 +107,85 @@ def acted(group: dict) -> bool:
     return bool(group.get("hands")) or (group.get("kind") == "multi_accounting" and bool(group.get("tournaments")))
 
 
+def _pool(pooled: dict[str, dict], e, cases: list[dict], labels: list[dict]) -> None:
+    """Add one population's figures per kind (``e`` from :func:`score`) to ``pooled``."""
+    for kind in ev.KINDS:
+        p = pooled.setdefault(kind, {"groups": 0, "found": 0, "flagged": 0, "false": 0, "matching_any": 0,
+                                     "acted": 0, "acted_found": 0, "ap": [], "by_strength": {},
+                                     "innocent": 0, "largest": 0, "by_level": {},
+                                     "by_hands": {}})
+        f = e.kinds.get(kind)
+        if f is None:
+            continue
+        p["groups"] += f.groups
+        p["found"] += f.groups_found
+        p["flagged"] += f.flagged
+        p["false"] += f.false_flags
+        p["matching_any"] += f.flagged_matching_any
+        if f.average_precision is not None:
+            p["ap"].append(f.average_precision)
+        for b, r in f.recall_by_strength.items():
+            s = p["by_strength"].setdefault(b, [0, 0])
+            s[0] += r["groups"]
+            s[1] += r["found"]
+        flagged = [c for c in cases if c.get("kind") == kind and c.get("flagged")]
+        # the scorer counts a case as right when it holds two of a group's accounts, however many
+        # others it accuses: count the accused accounts that belong to no group at all
+        planted = {a for g in labels for a in g.get("accounts", [])}
+        p["innocent"] += len({a for c in flagged for a in c["accounts"] if a not in planted})
+        p["largest"] = max([p["largest"]] + [len(c["accounts"]) for c in flagged])
+        for g in labels:
+            if g.get("kind") != kind:
+                continue
+            found = any(ev.matches(c, g) for c in flagged)
+            level = p["by_level"].setdefault(label_strength(g), [0, 0])
+            level[0] += 1
+            level[1] += found
+            band = p["by_hands"].setdefault(hands_band(g), [0, 0])
+            band[0] += 1
+            band[1] += found
+            if acted(g):
+                p["acted"] += 1
+                p["acted_found"] += found
+
+
+def _print_pooled(pooled: dict[str, dict], markdown: bool) -> None:
+    """Print the pooled table per kind, then recall by the labels' strength and by the hands the groups acted in."""
+    if markdown:
+        print("\n| kind | recall | recall, groups that acted | precision | mean AP | recall by strength | accounts accused outside any group |")
+        print("| --- | --- | --- | --- | --- | --- | --- |")
+    else:
+        print(f"\n{'kind':<20}{'recall':>12}{'acted':>12}{'precision':>12}{'mean AP':>9}{'outside':>8}  recall by strength")
+    for kind, p in pooled.items():
+        if not p["groups"]:
+            continue
+        prec = f"{p['matching_any']}/{p['flagged']}" if p["flagged"] else "-"
+        ap_ = f"{sum(p['ap']) / len(p['ap']):.2f}" if p["ap"] else "-"
+        strength = "; ".join(f"{b}: {k}/{n}" for b, (n, k) in sorted(p["by_strength"].items()))
+        if markdown:
+            print(f"| {kind} | {p['found']}/{p['groups']} | {p['acted_found']}/{p['acted']} | {prec} | {ap_} | {strength} "
+                  f"| {p['innocent']} (largest case {p['largest']}) |")
+        else:
+            print(f"{kind:<20}{p['found']:>5}/{p['groups']:<6}{p['acted_found']:>5}/{p['acted']:<6}{prec:>12}{ap_:>9}"
+                  f"{p['innocent']:>8}  {strength}")
+    levels = sorted({lv for p in pooled.values() for lv in p["by_level"] if lv is not None}, reverse=True)
+    for title, key, cols in (("the strength the labels name", "by_level", levels),
+                             ("the hands in which the labels say the group acted", "by_hands", HAND_BAND_NAMES)):
+        if not cols:
+            continue
+        head = ["kind", *(f"{c:g}" if isinstance(c, float) else c for c in cols)]
+        rows = [[kind, *(f"{p[key][c][1]}/{p[key][c][0]}" if c in p[key] else "-" for c in cols)]
+                for kind, p in pooled.items() if p["groups"]]
+        print(f"\nrecall by {title} (groups found / groups):")
+        if markdown:
+            print("\n| " + " | ".join(head) + " |\n|" + " --- |" * len(head))
+            for r in rows:
+                print("| " + " | ".join(r) + " |")
+        else:
+            for r in [head, *rows]:
+                print(f"{r[0]:<20}" + "".join(f"{x:>9}" for x in r[1:]))
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--work", required=True, help="folder for the populations and runs")
@@ -128,44 +207,7 @@ def main(argv: list[str] | None = None) -> int:
     for seed in args.seeds:
         d = build(work, args.preset, seed, args.reuse, args.reuse_runs, args.hands_only, args.hands)
         e, cases, labels = score(d)
-        for kind in ev.KINDS:
-            p = pooled.setdefault(kind, {"groups": 0, "found": 0, "flagged": 0, "false": 0, "matching_any": 0,
-                                         "acted": 0, "acted_found": 0, "ap": [], "by_strength": {},
-                                         "innocent": 0, "largest": 0, "by_level": {},
-                                         "by_hands": {}})
-            f = e.kinds.get(kind)
-            if f is None:
-                continue
-            p["groups"] += f.groups
-            p["found"] += f.groups_found
-            p["flagged"] += f.flagged
-            p["false"] += f.false_flags
-            p["matching_any"] += f.flagged_matching_any
-            if f.average_precision is not None:
-                p["ap"].append(f.average_precision)
-            for b, r in f.recall_by_strength.items():
-                s = p["by_strength"].setdefault(b, [0, 0])
-                s[0] += r["groups"]
-                s[1] += r["found"]
-            flagged = [c for c in cases if c.get("kind") == kind and c.get("flagged")]
-            # the scorer counts a case as right when it holds two of a group's accounts, however many
-            # others it accuses: count the accused accounts that belong to no group at all
-            planted = {a for g in labels for a in g.get("accounts", [])}
-            p["innocent"] += len({a for c in flagged for a in c["accounts"] if a not in planted})
-            p["largest"] = max([p["largest"]] + [len(c["accounts"]) for c in flagged])
-            for g in labels:
-                if g.get("kind") != kind:
-                    continue
-                found = any(ev.matches(c, g) for c in flagged)
-                level = p["by_level"].setdefault(label_strength(g), [0, 0])
-                level[0] += 1
-                level[1] += found
-                band = p["by_hands"].setdefault(hands_band(g), [0, 0])
-                band[0] += 1
-                band[1] += found
-                if acted(g):
-                    p["acted"] += 1
-                    p["acted_found"] += found
+        _pool(pooled, e, cases, labels)
         print(f"{args.preset} seed {seed}: accounts {e.accounts_seen}, recall " + ", ".join(
             f"{k} {f.groups_found}/{f.groups}" for k, f in e.kinds.items()) + f", false flags {e.false_flags}")
     honest_accounts = honest_false = 0
@@ -178,39 +220,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         print(json.dumps({"pooled": pooled, "honest_accounts": honest_accounts, "honest_flags": honest_false}))
         return 0
-    if args.markdown:
-        print("\n| kind | recall | recall, groups that acted | precision | mean AP | recall by strength | accounts accused outside any group |")
-        print("| --- | --- | --- | --- | --- | --- | --- |")
-    else:
-        print(f"\n{'kind':<20}{'recall':>12}{'acted':>12}{'precision':>12}{'mean AP':>9}{'outside':>8}  recall by strength")
-    for kind, p in pooled.items():
-        if not p["groups"]:
-            continue
-        prec = f"{p['matching_any']}/{p['flagged']}" if p["flagged"] else "-"
-        ap_ = f"{sum(p['ap']) / len(p['ap']):.2f}" if p["ap"] else "-"
-        strength = "; ".join(f"{b}: {k}/{n}" for b, (n, k) in sorted(p["by_strength"].items()))
-        if args.markdown:
-            print(f"| {kind} | {p['found']}/{p['groups']} | {p['acted_found']}/{p['acted']} | {prec} | {ap_} | {strength} "
-                  f"| {p['innocent']} (largest case {p['largest']}) |")
-        else:
-            print(f"{kind:<20}{p['found']:>5}/{p['groups']:<6}{p['acted_found']:>5}/{p['acted']:<6}{prec:>12}{ap_:>9}"
-                  f"{p['innocent']:>8}  {strength}")
-    levels = sorted({lv for p in pooled.values() for lv in p["by_level"] if lv is not None}, reverse=True)
-    for title, key, cols in (("the strength the labels name", "by_level", levels),
-                             ("the hands in which the labels say the group acted", "by_hands", HAND_BAND_NAMES)):
-        if not cols:
-            continue
-        head = ["kind", *(f"{c:g}" if isinstance(c, float) else c for c in cols)]
-        rows = [[kind, *(f"{p[key][c][1]}/{p[key][c][0]}" if c in p[key] else "-" for c in cols)]
-                for kind, p in pooled.items() if p["groups"]]
-        print(f"\nrecall by {title} (groups found / groups):")
-        if args.markdown:
-            print("\n| " + " | ".join(head) + " |\n|" + " --- |" * len(head))
-            for r in rows:
-                print("| " + " | ".join(r) + " |")
-        else:
-            for r in [head, *rows]:
-                print(f"{r[0]:<20}" + "".join(f"{x:>9}" for x in r[1:]))
+    _print_pooled(pooled, args.markdown)
     if args.honest:
         rate = 1e4 * honest_false / honest_accounts if honest_accounts else float("nan")
         print(f"honest-only: {honest_false} flagged cases over {honest_accounts} accounts = {rate:.2f} per 10,000")

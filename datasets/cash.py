@@ -381,7 +381,9 @@ def play_cash_table(plan: CashTablePlan, ctx) -> int:
     (:func:`_departures`), top-ups (:func:`_top_ups`); then the seats of the
     next hand (:func:`_hand_seats`) and the hand itself.
     """
-    from datasets.engine import GameConfig, play_hand, rake_rule_for
+    from datasets.engine import play_hand
+    from datasets.rake import rake_rule_for
+    from datasets.records import GameConfig
 
     b = plan.bucket
     sb, bb = (cents(x) for x in b.blinds)
@@ -505,7 +507,7 @@ def _hand_seats(occ: dict, ready: list[int], button: int, n_seats: int) -> tuple
     blinds posts a big blind, a player back from a break what they missed. Blinds passing a player on
     a break are marked missed. Returns (button seat, the engine's ``SeatState`` list in seat order).
     """
-    from datasets.engine import SeatState
+    from datasets.records import SeatState
 
     order = sorted(ready, key=lambda s: (s - button - 1) % n_seats)
     button = order[0]

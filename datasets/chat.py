@@ -1,6 +1,6 @@
 """Table chat: the room's banter and planted chat about a hand in play.
 
-Method. Chat is added to a played :class:`~datasets.engine.HandRecord` just
+Method. Chat is added to a played :class:`~datasets.records.HandRecord` just
 before it is written, as ``NAME said, "..."`` lines at their position among
 the action lines (``HandRecord.extra_lines``: after action ``seq``; ``-1``
 before the first post, i.e. between hands; a large number after the last

@@ -42,7 +42,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field
 
-from datasets.engine import Action, DecisionView
+from datasets.records import Action, DecisionView
 from datasets.flipping import flip_action, flip_chance
 from datasets.policies import HonestPolicy, capped
 

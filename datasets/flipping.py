@@ -41,7 +41,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field, fields, replace
 
-from datasets.engine import Action
+from datasets.records import Action
 from datasets.population import derive_seed
 from datasets.tournaments import SNG_LEVELS, Entry, TournamentPlan, TourTable
 
@@ -309,7 +309,7 @@ def _flip_policy(plan: HeadsUpPlan, ctx, ps, e: Entry, final: bool, partner: str
 
 
 def _level(plan: HeadsUpPlan, hands: int):
-    from datasets.engine import GameConfig, TournamentInfo
+    from datasets.records import GameConfig, TournamentInfo
 
     lvl = min(hands // (3 if plan.hyper else 10), len(SNG_LEVELS) - 1)
     sb, bb = SNG_LEVELS[lvl]

@@ -150,7 +150,17 @@ def plan_world(*, preset: str | Preset = "demo", seed: int = 7, accounts: int | 
     # heads-up play and its flippers where the mix names them, after every other unit (datasets.flipping)
     numbered += flipping.heads_up_units(world, mix, spec.strength, n_hands, days, play, world_seed, len(numbered))
     world.chat = chat.plan_world_chat(pop, groups, mix, spec.strength, seed, world_seed)
-    # disconnect waves: an ISP or a mobile carrier drops for one to four minutes, once or twice a day
+    world.waves = _disconnect_waves(pop, days, t0, rng)
+    return world, numbered, planner_events, days
+
+
+def _disconnect_waves(pop, days: int, t0: int, rng: random.Random) -> list[tuple[int, int, str]]:
+    """An ISP or a mobile carrier dropping for one to four minutes, once or twice a day.
+
+    Returns ``(start ms, end ms, address prefix)`` sorted by start: every
+    connection whose address begins with the prefix drops in that window.
+    """
+    waves = []
     for day in range(days):
         for _ in range(rng.randint(1, 2)):
             start = t0 + day * DAY_MS + int(rng.uniform(17, 24) * 3_600_000)
@@ -159,9 +169,9 @@ def plan_world(*, preset: str | Preset = "demo", seed: int = 7, accounts: int | 
             else:
                 ip = rng.choice(pop.mobile_ips)
             prefix = ".".join(ip.split(".")[:2]) + "."
-            world.waves.append((start, start + int(rng.uniform(1, 4) * MIN_MS), prefix))
-    world.waves.sort()
-    return world, numbered, planner_events, days
+            waves.append((start, start + int(rng.uniform(1, 4) * MIN_MS), prefix))
+    waves.sort()
+    return waves
 
 
 def generate(out_dir, *, preset: str = "demo", seed: int = 7, accounts: int | None = None, hands: int | None = None,

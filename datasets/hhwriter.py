@@ -1,4 +1,4 @@
-"""PokerStars hand-history text from a :class:`datasets.engine.HandRecord`.
+"""PokerStars hand-history text from a :class:`datasets.records.HandRecord`.
 
 :func:`write_hand` renders one hand in the text format the PokerStars client
 writes (the modern layout without trailing spaces, e.g.
@@ -39,7 +39,7 @@ from datetime import datetime, timezone
 from zoneinfo import ZoneInfo
 
 from datasets.cards import _CARD_STR, NO_LOW, describe, describe_low
-from datasets.engine import FLOP, PREFLOP, RIVER, TURN, HandRecord
+from datasets.records import FLOP, PREFLOP, RIVER, TURN, HandRecord
 
 ET = ZoneInfo("America/New_York")
 CURRENCY_SYMBOL = {"USD": "$", "EUR": "€", "GBP": "£"}

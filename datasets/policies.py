@@ -49,7 +49,7 @@ import random
 from itertools import combinations
 
 from datasets.cards import evaluate, evaluate_omaha
-from datasets.engine import Action, DecisionView
+from datasets.records import Action, DecisionView
 from datasets.population import Style, Timing
 
 

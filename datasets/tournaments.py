@@ -271,7 +271,7 @@ def play_tournament(plan: TournamentPlan, ctx) -> int:
 def _level(plan: TournamentPlan, level_hands: int) -> tuple:
     """The game and tournament header of the level reached after ``level_hands`` hands at the busiest
     table (the schedule's last level at most)."""
-    from datasets.engine import GameConfig, TournamentInfo
+    from datasets.records import GameConfig, TournamentInfo
 
     lvl = min(level_hands // (SNG_HANDS_PER_LEVEL if plan.kind == "sng" else MTT_HANDS_PER_LEVEL),
               (len(SNG_LEVELS) if plan.kind == "sng" else len(MTT_LEVELS)) - 1)
@@ -289,7 +289,7 @@ def _level(plan: TournamentPlan, level_hands: int) -> tuple:
 def _crown_winner(tables: list[TourTable], round_recs: list, prizes: dict, bounty: dict, bounty_cash: dict,
                   place_of: dict, ctx, tid) -> None:
     """The last player left wins: first place in the last hand they played, first prize and their own bounty."""
-    from datasets.engine import Finish
+    from datasets.records import Finish
 
     winner = next(a for tb in tables for a in tb.seats.values())
     last_rec = round_recs[-1][1]
@@ -355,7 +355,8 @@ def _scheduled_break(tables: list[TourTable], clock: dict[str, int], ps: entrant
 def _deal_table(tb: TourTable, t: int, ps: entrants.Players, stacks: dict, bounty: dict, config, info, ctx, tid) -> tuple:
     """Play one table's hand of a round at ``t`` (not yet written): device switches, the seats, hand-offs,
     connections. Returns (table, record, t, its decisions, start stacks)."""
-    from datasets.engine import SeatState, play_hand
+    from datasets.engine import play_hand
+    from datasets.records import SeatState
 
     rng = ctx.rng
     table_info = ctx.table_info
@@ -413,7 +414,7 @@ def _rank_eliminations(busted: list, remaining: int, prizes: dict, bounty_cash: 
                        tid) -> int:
     """Places and prizes of a round's eliminated: the smallest start stack finishes lowest, equal start
     stacks tie and split their places' prizes. Returns the players remaining."""
-    from datasets.engine import Finish
+    from datasets.records import Finish
 
     place = remaining
     i = 0

@@ -453,6 +453,23 @@ def _signal_out(s: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def _account_rows(con: duckdb.DuckDBPyConnection, accounts: list[str], tables: set[str]) -> list[dict[str, Any]]:
+    """Each case account's row: created, country, payment (from ``accounts``), hands and net (from ``seats``)."""
+    acc_info = {}
+    if "accounts" in tables:
+        for r in dict_rows(con, "SELECT account, created_at, country, payment FROM accounts "
+                             "WHERE account IN (SELECT unnest(?::VARCHAR[]))", [accounts]):
+            acc_info[r["account"]] = {k: (str(v) if v is not None else "") for k, v in r.items()}
+    played = {}
+    if "seats" in tables:
+        for r in dict_rows(con, "SELECT player, count(*) AS hands, sum(net)::DOUBLE AS net FROM seats "
+                             "WHERE player IN (SELECT unnest(?::VARCHAR[])) GROUP BY 1", [accounts]):
+            played[r["player"]] = r
+    return [{"account": a, **acc_info.get(a, {"created_at": "", "country": "", "payment": ""}),
+             "hands": int(played.get(a, {}).get("hands") or 0), "net": played.get(a, {}).get("net")}
+            for a in accounts]
+
+
 def build_report(con: duckdb.DuckDBPyConnection, case_id: str, *, max_replays: int = 10) -> dict[str, Any] | None:
     """Everything the report shows about one case (a JSON-able dict), or None if the case is unknown.
 
@@ -472,19 +489,7 @@ def build_report(con: duckdb.DuckDBPyConnection, case_id: str, *, max_replays: i
     case.update(created_at=str(case.get("created_at")), q_value=case.get("q_value"))  # q: none in an older snapshot
     signals = case_signals(con, case_id, tables)
     accounts = case["accounts"]
-    acc_info = {}
-    if "accounts" in tables:
-        for r in dict_rows(con, "SELECT account, created_at, country, payment FROM accounts "
-                             "WHERE account IN (SELECT unnest(?::VARCHAR[]))", [accounts]):
-            acc_info[r["account"]] = {k: (str(v) if v is not None else "") for k, v in r.items()}
-    played = {}
-    if "seats" in tables:
-        for r in dict_rows(con, "SELECT player, count(*) AS hands, sum(net)::DOUBLE AS net FROM seats "
-                             "WHERE player IN (SELECT unnest(?::VARCHAR[])) GROUP BY 1", [accounts]):
-            played[r["player"]] = r
-    acc_rows = [{"account": a, **acc_info.get(a, {"created_at": "", "country": "", "payment": ""}),
-                 "hands": int(played.get(a, {}).get("hands") or 0), "net": played.get(a, {}).get("net")}
-                for a in accounts]
+    acc_rows = _account_rows(con, accounts, tables)
     marks: dict[str, dict[int, str]] = {}
     for s in signals:
         for d in (s.get("extra") or {}).get("decisions") or []:

@@ -6,17 +6,9 @@ import numpy as np
 import pytest
 
 from datasets.cards import NO_LOW, evaluate, evaluate_omaha, evaluate_omaha_low8, parse_cards
-from datasets.engine import (
-    HOLE_CARDS,
-    LIMITS,
-    Action,
-    GameConfig,
-    RakeRule,
-    SeatState,
-    TournamentInfo,
-    play_hand,
-    rake_rule_for,
-)
+from datasets.engine import play_hand
+from datasets.rake import RakeRule, rake_rule_for
+from datasets.records import HOLE_CARDS, LIMITS, Action, GameConfig, SeatState, TournamentInfo
 
 T0 = datetime(2026, 3, 4, 21, 15, 20, tzinfo=timezone.utc)
 

@@ -7,17 +7,9 @@ import numpy as np
 import pytest
 
 from datasets.cards import card_str, parse_cards
-from datasets.engine import (
-    HOLE_CARDS,
-    LIMITS,
-    Action,
-    Finish,
-    GameConfig,
-    SeatState,
-    TournamentInfo,
-    play_hand,
-    rake_rule_for,
-)
+from datasets.engine import play_hand
+from datasets.rake import rake_rule_for
+from datasets.records import HOLE_CARDS, LIMITS, Action, Finish, GameConfig, SeatState, TournamentInfo
 from datasets.hhwriter import et_time, money, ordinal, roman, write_hand, write_hands
 
 T0 = datetime(2026, 3, 4, 21, 15, 20, tzinfo=timezone.utc)

@@ -14,7 +14,9 @@ import numpy as np
 import pytest
 from test_hhwriter import T0, RandomPolicy
 
-from datasets.engine import GameConfig, SeatState, TournamentInfo, play_hand, rake_rule_for
+from datasets.engine import play_hand
+from datasets.rake import rake_rule_for
+from datasets.records import GameConfig, SeatState, TournamentInfo
 from datasets.generate import generate, plan_world
 from datasets.hhwriter import write_hands
 from datasets.names import DRESSED_SHARE, FORMAT_WORDS, FORMS, dress_names, name_key

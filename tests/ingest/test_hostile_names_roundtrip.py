@@ -24,7 +24,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from datasets.cards import card_str
-from datasets.engine import Action, GameConfig, SeatState, TournamentInfo, play_hand, rake_rule_for
+from datasets.engine import play_hand
+from datasets.rake import rake_rule_for
+from datasets.records import Action, GameConfig, SeatState, TournamentInfo
 from datasets.hhwriter import write_hand
 from pipelines.lib.handhistory import parse_text
 

@@ -41,15 +41,19 @@ by a weighted Bonferroni (``test_weights``) into the *main family*; weighted Ben
 could contest at least ``min_spots`` targets or faced ``min_decisions``
 decisions together and met in at least ``min_events`` knockout events
 (independent filtering, Bourgon, Gentleman & Huber, PNAS 2010) at
-``alpha * (1 - pass_share)``. Bounty passing is a second family at
+``alpha * (1 - pass_share - seat_share)``. Bounty passing is a second family at
 ``alpha * pass_share``, with no events filter (a gang that passed bounties in
 one tournament is tested): Gilbert's discrete BH (Stat. Probab. Lett. 2005)
 over the pairs whose calls could reach significance at all (Tarone,
 Biometrics 1990; :func:`detectors.features.gameplay.bounty_passing.tarone_selection`).
-The two levels sum to ``alpha``, which bounds the false-discovery rate of the
-union; a family with no hypothesis (fixed by the opportunities) leaves its
-level to the other. The pair's q-value is min(q_main / main level, q_pass /
-passing level) on the scale of ``alpha``
+The *starting tables* are a third family at ``alpha * seat_share``
+(:mod:`.seating`): the knockout tournaments a pair started at one table
+against the site's random draw of each tournament's field (an exact
+Poisson-binomial tail), BH over the pairs whose tournaments could reach
+significance (Tarone's selection). The levels sum to ``alpha``, which bounds
+the false-discovery rate of the union; a family with no hypothesis (fixed by
+the opportunities) leaves its level to the others. The pair's q-value is the
+smallest of each family's q / its level on the scale of ``alpha``
 (:meth:`BountyCollusionDetector.family_q`). A pair is flagged
 (:meth:`BountyCollusionDetector.flag`) when that q-value is at most ``alpha``,
 nothing else. Flagged pairs are grouped into rings

@@ -14,6 +14,7 @@ from detectors import stats
 from detectors.base import HAND_INPUTS, PairDetector
 from detectors.bounty_collusion.evidence import BountyCase
 from detectors.bounty_collusion.queries import EVENTS_SQL, WIDE_COLS
+from detectors.bounty_collusion.seating import SEAT_COLS, seated_pairs
 from detectors.features import gameplay as gp
 from detectors.features.gameplay.bounty_counts import (BountyPresenceTable, bounty_passing_counted,
                                                       bounty_presence_table)
@@ -34,7 +35,8 @@ class BountyCollusionDetector(BountyCase, PairDetector):
                  wide_rate: float = 0.3, shadow_p: float = 0.01,
                  event_scale: float | None = 40.0, event_power: float = 3.0, test_weights: tuple[float, float, float, float] = (0.45, 0.45, 0.05, 0.05),
                  context_bins: tuple[str, ...] = gp.BOUNTY_CONTEXT_BINS,
-                 looseness_tau: float | None = gp.BOUNTY_LOOSENESS_TAU, pass_share: float = 0.5) -> None:
+                 looseness_tau: float | None = gp.BOUNTY_LOOSENESS_TAU, pass_share: float = 0.25,
+                 seat_share: float = 0.25) -> None:
         super().__init__(alpha=alpha, random_state=random_state)  # the false-discovery rate of the flag: q <= alpha
         self.context_bins = tuple(context_bins)
         self.looseness_tau = looseness_tau
@@ -49,6 +51,7 @@ class BountyCollusionDetector(BountyCase, PairDetector):
         self.short_bb = short_bb
         self.max_unflagged = max_unflagged
         self.pass_share = pass_share  # the bounty-passing family's share of alpha (family_q)
+        self.seat_share = seat_share  # the starting-tables family's share of alpha (family_q)
 
     def fit(self, con: duckdb.DuckDBPyConnection) -> "BountyCollusionDetector":
         """Learn the population's bounty spots over the feature store's window: every all-in target's opportunities,
@@ -93,9 +96,23 @@ class BountyCollusionDetector(BountyCase, PairDetector):
                 self.missing_.append(
                     f"weak-call test: hole cards known for only {known:.0%} of the players at all-in spots (player view)"
                 )
+        self._fit_seated(con)
         jp = self.pairs_["joint_postflop"].sum() if not self.pairs_.is_empty() else 0
         cd = self.pairs_["checked_down"].sum() if not self.pairs_.is_empty() else 0
         self.checkdown_rate_ = float((cd + 1) / (jp + 2))
+
+    def _fit_seated(self, con: duckdb.DuckDBPyConnection) -> None:
+        """Sets ``seated_``: the pairs of :func:`~detectors.bounty_collusion.seating.seated_pairs` that the
+        starting-tables family tests, Tarone's selection at ``alpha * seat_share`` on ``seat_min`` (fixed by the
+        tournaments both started, their tables' sizes and the decisions after the flop, never by the outcomes);
+        empty when ``seat_share`` is 0."""
+        empty = pl.DataFrame(schema={"player": pl.Utf8, "opponent": pl.Utf8, **{c: pl.Float64 for c in SEAT_COLS}})
+        if self.seat_share <= 0:
+            self.seated_ = empty
+            return
+        s = seated_pairs(con)
+        keep = tarone_selection(s["seat_min"].to_numpy(), self.alpha * self.seat_share) if not s.is_empty() else []
+        self.seated_ = s.filter(pl.Series(keep, dtype=pl.Boolean)) if not s.is_empty() else empty
 
     def _fit_presence(self, rows: BountyPresenceTable) -> None:
         """The presence and wide-call tests of :meth:`fit` from the presence rows held by DuckDB (``rows``), counted
@@ -144,10 +161,11 @@ class BountyCollusionDetector(BountyCase, PairDetector):
         t = self.pairs_.filter(pl.col("joint") > 0) if not self.pairs_.is_empty() else self.pairs_
         pres = self.presence_.filter(pl.col("pres_n") >= self.min_decisions)
         passing = self.passing_.filter(pl.col("tc_n") > 0) if not self.passing_.is_empty() else self.passing_
-        if t.is_empty() and pres.is_empty() and passing.is_empty():
+        seated = getattr(self, "seated_", pl.DataFrame())
+        if t.is_empty() and pres.is_empty() and passing.is_empty() and seated.is_empty():
             return t
         # one path whichever side is empty: the presence columns exist (null) where no pair has enough decisions
-        for extra in (pres, passing):
+        for extra in (pres, passing, seated):
             if not extra.is_empty():
                 t = extra if t.is_empty() else t.join(extra, on=["player", "opponent"], how="full", coalesce=True)
         zeros = ["spots", "joint", "expected", "weak_joint", "weak_expected", "joint_postflop", "checked_down", "bounties_won"]
@@ -157,7 +175,8 @@ class BountyCollusionDetector(BountyCase, PairDetector):
             [pl.col(c).fill_null(0) if c in t.columns else pl.lit(0).alias(c) for c in zeros]
             + [pl.col(c).fill_null(pl.lit([], pl.List(pl.Utf8))) if c in t.columns else pl.lit([], pl.List(pl.Utf8)).alias(c) for c in lists]
             + [pl.lit(None, pl.Float64).alias(c) for c in ("wide_a_p", "wide_b_p", "wide_a", "wide_a_n", "wide_b",
-                                                           "wide_b_n", "wide_a_base", "wide_b_base", *gp.PASSING_COLS)
+                                                           "wide_b_n", "wide_a_base", "wide_b_base", *gp.PASSING_COLS,
+                                                           *SEAT_COLS)
                if c not in t.columns]
         )
         t = t.join(self.events_, on=["player", "opponent"], how="left").with_columns(
@@ -178,7 +197,8 @@ class BountyCollusionDetector(BountyCase, PairDetector):
         Returns
         -------
         ``player``, ``opponent``, ``accounts``, ``tournaments``, ``p_value``, ``q_value`` (the two families',
-        :meth:`family_q`; ``q_main`` and ``q_pass`` each family's own, ``main_alpha`` and ``pass_alpha`` their levels),
+        :meth:`family_levels`; ``q_main``, ``q_pass`` and ``q_seat`` each family's own, ``main_alpha``, ``pass_alpha``
+        and ``seat_alpha`` their levels),
         ``score`` and the tests' figures and evidence
         hands."""
         t = self._candidates()
@@ -218,7 +238,8 @@ class BountyCollusionDetector(BountyCase, PairDetector):
         # weighted BH: the error budget goes to the pairs seated together in more knockout tournaments (the
         # opportunity a gang needs, counted before looking at what they did); weights average 1 over the tested
         w = self.bh_weights(f("events"), testable)
-        q_main, q_pass, q, p, main_alpha, pass_alpha = self.family_q(pt, w, f("pass_p"), f("tc_min"), p)
+        q_main, q_pass, q, p, main_alpha, pass_alpha, q_seat, seat_alpha = self.family_levels(
+            pt, w, f("pass_p"), f("tc_min"), p, p_seat=f("seat_p"))
         return t.with_columns(
             pl.Series("p_joint", p_joint), pl.Series("p_weak", p_weak, nan_to_null=True),
             pl.Series("p_checkdown", p_cd, nan_to_null=True), pl.Series("p_wide", p_wide, nan_to_null=True),
@@ -227,6 +248,7 @@ class BountyCollusionDetector(BountyCase, PairDetector):
             pl.Series("p_value", p, nan_to_null=True), pl.Series("q_value", q, nan_to_null=True),
             pl.Series("bh_weight", np.where(testable, w, np.nan), nan_to_null=True),
             pl.Series("q_main", q_main, nan_to_null=True), pl.Series("q_pass", q_pass, nan_to_null=True),
+            pl.Series("q_seat", q_seat, nan_to_null=True), pl.lit(seat_alpha).alias("seat_alpha"),
             pl.lit(main_alpha).alias("main_alpha"), pl.lit(pass_alpha).alias("pass_alpha"),
             # −log10 q, ties (BH q-values saturate at 1) broken by the p-value: at most +0.01
             pl.Series("score", stats.score_from_q(q) + 0.01 * np.nan_to_num(np.minimum(-np.log10(np.clip(p, 1e-30, 1.0)), 30.0)) / 30.0),
@@ -234,38 +256,53 @@ class BountyCollusionDetector(BountyCase, PairDetector):
         ).sort("score", descending=True)
 
     def family_q(self, p_main: np.ndarray, w_main: np.ndarray, p_pass: np.ndarray, p_min: np.ndarray,
-                 p_report: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, float, float]:
-        """The q-values of the two families and the one q-value of a pair.
+                 p_report: np.ndarray | None = None, *, p_seat: np.ndarray | None = None
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, float, float]:
+        """The first six values of :meth:`family_levels` (the starting-tables family's q-values and level left out)."""
+        return self.family_levels(p_main, w_main, p_pass, p_min, p_report, p_seat=p_seat)[:6]
+
+    def family_levels(self, p_main: np.ndarray, w_main: np.ndarray, p_pass: np.ndarray, p_min: np.ndarray,
+                      p_report: np.ndarray | None = None, *, p_seat: np.ndarray | None = None) -> tuple:
+        """The q-values of the families and the one q-value of a pair.
 
         The main family (``p_main``, NaN for a pair not testable there) is weighted BH with the knockout-event weights
         ``w_main`` (:meth:`bh_weights`). The bounty-passing family is Gilbert's discrete BH (:func:`~detectors.features.
         gameplay.discrete_bh`) over the pairs of :func:`~detectors.features.gameplay.bounty_passing.tarone_selection`
         at ``alpha * pass_share`` (the pairs whose calls of the other's short raise could reach significance, fixed by
-        the opportunities; no ``min_events``: a pair that passed a bounty in one tournament is tested). The two
-        families run at ``alpha * (1 - pass_share)`` and ``alpha * pass_share``: the false-discovery rate of the union
-        of their rejections is at most the sum, ``alpha``. A family with no hypothesis (which pairs are tested depends
-        on the opportunities only: events and spots shared, the calls' smallest attainable p) leaves its share to the
-        other: the main family runs at ``alpha`` when no pair could reach significance in the passing family (a player
-        view without the cards, a window without short shoves), the passing family at ``alpha`` when no pair met in
-        ``min_events`` knockout events. Returns each family's own q-values, the pair's q-value
-        min(q_main / main share, q_pass / passing share) (at most 1), its p-value (``p_pass`` where the passing family
-        gave that q, else ``p_report``, the pair's main p-value also where the main family did not test it; default
-        ``p_main``) and the two families' levels."""
-        s = float(self.pass_share)
+        the opportunities; no ``min_events``: a pair that passed a bounty in one tournament is tested). The
+        starting-tables family (``p_seat``, finite for the pairs :meth:`_fit_seated` selected by Tarone's rule) is BH
+        over those pairs. The families run at ``alpha * share``, the main family's share ``1 - pass_share -
+        seat_share``: the false-discovery rate of the union of their rejections is at most the sum, ``alpha``. A
+        family with no hypothesis (which pairs are tested depends on the opportunities only: events and spots shared,
+        the calls' smallest attainable p, the tournaments started and decisions after the flop) leaves its share to
+        the others in proportion to theirs (the main family runs at ``alpha`` when no other has a hypothesis).
+        Returns each family's own q-values (main, passing), the pair's q-value min over the families of q / share
+        (at most 1), its p-value (``p_pass`` or ``p_seat`` where that family gave the q, else ``p_report``, the
+        pair's main p-value also where the main family did not test it; default ``p_main``), the main and passing
+        levels, then the starting-tables family's q-values and level."""
+        n = len(p_main)
+        sp = np.full(n, np.nan) if p_seat is None else np.asarray(p_seat, dtype=float)
         ok = np.isfinite(p_pass)
-        pas = (ok & tarone_selection(np.where(ok, p_min, np.nan), self.alpha * s)) if s > 0 else np.zeros(len(p_main), bool)
-        main = np.isfinite(p_main)
-        s = 0.0 if not pas.any() else (1.0 if not main.any() else s)
+        s = float(self.pass_share)
+        pas = (ok & tarone_selection(np.where(ok, p_min, np.nan), self.alpha * s)) if s > 0 else np.zeros(n, bool)
+        main, seat = np.isfinite(p_main), np.isfinite(sp) & (float(self.seat_share) > 0)
+        raw = np.array([max(1.0 - s - float(self.seat_share), 0.0) * main.any(), s * pas.any(),
+                        float(self.seat_share) * seat.any()])
+        shares = raw / raw.sum() if raw.sum() > 0 else np.array([1.0, 0.0, 0.0])
         pw = np.minimum(1.0, np.nan_to_num(p_main, nan=1.0) / np.maximum(w_main, 1e-300))
         q_main = stats.bh_qvalues(np.where(main, pw, np.nan))
-        q_pass = np.full(len(p_main), np.nan)
+        q_pass, q_seat = np.full(n, np.nan), np.full(n, np.nan)
         if pas.any():
             q_pass[pas] = stats.bh_qvalues(np.asarray(p_pass, dtype=float)[pas])
-        a = np.nan_to_num(q_main, nan=np.inf) / max(1.0 - s, 1e-12)
-        b = np.nan_to_num(q_pass, nan=np.inf) / max(s, 1e-12)
-        q = np.where(np.isfinite(a) | np.isfinite(b), np.minimum(np.minimum(a, b), 1.0), np.nan)
-        p = np.where(b < a, p_pass, p_main if p_report is None else p_report)
-        return q_main, q_pass, q, p, self.alpha * (1.0 - s), self.alpha * s
+        if seat.any():
+            q_seat[seat] = stats.bh_qvalues(sp[seat])
+        scaled = [np.nan_to_num(x, nan=np.inf) / max(sh, 1e-12) for x, sh in zip((q_main, q_pass, q_seat), shares)]
+        best = np.minimum(np.minimum(scaled[0], scaled[1]), scaled[2])
+        q = np.where(np.isfinite(best), np.minimum(best, 1.0), np.nan)
+        p = np.where(scaled[1] < np.minimum(scaled[0], scaled[2]), p_pass,
+                     np.where(scaled[2] < scaled[0], sp, p_main if p_report is None else p_report))
+        return (q_main, q_pass, q, p, self.alpha * float(shares[0]), self.alpha * float(shares[1]), q_seat,
+                self.alpha * float(shares[2]))
 
     def bh_weights(self, events: np.ndarray, testable: np.ndarray) -> np.ndarray:
         """Prior weights of the weighted Benjamini–Hochberg procedure (Genovese, Roeder & Wasserman 2006).

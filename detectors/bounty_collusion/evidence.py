@@ -12,6 +12,7 @@ from typing import Any
 import duckdb
 from detectors.base import Evidence, Signal
 from detectors.bounty_collusion.queries import EVENTS_SQL, SPOTS_EVIDENCE_SQL
+from detectors.bounty_collusion.seating import POSTFLOP_SQL, STARTS_SQL
 from detectors.features import gameplay as gp
 
 
@@ -173,6 +174,36 @@ class BountyCase:
             ),
         ]
 
+    def _seat_evidence(self, row: dict[str, Any]) -> list[Evidence]:
+        """The starting-tables family (:mod:`detectors.bounty_collusion.seating`): knockout tournaments started at
+        one table against the random draw (the test), and bets after the flop into the other against the players'
+        own rates (context); none where the family did not test the pair."""
+        if row.get("seat_p") is None:
+            return []
+        a, b = row["player"], row["opponent"]
+        g = lambda c: float(row.get(c) or 0.0)  # noqa: E731
+        return [
+            Evidence(
+                name="knockout tournaments started at one table", value=g("cs_k"), n=int(g("cs_n")),
+                p_value=row.get("cs_p"),
+                text=f"{a} and {b} both started {int(g('cs_n'))} knockout tournaments of several tables and were dealt "
+                     f"their first hands at one table in {int(g('cs_k'))}; the site's random draw (each tournament's "
+                     f"tables and field) gives this or more with p = {self._fmt(row.get('cs_p'))}, q = "
+                     f"{self._fmt(row.get('q_seat'))} in the starting-tables family (false-discovery rate "
+                     f"{float(row.get('seat_alpha') or 0.0):g}, over the pairs whose tournaments could reach it)",
+                sql=STARTS_SQL,
+            ),
+            Evidence(
+                name="bets and raises after the flop into the other", value=g("pa_k"), baseline=g("pa_e"),
+                n=int(g("pa_n")),
+                text=f"with the other still in the pot after the flop, they bet or raised {int(g('pa_k'))} times in "
+                     f"{int(g('pa_n'))} decisions, {g('pa_e'):.1f} predicted by their own rates with everyone else "
+                     f"(street, players left, a bet faced; {a}: lower tail {self._fmt(row.get('pa_ab_p'))}, {b}: "
+                     f"{self._fmt(row.get('pa_ba_p'))}); context for the case, not part of the test",
+                sql=POSTFLOP_SQL,
+            ),
+        ]
+
     @staticmethod
     def _fmt(x: float | None) -> str:
         """A p- or q-value in two significant digits, "not tested" for none."""
@@ -209,7 +240,7 @@ class BountyCase:
         hands = self._evidence_hands(row)
         g = lambda c: float(row.get(c) or 0.0)  # noqa: E731
         ev = [*self._call_evidence(row), *self._passing_evidence(row), *self._allin_evidence(row),
-              *self._presence_evidence(row)]
+              *self._presence_evidence(row), *self._seat_evidence(row)]
         ev = [e for e in ev if e.n]  # a test with no decisions or spots for this pair says nothing about it
         ev.append(Evidence(
             name="knockout tournaments at one table", value=g("events"), n=int(g("events_hands")),
@@ -229,7 +260,9 @@ class BountyCase:
             f"kept playing against short bounty targets with the other in {int(g('pres_k'))}/{int(g('pres_n'))} "
             f"(expected {g('pres_e'):.1f}); called the other's short-stacked raise {int(g('tc_k'))} times with hands "
             f"their own baseline folds ({g('tc_e'):.1f} expected), shoved with the other in {int(g('sh_k'))} times "
-            f"({g('sh_e'):.1f} expected); q = {row.get('q_value') or 1:.2g}"
+            f"({g('sh_e'):.1f} expected); started {int(g('cs_k'))} of {int(g('cs_n'))} knockout tournaments at one "
+            f"table, bet into the other after the flop {int(g('pa_k'))}/{int(g('pa_n'))} ({g('pa_e'):.1f} expected); "
+            f"q = {row.get('q_value') or 1:.2g}"
         )
         return Signal(
             kind=self.kind,
@@ -253,7 +286,10 @@ class BountyCase:
                 "other in with the same player's shoves with others in, at the same hand decile, price and position. "
                 "A player shoves wider at one table than at the next (a weak player seated there, a short-handed "
                 "table), and a partner yet to act sits at that table: the shoves' tail lets the player's rate move "
-                "from table to table as much as the population's does."
+                "from table to table as much as the population's does. Friends cannot choose their seats in a "
+                "tournament: the starting tables are compared with the site's random draw of each tournament's "
+                "field; two friends registering late and placed at a new table together would look the same "
+                "(not separated by this test: check the registration times)."
             ),
             p_value=row.get("p_value"),
             extra={"shape": row.get("shape", "pair"), "edges": json.loads(row["edges"]) if row.get("edges") else [],

@@ -134,7 +134,7 @@ def test_pairs_sharing_tables_in_fewer_than_min_events_tournaments_are_not_teste
     row = scored.filter((scored["player"] == "k03") & (scored["opponent"] == "k04")).row(0, named=True)
     # the main family no longer tests it; the bounty-passing family needs no events (it calls the other's shoves)
     assert row["events"] == shared and row["q_main"] is None and row["q_pass"] is not None
-    det = BountyCollusionDetector(min_events=shared + 1, pass_share=0.0)
+    det = BountyCollusionDetector(min_events=shared + 1, pass_share=0.0, seat_share=0.0)
     scored = det.fit(w.con).score(w.con)
     row = scored.filter((scored["player"] == "k03") & (scored["opponent"] == "k04")).row(0, named=True)
     assert row["events"] == shared and row["q_value"] is None
@@ -414,7 +414,7 @@ def test_pairs_seated_together_in_more_tournaments_get_more_of_the_error_budget(
     for name, kw in (("plain", {"event_scale": None}), ("weighted", {})):
         # min_events=3: the fabricated counts put most pairs at 3 tournaments, which the default (4) does not test
         # (pass_share=0: the main family's weights alone; the bounty-passing family would take half its budget)
-        det = _events_3_but(BountyCollusionDetector(min_events=3, alpha=0.01, pass_share=0.0, **kw).fit(w.con), pairs, 8)
+        det = _events_3_but(BountyCollusionDetector(min_events=3, alpha=0.01, pass_share=0.0, seat_share=0.0, **kw).fit(w.con), pairs, 8)
         sc = det.score(w.con)
         out[name] = (sc, det.threshold(sc))
     row = {k: sc.filter((pl.col("player") == "k03") & (pl.col("opponent") == "k04")).row(0, named=True)

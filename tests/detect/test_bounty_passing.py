@@ -59,7 +59,7 @@ def test_a_gang_that_shared_too_few_events_for_the_main_family_is_flagged_by_its
     events); the bounty-passing family has no events filter and flags the pair, with the calls first in the case;
     without it (pass_share=0, the former detector) nothing is flagged. The hunter is not flagged."""
     w = passing_world
-    sigs = BountyCollusionDetector(min_events=10**6).detect(w.con)
+    sigs = BountyCollusionDetector(min_events=10**6, seat_share=0.0).detect(w.con)
     flagged = [s for s in sigs if s.flagged]
     assert [s.accounts for s in flagged] == [["k03", "k04"]]
     s = flagged[0]
@@ -68,14 +68,14 @@ def test_a_gang_that_shared_too_few_events_for_the_main_family_is_flagged_by_its
     assert "in the bounty-passing family" in ev.text and "q = not tested" not in ev.text
     assert "A bounty hunter calls every short stack's shove" in s.benign
     assert s.tournaments
-    assert not any(x.flagged for x in BountyCollusionDetector(min_events=10**6, pass_share=0.0).detect(w.con))
+    assert not any(x.flagged for x in BountyCollusionDetector(min_events=10**6, pass_share=0.0, seat_share=0.0).detect(w.con))
 
 
 def test_a_family_with_no_hypothesis_leaves_its_budget_to_the_other(passing_world):
     """min_events above every pair's: the main family tests nobody, so the bounty-passing hypotheses carry the whole
     budget: the pair's q is the plain BH q over Tarone's selection (it was twice that: the family kept only
     ``alpha * pass_share`` whether or not the main family tested anyone)."""
-    det = BountyCollusionDetector(min_events=10**6)
+    det = BountyCollusionDetector(min_events=10**6, seat_share=0.0)
     sc = det.fit(passing_world.con).score(passing_world.con)
     row = _pair(sc, "k03", "k04")
     p, pmin = (sc[c].cast(pl.Float64).to_numpy() for c in ("pass_p", "tc_min"))
@@ -91,7 +91,7 @@ def test_a_family_with_no_hypothesis_leaves_its_budget_to_the_other(passing_worl
 def test_the_families_keep_their_shares_and_an_empty_one_leaves_its_share_to_the_other():
     """Both families with hypotheses: the former split (q_main / (1 - s), q_pass / s). No pair in Tarone's selection
     (a player view, no short shoves): the main family's q is its weighted BH q at the whole alpha (it was twice that)."""
-    det = BountyCollusionDetector()
+    det = BountyCollusionDetector(seat_share=0.0)
     nan = np.nan
     p_main = np.array([1e-3, 2e-3, 0.018, 0.3, 0.8, nan, nan, nan])
     w = np.array([1.5, 0.5, 1.0, 1.0, 1.0, 0.0, 0.0, 0.0])
@@ -111,7 +111,7 @@ def test_the_families_keep_their_shares_and_an_empty_one_leaves_its_share_to_the
 def test_the_two_families_control_the_false_discovery_rate_under_the_null():
     """Uniform p-values in both families (no pair colludes): a run flags anything at most alpha of the time."""
     rng = np.random.default_rng(3)
-    det = BountyCollusionDetector()
+    det = BountyCollusionDetector(seat_share=0.0)
     runs, hits = 4000, 0
     for _ in range(runs):
         w = rng.uniform(0.2, 1.8, size=20)

@@ -14,7 +14,7 @@ from detectors import stats
 from detectors.base import HAND_INPUTS, PairDetector
 from detectors.bounty_collusion.evidence import BountyCase
 from detectors.bounty_collusion.queries import EVENTS_SQL, WIDE_COLS
-from detectors.bounty_collusion.seating import SEAT_COLS, seated_pairs
+from detectors.bounty_collusion.seating import HERO_HANDS_SQL, SEAT_COLS, seated_pairs
 from detectors.features import gameplay as gp
 from detectors.features.gameplay.bounty_counts import (BountyPresenceTable, bounty_passing_counted,
                                                       bounty_presence_table)
@@ -27,8 +27,10 @@ class BountyCollusionDetector(BountyCase, PairDetector):
     """Pairs that jointly contest all-in bounty targets beyond chance, weakly, and check the side pot down."""
 
     kind = "bounty_collusion"
-    inputs = {**HAND_INPUTS, "seats": (*HAND_INPUTS["seats"], "bounty"),
-              "bounties": ("hand_id", "tournament_id", "winner", "eliminated", "amount")}
+    inputs = {**HAND_INPUTS, "hands": (*HAND_INPUTS["hands"], "table_name", "hero"),
+              "seats": (*HAND_INPUTS["seats"], "bounty"),
+              "bounties": ("hand_id", "tournament_id", "winner", "eliminated", "amount"),
+              "tournaments": ("tournament_id", "bounty_kind")}
 
     def __init__(self, *, alpha: float = 0.05, random_state: int = 0, max_unflagged: int = 300,
                  min_spots: int = 3, min_decisions: int = 5, short_bb: float = 20.0, min_events: int = 4,
@@ -105,10 +107,16 @@ class BountyCollusionDetector(BountyCase, PairDetector):
         """Sets ``seated_``: the pairs of :func:`~detectors.bounty_collusion.seating.seated_pairs` that the
         starting-tables family tests, Tarone's selection at ``alpha * seat_share`` on ``seat_min`` (fixed by the
         tournaments both started, their tables' sizes and the decisions after the flop, never by the outcomes);
-        empty when ``seat_share`` is 0."""
+        empty when ``seat_share`` is 0 or when a hand of the window is a player's view (a hero's tables only: who
+        is seen at one table is then the hero's, not the site's draw; said in ``missing_``)."""
         empty = pl.DataFrame(schema={"player": pl.Utf8, "opponent": pl.Utf8, **{c: pl.Float64 for c in SEAT_COLS}})
         if self.seat_share <= 0:
             self.seated_ = empty
+            return
+        if con.execute(HERO_HANDS_SQL).fetchall()[0][0]:
+            self.seated_ = empty
+            self.missing_.append("starting-tables test: hands seen from a player's seat (a hero's tables), not every "
+                                 "table of the site")
             return
         s = seated_pairs(con)
         keep = tarone_selection(s["seat_min"].to_numpy(), self.alpha * self.seat_share) if not s.is_empty() else []

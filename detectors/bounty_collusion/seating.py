@@ -52,6 +52,9 @@ WHERE d.street <> 'preflop' AND d.action IN ('check', 'bet', 'call', 'raise', 'f
   AND (f.fseq IS NULL OR f.fseq > d.seq)
 """
 
+# any hand seen from a player's seat: the starting tables are then the hero's, not the site's draw
+HERO_HANDS_SQL = "SELECT count(*) FROM hands WHERE hero IS NOT NULL"
+
 SEAT_COLS = ("cs_n", "cs_k", "cs_p", "cs_min", "pa_n", "pa_k", "pa_e", "pa_ab_p", "pa_ba_p", "seat_p", "seat_min")
 
 

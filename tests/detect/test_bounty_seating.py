@@ -30,6 +30,8 @@ def _warehouse() -> duckdb.DuckDBPyConnection:
     con.execute("CREATE TABLE tournaments (tournament_id VARCHAR, bounty_kind VARCHAR)")
     con.execute("CREATE TABLE hands (hand_id VARCHAR, tournament_id VARCHAR, table_name VARCHAR, started_at TIMESTAMP)")
     con.execute("CREATE TABLE seats (hand_id VARCHAR, player VARCHAR, dealt_in BOOLEAN)")
+    con.execute("CREATE TABLE actions (hand_id VARCHAR, seq INTEGER, street VARCHAR, player VARCHAR, action VARCHAR, "
+                "to_call DOUBLE, n_active INTEGER)")
     con.executemany("INSERT INTO tournaments VALUES (?, ?)",
                     [("t1", "knockout"), ("t2", "progressive"), ("t3", "none"), ("t4", "knockout")])
     tables = {"t1": (["a", "b", "c"], ["d", "e", "f"]), "t2": (["a", "b", "d"], ["c", "e", "f"]),
@@ -96,3 +98,18 @@ def test_the_starting_tables_family_under_the_null_flags_at_most_alpha_of_the_ti
                          np.full(220, nan), np.full(220, nan), p_seat=np.r_[np.full(20, nan), ps])[2]
         hits += bool((np.nan_to_num(q, nan=1.0) <= det.alpha).any())
     assert hits / runs <= det.alpha + 3 * np.sqrt(det.alpha / runs)
+
+
+def test_a_player_view_is_not_tested_for_starting_tables():
+    """Hands seen from a hero's seat: who starts at one table is the hero's table, not the site's draw; the family
+    is empty and ``missing_`` says why."""
+    con = _warehouse()
+    con.execute("ALTER TABLE hands ADD COLUMN hero VARCHAR")
+    det = BountyCollusionDetector()
+    det.missing_ = []
+    det._fit_seated(con)
+    assert det.missing_ == [] and bg.seated_pairs(con).height == 15
+    con.execute("UPDATE hands SET hero = 'a' WHERE hand_id = 't1-1'")
+    det.missing_ = []
+    det._fit_seated(con)
+    assert det.seated_.is_empty() and any("starting-tables" in m for m in det.missing_)

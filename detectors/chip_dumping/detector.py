@@ -344,8 +344,7 @@ class ChipDumpingDetector(EvidenceMixin, PairDetector):
         p-values are first read on the family's own null tail (:func:`null_tail_ratio`, ``null_tail``)."""
         pres = pres & ~hu if self.heads_up_share is not None else pres | hu
         if self.heads_up_share is None:
-            fam = pres
-            return stats.bh_qvalues(np.where(fam, p * self._tail_ratio(p, fam), np.nan))
+            return stats.bh_qvalues(np.where(pres, p * self._tail_ratio(p, pres), np.nan))
         s = float(self.heads_up_share)
         q_hu = (stats.bh_qvalues(np.where(hu, p * self._tail_ratio(p, hu), np.nan)) / s if s > 0
                 else np.full(p.shape, np.nan))

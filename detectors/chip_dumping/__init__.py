@@ -32,7 +32,10 @@ p-values; Benjamini–Hochberg controls the false-discovery rate over the
 ordered pairs that met often enough (independent filtering, Bourgon,
 Gentleman & Huber, PNAS 2010), in two families: the pairs that met heads-up
 at ``alpha * heads_up_share``, the pairs seen by the presence test alone at
-the rest (:meth:`ChipDumpingDetector._family_q`). A pair is flagged
+the rest (:meth:`ChipDumpingDetector._family_q`), each family's p-values read
+on its own null tail (:func:`~detectors.chip_dumping.detector.null_tail_ratio`:
+the honest pairs' combined p-values fall below a bound less often than a
+uniform null says). A pair is flagged
 (:meth:`ChipDumpingDetector.flag`) when q <= alpha and the chips moved:
 "the chips did not move" is rejected by one of three tests sharing the
 gate's level ``moved_level`` (alpha by default; Bonferroni,

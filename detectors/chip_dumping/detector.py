@@ -49,8 +49,10 @@ class ChipDumpingDetector(EvidenceMixin, PairDetector):
         flow_gate_cards_known: bool = False,
         moved_level: float | None = None,
         value_between: bool = True,
+        null_tail: tuple[float, ...] | None = (0.1, 0.01, 0.001),
     ) -> None:
         super().__init__(alpha=alpha, random_state=random_state)
+        self.null_tail = null_tail
         self.heads_up_share = heads_up_share
         self.moved_level = moved_level
         self.flow_gate_cards_known = flow_gate_cards_known
@@ -338,14 +340,24 @@ class ChipDumpingDetector(EvidenceMixin, PairDetector):
         be made, at ``alpha * heads_up_share``, and the pairs seen by the presence test alone at
         ``alpha * (1 - heads_up_share)``; each family's BH q is divided by its share (capped at 1), so that
         ``q <= alpha`` is the flag in either. The presence-only pairs are some fifteen times as many as the
-        heads-up ones and, pooled, set the heads-up pairs' q (docs/measurements.md, issue 32)."""
+        heads-up ones and, pooled, set the heads-up pairs' q (docs/measurements.md, issue 32). Each family's
+        p-values are first read on the family's own null tail (:func:`null_tail_ratio`, ``null_tail``)."""
         pres = pres & ~hu if self.heads_up_share is not None else pres | hu
         if self.heads_up_share is None:
-            return stats.bh_qvalues(np.where(pres, p, np.nan))
+            return stats.bh_qvalues(np.where(pres, p * self._tail_ratio(p, pres), np.nan))
         s = float(self.heads_up_share)
-        q_hu = stats.bh_qvalues(np.where(hu, p, np.nan)) / s if s > 0 else np.full(p.shape, np.nan)
-        q_pres = stats.bh_qvalues(np.where(pres, p, np.nan)) / (1.0 - s) if s < 1 else np.full(p.shape, np.nan)
+        q_hu = (stats.bh_qvalues(np.where(hu, p * self._tail_ratio(p, hu), np.nan)) / s if s > 0
+                else np.full(p.shape, np.nan))
+        q_pres = (stats.bh_qvalues(np.where(pres, p * self._tail_ratio(p, pres), np.nan)) / (1.0 - s) if s < 1
+                  else np.full(p.shape, np.nan))
         return np.minimum(np.where(hu, q_hu, q_pres), 1.0)
+
+    def _tail_ratio(self, p: np.ndarray, family: np.ndarray) -> float:
+        """The factor on a family's p-values (:meth:`_family_q`): :func:`null_tail_ratio` of the family's p-values at
+        the bounds ``null_tail``, 1 with ``null_tail`` None (the p-values read as uniform under the null)."""
+        if self.null_tail is None:
+            return 1.0
+        return null_tail_ratio(p[family & np.isfinite(p)], self.null_tail)
 
     def flag(self, scores: pl.DataFrame) -> pl.DataFrame:
         """``scores`` with ``flagged`` (and ``amount_p``, ``moved_p``, ``flow_amount_p``, ``flow_moved_p`` where
@@ -436,3 +448,30 @@ class ChipDumpingDetector(EvidenceMixin, PairDetector):
         own_level = pl.when(self._value_made()).then(own).otherwise(2 * own)
         return ((pl.col("moved_p").fill_null(1.0).fill_nan(1.0) <= own_level)
                 | (pl.col("amount_p").fill_null(1.0).fill_nan(1.0) <= amount))
+
+
+def null_tail_ratio(p: np.ndarray, tails: tuple[float, ...]) -> float:
+    """How much fewer of a family's p-values lie in its lower tail than a uniform null puts there: the factor that
+    reads them on the family's own null.
+
+    Parameters
+    ----------
+    p : the family's p-values (every pair tested in it, the few dumps among them).
+    tails : the tail's bounds c (0.1, 0.01, 0.001), from the bulk of the honest pairs into their tail.
+
+    Returns
+    -------
+    r = min(1, max over c of (#{p <= c} + 1) / ((k + 1) c)) over the family's k p-values: 1 where any bound holds
+    its uniform share. Method: Fisher's combination is uniform under the null only if each of its tests is; the
+    own-baseline count tests with their predictive tails, and tests of a few decisions, are conservative, and the
+    combined p-values of a population's honest pairs fall below c less often than c (the family's null CDF
+    F0(c) < c). Where F0(t) / t is at most r below the smallest bound (the null no less conservative deeper in its
+    tail than at the bounds, measured on the honest populations: docs/measurements.md, issue 32), F0(t) <= r t, so
+    r p is a p-value there (P(r p <= t) <= t) and Benjamini-Hochberg on r p keeps its level. The largest ratio
+    over bounds from 0.1 to 0.001 is taken, so a null that is conservative in its bulk but not in its tail is
+    read as uniform; r is estimated with the dumps among the pairs, which can only raise it (the conservative
+    side), and with one added to each count (a small family's ratio stays near 1)."""
+    k = int(p.size)
+    if k == 0 or not tails:
+        return 1.0
+    return float(min(1.0, max((np.count_nonzero(p <= c) + 1.0) / ((k + 1.0) * c) for c in tails)))

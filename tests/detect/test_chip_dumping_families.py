@@ -23,14 +23,44 @@ def test_the_heads_up_pairs_are_a_false_discovery_family_of_their_own():
     p = np.concatenate([hu_p, pres_p, [1e-9]])
     hu = np.arange(p.size) < 1500
     pres = (np.arange(p.size) >= 1500) & (np.arange(p.size) < p.size - 1)
-    new = ChipDumpingDetector()._family_q(p, hu, pres)
+    new = ChipDumpingDetector(null_tail=None)._family_q(p, hu, pres)
     assert abs(new[4] - 3.5e-6 * 1500 / 5 / 0.5) < 1e-12 and new[4] <= 0.01
     assert abs(new[1500] - 1e-7 * 21000 / 0.5) < 1e-12
     assert np.isnan(new[-1]) and np.all(new[:-1] <= 1.0)
-    old = ChipDumpingDetector(heads_up_share=None)._family_q(p, hu, pres)
+    old = ChipDumpingDetector(heads_up_share=None, null_tail=None)._family_q(p, hu, pres)
     assert old[4] > 0.01 and abs(old[4] - 3.5e-6 * 22500 / 6) < 1e-12
     # all of alpha to the heads-up pairs: the presence-only pairs are not tested
-    assert np.isnan(ChipDumpingDetector(heads_up_share=1.0)._family_q(p, hu, pres)[1500])
+    assert np.isnan(ChipDumpingDetector(heads_up_share=1.0, null_tail=None)._family_q(p, hu, pres)[1500])
+
+
+def test_a_family_is_read_on_its_own_null_tail():
+    """The combined p-values of a population's honest pairs fall below 0.1 about a fifth as often as a uniform null
+    says (the presence-only family of the first world's tuning populations: docs/measurements.md, issue 32). Here
+    21,000 presence-only pairs whose null CDF is c^1.6 (0.025 at 0.1) and a dump of p 4.5e-7 (the first world's seed
+    1051, group g6, a 0.25 tournament dump with 5 heads-up hands): read as uniform, q = 4.5e-7 * 21,001 / 0.5 = 0.019,
+    not flagged; on the family's own tail (r = (#p <= 0.1 + 1) / (21,001 * 0.1), about 0.25) q is about 0.005. The
+    honest pairs alone keep every q far above alpha, and a family uniform under the null, or conservative in its bulk
+    but uniform deeper in its tail, is read as uniform (r = 1)."""
+    from detectors.chip_dumping import ChipDumpingDetector
+    from detectors.chip_dumping.detector import null_tail_ratio
+
+    rng = np.random.default_rng(5)
+    honest = rng.uniform(0.0, 1.0, 21000) ** (1 / 1.6)
+    p = np.concatenate([[4.5e-7], honest])
+    hu = np.zeros(p.size, dtype=bool)
+    pres = np.ones(p.size, dtype=bool)
+    r = null_tail_ratio(p, (0.1, 0.01, 0.001))
+    assert 0.2 < r < 0.3
+    q = ChipDumpingDetector()._family_q(p, hu, pres)
+    assert abs(q[0] - 4.5e-7 * r * p.size / 0.5) < 1e-12 and q[0] <= 0.01
+    assert ChipDumpingDetector(null_tail=None)._family_q(p, hu, pres)[0] > 0.01
+    assert np.nanmin(ChipDumpingDetector()._family_q(honest, hu[1:], pres[1:])) > 0.5
+    uniform = np.concatenate([[4.5e-7], rng.uniform(0.0, 1.0, 21000)])
+    assert abs(null_tail_ratio(uniform, (0.1, 0.01, 0.001)) - 1.0) < 0.05
+    # conservative in its bulk, uniform in its tail (21 of 21,000 below 0.001): read as uniform, the dump not flagged
+    tail = np.concatenate([[4.5e-7], honest[:-21], rng.uniform(0.0, 0.001, 21)])
+    assert null_tail_ratio(tail, (0.1, 0.01, 0.001)) == 1.0
+    assert ChipDumpingDetector()._family_q(tail, hu, pres)[0] > 0.01
 
 
 def test_chips_won_over_all_hands_do_not_flag_a_pair_whose_cards_are_known():

@@ -130,6 +130,7 @@ class SeatHandoffDetector(CandidatesMixin, NullMixin, StageMixin, HandoverMixin,
         stage_baseline: bool = True,
         two_places: bool = True,
         slow_handover: bool = False,
+        relogins: bool = True,
     ) -> None:
         # the false-discovery rate is this detector's one level (``fdr``), not the base's ``alpha``
         self.fdr = fdr
@@ -158,6 +159,7 @@ class SeatHandoffDetector(CandidatesMixin, NullMixin, StageMixin, HandoverMixin,
         self.stage_baseline = stage_baseline
         self.two_places = two_places
         self.slow_handover = slow_handover
+        self.relogins = relogins
 
     # ------------------------------------------------------------------ fit
     def fit(self, con: duckdb.DuckDBPyConnection) -> "SeatHandoffDetector":
@@ -575,7 +577,7 @@ class SeatHandoffDetector(CandidatesMixin, NullMixin, StageMixin, HandoverMixin,
             # stages): no false-discovery rate can be claimed for them, so they rank, never accuse
             return scores.with_columns(flagged=pl.lit(False))
         q = scores["q_value"].cast(pl.Float64).fill_nan(1.0).fill_null(1.0).to_numpy()
-        changed = (scores["device_changed"] | scores["net_changed"]).fill_null(False).to_numpy()
+        changed = (scores["device_changed"] | scores["net_changed"]).fill_null(False).to_numpy() | self.relogins
         # without logout times every login counts as a hand-over
         since = scores["since_logout"].cast(pl.Float64).fill_null(float("nan")).to_numpy()
         handover = (since <= self.handover_s) | (np.isnan(since) & (not self.has_logouts_))

@@ -95,6 +95,11 @@ class SeatHandoffDetector(CandidatesMixin, NullMixin, StageMixin, HandoverMixin,
         the seconds the seat stood empty before the login against this population's re-logins of the same kind, a
         device counted once by its shortest hand-over (:mod:`detectors.seat_handoff.handover`), combined with the
         row's p; off by default (on the tuning worlds it found as many groups as it lost: docs/measurements.md).
+    relogins : bool
+        a re-login on the device and network of a session that logged out within ``handover_s`` is a candidate
+        (neither changed: the play after it against all the account's other play and its speed shift among the
+        simulated same-player moves', as at a login that kept the device; judged alone in its event, not pooled
+        by the device, which says nothing of who sits at it), and flagged by the same rule.
     """
 
     kind = "seat_handoff"
@@ -558,9 +563,9 @@ class SeatHandoffDetector(CandidatesMixin, NullMixin, StageMixin, HandoverMixin,
     def threshold(self, scores: pl.DataFrame) -> pl.DataFrame:
         """``scores`` with ``flagged``, the one flag rule: the q-value at most ``fdr`` (the play's shift after
         the switch against the population's own same-player moves, given the account's own history of
-        switches: :mod:`detectors.seat_handoff.history`), at a login from a changed device or network that
-        follows one of the account's logouts within ``handover_s`` (a login hours later, the account's other
-        tables still open, is its owner starting a new day elsewhere). Never without sessions, nor without
+        switches: :mod:`detectors.seat_handoff.history`), at a login from a changed device or network (with
+        ``relogins`` also a re-login on the same ones) that follows one of the account's logouts within
+        ``handover_s`` (a login hours later, the account's other tables still open, is its owner starting a new day elsewhere). Never without sessions, nor without
         the population's simulated moves to calibrate the p-values (then the candidates are ranked only).
 
         Parameters

@@ -98,8 +98,9 @@ class SeatHandoffDetector(CandidatesMixin, NullMixin, StageMixin, HandoverMixin,
     relogins : bool
         a re-login on the device and network of a session that logged out within ``handover_s`` is a candidate
         (neither changed: the play after it against all the account's other play and its speed shift among the
-        simulated same-player moves', as at a login that kept the device; judged alone in its event, not pooled
-        by the device, which says nothing of who sits at it), and flagged by the same rule.
+        simulated same-player moves', as at a login that kept the device, or among the population's other
+        re-logins' where there are ``min_switch_shifts`` of them; judged alone in its event, not pooled by the
+        device, which says nothing of who sits at it), and flagged by the same rule.
     """
 
     kind = "seat_handoff"
@@ -393,6 +394,8 @@ class SeatHandoffDetector(CandidatesMixin, NullMixin, StageMixin, HandoverMixin,
                 p_shift = np.where(kept, self._kept_device_shift_p(df["time_shift"].to_numpy(), after), p_shift)
             else:
                 p_shift = np.where(kept, np.nan, p_shift)
+            relog_p, relog = self._relogin_shift_p(df)  # a re-login: among the population's re-logins
+            p_shift = np.where(relog & np.isfinite(relog_p), relog_p, p_shift)
             p_all = mt.fisher_combine(np.column_stack([p_all, p_shift]), untested=1.0)
         novelty = (df["new_device"].cast(pl.Int8).to_numpy() + df["new_net"].cast(pl.Int8).to_numpy())
         df = df.with_columns(

@@ -96,3 +96,23 @@ def test_the_case_says_the_login_was_a_relogin(det, con):
     text = d._login_evidence(r)[0].text
     assert "a re-login on the device and network that held the seat" in text
     assert "re-login" not in d._login_evidence(event_rows(d, "900")["m30"])[0].text
+
+
+def test_a_relogins_speed_is_ranked_among_the_populations_other_relogins_where_there_are_enough():
+    """Thirty re-logins of thirty accounts whose pace moves after a break by about 0.3 in log time (sd 0.1), and one
+    switch of device: a re-login 0.35 slower ranks in the middle of the other re-logins (a simulated move, with no
+    break, would put it far out), one 1.5 slower beyond all of them; the device switch gets no p here. With fewer
+    re-logins than ``min_switch_shifts`` none is ranked (NaN: the caller keeps the simulated moves' rank)."""
+    import polars as pl
+    rng = np.random.default_rng(3)
+    n = 30
+    shifts = np.concatenate([rng.normal(0.3, 0.1, n), [0.35, 1.5, 0.0]])
+    df = pl.DataFrame({"account": [f"a{i}" for i in range(n + 3)],
+                       "device_changed": [False] * (n + 2) + [True], "net_changed": [False] * (n + 2) + [True],
+                       "time_shift": shifts, "time_shift_event": shifts})
+    d = SeatHandoffDetector(min_switch_shifts=20)
+    p, relog = d._relogin_shift_p(df)
+    assert relog.sum() == n + 2 and not relog[-1] and np.isnan(p[-1])
+    assert p[n] > 0.3 and p[n + 1] <= 1 / (n + 2)
+    p_few, _ = SeatHandoffDetector(min_switch_shifts=40)._relogin_shift_p(df)
+    assert np.isnan(p_few).all()

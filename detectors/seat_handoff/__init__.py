@@ -5,7 +5,9 @@ Method
 Candidate change points (:mod:`detectors.seat_handoff.candidates`): per
 account and tournament, a login during the account's play from a device or
 network the previous session did not use, at a hand-over (the session the
-event began on is closed by then). Without sessions every split of the
+event began on is closed by then); and a re-login on the device and network of a session
+that logged out within ``handover_s`` (``relogins``: someone at the owner's own machine leaves
+nothing in the login), judged alone in its event, never pooled by its device. Without sessions every split of the
 account's hand sequence is a candidate and the split maximising the
 action-mix chi-square is taken, Bonferroni over the splits scanned
 (binary segmentation, Scott & Knott, Biometrics 1974; Killick, Fearnhead &
@@ -57,7 +59,7 @@ adjusted within it (Benjamini-Hochberg; an untested switch at p = 1) is the
 candidate's ``p_value``, and Benjamini–Hochberg over the candidates gives
 ``q_value``. A candidate is flagged (:meth:`SeatHandoffDetector.threshold`)
 iff its q-value is at most ``fdr``, at a login from a changed device or
-network within ``handover_s`` of one of the account's logouts, with the
+network (or, with ``relogins``, a re-login) within ``handover_s`` of one of the account's logouts, with the
 population's simulated moves there to calibrate it. The take-over-only structure is
 told in the case, not counted; "two places at once" counts only through the two-places test. One login
 takes one seat.

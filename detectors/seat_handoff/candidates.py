@@ -27,10 +27,12 @@ class CandidatesMixin:
     def _session_candidates(self, con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
         """Logins during an account's play in an event from a device or network other
         than the one it started the event on (the last login before its first hand:
-        an account may play several events at once, each with its own session)."""
+        an account may play several events at once, each with its own session), and with
+        ``relogins`` the re-logins on the device and network of a session that logged out
+        within ``handover_s`` (neither changed: ``device_changed`` and ``net_changed`` false)."""
         q = _SESSION_CANDIDATES_SQL
         clock = float(self.hand_clock_s)
-        return con.sql(q, params=[float(self.handover_s), clock, clock, float(self.quick_s)]).pl()
+        return con.sql(q, params=[float(self.handover_s), clock, bool(self.relogins), clock, float(self.quick_s)]).pl()
 
     def _scan_candidates(self, con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
         q = """
@@ -117,7 +119,11 @@ class CandidatesMixin:
         short event lacks. Per-event figures stay in ``*_event`` columns."""
         groups: dict[tuple, list[dict[str, Any]]] = {}
         for r in rows:
-            key = (r["account"], r["device"]) if self.has_sessions_ and r["device"] is not None else (id(r),)
+            # a re-login on the seat's own device and network says nothing of who sits at the machine: each
+            # such login is judged in its own event, never pooled by its device
+            relogin = not (r.get("device_changed") or r.get("net_changed"))
+            key = ((r["account"], r["device"]) if self.has_sessions_ and r["device"] is not None and not relogin
+                   else (id(r),))
             groups.setdefault(key, []).append(r)
         for g in groups.values():
             for r in g:

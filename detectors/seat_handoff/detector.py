@@ -95,6 +95,12 @@ class SeatHandoffDetector(CandidatesMixin, NullMixin, StageMixin, HandoverMixin,
         the seconds the seat stood empty before the login against this population's re-logins of the same kind, a
         device counted once by its shortest hand-over (:mod:`detectors.seat_handoff.handover`), combined with the
         row's p; off by default (on the tuning worlds it found as many groups as it lost: docs/measurements.md).
+    relogins : bool
+        a re-login on the device and network of a session that logged out within ``handover_s`` is a candidate
+        (neither changed: the play after it against all the account's other play and its speed shift among the
+        simulated same-player moves', as at a login that kept the device, or among the population's other
+        re-logins' where there are ``min_switch_shifts`` of them; judged alone in its event, not pooled by the
+        device, which says nothing of who sits at it), and flagged by the same rule.
     """
 
     kind = "seat_handoff"
@@ -130,6 +136,7 @@ class SeatHandoffDetector(CandidatesMixin, NullMixin, StageMixin, HandoverMixin,
         stage_baseline: bool = True,
         two_places: bool = True,
         slow_handover: bool = False,
+        relogins: bool = True,
     ) -> None:
         # the false-discovery rate is this detector's one level (``fdr``), not the base's ``alpha``
         self.fdr = fdr
@@ -158,6 +165,7 @@ class SeatHandoffDetector(CandidatesMixin, NullMixin, StageMixin, HandoverMixin,
         self.stage_baseline = stage_baseline
         self.two_places = two_places
         self.slow_handover = slow_handover
+        self.relogins = relogins
 
     # ------------------------------------------------------------------ fit
     def fit(self, con: duckdb.DuckDBPyConnection) -> "SeatHandoffDetector":
@@ -386,6 +394,8 @@ class SeatHandoffDetector(CandidatesMixin, NullMixin, StageMixin, HandoverMixin,
                 p_shift = np.where(kept, self._kept_device_shift_p(df["time_shift"].to_numpy(), after), p_shift)
             else:
                 p_shift = np.where(kept, np.nan, p_shift)
+            relog_p, relog = self._relogin_shift_p(df)  # a re-login: among the population's re-logins
+            p_shift = np.where(relog & np.isfinite(relog_p), relog_p, p_shift)
             p_all = mt.fisher_combine(np.column_stack([p_all, p_shift]), untested=1.0)
         novelty = (df["new_device"].cast(pl.Int8).to_numpy() + df["new_net"].cast(pl.Int8).to_numpy())
         df = df.with_columns(
@@ -556,9 +566,9 @@ class SeatHandoffDetector(CandidatesMixin, NullMixin, StageMixin, HandoverMixin,
     def threshold(self, scores: pl.DataFrame) -> pl.DataFrame:
         """``scores`` with ``flagged``, the one flag rule: the q-value at most ``fdr`` (the play's shift after
         the switch against the population's own same-player moves, given the account's own history of
-        switches: :mod:`detectors.seat_handoff.history`), at a login from a changed device or network that
-        follows one of the account's logouts within ``handover_s`` (a login hours later, the account's other
-        tables still open, is its owner starting a new day elsewhere). Never without sessions, nor without
+        switches: :mod:`detectors.seat_handoff.history`), at a login from a changed device or network (with
+        ``relogins`` also a re-login on the same ones) that follows one of the account's logouts within
+        ``handover_s`` (a login hours later, the account's other tables still open, is its owner starting a new day elsewhere). Never without sessions, nor without
         the population's simulated moves to calibrate the p-values (then the candidates are ranked only).
 
         Parameters
@@ -575,7 +585,7 @@ class SeatHandoffDetector(CandidatesMixin, NullMixin, StageMixin, HandoverMixin,
             # stages): no false-discovery rate can be claimed for them, so they rank, never accuse
             return scores.with_columns(flagged=pl.lit(False))
         q = scores["q_value"].cast(pl.Float64).fill_nan(1.0).fill_null(1.0).to_numpy()
-        changed = (scores["device_changed"] | scores["net_changed"]).fill_null(False).to_numpy()
+        changed = (scores["device_changed"] | scores["net_changed"]).fill_null(False).to_numpy() | self.relogins
         # without logout times every login counts as a hand-over
         since = scores["since_logout"].cast(pl.Float64).fill_null(float("nan")).to_numpy()
         handover = (since <= self.handover_s) | (np.isnan(since) & (not self.has_logouts_))

@@ -28,6 +28,10 @@ class EvidenceMixin:
                 text=(f"session {r['session']} at {r['cp_time']}: device {r['device']} (before {r['prev_device']}), "
                       f"ip {r['ip']}; device {'never' if r['new_device'] else 'already'} used by {acc} before, "
                       f"network {'new' if r['new_net'] else 'seen before'}"
+                      + (f"; a re-login on the device and network that held the seat, "
+                         f"{float(r.get('since_logout') or 0):.0f} s after its logout: nothing of the login "
+                         f"changed, the play after it is judged alone, in this event"
+                         if not r.get("device_changed") and not r.get("net_changed") else "")
                       + (f"; the same device logged in mid-event in {r['n_pooled']} events "
                          f"({', '.join(r['pooled_tournaments'])}): their before/after samples are pooled"
                          if r["n_pooled"] > 1 else "")

@@ -54,6 +54,30 @@ class NullMixin:
                 out[i] = min(out[i], _gpd_sf(fits[lo[i]], p[i]))
         return out
 
+    def _relogin_shift_p(self, df: pl.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+        """The speed shift at each re-login on the seat's own device and network (``relogins``) ranked among the
+        shifts of this population's other accounts' re-logins (:func:`_switch_shift_p`): a person back at the same
+        machine after a break may be at another pace, which no simulated move (no break) shows. Where fewer than
+        ``min_switch_shifts`` re-logins say what a break does to a speed, the caller keeps the simulated moves'
+        rank (:meth:`_kept_device_shift_p`), as at a login that kept the device.
+
+        Parameters
+        ----------
+        df : the scored rows (``device_changed``, ``net_changed``, ``account``, ``time_shift``, ``time_shift_event``).
+
+        Returns
+        -------
+        The p-values (NaN on the other rows, and on all with fewer than ``min_switch_shifts`` re-logins to rank
+        among) and the boolean mask of the re-login rows."""
+        relog = (~df["device_changed"].fill_null(True) & ~df["net_changed"].fill_null(True)).to_numpy()
+        out = np.full(df.height, np.nan)
+        if relog.any():
+            acc = df["account"].to_numpy()[relog]
+            out[relog] = _switch_shift_p(df["time_shift"].to_numpy().astype(float)[relog],
+                                         df["time_shift_event"].to_numpy().astype(float)[relog],
+                                         self.min_switch_shifts, owner=acc, owner_event=acc)[0]
+        return out, relog
+
     def _kept_device_shift_p(self, shift: np.ndarray, after: np.ndarray) -> np.ndarray:
         """Two-sided Monte Carlo p-value of each candidate's speed shift (``shift``, log time after the
         login against the account's other decisions) at a login that kept the device (another network

@@ -227,7 +227,11 @@ _SESSION_CANDIDATES_SQL = ("""
                  -- ... or it replaces, within handover_s, a session on another device or network
                  -- that has just logged out (the owner's other sessions may stay open)
                  ho.ho_dev IS NOT NULL
-                   AND (s2.device IS DISTINCT FROM ho.ho_dev OR s2.net IS DISTINCT FROM ho.ho_net) AS from_logout
+                   AND (s2.device IS DISTINCT FROM ho.ho_dev OR s2.net IS DISTINCT FROM ho.ho_net) AS from_logout,
+                 -- ... or a re-login on the device and network of that session (``relogins``): the
+                 -- owner's own return, or someone at the owner's own machine
+                 ho.ho_dev IS NOT NULL AND s2.device IS NOT NULL
+                   AND s2.device = ho.ho_dev AND s2.net IS NOT DISTINCT FROM ho.ho_net AS relogin
           FROM acct JOIN init USING (account, tournament_id)
           JOIN s2 ON s2.account = acct.account AND s2.login_at > acct.t_first
            AND (s2.login_at <= acct.t_last OR s2.login_at < acct.t_last + to_microseconds(CAST(? * 1e6 AS BIGINT)))
@@ -240,7 +244,7 @@ _SESSION_CANDIDATES_SQL = ("""
                  device IS DISTINCT FROM CASE WHEN from_start THEN dev0 ELSE ho_dev END AS device_changed,
                  net IS DISTINCT FROM CASE WHEN from_start THEN net0 ELSE ho_net END AS net_changed,
                  first_login_of_device, new_net, device_sessions, account_sessions, n_hands
-          FROM c0 WHERE from_start OR from_logout
+          FROM c0 WHERE from_start OR from_logout OR (relogin AND ?)
         ),
         -- a device is new to the account when its first login was itself such a take-over (in this
         -- event or an earlier one), not the owner's own start of play

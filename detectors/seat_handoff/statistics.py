@@ -446,9 +446,10 @@ _TIMING_MEMO: list = [None, None]
 
 
 def _timing_arrays(hdec: pl.DataFrame) -> tuple[np.ndarray, ...]:
-    """The columns :func:`_own_timing` reads, as arrays: an account's change points are compared one after the
-    other, each with the same frame of its decision times, which is converted once (the last frame's arrays kept
-    while the frame lives).
+    """The columns :func:`_own_timing` reads, as arrays (without a copy where a column has no null and one chunk:
+    the account's rows are slices of one sorted frame), the comparisons then made by NumPy; the last frame's arrays
+    kept while the frame lives (the same account's frame asked for again in a row: its pooled devices, its compared
+    rows' baselines made again).
 
     Parameters
     ----------

@@ -18,7 +18,7 @@ import duckdb
 import numpy as np
 import polars as pl
 
-from detectors.seat_handoff.one_pass import null_history, read_coded_once, read_history  # noqa: F401
+from detectors.seat_handoff.one_pass import read_coded_once
 from detectors.seat_handoff.queries import (
     ACTS, _DECISIONS_SQL, _HAND_ROWS_SQL, _HISTORY_CODES_SQL, _TIMING_CODES_SQL, _with_strength, strength_table,
 )
@@ -346,6 +346,27 @@ class Codes:
             "account", "tournament_id", "started_at", "log_ms", "cls")
 
 
+def null_history(hist: pl.DataFrame, key: str = "account") -> tuple[pl.DataFrame, pl.DataFrame]:
+    """What the population's null reads of its accounts' tournament hands (:mod:`detectors.seat_handoff.null`),
+    taken from their rows so that the rows need not be held: the action counts summed by account, and the hands
+    with an entry decision counted by account and range stratum.
+
+    Parameters
+    ----------
+    hist : tournament-hand rows (``account``, the action counts ``n_<action>``, ``rstr``, ``rcls``).
+    key : the column of the account (``account``, or a code of it).
+
+    Returns
+    -------
+    ``(sums, ranges)``: ``sums`` one row per account (``key``, the counts summed); ``ranges`` one row per
+    account and stratum with ``rcls >= 0`` (``key``, ``rstr``, ``n`` hands, ``n1`` of them entered, ``n2``
+    entered with a raise)."""
+    sums = hist.group_by(key).agg([pl.col(f"n_{a}").sum() for a in ACTS])
+    ranges = (hist.filter(pl.col("rcls") >= 0).group_by(key, "rstr")
+              .agg(n=pl.len(), n1=(pl.col("rcls") >= 1).sum(), n2=(pl.col("rcls") == 2).sum()))
+    return sums, ranges
+
+
 #: the columns :func:`read_hands` keeps of the hands by account-event (the per-hand situation columns are read
 #: only into the range stratum ``rstr`` and class ``rcls``); the action counts, strata and classes as 32-bit
 #: integers (their values are small counts and codes; every reader converts them to floats or 64-bit integers)
@@ -402,9 +423,9 @@ class FramesMixin:
         null reads them (:func:`null_history`, a batch at a time: their rows are not held), their decision times by
         account (codes), the field (set as ``field_``, :class:`FieldCounts`, and returned: the null makes its events'
         rows from it) and the null accounts' decision times with their names (a call that makes them: the null's). An
-        account's history (:func:`read_history`) and decision times are read by one pass over every account each
-        (:func:`read_coded_once`), the account, tournament and device coded by DuckDB, and kept as slices of one
-        frame (:func:`key_slices`).
+        account's history is read a batch of accounts at a time, batches sized by the rows they return
+        (:func:`read_coded`), the decision times by one pass over every account (:func:`read_coded_once`), the
+        account, tournament and device coded by DuckDB, and kept as slices of one frame (:func:`key_slices`).
 
         Returns
         -------
@@ -427,7 +448,7 @@ class FramesMixin:
             else:
                 dec_at = {}
             names = sorted(set(at["account"].to_list()))
-            hist, null_hist = read_history(con, names, null_ev)
+            hist, null_hist = self._read_history(con, names, null_ev)
             if self.stage_baseline and self.has_sessions_:
                 # the candidate accounts' own other tournament events: the field is read for them too (their
                 # same-stage baseline, :mod:`detectors.seat_handoff.stage`)
@@ -463,6 +484,35 @@ class FramesMixin:
             con.unregister("_rb_strength")
             Codes.unregister(con)
         return hands, by_at, dec_at, hist, hist_by_acc, hdec_by_acc, self.field_, tim_null, null_hist
+
+    def _read_history(self, con: duckdb.DuckDBPyConnection, names: list[str], null_ev: pl.DataFrame
+                      ) -> tuple[pl.DataFrame, tuple]:
+        """The tournament hands of ``names`` (sorted; the codes of :class:`Codes` registered) read by batches of rows,
+        coded by DuckDB: the candidate accounts' kept (``acc``: the index in ``names``; ``tc``, ``started_at``, the
+        action counts, ``dc``, ``rstr``, ``rcls``), the null accounts' (those of ``null_ev``) reduced as the null
+        reads them (:func:`null_history`, by account name) as each batch is read.
+
+        Returns
+        -------
+        ``(hist, null_hist)``."""
+        null_acc = set(null_ev["account"].to_list())
+        null_codes = pl.Series([i for i, a in enumerate(names) if a in null_acc], dtype=pl.Int32)
+        accs = pl.Series(names, dtype=pl.Utf8)
+        null_parts: list[tuple[pl.DataFrame, pl.DataFrame]] = []
+
+        def keep(df: pl.DataFrame) -> pl.DataFrame:
+            # (the columns the tests read: the entry decision's situation is in rstr and rcls); the null
+            # accounts' rows reduced to what the null reads
+            df = _with_strength(df).select("acc", "tc", "started_at", *[f"n_{a}" for a in ACTS], "dc", "rstr", "rcls")
+            is_null = pl.col("acc").is_in(null_codes.implode())
+            sums, ranges = null_history(df.filter(is_null), "acc")
+            null_parts.append(tuple(x.with_columns(account=accs.gather(x["acc"].cast(pl.UInt32))).select(
+                "account", pl.exclude("account", "acc")) for x in (sums, ranges)))
+            return df.filter(~is_null)
+
+        hist = read_coded(con, _HISTORY_CODES_SQL, names, HIST_ROWS_SQL, keep)
+        return hist, (pl.concat([p[0] for p in null_parts], how="vertical_relaxed"),
+                      pl.concat([p[1] for p in null_parts], how="vertical_relaxed"))
 
 
 #: rows (compared change points) tested at once: each row's baseline samples (the account's own decisions and

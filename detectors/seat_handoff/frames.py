@@ -18,6 +18,7 @@ import duckdb
 import numpy as np
 import polars as pl
 
+from detectors.seat_handoff.one_pass import read_coded_once
 from detectors.seat_handoff.queries import (
     ACTS, _DECISIONS_SQL, _HAND_ROWS_SQL, _HISTORY_CODES_SQL, _TIMING_CODES_SQL, _with_strength, strength_table,
 )
@@ -422,9 +423,9 @@ class FramesMixin:
         null reads them (:func:`null_history`, a batch at a time: their rows are not held), their decision times by
         account (codes), the field (set as ``field_``, :class:`FieldCounts`, and returned: the null makes its events'
         rows from it) and the null accounts' decision times with their names (a call that makes them: the null's). An
-        account's history and decision times are read a batch of accounts at a time, batches sized by the rows they
-        return, the account, tournament and device coded by DuckDB (:func:`read_coded`), and kept as slices of one
-        frame (:func:`key_slices`).
+        account's history is read a batch of accounts at a time, batches sized by the rows they return
+        (:func:`read_coded`), the decision times by one pass over every account (:func:`read_coded_once`), the
+        account, tournament and device coded by DuckDB, and kept as slices of one frame (:func:`key_slices`).
 
         Returns
         -------
@@ -467,8 +468,8 @@ class FramesMixin:
             hdec_by_acc: dict = {}
             tim_null = None
             if self.has_decisions_:
-                # (the accounts of the history's read: the candidates' and the null's)
-                tim = read_coded(con, _TIMING_CODES_SQL, names, TIMING_ROWS_SQL, lambda df: df)
+                # (the accounts of the history's read: the candidates' and the null's; one scan of the tables)
+                tim = read_coded_once(con, _TIMING_CODES_SQL, names, lambda df: df)
                 # (a fold to a big bet counted with the class its times resemble here: statistics.fold_to_big_class)
                 tim = tim.with_columns(cls=pl.Series(fold_to_big_class(tim["log_ms"].to_numpy(),
                                                                        tim["cls"].to_numpy())))

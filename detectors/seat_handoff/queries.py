@@ -74,11 +74,12 @@ WHERE NOT coalesce(s.sitting_out, FALSE)
 # stack or more slow, the rest in between; a preflop fold to such a bet read as statistics.FOLD_TO_BIG, counted with
 # the class its times resemble in the population by statistics.fold_to_big_class) of the accounts of the
 # registered ``_rb_ac`` (``account``, ``code``), the account, the tournament and the device coded by DuckDB
-# (``acc``; ``tc`` and ``dc`` from ``_rb_tc`` and ``_rb_dc``, -1 for none): no name reaches Python
+# (``acc``; ``tc`` and ``dc`` from ``_rb_tc`` and ``_rb_dc``, -1 for none): no name reaches Python. Coded before the
+# as-of join with the sessions (by the account's code), which holds its rows whole: every row it holds is narrow
 _TIMING_CODES_SQL = """
 WITH _rb_seats AS (SELECT hand_id, player, stack_start, sitting_out FROM seats WHERE player IN (SELECT account FROM _rb_ac)),
 d AS (
-  SELECT acc.code AS acc, d.account, h.tournament_id, h.started_at, ln(greatest(d.ms, 1)) AS log_ms,
+  SELECT acc.code AS acc, CAST(coalesce(t.tc, -1) AS INTEGER) AS tc, h.started_at, ln(greatest(d.ms, 1)) AS log_ms,
          CASE WHEN a.street = 'preflop' AND a.action = 'fold'
                    THEN CASE WHEN s.stack_start > 0 AND a.to_call * 3 >= s.stack_start THEN 3 ELSE 0 END
               WHEN a.is_all_in OR (s.stack_start > 0 AND (a.to_call * 3 >= s.stack_start
@@ -88,14 +89,13 @@ d AS (
   JOIN hands h USING (hand_id)
   JOIN actions a ON a.hand_id = d.hand_id AND a.seq = d.seq
   LEFT JOIN _rb_seats s ON s.hand_id = d.hand_id AND s.player = d.account
+  LEFT JOIN _rb_tc t ON t.tournament_id = h.tournament_id
   WHERE a.action NOT LIKE 'post%' AND NOT coalesce(s.sitting_out, FALSE)
 ),
-ss AS (SELECT account, login_at, device FROM sessions WHERE account IN (SELECT account FROM _rb_ac)),
-y AS (SELECT d.*, ss.device FROM d ASOF LEFT JOIN ss ON d.account = ss.account AND d.started_at >= ss.login_at)
-SELECT y.acc, CAST(coalesce(t.tc, -1) AS INTEGER) AS tc, y.started_at, y.log_ms, y.cls,
-       CAST(coalesce(dv.dc, -1) AS INTEGER) AS dc
-FROM y LEFT JOIN _rb_tc t ON t.tournament_id = y.tournament_id
-LEFT JOIN _rb_dc dv ON dv.device = y.device
+ss AS (SELECT acc.code AS acc, s.login_at, CAST(coalesce(dv.dc, -1) AS INTEGER) AS dc
+       FROM sessions s JOIN _rb_ac acc ON acc.account = s.account LEFT JOIN _rb_dc dv ON dv.device = s.device)
+SELECT d.acc, d.tc, d.started_at, d.log_ms, d.cls, CAST(coalesce(ss.dc, -1) AS INTEGER) AS dc
+FROM d ASOF LEFT JOIN ss ON d.acc = ss.acc AND d.started_at >= ss.login_at
 """
 
 # _HOLE_JOIN's hole cards of the accounts of ``_rb_ac`` only (the rows it joins): not every player's cards grouped for

@@ -209,7 +209,7 @@ GROUP BY ALL
 
 
 #: rows one read of the accounts' tournament hands or decision times returns at most (counted before the read:
-#: :data:`HIST_ROWS_SQL`, :data:`TIMING_ROWS_SQL`): each batch's raw result stayed resident after it was reduced
+#: :data:`HIST_ROWS_SQL`): each batch's raw result stayed resident after it was reduced
 ROWS_PER_READ = 500_000
 
 _SEATS_SQL = """
@@ -224,12 +224,6 @@ WHERE h.is_tournament AND s.player IN (SELECT account FROM _rb_acc)
 GROUP BY ALL ORDER BY ALL
 """
 
-#: the rows :data:`_TIMING_CODES_SQL` can return for each account (at most one a decision)
-TIMING_ROWS_SQL = """
-SELECT account, count(*) AS n FROM decisions WHERE account IN (SELECT account FROM _rb_acc)
-GROUP BY ALL ORDER BY ALL
-"""
-
 
 def account_batches(con: duckdb.DuckDBPyConnection, accounts: pl.Series, max_rows: int,
                     sizes_sql: str = _SEATS_SQL) -> list[list[str]]:
@@ -240,7 +234,7 @@ def account_batches(con: duckdb.DuckDBPyConnection, accounts: pl.Series, max_row
     ----------
     con : the warehouse (``seats``). accounts : the accounts. max_rows : the rows of a batch (every candidate
     account's history read at once held more than the pipeline's 1 GB DuckDB limit at 2.4M hands). sizes_sql : each account's rows (``account``, ``n``; the accounts of the registered
-    ``_rb_acc``, ordered by name): its seats by default, :data:`HIST_ROWS_SQL` or :data:`TIMING_ROWS_SQL`.
+    ``_rb_acc``, ordered by name): its seats by default, or :data:`HIST_ROWS_SQL`.
 
     Returns
     -------

@@ -11,11 +11,18 @@ import pytest
 from polars.testing import assert_frame_equal
 from test_seat_handoff_two_places import build_world
 
-from detectors.seat_handoff.frames import HIST_ROWS_SQL, TIMING_ROWS_SQL, Codes, account_batches, read_coded
+from detectors.seat_handoff.frames import HIST_ROWS_SQL, Codes, account_batches, read_coded
 from detectors.seat_handoff.queries import (
     _HOLE_JOIN, _HISTORY_CODES_SQL, _PER_HAND_COLS, _STRENGTH_JOIN, _TIMING_CODES_SQL, ACTS, _with_strength,
     strength_table,
 )
+
+#: the rows :data:`_TIMING_CODES_SQL` can return for each account (at most one a decision); the fit reads the
+#: decision times in one pass now (one_pass.py), so only this test batches them
+TIMING_ROWS_SQL = """
+SELECT account, count(*) AS n FROM decisions WHERE account IN (SELECT account FROM _rb_acc)
+GROUP BY ALL ORDER BY ALL
+"""
 
 HIST_COLS = ["account", "tc", "started_at", *[f"n_{a}" for a in ACTS], "dc", "rstr", "rcls"]
 TIM_COLS = ["account", "tc", "started_at", "log_ms", "cls", "dc"]

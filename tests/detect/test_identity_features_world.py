@@ -42,6 +42,13 @@ def random_style(rng: np.random.Generator) -> Style:
     )
 
 
+def regular_style(rng: np.random.Generator) -> Style:
+    """A regular's style for the seat hand-off worlds: VPIP 0.18-0.32, raise 0.14, aggression 0.35-0.6, a pace
+    between 1.6 and 4.4 s (log ms 7.4-8.4)."""
+    return Style(vpip=float(rng.uniform(0.18, 0.32)), pfr=0.14, aggr=float(rng.uniform(0.35, 0.6)),
+                 size=0.66, log_ms=float(rng.uniform(7.4, 8.4)), sd_ms=0.4)
+
+
 @dataclass
 class World:
     seed: int = 0

@@ -14,7 +14,7 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
-from test_identity_features_world import Style, World, at, event_rows
+from test_identity_features_world import World, at, event_rows, regular_style
 
 from detectors.seat_handoff import SeatHandoffDetector
 
@@ -33,8 +33,7 @@ def world():
     rng = np.random.default_rng(10)
     for n in names:
         w.account(n)
-        w.styles[n] = Style(vpip=float(rng.uniform(0.18, 0.32)), pfr=0.14, aggr=float(rng.uniform(0.35, 0.6)),
-                            size=0.66, log_ms=float(rng.uniform(7.4, 8.4)), sd_ms=0.4)
+        w.styles[n] = regular_style(rng)
     cp = CP * EVERY / 60
     for i, n in enumerate(names):
         home = f"10.{i}.0.1"

@@ -34,7 +34,8 @@ class BountyCollusionDetector(BountyCase, PairDetector):
                  wide_rate: float = 0.3, shadow_p: float = 0.01,
                  event_scale: float | None = 40.0, event_power: float = 3.0, test_weights: tuple[float, float, float, float] = (0.45, 0.45, 0.05, 0.05),
                  context_bins: tuple[str, ...] = gp.BOUNTY_CONTEXT_BINS,
-                 looseness_tau: float | None = gp.BOUNTY_LOOSENESS_TAU, pass_share: float = 0.5) -> None:
+                 looseness_tau: float | None = gp.BOUNTY_LOOSENESS_TAU, pass_share: float = 0.5,
+                 wide_tournament_effect: bool = True) -> None:
         super().__init__(alpha=alpha, random_state=random_state)  # the false-discovery rate of the flag: q <= alpha
         self.context_bins = tuple(context_bins)
         self.looseness_tau = looseness_tau
@@ -49,6 +50,9 @@ class BountyCollusionDetector(BountyCase, PairDetector):
         self.short_bb = short_bb
         self.max_unflagged = max_unflagged
         self.pass_share = pass_share  # the bounty-passing family's share of alpha (family_q)
+        # the wide calls' tails with the players' tournament effect (the presence test's null); False: the cells
+        # independent, the former test (kept reachable to measure the change)
+        self.wide_tournament_effect = wide_tournament_effect
 
     def fit(self, con: duckdb.DuckDBPyConnection) -> "BountyCollusionDetector":
         """Learn the population's bounty spots over the feature store's window: every all-in target's opportunities,
@@ -117,7 +121,11 @@ class BountyCollusionDetector(BountyCase, PairDetector):
         cells = gp.bounty_wide_cells(None, context=ctx, looseness_tau=lt, without_partner=True,
                                      counts=rows.wide_counts()) if wide_ok else None
         none = pl.DataFrame()  # the rows are counted: cells=None stands for no row (no cards known)
-        wide = gp.bounty_wide_calls(none, max_rate=self.wide_rate, hands=False, cells=cells)
+        tour = rows.cell_counts(("tournament_id",)) if cells is not None and self.wide_tournament_effect else None
+        # the players' tournament effect over the wide calls' cells, once over every row (before the unshadowing)
+        sigma2 = self.wide_sigma2_ = gp.wide_tournament_effect(cells, tour)
+        tours = (tour[0], sigma2) if tour is not None else None
+        wide = gp.bounty_wide_calls(none, max_rate=self.wide_rate, hands=False, cells=cells, tournaments=tours)
         best = gp.bounty_strongest_partner(wide, max_p=self.shadow_p)
         rows.unshadow(best)
         self.pairs_ = gp.bounty_pairs(self.spots_, best=best)
@@ -126,14 +134,16 @@ class BountyCollusionDetector(BountyCase, PairDetector):
         # (the cells of the rows left counted once for both rate ranges)
         cells = gp.bounty_wide_cells(None, context=ctx, looseness_tau=lt, without_partner=True,
                                      counts=rows.wide_counts()) if wide_ok else None
-        rest = gp.bounty_wide_calls(none, min_rate=self.wide_rate, max_rate=1.01, hands=False, cells=cells)
-        calls = gp.bounty_wide_calls(none, max_rate=self.wide_rate, hands=False, cells=cells)
+        tours = (rows.cell_counts(("tournament_id",))[0], sigma2) if tours is not None else None
+        rest = gp.bounty_wide_calls(none, min_rate=self.wide_rate, max_rate=1.01, hands=False, cells=cells,
+                                    tournaments=tours)
+        calls = gp.bounty_wide_calls(none, max_rate=self.wide_rate, hands=False, cells=cells, tournaments=tours)
         if cells is not None and not calls.is_empty():
             tested = cells[2].filter(pl.col("r") < self.wide_rate)
             calls = calls.drop("wc_hands").join(rows.call_hands(tested), on=["player", "opponent"], how="left").with_columns(
                 pl.col("wc_hands").fill_null(pl.lit([], pl.List(pl.Utf8)))).select(calls.columns)
         # the wide calls' cells (a row per pair and cell of the window) not held through the presence test
-        cells = tested = None
+        cells = tested = tours = tour = None
         # the presence test's exact tail a chunk of pairs at a time (the per-tournament counts read and freed inside)
         self.presence_ = bounty_presence_tested(rows.presence_counts, looseness_tau=lt).join(calls, on=["player", "opponent"], how="left").join(
             rest.select("player", "opponent", nw_n="wc_n", nw_k="wc_k", nw_e="wc_e", nw_p="wc_p"),

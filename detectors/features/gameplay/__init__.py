@@ -46,6 +46,8 @@ from detectors.features.gameplay.bounty_tests import (
     bounty_unshadowed,
     bounty_wide_calls,
     bounty_wide_cells,
+    wide_tail,
+    wide_tournament_effect,
 )
 from detectors.features.gameplay.cards import (  # _preflop_strength: tests/detect/test_seat_handoff_range.py
     CARD_INDEX,
@@ -116,5 +118,5 @@ __all__ = [
     "hands_together", "hu_decisions", "name_codes", "omaha_strength", "overdispersed_sum_sf", "own_baseline",
     "own_baseline_columns", "pair_decisions", "pair_features", "preflop_equity_table", "preflop_percentile_table",
     "release", "score_test_terms", "seat_nets_cte", "starting_hand_percentile", "store_for", "tournaments_of",
-    "unordered", "warehouse_identity", "with_bet_faced", "with_stack_depth",
+    "unordered", "warehouse_identity", "with_bet_faced", "with_stack_depth", "wide_tail", "wide_tournament_effect",
 ]

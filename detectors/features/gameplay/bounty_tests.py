@@ -10,7 +10,8 @@ import polars as pl
 from scipy import stats as _st
 
 from detectors import stats
-from detectors.features.gameplay.bounty import BOUNTY_CONTEXT_BINS, BOUNTY_LOOSENESS_TAU, _bounty_cells, presence_parts
+from detectors.features.gameplay.bounty import (BOUNTY_CONTEXT_BINS, BOUNTY_LOOSENESS_TAU, _bounty_cells,
+                                                bounty_tournament_effect, presence_parts)
 from detectors.features.gameplay.distributions import betabinom_sum_sf, overdispersed_sum_sf, sum_sf_folds
 
 #: the columns of :func:`presence_tail` and :func:`bounty_presence_tested`
@@ -164,7 +165,7 @@ def bounty_wide_cells(rows: pl.DataFrame, *, floor: float = 0.02, context: tuple
 def bounty_wide_calls(rows: pl.DataFrame, *, max_rate: float = 0.3, floor: float = 0.02, hands: bool = True,
                       min_rate: float = 0.0, context: tuple[str, ...] = BOUNTY_CONTEXT_BINS,
                       looseness_tau: float | None = BOUNTY_LOOSENESS_TAU, cells: tuple | None = None,
-                      without_partner: bool = True) -> pl.DataFrame:
+                      without_partner: bool = True, tournaments: tuple[pl.DataFrame, float] | None = None) -> pl.DataFrame:
     """Per unordered pair: continuations against a short bounty target that the player's own baseline folds.
 
     The deviation of a bounty gang is a fold turned into a call: with a hand
@@ -200,6 +201,10 @@ def bounty_wide_calls(rows: pl.DataFrame, *, max_rate: float = 0.3, floor: float
     ``without_partner`` are theirs), to test another rate range without computing them again. ``without_partner``
     (default): ``r`` from the player's distinct decisions without this partner in; False: the former per-row
     baseline (:func:`bounty_wide_cells` says why it changed).
+    ``tournaments`` (optional): (the pair counts per tournament, ``n`` per player, partner, ``tournament_id`` and
+    cell; ``sigma2``, :func:`wide_tournament_effect`): the tail with the presence test's tournament effect, each
+    (direction, tournament) block of the pair's cells sharing one logit-normal draw of variance ``sigma2``
+    (:func:`wide_tail`); None or ``sigma2`` 0: the cells independent, as before.
     """
     schema = {"player": pl.Utf8, "opponent": pl.Utf8, "wc_n": pl.Float64, "wc_k": pl.Float64, "wc_e": pl.Float64,
               "wc_p": pl.Float64, "wc_a_n": pl.Float64, "wc_a_k": pl.Float64, "wc_a_e": pl.Float64,
@@ -222,18 +227,7 @@ def bounty_wide_calls(rows: pl.DataFrame, *, max_rate: float = 0.3, floor: float
         wc_b_n=pl.col("n").filter(~pl.col("fwd")).sum().cast(pl.Float64),
         wc_b_k=pl.col("k").filter(~pl.col("fwd")).sum().cast(pl.Float64), wc_b_e=pl.col("e").filter(~pl.col("fwd")).sum(),
     )
-    k, e = g["wc_k"].to_numpy(), np.maximum(g["wc_e"].to_numpy(), 1e-9)
-    # the exact Poisson-binomial tail where the count is above its mean (each cell's decisions at the cell's own
-    # rate, convolved), the Poisson tail below (conservative there, and nothing below the mean is significant)
-    p = _st.poisson.sf(k - 1.0, e)
-    above = k >= e + 1
-    if above.any():
-        g = g.with_row_index("_g")
-        c = t.join(g.filter(pl.Series(above)).select("_g", x="player", y="opponent"), on=["x", "y"])
-        p[above] = betabinom_sum_sf(c["_g"].to_numpy().astype(np.int64), c["n"].to_numpy().astype(float),
-                                    c["r"].to_numpy(), np.full(len(c), np.inf), k)[above]
-        g = g.drop("_g")
-    g = g.with_columns(pl.Series("wc_p", np.clip(p, 1e-300, 1.0)))
+    g = g.with_columns(pl.Series("wc_p", wide_tail(g, t, bins, tournaments)))
     if not hands:
         return g.with_columns(pl.lit([], pl.List(pl.Utf8)).alias("wc_hands")).select(list(schema))
     calls = d.filter(pl.col("cont")).join(t.select("player", "partner", *bins, "r"), on=["player", "partner", *bins])
@@ -241,6 +235,52 @@ def bounty_wide_calls(rows: pl.DataFrame, *, max_rate: float = 0.3, floor: float
         pl.col("x").alias("player"), pl.col("y").alias("opponent")).agg(wc_hands=pl.col("hand_id").unique(maintain_order=True))
     return g.join(where, on=["player", "opponent"], how="left").with_columns(
         pl.col("wc_hands").fill_null(pl.lit([], pl.List(pl.Utf8)))).select(list(schema))
+
+
+def wide_tail(g: pl.DataFrame, t: pl.DataFrame, bins: list[str],
+              tournaments: tuple[pl.DataFrame, float] | None = None) -> np.ndarray:
+    """``wc_p`` of :func:`bounty_wide_calls` per row of ``g`` (its unordered pairs, ``wc_k``, ``wc_e``).
+
+    ``t``: the cells tested (``player``, ``partner``, ``bins``, ``n``, ``r``, ``x``/``y`` the unordered pair);
+    ``tournaments``: as :func:`bounty_wide_calls`. Method: where the count is above its mean, the exact tail of the
+    sum of the cells' binomials (each cell's decisions at the cell's own rate; Hong, CSDA 2013); with a tournament
+    effect the cells' decisions are split by tournament and each (pair, direction, tournament) block shares one
+    draw u ~ N(0, sigma2) on the logit of its rates, integrated exactly (:func:`overdispersed_sum_sf`, the
+    presence test's null): a player looser in the tournaments the pair met in than over the window is not read
+    as the pair's. Below the mean, the Poisson tail (conservative there, and nothing below the mean is
+    significant). Returns the p-values clipped to [1e-300, 1]."""
+    k, e = g["wc_k"].to_numpy(), np.maximum(g["wc_e"].to_numpy(), 1e-9)
+    p = _st.poisson.sf(k - 1.0, e)
+    above = k >= e + 1
+    if not above.any():
+        return np.clip(p, 1e-300, 1.0)
+    key = g.with_row_index("_g").filter(pl.Series(above)).select("_g", x="player", y="opponent")
+    c = t.join(key, on=["x", "y"])
+    sigma2 = tournaments[1] if tournaments is not None else 0.0
+    if sigma2 > 0:
+        # the pair's decisions in each cell split by tournament, each at the cell's rate
+        c = tournaments[0].select("player", "partner", "tournament_id", *bins, nt="n").join(
+            c.select("player", "partner", *bins, "r", "_g"), on=["player", "partner", *bins])
+        block = (pl.struct("_g", "player", "tournament_id").rank("dense") - 1).cast(pl.Int64)
+        c = c.with_columns(n=pl.col("nt"), _b=block if not c.is_empty() else pl.lit(0, pl.Int64))
+        p[above] = overdispersed_sum_sf(c["_g"].to_numpy().astype(np.int64), c["_b"].to_numpy(),
+                                        c["n"].to_numpy().astype(float), c["r"].to_numpy(), np.full(len(c), np.inf),
+                                        k, float(np.sqrt(sigma2)))[above]
+    else:
+        p[above] = betabinom_sum_sf(c["_g"].to_numpy().astype(np.int64), c["n"].to_numpy().astype(float),
+                                    c["r"].to_numpy(), np.full(len(c), np.inf), k)[above]
+    return np.clip(p, 1e-300, 1.0)
+
+
+def wide_tournament_effect(cells: tuple | None, tour: tuple[pl.DataFrame, pl.DataFrame] | None) -> float:
+    """The players' tournament effect (sigma^2, logit scale) over the wide-call test's cells: the moment estimator
+    of :func:`~detectors.features.gameplay.bounty.bounty_tournament_effect` (the presence test's) on the cells of
+    :func:`bounty_wide_cells` (``cells``; None: 0) and their counts per tournament (``tour``: per (player,
+    partner, ``tournament_id``, cell) ``n``, ``k`` and per (player, ``tournament_id``, cell) ``Dn``, ``Dk``).
+    Returns sigma^2 (0 without counts)."""
+    if cells is None or tour is None or tour[0].is_empty():
+        return 0.0
+    return bounty_tournament_effect(None, cells[2], list(cells[1]), counts=tour)
 
 
 def bounty_unshadowed(rows: pl.DataFrame, wide: pl.DataFrame, *, max_p: float = 0.01) -> pl.DataFrame:

@@ -86,14 +86,9 @@ class SoftPlayDetector(EvidenceMixin, RingsMixin, PairDetector):
         the whole-hand test's probability of a passive hand read from the population's own hands with the same
         predicted probability where that is higher (bins of log pi this wide, the lowest merged to this many hands;
         :mod:`detectors.soft_play.handcal`) in place of the product of the own rates, which treats a hand's decisions
-        as independent and their number as fixed (on, the default: it clears wrong flags of pairs with a handful of
-        checked-through hands, docs/measurements.md, 2026-12-07, "an honest pair of world b at 240k"). The thin pairs'
-        predictive hand test keeps the product.
-    hand_cal_sides : bool
-        with ``hand_calibrate``, each side's share of the hand test (``hdir_z``, read by the mutual rule only) is
-        calibrated too; off (the default), the sides keep the product and only the pair's p-value is calibrated: the
-        mutual rule asks whether both sides took part, not how far in the tail the pair is (calibrating the sides
-        loses a planted group whose p-value the calibration leaves unmoved).
+        as independent and their number as fixed (off, the default: the product; on, it clears wrong flags of pairs
+        with a handful of checked-through hands and loses a group the product finds, docs/measurements.md,
+        2026-12-07). The thin pairs' predictive hand test keeps the product.
     value_bin : int or None
         the check test (and its streets and the hand test built on its decisions) read after the flop only where the
         player's strength bin is at least this (a bet there is for value; honest players bluff less into opponents
@@ -141,10 +136,9 @@ class SoftPlayDetector(EvidenceMixin, RingsMixin, PairDetector):
         stage_tests: tuple[str, ...] = ("chk",),
         by_street: bool = True,
         street_support: bool = True,
-        hand_calibrate: bool = True,
+        hand_calibrate: bool = False,
         hand_cal_width: float = 0.5,
         hand_cal_min_hands: int = 50,
-        hand_cal_sides: bool = False,
         value_bin: int | None = 2,
     ) -> None:
         super().__init__(alpha=alpha, random_state=random_state)
@@ -178,7 +172,6 @@ class SoftPlayDetector(EvidenceMixin, RingsMixin, PairDetector):
         self.hand_calibrate = hand_calibrate
         self.hand_cal_width = hand_cal_width
         self.hand_cal_min_hands = hand_cal_min_hands
-        self.hand_cal_sides = hand_cal_sides
         self.value_bin = value_bin
         self.max_ratio = max_ratio
         self.samples = samples
@@ -356,8 +349,7 @@ class SoftPlayDetector(EvidenceMixin, RingsMixin, PairDetector):
         out = out.join(hp.drop("hp_dirs"), on=["player", "opponent"], how="left")
         # each side's own share of the passivity (its decisions only): the mutual rule may read it in place of the
         # check test's per-direction z where the hand test was made
-        sides = self.source_.hand_sums(con, rated, directed=True)
-        hd = stats.hand_passivity_from_hands(self._calibrated(sides, "sides") if self.hand_cal_sides else sides,
+        hd = stats.hand_passivity_from_hands(self._calibrated(self.source_.hand_sums(con, rated, directed=True), "sides"),
                                              max_weight=self.hand_max_weight)
         hd = hd.select("player", "opponent", "hp_z")
         lo = pl.col("player") < pl.col("opponent")

@@ -95,38 +95,14 @@ def test_order_kept_and_empty_table_leaves_the_sums():
 
 @pytest.mark.parametrize("on", [True, False])
 def test_detector_reads_the_hand_test_against_the_population(planted_world, on):
-    """With ``hand_calibrate`` (the default) the detector's hand test uses the population's table
-    (``hand_calibration_``: the pair's only, the sides keep the product by default), off the product; the planted soft
-    pair is flagged either way."""
-    assert SoftPlayDetector().hand_calibrate is True and SoftPlayDetector().hand_cal_sides is False
+    """With ``hand_calibrate`` the detector's hand test uses the population's table (``hand_calibration_``), off (the
+    default) the product; the planted soft pair is flagged either way."""
+    assert SoftPlayDetector().hand_calibrate is False
     det = SoftPlayDetector(hand_calibrate=on).fit(planted_world.con)
     assert hasattr(det, "hand_calibration_") == on
     if on:
-        assert set(det.hand_calibration_) == {"pairs"}
+        assert set(det.hand_calibration_) == {"pairs", "sides"}
         assert all(t.height > 0 and (t["rate"] > 0).all() for t in det.hand_calibration_.values())
     s = det.threshold(det.score(planted_world.con))
     assert s.filter(pl.col("flagged") & pl.col("accounts").list.contains("p01")
                     & pl.col("accounts").list.contains("p02")).height == 1
-
-
-def test_sides_may_keep_the_product_while_the_pair_is_calibrated(planted_world):
-    """``hand_cal_sides`` off: the pair's hand test read against the population's hands (its p-values those of
-    ``hand_calibrate`` with the sides calibrated too), each side's share (``hdir_z``, the mutual rule's) that of the
-    product (``hand_calibrate`` off)."""
-    con = planted_world.con
-    both = SoftPlayDetector(hand_calibrate=True, hand_cal_sides=True).fit(con).score(con)
-    product = SoftPlayDetector(hand_calibrate=False).fit(con).score(con)
-    pair_only = SoftPlayDetector(hand_calibrate=True, hand_cal_sides=False).fit(con).score(con)
-    keys = ["player", "opponent"]
-
-    def col(frame, c):
-        return frame.sort(keys)[c].to_numpy()
-
-    def same(x, y):  # to the summation's last bits (DuckDB's sums per hand need not add in one order)
-        return np.allclose(x, y, rtol=1e-9, atol=0.0, equal_nan=True)
-
-    assert same(col(pair_only, "hp_p_value"), col(both, "hp_p_value"))
-    assert not same(col(pair_only, "hp_p_value"), col(product, "hp_p_value"))
-    assert same(col(pair_only, "hdir_z"), col(product, "hdir_z"))
-    assert same(col(pair_only, "hdir_z_r"), col(product, "hdir_z_r"))
-    assert not same(col(both, "hdir_z"), col(product, "hdir_z"))

@@ -100,7 +100,8 @@ class SeatHandoffDetector(CandidatesMixin, NullMixin, StageMixin, HandoverMixin,
         (neither changed: the play after it against all the account's other play and its speed shift among the
         simulated same-player moves', as at a login that kept the device, or among the population's other
         re-logins' where there are ``min_switch_shifts`` of them; judged alone in its event, not pooled by the
-        device, which says nothing of who sits at it), and flagged by the same rule.
+        device, which says nothing of who sits at it), and flagged by the same rule. Off by default: at a 2.4M-hand
+        window the re-login events' hand rows exceed the pipeline's 1 GB DuckDB limit (docs/measurements.md).
     """
 
     kind = "seat_handoff"
@@ -136,7 +137,7 @@ class SeatHandoffDetector(CandidatesMixin, NullMixin, StageMixin, HandoverMixin,
         stage_baseline: bool = True,
         two_places: bool = True,
         slow_handover: bool = False,
-        relogins: bool = True,
+        relogins: bool = False,
     ) -> None:
         # the false-discovery rate is this detector's one level (``fdr``), not the base's ``alpha``
         self.fdr = fdr

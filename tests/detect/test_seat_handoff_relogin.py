@@ -1,7 +1,7 @@
 """SeatHandoffDetector at a re-login on the seat's own device and network: someone else takes the seat on the
 owner's own phone at the owner's own home, seconds after its logout (the helper in the next room). Nothing of
 the login changes, so before such a login was no candidate at all and the play after it was never compared. With
-``relogins`` (the default) it is one: the play after it against all the account's other play, its speed shift
+``relogins`` (off by default) it is one: the play after it against all the account's other play, its speed shift
 ranked among the population's simulated same-player moves (the null of a login that kept the device), each such
 login judged in its own event (never pooled by the device, which says nothing of who sits at it). An honest owner
 who logs out and back in on the same phone mid-event, playing on at his own pace, stays unflagged, and so do ten
@@ -58,7 +58,7 @@ def world():
 
 @pytest.fixture(scope="module")
 def det(con):
-    d = SeatHandoffDetector(min_switch_shifts=10)  # a small world: ten switches of device to rank among
+    d = SeatHandoffDetector(min_switch_shifts=10, relogins=True)  # a small world: ten switches of device to rank among
     sigs = d.detect(con)
     return d, sigs
 
@@ -109,9 +109,9 @@ def test_a_relogins_speed_is_ranked_among_the_populations_other_relogins_where_t
     df = pl.DataFrame({"account": [f"a{i}" for i in range(n + 3)],
                        "device_changed": [False] * (n + 2) + [True], "net_changed": [False] * (n + 2) + [True],
                        "time_shift": shifts, "time_shift_event": shifts})
-    d = SeatHandoffDetector(min_switch_shifts=20)
+    d = SeatHandoffDetector(min_switch_shifts=20, relogins=True)
     p, relog = d._relogin_shift_p(df)
     assert relog.sum() == n + 2 and not relog[-1] and np.isnan(p[-1])
     assert p[n] > 0.3 and p[n + 1] <= 1 / (n + 2)
-    p_few, _ = SeatHandoffDetector(min_switch_shifts=40)._relogin_shift_p(df)
+    p_few, _ = SeatHandoffDetector(min_switch_shifts=40, relogins=True)._relogin_shift_p(df)
     assert np.isnan(p_few).all()

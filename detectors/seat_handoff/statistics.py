@@ -5,7 +5,6 @@ G2 three-way interaction. The candidates' and the population null's moves go thr
 from __future__ import annotations
 
 import math
-import weakref
 
 import numpy as np
 import polars as pl
@@ -432,41 +431,10 @@ def _own_timing(hdec: pl.DataFrame | None, tournament: int, cp_time, base_dev: i
     if hdec is None or not hdec.height:
         empty_t, empty_c = np.array([], dtype=float), np.array([], dtype=np.int64)
         return empty_t, empty_c, empty_t, empty_c, 0
-    tc, started, dev, lm, cl = _timing_arrays(hdec)
+    # the columns as arrays (no copy where a column has no null and one chunk), compared by NumPy
+    tc, started, dev, lm, cl = (hdec[c].to_numpy() for c in ("tc", "started_at", "dc", "log_ms", "cls"))
     same_event = tc == tournament  # (tc has no null: the queries code none as -1)
     after_t = started >= np.datetime64(cp_time, "us")
     a_mask = same_event & after_t
     b_mask = ~a_mask & ((dev != base_dev) if base_dev is not None else np.ones(hdec.height, bool))
     return lm[a_mask], cl[a_mask], lm[b_mask], cl[b_mask], int(b_mask.sum())
-
-
-#: the columns of the last account's decision times :func:`_own_timing` read, by a weak reference to their frame
-#: (emptied when the frame goes)
-_TIMING_MEMO: list = [None, None]
-
-
-def _timing_arrays(hdec: pl.DataFrame) -> tuple[np.ndarray, ...]:
-    """The columns :func:`_own_timing` reads, as arrays (without a copy where a column has no null and one chunk:
-    the account's rows are slices of one sorted frame), the comparisons then made by NumPy; the last frame's arrays
-    kept while the frame lives (the same account's frame asked for again in a row: its pooled devices, its compared
-    rows' baselines made again).
-
-    Parameters
-    ----------
-    hdec : an account's decision times (``tc``, ``started_at``, ``dc``, ``log_ms``, ``cls``).
-
-    Returns
-    -------
-    ``(tc, started_at, dc, log_ms, cls)`` as arrays."""
-    ref, arrays = _TIMING_MEMO
-    if ref is not None and ref() is hdec:
-        return arrays
-    arrays = tuple(hdec[c].to_numpy() for c in ("tc", "started_at", "dc", "log_ms", "cls"))
-    _TIMING_MEMO[:] = [weakref.ref(hdec, _forget_timing), arrays]
-    return arrays
-
-
-def _forget_timing(ref: weakref.ref) -> None:
-    """Drop :func:`_timing_arrays`' arrays once their frame is gone. ``ref``: the weak reference whose frame went."""
-    if _TIMING_MEMO[0] is ref:
-        _TIMING_MEMO[:] = [None, None]

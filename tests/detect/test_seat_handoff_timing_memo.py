@@ -1,6 +1,6 @@
 """Seat hand-offs' own timing baseline (detectors/seat_handoff/statistics.py ``_own_timing``) reads an account's
-decision times as arrays made once per frame (``_timing_arrays``): the samples are those of the frame's columns
-compared in Polars, whatever the order in which frames are asked for."""
+decision times as NumPy arrays: the samples are those of the frame's columns compared in Polars, whatever the order
+in which frames are asked for."""
 
 from __future__ import annotations
 
@@ -9,8 +9,7 @@ import datetime as dt
 import numpy as np
 import polars as pl
 
-from detectors.seat_handoff import statistics
-from detectors.seat_handoff.statistics import _own_timing, _timing_arrays
+from detectors.seat_handoff.statistics import _own_timing
 
 
 def _frame(seed: int, n: int = 200) -> pl.DataFrame:
@@ -32,7 +31,7 @@ def _polars_timing(hdec: pl.DataFrame, tournament, cp_time, base_dev) -> tuple:
     return lm[a_mask], cl[a_mask], lm[b_mask], cl[b_mask], int(b_mask.sum())
 
 
-def test_own_timing_from_arrays_made_once_per_frame_gives_the_polars_samples():
+def test_own_timing_from_arrays_gives_the_polars_samples():
     frames = [_frame(s) for s in range(3)]
     cut = dt.datetime(2026, 1, 1, 0, 8)
     # frames asked for in turn and again: each call's samples those of its own frame
@@ -43,8 +42,3 @@ def test_own_timing_from_arrays_made_once_per_frame_gives_the_polars_samples():
                 assert got[4] == want[4] and got[4] > 0
                 for g, w in zip(got[:4], want[:4]):
                     assert g.dtype == w.dtype and g.tolist() == w.tolist()
-    assert _timing_arrays(frames[0]) is _timing_arrays(frames[0])  # made once while the frame is the last asked
-    h = _frame(9)
-    _timing_arrays(h)
-    del h
-    assert statistics._TIMING_MEMO == [None, None]  # dropped with its frame

@@ -77,7 +77,7 @@ class CoordinatedSitoutDetector(EvidenceMixin, GroupDetector):
         self.single_p = single_p  # a lone coincidence must itself be this unusual to be corroborated
         self.single_alpha = single_alpha  # family-wise level (Bonferroni) of the corroborated lone coincidences
         self.single_coentry_p = single_coentry_p  # the co-entry must agree on its own below this p
-        self.share_power = share_power  # BH weight ~ events both sat out in, to this power (0: plain BH)
+        self.share_power = share_power  # BH weight ~ moments (or events) both sat out in, to this power (0: plain)
         self.share_count = share_count  # what the weight counts: "moments" both could sit out together, or "events"
         self.taste_pseudo = taste_pseudo  # the co-entry null's format taste (identity.co_entries; None: plain)
         self.group_null = group_null  # simulated populations of the group test's null (0: no group test)
@@ -263,8 +263,9 @@ class CoordinatedSitoutDetector(EvidenceMixin, GroupDetector):
         both could have sat out together, per shared event the smaller of the two players' sit-outs there (outside
         waves and breaks), summed over the events both sat out in; with ``"events"``, ``n_shared``: those events.
         A pair that sat out twice each in one event has two such moments, as a pair that sat out once each in two
-        events (a family built without ``n_moments`` weighs by events). The coincidence test is conditional on each player's sit-outs per event (only their
-        timing is tested), so the weight, a count of opportunities fixed before the timing is looked at, is
+        events (a family built without ``n_moments`` weighs by events). The coincidence test is conditional on
+        each player's sit-outs per event (only their timing is tested), so the weight, a count of opportunities
+        fixed before the timing is looked at, is
         independent of the p-value under the null and the false-discovery rate stays controlled for any
         ``share_power``; a group that sits out in several events it shares gets the error budget it needs. The
         power is where the budget goes, not how large it is: pairs of independent players that both sat out in

@@ -35,7 +35,8 @@ def test_two_moments_in_one_event_weigh_as_two_events():
     old = _det(fam, share_count="events")._with_q(s).filter(pl.col("a") == "x").row(0, named=True)
     assert old["bh_weight"] == 1.0 and abs(old["q_value"] - 0.08) < 1e-9
     two = {("x", "y"): (2, 2), **{(f"a{i}", f"b{i}"): (1, 1) for i in range(9)}}
-    assert abs(_det(two)._with_q(s)["bh_weight"][0] - _det(two, share_count="events")._with_q(s)["bh_weight"][0]) < 1e-12
+    w_two = _det(two)._with_q(s)["bh_weight"][0]
+    assert abs(w_two - _det(two, share_count="events")._with_q(s)["bh_weight"][0]) < 1e-12
 
 
 def _world() -> World:

@@ -53,6 +53,7 @@ class CoordinatedSitoutDetector(EvidenceMixin, GroupDetector):
         single_coentry_p: float = 0.05,
         taste_pseudo: float | None = idf.KNOCKOUT_PSEUDO,
         share_power: float = 3.0,
+        share_count: str = "moments",
         group_null: int = 100,
         group_bandwidth_s: float = 300.0,
         group_min_events: int = 2,
@@ -76,7 +77,8 @@ class CoordinatedSitoutDetector(EvidenceMixin, GroupDetector):
         self.single_p = single_p  # a lone coincidence must itself be this unusual to be corroborated
         self.single_alpha = single_alpha  # family-wise level (Bonferroni) of the corroborated lone coincidences
         self.single_coentry_p = single_coentry_p  # the co-entry must agree on its own below this p
-        self.share_power = share_power  # BH weight ~ events both sat out in, to this power (0: plain BH)
+        self.share_power = share_power  # BH weight ~ moments (or events) both sat out in, to this power (0: plain)
+        self.share_count = share_count  # what the weight counts: "moments" both could sit out together, or "events"
         self.taste_pseudo = taste_pseudo  # the co-entry null's format taste (identity.co_entries; None: plain)
         self.group_null = group_null  # simulated populations of the group test's null (0: no group test)
         self.group_bandwidth_s = group_bandwidth_s  # the null's kernel: the event's sit-out rate at that moment
@@ -256,10 +258,14 @@ class CoordinatedSitoutDetector(EvidenceMixin, GroupDetector):
         """``scores`` with ``q_value`` and ``bh_weight``: weighted Benjamini-Hochberg over the family of every
         pair of players with a sit-out in a shared event (``family_``; the untested pairs count with p = 1).
 
-        Each pair's weight is ``n_shared ** share_power`` (``n_shared``: the events in which both sat out,
-        outside waves and breaks), rescaled to mean 1 over the family (Genovese, Roeder & Wasserman,
-        Biometrika 2006). The coincidence test is conditional on each player's sit-outs per event (only their
-        timing is tested), so the weight, a count of opportunities fixed before the timing is looked at, is
+        Each pair's weight is ``n ** share_power``, rescaled to mean 1 over the family (Genovese, Roeder &
+        Wasserman, Biometrika 2006); ``n`` is, with ``share_count="moments"``, ``n_moments``: the moments at which
+        both could have sat out together, per shared event the smaller of the two players' sit-outs there (outside
+        waves and breaks), summed over the events both sat out in; with ``"events"``, ``n_shared``: those events.
+        A pair that sat out twice each in one event has two such moments, as a pair that sat out once each in two
+        events (a family built without ``n_moments`` weighs by events). The coincidence test is conditional on
+        each player's sit-outs per event (only their timing is tested), so the weight, a count of opportunities
+        fixed before the timing is looked at, is
         independent of the p-value under the null and the false-discovery rate stays controlled for any
         ``share_power``; a group that sits out in several events it shares gets the error budget it needs. The
         power is where the budget goes, not how large it is: pairs of independent players that both sat out in
@@ -269,10 +275,12 @@ class CoordinatedSitoutDetector(EvidenceMixin, GroupDetector):
         if scores.height == 0:
             return scores.with_columns(q_value=pl.lit(None, pl.Float64), bh_weight=pl.lit(None, pl.Float64))
         fam = self.family_pairs_
-        raw = fam["n_shared"].to_numpy().astype(float) ** self.share_power
+        count = "n_moments" if self.share_count == "moments" and "n_moments" in fam.columns else "n_shared"
+        raw = fam[count].to_numpy().astype(float) ** self.share_power
         w = raw * len(raw) / raw.sum()
         fam = fam.with_columns(bh_weight=pl.Series(w))
-        s = scores.join(fam.select("a", "b", "n_shared", "bh_weight"), on=["a", "b"], how="left").with_columns(
+        s = scores.join(fam.select("a", "b", *(["n_moments"] if "n_moments" in fam.columns else []), "n_shared",
+                                   "bh_weight"), on=["a", "b"], how="left").with_columns(
             pl.col("bh_weight").fill_null(1.0))
         p = np.minimum(1.0, s["p_value"].to_numpy() / s["bh_weight"].to_numpy())
         rest = fam.join(s.select("a", "b"), on=["a", "b"], how="anti")["bh_weight"].to_numpy()
@@ -285,7 +293,8 @@ class CoordinatedSitoutDetector(EvidenceMixin, GroupDetector):
                   "p_value": pl.Float64}
         k = self.kept_
         self.family_ = 0
-        self.family_pairs_ = pl.DataFrame(schema={"a": pl.Utf8, "b": pl.Utf8, "n_shared": pl.UInt32})
+        self.family_pairs_ = pl.DataFrame(schema={"a": pl.Utf8, "b": pl.Utf8, "n_shared": pl.UInt32,
+                                                  "n_moments": pl.UInt32})
         self.co_ = pl.DataFrame()
         self.n_single_ = 0
         if k.height == 0:
@@ -295,9 +304,12 @@ class CoordinatedSitoutDetector(EvidenceMixin, GroupDetector):
             res=pl.when(k["source"] == "event").then(pl.lit(self.res_event_s)).otherwise(pl.lit(self.res_hand_s)),
         )
         # the family tested: every pair of players with a sit-out in a shared event
-        ka = x.select("account", "tournament_id").unique()
+        # (each player's sit-outs per event: per shared event the smaller of the two is the moments both could meet)
+        ka = x.group_by("account", "tournament_id").agg(n=pl.len().cast(pl.UInt32))
         self.family_pairs_ = (ka.join(ka, on="tournament_id", suffix="_b").filter(pl.col("account") < pl.col("account_b"))
-                              .group_by(a="account", b="account_b").agg(n_shared=pl.len()).sort("a", "b"))
+                              .group_by(a="account", b="account_b")
+                              .agg(n_shared=pl.len().cast(pl.UInt32), n_moments=pl.min_horizontal("n", "n_b").sum())
+                              .sort("a", "b"))
         self.family_ = self.family_pairs_.height
         # co-occurring starts of two players in one event (a band join in DuckDB)
         con.register("_rb_starts", x)

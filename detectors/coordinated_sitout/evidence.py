@@ -151,7 +151,10 @@ class EvidenceMixin:
                          else f" (Fisher's method {r['p_fisher']:.3g})")
                       + f" (q {r['q_value']:.3g} over {self.family_} pairs, weight "
                       f"{(r.get('bh_weight') or 1.0):.2f} in the false-discovery control: both sat out in "
-                      f"{r.get('n_shared') or len(r['shared_events'])} shared events), closest-pair test p "
+                      f"{r.get('n_shared') or len(r['shared_events'])} shared events"
+                      + ("" if is_missing(r.get("n_moments")) else
+                         f", {r['n_moments']} moments at which both could have sat out together")
+                      + f"), closest-pair test p "
                       f"{r['p_closest']:.3g}{perm}; "
                       + (f"closeness alone p {r['p_time_only']:.3g}, with whether the two came back together "
                          f"p {r['p_with_length']:.3g} (seconds from each platform sit_out to its sit_in where both "

@@ -16,6 +16,7 @@ from detectors.features import identity as idf
 from detectors.seat_handoff.candidates import CandidatesMixin
 from detectors.seat_handoff.history import switch_history
 from detectors.seat_handoff.identity import identity_p
+from detectors.seat_handoff.event_hands import testable_events
 from detectors.seat_handoff.evidence import EvidenceMixin, _aggr, _nint, _share
 from detectors.seat_handoff.frames import TEST_ROWS, FramesMixin, hist_base, range_baseline
 from detectors.seat_handoff.handover import HandoverMixin
@@ -227,9 +228,11 @@ class SeatHandoffDetector(CandidatesMixin, NullMixin, StageMixin, HandoverMixin,
         # data come with the candidates', one pass over the tables)
         null_ev = (self._null_events(con, cand.select("account", "tournament_id"))
                    if self.has_sessions_ and self.calibrate else pl.DataFrame(schema={"account": pl.Utf8, "tournament_id": pl.Utf8}))
-        at = pl.concat([cand.select("account", "tournament_id"), null_ev], how="vertical_relaxed").unique()
+        # (read for the candidate account-events with the hands a comparison needs, and the null's: event_hands)
+        sizes = testable_events(con, cand, null_ev, self.min_before, self.min_segment)
+        at = sizes.select("account", "tournament_id")
         hands, by_at, dec_at, _, hist_by_acc, hdec_by_acc, field, hist_dec, null_hist = self._read_frames(
-            con, cand, null_ev, at)
+            con, cand.join(at, on=["account", "tournament_id"], how="semi"), null_ev, at, sizes)
 
         plans = self._split_plans(cand, by_at)
         if not plans:

@@ -228,11 +228,11 @@ class SeatHandoffDetector(CandidatesMixin, NullMixin, StageMixin, HandoverMixin,
         # data come with the candidates', one pass over the tables)
         null_ev = (self._null_events(con, cand.select("account", "tournament_id"))
                    if self.has_sessions_ and self.calibrate else pl.DataFrame(schema={"account": pl.Utf8, "tournament_id": pl.Utf8}))
-        # (read for the candidate account-events with the hands a comparison needs, and the null's: event_hands)
+        at = pl.concat([cand.select("account", "tournament_id"), null_ev], how="vertical_relaxed").unique()
+        # (the hands and times by event of the candidate events with the hands a comparison needs: event_hands)
         sizes = testable_events(con, cand, null_ev, self.min_before, self.min_segment)
-        at = sizes.select("account", "tournament_id")
         hands, by_at, dec_at, _, hist_by_acc, hdec_by_acc, field, hist_dec, null_hist = self._read_frames(
-            con, cand.join(at, on=["account", "tournament_id"], how="semi"), null_ev, at, sizes)
+            con, cand.join(sizes, on=["account", "tournament_id"], how="semi"), null_ev, at, sizes)
 
         plans = self._split_plans(cand, by_at)
         if not plans:

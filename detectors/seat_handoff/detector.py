@@ -102,7 +102,7 @@ class SeatHandoffDetector(CandidatesMixin, NullMixin, StageMixin, HandoverMixin,
         simulated same-player moves', as at a login that kept the device, or among the population's other
         re-logins' where there are ``min_switch_shifts`` of them; judged alone in its event, not pooled by the
         device, which says nothing of who sits at it), and flagged by the same rule. Off by default: at a 2.4M-hand
-        window the re-login events' hand rows exceed the pipeline's 1 GB DuckDB limit (docs/measurements.md).
+        window the re-login events double the compared events, and the fit's peak and CPU (docs/measurements.md).
     """
 
     kind = "seat_handoff"

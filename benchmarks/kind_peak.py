@@ -12,6 +12,7 @@ says otherwise.
     PYTHONPATH=. python benchmarks/kind_peak.py --warehouse /tmp/night/warehouse.duckdb --kind soft_play
     PYTHONPATH=. python benchmarks/kind_peak.py --warehouse W --kind soft_play chip_dumping bounty_collusion --probe
     PYTHONPATH=. python benchmarks/kind_peak.py --warehouse W --kind seat_handoff --no-day-features --phases
+    PYTHONPATH=. python benchmarks/kind_peak.py --warehouse W --kind seat_handoff --no-day-features --param relogins=true
 
 ``--phases``: where each kind spends its time and memory: the main thread's stack is sampled with the memory and
 the samples are printed grouped by the detector's own frames (the first ``--depth`` frames of ``detectors/`` code:
@@ -38,6 +39,7 @@ import argparse
 import collections
 import ctypes
 import gc
+import json
 import os
 import sys
 import threading
@@ -218,7 +220,10 @@ def main() -> None:
     ap.add_argument("--phases", action="store_true", help="each kind's samples by detector frames (module docstring)")
     ap.add_argument("--depth", type=int, default=4, help="with --phases: frames of detectors/ code a group is keyed by")
     ap.add_argument("--top", type=int, default=30, help="with --phases: groups printed")
+    ap.add_argument("--param", nargs="*", default=[], metavar="NAME=VALUE",
+                    help="detector options (a JSON value: --param relogins=true), passed to every kind")
     args = ap.parse_args()
+    params = {k: json.loads(v) for k, v in (p.split("=", 1) for p in args.param)}
     con = duckdb.connect(args.warehouse, read_only=True)
     con.execute("SET memory_limit = ?", [args.duckdb_memory])
     if not args.no_day_features:
@@ -226,7 +231,7 @@ def main() -> None:
     for kind in args.kind:
         start, sampler = rss_mb(), Sampler(stacks=args.phases)
         t, c = time.perf_counter(), time.process_time()
-        det = get_detector(kind)
+        det = get_detector(kind, **params)
         tally = timed_explain(det)
         signals = det.detect(con)
         wall, cpu = time.perf_counter() - t, time.process_time() - c

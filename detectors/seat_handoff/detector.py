@@ -16,6 +16,7 @@ from detectors.features import identity as idf
 from detectors.seat_handoff.candidates import CandidatesMixin
 from detectors.seat_handoff.history import switch_history
 from detectors.seat_handoff.identity import identity_p
+from detectors.seat_handoff.event_hands import testable_events
 from detectors.seat_handoff.evidence import EvidenceMixin, _aggr, _nint, _share
 from detectors.seat_handoff.frames import TEST_ROWS, FramesMixin, hist_base, range_baseline
 from detectors.seat_handoff.handover import HandoverMixin
@@ -101,7 +102,7 @@ class SeatHandoffDetector(CandidatesMixin, NullMixin, StageMixin, HandoverMixin,
         simulated same-player moves', as at a login that kept the device, or among the population's other
         re-logins' where there are ``min_switch_shifts`` of them; judged alone in its event, not pooled by the
         device, which says nothing of who sits at it), and flagged by the same rule. Off by default: at a 2.4M-hand
-        window the re-login events' hand rows exceed the pipeline's 1 GB DuckDB limit (docs/measurements.md).
+        window the re-login events double the compared events, and the fit's peak and CPU (docs/measurements.md).
     """
 
     kind = "seat_handoff"
@@ -228,8 +229,10 @@ class SeatHandoffDetector(CandidatesMixin, NullMixin, StageMixin, HandoverMixin,
         null_ev = (self._null_events(con, cand.select("account", "tournament_id"))
                    if self.has_sessions_ and self.calibrate else pl.DataFrame(schema={"account": pl.Utf8, "tournament_id": pl.Utf8}))
         at = pl.concat([cand.select("account", "tournament_id"), null_ev], how="vertical_relaxed").unique()
+        # (the hands and times by event of the candidate events with the hands a comparison needs: event_hands)
+        sizes = testable_events(con, cand, null_ev, self.min_before, self.min_segment)
         hands, by_at, dec_at, _, hist_by_acc, hdec_by_acc, field, hist_dec, null_hist = self._read_frames(
-            con, cand, null_ev, at)
+            con, cand.join(sizes, on=["account", "tournament_id"], how="semi"), null_ev, at, sizes)
 
         plans = self._split_plans(cand, by_at)
         if not plans:

@@ -18,9 +18,10 @@ import duckdb
 import numpy as np
 import polars as pl
 
+from detectors.seat_handoff.event_hands import event_sizes, read_hand_rows
 from detectors.seat_handoff.one_pass import read_coded_once
 from detectors.seat_handoff.queries import (
-    ACTS, _DECISIONS_SQL, _HAND_ROWS_SQL, _HISTORY_CODES_SQL, _TIMING_CODES_SQL, _with_strength, strength_table,
+    ACTS, _DECISIONS_SQL, _HISTORY_CODES_SQL, _TIMING_CODES_SQL, _with_strength, strength_table,
 )
 from detectors.seat_handoff.statistics import _own_timing, fold_to_big_class
 
@@ -367,14 +368,18 @@ def null_history(hist: pl.DataFrame, key: str = "account") -> tuple[pl.DataFrame
 HAND_COLS = ("hand_id", "started_at", *[f"n_{a}" for a in ACTS], "vpip", "sizes", "rstr", "rcls")
 
 
-def read_hands(con: duckdb.DuckDBPyConnection, null_ev: pl.DataFrame) -> tuple[pl.DataFrame, dict]:
-    """The hands of the registered account-events ``_rb_at`` (:data:`_HAND_ROWS_SQL`, their range strata made:
-    :func:`_with_strength`), by account-event and, with their names, those of the null's account-events.
+def read_hands(con: duckdb.DuckDBPyConnection, null_ev: pl.DataFrame, sizes: pl.DataFrame,
+               max_rows: int | None = None) -> tuple[pl.DataFrame, dict]:
+    """The hands of the account-events of ``sizes`` (:data:`_HAND_ROWS_SQL`, their range strata made:
+    :func:`_with_strength`), read a batch of account-events at a time, each batch reduced before the next
+    (:func:`~detectors.seat_handoff.event_hands.read_hand_rows`), by account-event and, with their names, those of
+    the null's account-events.
 
     Parameters
     ----------
-    con : the warehouse, ``_rb_at`` and ``_rb_strength`` registered. null_ev : the null's account-events
-        (``account``, ``tournament_id``).
+    con : the warehouse, ``_rb_strength`` registered. null_ev : the null's account-events (``account``,
+        ``tournament_id``). sizes : the account-events (``account``, ``tournament_id``, ``n`` their seats: the
+        batches' sizes). max_rows : a batch's seats (default :data:`~detectors.seat_handoff.event_hands.HAND_ROWS_PER_READ`).
 
     Returns
     -------
@@ -382,8 +387,11 @@ def read_hands(con: duckdb.DuckDBPyConnection, null_ev: pl.DataFrame) -> tuple[p
     ``account`` and :data:`HAND_COLS`), sorted by account, tournament, start and hand; ``by_at`` from each
     account-event to its rows in that order (:data:`HAND_COLS` only: no name per row), slices of one frame."""
     ints = [f"n_{a}" for a in ACTS] + ["rstr", "rcls"]
-    hands = (_with_strength(con.sql(_HAND_ROWS_SQL).pl()).select("tournament_id", "account", *HAND_COLS)
-             .with_columns(pl.col(ints).cast(pl.Int32)).sort("account", "tournament_id", "started_at", "hand_id"))
+
+    def keep(df: pl.DataFrame) -> pl.DataFrame:
+        return _with_strength(df).select("tournament_id", "account", *HAND_COLS).with_columns(pl.col(ints).cast(pl.Int32))
+
+    hands = read_hand_rows(con, sizes, keep, max_rows).sort("account", "tournament_id", "started_at", "hand_id")
     # (slices of the sorted hands, no copy per account-event)
     hands, by_at = key_slices(hands, ["account", "tournament_id"], keep=list(HAND_COLS))
     return hands.join(null_ev.select("account", "tournament_id").unique(), on=["account", "tournament_id"],
@@ -410,7 +418,7 @@ class FramesMixin:
     """The frames the fit of :class:`~detectors.seat_handoff.SeatHandoffDetector` reads from the warehouse."""
 
     def _read_frames(self, con: duckdb.DuckDBPyConnection, cand: pl.DataFrame, null_ev: pl.DataFrame,
-                     at: pl.DataFrame) -> tuple:
+                     at: pl.DataFrame, sizes: pl.DataFrame | None = None) -> tuple:
         """The candidates' and the null's account-events ``at`` read: their hands (``hands`` and by account-event),
         their decision times by account-event, the candidate accounts' own tournament hands (``hist``, tournament
         and device as codes, :class:`Codes`, set as ``codes_``; and by account), the null accounts' reduced as the
@@ -427,11 +435,12 @@ class FramesMixin:
         account-events' hands (:func:`read_hands`), ``by_at`` every account-event's without names, ``dec_at`` the
         candidates' account-events' decision times (:func:`read_event_decisions`)."""
         self.codes_ = Codes(con)
-        con.register("_rb_at", at)
         con.register("_rb_strength", strength_table())
         self.codes_.register(con)
         try:
-            hands, by_at = read_hands(con, null_ev)
+            # (a batch of account-events at a time, sized by their seats: :mod:`detectors.seat_handoff.event_hands`)
+            hands, by_at = read_hands(con, null_ev, event_sizes(con, at) if sizes is None else sizes)
+            con.register("_rb_at", at)
             if self.has_decisions_:
                 # (the candidates' account-events only: the null reads the decision times by account, ``tim_null``)
                 con.unregister("_rb_at")

@@ -44,12 +44,13 @@ _HOLE_JOIN = """LEFT JOIN (SELECT hand_id, player, any_value(cards) AS cards FRO
 # (:func:`strength_table`): the cards and the game never reach Python
 _STRENGTH_JOIN = """LEFT JOIN _rb_strength st ON x.game = 'holdem' AND st.c1 = hc.cards[1] AND st.c2 = hc.cards[2]"""
 
-# per (account, tournament, hand) action counts and bet sizes of voluntary actions
+# per (account, tournament, hand) action counts and bet sizes of voluntary actions (in the order they were made: the
+# same lists whatever batch of account-events a read holds)
 _HAND_ROWS_SQL = f"""
 SELECT x.* EXCLUDE (game), st.strength FROM (
 SELECT h.tournament_id, a.player AS account, a.hand_id, h.started_at,{_PER_HAND_COLS},
        max(CASE WHEN a.street = 'preflop' AND a.action IN ('call','bet','raise') THEN 1 ELSE 0 END) AS vpip,
-       list(a.amount / a.pot_before) FILTER (WHERE a.action IN ('bet','raise') AND a.pot_before > 0
+       list(a.amount / a.pot_before ORDER BY a.seq) FILTER (WHERE a.action IN ('bet','raise') AND a.pot_before > 0
                                              AND NOT a.is_all_in) AS sizes
 FROM actions a JOIN hands h USING (hand_id)
 JOIN _rb_at t ON t.account = a.player AND t.tournament_id = h.tournament_id

@@ -157,3 +157,21 @@ def test_the_three_families_control_the_false_discovery_rate_under_the_null():
                          p_spare=np.r_[np.full(120, nan), rng.uniform(size=60)])[2]
         hits += bool((np.nan_to_num(q, nan=1.0) <= det.alpha).any())
     assert hits / runs <= det.alpha + 3 * np.sqrt(det.alpha / runs)
+
+
+def test_the_per_hand_variant_counts_hands_with_a_bet_at_their_chance():
+    """``per_hand``: two hands without a bet, of 2 decisions at 0.3 and 1 at 0.5: the p-value is the chance that
+    neither hand has a bet, 0.7^2 x 0.5, and the pair has 2 hands, none with a bet."""
+    from detectors.features.gameplay import bounty_sparing as bs
+    t = pl.DataFrame({"player": ["a", "b"], "partner": ["b", "a"], "tournament_id": ["T1", "T1"],
+                      "hand_id": ["h1", "h2"], "cell": ["c", "c"], "n": [2, 1], "k": [0, 0], "r": [0.3, 0.5],
+                      "s": [np.inf, np.inf]})
+    orig = bs.sparing_rates
+    try:
+        bs.sparing_rates = lambda p, o: (t, {})
+        out = bs.sparing_tested(t.drop("r", "s"), _own([("a", "T1", "h1", "c", 2, 0)]), pair_effect=False,
+                                per_hand=True)
+    finally:
+        bs.sparing_rates = orig
+    assert (out["sp_n"][0], out["sp_k"][0]) == (2.0, 0.0)
+    assert out["sp_p"][0] == pytest.approx(0.7 ** 2 * 0.5, rel=1e-6)

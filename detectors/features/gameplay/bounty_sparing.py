@@ -15,7 +15,8 @@ from detectors.features.gameplay.distributions import overdispersed_sum_sf
 #: hand 2 / 3 / 4+, a bet faced, the table 3-4 or 5+ dealt in, the pot raised before the flop, a check before
 #: the decision on its street) and ``y`` (the decision a bet or raise)
 SPARING_ROWS_SQL = """
-WITH ko AS (SELECT h.hand_id, h.tournament_id, CASE WHEN h.n_players <= 4 THEN 's' ELSE 'f' END AS tsize FROM hands h JOIN tournaments t USING (tournament_id)
+WITH ko AS (SELECT h.hand_id, h.tournament_id, CASE WHEN h.n_players <= 4 THEN 's' ELSE 'f' END AS tsize
+            FROM hands h JOIN tournaments t USING (tournament_id)
             WHERE t.bounty_kind <> 'none' AND h.n_players >= 3),
 a AS (SELECT a.hand_id, a.seq, a.street, a.player, a.action, a.is_all_in, a.to_call, a.n_active, ko.tournament_id,
              ko.tsize FROM actions a JOIN ko USING (hand_id) WHERE a.action NOT LIKE 'post%'),
@@ -108,7 +109,18 @@ def _pair_sigma2(t: pl.DataFrame) -> float:
     return max(0.0, float(((u["k"] - u["e"]) ** 2 - u["v"]).sum()) / den) if den > 0 else 0.0
 
 
-def sparing_tested(pairs: pl.DataFrame, own: pl.DataFrame, *, pair_effect: bool = True) -> pl.DataFrame:
+def _per_hand(t: pl.DataFrame) -> pl.DataFrame:
+    """The components of :func:`sparing_rates` (with ``x``, ``y``) as one per (pair, tournament, hand): ``n`` 1,
+    ``k`` 1 where either bet or raised into the other, ``r`` 1 - prod (1 - r)^n (the hand's chance of a bet under
+    the own rates, known: ``s`` infinite)."""
+    return t.group_by("x", "y", "tournament_id", "hand_id").agg(
+        player=pl.col("x").first(), partner=pl.col("y").first(), cell=pl.lit("hand"), n=pl.lit(1, pl.Int64),
+        k=(pl.col("k").sum() > 0).cast(pl.Int64),
+        r=(1 - (pl.col("n") * (1 - pl.col("r")).log()).sum().exp()).clip(1e-6, 1 - 1e-6), s=pl.lit(np.inf))
+
+
+def sparing_tested(pairs: pl.DataFrame, own: pl.DataFrame, *, pair_effect: bool = True,
+                   per_hand: bool = False) -> pl.DataFrame:
     """Per unordered pair: the bets and raises after the flop into each other, and the exact lower tail.
 
     ``pairs``, ``own``: :func:`sparing_counts`. Method: each decision of a player with the partner still in the
@@ -125,15 +137,19 @@ def sparing_tested(pairs: pl.DataFrame, own: pl.DataFrame, *, pair_effect: bool 
     tournament (both directions) share a logit-normal effect u ~ N(0, sigma^2) whose variance is the population's
     own between (pair, tournament) units (:func:`_pair_sigma2`; ``pair_effect=False``: 0), integrated exactly by
     :func:`overdispersed_sum_sf` (Breslow & Clayton 1993): the hands of one match are not independent decisions
-    (a hand checked down is several checks; two players' table dynamics last the match). The pair's count is the sum of both directions', its lower tail P(K <= ``sp_k``)
-    exact (the upper tail of the decisions without a bet, rates 1 - r). ``sp_min``: the smallest attainable p,
-    every decision without a bet (fixed by the opportunities, for Tarone's selection). Returns
-    :data:`SPARING_SCHEMA` (``sp_e`` the expected bets, ``sp_tournaments``, ``sp_hands`` with decisions)."""
+    (a hand checked down is several checks; two players' table dynamics last the match). The pair's count is the
+    sum of both directions', its lower tail P(K <= ``sp_k``) exact (the upper tail of the decisions without a bet,
+    rates 1 - r). ``sp_min``: the smallest attainable p, every decision without a bet (fixed by the opportunities,
+    for Tarone's selection). ``per_hand``: the test over hands instead of decisions (a hand counts when either bet
+    or raised into the other, at its chance under the own rates, :func:`_per_hand`), measured and not the
+    detector's (docs/measurements.md, 2026-12-08). Returns :data:`SPARING_SCHEMA` (``sp_e`` the expected bets, ``sp_tournaments``, ``sp_hands`` with decisions)."""
     if pairs.is_empty():
         return pl.DataFrame(schema=SPARING_SCHEMA)
     t, fit = sparing_rates(pairs, own)
     lo, hi = pl.min_horizontal("player", "partner"), pl.max_horizontal("player", "partner")
     t = t.with_columns(x=lo, y=hi)
+    if per_hand:
+        t = _per_hand(t)
     fit["sigma2"] = _pair_sigma2(t) if pair_effect else 0.0
     sigma = float(np.sqrt(fit["sigma2"]))
     g = t.group_by(pl.col("x").alias("player"), pl.col("y").alias("opponent")).agg(

@@ -143,14 +143,19 @@ def sparing_test(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
     return sparing_tested(*sparing_counts(con))
 
 
-def sparing_tail(con: duckdb.DuckDBPyConnection, labels: list[dict]) -> str:
-    """The sparing test's tail over every pair in no labelled group (of any kind): m and, per threshold, the pairs
-    under it against m x threshold (the calibration of the family's null on the population's own pairs)."""
+def sparing_tail(con: duckdb.DuckDBPyConnection, labels: list[dict]) -> list[str]:
+    """The sparing test's tail over every pair in no labelled group (of any kind), and over those of them whose
+    smallest attainable p is under 1e-4 (the pairs the family can reach): m and, per threshold, the pairs under
+    it against m x threshold (the calibration of the family's null on the population's own pairs)."""
     s = sparing_test(con)
     grouped = {(a, b) for g in labels for a in g["accounts"] for b in g["accounts"]}
-    v = np.array([p for a, b, p in zip(s["player"], s["opponent"], s["sp_p"]) if (a, b) not in grouped])
-    counts = ", ".join(f"<{x:g}: {int((v < x).sum())} ({len(v) * x:.2g})" for x in THRESHOLDS)
-    return f"  tail sp_p, every pair in no labelled group: m {len(v)}; {counts}"
+    keep = pl.Series([(a, b) not in grouped for a, b in zip(s["player"], s["opponent"])], dtype=pl.Boolean)
+    out = []
+    for name, sel in (("every pair in no labelled group", keep), ("those with sp_min < 1e-4", keep & (s["sp_min"] < 1e-4))):
+        v = s.filter(sel)["sp_p"].to_numpy()
+        counts = ", ".join(f"<{x:g}: {int((v < x).sum())} ({len(v) * x:.2g})" for x in (0.05, *THRESHOLDS))
+        out.append(f"  tail sp_p, {name}: m {len(v)}; {counts}")
+    return out
 
 
 def tails(t: pl.DataFrame, min_events: int) -> list[str]:
@@ -185,7 +190,8 @@ def main(argv: list[str] | None = None) -> None:
                 print("   ", {k: (f"{v:.3g}" if isinstance(v, float) else v) for k, v in r.items()})
         for line in tails(t, min_events):
             print(line)
-        print(sparing_tail(con, labels), flush=True)
+        for line in sparing_tail(con, labels):
+            print(line, flush=True)
 
 
 if __name__ == "__main__":

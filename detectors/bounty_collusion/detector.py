@@ -18,7 +18,7 @@ from detectors.features import gameplay as gp
 from detectors.features.gameplay.bounty_counts import (BountyPresenceTable, bounty_passing_counted,
                                                       bounty_presence_table)
 from detectors.features.gameplay.bounty_passing import tarone_selection
-from detectors.features.gameplay.bounty_sparing import SPARING_SCHEMA, sparing_counts, sparing_tested
+from detectors.features.gameplay.bounty_sparing import HERO_HANDS_SQL, SPARING_SCHEMA, sparing_counts, sparing_tested
 from detectors.features.gameplay.bounty_tests import bounty_presence_tested
 from detectors.features.window_views import window_span, window_tables
 
@@ -110,8 +110,14 @@ class BountyCollusionDetector(BountyCase, PairDetector):
         player's own rate in the same tournament with other opponents in,
         :func:`~detectors.features.gameplay.bounty_sparing.sparing_tested`), Tarone's selection at ``alpha *``
         the family's share on ``sp_min`` (fixed by the decisions and rates, never by the bets); empty when the share
-        is 0."""
+        is 0 or when a hand of the window is a player's view (a hero's tables only: a player's rate in a tournament
+        against the others and the population's spread between pairs are then the hero's table-mates', a handful of
+        tables; said in ``missing_``)."""
         share = min(float(self.spare_share), float(self.pass_share))
+        if share > 0 and con.execute(HERO_HANDS_SQL).fetchall()[0][0]:
+            share = 0.0
+            self.missing_.append("sparing test: hands seen from a player's seat (a hero's tables), not every table "
+                                 "of the site")
         s = sparing_tested(*sparing_counts(con)) if share > 0 else pl.DataFrame(schema=SPARING_SCHEMA)
         keep = tarone_selection(s["sp_min"].to_numpy(), self.alpha * share) if not s.is_empty() else []
         self.sparing_ = s.filter(pl.Series(keep, dtype=pl.Boolean)) if not s.is_empty() else s

@@ -95,12 +95,11 @@ def test_the_pair_effect_widens_the_tail_and_is_estimated_from_the_pairs_spread(
     assert _icc(np.full(500, 10.0), 10.0 * (rng.random(500) < 0.3), np.full(500, 0.3)) > 0.5 - 1e-9
 
 
-def test_the_rows_skip_a_partner_who_folded_or_is_all_in_and_two_handed_tables():
-    """The rows of :data:`SPARING_ROWS_SQL`: c's fold on the flop counts for (c, a) and (c, b); a's bet after c
-    folded for (a, b) only; b's all-in raise for (b, a); a's call after b went all in for nobody; a hand dealt
-    two-handed and a tournament without bounties give none."""
+def _small_warehouse(hero=None):
+    """Three knockout hands (one dealt two-handed) and one without bounties, every hand's hero ``hero``."""
     con = duckdb.connect()
-    hands = pl.DataFrame({"hand_id": ["h1", "h2", "h3"], "tournament_id": ["T", "T", "N"], "n_players": [3, 2, 3]})
+    hands = pl.DataFrame({"hand_id": ["h1", "h2", "h3"], "tournament_id": ["T", "T", "N"], "n_players": [3, 2, 3],
+                          "hero": [hero] * 3}, schema_overrides={"hero": pl.Utf8})
     tours = pl.DataFrame({"tournament_id": ["T", "N"], "bounty_kind": ["ko", "none"]})
     acts = [("h1", 1, "preflop", "a", "call", False, 0, 3), ("h1", 2, "preflop", "b", "call", False, 0, 3),
             ("h1", 3, "preflop", "c", "call", False, 0, 3), ("h1", 4, "flop", "c", "fold", False, 0, 3),
@@ -112,6 +111,29 @@ def test_the_rows_skip_a_partner_who_folded_or_is_all_in_and_two_handed_tables()
     for name, df in (("hands", hands), ("tournaments", tours), ("actions", actions)):
         con.register(name + "_df", df)
         con.execute("CREATE TABLE " + name + " AS SELECT * FROM " + name + "_df")
+    return con
+
+
+def test_a_players_view_makes_no_sparing_test():
+    """Hands seen from a hero's seat: the family tests nobody and says why (the site's view: no such line; its two
+    pairs have too few decisions for Tarone's selection, so no row either way)."""
+    for hero, tested in ((None, True), ("a", False)):
+        det = BountyCollusionDetector()
+        det.missing_ = []
+        det._fit_sparing(_small_warehouse(hero))
+        assert det.sparing_.is_empty()
+        assert any("sparing test" in m for m in det.missing_) == (not tested)
+    det = BountyCollusionDetector(alpha=1.0)  # every pair selected: the site's view tests them
+    det.missing_ = []
+    det._fit_sparing(_small_warehouse())
+    assert det.sparing_.height >= 1 and not det.missing_
+
+
+def test_the_rows_skip_a_partner_who_folded_or_is_all_in_and_two_handed_tables():
+    """The rows of :data:`SPARING_ROWS_SQL`: c's fold on the flop counts for (c, a) and (c, b); a's bet after c
+    folded for (a, b) only; b's all-in raise for (b, a); a's call after b went all in for nobody; a hand dealt
+    two-handed and a tournament without bounties give none."""
+    con = _small_warehouse()
     rows = con.sql(SPARING_ROWS_SQL).pl().sort("seq")
     assert rows.sort("seq", "partner").select("hand_id", "seq", "player", "partner", "y").rows() == [
         ("h1", 4, "c", "a", 0), ("h1", 4, "c", "b", 0), ("h1", 5, "a", "b", 1), ("h1", 6, "b", "a", 1)]

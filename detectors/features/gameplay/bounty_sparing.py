@@ -42,6 +42,9 @@ _PAIR_COUNTS = "player, partner, tournament_id, hand_id, cell, count(*) AS n, su
 _DECISION = "hand_id, seq, player, tournament_id, cell, y"
 _OWN_COUNTS = "player, tournament_id, hand_id, cell, count(*) AS hn, sum(y) AS hk"
 
+#: the hands seen from a player's seat (a hero's tables): the sparing test is not made on such a view
+HERO_HANDS_SQL = "SELECT count(*) FROM hands WHERE hero IS NOT NULL"
+
 #: the columns of :func:`sparing_tested`
 SPARING_SCHEMA = {"player": pl.Utf8, "opponent": pl.Utf8, "sp_n": pl.Float64, "sp_k": pl.Float64,
                   "sp_e": pl.Float64, "sp_p": pl.Float64, "sp_min": pl.Float64, "sp_tournaments": pl.Int64,

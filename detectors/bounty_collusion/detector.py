@@ -36,7 +36,7 @@ class BountyCollusionDetector(BountyCase, PairDetector):
                  event_scale: float | None = 40.0, event_power: float = 3.0, test_weights: tuple[float, float, float, float] = (0.45, 0.45, 0.05, 0.05),
                  context_bins: tuple[str, ...] = gp.BOUNTY_CONTEXT_BINS,
                  looseness_tau: float | None = gp.BOUNTY_LOOSENESS_TAU, pass_share: float = 0.5,
-                 wide_tournament_effect: bool = True, spare_share: float = 0.25) -> None:
+                 wide_tournament_effect: bool = True, spare_share: float = 0.0) -> None:
         super().__init__(alpha=alpha, random_state=random_state)  # the false-discovery rate of the flag: q <= alpha
         self.context_bins = tuple(context_bins)
         self.looseness_tau = looseness_tau
@@ -54,7 +54,9 @@ class BountyCollusionDetector(BountyCase, PairDetector):
         # the wide calls' tails with the players' tournament effect (the presence test's null); False: the cells
         # independent, the former test (kept reachable to measure the change)
         self.wide_tournament_effect = wide_tournament_effect
-        # the sparing family's share of alpha, taken out of the bounty-passing family's (family_q)
+        # the sparing family's share of alpha, taken out of the bounty-passing family's (family_q); 0 (off) by
+        # default: measured at 0.25, it flagged an honest pair of an honest-only population (docs/measurements.md,
+        # 2026-12-08)
         self.spare_share = spare_share
 
     def fit(self, con: duckdb.DuckDBPyConnection) -> "BountyCollusionDetector":
@@ -251,8 +253,8 @@ class BountyCollusionDetector(BountyCase, PairDetector):
         # weighted BH: the error budget goes to the pairs seated together in more knockout tournaments (the
         # opportunity a gang needs, counted before looking at what they did); weights average 1 over the tested
         w = self.bh_weights(f("events"), testable)
-        q_main, q_pass, q, p, main_alpha, pass_alpha = self.family_q(pt, w, f("pass_p"), f("tc_min"), p, p_spare=f("sp_p"))
-        q_spare, spare_alpha = self.spare_q_, self.spare_alpha_
+        q_main, q_pass, q, p, main_alpha, pass_alpha, q_spare, spare_alpha = self.family_levels(
+            pt, w, f("pass_p"), f("tc_min"), p, p_spare=f("sp_p"))
         return t.with_columns(
             pl.Series("p_joint", p_joint), pl.Series("p_weak", p_weak, nan_to_null=True),
             pl.Series("p_checkdown", p_cd, nan_to_null=True), pl.Series("p_wide", p_wide, nan_to_null=True),
@@ -271,6 +273,11 @@ class BountyCollusionDetector(BountyCase, PairDetector):
     def family_q(self, p_main: np.ndarray, w_main: np.ndarray, p_pass: np.ndarray, p_min: np.ndarray,
                  p_report: np.ndarray | None = None, *, p_spare: np.ndarray | None = None
                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, float, float]:
+        """The first six values of :meth:`family_levels` (the sparing family's q-values and level left out)."""
+        return self.family_levels(p_main, w_main, p_pass, p_min, p_report, p_spare=p_spare)[:6]
+
+    def family_levels(self, p_main: np.ndarray, w_main: np.ndarray, p_pass: np.ndarray, p_min: np.ndarray,
+                      p_report: np.ndarray | None = None, *, p_spare: np.ndarray | None = None) -> tuple:
         """The q-values of the three families and the one q-value of a pair.
 
         The main family (``p_main``, NaN for a pair not testable there) is weighted BH with the knockout-event weights
@@ -287,8 +294,7 @@ class BountyCollusionDetector(BountyCase, PairDetector):
         levels are those of the two families alone. Returns each family's own q-values (main, passing), the pair's
         q-value min over the families of q / level x alpha (at most 1), its p-value (``p_pass`` or ``p_spare`` where
         that family gave the q, else ``p_report``, the pair's main p-value also where the main family did not test
-        it; default ``p_main``) and the main and passing levels; sets ``spare_q_`` and ``spare_alpha_`` (the
-        sparing family's q-values and level)."""
+        it; default ``p_main``), the main and passing levels, then the sparing family's q-values and level."""
         n = len(p_main)
         sp = np.full(n, np.nan) if p_spare is None else np.asarray(p_spare, dtype=float)
         s = float(self.pass_share)
@@ -313,8 +319,8 @@ class BountyCollusionDetector(BountyCase, PairDetector):
         q = np.where(np.isfinite(best), np.minimum(best, 1.0), np.nan)
         p = np.where(scaled[1] < np.minimum(scaled[0], scaled[2]), p_pass,
                      np.where(scaled[2] < scaled[0], sp, p_main if p_report is None else p_report))
-        self.spare_q_, self.spare_alpha_ = q_spare, self.alpha * float(shares[2])
-        return q_main, q_pass, q, p, self.alpha * float(shares[0]), self.alpha * float(shares[1])
+        return (q_main, q_pass, q, p, self.alpha * float(shares[0]), self.alpha * float(shares[1]), q_spare,
+                self.alpha * float(shares[2]))
 
     def bh_weights(self, events: np.ndarray, testable: np.ndarray) -> np.ndarray:
         """Prior weights of the weighted Benjamini–Hochberg procedure (Genovese, Roeder & Wasserman 2006).

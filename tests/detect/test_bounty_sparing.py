@@ -118,12 +118,12 @@ def test_a_players_view_makes_no_sparing_test():
     """Hands seen from a hero's seat: the family tests nobody and says why (the site's view: no such line; its two
     pairs have too few decisions for Tarone's selection, so no row either way)."""
     for hero, tested in ((None, True), ("a", False)):
-        det = BountyCollusionDetector()
+        det = BountyCollusionDetector(spare_share=0.25)
         det.missing_ = []
         det._fit_sparing(_small_warehouse(hero))
         assert det.sparing_.is_empty()
         assert any("sparing test" in m for m in det.missing_) == (not tested)
-    det = BountyCollusionDetector(alpha=1.0)  # every pair selected: the site's view tests them
+    det = BountyCollusionDetector(alpha=1.0, spare_share=0.25)  # every pair selected: the site's view tests them
     det.missing_ = []
     det._fit_sparing(_small_warehouse())
     assert det.sparing_.height >= 1 and not det.missing_
@@ -144,31 +144,32 @@ def test_the_rows_skip_a_partner_who_folded_or_is_all_in_and_two_handed_tables()
 def test_three_families_share_alpha_and_an_empty_sparing_family_leaves_the_former_two():
     """Levels (1 - pass_share, pass_share - spare_share, spare_share) x alpha with a sparing hypothesis; without one
     the former two families' levels and q-values, bit for bit; without a passing hypothesis the sparing family takes
-    the passing family's whole share."""
-    det = BountyCollusionDetector()
+    the passing family's whole share (the family at the share measured, 0.25; off by default)."""
+    det = BountyCollusionDetector(spare_share=0.25)
     nan = np.nan
     p_main = np.array([1e-3, 0.3, nan, nan, nan])
     w = np.array([1.0, 1.0, 0.0, 0.0, 0.0])
     p_pass = np.array([nan, nan, 1e-4, nan, nan])
     p_min = np.where(np.isfinite(p_pass), 1e-6, nan)
     p_spare = np.array([nan, nan, nan, 2e-4, 0.5])
-    q_main, q_pass, q, p, la, lp = det.family_q(p_main, w, p_pass, p_min, p_spare=p_spare)
+    q_main, q_pass, q, p, la, lp, q_spare, ls = det.family_levels(p_main, w, p_pass, p_min, p_spare=p_spare)
     a = det.alpha
-    assert (la, lp, det.spare_alpha_) == pytest.approx((a * 0.5, a * 0.25, a * 0.25), rel=1e-12)
+    assert (la, lp, ls) == pytest.approx((a * 0.5, a * 0.25, a * 0.25), rel=1e-12)
+    assert q_spare[3] == pytest.approx(4e-4, rel=1e-12)
     assert q[3] == pytest.approx(min(1.0, 4e-4 / 0.25), rel=1e-12) and p[3] == 2e-4
     two = det.family_q(p_main, w, p_pass, p_min)
-    former = BountyCollusionDetector(spare_share=0.0).family_q(p_main, w, p_pass, p_min)
+    former = BountyCollusionDetector().family_q(p_main, w, p_pass, p_min)  # off by default: the two families
     assert two[4:] == former[4:] == (a * 0.5, a * 0.5)
     assert all(np.array_equal(x, y, equal_nan=True) for x, y in zip(two[:4], former[:4]))
-    _, _, q, _, la, lp = det.family_q(p_main, w, np.full(5, nan), np.full(5, nan), p_spare=p_spare)
-    assert (la, lp, det.spare_alpha_) == pytest.approx((a * 0.5, 0.0, a * 0.5), rel=1e-12)
+    _, _, q, _, la, lp, _, ls = det.family_levels(p_main, w, np.full(5, nan), np.full(5, nan), p_spare=p_spare)
+    assert (la, lp, ls) == pytest.approx((a * 0.5, 0.0, a * 0.5), rel=1e-12)
     assert q[3] == pytest.approx(4e-4 / 0.5, rel=1e-12)
 
 
 def test_the_three_families_control_the_false_discovery_rate_under_the_null():
     """Uniform p-values in the three families (no pair colludes): a run flags anything at most alpha of the time."""
     rng = np.random.default_rng(5)
-    det = BountyCollusionDetector()
+    det = BountyCollusionDetector(spare_share=0.25)
     runs, hits, nan = 3000, 0, np.nan
     for _ in range(runs):
         w = rng.uniform(0.2, 1.8, size=20)

@@ -52,8 +52,9 @@ decisions together and met in at least ``min_events`` knockout events
 one tournament is tested): Gilbert's discrete BH (Stat. Probab. Lett. 2005)
 over the pairs whose calls could reach significance at all (Tarone,
 Biometrics 1990; :func:`detectors.features.gameplay.bounty_passing.tarone_selection`).
-Sparing is a third family at ``alpha * spare_share``, taken out of the passing
-family's level: BH over the pairs of Tarone's selection on the smallest
+Sparing is a third family at ``alpha * spare_share`` (0, off, by default: at 0.25
+it flagged an honest pair; docs/measurements.md, 2026-12-08), taken out of the
+passing family's level: BH over the pairs of Tarone's selection on the smallest
 attainable p (every decision without a bet). The levels sum to ``alpha``, which
 bounds the false-discovery rate of the union; a family with no hypothesis
 (fixed by the opportunities) leaves its level to the others. The pair's q-value is min(q_main / main level, q_pass /

@@ -257,8 +257,10 @@ class BountyCase:
             f"kept playing against short bounty targets with the other in {int(g('pres_k'))}/{int(g('pres_n'))} "
             f"(expected {g('pres_e'):.1f}); called the other's short-stacked raise {int(g('tc_k'))} times with hands "
             f"their own baseline folds ({g('tc_e'):.1f} expected), shoved with the other in {int(g('sh_k'))} times "
-            f"({g('sh_e'):.1f} expected); bet into each other after the flop {int(g('sp_k'))}/{int(g('sp_n'))} times "
-            f"({g('sp_e'):.1f} expected from their own rates in the same tournaments); q = {row.get('q_value') or 1:.2g}"
+            f"({g('sh_e'):.1f} expected); "
+            + (f"bet into each other after the flop {int(g('sp_k'))}/{int(g('sp_n'))} times ({g('sp_e'):.1f} expected "
+               f"from their own rates in the same tournaments); " if g("sp_n") else "")
+            + f"q = {row.get('q_value') or 1:.2g}"
         )
         return Signal(
             kind=self.kind,
@@ -282,11 +284,12 @@ class BountyCase:
                 "other in with the same player's shoves with others in, at the same hand decile, price and position. "
                 "A player shoves wider at one table than at the next (a weak player seated there, a short-handed "
                 "table), and a partner yet to act sits at that table: the shoves' tail lets the player's rate move "
-                "from table to table as much as the population's does. Players bet less into some opponents in a long "
-                "match (a short-handed table late in a tournament, limped pots checked down): bets after the flop "
-                "into the other are compared with the same player's bets in the same tournament against the others, "
-                "at the same street, players left, bet faced, table size and preflop raise, and the pair's tournaments "
-                "may differ from that as much as the population's pairs' do."
+                "from table to table as much as the population's does."
+                + (" Players bet less into some opponents in a long match (a short-handed table late in a tournament, "
+                   "limped pots checked down): bets after the flop into the other are compared with the same player's "
+                   "bets in the same tournament against the others, at the same street, players left, bet faced, table "
+                   "size and preflop raise, and the pair's tournaments may differ from that as much as the "
+                   "population's pairs' do." if g("sp_n") else "")
             ),
             p_value=row.get("p_value"),
             extra={"shape": row.get("shape", "pair"), "edges": json.loads(row["edges"]) if row.get("edges") else [],

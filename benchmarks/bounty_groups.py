@@ -15,7 +15,9 @@ the wide calls' (``p_wide_calls``, own rates only), bounty passing's p and q (``
   ``pa_n``) against the player's own rate in the same cell (street, players left, a bet faced) with everyone else
   in (leave-this-pair-out, shrunk to the population's cell rate), the better direction's normal-approximation tail
   (``pa_p``; a diagnostic, no test of the detector);
-- the two joined by Fisher's method (``cs_pa_p``), a missing one counted as 1.
+- the two joined by Fisher's method (``cs_pa_p``), a missing one counted as 1;
+- the detector's sparing test of every pair (``sp_p``, ``sp_k`` bets of ``sp_n`` against ``sp_e``; ``q_spare`` where
+  its family tested the pair), and its tail over every pair in no labelled group, the honest pairs' calibration.
 
 Then, per statistic, the population's tail: over the pairs below ``min_events`` and at it or above, how many have
 a p under 1e-2 .. 1e-5 against the count a uniform null expects (m x t): the calibration a test of those pairs would
@@ -41,6 +43,7 @@ import polars as pl  # noqa: E402
 from scipy import stats as st  # noqa: E402
 
 from detectors.bounty_collusion import BountyCollusionDetector  # noqa: E402
+from detectors.features.gameplay.bounty_sparing import sparing_counts, sparing_tested  # noqa: E402
 from kind_bench import populations  # noqa: E402  (a script beside this one)
 
 # each player's first hand's table in every knockout tournament (the starting table), with the tournament's chance
@@ -69,7 +72,7 @@ WHERE d.street <> 'preflop' AND d.action IN ('check', 'bet', 'call', 'raise', 'f
   AND (f.fseq IS NULL OR f.fseq > d.seq)
 """
 
-STAT_COLUMNS = ("p_presence", "p_wide_calls", "p_value", "pass_p", "cs_p", "pa_p", "cs_pa_p")
+STAT_COLUMNS = ("p_presence", "p_wide_calls", "p_value", "pass_p", "cs_p", "pa_p", "cs_pa_p", "sp_p")
 THRESHOLDS = (1e-2, 1e-3, 1e-4, 1e-5)
 
 
@@ -121,14 +124,38 @@ def pair_table(con: duckdb.DuckDBPyConnection) -> tuple[pl.DataFrame, int]:
     :func:`postflop_passivity`; and the detector's ``min_events``."""
     det = BountyCollusionDetector()
     rows = det.fit(con).score(con)
-    keep = ["player", "opponent", "events", "p_value", "q_main", "q_pass", "q_value", "p_presence", "p_wide_calls",
-            "pass_p", "tc_n", "tc_k"]
+    keep = ["player", "opponent", "events", "p_value", "q_main", "q_pass", "q_spare", "q_value", "p_presence",
+            "p_wide_calls", "pass_p", "tc_n", "tc_k"]
     t = rows.select([c for c in keep if c in rows.columns])
+    # the sparing test of every pair (the detector's rows hold the pairs of its Tarone selection only)
+    t = t.join(sparing_test(con).select("player", "opponent", "sp_n", "sp_k", "sp_e", "sp_p"),
+               on=["player", "opponent"], how="left")
     t = t.join(starting_tables(con), on=["player", "opponent"], how="left").join(
         postflop_passivity(con), on=["player", "opponent"], how="left")
     # the two by Fisher's method (seats drawn at random are independent of the play under the null)
     x = -2.0 * (np.log(t["cs_p"].fill_null(1.0).to_numpy()) + np.log(t["pa_p"].fill_null(1.0).to_numpy()))
     return t.with_columns(cs_pa_p=pl.Series(st.chi2.sf(x, 4))), det.min_events
+
+
+def sparing_test(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
+    """The detector's sparing test (:func:`~detectors.features.gameplay.bounty_sparing.sparing_tested`) of every
+    pair with a decision after the flop with the other in, not only those the family selects."""
+    return sparing_tested(*sparing_counts(con))
+
+
+def sparing_tail(con: duckdb.DuckDBPyConnection, labels: list[dict]) -> list[str]:
+    """The sparing test's tail over every pair in no labelled group (of any kind), and over those of them whose
+    smallest attainable p is under 1e-4 (the pairs the family can reach): m and, per threshold, the pairs under
+    it against m x threshold (the calibration of the family's null on the population's own pairs)."""
+    s = sparing_test(con)
+    grouped = {(a, b) for g in labels for a in g["accounts"] for b in g["accounts"]}
+    keep = pl.Series([(a, b) not in grouped for a, b in zip(s["player"], s["opponent"])], dtype=pl.Boolean)
+    out = []
+    for name, sel in (("every pair in no labelled group", keep), ("those with sp_min < 1e-4", keep & (s["sp_min"] < 1e-4))):
+        v = s.filter(sel)["sp_p"].to_numpy()
+        counts = ", ".join(f"<{x:g}: {int((v < x).sum())} ({len(v) * x:.2g})" for x in (0.05, *THRESHOLDS))
+        out.append(f"  tail sp_p, {name}: m {len(v)}; {counts}")
+    return out
 
 
 def tails(t: pl.DataFrame, min_events: int) -> list[str]:
@@ -163,6 +190,8 @@ def main(argv: list[str] | None = None) -> None:
                 print("   ", {k: (f"{v:.3g}" if isinstance(v, float) else v) for k, v in r.items()})
         for line in tails(t, min_events):
             print(line)
+        for line in sparing_tail(con, labels):
+            print(line, flush=True)
 
 
 if __name__ == "__main__":

@@ -32,6 +32,12 @@ player who could still act is an opportunity
    with a random effect per (player, table of the tournament) whose variance
    is the population's own (:func:`detectors.features.gameplay.bounty_passing.table_effect_p`).
 
+7. *sparing* (:func:`detectors.features.gameplay.bounty_sparing.sparing_tested`): bets and raises after the
+   flop into the partner still in the pot, against the player's own rate in the same tournament and cell
+   (street, players left, bet faced, a check before, preflop raise, table size) with other opponents in, under a
+   Beta prior on the player's own rate over the window; a logit-normal effect per (pair, tournament) of the
+   population's own variance between pairs; the exact lower tail.
+
 A bystander's decisions with a player's strongest partner in are counted for
 that pair only (:func:`detectors.features.gameplay.bounty_unshadowed`). The
 four views (wide calls, all calls, presence, the all-in tests) are combined
@@ -46,10 +52,13 @@ decisions together and met in at least ``min_events`` knockout events
 one tournament is tested): Gilbert's discrete BH (Stat. Probab. Lett. 2005)
 over the pairs whose calls could reach significance at all (Tarone,
 Biometrics 1990; :func:`detectors.features.gameplay.bounty_passing.tarone_selection`).
-The two levels sum to ``alpha``, which bounds the false-discovery rate of the
-union; a family with no hypothesis (fixed by the opportunities) leaves its
-level to the other. The pair's q-value is min(q_main / main level, q_pass /
-passing level) on the scale of ``alpha``
+Sparing is a third family at ``alpha * spare_share`` (0, off, by default: at 0.25
+it flagged an honest pair; docs/measurements.md, 2026-12-08), taken out of the
+passing family's level: BH over the pairs of Tarone's selection on the smallest
+attainable p (every decision without a bet). The levels sum to ``alpha``, which
+bounds the false-discovery rate of the union; a family with no hypothesis
+(fixed by the opportunities) leaves its level to the others. The pair's q-value is min(q_main / main level, q_pass /
+passing level, q_spare / sparing level) on the scale of ``alpha``
 (:meth:`BountyCollusionDetector.family_q`). A pair is flagged
 (:meth:`BountyCollusionDetector.flag`) when that q-value is at most ``alpha``,
 nothing else. Flagged pairs are grouped into rings

@@ -18,6 +18,7 @@ from detectors.features import gameplay as gp
 from detectors.features.gameplay.bounty_counts import (BountyPresenceTable, bounty_passing_counted,
                                                       bounty_presence_table)
 from detectors.features.gameplay.bounty_passing import tarone_selection
+from detectors.features.gameplay.bounty_sparing import HERO_HANDS_SQL, SPARING_SCHEMA, sparing_counts, sparing_tested
 from detectors.features.gameplay.bounty_tests import bounty_presence_tested
 from detectors.features.window_views import window_span, window_tables
 
@@ -35,7 +36,7 @@ class BountyCollusionDetector(BountyCase, PairDetector):
                  event_scale: float | None = 40.0, event_power: float = 3.0, test_weights: tuple[float, float, float, float] = (0.45, 0.45, 0.05, 0.05),
                  context_bins: tuple[str, ...] = gp.BOUNTY_CONTEXT_BINS,
                  looseness_tau: float | None = gp.BOUNTY_LOOSENESS_TAU, pass_share: float = 0.5,
-                 wide_tournament_effect: bool = True) -> None:
+                 wide_tournament_effect: bool = True, spare_share: float = 0.0) -> None:
         super().__init__(alpha=alpha, random_state=random_state)  # the false-discovery rate of the flag: q <= alpha
         self.context_bins = tuple(context_bins)
         self.looseness_tau = looseness_tau
@@ -53,6 +54,10 @@ class BountyCollusionDetector(BountyCase, PairDetector):
         # the wide calls' tails with the players' tournament effect (the presence test's null); False: the cells
         # independent, the former test (kept reachable to measure the change)
         self.wide_tournament_effect = wide_tournament_effect
+        # the sparing family's share of alpha, taken out of the bounty-passing family's (family_q); 0 (off) by
+        # default: measured at 0.25, it flagged an honest pair of an honest-only population (docs/measurements.md,
+        # 2026-12-08)
+        self.spare_share = spare_share
 
     def fit(self, con: duckdb.DuckDBPyConnection) -> "BountyCollusionDetector":
         """Learn the population's bounty spots over the feature store's window: every all-in target's opportunities,
@@ -89,6 +94,7 @@ class BountyCollusionDetector(BountyCase, PairDetector):
         if not self.passing_ok_ and self.rows_:
             self.missing_.append(f"wide-call test (and the rest of the calls joined with it) and bounty-passing tests: hole cards known at only "
                                  f"{self.cards_known_:.0%} of the decisions against short bounty targets (player view)")
+        self._fit_sparing(con)
         if self.spots_.is_empty():
             self.missing_.append("no knockout hands with an all-in: nothing to test")
         else:
@@ -100,6 +106,23 @@ class BountyCollusionDetector(BountyCase, PairDetector):
         jp = self.pairs_["joint_postflop"].sum() if not self.pairs_.is_empty() else 0
         cd = self.pairs_["checked_down"].sum() if not self.pairs_.is_empty() else 0
         self.checkdown_rate_ = float((cd + 1) / (jp + 2))
+
+    def _fit_sparing(self, con: duckdb.DuckDBPyConnection) -> None:
+        """Sets ``sparing_``: the pairs the sparing family tests (bets after the flop into each other against each
+        player's own rate in the same tournament with other opponents in,
+        :func:`~detectors.features.gameplay.bounty_sparing.sparing_tested`), Tarone's selection at ``alpha *``
+        the family's share on ``sp_min`` (fixed by the decisions and rates, never by the bets); empty when the share
+        is 0 or when a hand of the window is a player's view (a hero's tables only: a player's rate in a tournament
+        against the others and the population's spread between pairs are then the hero's table-mates', a handful of
+        tables; said in ``missing_``)."""
+        share = min(float(self.spare_share), float(self.pass_share))
+        if share > 0 and con.execute(HERO_HANDS_SQL).fetchall()[0][0]:
+            share = 0.0
+            self.missing_.append("sparing test: hands seen from a player's seat (a hero's tables), not every table "
+                                 "of the site")
+        s = sparing_tested(*sparing_counts(con)) if share > 0 else pl.DataFrame(schema=SPARING_SCHEMA)
+        keep = tarone_selection(s["sp_min"].to_numpy(), self.alpha * share) if not s.is_empty() else []
+        self.sparing_ = s.filter(pl.Series(keep, dtype=pl.Boolean)) if not s.is_empty() else s
 
     def _fit_presence(self, rows: BountyPresenceTable) -> None:
         """The presence and wide-call tests of :meth:`fit` from the presence rows held by DuckDB (``rows``), counted
@@ -154,20 +177,22 @@ class BountyCollusionDetector(BountyCase, PairDetector):
         t = self.pairs_.filter(pl.col("joint") > 0) if not self.pairs_.is_empty() else self.pairs_
         pres = self.presence_.filter(pl.col("pres_n") >= self.min_decisions)
         passing = self.passing_.filter(pl.col("tc_n") > 0) if not self.passing_.is_empty() else self.passing_
-        if t.is_empty() and pres.is_empty() and passing.is_empty():
+        spare = getattr(self, "sparing_", pl.DataFrame())
+        if t.is_empty() and pres.is_empty() and passing.is_empty() and spare.is_empty():
             return t
         # one path whichever side is empty: the presence columns exist (null) where no pair has enough decisions
-        for extra in (pres, passing):
+        for extra in (pres, passing, spare):
             if not extra.is_empty():
                 t = extra if t.is_empty() else t.join(extra, on=["player", "opponent"], how="full", coalesce=True)
         zeros = ["spots", "joint", "expected", "weak_joint", "weak_expected", "joint_postflop", "checked_down", "bounties_won"]
         lists = ["tournaments", "hands", "won_hands", "cd_hands", "pres_tournaments", "pres_hands", "tc_hands", "sh_hands",
-                 "pass_tournaments"]
+                 "pass_tournaments", "spare_hands"]
         t = t.with_columns(
             [pl.col(c).fill_null(0) if c in t.columns else pl.lit(0).alias(c) for c in zeros]
             + [pl.col(c).fill_null(pl.lit([], pl.List(pl.Utf8))) if c in t.columns else pl.lit([], pl.List(pl.Utf8)).alias(c) for c in lists]
             + [pl.lit(None, pl.Float64).alias(c) for c in ("wide_a_p", "wide_b_p", "wide_a", "wide_a_n", "wide_b",
-                                                           "wide_b_n", "wide_a_base", "wide_b_base", *gp.PASSING_COLS)
+                                                           "wide_b_n", "wide_a_base", "wide_b_base", *gp.PASSING_COLS,
+                                                           "sp_n", "sp_k", "sp_e", "sp_p", "sp_min")
                if c not in t.columns]
         )
         t = t.join(self.events_, on=["player", "opponent"], how="left").with_columns(
@@ -228,7 +253,8 @@ class BountyCollusionDetector(BountyCase, PairDetector):
         # weighted BH: the error budget goes to the pairs seated together in more knockout tournaments (the
         # opportunity a gang needs, counted before looking at what they did); weights average 1 over the tested
         w = self.bh_weights(f("events"), testable)
-        q_main, q_pass, q, p, main_alpha, pass_alpha = self.family_q(pt, w, f("pass_p"), f("tc_min"), p)
+        q_main, q_pass, q, p, main_alpha, pass_alpha, q_spare, spare_alpha = self.family_levels(
+            pt, w, f("pass_p"), f("tc_min"), p, p_spare=f("sp_p"))
         return t.with_columns(
             pl.Series("p_joint", p_joint), pl.Series("p_weak", p_weak, nan_to_null=True),
             pl.Series("p_checkdown", p_cd, nan_to_null=True), pl.Series("p_wide", p_wide, nan_to_null=True),
@@ -238,44 +264,63 @@ class BountyCollusionDetector(BountyCase, PairDetector):
             pl.Series("bh_weight", np.where(testable, w, np.nan), nan_to_null=True),
             pl.Series("q_main", q_main, nan_to_null=True), pl.Series("q_pass", q_pass, nan_to_null=True),
             pl.lit(main_alpha).alias("main_alpha"), pl.lit(pass_alpha).alias("pass_alpha"),
+            pl.Series("q_spare", q_spare, nan_to_null=True), pl.lit(spare_alpha).alias("spare_alpha"),
             # −log10 q, ties (BH q-values saturate at 1) broken by the p-value: at most +0.01
             pl.Series("score", stats.score_from_q(q) + 0.01 * np.nan_to_num(np.minimum(-np.log10(np.clip(p, 1e-30, 1.0)), 30.0)) / 30.0),
             accounts=pl.concat_list("player", "opponent"),
         ).sort("score", descending=True)
 
     def family_q(self, p_main: np.ndarray, w_main: np.ndarray, p_pass: np.ndarray, p_min: np.ndarray,
-                 p_report: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, float, float]:
-        """The q-values of the two families and the one q-value of a pair.
+                 p_report: np.ndarray | None = None, *, p_spare: np.ndarray | None = None
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, float, float]:
+        """The first six values of :meth:`family_levels` (the sparing family's q-values and level left out)."""
+        return self.family_levels(p_main, w_main, p_pass, p_min, p_report, p_spare=p_spare)[:6]
+
+    def family_levels(self, p_main: np.ndarray, w_main: np.ndarray, p_pass: np.ndarray, p_min: np.ndarray,
+                      p_report: np.ndarray | None = None, *, p_spare: np.ndarray | None = None) -> tuple:
+        """The q-values of the three families and the one q-value of a pair.
 
         The main family (``p_main``, NaN for a pair not testable there) is weighted BH with the knockout-event weights
         ``w_main`` (:meth:`bh_weights`). The bounty-passing family is Gilbert's discrete BH (:func:`~detectors.features.
         gameplay.discrete_bh`) over the pairs of :func:`~detectors.features.gameplay.bounty_passing.tarone_selection`
-        at ``alpha * pass_share`` (the pairs whose calls of the other's short raise could reach significance, fixed by
-        the opportunities; no ``min_events``: a pair that passed a bounty in one tournament is tested). The two
-        families run at ``alpha * (1 - pass_share)`` and ``alpha * pass_share``: the false-discovery rate of the union
-        of their rejections is at most the sum, ``alpha``. A family with no hypothesis (which pairs are tested depends
-        on the opportunities only: events and spots shared, the calls' smallest attainable p) leaves its share to the
-        other: the main family runs at ``alpha`` when no pair could reach significance in the passing family (a player
-        view without the cards, a window without short shoves), the passing family at ``alpha`` when no pair met in
-        ``min_events`` knockout events. Returns each family's own q-values, the pair's q-value
-        min(q_main / main share, q_pass / passing share) (at most 1), its p-value (``p_pass`` where the passing family
-        gave that q, else ``p_report``, the pair's main p-value also where the main family did not test it; default
-        ``p_main``) and the two families' levels."""
+        at its level (the pairs whose calls of the other's short raise could reach significance, fixed by the
+        opportunities; no ``min_events``: a pair that passed a bounty in one tournament is tested). The sparing family
+        (``p_spare``, finite for the pairs :meth:`_fit_sparing` selected by Tarone's rule) is BH over those pairs. The
+        main family runs at ``alpha * (1 - pass_share)``; the passing and sparing families share ``alpha *
+        pass_share``, the sparing family ``alpha * spare_share`` of it: the false-discovery rate of the union of the
+        rejections is at most the sum of the levels, ``alpha``. A family with no hypothesis (which pairs are tested
+        depends on the opportunities only) leaves its share: the sparing family's to the passing family and the
+        reverse, the two's to the main family and the main family's to the two. Without a sparing hypothesis the
+        levels are those of the two families alone. Returns each family's own q-values (main, passing), the pair's
+        q-value min over the families of q / level x alpha (at most 1), its p-value (``p_pass`` or ``p_spare`` where
+        that family gave the q, else ``p_report``, the pair's main p-value also where the main family did not test
+        it; default ``p_main``), the main and passing levels, then the sparing family's q-values and level."""
+        n = len(p_main)
+        sp = np.full(n, np.nan) if p_spare is None else np.asarray(p_spare, dtype=float)
         s = float(self.pass_share)
-        ok = np.isfinite(p_pass)
-        pas = (ok & tarone_selection(np.where(ok, p_min, np.nan), self.alpha * s)) if s > 0 else np.zeros(len(p_main), bool)
-        main = np.isfinite(p_main)
-        s = 0.0 if not pas.any() else (1.0 if not main.any() else s)
+        e = min(float(self.spare_share), s)
+        main, spare = np.isfinite(p_main), np.isfinite(sp) & (e > 0)
+        ok, lp = np.isfinite(p_pass), s - e if spare.any() else s
+        pas = (ok & tarone_selection(np.where(ok, p_min, np.nan), self.alpha * lp)) if lp > 0 else np.zeros(n, bool)
+        # the passing and sparing families' shares of pass_share, an empty one's given to the other
+        sh = np.array([(s - e) * pas.any(), e * spare.any()])
+        sh = sh / sh.sum() * s if sh.sum() > 0 else sh
+        raw = np.array([(1.0 - s) * main.any(), *sh])
+        shares = raw / raw.sum() if raw.sum() > 0 else np.array([1.0, 0.0, 0.0])
         pw = np.minimum(1.0, np.nan_to_num(p_main, nan=1.0) / np.maximum(w_main, 1e-300))
         q_main = stats.bh_qvalues(np.where(main, pw, np.nan))
-        q_pass = np.full(len(p_main), np.nan)
+        q_pass, q_spare = np.full(n, np.nan), np.full(n, np.nan)
         if pas.any():
             q_pass[pas] = stats.bh_qvalues(np.asarray(p_pass, dtype=float)[pas])
-        a = np.nan_to_num(q_main, nan=np.inf) / max(1.0 - s, 1e-12)
-        b = np.nan_to_num(q_pass, nan=np.inf) / max(s, 1e-12)
-        q = np.where(np.isfinite(a) | np.isfinite(b), np.minimum(np.minimum(a, b), 1.0), np.nan)
-        p = np.where(b < a, p_pass, p_main if p_report is None else p_report)
-        return q_main, q_pass, q, p, self.alpha * (1.0 - s), self.alpha * s
+        if spare.any():
+            q_spare[spare] = stats.bh_qvalues(sp[spare])
+        scaled = [np.nan_to_num(x, nan=np.inf) / max(h, 1e-12) for x, h in zip((q_main, q_pass, q_spare), shares)]
+        best = np.minimum(np.minimum(scaled[0], scaled[1]), scaled[2])
+        q = np.where(np.isfinite(best), np.minimum(best, 1.0), np.nan)
+        p = np.where(scaled[1] < np.minimum(scaled[0], scaled[2]), p_pass,
+                     np.where(scaled[2] < scaled[0], sp, p_main if p_report is None else p_report))
+        return (q_main, q_pass, q, p, self.alpha * float(shares[0]), self.alpha * float(shares[1]), q_spare,
+                self.alpha * float(shares[2]))
 
     def bh_weights(self, events: np.ndarray, testable: np.ndarray) -> np.ndarray:
         """Prior weights of the weighted Benjamini–Hochberg procedure (Genovese, Roeder & Wasserman 2006).
@@ -306,7 +351,7 @@ class BountyCollusionDetector(BountyCase, PairDetector):
         best["won_hands"] = sorted({x for r in members for x in r["won_hands"]})
         best["cd_hands"] = sorted({x for r in members for x in r["cd_hands"]})
         best["pres_hands"] = sorted({x for r in members for x in (r.get("pres_hands") or [])})
-        for c in ("tc_hands", "sh_hands"):
+        for c in ("tc_hands", "sh_hands", "spare_hands"):
             best[c] = list(dict.fromkeys(x for r in sorted(members, key=lambda r: -r["score"]) for x in (r.get(c) or [])))
         # the wide calls of the ring, strongest pair's first, each pair's least likely first
         best["wc_hands"] = list(dict.fromkeys(x for r in sorted(members, key=lambda r: -r["score"])

@@ -13,6 +13,7 @@ import duckdb
 from detectors.base import Evidence, Signal
 from detectors.bounty_collusion.queries import EVENTS_SQL, SPOTS_EVIDENCE_SQL
 from detectors.features import gameplay as gp
+from detectors.features.gameplay.bounty_sparing import SPARING_ROWS_SQL
 
 
 class BountyCase:
@@ -34,13 +35,24 @@ class BountyCase:
         passing = [*(row.get("tc_hands") or []), *(row.get("sh_hands") or [])]
         wide = list(row.get("wc_hands") or [])
         first = [*passing, *wide] if self._by_passing(row) else [*wide, *passing]
-        return list(dict.fromkeys([*first, *hands]))
+        spare = list(row.get("spare_hands") or [])
+        first = [*spare, *first] if self._by_sparing(row) else first
+        return list(dict.fromkeys([*first, *hands, *spare]))
 
     def _by_passing(self, row: dict[str, Any]) -> bool:
         """Whether the bounty-passing family gave the pair its q-value (see :meth:`family_q`)."""
         qp, qm = row.get("q_pass"), row.get("q_main")
         lp, lm = float(row.get("pass_alpha") or 0.0), float(row.get("main_alpha") or 0.0)
         return qp is not None and lp > 0 and (qm is None or lm <= 0 or qp / lp < qm / lm)
+
+    def _by_sparing(self, row: dict[str, Any]) -> bool:
+        """Whether the sparing family gave the pair its q-value (its q over its level the smallest)."""
+        qs, ls = row.get("q_spare"), float(row.get("spare_alpha") or 0.0)
+        if qs is None or ls <= 0:
+            return False
+        others = [row.get(q) / float(row.get(a) or 0.0) for q, a in (("q_main", "main_alpha"), ("q_pass", "pass_alpha"))
+                  if row.get(q) is not None and float(row.get(a) or 0.0) > 0]
+        return all(qs / ls < x for x in others)
 
     def _call_evidence(self, row: dict[str, Any]) -> list[Evidence]:
         """The wide calls and the rest of the calls against short bounty targets with the partner in, pooled and per
@@ -173,6 +185,22 @@ class BountyCase:
             ),
         ]
 
+    def _sparing_evidence(self, row: dict[str, Any]) -> list[Evidence]:
+        """The sparing test: bets and raises after the flop into each other against each player's own rate in the
+        same tournament with other opponents in."""
+        g = lambda c: float(row.get(c) or 0.0)  # noqa: E731
+        return [Evidence(
+            name="bets and raises after the flop into each other",
+            value=g("sp_k"), baseline=g("sp_e"), n=int(g("sp_n")), p_value=row.get("sp_p"),
+            text=f"after the flop, with the other still in the pot and able to be bet into, {row['player']} and "
+                 f"{row['opponent']} bet or raised {int(g('sp_k'))} times in {int(g('sp_n'))} decisions; their own rates "
+                 f"in the same tournaments against their other opponents, at the same street, players left, bet faced "
+                 f"and table size, predict {g('sp_e'):.1f} (the pair's tournaments' spread from the population's pairs "
+                 f"in its null); q = {self._fmt(row.get('q_spare'))} in the sparing family (false-discovery rate "
+                 f"{float(row.get('spare_alpha') or 0.0):g}, over the pairs whose decisions could reach it)",
+            sql=SPARING_ROWS_SQL,
+        )]
+
     @staticmethod
     def _fmt(x: float | None) -> str:
         """A p- or q-value in two significant digits, "not tested" for none."""
@@ -209,7 +237,7 @@ class BountyCase:
         hands = self._evidence_hands(row)
         g = lambda c: float(row.get(c) or 0.0)  # noqa: E731
         ev = [*self._call_evidence(row), *self._passing_evidence(row), *self._allin_evidence(row),
-              *self._presence_evidence(row)]
+              *self._presence_evidence(row), *self._sparing_evidence(row)]
         ev = [e for e in ev if e.n]  # a test with no decisions or spots for this pair says nothing about it
         ev.append(Evidence(
             name="knockout tournaments at one table", value=g("events"), n=int(g("events_hands")),
@@ -229,7 +257,10 @@ class BountyCase:
             f"kept playing against short bounty targets with the other in {int(g('pres_k'))}/{int(g('pres_n'))} "
             f"(expected {g('pres_e'):.1f}); called the other's short-stacked raise {int(g('tc_k'))} times with hands "
             f"their own baseline folds ({g('tc_e'):.1f} expected), shoved with the other in {int(g('sh_k'))} times "
-            f"({g('sh_e'):.1f} expected); q = {row.get('q_value') or 1:.2g}"
+            f"({g('sh_e'):.1f} expected); "
+            + (f"bet into each other after the flop {int(g('sp_k'))}/{int(g('sp_n'))} times ({g('sp_e'):.1f} expected "
+               f"from their own rates in the same tournaments); " if g("sp_n") else "")
+            + f"q = {row.get('q_value') or 1:.2g}"
         )
         return Signal(
             kind=self.kind,
@@ -254,6 +285,11 @@ class BountyCase:
                 "A player shoves wider at one table than at the next (a weak player seated there, a short-handed "
                 "table), and a partner yet to act sits at that table: the shoves' tail lets the player's rate move "
                 "from table to table as much as the population's does."
+                + (" Players bet less into some opponents in a long match (a short-handed table late in a tournament, "
+                   "limped pots checked down): bets after the flop into the other are compared with the same player's "
+                   "bets in the same tournament against the others, at the same street, players left, bet faced, table "
+                   "size and preflop raise, and the pair's tournaments may differ from that as much as the "
+                   "population's pairs' do." if g("sp_n") else "")
             ),
             p_value=row.get("p_value"),
             extra={"shape": row.get("shape", "pair"), "edges": json.loads(row["edges"]) if row.get("edges") else [],

@@ -74,8 +74,9 @@ def test_a_gang_that_shared_too_few_events_for_the_main_family_is_flagged_by_its
 def test_a_family_with_no_hypothesis_leaves_its_budget_to_the_other(passing_world):
     """min_events above every pair's: the main family tests nobody, so the bounty-passing hypotheses carry the whole
     budget: the pair's q is the plain BH q over Tarone's selection (it was twice that: the family kept only
-    ``alpha * pass_share`` whether or not the main family tested anyone)."""
-    det = BountyCollusionDetector(min_events=10**6)
+    ``alpha * pass_share`` whether or not the main family tested anyone). The two families alone (``spare_share=0``:
+    the sparing family's hypotheses would take their share, tests/detect/test_bounty_sparing.py)."""
+    det = BountyCollusionDetector(min_events=10**6, spare_share=0.0)
     sc = det.fit(passing_world.con).score(passing_world.con)
     row = _pair(sc, "k03", "k04")
     p, pmin = (sc[c].cast(pl.Float64).to_numpy() for c in ("pass_p", "tc_min"))

@@ -65,8 +65,10 @@ class SoftPlayDetector(EvidenceMixin, RingsMixin, PairDetector):
         error (its beta-binomial term n^2 r / ((1 - r)(s + 1)), s the baseline's decisions plus the prior's), so
         the second division counted it twice; on the honest-only tuning world the thin pairs' p-values stay
         calibrated without it (docs/measurements.md, 2026-12-06).
-    hand_mutual, side_stouffer : bool
-        the mutual rule may read each side's share of the hand test, and each side's Stouffer z.
+    hand_mutual, side_stouffer, street_mutual : bool
+        the mutual rule may read each side's share of the hand test, each side's Stouffer z, and each side's z on
+        the street with the smallest p-value (``st_dz``, ``st_dz_r``; with ``by_street``): a pair sparing each other
+        on one street only shows there, not in its z pooled over the streets.
     ring_tau : float or None
         rings: triangles of tested pairs each with p at most this, one combined test (None: off).
     coentry_prior, coentry_range : float or None, (float, float)
@@ -128,6 +130,7 @@ class SoftPlayDetector(EvidenceMixin, RingsMixin, PairDetector):
         hand_prior_strength: float | None = 2.0,
         thin_weights: tuple[float, ...] = (0.8, 0.05, 0.05, 0.1),
         side_stouffer: bool = True,
+        street_mutual: bool = True,
         thin_check: bool = False,
         ring_tau: float | None = 0.05,
         coentry_prior: float | None = 30.0,
@@ -162,6 +165,7 @@ class SoftPlayDetector(EvidenceMixin, RingsMixin, PairDetector):
         self.thin_check = thin_check
         self.hand_mutual = hand_mutual
         self.side_stouffer = side_stouffer
+        self.street_mutual = street_mutual
         self.ring_tau = ring_tau
         self.coentry_prior = coentry_prior
         self.coentry_range = coentry_range
@@ -544,12 +548,14 @@ class SoftPlayDetector(EvidenceMixin, RingsMixin, PairDetector):
         return u, u["prior_factor"].fill_null(1.0).to_numpy()
 
     def _hdir(self, col: str, scores: pl.DataFrame) -> list[pl.Expr]:
-        """The hand test's per-direction z and the side's Stouffer z for the mutual rule (none when the rule reads the
-        check test only)."""
+        """The hand test's per-direction z, the side's Stouffer z and its z on the pair's best street for the mutual
+        rule (none when the rule reads the check test only)."""
         s = "_r" if col.endswith("_r") else ""
         out = [pl.col(col).fill_null(-9)] if self.hand_mutual and col in scores.columns else []
         if self.side_stouffer and f"sdir_z{s}" in scores.columns:
             out.append(pl.col(f"sdir_z{s}").fill_null(-9))
+        if self.street_mutual and f"st_dz{s}" in scores.columns:
+            out.append(pl.col(f"st_dz{s}").fill_null(-9))
         return out
 
     def flag(self, scores: pl.DataFrame) -> pl.DataFrame:

@@ -503,12 +503,14 @@ def street_tests(dec, y: str, *, where=None, side: str = "less", streets: tuple[
     ``kw``: the other arguments of :func:`robust_own_baseline` (bins, alpha, also_out, max_rate, ...).
 
     Returns player (<), opponent, ``st_p_value`` (Fisher over the streets tested), ``st_k`` (streets tested) and the
-    street with the smallest p-value: ``st_street``, ``st_n``, ``st_observed``, ``st_expected``, ``st_p``; and each
-    street's p-value, ``st_p_<street>`` (null where that street was not tested).
+    street with the smallest p-value: ``st_street``, ``st_n``, ``st_observed``, ``st_expected``, ``st_p``, and each
+    direction's z on that street (``st_dz`` the player's decisions aimed at the opponent, ``st_dz_r`` the
+    opponent's; null where that direction was not tested); and each street's p-value, ``st_p_<street>`` (null where
+    that street was not tested).
     """
     cols = {"player": pl.Utf8, "opponent": pl.Utf8, "st_p_value": pl.Float64, "st_k": pl.UInt32,
             "st_street": pl.Utf8, "st_n": pl.Float64, "st_observed": pl.Float64, "st_expected": pl.Float64,
-            "st_p": pl.Float64}
+            "st_p": pl.Float64, "st_dz": pl.Float64, "st_dz_r": pl.Float64}
     parts = []
     for s in streets:
         cond = pl.col("street") == s
@@ -526,7 +528,14 @@ def street_tests(dec, y: str, *, where=None, side: str = "less", streets: tuple[
             b, pv = t["_b"].to_numpy().astype(float), t["p_value"].to_numpy().astype(float)
             thin = (t["_d"].fill_null(0).to_numpy() == 2) & (b < thin_below)
             t = t.with_columns(p_value=pl.Series(np.where(thin, estimated_baseline_pvalue(pv, b), pv)))
-        parts.append(t.select("player", "opponent", "n", "observed", "expected", "p_value", street=pl.lit(s)))
+        # each direction's z on this street (the side's own decisions): the mutual rule may read the best street's
+        lo = pl.col("player") < pl.col("opponent")
+        dz = d.select("player", "opponent", "z")
+        t = t.drop("dz", "dz_r", strict=False).join(dz.filter(lo).rename({"z": "dz"}), on=["player", "opponent"], how="left").join(
+            dz.filter(~lo).select(pl.col("opponent").alias("player"), pl.col("player").alias("opponent"),
+                                  pl.col("z").alias("dz_r")), on=["player", "opponent"], how="left")
+        parts.append(t.select("player", "opponent", "n", "observed", "expected", "p_value", "dz", "dz_r",
+                              street=pl.lit(s)))
     if not parts:
         return pl.DataFrame(schema={**cols, **{f"st_p_{s}": pl.Float64 for s in streets}})
     long = pl.concat(parts).filter(pl.col("p_value").is_not_null() & pl.col("p_value").is_not_nan())
@@ -536,7 +545,9 @@ def street_tests(dec, y: str, *, where=None, side: str = "less", streets: tuple[
         st_n=pl.col("n").sort_by("p_value", "street").first(),
         st_observed=pl.col("observed").sort_by("p_value", "street").first(),
         st_expected=pl.col("expected").sort_by("p_value", "street").first(),
-        st_p=pl.col("p_value").min())
+        st_p=pl.col("p_value").min(),
+        st_dz=pl.col("dz").sort_by("p_value", "street").first(),
+        st_dz_r=pl.col("dz_r").sort_by("p_value", "street").first())
     p = _st.chi2.sf(g["_x"].to_numpy(), 2 * g["st_k"].to_numpy().astype(float))
     g = g.with_columns(st_p_value=pl.Series(np.clip(p, _TINY, 1.0))).select(list(cols))
     # each street's own p-value (``st_p_<street>``, null where that street was not tested): other combinations

@@ -137,40 +137,79 @@ class BountyCollusionDetector(BountyCase, PairDetector):
         # fold-versus-call test on them would compare calls with calls. The wide-call test needs the cards of
         # (nearly) every decision: without them it is not made (and said so)
         wide_ok = self.passing_ok_ = self.cards_known_ >= 0.5
-        # the bystanders of a gang's hands: drop the decisions and spots that each player's strongest partner explains
-        ctx, lt = self.context_bins, self.looseness_tau
-        if tuple(ctx) != ("pos",):
-            raise ValueError(f"the presence rows are counted by the position only, not {ctx}")
-        cells = gp.bounty_wide_cells(None, context=ctx, looseness_tau=lt, without_partner=True,
-                                     counts=rows.wide_counts()) if wide_ok else None
-        none = pl.DataFrame()  # the rows are counted: cells=None stands for no row (no cards known)
-        tour = rows.cell_counts(("tournament_id",)) if cells is not None and self.wide_tournament_effect else None
-        # the players' tournament effect over the wide calls' cells, once over every row (before the unshadowing)
-        sigma2 = self.wide_sigma2_ = gp.wide_tournament_effect(cells, tour)
-        tours = (tour[0], sigma2) if tour is not None else None
-        wide = gp.bounty_wide_calls(none, max_rate=self.wide_rate, hands=False, cells=cells, tournaments=tours)
+        if tuple(self.context_bins) != ("pos",):
+            raise ValueError(f"the presence rows are counted by the position only, not {self.context_bins}")
+        # the bystanders of a gang's hands: drop the decisions and spots that each player's strongest partner
+        # explains (the wide calls before that, with every row)
+        wide, sigma2 = self._wide_before(rows, wide_ok)
+        self.wide_sigma2_ = sigma2
         best = gp.bounty_strongest_partner(wide, max_p=self.shadow_p)
+        del wide
         rows.unshadow(best)
         self.pairs_ = gp.bounty_pairs(self.spots_, best=best)
+        rest, calls = self._wide_after(rows, wide_ok, sigma2)
+        # the presence test's exact tail a chunk of pairs at a time (the per-tournament counts read and freed inside)
+        self.presence_ = bounty_presence_tested(rows.presence_counts, looseness_tau=self.looseness_tau).join(calls, on=["player", "opponent"], how="left").join(
+            rest.select("player", "opponent", nw_n="wc_n", nw_k="wc_k", nw_e="wc_e", nw_p="wc_p"),
+            on=["player", "opponent"], how="left")
+
+    def _wide_cells(self, rows: BountyPresenceTable, wide_ok: bool, full: bool = False) -> tuple | None:
+        """:func:`~detectors.features.gameplay.bounty_wide_cells` of the rows as they are now (None without the
+        cards known), with the columns :func:`~detectors.features.gameplay.bounty_wide_calls` reads (player,
+        partner, the cells, ``n``, ``k``, ``r``) unless ``full`` (every column: the tournament effect's)."""
+        if not wide_ok:
+            return None
+        cells = gp.bounty_wide_cells(None, context=self.context_bins, looseness_tau=self.looseness_tau,
+                                     without_partner=True, counts=rows.wide_counts())
+        return cells if full else self._narrow(cells)
+
+    @staticmethod
+    def _narrow(cells: tuple | None) -> tuple | None:
+        """``cells`` (:func:`~detectors.features.gameplay.bounty_wide_cells`) with the columns
+        :func:`~detectors.features.gameplay.bounty_wide_calls` reads: player, partner, the cells, ``n``, ``k``,
+        ``r`` (None stays None)."""
+        if cells is None:
+            return None
+        d, bins, t = cells
+        return d, bins, t.select("player", "partner", *bins, "n", "k", "r")
+
+    def _wide_before(self, rows: BountyPresenceTable, wide_ok: bool) -> tuple[pl.DataFrame, float]:
+        """The wide calls of every row (before the unshadowing: what picks each player's strongest partner) and the
+        players' tournament effect over the wide calls' cells (sigma2, once over every row; 0 without it).
+        The decisions per tournament are dropped once sigma2 is made and the cells narrowed to the columns the
+        test reads before it runs; every frame is freed on return."""
+        cells = self._wide_cells(rows, wide_ok, full=True)
+        tour = rows.cell_counts(("tournament_id",)) if cells is not None and self.wide_tournament_effect else None
+        sigma2 = gp.wide_tournament_effect(cells, tour)
+        tour = tour[0] if tour is not None and sigma2 > 0 else None  # the pair counts per tournament alone
+        cells = self._narrow(cells)
+        tours = (tour, sigma2) if tour is not None else None
+        return gp.bounty_wide_calls(pl.DataFrame(), max_rate=self.wide_rate, hands=False, cells=cells,
+                                    tournaments=tours), sigma2
+
+    def _wide_after(self, rows: BountyPresenceTable, wide_ok: bool, sigma2: float) -> tuple[pl.DataFrame, pl.DataFrame]:
+        """The wide calls (with their evidence hands) and the rest of the calls of the rows left by the unshadowing,
+        with the tournament effect ``sigma2`` (the pair counts per tournament kept only where it is positive): the cells
+        counted once for both rate ranges, freed on return. Returns (rest, calls)."""
         # the rest of the decisions (own baseline continues at least wide_rate of the time): disjoint from the
         # wide calls', so its p-value is independent of theirs under the null and Fisher's method can join them
-        # (the cells of the rows left counted once for both rate ranges)
-        cells = gp.bounty_wide_cells(None, context=ctx, looseness_tau=lt, without_partner=True,
-                                     counts=rows.wide_counts()) if wide_ok else None
-        tours = (rows.cell_counts(("tournament_id",))[0], sigma2) if tours is not None else None
+        none = pl.DataFrame()  # the rows are counted: cells=None stands for no row (no cards known)
+        cells = self._wide_cells(rows, wide_ok)
+        # the pair counts per tournament, made (with the decisions per tournament, dropped unread) where sigma2 is 0
+        # too: without those queries DuckDB groups bounty passing's rows later in another order and a few of its
+        # p-values move in the last bits
+        tour = rows.cell_counts(("tournament_id",))[0] if cells is not None and self.wide_tournament_effect else None
+        tours = (tour, sigma2) if tour is not None and sigma2 > 0 else None
+        tour = None
         rest = gp.bounty_wide_calls(none, min_rate=self.wide_rate, max_rate=1.01, hands=False, cells=cells,
                                     tournaments=tours)
         calls = gp.bounty_wide_calls(none, max_rate=self.wide_rate, hands=False, cells=cells, tournaments=tours)
+        tours = None
         if cells is not None and not calls.is_empty():
             tested = cells[2].filter(pl.col("r") < self.wide_rate)
             calls = calls.drop("wc_hands").join(rows.call_hands(tested), on=["player", "opponent"], how="left").with_columns(
                 pl.col("wc_hands").fill_null(pl.lit([], pl.List(pl.Utf8)))).select(calls.columns)
-        # the wide calls' cells (a row per pair and cell of the window) not held through the presence test
-        cells = tested = tours = tour = None
-        # the presence test's exact tail a chunk of pairs at a time (the per-tournament counts read and freed inside)
-        self.presence_ = bounty_presence_tested(rows.presence_counts, looseness_tau=lt).join(calls, on=["player", "opponent"], how="left").join(
-            rest.select("player", "opponent", nw_n="wc_n", nw_k="wc_k", nw_e="wc_e", nw_p="wc_p"),
-            on=["player", "opponent"], how="left")
+        return rest, calls
 
     def _candidates(self) -> pl.DataFrame:
         """Pairs with a joint all-in contest, outer-joined with pairs with enough decisions together (presence test)."""

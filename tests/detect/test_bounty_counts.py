@@ -141,3 +141,42 @@ def test_the_wide_calls_cells_are_freed_before_the_presence_test(ko, monkeypatch
     monkeypatch.setattr(det, "bounty_presence_tested", checked)
     BountyCollusionDetector().detect(ko)
     assert made and alive == [0]
+
+
+def test_the_first_wide_cells_and_tournament_counts_are_freed_before_the_cells_after_unshadowing(ko, monkeypatch):
+    """The wide calls before the unshadowing drop their cells and the counts per tournament before the cells of
+    the rows left are made (the two windows' frames never held at once), and the tails read the cells narrowed to
+    the columns they use."""
+    import gc
+    import weakref
+
+    from detectors.features.gameplay.bounty_counts import BountyPresenceTable
+
+    made: list[list] = []
+    alive, widths = [], []
+    cells, counts, calls = gp.bounty_wide_cells, BountyPresenceTable.cell_counts, gp.bounty_wide_calls
+
+    def keep(out):
+        made[-1].extend(weakref.ref(f) for f in (out if isinstance(out, tuple) else ()) if isinstance(f, pl.DataFrame))
+        return out
+
+    def tracked(*a, **k):
+        if made:  # the cells after the unshadowing: what is left of the first cells and counts
+            gc.collect()
+            alive.append(sum(r() is not None for r in made[0]))
+        made.append([])
+        return keep(cells(*a, **k))
+
+    def counted(self, keys=()):
+        return keep(counts(self, keys)) if keys else counts(self, keys)
+
+    def tested(*a, **k):
+        widths.append(sorted(k["cells"][2].columns))
+        return calls(*a, **k)
+
+    monkeypatch.setattr(gp, "bounty_wide_cells", tracked)
+    monkeypatch.setattr(BountyPresenceTable, "cell_counts", counted)
+    monkeypatch.setattr(gp, "bounty_wide_calls", tested)
+    BountyCollusionDetector().detect(ko)
+    assert len(made) == 2 and len(made[0]) >= 3 and alive == [0]
+    assert widths and all(w == sorted(["player", "partner", "sdec", "cbin", "pos", "n", "k", "r"]) for w in widths)

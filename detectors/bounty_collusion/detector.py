@@ -189,18 +189,14 @@ class BountyCollusionDetector(BountyCase, PairDetector):
 
     def _wide_after(self, rows: BountyPresenceTable, wide_ok: bool, sigma2: float) -> tuple[pl.DataFrame, pl.DataFrame]:
         """The wide calls (with their evidence hands) and the rest of the calls of the rows left by the unshadowing,
-        with the tournament effect ``sigma2`` (the pair counts per tournament kept only where it is positive): the cells
+        with the tournament effect ``sigma2`` (the counts per tournament read only where it is positive): the cells
         counted once for both rate ranges, freed on return. Returns (rest, calls)."""
         # the rest of the decisions (own baseline continues at least wide_rate of the time): disjoint from the
         # wide calls', so its p-value is independent of theirs under the null and Fisher's method can join them
         none = pl.DataFrame()  # the rows are counted: cells=None stands for no row (no cards known)
         cells = self._wide_cells(rows, wide_ok)
-        # the pair counts per tournament, made (with the decisions per tournament, dropped unread) where sigma2 is 0
-        # too: without those queries DuckDB groups bounty passing's rows later in another order and a few of its
-        # p-values move in the last bits
-        tour = rows.cell_counts(("tournament_id",))[0] if cells is not None and self.wide_tournament_effect else None
-        tours = (tour, sigma2) if tour is not None and sigma2 > 0 else None
-        tour = None
+        tours = ((rows.pair_counts(("tournament_id",)), sigma2)
+                 if cells is not None and self.wide_tournament_effect and sigma2 > 0 else None)
         rest = gp.bounty_wide_calls(none, min_rate=self.wide_rate, max_rate=1.01, hands=False, cells=cells,
                                     tournaments=tours)
         calls = gp.bounty_wide_calls(none, max_rate=self.wide_rate, hands=False, cells=cells, tournaments=tours)

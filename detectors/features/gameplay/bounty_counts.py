@@ -164,7 +164,12 @@ class BountyPresenceTable:
         counts of :func:`~detectors.features.gameplay.bounty.bounty_tournament_effect` (``keys``: the
         tournament) and, without ``keys``, of :func:`~detectors.features.gameplay.bounty_wide_cells`."""
         cols = ", ".join((*keys, *self.bins))
-        return self._frame(PAIR_COUNTS_SQL, cols), self._frame(DECISION_COUNTS_SQL, cols)
+        return self.pair_counts(keys), self._frame(DECISION_COUNTS_SQL, cols)
+
+    def pair_counts(self, keys: tuple[str, ...] = ()) -> pl.DataFrame:
+        """Per (player, partner, ``keys``, cell) ``n``, ``k``: the first frame of :meth:`cell_counts` alone (the
+        wide calls' tail with the tournament effect reads no more of the counts per tournament)."""
+        return self._frame(PAIR_COUNTS_SQL, ", ".join((*keys, *self.bins)))
 
     def unit_counts(self, unit: str) -> tuple[pl.DataFrame, pl.DataFrame]:
         """Per (player, unit, cell) the rows ``n``, ``k`` (every partner) and the distinct decisions ``Dn``,

@@ -31,12 +31,12 @@ line passes. (That the figures on today's presets do not fall is
 
 Seeds. A seed once looked at is a tuning seed from then on: detector work may
 look at it and it is never reported as a result again. Looked at so far
-(docs/measurements.md has each measurement): first-world world seeds 1-1058
-(population seed = world seed; 1-99 built for tuning, 1001-1058 measured once
-and then tuned on), world b seeds 1-2056; the first world's fixed-mechanism
+(docs/measurements.md has each measurement): first-world world seeds 1-1063
+(population seed = world seed; 1-99 built for tuning, 1001-1063 measured once
+and then tuned on), world b seeds 1-2061; the first world's fixed-mechanism
 tuning seeds of ``quality_bench.py`` (mixed 101-103, honest 202) stay tuning
 seeds. Held-out seeds, the ones the next measurement reports: first-world world
-seeds 1059-1063, world b seeds 2057-2061 (honest-only populations use the same
+seeds 1064-1068, world b seeds 2062-2066 (honest-only populations use the same
 seeds); after it, raise ``TUNING_A`` and ``TUNING_B`` past them. The script refuses a
 looked-at seed unless ``--tuning`` is given, and then says so in its output.
 
@@ -60,10 +60,10 @@ from quality_bench import build  # noqa: E402
 
 from pipelines.lib import evaluation as ev  # noqa: E402
 
-TUNING_A = range(1, 1059)  # every seed looked at: see "Seeds" above
-TUNING_B = range(1, 2057)
-HELD_OUT_A = tuple(range(1059, 1064))
-HELD_OUT_B = tuple(range(2057, 2062))
+TUNING_A = range(1, 1064)  # every seed looked at: see "Seeds" above
+TUNING_B = range(1, 2062)
+HELD_OUT_A = tuple(range(1064, 1069))
+HELD_OUT_B = tuple(range(2062, 2067))
 BANDS = ((">=0.25", 0.25, 9.0), ("0.1-0.25", 0.1, 0.25), ("<0.1", 0.0, 0.1))
 #: issue 32's bars: recall per strength band, precision, mean AP (at least), flagged honest accounts per 10,000 (at most)
 RECALL_BARS = {">=0.25": 0.9, "0.1-0.25": 0.7}

@@ -36,12 +36,13 @@ Method
    counts it as a uniform draw); weighted Benjamini–Hochberg (Genovese,
    Roeder & Wasserman 2006) controls the false-discovery rate over every pair
    of players with a sit-out in a shared event, each pair weighted by the
-   number of moments at which both could have sat out together (per shared
-   event the smaller of the two players' sit-outs there; ``share_count``),
-   cubed (``share_power``: pairs of independent players sharing k such
-   moments grow rarer fast with k, so the error budget moves to them faster
-   than linearly): the test is conditional on each player's sit-outs per
-   event, so that count is independent of its p-value under the null. A seeded permutation test (Phipson & Smyth, SAGMB 2010) is
+   number of events in which both sat out (``share_count="moments"``: the
+   moments at which both could have sat out together, per shared event the
+   smaller of the two players' sit-outs there), cubed (``share_power``:
+   pairs of independent players sharing k such events grow rarer fast with
+   k, so the error budget moves to them faster than linearly): the test is
+   conditional on each player's sit-outs per event, so that count is
+   independent of its p-value under the null. A seeded permutation test (Phipson & Smyth, SAGMB 2010) is
    reported for the most suspicious pairs.
 5. **Groups** (:mod:`detectors.coordinated_sitout.groups`). A group of three or more accounts, every pair of
    which sat out together and each member with the others in ``group_min_events`` events or more, is tested at

@@ -53,7 +53,7 @@ class CoordinatedSitoutDetector(EvidenceMixin, GroupDetector):
         single_coentry_p: float = 0.05,
         taste_pseudo: float | None = idf.KNOCKOUT_PSEUDO,
         share_power: float = 3.0,
-        share_count: str = "moments",
+        share_count: str = "events",
         group_null: int = 100,
         group_bandwidth_s: float = 300.0,
         group_min_events: int = 2,

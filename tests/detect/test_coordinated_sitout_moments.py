@@ -25,17 +25,17 @@ def _det(counts: dict[tuple[str, str], tuple[int, int]], **kw) -> CoordinatedSit
 def test_two_moments_in_one_event_weigh_as_two_events():
     """Ten pairs; x/y both sat out twice in one shared event (two moments), the nine others once in one. Counted by
     moments, x/y weighs 8 x 10 / 17 = 4.7 and its p 0.008 gives q 0.017; counted by events (``share_count="events"``,
-    the former weight) every pair weighs 1 and q is 0.08. A pair of two events of one moment each weighs the same
+    the default) every pair weighs 1 and q is 0.08. A pair of two events of one moment each weighs the same
     by either count."""
     fam = {("x", "y"): (1, 2), **{(f"a{i}", f"b{i}"): (1, 1) for i in range(9)}}
     s = pl.DataFrame({"a": ["x", "a0"], "b": ["y", "b0"], "p_value": [0.008, 0.5]})
-    row = _det(fam)._with_q(s).filter(pl.col("a") == "x").row(0, named=True)
+    row = _det(fam, share_count="moments")._with_q(s).filter(pl.col("a") == "x").row(0, named=True)
     assert abs(row["bh_weight"] - 80 / 17) < 1e-9 and row["n_moments"] == 2
     assert abs(row["q_value"] - 0.008 / (80 / 17) * 10) < 1e-9
     old = _det(fam, share_count="events")._with_q(s).filter(pl.col("a") == "x").row(0, named=True)
     assert old["bh_weight"] == 1.0 and abs(old["q_value"] - 0.08) < 1e-9
     two = {("x", "y"): (2, 2), **{(f"a{i}", f"b{i}"): (1, 1) for i in range(9)}}
-    w_two = _det(two)._with_q(s)["bh_weight"][0]
+    w_two = _det(two, share_count="moments")._with_q(s)["bh_weight"][0]
     assert abs(w_two - _det(two, share_count="events")._with_q(s)["bh_weight"][0]) < 1e-12
 
 
@@ -63,19 +63,19 @@ def _world() -> World:
 
 
 def test_a_pair_that_sat_out_together_twice_in_one_event_gets_the_budget_of_two_moments():
-    """The fitted family counts x/y's two moments in their one shared event; weighted by them the pair's q is under
-    the line (0.008 among 343 pairs) and it is flagged; weighted by its one event (the former weight) it is not
-    (0.066)."""
+    """The fitted family counts x/y's two moments in their one shared event; weighted by them
+    (``share_count="moments"``) the pair's q is under the line (0.008 among 343 pairs) and it is flagged; weighted by
+    its one event (the default) it is not (0.066)."""
     con = _world().build()
     try:
-        det = CoordinatedSitoutDetector().fit(con)
+        det = CoordinatedSitoutDetector(share_count="moments").fit(con)
         fam = det.family_pairs_.filter((pl.col("a") == "x") & (pl.col("b") == "y")).row(0, named=True)
         assert fam["n_shared"] == 1 and fam["n_moments"] == 2
         r = det.scores_.filter((pl.col("a") == "x") & (pl.col("b") == "y")).row(0, named=True)
         assert r["n_co"] == 2 and r["q_value"] <= det.alpha
         flagged = det.threshold(det.scores_)
         assert any(set(a) == {"x", "y"} for a in flagged.filter(pl.col("flagged"))["accounts"].to_list())
-        old = CoordinatedSitoutDetector(share_count="events").fit(con)
+        old = CoordinatedSitoutDetector().fit(con)
         assert old.scores_.filter((pl.col("a") == "x") & (pl.col("b") == "y"))["q_value"][0] > old.alpha
     finally:
         con.close()
